@@ -14,7 +14,10 @@ import click
 from vx import __version__
 
 COMMANDS: dict[str, str] = {
-    # "fmt": "vx.cli.fmt:fmt",
+    "eval": "vx.cli.eval:eval_cmd",
+    "explain": "vx.cli.explain:explain_cmd",
+    "ops": "vx.cli.ops:ops_cmd",
+    "cache": "vx.cli.cache:cache_group",
 }
 
 

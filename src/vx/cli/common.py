@@ -1,0 +1,98 @@
+"""Shared CLI plumbing: consoles, turning known errors into messages for people, option sets."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+from rich.console import Console
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+class UserError(click.ClickException):
+    """An error a person can fix; printed without a traceback, exit status 2."""
+
+    exit_code = 2
+
+    def show(self, file: Any = None) -> None:
+        err_console.print(f"[bold red]error:[/] {self.message}", markup=True, highlight=False)
+
+
+def friendly_errors(fn: Callable) -> Callable:
+    """Turn the project's own exceptions into clean messages and a non-zero exit."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from vx.dsl.parse import VxSyntaxError
+        from vx.ops.core import OpError
+        from vx.ops.families import FamilyError
+
+        try:
+            return fn(*args, **kwargs)
+        except VxSyntaxError as exc:
+            raise UserError(str(exc)) from None
+        except (FamilyError, OpError) as exc:
+            raise UserError(str(exc)) from None
+        except FileNotFoundError as exc:
+            raise UserError(f"{exc.filename}: no such file") from None
+        except KeyError as exc:  # unknown op / item names carry a readable message
+            raise UserError(str(exc.args[0]) if exc.args else str(exc)) from None
+
+    return wrapper
+
+
+def cache_options(fn: Callable) -> Callable:
+    fn = click.option("--no-cache", is_flag=True, help="Do not read or write the verdict cache.")(fn)
+    fn = click.option("--cache", "cache_path", type=click.Path(dir_okay=False),
+                      help="Verdict cache file (default: $VX_CACHE or ~/.cache/vx/verdicts.sqlite).")(fn)
+    return fn
+
+
+def run_options(fn: Callable) -> Callable:
+    fn = click.option("--timeout", type=float, default=10.0, show_default=True,
+                      help="Time limit per op call, in seconds.")(fn)
+    fn = click.option("--jobs", "-j", type=int, default=None, help="Worker processes (default: CPU count).")(fn)
+    return fn
+
+
+def open_cache(cache_path: str | None, no_cache: bool):
+    if no_cache:
+        return None
+    from vx.ops.cache import VerdictCache
+
+    return VerdictCache(cache_path)
+
+
+def fmt_num(x: Any, digits: int = 3) -> str:
+    if x is None:
+        return "—"
+    if isinstance(x, float):
+        return "—" if math.isnan(x) else f"{x:.{digits}f}"
+    return str(x)
+
+
+def dump_json(obj: Any) -> None:
+    def default(o: Any) -> Any:
+        if hasattr(o, "as_dict"):
+            return o.as_dict()
+        if hasattr(o, "item"):
+            return o.item()
+        return str(o)
+
+    def clean(o: Any) -> Any:
+        if isinstance(o, float) and math.isnan(o):
+            return None
+        if isinstance(o, dict):
+            return {k: clean(v) for k, v in o.items()}
+        if isinstance(o, (list, tuple)):
+            return [clean(v) for v in o]
+        return o
+
+    sys.stdout.write(json.dumps(clean(obj), indent=2, default=default, ensure_ascii=False) + "\n")

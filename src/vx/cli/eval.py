@@ -1,0 +1,143 @@
+"""`vx eval` — how a verifier agrees with a split's labels, item by item."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from vx.cli.common import (cache_options, console, dump_json, err_console, fmt_num, friendly_errors, open_cache,
+                           run_options)
+
+
+def load_verifier(expr_path: str, family_dir: str | None):
+    from vx.ops.families import Family, find_family_dir
+    from vx.verifier import Verifier
+
+    fam = Family(family_dir or find_family_dir(expr_path))
+    return Verifier.load(expr_path, fam), fam
+
+
+def evaluate_split(verifier, fam, dataset: str, *, jobs, timeout, cache, progress=None):
+    """Grade a split; returns (split, grading, agreement or None, op summaries)."""
+    from vx.metrics import agreement, op_summary
+
+    split = fam.labeled(dataset)
+    grading = verifier.grade_items(list(split.items), jobs=jobs, timeout=timeout, cache=cache, progress=progress)
+    labels = split.labels()
+    agr = agreement(grading.finals, labels, fail_weight=fam.objective["fail_weight"]) if dataset != "train" else None
+    summ = op_summary(grading.matrix.to_array(), grading.matrix.op_names, labels if dataset != "train" else None)
+    return split, grading, agr, summ
+
+
+def failure_rows(app):
+    rows = []
+    for (op_name, kind), fs in sorted(app.failure_summary().items()):
+        rows.append({"op": op_name, "kind": kind, "count": len(fs), "example_item": fs[0].item,
+                     "example_error": fs[0].error})
+    return rows
+
+
+def print_failures(app) -> None:
+    rows = failure_rows(app)
+    if not rows:
+        return
+    t = Table(title="op failures (each such op abstained on those items)", title_justify="left")
+    for c in ("op", "kind", "items", "first item", "error"):
+        t.add_column(c)
+    for r in rows:
+        t.add_row(r["op"], r["kind"], str(r["count"]), r["example_item"], r["example_error"])
+    console.print(t)
+
+
+@click.command("eval")
+@click.argument("expr_path", metavar="EXPR.vx", type=click.Path(exists=True, dir_okay=False))
+@click.option("--dataset", "-d", type=click.Choice(["dev", "train", "locked"]), default="dev", show_default=True,
+              help="Which split to evaluate on (locked: a person auditing; never used by evolution).")
+@click.option("--family", "family_dir", type=click.Path(exists=True, file_okay=False),
+              help="Family directory (default: the nearest family.toml above EXPR.vx).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--fail-under", type=float, default=None, help="Exit 1 when agreement (accuracy) is below this.")
+@click.option("--show", type=int, default=20, show_default=True, help="How many disagreeing items to list.")
+@run_options
+@cache_options
+@friendly_errors
+def eval_cmd(expr_path, dataset, family_dir, as_json, fail_under, show, jobs, timeout, cache_path, no_cache):
+    """Evaluate the verifier EXPR.vx on a split of its family.
+
+    Prints agreement with the labels, a per-op table and the items where the verifier and the
+    labels disagree (with the ops that fired). ABSTAIN counts as PASS in agreement figures.
+    """
+    verifier, fam = load_verifier(expr_path, family_dir)
+    cache = open_cache(cache_path, no_cache)
+    split, grading, agr, summ = evaluate_split(verifier, fam, dataset, jobs=jobs, timeout=timeout, cache=cache,
+                                               progress=None if not as_json else False)
+    app = grading.application
+    tiers = {o.name: o.tier for o in verifier.pool}
+    items = []
+    for it, final in zip(split.items, grading.finals):
+        fired = [op for op in app.matrix.op_names if app.matrix.get(it.id, op) == 1]
+        items.append({"id": it.id, "task": it.task, "label": it.hard_label(), "verdict": final.value,
+                      "fired": [{"op": op, "message": app.message(it.id, op)} for op in fired]})
+    disagree = [r for r in items if r["label"] is not None and (r["verdict"] == "fail") != (r["label"] == "fail")]
+    if as_json:
+        dump_json({"family": fam.name, "split": dataset, "expression": verifier.text, "n": len(split),
+                   "metrics": agr.as_dict() if agr else None,
+                   "ops": [{**_summ_dict(s), "tier": tiers.get(s.op)} for s in summ],
+                   "items": items, "failures": failure_rows(app),
+                   "op_calls": app.calls, "cache_hits": app.cache_hits, "seconds": app.seconds})
+    else:
+        console.print(f"[bold]vx eval[/] {expr_path} — family [cyan]{fam.name}[/], split [cyan]{dataset}[/] "
+                      f"({len(split)} items)")
+        console.print(f"expression: [green]{verifier.text}[/]")
+        if agr:
+            t = Table(title="agreement with labels (abstain counts as pass)", title_justify="left")
+            for c in ("accuracy", "recall-weighted", "balanced acc", "fail recall", "pass recall", "κ", "coverage"):
+                t.add_column(c, justify="right")
+            t.add_row(*(fmt_num(x) for x in (agr.accuracy, agr.recall_weighted, agr.balanced_accuracy,
+                                              agr.fail_recall, agr.pass_recall, agr.kappa, agr.coverage)))
+            console.print(t)
+            console.print(f"confusion: [red]FAIL & fail {agr.tp}[/] · FAIL & pass {agr.fp} (false alarm) · "
+                          f"[green]PASS & pass {agr.tn}[/] · PASS & fail {agr.fn} (missed) · abstained {agr.abstained}")
+        else:
+            from collections import Counter
+
+            c = Counter(f.value for f in grading.finals)
+            console.print("verdicts (unlabeled split): " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
+        t = Table(title="ops", title_justify="left")
+        for c in ("op", "tier", "coverage", "fires", "accuracy", "n labeled", "overlaps", "conflicts"):
+            t.add_column(c, justify="left" if c in ("op", "tier") else "right")
+        for s in summ:
+            t.add_row(s.op + (" (root)" if s.op == verifier.pool.root_name else ""), tiers.get(s.op, "?"),
+                      fmt_num(s.coverage), fmt_num(s.fire_rate), fmt_num(s.accuracy), str(s.n_labeled),
+                      fmt_num(s.overlaps), fmt_num(s.conflicts))
+        console.print(t)
+        if disagree:
+            t = Table(title=f"disagreements ({len(disagree)}; showing {min(show, len(disagree))})",
+                      title_justify="left")
+            for c in ("item", "label", "verdict", "fired ops"):
+                t.add_column(c, overflow="fold")
+            for r in disagree[:show]:
+                fired = "; ".join(f"{f['op']}: {f['message']}" if f["message"] else f["op"] for f in r["fired"])
+                t.add_row(r["id"], r["label"], r["verdict"], fired or "—")
+            console.print(t)
+        elif agr:
+            console.print("no disagreements")
+        print_failures(app)
+        console.print(f"[dim]{app.calls} op calls, {app.cache_hits} cached, {app.seconds:.1f}s"
+                      + (f" · cache {cache.path}" if cache else " · cache off") + "[/]")
+    if fail_under is not None:
+        if agr is None:
+            err_console.print("--fail-under needs a labeled split (dev or locked)")
+            sys.exit(2)
+        if agr.accuracy < fail_under:
+            err_console.print(f"agreement {agr.accuracy:.3f} is below --fail-under {fail_under}")
+            sys.exit(1)
+
+
+def _summ_dict(s) -> dict:
+    import attrs
+
+    return attrs.asdict(s)

@@ -1,0 +1,74 @@
+"""`vx explain` — every node's verdict on one item, with each op's message (a failure capsule)."""
+
+from __future__ import annotations
+
+import click
+from rich.tree import Tree
+
+from vx.cli.common import cache_options, console, dump_json, friendly_errors, open_cache, run_options
+from vx.cli.eval import load_verifier
+
+_STYLE = {"drawback": "bold red", "clean": "green", "abstain": "dim"}
+
+
+def _label(t) -> str:
+    v = str(t.verdict)
+    s = f"{t.text}  [{_STYLE[v]}]{v.upper()}[/]"
+    if t.message:
+        s += f"  — {t.message}"
+    if t.error:
+        s += f"  [yellow](error: {t.error})[/]"
+    return s
+
+
+def _add(tree: Tree, t) -> None:
+    node = tree.add(_label(t))
+    for c in t.children:
+        _add(node, c)
+
+
+def find_item(fam, item_id: str):
+    for name in ("dev", "train", "locked"):
+        split = fam.labeled(name)
+        for it in split.items:
+            if it.id == item_id:
+                return name, it
+    import difflib
+
+    ids = [i for name in ("dev", "train", "locked") for i in fam.labeled(name).ids]
+    near = difflib.get_close_matches(item_id, ids, n=3)
+    hint = f" — did you mean {', '.join(near)}?" if near else ""
+    raise KeyError(f"no item {item_id!r} in family {fam.name}{hint}")
+
+
+@click.command("explain")
+@click.argument("expr_path", metavar="EXPR.vx", type=click.Path(exists=True, dir_okay=False))
+@click.option("--item", "item_id", required=True, help="Item id (searched in dev, train, then locked).")
+@click.option("--family", "family_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable failure capsule.")
+@run_options
+@cache_options
+@friendly_errors
+def explain_cmd(expr_path, item_id, family_dir, as_json, jobs, timeout, cache_path, no_cache):
+    """Explain the verdict of EXPR.vx on one item: the tree with each node's verdict."""
+    verifier, fam = load_verifier(expr_path, family_dir)
+    split_name, item = find_item(fam, item_id)
+    grading = verifier.grade_items([item], jobs=1, timeout=timeout, cache=open_cache(cache_path, no_cache),
+                                   progress=False)
+    g = verifier.explain(item, grading)
+    if as_json:
+        dump_json({"item": item.id, "task": item.task, "split": split_name, "label": item.hard_label(),
+                   "expression": verifier.text, **g.as_dict()})
+        return
+    v = g.verdict.value
+    color = {"fail": "bold red", "pass": "bold green", "abstain": "dim"}[v]
+    lab = f" (label: {item.hard_label()})" if item.hard_label() else ""
+    console.print(f"item [cyan]{item.id}[/] of task {item.task} in {split_name}{lab}: verdict [{color}]{v.upper()}[/]")
+    if g.root is not None:
+        console.print("root " + _label(g.root))
+    tree = Tree(_label(g.trace))
+    for c in g.trace.children:
+        _add(tree, c)
+    console.print(tree)
+    if g.drawbacks:
+        console.print("drawbacks: " + "; ".join(f"[red]{o}[/]" + (f": {m}" if m else "") for o, m in g.drawbacks))

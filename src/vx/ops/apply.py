@@ -1,0 +1,409 @@
+"""Applying ops to items: the verdict matrix of a split, in parallel, cached and fault tolerant.
+
+For each item the family's root op runs first (it stores the parsed artifact in the item's
+context), then every other runnable op, in pool order, sharing that context. An op that raises
+yields ABSTAIN on that item with its error recorded; an op that exceeds its time limit is
+interrupted (SIGALRM) or, if it will not stop, its worker process is killed and replaced — the op
+abstains on that item and the rest of the item's ops still run. Nothing is lost, and serial and
+parallel application produce identical matrices (same per-item function, results put in place by
+index).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+import attrs
+import numpy as np
+
+from vx.dsl.matrix import VerdictMatrix
+from vx.dsl.verdict import Verdict
+from vx.ops.cache import VerdictCache, item_hash
+from vx.ops.core import Context, Op, Result
+from vx.ops.families import Item
+from vx.ops.registry import OpPool
+
+DEFAULT_TIMEOUT = 10.0  # seconds per op call
+KILL_GRACE = 2.0  # extra seconds before a worker that ignores the soft timeout is killed
+
+
+class OpTimeout(BaseException):
+    """Raised inside an op that overran its time limit (BaseException: `except Exception` in an
+    op cannot swallow it)."""
+
+
+@attrs.frozen
+class OpFailure:
+    item: str
+    op: str
+    kind: str  # "error" | "timeout" | "died"
+    error: str
+
+
+@attrs.frozen
+class Outcome:
+    """One op on one item."""
+
+    verdict: int
+    message: str = ""
+    duration: float = 0.0
+    error: str | None = None
+    kind: str | None = None  # None, "error", "timeout", "died"
+
+
+@attrs.define
+class Application:
+    """The result of applying a pool to a list of items."""
+
+    matrix: VerdictMatrix
+    messages: dict[tuple[str, str], str]  # (item id, op) -> message (only non-empty ones)
+    failures: list[OpFailure]
+    calls: int  # op calls actually made (cache misses)
+    cache_hits: int
+    seconds: float
+    durations: dict[str, float] = attrs.field(factory=dict)  # op -> total seconds of the calls made
+
+    def message(self, item_id: str, op_name: str) -> str:
+        return self.messages.get((item_id, op_name), "")
+
+    def failure_summary(self) -> dict[tuple[str, str], list[OpFailure]]:
+        out: dict[tuple[str, str], list[OpFailure]] = {}
+        for f in self.failures:
+            out.setdefault((f.op, f.kind), []).append(f)
+        return out
+
+
+# --------------------------------------------------------------------------------------------
+# running one item (shared by the serial path and the workers)
+
+def _alarm(signum, frame):  # pragma: no cover - exercised through timeouts
+    raise OpTimeout()
+
+
+def _run_op(o: Op, task: Mapping[str, Any], output: Any, ctx: Context, timeout: float | None) -> Outcome:
+    t0 = time.perf_counter()
+    use_alarm = bool(timeout) and _can_alarm()
+    if use_alarm:
+        old = signal.signal(signal.SIGALRM, _alarm)
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        res = o(task, output, ctx)
+        return Outcome(int(res.verdict), _clip(res.message), time.perf_counter() - t0)
+    except OpTimeout:
+        return Outcome(int(Verdict.ABSTAIN), "", time.perf_counter() - t0, f"timed out after {timeout:g}s", "timeout")
+    except Exception as exc:  # an op bug: abstain on this item, record what happened
+        tb = traceback.extract_tb(exc.__traceback__)
+        where = f" at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
+        return Outcome(int(Verdict.ABSTAIN), "", time.perf_counter() - t0,
+                       f"{type(exc).__name__}: {_clip(str(exc), 300)}{where}", "error")
+    finally:
+        if use_alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+
+
+def _can_alarm() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+
+
+def _clip(text: str, n: int = 500) -> str:
+    text = str(text)
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def run_item(ops: Sequence[Op], task: Mapping[str, Any], output: Any, timeout: float | None,
+             on_start: Callable[[int], None] | None = None, skip: frozenset[int] = frozenset(),
+             ctx: Context | None = None) -> dict[int, Outcome]:
+    """Run `ops` (root first) on one item with one shared context; keyed by index in `ops`."""
+    ctx = ctx if ctx is not None else Context()
+    out: dict[int, Outcome] = {}
+    for k, o in enumerate(ops):
+        if k in skip:
+            continue
+        if on_start is not None:
+            on_start(k)
+        out[k] = _run_op(o, task, output, ctx, o.timeout or timeout)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# the worker pool (fork; the parent can kill a stuck worker and carry on)
+
+_STATE: dict[str, Any] = {}
+
+
+def _worker_main(conn: Connection) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    jobs = _STATE["jobs"]
+    ops_list = _STATE["ops"]
+    tasks = _STATE["tasks"]
+    timeout = _STATE["timeout"]
+    while True:
+        msg = conn.recv()
+        if msg is None:
+            return
+        j, skip = msg
+        item, op_idx = jobs[j]
+        ops = [ops_list[i] for i in op_idx]
+        try:
+            res = run_item(ops, tasks[item.task], item.output, timeout,
+                           on_start=lambda k: conn.send(("start", j, k)), skip=frozenset(skip))
+            conn.send(("done", j, res))
+        except BaseException as exc:  # a failure outside any op (pickling a result, ...)
+            conn.send(("fatal", j, f"{type(exc).__name__}: {exc}"))
+
+
+class _Worker:
+    def __init__(self, ctx: mp.context.BaseContext) -> None:
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(child,), daemon=True)
+        self.proc.start()
+        child.close()
+        self.job: int | None = None
+        self.current: int | None = None  # index (in the job's op list) of the op running now
+        self.started = 0.0
+        self.done: dict[int, Outcome] = {}
+        self.skip: set[int] = set()
+
+    def assign(self, j: int, skip: set[int]) -> None:
+        self.job, self.current, self.started, self.skip = j, None, time.monotonic(), set(skip)
+        self.conn.send((j, sorted(skip)))
+
+    def kill(self) -> None:
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join(5)
+        self.conn.close()
+
+
+def _parallel(jobs: list[tuple[Item, list[int]]], ops: list[Op], tasks, timeout: float, n_workers: int,
+              on_done: Callable[[int, dict[int, Outcome]], None]) -> None:
+    ctx = mp.get_context("fork")
+    _STATE.update(jobs=jobs, ops=ops, tasks=tasks, timeout=timeout)
+    pending = list(range(len(jobs)))[::-1]
+    retry: list[tuple[int, dict[int, Outcome], set[int]]] = []
+    workers = [_Worker(ctx) for _ in range(min(n_workers, len(jobs)))]
+    partial: dict[int, dict[int, Outcome]] = {}
+    try:
+        def feed(w: _Worker) -> None:
+            if retry:
+                j, done, skip = retry.pop()
+                partial[j] = done
+                w.assign(j, skip)
+            elif pending:
+                j = pending.pop()
+                partial[j] = {}
+                w.assign(j, set())
+            else:
+                w.job = None
+
+        for w in workers:
+            feed(w)
+        while any(w.job is not None for w in workers):
+            busy = [w for w in workers if w.job is not None]
+            ready = wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=0.2)
+            now = time.monotonic()
+            for i, w in enumerate(list(workers)):
+                if w.job is None:
+                    continue
+                died = False
+                try:
+                    while w.conn in ready and w.conn.poll():
+                        kind, j, payload = w.conn.recv()
+                        if kind == "start":
+                            w.current, w.started = payload, now
+                        elif kind == "done":
+                            partial[j].update(payload)
+                            on_done(j, partial.pop(j))
+                            feed(w)
+                            break
+                        else:  # fatal: record on every op not yet done
+                            raise RuntimeError(payload)
+                except (EOFError, OSError, RuntimeError):
+                    died = True
+                job = w.job
+                if job is None:
+                    continue
+                op_idx = jobs[job][1]
+                limit = max(ops[op_idx[w.current]].timeout or timeout, 0) + KILL_GRACE if w.current is not None else None
+                stuck = limit is not None and now - w.started > limit
+                if died or stuck or not w.proc.is_alive():
+                    # the op running now gets ABSTAIN; the rest of the item continues in a new worker
+                    k = w.current
+                    done = partial.pop(job, {})
+                    if k is not None:
+                        kind = "timeout" if stuck else "died"
+                        err = (f"did not stop within {limit:g}s; its worker was killed" if stuck
+                               else f"its worker process died (exit code {w.proc.exitcode})")
+                        done[k] = Outcome(int(Verdict.ABSTAIN), "", now - w.started, err, kind)
+                    w.kill()
+                    workers[i] = _Worker(ctx)
+                    skip = set(done)
+                    if k is None and not done:
+                        # died before starting any op: record the whole item rather than loop forever
+                        for kk in range(len(op_idx)):
+                            done[kk] = Outcome(int(Verdict.ABSTAIN), "", 0.0, "worker died before running", "died")
+                        on_done(job, done)
+                        feed(workers[i])
+                    elif len(skip) >= len(op_idx):
+                        on_done(job, done)
+                        feed(workers[i])
+                    else:
+                        retry.append((job, done, skip))
+                        feed(workers[i])
+    finally:
+        for w in workers:
+            try:
+                if w.proc.is_alive():
+                    w.conn.send(None)
+            except OSError:
+                pass
+        for w in workers:
+            w.proc.join(1)
+            w.kill()
+        _STATE.clear()
+
+
+# --------------------------------------------------------------------------------------------
+
+def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[str, Any]], *,
+              ops: Sequence[str] | None = None, jobs: int | None = None, timeout: float = DEFAULT_TIMEOUT,
+              cache: VerdictCache | None = None, progress: bool | None = None,
+              description: str = "applying ops") -> Application:
+    """Build the verdict matrix of `items` × ops (default: the pool's runnable ops, root first).
+
+    jobs: worker processes (default: CPU count; 1 = in this process). cache: a VerdictCache to read
+    and fill (None = no caching). progress: show a rich progress bar (default: when stderr is a TTY).
+    """
+    t_start = time.perf_counter()
+    root = pool.root_name
+    names = list(ops) if ops is not None else [o.name for o in pool.runnable()]
+    if root is not None and root not in names:
+        names.insert(0, root)
+    elif root is not None:
+        names.remove(root)
+        names.insert(0, root)
+    op_objs = [pool[n] for n in names]
+    n_items, n_ops = len(items), len(names)
+    arr = np.full((n_items, n_ops), int(Verdict.ABSTAIN), dtype=np.int8)
+    messages: dict[tuple[str, str], str] = {}
+    failures: list[OpFailure] = []
+    durations: dict[str, float] = {}
+
+    hashes = [item_hash(tasks[it.task], it.output) for it in items]
+    cached = cache.get_many((o.name, o.version, h) for o in op_objs for h in set(hashes)) if cache else {}
+    hits = 0
+    work: list[tuple[Item, list[int]]] = []
+    work_rows: list[int] = []
+    for r, it in enumerate(items):
+        need = []
+        for c, o in enumerate(op_objs):
+            hit = cached.get((o.name, o.version, hashes[r]))
+            if hit is None:
+                need.append(c)
+                continue
+            hits += 1
+            arr[r, c] = hit.verdict
+            if hit.message:
+                messages[(it.id, o.name)] = hit.message
+            if hit.error:
+                failures.append(OpFailure(it.id, o.name, "error", hit.error))
+        if need:
+            if root is not None and 0 not in need:
+                need.insert(0, 0)  # the root re-runs so that the others find its artifact in ctx
+            work.append((it, need))
+            work_rows.append(r)
+
+    to_cache: list[tuple] = []
+    calls = 0
+
+    def record(j: int, res: dict[int, Outcome]) -> None:
+        nonlocal calls
+        it, need = work[j]
+        r = work_rows[j]
+        for k, out in res.items():
+            c = need[k]
+            o = op_objs[c]
+            calls += 1
+            arr[r, c] = out.verdict
+            durations[o.name] = durations.get(o.name, 0.0) + out.duration
+            if out.message:
+                messages[(it.id, o.name)] = out.message
+            if out.error:
+                failures.append(OpFailure(it.id, o.name, out.kind or "error", out.error))
+            if cache is not None and out.kind != "timeout" and out.kind != "died":
+                to_cache.append((o.name, o.version, hashes[r], out.verdict, out.message, out.duration, out.error))
+        if cache is not None and len(to_cache) >= 500:
+            cache.put_many(to_cache)
+            to_cache.clear()
+
+    n_workers = jobs if jobs is not None else (os.cpu_count() or 1)
+    show = progress if progress is not None else _stderr_is_tty()
+    with _progress(show, description, len(work)) as advance:
+        if work and (n_workers <= 1 or len(work) == 1):
+            for j, (it, need) in enumerate(work):
+                record(j, run_item([op_objs[c] for c in need], tasks[it.task], it.output, timeout))
+                advance()
+        elif work:
+            def done(j, res):
+                record(j, res)
+                advance()
+            _parallel([(it, need) for it, need in work], op_objs, tasks, timeout, n_workers, done)
+        if cache is not None and to_cache:
+            cache.put_many(to_cache)
+    failures.sort(key=lambda f: (f.op, f.item))
+    matrix = VerdictMatrix.from_array(arr, [it.id for it in items], names)
+    return Application(matrix, messages, failures, calls, hits, time.perf_counter() - t_start, durations)
+
+
+def _stderr_is_tty() -> bool:
+    import sys
+
+    return sys.stderr.isatty()
+
+
+class _progress:
+    """A rich progress bar over items (or nothing), as a context manager yielding `advance()`."""
+
+    def __init__(self, show: bool, description: str, total: int) -> None:
+        self.show, self.description, self.total = show and total > 0, description, total
+        self._p = None
+
+    def __enter__(self) -> Callable[[], None]:
+        if not self.show:
+            return lambda: None
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self._p = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                           TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+        self._p.__enter__()
+        tid = self._p.add_task(self.description, total=self.total)
+        return lambda: self._p.advance(tid)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._p is not None:
+            self._p.__exit__(*exc)
+
+
+def single(pool: OpPool, task: Mapping[str, Any], output: Any, *, timeout: float = DEFAULT_TIMEOUT,
+           ops: Sequence[str] | None = None) -> dict[str, Outcome]:
+    """Apply ops to one (task, output) in this process: op name → Outcome (root first)."""
+    names = list(ops) if ops is not None else [o.name for o in pool.runnable()]
+    if pool.root_name is not None:
+        names = [pool.root_name] + [n for n in names if n != pool.root_name]
+    op_objs = [pool[n] for n in names]
+    res = run_item(op_objs, task, output, timeout)
+    return {names[k]: v for k, v in res.items()}
+
+
+__all__ = ["Application", "OpFailure", "Outcome", "Result", "apply_ops", "run_item", "single"]

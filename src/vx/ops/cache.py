@@ -1,0 +1,128 @@
+"""The verdict cache: SQLite, keyed by (op name, op version, item content hash).
+
+Ops are pure, so a verdict computed once is valid until the op's code or spec changes (which
+changes its version) or the item changes (which changes its hash). Rerunning an evaluation is
+look-ups only. Timeouts are *not* cached (they depend on machine load); crashes are, since the
+same op on the same item crashes the same way.
+
+Location: ``--cache PATH`` on the CLI, else ``$VX_CACHE``, else
+``$XDG_CACHE_HOME/vx/verdicts.sqlite`` (``~/.cache/vx/verdicts.sqlite``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS verdicts (
+    op TEXT NOT NULL,
+    version TEXT NOT NULL,
+    item TEXT NOT NULL,
+    verdict INTEGER NOT NULL,
+    message TEXT NOT NULL DEFAULT '',
+    duration REAL NOT NULL DEFAULT 0,
+    error TEXT,
+    created REAL NOT NULL,
+    PRIMARY KEY (op, version, item)
+) WITHOUT ROWID;
+"""
+
+
+def default_cache_path() -> Path:
+    if os.environ.get("VX_CACHE"):
+        return Path(os.environ["VX_CACHE"])
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "vx" / "verdicts.sqlite"
+
+
+def item_hash(task: Mapping[str, Any], output: Any) -> str:
+    """Content hash of what an op sees: the task and the output (not the item id or label)."""
+    blob = json.dumps([task, output], sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+@attrs.frozen
+class CachedVerdict:
+    verdict: int
+    message: str
+    duration: float
+    error: str | None
+
+
+class VerdictCache:
+    """A SQLite verdict store (WAL mode, safe for several processes at once)."""
+
+    def __init__(self, path: str | os.PathLike | None = None) -> None:
+        self.path = Path(path) if path is not None else default_cache_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(SCHEMA)
+        self.hits = 0
+        self.misses = 0
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> VerdictCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def get_many(self, keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str, str], CachedVerdict]:
+        """Look up many (op, version, item_hash) keys at once."""
+        keys = list(keys)
+        found: dict[tuple[str, str, str], CachedVerdict] = {}
+        by_op: dict[tuple[str, str], list[str]] = {}
+        for op_name, version, h in keys:
+            by_op.setdefault((op_name, version), []).append(h)
+        for (op_name, version), hashes in by_op.items():
+            for start in range(0, len(hashes), 900):
+                chunk = hashes[start:start + 900]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(
+                    f"SELECT item, verdict, message, duration, error FROM verdicts "
+                    f"WHERE op=? AND version=? AND item IN ({marks})", (op_name, version, *chunk))
+                for item, verdict, message, duration, error in rows:
+                    found[(op_name, version, item)] = CachedVerdict(verdict, message, duration, error)
+        self.hits += len(found)
+        self.misses += len(keys) - len(found)
+        return found
+
+    def put_many(self, rows: Iterable[tuple[str, str, str, int, str, float, str | None]]) -> None:
+        """Store (op, version, item_hash, verdict, message, duration, error) rows."""
+        now = time.time()
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?)",
+                [(*r, now) for r in rows])
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    def info(self) -> dict[str, Any]:
+        total = self._db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
+        per_op = self._db.execute(
+            "SELECT op, COUNT(DISTINCT version), COUNT(*), SUM(error IS NOT NULL) FROM verdicts "
+            "GROUP BY op ORDER BY op").fetchall()
+        size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.exists())
+        return {"path": str(self.path), "entries": total, "bytes": size,
+                "ops": [{"op": o, "versions": v, "entries": n, "errors": e or 0} for o, v, n, e in per_op]}
+
+    def clear(self, op: str | None = None) -> int:
+        cur = self._db.execute("DELETE FROM verdicts" + (" WHERE op=?" if op else ""), (op,) if op else ())
+        self._db.execute("VACUUM")
+        return cur.rowcount

@@ -1,0 +1,166 @@
+"""Ops: drawback detectors, the `@op` decorator, op results and the per-item context.
+
+An op checks exactly one failure class on one (task, output) pair and returns a verdict:
+DRAWBACK (a known defect was found), CLEAN (none found) or ABSTAIN (no opinion). Ops are pure
+functions of (task, output, ctx); `ctx` is a per-item scratch space shared by the ops of one item,
+where the family's root op stores the parsed artifact (``ctx["artifact"]``) for the others.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import textwrap
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from vx.dsl.verdict import Verdict
+
+TIERS = ("static", "exec", "judge")
+STATUSES = ("active", "shadow", "retired")
+
+
+class OpError(Exception):
+    """A problem with an op definition (bad tier, bad return value, duplicate name...)."""
+
+
+@attrs.frozen
+class Result:
+    """What an op returns: a verdict plus, optionally, a short message naming what it saw."""
+
+    verdict: Verdict = attrs.field(converter=lambda v: Verdict(v))
+    message: str = ""
+    evidence: Any = None
+
+    @classmethod
+    def drawback(cls, message: str = "", evidence: Any = None) -> Result:
+        return cls(Verdict.DRAWBACK, message, evidence)
+
+    @classmethod
+    def clean(cls, message: str = "", evidence: Any = None) -> Result:
+        return cls(Verdict.CLEAN, message, evidence)
+
+    @classmethod
+    def abstain(cls, message: str = "", evidence: Any = None) -> Result:
+        return cls(Verdict.ABSTAIN, message, evidence)
+
+
+# Short aliases for op authors: `return drawback("prints 3 instead of returning it")`.
+drawback = Result.drawback
+clean = Result.clean
+abstain = Result.abstain
+
+
+def to_result(value: Any, op_name: str = "?") -> Result:
+    """Normalise whatever an op function returned into a `Result`.
+
+    True → drawback, False → clean, None → abstain; Verdict ints; `Result`; or a
+    `(verdict, message)` tuple.
+    """
+    if isinstance(value, Result):
+        return value
+    if value is None:
+        return Result(Verdict.ABSTAIN)
+    if isinstance(value, bool):
+        return Result(Verdict.DRAWBACK if value else Verdict.CLEAN)
+    if isinstance(value, (int, Verdict)) and value in (-1, 0, 1):
+        return Result(Verdict(value))
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], str):
+        return attrs.evolve(to_result(value[0], op_name), message=value[1])
+    raise OpError(
+        f"op {op_name!r} returned {value!r}; an op must return a Verdict, True/False/None, "
+        "or vx.ops.Result (e.g. `return drawback('what was seen')`)"
+    )
+
+
+class Context(dict):
+    """Per-item shared scratch space. The root op stores the parsed artifact under "artifact"."""
+
+    @property
+    def artifact(self) -> Any:
+        return self.get("artifact")
+
+
+def _source_hash(fn: Callable) -> str:
+    try:
+        src = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError):  # built in a REPL or from a C function: fall back to bytecode
+        code = getattr(fn, "__code__", None)
+        src = repr((code.co_code, code.co_consts)) if code is not None else repr(fn)
+    return hashlib.sha256(src.encode()).hexdigest()[:12]
+
+
+@attrs.frozen
+class Op:
+    """A registered drawback detector.
+
+    `version` changes whenever the op's code (or typed spec) changes, so cached verdicts of an
+    older version are never reused.
+    """
+
+    name: str
+    fn: Callable[[Mapping[str, Any], Any, Context], Any] = attrs.field(eq=False, repr=False)
+    tier: str = attrs.field(default="static")
+    detects: str = ""
+    description: str = ""
+    version: str = ""
+    provenance: Mapping[str, Any] = attrs.field(factory=dict, eq=False, repr=False)
+    status: str = attrs.field(default="active")
+    spec: Mapping[str, Any] | None = attrs.field(default=None, eq=False, repr=False)
+    uses_llm: bool = False
+    timeout: float | None = None
+
+    @tier.validator
+    def _check_tier(self, _a, value):
+        if value not in TIERS:
+            raise OpError(f"op {self.name!r}: tier must be one of {', '.join(TIERS)}, not {value!r}")
+
+    @status.validator
+    def _check_status(self, _a, value):
+        if value not in STATUSES:
+            raise OpError(f"op {self.name!r}: status must be one of {', '.join(STATUSES)}, not {value!r}")
+
+    def __call__(self, task: Mapping[str, Any], output: Any, ctx: Context | None = None) -> Result:
+        return to_result(self.fn(task, output, ctx if ctx is not None else Context()), self.name)
+
+    def with_status(self, status: str) -> Op:
+        return attrs.evolve(self, status=status)
+
+
+def op(
+    fn: Callable | None = None,
+    *,
+    name: str | None = None,
+    tier: str = "static",
+    detects: str = "",
+    description: str | None = None,
+    root: bool = False,
+    uses_llm: bool | None = None,
+    timeout: float | None = None,
+) -> Any:
+    """Decorate a pure function ``fn(task, output, ctx)`` as a vx op.
+
+    ``@op(tier="exec", detects="crash")``; the description defaults to the docstring's first
+    line and the name to the function name. ``root=True`` marks a family's root op.
+    """
+
+    def wrap(f: Callable) -> Op:
+        doc = (inspect.getdoc(f) or "").strip().splitlines()
+        o = Op(
+            name=name or f.__name__,
+            fn=f,
+            tier=tier,
+            detects=detects or (name or f.__name__),
+            description=description if description is not None else (doc[0] if doc else ""),
+            version=_source_hash(f),
+            provenance={"origin": "seed", "module": getattr(f, "__module__", "?")},
+            uses_llm=(tier == "judge") if uses_llm is None else uses_llm,
+            timeout=timeout,
+        )
+        if root:
+            o = attrs.evolve(o, provenance={**o.provenance, "root": True})
+        return o
+
+    return wrap(fn) if fn is not None else wrap

@@ -1,0 +1,158 @@
+"""Typed op specs: JSON descriptions of ops, instantiated from parametric check templates.
+
+A spec is plain JSON, e.g.::
+
+    {"kind": "static", "check": "forbids_call", "params": {"name": "print"},
+     "detects": "print_instead_of_return", "name": "calls_print"}
+
+`kind` is the op tier, `check` names a registered template, `params` fill it in, `detects` is the
+failure class. Synthesis (offline or by an LLM) produces specs; they are stored with a run so the
+run can be replayed. A spec round-trips through JSON to an identical op (same name and version).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from vx.ops.core import TIERS, Op, OpError, _source_hash
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "str": (str,),
+    "int": (int,),
+    "float": (int, float),
+    "bool": (bool,),
+    "list": (list, tuple),
+    "any": (object,),
+}
+
+
+class SpecError(OpError):
+    """A typed op spec that does not match its template (unknown check, bad params...)."""
+
+
+@attrs.frozen
+class Template:
+    """A parametric check: ``factory(**params)`` returns the op function ``fn(task, output, ctx)``."""
+
+    check: str
+    kind: str
+    factory: Callable[..., Callable] = attrs.field(eq=False, repr=False)
+    params: Mapping[str, str] = attrs.field(factory=dict)  # param name -> type name in _TYPES
+    description: str = ""
+    family: str = ""
+
+    def schema(self) -> dict[str, Any]:
+        """A JSON-schema-like description (shown to synthesizers)."""
+        return {
+            "check": self.check,
+            "kind": self.kind,
+            "family": self.family,
+            "params": dict(self.params),
+            "description": self.description,
+        }
+
+
+TEMPLATES: dict[str, Template] = {}
+
+
+def template(check: str, *, kind: str, params: Mapping[str, str] | None = None,
+             description: str = "", family: str = "") -> Callable:
+    """Register a check template: ``@template("forbids_call", kind="static", params={"name": "str"})``."""
+    if kind not in TIERS:
+        raise SpecError(f"template {check!r}: kind must be one of {TIERS}")
+    for p, t in (params or {}).items():
+        if t not in _TYPES:
+            raise SpecError(f"template {check!r}: parameter {p!r} has unknown type {t!r}")
+
+    def wrap(factory: Callable) -> Callable:
+        TEMPLATES[check] = Template(check, kind, factory, dict(params or {}),
+                                    description or (factory.__doc__ or "").strip().split("\n")[0], family)
+        return factory
+
+    return wrap
+
+
+def canonical_json(spec: Mapping[str, Any]) -> str:
+    return json.dumps(spec, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def spec_name(spec: Mapping[str, Any]) -> str:
+    """The default op name of a spec: ``<check>__<short hash of its params>``."""
+    digest = hashlib.sha256(canonical_json(spec.get("params", {})).encode()).hexdigest()[:6]
+    return re.sub(r"[^A-Za-z0-9_]", "_", f"{spec['check']}__{digest}")
+
+
+def validate_spec(spec: Any) -> dict[str, Any]:
+    """Check a spec against its template; returns the normalised spec or raises SpecError."""
+    if not isinstance(spec, Mapping):
+        raise SpecError(f"an op spec must be a JSON object, got {type(spec).__name__}")
+    missing = [k for k in ("kind", "check", "params", "detects") if k not in spec]
+    if missing:
+        raise SpecError(f"op spec {dict(spec)!r} lacks {', '.join(missing)}")
+    check = spec["check"]
+    if check not in TEMPLATES:
+        import difflib
+
+        near = difflib.get_close_matches(str(check), TEMPLATES, n=3)
+        hint = f" — did you mean {', '.join(near)}?" if near else ""
+        raise SpecError(f"unknown check template {check!r}{hint} (known: {', '.join(sorted(TEMPLATES))})")
+    tpl = TEMPLATES[check]
+    if spec["kind"] != tpl.kind:
+        raise SpecError(f"check {check!r} is of kind {tpl.kind!r}, not {spec['kind']!r}")
+    params = spec["params"]
+    if not isinstance(params, Mapping):
+        raise SpecError(f"params of {check!r} must be an object")
+    unknown = set(params) - set(tpl.params)
+    if unknown:
+        raise SpecError(f"check {check!r} has no parameter(s) {', '.join(sorted(unknown))}; "
+                        f"it takes {', '.join(tpl.params) or 'none'}")
+    lacking = set(tpl.params) - set(params)
+    if lacking:
+        raise SpecError(f"check {check!r} needs parameter(s) {', '.join(sorted(lacking))}")
+    for p, t in tpl.params.items():
+        v = params[p]
+        if not isinstance(v, _TYPES[t]) or (t in ("int", "float") and isinstance(v, bool)):
+            raise SpecError(f"parameter {p!r} of {check!r} must be {t}, got {v!r}")
+    if not isinstance(spec["detects"], str) or not spec["detects"]:
+        raise SpecError("an op spec's 'detects' must name a failure class")
+    out = {k: spec[k] for k in ("kind", "check", "params", "detects")}
+    out["params"] = json.loads(canonical_json(params))
+    for k in ("name", "description"):
+        if k in spec:
+            out[k] = spec[k]
+    return out
+
+
+def op_from_spec(spec: Mapping[str, Any], *, status: str = "active",
+                 provenance: Mapping[str, Any] | None = None) -> Op:
+    """Instantiate a typed spec as an Op. Same spec → same name and version."""
+    s = validate_spec(spec)
+    s["name"] = s.get("name") or spec_name(s)
+    tpl = TEMPLATES[s["check"]]
+    fn = tpl.factory(**s["params"])
+    body = {k: s[k] for k in ("kind", "check", "params", "detects")}
+    version = hashlib.sha256((canonical_json(body) + _source_hash(tpl.factory)).encode()).hexdigest()[:12]
+    return Op(
+        name=s["name"],
+        fn=fn,
+        tier=s["kind"],
+        detects=s["detects"],
+        description=s.get("description") or f"{tpl.description} ({canonical_json(s['params'])})",
+        version=version,
+        provenance=dict(provenance or {"origin": "spec"}),
+        status=status,
+        spec=s,
+        uses_llm=s["kind"] == "judge",
+    )
+
+
+def spec_to_json(op: Op) -> str:
+    if op.spec is None:
+        raise SpecError(f"op {op.name!r} is a Python op, not a typed spec")
+    return canonical_json(op.spec)

@@ -1,0 +1,225 @@
+"""The verifier: an expression over ops, conjoined with its family's root — the Python API.
+
+    >>> from vx import Verifier
+    >>> v = Verifier.load("examples/humaneval/seed.vx")           # family found upwards
+    >>> g = v.grade(task, output)                                  # one (task, output)
+    >>> g.verdict, g.drawbacks                                     # Final.FAIL, [("crash", "raises …")]
+    >>> batch = v.grade_items(family.split("dev").items)           # verdict matrix + verdicts
+
+A verifier is fully reproducible from its expression text plus the op pool it names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import numpy as np
+
+from vx.dsl.ast import Node, Not, Op as OpNode, Vote, WVote
+from vx.dsl.compile import BatchEvaluator
+from vx.dsl.matrix import VerdictMatrix
+from vx.dsl.parse import parse
+from vx.dsl.printer import to_text
+from vx.dsl.semantics import evaluate_item, final_verdict
+from vx.dsl.verdict import Final, Verdict
+from vx.ops.apply import Application, apply_ops, single
+from vx.ops.cache import VerdictCache
+from vx.ops.families import Family, Item, find_family_dir
+from vx.ops.registry import OpPool
+
+
+def final_verdicts(root_column: np.ndarray | None, expr_verdicts: np.ndarray) -> np.ndarray:
+    """Vectorised final verdicts as int8 codes: 1 FAIL, 0 PASS, -1 ABSTAIN."""
+    out = np.asarray(expr_verdicts, dtype=np.int8).copy()
+    if root_column is not None:
+        out[np.asarray(root_column) == 1] = 1
+    return out
+
+
+_CODE_TO_FINAL = {1: Final.FAIL, 0: Final.PASS, -1: Final.ABSTAIN}
+
+
+def to_finals(codes: np.ndarray) -> list[Final]:
+    return [_CODE_TO_FINAL[int(c)] for c in codes]
+
+
+@attrs.frozen
+class TraceNode:
+    """One node of an explained expression on one item."""
+
+    path: tuple[int, ...]
+    text: str  # the node's canonical text (for a leaf: the op name)
+    kind: str  # "op", "any", "all", "not", "vote", "wvote", "root"
+    verdict: Verdict
+    message: str = ""
+    error: str | None = None
+    children: tuple[TraceNode, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": self.kind, "text": self.text, "verdict": str(self.verdict)}
+        if self.message:
+            d["message"] = self.message
+        if self.error:
+            d["error"] = self.error
+        if self.children:
+            d["children"] = [c.as_dict() for c in self.children]
+        return d
+
+
+@attrs.frozen
+class Grade:
+    """A verifier's verdict on one item, the drawbacks that caused it, and the full trace."""
+
+    verdict: Final
+    drawbacks: tuple[tuple[str, str], ...]  # (op name, message) of fired ops on a path to FAIL
+    root: TraceNode | None
+    trace: TraceNode
+
+    @property
+    def passed(self) -> bool:
+        """ABSTAIN counts as PASS (no known drawback was found)."""
+        return self.verdict is not Final.FAIL
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"verdict": self.verdict.value,
+                "drawbacks": [{"op": o, "message": m} for o, m in self.drawbacks],
+                "root": self.root.as_dict() if self.root else None, "trace": self.trace.as_dict()}
+
+
+@attrs.define
+class Grading:
+    """A verifier applied to many items."""
+
+    item_ids: list[str]
+    finals: list[Final]
+    expr: np.ndarray  # int8 expression verdicts
+    application: Application
+
+    @property
+    def matrix(self) -> VerdictMatrix:
+        return self.application.matrix
+
+
+def explain_tree(node: Node, verdicts: Mapping[str, Verdict | int], messages: Mapping[str, str] | None = None,
+                 errors: Mapping[str, str] | None = None, path: tuple[int, ...] = ()) -> TraceNode:
+    """Every node's verdict on one item (reference semantics), with each op's message."""
+    messages = messages or {}
+    errors = errors or {}
+    v = evaluate_item(node, verdicts)
+    if isinstance(node, OpNode):
+        return TraceNode(path, node.name, "op", v, messages.get(node.name, ""), errors.get(node.name))
+    kids = (node.child,) if isinstance(node, Not) else node.children
+    children = tuple(explain_tree(c, verdicts, messages, errors, path + (i,)) for i, c in enumerate(kids))
+    kind = type(node).__name__.lower()
+    head = {"Vote": lambda n: f"vote {n.k}", "WVote": lambda n: f"wvote {to_text(n).split()[1]}"}
+    label = head[type(node).__name__](node) if isinstance(node, (Vote, WVote)) else kind
+    return TraceNode(path, f"({label} …)", kind, v, children=children)
+
+
+def fired_leaves(t: TraceNode, negated: bool = False) -> list[TraceNode]:
+    """Leaves whose verdict pushes the expression towards FAIL (fired, or clean under a `not`)."""
+    if t.kind == "op":
+        target = Verdict.CLEAN if negated else Verdict.DRAWBACK
+        return [t] if t.verdict is target else []
+    out: list[TraceNode] = []
+    for c in t.children:
+        out += fired_leaves(c, negated ^ (t.kind == "not"))
+    return out
+
+
+class Verifier:
+    """An expression plus the op pool (and root) it is evaluated with."""
+
+    def __init__(self, expr: Node | str, pool: OpPool, tasks: Mapping[str, Mapping[str, Any]] | None = None,
+                 *, family: Family | None = None) -> None:
+        self.expr = parse(expr, known_ops=pool.names) if isinstance(expr, str) else expr
+        missing = [n for n in self.expr.op_names() if n not in pool]
+        if missing:
+            raise KeyError("; ".join(pool.unknown_message(n) for n in missing))
+        self.pool = pool
+        self.tasks = tasks or {}
+        self.family = family
+
+    @classmethod
+    def load(cls, path: str | Path, family: str | Path | Family | None = None) -> Verifier:
+        """Load a .vx file; its family is `family` or the nearest family.toml above the file."""
+        fam = family if isinstance(family, Family) else Family(family or find_family_dir(path))
+        pool = fam.pool()
+        text = Path(path).read_text(encoding="utf-8")
+        return cls(parse(text, filename=str(path), known_ops=pool.names), pool, fam.tasks, family=fam)
+
+    @classmethod
+    def from_family(cls, family: str | Path | Family) -> Verifier:
+        """The family's seed verifier."""
+        fam = family if isinstance(family, Family) else Family(family)
+        pool = fam.pool()
+        return cls(fam.seed(pool.names), pool, fam.tasks, family=fam)
+
+    @property
+    def text(self) -> str:
+        return to_text(self.expr)
+
+    @property
+    def ops(self) -> list[str]:
+        """The ops this verifier runs: the root, then the expression's ops."""
+        names = list(self.expr.op_names())
+        root = self.pool.root_name
+        return ([root] if root else []) + [n for n in names if n != root]
+
+    def grade(self, task: Mapping[str, Any] | str, output: Any, *, timeout: float = 10.0) -> Grade:
+        """Grade one output. `task` is a task record, or a task id of this verifier's family."""
+        if isinstance(task, str):
+            task = self.tasks[task]
+        outs = single(self.pool, task, output, timeout=timeout, ops=self.ops)
+        verdicts = {k: Verdict(v.verdict) for k, v in outs.items()}
+        messages = {k: v.message for k, v in outs.items()}
+        errors = {k: v.error for k, v in outs.items() if v.error}
+        return self._grade_from(verdicts, messages, errors)
+
+    def _grade_from(self, verdicts: Mapping[str, Verdict], messages: Mapping[str, str],
+                    errors: Mapping[str, str]) -> Grade:
+        trace = explain_tree(self.expr, verdicts, messages, errors)
+        root_name = self.pool.root_name
+        root_t = None
+        root_v = Verdict.ABSTAIN
+        if root_name:
+            root_v = Verdict(verdicts[root_name])
+            root_t = TraceNode((), root_name, "root", root_v, messages.get(root_name, ""), errors.get(root_name))
+        final = final_verdict(root_v, trace.verdict)
+        drawbacks: list[tuple[str, str]] = []
+        if root_v is Verdict.DRAWBACK:
+            drawbacks.append((root_name, messages.get(root_name, "")))
+        if trace.verdict is Verdict.DRAWBACK:
+            seen = set()
+            for leaf in fired_leaves(trace):
+                if leaf.text not in seen:
+                    seen.add(leaf.text)
+                    drawbacks.append((leaf.text, leaf.message))
+        return Grade(final, tuple(drawbacks), root_t, trace)
+
+    def grade_items(self, items: Sequence[Item], *, tasks: Mapping[str, Mapping[str, Any]] | None = None,
+                    jobs: int | None = None, timeout: float = 10.0, cache: VerdictCache | None = None,
+                    progress: bool | None = None, all_ops: bool = False) -> Grading:
+        """Grade many items: one verdict matrix (root + the expression's ops, or every runnable
+        op with `all_ops`), the expression's verdicts and the final verdicts."""
+        tasks = tasks or self.tasks
+        ops = None if all_ops else self.ops
+        app = apply_ops(self.pool, items, tasks, ops=ops, jobs=jobs, timeout=timeout, cache=cache,
+                        progress=progress, description=f"grading {len(items)} items")
+        expr = BatchEvaluator(app.matrix).evaluate_int8(self.expr)
+        root = app.matrix.column(self.pool.root_name) if self.pool.root_name else None
+        finals = to_finals(final_verdicts(root, expr))
+        return Grading([it.id for it in items], finals, expr, app)
+
+    def explain(self, item: Item, grading: Grading | None = None, **kw: Any) -> Grade:
+        """The trace of one item; reuses a grading's verdicts when given (no op calls)."""
+        if grading is None:
+            grading = self.grade_items([item], progress=False, **kw)
+        app = grading.application
+        row = app.matrix.row(item.id)
+        messages = {op: app.message(item.id, op) for op in app.matrix.op_names}
+        errors = {f.op: f.error for f in app.failures if f.item == item.id}
+        return self._grade_from(row, messages, errors)
