@@ -1,0 +1,82 @@
+"""Task loaders (vx.ops.packs.code.tasks): plain HumanEval offline, evalplus datasets from local files."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from vx.ops.packs.code.tasks import DataError, find_plus_file, literal_check_inputs, load, load_humaneval
+
+EVALPLUS_DIR = Path(__file__).resolve().parents[3] / "shared" / "data" / "evalplus"
+if not EVALPLUS_DIR.is_dir():
+    EVALPLUS_DIR = Path("/work/shared/data/evalplus")
+needs_data = pytest.mark.skipif(not EVALPLUS_DIR.is_dir(), reason="../shared/data/evalplus is absent")
+
+
+def test_literal_check_inputs_in_source_order_deduplicated():
+    test = """
+def check(candidate):
+    assert candidate([1, 2], 3) == True
+    for i in range(3):
+        assert candidate([i], 1)
+    assert abs(candidate([0.5], 1) - 1.0) < 1e-6
+    assert candidate([1, 2], 3) == True
+"""
+    inputs, skipped = literal_check_inputs(test)
+    assert inputs == [[[1, 2], 3], [[0.5], 1]]
+    assert skipped == 1
+
+
+def test_plain_humaneval_loads_offline():
+    tasks = load_humaneval()
+    assert len(tasks) == 164
+    task = tasks["HumanEval/0"]
+    assert task.entry_point == "has_close_elements"
+    assert task.reference.startswith(task.prompt)
+    assert task.base_inputs[0] == [[1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.3]
+    assert task.plus_inputs == ()
+    assert task.examples and task.examples[0].source == "doctest"
+    record = task.family_record()
+    assert set(record) >= {"id", "prompt", "entry_point", "examples", "reference"}
+    # randomised check functions have no literal inputs
+    assert tasks["HumanEval/38"].base_inputs == ()
+
+
+@needs_data
+def test_mbpp_plus_through_evalplus_from_data_dir():
+    tasks = load("mbpp+", EVALPLUS_DIR)
+    assert len(tasks) == 378
+    task = tasks["Mbpp/2"]
+    assert task.base_inputs[0] == [(3, 4, 5, 6), (5, 7, 4, 10)]  # evalplus deserialised tuples
+    assert task.plus_inputs and task.examples[0].function == "similar_elements"
+
+
+@needs_data
+def test_humaneval_plus_via_override_variable_and_plain_jsonl(tmp_path, monkeypatch):
+    [gz] = sorted(EVALPLUS_DIR.glob("HumanEvalPlus-*.jsonl.gz"))
+    plain = tmp_path / gz.name.replace(".gz", "")
+    with gzip.open(gz, "rb") as src, open(plain, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    monkeypatch.setenv("HUMANEVAL_OVERRIDE_PATH", str(plain))
+    assert find_plus_file("humaneval+", None) == plain
+    tasks = load("humaneval+")
+    assert len(tasks) == 164 and tasks["HumanEval/0"].plus_inputs
+
+
+def test_bad_data_dir_is_reported(tmp_path):
+    with pytest.raises(DataError, match="no MbppPlus"):
+        find_plus_file("mbpp+", tmp_path)
+    with pytest.raises(DataError, match="no such directory"):
+        find_plus_file("mbpp+", tmp_path / "missing")
+    with pytest.raises(DataError, match="unknown dataset"):
+        load("apps")
+
+
+def test_missing_override_file_is_reported(monkeypatch, tmp_path):
+    monkeypatch.setenv("MBPP_OVERRIDE_PATH", os.fspath(tmp_path / "nope.jsonl"))
+    with pytest.raises(DataError, match="MBPP_OVERRIDE_PATH"):
+        find_plus_file("mbpp+", None)
