@@ -46,6 +46,9 @@ class Template:
     params: Mapping[str, str] = attrs.field(factory=dict)  # param name -> type name in _TYPES
     description: str = ""
     family: str = ""
+    # induce(cluster, good) -> list of params dicts worth trying, where cluster and good are lists
+    # of (task, output) pairs: bad outputs to catch, and known-good outputs to stay clean on.
+    induce: Callable[[list, list], list[dict[str, Any]]] | None = attrs.field(default=None, eq=False, repr=False)
 
     def schema(self) -> dict[str, Any]:
         """A JSON-schema-like description (shown to synthesizers)."""
@@ -62,7 +65,8 @@ TEMPLATES: dict[str, Template] = {}
 
 
 def template(check: str, *, kind: str, params: Mapping[str, str] | None = None,
-             description: str = "", family: str = "") -> Callable:
+             description: str = "", family: str = "",
+             induce: Callable[[list, list], list[dict[str, Any]]] | None = None) -> Callable:
     """Register a check template: ``@template("forbids_call", kind="static", params={"name": "str"})``."""
     if kind not in TIERS:
         raise SpecError(f"template {check!r}: kind must be one of {TIERS}")
@@ -72,10 +76,32 @@ def template(check: str, *, kind: str, params: Mapping[str, str] | None = None,
 
     def wrap(factory: Callable) -> Callable:
         TEMPLATES[check] = Template(check, kind, factory, dict(params or {}),
-                                    description or (factory.__doc__ or "").strip().split("\n")[0], family)
+                                    description or (factory.__doc__ or "").strip().split("\n")[0], family,
+                                    induce)
         return factory
 
     return wrap
+
+
+def inducer(check: str) -> Callable:
+    """Attach an inducer to a registered template: ``@inducer("forbids_call") def f(cluster, good): ...``.
+
+    An inducer proposes parameter sets for its template from a cluster of bad outputs and a set of
+    known-good outputs (both lists of (task, output) pairs); the offline synthesizer tries each.
+    """
+
+    def wrap(fn: Callable) -> Callable:
+        if check not in TEMPLATES:
+            raise SpecError(f"inducer for unknown template {check!r}")
+        TEMPLATES[check] = attrs.evolve(TEMPLATES[check], induce=fn)
+        return fn
+
+    return wrap
+
+
+def templates_for(family: str | None = None) -> list[Template]:
+    """Registered templates of a family (templates with no family apply to all)."""
+    return [t for t in TEMPLATES.values() if family is None or t.family in ("", family)]
 
 
 def canonical_json(spec: Mapping[str, Any]) -> str:
