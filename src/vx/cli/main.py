@@ -14,6 +14,8 @@ import click
 from vx import __version__
 
 COMMANDS: dict[str, str] = {
+    "check": "vx.cli.check:check",
+    "fmt": "vx.cli.fmt:fmt",
     "eval": "vx.cli.eval:eval_cmd",
     "explain": "vx.cli.explain:explain_cmd",
     "ops": "vx.cli.ops:ops_cmd",

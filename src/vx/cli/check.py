@@ -1,0 +1,97 @@
+"""`vx check`: parse .vx files and report problems (unknown ops, duplicates, constant parts)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+import click
+
+from vx.cli.fmt import vx_files
+from vx.dsl.check import check as check_node
+from vx.dsl.parse import VxSyntaxError, parse_located, render_diagnostic
+
+
+def known_ops_from_options(ops: str | None) -> frozenset[str] | None:
+    """The op names an expression may use, from the command line; None when not given.
+
+    This is the one place that decides what is known: other sources (a family directory's
+    op pool) plug in here.
+    """
+    if ops is None:
+        return None
+    names = frozenset(name.strip() for name in ops.split(",") if name.strip())
+    if not names:
+        raise click.BadParameter("give at least one op name, e.g. --ops crash,timeout", param_hint="--ops")
+    return names
+
+
+def check_text(text: str, filename: str, known_ops: Iterable[str] | None) -> tuple[int, int, list[str]]:
+    """Check one file's text: (number of errors, number of warnings, rendered reports)."""
+    try:
+        node, spans = parse_located(text, filename=filename)
+    except VxSyntaxError as exc:
+        return 1, 0, [str(exc)]
+    lines = text.split("\n")
+    errors = warnings = 0
+    reports = []
+    for problem in check_node(node, known_ops):
+        span = spans[problem.path]
+        width = span.width if problem.code == "unknown-op" else 1
+        reports.append(
+            render_diagnostic(
+                filename=filename,
+                line=span.line,
+                column=span.column,
+                source_line=lines[span.line - 1] if span.line <= len(lines) else "",
+                message=problem.message,
+                hint=problem.hint,
+                width=width,
+                severity=problem.severity,
+            )
+        )
+        if problem.severity == "error":
+            errors += 1
+        else:
+            warnings += 1
+    return errors, warnings, reports
+
+
+@click.command("check")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.option("--ops", default=None, metavar="A,B,C",
+              help="Comma-separated names of the ops that exist; any other op is an error.")
+def check(paths: tuple[str, ...], ops: str | None) -> None:
+    """Check .vx files: syntax, unknown ops (with the nearest names), duplicate children,
+    vote K out of range, and subtrees that can never fire or never be clean.
+
+    PATH may be a file, a directory (all *.vx files below it) or - for standard input.
+    Exits 1 if any file has an error; warnings alone exit 0.
+    """
+    known = known_ops_from_options(ops)
+    total_errors = total_warnings = 0
+    files = [None] if paths == ("-",) else list(vx_files(paths))
+    for path in files:
+        if path is None:
+            text, name = sys.stdin.read(), "<stdin>"
+        else:
+            try:
+                text, name = Path(path).read_text(encoding="utf-8"), str(path)
+            except (OSError, UnicodeDecodeError) as exc:
+                click.echo(f"{path}: error: cannot read: {exc}")
+                total_errors += 1
+                continue
+        errors, warnings, reports = check_text(text, name, known)
+        for report in reports:
+            click.echo(report)
+        total_errors += errors
+        total_warnings += warnings
+    n = len(files)
+    click.echo(
+        f"checked {n} file{'s' * (n != 1)}: {total_errors} error{'s' * (total_errors != 1)}, "
+        f"{total_warnings} warning{'s' * (total_warnings != 1)}",
+        err=True,
+    )
+    if total_errors:
+        sys.exit(1)

@@ -1,0 +1,79 @@
+"""`vx fmt`: rewrite .vx files in their canonical form."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+
+from vx.dsl.parse import VxSyntaxError
+from vx.dsl.printer import format_source
+
+
+def vx_files(paths: tuple[str, ...]) -> Iterator[Path]:
+    """The given files, and every ``*.vx`` file under the given directories (sorted)."""
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            yield from sorted(p for p in path.rglob("*.vx") if p.is_file())
+        else:
+            yield path
+
+
+@click.command("fmt")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.option("--check", "check_only", is_flag=True,
+              help="Change nothing; exit 1 and list the files that are not canonical.")
+@click.option("--width", default=80, show_default=True, type=click.IntRange(min=20),
+              help="Wrap expressions longer than this many columns.")
+def fmt(paths: tuple[str, ...], check_only: bool, width: int) -> None:
+    """Print .vx files in canonical form, rewriting them in place.
+
+    PATH may be a file, a directory (all *.vx files below it), or - to read standard input
+    and write the canonical form to standard output. Header comments (e.g. "; family: humaneval")
+    are kept; a comment inside the expression is an error, since formatting would lose it.
+    """
+    failed = changed = unchanged = 0
+    for path in ([None] if paths == ("-",) else list(vx_files(paths))):
+        if path is None:
+            text, name = sys.stdin.read(), "<stdin>"
+        else:
+            if str(path) == "-":
+                raise click.UsageError("'-' (standard input) cannot be mixed with file names")
+            try:
+                text, name = path.read_text(encoding="utf-8"), str(path)
+            except (OSError, UnicodeDecodeError) as exc:
+                click.echo(f"{path}: error: cannot read: {exc}", err=True)
+                failed += 1
+                continue
+        try:
+            canonical = format_source(text, filename=name, width=width)
+        except VxSyntaxError as exc:
+            click.echo(str(exc), err=True)
+            failed += 1
+            continue
+        if path is None:
+            if check_only:
+                changed += canonical != text
+            else:
+                click.echo(canonical, nl=False)
+            continue
+        if canonical == text:
+            unchanged += 1
+        elif check_only:
+            changed += 1
+            click.echo(f"would reformat {path}")
+        else:
+            path.write_text(canonical, encoding="utf-8")
+            changed += 1
+            click.echo(f"reformatted {path}")
+    if paths != ("-",):
+        verb = "would be reformatted" if check_only else "reformatted"
+        summary = f"{changed} file{'s' * (changed != 1)} {verb}, {unchanged} already canonical"
+        if failed:
+            summary += f", {failed} with errors"
+        click.echo(summary, err=True)
+    if failed or (check_only and changed):
+        sys.exit(1)
