@@ -12,8 +12,17 @@ from typing import Any
 import click
 from rich.console import Console
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+def _width() -> int | None:
+    """Terminal width on a terminal; a roomy fixed width when piped (tables stay readable in logs)."""
+    import os
+
+    if sys.stdout.isatty():
+        return None
+    return int(os.environ.get("COLUMNS", 0)) or 140
+
+
+console = Console(highlight=False, width=_width())
+err_console = Console(stderr=True, highlight=False, width=_width())
 
 
 class UserError(click.ClickException):
