@@ -300,7 +300,10 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
     durations: dict[str, float] = {}
 
     hashes = [item_hash(tasks[it.task], it.output) for it in items]
-    cached = cache.get_many((o.name, o.version, h) for o in op_objs for h in set(hashes)) if cache else {}
+    # LLM-calling ops bypass the verdict cache: their answers are cached by vx.llm, keyed by model and
+    # full request, so a changed model is never served a stale verdict and "LLM off" is never stored.
+    cached = cache.get_many((o.name, o.version, h) for o in op_objs if not o.uses_llm
+                            for h in set(hashes)) if cache else {}
     hits = 0
     work: list[tuple[Item, list[int]]] = []
     work_rows: list[int] = []
@@ -340,7 +343,7 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
                 messages[(it.id, o.name)] = out.message
             if out.error:
                 failures.append(OpFailure(it.id, o.name, out.kind or "error", out.error))
-            if cache is not None and out.kind != "timeout" and out.kind != "died":
+            if cache is not None and not o.uses_llm and out.kind != "timeout" and out.kind != "died":
                 to_cache.append((o.name, o.version, hashes[r], out.verdict, out.message, out.duration, out.error))
         if cache is not None and len(to_cache) >= 500:
             cache.put_many(to_cache)
