@@ -1,0 +1,279 @@
+"""Run untrusted code (model outputs) in a fresh, isolated, time-bounded process.
+
+Public API::
+
+    from vx.ops.sandbox import Sandbox, SandboxConfig, RunReport, CallOutcome, ScriptReport
+
+    sb = Sandbox(SandboxConfig(memory_mb=1024, per_call_timeout=2.0, total_timeout=20.0,
+                               nproc=64, fsize_mb=16, nofile=64))
+    sb.layer          # "bwrap" | "unshare" | "rlimits": strongest that works (detected once, cached)
+    sb.describe()     # human text for `vx doctor` / `vx eval`
+
+    rep = sb.run_calls(code, "add", [([1, 2], {}), ([3], {"b": 4})], setup="import math")
+    rep.status        # "ok" | "syntax_error" | "load_error" | "no_entry_point" | "timeout" | "crashed"
+    rep.load_stdout, rep.load_error, rep.load_error_type, rep.load_error_line, rep.wall_time,
+    rep.detail        # why "timeout"/"crashed"
+    rep.calls[0].status     # "ok" | "exception" | "timeout" | "unserializable" | "crashed" | "not_run"
+    rep.calls[0].value      # plain data decoded in the parent (None unless status == "ok")
+    rep.calls[0].type_name, .exc_type, .exc_message, .stdout, .duration, .args_after
+
+    srep = sb.run_script(program_text, timeout=10.0)   # whole programs, e.g. MBPP `test` strings
+    srep.status       # "ok" (exit 0) | "error" (non-zero exit) | "timeout" | "crashed"
+    srep.stdout, srep.stderr, srep.exit_code, srep.wall_time
+
+Semantics callers rely on:
+
+* One fresh process per ``run_calls``: all calls of one candidate run in it, in order, after
+  ``setup`` and the candidate ``code`` were executed in one namespace (``__name__`` is
+  ``"__vx_candidate__"``, so ``if __name__ == "__main__":`` blocks do not run; stdin is
+  empty). Global state does not leak between ``run_calls`` invocations.
+* A call that raises gets "exception" and later calls still run. A call that overruns its
+  timeout is interrupted ("timeout") and later calls still run, unless the candidate swallows
+  the interruption: then the parent kills the process ``kill_grace`` seconds later, that
+  call is "timeout", the rest "not_run" and ``rep.status`` is "timeout". A process that dies
+  (``os._exit``, segfault, memory kill) makes the call in progress "crashed", the rest
+  "not_run", and ``rep.status`` "crashed".
+* Values come back as plain data only (None/bool/int/float/complex/str/bytes and
+  list/tuple/dict/set/frozenset of those; inf/nan preserved). Subclasses of those types
+  (Counter, namedtuple, IntEnum, ...) are reduced to the base type *without* calling their
+  methods (``type_name`` keeps the real name). Anything else is "unserializable" with its
+  type name. Values are never unpickled or evaluated.
+* **Compare in the parent.** The child can forge anything it reports (it shares its
+  interpreter with the candidate), so never send expected values into it: callers compare
+  ``rep.calls[i].value`` with expected values the child never sees. A forged report is no
+  stronger than the candidate returning that value.
+
+Isolation layers, detection and the process model: see ``layers.py``, ``runner.py`` and
+docs/readme/sandbox.md.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any, Sequence
+
+from vx.ops.sandbox.config import LAYER_ENV, LAYERS, SandboxConfig
+from vx.ops.sandbox.layers import Detection, LayerStatus, SandboxUnavailable, clear_cache, detect
+from vx.ops.sandbox.report import (
+    CALL_STATUSES,
+    RUN_STATUSES,
+    SCRIPT_STATUSES,
+    CallOutcome,
+    RunReport,
+    ScriptReport,
+    assemble,
+    assemble_script,
+)
+from vx.ops.sandbox.runner import Plan, launch
+
+__all__ = [
+    "CALL_STATUSES",
+    "LAYERS",
+    "LAYER_ENV",
+    "RUN_STATUSES",
+    "SCRIPT_STATUSES",
+    "CallOutcome",
+    "Detection",
+    "LayerStatus",
+    "RunReport",
+    "Sandbox",
+    "SandboxConfig",
+    "SandboxUnavailable",
+    "ScriptReport",
+    "clear_cache",
+]
+
+Call = tuple[Sequence[Any], dict[str, Any]]
+
+_PROBE_CODE = "def vx_probe(x):\n    return [x + 1, 'é']\n"
+
+
+class Sandbox:
+    """Runs untrusted code under the strongest isolation layer available (thread-safe)."""
+
+    def __init__(self, config: SandboxConfig | None = None, *, probe_all: bool = False) -> None:
+        self.config = config or SandboxConfig()
+        self._detection: Detection = detect(self.config, self._probe, all_layers=probe_all)
+
+    # -- introspection ------------------------------------------------------------------------
+
+    @property
+    def layer(self) -> str:
+        return self._detection.layer
+
+    @property
+    def detection(self) -> Detection:
+        return self._detection
+
+    def describe(self) -> str:
+        """Several lines of plain text: the layer, what it isolates, limits, why not stronger."""
+        d, c = self._detection, self.config
+        what = {
+            "bwrap": "bubblewrap: new user/pid/net/ipc/uts namespaces (no network), read-only "
+            "/usr and interpreter, private /proc, /dev, /tmp; workdir at /sandbox",
+            "unshare": "unshare: new user/pid/net/ipc/uts namespaces (no network); host file "
+            "system visible as the sandbox account",
+            "rlimits": "rlimits only: no namespaces; " + d.seccomp,
+        }[d.layer]
+        who = (
+            f"uid {d.identity.uid} ({d.identity.name}), switched from root"
+            if d.identity.dropped
+            else f"uid {d.identity.uid} ({d.identity.name}), the invoking user"
+        )
+        lines = [
+            f"sandbox layer: {d.layer} - {what}",
+            f"runs as: {who}",
+            f"interpreter: {d.python_note}",
+            f"limits: {c.memory_mb} MiB address space, {c.per_call_timeout:g} s per call, "
+            f"{c.total_timeout:g} s per candidate, files <= {c.fsize_mb} MiB, {c.nofile} open "
+            f"files, {d.nproc_limit} processes, no core dumps",
+        ]
+        for status in d.statuses:
+            if status.layer != d.layer and status.available is not True:
+                lines.append(f"{status.layer}: {status.reason}")
+        return "\n".join(lines)
+
+    # -- running ------------------------------------------------------------------------------
+
+    def run_calls(
+        self,
+        code: str,
+        entry_point: str,
+        calls: Sequence[Call],
+        setup: str = "",
+        *,
+        timeouts: Sequence[float] | None = None,
+        total_timeout: float | None = None,
+        args_after: bool = True,
+    ) -> RunReport:
+        """Load ``setup`` + ``code`` in a fresh sandboxed process and call ``entry_point``.
+
+        ``calls`` is a list of ``(args, kwargs)``; arguments must be plain data (exact
+        built-in types). ``timeouts`` optionally gives one timeout per call (default
+        ``config.per_call_timeout``); ``total_timeout`` overrides ``config.total_timeout``.
+        ``args_after=False`` skips re-encoding the arguments after each call (faster).
+        """
+        c = self.config
+        call_list = [_normalise_call(call, i) for i, call in enumerate(calls)]
+        limits = list(timeouts) if timeouts is not None else [c.per_call_timeout] * len(call_list)
+        if len(limits) != len(call_list):
+            raise ValueError(f"timeouts has {len(limits)} entries for {len(call_list)} calls")
+        for value in limits:
+            if not (isinstance(value, (int, float)) and value > 0 and math.isfinite(value)):
+                raise ValueError(f"call timeouts must be positive finite numbers, got {value!r}")
+        total = c.total_timeout if total_timeout is None else total_timeout
+        request = self._request(
+            mode="calls",
+            code=code,
+            setup=setup,
+            entry_point=entry_point,
+            calls=call_list,
+            timeouts=[float(t) for t in limits],
+            args_after=args_after,
+            total=total,
+        )
+        raw = launch(
+            self._detection.plan,
+            request,
+            total_timeout=total,
+            frame_timeouts=[*limits, 0.0],
+            kill_grace=c.kill_grace,
+            stream_cap=c.stream_cap,
+            max_result_bytes=c.max_result_mb << 20,
+            hash_seed=c.hash_seed,
+            tmp_root=c.tmp_root,
+        )
+        return assemble(raw, len(call_list), self.layer, limits)
+
+    def run_script(self, code: str, timeout: float | None = None) -> ScriptReport:
+        """Run a whole program as ``__main__``; its stdout/stderr/exit code come back as text."""
+        c = self.config
+        total = c.total_timeout if timeout is None else timeout
+        request = self._request(
+            mode="script", code=code, setup="", entry_point="", calls=[], timeouts=[],
+            args_after=False, total=total,
+        )
+        raw = launch(
+            self._detection.plan,
+            request,
+            total_timeout=total,
+            kill_grace=c.kill_grace,
+            stream_cap=c.stream_cap,
+            max_result_bytes=c.max_result_mb << 20,
+            hash_seed=c.hash_seed,
+            tmp_root=c.tmp_root,
+            result_channel=False,
+        )
+        return assemble_script(raw, self.layer, total)
+
+    def measure_overhead(self, runs: int = 5) -> float:
+        """Median wall time in ms of a trivial candidate with one call (per-candidate cost)."""
+        times = []
+        for _ in range(runs):
+            rep = self.run_calls(_PROBE_CODE, "vx_probe", [([1], {})], args_after=False)
+            if rep.status != "ok":
+                raise SandboxUnavailable(f"probe candidate failed: {rep.status}: {rep.detail}")
+            times.append(rep.wall_time * 1000)
+        return statistics.median(times)
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _request(self, *, total: float, nproc: int | None = None, plan: Plan | None = None, **fields: Any) -> dict[str, Any]:
+        c = self.config
+        plan = plan or self._detection.plan
+        nproc_limit = nproc if nproc is not None else self._detection.nproc_limit
+        return {
+            **fields,
+            "limits": {
+                "RLIMIT_AS": c.memory_mb << 20,
+                "RLIMIT_CPU": int(math.ceil(total)) + 1,
+                "RLIMIT_FSIZE": c.fsize_mb << 20,
+                "RLIMIT_NOFILE": c.nofile,
+                "RLIMIT_NPROC": nproc_limit,
+                "RLIMIT_CORE": 0,
+            },
+            "drop": list(plan.drop) if plan.drop else None,
+            "supervise": plan.supervise,
+            "no_new_privs": plan.no_new_privs,
+            "seccomp": plan.seccomp,
+            "recursion_limit": c.recursion_limit,
+            "stdout_cap": c.stdout_cap,
+            "message_cap": c.message_cap,
+            "max_value_nodes": c.max_value_nodes,
+        }
+
+    def _probe(self, plan: Plan, nproc: int) -> tuple[bool, str, float]:
+        """Try a plan with a trivial candidate: (works, why not, median ms)."""
+        c = self.config
+        times: list[float] = []
+        for _ in range(3):
+            request = self._request(
+                mode="calls", code=_PROBE_CODE, setup="", entry_point="vx_probe",
+                calls=[[[41], {}]], timeouts=[10.0], args_after=False, total=20.0,
+                nproc=nproc, plan=plan,
+            )
+            raw = launch(
+                plan, request, total_timeout=20.0, frame_timeouts=[10.0, 0.0], kill_grace=c.kill_grace,
+                stream_cap=c.stream_cap, max_result_bytes=1 << 20, hash_seed=c.hash_seed,
+                tmp_root=c.tmp_root,
+            )
+            rep = assemble(raw, 1, plan.layer, [10.0])
+            if rep.status != "ok" or rep.calls[0].value != [42, "é"]:
+                why = raw.spawn_error or rep.stderr.strip() or rep.detail or rep.status
+                lines = [line for line in why.splitlines() if line.strip()]
+                return False, (lines[-1] if lines else why)[:300], 0.0
+            times.append(rep.wall_time * 1000)
+        return True, "", statistics.median(times)
+
+
+def _normalise_call(call: Any, index: int) -> list[Any]:
+    try:
+        args, kwargs = call
+    except (TypeError, ValueError):
+        raise ValueError(f"call {index} must be an (args, kwargs) pair, got {call!r:.80}") from None
+    if not isinstance(args, (list, tuple)) or not isinstance(kwargs, dict):
+        raise ValueError(f"call {index}: args must be a list/tuple and kwargs a dict")
+    if not all(isinstance(key, str) for key in kwargs):
+        raise ValueError(f"call {index}: keyword argument names must be strings")
+    return [tuple(args), dict(kwargs)]

@@ -1,0 +1,91 @@
+"""SandboxConfig: the limits and choices of one sandbox (plain, frozen, validated)."""
+
+from __future__ import annotations
+
+import os
+
+import attrs
+
+LAYERS: tuple[str, ...] = ("bwrap", "unshare", "rlimits")
+"""Isolation layers, strongest first."""
+
+LAYER_ENV = "VX_SANDBOX_LAYER"
+"""Environment variable that forces a layer (same values as ``SandboxConfig.layer``)."""
+
+
+def _positive(instance: object, attribute: attrs.Attribute, value: float) -> None:
+    if not value > 0:
+        raise ValueError(f"SandboxConfig.{attribute.name} must be > 0, got {value!r}")
+
+
+def _layer(instance: object, attribute: attrs.Attribute, value: str | None) -> None:
+    if value is not None and value not in LAYERS:
+        raise ValueError(
+            f"SandboxConfig.layer must be one of {', '.join(LAYERS)} (or None for the strongest "
+            f"available), got {value!r}"
+        )
+
+
+@attrs.frozen
+class SandboxConfig:
+    """Limits for every candidate run by one :class:`~vx.ops.sandbox.Sandbox`.
+
+    Sizes are in MiB; times in seconds. ``per_call_timeout`` is enforced inside the child
+    (an alarm that raises in the candidate) *and* by the parent (which kills the process
+    ``kill_grace`` seconds later if the alarm was swallowed); ``total_timeout`` is the
+    parent's wall-clock deadline for the whole process, startup included.
+    """
+
+    memory_mb: int = attrs.field(default=1024, validator=_positive)
+    per_call_timeout: float = attrs.field(default=2.0, validator=_positive)
+    total_timeout: float = attrs.field(default=20.0, validator=_positive)
+    nproc: int = attrs.field(default=64, validator=_positive)
+    fsize_mb: int = attrs.field(default=16, validator=_positive)
+    nofile: int = attrs.field(default=64, validator=_positive)
+    #: Force one layer ("bwrap" | "unshare" | "rlimits"); None: the strongest that works
+    #: (or $VX_SANDBOX_LAYER). A forced layer that does not work raises SandboxUnavailable.
+    layer: str | None = attrs.field(default=None, validator=_layer)
+    #: Interpreter for the child; None: this interpreter, or a system python of the same
+    #: major.minor version when the sandbox user cannot reach this one (e.g. under /root).
+    python: str | None = None
+    #: Account the child runs as when vx runs as root; None: "vx-sandbox" if that account
+    #: exists (.ci/install-system.sh creates it), else "nobody".
+    user: str | None = None
+    #: PYTHONHASHSEED for the child (fixed by default so runs are reproducible); None: random.
+    hash_seed: int | None = 0
+    recursion_limit: int = 1000
+    #: Characters of printed text kept per call (and for the load phase).
+    stdout_cap: int = 64 * 1024
+    #: Characters kept of an exception message.
+    message_cap: int = 2000
+    #: Bytes kept of the process's raw stdout / stderr (text written around the capture).
+    stream_cap: int = 256 * 1024
+    #: Upper bound on the result stream (all frames) in bytes; beyond it the run is "crashed".
+    max_result_mb: int = attrs.field(default=64, validator=_positive)
+    #: Nodes visited when encoding one returned value; beyond it the value is "unserializable".
+    max_value_nodes: int = attrs.field(default=4_000_000, validator=_positive)
+    kill_grace: float = attrs.field(default=1.0, validator=_positive)
+    #: Where per-candidate working directories are created (None: the system temp dir).
+    tmp_root: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.recursion_limit < 500:
+            raise ValueError(
+                f"SandboxConfig.recursion_limit must be >= 500 (the harness needs headroom), "
+                f"got {self.recursion_limit}"
+            )
+        if self.nproc < 8:
+            raise ValueError(f"SandboxConfig.nproc must be >= 8, got {self.nproc}")
+        if self.nofile < 16:
+            raise ValueError(f"SandboxConfig.nofile must be >= 16, got {self.nofile}")
+
+    def requested_layer(self) -> str | None:
+        """The forced layer: ``self.layer``, else $VX_SANDBOX_LAYER, else None."""
+        if self.layer is not None:
+            return self.layer
+        env = os.environ.get(LAYER_ENV, "").strip()
+        if not env:
+            return None
+        if env not in LAYERS:
+            raise ValueError(f"${LAYER_ENV}={env!r} is not one of {', '.join(LAYERS)}")
+        return env

@@ -1,0 +1,681 @@
+"""The child side of the sandbox: runs one candidate's code and reports plain data.
+
+This file is *not* imported by the child. The parent passes its whole source text to
+``python -S -s -B -P -c <source>``, so it must stay self-contained: standard library only,
+no imports from ``vx``, and only cheap modules (every import here is paid once per
+candidate). It can still be imported as a module (tests do, to reach :func:`encode_value`).
+
+Protocol: the parent writes one ``marshal`` request to stdin and closes it (see
+``runner.py`` for the fields). The harness answers on the inherited result fd with frames:
+4-byte big-endian length + ASCII JSON (value encoding: ``serialize.py``), in this order::
+
+    {"t": "load", "status": ...}           once, after loading setup + candidate code
+    {"t": "call", "i": 0, ...} ...         one per call, in order (only if the load was ok)
+    {"t": "done"}                          last; then the process leaves with os._exit(0)
+
+Robustness against the candidate (which shares this interpreter): every builtin and module
+function used after candidate code has run is bound to a private alias below, *before* any
+candidate code runs, so a candidate that replaces ``builtins.print``, ``len``, ``isinstance``,
+``json`` or ``sys.stdout`` cannot disturb the harness by accident. A candidate that attacks
+the harness on purpose can forge anything it reports; that is why the parent never sends
+expected values and compares them itself (see the package docstring).
+"""
+
+import builtins as _builtins
+import marshal as _marshal
+import os as _os
+import sys as _sys
+import time as _time
+
+import _signal
+
+try:
+    from _json import encode_basestring_ascii as _quote
+except ImportError:  # pragma: no cover - _json ships with every CPython build we target
+
+    def _quote(text):
+        out = ['"']
+        for ch in text:
+            code = ord(ch)
+            if ch == '"' or ch == "\\":
+                out.append("\\" + ch)
+            elif 0x20 <= code < 0x7F:
+                out.append(ch)
+            elif code < 0x10000:
+                out.append("\\u%04x" % code)
+            else:
+                code -= 0x10000
+                out.append("\\u%04x\\u%04x" % (0xD800 | (code >> 10), 0xDC00 | (code & 0x3FF)))
+        out.append('"')
+        return "".join(out)
+
+
+# Private references, taken before any candidate code runs. ------------------------------------
+_BaseException = BaseException
+_Exception = Exception
+_OSError = OSError
+_SyntaxError = SyntaxError
+_ValueError = ValueError
+_RecursionError = RecursionError
+_MemoryError = MemoryError
+_type = type
+_len = len
+_int = int
+_float = float
+_bool = bool
+_str = str
+_bytes = bytes
+_complex = complex
+_list = list
+_tuple = tuple
+_dict = dict
+_set = set
+_frozenset = frozenset
+_slice = slice
+_memoryview = memoryview
+_enumerate = enumerate
+_TypeError = TypeError
+_SystemExit = SystemExit
+_id = id
+_hex = hex
+_callable = callable
+_issubclass = issubclass
+_compile = compile
+_exec = exec
+_int_repr = int.__repr__
+_float_repr = float.__repr__
+_int_copy = int.__int__
+_float_copy = float.__float__
+_str_copy = str.__str__
+_list_copy = list.copy
+_tuple_getitem = tuple.__getitem__
+_dict_items = dict.items
+_set_copy = set.copy
+_frozenset_copy = frozenset.copy
+_bytes_hex = bytes.hex
+_complex_parts = complex.__getnewargs__
+_type_name_of = type.__dict__["__name__"].__get__
+_join = "".join
+_comma_join = ",".join
+_os_write = _os.write
+_os_read = _os.read
+_os_exit = _os._exit
+_os_close = _os.close
+_perf = _time.perf_counter
+_setitimer = _signal.setitimer
+_set_handler = _signal.signal
+_ITIMER_REAL = _signal.ITIMER_REAL
+_SIGALRM = _signal.SIGALRM
+_setrecursionlimit = _sys.setrecursionlimit
+_MAX_DEPTH = 200
+_PLAIN_INT = 2**63
+
+
+class _Unserializable(Exception):
+    """Raised by the encoder; args: (type name, human reason)."""
+
+
+class _CallTimeout(BaseException):
+    """Raised by the SIGALRM handler while a call runs (BaseException: not an Exception)."""
+
+
+# --------------------------------------------------------------------------------------------
+# value encoding (format: vx.ops.sandbox.serialize)
+# --------------------------------------------------------------------------------------------
+
+
+def encode_value(value, budget=1 << 24):
+    """Return the JSON text for ``value``; raise _Unserializable(type name, reason).
+
+    ``budget`` bounds the number of nodes visited (so shared sub-structures cannot blow up the
+    output exponentially); exceeding it is reported as "unserializable".
+    """
+    state = [budget]
+    return _enc(value, 0, {}, state)
+
+
+def _float_text(x):
+    if x != x:
+        return '{"float":"nan"}'
+    if x == _float("inf"):
+        return '{"float":"inf"}'
+    if x == _float("-inf"):
+        return '{"float":"-inf"}'
+    return _float_repr(x)
+
+
+def _int_text(x):
+    if -_PLAIN_INT < x < _PLAIN_INT:
+        return _int_repr(x)
+    return '{"int":"' + _hex(x) + '"}'
+
+
+def _seq(items, depth, active, state):
+    return _comma_join([_enc(item, depth + 1, active, state) for item in items])
+
+
+def _enc(x, depth, active, state):
+    state[0] -= 1
+    if state[0] < 0:
+        raise _Unserializable(_type_name_of(_type(x)), "value too large to report")
+    if depth > _MAX_DEPTH:
+        raise _Unserializable(_type_name_of(_type(x)), "nested deeper than %d levels" % _MAX_DEPTH)
+    t = _type(x)
+    if x is None:
+        return "null"
+    if t is _bool:
+        return "true" if x else "false"
+    if t is _int:
+        return _int_text(x)
+    if t is _float:
+        return _float_text(x)
+    if t is _str:
+        return _quote(x)
+    # Subclasses of the plain types are reduced to their base value through the base type's
+    # own C methods, so an overridden __eq__/__iter__/__str__ is never consulted.
+    if _issubclass(t, _int):
+        return _int_text(_int_copy(x))
+    if _issubclass(t, _float):
+        return _float_text(_float_copy(x))
+    if _issubclass(t, _str):
+        return _quote(_str_copy(x))
+    if _issubclass(t, _bytes):
+        return '{"bytes":"' + _bytes_hex(x) + '"}'
+    if _issubclass(t, _complex):
+        re, im = _complex_parts(x)
+        return '{"complex":[' + _float_text(re) + "," + _float_text(im) + "]}"
+    key = _id(x)
+    if key in active:
+        raise _Unserializable(_type_name_of(t), "contains itself (recursive structure)")
+    active[key] = True
+    try:
+        if _issubclass(t, _list):
+            return "[" + _seq(_list_copy(x), depth, active, state) + "]"
+        if _issubclass(t, _tuple):
+            return '{"tuple":[' + _seq(_tuple_getitem(x, _slice(None)), depth, active, state) + "]}"
+        if _issubclass(t, _dict):
+            pairs = [
+                "[" + _enc(k, depth + 1, active, state) + "," + _enc(v, depth + 1, active, state) + "]"
+                for k, v in _list(_dict_items(x))
+            ]
+            return '{"dict":[' + _comma_join(pairs) + "]}"
+        if _issubclass(t, _frozenset):
+            return '{"frozenset":[' + _seq(_frozenset_copy(x), depth, active, state) + "]}"
+        if _issubclass(t, _set):
+            return '{"set":[' + _seq(_set_copy(x), depth, active, state) + "]}"
+    finally:
+        del active[key]
+    raise _Unserializable(_type_name_of(t), "not plain data")
+
+
+# --------------------------------------------------------------------------------------------
+# frames
+# --------------------------------------------------------------------------------------------
+
+
+class _Raw:
+    """An already-encoded JSON fragment."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+
+def _json_field(v):
+    if v is None:
+        return "null"
+    t = _type(v)
+    if t is _Raw:
+        return v.text
+    if t is _bool:
+        return "true" if v else "false"
+    if t is _int:
+        return _int_repr(v)
+    if t is _float:
+        return _float_text(v)
+    return _quote(_str_copy(v))
+
+
+def _frame(fd, fields):
+    body = _comma_join([_quote(k) + ":" + _json_field(v) for k, v in fields])
+    data = ("{" + body + "}").encode("ascii")
+    n = _len(data)
+    data = n.to_bytes(4, "big") + data
+    view = _memoryview(data)
+    try:
+        while view:
+            written = _os_write(fd, view)
+            view = view[written:]
+    except _BaseException:
+        _os_exit(3)  # the parent is gone or the candidate closed our fd: nothing to report to
+
+
+class _Capture:
+    """A text sink for sys.stdout that keeps at most ``cap`` characters."""
+
+    def __init__(self, cap):
+        self._parts = []
+        self._room = cap
+        self.truncated = False
+
+    def write(self, text):
+        if _type(text) is not _str:
+            if not _issubclass(_type(text), _str):
+                raise _TypeError("write() argument must be str, not " + _type_name_of(_type(text)))
+            text = _str_copy(text)
+        n = _len(text)
+        if self._room > 0:
+            self._parts.append(text[: self._room])
+            if n > self._room:
+                self.truncated = True
+            self._room -= n
+        elif n:
+            self.truncated = True
+        return n
+
+    def flush(self):
+        return None
+
+    def writable(self):
+        return True
+
+    def isatty(self):
+        return False
+
+    def value(self):
+        return _join(self._parts)
+
+
+def _message(exc, cap):
+    try:
+        text = _str(exc)
+        if _type(text) is not _str:
+            text = _str_copy(text)
+    except _BaseException:
+        text = "<exception message could not be rendered>"
+    return text if _len(text) <= cap else text[:cap] + "..."
+
+
+# --------------------------------------------------------------------------------------------
+# the candidate run
+# --------------------------------------------------------------------------------------------
+
+
+def _on_alarm(signum, frame):
+    _state["fired"] = True
+    raise _CallTimeout()
+
+
+_state = {"fired": False}
+
+
+def _load(req, fd):
+    """Exec setup + candidate code; report the load frame; return the entry function or None."""
+    cap = req["stdout_cap"]
+    mcap = req["message_cap"]
+    capture = _Capture(cap)
+    namespace = {"__name__": "__vx_candidate__", "__builtins__": _builtins}
+    status, exc_type, exc_message, line = "ok", None, None, None
+    saved_stdout = _sys.stdout
+    _sys.stdout = capture
+    try:
+        units = []
+        try:
+            if req["setup"]:
+                units.append(_compile(req["setup"], "<setup>", "exec"))
+            units.append(_compile(req["code"], "<candidate>", "exec"))
+        except (_SyntaxError, _ValueError) as exc:
+            status, exc_type, exc_message = "syntax_error", _type_name_of(_type(exc)), _message(exc, mcap)
+            if _issubclass(_type(exc), _SyntaxError):
+                line = exc.lineno if _type(exc.lineno) is _int else None
+                if _type(exc.msg) is _str:
+                    exc_message = exc.msg
+        except _BaseException as exc:
+            status, exc_type, exc_message = "load_error", _type_name_of(_type(exc)), _message(exc, mcap)
+        if status == "ok":
+            try:
+                for unit in units:
+                    _exec(unit, namespace)
+            except _BaseException as exc:
+                status, exc_type, exc_message = "load_error", _type_name_of(_type(exc)), _message(exc, mcap)
+                line = _traceback_line(exc)
+    finally:
+        _sys.stdout = saved_stdout
+    fn = None
+    if status == "ok":
+        fn = _dict.get(namespace, req["entry_point"])
+        if fn is None or not _callable(fn):
+            status = "no_entry_point"
+            exc_message = "no callable named %s is defined" % req["entry_point"]
+            fn = None
+    _frame(
+        fd,
+        [
+            ("t", "load"),
+            ("status", status),
+            ("stdout", capture.value()),
+            ("stdout_truncated", capture.truncated),
+            ("exc_type", exc_type),
+            ("exc_message", exc_message),
+            ("line", line),
+        ],
+    )
+    return fn
+
+
+def _traceback_line(exc):
+    """The innermost line number inside the candidate's code, if any."""
+    tb = exc.__traceback__
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename in ("<candidate>", "<setup>"):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _call(fn, i, args, kwargs, timeout, req, fd):
+    mcap = req["message_cap"]
+    capture = _Capture(req["stdout_cap"])
+    status, value, type_name, exc_type, exc_message = "ok", None, None, None, None
+    _state["fired"] = False
+    _set_handler(_SIGALRM, _on_alarm)
+    _setrecursionlimit(req["recursion_limit"])
+    saved_stdout = _sys.stdout
+    _sys.stdout = capture
+    start = _perf()
+    result = None
+    try:
+        _setitimer(_ITIMER_REAL, timeout, 0.0)  # one shot: never fires inside the harness twice
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            _setitimer(_ITIMER_REAL, 0.0, 0.0)
+    except _CallTimeout:
+        status = "timeout"
+    except _BaseException as exc:
+        status, exc_type, exc_message = "exception", _type_name_of(_type(exc)), _message(exc, mcap)
+    duration = _perf() - start
+    _sys.stdout = saved_stdout
+    _setrecursionlimit(req["recursion_limit"])
+    if _state["fired"]:  # the candidate swallowed the timeout and returned anyway
+        status, exc_type, exc_message = "timeout", None, None
+    if status == "timeout":
+        exc_message = "call exceeded %.3g s" % timeout
+    encoded = None
+    if status == "ok":
+        type_name = _type_name_of(_type(result))
+        try:
+            encoded = _Raw(encode_value(result, req["max_value_nodes"]))
+        except _Unserializable as exc:
+            status, type_name, exc_message = "unserializable", exc.args[0], exc.args[1]
+        except _RecursionError:
+            status, exc_message = "unserializable", "nested too deeply to report"
+        except _MemoryError:
+            status, exc_message = "unserializable", "out of memory while encoding the value"
+    args_after = None
+    if req["args_after"]:
+        try:
+            args_after = _Raw(
+                '{"tuple":[' + encode_value(_tuple(args), req["max_value_nodes"]) + ","
+                + encode_value(kwargs, req["max_value_nodes"]) + "]}"
+            )
+        except (_Unserializable, _RecursionError, _MemoryError):
+            args_after = None
+    _frame(
+        fd,
+        [
+            ("t", "call"),
+            ("i", i),
+            ("status", status),
+            ("value", encoded),
+            ("type", type_name),
+            ("exc_type", exc_type),
+            ("exc_message", exc_message),
+            ("stdout", capture.value()),
+            ("stdout_truncated", capture.truncated),
+            ("duration", duration),
+            ("args_after", args_after),
+        ],
+    )
+
+
+def _run_calls(req):
+    fd = req["result_fd"]
+    fn = _load(req, fd)
+    if fn is not None:
+        timeouts = req["timeouts"]
+        for i, (args, kwargs) in _enumerate(req["calls"]):
+            _call(fn, i, args, kwargs, timeouts[i], req, fd)
+    _frame(fd, [("t", "done")])
+    _os_exit(0)
+
+
+def _run_script(req):
+    namespace = {"__name__": "__main__", "__builtins__": _builtins}
+    code = 0
+    try:
+        _exec(_compile(req["code"], "<script>", "exec"), namespace)
+    except _SystemExit as exc:
+        arg = exc.code
+        if arg is None:
+            code = 0
+        elif _type(arg) is _int:
+            code = arg & 0xFF
+        else:
+            try:
+                _sys.stderr.write(_str(arg) + "\n")
+            except _BaseException:
+                pass
+            code = 1
+    except _BaseException:
+        import traceback
+
+        try:
+            traceback.print_exc()
+        except _BaseException:
+            pass
+        code = 1
+    for stream in (_sys.stdout, _sys.stderr):
+        try:
+            stream.flush()
+        except _BaseException:
+            pass
+    _os_exit(code)
+
+
+# --------------------------------------------------------------------------------------------
+# process setup: limits, privileges, supervision
+# --------------------------------------------------------------------------------------------
+
+
+def _read_request():
+    chunks = []
+    while True:
+        chunk = _os_read(0, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return _marshal.loads(b"".join(chunks))
+
+
+def _prctl():
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    fn = libc.prctl
+    fn.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    return fn
+
+
+def _confine(req):
+    """Drop privileges and apply limits to this process (the worker), before candidate code."""
+    drop = req["drop"]
+    if drop is not None:
+        uid, gid = drop
+        _os.setgroups([])
+        _os.setresgid(gid, gid, gid)
+        _os.setresuid(uid, uid, uid)
+    import resource
+
+    for name, value in req["limits"].items():
+        which = getattr(resource, name)
+        soft = value
+        hard = value if name != "RLIMIT_CPU" else value + 1
+        resource.setrlimit(which, (soft, hard))
+    if req["no_new_privs"]:
+        if _prctl()(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+            raise OSError("prctl(PR_SET_NO_NEW_PRIVS) failed")
+    if req["seccomp"] is not None:
+        _install_seccomp(req["seccomp"])
+    fd = _os.open("/dev/null", _os.O_RDONLY)
+    if fd != 0:
+        _os.dup2(fd, 0)
+        _os.close(fd)
+    _set_handler(_signal.SIGXFSZ, _signal.SIG_IGN)  # oversized writes fail with EFBIG instead
+
+
+def _install_seccomp(spec):
+    """Load a deny-list filter through the system libseccomp (ctypes).
+
+    ``spec["rules"]`` is a list of ``(syscall name, errno, [(arg, op, datum_a, datum_b), ...])``:
+    the syscall fails with that errno when all comparisons hold (always, with no comparisons).
+    Everything else is allowed. libseccomp also sets PR_SET_NO_NEW_PRIVS.
+    """
+    import ctypes
+
+    class _ArgCmp(ctypes.Structure):
+        _fields_ = [
+            ("arg", ctypes.c_uint),
+            ("op", ctypes.c_int),
+            ("datum_a", ctypes.c_uint64),
+            ("datum_b", ctypes.c_uint64),
+        ]
+
+    lib = ctypes.CDLL(spec["library"], use_errno=True)
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_init.argtypes = [ctypes.c_uint32]
+    lib.seccomp_syscall_resolve_name.restype = ctypes.c_int
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_rule_add_array.restype = ctypes.c_int
+    lib.seccomp_rule_add_array.argtypes = [
+        ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint, ctypes.POINTER(_ArgCmp)
+    ]
+    lib.seccomp_load.argtypes = [ctypes.c_void_p]
+    lib.seccomp_release.argtypes = [ctypes.c_void_p]
+    ctx = lib.seccomp_init(0x7FFF0000)  # SCMP_ACT_ALLOW
+    if not ctx:
+        raise OSError("seccomp_init failed")
+    try:
+        for name, errno, conds in spec["rules"]:
+            nr = lib.seccomp_syscall_resolve_name(name.encode())
+            if nr < 0:
+                continue  # no such syscall on this architecture
+            array = (_ArgCmp * max(1, len(conds)))(*[_ArgCmp(*c) for c in conds])
+            rc = lib.seccomp_rule_add_array(ctx, 0x00050000 | errno, nr, len(conds), array)
+            if rc != 0:
+                raise OSError("seccomp_rule_add(%s) failed: %d" % (name, rc))
+        rc = lib.seccomp_load(ctx)
+        if rc != 0:
+            raise OSError("seccomp_load failed: %d" % rc)
+    finally:
+        lib.seccomp_release(ctx)
+
+
+def _children_of(pid):
+    kids = []
+    for name in _os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/" + name + "/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 1 and int(fields[1]) == pid:
+            kids.append(int(name))
+    return kids
+
+
+def _reap_descendants():
+    """Kill and reap every remaining descendant (they are re-parented to us, the subreaper)."""
+    me = _os.getpid()
+    while True:
+        try:
+            pid, _ = _os.waitpid(-1, _os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid > 0:
+            continue
+        for kid in _children_of(me):
+            try:
+                _os.kill(kid, 9)
+            except OSError:
+                pass
+        try:
+            _os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
+def _supervise(req, worker):
+    """Fork the worker and outlive it; ``subreaper`` mode also kills escaped descendants."""
+    mode = req["supervise"]
+    if mode == "subreaper" and _prctl()(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
+        raise OSError("prctl(PR_SET_CHILD_SUBREAPER) failed")
+    stop = [False]
+
+    def on_term(signum, frame):
+        _set_handler(_signal.SIGTERM, _signal.SIG_IGN)
+        stop[0] = True
+        raise _CallTimeout()
+
+    _set_handler(_signal.SIGTERM, on_term)
+    pid = _os.fork()
+    if pid == 0:
+        _set_handler(_signal.SIGTERM, _signal.SIG_DFL)
+        worker(req)
+        _os_exit(0)
+    status = None
+    try:
+        try:
+            _, status = _os.waitpid(pid, 0)
+        finally:
+            _set_handler(_signal.SIGTERM, _signal.SIG_IGN)
+    except _CallTimeout:
+        status = None
+    if status is None:
+        try:
+            _os.kill(pid, 9)
+        except OSError:
+            pass
+        try:
+            _, status = _os.waitpid(pid, 0)
+        except ChildProcessError:
+            status = 9
+    if mode == "subreaper":
+        _reap_descendants()
+    code = _os.waitstatus_to_exitcode(status)
+    _os_exit(code if code >= 0 else 128 - code)
+
+
+def _worker(req):
+    _confine(req)
+    if req["mode"] == "script":
+        _run_script(req)
+    else:
+        _run_calls(req)
+
+
+def main():
+    req = _read_request()
+    if req["supervise"] == "none":
+        _worker(req)
+    else:
+        _supervise(req, _worker)
+
+
+if __name__ == "__main__":
+    main()

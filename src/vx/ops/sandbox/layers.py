@@ -1,0 +1,407 @@
+"""Which isolation layer works on this machine, found by actually trying each one.
+
+Layers, strongest first (see docs/readme/sandbox.md for the threat model):
+
+``bwrap``
+    bubblewrap, run as the unprivileged sandbox account: new user, pid, network, ipc, uts and
+    cgroup namespaces (no network at all), nested user namespaces disabled, only /usr (and
+    the interpreter's prefix) mounted read-only, private /proc, /dev and /tmp, the workdir
+    bound read-write at /sandbox, ``--die-with-parent`` and ``--new-session``. bwrap's own
+    init is pid 1 in the namespace: when it dies every process in it dies.
+``unshare``
+    util-linux ``unshare --user --net --pid --ipc --uts --fork --kill-child`` as the sandbox
+    account (or, as root where user namespaces are refused, ``unshare`` as root followed by
+    ``setpriv`` to the sandbox account). No network; the harness is pid 1 and forks the
+    worker, so killing it ends the namespace. The file system is the host's, seen as the
+    sandbox account.
+``rlimits``
+    no namespaces: rlimits, the sandbox account (when vx runs as root), no_new_privs and, when
+    the system libseccomp is present, a seccomp deny-list (no sockets other than AF_UNIX, no
+    ptrace, no namespace or mount calls, no kill of process groups, ...). A supervisor that
+    is a child subreaper kills descendants that escaped the process group.
+
+All layers also apply: rlimits (address space, CPU, file size, open files, processes, no
+core dumps), a private workdir, an environment built from an allow-list, and the parent's
+wall-clock deadline. Detection runs once per configuration and process, and is cached.
+"""
+
+from __future__ import annotations
+
+import ctypes.util
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import threading
+from typing import Any
+
+import attrs
+
+from vx.ops.sandbox.config import LAYERS, SandboxConfig
+from vx.ops.sandbox.runner import SANDBOX_HOME, Plan
+
+#: The account used when vx runs as root and SandboxConfig.user is not set (if it exists).
+DEDICATED_USER = "vx-sandbox"
+FALLBACK_USER = "nobody"
+
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/os-release")
+
+# seccomp deny-list for the rlimits layer: (syscall, errno, [(arg, op, datum_a, datum_b)]).
+# op codes are libseccomp's enum scmp_compare: 1 NE, 4 EQ, 7 MASKED_EQ (datum_a = mask).
+_EPERM, _ENOSYS = 1, 38
+_NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000, 0x00000080)
+SECCOMP_RULES: list[tuple[str, int, list[tuple[int, int, int, int]]]] = [
+    *[(name, _EPERM, []) for name in (
+        "ptrace", "process_vm_readv", "process_vm_writev", "mount", "umount2", "pivot_root",
+        "chroot", "unshare", "setns", "kexec_load", "kexec_file_load", "init_module",
+        "finit_module", "delete_module", "bpf", "perf_event_open", "keyctl", "add_key",
+        "request_key", "reboot", "swapon", "swapoff", "acct", "userfaultfd", "io_uring_setup",
+        "open_by_handle_at", "name_to_handle_at", "quotactl", "syslog", "settimeofday",
+        "clock_settime", "clock_adjtime", "adjtimex", "iopl", "ioperm", "fanotify_init",
+        "mount_setattr", "move_mount", "open_tree", "fsopen", "fsmount", "fspick",
+    )],
+    ("socket", _EPERM, [(0, 1, 1, 0)]),  # any domain but AF_UNIX (1)
+    ("kill", _EPERM, [(0, 7, 0x80000000, 0x80000000)]),  # kill(-pgid) / kill(-1)
+    # clone3's flags live in memory seccomp cannot read: make libc fall back to clone(2).
+    ("clone3", _ENOSYS, []),
+    *[("clone", _EPERM, [(0, 7, flag, flag)]) for flag in _NAMESPACE_FLAGS],
+]
+
+
+class SandboxUnavailable(RuntimeError):
+    """No layer can run (or the forced one cannot); the message says why and what to do."""
+
+
+@attrs.frozen
+class Identity:
+    """Who the candidate runs as."""
+
+    uid: int
+    gid: int
+    name: str
+    #: True when vx runs as root and the child switches to this account.
+    dropped: bool
+
+
+@attrs.frozen
+class LayerStatus:
+    layer: str
+    available: bool | None  # None: not tried (a stronger layer was available)
+    reason: str
+    #: Median wall time of a trivial probe candidate (one call), in milliseconds.
+    overhead_ms: float | None = None
+
+
+@attrs.frozen
+class Detection:
+    layer: str
+    plan: Plan
+    identity: Identity
+    python: str
+    python_version: str
+    python_note: str
+    statuses: tuple[LayerStatus, ...]
+    seccomp: str
+    nproc_limit: int
+    userns: bool
+
+
+def sandbox_identity(config: SandboxConfig) -> Identity:
+    if os.geteuid() != 0:
+        uid = os.getuid()
+        try:
+            name = pwd.getpwuid(uid).pw_name
+        except KeyError:
+            name = str(uid)
+        return Identity(uid=uid, gid=os.getgid(), name=name, dropped=False)
+    names = [config.user] if config.user else [DEDICATED_USER, FALLBACK_USER]
+    for name in names:
+        try:
+            entry = pwd.getpwnam(name)
+        except KeyError:
+            continue
+        if entry.pw_uid == 0:
+            raise SandboxUnavailable(f"sandbox user {name!r} is root; choose an unprivileged account")
+        return Identity(uid=entry.pw_uid, gid=entry.pw_gid, name=name, dropped=True)
+    if config.user:
+        raise SandboxUnavailable(
+            f"sandbox user {config.user!r} does not exist (create it, e.g. `useradd --system "
+            f"--no-create-home --shell /usr/sbin/nologin {config.user}`)"
+        )
+    return Identity(uid=65534, gid=65534, name="65534", dropped=True)
+
+
+def _interpreter_candidates(config: SandboxConfig) -> list[str]:
+    if config.python:
+        return [config.python]
+    found = [os.path.realpath(sys.executable)]
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    for directory in ("/usr/local/bin", "/usr/bin"):
+        path = os.path.join(directory, version)
+        if os.path.exists(path) and os.path.realpath(path) not in found:
+            found.append(os.path.realpath(path))
+    return found
+
+
+def _try_interpreter(python: str, identity: Identity) -> tuple[dict[str, str] | None, str]:
+    """Run the interpreter as the sandbox account; return its prefixes or the failure."""
+    script = (
+        "import sys, fractions, json\n"
+        "print(sys.prefix); print(sys.exec_prefix); print(sys.version.split()[0])\n"
+    )
+    kwargs: dict[str, Any] = {}
+    if identity.dropped:
+        kwargs.update(user=identity.uid, group=identity.gid, extra_groups=[])
+    try:
+        done = subprocess.run(
+            [python, "-S", "-s", "-B", "-c", script],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+            cwd="/",
+            **kwargs,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"{python} cannot be run as {identity.name}: {exc}"
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return None, f"{python} fails as {identity.name} (exit {done.returncode}): {last}"
+    prefix, exec_prefix, version = done.stdout.split()
+    return {"prefix": prefix, "exec_prefix": exec_prefix, "version": version}, ""
+
+
+def _count_processes(uid: int) -> int:
+    count = 0
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.stat(f"/proc/{name}").st_uid == uid:
+                    count += 1
+            except OSError:
+                pass
+    return count
+
+
+def _seccomp_library() -> str | None:
+    name = ctypes.util.find_library("seccomp")
+    if name is None:
+        for candidate in ("libseccomp.so.2",):
+            try:
+                ctypes.CDLL(candidate)
+                return candidate
+            except OSError:
+                pass
+    return name
+
+
+def _bwrap_plan(python: str, info: dict[str, str], identity: Identity, disable_userns: bool) -> Plan | None:
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return None
+    wrapper: list[str] = [bwrap, "--unshare-user", "--unshare-all"]
+    if disable_userns:
+        wrapper.append("--disable-userns")
+    wrapper += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "vx-sandbox"]
+    bound: list[str] = []
+    for path in _SYSTEM_DIRS:
+        if os.path.islink(path):
+            wrapper += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            wrapper += ["--ro-bind", path, path]
+            bound.append(path)
+    for path in _ETC_FILES:
+        wrapper += ["--ro-bind-try", path, path]
+    for prefix in {info["prefix"], info["exec_prefix"], os.path.dirname(os.path.dirname(python))}:
+        if not any(prefix == b or prefix.startswith(b + "/") for b in bound):
+            wrapper += ["--ro-bind", prefix, prefix]
+            bound.append(prefix)
+    wrapper += [
+        "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+        "--bind", "{workdir}", SANDBOX_HOME, "--chdir", SANDBOX_HOME, "--",
+    ]
+    return Plan(
+        layer="bwrap",
+        python=python,
+        wrapper=tuple(wrapper),
+        popen_user=identity.uid if identity.dropped else None,
+        popen_group=identity.gid if identity.dropped else None,
+        supervise="none",
+        inner_workdir=SANDBOX_HOME,
+        workdir_owner=(identity.uid, identity.gid) if identity.dropped else None,
+    )
+
+
+def _unshare_plans(python: str, identity: Identity) -> list[Plan]:
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return []
+    spaces = ["--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child"]
+    owner = (identity.uid, identity.gid) if identity.dropped else None
+    plans = [
+        Plan(
+            layer="unshare",
+            python=python,
+            wrapper=(unshare, "--user", *spaces, "--"),
+            popen_user=identity.uid if identity.dropped else None,
+            popen_group=identity.gid if identity.dropped else None,
+            supervise="init",
+            workdir_owner=owner,
+        )
+    ]
+    setpriv = shutil.which("setpriv")
+    if identity.dropped and setpriv is not None:
+        # Root without user namespaces: create the namespaces as root, then drop to the
+        # sandbox account before the interpreter starts.
+        plans.append(
+            Plan(
+                layer="unshare",
+                python=python,
+                wrapper=(
+                    unshare, *spaces, "--", setpriv, f"--reuid={identity.uid}",
+                    f"--regid={identity.gid}", "--clear-groups", "--no-new-privs", "--",
+                ),
+                supervise="init",
+                workdir_owner=owner,
+            )
+        )
+    return plans
+
+
+def _rlimits_plan(python: str, identity: Identity, seccomp_lib: str | None) -> Plan:
+    return Plan(
+        layer="rlimits",
+        python=python,
+        drop=(identity.uid, identity.gid) if identity.dropped else None,
+        supervise="subreaper",
+        no_new_privs=True,
+        seccomp={"library": seccomp_lib, "rules": SECCOMP_RULES} if seccomp_lib else None,
+        workdir_owner=(identity.uid, identity.gid) if identity.dropped else None,
+    )
+
+
+ProbeFn = Any  # Callable[[Plan, int], tuple[bool, str, float]] - provided by the package
+
+
+def detect(config: SandboxConfig, probe: ProbeFn, *, all_layers: bool = False) -> Detection:
+    """Find the strongest working layer (``all_layers``: try every layer, for `vx doctor`)."""
+    key = (config.layer, config.requested_layer(), config.python, config.user, os.geteuid(), config.nproc, all_layers)
+    with _LOCK:
+        cached = _CACHE.get(key)
+        if cached is not None:
+            return cached
+        detection = _detect(config, probe, all_layers)
+        _CACHE[key] = detection
+        return detection
+
+
+_LOCK = threading.Lock()
+_CACHE: dict[tuple[Any, ...], Detection] = {}
+
+
+def _detect(config: SandboxConfig, probe: ProbeFn, all_layers: bool) -> Detection:
+    identity = sandbox_identity(config)
+    notes: list[str] = []
+    python, info = None, None
+    for candidate in _interpreter_candidates(config):
+        info, why = _try_interpreter(candidate, identity)
+        if info is not None:
+            python = candidate
+            break
+        notes.append(why)
+    if python is None or info is None:
+        raise SandboxUnavailable(
+            "no Python interpreter is usable by the sandbox account: "
+            + "; ".join(notes)
+            + ". Install a system python of the same version (apt-get install python3), or set "
+            "SandboxConfig(python=...)/(user=...)."
+        )
+    python_note = (
+        f"{notes[0]}; using {python} ({info['version']}) instead" if notes else f"{python} ({info['version']})"
+    )
+    forced = config.requested_layer()
+    wanted = [forced] if forced else list(LAYERS)
+    statuses: list[LayerStatus] = []
+    chosen: Plan | None = None
+    uses_userns = False
+    seccomp_lib = _seccomp_library()
+    seccomp_text = (
+        f"libseccomp ({seccomp_lib}) deny-list, applied in the rlimits layer"
+        if seccomp_lib
+        else "no libseccomp on this machine: the rlimits layer has rlimits and no_new_privs only"
+    )
+    # rlimits (per real uid) count every process of the account, so leave room for the ones
+    # it already has when the account is shared (not in a fresh user namespace).
+    shared_nproc = config.nproc + _count_processes(identity.uid)
+    for layer in LAYERS:
+        if layer not in wanted:
+            continue
+        if chosen is not None and not all_layers:
+            statuses.append(LayerStatus(layer, None, f"not tried: {chosen.layer} is stronger and works"))
+            continue
+        plans: list[Plan]
+        if layer == "bwrap":
+            if shutil.which("bwrap") is None:
+                statuses.append(LayerStatus(layer, False, "bwrap is not installed (apt-get install bubblewrap, or run .ci/install-system.sh)"))
+                continue
+            plans = [p for p in (_bwrap_plan(python, info, identity, True), _bwrap_plan(python, info, identity, False)) if p]
+        elif layer == "unshare":
+            plans = _unshare_plans(python, identity)
+            if not plans:
+                statuses.append(LayerStatus(layer, False, "unshare (util-linux) is not installed"))
+                continue
+        else:
+            plans = [_rlimits_plan(python, identity, seccomp_lib)]
+            if seccomp_lib:
+                plans.append(_rlimits_plan(python, identity, None))
+        failures: list[str] = []
+        for plan in plans:
+            userns = "--unshare-user" in plan.wrapper or "--user" in plan.wrapper
+            nproc = config.nproc if userns else shared_nproc
+            ok, why, ms = probe(plan, nproc)
+            if ok:
+                note = _describe_variant(plan, failures)
+                statuses.append(LayerStatus(layer, True, note, ms))
+                if chosen is None:
+                    chosen, uses_userns = plan, userns
+                    if plan.layer == "rlimits" and plan.seccomp is None and seccomp_lib:
+                        seccomp_text = f"libseccomp found but the filter failed to load ({failures[-1] if failures else '?'}): rlimits and no_new_privs only"
+                break
+            failures.append(why)
+        else:
+            statuses.append(LayerStatus(layer, False, " / ".join(dict.fromkeys(failures))))
+    if chosen is None:
+        reasons = "; ".join(f"{s.layer}: {s.reason}" for s in statuses)
+        raise SandboxUnavailable(f"no sandbox layer works on this machine ({reasons})")
+    return Detection(
+        layer=chosen.layer,
+        plan=chosen,
+        identity=identity,
+        python=python,
+        python_version=info["version"],
+        python_note=python_note,
+        statuses=tuple(statuses),
+        seccomp=seccomp_text,
+        nproc_limit=config.nproc if uses_userns else shared_nproc,
+        userns=uses_userns,
+    )
+
+
+def _describe_variant(plan: Plan, failures: list[str]) -> str:
+    if plan.layer == "bwrap":
+        text = "works" + ("" if "--disable-userns" in plan.wrapper else " (this bwrap has no --disable-userns)")
+    elif plan.layer == "unshare":
+        text = "works (user namespace)" if "--user" in plan.wrapper else "works (as root, then setpriv)"
+    else:
+        text = "works" + (" with seccomp" if plan.seccomp else " without seccomp")
+    if failures:
+        text += f"; a stronger variant failed: {failures[0]}"
+    return text
+
+
+def clear_cache() -> None:
+    """Forget detections (tests; after installing bwrap)."""
+    with _LOCK:
+        _CACHE.clear()

@@ -1,0 +1,301 @@
+"""Reports returned by the sandbox, and their strict assembly from a child's raw output.
+
+The child may have been taken over by the candidate, so every frame is validated against an
+exact schema (keys, types, order, call indices). The first violation ends interpretation: the
+run is ``"crashed"``, the call in progress is ``"crashed"`` and later calls are ``"not_run"``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import attrs
+
+from vx.ops.sandbox.runner import RawRun
+from vx.ops.sandbox.serialize import ProtocolError, decode_value, parse_frame
+
+RUN_STATUSES = ("ok", "syntax_error", "load_error", "no_entry_point", "timeout", "crashed")
+CALL_STATUSES = ("ok", "exception", "timeout", "unserializable", "crashed", "not_run")
+SCRIPT_STATUSES = ("ok", "error", "timeout", "crashed")
+
+_LOAD_KEYS = frozenset({"t", "status", "stdout", "stdout_truncated", "exc_type", "exc_message", "line"})
+_CALL_KEYS = frozenset(
+    {"t", "i", "status", "value", "type", "exc_type", "exc_message", "stdout",
+     "stdout_truncated", "duration", "args_after"}
+)
+_LOAD_STATUSES = ("ok", "syntax_error", "load_error", "no_entry_point")
+_CHILD_CALL_STATUSES = ("ok", "exception", "timeout", "unserializable")
+
+
+@attrs.frozen
+class CallOutcome:
+    """What one call did.
+
+    ``status``: ``"ok"`` (``value`` holds the decoded return value), ``"exception"``
+    (``exc_type``/``exc_message``), ``"timeout"`` (the call overran its timeout),
+    ``"unserializable"`` (the return value is not plain data; ``type_name`` names the
+    offending type, ``exc_message`` says why), ``"crashed"`` (the process died or broke the
+    protocol during this call), ``"not_run"`` (never reached).
+    """
+
+    status: str
+    value: Any = None
+    #: Type name of the returned object (e.g. "Counter" for a dict subclass, reported as a
+    #: plain dict in ``value``), or of the offending object when "unserializable".
+    type_name: str | None = None
+    exc_type: str | None = None
+    exc_message: str | None = None
+    stdout: str = ""
+    stdout_truncated: bool = False
+    duration: float | None = None
+    #: ``(args, kwargs)`` as plain data after the call (detects argument mutation); None when
+    #: not requested, not reached, or not plain data.
+    args_after: tuple[tuple[Any, ...], dict[Any, Any]] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@attrs.frozen
+class RunReport:
+    """The outcome of :meth:`Sandbox.run_calls` for one candidate."""
+
+    status: str
+    calls: tuple[CallOutcome, ...]
+    layer: str
+    wall_time: float
+    load_stdout: str = ""
+    #: "ExcType: message" when loading failed (syntax error, exception at import time, ...).
+    load_error: str | None = None
+    load_error_type: str | None = None
+    #: Line in the candidate's code (or setup) where loading failed, when known.
+    load_error_line: int | None = None
+    #: Human explanation for "timeout" and "crashed" (what the parent saw).
+    detail: str | None = None
+    #: Raw process output outside the per-call capture (os.write(1, ...), stderr), capped.
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@attrs.frozen
+class ScriptReport:
+    """The outcome of :meth:`Sandbox.run_script`: ``status`` is "ok" (exit code 0),
+    "error" (non-zero exit code), "timeout" (killed at the deadline) or "crashed" (killed
+    by a signal, or the sandbox could not start)."""
+
+    status: str
+    stdout: str
+    stderr: str
+    exit_code: int | None
+    wall_time: float
+    layer: str = ""
+    detail: str | None = None
+
+
+def _text(data: bytes, truncated: bool) -> str:
+    text = data.decode("utf-8", errors="replace")
+    return text + "\n[... truncated]" if truncated else text
+
+
+def _exit_text(code: int | None) -> str:
+    if code is None:
+        return "an unknown status"
+    if code < 0:
+        return f"signal {-code}"
+    if code > 128:
+        return f"exit code {code} (signal {code - 128}?)"
+    return f"exit code {code}"
+
+
+def _check(frame: dict[str, Any], keys: frozenset[str], what: str) -> None:
+    if set(frame) != keys:
+        missing, extra = sorted(keys - set(frame)), sorted(set(frame) - keys)
+        raise ProtocolError(f"{what} frame has missing keys {missing} / unexpected keys {extra}")
+
+
+def _opt(frame: dict[str, Any], key: str, kind: type, what: str) -> Any:
+    value = frame[key]
+    if value is not None and type(value) is not kind:
+        raise ProtocolError(f"{what}: {key!r} must be {kind.__name__} or null")
+    return value
+
+
+def _req(frame: dict[str, Any], key: str, kind: type | tuple[type, ...], what: str) -> Any:
+    value = frame[key]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if type(value) not in kinds:
+        raise ProtocolError(f"{what}: {key!r} must be {' or '.join(k.__name__ for k in kinds)}")
+    return value
+
+
+def _load(frame: dict[str, Any]) -> dict[str, Any]:
+    if frame.get("t") != "load":
+        raise ProtocolError(f"first frame must be the load report, got t={frame.get('t')!r}")
+    _check(frame, _LOAD_KEYS, "load")
+    status = _req(frame, "status", str, "load")
+    if status not in _LOAD_STATUSES:
+        raise ProtocolError(f"load: unknown status {status!r}")
+    _req(frame, "stdout", str, "load")
+    _req(frame, "stdout_truncated", bool, "load")
+    _opt(frame, "exc_type", str, "load")
+    _opt(frame, "exc_message", str, "load")
+    _opt(frame, "line", int, "load")
+    return frame
+
+
+def _call(frame: dict[str, Any], index: int) -> CallOutcome:
+    what = f"call {index}"
+    if frame.get("t") != "call":
+        raise ProtocolError(f"expected the report of call {index}, got t={frame.get('t')!r}")
+    _check(frame, _CALL_KEYS, "call")
+    if type(frame["i"]) is not int or frame["i"] != index:
+        raise ProtocolError(f"expected the report of call {index}, got i={frame['i']!r}")
+    status = _req(frame, "status", str, what)
+    if status not in _CHILD_CALL_STATUSES:
+        raise ProtocolError(f"{what}: unknown status {status!r}")
+    duration = _req(frame, "duration", (float, int), what)
+    if not duration >= 0:
+        raise ProtocolError(f"{what}: negative duration")
+    value = decode_value(frame["value"]) if status == "ok" else None
+    if status != "ok" and frame["value"] is not None:
+        raise ProtocolError(f"{what}: a {status} call cannot carry a value")
+    args_after = None
+    if frame["args_after"] is not None:
+        decoded = decode_value(frame["args_after"])
+        if not (
+            type(decoded) is tuple
+            and len(decoded) == 2
+            and type(decoded[0]) is tuple
+            and type(decoded[1]) is dict
+        ):
+            raise ProtocolError(f"{what}: args_after must encode (args tuple, kwargs dict)")
+        args_after = decoded
+    return CallOutcome(
+        status=status,
+        value=value,
+        type_name=_opt(frame, "type", str, what),
+        exc_type=_opt(frame, "exc_type", str, what),
+        exc_message=_opt(frame, "exc_message", str, what),
+        stdout=_req(frame, "stdout", str, what),
+        stdout_truncated=_req(frame, "stdout_truncated", bool, what),
+        duration=float(duration),
+        args_after=args_after,
+    )
+
+
+def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[float]) -> RunReport:
+    """Turn a child's raw output into a RunReport (strictly; see the module docstring)."""
+    load: dict[str, Any] | None = None
+    outcomes: list[CallOutcome] = []
+    done = False
+    problem = raw.protocol_error
+    if raw.spawn_error is None:
+        try:
+            for position, payload in enumerate(raw.frames):
+                frame = parse_frame(payload)
+                if done:
+                    raise ProtocolError("data after the final frame")
+                if load is None:
+                    load = _load(frame)
+                    continue
+                if frame.get("t") == "done":
+                    if set(frame) != {"t"}:
+                        raise ProtocolError("done frame has extra keys")
+                    expected = n_calls if load["status"] == "ok" else 0
+                    if len(outcomes) != expected:
+                        raise ProtocolError(f"done after {len(outcomes)} of {expected} calls")
+                    done = True
+                    continue
+                if load["status"] != "ok":
+                    raise ProtocolError("call report after a failed load")
+                if len(outcomes) >= n_calls:
+                    raise ProtocolError(f"more call reports than the {n_calls} calls requested")
+                outcomes.append(_call(frame, len(outcomes)))
+        except ProtocolError as exc:
+            problem = str(exc)
+
+    common = {
+        "layer": layer,
+        "wall_time": raw.wall_time,
+        "stdout": _text(raw.stdout, raw.stdout_truncated),
+        "stderr": _text(raw.stderr, raw.stderr_truncated),
+        "exit_code": raw.returncode,
+    }
+    load_fields: dict[str, Any] = {}
+    if load is not None:
+        exc_type, message = load["exc_type"], load["exc_message"]
+        load_fields = {
+            "load_stdout": load["stdout"] + ("\n[... truncated]" if load["stdout_truncated"] else ""),
+            "load_error": (f"{exc_type}: {message}" if exc_type else message)
+            if load["status"] != "ok"
+            else None,
+            "load_error_type": exc_type if load["status"] != "ok" else None,
+            "load_error_line": load["line"] if load["status"] != "ok" else None,
+        }
+
+    def finish(status: str, detail: str | None, current: CallOutcome | None) -> RunReport:
+        calls = list(outcomes)
+        if load is not None and load["status"] == "ok" and len(calls) < n_calls and current:
+            calls.append(current)
+        calls += [CallOutcome(status="not_run")] * (n_calls - len(calls))
+        return RunReport(status=status, calls=tuple(calls), detail=detail, **common, **load_fields)
+
+    if raw.spawn_error is not None:
+        return finish("crashed", raw.spawn_error, None)
+    if problem is not None:
+        return finish(
+            "crashed",
+            f"malformed result stream ({problem}); the run was stopped",
+            CallOutcome(status="crashed", exc_message="malformed result stream"),
+        )
+    if raw.deadline is not None:
+        if load is None:
+            detail = f"killed at the {raw.wall_time:.1f} s deadline while starting or loading the code"
+            return finish("timeout", detail, None)
+        index = len(outcomes)
+        if raw.deadline == "call" and index < n_calls:
+            limit = call_timeouts[index]
+            detail = (
+                f"call {index} ran past its {limit:g} s timeout and did not stop; the process "
+                "was killed (later calls were not run)"
+            )
+        else:
+            detail = f"killed at the {raw.wall_time:.1f} s total deadline"
+        return finish("timeout", detail, CallOutcome(status="timeout", exc_message=detail))
+    if not done:
+        how = _exit_text(raw.returncode)
+        tail = raw.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
+        detail = f"the sandboxed process ended ({how}) before reporting all results"
+        if tail:
+            detail += ": " + " | ".join(tail)
+        return finish("crashed", detail, CallOutcome(status="crashed", exc_message=detail))
+    assert load is not None
+    return finish(load["status"], None, None)
+
+
+def assemble_script(raw: RawRun, layer: str, timeout: float) -> ScriptReport:
+    common = {
+        "stdout": _text(raw.stdout, raw.stdout_truncated),
+        "stderr": _text(raw.stderr, raw.stderr_truncated),
+        "wall_time": raw.wall_time,
+        "layer": layer,
+    }
+    if raw.spawn_error is not None:
+        return ScriptReport(status="crashed", exit_code=None, detail=raw.spawn_error, **common)
+    if raw.deadline is not None:
+        return ScriptReport(
+            status="timeout",
+            exit_code=None,
+            detail=f"killed at the {timeout:g} s deadline",
+            **common,
+        )
+    code = raw.returncode
+    if code is None or code < 0:
+        return ScriptReport(status="crashed", exit_code=code, detail=f"ended by {_exit_text(code)}", **common)
+    return ScriptReport(status="ok" if code == 0 else "error", exit_code=code, **common)

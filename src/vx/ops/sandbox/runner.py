@@ -1,0 +1,437 @@
+"""Parent side: start one sandboxed child, feed it, watch it, kill it, collect raw output.
+
+One call of :func:`launch` = one fresh process tree for one candidate:
+
+1. a private working directory is created (owned by the sandbox account, mode 0700) and
+   removed afterwards, whatever happened;
+2. the child starts in its own session/process group, with an environment built from an
+   allow-list, optionally as the unprivileged sandbox account (``Plan.popen_user``), under
+   the layer's wrapper command (bwrap / unshare / none), running ``python -S -s -B -P -c
+   <harness source>``;
+3. the request is written to its stdin; its result fd, stdout and stderr are drained
+   concurrently (with caps) and result frames are split as they arrive;
+4. the parent's wall clock is the real timeout: a deadline for the whole run plus one per
+   call (measured from the previous frame); on expiry, a protocol violation, or after the
+   child finished, the whole process group is SIGKILLed. Descendants that left the group
+   (setsid) die with the pid namespace (bwrap, unshare) or are killed by the harness's
+   subreaper supervisor (rlimits layer), which is asked first with SIGTERM.
+
+Nothing here interprets frames beyond their length prefix; ``report.py`` validates them.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import attrs
+
+from vx.ops.sandbox.serialize import encode_request
+
+#: Python flags for the child: no site (-S), no user site (-s), no .pyc writes (-B), no
+#: script/cwd directory on sys.path (-P). Not -E: PYTHONHASHSEED must be honoured; the
+#: environment is built from an allow-list anyway.
+PYTHON_FLAGS: tuple[str, ...] = ("-S", "-s", "-B", "-P")
+
+SANDBOX_HOME = "/sandbox"
+"""Where the working directory appears inside bubblewrap."""
+
+_READ_CHUNK = 1 << 16
+
+
+@lru_cache(maxsize=1)
+def harness_source() -> str:
+    """The child program (harness.py), passed to ``python -c``."""
+    return (Path(__file__).with_name("harness.py")).read_text(encoding="utf-8")
+
+
+@attrs.frozen
+class Plan:
+    """How to start the child for one layer (built by ``layers.py``)."""
+
+    layer: str
+    python: str
+    #: Wrapper argv before the interpreter; ``{workdir}`` is replaced by the host workdir.
+    wrapper: tuple[str, ...] = ()
+    #: Account for the exec'ed process (Popen user/group); None keeps the current one.
+    popen_user: int | None = None
+    popen_group: int | None = None
+    #: Account the harness worker switches to before candidate code (rlimits layer as root,
+    #: where the supervisor keeps root so the candidate cannot kill it).
+    drop: tuple[int, int] | None = None
+    #: "none" (bwrap provides the init), "init" (harness is pid 1 of a new pid namespace and
+    #: forks the worker), "subreaper" (no namespace: supervisor kills escaped descendants).
+    supervise: str = "none"
+    no_new_privs: bool = False
+    seccomp: dict[str, Any] | None = None
+    #: The workdir as the child sees it (None: the host path).
+    inner_workdir: str | None = None
+    #: Owner to give the workdir (uid, gid), when the child runs as another account.
+    workdir_owner: tuple[int, int] | None = None
+
+    def argv(self, workdir: str) -> list[str]:
+        wrapper = [part.replace("{workdir}", workdir) for part in self.wrapper]
+        return [*wrapper, self.python, *PYTHON_FLAGS, "-c", harness_source()]
+
+    def child_env(self, workdir: str, hash_seed: int | None) -> dict[str, str]:
+        """The child's whole environment (an allow-list: nothing is inherited)."""
+        home = self.inner_workdir or workdir
+        env = {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "HOME": home,
+            "TMPDIR": "/tmp" if self.inner_workdir else home,
+            "PYTHONIOENCODING": "utf-8",
+        }
+        if hash_seed is not None:
+            env["PYTHONHASHSEED"] = str(hash_seed)
+        return env
+
+
+@attrs.define
+class RawRun:
+    """What one child produced, uninterpreted."""
+
+    frames: list[bytes] = attrs.field(factory=list)
+    stdout: bytes = b""
+    stderr: bytes = b""
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    returncode: int | None = None
+    #: "total" or "call" when the parent's deadline fired, else None.
+    deadline: str | None = None
+    #: Length-prefix level problem (oversized frame, too much data, trailing bytes).
+    protocol_error: str | None = None
+    spawn_error: str | None = None
+    wall_time: float = 0.0
+
+
+class _Capped:
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.data = bytearray()
+        self.truncated = False
+
+    def add(self, chunk: bytes) -> None:
+        room = self.cap - len(self.data)
+        if room > 0:
+            self.data += chunk[:room]
+        if len(chunk) > room:
+            self.truncated = True
+
+
+class _Frames:
+    """Splits the result stream into length-prefixed frames."""
+
+    def __init__(self, max_total: int) -> None:
+        self.buffer = bytearray()
+        self.frames: list[bytes] = []
+        self.total = 0
+        self.max_total = max_total
+        self.error: str | None = None
+
+    def add(self, chunk: bytes) -> int:
+        """Append data; return how many complete frames it finished."""
+        self.total += len(chunk)
+        if self.total > self.max_total:
+            self.error = f"result stream exceeded {self.max_total} bytes"
+            return 0
+        self.buffer += chunk
+        done = 0
+        while len(self.buffer) >= 4:
+            size = int.from_bytes(self.buffer[:4], "big")
+            if size > self.max_total:
+                self.error = f"frame length {size} exceeds the limit of {self.max_total} bytes"
+                return done
+            if len(self.buffer) < 4 + size:
+                break
+            self.frames.append(bytes(self.buffer[4 : 4 + size]))
+            del self.buffer[: 4 + size]
+            done += 1
+        return done
+
+
+def make_workdir(tmp_root: str | None, owner: tuple[int, int] | None) -> str:
+    path = tempfile.mkdtemp(prefix="vx-sb-", dir=tmp_root)
+    if owner is not None:
+        os.chown(path, *owner)
+    os.chmod(path, 0o700)
+    return path
+
+
+def remove_workdir(path: str) -> None:
+    """Remove a workdir even if the candidate left unreadable or immutable-mode entries."""
+
+    def fix(func: Callable[..., Any], target: str, _exc: Any) -> None:
+        try:
+            os.chmod(os.path.dirname(target) or target, 0o700)
+            os.chmod(target, 0o700)
+        except OSError:
+            pass
+        try:
+            if os.path.isdir(target) and not os.path.islink(target):
+                shutil.rmtree(target, ignore_errors=True)
+            else:
+                os.unlink(target)
+        except OSError:
+            pass
+
+    shutil.rmtree(path, onerror=fix)
+
+
+def launch(
+    plan: Plan,
+    request: dict[str, Any],
+    *,
+    total_timeout: float,
+    frame_timeouts: Sequence[float] = (),
+    kill_grace: float,
+    stream_cap: int,
+    max_result_bytes: int,
+    hash_seed: int | None,
+    tmp_root: str | None,
+    result_channel: bool = True,
+) -> RawRun:
+    """Run one child to completion (or death) and return what it produced.
+
+    ``frame_timeouts[k]`` bounds the time between frame k and frame k+1 (frame 0 is the load
+    report, frame k+1 the report of call k); the first frame is bounded only by
+    ``total_timeout``. ``request["result_fd"]`` is filled in here.
+    """
+    workdir = make_workdir(tmp_root, plan.workdir_owner)
+    try:
+        return _launch_in(
+            plan,
+            request,
+            workdir,
+            total_timeout=total_timeout,
+            frame_timeouts=frame_timeouts,
+            kill_grace=kill_grace,
+            stream_cap=stream_cap,
+            max_result_bytes=max_result_bytes,
+            hash_seed=hash_seed,
+            result_channel=result_channel,
+        )
+    finally:
+        remove_workdir(workdir)
+
+
+def _launch_in(
+    plan: Plan,
+    request: dict[str, Any],
+    workdir: str,
+    *,
+    total_timeout: float,
+    frame_timeouts: Sequence[float],
+    kill_grace: float,
+    stream_cap: int,
+    max_result_bytes: int,
+    hash_seed: int | None,
+    result_channel: bool,
+) -> RawRun:
+    run = RawRun()
+    result_r, result_w = os.pipe()
+    if not result_channel:  # scripts report through their exit code; no frames expected
+        os.close(result_w)
+        result_w = os.open(os.devnull, os.O_WRONLY)
+    request = dict(request, result_fd=result_w)
+    payload = encode_request(request)
+    popen_kwargs: dict[str, Any] = {}
+    if plan.popen_user is not None:
+        popen_kwargs.update(user=plan.popen_user, group=plan.popen_group, extra_groups=[])
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            plan.argv(workdir),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(result_w,),
+            env=plan.child_env(workdir, hash_seed),
+            cwd=workdir,
+            start_new_session=True,
+            close_fds=True,
+            **popen_kwargs,
+        )
+    except OSError as exc:
+        os.close(result_r)
+        os.close(result_w)
+        run.spawn_error = f"could not start {plan.layer} sandbox: {exc}"
+        run.wall_time = time.monotonic() - start
+        return run
+    os.close(result_w)
+    try:
+        _watch(
+            proc,
+            plan,
+            payload,
+            result_r,
+            run,
+            start=start,
+            total_timeout=total_timeout,
+            frame_timeouts=frame_timeouts,
+            kill_grace=kill_grace,
+            stream_cap=stream_cap,
+            max_result_bytes=max_result_bytes,
+        )
+    finally:
+        _terminate(proc, plan, kill_grace)
+        os.close(result_r)
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None and not stream.closed:
+                stream.close()
+        run.returncode = proc.returncode
+        run.wall_time = time.monotonic() - start
+    return run
+
+
+def _watch(
+    proc: subprocess.Popen[bytes],
+    plan: Plan,
+    payload: bytes,
+    result_r: int,
+    run: RawRun,
+    *,
+    start: float,
+    total_timeout: float,
+    frame_timeouts: Sequence[float],
+    kill_grace: float,
+    stream_cap: int,
+    max_result_bytes: int,
+) -> None:
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    out, err = _Capped(stream_cap), _Capped(stream_cap)
+    frames = _Frames(max_result_bytes)
+    sel = selectors.DefaultSelector()
+    stdin_fd = proc.stdin.fileno()
+    readers = {proc.stdout.fileno(): out, proc.stderr.fileno(): err, result_r: frames}
+    for fd in (stdin_fd, *readers):
+        os.set_blocking(fd, False)
+    sel.register(stdin_fd, selectors.EVENT_WRITE)
+    for fd in readers:
+        sel.register(fd, selectors.EVENT_READ)
+    try:
+        pidfd: int | None = os.pidfd_open(proc.pid)
+        sel.register(pidfd, selectors.EVENT_READ)
+    except (AttributeError, OSError):  # kernel < 5.3: poll instead
+        pidfd = None
+    view = memoryview(payload)
+    total_deadline = start + total_timeout
+    frame_deadline: float | None = None
+    exited = False
+    try:
+        while True:
+            now = time.monotonic()
+            deadline = total_deadline if frame_deadline is None else min(total_deadline, frame_deadline)
+            if now >= deadline:
+                run.deadline = "call" if frame_deadline is not None and frame_deadline < total_deadline else "total"
+                break
+            wait = deadline - now if pidfd is not None else min(deadline - now, 0.01)
+            for key, _ in sel.select(wait):
+                fd = key.fd
+                if fd == stdin_fd:
+                    try:
+                        written = os.write(fd, view[:_READ_CHUNK])
+                        view = view[written:]
+                    except BrokenPipeError:
+                        view = view[:0]
+                    if not view:
+                        sel.unregister(fd)
+                        proc.stdin.close()
+                elif fd == pidfd:
+                    exited = True
+                else:
+                    chunk = _read(fd)
+                    if chunk is None:
+                        continue
+                    if not chunk:
+                        sel.unregister(fd)
+                        continue
+                    target = readers[fd]
+                    before = len(frames.frames)
+                    target.add(chunk)
+                    if target is frames and len(frames.frames) > before:
+                        frame_deadline = _next_frame_deadline(frames, frame_timeouts, kill_grace)
+            if frames.error:
+                run.protocol_error = frames.error
+                break
+            if pidfd is None and not _alive(proc.pid):
+                exited = True
+            if exited:
+                break
+        # Whatever was written before the exit (or the kill decision) is still in the pipes.
+        for fd, target in readers.items():
+            if fd in sel.get_map():
+                while (chunk := _read(fd)):
+                    target.add(chunk)
+                    if frames.error:
+                        run.protocol_error = run.protocol_error or frames.error
+                        break
+    finally:
+        sel.close()
+        if pidfd is not None:
+            os.close(pidfd)
+    if frames.buffer and run.protocol_error is None and run.deadline is None:
+        run.protocol_error = f"{len(frames.buffer)} trailing bytes after the last complete frame"
+    run.frames = frames.frames
+    run.stdout, run.stdout_truncated = bytes(out.data), out.truncated
+    run.stderr, run.stderr_truncated = bytes(err.data), err.truncated
+
+
+def _next_frame_deadline(frames: _Frames, frame_timeouts: Sequence[float], kill_grace: float) -> float:
+    index = len(frames.frames) - 1  # frames[index] just arrived; next is frames[index + 1]
+    limit = frame_timeouts[index] if index < len(frame_timeouts) else 0.0
+    return time.monotonic() + limit + kill_grace
+
+
+def _read(fd: int) -> bytes | None:
+    """Read what is available: data, b"" at end of file, None if nothing right now."""
+    try:
+        return os.read(fd, _READ_CHUNK)
+    except BlockingIOError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.EIO:
+            return b""
+        raise
+
+
+def _alive(pid: int) -> bool:
+    """True while the process has not exited (without reaping it)."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
+    except ChildProcessError:
+        return False
+
+
+def _terminate(proc: subprocess.Popen[bytes], plan: Plan, kill_grace: float) -> None:
+    """Make sure nothing of this run survives, then reap the main child."""
+    if plan.supervise == "subreaper" and _alive(proc.pid):
+        # Ask the supervisor to kill and reap its worker and escaped descendants first.
+        try:
+            os.kill(proc.pid, signal.SIGTERM)
+        except OSError:
+            pass
+        give_up = time.monotonic() + kill_grace
+        while _alive(proc.pid) and time.monotonic() < give_up:
+            time.sleep(0.005)
+    # The main child is not reaped yet, so its pid (= the process group id) cannot be reused.
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=max(kill_grace, 5.0))
+    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILLed processes always exit
+        proc.kill()
+        proc.wait()
