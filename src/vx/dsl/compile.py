@@ -8,11 +8,10 @@ Each node is computed for all items at once as a `Packed` pair of bit rows (see
     not     opines = o                   fires = o XOR f            (f ⊆ o)
     vote K  opines = OR o_i              fires = "at least K of the f_i", a running bit-sliced
                                          count c_j = "j children fired so far" for j ≤ K
-    wvote θ opines = OR o_i              fires = opines AND (Σ W_i·f_i ≥ T) on unpacked int64
-                                         sums, where W_i and T are the weights and threshold
-                                         scaled by the lcm of their denominators — exact integer
-                                         arithmetic, no float ties (Python ints if int64 could
-                                         overflow)
+    wvote θ opines = OR o_i              fires = opines AND (Σ W_i·f_i ≥ T), where W_i and T are
+                                         the weights and threshold scaled to integers by the lcm
+                                         of their denominators — exact, no float ties — summed
+                                         bit-sliced in packed form (see `_weighted`)
 
 Because every f_i ⊆ o_i, abstaining children drop out of each rule by construction, and a
 node with no opining child has opines = 0 (ABSTAIN). `tests/dsl` checks this item by item
@@ -36,9 +35,6 @@ from vx.dsl.ast import All, Any, Node, Not, Op, Vote, WVote
 from vx.dsl.matrix import Packed, VerdictMatrix, pack_bits, unpack_bits
 
 __all__ = ["BatchEvaluator", "Packed", "evaluate"]
-
-_INT64_SAFE = 2**62
-
 
 def _readonly(a: np.ndarray) -> np.ndarray:
     a.setflags(write=False)
@@ -69,8 +65,10 @@ class BatchEvaluator:
         self._memo_size = 0
         self.hits = 0
         self.misses = 0
-        self._O = matrix.opines_words
-        self._F = matrix.fires_words
+        # one read-only row view per op, made once: indexing a 2-D array per leaf costs more
+        # than OR-ing a small row
+        self._orows = list(matrix.opines_words)
+        self._frows = list(matrix.fires_words)
         self._n = matrix.n_items
 
     # --- public ----------------------------------------------------------------------
@@ -101,7 +99,7 @@ class BatchEvaluator:
     def _eval(self, node: Node) -> Packed:
         if isinstance(node, Op):
             j = self.matrix.op_index(node.name)
-            return Packed(self._O[j], self._F[j], self._n)
+            return Packed(self._orows[j], self._frows[j], self._n)
         memo = self._memo
         hit = memo.get(node)
         if hit is not None:
@@ -124,9 +122,14 @@ class BatchEvaluator:
         os: list[np.ndarray] = []
         fs: list[np.ndarray] = []
         for child in children:
-            p = self._eval(child)
-            os.append(p.opines)
-            fs.append(p.fires)
+            if type(child) is Op:
+                j = self.matrix.op_index(child.name)
+                os.append(self._orows[j])
+                fs.append(self._frows[j])
+            else:
+                p = self._eval(child)
+                os.append(p.opines)
+                fs.append(p.fires)
         return os, fs
 
     def _compute(self, node: Node) -> tuple[np.ndarray, np.ndarray]:
@@ -134,16 +137,7 @@ class BatchEvaluator:
             p = self._eval(node.child)
             return p.opines.copy(), np.bitwise_xor(p.opines, p.fires)
 
-        children = node.children
-        if isinstance(node, Any) and all(isinstance(c, Op) for c in children):
-            # The common case in evolved verifiers: one gather and one reduction per row.
-            js = [self.matrix.op_index(c.name) for c in children]
-            return (
-                np.bitwise_or.reduce(self._O[js], axis=0),
-                np.bitwise_or.reduce(self._F[js], axis=0),
-            )
-
-        os, fs = self._rows(children)
+        os, fs = self._rows(node.children)
         opines = _or_all(os)
         if isinstance(node, Any):
             return opines, _or_all(fs)
@@ -176,16 +170,64 @@ class BatchEvaluator:
         return counts[k - 1]
 
     def _weighted(self, node: WVote, opines: np.ndarray, fs: list[np.ndarray]) -> np.ndarray:
+        """Bits set where the weights of the firing children sum to at least the threshold.
+
+        Weights and threshold are scaled to integers by the lcm of their denominators. A
+        negative weight w contributes w·f = |w|·(1 − f) − |w|, so with ``target = T + Σ|w<0|``
+        the test becomes a sum of non-negative terms ``Σ_{w>0} w·f + Σ_{w<0} |w|·¬f ≥ target``,
+        computed bit-sliced: one bit row per binary digit of the per-item sum, ripple-carry
+        additions, then a most-significant-first comparison with ``target``. Exact, and it never
+        leaves the packed form. Sums wider than 64 bits use unpacked Python integers instead.
+        """
         scale = math.lcm(node.threshold.denominator, *(w.denominator for w in node.weights))
         weights = [int(w * scale) for w in node.weights]
-        threshold = int(node.threshold * scale)
-        exact_in_int64 = sum(abs(w) for w in weights) + abs(threshold) < _INT64_SAFE
-        dtype = np.int64 if exact_in_int64 else object
-        sums = np.zeros(self._n, dtype=dtype)
+        target = int(node.threshold * scale) + sum(-w for w in weights if w < 0)
+        max_sum = sum(abs(w) for w in weights)
+        if target <= 0:
+            return opines.copy()
+        if target > max_sum:
+            return np.zeros_like(opines)
+        if max_sum.bit_length() > 64:
+            return self._weighted_unpacked(weights, target, opines, fs)
+
+        planes: list[np.ndarray] = []  # planes[j]: bit j of each item's running sum
+        reach = 0  # the largest running sum so far
+        for w, f in zip(weights, fs):
+            if w == 0:
+                continue
+            row = f if w > 0 else np.bitwise_not(f)
+            a = abs(w)
+            reach += a
+            while len(planes) < reach.bit_length():
+                planes.append(np.zeros_like(opines))
+            for b in range(a.bit_length()):
+                if not (a >> b) & 1:
+                    continue
+                carry = row
+                for j in range(b, reach.bit_length()):
+                    new_carry = np.bitwise_and(planes[j], carry)
+                    np.bitwise_xor(planes[j], carry, out=planes[j])
+                    carry = new_carry
+        greater = np.zeros_like(opines)
+        equal = np.bitwise_not(greater)
+        for j in range(len(planes) - 1, -1, -1):
+            if (target >> j) & 1:
+                np.bitwise_and(equal, planes[j], out=equal)
+            else:
+                np.bitwise_or(greater, np.bitwise_and(equal, planes[j]), out=greater)
+                np.bitwise_and(equal, np.bitwise_not(planes[j]), out=equal)
+        return np.bitwise_and(np.bitwise_or(greater, equal), opines)
+
+    def _weighted_unpacked(
+        self, weights: list[int], target: int, opines: np.ndarray, fs: list[np.ndarray]
+    ) -> np.ndarray:
+        """The same test on unpacked per-item Python integer sums (for huge weights)."""
+        sums = np.zeros(self._n, dtype=object)
         for w, f in zip(weights, fs):
             if w:
-                np.add(sums, w, out=sums, where=unpack_bits(f, self._n))
-        return np.bitwise_and(pack_bits(sums >= threshold), opines)
+                bits = unpack_bits(f, self._n)
+                np.add(sums, abs(w), out=sums, where=bits if w > 0 else ~bits)
+        return np.bitwise_and(pack_bits(sums >= target), opines)
 
 
 def evaluate(node: Node, matrix: VerdictMatrix) -> np.ndarray:
