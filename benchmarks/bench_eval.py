@@ -114,20 +114,28 @@ def bitwise_or_bound(n_items: int, repeats: int) -> float:
     return n_items / best
 
 
-def memo_line(matrix: VerdictMatrix, rnd: random.Random) -> str:
-    """Scoring many mutants of one expression, as evolution does: with and without the memo."""
+def memo_lines(matrix: VerdictMatrix, rnd: random.Random) -> list[str]:
+    """Scoring many candidates over one matrix, as evolution does: with and without the memo."""
     base = random_tree(10, rnd)
     leaf_paths = [p for p, node in base.walk() if isinstance(node, Op)]
     mutants = [base.replace_at(rnd.choice(leaf_paths), Op(rnd.choice(OPS))) for _ in range(200)]
-    cold = time_fast(matrix, mutants, repeats=1)
-    ev = BatchEvaluator(matrix)
-    t0 = time.perf_counter()
-    for m in mutants:
-        ev.evaluate(m)
-    warm = time.perf_counter() - t0
-    return (f"memo: 200 one-leaf mutants of a 10-leaf tree on {matrix.n_items:.0e} items — "
-            f"{cold * 1e3:.0f} ms without the memo, {warm * 1e3:.0f} ms with it "
-            f"({ev.hits} subtree results reused, {ev.misses} computed)")
+    elites = [random_tree(10, rnd) for _ in range(20)]
+    compositions = [
+        rnd.choice([Any([a, b]), All([a, Not(b)]), Vote(2, [a, b, c])])
+        for a, b, c in (rnd.sample(elites, 3) for _ in range(200))
+    ]
+    lines = []
+    for label, candidates in [("200 one-leaf mutants of a 10-leaf tree", mutants),
+                              ("200 compositions of 20 elite 10-leaf trees", compositions)]:
+        cold = time_fast(matrix, candidates, repeats=1)
+        ev = BatchEvaluator(matrix)
+        t0 = time.perf_counter()
+        for candidate in candidates:
+            ev.evaluate(candidate)
+        warm = time.perf_counter() - t0
+        lines.append(f"memo, {label}, {matrix.n_items:.0e} items: {cold * 1e3:.0f} ms without, "
+                     f"{warm * 1e3:.0f} ms with ({ev.hits} subtree results reused, {ev.misses} computed)")
+    return lines
 
 
 def fmt_rate(x: float) -> str:
@@ -170,7 +178,8 @@ def main() -> None:
 
     big = max(sizes)
     print()
-    print(memo_line(random_matrix(big, rng), rnd))
+    for line in memo_lines(random_matrix(big, rng), rnd):
+        print(line)
     print()
     worst_ratio = min(r for n, _, _, r, _ in verdicts if n == big)
     worst_any = min(b for n, label, _, _, b in verdicts if n == big and label == "any")
