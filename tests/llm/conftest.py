@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from vx.llm import client as llm_client
+from vx.llm.cache import ResponseCache
+from vx.llm.config import load_config
+
+from .fake import FakeAPI
+
+
+@pytest.fixture(autouse=True)
+def _isolated_llm(tmp_path, monkeypatch):
+    """No test reads the user's LLM config or cache, or sees a real key; LLM roles start off."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    for var in list(__import__("os").environ):
+        if var.startswith("VX_LLM_"):
+            monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("VX_LLM_CONFIG", str(tmp_path / "no-user-llm.toml"))
+    monkeypatch.setenv("VX_LLM_CACHE", str(tmp_path / "llm.sqlite"))
+    llm_client.deactivate()
+    yield
+    llm_client.deactivate()
+
+
+@pytest.fixture
+def fake_api() -> FakeAPI:
+    return FakeAPI()
+
+
+@pytest.fixture
+def make_client(tmp_path, fake_api):
+    """Build an LLMClient on the fake API; sleeps are recorded, not slept."""
+    sleeps: list[float] = []
+
+    def make(api: FakeAPI | None = None, run_id: str = "run1", **overrides):
+        cfg = load_config(overrides=overrides)
+        c = llm_client.LLMClient(cfg, run_id=run_id, sdk=(api or fake_api).sdk(),
+                                 cache=ResponseCache(cfg.cache), sleep=sleeps.append, rng=random.Random(0))
+        c.sleeps = sleeps
+        return c
+
+    return make
