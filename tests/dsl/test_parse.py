@@ -168,6 +168,15 @@ def test_read_header():
     assert read_header("(any a)") == {}
 
 
+def test_syntax_errors_pickle():
+    import pickle
+
+    with pytest.raises(VxSyntaxError) as info:
+        parse("(anyy a)", filename="f.vx")
+    copy = pickle.loads(pickle.dumps(info.value))
+    assert str(copy) == str(info.value) and copy.kind == "unknown-combinator"
+
+
 def test_parse_rejects_non_text():
     with pytest.raises(TypeError):
         parse(b"(any a)")  # type: ignore[arg-type]

@@ -115,6 +115,10 @@ class VxSyntaxError(Exception):
         self.kind = kind
         super().__init__(self.__str__())
 
+    def __reduce__(self):  # keyword-only arguments: pickle (e.g. across processes) by fields
+        fields = ("message", "filename", "line", "column", "source_line", "hint", "width", "kind")
+        return _rebuild_syntax_error, (tuple(getattr(self, f) for f in fields),)
+
     def __str__(self) -> str:
         return render_diagnostic(
             filename=self.filename,
@@ -125,6 +129,14 @@ class VxSyntaxError(Exception):
             hint=self.hint,
             width=self.width,
         )
+
+
+def _rebuild_syntax_error(values: tuple) -> VxSyntaxError:
+    message, filename, line, column, source_line, hint, width, kind = values
+    return VxSyntaxError(
+        message, filename=filename, line=line, column=column, source_line=source_line,
+        hint=hint, width=width, kind=kind,
+    )
 
 
 @attrs.frozen
