@@ -143,7 +143,7 @@ class BatchEvaluator:
             return opines, _or_all(fs)
         if isinstance(node, All):
             fires = opines.copy()
-            for o, f in zip(os, fs):
+            for o, f in zip(os, fs, strict=True):
                 # a child blocks the conjunction where it opines and does not fire: o & ~f = o ^ f
                 np.bitwise_and(fires, np.bitwise_not(np.bitwise_xor(o, f)), out=fires)
             return opines, fires
@@ -192,7 +192,7 @@ class BatchEvaluator:
 
         planes: list[np.ndarray] = []  # planes[j]: bit j of each item's running sum
         reach = 0  # the largest running sum so far
-        for w, f in zip(weights, fs):
+        for w, f in zip(weights, fs, strict=True):
             if w == 0:
                 continue
             row = f if w > 0 else np.bitwise_not(f)
@@ -223,7 +223,7 @@ class BatchEvaluator:
     ) -> np.ndarray:
         """The same test on unpacked per-item Python integer sums (for huge weights)."""
         sums = np.zeros(self._n, dtype=object)
-        for w, f in zip(weights, fs):
+        for w, f in zip(weights, fs, strict=True):
             if w:
                 bits = unpack_bits(f, self._n)
                 np.add(sums, abs(w), out=sums, where=bits if w > 0 else ~bits)

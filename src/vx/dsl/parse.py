@@ -527,9 +527,8 @@ def _explain_token(src: _Source, tok: Token, frame: _Frame | None, prev: Token |
         if t == "RPAR":
             return src.at_token("empty", f"empty ({head})", frame.lpar, f"({head}) needs {what} and children, e.g. {example}")
         return src.at_token("param", f"({head}) needs {what} before its children", tok, f"e.g. {example}")
-    if t == "RPAR":
-        if frame.n_children == 0:
-            return src.at_token("empty", f"empty ({head})", frame.lpar, _EMPTY_HINTS[head or "any"])
+    if t == "RPAR" and frame.n_children == 0:
+        return src.at_token("empty", f"empty ({head})", frame.lpar, _EMPTY_HINTS[head or "any"])
     if head == "not" and starts_child and frame.n_children >= 1:
         return src.at_token("arity", "(not) takes exactly one child", tok,
                             "to negate several, wrap them: (not (any a b))")

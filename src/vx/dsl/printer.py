@@ -67,7 +67,7 @@ def _flat(node: Node) -> str:
     if isinstance(node, Op):
         return node.name
     parts = [_head(node)]
-    for child, suffix in zip(node.children, _suffixes(node)):
+    for child, suffix in zip(node.children, _suffixes(node), strict=True):
         parts.append(_flat(child) + suffix)
     return " ".join(parts) + ")"
 
@@ -80,7 +80,7 @@ def _render(node: Node, indent: int, tail: str, width: int, out: list[str]) -> N
     out.append(" " * indent + _head(node))
     children = node.children
     last = len(children) - 1
-    for i, (child, suffix) in enumerate(zip(children, _suffixes(node))):
+    for i, (child, suffix) in enumerate(zip(children, _suffixes(node), strict=True)):
         _render(child, indent + _INDENT, suffix + (")" + tail if i == last else ""), width, out)
 
 

@@ -24,7 +24,7 @@ class Verdict(enum.IntEnum):
         return self.name.lower()
 
 
-class Final(str, enum.Enum):
+class Final(enum.StrEnum):
     """A verifier's verdict on an item: the family root conjoined with the expression.
 
     The values match the dev-set label strings ("pass" / "fail"); consumers decide what
@@ -34,6 +34,3 @@ class Final(str, enum.Enum):
     PASS = "pass"
     FAIL = "fail"
     ABSTAIN = "abstain"
-
-    def __str__(self) -> str:
-        return self.value
