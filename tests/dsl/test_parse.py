@@ -235,3 +235,10 @@ def mutated_programs(draw):
 @given(mutated_programs())
 def test_fuzz_mutated_valid_programs(text):
     _assert_parses_or_explains(text)
+
+
+def test_crlf_and_tabs():
+    assert parse("; h\r\n(any a\r\n  b)\r\n") == Any([Op("a"), Op("b")])
+    with pytest.raises(VxSyntaxError) as info:
+        parse("(any a\r\n\t(anyy b))\r\n", filename="c.vx")
+    assert str(info.value).splitlines()[1:3] == ["   2 |  (anyy b))", "     |   ^^^^"]

@@ -98,3 +98,7 @@ def test_format_source_refuses_to_drop_comments():
 def test_to_text_rejects_non_nodes():
     with pytest.raises(TypeError):
         to_text("(any a)")  # type: ignore[arg-type]
+
+
+def test_format_source_normalises_line_endings():
+    assert format_source("; h  \r\n\r\n(any a\r\n  b)\r\n") == "; h\n\n(any a b)\n"
