@@ -17,6 +17,8 @@ the environment, `active_client()` is None and every role is skipped (judge ops 
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import random
 import threading
@@ -80,6 +82,16 @@ class Completion:
     retries: int = 0
 
 
+@functools.cache
+def sdk_accepts(param: str) -> bool:
+    """Whether the installed SDK's `messages.create` takes `param` (a request never carries one it does not)."""
+    try:
+        from anthropic.resources.messages import Messages
+    except ImportError:
+        return False
+    return param in inspect.signature(Messages.create).parameters
+
+
 def _sdk_error_types() -> tuple[type, type, type]:
     import anthropic
 
@@ -126,12 +138,10 @@ class LLMClient:
         rc = self.config.role(role)
         if isinstance(messages, str):
             messages = [{"role": "user", "content": messages}]
-        req: dict[str, Any] = {
-            "model": rc.model,
-            "max_tokens": int(max_tokens or rc.max_tokens),
-            "temperature": float(rc.temperature if temperature is None else temperature),
-            "messages": [dict(m) for m in messages],
-        }
+        req: dict[str, Any] = {"model": rc.model, "max_tokens": int(max_tokens or rc.max_tokens),
+                               "messages": [dict(m) for m in messages]}
+        if sdk_accepts("temperature"):  # recent SDKs (anthropic >= 2) no longer take sampling parameters
+            req["temperature"] = float(rc.temperature if temperature is None else temperature)
         if system:
             # The system block is the prefix shared by many calls (instructions, catalog, question):
             # mark it for prompt caching.

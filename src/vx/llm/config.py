@@ -77,11 +77,11 @@ class Price:
 
 DEFAULT_ROLES: dict[str, RoleConfig] = {
     "solver": RoleConfig("claude-haiku-4-5", 2048, 0.0),
-    "teacher": RoleConfig("claude-sonnet-4-5", 512, 0.0),
-    "composer": RoleConfig("claude-sonnet-4-5", 2048, 0.7),
-    "synthesizer": RoleConfig("claude-sonnet-4-5", 1024, 0.2),
+    "teacher": RoleConfig("claude-sonnet-4-6", 512, 0.0),
+    "composer": RoleConfig("claude-sonnet-4-6", 2048, 0.7),
+    "synthesizer": RoleConfig("claude-sonnet-4-6", 1024, 0.2),
     "judge": RoleConfig("claude-haiku-4-5", 200, 0.0),
-    "final_judge": RoleConfig("claude-opus-4-5", 512, 0.0),
+    "final_judge": RoleConfig("claude-opus-4-6", 512, 0.0),
 }
 
 # Public list prices, USD per million tokens (input, output). Override or extend with [prices."model"].
