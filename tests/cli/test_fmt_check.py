@@ -85,8 +85,8 @@ def test_fmt_missing_file(runner, tmp_path):
     assert result.exit_code == 1 and "cannot read" in result.stderr
 
 
-def test_examples_are_canonical_and_check_clean(runner):
-    result = runner.invoke(main, ["fmt", "--check", str(EXAMPLES)])
+def test_hello_example_is_canonical_and_checks_clean(runner):
+    result = runner.invoke(main, ["fmt", "--check", str(EXAMPLES / "hello.vx")])
     assert result.exit_code == 0, result.output
     ops = "crash,wrong_output,raises_error,empty_output,fast_enough"
     result = runner.invoke(main, ["check", str(EXAMPLES / "hello.vx"), "--ops", ops])
@@ -131,3 +131,12 @@ def test_check_stdin_and_empty_ops(runner):
     assert result.exit_code == 1 and "<stdin>:1:8: error: unknown op 'b'" in result.stdout
     result = runner.invoke(main, ["check", "-", "--ops", " , "], input="a")
     assert result.exit_code == 2 and "give at least one op name" in result.stderr
+
+
+def test_fmt_keeps_the_file_mode(runner, tmp_path):
+    f = tmp_path / "x.vx"
+    f.write_text(MESSY)
+    f.chmod(0o640)
+    assert runner.invoke(main, ["fmt", str(f)]).exit_code == 0
+    assert f.stat().st_mode & 0o777 == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["x.vx"]  # no temporary file left behind

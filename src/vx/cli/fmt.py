@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +24,20 @@ def vx_files(paths: tuple[str, ...]) -> Iterator[Path]:
             yield from sorted(p for p in path.rglob("*.vx") if p.is_file())
         else:
             yield path
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Replace the file's contents in one step, so an interruption never leaves half a file."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        shutil.copymode(path, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 @click.command("fmt")
@@ -66,7 +84,7 @@ def fmt(paths: tuple[str, ...], check_only: bool, width: int) -> None:
             changed += 1
             click.echo(f"would reformat {path}")
         else:
-            path.write_text(canonical, encoding="utf-8")
+            _write_atomically(path, canonical)
             changed += 1
             click.echo(f"reformatted {path}")
     if paths != ("-",):
