@@ -218,3 +218,7 @@ def classify_failure(task, output, meta) -> str | None:
         if o(task, output, ctx).verdict == 1:
             return cls
     return "wrong_result"
+
+
+# The family's check templates register on import (the synthesizer finds them through this pack).
+from vx.ops.packs.sql import templates as _templates  # noqa: E402,F401
