@@ -301,6 +301,10 @@ _LOCK = threading.Lock()
 _CACHE: dict[tuple[Any, ...], Detection] = {}
 
 
+def _same_bytecode(version: str) -> bool:
+    return tuple(int(part) for part in version.split(".")[:2]) == sys.version_info[:2]
+
+
 def _detect(config: SandboxConfig, probe: ProbeFn, all_layers: bool) -> Detection:
     identity = sandbox_identity(config)
     notes: list[str] = []
@@ -356,6 +360,8 @@ def _detect(config: SandboxConfig, probe: ProbeFn, all_layers: bool) -> Detectio
             plans = [_rlimits_plan(python, identity, seccomp_lib)]
             if seccomp_lib:
                 plans.append(_rlimits_plan(python, identity, None))
+        same = _same_bytecode(info["version"])
+        plans = [attrs.evolve(plan, same_bytecode=same) for plan in plans]
         failures: list[str] = []
         for plan in plans:
             userns = "--unshare-user" in plan.wrapper or "--user" in plan.wrapper

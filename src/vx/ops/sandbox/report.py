@@ -2,7 +2,8 @@
 
 The child may have been taken over by the candidate, so every frame is validated against an
 exact schema (keys, types, order, call indices). The first violation ends interpretation: the
-run is ``"crashed"``, the call in progress is ``"crashed"`` and later calls are ``"not_run"``.
+run is ``"crashed"`` and every call is ``"not_run"`` (reports received before the violation are
+discarded too: the candidate was writing into the result channel).
 """
 
 from __future__ import annotations
@@ -249,11 +250,10 @@ def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[floa
     if raw.spawn_error is not None:
         return finish("crashed", raw.spawn_error, None)
     if problem is not None:
-        return finish(
-            "crashed",
-            f"malformed result stream ({problem}); the run was stopped",
-            CallOutcome(status="crashed", exc_message="malformed result stream"),
-        )
+        # A malformed stream means the candidate wrote into the result channel: nothing in it
+        # can be trusted any more, including reports that looked well-formed.
+        outcomes.clear()
+        return finish("crashed", f"malformed result stream ({problem}); all results discarded", None)
     if raw.deadline is not None:
         if load is None:
             detail = f"killed at the {raw.wall_time:.1f} s deadline while starting or loading the code"

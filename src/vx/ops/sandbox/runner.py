@@ -22,6 +22,7 @@ Nothing here interprets frames beyond their length prefix; ``report.py`` validat
 from __future__ import annotations
 
 import errno
+import marshal
 import os
 import selectors
 import shutil
@@ -47,11 +48,44 @@ SANDBOX_HOME = "/sandbox"
 
 _READ_CHUNK = 1 << 16
 
+#: How long the rlimits layer's supervisor gets to kill and reap escaped descendants after
+#: SIGTERM before the whole group is SIGKILLed (it needs a few /proc scans).
+_SUPERVISOR_GRACE = 2.0
+
+
+#: The child's whole ``-c`` program: reads the harness from stdin (a marshalled code object,
+#: or source text when the child's Python cannot load this Python's bytecode) and runs it.
+#: The request follows the harness on stdin.
+BOOTSTRAP = (
+    "import marshal,os\n"
+    "def r(n):\n"
+    " b=b''\n"
+    " while len(b)<n:\n"
+    "  c=os.read(0,n-len(b))\n"
+    "  if not c:raise SystemExit(70)\n"
+    "  b+=c\n"
+    " return b\n"
+    "k=r(1);n=int.from_bytes(r(8),'big');h=r(n)\n"
+    "h=marshal.loads(h) if k==b'c' else compile(h,'<vx-harness>','exec')\n"
+    "del r,k,n\n"
+    "exec(h,{'__name__':'__main__','__builtins__':__builtins__})\n"
+)
+
 
 @lru_cache(maxsize=1)
 def harness_source() -> str:
-    """The child program (harness.py), passed to ``python -c``."""
+    """The child program (harness.py)."""
     return (Path(__file__).with_name("harness.py")).read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=2)
+def harness_blob(bytecode: bool) -> bytes:
+    """The stdin prefix that carries the harness: kind byte, 8-byte length, payload."""
+    if bytecode:
+        body = marshal.dumps(compile(harness_source(), "<vx-harness>", "exec"))
+        return b"c" + len(body).to_bytes(8, "big") + body
+    body = harness_source().encode("utf-8")
+    return b"s" + len(body).to_bytes(8, "big") + body
 
 
 @attrs.frozen
@@ -77,10 +111,13 @@ class Plan:
     inner_workdir: str | None = None
     #: Owner to give the workdir (uid, gid), when the child runs as another account.
     workdir_owner: tuple[int, int] | None = None
+    #: True when the child's Python has this Python's major.minor version, so the harness
+    #: can be sent precompiled (saves compiling ~20 KB of source per candidate).
+    same_bytecode: bool = False
 
     def argv(self, workdir: str) -> list[str]:
         wrapper = [part.replace("{workdir}", workdir) for part in self.wrapper]
-        return [*wrapper, self.python, *PYTHON_FLAGS, "-c", harness_source()]
+        return [*wrapper, self.python, *PYTHON_FLAGS, "-c", BOOTSTRAP]
 
     def child_env(self, workdir: str, hash_seed: int | None) -> dict[str, str]:
         """The child's whole environment (an allow-list: nothing is inherited)."""
@@ -245,7 +282,7 @@ def _launch_in(
         os.close(result_w)
         result_w = os.open(os.devnull, os.O_WRONLY)
     request = dict(request, result_fd=result_w)
-    payload = encode_request(request)
+    payload = harness_blob(plan.same_bytecode) + encode_request(request)
     popen_kwargs: dict[str, Any] = {}
     if plan.popen_user is not None:
         popen_kwargs.update(user=plan.popen_user, group=plan.popen_group, extra_groups=[])
@@ -422,7 +459,7 @@ def _terminate(proc: subprocess.Popen[bytes], plan: Plan, kill_grace: float) -> 
             os.kill(proc.pid, signal.SIGTERM)
         except OSError:
             pass
-        give_up = time.monotonic() + kill_grace
+        give_up = time.monotonic() + max(kill_grace, _SUPERVISOR_GRACE)
         while _alive(proc.pid) and time.monotonic() < give_up:
             time.sleep(0.005)
     # The main child is not reaped yet, so its pid (= the process group id) cannot be reused.

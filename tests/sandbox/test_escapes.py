@@ -1,0 +1,519 @@
+"""Escape suite: hostile candidates must be contained by every available layer.
+
+Each test runs a candidate that tries one escape and asserts both containment (the canary
+survives, no process outlives the run, no connection arrives, no secret leaks) and that the
+reported outcome is the right one. Network attempts go only to loopback listeners started
+here. Bounded: every run has sub-second call timeouts and an 8 s total deadline.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+import textwrap
+import threading
+import time
+import uuid
+
+import pytest
+
+from vx.ops.sandbox import Sandbox
+
+from .conftest import processes_with, wait_until_gone
+
+
+def _code(text: str) -> str:
+    return textwrap.dedent(text).strip() + "\n"
+
+
+def _same_account(sb: Sandbox) -> bool:
+    """The candidate runs as the invoking user (vx not started as root)."""
+    return not sb.detection.identity.dropped
+
+
+def _assert_no_survivors(token: str) -> None:
+    left = wait_until_gone(token)
+    for pid in left:  # never leak processes from a failing test
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    assert not left, f"processes carrying {token} outlived the run: {left}"
+
+
+def _spawn_marked(token: str, body: str) -> str:
+    """Source of a statement that starts `python -c body token` (the token marks the process)."""
+    return f"[sys.executable, '-S', '-c', {body!r}, {token!r}]"
+
+
+# --------------------------------------------------------------------------------------------
+# processes
+# --------------------------------------------------------------------------------------------
+
+
+def test_fork_bomb_is_bounded_and_killed(sb: Sandbox) -> None:
+    token = f"vx-forkbomb-{uuid.uuid4().hex}"
+    bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
+    code = _code(
+        f"""
+        import os, sys
+        def f():
+            while True:
+                try:
+                    pid = os.fork()
+                except OSError:
+                    continue
+                if pid == 0:
+                    try:
+                        os.execv(sys.executable, {_spawn_marked(token, bomb)})
+                    finally:
+                        os._exit(0)
+        """
+    )
+    start = time.monotonic()
+    rep = sb.run_calls(code, "f", [([], {}), ([], {})])
+    assert time.monotonic() - start < 6.0
+    # Interrupted by the in-child alarm (status "ok", both calls "timeout") or, if the
+    # alarm could not be delivered in time, killed by the parent (status "timeout").
+    assert rep.status in ("ok", "timeout"), rep.detail
+    assert rep.calls[0].status == "timeout"
+    assert rep.calls[1].status in ("timeout", "not_run")
+    _assert_no_survivors(token)
+
+
+@pytest.mark.parametrize("then", ["returns", "hangs"])
+def test_setsid_daemon_does_not_survive(sb: Sandbox, then: str, tmp_path) -> None:
+    token = f"vx-daemon-{uuid.uuid4().hex}"
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    drop.chmod(0o777)  # so only the sandbox, not file permissions, can stop the daemon
+    touched = drop / "daemon-was-here"
+    body = f"import time\ntime.sleep(1.0)\nopen({str(touched)!r}, 'w').write('escaped')\n"
+    code = _code(
+        f"""
+        import os, sys, time
+        def f():
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    os.execv(sys.executable, {_spawn_marked(token, body)})
+                os._exit(0)
+            time.sleep(0.2)
+            while {then == "hangs"}:
+                try:
+                    time.sleep(0.05)
+                except BaseException:
+                    pass
+            return "spawned"
+        """
+    )
+    rep = sb.run_calls(code, "f", [([], {})])
+    if then == "returns":
+        assert rep.status == "ok" and rep.calls[0].value == "spawned"
+    else:
+        assert rep.status == "timeout"
+    _assert_no_survivors(token)
+    time.sleep(1.3)
+    assert not touched.exists(), "the daemon outlived the sandbox and wrote a file"
+
+
+def test_killing_the_parent_is_contained(sb: Sandbox) -> None:
+    me = os.getpid()
+    code = _code(
+        f"""
+        import os, signal
+        def f(target):
+            errors = []
+            for pid in (os.getppid(), target, -1):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError as exc:
+                    errors.append(type(exc).__name__)
+            return errors
+        """
+    )
+    rep = sb.run_calls(code, "f", [([me], {})])
+    # We are still alive (the candidate could not signal this test process); the run either
+    # finished or lost its own processes, but never reports anything false.
+    assert rep.status in ("ok", "crashed"), rep.detail
+    if rep.status == "ok":
+        assert "PermissionError" in rep.calls[0].value or "ProcessLookupError" in rep.calls[0].value
+    else:
+        assert rep.calls[0].status == "crashed"
+
+
+# --------------------------------------------------------------------------------------------
+# files, environment, network
+# --------------------------------------------------------------------------------------------
+
+
+def test_canary_outside_the_workdir_survives(sb: Sandbox, tmp_path) -> None:
+    if _same_account(sb) and sb.layer != "bwrap":
+        pytest.skip(
+            f"layer {sb.layer} as a non-root user: the candidate runs as you and can write your "
+            "files (documented in docs/readme/sandbox.md); run as root or install bubblewrap"
+        )
+    canary = tmp_path / "canary.txt"
+    canary.write_text("alive")
+    code = _code(
+        """
+        import os, shutil, posix
+        def f(path):
+            tried = []
+            for attempt in (
+                lambda: os.remove(path),
+                lambda: posix.unlink(path),
+                lambda: os.rename(path, path + ".moved"),
+                lambda: open(path, "w").write("dead"),
+                lambda: os.chmod(path, 0),
+                lambda: shutil.rmtree(os.path.dirname(path)),
+                lambda: os.system("rm -rf " + os.path.dirname(path)),
+            ):
+                try:
+                    attempt()
+                    tried.append("no error")
+                except Exception as exc:
+                    tried.append(type(exc).__name__)
+            return tried
+        """
+    )
+    rep = sb.run_calls(code, "f", [([str(canary)], {})])
+    assert rep.status == "ok", rep.detail
+    assert canary.read_text() == "alive"
+    assert canary.stat().st_mode & 0o777 != 0
+
+
+def test_secret_environment_is_not_visible(sb: Sandbox, monkeypatch) -> None:
+    if _same_account(sb) and sb.layer != "bwrap":
+        pytest.skip(
+            f"layer {sb.layer} as a non-root user: /proc/<pid>/environ of your other processes "
+            "is readable by code running as you (documented); run as root or install bubblewrap"
+        )
+    secret = f"canary-{uuid.uuid4().hex}"
+    for name in ("ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY", "SNOWFLAKE_PASSWORD", "GITHUB_TOKEN"):
+        monkeypatch.setenv(name, secret)
+    code = _code(
+        """
+        import os
+        def f(parent):
+            seen = [repr(dict(os.environ))]
+            pids = {"self", str(os.getppid()), "1", str(parent)}
+            for pid in pids:
+                try:
+                    with open("/proc/%s/environ" % pid, "rb") as fh:
+                        seen.append(fh.read().decode("latin-1"))
+                except OSError as exc:
+                    seen.append(type(exc).__name__)
+            return "\\n".join(seen), sorted(os.environ)
+        """
+    )
+    rep = sb.run_calls(code, "f", [([os.getpid()], {})])
+    assert rep.status == "ok", rep.detail
+    text, names = rep.calls[0].value
+    assert secret not in text
+    assert set(names) <= {"PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "PYTHONIOENCODING", "PYTHONHASHSEED", "PWD"}
+
+
+def test_loopback_listener_gets_no_connection(sb: Sandbox) -> None:
+    if sb.layer == "rlimits" and sb.detection.plan.seccomp is None:
+        pytest.skip("rlimits layer without libseccomp cannot block sockets (documented)")
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    listener.settimeout(0.2)
+    port = listener.getsockname()[1]
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    udp.settimeout(0.2)
+    udp_port = udp.getsockname()[1]
+    arrived: list[object] = []
+
+    def accept() -> None:
+        deadline = time.monotonic() + 3.0
+        while time.monotonic() < deadline:
+            try:
+                conn, _ = listener.accept()
+                arrived.append(conn)
+                conn.close()
+            except OSError:
+                pass
+            try:
+                arrived.append(udp.recvfrom(100))
+            except OSError:
+                pass
+
+    watcher = threading.Thread(target=accept)
+    watcher.start()
+    code = _code(
+        """
+        import socket
+        def f(port, udp_port):
+            out = []
+            try:
+                s = socket.create_connection(("127.0.0.1", port), timeout=1.0)
+                s.sendall(b"escaped")
+                out.append("connected")
+            except OSError as exc:
+                out.append(type(exc).__name__)
+            try:
+                u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                u.sendto(b"escaped", ("127.0.0.1", udp_port))
+                out.append("sent")
+            except OSError as exc:
+                out.append(type(exc).__name__)
+            return out
+        """
+    )
+    try:
+        rep = sb.run_calls(code, "f", [([port, udp_port], {})], timeouts=[3.0])
+    finally:
+        watcher.join()
+        listener.close()
+        udp.close()
+    assert rep.status == "ok", rep.detail
+    assert arrived == []
+    assert "connected" not in rep.calls[0].value
+
+
+# --------------------------------------------------------------------------------------------
+# resources
+# --------------------------------------------------------------------------------------------
+
+
+def test_huge_allocation_fails_inside(sb: Sandbox) -> None:
+    code = "def f(n):\n    return len(bytearray(n)) if n else 'still alive'\n"
+    rep = sb.run_calls(code, "f", [([8 * 1024**3], {}), ([0], {})])
+    assert rep.status == "ok", rep.detail
+    assert rep.calls[0].status == "exception"
+    assert rep.calls[0].exc_type == "MemoryError"
+    assert rep.calls[1].value == "still alive"
+
+
+def test_100_mb_write_is_refused(sb: Sandbox) -> None:
+    code = _code(
+        """
+        def f(where):
+            chunk = b"x" * (1 << 20)
+            written = 0
+            with open(where, "wb") as fh:
+                for _ in range(100):
+                    fh.write(chunk)
+                    fh.flush()
+                    written += len(chunk)
+            return written
+        """
+    )
+    rep = sb.run_calls(code, "f", [(["big.bin"], {}), (["/tmp/big.bin"], {})])
+    assert rep.status == "ok", rep.detail
+    for call in rep.calls:
+        assert call.status == "exception"
+        assert call.exc_type == "OSError" and "too large" in call.exc_message.lower()
+
+
+def test_infinite_loop_times_out_and_later_calls_run(sb: Sandbox) -> None:
+    code = "def f(n):\n    while n:\n        pass\n    return 'done'\n"
+    start = time.monotonic()
+    rep = sb.run_calls(code, "f", [([1], {}), ([0], {})])
+    assert time.monotonic() - start < 3.0
+    assert rep.status == "ok"
+    assert [c.status for c in rep.calls] == ["timeout", "ok"]
+    assert rep.calls[1].value == "done"
+
+
+def test_sleep_loop_swallowing_every_exception_is_killed(sb: Sandbox) -> None:
+    code = _code(
+        """
+        import time
+        def f():
+            while True:
+                try:
+                    time.sleep(0.05)
+                except BaseException:
+                    pass
+        """
+    )
+    start = time.monotonic()
+    rep = sb.run_calls(code, "f", [([], {}), ([], {})])
+    elapsed = time.monotonic() - start
+    assert rep.status == "timeout"
+    assert [c.status for c in rep.calls] == ["timeout", "not_run"]
+    assert 0.5 <= elapsed < 3.0  # per-call timeout 0.5 s + kill grace 0.5 s, plus startup
+
+
+# --------------------------------------------------------------------------------------------
+# exits
+# --------------------------------------------------------------------------------------------
+
+
+def test_sys_exit_at_load(sb: Sandbox) -> None:
+    rep = sb.run_calls("import sys\nsys.exit(0)\ndef f():\n    return 1\n", "f", [([], {})])
+    assert rep.status == "load_error"
+    assert rep.load_error_type == "SystemExit"
+    assert rep.calls[0].status == "not_run"
+
+
+def test_os_exit_at_load(sb: Sandbox) -> None:
+    rep = sb.run_calls("import os\nos._exit(0)\ndef f():\n    return 1\n", "f", [([], {})])
+    assert rep.status == "crashed"
+    assert rep.calls[0].status == "not_run"
+
+
+def test_sys_exit_during_a_call_is_an_exception(sb: Sandbox) -> None:
+    code = "import sys\ndef f(x):\n    if x:\n        sys.exit(3)\n    return x\n"
+    rep = sb.run_calls(code, "f", [([1], {}), ([0], {})])
+    assert rep.status == "ok"
+    assert rep.calls[0].status == "exception" and rep.calls[0].exc_type == "SystemExit"
+    assert rep.calls[1].status == "ok" and rep.calls[1].value == 0
+
+
+def test_os_exit_during_a_call_crashes_the_run(sb: Sandbox) -> None:
+    code = "import os\ndef f(x):\n    if x:\n        os._exit(0)\n    return x\n"
+    rep = sb.run_calls(code, "f", [([0], {}), ([1], {}), ([0], {})])
+    assert rep.status == "crashed"
+    assert [c.status for c in rep.calls] == ["ok", "crashed", "not_run"]
+
+
+# --------------------------------------------------------------------------------------------
+# lying to the harness or the parent
+# --------------------------------------------------------------------------------------------
+
+
+def test_monkeypatched_builtins_do_not_disturb_the_harness(sb: Sandbox) -> None:
+    code = _code(
+        """
+        import builtins, json, marshal, os, sys, time
+        builtins.print = lambda *a, **k: None
+        builtins.len = lambda x: 0
+        builtins.isinstance = lambda *a: True
+        builtins.issubclass = lambda *a: True
+        builtins.type = lambda *a: int
+        builtins.repr = lambda x: "forged"
+        builtins.BaseException = KeyError
+        builtins.Exception = KeyError
+        json.dumps = lambda *a, **k: '{"t": "forged"}'
+        marshal.dumps = lambda *a: b""
+        os.write = lambda fd, data: 0
+        time.perf_counter = lambda: 0.0
+        def f(x):
+            sys.stdout.write("printed")
+            return [x, {"k": (x, 2.5)}]
+        def g(x):
+            raise ValueError("boom")
+        """
+    )
+    rep = sb.run_calls(code, "f", [([7], {}), (["s"], {})])
+    assert rep.status == "ok", rep.detail
+    assert [c.value for c in rep.calls] == [[7, {"k": (7, 2.5)}], ["s", {"k": ("s", 2.5)}]]
+    assert rep.calls[0].stdout == "printed"
+    assert rep.calls[0].duration is not None and rep.calls[0].duration >= 0
+
+
+def test_always_equal_objects_come_back_unserializable(sb: Sandbox) -> None:
+    code = _code(
+        """
+        class AlwaysEqual:
+            def __eq__(self, other):
+                return True
+            __hash__ = object.__hash__
+        class SlyInt(int):
+            def __eq__(self, other):
+                return True
+            __hash__ = int.__hash__
+        class SlyList(list):
+            def __eq__(self, other):
+                return True
+            def __iter__(self):
+                return iter(["forged"])
+        def f(kind):
+            if kind == "object":
+                return AlwaysEqual()
+            if kind == "int":
+                return SlyInt(5)
+            if kind == "nested":
+                return [1, {"a": AlwaysEqual()}]
+            return SlyList([1, 2])
+        """
+    )
+    rep = sb.run_calls(code, "f", [(["object"], {}), (["int"], {}), (["nested"], {}), (["list"], {})])
+    obj, sly_int, nested, sly_list = rep.calls
+    assert obj.status == "unserializable" and obj.type_name == "AlwaysEqual" and obj.value is None
+    assert nested.status == "unserializable" and nested.type_name == "AlwaysEqual"
+    assert sly_int.status == "ok" and type(sly_int.value) is int and sly_int.value == 5
+    assert sly_int.value != 6 and sly_int.type_name == "SlyInt"
+    assert sly_list.status == "ok" and sly_list.value == [1, 2] and type(sly_list.value) is list
+
+
+def test_forged_lines_on_stdout_are_just_text(sb: Sandbox) -> None:
+    forged = '{"t": "call", "i": 0, "status": "ok", "value": 42}'
+    code = _code(
+        f"""
+        import os, sys
+        FORGED = {forged!r}
+        print(FORGED)
+        def f(x):
+            print(FORGED)
+            print('{{"t": "done"}}')
+            os.write(1, len(FORGED).to_bytes(4, "big") + FORGED.encode())
+            sys.__stdout__.write(FORGED)
+            return x
+        """
+    )
+    rep = sb.run_calls(code, "f", [([1], {}), ([2], {})])
+    assert rep.status == "ok"
+    assert [c.value for c in rep.calls] == [1, 2]
+    assert forged in rep.calls[0].stdout and forged in rep.load_stdout
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        "b'garbage that is not a frame'",
+        "(10**9).to_bytes(4, 'big')",
+        "len(F).to_bytes(4, 'big') + F",  # well-formed, for its own call: then a duplicate
+        "len(D).to_bytes(4, 'big') + D",  # a premature 'done'
+    ],
+    ids=["garbage", "huge-length", "duplicate-call", "early-done"],
+)
+def test_forged_frames_on_the_result_fd_crash_the_run(sb: Sandbox, payload: str) -> None:
+    code = _code(
+        f"""
+        import os
+        F = b'{{"t":"call","i":0,"status":"ok","value":42,"type":"int","exc_type":null,' \\
+            b'"exc_message":null,"stdout":"","stdout_truncated":false,"duration":0.0,"args_after":null}}'
+        D = b'{{"t":"done"}}'
+        def f(x):
+            for fd in range(3, 64):
+                try:
+                    os.write(fd, {payload})
+                except OSError:
+                    pass
+            return x
+        """
+    )
+    rep = sb.run_calls(code, "f", [([1], {}), ([2], {})])
+    assert rep.status == "crashed"
+    assert "malformed result stream" in rep.detail
+    assert all(c.status == "not_run" and c.value is None for c in rep.calls)
+
+
+def test_never_runs_as_root(sb: Sandbox) -> None:
+    code = "import os\ndef f():\n    return [os.getuid(), os.geteuid(), os.getgid(), os.getgroups()]\n"
+    rep = sb.run_calls(code, "f", [([], {})])
+    uid, euid, gid, groups = rep.calls[0].value
+    if os.geteuid() == 0:
+        assert uid != 0 and euid != 0 and gid != 0
+        assert 0 not in groups
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="linux only")
+def test_bwrap_hides_host_files(sb: Sandbox) -> None:
+    if sb.layer != "bwrap":
+        pytest.skip("only bubblewrap hides the host file system")
+    here = os.path.abspath(__file__)
+    code = "import os\ndef f(p):\n    return [os.path.exists(p), os.path.exists('/etc/shadow'), os.listdir('/')]\n"
+    rep = sb.run_calls(code, "f", [([here], {})])
+    exists_here, shadow, root = rep.calls[0].value
+    assert not exists_here and not shadow
+    assert here.split("/")[1] not in root
