@@ -4,7 +4,7 @@ Each node is computed for all items at once as a `Packed` pair of bit rows (see
 `vx.dsl.matrix`), 64 items per machine word:
 
     any     opines = OR o_i              fires = OR f_i
-    all     opines = OR o_i              fires = opines AND (AND_i (f_i OR NOT o_i))
+    all     opines = OR o_i              fires = opines AND NOT (OR_i (o_i XOR f_i))
     not     opines = o                   fires = o XOR f            (f ⊆ o)
     vote K  opines = OR o_i              fires = "at least K of the f_i", a running bit-sliced
                                          count c_j = "j children fired so far" for j ≤ K
@@ -142,11 +142,12 @@ class BatchEvaluator:
         if isinstance(node, Any):
             return opines, _or_all(fs)
         if isinstance(node, All):
-            fires = opines.copy()
-            for o, f in zip(os, fs, strict=True):
-                # a child blocks the conjunction where it opines and does not fire: o & ~f = o ^ f
-                np.bitwise_and(fires, np.bitwise_not(np.bitwise_xor(o, f)), out=fires)
-            return opines, fires
+            # a child blocks the conjunction where it opines and does not fire: o & ~f = o ^ f
+            blocked = np.bitwise_xor(os[0], fs[0])
+            scratch = np.empty_like(blocked)
+            for o, f in zip(os[1:], fs[1:], strict=True):
+                np.bitwise_or(blocked, np.bitwise_xor(o, f, out=scratch), out=blocked)
+            return opines, np.bitwise_and(opines, np.bitwise_not(blocked, out=blocked), out=blocked)
         if isinstance(node, Vote):
             return opines, self._at_least(node.k, fs)
         if isinstance(node, WVote):
