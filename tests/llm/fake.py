@@ -52,6 +52,8 @@ class FakeAPI:
         self.queue: list[Callable[[Any], Any]] = []
         self.requests: list[dict[str, Any]] = []
         self.default = default or (lambda req: "ANSWER: NO")
+        self.model_lookups: list[str] = []
+        self.unknown_models: set[str] = set()
 
     # --- scripting ------------------------------------------------------------------------------
     def reply(self, text: str, **usage: int) -> FakeAPI:
@@ -74,6 +76,13 @@ class FakeAPI:
 
     # --- the transport handler --------------------------------------------------------------------
     def __call__(self, request) -> Any:
+        if request.method == "GET" and request.url.path.startswith("/v1/models/"):
+            model = request.url.path.rsplit("/", 1)[1]
+            self.model_lookups.append(model)
+            if model in self.unknown_models:
+                return http.Response(404, json=error_body(404))
+            return http.Response(200, json={"type": "model", "id": model, "display_name": model.upper(),
+                                            "created_at": "2025-10-01T00:00:00Z"})
         body = json.loads(request.content)
         self.requests.append(body)
         if self.queue:

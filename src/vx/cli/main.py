@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "explain": "vx.cli.explain:explain_cmd",
     "ops": "vx.cli.ops:ops_cmd",
     "cache": "vx.cli.cache:cache_group",
+    "llm": "vx.cli.llm:llm_group",
 }
 
 

@@ -1,0 +1,194 @@
+"""`vx llm` — the LLM roles: configuration, reachability, teacher labels, usage of a run."""
+
+from __future__ import annotations
+
+import click
+from rich.table import Table
+
+from vx.cli.common import UserError, console, dump_json, err_console, fmt_num, friendly_errors
+
+
+def llm_options(fn):
+    """--llm/--no-llm, --llm-model ROLE=MODEL (repeatable), --llm-budget USD: shared by commands that run roles."""
+    fn = click.option("--llm-budget", "llm_budget", type=float, default=None,
+                      help="Stop LLM calls once this many USD are spent in the run (default: budget_usd, 5.0).")(fn)
+    fn = click.option("--llm-model", "llm_models", multiple=True, metavar="ROLE=MODEL",
+                      help="Use MODEL for ROLE (solver, teacher, composer, synthesizer, judge, final_judge); "
+                           "repeatable.")(fn)
+    fn = click.option("--llm/--no-llm", "llm", default=None,
+                      help="LLM roles on (needs ANTHROPIC_API_KEY) or off. Default: on when a key is set.")(fn)
+    return fn
+
+
+def llm_overrides(llm_models, llm_budget) -> dict:
+    from vx.llm.config import LLMConfigError, parse_model_overrides
+
+    try:
+        out: dict = parse_model_overrides(llm_models)
+    except LLMConfigError as exc:
+        raise UserError(str(exc)) from None
+    if llm_budget is not None:
+        out["budget_usd"] = llm_budget
+    return out
+
+
+def start_llm(family, llm, llm_models, llm_budget):
+    """Start the run's LLM session (or None when roles are off), turning problems into messages."""
+    from vx.llm.client import LLMUnavailable
+    from vx.llm.config import LLMConfigError
+    from vx.llm.session import start_session
+
+    try:
+        return start_session(family, mode=llm, overrides=llm_overrides(llm_models, llm_budget),
+                             say=lambda m: err_console.print(m, markup=False, highlight=False))
+    except (LLMUnavailable, LLMConfigError) as exc:
+        raise UserError(str(exc)) from None
+
+
+def _family(family_dir):
+    from vx.ops.families import Family, find_family_dir
+
+    if family_dir is None:
+        try:
+            family_dir = find_family_dir(".")
+        except Exception:
+            return None
+    return Family(family_dir)
+
+
+def _config(family, llm_models=(), llm_budget=None):
+    from vx.llm.config import LLMConfigError, load_config
+
+    try:
+        return load_config(getattr(family, "llm_config", None),
+                           family_path=(family.dir / "family.toml") if family is not None else None,
+                           overrides=llm_overrides(llm_models, llm_budget))
+    except LLMConfigError as exc:
+        raise UserError(str(exc)) from None
+
+
+@click.group("llm")
+def llm_group():
+    """LLM roles: configuration, reachability, teacher labels, usage."""
+
+
+@llm_group.command("config")
+@click.argument("family_dir", required=False, type=click.Path(exists=True, file_okay=False))
+@click.option("--llm-model", "llm_models", multiple=True, metavar="ROLE=MODEL")
+@click.option("--json", "as_json", is_flag=True)
+@friendly_errors
+def config_cmd(family_dir, llm_models, as_json):
+    """Show the role-to-model table and where each value comes from (default: the family around here)."""
+    from vx.llm.config import has_credentials, user_config_path
+
+    cfg = _config(_family(family_dir), llm_models)
+    if as_json:
+        dump_json({**cfg.as_dict(), "sources": dict(cfg.sources), "key_set": has_credentials(),
+                   "user_config": str(user_config_path())})
+        return
+    t = Table(title="LLM roles", title_justify="left")
+    for c in ("role", "model", "max_tokens", "temperature", "model set by"):
+        t.add_column(c)
+    for role, rc in cfg.roles.items():
+        t.add_row(role, rc.model, str(rc.max_tokens), f"{rc.temperature:g}", cfg.sources.get(f"{role}.model", "default"))
+    console.print(t)
+    console.print(f"budget: ${cfg.budget_usd:g} / {cfg.budget_tokens:,} tokens per run · concurrency {cfg.concurrency}"
+                  f" · retries {cfg.max_retries} · cache {cfg.cache}", markup=False)
+    console.print(f"user config file: {user_config_path()}", markup=False)
+    console.print("key: " + ("set (ANTHROPIC_API_KEY)" if has_credentials() else
+                             "not set — LLM roles are off (set ANTHROPIC_API_KEY to enable them)"), markup=False)
+
+
+@llm_group.command("check")
+@click.argument("family_dir", required=False, type=click.Path(exists=True, file_okay=False))
+@click.option("--no-probe", is_flag=True, help="Only show the configuration; send no request.")
+@click.option("--json", "as_json", is_flag=True)
+@friendly_errors
+def check_cmd(family_dir, no_probe, as_json):
+    """Which roles are configured and whether their models are reachable (free: spends no tokens)."""
+    from vx.llm.doctor import role_status, summary_line
+
+    statuses = role_status(_config(_family(family_dir)), probe=not no_probe)
+    ok, line = summary_line(statuses)
+    if as_json:
+        dump_json({"ok": ok, "summary": line, "roles": [s.as_dict() for s in statuses]})
+    else:
+        t = Table(title="LLM roles", title_justify="left")
+        for c in ("role", "model", "state", "detail"):
+            t.add_column(c, overflow="fold")
+        for s in statuses:
+            colour = {"reachable": "green", "unreachable": "red"}.get(s.state, "yellow")
+            t.add_row(s.role, s.model, f"[{colour}]{s.state}[/]", s.detail)
+        console.print(t)
+        console.print(line, markup=False)
+    if ok is False:
+        raise SystemExit(1)
+
+
+@llm_group.command("teach")
+@click.argument("family_dir", required=False, type=click.Path(exists=True, file_okay=False))
+@click.option("--split", type=click.Choice(["dev", "train"]), default="dev", show_default=True,
+              help="Which split to label (the locked split is never shown to the teacher).")
+@click.option("--llm-model", "llm_models", multiple=True, metavar="ROLE=MODEL")
+@click.option("--llm-budget", type=float, default=None)
+@click.option("--json", "as_json", is_flag=True)
+@friendly_errors
+def teach_cmd(family_dir, split, llm_models, llm_budget, as_json):
+    """Soft labels from the teacher model, comparing each output with its golden reference.
+
+    Writes teacher_labels.jsonl into the family directory and reports agreement with the split's labels."""
+    from vx.llm.teacher import teach_family
+
+    fam = _family(family_dir)
+    if fam is None:
+        raise UserError("no family.toml found here or above; pass FAMILY_DIR")
+    session = start_llm(fam, True, llm_models, llm_budget)
+    try:
+        path, records, agree = teach_family(session.client(), fam, split)
+        usage = session.usage()
+    finally:
+        session.close()
+    labelled = sum(1 for r in records if r.get("label") is not None)
+    if as_json:
+        dump_json({"path": str(path), "records": records, "agreement": agree, "usage": usage})
+        return
+    console.print(f"teacher: {labelled}/{len(records)} items labelled → {path}", markup=False)
+    for r in records:
+        if r.get("label") is None:
+            why = r.get("skipped") or r.get("error") or f"unparsable reply: {str(r.get('raw', ''))[:120]!r}"
+            console.print(f"  {r['id']}: no label ({why})", markup=False)
+    if agree["compared"]:
+        console.print(f"agreement with the {split} labels: {agree['agree']}/{agree['compared']} "
+                      f"({fmt_num(agree['agreement'])})", markup=False)
+    console.print(_usage_line(usage), markup=False)
+
+
+def _usage_line(u: dict) -> str:
+    return (f"LLM usage: {u.get('api_calls', 0)} API calls, {u.get('cache_hits', 0)} cache hits, "
+            f"{u.get('errors', 0)} errors, {u.get('input_tokens', 0):,} in / {u.get('output_tokens', 0):,} out tokens, "
+            f"${u.get('cost_usd', 0.0):.4f}")
+
+
+@llm_group.command("usage")
+@click.argument("run_id")
+@click.option("--cache", "cache_path", type=click.Path(dir_okay=False),
+              help="LLM cache file (default: from the configuration, ~/.cache/vx/llm.sqlite).")
+@click.option("--json", "as_json", is_flag=True)
+@friendly_errors
+def usage_cmd(run_id, cache_path, as_json):
+    """Calls, cache hits, tokens and cost of one run (its id is printed by the run and kept in its run file)."""
+    from vx.llm.cache import ResponseCache
+
+    cache = ResponseCache(cache_path or _config(None).cache)
+    u = cache.usage(run_id)
+    if as_json:
+        dump_json(u)
+        return
+    t = Table(title=f"LLM usage of run {run_id}", title_justify="left")
+    for c in ("role", "model", "API calls", "cache hits", "errors", "tokens in", "tokens out", "USD"):
+        t.add_column(c)
+    for r in u["by_role"]:
+        t.add_row(r["role"], r["model"], str(r["api_calls"]), str(r["cache_hits"]), str(r["errors"]),
+                  f"{r['input_tokens']:,}", f"{r['output_tokens']:,}", f"{r['cost_usd']:.4f}")
+    console.print(t)
+    console.print(_usage_line(u), markup=False)
