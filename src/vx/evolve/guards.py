@@ -1,0 +1,85 @@
+"""The anchor guards and the best-so-far rule (DESIGN §5).
+
+**Fail-closed anchoring.** A candidate has a *usable dev opinion* when its expression opines on
+at least one dev item that the root has not already failed (on root-failed items the expression
+cannot change the verdict, so an opinion there is not evidence). A candidate without one is
+unselectable. The same switch decides how missing evidence is scored inside the objective:
+closed, a recall over a class the candidate never opines on counts 0 and a train agreement over
+no consensus item counts 0; open (the *naive* ablation), missing evidence is skipped, and when
+there is none at all the term is 1 — the fail-open behaviour that lets a vacuous verifier win.
+
+**Validity gate.** Judged on the items the expression decides — train ∪ dev items on which the
+root does not fire (on the others every candidate says FAIL): a candidate is dropped when its
+expression abstains on all of them, never finds a drawback (passes everything), or never says
+clean — fires on every item it opines on (fails everything).
+
+**Best-so-far.** The incumbent is replaced only by a strictly better selectable candidate;
+equal objectives are broken deterministically: fewer leaves first, then the canonical text.
+Objectives are compared after rounding to 12 decimals so that float noise never decides.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+__all__ = ["Guards", "best_index", "VALID", "ALL_ABSTAIN", "ALL_PASS", "ALL_FAIL", "REASONS", "validity_codes",
+           "rank_key", "is_better"]
+
+VALID, ALL_ABSTAIN, ALL_PASS, ALL_FAIL = 0, 1, 2, 3
+REASONS = {
+    ALL_ABSTAIN: "abstains on every item it could decide",
+    ALL_PASS: "passes everything (never finds a drawback)",
+    ALL_FAIL: "fails everything (finds a drawback on every item it opines on)",
+}
+UNANCHORED = "no usable dev opinion (abstains on every dev item the root leaves open)"
+
+
+@attrs.frozen
+class Guards:
+    """Which anchor guards are on. ``Guards.naive()`` is the naive ablation."""
+
+    fail_closed: bool = True
+    validity_gate: bool = True
+
+    @classmethod
+    def naive(cls) -> Guards:
+        return cls(False, False)
+
+
+def validity_codes(n_decided: int, opined: np.ndarray, fired: np.ndarray) -> np.ndarray:
+    """Per candidate: VALID or the reason it is degenerate, from how many of the ``n_decided``
+    open items its expression opines on and fires on."""
+    codes = np.full(opined.shape, VALID, dtype=np.int8)
+    codes[fired == opined] = ALL_FAIL
+    codes[fired == 0] = ALL_PASS
+    codes[opined == 0] = ALL_ABSTAIN
+    return codes
+
+
+def rank_key(objective: float, size: int, text: str) -> tuple:
+    """Sort key: best first (higher objective, then fewer leaves, then canonical text)."""
+    return (-round(float(objective), 12), size, text)
+
+
+def is_better(candidate: tuple[float, int, str], incumbent: tuple[float, int, str] | None) -> bool:
+    """Strict improvement of the objective (after rounding); ties never replace the incumbent."""
+    if incumbent is None:
+        return True
+    return round(float(candidate[0]), 12) > round(float(incumbent[0]), 12)
+
+
+def best_index(scores, nodes, *, incumbent: int | None = None) -> int | None:
+    """Index of the best selectable candidate of ``scores`` (a `vx.evolve.objective.Scores`), or
+    None when none is selectable. On a tie the ``incumbent`` index keeps its place; otherwise the
+    smallest expression wins, then the first canonical text."""
+    from vx.dsl.printer import to_text
+
+    sel = np.flatnonzero(scores.selectable)
+    if len(sel) == 0:
+        return None
+    obj = np.round(scores.objective[sel], 12)
+    tied = sel[obj == obj.max()].tolist()
+    if incumbent is not None and incumbent in tied:
+        return incumbent
+    return min(tied, key=lambda i: (int(scores.size[i]), to_text(nodes[i])))

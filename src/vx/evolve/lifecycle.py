@@ -1,0 +1,154 @@
+"""The op lifecycle: birth gate, shadow tier, promotion, retirement (DESIGN §6, steps 2 and 4).
+
+* **Birth gate.** A synthesized op is admitted when it fires on at least half of its cluster and
+  stays clean on known-good outputs. *Known* good means labelled: the dev items labelled pass (and,
+  for the inducers, the dev golden references) — the op must not fire on any of them. Train items
+  that the incumbent passes and the weighted pool consensus calls clean are only *presumed* good:
+  a failure class that no op detects yet hides precisely there, so the op may fire on up to
+  ``good_tolerance`` (25 %) of them; beyond that it is rejected as indiscriminate. An op whose
+  verdict column on train ∪ dev equals an existing op's is rejected as a duplicate.
+* **Tiers.** Born from a cluster holding an anchored miss → *active* (selectable); born only from
+  unlabeled gaps → *shadow* (applied and recorded, not selectable, not in the consensus).
+* **Promotion.** A shadow is promoted when adding it to the incumbent as a disjunct strictly raises
+  A_dev.
+* **Retirement.** Per-op fitness is the anchored leave-one-out marginal in the incumbent,
+  m_o = A_dev(e) − A_dev(e with o abstaining everywhere) (a variant with no usable dev opinion
+  scores 0 under fail-closed anchoring). An op of the incumbent whose marginal is non-positive in
+  a round starts a streak; when the streak outlives the two-round grace (three consecutive
+  non-positive rounds) the op retires and is pruned from the incumbent and the elites. The last
+  leaf of the incumbent never retires, and the root never does.
+
+The *no-lifecycle* ablation turns the birth gate, the shadow tier and retirement off: every
+synthesized op that can be built enters active, and nothing retires.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import numpy as np
+
+from vx.dsl.ast import Node, Op
+from vx.evolve.batch import ABSTAIN_OP
+from vx.evolve.objective import Objective
+
+__all__ = ["LifecyclePolicy", "OpRecord", "Event", "GateResult", "birth_gate", "marginals", "leave_out",
+           "update_streaks"]
+
+
+@attrs.frozen
+class LifecyclePolicy:
+    birth_gate: bool = True
+    shadow_tier: bool = True
+    retirement: bool = True
+    grace: int = 2
+    good_tolerance: float = 0.25
+
+    @classmethod
+    def off(cls) -> LifecyclePolicy:
+        """The no-lifecycle ablation."""
+        return cls(birth_gate=False, shadow_tier=False, retirement=False)
+
+
+@attrs.define
+class OpRecord:
+    """The engine's view of one op of the pool (stored in the run's state)."""
+
+    name: str
+    status: str  # active | shadow | retired
+    origin: str  # seed | synthesized
+    born_round: int = 0
+    streak: int = 0  # consecutive rounds with a non-positive marginal in the incumbent
+    marginal: float | None = None  # last anchored leave-one-out marginal (None: not in the incumbent)
+
+    def as_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+@attrs.frozen
+class Event:
+    """One lifecycle event: seed, born, rejected, promoted, retired."""
+
+    round: int
+    op: str
+    kind: str
+    status: str = ""
+    reason: str = ""
+    evidence: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class GateResult:
+    admitted: bool
+    reason: str
+    fired_cluster: int
+    n_cluster: int
+    fired_labelled_good: int
+    n_labelled_good: int
+    fired_unlabeled_good: int
+    n_unlabeled_good: int
+
+    def evidence(self) -> dict[str, Any]:
+        return {k: v for k, v in attrs.asdict(self).items() if k not in ("admitted", "reason")}
+
+
+def birth_gate(column: np.ndarray, cluster: np.ndarray, labelled_good: np.ndarray, unlabeled_good: np.ndarray,
+               *, tolerance: float = 0.25) -> GateResult:
+    """Gate one new op from its ``int8`` verdict column and boolean item masks."""
+    fires = column == 1
+    fc, nc = int((fires & cluster).sum()), int(cluster.sum())
+    fl, nl = int((fires & labelled_good).sum()), int(labelled_good.sum())
+    fu, nu = int((fires & unlabeled_good).sum()), int(unlabeled_good.sum())
+    if nc == 0:
+        reason = "empty cluster"
+    elif 2 * fc < nc:
+        reason = f"fires on {fc} of {nc} cluster items (needs at least half)"
+    elif fl:
+        reason = f"fires on {fl} dev item(s) labelled pass"
+    elif fu > tolerance * nu:
+        reason = f"fires on {fu} of {nu} known-good train items (tolerance {tolerance:.0%})"
+    else:
+        reason = ""
+    return GateResult(not reason, reason, fc, nc, fl, nl, fu, nu)
+
+
+def leave_out(node: Node, name: str) -> Node:
+    """``node`` with the op ``name`` replaced by an op that abstains everywhere."""
+    if isinstance(node, Op):
+        return Op(ABSTAIN_OP) if node.name == name else node
+    return node.with_children([leave_out(c, name) for c in node.children])
+
+
+def marginals(objective: Objective, incumbent: Node) -> dict[str, float]:
+    """Anchored leave-one-out marginal of every op of ``incumbent`` (sorted by name)."""
+    names = list(incumbent.op_names())
+    if not names:
+        return {}
+    scores = objective.score([incumbent] + [leave_out(incumbent, n) for n in names])
+    base = float(scores.a_dev[0])
+    out = {}
+    for i, n in enumerate(names, 1):
+        without = float(scores.a_dev[i])
+        if objective.guards.fail_closed and not bool(scores.usable[i]):
+            without = 0.0
+        out[n] = base - without
+    return out
+
+
+def update_streaks(records: Mapping[str, OpRecord], margins: Mapping[str, float], *, policy: LifecyclePolicy,
+                   protected: frozenset[str] = frozenset()) -> list[str]:
+    """Update each op's marginal and streak; return the names due to retire (sorted)."""
+    due: list[str] = []
+    for name, rec in sorted(records.items()):
+        if name in margins:
+            rec.marginal = float(margins[name])
+            rec.streak = rec.streak + 1 if rec.marginal <= 0 else 0
+        else:
+            rec.marginal = None
+            rec.streak = 0
+        if (policy.retirement and rec.status == "active" and rec.streak > policy.grace
+                and name not in protected):
+            due.append(name)
+    return due

@@ -1,0 +1,626 @@
+"""The metric loop: Sense → Grow → Select → Curate → Audit, round after round (DESIGN §6).
+
+Entry point: `Evolution(view, seed, ...)` with ``view`` a `vx.ops.families.EvolutionView` —
+unlabeled train, labeled dev, the op pool and the objective constants, never the locked labels.
+The optional ``auditor`` is a callable ``auditor(expression, pool) -> {"agreement": …, …}`` built
+*outside* the engine (`vx.evolve.audit.LockedAuditor`); its numbers are written to the run record
+and never read by any step of the loop. Changing the locked labels therefore cannot change a
+single choice of a run (`tests/evolve/test_leakage.py`).
+
+Determinism: round ``r`` draws from ``numpy.random.default_rng([seed, r])``, sets are iterated in
+sorted order and ties are broken by canonical text, so the same inputs and seed give a
+byte-identical history — and a run resumed from its last committed round continues exactly as
+the uninterrupted run would have.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from vx.dsl.ast import Any as AnyNode, Node, Op as OpNode
+from vx.dsl.matrix import VerdictMatrix
+from vx.dsl.parse import VxSyntaxError, parse
+from vx.dsl.printer import to_text
+from vx.evolve.compose import (Composer, CompositionContext, Elite, EnumerativeComposer, EvolutionaryComposer,
+                               normalize, prune_op)
+from vx.evolve.guards import Guards, best_index, rank_key
+from vx.evolve.lifecycle import Event, LifecyclePolicy, OpRecord, birth_gate, marginals, update_streaks
+from vx.evolve.objective import EvalData, Objective, ObjectiveConfig, Score, reliability_weight
+from vx.evolve.store import RunStore, now
+from vx.evolve.synthesize import (Cluster, SynthesisRequest, Synthesizer, TemplateSynthesizer, cluster_items,
+                                  pack_taxonomy)
+from vx.metrics import agreement
+from vx.ops.apply import apply_ops
+from vx.ops.cache import VerdictCache
+from vx.ops.core import Op
+from vx.ops.families import EvolutionView, Item
+from vx.ops.registry import OpPool
+from vx.ops.specs import SpecError, op_from_spec, templates_for
+from vx.verifier import to_finals
+
+__all__ = ["EvolveConfig", "Evolution", "EvolutionResult", "EvolutionError", "ABLATIONS", "Auditor"]
+
+ABLATIONS = ("naive", "no-lifecycle")
+Auditor = Callable[[Node, OpPool], Mapping[str, Any]]
+
+
+class EvolutionError(Exception):
+    """A run that cannot start or continue (bad seed expression, incompatible resume...)."""
+
+
+@attrs.frozen
+class EvolveConfig:
+    """Run options. Everything here is stored with the run; a resumed run reuses it."""
+
+    rounds: int = 10
+    seed: int = 0
+    ablation: str | None = None
+    patience: int | None = None
+    min_delta: float = 0.0
+    elite_size: int = 12
+    enum_max_size: int = 3
+    enum_budget: int = 4000
+    mutations_per_elite: int = 40
+    crossovers: int = 200
+    max_leaves: int = 8
+    min_cluster: int = 2
+    max_clusters: int = 6
+    max_cluster_items: int = 24
+    synth_per_cluster: int = 12
+    record_candidates: int = 50
+    jobs: int | None = None
+    timeout: float = 10.0
+
+    def __attrs_post_init__(self) -> None:
+        if self.ablation is not None and self.ablation not in ABLATIONS:
+            raise EvolutionError(f"unknown ablation {self.ablation!r}; choose one of {', '.join(ABLATIONS)}")
+        if self.rounds < 0:
+            raise EvolutionError("--rounds must be 0 or more")
+
+    @property
+    def guards(self) -> Guards:
+        return Guards.naive() if self.ablation == "naive" else Guards()
+
+    @property
+    def lifecycle(self) -> LifecyclePolicy:
+        return LifecyclePolicy.off() if self.ablation == "no-lifecycle" else LifecyclePolicy()
+
+    def as_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> EvolveConfig:
+        fields = {f.name for f in attrs.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in fields})
+
+
+@attrs.frozen
+class EvolutionResult:
+    run_path: str
+    seed: Node
+    best: Node
+    seed_score: Score
+    best_score: Score
+    rounds: int
+    summary: Mapping[str, Any]
+
+    @property
+    def best_text(self) -> str:
+        return to_text(self.best)
+
+
+def _text(node: Node | None) -> str:
+    return "" if node is None else to_text(node)
+
+
+class Evolution:
+    """One evolution run over an `EvolutionView`, recorded in a `RunStore`."""
+
+    def __init__(self, view: EvolutionView, seed: Node | str, *, store: RunStore, config: EvolveConfig = EvolveConfig(),
+                 auditor: Auditor | None = None, composers: Sequence[Composer] | None = None,
+                 synthesizers: Sequence[Synthesizer] | None = None, cache: VerdictCache | None = None,
+                 on_round: Callable[[dict[str, Any]], None] | None = None,
+                 on_status: Callable[[str], None] | None = None, progress: bool = False) -> None:
+        if not isinstance(view, EvolutionView):
+            raise TypeError("the evolution engine takes family.evolution_view() (an EvolutionView), "
+                            f"not {type(view).__name__}")
+        self.view = view
+        self.config = config
+        self.store = store
+        self.auditor = auditor
+        self.composers = list(composers) if composers is not None else [
+            EnumerativeComposer(config.enum_max_size, config.enum_budget),
+            EvolutionaryComposer(config.mutations_per_elite, config.crossovers, config.max_leaves)]
+        self.synthesizers = list(synthesizers) if synthesizers is not None else [
+            TemplateSynthesizer(per_cluster=config.synth_per_cluster)]
+        self.cache = cache
+        self.on_round = on_round or (lambda row: None)
+        self.on_status = on_status or (lambda msg: None)
+        self.progress = progress
+        self.guards = config.guards
+        self.policy = config.lifecycle
+        self.objective_config = ObjectiveConfig.from_mapping(view.objective)
+        # items: train first, then dev
+        self.items: list[Item] = list(view.train.items) + list(view.dev.items)
+        n = len(self.items)
+        self.train_mask = np.zeros(n, dtype=bool)
+        self.train_mask[: len(view.train)] = True
+        self.dev_p = np.full(n, np.nan)
+        for i, it in enumerate(view.dev.items, len(view.train)):
+            self.dev_p[i] = float(it.label)
+        self.pool: OpPool = view.pool()
+        self.root = self.pool.root_name
+        self.seed_node = parse(seed, known_ops=self.pool.names) if isinstance(seed, str) else seed
+        self.messages: dict[tuple[str, str], str] = {}
+        self.records: dict[str, OpRecord] = {}
+        self.specs: dict[str, dict[str, Any]] = {}
+        self.tried: set[str] = set()
+        self.incumbent: Node = self.seed_node
+        self.elites: list[Elite] = []
+        self.stale = 0
+        self.matrix: VerdictMatrix | None = None
+        modules = []
+        import sys
+
+        for o in self.pool:
+            mod = sys.modules.get(str(o.provenance.get("module", "")))
+            if mod is not None and mod not in modules:
+                modules.append(mod)
+        self.taxonomy, self.classify = pack_taxonomy(modules)
+
+    # ------------------------------------------------------------------------------------------
+    # verdicts
+
+    def _apply(self, names: Sequence[str], pool: OpPool | None = None) -> VerdictMatrix:
+        pool = pool or self.pool
+        app = apply_ops(pool, self.items, self.view.tasks, ops=list(names), jobs=self.config.jobs,
+                        timeout=self.config.timeout, cache=self.cache, progress=self.progress,
+                        description=f"applying {len(names)} op(s)")
+        self.messages.update(app.messages)
+        return app.matrix
+
+    def _canonical_columns(self) -> list[str]:
+        # every op of the pool, retired ones included (their verdicts stay on record; they are
+        # neither selectable nor part of the consensus), root first
+        names = [o.name for o in self.pool]
+        if self.root is not None:
+            names = [self.root] + [n for n in names if n != self.root]
+        return names
+
+    def _reorder(self) -> None:
+        assert self.matrix is not None
+        self.matrix = self.matrix.select_ops(self._canonical_columns())
+
+    def _data(self) -> EvalData:
+        assert self.matrix is not None
+        return EvalData(self.matrix, self.train_mask, self.dev_p, self.root)
+
+    def _selectable(self) -> list[str]:
+        return sorted(n for n, r in self.records.items() if r.status == "active" and n != self.root)
+
+    def _objective(self) -> Objective:
+        active = self._selectable()
+        weights = {n: reliability_weight(self.records[n].marginal) for n in active}
+        llm = [o.name for o in self.pool if o.uses_llm]
+        return Objective(self._data(), config=self.objective_config, guards=self.guards, consensus_ops=active,
+                         consensus_weights=weights, llm_ops=llm)
+
+    # ------------------------------------------------------------------------------------------
+    # start / resume
+
+    def _start(self) -> int:
+        """Fresh run: apply the seed pool, score the seed, record round 0. Returns the next round."""
+        for o in self.pool:
+            self.records[o.name] = OpRecord(o.name, o.status, "seed", 0)
+        missing = [n for n in self.seed_node.op_names() if n not in self.pool]
+        if missing:
+            raise EvolutionError("; ".join(self.pool.unknown_message(n) for n in missing) + " (in the seed expression)")
+        not_sel = [n for n in self.seed_node.op_names() if n not in self._selectable()]
+        if not_sel:
+            raise EvolutionError(f"the seed expression uses op(s) that are not selectable (root, shadow or retired): "
+                                 f"{', '.join(not_sel)}")
+        self.on_status(f"applying {len(self.pool)} ops to {len(self.items)} train+dev items")
+        self.matrix = self._apply(self.pool.names)
+        self._reorder()
+        self.store.set_meta({"status": "running", "started": now(), "seed_expression": _text(self.seed_node)})
+        t0 = time.perf_counter()
+        obj = self._objective()
+        score = obj.score_one(self.incumbent)
+        self.elites = [Elite(self.incumbent, score.objective, score.a_dev, score.a_train)] if score.selectable else []
+        for n, m in marginals(obj, self.incumbent).items():
+            self.records[n].marginal = m
+        events = [Event(0, n, "seed", r.status) for n, r in self.records.items()]
+        self._commit(0, obj, score, replaced=False, n_candidates=1, n_selectable=int(score.selectable), events=events,
+                     born=0, rejected=0, misses=0, gaps=0, top=[], seconds=time.perf_counter() - t0)
+        return 1
+
+    def _resume(self, last: int, state: Mapping[str, Any]) -> int:
+        self.store.truncate_after(last)
+        for rec in state["ops"]:
+            r = OpRecord(**rec)
+            self.records[r.name] = r
+            if r.origin == "synthesized":
+                spec = state["specs"][r.name]
+                self.specs[r.name] = spec
+                self.pool.add(op_from_spec(spec, status=r.status, provenance={"origin": "synthesized",
+                                                                              "round": r.born_round}))
+            elif r.name in self.pool:
+                self.pool.set_status(r.name, r.status)
+            else:
+                raise EvolutionError(f"the run uses op {r.name!r}, which the family's pool no longer has")
+        self.tried = set(state["tried"])
+        self.stale = int(state["stale"])
+        known = list(self.records)
+        self.incumbent = parse(state["incumbent"], known_ops=known)
+        self.elites = [Elite(parse(e["expression"], known_ops=known), e["objective"], e["a_dev"], e["a_train"])
+                       for e in state["elites"]]
+        self.on_status(f"resuming after round {last}: applying ops to {len(self.items)} train+dev items")
+        self.matrix = self._apply(self.pool.names)
+        self._reorder()
+        return last + 1
+
+    # ------------------------------------------------------------------------------------------
+    # the loop
+
+    def run(self) -> EvolutionResult:
+        last = self.store.last_state()
+        start = self._start() if last is None else self._resume(*last)
+        for r in range(start, self.config.rounds + 1):
+            stop = self._round(r)
+            if stop:
+                self.on_status(f"early stop after round {r}: no improvement of at least "
+                               f"{self.config.min_delta:g} in {self.config.patience} round(s)")
+                break
+        return self._finish()
+
+    def _round(self, r: int) -> bool:
+        t0 = time.perf_counter()
+        rng = np.random.default_rng([self.config.seed, r])
+        events: list[Event] = []
+        obj = self._objective()
+
+        # --- Sense ------------------------------------------------------------------------
+        inc_codes = obj.final_codes(self.incumbent)
+        dev = obj.data.dev
+        misses = dev & (self.dev_p < 0.5) & (inc_codes != 1)
+        total_w = obj.fire_w + obj.clean_w
+        silent = total_w == 0
+        split = (obj.fire_w > 0) & (obj.clean_w > 0) & (3 * np.minimum(obj.fire_w, obj.clean_w) >= total_w)
+        gaps = self.train_mask & obj.decide & (silent | split)
+
+        # --- Grow -------------------------------------------------------------------------
+        born, rejected = self._grow(r, rng, obj, misses, gaps, inc_codes, events)
+        if born:
+            obj = self._objective()
+
+        # --- Select -----------------------------------------------------------------------
+        nodes, origin = self._candidates(r, rng, obj, gaps)
+        scores = obj.score(nodes)
+        inc_score = scores.get(0)
+        best_i = self._argbest(scores, nodes)
+        replaced = False
+        gain = 0.0
+        if best_i is not None and best_i != 0:
+            cand = scores.get(best_i)
+            better = (not inc_score.selectable) or round(cand.objective, 12) > round(inc_score.objective, 12)
+            if better:
+                gain = cand.objective - inc_score.objective if inc_score.selectable else float("inf")
+                self.incumbent = nodes[best_i]
+                replaced = True
+        self._update_elites(nodes, scores)
+        top = self._top_candidates(nodes, origin, scores)
+
+        # --- Curate -----------------------------------------------------------------------
+        self._curate(r, obj, events)
+        score = obj.score_one(self.incumbent)
+
+        # --- bookkeeping ------------------------------------------------------------------
+        if replaced and gain >= self.config.min_delta and gain > 0:
+            self.stale = 0
+        else:
+            self.stale += 1
+        self._commit(r, obj, score, replaced=replaced, n_candidates=len(nodes),
+                     n_selectable=int(scores.selectable.sum()), events=events, born=born, rejected=rejected,
+                     misses=int(misses.sum()), gaps=int(gaps.sum()), top=top, seconds=time.perf_counter() - t0)
+        return self.config.patience is not None and self.stale >= self.config.patience
+
+    # ------------------------------------------------------------------------------------------
+    # Grow
+
+    def _grow(self, r: int, rng: np.random.Generator, obj: Objective, misses: np.ndarray, gaps: np.ndarray,
+              inc_codes: np.ndarray, events: list[Event]) -> tuple[int, int]:
+        if not self.synthesizers:
+            return 0, 0
+        idx = np.flatnonzero(misses | gaps)
+        if len(idx) == 0:
+            return 0, 0
+        arr = self.matrix.to_array()
+        col = {n: j for j, n in enumerate(self.matrix.op_names)}
+        sel = self._selectable()
+        entries = []
+        for i in idx.tolist():
+            it = self.items[i]
+            fired = [n for n in sel if arr[i, col[n]] == 1]
+            sig = "sig:" + ("+".join(fired) if fired else "none")
+            entries.append((it.id, self.view.tasks[it.task], it.output, it.meta, bool(misses[i]), sig))
+        clusters = cluster_items(entries, self.classify, min_cluster=self.config.min_cluster,
+                                 max_items=self.config.max_cluster_items)[: self.config.max_clusters]
+        if not clusters:
+            return 0, 0
+        labelled_good = obj.data.dev & (self.dev_p >= 0.5)
+        unlabeled_good = self.train_mask & obj.cons_pass & (inc_codes == 0) & ~gaps
+        # inducers see the *known* good: dev outputs labelled pass and the dev golden references
+        # (when a reference is an output of the same kind); unlabeled train items only enter the gate
+        good_list = []
+        for i in np.flatnonzero(obj.data.dev).tolist():
+            it = self.items[i]
+            task = self.view.tasks[it.task]
+            if labelled_good[i]:
+                good_list.append((task, it.output))
+            if it.reference is not None and type(it.reference) is type(it.output):
+                good_list.append((task, it.reference))
+        good_pairs = tuple(good_list)
+        templates = tuple(t.schema() for t in templates_for(self.view.name))
+        catalog = tuple(self.pool.catalog())
+        index = {it.id: i for i, it in enumerate(self.items)}
+
+        # propose
+        proposals: list[tuple[dict[str, Any], Cluster, str]] = []
+        seen: set[str] = set()
+        for cl in clusters:
+            req = SynthesisRequest(self.view.name, cl, good_pairs, templates, catalog, self.taxonomy)
+            for synth in self.synthesizers:
+                try:
+                    specs = synth.propose(req)
+                except Exception as exc:  # a synthesizer failure costs this cluster, not the run
+                    events.append(Event(r, f"<{synth.name}>", "rejected", "", f"synthesizer failed: {exc}",
+                                        {"cluster": cl.failure_class}))
+                    continue
+                for spec in specs:
+                    name = str(spec.get("name") or "")
+                    if not name or name in seen or name in self.tried or name in self.pool:
+                        continue
+                    seen.add(name)
+                    proposals.append((spec, cl, synth.name))
+        if not proposals:
+            return 0, 0
+
+        # build
+        trial = self.pool.copy()
+        built: list[tuple[Op, dict[str, Any], Cluster, str]] = []
+        rejected = 0
+        for spec, cl, sname in proposals:
+            self.tried.add(spec["name"])
+            try:
+                o = op_from_spec(spec, status="active", provenance={"origin": "synthesized", "round": r,
+                                                                   "cluster": cl.failure_class, "synthesizer": sname})
+            except (SpecError, TypeError, ValueError) as exc:
+                rejected += 1
+                events.append(Event(r, spec["name"], "rejected", "", f"invalid spec: {exc}",
+                                    {"spec": spec, "cluster": cl.failure_class}))
+                continue
+            trial.add(o)
+            built.append((o, o.spec, cl, sname))
+        if not built:
+            return 0, rejected
+
+        # apply to every train+dev item, then gate
+        self.on_status(f"round {r}: applying {len(built)} synthesized op(s)")
+        new = self._apply([o.name for o, *_ in built], pool=trial)
+        existing = {self.matrix.column(n).tobytes(): n for n in self.matrix.op_names
+                    if self.records[n].status != "retired"}
+        admitted: list[str] = []
+        for o, spec, cl, sname in built:
+            column = new.column(o.name)
+            cmask = np.zeros(len(self.items), dtype=bool)
+            cmask[[index[i] for i in cl.items]] = True
+            gate = birth_gate(column, cmask, labelled_good, unlabeled_good, tolerance=self.policy.good_tolerance)
+            evidence = {"spec": spec, "cluster": cl.summary(), "synthesizer": sname, **gate.evidence()}
+            dup = existing.get(column.tobytes())
+            if self.policy.birth_gate and not gate.admitted:
+                reason = gate.reason
+            elif self.policy.birth_gate and dup is not None:
+                reason = f"duplicate of {dup} (identical verdicts on every train and dev item)"
+            else:
+                reason = ""
+            if reason:
+                rejected += 1
+                events.append(Event(r, o.name, "rejected", "", reason, evidence))
+                continue
+            status = "active" if (cl.anchored or not self.policy.shadow_tier) else "shadow"
+            self.pool.add(o.with_status(status))
+            self.records[o.name] = OpRecord(o.name, status, "synthesized", r)
+            self.specs[o.name] = dict(spec)
+            existing[column.tobytes()] = o.name
+            admitted.append(o.name)
+            events.append(Event(r, o.name, "born", status,
+                                "anchored miss" if cl.anchored else "unlabeled gap", evidence))
+        if admitted:
+            self.matrix = self.matrix.with_ops(new.select_ops(admitted))
+            self._reorder()
+        return len(admitted), rejected
+
+    # ------------------------------------------------------------------------------------------
+    # Select
+
+    def _candidates(self, r: int, rng: np.random.Generator, obj: Objective, gaps: np.ndarray
+                    ) -> tuple[list[Node], list[str]]:
+        sel = self._selectable()
+        allowed = set(sel)
+        ctx = CompositionContext(r, tuple(sel), self.incumbent, tuple(self.elites), tuple(self.pool.catalog()),
+                                 ({"gaps": int(gaps.sum())},), rng)
+        found: dict[Node, str] = {self.incumbent: "incumbent"}
+        if set(self.seed_node.op_names()) <= allowed:
+            found.setdefault(self.seed_node, "seed")
+        for e in self.elites:
+            found.setdefault(e.node, "elite")
+        for comp in self.composers:
+            for p in comp.propose(ctx):
+                if isinstance(p, str):
+                    try:
+                        p = parse(p, known_ops=sel)
+                    except VxSyntaxError:
+                        continue
+                if not set(p.op_names()) <= allowed:
+                    continue
+                found.setdefault(normalize(p), comp.name)
+        return list(found), list(found.values())
+
+    def _argbest(self, scores, nodes: list[Node]) -> int | None:
+        return best_index(scores, nodes, incumbent=0)
+
+    def _update_elites(self, nodes: list[Node], scores) -> None:
+        sel = np.flatnonzero(scores.selectable)
+        if len(sel) == 0:
+            self.elites = []
+            return
+        order = sel[np.lexsort((scores.size[sel], -np.round(scores.objective[sel], 12)))]
+        head = order[: self.config.elite_size * 4].tolist()
+        ranked = sorted(head, key=lambda i: rank_key(scores.objective[i], int(scores.size[i]), to_text(nodes[i])))
+        self.elites = [Elite(nodes[i], float(scores.objective[i]), float(scores.a_dev[i]), float(scores.a_train[i]))
+                       for i in ranked[: self.config.elite_size]]
+
+    def _top_candidates(self, nodes: list[Node], origin: list[str], scores) -> list[dict[str, Any]]:
+        k = self.config.record_candidates
+        if k <= 0:
+            return []
+        key = np.where(scores.selectable, np.round(scores.objective, 12), -np.inf)
+        order = np.lexsort((scores.size, -key))[: k * 2].tolist()
+        ranked = sorted(order, key=lambda i: (-key[i], int(scores.size[i]), to_text(nodes[i])))[:k]
+        out = []
+        for i in ranked:
+            s = scores.get(i)
+            out.append({"expression": to_text(nodes[i]), "composer": origin[i], "objective": s.objective,
+                        "a_dev": s.a_dev, "a_train": s.a_train, "cost": s.cost, "selectable": s.selectable,
+                        "reason": s.reason})
+        return out
+
+    # ------------------------------------------------------------------------------------------
+    # Curate
+
+    def _curate(self, r: int, obj: Objective, events: list[Event]) -> None:
+        margins = marginals(obj, self.incumbent)
+        distinct = self.incumbent.op_names()
+        protected = frozenset({self.root} if self.root else set()) | (frozenset(distinct) if len(distinct) == 1 else frozenset())
+        due = update_streaks(self.records, margins, policy=self.policy, protected=protected)
+        for name in due:
+            pruned = prune_op(self.incumbent, name)
+            if pruned is None:
+                continue
+            self.incumbent = pruned
+            rec = self.records[name]
+            rec.status = "retired"
+            self.pool.set_status(name, "retired")
+            events.append(Event(r, name, "retired", "retired",
+                                f"leave-one-out marginal non-positive for {rec.streak} rounds (grace {self.policy.grace})",
+                                {"marginal": rec.marginal}))
+        if due:
+            elites = []
+            for e in self.elites:
+                node = e.node
+                for name in due:
+                    node = prune_op(node, name) if node is not None else None
+                if node is not None and all(e2.node != node for e2 in elites):
+                    elites.append(attrs.evolve(e, node=node))
+            self.elites = elites
+        # promotion of shadows whose verdicts raise dev agreement
+        shadows = sorted(n for n, rec in self.records.items() if rec.status == "shadow")
+        if shadows:
+            base = obj.score_one(self.incumbent).a_dev
+            trials = [normalize(AnyNode([self.incumbent, OpNode(s)])) for s in shadows]
+            sc = obj.score(trials)
+            for s, i in zip(shadows, range(len(shadows))):
+                if round(float(sc.a_dev[i]), 12) > round(base, 12):
+                    self.records[s].status = "active"
+                    self.pool.set_status(s, "active")
+                    events.append(Event(r, s, "promoted", "active", "adding it to the incumbent raises dev agreement",
+                                        {"a_dev_before": base, "a_dev_after": float(sc.a_dev[i]),
+                                         "trial": to_text(trials[i])}))
+        self._reorder()
+
+    # ------------------------------------------------------------------------------------------
+    # Audit and record
+
+    def _commit(self, r: int, obj: Objective, score: Score, *, replaced: bool, n_candidates: int, n_selectable: int,
+                events: list[Event], born: int, rejected: int, misses: int, gaps: int, top: list[dict[str, Any]],
+                seconds: float) -> None:
+        audit = dict(self.auditor(self.incumbent, self.pool)) if self.auditor is not None else None
+        statuses = [rec.status for rec in self.records.values()]
+        state = {
+            "round": r,
+            "incumbent": _text(self.incumbent),
+            "elites": [{"expression": e.text, "objective": e.objective, "a_dev": e.a_dev, "a_train": e.a_train}
+                       for e in self.elites],
+            "ops": [rec.as_dict() for rec in self.records.values()],
+            "specs": {n: s for n, s in self.specs.items()},
+            "tried": sorted(self.tried),
+            "stale": self.stale,
+        }
+        row = {"round": r, "objective": score.objective, "a_dev": score.a_dev, "a_train": score.a_train,
+               "cost": score.cost, "incumbent": _text(self.incumbent), "replaced": int(replaced),
+               "candidates": n_candidates, "selectable": n_selectable,
+               "n_active": statuses.count("active"), "n_shadow": statuses.count("shadow"),
+               "n_retired": statuses.count("retired"), "born": born, "rejected": rejected, "misses": misses,
+               "gaps": gaps, "seconds": seconds, "state": state,
+               "audit_agreement": None if audit is None else audit.get("agreement"), "audit": audit}
+        ops = []
+        for name, rec in self.records.items():
+            o = self.pool[name]
+            ops.append({"name": name, "origin": rec.origin, "status": rec.status, "tier": o.tier, "detects": o.detects,
+                        "version": o.version, "uses_llm": o.uses_llm, "spec": self.specs.get(name),
+                        "born_round": rec.born_round, "description": o.description})
+        self.store.write_round(row, ops=ops, events=events, elites=state["elites"], candidates=top)
+        self.on_round({**row, "pool_size": statuses.count("active") + statuses.count("shadow")})
+
+    def _finish(self) -> EvolutionResult:
+        obj = self._objective()
+        best = self.incumbent
+        best_score = obj.score_one(best)
+        seed_score = obj.score_one(self.seed_node)
+        verdicts: list[tuple] = []
+        traces: list[tuple] = []
+        codes = obj.final_codes(best)
+        from vx.evolve.batch import evaluate_batch
+        from vx.dsl.matrix import Packed
+
+        o, f = evaluate_batch(obj.compile([best]), self.matrix)
+        expr = Packed(o[0], f[0], self.matrix.n_items).to_int8()
+        ops_run = ([self.root] if self.root else []) + [n for n in best.op_names() if n != self.root]
+        cols = {n: self.matrix.column(n) for n in ops_run}
+        finals = to_finals(codes)
+        for i, it in enumerate(self.items):
+            split = "train" if self.train_mask[i] else "dev"
+            label = None if split == "train" else float(self.dev_p[i])
+            verdicts.append((split, it.id, it.task, finals[i].value, int(expr[i]), label))
+            for n in ops_run:
+                traces.append((split, it.id, n, int(cols[n][i]), self.messages.get((it.id, n), "")))
+        locked_rows = getattr(self.auditor, "verdicts", None)
+        if callable(locked_rows):
+            for item, task, final, e, tr in locked_rows(best, self.pool):
+                verdicts.append(("locked", item, task, final, e, None))
+                traces.extend(("locked", item, n, v, msg) for n, (v, msg) in tr.items())
+        dev_idx = np.flatnonzero(obj.data.dev)
+        dev_labels = [float(self.dev_p[i]) for i in dev_idx]
+        fw = self.objective_config.fail_weight
+        seed_codes = obj.final_codes(self.seed_node)
+        dev_seed = agreement([finals_i for finals_i in np.array(to_finals(seed_codes), dtype=object)[dev_idx]],
+                             dev_labels, fail_weight=fw)
+        dev_best = agreement([finals[i] for i in dev_idx], dev_labels, fail_weight=fw)
+        summary: dict[str, Any] = {
+            "objective": {"seed": seed_score.as_dict(), "evolved": best_score.as_dict()},
+            "dev": {"seed": dev_seed.as_dict(), "evolved": dev_best.as_dict()},
+            "expressions": {"seed": _text(self.seed_node), "evolved": _text(best)},
+        }
+        if self.auditor is not None:
+            summary["locked"] = {"seed": dict(self.auditor(self.seed_node, self.pool)),
+                                 "evolved": dict(self.auditor(best, self.pool))}
+        last = self.store.last_state()
+        self.store.write_final(verdicts, traces, summary, {"status": "finished", "finished": now(),
+                                                           "best_expression": _text(best)})
+        return EvolutionResult(str(self.store.path), self.seed_node, best, seed_score, best_score,
+                               last[0] if last else 0, summary)

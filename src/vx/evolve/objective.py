@@ -1,0 +1,327 @@
+"""The selection objective S(e) = A_dev(e) · A_train(e)^w − C(e) (DESIGN §5).
+
+Everything is computed on **final verdicts** — the family root conjoined with the expression —
+because that is what a consumer of the verifier sees:
+
+* **A_dev** — recall-weighted mean of the FAIL-class and PASS-class recalls over the dev items the
+  final verdict opines on (not ABSTAIN), FAIL weighted ``fail_weight`` (2), PASS 1. Soft labels
+  (P(pass) = p) split an item between the classes: it adds weight 1 − p to the FAIL class and p to
+  the PASS class, and counts as recalled in a class when the verdict says that class. Hard labels
+  are p ∈ {0, 1}, so this is the ordinary recall for them.
+* **A_train** — agreement with the *consensus* of the opining active pool ops (root excluded) on
+  the unlabeled train items the root leaves open. Each op votes with weight 1 + 10·max(0, m_o),
+  m_o its anchored leave-one-out marginal (see `vx.evolve.lifecycle.marginals`; ops without one
+  vote 1). The consensus is FAIL where the weighted drawback votes exceed the weighted clean
+  votes, PASS where they fall short, and undecided on ties or when no op opines (such items do not
+  count). A_train is measured over the consensus items the candidate's expression opines on.
+* **C** — ``op_cost`` per leaf beyond ``op_floor`` leaves, plus ``llm_cost`` per leaf whose op calls
+  an LLM (`Op.uses_llm`).
+
+Missing evidence (no opined item in a class, no consensus item opined on) is scored according to
+the guards (`vx.evolve.guards`): 0 when fail-closed, skipped (1 when nothing is left) when open.
+
+`Objective.score` does this for thousands of compiled candidates at once with packed-bit
+popcounts (`vx.evolve.batch`); `Objective.reference` is the plain per-item definition, kept as
+the spec the fast path is tested against.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import attrs
+import numpy as np
+
+from vx.dsl.ast import Node
+from vx.dsl.matrix import VerdictMatrix, pack_bits
+from vx.dsl.printer import to_text
+from vx.dsl.semantics import evaluate_item, final_verdict
+from vx.dsl.verdict import Final, Verdict
+from vx.evolve.batch import ABSTAIN_OP, ABSTAIN_SLOT, BatchRows, CompiledBatch, compile_candidates, evaluate_batch
+from vx.evolve.guards import REASONS, UNANCHORED, VALID, Guards, validity_codes
+
+__all__ = ["ObjectiveConfig", "EvalData", "Objective", "Score", "Scores", "consensus_votes",
+           "reliability_weight"]
+
+
+@attrs.frozen
+class ObjectiveConfig:
+    """The family's objective constants (``[objective]`` in family.toml)."""
+
+    w: float = 1.0
+    fail_weight: float = 2.0
+    op_cost: float = 0.001
+    op_floor: int = 3
+    llm_cost: float = 0.002
+
+    @classmethod
+    def from_mapping(cls, m: Mapping[str, float]) -> ObjectiveConfig:
+        return cls(w=float(m.get("w", 1.0)), fail_weight=float(m.get("fail_weight", 2.0)),
+                   op_cost=float(m.get("op_cost", 0.001)), op_floor=int(m.get("op_floor", 3)),
+                   llm_cost=float(m.get("llm_cost", 0.002)))
+
+    def as_dict(self) -> dict[str, float]:
+        return attrs.asdict(self)
+
+
+def reliability_weight(marginal: float | None) -> float:
+    """An op's consensus vote weight: 1 + 10·max(0, m_o); 1 without anchored evidence."""
+    return 1.0 if marginal is None else 1.0 + 10.0 * max(0.0, float(marginal))
+
+
+def consensus_votes(matrix: VerdictMatrix, ops: Sequence[str], weights: Mapping[str, float]
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Per item: total weight of the ``ops`` that fire, and of those that say clean."""
+    fire_w = np.zeros(matrix.n_items)
+    clean_w = np.zeros(matrix.n_items)
+    for name in ops:
+        col = matrix.column(name)
+        w = float(weights.get(name, 1.0))
+        fire_w += w * (col == 1)
+        clean_w += w * (col == 0)
+    return fire_w, clean_w
+
+
+@attrs.frozen
+class EvalData:
+    """The items evolution may score on: one verdict matrix over train ∪ dev items (every op
+    applied so far, root included), which items are train, and the dev labels (P(pass))."""
+
+    matrix: VerdictMatrix
+    train: np.ndarray  # bool[n_items]
+    dev_p: np.ndarray  # float[n_items]: P(pass) of dev items, nan elsewhere
+    root: str | None
+
+    @property
+    def dev(self) -> np.ndarray:
+        return ~np.isnan(self.dev_p)
+
+    def root_fires(self) -> np.ndarray:
+        if self.root is None:
+            return np.zeros(self.matrix.n_items, dtype=bool)
+        return self.matrix.column(self.root) == 1
+
+    def with_matrix(self, matrix: VerdictMatrix) -> EvalData:
+        if matrix.item_ids != self.matrix.item_ids:
+            raise ValueError("the new matrix must cover the same items in the same order")
+        return attrs.evolve(self, matrix=matrix)
+
+
+@attrs.frozen
+class Score:
+    """One candidate's objective and its parts."""
+
+    objective: float
+    a_dev: float
+    a_train: float
+    cost: float
+    size: int
+    usable: bool  # has a usable dev opinion
+    validity: int  # guards.VALID or the degenerate kind
+    selectable: bool
+
+    @property
+    def reason(self) -> str:
+        """Why the candidate is not selectable ("" when it is)."""
+        if self.selectable:
+            return ""
+        if self.validity != VALID and self.validity in REASONS:
+            return REASONS[self.validity]
+        return UNANCHORED
+
+    def as_dict(self) -> dict:
+        return {"objective": self.objective, "a_dev": self.a_dev, "a_train": self.a_train, "cost": self.cost,
+                "size": self.size, "usable": self.usable, "validity": self.validity,
+                "selectable": self.selectable, "reason": self.reason}
+
+
+@attrs.frozen
+class Scores:
+    """Objective parts of many candidates (arrays in candidate order)."""
+
+    objective: np.ndarray
+    a_dev: np.ndarray
+    a_train: np.ndarray
+    cost: np.ndarray
+    size: np.ndarray
+    usable: np.ndarray
+    validity: np.ndarray
+    selectable: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.objective)
+
+    def get(self, i: int) -> Score:
+        return Score(float(self.objective[i]), float(self.a_dev[i]), float(self.a_train[i]), float(self.cost[i]),
+                     int(self.size[i]), bool(self.usable[i]), int(self.validity[i]), bool(self.selectable[i]))
+
+
+def _popcount_rows(a: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    return np.bitwise_count(np.bitwise_and(a, mask)).sum(axis=1, dtype=np.int64)
+
+
+class Objective:
+    """Scores candidate expressions on one `EvalData` under fixed consensus weights."""
+
+    def __init__(self, data: EvalData, *, config: ObjectiveConfig = ObjectiveConfig(),
+                 guards: Guards = Guards(), consensus_ops: Sequence[str] = (),
+                 consensus_weights: Mapping[str, float] | None = None,
+                 llm_ops: Sequence[str] = ()) -> None:
+        self.data = data
+        self.config = config
+        self.guards = guards
+        self.consensus_ops = tuple(consensus_ops)
+        self.consensus_weights = dict(consensus_weights or {})
+        self.llm_ops = frozenset(llm_ops)
+        m = data.matrix
+        self._columns = {name: j for j, name in enumerate(m.op_names)}
+        self._columns[ABSTAIN_OP] = ABSTAIN_SLOT
+        self._rows = BatchRows(m)
+        self._llm_flag = np.array([name in self.llm_ops for name in m.op_names] + [False], dtype=np.int64)
+        n = m.n_items
+        root_f = data.root_fires()
+        self.decide = ~root_f
+        self.root_f_bits = pack_bits(root_f)
+        self.decide_bits = pack_bits(self.decide)
+        self.n_decided = int(self.decide.sum())
+        dev = data.dev
+        self.dev_decide_bits = pack_bits(dev & self.decide)
+        # dev items grouped by label value: weight (1 - p) to FAIL, p to PASS
+        self._dev_groups = []
+        for p in sorted({float(x) for x in data.dev_p[dev]}):
+            self._dev_groups.append((p, pack_bits(dev & (data.dev_p == p))))
+        fire_w, clean_w = consensus_votes(m, self.consensus_ops, self.consensus_weights)
+        self.fire_w, self.clean_w = fire_w, clean_w
+        open_train = data.train & self.decide
+        self.cons_fail = open_train & (fire_w > clean_w)
+        self.cons_pass = open_train & (clean_w > fire_w)
+        self.cons_fail_bits = pack_bits(self.cons_fail)
+        self.cons_pass_bits = pack_bits(self.cons_pass)
+        self.cons_bits = pack_bits(self.cons_fail | self.cons_pass)
+        self._n = n
+
+    # --- the fast path ---------------------------------------------------------------------
+    def compile(self, nodes: Sequence[Node]) -> CompiledBatch:
+        return compile_candidates(nodes, self._columns)
+
+    def score(self, nodes: Sequence[Node]) -> Scores:
+        """Score many candidate expressions at once."""
+        return self.score_batch(self.compile(nodes))
+
+    def score_one(self, node: Node) -> Score:
+        return self.score([node]).get(0)
+
+    def score_batch(self, batch: CompiledBatch) -> Scores:
+        opines, fires = evaluate_batch(batch, self.data.matrix, rows=self._rows)
+        size = np.zeros(batch.n, dtype=np.int64)
+        llm = np.zeros(batch.n, dtype=np.int64)
+        for _shape, cols, where in batch.groups:
+            size[where] = cols.shape[1]
+            llm[where] = self._llm_flag[cols].sum(axis=1)
+        return self.score_packed(opines, fires, size, llm)
+
+    def score_packed(self, opines: np.ndarray, fires: np.ndarray, size: np.ndarray, llm: np.ndarray) -> Scores:
+        """Objective parts from the expressions' packed verdicts ``uint64[n, n_words]``."""
+        cfg, closed = self.config, self.guards.fail_closed
+        # validity and anchoring, on the items the expression decides
+        dec_op = _popcount_rows(opines, self.decide_bits)
+        dec_fi = _popcount_rows(fires, self.decide_bits)
+        validity = validity_codes(self.n_decided, dec_op, dec_fi)
+        usable = _popcount_rows(opines, self.dev_decide_bits) > 0
+        # A_dev on final verdicts (root conjoined)
+        fin_o = np.bitwise_or(opines, self.root_f_bits)
+        fin_f = np.bitwise_or(fires, self.root_f_bits)
+        w_fail = np.zeros(len(opines))
+        w_pass = np.zeros(len(opines))
+        hit_fail = np.zeros(len(opines))
+        hit_pass = np.zeros(len(opines))
+        for p, bits in self._dev_groups:
+            n_op = _popcount_rows(fin_o, bits)
+            n_fi = _popcount_rows(fin_f, bits)
+            w_fail += (1.0 - p) * n_op
+            hit_fail += (1.0 - p) * n_fi
+            w_pass += p * n_op
+            hit_pass += p * (n_op - n_fi)
+        a_dev = self._recall_weighted(hit_fail, w_fail, hit_pass, w_pass, closed)
+        # A_train: agreement with the consensus where the expression opines
+        agree = _popcount_rows(fires, self.cons_fail_bits) + _popcount_rows(
+            np.bitwise_and(opines, np.bitwise_not(fires)), self.cons_pass_bits)
+        n_tr = _popcount_rows(opines, self.cons_bits)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            a_train = np.where(n_tr > 0, agree / np.maximum(n_tr, 1), 0.0 if closed else 1.0)
+        cost = cfg.op_cost * np.maximum(0, size - cfg.op_floor) + cfg.llm_cost * llm
+        objective = a_dev * np.power(a_train, cfg.w) - cost
+        selectable = np.ones(len(opines), dtype=bool)
+        if self.guards.fail_closed:
+            selectable &= usable
+        if self.guards.validity_gate:
+            selectable &= validity == VALID
+        return Scores(objective, a_dev, a_train.astype(float), cost.astype(float), size, usable, validity, selectable)
+
+    def _recall_weighted(self, hit_fail, w_fail, hit_pass, w_pass, closed: bool) -> np.ndarray:
+        fw = self.config.fail_weight
+        has_f, has_p = w_fail > 0, w_pass > 0
+        r_f = np.divide(hit_fail, w_fail, out=np.zeros_like(hit_fail), where=has_f)
+        r_p = np.divide(hit_pass, w_pass, out=np.zeros_like(hit_pass), where=has_p)
+        if closed:  # a class without evidence contributes recall 0
+            return (fw * r_f + r_p) / (fw + 1.0)
+        both = (fw * r_f + r_p) / (fw + 1.0)
+        return np.where(has_f & has_p, both, np.where(has_f, r_f, np.where(has_p, r_p, 1.0)))
+
+    # --- the reference definition -------------------------------------------------------------
+    def reference(self, node: Node) -> Score:
+        """The objective computed item by item with the reference interpreter (the spec)."""
+        m, cfg, closed = self.data.matrix, self.config, self.guards.fail_closed
+        root = self.data.root
+        w_fail = w_pass = hit_fail = hit_pass = 0.0
+        dec_op = dec_fi = dev_usable = 0
+        agree = n_tr = 0
+        for i, item in enumerate(m.item_ids):
+            row = m.row(item)
+            e = evaluate_item(node, row)
+            r = row[root] if root is not None else Verdict.ABSTAIN
+            fin = final_verdict(r, e)
+            open_ = r is not Verdict.DRAWBACK
+            if open_:
+                dec_op += e is not Verdict.ABSTAIN
+                dec_fi += e is Verdict.DRAWBACK
+            p = self.data.dev_p[i]
+            if not np.isnan(p):
+                dev_usable += open_ and e is not Verdict.ABSTAIN
+                if fin is not Final.ABSTAIN:
+                    w_fail += 1.0 - p
+                    w_pass += p
+                    if fin is Final.FAIL:
+                        hit_fail += 1.0 - p
+                    else:
+                        hit_pass += p
+            if self.data.train[i] and open_ and e is not Verdict.ABSTAIN:
+                fw_ = sum(self.consensus_weights.get(o, 1.0) for o in self.consensus_ops if row[o] is Verdict.DRAWBACK)
+                cw_ = sum(self.consensus_weights.get(o, 1.0) for o in self.consensus_ops if row[o] is Verdict.CLEAN)
+                if fw_ != cw_:
+                    n_tr += 1
+                    agree += (fw_ > cw_) == (e is Verdict.DRAWBACK)
+        a_dev = float(self._recall_weighted(np.array([hit_fail]), np.array([w_fail]), np.array([hit_pass]),
+                                            np.array([w_pass]), closed)[0])
+        a_train = agree / n_tr if n_tr else (0.0 if closed else 1.0)
+        size = node.size()
+        llm = sum(1 for name in node.leaves() if name in self.llm_ops)
+        cost = cfg.op_cost * max(0, size - cfg.op_floor) + cfg.llm_cost * llm
+        validity = int(validity_codes(self.n_decided, np.array([dec_op]), np.array([dec_fi]))[0])
+        usable = dev_usable > 0
+        selectable = (usable or not closed) and (validity == VALID or not self.guards.validity_gate)
+        return Score(a_dev * a_train ** cfg.w - cost, a_dev, a_train, cost, size, usable, validity, selectable)
+
+    # --- helpers ------------------------------------------------------------------------------
+    def final_codes(self, node: Node) -> np.ndarray:
+        """``int8[n_items]`` final verdicts (1 FAIL, 0 PASS, -1 ABSTAIN) of ``node``."""
+        o, f = evaluate_batch(self.compile([node]), self.data.matrix, rows=self._rows)
+        from vx.dsl.matrix import Packed
+
+        codes = Packed(o[0], f[0], self._n).to_int8()
+        codes[~self.decide] = 1
+        return codes
+
+    def describe(self, node: Node) -> str:
+        s = self.score_one(node)
+        return f"{to_text(node)}: S={s.objective:.4f} A_dev={s.a_dev:.3f} A_train={s.a_train:.3f}"

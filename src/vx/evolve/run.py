@@ -1,0 +1,148 @@
+"""The public entry point a person (or the CLI) calls: evolve a family's verifier end to end.
+
+    >>> from vx.evolve import evolve_family, EvolveConfig
+    >>> result = evolve_family("examples/humaneval", config=EvolveConfig(rounds=5, seed=1))
+    >>> result.best_text, result.run_path
+
+This module is where the family is split in two: the engine gets `family.evolution_view()` and
+the seed expression; the locked split goes into a `LockedAuditor` that only returns numbers.
+It also writes the evolved expression as a canonical `.vx` file; when that expression uses
+synthesized ops, their typed specs go to a sidecar ``<name>.specs.json`` named in the header
+(``; specs: <file>``), so the file stays reproducible.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from vx.dsl.printer import to_text
+from vx.evolve.audit import LockedAuditor
+from vx.evolve.compose import Composer
+from vx.evolve.loop import Evolution, EvolutionError, EvolutionResult, EvolveConfig
+from vx.evolve.store import FORMAT, RunStore
+from vx.evolve.synthesize import Synthesizer
+from vx.ops.cache import VerdictCache
+from vx.ops.families import Family
+from vx.ops.registry import OpPool
+from vx.ops.specs import op_from_spec
+
+__all__ = ["evolve_family", "default_run_path", "write_vx", "load_pool_for_vx"]
+
+
+def default_run_path(family: Family, runs_dir: str | Path = "runs") -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    base = Path(runs_dir) / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', family.name)}-{stamp}"
+    path = base.with_suffix(".vxrun.sqlite")
+    n = 1
+    while path.exists():
+        n += 1
+        path = Path(f"{base}-{n}.vxrun.sqlite")
+    return path
+
+
+def evolve_family(family: str | Path | Family, *, config: EvolveConfig = EvolveConfig(), out: str | Path | None = None,
+                  resume: str | Path | None = None, rounds: int | None = None, cache: VerdictCache | None = None,
+                  composers: Sequence[Composer] | None = None, synthesizers: Sequence[Synthesizer] | None = None,
+                  on_round: Callable[[dict[str, Any]], None] | None = None,
+                  on_status: Callable[[str], None] | None = None, progress: bool = False,
+                  audit: bool = True, vx_out: str | Path | None = None) -> EvolutionResult:
+    """Run (or resume) an evolution; returns the result and writes the run file and the `.vx`."""
+    if resume is not None:
+        store = RunStore(resume)
+        meta = store.meta()
+        if meta.get("format") != FORMAT:
+            raise EvolutionError(f"{resume}: not a vx run file")
+        config = EvolveConfig.from_dict(meta["config"])
+        if rounds is not None:
+            config = EvolveConfig.from_dict({**config.as_dict(), "rounds": rounds})
+            store.set_meta({"config": config.as_dict()})
+        fam = family if isinstance(family, Family) else Family(family or meta["family_dir"])
+        if fam.name != meta.get("family"):
+            raise EvolutionError(f"{resume} is a run of family {meta.get('family')!r}, not {fam.name!r}")
+        seed_text = meta["seed_text"]
+    else:
+        fam = family if isinstance(family, Family) else Family(family)
+        path = Path(out) if out is not None else default_run_path(fam)
+        if path.exists():
+            raise EvolutionError(f"{path} already exists; choose another --out or continue it with --resume {path}")
+        store = RunStore(path, create=True)
+        seed_text = fam.seed_text or ""
+        store.set_meta({"format": FORMAT, "family": fam.name, "family_dir": str(fam.dir), "config": config.as_dict(),
+                        "seed_text": seed_text, "objective_constants": dict(fam.objective),
+                        "vx_version": _version()})
+    view = fam.evolution_view()
+    pool = view.pool()
+    if resume is not None:
+        from vx.dsl.parse import parse
+
+        seed = parse(seed_text, filename=f"{resume} (seed)", known_ops=pool.names)
+    else:
+        seed = fam.seed(pool.names)
+    auditor = None
+    if audit:
+        auditor = LockedAuditor(fam.audit(), fam.tasks, cache=cache, jobs=config.jobs, timeout=config.timeout,
+                                fail_weight=float(fam.objective.get("fail_weight", 2.0)), progress=progress)
+    try:
+        engine = Evolution(view, seed, store=store, config=config, auditor=auditor, composers=composers,
+                           synthesizers=synthesizers, cache=cache, on_round=on_round, on_status=on_status,
+                           progress=progress)
+        result = engine.run()
+        target = Path(vx_out) if vx_out is not None else Path(str(store.path).removesuffix(".vxrun.sqlite") + ".vx")
+        write_vx(target, result, family=fam.name, pool=engine.pool, specs=engine.specs)
+        store.set_meta({"vx_file": str(target)})
+    finally:
+        store.close()
+    return result
+
+
+def write_vx(path: str | Path, result: EvolutionResult, *, family: str, pool: OpPool,
+             specs: dict[str, dict[str, Any]]) -> Path:
+    """The evolved expression as a canonical .vx file with header comments (and specs sidecar)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    s = result.best_score
+    header = [f"; family: {family}", f"; run: {result.run_path}",
+              f"; objective: {s.objective:.6f} (A_dev {s.a_dev:.4f}, A_train {s.a_train:.4f}, cost {s.cost:.4f})"]
+    used = [n for n in result.best.op_names() if n in specs]
+    if used:
+        side = path.with_suffix(".specs.json")
+        side.write_text(json.dumps([{**specs[n], "name": n} for n in used], indent=2, sort_keys=True) + "\n",
+                        encoding="utf-8")
+        header.append(f"; specs: {side.name}")
+    path.write_text("\n".join(header) + "\n" + to_text(result.best) + "\n", encoding="utf-8")
+    return path
+
+
+def load_pool_for_vx(vx_path: str | Path, family: Family) -> OpPool:
+    """The family's pool plus the synthesized ops a .vx file's ``; specs:`` header names."""
+    from vx.dsl.parse import read_header
+
+    vx_path = Path(vx_path)
+    pool = family.pool()
+    header = read_header(vx_path.read_text(encoding="utf-8"))
+    if "specs" in header:
+        side = vx_path.parent / header["specs"]
+        try:
+            specs = json.loads(side.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise EvolutionError(f"{vx_path}: cannot read the specs file {side} named in its header: {exc}") from None
+        for spec in specs:
+            o = op_from_spec(spec, provenance={"origin": "synthesized", "file": str(side)})
+            if o.name not in pool:
+                pool.add(o)
+    return pool
+
+
+def _version() -> str:
+    try:
+        from vx import __version__
+
+        return __version__
+    except ImportError:  # pragma: no cover
+        return "?"
+

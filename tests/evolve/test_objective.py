@@ -1,0 +1,155 @@
+"""The objective and the guards against hand-computed cases, and the fast path against the spec."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from vx.dsl.ast import All, Any, Not, Op, Vote, WVote
+from vx.dsl.matrix import VerdictMatrix
+from vx.dsl.parse import parse
+from vx.evolve.guards import ALL_ABSTAIN, ALL_FAIL, ALL_PASS, VALID, Guards, best_index
+from vx.evolve.objective import EvalData, Objective, ObjectiveConfig, reliability_weight
+
+from .helpers import hand_data
+
+CONS = ["a", "b", "c"]
+
+
+def objective(guards=Guards(), **kw):
+    return Objective(hand_data(), guards=guards, consensus_ops=CONS, **kw)
+
+
+def test_hand_computed_single_op():
+    s = objective().score_one(parse("a"))
+    # dev finals: d0 FAIL, d1 PASS, d2 PASS, d3 ABSTAIN -> fail recall 1/2, pass recall 1/1
+    assert s.a_dev == pytest.approx((2 * 0.5 + 1.0) / 3)
+    # consensus: t0 FAIL (a fires: agree), t1 PASS (a clean: agree), t2 root, t3 tie
+    assert s.a_train == pytest.approx(1.0)
+    assert s.cost == 0 and s.objective == pytest.approx(2 / 3)
+    assert s.selectable and s.validity == VALID
+
+
+def test_hand_computed_missing_fail_evidence_and_weights():
+    s = objective().score_one(parse("c"))
+    # c opines on d0 (fail, says pass) and d2 (pass, says pass): fail recall 0, pass recall 1
+    assert s.a_dev == pytest.approx(1 / 3)
+    # reliability weights change the consensus: b at 1 + 10*0.2 = 3 outweighs a on t3 -> PASS
+    w = {"a": 1.0, "b": reliability_weight(0.2), "c": 1.0}
+    s2 = objective(consensus_weights=w).score_one(parse("a"))
+    # t0: fire a+b = 4 vs clean c = 1 -> FAIL; t1 PASS; t3: fire a = 1 vs clean b = 3 -> PASS (a fires: disagree)
+    assert s2.a_train == pytest.approx(2 / 3)
+
+
+def test_soft_labels_split_an_item_between_the_classes():
+    data = hand_data({"d0": 0.0, "d1": 0.0, "d2": 0.8, "d3": 1.0})
+    s = Objective(data, consensus_ops=CONS).score_one(parse("a"))
+    # d2 (p=0.8) says PASS: pass class weight 0.8 recalled, fail class gets weight 0.2 unrecalled
+    r_fail = 1.0 / (1 + 1 + 0.2)
+    r_pass = 0.8 / 0.8
+    assert s.a_dev == pytest.approx((2 * r_fail + r_pass) / 3)
+
+
+def test_complexity_cost_counts_leaves_beyond_three_and_llm_leaves():
+    obj = objective(llm_ops=["c"])
+    s = obj.score_one(parse("(any a b c a b)"))
+    assert s.size == 5
+    assert s.cost == pytest.approx(0.001 * 2 + 0.002 * 1)
+    assert s.objective == pytest.approx(s.a_dev * s.a_train - s.cost)
+    cfg = ObjectiveConfig(w=0.25, op_cost=0.01, op_floor=1)
+    s3 = objective(config=cfg).score_one(parse("(any a b)"))
+    assert s3.cost == pytest.approx(0.01)
+    assert s3.objective == pytest.approx(s3.a_dev * s3.a_train ** 0.25 - 0.01)
+
+
+def test_validity_gate_drops_all_pass_all_fail_all_abstain():
+    obj = objective()
+    never = obj.score_one(parse("(all a (not a))"))  # a and (not a) always disagree: never fires
+    assert never.validity == ALL_PASS and not never.selectable
+    always = obj.score_one(parse("(any a (not a))"))
+    assert always.validity == ALL_FAIL and not always.selectable
+    naive = objective(guards=Guards.naive())
+    assert naive.score_one(parse("(all a (not a))")).selectable
+
+
+def test_fail_closed_anchoring_and_the_naive_ablation():
+    # z opines on train items only: no usable dev opinion
+    closed = objective()
+    z = closed.score_one(parse("z"))
+    assert not z.usable and not z.selectable
+    assert z.a_dev == 0.0
+    assert "dev opinion" in z.reason
+    nodes = [parse(t) for t in ("a", "c", "z", "(all a (not a))")]
+    assert best_index(closed.score(nodes), nodes) == 0  # `a` wins with the guards on
+    naive = objective(guards=Guards.naive())
+    zs = naive.score_one(parse("z"))
+    assert zs.selectable and zs.a_dev == 1.0 and zs.a_train == 1.0  # fail-open: vacuous but perfect
+    assert best_index(naive.score(nodes), nodes) == 2  # the naive ablation selects it
+
+
+def test_a_candidate_abstaining_everywhere_is_invalid():
+    base = hand_data()
+    arr = base.matrix.to_array()
+    arr[:, 4] = -1
+    data = base.with_matrix(VerdictMatrix.from_array(arr, base.matrix.item_ids, base.matrix.op_names))
+    s = Objective(data, consensus_ops=CONS).score_one(parse("z"))
+    assert s.validity == ALL_ABSTAIN and not s.selectable
+
+
+def test_ties_keep_the_incumbent_then_prefer_small_then_text():
+    obj = objective()
+    nodes = [parse("(any a a)"), parse("a"), parse("(all a a)")]
+    sc = obj.score(nodes)
+    assert best_index(sc, nodes, incumbent=0) == 0
+    assert best_index(sc, nodes) == 1
+
+
+# ------------------------------------------------------------------------------------------------
+# the vectorised objective equals the per-item reference definition
+
+NAMES = ["r", "a", "b", "c", "d"]
+
+
+def trees(depth=3):
+    leaf = st.sampled_from(NAMES[1:]).map(Op)
+
+    def extend(children):
+        kids = st.lists(children, min_size=1, max_size=4)
+        return st.one_of(
+            kids.map(Any), kids.map(All), children.map(Not),
+            kids.flatmap(lambda ks: st.integers(1, len(ks)).map(lambda k: Vote(k, ks))),
+            kids.flatmap(lambda ks: st.tuples(st.sampled_from(["0.5", "1", "1.5", "-1"]),
+                                              st.lists(st.sampled_from(["0.5", "1", "2", "-0.5"]), min_size=len(ks),
+                                                       max_size=len(ks))).map(lambda tw: WVote(tw[0], ks, tw[1]))))
+
+    return st.recursive(leaf, extend, max_leaves=8)
+
+
+@st.composite
+def datasets(draw):
+    n = draw(st.integers(1, 80))
+    arr = np.array(draw(st.lists(st.lists(st.sampled_from([-1, 0, 1]), min_size=5, max_size=5), min_size=n,
+                                 max_size=n)), dtype=np.int8)
+    train = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    p = draw(st.lists(st.sampled_from([0.0, 0.3, 0.5, 1.0]), min_size=n, max_size=n))
+    dev_p = np.where(train, np.nan, np.array(p))
+    m = VerdictMatrix.from_array(arr, [f"i{i}" for i in range(n)], NAMES)
+    return EvalData(m, train, dev_p, "r")
+
+
+@settings(max_examples=150, deadline=None)
+@given(datasets(), st.lists(trees(), min_size=1, max_size=6), st.booleans(),
+       st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.sampled_from([1.0, 2.0, 3.5])))
+def test_batch_scores_equal_the_reference(data, nodes, closed, weights):
+    guards = Guards() if closed else Guards.naive()
+    obj = Objective(data, guards=guards, consensus_ops=["a", "b", "c", "d"], consensus_weights=weights,
+                    llm_ops=["d"])
+    scores = obj.score(nodes)
+    for i, node in enumerate(nodes):
+        ref = obj.reference(node)
+        got = scores.get(i)
+        assert got.a_dev == pytest.approx(ref.a_dev, abs=1e-12)
+        assert got.a_train == pytest.approx(ref.a_train, abs=1e-12)
+        assert got.cost == pytest.approx(ref.cost)
+        assert got.objective == pytest.approx(ref.objective, abs=1e-12)
+        assert (got.usable, got.validity, got.selectable) == (ref.usable, ref.validity, ref.selectable)
+
