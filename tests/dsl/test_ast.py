@@ -1,7 +1,7 @@
 from fractions import Fraction
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vx.dsl.ast import KEYWORDS, All, Any, Not, Op, Vote, WVote, to_fraction
@@ -55,6 +55,7 @@ def test_at_and_replace_at():
         TREE.replace_at((0, 0), b)
 
 
+@settings(deadline=None)
 @given(trees(), st.data())
 def test_replace_at_every_path_changes_only_that_subtree(e, data):
     paths = [p for p, _ in e.walk()]
@@ -66,6 +67,7 @@ def test_replace_at_every_path_changes_only_that_subtree(e, data):
             assert new.at(p) == node
 
 
+@settings(deadline=None)
 @given(trees())
 def test_size_counts_leaves_and_walk_visits_every_node(e):
     assert e.size() == len(e.leaves()) == sum(1 for _, n in e.walk() if isinstance(n, Op))

@@ -8,7 +8,7 @@ that they agree, so each law also exercises fast == reference.
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from vx.dsl.ast import All, Any, Node, Not, Op, Vote, WVote
@@ -44,6 +44,7 @@ def same(e1: Node, e2: Node, m: VerdictMatrix) -> None:
 small_trees = trees(max_leaves=6)
 
 
+@settings(deadline=None)
 @given(trees(max_leaves=16), matrices())
 def test_fast_evaluator_equals_reference_on_every_item(e, m):
     fast = evaluate(e, m)
@@ -51,6 +52,7 @@ def test_fast_evaluator_equals_reference_on_every_item(e, m):
     np.testing.assert_array_equal(fast, reference(e, m))
 
 
+@settings(deadline=None)
 @given(st.lists(trees(max_leaves=10), min_size=1, max_size=6), matrices())
 def test_batch_evaluator_with_shared_memo_equals_reference(es, m):
     ev = BatchEvaluator(m)
@@ -59,11 +61,13 @@ def test_batch_evaluator_with_shared_memo_equals_reference(es, m):
             np.testing.assert_array_equal(ev.evaluate_int8(e), reference(e, m))
 
 
+@settings(deadline=None)
 @given(trees(names=identifiers, max_leaves=16), st.integers(20, 120))
 def test_parse_of_print_is_identity(e, width):
     assert parse(to_text(e, width=width)) == e
 
 
+@settings(deadline=None)
 @given(trees(names=identifiers, max_leaves=16), st.integers(20, 120))
 def test_printer_is_idempotent(e, width):
     once = to_text(e, width=width)
@@ -81,22 +85,26 @@ def _shuffled(e: Node, rnd) -> Node:
     return e.with_children([kids[i] for i in order])
 
 
+@settings(deadline=None)
 @given(trees(max_leaves=12), matrices(), st.randoms(use_true_random=False))
 def test_children_order_never_changes_a_verdict(e, m, rnd):
     same(e, _shuffled(e, rnd), m)
 
 
+@settings(deadline=None)
 @given(small_trees, matrices())
 def test_any_and_all_of_one_child_are_the_child(e, m):
     same(Any([e]), e, m)
     same(All([e]), e, m)
 
 
+@settings(deadline=None)
 @given(st.lists(small_trees, min_size=1, max_size=5), matrices())
 def test_vote_1_is_any(es, m):
     same(Vote(1, es), Any(es), m)
 
 
+@settings(deadline=None)
 @given(st.lists(small_trees, min_size=1, max_size=5), matrices())
 def test_vote_k_of_k_is_all_where_no_child_abstains(es, m):
     opining = np.all([verdicts(c, m) != ABSTAIN for c in es], axis=0)
@@ -104,21 +112,25 @@ def test_vote_k_of_k_is_all_where_no_child_abstains(es, m):
     np.testing.assert_array_equal(v[opining], a[opining])
 
 
+@settings(deadline=None)
 @given(small_trees, matrices())
 def test_double_negation(e, m):
     same(Not(Not(e)), e, m)
 
 
+@settings(deadline=None)
 @given(st.lists(small_trees, min_size=1, max_size=5), matrices())
 def test_de_morgan_not_any_is_all_of_nots(es, m):
     same(Not(Any(es)), All([Not(c) for c in es]), m)
 
 
+@settings(deadline=None)
 @given(st.lists(small_trees, min_size=1, max_size=5), matrices())
 def test_de_morgan_not_all_is_any_of_nots(es, m):
     same(Not(All(es)), Any([Not(c) for c in es]), m)
 
 
+@settings(deadline=None)
 @given(combinators(), matrices())
 def test_a_node_whose_children_all_abstain_abstains(e, m):
     children = np.array([verdicts(c, m) for c in e.children])
@@ -126,6 +138,7 @@ def test_a_node_whose_children_all_abstain_abstains(e, m):
     assert np.all(verdicts(e, m)[silent] == ABSTAIN)
 
 
+@settings(deadline=None)
 @given(trees(max_leaves=8), st.integers(1, 130))
 def test_an_expression_over_always_abstaining_ops_abstains_everywhere(e, n):
     silent = VerdictMatrix.from_array(np.full((n, 1), -1, np.int8), op_names=["mute"])
@@ -147,6 +160,7 @@ def _without(e: Node, i: int) -> Node:
     return e.with_children(kids)
 
 
+@settings(deadline=None)
 @given(combinators(min_children=2), matrices(), st.data())
 def test_an_abstaining_child_changes_nothing_versus_removing_it(e, m, data):
     # vote K of K children cannot lose a child (K would exceed k); all other shapes can
@@ -157,6 +171,7 @@ def test_an_abstaining_child_changes_nothing_versus_removing_it(e, m, data):
     np.testing.assert_array_equal(full[child_abstains], reduced[child_abstains])
 
 
+@settings(deadline=None)
 @given(st.lists(small_trees, min_size=1, max_size=5), st.data(), matrices())
 def test_wvote_with_unit_weights_is_vote(es, data, m):
     k = data.draw(st.integers(1, len(es)))

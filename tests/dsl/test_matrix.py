@@ -1,6 +1,6 @@
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -17,6 +17,7 @@ def small() -> VerdictMatrix:
     return VerdictMatrix.from_array(CODES, ["i0", "i1", "i2"], ["crash", "slow"])
 
 
+@settings(deadline=None)
 @given(hnp.arrays(np.int8, st.tuples(st.integers(0, 200), st.integers(0, 5)), elements=st.integers(-1, 1)))
 def test_array_round_trip(codes):
     m = VerdictMatrix.from_array(codes)
@@ -26,6 +27,7 @@ def test_array_round_trip(codes):
         np.testing.assert_array_equal(m.column(op), codes[:, j])
 
 
+@settings(deadline=None)
 @given(hnp.arrays(bool, st.integers(0, 300)))
 def test_pack_unpack(bits):
     words = pack_bits(bits)
@@ -33,6 +35,7 @@ def test_pack_unpack(bits):
     np.testing.assert_array_equal(unpack_bits(words, len(bits)), bits)
 
 
+@settings(deadline=None)
 @given(matrices())
 def test_fires_within_opines_and_padding_is_zero(m):
     o, f = m.opines_words, m.fires_words

@@ -197,13 +197,13 @@ def _assert_parses_or_explains(text: str) -> None:
         assert err.message and str(err).startswith(f"fuzz.vx:{err.line}:{err.column}: error: ")
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(ALPHABET, max_size=40).map("".join))
 def test_fuzz_token_soup(text):
     _assert_parses_or_explains(text)
 
 
-@settings(max_examples=200)
+@settings(deadline=None, max_examples=200)
 @given(st.text(max_size=60))
 def test_fuzz_random_unicode(text):
     _assert_parses_or_explains(text)
@@ -231,7 +231,7 @@ def mutated_programs(draw):
     return text
 
 
-@settings(max_examples=300)
+@settings(deadline=None, max_examples=300)
 @given(mutated_programs())
 def test_fuzz_mutated_valid_programs(text):
     _assert_parses_or_explains(text)

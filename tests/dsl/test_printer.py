@@ -1,7 +1,7 @@
 from fractions import Fraction
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vx.dsl.ast import Any, Op
@@ -23,6 +23,7 @@ def test_format_number(value, text):
     assert format_number(value) == text
 
 
+@settings(deadline=None)
 @given(numbers)
 def test_numbers_round_trip_exactly(x):
     assert Fraction(format_number(x)) == x
@@ -71,6 +72,7 @@ def test_long_op_names_stay_whole():
     assert to_text(Any([Op("x" * 50), Op("y")]), width=20) == "(any\n  " + "x" * 50 + "\n  y)"
 
 
+@settings(deadline=None)
 @given(trees(), st.integers(20, 100))
 def test_lines_fit_the_width_unless_they_cannot_be_broken(e, width):
     for line in to_text(e, width).split("\n"):
