@@ -36,6 +36,7 @@ from vx.dsl.matrix import Packed, VerdictMatrix, pack_bits, unpack_bits
 
 __all__ = ["BatchEvaluator", "Packed", "evaluate"]
 
+
 def _readonly(a: np.ndarray) -> np.ndarray:
     a.setflags(write=False)
     return a
@@ -51,8 +52,11 @@ def _or_all(rows: list[np.ndarray]) -> np.ndarray:
 class BatchEvaluator:
     """Evaluates expressions over one verdict matrix, reusing shared subtrees across calls.
 
-    >>> ev = BatchEvaluator(matrix)
-    >>> ev.evaluate(parse("(any a (not b))")).to_int8()
+    Example::
+
+        ev = BatchEvaluator(matrix)
+        for candidate in candidates:
+            verdicts = ev.evaluate(candidate).to_int8()
 
     ``memo_bytes`` bounds the memory the memo may hold (least recently used results are
     dropped first); 0 disables memoisation.
@@ -135,7 +139,7 @@ class BatchEvaluator:
     def _compute(self, node: Node) -> tuple[np.ndarray, np.ndarray]:
         if isinstance(node, Not):
             p = self._eval(node.child)
-            return p.opines.copy(), np.bitwise_xor(p.opines, p.fires)
+            return p.opines, np.bitwise_xor(p.opines, p.fires)  # rows are read-only: share
 
         os, fs = self._rows(node.children)
         opines = _or_all(os)
