@@ -420,7 +420,7 @@ def _explain(src: _Source, tokens: list[Token], exc: UnexpectedInput) -> VxSynta
     stack: list[_Frame] = []
     prev: Token | None = None
     for tok in tokens[:index]:
-        _advance(stack, prev, tok)
+        _advance(stack, tok)
         prev = tok
     frame = stack[-1] if stack else None
 
@@ -429,7 +429,7 @@ def _explain(src: _Source, tokens: list[Token], exc: UnexpectedInput) -> VxSynta
     return _explain_token(src, tokens[index], frame, prev)
 
 
-def _advance(stack: list[_Frame], prev: Token | None, tok: Token) -> None:
+def _advance(stack: list[_Frame], tok: Token) -> None:
     """Replay one token of a (so far valid) token stream."""
     t = tok.type
     frame = stack[-1] if stack else None
