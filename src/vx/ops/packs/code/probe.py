@@ -1,0 +1,283 @@
+"""Probe inputs for the code family's exec ops: the visible example calls plus type-preserving
+mutations of their arguments.
+
+A probe is one call of the candidate's function. The visible examples come first (their expected
+values stay here, in the parent: the sandboxed child never sees them), then mutations of each
+example's arguments, one *class* at a time. Every mutation keeps each argument's type (a list
+stays a list of the same element types, an int stays an int), so a correct solution is expected
+to accept it -- though not always: a task may forbid empty input. Ops therefore treat the classes
+differently: ``crash`` and ``timeout`` only look at ``in_domain`` classes (the example itself and
+re-orderings of it); the edge classes feed the ``raises_on_probe_class`` template, whose inducer
+keeps a class only when known-good outputs survive it.
+
+Probe classes, in the order they are run (earlier classes are never starved by later ones):
+
+============ ============== ===================================================================
+class        in_domain      what changes
+============ ============== ===================================================================
+example      yes            nothing: the visible example call as shown
+repeat       yes            the example call again, in the same process (nondeterminism, state)
+permuted     yes            each list/tuple/str argument reversed (same length, same elements)
+empty        no             one list/tuple/str/dict/set argument made empty
+single       no             one list/tuple/str argument cut to its first element
+zero         no             one int/float argument made 0
+negative     no             one positive int/float argument negated
+large        no             one argument enlarged: ints ×10 (≤ 10 000), sequences repeated to
+                            ≥ 50 elements (≤ 200), strings to ≥ 100 characters (≤ 1 000)
+============ ============== ===================================================================
+
+Everything is deterministic: the same task always yields the same probes, in the same order.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+#: Probe classes in run order, and whether a correct solution must handle them.
+CLASSES: dict[str, bool] = {
+    "example": True,
+    "repeat": True,
+    "permuted": True,
+    "empty": False,
+    "single": False,
+    "zero": False,
+    "negative": False,
+    "large": False,
+}
+IN_DOMAIN = frozenset(c for c, ok in CLASSES.items() if ok)
+#: The edge classes a synthesized check may target.
+EDGE_CLASSES = tuple(c for c, ok in CLASSES.items() if not ok)
+
+MAX_PROBES = 24  # per candidate: bounds the sandbox time of one item
+_MAX_PER_CLASS = 4  # per (example, class)
+
+
+@attrs.frozen
+class VisibleExample:
+    """A visible example call with exact Python values (tuples stay tuples)."""
+
+    index: int
+    function: str  # the name the example calls
+    args: tuple[Any, ...]
+    expected: Any
+    exact_types: bool  # False when the values were recovered from JSON (tuples may be lists)
+    call: str  # source text as the solver saw it
+
+
+@attrs.frozen
+class Probe:
+    """One call to make in the sandbox. ``expected`` is kept in the parent for comparisons."""
+
+    klass: str
+    function: str
+    args: tuple[Any, ...]
+    example: int  # index of the visible example it derives from
+    detail: str = ""  # what was mutated, e.g. "argument 1 emptied"
+    expected: Any = None  # only for the "example" and "repeat" classes
+    exact_types: bool = True
+
+    @property
+    def call(self) -> str:
+        return call_text(self.function, self.args)
+
+    @property
+    def in_domain(self) -> bool:
+        return CLASSES[self.klass]
+
+
+def call_text(function: str, args: Sequence[Any], limit: int = 120) -> str:
+    """``f(1, [2, 3])`` for messages, shortened in the middle when long."""
+    text = f"{function}({', '.join(repr(a) for a in args)})"
+    if len(text) <= limit:
+        return text
+    half = (limit - 5) // 2
+    return text[:half] + " ... " + text[-half:]
+
+
+# --------------------------------------------------------------------------- visible examples
+
+def _literal(text: str) -> Any:
+    return ast.literal_eval(text)
+
+
+def _args_from_call(call: str) -> tuple[str, tuple[Any, ...]] | None:
+    try:
+        node = ast.parse(call.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name) or node.keywords:
+        return None
+    try:
+        return node.func.id, tuple(ast.literal_eval(a) for a in node.args)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def visible_examples(task: Mapping[str, Any]) -> list[VisibleExample]:
+    """The task's visible example calls with exact Python values.
+
+    Reads ``examples`` records (``call``, ``function``, ``args``, ``expected`` and, when present,
+    ``args_src`` / ``expected_src`` with exact types). Records that cannot be read are skipped.
+    """
+    out: list[VisibleExample] = []
+    entry = str(task.get("entry_point") or "")
+    for record in task.get("examples") or ():
+        if not isinstance(record, Mapping):
+            continue
+        parsed = _args_from_call(str(record.get("call", ""))) if record.get("call") else None
+        function = str(record.get("function") or (parsed[0] if parsed else entry))
+        exact = True
+        try:
+            if "args_src" in record:
+                args = tuple(_literal(record["args_src"]))
+            elif parsed is not None:
+                args = parsed[1]
+            else:
+                args = tuple(record["args"])
+                exact = False
+            if "expected_src" in record:
+                expected = _literal(record["expected_src"])
+            else:
+                expected = record["expected"]
+                exact = False
+        except (KeyError, TypeError, ValueError, SyntaxError, MemoryError, RecursionError):
+            continue
+        if not function:
+            continue
+        out.append(VisibleExample(len(out), function, args, expected, exact,
+                                  str(record.get("call") or call_text(function, args))))
+    return out
+
+
+# --------------------------------------------------------------------------- mutations
+
+def _is_int(v: Any) -> bool:
+    return type(v) is int
+
+
+def _is_num(v: Any) -> bool:
+    return type(v) in (int, float)
+
+
+def _seq(v: Any) -> bool:
+    return type(v) in (list, tuple, str)
+
+
+def _permuted(v: Any) -> Any:
+    if type(v) in (list, tuple, str) and len(v) > 1:
+        rev = v[::-1]
+        return rev if rev != v else None
+    return None
+
+
+def _empty(v: Any) -> Any:
+    if type(v) in (list, tuple, str, dict, set, frozenset) and len(v) > 0:
+        return type(v)()
+    return None
+
+
+def _single(v: Any) -> Any:
+    if _seq(v) and len(v) > 1:
+        return v[:1]
+    return None
+
+
+def _zero(v: Any) -> Any:
+    if _is_num(v) and v != 0:
+        return type(v)(0)
+    return None
+
+
+def _negative(v: Any) -> Any:
+    if _is_num(v) and v > 0:
+        return -v
+    return None
+
+
+def _large(v: Any) -> Any:
+    if _is_int(v):
+        big = min(max(abs(v) * 10, 100), 10_000)
+        return big if v >= 0 else -big
+    if type(v) is float:
+        return v * 10 if v != 0 else 100.0
+    if type(v) in (list, tuple) and 0 < len(v) < 50:
+        times = min(-(-50 // len(v)), 200 // len(v))
+        return v * max(times, 2)
+    if type(v) is str and 0 < len(v) < 100:
+        times = min(-(-100 // len(v)), 1000 // len(v))
+        return v * max(times, 2)
+    return None
+
+
+_ONE_ARG: dict[str, Callable[[Any], Any]] = {
+    "empty": _empty,
+    "single": _single,
+    "zero": _zero,
+    "negative": _negative,
+    "large": _large,
+}
+_DETAIL = {
+    "empty": "made empty",
+    "single": "cut to one element",
+    "zero": "made 0",
+    "negative": "negated",
+    "large": "enlarged",
+}
+
+
+def mutations(args: Sequence[Any], klass: str) -> Iterator[tuple[tuple[Any, ...], str]]:
+    """Type-preserving variants of one argument list for one probe class: (args, detail)."""
+    args = tuple(args)
+    if klass == "permuted":
+        changed = [_permuted(a) for a in args]
+        if any(c is not None for c in changed):
+            new = tuple(a if c is None else c for a, c in zip(args, changed))
+            which = ", ".join(str(i + 1) for i, c in enumerate(changed) if c is not None)
+            yield new, f"argument(s) {which} reversed"
+        return
+    fn = _ONE_ARG[klass]
+    for i, a in enumerate(args):
+        new_arg = fn(a)
+        if new_arg is None:
+            continue
+        yield args[:i] + (new_arg,) + args[i + 1:], f"argument {i + 1} {_DETAIL[klass]}"
+
+
+# --------------------------------------------------------------------------- the probe list
+
+def probes_for(task: Mapping[str, Any], *, limit: int = MAX_PROBES,
+               classes: Sequence[str] | None = None) -> list[Probe]:
+    """The probes of a task, in run order (see the module docstring), at most `limit`.
+
+    `function` of a probe is the name its visible example calls; the exec layer redirects it to
+    the function the candidate actually defines.
+    """
+    wanted = [c for c in CLASSES if classes is None or c in classes]
+    examples = visible_examples(task)
+    probes: list[Probe] = []
+    seen: set[tuple[str, str]] = set()
+
+    def add(p: Probe) -> None:
+        key = (p.function, repr(p.args))
+        if p.klass != "repeat" and key in seen:
+            return
+        seen.add(key)
+        probes.append(p)
+
+    for klass in wanted:
+        for ex in examples:
+            if klass in ("example", "repeat"):
+                add(Probe(klass, ex.function, ex.args, ex.index,
+                          "as shown" if klass == "example" else "the example call again",
+                          ex.expected, ex.exact_types))
+                continue
+            for n, (args, detail) in enumerate(mutations(ex.args, klass)):
+                if n >= _MAX_PER_CLASS:
+                    break
+                add(Probe(klass, ex.function, args, ex.index, detail))
+    # Keep the order of classes, truncating the tail: examples are never dropped for edge cases.
+    return probes[:limit]
