@@ -1,0 +1,75 @@
+"""Birth gate, leave-one-out marginals and retirement."""
+
+import numpy as np
+import pytest
+
+from vx.dsl.parse import parse
+from vx.evolve.lifecycle import LifecyclePolicy, OpRecord, birth_gate, leave_out, marginals, update_streaks
+from vx.evolve.objective import Objective
+
+from .helpers import hand_data
+
+
+def masks(n, *idx):
+    m = np.zeros(n, dtype=bool)
+    m[list(idx)] = True
+    return m
+
+
+def test_birth_gate_needs_half_the_cluster():
+    col = np.array([1, 1, 0, 0, 0, 0, 0, 0], dtype=np.int8)
+    cluster = masks(8, 0, 1, 2, 3)
+    good = masks(8, 4)
+    unl = masks(8, 5, 6, 7)
+    assert birth_gate(col, cluster, good, unl).admitted  # 2 of 4 is half
+    col2 = np.array([1, 0, 0, 0, 0, 0, 0, 0], dtype=np.int8)
+    r = birth_gate(col2, cluster, good, unl)
+    assert not r.admitted and "1 of 4" in r.reason
+
+
+def test_birth_gate_stays_clean_on_known_good():
+    cluster = masks(8, 0, 1)
+    col = np.array([1, 1, 0, 0, 1, 0, 0, 0], dtype=np.int8)
+    r = birth_gate(col, cluster, masks(8, 4), masks(8, 5, 6, 7))
+    assert not r.admitted and "labelled pass" in r.reason
+    # presumed-good train items: up to the tolerance
+    col = np.array([1, 1, 0, 0, 0, 1, 0, 0], dtype=np.int8)
+    assert birth_gate(col, cluster, masks(8, 4), masks(8, 5, 6, 7), tolerance=0.34).admitted
+    assert not birth_gate(col, cluster, masks(8, 4), masks(8, 5, 6, 7), tolerance=0.25).admitted
+    # abstaining on known-good is fine
+    col = np.array([1, 1, 0, 0, -1, -1, -1, -1], dtype=np.int8)
+    assert birth_gate(col, cluster, masks(8, 4), masks(8, 5, 6, 7)).admitted
+
+
+def test_leave_one_out_marginals_hand_computed():
+    obj = Objective(hand_data(), consensus_ops=["a", "b", "c"])
+    m = marginals(obj, parse("(any a c)"))
+    # A_dev((any a c)) = 2/3; without a it is c alone = 1/3; without c it is a alone = 2/3
+    assert m["a"] == pytest.approx(1 / 3)
+    assert m["c"] == pytest.approx(0.0)
+    # a sole leaf left out leaves no usable dev opinion: fail-closed scores that 0
+    assert marginals(obj, parse("a"))["a"] == pytest.approx(obj.score_one(parse("a")).a_dev)
+    assert "__vx_abstain__" in str(leave_out(parse("(any a c)"), "a"))
+
+
+def test_retirement_after_a_two_round_grace():
+    recs = {"a": OpRecord("a", "active", "seed"), "c": OpRecord("c", "active", "seed")}
+    pol = LifecyclePolicy()
+    assert update_streaks(recs, {"a": 0.3, "c": 0.0}, policy=pol) == []
+    assert update_streaks(recs, {"a": 0.3, "c": -0.1}, policy=pol) == []
+    assert recs["c"].streak == 2
+    assert update_streaks(recs, {"a": 0.3, "c": 0.0}, policy=pol) == ["c"]
+    # a positive round resets the streak; leaving the incumbent resets it too
+    recs["c"].streak = 0
+    update_streaks(recs, {"c": 0.0}, policy=pol)
+    update_streaks(recs, {"c": 0.2}, policy=pol)
+    assert recs["c"].streak == 0
+    update_streaks(recs, {"c": 0.0}, policy=pol)
+    update_streaks(recs, {}, policy=pol)
+    assert recs["c"].streak == 0 and recs["c"].marginal is None
+
+
+def test_protected_ops_and_the_no_lifecycle_policy_never_retire():
+    recs = {"c": OpRecord("c", "active", "seed", streak=5)}
+    assert update_streaks(recs, {"c": 0.0}, policy=LifecyclePolicy(), protected=frozenset({"c"})) == []
+    assert update_streaks(recs, {"c": 0.0}, policy=LifecyclePolicy.off()) == []

@@ -1,0 +1,174 @@
+"""The engine end to end on the `evo` fixture family: determinism, resume, leakage safety,
+ablations, the run record."""
+
+import json
+import random
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from vx.evolve.loop import Evolution, EvolveConfig
+from vx.evolve.run import evolve_family, load_pool_for_vx
+from vx.evolve.store import RunStore
+from vx.ops.cache import VerdictCache
+from vx.ops.families import Family
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "evo"
+
+
+@pytest.fixture
+def evo(tmp_path) -> Path:
+    dst = tmp_path / "evo"
+    shutil.copytree(FIXTURE, dst, ignore=shutil.ignore_patterns("__pycache__", "make_family.py"))
+    return dst
+
+
+def run(family, out, *, rounds=3, seed=3, cache=None, **kw):
+    cfg = EvolveConfig(rounds=rounds, seed=seed, jobs=1, **kw)
+    return evolve_family(family, config=cfg, out=out, cache=cache)
+
+
+def dump(path, *, audit=True) -> dict:
+    """Everything a run chose, as plain data (timings and timestamps left out)."""
+    with RunStore(path) as s:
+        rounds = []
+        for r in s.rounds():
+            r = dict(r)
+            r.pop("seconds")
+            if not audit:
+                r.pop("audit_agreement")
+                r.pop("audit")
+            rounds.append(r)
+        events = s.events()
+        out = {"rounds": rounds, "ops": s.ops(), "events": events, "elites": s.elites(),
+               "candidates": [s.candidates(r["round"]) for r in rounds], "verdicts": s.verdicts(),
+               "traces": s.traces(), "best": s.meta()["best_expression"]}
+        summary = s.summary()
+        if not audit:
+            summary.pop("locked", None)
+        out["summary"] = summary
+        return json.loads(json.dumps(out, sort_keys=True))
+
+
+def test_evolution_improves_the_dev_objective_and_records_everything(evo, tmp_path):
+    res = run(evo, tmp_path / "a.vxrun.sqlite", rounds=3)
+    assert res.best_score.objective >= res.seed_score.objective
+    assert res.best_score.objective > res.seed_score.objective  # the evo seed misses two defect classes
+    with RunStore(res.run_path) as s:
+        rounds = s.rounds()
+        assert [r["round"] for r in rounds] == [0, 1, 2, 3]
+        assert rounds[0]["incumbent"] == "(any too_long shouting)"
+        assert all(r["audit_agreement"] is not None for r in rounds)
+        kinds = {e["kind"] for e in s.events()}
+        assert {"seed", "born", "rejected"} <= kinds
+        born = [e for e in s.events() if e["kind"] == "born"]
+        assert all(e["evidence"]["spec"]["check"] for e in born)
+        assert all(e["reason"] for e in s.events() if e["kind"] == "rejected")
+        # the final verifier's verdicts on every split, with per-op traces
+        splits = {v["split"] for v in s.verdicts()}
+        assert splits == {"train", "dev", "locked"}
+        assert all(v["label"] is None for v in s.verdicts("locked"))
+        n_items = len(s.verdicts())
+        assert len(s.traces()) == n_items * (1 + len(res.best.op_names()))
+        # the recorded dev agreement is recomputable from the stored verdicts
+        dev = s.verdicts("dev")
+        correct = sum((v["final"] == "fail") == (v["label"] < 0.5) for v in dev)
+        assert s.summary()["dev"]["evolved"]["accuracy"] == pytest.approx(correct / len(dev))
+    # the evolved .vx is canonical, headed, and loads with its synthesized ops
+    vx = Path(str(res.run_path).removesuffix(".vxrun.sqlite") + ".vx")
+    text = vx.read_text()
+    assert text.startswith("; family: evo\n; run: ")
+    pool = load_pool_for_vx(vx, Family(evo))
+    assert set(res.best.op_names()) <= set(pool.names)
+
+
+def test_same_seed_same_inputs_byte_identical(evo, tmp_path):
+    a = run(evo, tmp_path / "a.vxrun.sqlite", rounds=3, cache=VerdictCache(tmp_path / "c1.sqlite"))
+    b = run(evo, tmp_path / "b.vxrun.sqlite", rounds=3, cache=None)
+    assert a.best_text == b.best_text
+    assert dump(a.run_path) == dump(b.run_path)
+
+
+def test_resume_continues_exactly(evo, tmp_path):
+    full = run(evo, tmp_path / "full.vxrun.sqlite", rounds=4)
+    part = run(evo, tmp_path / "part.vxrun.sqlite", rounds=2)
+    assert part.rounds == 2
+    resumed = evolve_family(evo, resume=part.run_path, rounds=4)
+    assert resumed.best_text == full.best_text
+    da, db = dump(full.run_path), dump(part.run_path)
+    assert da == db
+
+
+def test_resume_after_an_interrupted_round(evo, tmp_path):
+    """A kill in the middle of round 3 loses that round only."""
+    full = run(evo, tmp_path / "full.vxrun.sqlite", rounds=3)
+    out = tmp_path / "crash.vxrun.sqlite"
+
+    class Boom(Exception):
+        pass
+
+    def bomb(row):
+        if row["round"] == 2:
+            raise Boom
+
+    with pytest.raises(Boom):
+        evolve_family(evo, config=EvolveConfig(rounds=3, seed=3, jobs=1), out=out,
+                      on_round=bomb)
+    with RunStore(out) as s:
+        assert [r["round"] for r in s.rounds()] == [0, 1, 2]  # round 2 was committed before the callback
+    resumed = evolve_family(evo, resume=out)
+    assert resumed.best_text == full.best_text
+    assert dump(out) == dump(full.run_path)
+
+
+def test_locked_labels_cannot_change_a_single_choice(evo, tmp_path):
+    shuffled = tmp_path / "shuffled"
+    shutil.copytree(evo, shuffled)
+    rows = [json.loads(line) for line in (shuffled / "locked.jsonl").read_text().splitlines()]
+    labels = [r["label"] for r in rows]
+    random.Random(0).shuffle(labels)
+    flipped = ["pass" if lab == "fail" else "fail" for lab in labels]
+    for r, lab in zip(rows, flipped):
+        r["label"] = lab
+    (shuffled / "locked.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    a = run(evo, tmp_path / "a.vxrun.sqlite", rounds=3)
+    b = run(shuffled, tmp_path / "b.vxrun.sqlite", rounds=3)
+    assert a.summary["locked"] != b.summary["locked"]  # the audit did see different labels...
+    assert dump(a.run_path, audit=False) == dump(b.run_path, audit=False)  # ...and nothing else changed
+
+
+def test_the_engine_takes_a_view_never_a_family(evo, tmp_path):
+    fam = Family(evo)
+    with pytest.raises(TypeError, match="evolution_view"):
+        Evolution(fam, fam.seed(), store=RunStore(tmp_path / "x.sqlite", create=True))
+    import inspect
+
+    import vx.evolve.loop as loop
+
+    src = inspect.getsource(loop)
+    assert ".audit()" not in src and "labeled_split" not in src
+
+
+def test_no_lifecycle_ablation_admits_everything_and_retires_nothing(evo, tmp_path):
+    res = run(evo, tmp_path / "nl.vxrun.sqlite", rounds=3, ablation="no-lifecycle")
+    with RunStore(res.run_path) as s:
+        events = s.events()
+        assert not [e for e in events if e["kind"] == "retired"]
+        assert not [e for e in events if e["kind"] == "rejected" and "spec" in e["evidence"]
+                    and not e["reason"].startswith("invalid spec")]
+        assert all(e["status"] == "active" for e in events if e["kind"] == "born")
+        assert s.meta()["config"]["ablation"] == "no-lifecycle"
+
+
+def test_naive_ablation_runs_without_guards(evo, tmp_path):
+    res = run(evo, tmp_path / "nv.vxrun.sqlite", rounds=2, ablation="naive")
+    assert res.best_score.objective >= res.seed_score.objective
+    with sqlite3.connect(res.run_path) as db:
+        assert db.execute("SELECT COUNT(*) FROM rounds").fetchone()[0] == 3
+
+
+def test_early_stop(evo, tmp_path):
+    res = run(evo, tmp_path / "es.vxrun.sqlite", rounds=10, patience=1, min_delta=0.5)
+    assert res.rounds < 10
