@@ -50,6 +50,8 @@ docs/readme/sandbox.md.
 from __future__ import annotations
 
 import math
+import os
+import stat
 import statistics
 from typing import Any, Sequence
 
@@ -95,6 +97,8 @@ class Sandbox:
     def __init__(self, config: SandboxConfig | None = None, *, probe_all: bool = False) -> None:
         self.config = config or SandboxConfig()
         self._detection: Detection = detect(self.config, self._probe, all_layers=probe_all)
+        if self.config.tmp_root is not None:
+            _check_reachable(self.config.tmp_root, self._detection)
 
     # -- introspection ------------------------------------------------------------------------
 
@@ -256,7 +260,7 @@ class Sandbox:
             raw = launch(
                 plan, request, total_timeout=20.0, frame_timeouts=[10.0, 0.0], kill_grace=c.kill_grace,
                 stream_cap=c.stream_cap, max_result_bytes=1 << 20, hash_seed=c.hash_seed,
-                tmp_root=c.tmp_root,
+                tmp_root=None,
             )
             rep = assemble(raw, 1, plan.layer, [10.0])
             if rep.status != "ok" or rep.calls[0].value != [42, "é"]:
@@ -265,6 +269,35 @@ class Sandbox:
                 return False, (lines[-1] if lines else why)[:300], 0.0
             times.append(rep.wall_time * 1000)
         return True, "", statistics.median(times)
+
+
+def _check_reachable(tmp_root: str, detection: Detection) -> None:
+    """The sandbox account must be able to reach workdirs created under ``tmp_root``."""
+    ident = detection.identity
+    path = os.path.abspath(tmp_root)
+    if not os.path.isdir(path):
+        raise SandboxUnavailable(f"SandboxConfig.tmp_root {tmp_root!r} is not a directory")
+    if not ident.dropped:
+        return
+    current = path
+    while True:
+        st = os.stat(current)
+        if st.st_uid == ident.uid:
+            ok = bool(st.st_mode & stat.S_IXUSR)
+        elif st.st_gid == ident.gid:
+            ok = bool(st.st_mode & stat.S_IXGRP)
+        else:
+            ok = bool(st.st_mode & stat.S_IXOTH)
+        if not ok:
+            raise SandboxUnavailable(
+                f"SandboxConfig.tmp_root {tmp_root!r} is not reachable by the sandbox account "
+                f"{ident.name} (uid {ident.uid}): {current} has mode {stat.filemode(st.st_mode)}. "
+                "Use a directory every account can traverse (e.g. /tmp), or chmod o+x it."
+            )
+        parent = os.path.dirname(current)
+        if parent == current:
+            return
+        current = parent
 
 
 def _normalise_call(call: Any, index: int) -> list[Any]:

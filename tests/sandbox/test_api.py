@@ -1,0 +1,258 @@
+"""The Sandbox API: statuses, values, captures, limits, scripts, detection."""
+
+from __future__ import annotations
+
+import collections
+import math
+import os
+import shutil
+import tempfile
+
+import pytest
+
+from vx.ops.sandbox import (
+    CALL_STATUSES,
+    LAYERS,
+    RUN_STATUSES,
+    Sandbox,
+    SandboxConfig,
+    SandboxUnavailable,
+)
+from vx.ops.sandbox.report import assemble
+from vx.ops.sandbox.runner import RawRun
+
+ADD = "def add(a, b=0):\n    return a + b\n"
+
+
+def test_layer_and_description(any_sb: Sandbox) -> None:
+    assert any_sb.layer in LAYERS
+    text = any_sb.describe()
+    assert text.startswith(f"sandbox layer: {any_sb.layer}")
+    assert "limits:" in text and "runs as:" in text and "interpreter:" in text
+    statuses = {s.layer: s for s in any_sb.detection.statuses}
+    assert statuses[any_sb.layer].available is True
+
+
+def test_values_come_back_in_order_with_kwargs(sb: Sandbox) -> None:
+    rep = sb.run_calls(ADD, "add", [([1, 2], {}), ([1.5], {"b": 2}), (["a", "b"], {}), ([[1], [2]], {})])
+    assert rep.status == "ok" and rep.ok
+    assert [c.value for c in rep.calls] == [3, 3.5, "ab", [1, 2]]
+    assert all(c.status == "ok" and c.duration is not None and c.duration >= 0 for c in rep.calls)
+    assert rep.layer == sb.layer and rep.wall_time > 0
+
+
+def test_rich_plain_values(any_sb: Sandbox) -> None:
+    code = (
+        "import collections, math\n"
+        "def f():\n"
+        "    return {(1, 'a'): {1, 2}, 'c': collections.Counter('aab'), 'f': frozenset([b'x']),\n"
+        "            'z': 1-2j, 'n': [math.inf, -math.inf, math.nan], 'big': 3**200, 'none': None}\n"
+    )
+    rep = any_sb.run_calls(code, "f", [([], {})])
+    value = rep.calls[0].value
+    assert value[(1, "a")] == {1, 2} and value["c"] == {"a": 2, "b": 1}
+    assert value["f"] == frozenset([b"x"]) and value["z"] == 1 - 2j and value["big"] == 3**200
+    assert value["n"][:2] == [math.inf, -math.inf] and math.isnan(value["n"][2])
+    assert value["none"] is None and rep.calls[0].type_name == "dict"
+
+
+def test_exceptions_do_not_stop_later_calls(any_sb: Sandbox) -> None:
+    rep = any_sb.run_calls(ADD, "add", [([1, "x"], {}), ([2, 2], {})])
+    assert rep.status == "ok"
+    first, second = rep.calls
+    assert first.status == "exception" and first.exc_type == "TypeError"
+    assert "unsupported operand" in first.exc_message and first.value is None
+    assert second.value == 4
+
+
+def test_load_failures(any_sb: Sandbox) -> None:
+    syntax = any_sb.run_calls("def f(:\n    pass\n", "f", [([], {})])
+    assert syntax.status == "syntax_error" and syntax.load_error_type == "SyntaxError"
+    assert syntax.load_error_line == 1 and syntax.load_error.startswith("SyntaxError: ")
+    assert [c.status for c in syntax.calls] == ["not_run"]
+
+    raising = any_sb.run_calls("x = 1\nraise KeyError('nope')\n", "f", [([], {})])
+    assert raising.status == "load_error" and raising.load_error == "KeyError: 'nope'"
+    assert raising.load_error_line == 2
+
+    missing = any_sb.run_calls("def g():\n    return 1\nf = 3\n", "f", [([], {})])
+    assert missing.status == "no_entry_point" and "f" in missing.load_error
+
+    bad_setup = any_sb.run_calls(ADD, "add", [([1], {})], setup="import no_such_module_vx")
+    assert bad_setup.status == "load_error" and bad_setup.load_error_type == "ModuleNotFoundError"
+
+    null_bytes = any_sb.run_calls("x = 1\0\n", "f", [])
+    assert null_bytes.status == "syntax_error"
+
+
+def test_setup_runs_first_in_the_same_namespace(any_sb: Sandbox) -> None:
+    rep = any_sb.run_calls("def f():\n    return math.floor(2.5), SEED\n", "f", [([], {})],
+                           setup="import math\nSEED = 7")
+    assert rep.calls[0].value == (2, 7)
+
+
+def test_main_guard_does_not_run_and_stdin_is_empty(any_sb: Sandbox) -> None:
+    code = (
+        "print('loading')\n"
+        "if __name__ == '__main__':\n    raise SystemExit('main ran')\n"
+        "def f():\n    return input()\n"
+    )
+    rep = any_sb.run_calls(code, "f", [([], {})])
+    assert rep.status == "ok" and rep.load_stdout == "loading\n"
+    assert rep.calls[0].exc_type == "EOFError"
+
+
+def test_stdout_is_captured_per_call_and_capped(any_sb: Sandbox) -> None:
+    sb = Sandbox(SandboxConfig(layer=any_sb.layer, stdout_cap=10))
+    code = "def f(n):\n    print('x' * n)\n    return n\n"
+    rep = sb.run_calls(code, "f", [([3], {}), ([50], {})])
+    assert rep.calls[0].stdout == "xxx\n" and not rep.calls[0].stdout_truncated
+    assert rep.calls[1].stdout == "x" * 10 and rep.calls[1].stdout_truncated
+
+
+def test_args_after_shows_mutation(any_sb: Sandbox) -> None:
+    code = "def f(xs, d=None):\n    xs.sort()\n    return len(xs)\n"
+    rep = any_sb.run_calls(code, "f", [([[3, 1, 2]], {"d": {"k": 1}})])
+    assert rep.calls[0].args_after == (([1, 2, 3],), {"d": {"k": 1}})
+    quiet = any_sb.run_calls(code, "f", [([[3, 1, 2]], {})], args_after=False)
+    assert quiet.calls[0].args_after is None and quiet.calls[0].value == 3
+
+
+def test_per_call_timeouts_and_total_override(any_sb: Sandbox) -> None:
+    code = "import time\ndef f(s):\n    time.sleep(s)\n    return s\n"
+    rep = any_sb.run_calls(code, "f", [([0.3], {}), ([0.3], {})], timeouts=[0.1, 1.0])
+    assert [c.status for c in rep.calls] == ["timeout", "ok"]
+    assert "0.1" in rep.calls[0].exc_message
+    total = any_sb.run_calls(code, "f", [([5], {})], timeouts=[10.0], total_timeout=0.8)
+    assert total.status == "timeout" and total.calls[0].status == "timeout"
+    assert total.wall_time < 3.0
+
+
+def test_fresh_process_per_candidate(any_sb: Sandbox) -> None:
+    code = "import builtins\ndef f():\n    builtins.counter = getattr(builtins, 'counter', 0) + 1\n    return builtins.counter\n"
+    first = any_sb.run_calls(code, "f", [([], {}), ([], {})])
+    second = any_sb.run_calls(code, "f", [([], {})])
+    assert [c.value for c in first.calls] == [1, 2]
+    assert second.calls[0].value == 1
+
+
+def test_hash_seed_makes_set_order_reproducible(any_sb: Sandbox) -> None:
+    code = "def f():\n    return ''.join(list({'alpha', 'beta', 'gamma', 'delta', 'eps'}))\n"
+    runs = {any_sb.run_calls(code, "f", [([], {})]).calls[0].value for _ in range(3)}
+    assert len(runs) == 1
+
+
+def test_workdir_is_private_and_removed(any_sb: Sandbox) -> None:
+    root = tempfile.mkdtemp(prefix="vx-test-root-")
+    try:
+        os.chmod(root, 0o711)
+        sb = Sandbox(SandboxConfig(layer=any_sb.layer, tmp_root=root))
+        code = (
+            "import os\ndef f():\n    open('note.txt', 'w').write('hi')\n"
+            "    return [os.getcwd(), os.listdir('.'), os.environ['HOME']]\n"
+        )
+        rep = sb.run_calls(code, "f", [([], {})])
+        cwd, listing, home = rep.calls[0].value
+        assert listing == ["note.txt"] and home == cwd
+        assert os.listdir(root) == []  # removed afterwards
+    finally:
+        shutil.rmtree(root)
+
+
+def test_unreachable_tmp_root_is_explained(any_sb: Sandbox, tmp_path) -> None:
+    if not any_sb.detection.identity.dropped:
+        pytest.skip("only matters when the child runs as another account")
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    with pytest.raises(SandboxUnavailable, match="not reachable by the sandbox account"):
+        Sandbox(SandboxConfig(layer=any_sb.layer, tmp_root=str(private)))
+
+
+def test_invalid_arguments_are_refused_before_running(any_sb: Sandbox) -> None:
+    with pytest.raises(TypeError, match="not plain data"):
+        any_sb.run_calls(ADD, "add", [([object()], {})])
+    with pytest.raises(ValueError, match="timeouts has"):
+        any_sb.run_calls(ADD, "add", [([1], {})], timeouts=[1.0, 2.0])
+    with pytest.raises(ValueError, match="args, kwargs"):
+        any_sb.run_calls(ADD, "add", [1])
+    with pytest.raises(ValueError, match="positive"):
+        any_sb.run_calls(ADD, "add", [([1], {})], timeouts=[math.inf])
+
+
+def test_config_validation() -> None:
+    with pytest.raises(ValueError, match="layer must be one of"):
+        SandboxConfig(layer="docker")
+    with pytest.raises(ValueError, match="memory_mb"):
+        SandboxConfig(memory_mb=0)
+    with pytest.raises(ValueError, match="nproc"):
+        SandboxConfig(nproc=2)
+
+
+def test_layer_env_var_forces_a_layer(monkeypatch) -> None:
+    monkeypatch.setenv("VX_SANDBOX_LAYER", "nonsense")
+    with pytest.raises(ValueError, match="VX_SANDBOX_LAYER"):
+        Sandbox(SandboxConfig())
+
+
+def test_missing_sandbox_user_is_explained() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the sandbox account is only switched to when running as root")
+    with pytest.raises(SandboxUnavailable, match="does not exist"):
+        Sandbox(SandboxConfig(user="vx-no-such-user"))
+
+
+def test_scripts(any_sb: Sandbox) -> None:
+    ok = any_sb.run_script("import sys\nprint('out')\nprint('err', file=sys.stderr)\n")
+    assert (ok.status, ok.stdout, ok.stderr, ok.exit_code) == ("ok", "out\n", "err\n", 0)
+    failing = any_sb.run_script("assert 1 == 2, 'mismatch'\n")
+    assert failing.status == "error" and failing.exit_code == 1 and "AssertionError: mismatch" in failing.stderr
+    exiting = any_sb.run_script("raise SystemExit(4)")
+    assert exiting.status == "error" and exiting.exit_code == 4
+    slow = any_sb.run_script("while True:\n    pass\n", timeout=0.5)
+    assert slow.status == "timeout" and slow.exit_code is None
+    main = any_sb.run_script("if __name__ == '__main__':\n    print('main')\n")
+    assert main.stdout == "main\n"
+
+
+def test_statuses_are_documented() -> None:
+    assert set(RUN_STATUSES) == {"ok", "syntax_error", "load_error", "no_entry_point", "timeout", "crashed"}
+    assert set(CALL_STATUSES) == {"ok", "exception", "timeout", "unserializable", "crashed", "not_run"}
+
+
+def _frame(text: str) -> bytes:
+    return text.encode()
+
+
+LOAD_OK = '{"t":"load","status":"ok","stdout":"","stdout_truncated":false,"exc_type":null,"exc_message":null,"line":null}'
+CALL0 = ('{"t":"call","i":0,"status":"ok","value":{"tuple":[1]},"type":"tuple","exc_type":null,'
+         '"exc_message":null,"stdout":"","stdout_truncated":false,"duration":0.1,"args_after":null}')
+
+
+@pytest.mark.parametrize(
+    "frames, status",
+    [
+        ([LOAD_OK, CALL0, '{"t":"done"}'], "ok"),
+        ([LOAD_OK, CALL0], "crashed"),  # no done: the process died
+        ([CALL0, '{"t":"done"}'], "crashed"),  # no load report first
+        ([LOAD_OK, CALL0, CALL0, '{"t":"done"}'], "crashed"),  # more calls than asked
+        ([LOAD_OK, CALL0.replace('"i":0', '"i":1'), '{"t":"done"}'], "crashed"),
+        ([LOAD_OK, CALL0.replace('"duration":0.1', '"duration":"0.1"'), '{"t":"done"}'], "crashed"),
+        ([LOAD_OK, CALL0.replace('"stdout":""', '"stdout":"","extra":1'), '{"t":"done"}'], "crashed"),
+        ([LOAD_OK, CALL0.replace('{"tuple":[1]}', '{"pickle":"x"}'), '{"t":"done"}'], "crashed"),
+        ([LOAD_OK, CALL0, '{"t":"done"}', '{"t":"done"}'], "crashed"),
+        ([LOAD_OK.replace('"ok"', '"great"'), '{"t":"done"}'], "crashed"),
+    ],
+)
+def test_assembly_is_strict(frames, status) -> None:
+    raw = RawRun(frames=[_frame(f) for f in frames], returncode=0, wall_time=0.1)
+    rep = assemble(raw, 1, "test", [1.0])
+    assert rep.status == status
+    if status == "ok":
+        assert rep.calls[0].value == (1,)
+    elif len(frames) != 2:
+        assert rep.calls[0].status == "not_run" and rep.calls[0].value is None
+
+
+def test_counter_subclass_type_name(any_sb: Sandbox) -> None:
+    rep = any_sb.run_calls("import collections\ndef f():\n    return collections.Counter('ab')\n", "f", [([], {})])
+    assert rep.calls[0].type_name == "Counter" and rep.calls[0].value == collections.Counter("ab")
