@@ -281,3 +281,14 @@ def test_session_reads_the_family_llm_table(tiny_family, monkeypatch):
     assert s.usage()["api_calls"] == 0
     s.close()
     assert not llm_client.enabled()
+
+
+def test_synthesizer_offers_judge_templates_only_when_allowed(on):
+    judge_tpl = {"check": "llm_yes_no", "kind": "judge", "family": "", "description": "ask",
+                 "params": {"question": "str", "drawback_if": "str"}}
+    req = request(templates=request().templates + (judge_tpl,))
+    on.default = lambda r: "```json\n[]\n```"
+    on.session.synthesizer().propose(req)
+    assert "llm_yes_no" not in on.requests[-1]["system"][0]["text"]
+    on.session.synthesizer(allow_judge=True).propose(req)
+    assert "llm_yes_no (kind judge" in on.requests[-1]["system"][0]["text"]

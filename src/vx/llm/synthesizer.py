@@ -8,6 +8,9 @@ its template (`vx.ops.specs.validate_spec`), instantiated once (`op_from_spec`, 
 template's own parameter checks), and must name a failure class of the taxonomy; invalid ones are
 counted and dropped with the reason kept in `LLMSynthesizer.history`. The valid ones go to the
 engine, which applies them and puts them through the same birth gate as offline specs.
+
+Judge-kind templates are not offered unless ``allow_judge=True``: a synthesized op then stays free to
+run and replayable without a key.
 """
 
 from __future__ import annotations
@@ -113,6 +116,7 @@ class LLMSynthesizer:
     good_examples: int = 4
     name: str = "llm"
     say: Callable[[str], None] | None = None
+    allow_judge: bool = False  # may it author judge-kind specs (LLM calls on every item)?
     history: list[dict[str, Any]] = attrs.field(factory=list)
     stopped: str | None = None
 
@@ -129,6 +133,8 @@ class LLMSynthesizer:
         self.history.append(record)
         client = self.client_factory()
         templates = list(request.templates) or [t.schema() for t in templates_for(request.family)]
+        if not self.allow_judge:  # synthesized ops stay offline-replayable and free unless asked otherwise
+            templates = [t for t in templates if t.get("kind") != "judge"]
         if client is None or self.stopped or not templates:
             record["skipped"] = self.stopped or ("LLM roles are off" if client is None else "no templates")
             return []
