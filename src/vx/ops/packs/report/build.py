@@ -1,0 +1,275 @@
+"""Build the report family directory from hand-written task sources.
+
+Sources are TOML files (``sources/*.toml``), one per topic: a ``topic``, a default ``[caliber]``
+and ``[[tasks]]`` with title, purpose, cards, vocabulary and a golden section (a task may
+override caliber keys with its own ``caliber`` table). `build_family` validates every task, then
+splits the *tasks* (never items of one task across splits) by a seeded shuffle:
+
+* **dev** — 10 tasks: five golden sections (label pass) and five degraded sections of five
+  distinct failure classes (label fail; always including the tag-without-value gaming class),
+  each with its golden section as ``reference`` and its class in ``meta``;
+* **locked** — ≥ 40 items: per task its golden section and two degraded variants, the classes
+  dealt round-robin; labels come from the RAQS-style rubric (`rubric.label`), a partial proxy,
+  with the rubric score and the construction label kept in ``meta`` for audit;
+* **train** — the remaining tasks, golden plus every applicable degradation, unlabeled and with
+  no meta (nothing about how an item was made leaks into evolution).
+
+Item ids are opaque (``storage-03#4``); the numbering is shuffled so an id says nothing of its label.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from vx.ops.packs.report import rubric
+from vx.ops.packs.report.degrade import DEGRADATIONS, degrade
+from vx.ops.packs.report.model import ReportTask, TaskError
+
+GAMING_CLASS = "value_erasure"
+DEFAULT_SEED_EXPR = "(any uncited_claims ledger_metric_uncovered value_erasure missing_tldr)"
+
+
+class BuildError(Exception):
+    """The sources cannot make a family; the message lists every problem with file and task."""
+
+
+@attrs.define
+class BuildReport:
+    out_dir: Path
+    counts: dict[str, Any]
+    provenance: dict[str, Any]
+    notes: list[str] = attrs.field(factory=list)
+
+
+def load_sources(sources: str | Path) -> list[ReportTask]:
+    """Every task of every ``*.toml`` file under `sources` (a directory or one file), validated."""
+    src = Path(sources)
+    files = sorted(src.glob("*.toml")) if src.is_dir() else [src]
+    if not files or not all(f.is_file() for f in files):
+        raise BuildError(f"{src}: no task source files (*.toml) found")
+    problems: list[str] = []
+    tasks: list[ReportTask] = []
+    seen: dict[str, str] = {}
+    for f in files:
+        try:
+            doc = tomllib.loads(f.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            problems.append(f"{f}: invalid TOML: {exc}")
+            continue
+        topic = doc.get("topic", f.stem)
+        default_cal = doc.get("caliber", {})
+        raw = doc.get("tasks")
+        if not isinstance(raw, list) or not raw:
+            problems.append(f"{f}: no [[tasks]] found")
+            continue
+        for i, t in enumerate(raw):
+            where = f"{f}: task {t.get('id', f'#{i + 1}')!s}" if isinstance(t, dict) else f"{f}: task #{i + 1}"
+            if not isinstance(t, dict):
+                problems.append(f"{where}: expected a table")
+                continue
+            cal = t.get("caliber", {})
+            merged = {**default_cal, **cal} if isinstance(cal, dict) and isinstance(default_cal, dict) else cal
+            try:
+                rt = ReportTask.from_dict({**t, "caliber": merged, "topic": t.get("topic", topic)})
+            except TaskError as exc:
+                problems.extend(f"{where}: {p}" for p in exc.problems)
+                continue
+            if rt.golden is None:
+                problems.append(f"{where}: a bundled task needs a 'golden' section")
+                continue
+            if rt.id in seen:
+                problems.append(f"{where}: duplicate task id (also in {seen[rt.id]})")
+                continue
+            seen[rt.id] = str(f)
+            tasks.append(rt)
+    if problems:
+        raise BuildError(f"{len(problems)} problem(s) in the task sources:\n  " + "\n  ".join(problems))
+    return tasks
+
+
+def _variant(rt: ReportTask, cls: str, seed: int) -> str | None:
+    return degrade(rt, cls, random.Random(f"{seed}:{rt.id}:{cls}"))
+
+
+def build_family(sources: str | Path, out_dir: str | Path, *, seed: int = 0, dev_pairs: int = 5,
+                 n_locked: int = 40, locked_variants: int = 2, seed_expr: str | None = None,
+                 progress: Callable[[str, int | None, int], None] | None = None) -> BuildReport:
+    """Write family.toml, tasks.jsonl, train/dev/locked.jsonl (and seed.vx when absent) to `out_dir`."""
+    tasks = sorted(load_sources(sources), key=lambda t: t.id)
+    rng = random.Random(seed)
+    order = tasks[:]
+    rng.shuffle(order)
+    n_dev = 2 * dev_pairs
+    per_locked = 1 + locked_variants
+    n_locked_tasks = math.ceil(n_locked / per_locked)
+    if len(order) < n_dev + n_locked_tasks + 1:
+        raise BuildError(f"{len(order)} tasks are too few: dev needs {n_dev}, locked {n_locked_tasks} "
+                         f"(for {n_locked} items) and train at least 1")
+    dev_tasks, locked_tasks = order[:n_dev], order[n_dev:n_dev + n_locked_tasks]
+    train_tasks = order[n_dev + n_locked_tasks:]
+    classes = list(DEGRADATIONS)
+    tick = progress or (lambda stage, total, advance: None)
+
+    # dev: five goldens, five degraded of distinct classes (the gaming class always among them)
+    dev: list[dict[str, Any]] = []
+    tick("dev", n_dev, 0)
+    pool = [c for c in classes if c not in (GAMING_CLASS, "no_title_or_not_markdown")]
+    rng.shuffle(pool)
+    wanted = [GAMING_CLASS] + pool
+    used: set[str] = set()
+    for rt in dev_tasks[:dev_pairs]:
+        dev.append(_item(rt, rt.golden, "pass", None, reference=rt.golden))
+        tick("dev", None, 1)
+    for rt in dev_tasks[dev_pairs:]:
+        cls, out = next(((c, o) for c in wanted if c not in used for o in [_variant(rt, c, seed)] if o), (None, None))
+        if cls is None:
+            raise BuildError(f"task {rt.id}: no degradation applies; cannot make a dev failure")
+        used.add(cls)
+        dev.append(_item(rt, out, "fail", cls, reference=rt.golden))
+        tick("dev", None, 1)
+
+    # locked: golden + variants of classes dealt round-robin; labels from the rubric
+    locked: list[dict[str, Any]] = []
+    deal = [GAMING_CLASS] + [c for c in classes if c != GAMING_CLASS]
+    k = 0
+    tick("locked", len(locked_tasks) * per_locked, 0)
+    for rt in locked_tasks:
+        made = [(None, rt.golden)]
+        tried = 0
+        while len(made) < per_locked and tried < len(deal):
+            cls = deal[k % len(deal)]
+            k += 1
+            tried += 1
+            if any(c == cls for c, _ in made):
+                continue
+            out = _variant(rt, cls, seed)
+            if out is not None:
+                made.append((cls, out))
+        for cls, out in made:
+            sc = rubric.score(rt, out)
+            lab = "pass" if sc.total >= rubric.PASS_THRESHOLD else "fail"
+            locked.append(_item(rt, out, lab, cls, rubric_score=sc.total))
+            tick("locked", None, 1)
+
+    # train: golden + every applicable degradation, unlabeled, no meta
+    train: list[dict[str, Any]] = []
+    tick("train", len(train_tasks), 0)
+    for rt in train_tasks:
+        outs = [rt.golden] + [o for c in classes for o in [_variant(rt, c, seed)] if o is not None]
+        train.extend({"task": rt.id, "output": o} for o in outs)
+        tick("train", None, 1)
+
+    for name, items in (("dev", dev), ("locked", locked), ("train", train)):
+        _number(items, random.Random(f"{seed}:ids:{name}"))
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    _write_jsonl(out / "tasks.jsonl", [rt.record() for rt in tasks])
+    _write_jsonl(out / "dev.jsonl", dev)
+    _write_jsonl(out / "locked.jsonl", locked)
+    _write_jsonl(out / "train.jsonl", train)
+    seed_path = out / "seed.vx"
+    notes: list[str] = []
+    if not seed_path.exists():
+        text = Path(seed_expr).read_text(encoding="utf-8") if seed_expr else (
+            "; family: report\n; the hand-written seed composition\n" + DEFAULT_SEED_EXPR + "\n")
+        seed_path.write_text(text, encoding="utf-8")
+    else:
+        notes.append(f"kept the existing {seed_path}")
+
+    agree = sum((it["label"] == "fail") == (it["meta"]["degradation"] is not None) for it in locked)
+    counts = {"tasks": len(tasks), "topics": len({t.topic for t in tasks}), "train": len(train), "dev": len(dev),
+              "locked": len(locked), "locked pass (rubric)": sum(it["label"] == "pass" for it in locked),
+              "locked fail (rubric)": sum(it["label"] == "fail" for it in locked)}
+    provenance = {
+        "builder": "vx.ops.packs.report.build", "seed": seed, "sources": str(Path(sources)),
+        "tasks": len(tasks), "topics": sorted({t.topic for t in tasks}),
+        "dev_tasks": [t.id for t in dev_tasks], "locked_tasks": [t.id for t in locked_tasks],
+        "train_tasks": [t.id for t in train_tasks],
+        "dev_failure_classes": sorted(used),
+        "locked_labels": f"rubric >= {rubric.PASS_THRESHOLD:g} is pass (vx.ops.packs.report.rubric, a partial proxy)",
+        "locked_rubric_vs_construction": round(agree / len(locked), 3),
+        "degradations": sorted(DEGRADATIONS),
+    }
+    _write_family_toml(out / "family.toml", provenance)
+    if agree < len(locked):
+        notes.append(f"the rubric disagrees with how {len(locked) - agree} of {len(locked)} locked items were "
+                     "made (a degraded section it still passes, or the reverse): it is a partial proxy")
+    return BuildReport(out, counts, provenance, notes)
+
+
+def _item(rt: ReportTask, output: str, label: str, cls: str | None, *, reference: str | None = None,
+          rubric_score: float | None = None) -> dict[str, Any]:
+    item: dict[str, Any] = {"task": rt.id, "output": output, "label": label}
+    if reference is not None:
+        item["reference"] = reference
+    meta: dict[str, Any] = {"degradation": cls}
+    if rubric_score is not None:
+        meta["rubric"] = rubric_score
+    meta["construction"] = "pass" if cls is None else "fail"
+    item["meta"] = meta
+    return item
+
+
+def _number(items: list[dict[str, Any]], rng: random.Random) -> None:
+    """Give items opaque ids `<task>#<k>` with k shuffled within each task; keep file order stable."""
+    by_task: dict[str, list[dict[str, Any]]] = {}
+    for it in items:
+        by_task.setdefault(it["task"], []).append(it)
+    for tid, group in by_task.items():
+        ks = list(range(len(group)))
+        rng.shuffle(ks)
+        for it, k in zip(group, ks, strict=True):
+            it["id"] = f"{tid}#{k}"
+    items.sort(key=lambda it: (it["task"], it["id"]))
+    for i, it in enumerate(items):
+        items[i] = {"id": it["id"], **{k: v for k, v in it.items() if k != "id"}}
+
+
+def _write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    with path.open("w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
+def _tv(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_tv(v) for v in value) + "]"
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def _write_family_toml(path: Path, provenance: Mapping[str, Any]) -> None:
+    lines = [
+        "# Generated by `vx data build report` (vx.ops.packs.report.build); edit the sources, not this file.",
+        'name = "report"',
+        'description = "Analyst-report sections written from audited evidence cards (caliber, cards, metric '
+        'vocabulary); outputs are golden sections and systematic degradations"',
+        'packs = ["vx.ops.packs.report.ops"]',
+        'root = "has_title"',
+        'seed = "seed.vx"',
+        'tasks = "tasks.jsonl"',
+        "",
+        "[splits]",
+        'train = "train.jsonl"',
+        'dev = "dev.jsonl"',
+        'locked = "locked.jsonl"',
+        "",
+        "[objective]",
+        "w = 0.25  # op consensus is a weaker regularizer on reports (DESIGN §5)",
+        "fail_weight = 2.0",
+        "",
+        "[provenance]",
+    ]
+    lines += [f"{k} = {_tv(v)}" for k, v in provenance.items()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
