@@ -1,7 +1,16 @@
-import pytest
+import itertools
 
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from vx.dsl.ast import Op
 from vx.dsl.check import check
+from vx.dsl.compile import evaluate
+from vx.dsl.matrix import VerdictMatrix
 from vx.dsl.parse import parse
+
+from .strategies import matrices, trees
 
 
 def codes(text, known=None):
@@ -58,3 +67,32 @@ def test_constant_subtrees(text, expected):
 def test_problems_come_in_tree_order():
     problems = check(parse("(any zz (all x (not x)) a a)"), ["a", "x"])
     assert [p.path for p in problems] == sorted(p.path for p in problems)
+
+
+@settings(deadline=None)
+@given(trees(max_leaves=8), matrices())
+def test_constancy_warnings_are_sound(e, m):
+    # whatever check claims about a subtree holds on any verdict matrix
+    for problem in check(e):
+        sub = e.at(problem.path)
+        verdicts = evaluate(sub, m)
+        if problem.code == "never-fires":
+            assert not np.any(verdicts == 1)
+        elif problem.code == "never-clean":
+            assert not np.any(verdicts == 0)
+
+
+@settings(deadline=None)
+@given(trees(max_leaves=6))
+def test_a_subtree_not_flagged_can_both_fire_and_be_clean(e):
+    flagged = {p.path for p in check(e) if p.code in ("never-fires", "never-clean")}
+    ops = e.op_names()
+    if len(ops) > 6:
+        return
+    grid = np.array(list(itertools.product((-1, 0, 1), repeat=len(ops))), np.int8).reshape(-1, len(ops))
+    m = VerdictMatrix.from_array(grid, op_names=ops)
+    for path, sub in e.walk():
+        if isinstance(sub, Op) or any(path[: len(f)] == f for f in flagged):
+            continue
+        verdicts = evaluate(sub, m)
+        assert np.any(verdicts == 1) and np.any(verdicts == 0), (path, str(sub))

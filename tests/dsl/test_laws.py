@@ -53,9 +53,9 @@ def test_fast_evaluator_equals_reference_on_every_item(e, m):
 
 
 @settings(deadline=None)
-@given(st.lists(trees(max_leaves=10), min_size=1, max_size=6), matrices())
-def test_batch_evaluator_with_shared_memo_equals_reference(es, m):
-    ev = BatchEvaluator(m)
+@given(st.lists(trees(max_leaves=10), min_size=1, max_size=6), matrices(), st.sampled_from([0, 64, 10**9]))
+def test_batch_evaluator_with_shared_memo_equals_reference(es, m, memo_bytes):
+    ev = BatchEvaluator(m, memo_bytes=memo_bytes)  # no memo, constant eviction, everything kept
     for _ in range(2):  # the second pass is served from the memo
         for e in es:
             np.testing.assert_array_equal(ev.evaluate_int8(e), reference(e, m))
