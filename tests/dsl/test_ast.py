@@ -1,3 +1,4 @@
+from decimal import Decimal
 from fractions import Fraction
 
 import pytest
@@ -88,6 +89,8 @@ def test_size_counts_leaves_and_walk_visits_every_node(e):
         (lambda: WVote(1, [a, b], [1]), "2 children but 1 weights"),
         (lambda: WVote(Fraction(1, 3), [a], [1]), "no finite decimal expansion"),
         (lambda: WVote(1, [a], [float("nan")]), "must be finite"),
+        (lambda: WVote(Decimal("Infinity"), [a], [1]), "not a number"),
+        (lambda: WVote("abc", [a], [1]), "not a number"),
         (lambda: Not(a).with_children([a, b]), "exactly one child"),
     ],
 )

@@ -76,7 +76,7 @@ def to_fraction(value: object) -> Fraction:
     elif isinstance(value, (int, Fraction, Decimal, str)):
         try:
             result = Fraction(value)
-        except (ValueError, ZeroDivisionError) as exc:
+        except (ValueError, ZeroDivisionError, OverflowError) as exc:
             raise ValueError(f"not a number: {value!r}") from exc
     else:
         raise TypeError(f"a weight or threshold must be a number, not {type(value).__name__}")
