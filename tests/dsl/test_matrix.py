@@ -126,3 +126,16 @@ def test_packed_from_int8_round_trip():
     p = Packed.from_int8(codes)
     np.testing.assert_array_equal(p.to_int8(), codes)
     assert (p.n_opines(), p.n_fires()) == (60, 40)
+
+
+@settings(deadline=None)
+@given(matrices(), st.data())
+def test_take_matches_the_array(m, data):
+    idx = data.draw(st.lists(st.integers(-m.n_items, m.n_items - 1), max_size=80))
+    if len({i % m.n_items for i in idx}) != len(idx):  # item ids must stay unique
+        with pytest.raises(ValueError, match="duplicate item id"):
+            m.take(idx)
+        return
+    t = m.take(idx)
+    np.testing.assert_array_equal(t.to_array(), m.to_array()[idx].reshape(len(idx), m.n_ops))
+    assert t.item_ids == tuple(m.item_ids[i] for i in idx)

@@ -299,12 +299,19 @@ class VerdictMatrix:
 
     # --- deriving --------------------------------------------------------------------
     def take(self, item_indices: Sequence[int] | np.ndarray) -> VerdictMatrix:
-        """The rows at ``item_indices`` (positions, in the given order)."""
+        """The rows at ``item_indices`` (positions, in the given order). Positions must be
+        distinct, since item ids stay unique; to resample with replacement (bootstrap), index
+        the ``int8`` arrays from `to_array` / `column` instead."""
         idx = np.asarray(item_indices, dtype=np.intp).reshape(-1)
         if idx.size and (idx.min() < -self.n_items or idx.max() >= self.n_items):
             raise IndexError(f"item index out of range for {self.n_items} items")
         ids = [self._item_ids[i] for i in idx.tolist()]
-        return VerdictMatrix.from_array(self.to_array()[idx], ids, self._op_names)
+        opines = np.zeros((self.n_ops, n_words_for(len(idx))), dtype=_WORD)
+        fires = np.zeros_like(opines)
+        for j in range(self.n_ops):  # one op at a time: memory stays O(n_items)
+            opines[j] = pack_bits(unpack_bits(self._opines[j], self.n_items)[idx])
+            fires[j] = pack_bits(unpack_bits(self._fires[j], self.n_items)[idx])
+        return VerdictMatrix(opines, fires, ids, self._op_names)
 
     def select_ops(self, ops: Sequence[str]) -> VerdictMatrix:
         """A matrix with only the columns ``ops``, in that order."""
