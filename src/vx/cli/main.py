@@ -21,6 +21,9 @@ COMMANDS: dict[str, str] = {
     "ops": "vx.cli.ops:ops_cmd",
     "cache": "vx.cli.cache:cache_group",
     "llm": "vx.cli.llm:llm_group",
+    "evolve": "vx.cli.evolve:evolve_cmd",
+    "runs": "vx.cli.runs:runs_group",
+    "compare": "vx.cli.compare:compare_cmd",
 }
 
 

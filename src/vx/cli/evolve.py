@@ -1,0 +1,145 @@
+"""`vx evolve FAMILY` — evolve a family's verifier (a thin layer over `vx.evolve.run.evolve_family`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from vx.cli.common import UserError, cache_options, console, err_console, fmt_num, friendly_errors, open_cache
+
+
+def _history_table(rows: list[dict[str, Any]], limit: int = 12) -> Table:
+    t = Table(title="evolution", title_justify="left", show_edge=False, pad_edge=False)
+    for col, just in (("round", "right"), ("objective", "right"), ("A_dev", "right"), ("A_train", "right"),
+                      ("audit (locked)", "right"), ("cands", "right"), ("pool", "right"), ("born/rej", "right"),
+                      ("incumbent", "left")):
+        t.add_column(col, justify=just, overflow="fold" if col == "incumbent" else "ellipsis")
+    shown = rows[-limit:]
+    if len(rows) > limit:
+        t.add_row("…", "", "", "", "", "", "", "", "")
+    for r in shown:
+        mark = "*" if r.get("replaced") else " "
+        t.add_row(f"{r['round']}{mark}", fmt_num(r["objective"], 4), fmt_num(r["a_dev"]), fmt_num(r["a_train"]),
+                  fmt_num(r.get("audit_agreement")), str(r["candidates"]), str(r["pool_size"]),
+                  f"{r['born']}/{r['rejected']}", " ".join(r["incumbent"].split()))
+    return t
+
+
+def _summary_table(summary: dict[str, Any]) -> Table:
+    t = Table(title="seed vs evolved", title_justify="left", show_edge=False)
+    t.add_column("")
+    cols = [("dev", "seed"), ("dev", "evolved")]
+    if "locked" in summary:
+        cols += [("locked", "seed"), ("locked", "evolved")]
+    for split, which in cols:
+        t.add_column(f"{split} {which}", justify="right")
+    metrics = [("agreement", "accuracy", "agreement"), ("recall-weighted", "recall_weighted", "recall_weighted"),
+               ("κ", "kappa", "kappa")]
+    for label, dev_key, locked_key in metrics:
+        cells = []
+        for split, which in cols:
+            d = summary[split][which]
+            cells.append(fmt_num(d.get(dev_key if split == "dev" else locked_key)))
+        t.add_row(label, *cells)
+    obj = summary["objective"]
+    t.add_row("objective S", fmt_num(obj["seed"]["objective"], 4), fmt_num(obj["evolved"]["objective"], 4),
+              *([""] * (len(cols) - 2)))
+    return t
+
+
+@click.command("evolve")
+@click.argument("family", required=False, type=click.Path(exists=True, file_okay=False))
+@click.option("--rounds", type=int, default=None, help="Rounds to run (default 10; with --resume: the run's own).")
+@click.option("--seed", "seed", type=int, default=0, show_default=True, help="Random seed (same seed, same run).")
+@click.option("--ablation", type=click.Choice(["naive", "no-lifecycle"]), default=None,
+              help="naive: fail-closed anchoring and the validity gate off; no-lifecycle: birth gate, shadow tier "
+                   "and retirement off.")
+@click.option("--patience", type=int, default=None, help="Stop after this many rounds without improvement (off by default).")
+@click.option("--min-delta", type=float, default=0.0, show_default=True,
+              help="With --patience: the smallest objective gain that counts as an improvement.")
+@click.option("--out", type=click.Path(dir_okay=False), default=None,
+              help="Run file to write (default runs/<family>-<time>.vxrun.sqlite).")
+@click.option("--vx-out", type=click.Path(dir_okay=False), default=None,
+              help="Where to write the evolved expression (default: next to the run file, .vx).")
+@click.option("--resume", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Continue an interrupted (or finished) run from its last committed round.")
+@click.option("--no-audit", is_flag=True, help="Do not measure agreement with the locked split.")
+@click.option("--jobs", "-j", type=int, default=None, help="Worker processes for applying ops (default: CPU count).")
+@click.option("--timeout", type=float, default=10.0, show_default=True, help="Time limit per op call, in seconds.")
+@click.option("--quiet", "-q", is_flag=True, help="No live progress; print the summary only.")
+@cache_options
+@friendly_errors
+def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str | None, patience: int | None,
+               min_delta: float, out: str | None, vx_out: str | None, resume: str | None, no_audit: bool,
+               jobs: int | None, timeout: float, quiet: bool, cache_path: str | None, no_cache: bool) -> None:
+    """Evolve FAMILY's verifier against its dev anchor; audit it on the locked split.
+
+    Each round senses misses and gaps, synthesizes and gates new ops, selects the best
+    composition, curates the pool, and records everything in one SQLite run file. The evolved
+    expression is written as a .vx file and compared with the seed on dev and locked.
+    """
+    from vx.evolve.loop import EvolutionError, EvolveConfig
+    from vx.evolve.run import evolve_family
+    from vx.evolve.store import RunStoreError
+
+    if family is None and resume is None:
+        raise UserError("name a family directory (e.g. vx evolve examples/humaneval) or --resume RUN")
+    cfg = EvolveConfig(rounds=10 if rounds is None else rounds, seed=seed, ablation=ablation, patience=patience,
+                       min_delta=min_delta, jobs=jobs, timeout=timeout)
+    cache = open_cache(cache_path, no_cache)
+    rows: list[dict[str, Any]] = []
+    status = Text("starting", style="dim")
+
+    def render() -> Group:
+        parts: list[Any] = [_history_table(rows)] if rows else []
+        if rows:
+            parts.append(Text("best: ", style="bold").append(" ".join(rows[-1]["incumbent"].split())))
+        parts.append(status)
+        return Group(*parts)
+
+    live = None if quiet else Live(render(), console=err_console, refresh_per_second=4, transient=True)
+
+    def on_round(row: dict[str, Any]) -> None:
+        rows.append(row)
+        status.plain = f"round {row['round']} done in {row['seconds']:.1f}s"
+        if live is not None:
+            live.update(render())
+
+    def on_status(msg: str) -> None:
+        status.plain = msg
+        if live is not None:
+            live.update(render())
+
+    try:
+        if live is not None:
+            live.start()
+        result = evolve_family(family, config=cfg, out=out, resume=resume, rounds=rounds, cache=cache,
+                               on_round=on_round, on_status=on_status, audit=not no_audit, vx_out=vx_out,
+                               progress=False)
+    except (EvolutionError, RunStoreError) as exc:
+        raise UserError(str(exc)) from None
+    except KeyboardInterrupt:
+        if live is not None:
+            live.stop()
+        err_console.print("[yellow]interrupted[/]: the last committed round is kept; continue with "
+                          "vx evolve --resume <run file>")
+        raise SystemExit(130) from None
+    finally:
+        if live is not None:
+            live.stop()
+        if cache is not None:
+            cache.close()
+    if rows:
+        console.print(_history_table(rows, limit=len(rows)))
+    console.print(_summary_table(dict(result.summary)))
+    vx_file = Path(vx_out) if vx_out else Path(str(result.run_path).removesuffix(".vxrun.sqlite") + ".vx")
+    s = result.best_score
+    console.print(f"[bold]evolved[/]: {' '.join(result.best_text.split())}")
+    console.print(f"objective {s.objective:.4f} (seed {result.seed_score.objective:.4f})")
+    console.print(f"run file: {result.run_path}\nverifier: {vx_file}")

@@ -1,0 +1,132 @@
+"""`vx runs list|show|export` — read evolution run files (`vx.evolve.store.RunStore`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from vx.cli.common import UserError, console, dump_json, fmt_num, friendly_errors
+
+
+def _open(path: str):
+    from vx.evolve.store import RunStore, RunStoreError
+
+    try:
+        return RunStore(path)
+    except RunStoreError as exc:
+        raise UserError(str(exc)) from None
+
+
+@click.group("runs")
+def runs_group() -> None:
+    """Inspect evolution runs (the .vxrun.sqlite files `vx evolve` writes)."""
+
+
+@runs_group.command("list")
+@click.argument("directory", required=False, default="runs", type=click.Path(file_okay=False))
+@friendly_errors
+def list_cmd(directory: str) -> None:
+    """Run files in DIRECTORY (default: runs/), newest first."""
+    from vx.evolve.store import RunStoreError
+
+    paths = sorted(Path(directory).glob("*.vxrun.sqlite"), key=lambda p: p.stat().st_mtime, reverse=True)
+    if not paths:
+        console.print(f"no run files in {directory}/ (vx evolve writes runs/<family>-<time>.vxrun.sqlite)")
+        return
+    t = Table(show_edge=False)
+    for col in ("run", "family", "status", "rounds", "objective", "audit", "ablation", "evolved"):
+        t.add_column(col, overflow="fold" if col == "evolved" else "ellipsis")
+    for p in paths:
+        try:
+            from vx.evolve.store import RunStore
+
+            with RunStore(p) as s:
+                meta, rounds = s.meta(), s.rounds()
+        except RunStoreError:
+            continue
+        last = rounds[-1] if rounds else {}
+        cfg = meta.get("config") or {}
+        t.add_row(str(p), meta.get("family", "?"), meta.get("status", "?"), str(last.get("round", "—")),
+                  fmt_num(last.get("objective"), 4), fmt_num(last.get("audit_agreement")),
+                  cfg.get("ablation") or "—", " ".join(str(last.get("incumbent", "")).split()))
+    console.print(t)
+
+
+def funnel(store) -> dict[str, int]:
+    """The lifecycle funnel: seed ops → born → rejected → final pool → leaves of the final verifier."""
+    events = store.events()
+    ops = store.ops()
+    rounds = store.rounds()
+    best = rounds[-1]["incumbent"] if rounds else ""
+    from vx.dsl.parse import parse
+
+    leaves = len(parse(best).op_names()) if best else 0
+    return {"seed": sum(1 for o in ops if o["origin"] == "seed"),
+            "born": sum(1 for e in events if e["kind"] == "born"),
+            "rejected": sum(1 for e in events if e["kind"] == "rejected"),
+            "promoted": sum(1 for e in events if e["kind"] == "promoted"),
+            "retired": sum(1 for e in events if e["kind"] == "retired"),
+            "pool": sum(1 for o in ops if o["status"] in ("active", "shadow")),
+            "leaves": leaves}
+
+
+@runs_group.command("show")
+@click.argument("run", type=click.Path(exists=True, dir_okay=False))
+@click.option("--events", "show_events", is_flag=True, help="List every lifecycle event (births, rejections...).")
+@friendly_errors
+def show_cmd(run: str, show_events: bool) -> None:
+    """History, lifecycle funnel and final figures of RUN."""
+    with _open(run) as s:
+        meta, rounds, summary = s.meta(), s.rounds(), s.summary()
+        cfg = meta.get("config") or {}
+        console.print(f"[bold]{run}[/]  family {meta.get('family')}  status {meta.get('status')}  "
+                      f"seed {cfg.get('seed')}  rounds {cfg.get('rounds')}  ablation {cfg.get('ablation') or 'none'}")
+        t = Table(title="history", title_justify="left", show_edge=False)
+        for col in ("round", "objective", "A_dev", "A_train", "cost", "audit (locked)", "candidates", "active",
+                    "shadow", "retired", "born", "rejected", "misses", "gaps", "s", "incumbent"):
+            t.add_column(col, justify="left" if col == "incumbent" else "right",
+                         overflow="fold" if col == "incumbent" else "ellipsis")
+        for r in rounds:
+            t.add_row(f"{r['round']}{'*' if r['replaced'] else ''}", fmt_num(r["objective"], 4), fmt_num(r["a_dev"]),
+                      fmt_num(r["a_train"]), fmt_num(r["cost"]), fmt_num(r["audit_agreement"]), str(r["candidates"]),
+                      str(r["n_active"]), str(r["n_shadow"]), str(r["n_retired"]), str(r["born"]), str(r["rejected"]),
+                      str(r["misses"]), str(r["gaps"]), f"{r['seconds']:.1f}", " ".join(r["incumbent"].split()))
+        console.print(t)
+        f = funnel(s)
+        console.print(f"lifecycle: seed {f['seed']} → born {f['born']} (rejected {f['rejected']}, promoted "
+                      f"{f['promoted']}, retired {f['retired']}) → pool {f['pool']} → leaves {f['leaves']}")
+        if show_events:
+            et = Table(title="events", title_justify="left", show_edge=False)
+            for col in ("round", "op", "kind", "status", "reason"):
+                et.add_column(col, overflow="fold")
+            for e in s.events():
+                if e["kind"] != "seed":
+                    et.add_row(str(e["round"]), e["op"], e["kind"], e["status"], e["reason"])
+            console.print(et)
+        if summary:
+            from vx.cli.evolve import _summary_table
+
+            console.print(_summary_table(summary))
+        if meta.get("vx_file"):
+            console.print(f"verifier: {meta['vx_file']}")
+
+
+@runs_group.command("export")
+@click.argument("run", type=click.Path(exists=True, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, required=True, help="Write the whole run as JSON to stdout.")
+@click.option("--no-verdicts", is_flag=True, help="Leave out per-item verdicts and traces.")
+@friendly_errors
+def export_cmd(run: str, as_json: bool, no_verdicts: bool) -> None:
+    """The run record as JSON (config, history, ops, events, elites, candidates, verdicts)."""
+    with _open(run) as s:
+        rounds = s.rounds()
+        out: dict[str, Any] = {"meta": s.meta(), "rounds": rounds, "ops": s.ops(), "events": s.events(),
+                               "elites": s.elites(), "candidates": {r["round"]: s.candidates(r["round"]) for r in rounds},
+                               "summary": s.summary(), "funnel": funnel(s)}
+        if not no_verdicts:
+            out["verdicts"] = s.verdicts()
+            out["traces"] = s.traces()
+    dump_json(out)
