@@ -5,14 +5,16 @@ and ``[[tasks]]`` with title, purpose, cards, vocabulary and a golden section (a
 override caliber keys with its own ``caliber`` table). `build_family` validates every task, then
 splits the *tasks* (never items of one task across splits) by a seeded shuffle:
 
-* **dev** — 10 tasks: five golden sections (label pass) and five degraded sections of five
-  distinct failure classes (label fail; always including the tag-without-value gaming class),
-  each with its golden section as ``reference`` and its class in ``meta``;
-* **locked** — ≥ 40 items: per task its golden section and two degraded variants, the classes
-  dealt round-robin; labels come from the RAQS-style rubric (`rubric.label`), a partial proxy,
-  with the rubric score and the construction label kept in ``meta`` for audit;
-* **train** — the remaining tasks, golden plus every applicable degradation, unlabeled and with
-  no meta (nothing about how an item was made leaks into evolution).
+* **dev** — 10 tasks: five golden sections (label pass) and five *drafts* (label fail), each two
+  or three degradations compounded, chosen so that together they cover as many failure classes as
+  possible (class-stratified; the tag-without-value gaming class always among them), each with
+  its golden section as ``reference`` and its classes in ``meta``;
+* **locked** — ≥ 40 items: per task its golden section, one single-class degradation (classes
+  dealt round-robin) and one *draft* — two or three degradations compounded, the way a weak
+  writer's first draft fails on several counts at once; labels come from the RAQS-style rubric
+  (`rubric.label`), a partial proxy, with the rubric score and the construction label in ``meta``;
+* **train** — the remaining tasks: golden, every applicable single degradation and three drafts,
+  unlabeled and with no meta (nothing about how an item was made leaks into evolution).
 
 Item ids are opaque (``storage-03#4``); the numbering is shuffled so an id says nothing of its label.
 """
@@ -99,8 +101,24 @@ def _variant(rt: ReportTask, cls: str, seed: int) -> str | None:
     return degrade(rt, cls, random.Random(f"{seed}:{rt.id}:{cls}"))
 
 
+def draft(rt: ReportTask, seed: int, k: int = 0) -> tuple[list[str], str] | None:
+    """A compounded degradation: two or three distinct classes applied in turn (no title loss)."""
+    rng = random.Random(f"{seed}:{rt.id}:draft:{k}")
+    classes = [c for c in DEGRADATIONS if c != "no_title_or_not_markdown"]
+    rng.shuffle(classes)
+    want = rng.choice((2, 3))
+    text, used = rt.golden, []
+    for c in classes:
+        out = degrade(rt, c, random.Random(f"{seed}:{rt.id}:draft:{k}:{c}"), text=text)
+        if out is not None:
+            text, used = out, used + [c]
+        if len(used) == want:
+            return used, text
+    return (used, text) if len(used) >= 2 else None
+
+
 def build_family(sources: str | Path, out_dir: str | Path, *, seed: int = 0, dev_pairs: int = 5,
-                 n_locked: int = 40, locked_variants: int = 2, seed_expr: str | None = None,
+                 n_locked: int = 40, locked_variants: int = 2, train_drafts: int = 3, seed_expr: str | None = None,
                  progress: Callable[[str, int | None, int], None] | None = None) -> BuildReport:
     """Write family.toml, tasks.jsonl, train/dev/locked.jsonl (and seed.vx when absent) to `out_dir`."""
     tasks = sorted(load_sources(sources), key=lambda t: t.id)
@@ -118,33 +136,38 @@ def build_family(sources: str | Path, out_dir: str | Path, *, seed: int = 0, dev
     classes = list(DEGRADATIONS)
     tick = progress or (lambda stage, total, advance: None)
 
-    # dev: five goldens, five degraded of distinct classes (the gaming class always among them)
+    # dev: five goldens and five drafts whose classes together cover as much of the taxonomy as
+    # they can (class-stratified); the first draft always contains the tag-without-value gaming class
     dev: list[dict[str, Any]] = []
     tick("dev", n_dev, 0)
-    pool = [c for c in classes if c not in (GAMING_CLASS, "no_title_or_not_markdown")]
-    rng.shuffle(pool)
-    wanted = [GAMING_CLASS] + pool
-    used: set[str] = set()
+    covered: set[str] = set()
     for rt in dev_tasks[:dev_pairs]:
         dev.append(_item(rt, rt.golden, "pass", None, reference=rt.golden))
         tick("dev", None, 1)
-    for rt in dev_tasks[dev_pairs:]:
-        cls, out = next(((c, o) for c in wanted if c not in used for o in [_variant(rt, c, seed)] if o), (None, None))
-        if cls is None:
-            raise BuildError(f"task {rt.id}: no degradation applies; cannot make a dev failure")
-        used.add(cls)
-        dev.append(_item(rt, out, "fail", cls, reference=rt.golden))
+    for j, rt in enumerate(dev_tasks[dev_pairs:]):
+        options = [d for k in range(24) for d in [draft(rt, seed, 100 + k)] if d]
+        if j == 0:
+            options = [d for d in options if GAMING_CLASS in d[0]] or options
+        if not options:
+            raise BuildError(f"task {rt.id}: no two degradations apply; cannot make a dev failure")
+        classes_, out = max(options, key=lambda d: len(set(d[0]) - covered))
+        if j == 0 and GAMING_CLASS in classes_:  # name the gaming class first: it is why the draft exists
+            classes_ = [GAMING_CLASS] + [c for c in classes_ if c != GAMING_CLASS]
+        covered |= set(classes_)
+        dev.append(_item(rt, out, "fail", list(classes_), reference=rt.golden))
         tick("dev", None, 1)
 
-    # locked: golden + variants of classes dealt round-robin; labels from the rubric
+    # locked: golden + single-class variants dealt round-robin + a draft; labels from the rubric
     locked: list[dict[str, Any]] = []
     deal = [GAMING_CLASS] + [c for c in classes if c != GAMING_CLASS]
     k = 0
     tick("locked", len(locked_tasks) * per_locked, 0)
     for rt in locked_tasks:
-        made = [(None, rt.golden)]
+        made: list[tuple[Any, str]] = [(None, rt.golden)]
+        d = draft(rt, seed) if locked_variants >= 2 else None
+        singles = per_locked - (2 if d else 1)
         tried = 0
-        while len(made) < per_locked and tried < len(deal):
+        while len(made) < 1 + singles and tried < len(deal):
             cls = deal[k % len(deal)]
             k += 1
             tried += 1
@@ -153,6 +176,8 @@ def build_family(sources: str | Path, out_dir: str | Path, *, seed: int = 0, dev
             out = _variant(rt, cls, seed)
             if out is not None:
                 made.append((cls, out))
+        if d:
+            made.append((d[0], d[1]))
         for cls, out in made:
             sc = rubric.score(rt, out)
             lab = "pass" if sc.total >= rubric.PASS_THRESHOLD else "fail"
@@ -164,6 +189,7 @@ def build_family(sources: str | Path, out_dir: str | Path, *, seed: int = 0, dev
     tick("train", len(train_tasks), 0)
     for rt in train_tasks:
         outs = [rt.golden] + [o for c in classes for o in [_variant(rt, c, seed)] if o is not None]
+        outs += [d[1] for k in range(train_drafts) for d in [draft(rt, seed, k + 1)] if d]
         train.extend({"task": rt.id, "output": o} for o in outs)
         tick("train", None, 1)
 
@@ -184,7 +210,7 @@ def build_family(sources: str | Path, out_dir: str | Path, *, seed: int = 0, dev
     else:
         notes.append(f"kept the existing {seed_path}")
 
-    agree = sum((it["label"] == "fail") == (it["meta"]["degradation"] is not None) for it in locked)
+    agree = sum((it["label"] == "fail") == (it["meta"]["construction"] == "fail") for it in locked)
     counts = {"tasks": len(tasks), "topics": len({t.topic for t in tasks}), "train": len(train), "dev": len(dev),
               "locked": len(locked), "locked pass (rubric)": sum(it["label"] == "pass" for it in locked),
               "locked fail (rubric)": sum(it["label"] == "fail" for it in locked)}
@@ -193,7 +219,7 @@ def build_family(sources: str | Path, out_dir: str | Path, *, seed: int = 0, dev
         "tasks": len(tasks), "topics": sorted({t.topic for t in tasks}),
         "dev_tasks": [t.id for t in dev_tasks], "locked_tasks": [t.id for t in locked_tasks],
         "train_tasks": [t.id for t in train_tasks],
-        "dev_failure_classes": sorted(used),
+        "dev_failure_classes": sorted(covered),
         "locked_labels": f"rubric >= {rubric.PASS_THRESHOLD:g} is pass (vx.ops.packs.report.rubric, a partial proxy)",
         "locked_rubric_vs_construction": round(agree / len(locked), 3),
         "degradations": sorted(DEGRADATIONS),
@@ -205,12 +231,15 @@ def build_family(sources: str | Path, out_dir: str | Path, *, seed: int = 0, dev
     return BuildReport(out, counts, provenance, notes)
 
 
-def _item(rt: ReportTask, output: str, label: str, cls: str | None, *, reference: str | None = None,
+def _item(rt: ReportTask, output: str, label: str, cls: str | list[str] | None, *, reference: str | None = None,
           rubric_score: float | None = None) -> dict[str, Any]:
+    """An item; `cls` is the failure class, a draft's list of classes, or None for the golden."""
     item: dict[str, Any] = {"task": rt.id, "output": output, "label": label}
     if reference is not None:
         item["reference"] = reference
-    meta: dict[str, Any] = {"degradation": cls}
+    meta: dict[str, Any] = {"degradation": cls[0] if isinstance(cls, list) else cls}
+    if isinstance(cls, list):
+        meta["classes"] = list(cls)
     if rubric_score is not None:
         meta["rubric"] = rubric_score
     meta["construction"] = "pass" if cls is None else "fail"
