@@ -94,7 +94,6 @@ def _group_sites(tree, cat):
 def _drop_group(tree, sel, cat, rng):
     g = sel.args["group"].sql()
     sel.set("group", None)
-    sel.set("having", sel.args.get("having"))
     return f"removed {g}"
 
 
@@ -304,7 +303,6 @@ def _join_cond_sites(tree, cat):
 def _drop_join_cond(tree, j, cat, rng):
     on = j.args["on"].sql()
     j.set("on", None)
-    j.set("kind", None)
     j.set("side", None)
     j.set("kind", "CROSS")
     return f"removed ON {on}"

@@ -210,10 +210,16 @@ def join_key_pairs(tree: exp.Expression) -> list[tuple[str, str, float]]:
 
 
 def name_similarity(a: str, b: str) -> float:
+    """How related two column names are, in [0, 1], after dropping key suffixes (``_id``, ``id``,
+    ``_code``, ``code``): equal or nested stems → 1 (``author_id`` ~ ``aid``), else difflib's ratio of
+    the stems (``aid`` vs ``pid`` → 0)."""
     a, b = a.lower(), b.lower()
-    if a == b or a.endswith(b) or b.endswith(a):
+    if a == b:
         return 1.0
-    return difflib.SequenceMatcher(None, a, b).ratio()
+    sa, sb = (re.sub(r"_?(id|code|key)$", "", x) or x for x in (a, b))
+    if sa == sb or (sa and sb and (sa.startswith(sb) or sb.startswith(sa))):
+        return 1.0
+    return difflib.SequenceMatcher(None, sa, sb).ratio()
 
 
 @template("join_key_names", kind="static", params={"min_similarity": "float"}, family=FAMILY,
