@@ -1,146 +1,298 @@
-"""Comparing verifiers on a labeled split (DESIGN §9) — used by `vx compare`, never by evolution.
+"""A self-contained HTML page for one evolution run (`vx report RUN`).
 
-* `compare_files(a, b, dataset)` — two .vx files on the same items: agreement of each, per-item
-  changes (fixed: A wrong → B right; broken: A right → B wrong), a paired sign-flip permutation
-  test clustered by task, and a bootstrap confidence interval of the difference computed over
-  tasks (each task's mean per-item difference is one observation, so items of one task move together).
-* `compare_runs(runs, dataset)` — seed composition vs evolved verifier of several runs (seeds):
-  the per-run differences, their mean with a bootstrap interval over runs, and one clustered
-  permutation test pooling every (run, item) pair with the task as the cluster.
+Everything comes from the run file (no network needed to view the page): the objective and its
+parts per round, the locked agreement per round (an audit, never a signal), the lifecycle funnel,
+the final expression as a tree with per-leaf coverage and dev accuracy, confusion matrices, the
+per-op table and the disagreeing dev items with their traces. Plots are drawn with matplotlib
+(the ``viz`` extra) and embedded as inline SVG; without matplotlib the page still renders, with
+tables in place of plots and a note saying why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import html
+import io
+import math
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
-import numpy as np
-
-from vx.dsl.ast import Node
+from vx.dsl.ast import Node, Not, Op as OpNode, Vote, WVote
 from vx.dsl.parse import parse
-from vx.metrics import agreement, bootstrap_ci, paired_permutation_test
-from vx.ops.cache import VerdictCache
-from vx.ops.families import Family, find_family_dir
-from vx.ops.registry import OpPool
-from vx.ops.specs import op_from_spec
-from vx.verifier import Verifier
+from vx.dsl.printer import to_text
+from vx.evolve.store import RunStore
 
-__all__ = ["Graded", "grade", "compare_graded", "compare_files", "compare_runs", "run_verifiers"]
+SECTIONS = ("summary", "objective", "audit", "funnel", "expression", "confusion", "ops", "disagreements")
 
-
-@attrs.frozen
-class Graded:
-    name: str
-    item_ids: tuple[str, ...]
-    tasks: tuple[str, ...]
-    finals: tuple[str, ...]
-    labels: tuple[float, ...]
-    fail_weight: float = 2.0
-
-    def correct(self) -> np.ndarray:
-        says_fail = np.array([f == "fail" for f in self.finals])
-        is_fail = np.array([lab < 0.5 for lab in self.labels])
-        return says_fail == is_fail
-
-    def agreement(self):
-        return agreement(list(self.finals), list(self.labels), fail_weight=self.fail_weight)
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
+color:#1d232a;line-height:1.45}
+h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:2em;border-bottom:1px solid #d8dee4;padding-bottom:.2em}
+code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.92em}
+pre{background:#f6f8fa;padding:.8em;border-radius:6px;overflow-x:auto}
+table{border-collapse:collapse;margin:.6em 0;font-size:.92em}th,td{border:1px solid #d8dee4;padding:.3em .6em;
+text-align:right}th{background:#f6f8fa}td.l,th.l{text-align:left}
+.muted{color:#6a737d}.fail{color:#b31d28;font-weight:600}.pass{color:#22863a;font-weight:600}
+.abstain{color:#6a737d}.audit{background:#fff8c5;padding:.5em .8em;border-radius:6px}
+ul.tree{list-style:none;padding-left:1.2em;border-left:1px dotted #aaa}ul.tree li{margin:.15em 0}
+.kv td{text-align:left}.kv td:first-child{color:#6a737d}
+details{margin:.4em 0}summary{cursor:pointer}
+"""
 
 
-def grade(name: str, expr: Node, pool: OpPool, family: Family, dataset: str, *, cache: VerdictCache | None = None,
-          jobs: int | None = None, timeout: float = 10.0) -> Graded:
-    split = family.labeled(dataset)
-    if dataset == "train":
-        raise ValueError("the train split is unlabeled; compare on dev or locked")
-    v = Verifier(expr, pool, family.tasks)
-    g = v.grade_items(list(split.items), cache=cache, jobs=jobs, timeout=timeout, progress=False)
-    return Graded(name, tuple(it.id for it in split.items), tuple(it.task for it in split.items),
-                  tuple(f.value for f in g.finals), tuple(float(it.label) for it in split.items),
-                  float(family.objective.get("fail_weight", 2.0)))
+def _e(x: Any) -> str:
+    return html.escape(str(x))
 
 
-def _task_bootstrap(diff: np.ndarray, tasks: Sequence[str], seed: int = 0) -> tuple[float, float, float]:
-    keys = list(dict.fromkeys(tasks))
-    index = {t: i for i, t in enumerate(keys)}
-    idx = np.array([index[t] for t in tasks])
-    per_task = np.bincount(idx, weights=diff, minlength=len(keys)) / np.bincount(idx, minlength=len(keys))
-    return bootstrap_ci(per_task.tolist(), seed=seed)
+def _f(x: Any, d: int = 3) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    if isinstance(x, float):
+        return f"{x:.{d}f}"
+    return _e(x)
 
 
-def compare_graded(a: Graded, b: Graded, *, n_permutations: int = 10000, seed: int = 0) -> dict[str, Any]:
-    if a.item_ids != b.item_ids:
-        raise ValueError("the two verifiers were graded on different items")
-    ca, cb = a.correct(), b.correct()
-    test = paired_permutation_test(cb, ca, a.tasks, n_permutations=n_permutations, seed=seed)
-    mean, lo, hi = _task_bootstrap(cb.astype(float) - ca.astype(float), a.tasks, seed)
-    return {"a": {"name": a.name, **a.agreement().as_dict()}, "b": {"name": b.name, **b.agreement().as_dict()},
-            "n": len(ca), "tasks": test.n_clusters, "fixed": int((~ca & cb).sum()), "broken": int((ca & ~cb).sum()),
-            "both_right": int((ca & cb).sum()), "both_wrong": int((~ca & ~cb).sum()),
-            "diff": test.diff, "p_value": test.p_value, "n_permutations": test.n_permutations,
-            "ci_task_mean_diff": {"mean": mean, "low": lo, "high": hi}}
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], left: int = 1) -> str:
+    head = "".join(f"<th class='{'l' if i < left else ''}'>{_e(h)}</th>" for i, h in enumerate(headers))
+    body = "".join("<tr>" + "".join(f"<td class='{'l' if i < left else ''}'>{c}</td>" for i, c in enumerate(r))
+                   + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def load_vx(path: str | Path, family: Family | None = None) -> tuple[Node, OpPool, Family]:
-    from vx.evolve.run import load_pool_for_vx
+def _svg(fig: Any) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    import matplotlib.pyplot as plt
 
-    path = Path(path)
-    fam = family or Family(find_family_dir(path))
-    pool = load_pool_for_vx(path, fam)
-    return parse(path.read_text(encoding="utf-8"), filename=str(path), known_ops=pool.names), pool, fam
-
-
-def compare_files(a: str | Path, b: str | Path, dataset: str = "locked", *, family: Family | None = None,
-                  cache: VerdictCache | None = None, jobs: int | None = None, timeout: float = 10.0,
-                  n_permutations: int = 10000, seed: int = 0) -> dict[str, Any]:
-    ea, pa, fam = load_vx(a, family)
-    eb, pb, fam_b = load_vx(b, family or fam)
-    if fam_b.dir != fam.dir:
-        raise ValueError(f"{a} and {b} belong to different families ({fam.dir} and {fam_b.dir}); pass --family")
-    ga = grade(str(a), ea, pa, fam, dataset, cache=cache, jobs=jobs, timeout=timeout)
-    gb = grade(str(b), eb, pb, fam, dataset, cache=cache, jobs=jobs, timeout=timeout)
-    return {"dataset": dataset, **compare_graded(ga, gb, n_permutations=n_permutations, seed=seed)}
+    plt.close(fig)
+    text = buf.getvalue()
+    text = text[text.find("<svg"):]
+    a, b = text.find("<metadata>"), text.find("</metadata>")
+    return text[:a] + text[b + len("</metadata>"):] if a >= 0 and b > a else text
 
 
-def run_verifiers(run: str | Path, family: Family | None = None) -> tuple[Node, Node, OpPool, Family, dict]:
-    """(seed expression, evolved expression, pool with the run's synthesized ops, family, meta) of a run file."""
-    from vx.evolve.store import RunStore
+def _plt():
+    try:
+        import matplotlib
 
-    with RunStore(run) as s:
-        meta, ops, rounds = s.meta(), s.ops(), s.rounds()
-    fam = family or Family(meta["family_dir"])
-    pool = fam.pool()
-    for o in ops:
-        if o["origin"] == "synthesized" and o["spec"] and o["name"] not in pool:
-            pool.add(op_from_spec(o["spec"], provenance={"origin": "synthesized", "run": str(run)}))
-    best = meta.get("best_expression") or (rounds[-1]["incumbent"] if rounds else None)
-    if not best:
-        raise ValueError(f"{run}: the run has no completed round")
-    return parse(meta["seed_text"], known_ops=pool.names), parse(best, known_ops=pool.names), pool, fam, meta
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        return plt
+    except ImportError:
+        return None
 
 
-def compare_runs(runs: Sequence[str | Path], dataset: str = "locked", *, family: Family | None = None,
-                 cache: VerdictCache | None = None, jobs: int | None = None, timeout: float = 10.0,
-                 n_permutations: int = 10000, seed: int = 0) -> dict[str, Any]:
-    per_run = []
-    all_seed: list[bool] = []
-    all_best: list[bool] = []
-    clusters: list[str] = []
-    for run in runs:
-        seed_expr, best_expr, pool, fam, meta = run_verifiers(run, family)
-        gs = grade("seed", seed_expr, pool, fam, dataset, cache=cache, jobs=jobs, timeout=timeout)
-        gb = grade("evolved", best_expr, pool, fam, dataset, cache=cache, jobs=jobs, timeout=timeout)
-        cs, cb = gs.correct(), gb.correct()
-        all_seed += cs.tolist()
-        all_best += cb.tolist()
-        clusters += list(gs.tasks)
-        per_run.append({"run": str(run), "seed": (meta.get("config") or {}).get("seed"),
-                        "seed_agreement": float(cs.mean()) if len(cs) else float("nan"),
-                        "evolved_agreement": float(cb.mean()) if len(cb) else float("nan"),
-                        "diff": float(cb.mean() - cs.mean()) if len(cs) else float("nan"),
-                        "fixed": int((~cs & cb).sum()), "broken": int((cs & ~cb).sum()),
-                        "evolved": meta.get("best_expression")})
-    mean, lo, hi = bootstrap_ci([r["diff"] for r in per_run], seed=seed)
-    test = paired_permutation_test(all_best, all_seed, clusters, n_permutations=n_permutations, seed=seed)
-    return {"dataset": dataset, "runs": per_run, "mean_diff": mean, "ci_low": lo, "ci_high": hi,
-            "p_value": test.p_value, "tasks": test.n_clusters, "n_permutations": test.n_permutations}
+# --------------------------------------------------------------------------------------------
+
+def funnel(store: RunStore, best: str) -> dict[str, int]:
+    """seed → born → rejected → pool (active + shadow at the end) → leaves of the final expression."""
+    ops = store.ops()
+    events = store.events()
+    kinds = Counter(e["kind"] for e in events)
+    try:
+        leaves = len(parse(best).op_names())
+    except Exception:
+        leaves = 0
+    return {"seed": sum(o["origin"] == "seed" for o in ops), "born": kinds.get("born", 0),
+            "rejected": kinds.get("rejected", 0), "promoted": kinds.get("promoted", 0),
+            "retired": kinds.get("retired", 0),
+            "pool": sum(o["status"] in ("active", "shadow") for o in ops), "leaves": leaves}
+
+
+def leaf_stats(store: RunStore) -> dict[str, dict[str, float]]:
+    """Per op of the final verifier: coverage over all recorded items, fire rate, dev accuracy."""
+    traces = store.traces()
+    labels = {(v["split"], v["item"]): v["label"] for v in store.verdicts()}
+    acc: dict[str, dict[str, float]] = defaultdict(lambda: {"n": 0, "opined": 0, "fired": 0, "lab": 0, "right": 0})
+    for t in traces:
+        s = acc[t["op"]]
+        s["n"] += 1
+        if t["verdict"] >= 0:
+            s["opined"] += 1
+            s["fired"] += t["verdict"] == 1
+            lab = labels.get((t["split"], t["item"])) if t["split"] == "dev" else None
+            if lab is not None:
+                s["lab"] += 1
+                s["right"] += (t["verdict"] == 1) == (lab < 0.5)
+    out = {}
+    for op, s in acc.items():
+        out[op] = {"coverage": s["opined"] / s["n"] if s["n"] else float("nan"),
+                   "fire_rate": s["fired"] / s["n"] if s["n"] else float("nan"),
+                   "dev_accuracy": s["right"] / s["lab"] if s["lab"] else float("nan"), "dev_n": s["lab"]}
+    return out
+
+
+def _tree_html(node: Node, stats: Mapping[str, Mapping[str, float]]) -> str:
+    if isinstance(node, OpNode):
+        s = stats.get(node.name, {})
+        return (f"<li><code>{_e(node.name)}</code> <span class='muted'>coverage {_f(s.get('coverage'))} · "
+                f"fires {_f(s.get('fire_rate'))} · dev accuracy {_f(s.get('dev_accuracy'))} "
+                f"(n={s.get('dev_n', 0)})</span></li>")
+    kids = (node.child,) if isinstance(node, Not) else node.children
+    if isinstance(node, Vote):
+        head = f"vote {node.k}"
+    elif isinstance(node, WVote):
+        head = to_text(node).split()[0][1:] + " " + to_text(node).split()[1]
+    else:
+        head = type(node).__name__.lower()
+    inner = "".join(_tree_html(c, stats) for c in kids)
+    return f"<li><code>({_e(head)} …)</code><ul class='tree'>{inner}</ul></li>"
+
+
+def _confusion_html(title: str, c: Mapping[str, Any] | None) -> str:
+    if not c:
+        return f"<p class='muted'>{_e(title)}: not recorded</p>"
+    tp, fp, tn, fn = (c.get(k, 0) for k in ("tp", "fp", "tn", "fn"))
+    return (f"<div><b>{_e(title)}</b>" + _table(["", "label fail", "label pass"],
+            [["verifier FAIL", tp, fp], ["verifier PASS / abstain", fn, tn]]) + "</div>")
+
+
+def render_html(run_path: str | Path, *, max_items: int = 40) -> str:
+    """The report page for one run, as a string."""
+    store = RunStore(run_path)
+    try:
+        return _render(store, Path(run_path), max_items)
+    finally:
+        store.close()
+
+
+def _render(store: RunStore, run_path: Path, max_items: int) -> str:
+    meta = store.meta()
+    rounds = store.rounds()
+    summary = store.summary()
+    best = meta.get("best_expression") or (rounds[-1]["incumbent"] if rounds else "")
+    seed_expr = meta.get("seed_expression", "")
+    plt = _plt()
+    parts: list[str] = []
+    note = "" if plt else ("<p class='muted'>matplotlib is not installed (pip install 'vx-verifiers[viz]'): "
+                           "plots are shown as tables.</p>")
+
+    # summary
+    dev = summary.get("dev", {})
+    locked = summary.get("locked", {})
+    rows = []
+    for name in ("seed", "evolved"):
+        d, lk = dev.get(name, {}), locked.get(name, {})
+        rows.append([name, f"<code>{_e(summary.get('expressions', {}).get(name, seed_expr if name == 'seed' else best))}</code>",
+                     _f(d.get("accuracy")), _f(d.get("recall_weighted")), _f(lk.get("agreement")),
+                     _f(lk.get("recall_weighted")), _f(lk.get("kappa"))])
+    parts.append("<section id='summary'><h2>Summary</h2>" + _table(
+        ["", "expression", "dev accuracy", "dev recall-weighted", "locked agreement (audit)",
+         "locked recall-weighted", "locked κ"], rows, left=2)
+        + "<table class='kv'>" + "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in (
+            ("family", meta.get("family")), ("run file", run_path.name), ("status", meta.get("status")),
+            ("rounds", max((r["round"] for r in rounds), default=0)), ("started", meta.get("started")),
+            ("finished", meta.get("finished", "—")), ("ablation", (meta.get("config") or {}).get("ablation") or "none"),
+            ("seed", (meta.get("config") or {}).get("seed")))) + "</table></section>")
+
+    # objective per round
+    xs = [r["round"] for r in rounds]
+    sec = "<section id='objective'><h2>Objective per round</h2><p>S = A<sub>dev</sub> · A<sub>train</sub><sup>w</sup> − λC " \
+          "of the incumbent after each round (round 0 is the seed).</p>"
+    if plt and rounds:
+        fig, ax = plt.subplots(figsize=(8, 3.2))
+        for key, style in (("objective", "-o"), ("a_dev", "--s"), ("a_train", ":^")):
+            ax.plot(xs, [r[key] if r[key] is not None else float("nan") for r in rounds], style, label=key)
+        ax.set_xlabel("round")
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=.3)
+        ax.legend(loc="lower right")
+        sec += _svg(fig)
+    sec += _table(["round", "objective", "A_dev", "A_train", "cost", "candidates", "replaced", "incumbent"],
+                  [[r["round"], _f(r["objective"]), _f(r["a_dev"]), _f(r["a_train"]), _f(r["cost"], 4),
+                    r["candidates"], "yes" if r["replaced"] else "", f"<code>{_e(r['incumbent'])}</code>"]
+                   for r in rounds], left=0)
+    parts.append(sec + "</section>")
+
+    # audit
+    sec = ("<section id='audit'><h2>Locked agreement per round (audit)</h2><p class='audit'>Measured on the locked "
+           "split after each round. Evolution never reads it: it is a measurement, not a signal.</p>")
+    audit = [r.get("audit_agreement") for r in rounds]
+    if plt and any(a is not None for a in audit):
+        fig, ax = plt.subplots(figsize=(8, 2.8))
+        ax.plot(xs, [a if a is not None else float("nan") for a in audit], "-o", color="#b08800", label="locked agreement")
+        ax.set_xlabel("round")
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=.3)
+        ax.legend(loc="lower right")
+        sec += _svg(fig)
+    elif not any(a is not None for a in audit):
+        sec += "<p class='muted'>This run was made without an audit.</p>"
+    parts.append(sec + "</section>")
+
+    # funnel
+    fun = funnel(store, best)
+    sec = "<section id='funnel'><h2>Lifecycle funnel</h2>"
+    if plt:
+        fig, ax = plt.subplots(figsize=(8, 2.6))
+        keys = ["seed", "born", "rejected", "promoted", "retired", "pool", "leaves"]
+        ax.barh(keys[::-1], [fun[k] for k in keys[::-1]], color="#0366d6")
+        for i, k in enumerate(keys[::-1]):
+            ax.text(fun[k], i, f" {fun[k]}", va="center")
+        ax.set_xlabel("ops")
+        sec += _svg(fig)
+    sec += _table(list(fun), [list(fun.values())], left=0)
+    events = [e for e in store.events() if e["kind"] != "seed"]
+    if events:
+        sec += "<details><summary>lifecycle events ({})</summary>".format(len(events)) + _table(
+            ["round", "op", "event", "status", "reason"],
+            [[e["round"], f"<code>{_e(e['op'])}</code>", _e(e["kind"]), _e(e["status"]), _e(e["reason"])]
+             for e in events], left=5) + "</details>"
+    parts.append(sec + "</section>")
+
+    # expression tree
+    stats = leaf_stats(store)
+    sec = f"<section id='expression'><h2>Final expression</h2><pre>{_e(best)}</pre>"
+    try:
+        sec += "<ul class='tree'>" + _tree_html(parse(best), stats) + "</ul>"
+    except Exception as exc:  # a run file written by another version
+        sec += f"<p class='muted'>cannot draw the tree: {_e(exc)}</p>"
+    parts.append(sec + "</section>")
+
+    # confusion
+    ev_dev = dev.get("evolved", {}).get("confusion")
+    ev_locked = locked.get("evolved")
+    parts.append("<section id='confusion'><h2>Confusion matrices (evolved verifier)</h2><div style='display:flex;gap:3em'>"
+                 + _confusion_html("dev", ev_dev) + _confusion_html("locked (audit)", ev_locked) + "</div></section>")
+
+    # ops
+    ops = store.ops()
+    parts.append("<section id='ops'><h2>Op pool</h2>" + _table(
+        ["op", "origin", "status", "tier", "detects", "born in round", "coverage", "fires", "dev accuracy", "description"],
+        [[f"<code>{_e(o['name'])}</code>", _e(o["origin"]), _e(o["status"]), _e(o["tier"]), _e(o["detects"]),
+          o["born_round"], _f(stats.get(o["name"], {}).get("coverage")), _f(stats.get(o["name"], {}).get("fire_rate")),
+          _f(stats.get(o["name"], {}).get("dev_accuracy")), _e(o["description"])] for o in ops], left=5)
+        + "<p class='muted'>coverage, fires and dev accuracy are shown for the ops the final verifier runs.</p></section>")
+
+    # disagreements
+    verdicts = store.verdicts("dev")
+    traces = defaultdict(list)
+    for t in store.traces("dev"):
+        traces[t["item"]].append(t)
+    bad = [v for v in verdicts if v["label"] is not None and (v["final"] == "fail") != (v["label"] < 0.5)]
+    sec = f"<section id='disagreements'><h2>Disagreeing dev items ({len(bad)})</h2>"
+    if not bad:
+        sec += "<p>The evolved verifier agrees with every dev label.</p>"
+    for v in bad[:max_items]:
+        lab = "fail" if v["label"] < 0.5 else "pass"
+        rows = [[f"<code>{_e(t['op'])}</code>", {1: "<span class='fail'>DRAWBACK</span>", 0: "<span class='pass'>CLEAN</span>",
+                                                 -1: "<span class='abstain'>ABSTAIN</span>"}[t["verdict"]], _e(t["message"])]
+                for t in traces[v["item"]]]
+        sec += (f"<details open><summary><code>{_e(v['item'])}</code> (task {_e(v['task'])}): label <b>{lab}</b>, "
+                f"verdict <span class='{_e(v['final'])}'>{_e(v['final']).upper()}</span></summary>"
+                + _table(["op", "verdict", "message"], rows, left=3) + "</details>")
+    parts.append(sec + "</section>")
+
+    title = f"vx run — {meta.get('family', '?')}"
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>"
+            f"<style>{_CSS}</style></head><body><h1>{_e(title)}</h1><p class='muted'>{_e(run_path.name)} · "
+            f"seed <code>{_e(seed_expr)}</code> → evolved <code>{_e(best)}</code></p>{note}"
+            + "".join(parts) + "</body></html>")
+
+
+def write_report(run_path: str | Path, out: str | Path | None = None) -> Path:
+    out = Path(out) if out else Path(run_path).with_suffix("").with_suffix(".html")
+    out.write_text(render_html(run_path), encoding="utf-8")
+    return out
