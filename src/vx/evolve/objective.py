@@ -276,8 +276,11 @@ class Objective:
         w_fail = w_pass = hit_fail = hit_pass = 0.0
         dec_op = dec_fi = dev_usable = 0
         agree = n_tr = 0
+        if not hasattr(self, "_ref_rows"):  # the op verdicts of every item, read once
+            arr = m.to_array()
+            self._ref_rows = [{o: Verdict(int(v)) for o, v in zip(m.op_names, row)} for row in arr.tolist()]
         for i, item in enumerate(m.item_ids):
-            row = m.row(item)
+            row = self._ref_rows[i]
             e = evaluate_item(node, row)
             r = row[root] if root is not None else Verdict.ABSTAIN
             fin = final_verdict(r, e)
