@@ -48,7 +48,7 @@ from vx.ops.packs.code.ops import (
     same_value,
     short,
 )
-from vx.ops.specs import inducer, template
+from vx.ops.specs import SpecError, inducer, template
 
 FAMILY = "code"
 MAX_PROPOSALS = 5
@@ -98,7 +98,7 @@ def _calls(tree: ast.Module) -> dict[str, int]:
 def ast_call_present(name: str):
     """The code calls a given function or method name."""
     if not name.isidentifier():
-        raise ValueError(f"ast_call_present: {name!r} is not a Python identifier")
+        raise SpecError(f"ast_call_present: {name!r} is not a Python identifier")
 
     def check(task, output, ctx):
         art = artifact_of(task, output, ctx)
@@ -219,7 +219,7 @@ def _known_node(name: str) -> bool:
 def ast_node_present(node: str):
     """The code contains an AST node type (e.g. Global, While, Try) or a derived pattern."""
     if not _known_node(node):
-        raise ValueError(f"ast_node_present: {node!r} is neither an ast node class (Global, While, "
+        raise SpecError(f"ast_node_present: {node!r} is neither an ast node class (Global, While, "
                          f"Try, ...) nor one of the patterns {', '.join(PATTERNS)}")
     what = PATTERNS.get(node, f"a {node} node")
 
@@ -262,7 +262,7 @@ def imports_module(name: str):
     """The code imports a given module (top-level package name)."""
     top = name.split(".")[0]
     if not top.isidentifier():
-        raise ValueError(f"imports_module: {name!r} is not a module name")
+        raise SpecError(f"imports_module: {name!r} is not a module name")
 
     def check(task, output, ctx):
         art = artifact_of(task, output, ctx)
@@ -336,7 +336,7 @@ def _raising_call(run, klass: str):
 def raises_on_probe_class(klass: str):
     """A probe input of a given class (empty, single, zero, negative, large...) makes the code raise."""
     if klass not in probe_mod.CLASSES:
-        raise ValueError(f"raises_on_probe_class: unknown probe class {klass!r}; "
+        raise SpecError(f"raises_on_probe_class: unknown probe class {klass!r}; "
                          f"choose one of {', '.join(probe_mod.CLASSES)}")
 
     def check(task, output, ctx):
@@ -388,7 +388,7 @@ def _raised_types(run) -> dict[str, str]:
 def raises_exception(name: str):
     """Loading the code or a probe call raises a given exception type (e.g. NameError)."""
     if not name.isidentifier():
-        raise ValueError(f"raises_exception: {name!r} is not an exception class name")
+        raise SpecError(f"raises_exception: {name!r} is not an exception class name")
 
     def check(task, output, ctx):
         run, res = _run(task, output, ctx)
@@ -448,7 +448,7 @@ def _print_hit(run, mode: str) -> str | None:
 def prints_value(mode: str):
     """A printed-instead-of-returned pattern (mode: prints_expected, returns_none_and_prints, prints_anything)."""
     if mode not in PRINT_MODES:
-        raise ValueError(f"prints_value: unknown mode {mode!r}; choose one of {', '.join(PRINT_MODES)}")
+        raise SpecError(f"prints_value: unknown mode {mode!r}; choose one of {', '.join(PRINT_MODES)}")
 
     def check(task, output, ctx):
         run, res = _run(task, output, ctx)
@@ -500,7 +500,7 @@ def _distinct_results(run) -> tuple[int, list[Any]]:
 def returns_constant(min_calls: int):
     """At least `min_calls` probe calls with different arguments all return the same value."""
     if min_calls < 2:
-        raise ValueError(f"returns_constant: min_calls must be at least 2, got {min_calls}")
+        raise SpecError(f"returns_constant: min_calls must be at least 2, got {min_calls}")
 
     def check(task, output, ctx):
         run, res = _run(task, output, ctx)
