@@ -147,3 +147,34 @@ def build_report_cmd(sources: str, out_dir: str, seed: int, n_locked: int, seed_
     except BuildError as exc:
         raise UserError(str(exc)) from None
     _report(report)
+
+
+@build_group.command("sql")
+@click.option("--questions", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="defog's question file with gold SQL (sql-eval data/questions_gen_postgres.csv).")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Family directory to write (created if needed).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for mutants and splits.")
+@click.option("--n-locked", type=int, default=40, show_default=True, help="Minimum number of locked items.")
+@click.option("--mutants", "max_mutants", type=int, default=4, show_default=True,
+              help="Semantic mutants per question (plus at most one syntax/identifier/SELECT * mutant).")
+@click.option("--query-timeout", type=float, default=5.0, show_default=True,
+              help="Time limit per query, in seconds (stored in each task).")
+@click.option("--seed-expr", type=click.Path(exists=True, dir_okay=False),
+              help="A .vx file to copy into the family as seed.vx (default: keep an existing one, else the "
+                   "built-in seed).")
+def build_sql_cmd(questions: str, out_dir: str, seed: int, n_locked: int, max_mutants: int, query_timeout: float,
+                  seed_expr: str | None) -> None:
+    """The SQL family: defog questions over defog-data's databases on DuckDB, gold variants + mutants
+    labelled by execution (offline; databases built from the installed defog-data package)."""
+    from vx.ops.packs.sql.build import BuildError, build_sql
+    from vx.ops.packs.sql.data import DataError
+    from vx.ops.packs.sql.warehouse import WarehouseError
+
+    try:
+        with _progress_bars() as progress:
+            report = build_sql(questions, out_dir, seed=seed, n_locked=n_locked, max_mutants=max_mutants,
+                               timeout=query_timeout, seed_expr=seed_expr, progress=progress)
+    except (BuildError, DataError, WarehouseError) as exc:
+        raise UserError(str(exc)) from None
+    _report(report)

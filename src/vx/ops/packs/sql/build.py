@@ -200,7 +200,7 @@ def build_sql(questions_csv: str | Path, out_dir: str | Path, *, seed: int = 0, 
     }
     _write_family_toml(out / "family.toml", provenance, counts)
     if excluded:
-        notes.append(f"{len(excluded)} question(s) left out (see [provenance] excluded in family.toml)")
+        notes.append(f"{len(excluded)} question(s) left out (listed under provenance.excluded in family.toml)")
     return Report(out, counts, provenance, notes)
 
 
