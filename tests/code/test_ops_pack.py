@@ -1,0 +1,109 @@
+"""The code op pack as a family loads it: family.toml → pool → verdict matrix; taxonomy; classify_failure."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import vx.ops.packs.code as pack
+from vx.dsl.verdict import Verdict
+from vx.ops.apply import apply_ops
+from vx.ops.families import Family
+from vx.ops.packs.code import ops as O
+
+D, C, A = int(Verdict.DRAWBACK), int(Verdict.CLEAN), int(Verdict.ABSTAIN)
+
+TASKS = [
+    {"id": "T/1", "prompt": "def total(xs):\n    '''Sum a list.'''\n", "entry_point": "total",
+     "examples": [{"call": "total([1, 2, 3])", "function": "total", "args": [[1, 2, 3]], "expected": 6,
+                   "args_src": "([1, 2, 3],)", "expected_src": "6", "source": "assert"}],
+     "reference": "def total(xs):\n    return sum(xs)\n"},
+    {"id": "T/2", "prompt": "def shout(s):\n    '''Upper-case s.'''\n", "entry_point": "shout",
+     "examples": [{"call": "shout('hi')", "function": "shout", "args": ["hi"], "expected": "HI",
+                   "args_src": "('hi',)", "expected_src": "'HI'", "source": "assert"}],
+     "reference": "def shout(s):\n    return s.upper()\n"},
+]
+OUTPUTS = {
+    "good1": ("T/1", "def total(xs):\n    return sum(xs)\n", "pass"),
+    "good2": ("T/2", "def shout(s):\n    return s.upper()\n", "pass"),
+    "print": ("T/1", "def total(xs):\n    print(sum(xs))\n", "fail"),
+    "name": ("T/2", "def yell(s):\n    return s.upper()\n", "fail"),
+    "crash": ("T/2", "def shout(s):\n    return s[5].upper()\n", "fail"),
+    "body": ("T/1", "    return sum(xs)\n", "fail"),
+}
+
+
+@pytest.fixture
+def family_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "fam"
+    d.mkdir()
+    (d / "family.toml").write_text(
+        'name = "tiny-code"\npacks = ["vx.ops.packs.code"]\nroot = "parses"\nseed = "seed.vx"\n', encoding="utf-8")
+    (d / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in TASKS), encoding="utf-8")
+    rows = [{"id": k, "task": t, "output": o, "label": lab, "reference": TASKS[int(t[-1]) - 1]["reference"]}
+            for k, (t, o, lab) in OUTPUTS.items()]
+    (d / "dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (d / "train.jsonl").write_text(json.dumps({"id": "tr1", "task": "T/1", "output": "def total(xs): return 0"}) + "\n",
+                                   encoding="utf-8")
+    (d / "locked.jsonl").write_text(
+        json.dumps({"id": "l1", "task": "T/2", "output": "def shout(s): return s", "label": "fail"}) + "\n",
+        encoding="utf-8")
+    (d / "seed.vx").write_text("(any crash fails_visible_example returns_not_print_only wrong_entry_point timeout)\n",
+                               encoding="utf-8")
+    return d
+
+
+def test_the_pack_loads_through_family_toml(family_dir):
+    fam = Family(family_dir)
+    pool = fam.pool()
+    assert pool.root_name == "parses"
+    assert pool.names == [o.name for o in pack.OPS]
+    assert len(pool.names) == 11 and all(o.provenance.get("origin") == "seed" for o in pool)
+    assert fam.seed(pool.names) is not None
+
+
+def test_apply_builds_the_matrix_with_messages(family_dir):
+    fam = Family(family_dir)
+    pool = fam.pool()
+    dev = fam.split("dev")
+    app = apply_ops(pool, list(dev.items), fam.tasks, jobs=1, progress=False)
+    assert not app.failures, app.failures
+    m = app.matrix
+    assert m.get("good1", "parses") == C and m.get("good2", "fails_visible_example") == C
+    assert m.get("print", "returns_not_print_only") == D
+    assert m.get("name", "parses") == D and m.get("name", "wrong_entry_point") == D
+    assert m.get("name", "crash") == A
+    assert m.get("crash", "crash") == D and "shout('hi') raised IndexError" in app.message("crash", "crash")
+    assert m.get("body", "parses") == D and "indented" in app.message("body", "parses")
+
+
+def test_apply_in_worker_processes_matches_serial(family_dir):
+    fam = Family(family_dir)
+    items = list(fam.split("dev").items)
+    serial = apply_ops(fam.pool(), items, fam.tasks, jobs=1, progress=False)
+    parallel = apply_ops(fam.pool(), items, fam.tasks, jobs=2, progress=False)
+    assert (serial.matrix.to_array() == parallel.matrix.to_array()).all()
+
+
+def test_taxonomy_covers_every_op_and_mutation_class():
+    from vx.ops.packs.code.mutate import OPERATORS
+
+    assert pack.TAXONOMY == O.TAXONOMY and len(set(O.TAXONOMY)) == len(O.TAXONOMY)
+    for o in pack.OPS:
+        assert o.detects in O.TAXONOMY, o.name
+    for op in OPERATORS.values():
+        assert op.failure_class in O.TAXONOMY or op.benign, op.name
+
+
+def test_classify_failure_from_provenance_and_evidence():
+    t = TASKS[0]
+    assert pack.classify_failure(t, "anything", {"failure_class": "off_by_one"}) == "off_by_one"
+    assert pack.classify_failure(t, "anything", {"operator": "print_not_return"}) == "returns_not_print_only"
+    assert pack.classify_failure(t, "def total(xs) return 1", {}) == "does_not_parse"
+    assert pack.classify_failure(t, "def summe(xs):\n    return sum(xs)\n", None) == "wrong_entry_point"
+    assert pack.classify_failure(t, "def total(xs):\n    print(sum(xs))\n", {}) == "returns_not_print_only"
+    assert pack.classify_failure(t, "def total(xs):\n    return xs[7]\n", {"operator": "reference"}) == "crash"
+    assert pack.classify_failure(t, "def total(xs):\n    return sum(xs) - 1\n", {}) == "fails_visible_example"
+    assert pack.classify_failure(t, "def total(xs):\n    return sum(xs)\n", {}) is None
