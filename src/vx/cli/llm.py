@@ -32,14 +32,14 @@ def llm_overrides(llm_models, llm_budget) -> dict:
     return out
 
 
-def start_llm(family, llm, llm_models, llm_budget):
+def start_llm(family, llm, llm_models, llm_budget, run_id=None):
     """Start the run's LLM session (or None when roles are off), turning problems into messages."""
     from vx.llm.client import LLMUnavailable
     from vx.llm.config import LLMConfigError
     from vx.llm.session import start_session
 
     try:
-        return start_session(family, mode=llm, overrides=llm_overrides(llm_models, llm_budget),
+        return start_session(family, mode=llm, overrides=llm_overrides(llm_models, llm_budget), run_id=run_id,
                              say=lambda m: err_console.print(m, markup=False, highlight=False))
     except (LLMUnavailable, LLMConfigError) as exc:
         raise UserError(str(exc)) from None
@@ -192,3 +192,91 @@ def usage_cmd(run_id, cache_path, as_json):
                   f"{r['input_tokens']:,}", f"{r['output_tokens']:,}", f"{r['cost_usd']:.4f}")
     console.print(t)
     console.print(_usage_line(u), markup=False)
+
+
+# ------------------------------------------------------------------------------------------------
+# hooks used by `vx evolve` and `vx doctor`
+
+def run_id_for(run_path) -> str:
+    """The LLM run id of a run file: stable across --resume, so a resumed run keeps its budget and ledger."""
+    import hashlib
+    from pathlib import Path
+
+    return "run-" + hashlib.sha256(str(Path(run_path).resolve()).encode()).hexdigest()[:12]
+
+
+def evolve_session(family_dir, resume, run_path, llm, llm_models, llm_budget):
+    """Start the LLM session of `vx evolve` (None when roles are off; says so once)."""
+    from vx.ops.families import Family
+
+    fam = None
+    if family_dir is not None:
+        fam = Family(family_dir)
+    elif resume is not None:
+        from vx.evolve.store import RunStore
+
+        store = RunStore(resume)
+        try:
+            fam = Family(store.meta()["family_dir"])
+        finally:
+            store.close()
+    return start_llm(fam, llm, llm_models, llm_budget, run_id=run_id_for(run_path))
+
+
+def engine_roles(session, cfg) -> dict:
+    """The engine's composers and synthesizers: its offline defaults plus the LLM ones."""
+    from vx.evolve.compose import EnumerativeComposer, EvolutionaryComposer
+    from vx.evolve.synthesize import TemplateSynthesizer
+
+    composers = [EnumerativeComposer(cfg.enum_max_size, cfg.enum_budget),
+                 EvolutionaryComposer(cfg.mutations_per_elite, cfg.crossovers, cfg.max_leaves)]
+    synthesizers = [TemplateSynthesizer(per_cluster=cfg.synth_per_cluster)]
+    if session is None:
+        return {"composers": None, "synthesizers": None}  # the engine's own defaults
+    return {"composers": composers + [session.composer()], "synthesizers": synthesizers + [session.synthesizer()]}
+
+
+def record_run(session, roles: dict, run_path) -> dict:
+    """Store the LLM setup, usage and the composer/synthesizer reports in the run file; returns the usage."""
+    from vx.evolve.store import RunStore
+
+    usage = session.usage()
+    report: dict = {"llm": session.describe(), "llm_usage": usage}
+    for kind in ("composers", "synthesizers"):
+        for role in roles.get(kind) or []:
+            if hasattr(role, "history") and getattr(role, "name", "") == "llm":
+                report[f"llm_{kind[:-1]}"] = {"history": role.history, "stopped": role.stopped}
+    store = RunStore(run_path)
+    try:
+        store.set_meta(report)
+    finally:
+        store.close()
+    return usage
+
+
+def usage_line(usage: dict) -> str:
+    return _usage_line(usage)
+
+
+def doctor_checks(probe: bool = True) -> list:
+    """`vx doctor`'s LLM section: one line per role (model, state), plus a summary line."""
+    from vx.cli.doctor import Check
+    from vx.llm.config import LLMConfigError
+    from vx.llm.doctor import role_status, summary_line
+
+    try:
+        cfg = _config(_family(None))
+    except (UserError, LLMConfigError) as exc:
+        return [Check("LLM roles", "fail", str(getattr(exc, "message", exc)))]
+    except Exception as exc:  # a broken family around here must not break the doctor
+        return [Check("LLM roles", "warn", f"family configuration not read: {exc}")]
+    statuses = role_status(cfg, probe=probe)
+    ok, line = summary_line(statuses)
+    checks = [Check("LLM roles", {None: "info", True: "ok", False: "fail"}[ok], line)]
+    if ok is None:  # off: the one line says how to turn them on
+        return checks
+    for s in statuses:
+        status = {"reachable": "ok", "unreachable": "fail"}.get(s.state, "info")
+        detail = f"{s.model} (max_tokens {s.max_tokens}; set by {s.source})" + (f": {s.detail}" if s.detail else "")
+        checks.append(Check(f"  {s.role}", status, detail))
+    return checks

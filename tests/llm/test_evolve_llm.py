@@ -1,0 +1,126 @@
+"""LLM roles inside a real evolution run (fake API): judge ops, composer and synthesizer take part,
+every call is accounted for in the run file, and a rerun makes zero API calls."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from vx.cli.llm import engine_roles, record_run, run_id_for
+from vx.evolve.loop import Evolution, EvolveConfig
+from vx.evolve.run import evolve_family
+from vx.evolve.store import RunStore
+from vx.llm import client as llm_client
+from vx.llm.cache import ResponseCache
+from vx.llm.session import start_session
+from vx.ops.families import Family
+
+from .fake import FakeAPI
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "evo"
+
+
+@pytest.fixture
+def evo(tmp_path) -> Path:
+    dst = tmp_path / "evo"
+    shutil.copytree(FIXTURE, dst, ignore=shutil.ignore_patterns("__pycache__", "make_family.py"))
+    toml = dst / "family.toml"
+    toml.write_text(toml.read_text().replace('packs = ["ops.py"]', 'packs = ["ops.py", "vx.ops.packs.code.judge"]'))
+    return dst
+
+
+def fake_model(req: dict) -> str:
+    system = req["system"][0]["text"] if req.get("system") else ""
+    user = req["messages"][0]["content"]
+    if "narrow yes/no question" in system:  # judge: outputs with digits "do not do what was asked"
+        out = user.split("<output>\n", 1)[1]
+        return "ANSWER: NO\nREASON: contains digits" if re.search(r"\d", out) else "ANSWER: YES"
+    if "vx expression language" in system:  # composer
+        ops = re.findall(r"^- (\S+) \[", system, flags=re.M)
+        a, b, c = (ops + ops + ops)[:3]
+        return f"```vx\n(any {a} {b})\n(vote 2 {a} {b} {c})\n(all {a} (not {c}))\n(any {a}\n```"
+    return "```json\n[]\n```"  # synthesizer: nothing to add
+
+
+def evolve(evo_dir, out, api, run_id):
+    def factory(config, rid):
+        return llm_client.LLMClient(config, run_id=rid, sdk=api.sdk(), cache=ResponseCache(config.cache),
+                                    sleep=lambda s: None, rng=random.Random(0))
+
+    fam = Family(evo_dir)
+    session = start_session(fam, mode=True, factory=factory, run_id=run_id, say=lambda m: None)
+    cfg = EvolveConfig(rounds=2, seed=3, jobs=1)
+    roles = engine_roles(session, cfg)
+    try:
+        result = evolve_family(fam, config=cfg, out=out, **roles)
+        usage = record_run(session, roles, result.run_path)
+    finally:
+        session.close()
+    return result, usage, roles
+
+
+def test_llm_roles_take_part_and_a_rerun_is_free(evo, tmp_path):
+    api = FakeAPI(default=fake_model)
+    out1 = tmp_path / "run1.vxrun.sqlite"
+    result, usage, roles = evolve(evo, out1, api, run_id_for(out1))
+    n_calls = len(api.requests)
+    by_role = {r["role"]: r for r in usage["by_role"]}
+    assert by_role["judge"]["api_calls"] > 0 and by_role["composer"]["api_calls"] == 2  # one per round
+    assert usage["api_calls"] == n_calls and usage["cost_usd"] > 0
+    comp = roles["composers"][-1]
+    assert comp.name == "llm" and comp.invalid == 2 and comp.proposed == 8  # "(any a" dropped each round
+    with RunStore(out1) as s:
+        meta = {k: json.loads(v) if k.startswith("llm") else v for k, v in s.meta().items()}
+        assert meta["llm_usage"]["api_calls"] == n_calls
+        assert meta["llm"]["roles"]["judge"]["model"] == "claude-haiku-4-5"
+        assert meta["llm_composer"]["history"][0]["invalid"] == 1
+        ops = {o["name"]: o for o in s.ops()}
+        assert ops["spec_mismatch"]["uses_llm"]
+        assert "ANTHROPIC" not in json.dumps(meta) and "sk-test" not in json.dumps(meta)
+
+    out2 = tmp_path / "run2.vxrun.sqlite"
+    again, usage2, _ = evolve(evo, out2, api, run_id_for(out2))
+    assert len(api.requests) == n_calls  # the rerun made zero API calls
+    assert usage2["api_calls"] == 0 and usage2["cost_usd"] == 0
+    assert usage2["cache_hits"] == usage["api_calls"] + usage["cache_hits"]  # every call of run 1, from the cache
+    assert again.best_text == result.best_text
+
+
+def test_with_roles_off_the_engine_keeps_its_own_defaults(evo, tmp_path):
+    from vx.evolve.store import RunStore as Store
+
+    assert engine_roles(None, EvolveConfig()) == {"composers": None, "synthesizers": None}
+    # the offline part of engine_roles is exactly what the engine builds by itself
+    fam = Family(evo)
+    cfg = EvolveConfig(rounds=1, enum_max_size=2, mutations_per_elite=7, synth_per_cluster=5)
+    engine = Evolution(fam.evolution_view(), fam.seed_text, store=Store(tmp_path / "x.vxrun.sqlite", create=True),
+                       config=cfg)
+
+    class Stub:
+        def composer(self):
+            return "llm composer"
+
+        def synthesizer(self):
+            return "llm synthesizer"
+
+    roles = engine_roles(Stub(), cfg)
+    assert roles["composers"][:-1] == engine.composers and roles["composers"][-1] == "llm composer"
+    assert roles["synthesizers"][:-1] == engine.synthesizers
+
+
+def test_judge_ops_abstain_in_a_run_without_a_key(evo, tmp_path):
+    said = []
+    llm_client._NOTICE_SHOWN[0] = False
+    fam = Family(evo)
+    assert start_session(fam, mode=None, say=said.append) is None
+    result = evolve_family(fam, config=EvolveConfig(rounds=1, seed=3, jobs=1), out=tmp_path / "off.vxrun.sqlite")
+    assert len(said) == 1 and said[0].startswith("LLM roles are off")
+    with RunStore(result.run_path) as s:
+        assert not any(k.startswith("llm") for k in s.meta())
+        assert "spec_mismatch" in {o["name"] for o in s.ops()}  # in the pool, abstaining everywhere
+    assert "spec_mismatch" not in result.best_text  # an op that always abstains is never selected
