@@ -33,14 +33,14 @@ from vx.evolve.lifecycle import Event, LifecyclePolicy, OpRecord, birth_gate, ma
 from vx.evolve.objective import EvalData, Objective, ObjectiveConfig, Score, reliability_weight
 from vx.evolve.store import RunStore, now
 from vx.evolve.synthesize import (Cluster, SynthesisRequest, Synthesizer, TemplateSynthesizer, cluster_items,
-                                  pack_taxonomy)
+                                  family_templates, pack_modules, pack_taxonomy)
 from vx.metrics import agreement
 from vx.ops.apply import apply_ops
 from vx.ops.cache import VerdictCache
 from vx.ops.core import Op
 from vx.ops.families import EvolutionView, Item
 from vx.ops.registry import OpPool
-from vx.ops.specs import SpecError, op_from_spec, templates_for
+from vx.ops.specs import SpecError, op_from_spec
 from vx.verifier import to_finals
 
 __all__ = ["EvolveConfig", "Evolution", "EvolutionResult", "EvolutionError", "ABLATIONS", "Auditor"]
@@ -164,14 +164,9 @@ class Evolution:
         self.elites: list[Elite] = []
         self.stale = 0
         self.matrix: VerdictMatrix | None = None
-        modules = []
-        import sys
-
-        for o in self.pool:
-            mod = sys.modules.get(str(o.provenance.get("module", "")))
-            if mod is not None and mod not in modules:
-                modules.append(mod)
-        self.taxonomy, self.classify = pack_taxonomy(modules)
+        modules = pack_modules(str(o.provenance.get("module", "")) for o in self.pool)
+        self.taxonomy, self.classify, tags = pack_taxonomy(modules)
+        self.template_families = tuple(dict.fromkeys((view.name, *tags)))
 
     # ------------------------------------------------------------------------------------------
     # verdicts
@@ -365,7 +360,7 @@ class Evolution:
             if it.reference is not None and type(it.reference) is type(it.output):
                 good_list.append((task, it.reference))
         good_pairs = tuple(good_list)
-        templates = tuple(t.schema() for t in templates_for(self.view.name))
+        templates = tuple(t.schema() for t in family_templates(self.template_families))
         catalog = tuple(self.pool.catalog())
         index = {it.id: i for i, it in enumerate(self.items)}
 
@@ -373,7 +368,8 @@ class Evolution:
         proposals: list[tuple[dict[str, Any], Cluster, str]] = []
         seen: set[str] = set()
         for cl in clusters:
-            req = SynthesisRequest(self.view.name, cl, good_pairs, templates, catalog, self.taxonomy)
+            req = SynthesisRequest(self.view.name, cl, good_pairs, templates, catalog, self.taxonomy,
+                                   self.template_families)
             for synth in self.synthesizers:
                 try:
                     specs = synth.propose(req)

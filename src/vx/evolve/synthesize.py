@@ -26,8 +26,8 @@ import attrs
 
 from vx.ops.specs import SpecError, spec_name, templates_for
 
-__all__ = ["Cluster", "SynthesisRequest", "Synthesizer", "TemplateSynthesizer", "cluster_items",
-           "pack_taxonomy"]
+__all__ = ["Cluster", "SynthesisRequest", "Synthesizer", "TemplateSynthesizer", "cluster_items", "family_templates",
+           "pack_modules", "pack_taxonomy"]
 
 
 @attrs.frozen
@@ -57,6 +57,7 @@ class SynthesisRequest:
     templates: tuple[dict[str, Any], ...] = ()
     catalog: tuple[dict[str, Any], ...] = ()
     taxonomy: tuple[str, ...] = ()
+    template_families: tuple[str, ...] = ()  # template tags to draw from (default: the family name)
 
 
 @runtime_checkable
@@ -84,7 +85,7 @@ class TemplateSynthesizer:
         cluster = list(request.cluster.pairs)
         good = list(request.good)
         specs: list[dict[str, Any]] = []
-        for tpl in sorted(templates_for(request.family), key=lambda t: t.check):
+        for tpl in family_templates(request.template_families or (request.family,)):
             if tpl.induce is None:
                 continue
             try:
@@ -104,16 +105,46 @@ class TemplateSynthesizer:
         return specs
 
 
-def pack_taxonomy(modules: Iterable[ModuleType]) -> tuple[tuple[str, ...], Callable | None]:
-    """The failure taxonomy and ``classify_failure`` of the family's op packs (first one found)."""
+def pack_modules(module_names: Iterable[str]) -> list[ModuleType]:
+    """The loaded modules named (the modules the pool's ops were defined in) and their parent
+    packages, in order, without repeats."""
+    import sys
+
+    out: list[ModuleType] = []
+    for name in module_names:
+        parts = str(name).split(".")
+        for k in range(len(parts), 0, -1):
+            mod = sys.modules.get(".".join(parts[:k]))
+            if mod is not None and mod not in out:
+                out.append(mod)
+    return out
+
+
+def pack_taxonomy(modules: Iterable[ModuleType]) -> tuple[tuple[str, ...], Callable | None, tuple[str, ...]]:
+    """What the family's op packs declare for synthesis: the failure ``TAXONOMY``,
+    ``classify_failure`` (first found of each), and every ``TEMPLATE_FAMILY`` tag under which
+    their check templates are registered."""
     taxonomy: tuple[str, ...] = ()
     classify = None
+    tags: list[str] = []
     for mod in modules:
         if not taxonomy and getattr(mod, "TAXONOMY", None):
             taxonomy = tuple(str(t) for t in mod.TAXONOMY)
         if classify is None and callable(getattr(mod, "classify_failure", None)):
             classify = mod.classify_failure
-    return taxonomy, classify
+        tag = getattr(mod, "TEMPLATE_FAMILY", None)
+        if isinstance(tag, str) and tag not in tags:
+            tags.append(tag)
+    return taxonomy, classify, tuple(tags)
+
+
+def family_templates(tags: Iterable[str]) -> list:
+    """Check templates registered under any of ``tags`` (or under no family), by check name."""
+    found = {}
+    for tag in tags:
+        for t in templates_for(tag):
+            found[t.check] = t
+    return [found[k] for k in sorted(found)]
 
 
 def cluster_items(entries: Sequence[tuple[str, Mapping[str, Any], Any, Mapping[str, Any], bool, str]],
