@@ -1,0 +1,70 @@
+"""The bundled SQL family: built reproducibly by the builder, evaluated offline end to end."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sqlglot")
+pytest.importorskip("duckdb")
+
+from click.testing import CliRunner  # noqa: E402
+
+from vx.cli.main import main  # noqa: E402
+from vx.ops.families import Family  # noqa: E402
+from vx.ops.packs.sql.build import ignore_order_for  # noqa: E402
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "sql"
+
+
+def jsonl(path):
+    return [json.loads(x) for x in Path(path).read_text().splitlines() if x.strip()]
+
+
+def test_bundled_family_loads_with_disjoint_splits():
+    fam = Family(EXAMPLES)
+    assert fam.root_name == "parses" and fam.objective["w"] == 1.0
+    assert fam.counts()["dev"] == 10 and fam.counts()["locked"] >= 40
+    dev = fam.split("dev")
+    assert sorted(it.hard_label() for it in dev) == ["fail"] * 5 + ["pass"] * 5
+    assert all(it.reference for it in dev)
+    tasks_by_split = {name: {it["task"] for it in jsonl(EXAMPLES / f"{name}.jsonl")}
+                      for name in ("train", "dev", "locked")}
+    assert not tasks_by_split["train"] & tasks_by_split["dev"]
+    assert not tasks_by_split["train"] & tasks_by_split["locked"]
+    assert not tasks_by_split["dev"] & tasks_by_split["locked"]
+    assert len(tasks_by_split["dev"]) == 10  # one item per dev task
+    assert sum(f.stat().st_size for f in EXAMPLES.iterdir()) < 5_000_000
+    pool = fam.pool()
+    assert len(pool.selectable()) == 10 and fam.seed(pool.names).op_names()
+
+
+@pytest.mark.data
+@pytest.mark.slow
+def test_builder_reproduces_the_bundled_family_exactly(questions_csv, tmp_path):
+    from vx.ops.packs.sql.build import build_sql
+
+    build_sql(questions_csv, tmp_path / "sql", seed=0)
+    for name in ("family.toml", "tasks.jsonl", "train.jsonl", "dev.jsonl", "locked.jsonl", "seed.vx"):
+        assert (tmp_path / "sql" / name).read_text() == (EXAMPLES / name).read_text(), name
+
+
+def test_eval_locked_offline_from_a_fresh_database_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("VX_SQL_CACHE", str(tmp_path / "fresh"))  # databases rebuilt from defog-data
+    r = CliRunner().invoke(main, ["eval", str(EXAMPLES / "seed.vx"), "--dataset", "locked", "--json", "-j", "2",
+                                  "--no-cache"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["split"] == "locked" and out["n"] >= 40
+    assert out["failures"] == []  # no op crashed or timed out
+    assert out["metrics"]["accuracy"] >= 0.7
+    assert list((tmp_path / "fresh").glob("defog-*.duckdb"))
+    serial = CliRunner().invoke(main, ["eval", str(EXAMPLES / "seed.vx"), "--dataset", "locked", "--json",
+                                       "-j", "1", "--no-cache"], catch_exceptions=False)
+    assert json.loads(serial.output)["items"] == out["items"]  # fork workers open their own connections
+
+
+def test_ignore_order_only_when_the_question_asks_for_no_order():
+    assert ignore_order_for("Which authors wrote papers in 2020?")
+    assert not ignore_order_for("List the states ordered from highest to lowest density")
+    assert not ignore_order_for("Sort the courses by name")
