@@ -8,6 +8,13 @@ from rich.table import Table
 from vx.cli.common import UserError, console, dump_json, err_console, fmt_num, friendly_errors
 
 
+def _user_error(exc: Exception) -> UserError:
+    """A UserError whose text is shown literally (an LLM config message names e.g. "family.toml [llm]")."""
+    from rich.markup import escape
+
+    return UserError(escape(str(exc)))
+
+
 def llm_options(fn):
     """--llm/--no-llm, --llm-model ROLE=MODEL (repeatable), --llm-budget USD: shared by commands that run roles."""
     fn = click.option("--llm-budget", "llm_budget", type=float, default=None,
@@ -26,7 +33,7 @@ def llm_overrides(llm_models, llm_budget) -> dict:
     try:
         out: dict = parse_model_overrides(llm_models)
     except LLMConfigError as exc:
-        raise UserError(str(exc)) from None
+        raise _user_error(exc) from None
     if llm_budget is not None:
         out["budget_usd"] = llm_budget
     return out
@@ -42,7 +49,7 @@ def start_llm(family, llm, llm_models, llm_budget, run_id=None):
         return start_session(family, mode=llm, overrides=llm_overrides(llm_models, llm_budget), run_id=run_id,
                              say=lambda m: err_console.print(m, markup=False, highlight=False))
     except (LLMUnavailable, LLMConfigError) as exc:
-        raise UserError(str(exc)) from None
+        raise _user_error(exc) from None
 
 
 def _family(family_dir):
@@ -64,7 +71,7 @@ def _config(family, llm_models=(), llm_budget=None):
                            family_path=(family.dir / "family.toml") if family is not None else None,
                            overrides=llm_overrides(llm_models, llm_budget))
     except LLMConfigError as exc:
-        raise UserError(str(exc)) from None
+        raise _user_error(exc) from None
 
 
 @click.group("llm")
@@ -170,21 +177,37 @@ def _usage_line(u: dict) -> str:
 
 
 @llm_group.command("usage")
-@click.argument("run_id")
+@click.argument("run")
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False),
               help="LLM cache file (default: from the configuration, ~/.cache/vx/llm.sqlite).")
 @click.option("--json", "as_json", is_flag=True)
 @friendly_errors
-def usage_cmd(run_id, cache_path, as_json):
-    """Calls, cache hits, tokens and cost of one run (its id is printed by the run and kept in its run file)."""
-    from vx.llm.cache import ResponseCache
+def usage_cmd(run, cache_path, as_json):
+    """Calls, cache hits, tokens and cost of one run: RUN is a run file (its stored record) or an LLM run id
+    (read from the cache's ledger)."""
+    import json
+    from pathlib import Path
 
-    cache = ResponseCache(cache_path or _config(None).cache)
-    u = cache.usage(run_id)
+    if Path(run).is_file():
+        from vx.evolve.store import RunStore
+
+        with RunStore(run) as store:
+            raw = store.meta().get("llm_usage")
+        if raw is None:
+            raise UserError(f"{run}: this run made no use of LLM roles (no usage recorded)")
+        u = json.loads(raw) if isinstance(raw, str) else raw
+    else:
+        from vx.llm.cache import ResponseCache
+
+        cache = ResponseCache(cache_path or _config(None).cache)
+        u = cache.usage(run)
+        if not u["by_role"]:
+            raise UserError(f"no LLM calls are recorded for run {run!r} in {cache.path} "
+                            "(pass a run file, or the run id stored in it)")
     if as_json:
         dump_json(u)
         return
-    t = Table(title=f"LLM usage of run {run_id}", title_justify="left")
+    t = Table(title=f"LLM usage of run {u.get('run', run)}", title_justify="left")
     for c in ("role", "model", "API calls", "cache hits", "errors", "tokens in", "tokens out", "USD"):
         t.add_column(c)
     for r in u["by_role"]:
