@@ -84,6 +84,15 @@ def _plt():
         return None
 
 
+def _round_axis(ax: Any) -> None:
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("round")
+    ax.set_ylim(-0.02, 1.02)
+    ax.grid(alpha=.3)
+
+
 # --------------------------------------------------------------------------------------------
 
 def funnel(store: RunStore, best: str) -> dict[str, int]:
@@ -195,9 +204,7 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
         fig, ax = plt.subplots(figsize=(8, 3.2))
         for key, style in (("objective", "-o"), ("a_dev", "--s"), ("a_train", ":^")):
             ax.plot(xs, [r[key] if r[key] is not None else float("nan") for r in rounds], style, label=key)
-        ax.set_xlabel("round")
-        ax.set_ylim(-0.02, 1.02)
-        ax.grid(alpha=.3)
+        _round_axis(ax)
         ax.legend(loc="lower right")
         sec += _svg(fig)
     sec += _table(["round", "objective", "A_dev", "A_train", "cost", "candidates", "replaced", "incumbent"],
@@ -213,9 +220,7 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
     if plt and any(a is not None for a in audit):
         fig, ax = plt.subplots(figsize=(8, 2.8))
         ax.plot(xs, [a if a is not None else float("nan") for a in audit], "-o", color="#b08800", label="locked agreement")
-        ax.set_xlabel("round")
-        ax.set_ylim(-0.02, 1.02)
-        ax.grid(alpha=.3)
+        _round_axis(ax)
         ax.legend(loc="lower right")
         sec += _svg(fig)
     elif not any(a is not None for a in audit):
