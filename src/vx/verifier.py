@@ -130,6 +130,30 @@ def fired_leaves(t: TraceNode, negated: bool = False) -> list[TraceNode]:
     return out
 
 
+def pool_for_vx(vx_path: str | Path, family: Family) -> OpPool:
+    """The family's pool plus the typed-spec ops that a .vx file's ``; specs: FILE`` header names."""
+    import json
+
+    from vx.dsl.parse import read_header
+    from vx.ops.families import FamilyError
+    from vx.ops.specs import op_from_spec
+
+    vx_path = Path(vx_path)
+    pool = family.pool()
+    header = read_header(vx_path.read_text(encoding="utf-8"))
+    if "specs" in header:
+        side = vx_path.parent / header["specs"]
+        try:
+            specs = json.loads(side.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise FamilyError(f"{vx_path}: cannot read the specs file {side} named in its header: {exc}") from None
+        for spec in specs:
+            o = op_from_spec(spec, provenance={"origin": "synthesized", "file": str(side)})
+            if o.name not in pool:
+                pool.add(o)
+    return pool
+
+
 class Verifier:
     """An expression plus the op pool (and root) it is evaluated with."""
 
@@ -145,9 +169,12 @@ class Verifier:
 
     @classmethod
     def load(cls, path: str | Path, family: str | Path | Family | None = None) -> Verifier:
-        """Load a .vx file; its family is `family` or the nearest family.toml above the file."""
+        """Load a .vx file; its family is `family` or the nearest family.toml above the file.
+
+        Synthesized ops named by a ``; specs: FILE`` header (written by `vx evolve`) join the pool.
+        """
         fam = family if isinstance(family, Family) else Family(family or find_family_dir(path))
-        pool = fam.pool()
+        pool = pool_for_vx(path, fam)
         text = Path(path).read_text(encoding="utf-8")
         return cls(parse(text, filename=str(path), known_ops=pool.names), pool, fam.tasks, family=fam)
 
