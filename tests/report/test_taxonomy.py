@@ -1,0 +1,20 @@
+"""The closed taxonomy and the classifier that clusters failing items."""
+
+import random
+
+from vx.ops.packs.report.degrade import degrade
+from vx.ops.packs.report.taxonomy import TAXONOMY, classify_failure
+
+
+def test_recorded_class_wins(task):
+    assert classify_failure(task.record(), task.golden, {"degradation": "missing_tldr"}) == "missing_tldr"
+    assert classify_failure(task.record(), task.golden, {"degradation": "not-a-class"}) is None
+
+
+def test_unrecorded_failures_are_classified_by_what_fires(bundled_tasks):
+    t = bundled_tasks["storage-01"]
+    for cls in ("value_erasure", "unknown_citation", "missing_tldr", "no_title_or_not_markdown"):
+        out = degrade(t, cls, random.Random(0))
+        assert classify_failure(t.record(), out, {}) == cls
+    assert classify_failure(t.record(), t.golden, None) is None
+    assert set(TAXONOMY) >= {"value_erasure", "unhedged_forecast", "boilerplate_padding"}

@@ -1,0 +1,62 @@
+"""Check templates and inducers: registered for the family, specs round-trip, inducers discriminate."""
+
+import random
+
+from vx.ops.core import Context
+from vx.ops.specs import op_from_spec, templates_for
+from vx.ops.packs.report import ops as _ops  # noqa: F401  (importing the pack registers its templates)
+from vx.ops.packs.report.degrade import degrade
+
+
+def pairs(tasks, cls):
+    out = []
+    for t in tasks:
+        o = degrade(t, cls, random.Random(f"i:{t.id}"))
+        if o is not None:
+            out.append((t.record(), o))
+    return out
+
+
+def test_templates_are_registered_with_inducers():
+    tpls = {t.check: t for t in templates_for("report") if t.family == "report"}
+    assert {"forbids_phrase", "requires_heading", "ends_mid_sentence", "word_bounds", "min_distinct_cards",
+            "min_card_coverage", "hedge_required_for", "tag_value_window", "max_untagged_ledger_values",
+            "max_uncited_sentences"} <= set(tpls)
+    assert all(t.induce is not None for t in tpls.values())
+
+
+def test_spec_round_trip_and_behaviour(bundled_tasks):
+    spec = {"kind": "static", "check": "forbids_phrase", "params": {"phrase": "will certainly"},
+            "detects": "unhedged_forecast"}
+    a, b = op_from_spec(spec), op_from_spec(dict(spec))
+    assert a.name == b.name and a.version == b.version
+    t = bundled_tasks["li-02"]
+    assert a(t.record(), t.golden, Context()).verdict == 0
+    bad = degrade(t, "unhedged_forecast", random.Random(3))
+    if "will certainly" in bad:
+        assert a(t.record(), bad, Context()).verdict == 1
+
+
+def _check_proposals(check, cluster, good):
+    from vx.ops.specs import TEMPLATES
+
+    tpl = TEMPLATES[check]
+    props = tpl.induce(cluster, good)
+    assert props, check
+    for p in props:
+        o = op_from_spec({"kind": "static", "check": check, "params": p, "detects": "x"})
+        fires = [o(tk, out, Context()).verdict == 1 for tk, out in cluster]
+        assert sum(fires) * 2 >= len(cluster), (check, p)
+        assert not any(o(tk, out, Context()).verdict == 1 for tk, out in good), (check, p)
+    return props
+
+
+def test_inducers_propose_discriminating_checks(bundled_tasks):
+    tasks = sorted(bundled_tasks.values(), key=lambda t: t.id)
+    good = [(t.record(), t.golden) for t in tasks[:16]]
+    filler = pairs(tasks[16:], "boilerplate_padding")
+    props = _check_proposals("forbids_phrase", filler, good)
+    assert all(" " in p["phrase"] for p in props)
+    cut = [p for p in pairs(tasks[16:], "truncated_section") if not p[1].rstrip().endswith((".", "]"))]
+    _check_proposals("ends_mid_sentence", cut, good)
+    _check_proposals("tag_value_window", pairs(tasks[16:], "value_erasure"), good)
