@@ -79,6 +79,21 @@ def test_root_accepts_an_alias_and_the_last_definition_wins():
     assert len(ctx["artifact"].function.args.args) == 2
 
 
+def test_root_accepts_module_level_bindings():
+    ctx = Context()
+    assert O.parses(ADD, "def plus(a, b):\n    return a + b\n\nadd = plus\n", ctx).verdict == C
+    assert ctx["artifact"].function.name == "plus"
+    ctx = Context()
+    assert O.parses(ADD, "add = lambda a, b: a + b\n", ctx).verdict == C
+    assert ctx["artifact"].name == "add" and len(O.value_returns(ctx["artifact"].function)) == 1
+    assert O.hardcodes_example(ADD, "add = lambda a, b: 5\n", Context()).verdict == D
+    # rebinding the name to something else undefines the function
+    assert O.parses(ADD, "def add(a, b):\n    return a + b\n\nadd = 3\n", Context()).verdict == D
+    # wrapping keeps the function
+    src = "import functools\ndef add(a, b):\n    return a + b\nadd = functools.lru_cache(None)(add)\n"
+    assert O.parses(ADD, src, Context()).verdict == C
+
+
 def test_ops_recompute_the_artifact_without_the_root():
     res = run(O.wrong_entry_point, ADD, "def add(a, b):\n    return a + b\n")
     assert res.verdict == C

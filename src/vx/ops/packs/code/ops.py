@@ -74,12 +74,27 @@ def accepted_names(task: Mapping[str, Any]) -> list[str]:
 
 
 def _module_functions(tree: ast.Module) -> dict[str, FunctionNode]:
-    """Module-level functions by name (the last definition wins, as at run time), including
-    ``name = other_function`` and ``name = lambda ...`` bindings resolved to a def where possible."""
+    """Module-level functions by name (the last binding wins, as at run time), including
+    ``name = other_function`` and ``name = lambda ...`` bindings (a lambda reads as a one-line def)."""
     found: dict[str, FunctionNode] = {}
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found[stmt.name] = stmt
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            name = stmt.targets[0].id
+            if isinstance(stmt.value, ast.Name) and stmt.value.id in found:
+                found[name] = found[stmt.value.id]
+            elif isinstance(stmt.value, ast.Lambda):
+                # `f = lambda x: ...` is read as `def f(x): return ...` by the static ops
+                lam = stmt.value
+                fn = ast.FunctionDef(name=name, args=lam.args, body=[ast.Return(value=lam.body)],
+                                     decorator_list=[], returns=None, type_comment=None)
+                found[name] = ast.copy_location(fn, stmt)
+                ast.fix_missing_locations(fn)
+            elif name in found and isinstance(stmt.value, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set,
+                                                           ast.BinOp, ast.JoinedStr)):
+                del found[name]  # rebound to a plain value: no longer that function
+            # `name = wrapper(name)` (memoisation, decoration) keeps the def it wraps
     return found
 
 
