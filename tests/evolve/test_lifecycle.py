@@ -73,3 +73,12 @@ def test_protected_ops_and_the_no_lifecycle_policy_never_retire():
     recs = {"c": OpRecord("c", "active", "seed", streak=5)}
     assert update_streaks(recs, {"c": 0.0}, policy=LifecyclePolicy(), protected=frozenset({"c"})) == []
     assert update_streaks(recs, {"c": 0.0}, policy=LifecyclePolicy.off()) == []
+
+
+def test_a_shadow_is_promoted_only_when_it_raises_dev_agreement():
+    from vx.evolve.lifecycle import promotable
+
+    obj = Objective(hand_data(), consensus_ops=["a", "b", "c"])
+    got = promotable(obj, parse("c"), ["a", "z"])
+    # (any a c) has A_dev 2/3 > 1/3; z abstains on every dev item and changes nothing
+    assert [(name, round(before, 4), round(after, 4)) for name, before, after, _ in got] == [("a", 0.3333, 0.6667)]

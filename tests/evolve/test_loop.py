@@ -172,3 +172,53 @@ def test_naive_ablation_runs_without_guards(evo, tmp_path):
 def test_early_stop(evo, tmp_path):
     res = run(evo, tmp_path / "es.vxrun.sqlite", rounds=10, patience=1, min_delta=0.5)
     assert res.rounds < 10
+
+
+class FixedSynthesizer:
+    """Proposes one fixed spec for every cluster (a stand-in for an LLM synthesizer)."""
+
+    name = "fixed"
+
+    def __init__(self, spec, *, gaps_only=False):
+        self.spec, self.gaps_only, self.requests = spec, gaps_only, []
+
+    def propose(self, request):
+        self.requests.append(request)
+        if self.gaps_only and request.cluster.anchored:
+            return []
+        return [dict(self.spec)]
+
+
+def test_gap_born_ops_enter_as_shadows_and_requests_carry_no_locked_data(evo, tmp_path):
+    from vx.evolve.store import RunStore
+
+    synth = FixedSynthesizer({"kind": "static", "check": "longer_than", "params": {"n": 34}, "detects": "too_long",
+                              "name": "syn_long34"}, gaps_only=True)
+    cfg = EvolveConfig(rounds=2, seed=3, jobs=1)
+    res = evolve_family(evo, config=cfg, out=tmp_path / "s.vxrun.sqlite", synthesizers=[synth])
+    born = [e for e in RunStore(res.run_path).events() if e["op"] == "syn_long34"]
+    assert born and born[0]["kind"] == "born" and born[0]["status"] == "shadow"
+    assert born[0]["reason"] == "unlabeled gap"
+    locked_ids = {json.loads(line)["id"] for line in (evo / "locked.jsonl").read_text().splitlines()}
+    seen = {i for r in synth.requests for i in r.cluster.items}
+    assert seen and not seen & locked_ids
+    # it is promoted once adding it raises dev agreement, and never selected before that
+    with RunStore(res.run_path) as s:
+        promoted = [e for e in s.events() if e["kind"] == "promoted" and e["op"] == "syn_long34"]
+        assert promoted and promoted[0]["evidence"]["a_dev_after"] > promoted[0]["evidence"]["a_dev_before"]
+        for r in s.rounds():
+            if r["round"] <= promoted[0]["round"]:
+                assert "syn_long34" not in r["incumbent"]
+
+
+def test_a_synthesizer_failure_is_recorded_not_fatal(evo, tmp_path):
+    class Broken:
+        name = "broken"
+
+        def propose(self, request):
+            raise RuntimeError("model unavailable")
+
+    res = evolve_family(evo, config=EvolveConfig(rounds=1, seed=3, jobs=1), out=tmp_path / "b.vxrun.sqlite",
+                        synthesizers=[Broken()])
+    events = RunStore(res.run_path).events()
+    assert any(e["op"] == "<broken>" and "model unavailable" in e["reason"] for e in events)

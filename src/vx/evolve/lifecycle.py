@@ -35,7 +35,7 @@ from vx.evolve.batch import ABSTAIN_OP
 from vx.evolve.objective import Objective
 
 __all__ = ["LifecyclePolicy", "OpRecord", "Event", "GateResult", "birth_gate", "marginals", "leave_out",
-           "update_streaks"]
+           "update_streaks", "promotable"]
 
 
 @attrs.frozen
@@ -152,3 +152,19 @@ def update_streaks(records: Mapping[str, OpRecord], margins: Mapping[str, float]
                 and name not in protected):
             due.append(name)
     return due
+
+
+def promotable(objective: Objective, incumbent: Node, shadows: list[str]) -> list[tuple[str, float, float, Node]]:
+    """Shadows whose verdicts raise dev agreement: ``(name, A_dev before, A_dev after, trial)`` for each
+    shadow ``s`` (in the given order) such that A_dev of ``(any incumbent s)`` strictly exceeds the
+    incumbent's."""
+    from vx.dsl.ast import Any as AnyNode
+    from vx.evolve.compose import normalize
+
+    if not shadows:
+        return []
+    trials = [normalize(AnyNode([incumbent, Op(s)])) for s in shadows]
+    scores = objective.score([incumbent] + trials)
+    base = float(scores.a_dev[0])
+    return [(s, base, float(scores.a_dev[i]), trials[i - 1]) for i, s in enumerate(shadows, 1)
+            if round(float(scores.a_dev[i]), 12) > round(base, 12)]

@@ -22,14 +22,15 @@ from typing import Any
 import attrs
 import numpy as np
 
-from vx.dsl.ast import Any as AnyNode, Node, Op as OpNode
+from vx.dsl.ast import Node
 from vx.dsl.matrix import VerdictMatrix
 from vx.dsl.parse import VxSyntaxError, parse
 from vx.dsl.printer import to_text
 from vx.evolve.compose import (Composer, CompositionContext, Elite, EnumerativeComposer, EvolutionaryComposer,
                                normalize, prune_op)
 from vx.evolve.guards import Guards, best_index, rank_key
-from vx.evolve.lifecycle import Event, LifecyclePolicy, OpRecord, birth_gate, marginals, update_streaks
+from vx.evolve.lifecycle import (Event, LifecyclePolicy, OpRecord, birth_gate, marginals, promotable,
+                                  update_streaks)
 from vx.evolve.objective import EvalData, Objective, ObjectiveConfig, Score, reliability_weight
 from vx.evolve.store import RunStore, now
 from vx.evolve.synthesize import (Cluster, SynthesisRequest, Synthesizer, TemplateSynthesizer, cluster_items,
@@ -526,17 +527,11 @@ class Evolution:
             self.elites = elites
         # promotion of shadows whose verdicts raise dev agreement
         shadows = sorted(n for n, rec in self.records.items() if rec.status == "shadow")
-        if shadows:
-            base = obj.score_one(self.incumbent).a_dev
-            trials = [normalize(AnyNode([self.incumbent, OpNode(s)])) for s in shadows]
-            sc = obj.score(trials)
-            for s, i in zip(shadows, range(len(shadows))):
-                if round(float(sc.a_dev[i]), 12) > round(base, 12):
-                    self.records[s].status = "active"
-                    self.pool.set_status(s, "active")
-                    events.append(Event(r, s, "promoted", "active", "adding it to the incumbent raises dev agreement",
-                                        {"a_dev_before": base, "a_dev_after": float(sc.a_dev[i]),
-                                         "trial": to_text(trials[i])}))
+        for s, before, after, trial in promotable(obj, self.incumbent, shadows):
+            self.records[s].status = "active"
+            self.pool.set_status(s, "active")
+            events.append(Event(r, s, "promoted", "active", "adding it to the incumbent raises dev agreement",
+                                {"a_dev_before": before, "a_dev_after": after, "trial": to_text(trial)}))
         self._reorder()
 
     # ------------------------------------------------------------------------------------------
