@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from vx.cli.llm import engine_roles, record_run, run_id_for
+from vx.cli.llm import engine_roles, record_run
 from vx.evolve.loop import Evolution, EvolveConfig
 from vx.evolve.run import evolve_family
 from vx.evolve.store import RunStore
@@ -67,7 +67,7 @@ def evolve(evo_dir, out, api, run_id):
 def test_llm_roles_take_part_and_a_rerun_is_free(evo, tmp_path):
     api = FakeAPI(default=fake_model)
     out1 = tmp_path / "run1.vxrun.sqlite"
-    result, usage, roles = evolve(evo, out1, api, run_id_for(out1))
+    result, usage, roles = evolve(evo, out1, api, "run-one")
     n_calls = len(api.requests)
     by_role = {r["role"]: r for r in usage["by_role"]}
     assert by_role["judge"]["api_calls"] > 0 and by_role["composer"]["api_calls"] == 2  # one per round
@@ -84,7 +84,7 @@ def test_llm_roles_take_part_and_a_rerun_is_free(evo, tmp_path):
         assert "ANTHROPIC" not in json.dumps(meta) and "sk-test" not in json.dumps(meta)
 
     out2 = tmp_path / "run2.vxrun.sqlite"
-    again, usage2, _ = evolve(evo, out2, api, run_id_for(out2))
+    again, usage2, _ = evolve(evo, out2, api, "run-two")
     assert len(api.requests) == n_calls  # the rerun made zero API calls
     assert usage2["api_calls"] == 0 and usage2["cost_usd"] == 0
     assert usage2["cache_hits"] == usage["api_calls"] + usage["cache_hits"]  # every call of run 1, from the cache
@@ -124,3 +124,55 @@ def test_judge_ops_abstain_in_a_run_without_a_key(evo, tmp_path):
         assert not any(k.startswith("llm") for k in s.meta())
         assert "spec_mismatch" in {o["name"] for o in s.ops()}  # in the pool, abstaining everywhere
     assert "spec_mismatch" not in result.best_text  # an op that always abstains is never selected
+
+
+# --- the `vx evolve` command -------------------------------------------------------------------------
+
+def cli(*args):
+    from click.testing import CliRunner
+
+    from vx.cli.main import main
+
+    return CliRunner().invoke(main, ["evolve", *map(str, args), "--rounds", "1", "-j", "1", "-q"],
+                              catch_exceptions=False)
+
+
+def test_vx_evolve_without_a_key_says_once_that_roles_are_off(evo, tmp_path, monkeypatch):
+    monkeypatch.setattr(llm_client, "_NOTICE_SHOWN", [False])
+    r = cli(evo, "--out", tmp_path / "a.vxrun.sqlite")
+    assert r.exit_code == 0, r.output
+    assert r.stderr.count("LLM roles are off: set ANTHROPIC_API_KEY") == 1
+    assert "LLM usage" not in r.stdout
+    monkeypatch.setattr(llm_client, "_NOTICE_SHOWN", [False])
+    r = cli(evo, "--out", tmp_path / "b.vxrun.sqlite", "--no-llm")
+    assert r.exit_code == 0 and "LLM roles are off" not in r.stderr
+    r = cli(evo, "--out", tmp_path / "c.vxrun.sqlite", "--llm")
+    assert r.exit_code == 2 and "--llm needs an API key" in r.stderr
+
+
+def test_vx_evolve_with_a_key_accounts_every_call_and_reruns_free(evo, tmp_path, monkeypatch):
+    api = FakeAPI(default=fake_model)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-real-key")
+    monkeypatch.setattr(llm_client, "make_sdk_client", lambda config: api.sdk())
+    out = tmp_path / "k.vxrun.sqlite"
+    r = cli(evo, "--out", out, "--llm-model", "composer=claude-haiku-4-5")
+    assert r.exit_code == 0, r.output
+    n = len(api.requests)
+    assert n > 0 and f"LLM usage: {n} API calls" in r.stdout
+    with RunStore(out) as s:
+        meta = s.meta()
+    llm_meta = json.loads(meta["llm"])
+    assert llm_meta["roles"]["composer"]["model"] == "claude-haiku-4-5"
+    assert json.loads(meta["llm_usage"])["api_calls"] == n
+    r = cli(evo, "--out", tmp_path / "k2.vxrun.sqlite", "--llm-model", "composer=claude-haiku-4-5")
+    assert r.exit_code == 0 and len(api.requests) == n and "LLM usage: 0 API calls" in r.stdout
+    # a resumed run keeps its LLM run id (its budget and ledger)
+    from click.testing import CliRunner
+
+    from vx.cli.main import main
+
+    r = CliRunner().invoke(main, ["evolve", "--resume", str(out), "--rounds", "2", "-j", "1", "-q"],
+                           catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    with RunStore(out) as s:
+        assert json.loads(s.meta()["llm"])["run"] == llm_meta["run"]

@@ -91,7 +91,14 @@ def sandbox_section(measure: bool = True) -> list[Check]:
     return checks
 
 
-SECTIONS: list[Callable[[], list[Check]]] = [python_section, sandbox_section]
+def llm_section() -> list[Check]:
+    """LLM roles: configured models and whether they are reachable (free Models API; no tokens spent)."""
+    from vx.cli.llm import doctor_checks
+
+    return doctor_checks()
+
+
+SECTIONS: list[Callable[[], list[Check]]] = [python_section, sandbox_section, llm_section]
 
 
 def doctor_report() -> list[Check]:

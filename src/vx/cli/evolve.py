@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from vx.cli.common import UserError, cache_options, console, err_console, fmt_num, friendly_errors, open_cache
+from vx.cli.llm import llm_options
 
 
 def _history_table(rows: list[dict[str, Any]], limit: int = 12) -> Table:
@@ -74,10 +75,12 @@ def _summary_table(summary: dict[str, Any]) -> Table:
 @click.option("--timeout", type=float, default=10.0, show_default=True, help="Time limit per op call, in seconds.")
 @click.option("--quiet", "-q", is_flag=True, help="No live progress; print the summary only.")
 @cache_options
+@llm_options
 @friendly_errors
 def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str | None, patience: int | None,
                min_delta: float, out: str | None, vx_out: str | None, resume: str | None, no_audit: bool,
-               jobs: int | None, timeout: float, quiet: bool, cache_path: str | None, no_cache: bool) -> None:
+               jobs: int | None, timeout: float, quiet: bool, cache_path: str | None, no_cache: bool,
+               llm: bool | None = None, llm_models: tuple[str, ...] = (), llm_budget: float | None = None) -> None:
     """Evolve FAMILY's verifier against its dev anchor; audit it on the locked split.
 
     Each round senses misses and gaps, synthesizes and gates new ops, selects the best
@@ -92,6 +95,10 @@ def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str 
         raise UserError("name a family directory (e.g. vx evolve examples/humaneval) or --resume RUN")
     cfg = EvolveConfig(rounds=10 if rounds is None else rounds, seed=seed, ablation=ablation, patience=patience,
                        min_delta=min_delta, jobs=jobs, timeout=timeout)
+    from vx.cli.llm import engine_roles, evolve_session, record_run, usage_line
+
+    llm_session = evolve_session(family, resume, llm, llm_models, llm_budget)  # None: LLM roles off
+    roles = engine_roles(llm_session, cfg)
     cache = open_cache(cache_path, no_cache)
     rows: list[dict[str, Any]] = []
     status = Text("starting", style="dim")
@@ -121,7 +128,9 @@ def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str 
             live.start()
         result = evolve_family(family, config=cfg, out=out, resume=resume, rounds=rounds, cache=cache,
                                on_round=on_round, on_status=on_status, audit=not no_audit, vx_out=vx_out,
-                               progress=False)
+                               progress=False, **roles)
+        if llm_session is not None:
+            console.print(usage_line(record_run(llm_session, roles, result.run_path)), markup=False)
     except (EvolutionError, RunStoreError) as exc:
         raise UserError(str(exc)) from None
     except KeyboardInterrupt:
@@ -135,6 +144,8 @@ def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str 
             live.stop()
         if cache is not None:
             cache.close()
+        if llm_session is not None:
+            llm_session.close()
     if rows:
         console.print(_history_table(rows, limit=len(rows)))
     console.print(_summary_table(dict(result.summary)))

@@ -220,30 +220,35 @@ def usage_cmd(run, cache_path, as_json):
 # ------------------------------------------------------------------------------------------------
 # hooks used by `vx evolve` and `vx doctor`
 
-def run_id_for(run_path) -> str:
-    """The LLM run id of a run file: stable across --resume, so a resumed run keeps its budget and ledger."""
-    import hashlib
-    from pathlib import Path
+def evolve_session(family_dir, resume, llm, llm_models, llm_budget):
+    """Start the LLM session of `vx evolve`: None when roles are off (said once when no key is set).
 
-    return "run-" + hashlib.sha256(str(Path(run_path).resolve()).encode()).hexdigest()[:12]
+    A resumed run keeps its LLM run id (stored in its run file), hence its budget and usage ledger."""
+    import json
 
+    from vx.llm.config import has_credentials
 
-def evolve_session(family_dir, resume, run_path, llm, llm_models, llm_budget):
-    """Start the LLM session of `vx evolve` (None when roles are off; says so once)."""
+    if llm is False:
+        return None
+    if llm is None and not has_credentials():  # the offline path: nothing loaded, one notice
+        from vx.llm.client import notice_off_once
+
+        notice_off_once(lambda m: err_console.print(m, markup=False, highlight=False))
+        return None
     from vx.ops.families import Family
 
-    fam = None
-    if family_dir is not None:
-        fam = Family(family_dir)
-    elif resume is not None:
+    run_id = None
+    if resume is not None:
         from vx.evolve.store import RunStore
 
-        store = RunStore(resume)
+        with RunStore(resume) as store:
+            meta = store.meta()
+        family_dir = family_dir or meta.get("family_dir")
         try:
-            fam = Family(store.meta()["family_dir"])
-        finally:
-            store.close()
-    return start_llm(fam, llm, llm_models, llm_budget, run_id=run_id_for(run_path))
+            run_id = json.loads(meta.get("llm", "{}")).get("run")
+        except (TypeError, ValueError):
+            run_id = None
+    return start_llm(Family(family_dir) if family_dir else None, llm, llm_models, llm_budget, run_id=run_id)
 
 
 def engine_roles(session, cfg) -> dict:
