@@ -5,15 +5,15 @@ and ``[[tasks]]`` with title, purpose, cards, vocabulary and a golden section (a
 override caliber keys with its own ``caliber`` table). `build_family` validates every task, then
 splits the *tasks* (never items of one task across splits) by a seeded shuffle:
 
-* **dev** — 10 tasks: five golden sections (label pass) and five *drafts* (label fail), each two
-  or three degradations compounded, chosen so that together they cover as many failure classes as
+* **dev** — 10 tasks: five golden sections (label pass) and five *drafts* (label fail) — two
+  or three degradations compounded, the way a weak writer's first draft fails on several counts
+  at once — chosen so that together they cover as many failure classes as
   possible (class-stratified; the tag-without-value gaming class always among them), each with
   its golden section as ``reference`` and its classes in ``meta``;
-* **locked** — ≥ 40 items: per task its golden section, one single-class degradation (classes
-  dealt round-robin) and one *draft* — two or three degradations compounded, the way a weak
-  writer's first draft fails on several counts at once; labels come from the RAQS-style rubric
+* **locked** — ≥ 40 items: per task its golden section and two drafts, drawn like dev's failures
+  (dev and locked come from one population); labels come from the RAQS-style rubric
   (`rubric.label`), a partial proxy, with the rubric score and the construction label in ``meta``;
-* **train** — the remaining tasks: golden, every applicable single degradation and three drafts,
+* **train** — the remaining tasks: golden, every applicable single-class degradation and three drafts,
   unlabeled and with no meta (nothing about how an item was made leaks into evolution).
 
 Item ids are opaque (``storage-03#4``); the numbering is shuffled so an id says nothing of its label.
@@ -157,27 +157,13 @@ def build_family(sources: str | Path, out_dir: str | Path, *, seed: int = 0, dev
         dev.append(_item(rt, out, "fail", list(classes_), reference=rt.golden))
         tick("dev", None, 1)
 
-    # locked: golden + single-class variants dealt round-robin + a draft; labels from the rubric
+    # locked: golden + drafts, the same kind of failure as dev's; labels from the rubric
     locked: list[dict[str, Any]] = []
-    deal = [GAMING_CLASS] + [c for c in classes if c != GAMING_CLASS]
-    k = 0
     tick("locked", len(locked_tasks) * per_locked, 0)
     for rt in locked_tasks:
         made: list[tuple[Any, str]] = [(None, rt.golden)]
-        d = draft(rt, seed) if locked_variants >= 2 else None
-        singles = per_locked - (2 if d else 1)
-        tried = 0
-        while len(made) < 1 + singles and tried < len(deal):
-            cls = deal[k % len(deal)]
-            k += 1
-            tried += 1
-            if any(c == cls for c, _ in made):
-                continue
-            out = _variant(rt, cls, seed)
-            if out is not None:
-                made.append((cls, out))
-        if d:
-            made.append((d[0], d[1]))
+        made += [(d[0], d[1]) for k in range(4 * locked_variants) for d in [draft(rt, seed, k)] if d
+                 and all(d[1] != m for _, m in made)][:locked_variants]
         for cls, out in made:
             sc = rubric.score(rt, out)
             lab = "pass" if sc.total >= rubric.PASS_THRESHOLD else "fail"
