@@ -12,10 +12,12 @@ from .fake import FakeAPI
 
 
 @pytest.fixture(autouse=True)
-def _isolated_llm(tmp_path, monkeypatch):
-    """No test reads the user's LLM config or cache, or sees a real key; LLM roles start off."""
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+def _isolated_llm(request, tmp_path, monkeypatch):
+    """No test reads the user's LLM config or cache, or sees a real key (except opt-in live tests);
+    LLM roles start off."""
+    if request.node.get_closest_marker("live") is None:
+        monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+        monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     for var in list(__import__("os").environ):
         if var.startswith("VX_LLM_"):
             monkeypatch.delenv(var, raising=False)
