@@ -1,8 +1,12 @@
 """The seed ops: clean on every golden section, firing on their own failure class, quoting the sentence."""
 
+import functools
 import random
 
 import pytest
+from hypothesis import given, settings, strategies as st
+
+from vx.ops.core import Context
 
 from vx.ops.packs.report import ops as O
 from vx.ops.packs.report.degrade import degrade
@@ -83,7 +87,6 @@ def test_abstentions(bundled_tasks, task):
     # no pools to sum when the caliber does not forbid it; no weak cards → no opinion on hedging
     rec = task.record()
     rec["caliber"]["no_sum_across_pools"] = False
-    from vx.ops.core import Context
     assert O.summed_across_pools(rec, task.golden, Context()).verdict == -1
     rec = task.record()
     rec["cards"] = [c for c in rec["cards"] if c["stance"] != "opposing"]
@@ -114,3 +117,31 @@ def test_hedging_required_for_weak_cards(bundled_tasks, run_op):
                            "Quotes will fall under $200/kWh this year [E0204].")
     r = run_op(O.low_credibility_card_overclaimed, t, bad)
     assert r.verdict == 1 and "E0204 (low)" in r.message
+
+
+
+@functools.lru_cache(maxsize=1)
+def _storage_05():
+    from pathlib import Path
+
+    from vx.ops.packs.report.build import load_sources
+
+    src = Path(__file__).resolve().parents[2] / "examples" / "report" / "sources"
+    return next(t for t in load_sources(src) if t.id == "storage-05").record()
+
+
+_PIECES = ["## Title\n\n", "**TL;DR:** ", "The market grew 12% [E0501]. ", "It reached $5.9B {M01} [E0501]. ",
+           "{M02} ", "[E9999] ", "- item {M03}\n", "\n\n", "It may rise [E0504]. ", "€3.1 billion ", "| a | b |\n",
+           "Combined $8.3B. ", "# ", "```\ncode {M01}\n```\n", "2026 Q2 ", "—", "[E0501, E0502] "]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=25).map("".join))
+def test_ops_never_crash_and_always_give_a_verdict(text):
+    rec = _storage_05()
+    ctx = Context()
+    for o in O.OPS:
+        r = o(rec, text, ctx)
+        assert int(r.verdict) in (-1, 0, 1)
+        if r.verdict == 1:
+            assert r.message

@@ -18,3 +18,14 @@ def test_unrecorded_failures_are_classified_by_what_fires(bundled_tasks):
         assert classify_failure(t.record(), out, {}) == cls
     assert classify_failure(t.record(), t.golden, None) is None
     assert set(TAXONOMY) >= {"value_erasure", "unhedged_forecast", "boilerplate_padding"}
+
+
+def test_classes_without_a_seed_op_are_recognised_by_their_cues(bundled_tasks):
+    t = bundled_tasks["cloud-03"]
+    for cls in ("unhedged_forecast", "boilerplate_padding"):
+        out = degrade(t, cls, random.Random(5))
+        assert classify_failure(t.record(), out, {}) in (cls, "uncited_claim")
+    forecast = t.golden.rstrip() + " Demand will certainly double [E0901].\n"
+    assert classify_failure(t.record(), forecast, {}) == "unhedged_forecast"
+    cut = t.golden[: t.golden.rindex("press interview")]
+    assert classify_failure(t.record(), cut, {}) in ("truncated_section", "one_sided_conflict")

@@ -121,11 +121,9 @@ def score(task: Mapping[str, Any] | ReportTask, text: str, *, naive_tags: bool =
         ded.append(("structure", 15, "no title heading"))
     for why in hits(ops.missing_tldr):
         ded.append(("structure", 6 if "late" in why else 12, why))
-    body = [s for s in sec.body() if s.kind in ("paragraph", "item", "quote")]
-    if body:
-        last = re.sub(r"(\s*\[[^\]]*\]|\s*\{M\d+\})+\s*$", "", body[-1].text.rstrip("*_ "))
-        if not last.endswith((".", "!", "?", ":", "”", '"', ")")):
-            ded.append(("structure", 10, f"{body[-1].quote()} is unfinished"))
+    cut = unfinished(sec)
+    if cut is not None:
+        ded.append(("structure", 10, f"{cut.quote()} is unfinished"))
 
     # style
     for why in hits(ops.caliber_unit_violation):
@@ -143,9 +141,18 @@ def score(task: Mapping[str, Any] | ReportTask, text: str, *, naive_tags: bool =
     return RubricScore(round(sum(dims.values()), 1), dims, tuple(ded))
 
 
+def unfinished(sec: Section):
+    """The section's last prose sentence when it lacks closing punctuation (the text was cut off)."""
+    body = [s for s in sec.body() if s.kind in ("paragraph", "item", "quote")]
+    if not body:
+        return None
+    last = re.sub(r"(\s*\[[^\]]*\]|\s*\{M\d+\})+\s*$", "", body[-1].text.rstrip("*_ "))
+    return None if last.endswith((".", "!", "?", ":", "”", '"', ")")) else body[-1]
+
+
 def label(task: Mapping[str, Any] | ReportTask, text: str, threshold: float = PASS_THRESHOLD) -> str:
     """"pass" when the rubric score reaches the threshold, else "fail"."""
     return "pass" if score(task, text).total >= threshold else "fail"
 
 
-__all__ = ["CERTAINTY", "FILLER", "PASS_THRESHOLD", "RubricScore", "WEIGHTS", "label", "score"]
+__all__ = ["CERTAINTY", "FILLER", "PASS_THRESHOLD", "RubricScore", "WEIGHTS", "label", "score", "unfinished"]

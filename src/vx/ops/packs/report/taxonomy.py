@@ -3,7 +3,8 @@
 Each class is one way a section breaks the task's contract. The bundled family's degraded
 outputs are each made by one degradation of one class (see `degrade`), recorded in the item's
 ``meta["degradation"]``; `classify_failure` trusts that record and otherwise asks the seed ops,
-in taxonomy order, which class they see.
+most specific first, which class they see — and, for the classes no seed op covers, looks for the
+rubric's lexical cues (certainty wording, filler phrases, an unfinished last sentence).
 """
 
 from __future__ import annotations
@@ -65,4 +66,15 @@ def classify_failure(task: Mapping[str, Any], output: Any, meta: Mapping[str, An
                 return klass
         except Exception:  # a malformed task: no class rather than a crash in clustering
             continue
+    # classes no seed op covers: recognised by the rubric's lexical cues
+    from vx.ops.packs.report.rubric import CERTAINTY, FILLER, unfinished
+
+    sec = ctx.artifact
+    body = list(sec.body()) if sec is not None else []
+    if any(CERTAINTY.search(s.text) for s in body):
+        return "unhedged_forecast"
+    if any(FILLER.search(s.text) for s in body):
+        return "boilerplate_padding"
+    if sec is not None and unfinished(sec) is not None:
+        return "truncated_section"
     return None

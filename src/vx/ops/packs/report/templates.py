@@ -137,17 +137,15 @@ def _induce_heading(cluster: Pairs, good: Pairs) -> list[dict[str, Any]]:
           description="The section's last sentence is unfinished (no closing punctuation)")
 def ends_mid_sentence():
     def fn(task, output, ctx):
+        from vx.ops.packs.report.rubric import unfinished
+
         _, sec = _section(task, output, ctx)
-        if sec is None:
+        if sec is None or not any(s.kind in ("paragraph", "item", "quote") for s in sec.body()):
             return None
-        body = [s for s in sec.body() if s.kind in ("paragraph", "item", "quote")]
-        if not body:
-            return None
-        last = body[-1]
-        stripped = re.sub(r"(\s*\[[^\]]*\]|\s*\{M\d+\})+\s*$", "", last.text.rstrip("*_ "))
-        if stripped.endswith((".", "!", "?", ":", "”", '"', ")")):
+        cut = unfinished(sec)
+        if cut is None:
             return clean()
-        return drawback(f"{last.quote()} ends without closing punctuation: the section looks cut off")
+        return drawback(f"{cut.quote()} ends without closing punctuation: the section looks cut off")
 
     return fn
 
