@@ -258,9 +258,10 @@ def _try_mutate(sql, name, catalog, seed):
 
 def _split(items: list[_Item], *, seed: int, n_locked: int, n_dev_fail: int, n_dev_pass: int,
            locked_share: float) -> dict[str, list[_Item]]:
-    """Disjoint by task. Dev: one item per task, the first `n_dev_fail` failures (each of another
-    failure class while possible) and `n_dev_pass` passes met walking the shuffled tasks; a dev
-    task's other items are dropped. Locked: the next tasks until `locked_share` of the items (at
+    """Disjoint by task. Dev: one item per task, drawn at random from the task's items while walking
+    the shuffled tasks — failures until `n_dev_fail` (each of another failure class while possible:
+    a ten-item anchor should show distinct failure modes), passes until `n_dev_pass`; a dev task's
+    other items are dropped. Locked: the next tasks until `locked_share` of the items (at
     least `n_locked`). Train: the rest, unlabeled."""
     by_task: dict[str, list[_Item]] = defaultdict(list)
     for it in items:
@@ -271,7 +272,7 @@ def _split(items: list[_Item], *, seed: int, n_locked: int, n_dev_fail: int, n_d
     dev_tasks: set[str] = set()
     classes: set[str] = set()
     pick_rng = random.Random(f"vx-dev:{seed}")
-    for strict in (True, False):  # first pass: every dev failure of a different failure class
+    for distinct in (True, False):  # first walk: every dev failure of another failure class
         for t in order:
             fails = sum(1 for d in dev if d.label == "fail")
             passes = len(dev) - fails
@@ -283,17 +284,15 @@ def _split(items: list[_Item], *, seed: int, n_locked: int, n_dev_fail: int, n_d
             pick_rng.shuffle(cands)
             cand = None
             if fails < n_dev_fail:
-                for it in cands:
-                    cls = it.meta.get("failure_class") or it.meta.get("operator")
-                    if it.label == "fail" and not (strict and cls in classes):
-                        cand = it
-                        classes.add(cls)
-                        break
+                cand = next((it for it in cands if it.label == "fail"
+                             and not (distinct and _failure_class(it) in classes)), None)
             if cand is None and passes < n_dev_pass:
                 cand = next((it for it in cands if it.label == "pass"), None)
             if cand is not None:
                 dev.append(cand)
                 dev_tasks.add(t)
+                if cand.label == "fail":
+                    classes.add(_failure_class(cand))
     if sum(d.label == "fail" for d in dev) < n_dev_fail or sum(d.label == "pass" for d in dev) < n_dev_pass:
         raise BuildError(f"cannot fill the dev split with {n_dev_fail} failing and {n_dev_pass} passing items; "
                          "use more questions or fewer dev items")
@@ -313,6 +312,10 @@ def _split(items: list[_Item], *, seed: int, n_locked: int, n_dev_fail: int, n_d
     for part in (dev, locked, train):
         part.sort(key=lambda it: (key[it.task], it.id))
     return {"train": train, "dev": dev, "locked": locked}
+
+
+def _failure_class(it: _Item) -> str:
+    return str(it.meta.get("failure_class") or it.meta.get("operator") or "")
 
 
 def _write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> None:
