@@ -55,15 +55,19 @@ def _spawn_marked(token: str, body: str) -> str:
 
 def test_fork_bomb_is_bounded_and_killed(sb: Sandbox) -> None:
     token = f"vx-forkbomb-{uuid.uuid4().hex}"
-    bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
+    bomb = (
+        "import os, time\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n"
+        "        time.sleep(0.01)\n"
+    )
     code = _code(
         f"""
-        import os, sys
+        import os, sys, time
         def f():
             while True:
                 try:
                     pid = os.fork()
                 except OSError:
+                    time.sleep(0.01)
                     continue
                 if pid == 0:
                     try:
@@ -74,7 +78,7 @@ def test_fork_bomb_is_bounded_and_killed(sb: Sandbox) -> None:
     )
     start = time.monotonic()
     rep = sb.run_calls(code, "f", [([], {}), ([], {})])
-    assert time.monotonic() - start < 6.0
+    assert time.monotonic() - start < 10.0  # bounded by the 8 s total deadline
     # Interrupted by the in-child alarm (status "ok", both calls "timeout") or, if the
     # alarm could not be delivered in time, killed by the parent (status "timeout").
     assert rep.status in ("ok", "timeout"), rep.detail
@@ -229,10 +233,10 @@ def test_loopback_listener_gets_no_connection(sb: Sandbox) -> None:
     udp.settimeout(0.2)
     udp_port = udp.getsockname()[1]
     arrived: list[object] = []
+    stop = threading.Event()
 
     def accept() -> None:
-        deadline = time.monotonic() + 3.0
-        while time.monotonic() < deadline:
+        while not stop.is_set():
             try:
                 conn, _ = listener.accept()
                 arrived.append(conn)
@@ -269,6 +273,8 @@ def test_loopback_listener_gets_no_connection(sb: Sandbox) -> None:
     try:
         rep = sb.run_calls(code, "f", [([port, udp_port], {})], timeouts=[3.0])
     finally:
+        time.sleep(0.3)  # anything sent during the run has arrived by now
+        stop.set()
         watcher.join()
         listener.close()
         udp.close()
@@ -524,3 +530,31 @@ def test_bwrap_hides_host_files(sb: Sandbox) -> None:
     exists_here, shadow, root = rep.calls[0].value
     assert not exists_here and not shadow
     assert here.split("/")[1] not in root
+
+
+def test_interpreter_settings_changed_by_the_candidate_are_undone(sb: Sandbox) -> None:
+    # A raising profile/trace hook left behind by the candidate must not break the harness
+    # (the call that installed it may fail, later calls must be reported normally).
+    code = _code(
+        """
+        import signal, sys
+        def hook(frame, event, arg):
+            raise RuntimeError("hook ran")
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        sys.setrecursionlimit(60)
+        def f(x):
+            if x == "hooks":
+                sys.setrecursionlimit(60)
+                sys.settrace(hook)
+                sys.setprofile(hook)
+                return "hooked"
+            if x:
+                while True:
+                    pass
+            return x
+        """
+    )
+    rep = sb.run_calls(code, "f", [(["hooks"], {}), ([0], {}), ([1], {}), ([2], {})])
+    assert rep.status == "ok", rep.detail
+    assert [c.status for c in rep.calls][1:] == ["ok", "timeout", "timeout"]
+    assert rep.calls[0].status in ("ok", "exception")

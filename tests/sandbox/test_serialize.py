@@ -67,12 +67,13 @@ def same(a, b) -> bool:
     return a == b
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(values)
 def test_roundtrip_preserves_value_and_type(value) -> None:
     assert same(roundtrip(value), value)
 
 
+@settings(max_examples=50, deadline=None)
 @given(values)
 def test_encoding_is_ascii_json(value) -> None:
     text = harness.encode_value(value)

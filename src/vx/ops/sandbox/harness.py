@@ -107,6 +107,8 @@ _set_handler = _signal.signal
 _ITIMER_REAL = _signal.ITIMER_REAL
 _SIGALRM = _signal.SIGALRM
 _setrecursionlimit = _sys.setrecursionlimit
+_settrace = _sys.settrace
+_setprofile = _sys.setprofile
 _MAX_DEPTH = 200
 _PLAIN_INT = 2**63
 
@@ -341,6 +343,13 @@ def _load(req, fd):
                 status, exc_type, exc_message = "load_error", _type_name_of(_type(exc)), _message(exc, mcap)
                 line = _traceback_line(exc)
     finally:
+        n = 0
+        while n < 8:
+            try:
+                _reset_interpreter(req)
+                break
+            except _BaseException:
+                n += 1
         _sys.stdout = saved_stdout
     fn = None
     if status == "ok":
@@ -375,6 +384,26 @@ def _traceback_line(exc):
     return line
 
 
+def _reset_interpreter(req):
+    """Undo interpreter-wide settings the candidate may have changed that the harness needs.
+
+    Called with *no* harness code in between the candidate's last instruction and this point
+    except assignments: a profile/trace function the candidate installed fires on calls, and
+    raising from it unsets it (CPython semantics), so a few tries always get through. The
+    alarm is cancelled here too, in case the candidate's hook aborted the first cancel.
+    """
+    tries = 0
+    while tries < 8:
+        try:
+            _setitimer(_ITIMER_REAL, 0.0, 0.0)
+            _setprofile(None)
+            _settrace(None)
+            _setrecursionlimit(req["recursion_limit"])
+            return
+        except _BaseException:
+            tries += 1
+
+
 def _call(fn, i, args, kwargs, timeout, req, fd):
     mcap = req["message_cap"]
     capture = _Capture(req["stdout_cap"])
@@ -386,19 +415,27 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
     _sys.stdout = capture
     start = _perf()
     result = None
+    caught = None
     try:
         _setitimer(_ITIMER_REAL, timeout, 0.0)  # one shot: never fires inside the harness twice
-        try:
-            result = fn(*args, **kwargs)
-        finally:
-            _setitimer(_ITIMER_REAL, 0.0, 0.0)
-    except _CallTimeout:
-        status = "timeout"
+        result = fn(*args, **kwargs)
     except _BaseException as exc:
-        status, exc_type, exc_message = "exception", _type_name_of(_type(exc)), _message(exc, mcap)
+        caught = exc
+    n = 0
+    while n < 8:  # the call into _reset_interpreter itself can trip a hook: retry (see there)
+        try:
+            _reset_interpreter(req)
+            break
+        except _BaseException:
+            n += 1
     duration = _perf() - start
     _sys.stdout = saved_stdout
-    _setrecursionlimit(req["recursion_limit"])
+    if caught is not None:
+        if _type(caught) is _CallTimeout:
+            status = "timeout"
+        else:
+            status, exc_type, exc_message = "exception", _type_name_of(_type(caught)), _message(caught, mcap)
+        caught = None
     if _state["fired"]:  # the candidate swallowed the timeout and returned anyway
         status, exc_type, exc_message = "timeout", None, None
     if status == "timeout":
@@ -583,8 +620,9 @@ def _install_seccomp(spec):
         lib.seccomp_release(ctx)
 
 
-def _children_of(pid):
-    kids = []
+def _descendants_of(root):
+    """Pids of every live descendant of ``root`` (one /proc scan)."""
+    children = {}
     for name in _os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -594,30 +632,54 @@ def _children_of(pid):
         except OSError:
             continue
         fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 1 and int(fields[1]) == pid:
-            kids.append(int(name))
-    return kids
+        if len(fields) > 1:
+            children.setdefault(int(fields[1]), []).append(int(name))
+    found, todo = [], [root]
+    while todo:
+        for kid in children.get(todo.pop(), ()):
+            found.append(kid)
+            todo.append(kid)
+    return found
 
 
 def _reap_descendants():
-    """Kill and reap every remaining descendant (they are re-parented to us, the subreaper)."""
+    """Stop, then kill and reap, every remaining descendant (we are their subreaper).
+
+    Descendants are frozen with SIGSTOP first (a stopped process cannot fork), rescanning
+    until a scan finds nothing new, so a fork bomb cannot outrun the cleanup; then all get
+    SIGKILL and are reaped as they are re-parented to us.
+    """
     me = _os.getpid()
-    while True:
-        try:
-            pid, _ = _os.waitpid(-1, _os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid > 0:
-            continue
-        for kid in _children_of(me):
+    try:
+        while _os.waitpid(-1, _os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        return  # fast path: nothing left
+    frozen = set()
+    rounds = 0
+    while rounds < 1000:
+        rounds += 1
+        fresh = [pid for pid in _descendants_of(me) if pid not in frozen]
+        if not fresh:
+            break
+        for pid in fresh:
             try:
-                _os.kill(kid, 9)
+                _os.kill(pid, 19)  # SIGSTOP
             except OSError:
                 pass
+            frozen.add(pid)
+    for pid in frozen:
+        try:
+            _os.kill(pid, 9)
+        except OSError:
+            pass
+    while True:
         try:
             _os.waitpid(-1, 0)
         except ChildProcessError:
             return
+        except InterruptedError:
+            continue
 
 
 def _supervise(req, worker):

@@ -254,6 +254,9 @@ def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[floa
         # can be trusted any more, including reports that looked well-formed.
         outcomes.clear()
         return finish("crashed", f"malformed result stream ({problem}); all results discarded", None)
+    if done:  # every result is in; a kill after that (slow teardown) changes nothing
+        assert load is not None
+        return finish(load["status"], None, None)
     if raw.deadline is not None:
         if load is None:
             detail = f"killed at the {raw.wall_time:.1f} s deadline while starting or loading the code"
@@ -265,6 +268,8 @@ def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[floa
                 f"call {index} ran past its {limit:g} s timeout and did not stop; the process "
                 "was killed (later calls were not run)"
             )
+        elif raw.deadline == "call":
+            detail = "the process did not finish after its last call and was killed"
         else:
             detail = f"killed at the {raw.wall_time:.1f} s total deadline"
         return finish("timeout", detail, CallOutcome(status="timeout", exc_message=detail))
