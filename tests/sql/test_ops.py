@@ -63,7 +63,7 @@ def test_parses_is_dialect_aware(catalogs):
     ("SELECT author.name, COUNT(*) FROM author JOIN writes ON author.aid = writes.aid", D, "author.name"),
     ("SELECT author.name, COUNT(*) FROM author JOIN writes ON author.aid = writes.aid GROUP BY author.name", C, ""),
     ("SELECT COUNT(*), MAX(aid) FROM author", C, ""),
-    ("SELECT name FROM author", C, "no aggregate"),
+    ("SELECT name FROM author", A, ""),
     ("SELECT SUM(aid) FILTER (WHERE name LIKE 'A%') FROM author", C, ""),
 ])
 def test_missing_group_by(catalogs, sql, verdict, needle):
@@ -76,9 +76,8 @@ def test_select_star_only_when_the_question_names_columns(catalogs):
     _, r = run(O.select_star, task(catalogs, q), "SELECT * FROM author")
     assert r.verdict == D and "author.name" in r.message and "SELECT *" in r.message
     assert run(O.select_star, task(catalogs, q), "SELECT name, homepage FROM author")[1].verdict == C
-    assert run(O.select_star, task(catalogs, "Show all details of every author"), "SELECT * FROM author")[1].verdict == C
-    assert run(O.select_star, task(catalogs, "How many authors?"), "SELECT COUNT(*) FROM author")[1].verdict == C
-    assert O.select_star({"id": "t", "question": q}, "SELECT * FROM author", Context()).verdict == A  # no tree
+    assert run(O.select_star, task(catalogs, "Show all details of every author"), "SELECT * FROM author")[1].verdict == A
+    assert run(O.select_star, task(catalogs, "How many authors?"), "SELECT COUNT(*) FROM author")[1].verdict == A
 
 
 @pytest.mark.parametrize("question, sql, verdict, needle", [
@@ -92,8 +91,8 @@ def test_select_star_only_when_the_question_names_columns(catalogs):
      "SELECT aid FROM writes GROUP BY aid HAVING COUNT(*) = (SELECT MAX(c) FROM (SELECT COUNT(*) c FROM writes "
      "GROUP BY aid) t)", C, ""),
     ("List the authors ordered by number of publications, most first",
-     "SELECT aid, COUNT(*) AS n FROM writes GROUP BY aid ORDER BY n DESC", C, "no top N"),
-    ("How many authors are there?", "SELECT COUNT(*) FROM author", C, "no top N"),
+     "SELECT aid, COUNT(*) AS n FROM writes GROUP BY aid ORDER BY n DESC", A, ""),
+    ("How many authors are there?", "SELECT COUNT(*) FROM author", A, ""),
 ])
 def test_top_n_missing_limit(catalogs, question, sql, verdict, needle):
     _, r = run(O.top_n_missing_limit, task(catalogs, question), sql)
@@ -122,7 +121,7 @@ def test_unknown_identifier(catalogs, sql, verdict, needle):
     ("SELECT a.name FROM author a JOIN writes w ON a.aid = w.aid JOIN publication p ON p.pid = w.pid", C, ""),
     ("SELECT a.name FROM author a JOIN writes w ON a.aid = w.aid, publication p", D, "publication"),
     ("SELECT COUNT(DISTINCT p.pid) / COUNT(DISTINCT a.aid) FROM publication p, author a", C, ""),
-    ("SELECT name FROM author", C, "no SELECT reads two tables"),
+    ("SELECT name FROM author", A, ""),
 ])
 def test_cartesian_join(catalogs, sql, verdict, needle):
     _, r = run(O.cartesian_join, task(catalogs, "q"), sql)
@@ -131,7 +130,7 @@ def test_cartesian_join(catalogs, sql, verdict, needle):
 
 @pytest.mark.parametrize("sql, verdict, needle", [
     ("SELECT flight_id FROM flight WHERE departure_time > '2020-01-01'", D, "flight.departure_time is BIGINT"),
-    ("SELECT flight_id FROM flight WHERE departure_time > 1577836800", C, "no date-like column"),
+    ("SELECT flight_id FROM flight WHERE departure_time > 1577836800", A, ""),
 ], ids=["epoch-vs-string", "epoch-vs-number"])
 def test_date_as_string_compare_on_epochs(catalogs, sql, verdict, needle):
     _, r = run(O.date_as_string_compare, task(catalogs, "q", db="atis"), sql)
@@ -144,10 +143,7 @@ def test_date_as_string_compare_on_text_months_and_dates(catalogs):
     _, r = run(O.date_as_string_compare, t, "SELECT COUNT(*) FROM review WHERE month >= '2021-03'")
     assert r.verdict == D and "review.month" in r.message
     _, r = run(O.date_as_string_compare, t, "SELECT COUNT(*) FROM review WHERE year = 2021")
-    assert r.verdict == C
-    _, r = run(O.date_as_string_compare, task(catalogs, "q", db="academic"),
-               "SELECT COUNT(*) FROM publication WHERE year >= '2020-01-01'")
-    assert r.verdict == D and "publication.year is BIGINT" in r.message
+    assert r.verdict == A
 
 
 @pytest.mark.parametrize("sql, op, verdict, needle", [

@@ -1,10 +1,9 @@
 """The SQL family's seed op pack: root ``parses``, six static ops, four exec ops.
 
 Ops read the task record (question, catalog, warehouse spec — see `vx.ops.packs.sql.item`) and
-the SQL output; none reads the gold SQL. Static ops inspect the root's parse tree: they are clean
-when their defect cannot be present (no aggregate, a single table, no top-N question…) and abstain
-only when they cannot look (no parse tree, no catalog). Exec ops share one execution of the query
-per item and abstain when it could not produce what they look at (an error, a timeout).
+the SQL output; none reads the gold SQL. Static ops inspect the root's parse tree and abstain
+when their check does not apply (no aggregate, a single table, no top-N question…); exec ops share
+one execution of the query per item and abstain when it could not produce what they look at.
 Messages name the clause or identifier at fault.
 """
 
@@ -56,10 +55,8 @@ def _tree(ctx) -> Any:
 def missing_group_by(task, output, ctx):
     """An aggregate is selected together with non-aggregated columns and there is no GROUP BY."""
     tree = _tree(ctx)
-    if tree is None:
+    if tree is None or not analysis.has_aggregate(tree):
         return abstain()
-    if not analysis.has_aggregate(tree):
-        return clean("no aggregate")
     found = analysis.missing_group_by(tree)
     return drawback(found[0]) if found else clean()
 
@@ -71,13 +68,13 @@ def select_star(task, output, ctx):
     cat = catalog(task, ctx)
     if tree is None or cat is None:
         return abstain()
-    stars = analysis.star_projections(tree)
-    if not stars:
-        return clean()
     named = analysis.question_columns(str(task.get("question", "")), cat, analysis.table_names(tree))
     if not named:
-        return clean(f"SELECT {stars[0]}, and the question names no column")
-    return drawback(f"SELECT {stars[0]} although the question asks for {', '.join(named[:3])}")
+        return abstain()
+    stars = analysis.star_projections(tree)
+    if stars:
+        return drawback(f"SELECT {stars[0]} although the question asks for {', '.join(named[:3])}")
+    return clean()
 
 
 @op(tier="static", detects="missing_limit")
@@ -88,7 +85,7 @@ def top_n_missing_limit(task, output, ctx):
         return abstain()
     n = analysis.top_n_requested(str(task.get("question", "")))
     if n is None:
-        return clean("the question asks for no top N")
+        return abstain()
     limit = analysis.outer_limit(tree)
     if limit is None:
         if analysis.bounds_rows_otherwise(tree):
@@ -121,7 +118,7 @@ def cartesian_join(task, output, ctx):
         return abstain()
     found = analysis.cartesian_joins(tree, catalog(task, ctx))
     if found is None:
-        return clean("no SELECT reads two tables")
+        return abstain()
     return drawback(found[0]) if found else clean()
 
 
@@ -135,7 +132,7 @@ def date_as_string_compare(task, output, ctx):
         return abstain()
     problems, n = analysis.date_string_comparisons(tree, cat)
     if n == 0:
-        return clean("no date-like column is compared with a date string")
+        return abstain()
     return drawback(problems[0]) if problems else clean()
 
 
