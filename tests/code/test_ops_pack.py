@@ -107,3 +107,11 @@ def test_classify_failure_from_provenance_and_evidence():
     assert pack.classify_failure(t, "def total(xs):\n    return xs[7]\n", {"operator": "reference"}) == "crash"
     assert pack.classify_failure(t, "def total(xs):\n    return sum(xs) - 1\n", {}) == "fails_visible_example"
     assert pack.classify_failure(t, "def total(xs):\n    return sum(xs)\n", {}) is None
+
+
+def test_op_versions_follow_the_shared_machinery():
+    a = O._versioned(O.crash, "machinery-1")
+    b = O._versioned(O.crash, "machinery-2")
+    assert a.version != b.version and a.name == b.name == "crash"
+    assert O._versioned(O.crash, "machinery-1").version == a.version
+    assert len({o.version for o in pack.OPS}) == len(pack.OPS)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import hashlib
 import math
 import threading
 from collections.abc import Iterable, Mapping
@@ -35,7 +36,7 @@ from typing import Any
 
 import attrs
 
-from vx.ops.core import Context, abstain, clean, drawback, op
+from vx.ops.core import Context, Op, abstain, clean, drawback, op
 from vx.ops.packs.code.probe import Probe, VisibleExample, call_text, probes_for, visible_examples
 
 ROOT = "parses"
@@ -862,6 +863,33 @@ def classify_failure(task: Mapping[str, Any], output: Any, meta: Mapping[str, An
             return seeds[name].detects
     return None
 
+
+def _machinery_hash() -> str:
+    """A hash of the code every op here depends on besides its own function (this module, the
+    probes, the comparison): an op's version changes when any of it does, so cached verdicts of
+    an older version are never reused."""
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for name in ("ops.py", "probe.py", "compare.py"):
+        try:
+            digest.update((here / name).read_bytes())
+        except OSError:  # not installed as files (zipapp...): fall back to the op's own source
+            digest.update(name.encode())
+    return digest.hexdigest()
+
+
+def _versioned(o: Op, machinery: str) -> Op:
+    return attrs.evolve(o, version=hashlib.sha256(f"{o.version}:{machinery}".encode()).hexdigest()[:12])
+
+
+_MACHINERY = _machinery_hash()
+(parses, wrong_entry_point, reads_stdin, hardcodes_example, crash, fails_visible_example, returns_not_print_only,
+ timeout, returns_wrong_type, mutates_argument, nondeterministic) = (
+    _versioned(o, _MACHINERY) for o in (parses, wrong_entry_point, reads_stdin, hardcodes_example, crash,
+                                        fails_visible_example, returns_not_print_only, timeout, returns_wrong_type,
+                                        mutates_argument, nondeterministic))
 
 #: The pack's ops, root first (what ``packs = ["vx.ops.packs.code"]`` loads).
 OPS = [parses, wrong_entry_point, reads_stdin, hardcodes_example, crash, fails_visible_example,
