@@ -205,5 +205,7 @@ def test_with_a_key_roles_are_on_and_no_notice(monkeypatch):
     mod.activate(load_config())
     assert mod.enabled()
     assert mod.notice_off_once(lambda m: None) is False
-    mod.deactivate()
+    mod.deactivate()  # back to "auto": still on, since the key is set
+    assert mod.enabled()
+    mod.disable()      # --no-llm
     assert not mod.enabled() and mod.notice_off_once(lambda m: None) is True

@@ -151,3 +151,17 @@ def test_judge_ops_in_apply_are_cached_by_the_llm_cache_not_the_verdict_cache(ju
     llm_client.deactivate()
     off = apply_ops(pool, items, fam.tasks, jobs=1, cache=cache, progress=False)
     assert (off.matrix.column("spec_mismatch") == -1).all()
+
+
+def test_with_a_key_judge_ops_work_without_a_session(monkeypatch):
+    """`vx eval` or the Python API: roles turn on at first use when a key is set ("auto")."""
+    api = FakeAPI()
+    api.reply("ANSWER: NO\nREASON: wrong")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-real-key")
+    monkeypatch.setenv("VX_LLM_RUN", "cli-abc")
+    monkeypatch.setattr(llm_client, "make_sdk_client", lambda config: api.sdk())
+    r = spec_mismatch()(TASK, "def add(a, b): return a - b")
+    assert r.verdict == Verdict.DRAWBACK and llm_client.active_client().run_id == "cli-abc"
+    llm_client.disable()  # --no-llm: off even with the key
+    r = spec_mismatch()(TASK, "def add(a, b): return a - b")
+    assert r.verdict == Verdict.ABSTAIN and len(api.requests) == 1

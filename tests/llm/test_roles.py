@@ -279,8 +279,8 @@ def test_session_reads_the_family_llm_table(tiny_family, monkeypatch):
     d = s.describe()
     assert d["roles"]["judge"]["model"] == "family-judge" and "sk-test" not in json.dumps(d)
     assert s.usage()["api_calls"] == 0
-    s.close()
-    assert not llm_client.enabled()
+    s.close()  # back to "auto": the run's configuration and run id are gone
+    assert llm_client._ACTIVE["state"] == "auto" and llm_client._ACTIVE["config"] is None
 
 
 def test_synthesizer_offers_judge_templates_only_when_allowed(on):

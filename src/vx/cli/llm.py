@@ -229,6 +229,9 @@ def evolve_session(family_dir, resume, llm, llm_models, llm_budget):
     from vx.llm.config import has_credentials
 
     if llm is False:
+        from vx.llm.client import disable
+
+        disable()  # judge ops abstain even with a key set
         return None
     if llm is None and not has_credentials():  # the offline path: nothing loaded, one notice
         from vx.llm.client import notice_off_once

@@ -47,6 +47,11 @@ class LazyGroup(click.Group):
 @click.version_option(__version__, prog_name="vx")
 def main() -> None:
     """vx: verifiers of AI-agent outputs as readable, evolvable expressions."""
+    import os
+    import uuid
+
+    # One LLM run id per invocation, inherited by worker processes: judge ops share one budget.
+    os.environ.setdefault("VX_LLM_RUN", "cli-" + uuid.uuid4().hex[:12])
 
 
 if __name__ == "__main__":  # pragma: no cover

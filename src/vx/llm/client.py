@@ -283,8 +283,16 @@ def _error_detail(exc: Exception) -> str:
 
 # ------------------------------------------------------------------------------------------------
 # the process-wide client (judge ops run in worker processes and find it here)
+#
+# Three states: "on" (`activate`: a run set up its configuration and run id), "off" (`disable`,
+# e.g. --no-llm) and "auto" (the default): with a key in the environment, roles turn themselves on
+# at first use with the family-less configuration (defaults, user file, environment) — so judge ops
+# work under `vx eval` or the Python API too. In "auto" the run id is $VX_LLM_RUN (the `vx` command
+# sets one per invocation, so its worker processes share one budget), else one per process.
 
-_ACTIVE: dict[str, Any] = {"config": None, "run_id": None, "client": None, "pid": None, "factory": None}
+RUN_ENV = "VX_LLM_RUN"
+_ACTIVE: dict[str, Any] = {"state": "auto", "config": None, "run_id": None, "client": None, "pid": None,
+                           "factory": None}
 _NOTICE_SHOWN = [False]
 
 
@@ -294,23 +302,38 @@ def activate(config: LLMConfig, *, run_id: str | None = None,
 
     `factory(config, run_id)` builds the client (tests pass one with a fake transport)."""
     run_id = run_id or uuid.uuid4().hex[:12]
-    _ACTIVE.update(config=config, run_id=run_id, client=None, pid=None, factory=factory)
+    _ACTIVE.update(state="on", config=config, run_id=run_id, client=None, pid=None, factory=factory)
     return run_id
 
 
+def disable() -> None:
+    """Turn LLM roles off for this process and its workers, even with a key set (``--no-llm``)."""
+    _ACTIVE.update(state="off", config=None, run_id=None, client=None, pid=None, factory=None)
+
+
 def deactivate() -> None:
-    _ACTIVE.update(config=None, run_id=None, client=None, pid=None, factory=None)
+    """Back to the default ("auto": on at first use when a key is set)."""
+    _ACTIVE.update(state="auto", config=None, run_id=None, client=None, pid=None, factory=None)
 
 
 def enabled() -> bool:
-    """LLM roles are on: activated, and either credentials are present or a test factory is set."""
-    return _ACTIVE["config"] is not None and (_ACTIVE["factory"] is not None or has_credentials())
+    """Whether LLM roles are on (or would turn on at first use)."""
+    if _ACTIVE["state"] == "off":
+        return False
+    if _ACTIVE["state"] == "on":
+        return _ACTIVE["factory"] is not None or has_credentials()
+    return has_credentials()
 
 
 def active_client() -> LLMClient | None:
     """The client of this process (made on first use, again after a fork), or None when roles are off."""
     if not enabled():
         return None
+    if _ACTIVE["config"] is None:  # "auto" with a key: configure from defaults, user file and environment
+        from vx.llm.config import load_config
+
+        _ACTIVE["config"] = load_config()
+        _ACTIVE["run_id"] = os.environ.get(RUN_ENV) or uuid.uuid4().hex[:12]
     if _ACTIVE["client"] is None or _ACTIVE["pid"] != os.getpid():
         factory = _ACTIVE["factory"] or (lambda cfg, rid: LLMClient(cfg, run_id=rid))
         _ACTIVE["client"] = factory(_ACTIVE["config"], _ACTIVE["run_id"])

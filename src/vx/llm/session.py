@@ -2,7 +2,7 @@
 
 The evolution command calls `start_session(family, mode=...)` once:
 
-* ``mode=False`` (``--no-llm``): roles stay off, nothing is said;
+* ``mode=False`` (``--no-llm``): roles stay off (judge ops abstain even with a key), nothing is said;
 * ``mode=None`` (the default): roles are on when a key is in the environment; otherwise the run goes
   on exactly as without LLM support and "LLM roles are off: …" is said once;
 * ``mode=True`` (``--llm``): roles must be on; with no key this is an `LLMUnavailable` error.
@@ -61,13 +61,13 @@ def start_session(family: Any = None, *, mode: bool | None = None, overrides: Ma
 
     Returns None when roles are off. `factory(config, run_id)` builds clients (tests use a fake API)."""
     if mode is False:
-        llm_client.deactivate()
+        llm_client.disable()
         return None
     family_llm = getattr(family, "llm_config", None) or {}
     family_path = (family.dir / "family.toml") if getattr(family, "dir", None) is not None else None
     config = load_config(family_llm, family_path=family_path, overrides=overrides)
     if factory is None and not has_credentials():
-        llm_client.deactivate()
+        llm_client.disable()
         if mode is True:
             raise llm_client.LLMUnavailable(OFF_MESSAGE.replace("LLM roles are off", "--llm needs an API key"))
         if say is not None:
