@@ -145,3 +145,19 @@ def test_ops_never_crash_and_always_give_a_verdict(text):
         assert int(r.verdict) in (-1, 0, 1)
         if r.verdict == 1:
             assert r.message
+
+
+def test_versions_cover_the_shared_machinery(monkeypatch):
+    """Changing the parser or the figure reader must invalidate cached verdicts of every op."""
+    before = {o.name: o.version for o in O.OPS}
+    assert len(set(before.values())) == len(before)
+    from pathlib import Path
+
+    real = Path.read_bytes
+
+    def patched(self):
+        data = real(self)
+        return data + b"# changed" if self.name == "figures.py" else data
+
+    monkeypatch.setattr(Path, "read_bytes", patched)
+    assert O._machinery_hash() != O._MACHINERY

@@ -13,12 +13,17 @@ the cards disagree; open with a TL;DR; obey the caliber's currency, units and po
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+import attrs
+
 from vx.ops import clean, drawback, op
+from vx.ops.core import Op
 from vx.ops.packs.report.figures import (UNIT_KIND, Figure, find_figures, matches_number, matches_value,
                                          numeral_near, source_figures, unit_scale)
 from vx.ops.packs.report.model import ReportTask, task_of
@@ -353,6 +358,34 @@ def _unit_key(unit: str) -> str:
     return f"{base}@{unit_scale(unit):g}"
 
 
+def _machinery_hash() -> str:
+    """A hash of the code every op here depends on besides its own function (this module, the
+    parser, the figure reader, the task model): an op's version changes when any of it does, so
+    cached verdicts of an older version are never reused."""
+    here = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for name in ("ops.py", "parse.py", "figures.py", "model.py"):
+        try:
+            digest.update((here / name).read_bytes())
+        except OSError:  # not installed as files: fall back to the op's own source
+            digest.update(name.encode())
+    return digest.hexdigest()
+
+
+def _versioned(o: Op, machinery: str) -> Op:
+    return attrs.evolve(o, version=hashlib.sha256(f"{o.version}:{machinery}".encode()).hexdigest()[:12])
+
+
+_MACHINERY = _machinery_hash()
+(has_title, uncited_claims, cites_unknown_card, ledger_metric_uncovered, value_erasure, value_mismatch,
+ low_credibility_card_overclaimed, one_sided_conflict, missing_tldr, caliber_unit_violation, fabricated_figure,
+ summed_across_pools) = (
+    _versioned(o, _MACHINERY) for o in (
+        has_title, uncited_claims, cites_unknown_card, ledger_metric_uncovered, value_erasure, value_mismatch,
+        low_credibility_card_overclaimed, one_sided_conflict, missing_tldr, caliber_unit_violation,
+        fabricated_figure, summed_across_pools))
+
+#: The pack's ops, root first.
 OPS = [has_title, uncited_claims, cites_unknown_card, ledger_metric_uncovered, value_erasure, value_mismatch,
        low_credibility_card_overclaimed, one_sided_conflict, missing_tldr, caliber_unit_violation,
        fabricated_figure, summed_across_pools]
