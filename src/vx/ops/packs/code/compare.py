@@ -78,13 +78,15 @@ class Comparator:
         self.entry_point = entry_point
         self.atol = float(atol)
 
-    def check(self, inputs: Sequence[Any], out: Any, expected: Any) -> Outcome:
+    def check(self, inputs: Sequence[Any], out: Any, expected: Any, out_type: str | None = None) -> Outcome:
+        """Compare one output. `out_type` is the name of the type the candidate really returned,
+        when `out` is a plain-data reduction of it (e.g. "float64" reported as a float)."""
         try:
-            return self._check(inputs, out, expected)
+            return self._check(inputs, out, expected, out_type or type(out).__name__)
         except Exception as exc:  # a comparison that raises fails the input, as in evalplus
             return Outcome(False, f"comparison raised {type(exc).__name__}: {exc}")
 
-    def _check(self, inputs: Sequence[Any], out: Any, expected: Any) -> Outcome:
+    def _check(self, inputs: Sequence[Any], out: Any, expected: Any, out_type: str) -> Outcome:
         exact = bool(out == expected)
         entry = self.entry_point
         if self.dataset == "mbpp+":
@@ -108,8 +110,8 @@ class Comparator:
         if self.atol == 0 and is_floats(expected):
             self.atol = 1e-6  # sticky for the rest of the run, as in evalplus
         if not exact and self.atol != 0:
-            if type(out) is not type(expected):
-                return Outcome(False, f"expected a {type(expected).__name__}, got a {type(out).__name__}")
+            if type(out) is not type(expected) or out_type != type(expected).__name__:
+                return Outcome(False, f"expected a {type(expected).__name__}, got a {out_type}")
             if isinstance(expected, (list, tuple)) and len(out) != len(expected):
                 return Outcome(False, f"expected length {len(expected)}, got {len(out)}")
             if not np.allclose(out, expected, rtol=1e-07, atol=self.atol):

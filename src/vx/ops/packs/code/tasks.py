@@ -58,6 +58,11 @@ class Task:
     aliases: tuple[str, ...] = ()
     meta: dict[str, Any] = attrs.field(factory=dict)
 
+    @property
+    def oracle_name(self) -> str:
+        """The dataset's own name for the function (drives evalplus's special oracles)."""
+        return str(self.meta.get("evalplus_entry_point", self.entry_point))
+
     def family_record(self) -> dict[str, Any]:
         """The task's line in a family's tasks.jsonl: only what a verifier may see (+ reference)."""
         record: dict[str, Any] = {

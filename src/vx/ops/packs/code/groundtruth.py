@@ -1,0 +1,377 @@
+"""Ground truth for code items: hidden tests run in the sandbox, compared in the parent.
+
+Two steps, as in evalplus:
+
+1. **Expected outputs** -- the task's canonical solution runs in the sandbox on the hidden inputs
+   (base, then plus); its outputs and per-input times are cached on disk, in one JSON file per
+   dataset version (``<cache_dir>/<version>.json``), so they are computed once.
+2. **Grading** -- a candidate runs in the sandbox on the same inputs (one fresh process per
+   candidate: base and plus inputs batched into one run), each output comes back as plain data,
+   and the parent compares it with the expected output it kept to itself
+   (:mod:`vx.ops.packs.code.compare`: evalplus's semantics). The child never sees an expected value.
+
+Time limits follow evalplus: each input may take ``max(1 s, 4 x the reference's time)``; the
+whole run may take the sum of those (at most 60 s per input set, as evalplus) plus start-up slack.
+The item passes when every base and every plus input matches. Otherwise the record names the
+first failing input, its phase and the reason (exception, timeout, wrong value, load error).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from vx.ops.packs.code.compare import MBPP_OUTPUT_NOT_NONE_TASKS, Comparator
+from vx.ops.packs.code.tasks import Task
+
+PHASES = ("base", "plus")
+MIN_TIME_LIMIT = 1.0  # evalplus DEFAULT_MIN_TIME_LIMIT
+TIME_LIMIT_FACTOR = 4.0  # evalplus DEFAULT_GT_TIME_LIMIT_FACTOR
+MAX_PHASE_SECONDS = 60.0  # evalplus EVALPLUS_TIMEOUT_PER_TASK
+MEMORY_MB = 4096  # evalplus EVALPLUS_MAX_MEMORY_BYTES (4 GiB address space)
+STARTUP_SLACK = 5.0  # process start-up and harness load, on top of the call limits
+REFERENCE_CALL_TIMEOUT = 20.0
+
+
+class GroundTruthError(RuntimeError):
+    """The ground truth cannot be computed (sandbox unavailable, unusable reference...)."""
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "vx" / "code-expected"
+
+
+# --------------------------------------------------------------------------- records
+
+@attrs.frozen
+class Expected:
+    """A task's expected outputs per phase (Python values) and the reference's time per input."""
+
+    values: dict[str, list[Any]]
+    times: dict[str, list[float]]
+
+
+@attrs.frozen
+class PhaseResult:
+    """One phase (base or plus) of one candidate: per-input agreement and the first failure."""
+
+    phase: str
+    outcomes: tuple[bool, ...]
+    first_failure: dict[str, Any] | None = None
+
+
+
+@attrs.frozen
+class Truth:
+    """Ground truth of one item: pass/fail over all phases, with the first failing input."""
+
+    label: str
+    phases: tuple[PhaseResult, ...]
+    first_failure: dict[str, Any] | None = None
+    layer: str = ""
+
+    def meta(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "truth": "hidden-tests",
+            "inputs": {p.phase: len(p.outcomes) for p in self.phases},
+            "passed_inputs": {p.phase: sum(p.outcomes) for p in self.phases},
+        }
+        if self.first_failure is not None:
+            out["first_failure"] = self.first_failure
+        return out
+
+
+# --------------------------------------------------------------------------- value cache codec
+
+def _encode(value: Any) -> Any:
+    """Tagged JSON for a plain value (the sandbox's result encoding; see vx.ops.sandbox.serialize)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if type(value) is int:
+        return value if -(2 ** 63) < value < 2 ** 63 else {"int": hex(value)}
+    if type(value) is float:
+        if value != value:
+            return {"float": "nan"}
+        if value in (float("inf"), float("-inf")):
+            return {"float": "inf" if value > 0 else "-inf"}
+        return value
+    if type(value) is list:
+        return [_encode(v) for v in value]
+    if type(value) is tuple:
+        return {"tuple": [_encode(v) for v in value]}
+    if type(value) in (set, frozenset):
+        return {type(value).__name__: [_encode(v) for v in value]}
+    if type(value) is dict:
+        return {"dict": [[_encode(k), _encode(v)] for k, v in value.items()]}
+    if type(value) is complex:
+        return {"complex": [_encode(value.real), _encode(value.imag)]}
+    if type(value) is bytes:
+        return {"bytes": value.hex()}
+    raise TypeError(f"cannot cache a {type(value).__name__}")
+
+
+def _decode(encoded: Any) -> Any:
+    from vx.ops.sandbox.serialize import decode_value
+
+    return decode_value(encoded)
+
+
+# --------------------------------------------------------------------------- the grader
+
+def _entry_point_for(solution: str, task: Task) -> str:
+    """The name to call: the task's entry point, or an accepted alias the solution defines instead."""
+    if not task.aliases:
+        return task.entry_point
+    try:
+        tree = ast.parse(solution)
+    except SyntaxError:
+        return task.entry_point
+    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    defined |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    if task.entry_point in defined:
+        return task.entry_point
+    return next((alias for alias in task.aliases if alias in defined), task.entry_point)
+
+
+def _call_limits(times: Sequence[float]) -> list[float]:
+    return [max(MIN_TIME_LIMIT, TIME_LIMIT_FACTOR * t) for t in times]
+
+
+class Grader:
+    """Computes expected outputs (cached) and grades candidates against them.
+
+    ``tasks`` maps task ids to :class:`Task`; ``version`` names the dataset version (the cache
+    key); ``workers`` is how many sandboxes run at once (threads; each run is its own process).
+    """
+
+    def __init__(self, tasks: Mapping[str, Task], *, version: str, cache_dir: str | os.PathLike[str] | None = None,
+                 workers: int | None = None, sandbox: Any = None) -> None:
+        self.tasks = dict(tasks)
+        self.version = version
+        self.cache_path = Path(cache_dir or default_cache_dir()) / f"{version}.json"
+        self.workers = workers or max(1, (os.cpu_count() or 2))
+        self._sandbox = sandbox
+        self._expected: dict[str, Expected] = {}
+        self.reference_problems: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._grades: dict[tuple[str, str], Truth] = {}  # (task id, solution) -> truth, for this grader's life
+
+    # -- sandbox ------------------------------------------------------------------------------
+    @property
+    def sandbox(self) -> Any:
+        if self._sandbox is None:
+            from vx.ops.sandbox import Sandbox, SandboxConfig
+
+            self._sandbox = Sandbox(SandboxConfig(memory_mb=MEMORY_MB))
+        return self._sandbox
+
+    @property
+    def layer(self) -> str:
+        return str(getattr(self.sandbox, "layer", ""))
+
+    def _run(self, code: str, entry_point: str, phases: Sequence[tuple[Sequence[Any], Sequence[float]]]) -> Any:
+        """One sandboxed process running every phase's inputs in order, with evalplus's limits."""
+        inputs = [list(args) for phase_inputs, _ in phases for args in phase_inputs]
+        limits = [limit for _, phase_limits in phases for limit in phase_limits]
+        total = sum(min(MAX_PHASE_SECONDS, sum(phase_limits)) + 1.0 for _, phase_limits in phases) + STARTUP_SLACK
+        return self.sandbox.run_calls(code, entry_point, [(args, {}) for args in inputs], timeouts=limits,
+                                      total_timeout=total, args_after=False)
+
+    # -- expected outputs -----------------------------------------------------------------------
+    def _load_cache(self) -> dict[str, Any]:
+        if not self.cache_path.is_file():
+            return {}
+        try:
+            data = json.loads(self.cache_path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return {}  # a damaged cache is recomputed
+        return data.get("tasks", {}) if data.get("version") == self.version else {}
+
+    def _save_cache(self, entries: Mapping[str, Any]) -> None:
+        self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.cache_path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps({"version": self.version, "tasks": entries}), encoding="utf-8")
+        os.replace(tmp, self.cache_path)
+
+    def _compute_expected(self, task: Task) -> tuple[dict[str, Any] | None, str | None]:
+        """Run the reference on every hidden input; (cache entry, None) or (None, problem)."""
+        inputs = {"base": list(task.base_inputs), "plus": list(task.plus_inputs)}
+        all_inputs = inputs["base"] + inputs["plus"]
+        if not all_inputs:
+            return None, "no hidden inputs"
+        report = self.sandbox.run_calls(
+            task.reference, _entry_point_for(task.reference, task), [(list(a), {}) for a in all_inputs],
+            timeouts=[REFERENCE_CALL_TIMEOUT] * len(all_inputs),
+            total_timeout=min(600.0, REFERENCE_CALL_TIMEOUT * len(all_inputs)) + STARTUP_SLACK, args_after=False)
+        if report.status != "ok":
+            return None, f"reference does not load in the sandbox: {report.status}: {report.load_error or report.detail}"
+        not_none = _not_none_task(task)
+        values: list[Any] = []
+        times: list[float] = []
+        for i, call in enumerate(report.calls):
+            if not_none and call.status in ("ok", "unserializable"):
+                values.append(call.status == "unserializable" or call.value is not None)
+            elif call.status == "ok":
+                values.append(call.value)
+            else:
+                return None, (f"reference fails on hidden input {i}: {call.status} "
+                              f"{call.exc_type or ''} {call.exc_message or ''}".strip())
+            times.append(float(call.duration or 0.0))
+        n_base = len(inputs["base"])
+        entry = {
+            "base": [_encode(v) for v in values[:n_base]], "plus": [_encode(v) for v in values[n_base:]],
+            "base_time": times[:n_base], "plus_time": times[n_base:],
+        }
+        return entry, None
+
+    def prepare(self, task_ids: Iterable[str] | None = None,
+                progress: Callable[[int], None] | None = None) -> dict[str, str]:
+        """Make sure expected outputs exist for `task_ids` (default: all); returns the tasks whose
+        reference could not be run, with the reason (those tasks cannot be graded)."""
+        ids = list(task_ids) if task_ids is not None else list(self.tasks)
+        cached = self._load_cache()
+        todo = [tid for tid in ids if tid not in cached]
+        if todo:
+            with ThreadPoolExecutor(max_workers=self.workers) as pool:
+                for tid, (entry, problem) in zip(todo, pool.map(lambda t: self._compute_expected(self.tasks[t]), todo)):
+                    if entry is not None:
+                        cached[tid] = entry
+                    else:
+                        self.reference_problems[tid] = problem or "unknown problem"
+                    if progress:
+                        progress(1)
+            self._save_cache(cached)
+        for tid in ids:
+            if tid in cached:
+                entry = cached[tid]
+                self._expected[tid] = Expected(
+                    values={p: [_decode(v) for v in entry[p]] for p in PHASES},
+                    times={p: [float(t) for t in entry[f"{p}_time"]] for p in PHASES},
+                )
+                if progress and tid not in todo:
+                    progress(1)
+        return dict(self.reference_problems)
+
+    def expected(self, task_id: str) -> Expected:
+        if task_id not in self._expected:
+            problems = self.prepare([task_id])
+            if task_id in problems:
+                raise GroundTruthError(f"{task_id}: {problems[task_id]}")
+        return self._expected[task_id]
+
+    # -- grading ---------------------------------------------------------------------------------
+    def _phase_results(self, task: Task, report: Any, phases: Sequence[str], expected: Expected) -> list[PhaseResult]:
+        results: list[PhaseResult] = []
+        offset = 0
+        for phase in phases:
+            inputs = task.base_inputs if phase == "base" else task.plus_inputs
+            exp_values = expected.values[phase]
+            comparator = Comparator(task.dataset, task.oracle_name, task.atol)
+            outcomes: list[bool] = []
+            first: dict[str, Any] | None = None
+            for i, args in enumerate(inputs):
+                call = report.calls[offset + i] if report.status == "ok" and offset + i < len(report.calls) else None
+                if call is None:
+                    ok, reason = False, _run_reason(report)
+                elif call.status == "ok" or (call.status == "unserializable" and _not_none_task(task)):
+                    value = call.value if call.status == "ok" else _Opaque(call.type_name)
+                    outcome = comparator.check(list(args), value, exp_values[i], out_type=call.type_name)
+                    ok, reason = outcome.ok, outcome.reason
+                else:
+                    ok, reason = False, _call_reason(call)
+                outcomes.append(ok)
+                if not ok and first is None:
+                    first = {"phase": phase, "index": i, "input": _short(args), "reason": reason}
+            results.append(PhaseResult(phase, tuple(outcomes), first))
+            offset += len(inputs)
+        return results
+
+    def run_phase(self, task: Task, solution: str, phase: str) -> PhaseResult:
+        """Run `solution` on one phase's inputs only (the teacher uses the base phase)."""
+        expected = self.expected(task.id)
+        inputs = task.base_inputs if phase == "base" else task.plus_inputs
+        report = self._run(solution, _entry_point_for(solution, task), [(inputs, _call_limits(expected.times[phase]))])
+        return self._phase_results(task, report, [phase], expected)[0]
+
+    def grade(self, task: Task, solution: str) -> Truth:
+        """Ground truth for one candidate: all base and plus inputs, one sandboxed process.
+
+        A grader remembers its grades: grading the same text for the same task again returns the
+        first result without running it (builds that reuse a grader stay cheap)."""
+        memo = self._grades.get((task.id, solution))
+        if memo is not None:
+            return memo
+        expected = self.expected(task.id)
+        phases = [p for p in PHASES if (task.base_inputs if p == "base" else task.plus_inputs)]
+        report = self._run(solution, _entry_point_for(solution, task), [
+            (task.base_inputs if p == "base" else task.plus_inputs, _call_limits(expected.times[p])) for p in phases])
+        results = self._phase_results(task, report, phases, expected)
+        first = next((r.first_failure for r in results if r.first_failure is not None), None)
+        label = "pass" if first is None and all(r.outcomes for r in results) else "fail"
+        truth = Truth(label=label, phases=tuple(results), first_failure=first, layer=getattr(report, "layer", ""))
+        with self._lock:
+            self._grades[(task.id, solution)] = truth
+        return truth
+
+    def grade_many(self, jobs: Sequence[tuple[Task, str]],
+                   progress: Callable[[int], None] | None = None) -> list[Truth]:
+        """Grade many candidates, `workers` sandboxes at a time; results in input order."""
+
+        def one(job: tuple[Task, str]) -> Truth:
+            truth = self.grade(*job)
+            if progress:
+                with self._lock:
+                    progress(1)
+            return truth
+
+        self.prepare(sorted({task.id for task, _ in jobs}))
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            return list(pool.map(one, jobs))
+
+
+def _not_none_task(task: Task) -> bool:
+    """MBPP+ tasks whose outputs evalplus only checks for being None or not."""
+    return task.dataset == "mbpp+" and task.oracle_name in MBPP_OUTPUT_NOT_NONE_TASKS
+
+
+class _Opaque:
+    """A returned object that is not plain data (only its type name crossed the boundary)."""
+
+    def __init__(self, type_name: str | None) -> None:
+        self.type_name = type_name or "object"
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name} object>"
+
+
+def _run_reason(report: Any) -> str:
+    if report.status in ("syntax_error", "load_error"):
+        line = f" (line {report.load_error_line})" if report.load_error_line else ""
+        return f"{report.status.replace('_', ' ')}{line}: {report.load_error}"
+    if report.status == "no_entry_point":
+        return f"no entry point: {report.load_error}"
+    return f"run {report.status}: {report.detail or ''}".strip()
+
+
+def _call_reason(call: Any) -> str:
+    if call.status == "exception":
+        return f"raised {call.exc_type}: {_short(call.exc_message or '')}"
+    if call.status == "timeout":
+        return f"timeout: {call.exc_message or ''}".strip()
+    if call.status == "unserializable":
+        return f"returned a {call.type_name}, which is not plain data"
+    return f"{call.status}: {call.exc_message or ''}".strip()
+
+
+def _short(value: Any, limit: int = 200) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

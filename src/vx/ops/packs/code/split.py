@@ -1,0 +1,149 @@
+"""Splitting labelled code items into train / dev / locked, disjoint by task, reproducibly by seed.
+
+Splits are disjoint **by task**, not only by item: no task contributes items to two splits, so a
+verifier cannot do well on the locked split by having seen another output for the same task.
+
+Procedure (``random.Random`` seeded with ``"vx-split:<seed>"``):
+
+1. shuffle the task ids (sorted first, so the input order does not matter);
+2. **dev**: walk the shuffled tasks and take at most one item per task -- a *clear failure*
+   (teacher agreement ≤ ``fail_max_agreement``, hard label fail) while fewer than ``n_dev_fail``
+   are taken, else a *clean positive* (teacher label pass) while fewer than ``n_dev_pass`` are
+   taken. A dev task's other items are dropped (counted in the report);
+3. **locked**: the next tasks, all their items, until at least ``n_locked`` items;
+4. **train**: every remaining task's items (stored without labels).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+
+class SplitError(ValueError):
+    """The items cannot fill the requested splits (the message says which and what to do)."""
+
+
+@attrs.define
+class LabelledItem:
+    """One output to grade. ``truth`` (hidden tests) is set before splitting; ``teacher`` (the
+    execution teacher's label, an object with ``label``, ``agreement`` and ``meta()``) is filled
+    in lazily, only for the items considered for the dev split."""
+
+    id: str
+    task: str
+    output: str
+    meta: dict[str, Any] = attrs.field(factory=dict)
+    truth: str = ""  # "pass" | "fail"
+    truth_detail: dict[str, Any] = attrs.field(factory=dict)
+    teacher: Any = None
+
+    @property
+    def teacher_label(self) -> str:
+        return self.teacher.label
+
+    @property
+    def teacher_meta(self) -> dict[str, Any]:
+        return self.teacher.meta()
+
+
+@attrs.define
+class Splits:
+    train: list[LabelledItem]
+    dev: list[LabelledItem]
+    locked: list[LabelledItem]
+    dropped: int
+    tasks: dict[str, list[str]]  # split name -> task ids
+
+    def counts(self, *, with_hidden_labels: bool = False) -> dict[str, Any]:
+        """Sizes per split. Class balances of the locked and train splits come only with
+        `with_hidden_labels` (for the console report), never in files evolution can read."""
+
+        def classes(items: Sequence[LabelledItem], attr: str) -> dict[str, int]:
+            out: dict[str, int] = defaultdict(int)
+            for item in items:
+                out[getattr(item, attr)] += 1
+            return dict(sorted(out.items()))
+
+        counts: dict[str, Any] = {
+            "train_items": len(self.train), "train_tasks": len(self.tasks["train"]),
+            "dev_items": len(self.dev), "dev_tasks": len(self.tasks["dev"]),
+            "locked_items": len(self.locked), "locked_tasks": len(self.tasks["locked"]),
+            "dropped_dev_task_items": self.dropped,
+            "dev_labels": classes(self.dev, "teacher_label"),
+        }
+        if with_hidden_labels:
+            counts["dev_truth"] = classes(self.dev, "truth")
+            counts["locked_truth"] = classes(self.locked, "truth")
+            counts["train_truth"] = classes(self.train, "truth")
+        return counts
+
+
+def split_by_task(items: Sequence[LabelledItem], *, seed: int, teacher: Callable[[LabelledItem], Any],
+                  n_dev_fail: int = 5, n_dev_pass: int = 5, n_locked: int = 40,
+                  fail_max_agreement: float = 0.5) -> Splits:
+    """Split `items` (see the module docstring); `teacher(item)` labels a dev candidate."""
+    by_task: dict[str, list[LabelledItem]] = defaultdict(list)
+    for item in items:
+        by_task[item.task].append(item)
+    rng = random.Random(f"vx-split:{seed}")
+    order = sorted(by_task)
+    rng.shuffle(order)
+
+    dev: list[LabelledItem] = []
+    dev_tasks: list[str] = []
+    dropped = 0
+    need = {"fail": n_dev_fail, "pass": n_dev_pass}
+    remaining: list[str] = []
+    for task in order:
+        if need["fail"] == 0 and need["pass"] == 0:
+            remaining.append(task)
+            continue
+        candidates = sorted(by_task[task], key=lambda it: it.id)
+        rng.shuffle(candidates)
+        pick = None
+        for item in candidates:
+            if item.teacher is None:
+                item.teacher = teacher(item)
+            label = item.teacher.label
+            if label == "fail" and need["fail"] and item.teacher.agreement <= fail_max_agreement:
+                pick = item
+                break
+            if label == "pass" and need["pass"]:
+                pick = item
+                break
+        if pick is None:
+            remaining.append(task)
+            continue
+        need[pick.teacher_label] -= 1
+        dev.append(pick)
+        dev_tasks.append(task)
+        dropped += len(candidates) - 1
+    if need["fail"] or need["pass"]:
+        raise SplitError(
+            f"cannot fill the dev split: still missing {need['fail']} clear failure(s) and {need['pass']} "
+            f"clean positive(s) after scanning {len(order)} tasks; add outputs (another samples file, more "
+            "mutants) or use a larger task subset")
+
+    locked: list[LabelledItem] = []
+    locked_tasks: list[str] = []
+    train_tasks: list[str] = []
+    for task in remaining:
+        if len(locked) < n_locked:
+            locked.extend(sorted(by_task[task], key=lambda it: it.id))
+            locked_tasks.append(task)
+        else:
+            train_tasks.append(task)
+    if len(locked) < n_locked:
+        raise SplitError(f"only {len(locked)} items are left for the locked split (need {n_locked}); "
+                         "lower --n-locked or add outputs")
+    train = [it for task in train_tasks for it in sorted(by_task[task], key=lambda it: it.id)]
+    if not train:
+        raise SplitError("no tasks are left for the train split; lower --n-locked or add outputs")
+    dev.sort(key=lambda it: (it.teacher_label, it.id))
+    return Splits(train=train, dev=dev, locked=locked, dropped=dropped,
+                  tasks={"train": sorted(train_tasks), "dev": sorted(dev_tasks), "locked": sorted(locked_tasks)})

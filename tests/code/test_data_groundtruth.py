@@ -1,0 +1,142 @@
+"""Ground truth (vx.ops.packs.code.groundtruth) and the teacher, with the real sandbox."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from vx.ops.packs.code.groundtruth import Grader, GroundTruthError, _entry_point_for
+from vx.ops.packs.code.tasks import Task
+from vx.ops.packs.code.teacher import teach
+
+REFERENCE = "def f(xs, k):\n    return sorted(xs)[:k]\n"
+TASK = Task(id="T/1", dataset="mbpp+", prompt="", entry_point="f", reference=REFERENCE,
+            base_inputs=([[3, 1, 2], 2], [[5], 1]), plus_inputs=([[], 0], [[9, 8, 7, 6], 3]))
+FLOAT_TASK = Task(id="T/2", dataset="mbpp+", prompt="", entry_point="g",
+                  reference="def g(x):\n    return x / 3\n", base_inputs=([1.0], [2.0]), plus_inputs=([10.0],))
+RENAMED = Task(id="T/3", dataset="mbpp+", prompt="", entry_point="old_name", aliases=("new_name",),
+               reference="def new_name(x):\n    return x + 1\n", base_inputs=([1],), plus_inputs=([2],),
+               meta={"evalplus_entry_point": "new_name"})
+NOT_NONE = Task(id="T/4", dataset="mbpp+", prompt="", entry_point="text_match_three",
+                reference="import re\ndef text_match_three(s):\n    return re.search('ab{3}', s)\n",
+                base_inputs=(["abbb"], ["ac"]), plus_inputs=())
+TASKS = {t.id: t for t in (TASK, FLOAT_TASK, RENAMED, NOT_NONE)}
+
+
+class CountingSandbox:
+    """Wraps the real sandbox and counts runs (to see what the cache saves)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.runs = 0
+        self.layer = inner.layer
+
+    def run_calls(self, *args, **kwargs):
+        self.runs += 1
+        return self.inner.run_calls(*args, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def grader(tmp_path_factory):
+    g = Grader(TASKS, version="test-v1", cache_dir=tmp_path_factory.mktemp("cache"), workers=2)
+    assert g.prepare() == {}
+    return g
+
+
+@pytest.mark.parametrize("solution, label, phase, reason", [
+    (REFERENCE, "pass", None, None),
+    ("def f(xs, k):\n    return sorted(xs)[:k + 1]\n", "fail", "base", "returned [1, 2, 3], expected [1, 2]"),
+    ("def f(xs, k):\n    return tuple(sorted(xs)[:k])\n", "fail", "base", "expected [1, 2]"),
+    ("def f(xs, k):\n    return sorted(xs)[:k] if xs else 1 / 0\n", "fail", "plus", "ZeroDivisionError"),
+    ("def f(xs, k):\n    print(sorted(xs)[:k])\n", "fail", "base", "returned None"),
+    ("def f(xs, k):\n    while True:\n        pass\n", "fail", "base", "timeout"),
+    ("def g(xs, k):\n    return sorted(xs)[:k]\n", "fail", "base", "no entry point"),
+    ("def f(xs, k)\n    return xs\n", "fail", "base", "syntax error (line 1)"),
+    ("def f(xs, k):\n    return input()\n", "fail", "base", "EOFError"),
+])
+def test_grade(grader, solution, label, phase, reason):
+    truth = grader.grade(TASK, solution)
+    assert truth.label == label
+    if label == "fail":
+        assert truth.first_failure["phase"] == phase
+        assert reason in truth.first_failure["reason"]
+        assert "input" in truth.first_failure
+    else:
+        assert truth.first_failure is None
+        assert truth.meta()["passed_inputs"] == {"base": 2, "plus": 2}
+
+
+def test_forged_equality_is_not_trusted(grader):
+    # An object that claims to equal everything never reaches the parent's comparison.
+    always_equal = ("class Eq(list):\n    def __eq__(self, other):\n        return True\n"
+                    "class Anything:\n    def __eq__(self, other):\n        return True\n"
+                    "def f(xs, k):\n    return Anything()\n")
+    truth = grader.grade(TASK, always_equal)
+    assert truth.label == "fail" and "not plain data" in truth.first_failure["reason"]
+    subclass = ("class Eq(list):\n    def __eq__(self, other):\n        return True\n"
+                "def f(xs, k):\n    return Eq([0])\n")
+    assert grader.grade(TASK, subclass).label == "fail"  # reduced to the plain list [0]
+
+
+def test_float_tolerance_and_type(grader):
+    assert grader.grade(FLOAT_TASK, "def g(x):\n    return x / 3 + 1e-9\n").label == "pass"
+    assert grader.grade(FLOAT_TASK, "def g(x):\n    return x / 3 + 1e-3\n").label == "fail"
+    assert grader.grade(FLOAT_TASK, "def g(x):\n    return round(x / 3, 2)\n").label == "fail"
+
+
+def test_alias_entry_point(grader):
+    assert _entry_point_for("def old_name(x):\n    return x + 1\n", RENAMED) == "old_name"
+    assert _entry_point_for("def new_name(x):\n    return x + 1\n", RENAMED) == "new_name"
+    assert grader.grade(RENAMED, "def old_name(x):\n    return x + 1\n").label == "pass"
+    assert grader.grade(RENAMED, "def new_name(x):\n    return x + 1\n").label == "pass"
+    assert grader.grade(RENAMED, "def old_name(x):\n    return x + 2\n").label == "fail"
+
+
+def test_not_none_oracle_with_unserializable_match_objects(grader):
+    assert grader.expected("T/4").values["base"] == [True, False]
+    good = "import re\ndef text_match_three(s):\n    return re.search('ab{3}', s)\n"
+    assert grader.grade(NOT_NONE, good).label == "pass"
+    assert grader.grade(NOT_NONE, "def text_match_three(s):\n    return 'abbb' in s\n").label == "pass"
+    assert grader.grade(NOT_NONE, "def text_match_three(s):\n    return None\n").label == "fail"
+
+
+def test_teacher_reads_base_inputs_only(grader):
+    # Wrong only on the plus inputs: the teacher passes it, the ground truth fails it.
+    plus_bug = "def f(xs, k):\n    return sorted(xs)[:k] if xs else None\n"
+    assert grader.grade(TASK, plus_bug).label == "fail"
+    label = teach(grader, TASK, plus_bug)
+    assert label.label == "pass" and label.agreement == 1.0 and label.n_inputs == 2
+    half = teach(grader, TASK, "def f(xs, k):\n    return [5] if xs == [5] else []\n")
+    assert half.label == "fail" and half.agreement == 0.5
+    assert half.meta()["teacher_agreement"] == 0.5 and "teacher_first_failure" in half.meta()
+
+
+def test_expected_outputs_are_cached_per_version(grader, tmp_path):
+    assert grader.cache_path.is_file()
+    data = json.loads(grader.cache_path.read_text())
+    assert data["version"] == "test-v1" and data["tasks"]["T/1"]["plus"] == [[], [6, 7, 8]]
+    counting = CountingSandbox(grader.sandbox)
+    again = Grader(TASKS, version="test-v1", cache_dir=grader.cache_path.parent, sandbox=counting)
+    assert again.prepare() == {} and counting.runs == 0
+    assert again.expected("T/1").values["plus"] == [[], [6, 7, 8]]
+    other = Grader(TASKS, version="test-v2", cache_dir=grader.cache_path.parent, sandbox=counting)
+    other.prepare(["T/1"])
+    assert counting.runs == 1
+
+
+def test_unusable_reference_is_reported(tmp_path, grader):
+    broken = Task(id="B/1", dataset="mbpp+", prompt="", entry_point="h",
+                  reference="def h(x):\n    return 1 / x\n", base_inputs=([0],))
+    g = Grader({"B/1": broken}, version="b", cache_dir=tmp_path, sandbox=grader.sandbox)
+    problems = g.prepare()
+    assert "ZeroDivisionError" in problems["B/1"]
+    with pytest.raises(GroundTruthError, match="B/1"):
+        g.expected("B/1")
+
+
+def test_grade_many_keeps_order(grader):
+    jobs = [(TASK, REFERENCE), (TASK, "def f(xs, k):\n    return []\n"), (FLOAT_TASK, "def g(x):\n    return x / 3\n")]
+    seen = []
+    truths = grader.grade_many(jobs, progress=seen.append)
+    assert [t.label for t in truths] == ["pass", "fail", "pass"] and sum(seen) == 3
