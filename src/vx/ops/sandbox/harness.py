@@ -725,6 +725,8 @@ def _supervise(req, worker):
 
 def _worker(req):
     _confine(req)
+    if req.get("import_paths"):
+        _sys.path[0:0] = req["import_paths"]
     if req["mode"] == "script":
         _run_script(req)
     else:

@@ -115,8 +115,12 @@ class Plan:
     #: can be sent precompiled (saves compiling ~20 KB of source per candidate).
     same_bytecode: bool = False
 
-    def argv(self, workdir: str) -> list[str]:
+    def argv(self, workdir: str, ro_paths: Sequence[str] = ()) -> list[str]:
         wrapper = [part.replace("{workdir}", workdir) for part in self.wrapper]
+        if ro_paths and self.layer == "bwrap":  # make them visible, read-only, at the same path
+            assert wrapper[-1] == "--"
+            binds = [arg for path in ro_paths for arg in ("--ro-bind", path, path)]
+            wrapper = [*wrapper[:-1], *binds, "--"]
         return [*wrapper, self.python, *PYTHON_FLAGS, "-c", BOOTSTRAP]
 
     def child_env(self, workdir: str, hash_seed: int | None) -> dict[str, str]:
@@ -289,7 +293,7 @@ def _launch_in(
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
-            plan.argv(workdir),
+            plan.argv(workdir, request.get("import_paths", ())),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

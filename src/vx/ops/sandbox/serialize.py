@@ -4,7 +4,7 @@ Two directions, two formats, both chosen so that nothing the child sends can run
 parent:
 
 * parent → child (the request: code, entry point, call arguments, limits) is a ``marshal``
-  blob. The parent is trusted and the child reads it with the interpreter's built-in
+  blob (format 2: no shared references, so every call gets its own copy of its arguments). The parent is trusted and the child reads it with the interpreter's built-in
   ``marshal`` module, which costs no import time. :func:`encode_request` refuses anything
   that is not plain data (code objects included).
 * child → parent (the results) is a stream of frames: a 4-byte big-endian length followed by
@@ -83,10 +83,16 @@ def check_plain(value: Any, *, where: str = "value", _depth: int = 0) -> None:
     )
 
 
+#: marshal format 2 has no object references: an object that appears twice in the request
+#: (e.g. one list passed to two calls) arrives as two independent copies, so a call that
+#: mutates its arguments cannot change another call's inputs.
+MARSHAL_VERSION = 2
+
+
 def encode_request(request: dict[str, Any]) -> bytes:
     """Serialise a request for the child harness (plain data only, checked first)."""
     check_plain(request, where="request")
-    return marshal.dumps(request)
+    return marshal.dumps(request, MARSHAL_VERSION)
 
 
 # --------------------------------------------------------------------------------------------
