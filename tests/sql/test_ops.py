@@ -144,6 +144,9 @@ def test_date_as_string_compare_on_text_months_and_dates(catalogs):
     assert r.verdict == D and "review.month" in r.message
     _, r = run(O.date_as_string_compare, t, "SELECT COUNT(*) FROM review WHERE year = 2021")
     assert r.verdict == A
+    _, r = run(O.date_as_string_compare, task(catalogs, "q", db="academic"),
+               "SELECT COUNT(*) FROM publication WHERE year >= '2020-01-01'")
+    assert r.verdict == D and "publication.year is BIGINT" in r.message
 
 
 @pytest.mark.parametrize("sql, op, verdict, needle", [
