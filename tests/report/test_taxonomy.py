@@ -27,5 +27,5 @@ def test_classes_without_a_seed_op_are_recognised_by_their_cues(bundled_tasks):
         assert classify_failure(t.record(), out, {}) in (cls, "uncited_claim")
     forecast = t.golden.rstrip() + " Demand will certainly double [E0901].\n"
     assert classify_failure(t.record(), forecast, {}) == "unhedged_forecast"
-    cut = t.golden[: t.golden.rindex("press interview")]
-    assert classify_failure(t.record(), cut, {}) in ("truncated_section", "one_sided_conflict")
+    cut = t.golden.rstrip()[:-1]  # the last sentence loses its full stop, after its citation
+    assert classify_failure(t.record(), cut, {}) == "truncated_section"

@@ -63,14 +63,21 @@ def _report(found: list[str], what: str) -> Any:
     return drawback(found[0] + more, evidence={"count": len(found), "all": found[:20], "class": what})
 
 
+CLAIM_MIN_WORDS = 6  # a declarative sentence this long asserts something; shorter ones frame ("Two risks stand out.")
+
+
 def is_claim(s: Sentence) -> bool:
-    """A sentence that asserts something checkable: a figure, a ledger tag or a trend/ranking verb."""
+    """A sentence that asserts something: a figure, a ledger tag, a trend/ranking verb, or any
+    declarative sentence of at least six words (questions and short framing sentences are not claims)."""
     if s.kind in ("heading", "code"):
         return False
     if s.tags or any(f.is_quantity for f in find_figures(s.text)):
         return True
     body = re.sub(r"^\W*(tl\s*;?\s*dr|tldr)\W*", "", s.text, flags=re.IGNORECASE)
-    return bool(CLAIM_WORDS.search(body))
+    if CLAIM_WORDS.search(body):
+        return True
+    words = re.findall(r"[A-Za-z0-9$€£%'’-]+", body)
+    return len(words) >= CLAIM_MIN_WORDS and not body.rstrip().endswith("?") and s.kind != "row"
 
 
 # --------------------------------------------------------------------------------------------- root
@@ -97,7 +104,8 @@ def has_title(task, output, ctx):
 
 @op(detects="uncited_claim")
 def uncited_claims(task, output, ctx):
-    """A claim-bearing sentence (a figure, a ledger tag or a trend verb) cites no evidence card."""
+    """A claim sentence (a figure, a tag, a trend verb, or any declarative sentence of six words or
+    more) cites no evidence card."""
     _, sec = _ctx(task, output, ctx)
     if sec is None:
         return None
