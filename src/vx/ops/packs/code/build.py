@@ -126,8 +126,8 @@ def write_family(out_dir: Path, *, name: str, description: str, tasks: Sequence[
     if seed_path.exists():
         header.append('seed = "seed.vx"')
     else:
-        notes.append(f"{seed_path} does not exist: write a seed expression there (or pass --seed-expr FILE), "
-                     "e.g. copy examples/humaneval/seed.vx")
+        notes.append(f"{seed_path} does not exist, so family.toml names no seed expression: write one there "
+                     "(or rebuild with --seed-expr FILE); the bundled examples/humaneval/seed.vx is a start")
     header.append('tasks = "tasks.jsonl"')
     text = "\n".join(header) + "\n\n"
     text += _toml_table("splits", {"train": "train.jsonl", "dev": "dev.jsonl", "locked": "locked.jsonl"}) + "\n"
