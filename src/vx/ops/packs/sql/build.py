@@ -162,12 +162,14 @@ def build_sql(questions_csv: str | Path, out_dir: str | Path, *, seed: int = 0, 
                     locked_share=locked_share)
     used_tasks = sorted({it.task for part in splits.values() for it in part})
     _write_jsonl(out / "tasks.jsonl", [tasks[t] for t in sorted(tasks) if t in used_tasks])
-    _write_jsonl(out / "train.jsonl", [{"id": it.id, "task": it.task, "output": it.output, "meta": it.meta}
+    # Only dev items carry meta (how each output was made): on train and locked items it would
+    # give the answer away ("gold" = pass), and item ids are opaque for the same reason.
+    _write_jsonl(out / "train.jsonl", [{"id": it.id, "task": it.task, "output": it.output}
                                        for it in splits["train"]])
     _write_jsonl(out / "dev.jsonl", [{"id": it.id, "task": it.task, "output": it.output, "label": it.label,
                                       "reference": references[it.task], "meta": it.meta} for it in splits["dev"]])
-    _write_jsonl(out / "locked.jsonl", [{"id": it.id, "task": it.task, "output": it.output, "label": it.label,
-                                         "meta": it.meta} for it in splits["locked"]])
+    _write_jsonl(out / "locked.jsonl", [{"id": it.id, "task": it.task, "output": it.output, "label": it.label}
+                                        for it in splits["locked"]])
     seed_path = out / "seed.vx"
     if seed_expr is not None:
         seed_path.write_text(Path(seed_expr).read_text(encoding="utf-8"), encoding="utf-8")
@@ -217,7 +219,7 @@ def _outputs_for(q, golds, gold_results, catalog, wh, ignore_order, seed, max_mu
         seen.add(key)
         res = wh.execute(sql)
         label = label_output(res, gold_results, ignore_order)
-        out.append(_Item(f"{q.id}#{kind}", q.id, sql, label, meta))
+        out.append(_Item(kind, q.id, sql, label, meta))
 
     variants = list(range(len(golds)))
     chosen = [0] + rng.sample(variants[1:], min(len(variants) - 1, max_gold_variants - 1))
@@ -246,6 +248,9 @@ def _outputs_for(q, golds, gold_results, catalog, wh, ignore_order, seed, max_mu
         before = len(out)
         add(name, m.sql, {"operator": name, "failure_class": OPERATORS[name].failure_class, "detail": m.detail})
         made += len(out) > before
+    rng.shuffle(out)  # opaque ids: the id must not tell how the output was made
+    for n, it in enumerate(out):
+        it.id = f"{q.id}#{n}"
     return out
 
 
