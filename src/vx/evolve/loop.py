@@ -70,9 +70,9 @@ class EvolveConfig:
     crossovers: int = 200
     max_leaves: int = 8
     min_cluster: int = 2
-    max_clusters: int = 6
+    max_clusters: int = 4
     max_cluster_items: int = 24
-    synth_per_cluster: int = 12
+    synth_per_cluster: int = 8
     record_candidates: int = 50
     jobs: int | None = None
     timeout: float = 10.0
