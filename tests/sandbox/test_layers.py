@@ -1,0 +1,69 @@
+"""Layer detection: fallbacks and the reasons reported for layers that do not work."""
+
+from __future__ import annotations
+
+import pytest
+
+from vx.ops.sandbox import Sandbox, SandboxConfig, SandboxUnavailable, clear_cache
+from vx.ops.sandbox.layers import detect
+from vx.ops.sandbox.runner import Plan
+
+
+@pytest.fixture
+def fresh_detection():
+    clear_cache()
+    yield
+    clear_cache()  # never leave a detection made with a fake probe behind
+
+
+def _failing(*broken: str):
+    def probe(plan: Plan, nproc: int) -> tuple[bool, str, float]:
+        if plan.layer in broken:
+            return False, f"{plan.layer}: No permissions to create a new namespace", 0.0
+        return True, "", 1.0
+
+    return probe
+
+
+def test_falls_back_and_says_why(fresh_detection) -> None:
+    found = detect(SandboxConfig(), _failing("bwrap"))
+    statuses = {s.layer: s for s in found.statuses}
+    if statuses["bwrap"].reason.startswith("bwrap is not installed"):
+        assert found.layer == "unshare"
+        return
+    assert found.layer == "unshare"
+    assert statuses["bwrap"].available is False
+    assert "No permissions to create a new namespace" in statuses["bwrap"].reason
+    assert statuses["rlimits"].available is None and "not tried" in statuses["rlimits"].reason
+
+
+def test_nothing_works(fresh_detection) -> None:
+    with pytest.raises(SandboxUnavailable, match="no sandbox layer works"):
+        detect(SandboxConfig(), _failing("bwrap", "unshare", "rlimits"))
+
+
+def test_forced_layer_that_fails(fresh_detection) -> None:
+    with pytest.raises(SandboxUnavailable, match="rlimits: rlimits: No permissions"):
+        detect(SandboxConfig(layer="rlimits"), _failing("rlimits"))
+
+
+def test_probe_reports_the_wrappers_own_error() -> None:
+    try:
+        sb = Sandbox(SandboxConfig(layer="rlimits"))
+    except SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    message = "bwrap: setting up uid map: Permission denied"
+    broken = Plan(layer="bwrap", python=sb.detection.python,
+                  wrapper=("sh", "-c", f"echo '{message}' >&2; exit 1", "--"))
+    ok, why, _ = sb._probe(broken, 64)
+    assert not ok and why == message
+
+
+def test_describe_lists_unavailable_layers(fresh_detection, monkeypatch) -> None:
+    import vx.ops.sandbox as package
+
+    monkeypatch.setattr(package, "detect", lambda config, probe, all_layers=False: detect(config, _failing("bwrap")))
+    sb = Sandbox(SandboxConfig())
+    text = sb.describe()
+    assert text.startswith("sandbox layer: unshare")
+    assert "bwrap: " in text
