@@ -53,6 +53,9 @@ class FakeAPI:
         self.requests: list[dict[str, Any]] = []
         self.default = default or (lambda req: "ANSWER: NO")
         self.model_lookups: list[str] = []
+        self.batches: dict[str, dict[str, Any]] = {}  # id -> {"requests": [...], "polls_left": n}
+        self.batch_polls = 1  # retrieve() answers "in_progress" this many times before "ended"
+        self.batch_failures: set[str] = set()  # custom ids that come back errored
         self.unknown_models: set[str] = set()
 
     # --- scripting ------------------------------------------------------------------------------
@@ -83,11 +86,48 @@ class FakeAPI:
                 return http.Response(404, json=error_body(404))
             return http.Response(200, json={"type": "model", "id": model, "display_name": model.upper(),
                                             "created_at": "2025-10-01T00:00:00Z"})
+        path = request.url.path
+        if path.startswith("/v1/messages/batches"):
+            return self._batches(request, path)
         body = json.loads(request.content)
         self.requests.append(body)
         if self.queue:
             return self.queue.pop(0)(request)
         return http.Response(200, json=message(self.default(body), model=body.get("model", "?")))
+
+    def _batch_json(self, bid: str) -> dict[str, Any]:
+        b = self.batches[bid]
+        ended = b["polls_left"] <= 0
+        n = len(b["requests"])
+        failed = sum(1 for r in b["requests"] if r["custom_id"] in self.batch_failures)
+        return {"id": bid, "type": "message_batch", "processing_status": "ended" if ended else "in_progress",
+                "request_counts": {"processing": 0 if ended else n, "succeeded": n - failed if ended else 0,
+                                   "errored": failed if ended else 0, "canceled": 0, "expired": 0},
+                "created_at": "2025-10-01T00:00:00Z", "expires_at": "2025-10-02T00:00:00Z",
+                "ended_at": "2025-10-01T01:00:00Z" if ended else None,
+                "results_url": f"https://api.anthropic.com/v1/messages/batches/{bid}/results" if ended else None}
+
+    def _batches(self, request, path: str) -> Any:
+        if request.method == "POST" and path == "/v1/messages/batches":
+            bid = f"msgbatch_{len(self.batches) + 1:03d}"
+            self.batches[bid] = {"requests": json.loads(request.content)["requests"], "polls_left": self.batch_polls}
+            return http.Response(200, json=self._batch_json(bid))
+        parts = path.split("/")  # ['', 'v1', 'messages', 'batches', id, ('results')]
+        bid = parts[4]
+        if len(parts) == 6 and parts[5] == "results":
+            lines = []
+            for r in self.batches[bid]["requests"]:
+                if r["custom_id"] in self.batch_failures:
+                    res = {"type": "errored", "error": {"type": "error", "error": {"type": "api_error",
+                                                                                    "message": "fake failure"}}}
+                else:
+                    params = r["params"]
+                    res = {"type": "succeeded", "message": message(self.default(params), model=params["model"])}
+                lines.append(json.dumps({"custom_id": r["custom_id"], "result": res}))
+            return http.Response(200, content=("\n".join(lines) + "\n").encode(),
+                                 headers={"content-type": "application/binary"})
+        self.batches[bid]["polls_left"] -= 1
+        return http.Response(200, json=self._batch_json(bid))
 
     def sdk(self) -> Any:
         """A real `anthropic.Anthropic` whose HTTP goes to this fake (the SDK's own retries off)."""

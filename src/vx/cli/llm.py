@@ -170,6 +170,51 @@ def teach_cmd(family_dir, split, llm_models, llm_budget, as_json):
     console.print(_usage_line(usage), markup=False)
 
 
+@llm_group.command("prefetch")
+@click.argument("family_dir", required=False, type=click.Path(exists=True, file_okay=False))
+@click.option("--split", "splits", type=click.Choice(["train", "dev", "locked"]), multiple=True,
+              help="Splits whose items to sweep (default: all three — evolution applies ops to train and dev, "
+                   "the audit to locked; no label is read).")
+@click.option("--poll", "poll_seconds", type=float, default=30.0, show_default=True, help="Seconds between polls.")
+@click.option("--max-wait", type=float, default=24 * 3600.0, show_default=True,
+              help="Stop waiting after this many seconds; a later prefetch collects what is still running.")
+@click.option("--llm-model", "llm_models", multiple=True, metavar="ROLE=MODEL")
+@click.option("--llm-budget", type=float, default=None)
+@friendly_errors
+def prefetch_cmd(family_dir, splits, poll_seconds, max_wait, llm_models, llm_budget):
+    """Answer every judge op of a family on every item through the Message Batches API (half price) and
+    store the answers in the LLM cache, so that evaluation and evolution then make no judge calls."""
+    from vx.llm.batch import judge_sweep_requests, prefetch
+    from vx.llm.client import LLMError
+
+    fam = _family(family_dir)
+    if fam is None:
+        raise UserError("no family.toml found here or above; pass FAMILY_DIR")
+    judges = [o for o in fam.pool() if o.uses_llm and o.status != "retired"]
+    if not judges:
+        raise UserError(f"family {fam.name} has no judge ops (add e.g. \"vx.ops.packs.code.judge\" to its packs)")
+    pairs = []
+    for name in splits or ("train", "dev", "locked"):
+        items = fam.audit().split.items if name == "locked" else fam.split(name).items
+        pairs += [(fam.tasks[it.task], it.output) for it in items]
+    session = start_llm(fam, True, llm_models, llm_budget)
+    try:
+        client = session.client()
+        requests = judge_sweep_requests(client, judges, pairs)
+        try:
+            report = prefetch(client, "judge", requests, poll_seconds=poll_seconds, max_wait=max_wait,
+                              say=lambda m: err_console.print(m, markup=False, highlight=False))
+        except LLMError as exc:
+            raise _user_error(exc) from None
+        usage = session.usage()
+    finally:
+        session.close()
+    console.print(f"{report.requested} judge requests for {len(judges)} op(s): {report.cached} already cached, "
+                  f"{report.submitted} submitted, {report.succeeded} answered, {report.failed} failed"
+                  + (f", still running: {', '.join(report.pending)}" if report.pending else ""), markup=False)
+    console.print(_usage_line(usage), markup=False)
+
+
 def _usage_line(u: dict) -> str:
     return (f"LLM usage: {u.get('api_calls', 0)} API calls, {u.get('cache_hits', 0)} cache hits, "
             f"{u.get('errors', 0)} errors, {u.get('input_tokens', 0):,} in / {u.get('output_tokens', 0):,} out tokens, "

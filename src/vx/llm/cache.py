@@ -47,6 +47,14 @@ CREATE TABLE IF NOT EXISTS ledger (
     created REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ledger_run ON ledger (run);
+CREATE TABLE IF NOT EXISTS batches (
+    id TEXT PRIMARY KEY,
+    run TEXT NOT NULL,
+    role TEXT NOT NULL,
+    requests TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created REAL NOT NULL
+) WITHOUT ROWID;
 """
 
 
@@ -98,6 +106,19 @@ class ResponseCache:
 
     def __len__(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    # --- message batches (see vx.llm.batch) -----------------------------------------------------
+    def add_batch(self, batch_id: str, run: str, role: str, requests: Mapping[str, Mapping[str, Any]]) -> None:
+        self.db.execute("INSERT OR REPLACE INTO batches VALUES (?,?,?,?,?,?)",
+                        (batch_id, run, role, canonical(requests), "pending", time.time()))
+
+    def pending_batches(self) -> list[tuple[str, str, str, dict[str, Any]]]:
+        """(batch id, run, role, {key: request}) of submitted batches whose results are not collected yet."""
+        rows = self.db.execute("SELECT id, run, role, requests FROM batches WHERE status='pending' ORDER BY created")
+        return [(b, r, role, json.loads(reqs)) for b, r, role, reqs in rows]
+
+    def finish_batch(self, batch_id: str) -> None:
+        self.db.execute("UPDATE batches SET status='done' WHERE id=?", (batch_id,))
 
     # --- ledger -------------------------------------------------------------------------------
     def record(self, run: str, role: str, model: str, key: str, *, cached: bool, input_tokens: int = 0,

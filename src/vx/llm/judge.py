@@ -100,10 +100,15 @@ def judge_messages(task: Mapping[str, Any], output: Any) -> str:
     return f"<task>\n{render_task(task)}\n</task>\n\n<output>\n{render_output(output)}\n</output>"
 
 
+def judge_request(client: Any, question: str, task: Mapping[str, Any], output: Any) -> dict[str, Any]:
+    """The exact request a judge op sends for (task, output) — also what a batch prefetch submits."""
+    return client.build_request("judge", judge_messages(task, output),
+                                system=SYSTEM_TEMPLATE.format(question=question.strip()))
+
+
 def ask(client: Any, question: str, task: Mapping[str, Any], output: Any) -> tuple[JudgeAnswer, Any]:
     """Ask `question` about (task, output) with the judge role; returns the parsed answer and the completion."""
-    completion = client.complete("judge", judge_messages(task, output),
-                                 system=SYSTEM_TEMPLATE.format(question=question.strip()))
+    completion = client.send("judge", judge_request(client, question, task, output))
     return parse_answer(completion.text), completion
 
 
