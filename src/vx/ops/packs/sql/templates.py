@@ -14,8 +14,9 @@ ascending. The templates state such checks with plain parameters:
 A *construct* is a feature name from `features` (``avg``, ``count_distinct``, ``lt``, ``star``…);
 a *cue* is a regular expression over the question ("" = any question). When the cue does not match,
 the op abstains. Inducers read clusters of bad (task, output) pairs and known-good pairs and propose
-the parameter sets that separate them: a construct present in at least half the bad items with a
-given cue and in none of the good items with that cue, and so on.
+the parameter sets that separate them: a construct present in at least half the cluster (the birth
+gate's bar), among items whose question matches the cue, and in none of the good items with that
+cue, and so on.
 """
 
 from __future__ import annotations
@@ -258,6 +259,7 @@ def _by_cue(items: list[tuple[Mapping[str, Any], Any]], cue: str) -> list:
 
 
 def _need(n: int) -> int:
+    """Items of a cluster of n a proposal must catch: half (the birth gate's bar), at least 2."""
     return max(2, (n + 1) // 2) if n > 1 else 1
 
 
@@ -274,7 +276,7 @@ def _induce_forbids(cluster: Pairs, good: Pairs) -> list[dict[str, Any]]:
         counts = Counter(f for _, fs in b for f in fs)
         banned = set().union(*[fs for _, fs in g]) if g else set()
         for f, c in counts.items():
-            if c >= _need(len(bad) if not cue else len(b)) and f not in banned:
+            if c >= _need(len(bad)) and f not in banned:
                 scored.append((c, f, cue))
     scored.sort(key=lambda s: (-s[0], s[2] != "", s[1], s[2]))
     return [{"construct": f, "cue": cue} for _, f, cue in scored[:6]]
@@ -295,7 +297,7 @@ def _induce_requires(cluster: Pairs, good: Pairs) -> list[dict[str, Any]]:
         common = set.intersection(*[fs for _, fs in g])
         for f in common:
             missing = sum(1 for _, fs in b if f not in fs)
-            if missing >= _need(len(b)):
+            if missing >= _need(len(bad)):
                 scored.append((missing, f, cue))
     scored.sort(key=lambda s: (-s[0], s[1], s[2]))
     return [{"construct": f, "cue": cue} for _, f, cue in scored[:6]]
@@ -313,7 +315,7 @@ def _induce_order(cluster: Pairs, good: Pairs) -> list[dict[str, Any]]:
             b = [d for _, d in _by_cue(bad, cue) if d is not None]
             g = [d for _, d in _by_cue(ok, cue) if d is not None]
             wrong = sum(1 for d in b if d != want)
-            if b and wrong >= _need(len(b)) and all(d == want for d in g):
+            if b and wrong >= _need(len(bad)) and all(d == want for d in g):
                 out.append((wrong, want, cue))
     out.sort(key=lambda s: (-s[0], s[1], s[2]))
     return [{"direction": w, "cue": c} for _, w, c in out[:4]]
@@ -338,7 +340,7 @@ def _induce_rows(cluster: Pairs, good: Pairs) -> list[dict[str, Any]]:
             continue
         n = max(r for _, r in g)
         over = sum(1 for _, r in b if r > n)
-        if over >= _need(len(b)):
+        if over >= _need(len(bad)):
             props.append((over, n, cue))
     props.sort(key=lambda s: (-s[0], s[1], s[2]))
     return [{"n": n, "cue": c} for _, n, c in props[:3]]
