@@ -292,3 +292,25 @@ def test_synthesizer_offers_judge_templates_only_when_allowed(on):
     assert "llm_yes_no" not in on.requests[-1]["system"][0]["text"]
     on.session.synthesizer(allow_judge=True).propose(req)
     assert "llm_yes_no (kind judge" in on.requests[-1]["system"][0]["text"]
+
+
+def test_teacher_labels_can_be_applied_to_the_dev_file(on, tiny_family):
+    from vx.llm.teacher import apply_labels
+    from vx.ops.families import Family
+
+    fam = Family(tiny_family)
+    on.default = lambda req: "VERDICT: FAIL\nP_PASS: 0.25"
+    _, records, _ = teach_family(on.session.client(), fam)
+    dev_text = fam.split("dev").path.read_text()
+    with pytest.raises(ValueError, match="no pass items"):  # all fail: the family would become unusable
+        apply_labels(fam.split("dev").path, records)
+    assert fam.split("dev").path.read_text() == dev_text
+    records[0]["label"] = 0.75
+    before = {it.id: it.label for it in fam.split("dev").items}
+    n = apply_labels(fam.split("dev").path, records)
+    assert n == sum(1 for r in records if r.get("label") is not None) > 0
+    after = Family(tiny_family)  # still a valid family
+    for it in after.split("dev").items:
+        if it.id in {r["id"] for r in records if r.get("label") is not None}:
+            assert it.label in (0.25, 0.75) and it.meta["label_before"] in ("pass", "fail", before[it.id])
+            assert it.meta["teacher"]["p_pass"] == it.label

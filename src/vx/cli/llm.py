@@ -138,13 +138,16 @@ def check_cmd(family_dir, no_probe, as_json):
               help="Which split to label (the locked split is never shown to the teacher).")
 @click.option("--llm-model", "llm_models", multiple=True, metavar="ROLE=MODEL")
 @click.option("--llm-budget", type=float, default=None)
+@click.option("--apply", "apply_", is_flag=True,
+              help="Also write the soft labels into the split's file as the items' labels (the old label is kept "
+                   "in meta.label_before).")
 @click.option("--json", "as_json", is_flag=True)
 @friendly_errors
-def teach_cmd(family_dir, split, llm_models, llm_budget, as_json):
+def teach_cmd(family_dir, split, llm_models, llm_budget, apply_, as_json):
     """Soft labels from the teacher model, comparing each output with its golden reference.
 
     Writes teacher_labels.jsonl into the family directory and reports agreement with the split's labels."""
-    from vx.llm.teacher import teach_family
+    from vx.llm.teacher import apply_labels, teach_family
 
     fam = _family(family_dir)
     if fam is None:
@@ -156,9 +159,15 @@ def teach_cmd(family_dir, split, llm_models, llm_budget, as_json):
     finally:
         session.close()
     labelled = sum(1 for r in records if r.get("label") is not None)
+    try:
+        applied = apply_labels(fam.split(split).path, records) if apply_ else None
+    except ValueError as exc:
+        raise _user_error(exc) from None
     if as_json:
-        dump_json({"path": str(path), "records": records, "agreement": agree, "usage": usage})
+        dump_json({"path": str(path), "records": records, "agreement": agree, "usage": usage, "applied": applied})
         return
+    if applied is not None:
+        console.print(f"wrote {applied} soft label(s) into {fam.split(split).path}", markup=False)
     console.print(f"teacher: {labelled}/{len(records)} items labelled → {path}", markup=False)
     for r in records:
         if r.get("label") is None:

@@ -161,3 +161,46 @@ def teach_family(client: Any, family: Any, split: str = "dev") -> tuple[Path, li
     records = teach_items(client, items, family.tasks)
     path = write_labels(family.dir, records)
     return path, records, agreement(records, {it.id: it.label for it in items})
+
+
+def apply_labels(dev_path: str | Path, records: Iterable[Mapping[str, Any]]) -> int:
+    """Write the teacher's soft labels into a split file (e.g. dev.jsonl) as each item's ``label``.
+
+    Only items the teacher labelled change; the label they had is kept in ``meta.label_before`` and the
+    teacher's model and verdict in ``meta.teacher``. Other lines are written back unchanged. Returns the
+    number of items relabelled."""
+    path = Path(dev_path)
+    by_id = {r["id"]: r for r in records if r.get("label") is not None}
+    lines = path.read_text(encoding="utf-8").splitlines()
+    out, changed = [], 0
+    hard: set[str] = set()
+    for line in lines:
+        if not line.strip():
+            out.append(line)
+            continue
+        obj = json.loads(line)
+        rec = by_id.get(obj.get("id")) if isinstance(obj, dict) else None
+        if rec is None:
+            out.append(line)
+            label = obj.get("label") if isinstance(obj, dict) else None
+            if isinstance(label, str):
+                hard.add(label.strip().lower())
+            elif isinstance(label, (int, float)):
+                hard.add("pass" if label >= 0.5 else "fail")
+            continue
+        hard.add("pass" if rec["label"] >= 0.5 else "fail")
+        meta = dict(obj.get("meta") or {})
+        meta.setdefault("label_before", obj.get("label"))
+        meta["teacher"] = {"model": rec.get("model"), "verdict": rec.get("verdict"), "p_pass": rec["label"]}
+        obj["label"] = rec["label"]
+        obj["meta"] = meta
+        out.append(json.dumps(obj, ensure_ascii=False))
+        changed += 1
+    lacking = {"pass", "fail"} - hard
+    if lacking:
+        raise ValueError(f"{path}: with the teacher's labels the split would have no {'/'.join(sorted(lacking))} "
+                         "items, and evolution needs both classes; nothing was written")
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text("\n".join(out) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return changed
