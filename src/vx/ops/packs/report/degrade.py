@@ -100,6 +100,23 @@ def _body_indices(paras: list[str]) -> list[int]:
     return [i for i, p in enumerate(paras) if not p.lstrip().startswith("#") and not _is_tldr(p)]
 
 
+def _drop_where(para: str, pred: Callable[[str], bool]) -> str:
+    """`para` without the parts `pred` selects: lines of a list or table, sentences of prose.
+    A table left with no data row, or a list with no item, disappears."""
+    if re.match(r"\s*([-*+|]|\d+[.)])", para):
+        lines = [ln for ln in para.splitlines() if not pred(ln)]
+        rows = [ln for ln in lines if ln.lstrip().startswith("|") and not re.fullmatch(r"[\s|:-]+", ln)]
+        if para.lstrip().startswith("|") and len(rows) <= 1:
+            return ""
+        return "\n".join(lines)
+    return " ".join(s.strip() for s in _sentences_in(para) if not pred(s))
+
+
+def _prose_indices(paras: list[str]) -> list[int]:
+    """Body paragraphs of running prose (not lists, tables or quotes): where sentences can be added."""
+    return [i for i in _body_indices(paras) if not re.match(r"\s*([-*+|>]|\d+[.)])", paras[i])]
+
+
 # ------------------------------------------------------------------------------------------------ grounding
 
 @degradation("uncited_claim")
@@ -166,7 +183,7 @@ def drop_metric(task: ReportTask, text: str, rng: random.Random) -> str | None:
         if _is_tldr(p):
             paras[i] = tag_re.sub("", p)
         else:
-            paras[i] = " ".join(s.strip() for s in _sentences_in(p) if not tag_re.search(s))
+            paras[i] = _drop_where(p, lambda part: bool(tag_re.search(part)))
     out = _join(paras)
     return out if not tag_re.search(out) else None
 
@@ -277,7 +294,7 @@ def drop_opposing(task: ReportTask, text: str, rng: random.Random) -> str | None
                     p = p[:cut] + p[m.end():]
             paras[i] = p
         else:
-            paras[i] = " ".join(s.strip() for s in _sentences_in(p) if not cites_opp(s))
+            paras[i] = _drop_where(p, cites_opp)
     out = _join(paras)
     cited = set(parse_section(out).cited_cards())
     return None if cites_opp(out) or not cited & sup else out
@@ -355,7 +372,7 @@ def _fresh_pct(task: ReportTask, rng: random.Random) -> str:
 
 def _insert_after_first_body_sentence(text: str, sentence: str) -> str:
     paras = _paragraphs(text)
-    body = _body_indices(paras)
+    body = _prose_indices(paras)
     if not body:
         return _join(paras + [sentence])
     i = body[0]
@@ -432,7 +449,10 @@ def confident_forecast(task: ReportTask, text: str, rng: random.Random) -> str |
     cards = _strong_supporting(task)
     sentence = rng.choice(_FORECASTS).format(card=rng.choice(cards).id)
     paras = _paragraphs(text)
-    paras[-1] = paras[-1].rstrip() + " " + sentence
+    prose = _prose_indices(paras)
+    if not prose:
+        return None
+    paras[prose[-1]] = paras[prose[-1]].rstrip() + " " + sentence
     return _join(paras)
 
 
@@ -441,7 +461,7 @@ def pad_boilerplate(task: ReportTask, text: str, rng: random.Random) -> str | No
     """Add two or three generic filler sentences that carry no evidence."""
     filler = rng.sample(_FILLER, k=rng.choice((2, 3)))
     paras = _paragraphs(text)
-    body = _body_indices(paras)
+    body = _prose_indices(paras)
     if not body:
         return None
     paras[body[0]] = paras[body[0]].rstrip() + " " + filler[0]
