@@ -106,6 +106,8 @@ def test_composer_proposals_are_parsed_checked_counted(on):
     system, user = sent["system"][0]["text"], sent["messages"][0]["content"]
     assert "- missing_keyword [static] detects missing_keyword — lacks the keyword (coverage=0.900)" in system
     assert "objective=0.610 A_dev=0.700 A_train=0.870" in user and '"item": "tr7"' in user
+    assert "shortcomings: misjudges some labelled items (recall-weighted dev agreement 0.70" in user
+    assert "disagrees with the ops' consensus on unlabeled items (A_train 0.87)" in user
     assert '"label"' not in user and 'label:' not in user
 
 

@@ -81,6 +81,23 @@ def render_catalog(catalog: Sequence[Mapping[str, Any]], selectable: Sequence[st
     return "\n".join(lines)
 
 
+def derived_shortcomings(elite: Any) -> list[str]:
+    """What an elite's scores say it gets wrong (when the engine gives no itemised shortcomings)."""
+    out = []
+    try:
+        a_dev, a_train = float(elite.a_dev), float(elite.a_train)
+    except (TypeError, ValueError):
+        return out
+    if a_dev == a_dev and a_dev < 1.0:
+        out.append(f"misjudges some labelled items (recall-weighted dev agreement {a_dev:.2f}; a missed failure "
+                   "costs twice a false alarm)")
+    if a_train == a_train and a_train < 0.9:
+        out.append(f"disagrees with the ops' consensus on unlabeled items (A_train {a_train:.2f})")
+    if elite.node.size() > 3:
+        out.append(f"uses {elite.node.size()} op leaves; each beyond three costs")
+    return out
+
+
 def render_context(ctx: Any, max_elites: int = 8, max_gaps: int = 12) -> str:
     parts = [f"Round {ctx.round}."]
     if ctx.incumbent is not None:
@@ -90,7 +107,7 @@ def render_context(ctx: Any, max_elites: int = 8, max_gaps: int = 12) -> str:
         for e in list(ctx.elites)[:max_elites]:
             line = (f"- {to_text(e.node, width=10**6)}  objective={_fmt_num(e.objective)} "
                     f"A_dev={_fmt_num(e.a_dev)} A_train={_fmt_num(e.a_train)}")
-            shortcomings = getattr(e, "shortcomings", ()) or ()
+            shortcomings = getattr(e, "shortcomings", ()) or derived_shortcomings(e)
             if shortcomings:
                 line += "; shortcomings: " + "; ".join(str(s) for s in shortcomings)
             parts.append(line)
