@@ -60,7 +60,7 @@ def test_the_pack_loads_through_family_toml(family_dir):
     pool = fam.pool()
     assert pool.root_name == "parses"
     assert pool.names == [o.name for o in pack.OPS]
-    assert len(pool.names) == 11 and all(o.provenance.get("origin") == "seed" for o in pool)
+    assert len(pool.names) == 12 and all(o.provenance.get("origin") == "seed" for o in pool)
     assert fam.seed(pool.names) is not None
 
 

@@ -207,3 +207,28 @@ def test_trivial_values_and_same_value():
     assert not O.same_value([1, (2, 3)], [1, [2, 3]])
     assert not O.same_value(1, 1.0) and not O.same_value(True, 1)
     assert O.same_value(float("nan"), float("nan"))
+
+
+# --------------------------------------------------------------------------- undefined_name
+
+
+def test_undefined_name_fires_on_a_missing_import():
+    res = run(O.undefined_name, ADD, "def add(a, b):\n    return math.floor(a) + b\n")
+    assert res.verdict == D and "math (line 2)" in res.message and "NameError" in res.message
+
+
+def test_undefined_name_follows_helpers_and_module_code():
+    src = "def helper(x):\n    return heapq.nlargest(1, x)\n\ndef add(a, b):\n    return helper([a, b])[0]\n"
+    res = run(O.undefined_name, ADD, src)
+    assert res.verdict == D and "heapq (line 2)" in res.message
+    assert run(O.undefined_name, ADD, "X = undefined_thing\ndef add(a, b):\n    return a + b\n").verdict == D
+
+
+def test_undefined_name_ignores_unreachable_code_and_defined_names():
+    src = ("import math\nfrom collections import Counter\nN = 3\n\n"
+           "def unused():\n    return numpy.zeros(3)\n\n"
+           "def add(a, b):\n    c = Counter([a])\n    return math.floor(a) + b + N + len(c) - 1 + sum([x for x in [0]])\n\n"
+           "if __name__ == '__main__':\n    print(add(zzz, 1))\n")
+    res = run(O.undefined_name, ADD, src)
+    assert res.verdict == C, res.message
+    assert run(O.undefined_name, ADD, "def add(a b):\n").verdict == A

@@ -1,4 +1,4 @@
-"""The code family's op pack: the root ``parses`` and ten seed drawback detectors.
+"""The code family's op pack: the root ``parses`` and eleven seed drawback detectors.
 
 An output is the model's code as a string; a task record has ``prompt``, ``entry_point``,
 ``examples`` (the visible example calls) and possibly ``aliases`` (other accepted names). Ops
@@ -13,7 +13,8 @@ Root
     *body* meant to follow the prompt (some MBPP samples are): it is graded as given, so it does
     not parse and the root says so, naming the convention.
 
-Static ops (AST): ``wrong_entry_point``, ``reads_stdin``, ``hardcodes_example``.
+Static ops (AST): ``wrong_entry_point``, ``reads_stdin``, ``hardcodes_example``, ``undefined_name``
+(pyflakes' undefined-name analysis, limited to code reachable from the entry point).
 
 Exec ops (sandbox): ``crash``, ``fails_visible_example``, ``returns_not_print_only``,
 ``timeout``, ``returns_wrong_type``, ``mutates_argument``, ``nondeterministic``. They share
@@ -323,6 +324,55 @@ def reads_stdin(task, output, ctx):
         if stdin_imported and isinstance(node, ast.Name) and node.id == "stdin" and isinstance(node.ctx, ast.Load):
             return drawback(f"line {line} uses stdin (imported from sys)")
     return clean("no input(), sys.stdin or open(0)")
+
+
+def _reachable_ranges(art: Artifact) -> list[tuple[int, int]]:
+    """Line ranges of the code that can run when the entry point is called: module-level
+    statements (outside a main guard, defs excluded) and the module functions reachable from the
+    entry point through calls by name."""
+    tree, fn = art.tree, art.function
+    functions = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    ranges: list[tuple[int, int]] = []
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or _is_main_guard(stmt):
+            continue
+        ranges.append((stmt.lineno, stmt.end_lineno or stmt.lineno))
+    todo = [fn] if fn is not None else []
+    seen: set[int] = set()
+    while todo:
+        f = todo.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        ranges.append((min([f.lineno] + [d.lineno for d in f.decorator_list]), f.end_lineno or f.lineno))
+        for node in ast.walk(f):
+            if isinstance(node, ast.Name) and node.id in functions:
+                todo.append(functions[node.id])
+    return ranges
+
+
+@op(detects="crash")
+def undefined_name(task, output, ctx):
+    """Code that runs when the entry point is called uses a name that is never defined or imported
+    (a NameError waiting to happen, e.g. `math` used without `import math`)."""
+    art = artifact_of(task, output, ctx)
+    if art.tree is None:
+        return abstain("the output does not parse")
+    try:
+        from pyflakes.checker import Checker
+        from pyflakes.messages import UndefinedName
+    except ImportError as exc:  # pragma: no cover - the [code] extra brings pyflakes
+        raise ImportError("undefined_name needs pyflakes: pip install 'vx-verifiers[code]'") from exc
+    ranges = _reachable_ranges(art)
+    found: dict[str, int] = {}
+    for message in Checker(art.tree, filename="<candidate>").messages:
+        if isinstance(message, UndefinedName) and any(a <= message.lineno <= b for a, b in ranges):
+            found.setdefault(str(message.message_args[0]), message.lineno)
+    if found:
+        shown = ", ".join(f"{name} (line {line})" for name, line in list(found.items())[:3])
+        more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+        return drawback(f"uses {shown}{more}, never defined or imported: a NameError when it runs")
+    return clean("every name used is defined, imported or built in")
 
 
 def trivial_value(value: Any) -> bool:
@@ -826,8 +876,9 @@ TAXONOMY: tuple[str, ...] = (
 )
 
 #: Seed ops in the order classify_failure consults them (most specific evidence first).
-_CLASSIFY_ORDER = ("reads_stdin", "hardcodes_example", "timeout", "crash", "returns_not_print_only",
-                   "returns_wrong_type", "mutates_argument", "nondeterministic", "fails_visible_example")
+_CLASSIFY_ORDER = ("reads_stdin", "hardcodes_example", "undefined_name", "timeout", "crash",
+                   "returns_not_print_only", "returns_wrong_type", "mutates_argument", "nondeterministic",
+                   "fails_visible_example")
 
 
 def classify_failure(task: Mapping[str, Any], output: Any, meta: Mapping[str, Any] | None = None) -> str | None:
@@ -852,8 +903,9 @@ def classify_failure(task: Mapping[str, Any], output: Any, meta: Mapping[str, An
     art = artifact_of(task, output, ctx)
     if art.problem:
         return "wrong_entry_point" if art.tree is not None else "does_not_parse"
-    seeds = {o.name: o for o in (reads_stdin, hardcodes_example, timeout, crash, returns_not_print_only,
-                                 returns_wrong_type, mutates_argument, nondeterministic, fails_visible_example)}
+    seeds = {o.name: o for o in (reads_stdin, hardcodes_example, undefined_name, timeout, crash,
+                                 returns_not_print_only, returns_wrong_type, mutates_argument, nondeterministic,
+                                 fails_visible_example)}
     for name in _CLASSIFY_ORDER:
         try:
             res = seeds[name](task, output, ctx)
@@ -885,12 +937,12 @@ def _versioned(o: Op, machinery: str) -> Op:
 
 
 _MACHINERY = _machinery_hash()
-(parses, wrong_entry_point, reads_stdin, hardcodes_example, crash, fails_visible_example, returns_not_print_only,
- timeout, returns_wrong_type, mutates_argument, nondeterministic) = (
-    _versioned(o, _MACHINERY) for o in (parses, wrong_entry_point, reads_stdin, hardcodes_example, crash,
-                                        fails_visible_example, returns_not_print_only, timeout, returns_wrong_type,
-                                        mutates_argument, nondeterministic))
+(parses, wrong_entry_point, reads_stdin, hardcodes_example, undefined_name, crash, fails_visible_example,
+ returns_not_print_only, timeout, returns_wrong_type, mutates_argument, nondeterministic) = (
+    _versioned(o, _MACHINERY) for o in (parses, wrong_entry_point, reads_stdin, hardcodes_example, undefined_name,
+                                        crash, fails_visible_example, returns_not_print_only, timeout,
+                                        returns_wrong_type, mutates_argument, nondeterministic))
 
 #: The pack's ops, root first (what ``packs = ["vx.ops.packs.code"]`` loads).
-OPS = [parses, wrong_entry_point, reads_stdin, hardcodes_example, crash, fails_visible_example,
+OPS = [parses, wrong_entry_point, reads_stdin, hardcodes_example, undefined_name, crash, fails_visible_example,
        returns_not_print_only, timeout, returns_wrong_type, mutates_argument, nondeterministic]
