@@ -4,5 +4,6 @@
 sections and sentences) · ``figures`` (numbers in prose) · ``ops`` (the seed op pack and root) ·
 ``templates`` (check templates + inducers for synthesis) · ``taxonomy`` (closed failure classes) ·
 ``rubric`` (a RAQS-style 0–100 scorer: the locked split's reference signal, a partial proxy) ·
-``degrade`` (systematic degradations of golden sections) · ``build`` (the family builder).
+``degrade`` (systematic degradations of golden sections) · ``build`` (the family builder) ·
+``judge`` (opt-in LLM judge ops).
 """
