@@ -84,7 +84,9 @@ def test_locked_labels_come_from_the_rubric(built):
 def test_seed_changes_the_split_and_is_deterministic(tmp_path):
     a = build_family(SOURCES, tmp_path / "a", seed=3)
     b = build_family(SOURCES, tmp_path / "b", seed=3)
-    assert (tmp_path / "a" / "dev.jsonl").read_text() == (tmp_path / "b" / "dev.jsonl").read_text()
+    for name in ("dev.jsonl", "locked.jsonl", "train.jsonl"):
+        assert (tmp_path / "a" / name).read_text() == (tmp_path / "b" / name).read_text()
+    assert a.counts == b.counts
     assert a.provenance["dev_tasks"] != build_family(SOURCES, tmp_path / "c", seed=4).provenance["dev_tasks"]
 
 

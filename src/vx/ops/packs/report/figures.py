@@ -18,7 +18,7 @@ import attrs
 from vx.ops.packs.report.parse import mask_markup
 
 SCALES = {
-    "trillion": 1e12, "tn": 1e12, "t": 1e12,
+    "trillion": 1e12, "tn": 1e12,
     "billion": 1e9, "bn": 1e9, "b": 1e9,
     "million": 1e6, "mn": 1e6, "mm": 1e6, "m": 1e6,
     "thousand": 1e3, "k": 1e3,
@@ -94,9 +94,7 @@ def find_figures(text: str) -> list[Figure]:
         value = float(num.replace(",", ""))
         decimals = len(num.split(".")[1]) if "." in num else 0
         scale_word = (m.group("scale") or "").lower()
-        scale = SCALES.get(scale_word, 1.0)
-        if m.group("scale") == "M" and m.group("unit"):
-            scale = 1.0  # "M" followed by a unit is not a scale (never happens with _UNIT after M)
+        scale = SCALES.get(scale_word, 1e12 if scale_word == "t" else 1.0)  # "T" after a number: trillion
         cur = m.group("cur")
         currency = CURRENCY_PREFIX.get(cur.strip().lower()) if cur else None
         if m.group("scur"):
@@ -117,8 +115,7 @@ def unit_scale(unit: str) -> float:
     m = _UNIT_SCALE.search(unit or "")
     if not m:
         return 1.0
-    word = m.group(1)
-    return SCALES.get(word.lower() if len(word) > 1 else word.lower(), 1.0)
+    return SCALES.get(m.group(1).lower(), 1.0)
 
 
 def tolerance(fig: Figure, target: float) -> float:
