@@ -165,3 +165,22 @@ def test_with_a_key_judge_ops_work_without_a_session(monkeypatch):
     llm_client.disable()  # --no-llm: off even with the key
     r = spec_mismatch()(TASK, "def add(a, b): return a - b")
     assert r.verdict == Verdict.ABSTAIN and len(api.requests) == 1
+
+
+def test_judge_ops_in_worker_processes_share_the_ledger_and_cache(judge_on, tiny_family):
+    """Forked workers make their own clients; the ledger and cache (SQLite) see every call."""
+    from vx.ops.apply import apply_ops
+    from vx.ops.families import Family
+
+    fam = Family(tiny_family)
+    pool = fam.pool()
+    pool.add(spec_mismatch())
+    items = list(fam.split("train").items) + list(fam.split("dev").items)
+    first = apply_ops(pool, items, fam.tasks, jobs=2, progress=False)
+    unique = len({(it.task, str(it.output)) for it in items})
+    usage = llm_client.active_client().usage()
+    assert usage["api_calls"] + usage["cache_hits"] == len(items) and usage["api_calls"] >= unique
+    again = apply_ops(pool, items, fam.tasks, jobs=2, progress=False)
+    after = llm_client.active_client().usage()
+    assert after["api_calls"] == usage["api_calls"]  # the second pass: all from the cache
+    assert (first.matrix.column("spec_mismatch") == again.matrix.column("spec_mismatch")).all()
