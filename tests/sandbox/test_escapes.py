@@ -44,8 +44,9 @@ def _assert_no_survivors(token: str) -> None:
 
 
 def _spawn_marked(token: str, body: str) -> str:
-    """Source of a statement that starts `python -c body token` (the token marks the process)."""
-    return f"[sys.executable, '-S', '-c', {body!r}, {token!r}]"
+    """Source of an argv list `python -c body token` (the token marks the process). The token
+    is split in the source, so only the processes started with it carry it whole."""
+    return f"[sys.executable, '-S', '-c', {body!r}, {token[:6]!r} + {token[6:]!r}]"
 
 
 # --------------------------------------------------------------------------------------------
@@ -558,3 +559,43 @@ def test_interpreter_settings_changed_by_the_candidate_are_undone(sb: Sandbox) -
     assert rep.status == "ok", rep.detail
     assert [c.status for c in rep.calls][1:] == ["ok", "timeout", "timeout"]
     assert rep.calls[0].status in ("ok", "exception")
+
+
+def test_everything_dies_with_vx(sb: Sandbox) -> None:
+    """If the vx process itself is SIGKILLed mid-run, the candidate and its daemons die too."""
+    token = f"vx-orphan-{uuid.uuid4().hex}"
+    body = "import time\ntime.sleep(30)\n"
+    candidate = _code(
+        f"""
+        import os, subprocess, sys, time
+        def f():
+            if os.fork() == 0:
+                os.setsid()
+                os.execv(sys.executable, {_spawn_marked(token, body)})
+            subprocess.Popen({_spawn_marked(token, body)})
+            while True:
+                try:
+                    time.sleep(0.05)
+                except BaseException:
+                    pass
+        """
+    )
+    driver = _code(
+        f"""
+        from vx.ops.sandbox import Sandbox, SandboxConfig
+        sb = Sandbox(SandboxConfig(layer={sb.layer!r}, per_call_timeout=20.0, total_timeout=30.0))
+        sb.run_calls({candidate!r}, "f", [([], {{}})])
+        """
+    )
+    import subprocess
+
+    proc = subprocess.Popen([sys.executable, "-c", driver])
+    try:
+        deadline = time.monotonic() + 20.0
+        while len(processes_with(token)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(processes_with(token)) >= 2, "the candidate never started its processes"
+    finally:
+        proc.kill()
+        proc.wait()
+    _assert_no_survivors(token)

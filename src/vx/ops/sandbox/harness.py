@@ -527,14 +527,21 @@ def _run_script(req):
 # --------------------------------------------------------------------------------------------
 
 
-def _read_request():
-    chunks = []
-    while True:
-        chunk = _os_read(0, 1 << 20)
+def _read_exact(n):
+    data = b""
+    while _len(data) < n:
+        chunk = _os_read(0, n - _len(data))
         if not chunk:
-            break
-        chunks.append(chunk)
-    return _marshal.loads(b"".join(chunks))
+            _os_exit(70)  # the parent went away before sending the request
+        data += chunk
+    return data
+
+
+def _read_request():
+    """The request: 8-byte length + marshal. Stdin stays open afterwards: it is the lifeline
+    whose end of file tells a supervisor that the parent died."""
+    size = _int.from_bytes(_read_exact(8), "big")
+    return _marshal.loads(_read_exact(size))
 
 
 def _prctl():
@@ -682,6 +689,31 @@ def _reap_descendants():
             continue
 
 
+def _wait_worker_or_parent(pid):
+    """Wait for the worker; return its wait status, or None if the parent died first (our
+    stdin, the lifeline, reached end of file: nobody will collect results any more)."""
+    try:
+        pidfd = _os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return _os.waitpid(pid, 0)[1]  # no pidfd (kernel < 5.3): no lifeline either
+    import select
+
+    watching = [pidfd, 0]
+    while True:
+        ready = select.select(watching, [], [])[0]
+        if pidfd in ready:
+            _os_close(pidfd)
+            return _os.waitpid(pid, 0)[1]
+        if 0 in ready:
+            try:
+                data = _os_read(0, 4096)
+            except OSError:
+                data = b""
+            if not data:
+                _os_close(pidfd)
+                return None
+
+
 def _supervise(req, worker):
     """Fork the worker and outlive it; ``subreaper`` mode also kills escaped descendants."""
     mode = req["supervise"]
@@ -703,7 +735,7 @@ def _supervise(req, worker):
     status = None
     try:
         try:
-            _, status = _os.waitpid(pid, 0)
+            status = _wait_worker_or_parent(pid)
         finally:
             _set_handler(_signal.SIGTERM, _signal.SIG_IGN)
     except _CallTimeout:

@@ -286,7 +286,8 @@ def _launch_in(
         os.close(result_w)
         result_w = os.open(os.devnull, os.O_WRONLY)
     request = dict(request, result_fd=result_w)
-    payload = harness_blob(plan.same_bytecode) + encode_request(request)
+    encoded = encode_request(request)
+    payload = harness_blob(plan.same_bytecode) + len(encoded).to_bytes(8, "big") + encoded
     popen_kwargs: dict[str, Any] = {}
     if plan.popen_user is not None:
         popen_kwargs.update(user=plan.popen_user, group=plan.popen_group, extra_groups=[])
@@ -387,8 +388,9 @@ def _watch(
                     except BrokenPipeError:
                         view = view[:0]
                     if not view:
+                        # Keep our end open: its closing (also when vx dies) is the lifeline
+                        # the supervisors of the unshare/rlimits layers watch.
                         sel.unregister(fd)
-                        proc.stdin.close()
                 elif fd == pidfd:
                     exited = True
                 else:
@@ -455,17 +457,52 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _terminate(proc: subprocess.Popen[bytes], plan: Plan, kill_grace: float) -> None:
-    """Make sure nothing of this run survives, then reap the main child."""
-    if plan.supervise == "subreaper" and _alive(proc.pid):
-        # Ask the supervisor to kill and reap its worker and escaped descendants first.
+def _children_of(pid: int) -> list[int]:
+    kids = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
         try:
-            os.kill(proc.pid, signal.SIGTERM)
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                stat = fh.read()
         except OSError:
-            pass
-        give_up = time.monotonic() + max(kill_grace, _SUPERVISOR_GRACE)
-        while _alive(proc.pid) and time.monotonic() < give_up:
-            time.sleep(0.005)
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 1 and int(fields[1]) == pid:
+            kids.append(int(name))
+    return kids
+
+
+def _wait_exit(pid: int, timeout: float) -> None:
+    give_up = time.monotonic() + timeout
+    while _alive(pid) and time.monotonic() < give_up:
+        time.sleep(0.002)
+
+
+def _terminate(proc: subprocess.Popen[bytes], plan: Plan, kill_grace: float) -> None:
+    """Make sure nothing of this run survives, then reap the main child.
+
+    A still-running tree is taken down from the inside out, so every process is reaped by
+    its own parent: killing the wrapper first would leave the namespace's init to the host's
+    pid 1, which in many containers never reaps it (zombies pile up over long evaluations).
+    """
+    if _alive(proc.pid):
+        if plan.supervise == "subreaper":
+            # The supervisor kills and reaps its worker and escaped descendants, then exits.
+            try:
+                os.kill(proc.pid, signal.SIGTERM)
+            except OSError:
+                pass
+            _wait_exit(proc.pid, max(kill_grace, _SUPERVISOR_GRACE))
+        else:
+            # bwrap / unshare: their child is the namespace's init; when it dies the kernel
+            # kills the whole namespace and the wrapper reaps it and exits.
+            for kid in _children_of(proc.pid):
+                try:
+                    os.kill(kid, signal.SIGKILL)
+                except OSError:
+                    pass
+            _wait_exit(proc.pid, kill_grace)
     # The main child is not reaped yet, so its pid (= the process group id) cannot be reused.
     try:
         os.killpg(proc.pid, signal.SIGKILL)
