@@ -10,7 +10,7 @@ from vx.evolve.batch import ABSTAIN_OP, ABSTAIN_SLOT, compile_candidates, evalua
 from .test_objective import NAMES, trees
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.integers(1, 150).flatmap(lambda n: st.lists(st.lists(st.sampled_from([-1, 0, 1]), min_size=5, max_size=5),
                                                       min_size=n, max_size=n)),
        st.lists(trees(), min_size=1, max_size=10))

@@ -136,7 +136,7 @@ def datasets(draw):
     return EvalData(m, train, dev_p, "r")
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(datasets(), st.lists(trees(), min_size=1, max_size=6), st.booleans(),
        st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.sampled_from([1.0, 2.0, 3.5])))
 def test_batch_scores_equal_the_reference(data, nodes, closed, weights):

@@ -23,9 +23,10 @@ import attrs
 import numpy as np
 
 from vx.dsl.ast import Node
-from vx.dsl.matrix import VerdictMatrix
+from vx.dsl.matrix import Packed, VerdictMatrix
 from vx.dsl.parse import VxSyntaxError, parse
 from vx.dsl.printer import to_text
+from vx.evolve.batch import evaluate_batch
 from vx.evolve.compose import (Composer, CompositionContext, Elite, EnumerativeComposer, EvolutionaryComposer,
                                normalize, prune_op)
 from vx.evolve.guards import Guards, best_index, rank_key
@@ -576,9 +577,6 @@ class Evolution:
         verdicts: list[tuple] = []
         traces: list[tuple] = []
         codes = obj.final_codes(best)
-        from vx.evolve.batch import evaluate_batch
-        from vx.dsl.matrix import Packed
-
         o, f = evaluate_batch(obj.compile([best]), self.matrix)
         expr = Packed(o[0], f[0], self.matrix.n_items).to_int8()
         ops_run = ([self.root] if self.root else []) + [n for n in best.op_names() if n != self.root]
@@ -598,9 +596,8 @@ class Evolution:
         dev_idx = np.flatnonzero(obj.data.dev)
         dev_labels = [float(self.dev_p[i]) for i in dev_idx]
         fw = self.objective_config.fail_weight
-        seed_codes = obj.final_codes(self.seed_node)
-        dev_seed = agreement([finals_i for finals_i in np.array(to_finals(seed_codes), dtype=object)[dev_idx]],
-                             dev_labels, fail_weight=fw)
+        seed_finals = to_finals(obj.final_codes(self.seed_node))
+        dev_seed = agreement([seed_finals[i] for i in dev_idx], dev_labels, fail_weight=fw)
         dev_best = agreement([finals[i] for i in dev_idx], dev_labels, fail_weight=fw)
         summary: dict[str, Any] = {
             "objective": {"seed": seed_score.as_dict(), "evolved": best_score.as_dict()},
