@@ -40,6 +40,9 @@ def fake_model(req: dict) -> str:
     if "narrow yes/no question" in system:  # judge: outputs with digits "do not do what was asked"
         out = user.split("<output>\n", 1)[1]
         return "ANSWER: NO\nREASON: contains digits" if re.search(r"\d", out) else "ANSWER: YES"
+    if "<reference>" in user:  # teacher: the candidate passes unless it is shouted
+        cand = user.split("<candidate>\n", 1)[1]
+        return "VERDICT: FAIL\nP_PASS: 0.1" if cand[:12].isupper() else "VERDICT: PASS\nP_PASS: 0.9"
     if "vx expression language" in system:  # composer
         ops = re.findall(r"^- (\S+) \[", system, flags=re.M)
         a, b, c = (ops + ops + ops)[:3]
@@ -82,6 +85,10 @@ def test_llm_roles_take_part_and_a_rerun_is_free(evo, tmp_path):
         ops = {o["name"]: o for o in s.ops()}
         assert ops["spec_mismatch"]["uses_llm"]
         assert "ANTHROPIC" not in json.dumps(meta) and "sk-test" not in json.dumps(meta)
+        teacher = meta["llm_teacher"]
+        assert teacher["items"] == 10 and teacher["labelled"] == 10 and teacher["agreement"]["compared"] == 10
+        assert (evo / "teacher_labels.jsonl").is_file()
+    assert by_role["teacher"]["api_calls"] > 0
 
     out2 = tmp_path / "run2.vxrun.sqlite"
     again, usage2, _ = evolve(evo, out2, api, "run-two")

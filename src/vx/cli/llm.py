@@ -321,21 +321,49 @@ def engine_roles(session, cfg) -> dict:
     return {"composers": composers + [session.composer()], "synthesizers": synthesizers + [session.synthesizer()]}
 
 
-def record_run(session, roles: dict, run_path) -> dict:
-    """Store the LLM setup, usage and the composer/synthesizer reports in the run file; returns the usage."""
+def run_teacher(session, family_dir) -> dict:
+    """The teacher's part in a run: soft labels for the dev items (against their golden references), stored
+    with the family as teacher_labels.jsonl, and where they disagree with the dev labels. Evolution never
+    reads these (its labels are the family's); they tell a person how far the anchor can be trusted."""
+    from vx.llm.client import LLMError
+    from vx.llm.teacher import teach_family
+    from vx.ops.families import Family
+
+    try:
+        fam = Family(family_dir)
+        path, records, agree = teach_family(session.client(), fam, "dev")
+    except LLMError as exc:
+        return {"error": str(exc)}
+    labels = {it.id: it.label for it in fam.split("dev").items}
+    disagree = [r["id"] for r in records if r.get("label") is not None and labels.get(r["id"]) is not None
+                and (r["label"] >= 0.5) != (labels[r["id"]] >= 0.5)]
+    return {"path": str(path), "labelled": sum(1 for r in records if r.get("label") is not None),
+            "items": len(records), "agreement": agree, "disagreements": disagree}
+
+
+def record_run(session, roles: dict, run_path, *, teach: bool = True) -> dict:
+    """After a run: the teacher's dev labels (unless `teach` is False), then the LLM setup, usage and the
+    composer/synthesizer/teacher reports into the run file. Returns the usage."""
     from vx.evolve.store import RunStore
 
+    with RunStore(run_path) as store:
+        family_dir = store.meta().get("family_dir")
+    report: dict = {}
+    if teach and family_dir:
+        report["llm_teacher"] = teacher = run_teacher(session, family_dir)
+        if session.say is not None and "agreement" in teacher:
+            a = teacher["agreement"]
+            session.say(f"teacher: {teacher['labelled']}/{teacher['items']} dev items labelled against their "
+                        f"references ({teacher['path']}); agrees with {a['agree']}/{a['compared']} dev labels"
+                        + (f"; disagrees on {', '.join(teacher['disagreements'])}" if teacher["disagreements"] else ""))
     usage = session.usage()
-    report: dict = {"llm": session.describe(), "llm_usage": usage}
+    report.update({"llm": session.describe(), "llm_usage": usage})
     for kind in ("composers", "synthesizers"):
         for role in roles.get(kind) or []:
             if hasattr(role, "history") and getattr(role, "name", "") == "llm":
                 report[f"llm_{kind[:-1]}"] = {"history": role.history, "stopped": role.stopped}
-    store = RunStore(run_path)
-    try:
+    with RunStore(run_path) as store:
         store.set_meta(report)
-    finally:
-        store.close()
     return usage
 
 
