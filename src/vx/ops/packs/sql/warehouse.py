@@ -37,6 +37,7 @@ import attrs
 
 DEFAULT_TIMEOUT = 5.0  # seconds per query
 DEFAULT_MAX_ROWS = 10_000
+DUCKDB_MEMORY_LIMIT = "1GB"
 BACKENDS = ("duckdb", "sqlite", "snowflake")
 ERROR_KINDS = ("syntax", "runtime", "timeout", "rejected")
 
@@ -166,7 +167,11 @@ class DuckDBWarehouse(Warehouse):
         if not self.path.is_file():
             raise WarehouseError(f"DuckDB database {self.path} does not exist")
         self._duckdb = duckdb
-        self._con = duckdb.connect(str(self.path), read_only=True)
+        # one thread per connection: ops already run one item per worker process, and a query that
+        # explodes (a cartesian product) hits the memory limit instead of the machine's memory
+        self._con = duckdb.connect(str(self.path), read_only=True,
+                                   config={"threads": 1, "memory_limit": DUCKDB_MEMORY_LIMIT})
+        self._con.execute("SET enable_progress_bar = false")  # never draw on the user's terminal
 
     def _run(self, sql, timeout, max_rows):
         con = self._con
