@@ -70,7 +70,7 @@ def test_split_expressions():
     assert split_expressions(reply) == [
         "(any missing_keyword\n     (vote 2 shouting too_long missing_keyword))", "shouting",
         "(all too_long (not shouting))", "(any a"]
-    assert split_expressions("no fence: (any a b) c") == ["no", "fence:", "(any a b)", "c"]
+    assert split_expressions("no fence: (any a b) c") == ["(any a b)"]
     assert split_expressions("```vx\n(any a b))\n```") == ["(any a b)", ")"]
 
 

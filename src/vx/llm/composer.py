@@ -125,8 +125,9 @@ _FENCE = re.compile(r"```[ \t]*(?:vx|lisp|scheme|clojure)?[ \t]*\n(.*?)```", re.
 
 
 def split_expressions(text: str) -> list[str]:
-    """The top-level expressions of the reply's fenced ```vx block(s) (the whole reply if it has none):
-    parenthesised forms and bare op names, separated at parenthesis depth 0; ``;`` comments dropped.
+    """The top-level expressions of the reply's fenced ```vx block(s): parenthesised forms and bare op
+    names, separated at parenthesis depth 0; ``;`` comments dropped. A reply without a fenced block
+    is read as prose: only its parenthesised forms count.
     A line starting at column 0 always begins a new expression (continuation lines are indented), so
     one unclosed form cannot swallow the ones after it; an unbalanced form is returned as it is, so
     that the parser reports it."""
@@ -162,7 +163,10 @@ def split_expressions(text: str) -> list[str]:
                 flush()
                 depth = 0
     flush()
-    return [e for e in (s.strip() for s in out) if e]
+    exprs = [e for e in (s.strip() for s in out) if e]
+    if not blocks:  # no fenced block: the reply is prose with expressions in it; keep the forms only
+        exprs = [e for e in exprs if e.startswith("(")]
+    return exprs
 
 
 @attrs.frozen
