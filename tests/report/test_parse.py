@@ -68,3 +68,10 @@ def test_splitting_recovers_the_sentences(parts):
     assert got == parts
     assert all(text[st_:].startswith(s.strip()) for st_, s in split_sentences(text))
     assert len(CITATION.findall(text)) == sum(len(CITATION.findall(p)) for p in parts)
+
+
+def test_a_section_wrapped_in_a_markdown_fence_is_unwrapped():
+    sec = parse_section("```markdown\n## Title\n\nBody cites [E0101].\n```\n")
+    assert sec.title == "Title"
+    assert sec.sentences[1].line == 4 and sec.sentences[1].cites == ("E0101",)
+    assert parse_section("```python\nx = 1\n```").title is None  # real code stays code

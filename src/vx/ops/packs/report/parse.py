@@ -127,8 +127,20 @@ def _inline_text(token) -> str:
     return "".join(out)
 
 
+_FENCED = re.compile(r"\A(\s*)```[ \t]*(?:markdown|md)?[ \t]*\n(.*?)\n```[ \t]*\s*\Z", re.DOTALL | re.IGNORECASE)
+
+
 def parse_section(text: str) -> Section:
-    """Parse a markdown section. Never raises on any string (markdown has no syntax errors)."""
+    """Parse a markdown section. Never raises on any string (markdown has no syntax errors).
+
+    A section wholly wrapped in one ```markdown fence (a common artifact of chat models) is
+    unwrapped; line numbers still refer to the original text."""
+    source = text
+    shift = 0
+    m = _FENCED.match(text)
+    if m:
+        shift = m.group(1).count("\n") + 1
+        text = m.group(2)
     tokens = _MD.parse(text)
     blocks: list[Block] = []
     stack: list[str] = []  # enclosing containers: "li", "quote", "row"
@@ -171,6 +183,8 @@ def parse_section(text: str) -> Section:
                 blocks.append(Block("quote", body, line))
             else:
                 blocks.append(Block("paragraph", body, line))
+    if shift:
+        blocks = [attrs.evolve(b, line=b.line + shift) for b in blocks]
     sentences: list[Sentence] = []
     for i, b in enumerate(blocks):
         if b.kind in ("heading", "row", "code"):
@@ -183,7 +197,7 @@ def parse_section(text: str) -> Section:
             line = b.line + b.text.count("\n", 0, start)
             flat = s.replace("\n", " ").strip()
             sentences.append(Sentence(flat, line, i, b.kind, citations(flat), tags(flat)))
-    return Section(text, tuple(blocks), tuple(sentences))
+    return Section(source, tuple(blocks), tuple(sentences))
 
 
 def split_sentences(text: str) -> list[tuple[int, str]]:
