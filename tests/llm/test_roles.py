@@ -7,6 +7,7 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from vx.dsl.ast import Any as AnyNode, Op, Vote
 from vx.dsl.printer import to_text
@@ -316,3 +317,19 @@ def test_teacher_labels_can_be_applied_to_the_dev_file(on, tiny_family):
         if it.id in {r["id"] for r in records if r.get("label") is not None}:
             assert it.label in (0.25, 0.75) and it.meta["label_before"] in ("pass", "fail", before[it.id])
             assert it.meta["teacher"]["p_pass"] == it.label
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.recursive(st.sampled_from(["a", "b", "c", "x.y", "t-1"]).map(Op),
+                             lambda kids: st.one_of(st.lists(kids, min_size=1, max_size=4).map(AnyNode),
+                                                    st.lists(kids, min_size=2, max_size=4).map(
+                                                        lambda cs: Vote(len(cs) - 1, cs))),
+                             max_leaves=10), min_size=1, max_size=5),
+       st.integers(20, 100))
+def test_the_composer_reads_back_every_valid_expression_it_is_given(nodes, width):
+    """Law: canonical expressions, however wrapped, come back parsed and unchanged, in order."""
+    block = "\n".join(to_text(n, width=width) for n in nodes)
+    reply = f"Some thoughts first (with parentheses).\n```vx\n{block}\n```\nDone."
+    texts = split_expressions(reply)
+    checked = [check_proposal(t, ["a", "b", "c", "x.y", "t-1"], max_leaves=50) for t in texts]
+    assert [c.node for c in checked] == nodes
