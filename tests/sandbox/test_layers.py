@@ -67,3 +67,24 @@ def test_describe_lists_unavailable_layers(fresh_detection, monkeypatch) -> None
     text = sb.describe()
     assert text.startswith("sandbox layer: unshare")
     assert "bwrap: " in text
+
+
+def test_unshare_as_root_then_setpriv_variant_works() -> None:
+    """The fallback for root on hosts that refuse user namespaces (normally not chosen here)."""
+    import os
+
+    from vx.ops.sandbox.layers import _unshare_plans
+
+    if os.geteuid() != 0:
+        pytest.skip("the setpriv variant exists only when vx runs as root")
+    try:
+        sb = Sandbox(SandboxConfig(layer="unshare"))
+    except SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    plans = _unshare_plans(sb.detection.python, sb.detection.identity)
+    if len(plans) < 2:
+        pytest.skip("setpriv (util-linux) is not installed")
+    variant = plans[1]
+    assert "--user" not in variant.wrapper and "--no-new-privs" in variant.wrapper
+    ok, why, _ = sb._probe(variant, 64)
+    assert ok, why

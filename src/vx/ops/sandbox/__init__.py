@@ -242,7 +242,7 @@ class Sandbox:
             "drop": list(plan.drop) if plan.drop else None,
             "supervise": plan.supervise,
             "no_new_privs": plan.no_new_privs,
-            "seccomp": plan.seccomp,
+            "seccomp": dict(plan.seccomp, protect=[os.getpid()]) if plan.seccomp else None,
             "recursion_limit": c.recursion_limit,
             "stdout_cap": c.stdout_cap,
             "message_cap": c.message_cap,

@@ -611,8 +611,14 @@ def _install_seccomp(spec):
     ctx = lib.seccomp_init(0x7FFF0000)  # SCMP_ACT_ALLOW
     if not ctx:
         raise OSError("seccomp_init failed")
+    rules = _list(spec["rules"])
+    # Processes the candidate must not signal even when it runs as the same account: vx
+    # itself and our supervisor (so it can neither stop the deadline nor the cleanup).
+    for pid in _list(spec.get("protect", ())) + [_os.getppid()]:
+        for name in ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_open"):
+            rules.append((name, 1, [(0, 4, pid, 0)]))  # arg0 == pid -> EPERM
     try:
-        for name, errno, conds in spec["rules"]:
+        for name, errno, conds in rules:
             nr = lib.seccomp_syscall_resolve_name(name.encode())
             if nr < 0:
                 continue  # no such syscall on this architecture

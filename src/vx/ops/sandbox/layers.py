@@ -9,11 +9,11 @@ Layers, strongest first (see docs/readme/sandbox.md for the threat model):
     bound read-write at /sandbox, ``--die-with-parent`` and ``--new-session``. bwrap's own
     init is pid 1 in the namespace: when it dies every process in it dies.
 ``unshare``
-    util-linux ``unshare --user --net --pid --ipc --uts --fork --kill-child`` as the sandbox
-    account (or, as root where user namespaces are refused, ``unshare`` as root followed by
-    ``setpriv`` to the sandbox account). No network; the harness is pid 1 and forks the
-    worker, so killing it ends the namespace. The file system is the host's, seen as the
-    sandbox account.
+    util-linux ``unshare --user --net --pid --ipc --uts --mount --fork --kill-child
+    --mount-proc`` as the sandbox account (or, as root where user namespaces are refused,
+    ``unshare`` as root followed by ``setpriv`` to the sandbox account). No network; a /proc
+    that shows only the namespace's processes; the harness is pid 1 and forks the worker, so
+    killing it ends the namespace. The file system is the host's, seen as the sandbox account.
 ``rlimits``
     no namespaces: rlimits, the sandbox account (when vx runs as root), no_new_privs and, when
     the system libseccomp is present, a seccomp deny-list (no sockets other than AF_UNIX, no
@@ -238,7 +238,9 @@ def _unshare_plans(python: str, identity: Identity) -> list[Plan]:
     unshare = shutil.which("unshare")
     if unshare is None:
         return []
-    spaces = ["--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child"]
+    # --mount + --mount-proc: a private mount namespace with a /proc that shows only the
+    # namespace's own processes (no /proc/<vx>/environ, no host command lines).
+    spaces = ["--net", "--pid", "--ipc", "--uts", "--mount", "--fork", "--kill-child", "--mount-proc"]
     owner = (identity.uid, identity.gid) if identity.dropped else None
     plans = [
         Plan(
