@@ -60,3 +60,15 @@ def test_inducers_propose_discriminating_checks(bundled_tasks):
     cut = [p for p in pairs(tasks[16:], "truncated_section") if not p[1].rstrip().endswith((".", "]"))]
     _check_proposals("ends_mid_sentence", cut, good)
     _check_proposals("tag_value_window", pairs(tasks[16:], "value_erasure"), good)
+
+
+def test_phrase_inducer_ignores_function_word_phrases(bundled_tasks):
+    from vx.ops.specs import TEMPLATES
+
+    tasks = sorted(bundled_tasks.values(), key=lambda t: t.id)
+    good = [(t.record(), t.golden) for t in tasks[:10]]
+    cluster = [(t.record(), t.golden.rstrip() + " It will be of the essence that prices will be firm.\n")
+               for t in tasks[10:14]]
+    phrases = [p["phrase"] for p in TEMPLATES["forbids_phrase"].induce(cluster, good)]
+    assert phrases and "will be" not in phrases and "of the" not in phrases
+    assert any("essence" in p or "firm" in p or "prices" in p for p in phrases)

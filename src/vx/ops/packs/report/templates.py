@@ -60,6 +60,15 @@ def _good_proposal(factory: Callable, params: dict, cluster: Pairs, good: Pairs)
 # ----------------------------------------------------------------------------------------------- phrases
 
 _WORD = re.compile(r"[a-z][a-z'’-]*")
+_STOP = frozenset(
+    "a an the of to in on at by for from with and or but as is are was were be been being will would can could "
+    "may might must shall should it its this that these those there their they them he she we our you your "
+    "not no than then so such into over under about after before up down out more most less least very".split())
+
+
+def _content(gram: str) -> bool:
+    """A phrase worth forbidding carries at least one content word (not "will be", "of the")."""
+    return any(w not in _STOP and len(w) >= 4 for w in gram.split())
 
 
 @template("forbids_phrase", kind="static", params={"phrase": "str"}, family=FAMILY,
@@ -92,7 +101,7 @@ def _induce_phrase(cluster: Pairs, good: Pairs) -> list[dict[str, Any]]:
 
     bad = [grams(sec) for _, sec in _sections(cluster)]
     ok: set[str] = set().union(*[grams(sec) for _, sec in _sections(good)]) if good else set()
-    counts = Counter(g for gs in bad for g in gs if g not in ok)
+    counts = Counter(g for gs in bad for g in gs if g not in ok and _content(g))
     need = max(1, (len(bad) + 1) // 2)
     ranked = sorted((g for g, c in counts.items() if c >= need), key=lambda g: (-counts[g], len(g), g))
     chosen: list[str] = []
