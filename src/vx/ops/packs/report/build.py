@@ -191,7 +191,7 @@ def build_family(sources: str | Path, out_dir: str | Path, *, seed: int = 0, dev
     notes: list[str] = []
     if not seed_path.exists():
         text = Path(seed_expr).read_text(encoding="utf-8") if seed_expr else (
-            "; family: report\n; the hand-written seed composition\n" + DEFAULT_SEED_EXPR + "\n")
+            "; family: report\n; the default seed composition (vx.ops.packs.report.build)\n" + DEFAULT_SEED_EXPR + "\n")
         seed_path.write_text(text, encoding="utf-8")
     else:
         notes.append(f"kept the existing {seed_path}")
