@@ -235,3 +235,20 @@ def test_classify_failure_uses_the_operator_then_the_ops(catalogs):
     assert O.classify_failure(t, "SELEC", {}) == "syntax_error"
     assert O.classify_failure(t, "SELECT name FROM author", None) == "wrong_result"
     assert set(O.TAXONOMY) >= {"syntax_error", "wrong_order", "wrong_result"}
+
+
+def test_op_versions_cover_the_helper_modules(monkeypatch):
+    from pathlib import Path as P
+
+    from vx.ops.packs.sql import analysis
+
+    before = {o.name: o.version for o in O.OPS}
+    real = P.read_bytes
+
+    def changed(self):
+        data = real(self)
+        return data + b"# changed" if self == P(analysis.__file__) else data
+
+    monkeypatch.setattr(P, "read_bytes", changed)
+    after = {o.name: o.version for o in O._versioned([o for o in (getattr(O, n) for n in before)])}
+    assert all(after[n] != before[n] for n in before)

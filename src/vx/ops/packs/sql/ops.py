@@ -9,13 +9,17 @@ Messages name the clause or identifier at fault.
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
 from typing import Any
 
+import attrs
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from vx.ops import abstain, clean, drawback, op
+from vx.ops.core import Op
 from vx.ops.packs.sql import analysis
 from vx.ops.packs.sql.item import Parsed, catalog, dialect, execution, parsed, sql_text
 
@@ -189,8 +193,24 @@ def timeout(task, output, ctx):
     return clean()
 
 
-OPS = [parses, missing_group_by, select_star, top_n_missing_limit, unknown_identifier, cartesian_join,
-       date_as_string_compare, execution_error, empty_result, null_heavy_result, timeout]
+def _helpers_digest() -> str:
+    """A hash of the modules the ops delegate to: an op's version must change when they do, or the
+    verdict cache would serve verdicts of the old code."""
+    from vx.ops.packs.sql import catalog as m1, item as m2, warehouse as m3
+
+    h = hashlib.sha256()
+    for mod in (analysis, m1, m2, m3):
+        h.update(Path(mod.__file__).read_bytes())
+    return h.hexdigest()
+
+
+def _versioned(ops: list[Op]) -> list[Op]:
+    digest = _helpers_digest()
+    return [attrs.evolve(o, version=hashlib.sha256((o.version + digest).encode()).hexdigest()[:12]) for o in ops]
+
+
+OPS = _versioned([parses, missing_group_by, select_star, top_n_missing_limit, unknown_identifier, cartesian_join,
+                  date_as_string_compare, execution_error, empty_result, null_heavy_result, timeout])
 
 
 # Closed taxonomy of failure classes (clusters for synthesis) and how a failing item is assigned one.
