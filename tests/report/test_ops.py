@@ -161,3 +161,29 @@ def test_versions_cover_the_shared_machinery(monkeypatch):
 
     monkeypatch.setattr(Path, "read_bytes", patched)
     assert O._machinery_hash() != O._MACHINERY
+
+
+def _ledger_task(value, unit):
+    from vx.ops.packs.report.model import ReportTask
+
+    return ReportTask.from_dict({
+        "id": "law", "title": "T", "purpose": "P", "caliber": {"text": "USD", "currency": "USD"},
+        "cards": [{"id": "E0101", "claim": "c", "quote": "q", "source": "s", "date": "2026-01-01",
+                   "stance": "neutral", "credibility": "high"}],
+        "vocabulary": [{"id": "M01", "name": "Figure", "value": value, "unit": unit}]}).record()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.floats(min_value=0.1, max_value=9999, allow_nan=False), st.integers(0, 2),
+       st.sampled_from(["USD billion", "%", "GWh", "units"]), st.sampled_from(["$", "", "about "]))
+def test_law_value_with_tag_is_clean_and_bare_tag_is_erasure(value, decimals, unit, prefix):
+    """Writing the registered value (rounded to any precision) before its tag satisfies both ledger
+    checks; writing the tag alone is always an erasure."""
+    rec = _ledger_task(value, unit)
+    shown = f"{value:,.{decimals}f}"
+    good = f"## T\n\nThe figure was {prefix}{shown} {{M01}} in 2025 [E0101].\n"
+    bad = "## T\n\nThe figure was {M01} in 2025 [E0101].\n"
+    assert O.value_erasure(rec, good, Context()).verdict == 0
+    assert O.value_mismatch(rec, good, Context()).verdict == 0
+    assert O.value_erasure(rec, bad, Context()).verdict == 1
+    assert O.value_mismatch(rec, bad, Context()).verdict == -1  # no number to compare: no opinion
