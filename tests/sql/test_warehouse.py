@@ -241,3 +241,40 @@ def test_snowflake_connect_failure_is_a_warehouse_error(snowflake, monkeypatch):
     monkeypatch.setattr(connector, "connect", refuse)
     with pytest.raises(W.WarehouseError, match="cannot connect to Snowflake \\(acme\\).*Incorrect username"):
         W.open_warehouse({"backend": "snowflake"})
+
+
+def test_a_warehouse_that_cannot_open_fails_fast_and_once(snowflake, monkeypatch):
+    import snowflake.connector as connector
+
+    monkeypatch.setenv("SNOWFLAKE_ACCOUNT", "acme")
+    attempts = []
+
+    def refuse(**kwargs):
+        attempts.append(kwargs)
+        raise sf_errors.OperationalError("could not connect", errno=250001)
+
+    monkeypatch.setattr(connector, "connect", refuse)
+    spec = {"backend": "snowflake"}
+    for _ in range(3):
+        with pytest.raises(W.WarehouseError, match="could not connect"):
+            W.session(spec)
+    assert len(attempts) == 1
+    W.close_sessions()
+    with pytest.raises(W.WarehouseError):
+        W.session(spec)
+    assert len(attempts) == 2
+
+
+def test_exec_ops_record_an_unopenable_warehouse_as_an_error_and_abstain(snowflake, tmp_path):
+    from vx.ops.apply import apply_ops
+    from vx.ops.families import Item
+    from vx.ops.registry import OpPool
+
+    task = {"id": "t", "question": "q", "dialect": "snowflake", "warehouse": {"backend": "snowflake"}}
+    pool = OpPool.from_packs(["vx.ops.packs.sql.ops"])
+    items = [Item(f"i{k}", "t", "SELECT 1") for k in range(3)]
+    app = apply_ops(pool, items, {"t": task}, ops=["parses", "execution_error", "empty_result"], jobs=1,
+                    progress=False)
+    assert set(app.matrix.column("execution_error").tolist()) == {-1}
+    errs = [f for f in app.failures if f.op == "execution_error"]
+    assert len(errs) == 3 and all("no Snowflake credentials" in f.error for f in errs)

@@ -432,16 +432,25 @@ def open_warehouse(spec: Mapping[str, Any]) -> Warehouse:
 
 
 _SESSIONS: dict[tuple[int, str], Warehouse] = {}
+_FAILED: dict[tuple[int, str], WarehouseError] = {}
 _LOCK = threading.Lock()
 
 
 def session(spec: Mapping[str, Any]) -> Warehouse:
-    """This process's open warehouse for `spec` (opened on first use; a forked child opens its own)."""
+    """This process's open warehouse for `spec` (opened on first use; a forked child opens its own).
+    A warehouse that cannot be opened raises the same WarehouseError on every later call without
+    trying again (no repeated connection timeouts), until `close_sessions()`."""
     key = (os.getpid(), spec_key(spec))
     with _LOCK:
+        if key in _FAILED:
+            raise _FAILED[key]
         wh = _SESSIONS.get(key)
         if wh is None:
-            wh = _SESSIONS[key] = open_warehouse(spec)
+            try:
+                wh = _SESSIONS[key] = open_warehouse(spec)
+            except WarehouseError as exc:
+                _FAILED[key] = exc
+                raise
         return wh
 
 
@@ -455,6 +464,7 @@ def close_sessions() -> None:
                 except Exception:
                     pass
         _SESSIONS.clear()
+        _FAILED.clear()
 
 
 __all__ = ["BACKENDS", "DEFAULT_MAX_ROWS", "DEFAULT_TIMEOUT", "DuckDBWarehouse", "QueryResult", "SQLiteWarehouse",
