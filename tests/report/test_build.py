@@ -97,7 +97,12 @@ def test_source_errors_name_file_and_task(tmp_path):
                    'stance = "supporting", credibility = "high" } ]\n')
     with pytest.raises(BuildError) as e:
         load_sources(tmp_path)
-    assert f"{bad}: task t1: cards[0].id must look like E0103" in str(e.value)
+    assert f"{bad}:5: task t1: cards[0].id must look like E0103" in str(e.value)  # file:line of the task
     assert "needs a 'golden' section" not in str(e.value)  # invalid tasks stop at validation
+    bad.write_text(bad.read_text().replace('id = "E1"', 'id = "E0101"').replace('"supporting"', '"pro"')
+                   + 'golden = "## T"\n')
+    with pytest.raises(BuildError) as e:
+        load_sources(tmp_path)
+    assert f"{bad}:8: task t1: E0101.stance must be one of supporting" in str(e.value)  # the card's own line
     with pytest.raises(BuildError, match="too few"):
         build_family(SOURCES, tmp_path / "x", n_locked=400)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -61,8 +62,9 @@ def load_sources(sources: str | Path) -> list[ReportTask]:
     tasks: list[ReportTask] = []
     seen: dict[str, str] = {}
     for f in files:
+        text = f.read_text(encoding="utf-8")
         try:
-            doc = tomllib.loads(f.read_text(encoding="utf-8"))
+            doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             problems.append(f"{f}: invalid TOML: {exc}")
             continue
@@ -73,7 +75,9 @@ def load_sources(sources: str | Path) -> list[ReportTask]:
             problems.append(f"{f}: no [[tasks]] found")
             continue
         for i, t in enumerate(raw):
-            where = f"{f}: task {t.get('id', f'#{i + 1}')!s}" if isinstance(t, dict) else f"{f}: task #{i + 1}"
+            tid = t.get("id", f"#{i + 1}") if isinstance(t, dict) else f"#{i + 1}"
+            task_line = _line_of(text, f'"{tid}"')
+            where = f"{f}:{task_line}: task {tid}" if task_line else f"{f}: task {tid}"
             if not isinstance(t, dict):
                 problems.append(f"{where}: expected a table")
                 continue
@@ -82,7 +86,10 @@ def load_sources(sources: str | Path) -> list[ReportTask]:
             try:
                 rt = ReportTask.from_dict({**t, "caliber": merged, "topic": t.get("topic", topic)})
             except TaskError as exc:
-                problems.extend(f"{where}: {p}" for p in exc.problems)
+                for p in exc.problems:  # point at the card or metric the problem names, when it can be found
+                    ref = re.match(r"([EM]\d{2,5})[.:]", p)
+                    line = _line_of(text, f'"{ref.group(1)}"', after=task_line) if ref else 0
+                    problems.append(f"{f}:{line}: task {tid}: {p}" if line else f"{where}: {p}")
                 continue
             if rt.golden is None:
                 problems.append(f"{where}: a bundled task needs a 'golden' section")
@@ -95,6 +102,14 @@ def load_sources(sources: str | Path) -> list[ReportTask]:
     if problems:
         raise BuildError(f"{len(problems)} problem(s) in the task sources:\n  " + "\n  ".join(problems))
     return tasks
+
+
+def _line_of(text: str, needle: str, after: int = 0) -> int:
+    """1-based line of the first occurrence of `needle` at or after line `after` (0 if absent)."""
+    for n, line in enumerate(text.splitlines(), 1):
+        if n >= after and needle in line:
+            return n
+    return 0
 
 
 def _variant(rt: ReportTask, cls: str, seed: int) -> str | None:
