@@ -278,3 +278,32 @@ def test_exec_ops_record_an_unopenable_warehouse_as_an_error_and_abstain(snowfla
     assert set(app.matrix.column("execution_error").tolist()) == {-1}
     errs = [f for f in app.failures if f.op == "execution_error"]
     assert len(errs) == 3 and all("no Snowflake credentials" in f.error for f in errs)
+
+
+@pytest.mark.data
+def test_sqlite_and_duckdb_backends_agree_on_defog_gold_queries(questions_csv):
+    """defog ships each question's gold SQL for SQLite and for PostgreSQL: run the first on the SQLite
+    build and the others on the DuckDB build of the same dump, and compare with Spider's rules. This
+    checks the dump loader, both backends and the comparator against each other on real data."""
+    from vx.ops.packs.sql.compare import matches_any
+    from vx.ops.packs.sql.data import load_questions
+
+    sqlite_csv = questions_csv.with_name("defog_questions_gen_sqlite.csv")
+    if not sqlite_csv.exists():
+        pytest.skip(f"{sqlite_csv} is absent")
+    pg = {q.id: q for q in load_questions(questions_csv)}
+    agree, differ = 0, []
+    for q in load_questions(sqlite_csv):
+        lite = W.session({"backend": "sqlite", "source": "defog", "database": q.database}).execute(q.gold[0])
+        duck = W.session({"backend": "duckdb", "source": "defog", "database": q.database})
+        golds = [r for r in (duck.execute(g) for g in pg[q.id].gold) if r.ok]
+        if not lite.ok or not golds:
+            continue  # dialect-specific functions (counted below)
+        if matches_any(lite.rows, [g.rows for g in golds], ignore_order=True, pred_width=len(lite.columns),
+                       gold_widths=[len(g.columns) for g in golds]):
+            agree += 1
+        else:
+            differ.append(q.id)
+    # measured: 184 agree; advising/0 (a month as text vs a timestamp) and yelp/17 differ; 4 do not run
+    assert agree >= 180, differ
+    assert len(differ) <= 3, differ
