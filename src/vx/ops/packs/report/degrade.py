@@ -145,10 +145,11 @@ def unknown_citation(task: ReportTask, text: str, rng: random.Random) -> str | N
         return None
     m = rng.choice(cites)
     cid = re.search(r"E\d{3,5}", m.group(0)).group(0)
-    for bump in (90, 80, 70, 60, 50, 11, 22):
-        new = f"E{(int(cid[1:]) + bump) % 10 ** (len(cid) - 1):0{len(cid) - 1}d}"
-        if new not in known:
-            break
+    width = len(cid) - 1
+    fresh = [f"E{(int(cid[1:]) + bump) % 10 ** width:0{width}d}" for bump in (90, 80, 70, 60, 50, 11, 22)]
+    new = next((c for c in fresh if c not in known), None)
+    if new is None:
+        return None
     return text[:m.start()] + m.group(0).replace(cid, new, 1) + text[m.end():]
 
 
