@@ -40,6 +40,24 @@ def test_hand_computed_missing_fail_evidence_and_weights():
     assert s2.a_train == pytest.approx(2 / 3)
 
 
+def test_abstaining_does_not_buy_agreement():
+    #                      r  narrow  w
+    rows = {"t0": [0, -1, 1], "t1": [0, 0, 0],
+            "d0": [0, 1, 0], "d1": [0, -1, 1], "d2": [0, 0, 0], "d3": [0, -1, 0]}
+    ids = list(rows)
+    m = VerdictMatrix.from_array(np.array([rows[i] for i in ids], dtype=np.int8), ids, ["r", "narrow", "w"])
+    data = EvalData(m, np.array([i.startswith("t") for i in ids]),
+                    np.array([{"d0": 0.0, "d1": 0.0, "d2": 1.0, "d3": 1.0}.get(i, np.nan) for i in ids]), "r")
+    node = parse("narrow")
+    excl = Objective(data, consensus_ops=["w"], config=ObjectiveConfig(abstain="exclude")).score_one(node)
+    # only d0 (fail, fires) and d2 (pass, clean) are opined: perfect; t1 only on train: perfect
+    assert (excl.a_dev, excl.a_train) == (1.0, 1.0)
+    as_pass = Objective(data, consensus_ops=["w"]).score_one(node)
+    # d1 (fail) abstained = passed: fail recall 1/2; t0 (consensus FAIL) abstained = passed
+    assert as_pass.a_dev == pytest.approx((2 * 0.5 + 1.0) / 3)
+    assert as_pass.a_train == pytest.approx(0.5)
+
+
 def test_soft_labels_split_an_item_between_the_classes():
     data = hand_data({"d0": 0.0, "d1": 0.0, "d2": 0.8, "d3": 1.0})
     s = Objective(data, consensus_ops=CONS).score_one(parse("a"))
@@ -138,11 +156,12 @@ def datasets(draw):
 
 @settings(max_examples=100, deadline=None)
 @given(datasets(), st.lists(trees(), min_size=1, max_size=6), st.booleans(),
-       st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.sampled_from([1.0, 2.0, 3.5])))
-def test_batch_scores_equal_the_reference(data, nodes, closed, weights):
+       st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.sampled_from([1.0, 2.0, 3.5])),
+       st.sampled_from(["pass", "exclude"]))
+def test_batch_scores_equal_the_reference(data, nodes, closed, weights, abstain):
     guards = Guards() if closed else Guards.naive()
     obj = Objective(data, guards=guards, consensus_ops=["a", "b", "c", "d"], consensus_weights=weights,
-                    llm_ops=["d"])
+                    llm_ops=["d"], config=ObjectiveConfig(abstain=abstain))
     scores = obj.score(nodes)
     for i, node in enumerate(nodes):
         ref = obj.reference(node)

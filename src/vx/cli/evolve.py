@@ -70,6 +70,8 @@ def _summary_table(summary: dict[str, Any]) -> Table:
               help="Where to write the evolved expression (default: next to the run file, .vx).")
 @click.option("--resume", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Continue an interrupted (or finished) run from its last committed round.")
+@click.option("--abstain", type=click.Choice(["pass", "exclude"]), default="pass", show_default=True,
+              help="How the objective scores a final ABSTAIN: as PASS (what consumers do), or left out.")
 @click.option("--no-audit", is_flag=True, help="Do not measure agreement with the locked split.")
 @click.option("--jobs", "-j", type=int, default=None, help="Worker processes for applying ops (default: CPU count).")
 @click.option("--timeout", type=float, default=10.0, show_default=True, help="Time limit per op call, in seconds.")
@@ -78,7 +80,8 @@ def _summary_table(summary: dict[str, Any]) -> Table:
 @llm_options
 @friendly_errors
 def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str | None, patience: int | None,
-               min_delta: float, out: str | None, vx_out: str | None, resume: str | None, no_audit: bool,
+               min_delta: float, out: str | None, vx_out: str | None, resume: str | None, abstain: str,
+               no_audit: bool,
                jobs: int | None, timeout: float, quiet: bool, cache_path: str | None, no_cache: bool,
                llm: bool | None = None, llm_models: tuple[str, ...] = (), llm_budget: float | None = None) -> None:
     """Evolve FAMILY's verifier against its dev anchor; audit it on the locked split.
@@ -94,7 +97,7 @@ def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str 
     if family is None and resume is None:
         raise UserError("name a family directory (e.g. vx evolve examples/humaneval) or --resume RUN")
     cfg = EvolveConfig(rounds=10 if rounds is None else rounds, seed=seed, ablation=ablation, patience=patience,
-                       min_delta=min_delta, jobs=jobs, timeout=timeout)
+                       min_delta=min_delta, jobs=jobs, timeout=timeout, abstain=abstain)
     from vx.cli.llm import engine_roles, evolve_session, record_run, usage_line
 
     llm_session = evolve_session(family, resume, llm, llm_models, llm_budget)  # None: LLM roles off

@@ -77,12 +77,15 @@ class EvolveConfig:
     record_candidates: int = 50
     jobs: int | None = None
     timeout: float = 10.0
+    abstain: str = "pass"
 
     def __attrs_post_init__(self) -> None:
         if self.ablation is not None and self.ablation not in ABLATIONS:
             raise EvolutionError(f"unknown ablation {self.ablation!r}; choose one of {', '.join(ABLATIONS)}")
         if self.rounds < 0:
             raise EvolutionError("--rounds must be 0 or more")
+        if self.abstain not in ("pass", "exclude"):
+            raise EvolutionError(f"--abstain must be pass or exclude, not {self.abstain!r}")
 
     @property
     def guards(self) -> Guards:
@@ -146,7 +149,7 @@ class Evolution:
         self.progress = progress
         self.guards = config.guards
         self.policy = config.lifecycle
-        self.objective_config = ObjectiveConfig.from_mapping(view.objective)
+        self.objective_config = ObjectiveConfig.from_mapping(view.objective, abstain=config.abstain)
         # items: train first, then dev
         self.items: list[Item] = list(view.train.items) + list(view.dev.items)
         n = len(self.items)

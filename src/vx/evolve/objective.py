@@ -1,24 +1,30 @@
 """The selection objective S(e) = A_dev(e) · A_train(e)^w − C(e) (DESIGN §5).
 
 Everything is computed on **final verdicts** — the family root conjoined with the expression —
-because that is what a consumer of the verifier sees:
+because that is what a consumer of the verifier sees. A final ABSTAIN is scored as PASS by default
+(``abstain="pass"``): that is what every consumer does with it ("no known drawback was found"), and
+scoring only the items a candidate opines on lets a candidate that abstains almost everywhere
+reach perfect agreement on the two or three items it keeps (observed on the HumanEval family with
+a synthesized exec op). ``abstain="exclude"`` is the literal reading — only the items the final
+verdict opines on count — and remains available (``vx evolve --abstain exclude``).
 
-* **A_dev** — recall-weighted mean of the FAIL-class and PASS-class recalls over the dev items the
-  final verdict opines on (not ABSTAIN), FAIL weighted ``fail_weight`` (2), PASS 1. Soft labels
-  (P(pass) = p) split an item between the classes: it adds weight 1 − p to the FAIL class and p to
-  the PASS class, and counts as recalled in a class when the verdict says that class. Hard labels
-  are p ∈ {0, 1}, so this is the ordinary recall for them.
+* **A_dev** — recall-weighted mean of the FAIL-class and PASS-class recalls over the dev items,
+  FAIL weighted ``fail_weight`` (2), PASS 1. Soft labels (P(pass) = p) split an item between the
+  classes: it adds weight 1 − p to the FAIL class and p to the PASS class, and counts as recalled
+  in a class when the verdict says that class. Hard labels are p ∈ {0, 1}, so this is the ordinary
+  recall for them.
 * **A_train** — agreement with the *consensus* of the opining active pool ops (root excluded) on
   the unlabeled train items the root leaves open. Each op votes with weight 1 + 10·max(0, m_o),
   m_o its anchored leave-one-out marginal (see `vx.evolve.lifecycle.marginals`; ops without one
   vote 1). The consensus is FAIL where the weighted drawback votes exceed the weighted clean
   votes, PASS where they fall short, and undecided on ties or when no op opines (such items do not
-  count). A_train is measured over the consensus items the candidate's expression opines on.
+  count).
 * **C** — ``op_cost`` per leaf beyond ``op_floor`` leaves, plus ``llm_cost`` per leaf whose op calls
   an LLM (`Op.uses_llm`).
 
-Missing evidence (no opined item in a class, no consensus item opined on) is scored according to
-the guards (`vx.evolve.guards`): 0 when fail-closed, skipped (1 when nothing is left) when open.
+A candidate without a usable dev opinion (`vx.evolve.guards`) gets A_dev 0 when fail-closed and 1
+when open (the naive ablation). With ``abstain="exclude"``, other missing evidence (no opined item
+in a class, no consensus item opined on) is likewise 0 when fail-closed and skipped when open.
 
 `Objective.score` does this for thousands of compiled candidates at once with packed-bit
 popcounts (`vx.evolve.batch`); `Objective.reference` is the plain per-item definition, kept as
@@ -40,7 +46,9 @@ from vx.dsl.verdict import Final, Verdict
 from vx.evolve.batch import ABSTAIN_OP, ABSTAIN_SLOT, BatchRows, CompiledBatch, compile_candidates, evaluate_batch
 from vx.evolve.guards import REASONS, UNANCHORED, VALID, Guards, validity_codes
 
-__all__ = ["ObjectiveConfig", "EvalData", "Objective", "Score", "Scores", "consensus_votes",
+ABSTAIN_MODES = ("pass", "exclude")
+
+__all__ = ["ABSTAIN_MODES", "ObjectiveConfig", "EvalData", "Objective", "Score", "Scores", "consensus_votes",
            "reliability_weight"]
 
 
@@ -53,12 +61,17 @@ class ObjectiveConfig:
     op_cost: float = 0.001
     op_floor: int = 3
     llm_cost: float = 0.002
+    abstain: str = "pass"  # how a final ABSTAIN is scored: "pass" (the consumer convention) or "exclude"
+
+    def __attrs_post_init__(self) -> None:
+        if self.abstain not in ABSTAIN_MODES:
+            raise ValueError(f"abstain must be one of {', '.join(ABSTAIN_MODES)}, not {self.abstain!r}")
 
     @classmethod
-    def from_mapping(cls, m: Mapping[str, float]) -> ObjectiveConfig:
+    def from_mapping(cls, m: Mapping[str, float], *, abstain: str = "pass") -> ObjectiveConfig:
         return cls(w=float(m.get("w", 1.0)), fail_weight=float(m.get("fail_weight", 2.0)),
                    op_cost=float(m.get("op_cost", 0.001)), op_floor=int(m.get("op_floor", 3)),
-                   llm_cost=float(m.get("llm_cost", 0.002)))
+                   llm_cost=float(m.get("llm_cost", 0.002)), abstain=abstain)
 
     def as_dict(self) -> dict[str, float]:
         return attrs.asdict(self)
@@ -198,6 +211,8 @@ class Objective:
         self.cons_fail_bits = pack_bits(self.cons_fail)
         self.cons_pass_bits = pack_bits(self.cons_pass)
         self.cons_bits = pack_bits(self.cons_fail | self.cons_pass)
+        self.n_consensus = int((self.cons_fail | self.cons_pass).sum())
+        self._group_sizes = {p: int((dev & (data.dev_p == p)).sum()) for p, _ in self._dev_groups}
         self._n = n
 
     # --- the fast path ---------------------------------------------------------------------
@@ -228,25 +243,27 @@ class Objective:
         dec_fi = _popcount_rows(fires, self.decide_bits)
         validity = validity_codes(self.n_decided, dec_op, dec_fi)
         usable = _popcount_rows(opines, self.dev_decide_bits) > 0
-        # A_dev on final verdicts (root conjoined)
-        fin_o = np.bitwise_or(opines, self.root_f_bits)
+        # A_dev on final verdicts (root conjoined); an ABSTAIN counts as PASS or is left out
+        as_pass = cfg.abstain == "pass"
+        fin_o = np.bitwise_or(opines, self.root_f_bits) if not as_pass else None
         fin_f = np.bitwise_or(fires, self.root_f_bits)
         w_fail = np.zeros(len(opines))
         w_pass = np.zeros(len(opines))
         hit_fail = np.zeros(len(opines))
         hit_pass = np.zeros(len(opines))
         for p, bits in self._dev_groups:
-            n_op = _popcount_rows(fin_o, bits)
+            n_op = _popcount_rows(fin_o, bits) if not as_pass else np.full(len(opines), self._group_sizes[p])
             n_fi = _popcount_rows(fin_f, bits)
             w_fail += (1.0 - p) * n_op
             hit_fail += (1.0 - p) * n_fi
             w_pass += p * n_op
             hit_pass += p * (n_op - n_fi)
         a_dev = self._recall_weighted(hit_fail, w_fail, hit_pass, w_pass, closed)
-        # A_train: agreement with the consensus where the expression opines
-        agree = _popcount_rows(fires, self.cons_fail_bits) + _popcount_rows(
-            np.bitwise_and(opines, np.bitwise_not(fires)), self.cons_pass_bits)
-        n_tr = _popcount_rows(opines, self.cons_bits)
+        a_dev = np.where(usable, a_dev, 0.0 if closed else 1.0)
+        # A_train: agreement with the consensus (over the items the expression opines on, or all)
+        not_firing = np.bitwise_not(fires) if as_pass else np.bitwise_and(opines, np.bitwise_not(fires))
+        agree = _popcount_rows(fires, self.cons_fail_bits) + _popcount_rows(not_firing, self.cons_pass_bits)
+        n_tr = np.full(len(opines), self.n_consensus) if as_pass else _popcount_rows(opines, self.cons_bits)
         with np.errstate(invalid="ignore", divide="ignore"):
             a_train = np.where(n_tr > 0, agree / np.maximum(n_tr, 1), 0.0 if closed else 1.0)
         cost = cfg.op_cost * np.maximum(0, size - cfg.op_floor) + cfg.llm_cost * llm
@@ -289,16 +306,17 @@ class Objective:
                 dec_op += e is not Verdict.ABSTAIN
                 dec_fi += e is Verdict.DRAWBACK
             p = self.data.dev_p[i]
+            as_pass = cfg.abstain == "pass"
             if not np.isnan(p):
                 dev_usable += open_ and e is not Verdict.ABSTAIN
-                if fin is not Final.ABSTAIN:
+                if fin is not Final.ABSTAIN or as_pass:
                     w_fail += 1.0 - p
                     w_pass += p
                     if fin is Final.FAIL:
                         hit_fail += 1.0 - p
                     else:
                         hit_pass += p
-            if self.data.train[i] and open_ and e is not Verdict.ABSTAIN:
+            if self.data.train[i] and open_ and (e is not Verdict.ABSTAIN or as_pass):
                 fw_ = sum(self.consensus_weights.get(o, 1.0) for o in self.consensus_ops if row[o] is Verdict.DRAWBACK)
                 cw_ = sum(self.consensus_weights.get(o, 1.0) for o in self.consensus_ops if row[o] is Verdict.CLEAN)
                 if fw_ != cw_:
@@ -307,6 +325,8 @@ class Objective:
         a_dev = float(self._recall_weighted(np.array([hit_fail]), np.array([w_fail]), np.array([hit_pass]),
                                             np.array([w_pass]), closed)[0])
         a_train = agree / n_tr if n_tr else (0.0 if closed else 1.0)
+        if dev_usable == 0:
+            a_dev = 0.0 if closed else 1.0
         size = node.size()
         llm = sum(1 for name in node.leaves() if name in self.llm_ops)
         cost = cfg.op_cost * max(0, size - cfg.op_floor) + cfg.llm_cost * llm
