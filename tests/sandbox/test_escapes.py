@@ -127,7 +127,7 @@ def test_setsid_daemon_does_not_survive(sb: Sandbox, then: str, tmp_path) -> Non
 def test_killing_the_parent_is_contained(sb: Sandbox) -> None:
     me = os.getpid()
     code = _code(
-        f"""
+        """
         import os, signal
         def f(target):
             errors = []

@@ -1,17 +1,24 @@
 """The child side of the sandbox: runs one candidate's code and reports plain data.
 
-This file is *not* imported by the child. The parent passes its whole source text to
-``python -S -s -B -P -c <source>``, so it must stay self-contained: standard library only,
-no imports from ``vx``, and only cheap modules (every import here is paid once per
+This file is *not* imported by the child: the parent sends it over stdin (precompiled when
+the child's Python has the same version, else as source) to a tiny ``python -S -s -B -P -c``
+bootstrap (``runner.BOOTSTRAP``). It must therefore stay self-contained: standard library
+only, no imports from ``vx``, and only cheap modules (every import is paid once per
 candidate). It can still be imported as a module (tests do, to reach :func:`encode_value`).
 
-Protocol: the parent writes one ``marshal`` request to stdin and closes it (see
-``runner.py`` for the fields). The harness answers on the inherited result fd with frames:
-4-byte big-endian length + ASCII JSON (value encoding: ``serialize.py``), in this order::
+Protocol: after the harness, the parent writes the request (8-byte length + ``marshal``; see
+``Sandbox._request`` for the fields) and keeps stdin open: its end of file means vx died.
+The harness answers on the inherited result fd with frames: 4-byte big-endian length +
+ASCII JSON (value encoding: ``serialize.py``), in this order::
 
     {"t": "load", "status": ...}           once, after loading setup + candidate code
     {"t": "call", "i": 0, ...} ...         one per call, in order (only if the load was ok)
     {"t": "done"}                          last; then the process leaves with os._exit(0)
+
+Process model (``req["supervise"]``): "none" (bwrap: this process is the worker), "init"
+(unshare: this process is pid 1 of a new pid namespace and forks the worker), "subreaper"
+(rlimits: this process is a child subreaper and forks the worker, then freezes, kills and
+reaps whatever the worker left behind). Supervisors also kill the worker when stdin closes.
 
 Robustness against the candidate (which shares this interpreter): every builtin and module
 function used after candidate code has run is bound to a private alias below, *before* any
@@ -52,8 +59,6 @@ except ImportError:  # pragma: no cover - _json ships with every CPython build w
 
 # Private references, taken before any candidate code runs. ------------------------------------
 _BaseException = BaseException
-_Exception = Exception
-_OSError = OSError
 _SyntaxError = SyntaxError
 _ValueError = ValueError
 _RecursionError = RecursionError
@@ -407,7 +412,7 @@ def _reset_interpreter(req):
 def _call(fn, i, args, kwargs, timeout, req, fd):
     mcap = req["message_cap"]
     capture = _Capture(req["stdout_cap"])
-    status, value, type_name, exc_type, exc_message = "ok", None, None, None, None
+    status, type_name, exc_type, exc_message = "ok", None, None, None
     _state["fired"] = False
     _set_handler(_SIGALRM, _on_alarm)
     _setrecursionlimit(req["recursion_limit"])
@@ -725,19 +730,21 @@ def _supervise(req, worker):
     mode = req["supervise"]
     if mode == "subreaper" and _prctl()(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
         raise OSError("prctl(PR_SET_CHILD_SUBREAPER) failed")
-    stop = [False]
-
-    def on_term(signum, frame):
+    def on_term(signum, frame):  # the parent's deadline: stop the worker, then clean up
         _set_handler(_signal.SIGTERM, _signal.SIG_IGN)
-        stop[0] = True
         raise _CallTimeout()
 
     _set_handler(_signal.SIGTERM, on_term)
     pid = _os.fork()
     if pid == 0:
         _set_handler(_signal.SIGTERM, _signal.SIG_DFL)
-        worker(req)
-        _os_exit(0)
+        try:
+            worker(req)  # leaves with os._exit on its own
+        except _BaseException:  # the worker's setup failed (limits, privileges): say why
+            import traceback
+
+            traceback.print_exc()
+        _os_exit(70)
     status = None
     try:
         try:
