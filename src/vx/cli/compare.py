@@ -1,5 +1,5 @@
 """`vx compare A.vx B.vx --dataset locked` and `vx compare --seeds RUN…` (thin layer over
-`vx.evolve.report`)."""
+`vx.evolve.comparison`)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def compare_cmd(paths: tuple[str, ...], dataset: str, seeds: bool, family_dir: s
     Reports each verifier's agreement, the items B fixes and breaks relative to A, a paired
     sign-flip permutation test clustered by task and a bootstrap confidence interval.
     """
-    from vx.evolve.report import compare_files, compare_runs
+    from vx.evolve.comparison import compare_files, compare_runs
     from vx.evolve.store import RunStoreError
     from vx.ops.families import Family
 

@@ -38,7 +38,7 @@ def list_cmd(directory: str) -> None:
         return
     t = Table(show_edge=False)
     for col in ("run", "family", "status", "rounds", "objective", "audit", "ablation", "evolved"):
-        t.add_column(col, overflow="fold" if col == "evolved" else "ellipsis")
+        t.add_column(col, overflow="fold" if col in ("evolved", "run") else "ellipsis")
     for p in paths:
         try:
             from vx.evolve.store import RunStore

@@ -1,0 +1,69 @@
+"""`vx evolve`, `vx runs`, `vx compare` through the command line (on the evo fixture family)."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from vx.cli.main import main
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "evo"
+
+
+@pytest.fixture
+def evo(tmp_path) -> Path:
+    dst = tmp_path / "evo"
+    shutil.copytree(FIXTURE, dst, ignore=shutil.ignore_patterns("__pycache__", "make_family.py"))
+    return dst
+
+
+def invoke(*args):
+    res = CliRunner().invoke(main, [str(a) for a in args])
+    return res
+
+
+def test_evolve_runs_and_compare(evo, tmp_path):
+    run_a = tmp_path / "a.vxrun.sqlite"
+    res = invoke("evolve", evo, "--rounds", 2, "--seed", 1, "-j", 1, "--out", run_a, "--quiet")
+    assert res.exit_code == 0, res.output
+    assert "seed vs evolved" in res.output and "locked evolved" in res.output
+    vx = tmp_path / "a.vx"
+    assert vx.exists() and run_a.exists()
+
+    res = invoke("runs", "list", tmp_path)
+    assert res.exit_code == 0 and "a.vxrun.sqlite" in res.output
+    res = invoke("runs", "show", run_a, "--events")
+    assert res.exit_code == 0, res.output
+    assert "lifecycle: seed" in res.output and "history" in res.output
+    res = invoke("runs", "export", run_a, "--json")
+    data = json.loads(res.output)
+    assert [r["round"] for r in data["rounds"]] == [0, 1, 2]
+    assert data["funnel"]["seed"] >= 5 and data["verdicts"]
+
+    res = invoke("compare", evo / "seed.vx", vx, "--family", evo, "--dataset", "locked", "-j", 1, "--json",
+                 "--permutations", 500)
+    assert res.exit_code == 0, res.output
+    cmp = json.loads(res.output)
+    assert cmp["n"] == 40 and cmp["fixed"] + cmp["broken"] + cmp["both_right"] + cmp["both_wrong"] == 40
+    assert 0 < cmp["p_value"] <= 1
+
+    run_b = tmp_path / "b.vxrun.sqlite"
+    assert invoke("evolve", evo, "--rounds", 1, "--seed", 2, "-j", 1, "--out", run_b, "-q").exit_code == 0
+    res = invoke("compare", "--seeds", run_a, run_b, "--dataset", "dev", "-j", 1, "--permutations", 500)
+    assert res.exit_code == 0, res.output
+    assert "mean Δ" in res.output
+
+
+def test_evolve_errors_are_for_people(evo, tmp_path):
+    res = invoke("evolve")
+    assert res.exit_code == 2 and "name a family directory" in res.output
+    out = tmp_path / "x.vxrun.sqlite"
+    out.write_text("not sqlite")
+    res = invoke("evolve", evo, "--out", out, "-q")
+    assert res.exit_code == 2 and "already exists" in res.output
+    res = invoke("evolve", "--resume", out)
+    assert res.exit_code == 2 and "not a vx run file" in res.output
+    res = invoke("runs", "show", out)
+    assert res.exit_code == 2 and "not a vx run file" in res.output
