@@ -32,9 +32,9 @@ def test_spec_round_trip_and_behaviour(bundled_tasks):
     assert a.name == b.name and a.version == b.version
     t = bundled_tasks["li-02"]
     assert a(t.record(), t.golden, Context()).verdict == 0
-    bad = degrade(t, "unhedged_forecast", random.Random(3))
-    if "will certainly" in bad:
-        assert a(t.record(), bad, Context()).verdict == 1
+    bad = t.golden.rstrip() + " Prices will certainly recover [E2903].\n"
+    r = a(t.record(), bad, Context())
+    assert r.verdict == 1 and "“will certainly”" in r.message and "Prices will certainly recover" in r.message
 
 
 def _check_proposals(check, cluster, good):
