@@ -286,3 +286,17 @@ def test_every_message_of_a_drawback_is_specific():
     for res in verdicts(TOTAL, src, *EXEC_OPS):
         if res.verdict == D:
             assert "total([1, 2, 3])" in res.message
+
+
+def test_fails_visible_example_uses_evalplus_special_oracles():
+    # MBPP+ compares similar_elements' output as a set, also when the task was renamed
+    ex = example("similar_elements((3, 4, 5, 6), (5, 7, 4, 10))", "(4, 5)")
+    src = "def {name}(a, b):\n    return tuple(sorted(set(a) & set(b), reverse=True))\n"
+    plus = task("similar_elements", ex, id="Mbpp/2")
+    assert one(O.fails_visible_example, plus, src.format(name="similar_elements")).verdict == C
+    renamed = dict(plus, entry_point="common", meta={"evalplus_entry_point": "similar_elements"})
+    renamed["examples"] = [dict(ex, call=ex["call"].replace("similar_elements", "common"), function="common")]
+    assert one(O.fails_visible_example, renamed, src.format(name="common")).verdict == C
+    # elsewhere, order matters
+    other = task("similar_elements", ex, id="T/9")
+    assert one(O.fails_visible_example, other, src.format(name="similar_elements")).verdict == D

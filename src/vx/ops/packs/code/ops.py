@@ -654,7 +654,9 @@ def fails_visible_example(task, output, ctx):
         return drawback(f"the example cannot run: {run.load_message}")
     if run.load != "ok":
         return abstain(run.load_message)
-    compare = _comparator(task, str(task.get("entry_point") or ""))
+    meta = task.get("meta") if isinstance(task.get("meta"), Mapping) else {}
+    # evalplus's special oracles are keyed by its own function names (MBPP+ renamed a few)
+    compare = _comparator(task, str(meta.get("evalplus_entry_point") or task.get("entry_point") or ""))
     checked = 0
     for p, c in run.pairs("example"):
         checked += 1
