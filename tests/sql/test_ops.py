@@ -93,6 +93,10 @@ def test_select_star_only_when_the_question_names_columns(catalogs):
     ("List the authors ordered by number of publications, most first",
      "SELECT aid, COUNT(*) AS n FROM writes GROUP BY aid ORDER BY n DESC", A, ""),
     ("How many authors are there?", "SELECT COUNT(*) FROM author", A, ""),
+    ("What is the title of the publication that has received the highest number of citations?",
+     "SELECT title FROM publication ORDER BY citation_num DESC", D, "top 1"),
+    ("Which states have the highest population?", "SELECT state_name FROM state ORDER BY population DESC", A, ""),
+    ("What is the highest citation count?", "SELECT MAX(citation_num) FROM publication", C, ""),
 ])
 def test_top_n_missing_limit(catalogs, question, sql, verdict, needle):
     _, r = run(O.top_n_missing_limit, task(catalogs, question), sql)

@@ -146,6 +146,8 @@ _SINGULAR_SUPERLATIVE = re.compile(
     rf"\b(?:which|what|who)\s+(?:\w+\s+){{0,4}}?(?:has|had|is|was|did|does|gets|got|received|wrote|published)\s+"
     rf"(?:the\s+)?(?:{_SUPERLATIVE})\b|\b(?:the|a)\s+(?:single\s+)?(?:\w+\s+)?with\s+the\s+(?:{_SUPERLATIVE})\b",
     re.I)
+_ASKS_FOR = re.compile(r"(?:who|what|which)(?:'s|’s)?(?:\s+(?:is|was|are|were|the|a|an|one))*\s+([a-z]+)?",
+                      re.I)
 _LISTING = re.compile(r"\b(order(?:ed)?|sort(?:ed)?|rank(?:ed|ing)?|from (?:highest|lowest|most|least)|each|per|"
                       r"every|all|list)\b", re.I)
 
@@ -157,8 +159,15 @@ def top_n_requested(question: str) -> int | None:
         if m:
             w = m.group(1).lower()
             return int(w) if w.isdigit() else _NUMBER_WORDS[w]
-    if _SINGULAR_SUPERLATIVE.search(question) and not _LISTING.search(question):
+    if _LISTING.search(question) or not re.search(rf"\b(?:{_SUPERLATIVE})\b", question, re.I):
+        return None
+    if _SINGULAR_SUPERLATIVE.search(question):
         return 1
+    m = _ASKS_FOR.match(question.strip())
+    if m:  # "What is the title of …", "Which aircraft code can …", "Who …": one thing is asked for
+        noun = (m.group(1) or "").lower()
+        if not noun or not (noun.endswith("s") and not noun.endswith(("ss", "us", "is"))):
+            return 1
     return None
 
 
