@@ -6,7 +6,8 @@
   that the incumbent passes and the weighted pool consensus calls clean are only *presumed* good:
   a failure class that no op detects yet hides precisely there, so the op may fire on up to
   ``good_tolerance`` (25 %) of them; beyond that it is rejected as indiscriminate. An op whose
-  verdict column on train ∪ dev equals an existing op's is rejected as a duplicate.
+  verdicts on train ∪ dev equal an existing op's on at least ``redundancy`` (95 %) of the items is
+  rejected as a (near-)duplicate: a bloc of near-copies would only inflate the consensus.
 * **Tiers.** Born from a cluster holding an anchored miss → *active* (selectable); born only from
   unlabeled gaps → *shadow* (applied and recorded, not selectable, not in the consensus).
 * **Promotion.** A shadow is promoted when adding it to the incumbent as a disjunct strictly raises
@@ -45,6 +46,7 @@ class LifecyclePolicy:
     retirement: bool = True
     grace: int = 2
     good_tolerance: float = 0.25
+    redundancy: float = 0.95  # a new op agreeing with an existing one on this share of items is redundant
 
     @classmethod
     def off(cls) -> LifecyclePolicy:

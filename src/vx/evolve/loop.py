@@ -413,8 +413,9 @@ class Evolution:
         # apply to every train+dev item, then gate
         self.on_status(f"round {r}: applying {len(built)} synthesized op(s)")
         new = self._apply([o.name for o, *_ in built], pool=trial)
-        existing = {self.matrix.column(n).tobytes(): n for n in self.matrix.op_names
-                    if self.records[n].status != "retired"}
+        names_now = [n for n in self.matrix.op_names if self.records[n].status != "retired"]
+        existing_names = list(names_now)
+        existing_cols = [self.matrix.column(n) for n in names_now]
         admitted: list[str] = []
         for o, spec, cl, sname in built:
             column = new.column(o.name)
@@ -422,11 +423,15 @@ class Evolution:
             cmask[[index[i] for i in cl.items]] = True
             gate = birth_gate(column, cmask, labelled_good, unlabeled_good, tolerance=self.policy.good_tolerance)
             evidence = {"spec": spec, "cluster": cl.summary(), "synthesizer": sname, **gate.evidence()}
-            dup = existing.get(column.tobytes())
+            same = (np.stack(existing_cols) == column).mean(axis=1) if existing_cols else np.zeros(0)
+            k = int(np.argmax(same)) if len(same) else -1
             if self.policy.birth_gate and not gate.admitted:
                 reason = gate.reason
-            elif self.policy.birth_gate and dup is not None:
-                reason = f"duplicate of {dup} (identical verdicts on every train and dev item)"
+            elif self.policy.birth_gate and k >= 0 and same[k] >= self.policy.redundancy:
+                reason = (f"duplicate of {existing_names[k]} (identical verdicts on every train and dev item)"
+                          if same[k] == 1.0 else
+                          f"near-duplicate of {existing_names[k]} (same verdict on {same[k]:.0%} of train and dev "
+                          f"items; the limit is {self.policy.redundancy:.0%})")
             else:
                 reason = ""
             if reason:
@@ -437,7 +442,8 @@ class Evolution:
             self.pool.add(o.with_status(status))
             self.records[o.name] = OpRecord(o.name, status, "synthesized", r)
             self.specs[o.name] = dict(spec)
-            existing[column.tobytes()] = o.name
+            existing_names.append(o.name)
+            existing_cols.append(column)
             admitted.append(o.name)
             events.append(Event(r, o.name, "born", status,
                                 "anchored miss" if cl.anchored else "unlabeled gap", evidence))
