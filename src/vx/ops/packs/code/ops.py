@@ -721,8 +721,9 @@ def timeout(task, output, ctx):
         if c.status == "timeout":
             return drawback(f"{p.call} did not return within {EXAMPLE_CALL_TIMEOUT:g} s ({_what(p)})")
     if done:
-        slowest = max((c.duration or 0.0) for _, c in done)
-        return clean(f"{len(done)} call(s) finished; the slowest took {slowest * 1000:.0f} ms")
+        slowest = max((c.duration or 0.0) for _, c in done) * 1000
+        took = f"{slowest:.0f} ms" if slowest >= 1 else "under 1 ms"
+        return clean(f"{len(done)} call(s) finished; the slowest took {took}")
     return abstain("no example call ran")
 
 
