@@ -116,6 +116,7 @@ _settrace = _sys.settrace
 _setprofile = _sys.setprofile
 _MAX_DEPTH = 200
 _PLAIN_INT = 2**63
+_INF = float("inf")
 
 
 class _Unserializable(Exception):
@@ -158,7 +159,30 @@ def _int_text(x):
 
 
 def _seq(items, depth, active, state):
-    return _comma_join([_enc(item, depth + 1, active, state) for item in items])
+    """Encode the elements of a container; plain scalars take an inline fast path."""
+    parts = []
+    add = parts.append
+    n = 0
+    for item in items:
+        n += 1
+        t = _type(item)
+        if t is _int and -_PLAIN_INT < item < _PLAIN_INT:
+            add(_int_repr(item))
+        elif t is _str:
+            add(_quote(item))
+        elif t is _float and -_INF < item < _INF:
+            add(_float_repr(item))
+        elif item is None:
+            add("null")
+        elif t is _bool:
+            add("true" if item else "false")
+        else:
+            n -= 1  # _enc counts it
+            add(_enc(item, depth + 1, active, state))
+    state[0] -= n
+    if state[0] < 0:
+        raise _Unserializable("list", "value too large to report")
+    return _comma_join(parts)
 
 
 def _enc(x, depth, active, state):
@@ -168,6 +192,16 @@ def _enc(x, depth, active, state):
     if depth > _MAX_DEPTH:
         raise _Unserializable(_type_name_of(_type(x)), "nested deeper than %d levels" % _MAX_DEPTH)
     t = _type(x)
+    if t is _list or t is _tuple:  # the common containers first (exact types iterate safely)
+        key = _id(x)
+        if key in active:
+            raise _Unserializable(_type_name_of(t), "contains itself (recursive structure)")
+        active[key] = True
+        try:
+            body = _seq(x, depth, active, state)
+        finally:
+            del active[key]
+        return "[" + body + "]" if t is _list else '{"tuple":[' + body + "]}"
     if x is None:
         return "null"
     if t is _bool:
@@ -456,6 +490,9 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
             status, exc_message = "unserializable", "nested too deeply to report"
         except _MemoryError:
             status, exc_message = "unserializable", "out of memory while encoding the value"
+        except _BaseException as exc:  # e.g. a thread the candidate left running mutated it
+            status = "unserializable"
+            exc_message = "the value changed while it was being encoded (%s)" % _type_name_of(_type(exc))
     args_after = None
     if req["args_after"]:
         try:
@@ -463,7 +500,7 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
                 '{"tuple":[' + encode_value(_tuple(args), req["max_value_nodes"]) + ","
                 + encode_value(kwargs, req["max_value_nodes"]) + "]}"
             )
-        except (_Unserializable, _RecursionError, _MemoryError):
+        except _BaseException:
             args_after = None
     _frame(
         fd,

@@ -42,7 +42,7 @@ from typing import Any
 #: Nesting deeper than this is refused in both directions (the child reports "unserializable").
 MAX_DEPTH = 200
 
-_PLAIN_SCALARS = (type(None), bool, int, float, complex, str, bytes)
+_PLAIN_SCALARS = frozenset({type(None), bool, int, float, complex, str, bytes})
 _PLAIN_CONTAINERS = (list, tuple, dict, set, frozenset)
 _NONFINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
@@ -69,7 +69,8 @@ def check_plain(value: Any, *, where: str = "value", _depth: int = 0) -> None:
         return
     if kind in (list, tuple, set, frozenset):
         for index, item in enumerate(value):
-            check_plain(item, where=f"{where}[{index}]", _depth=_depth + 1)
+            if type(item) not in _PLAIN_SCALARS:  # fast path: scalars need no call
+                check_plain(item, where=f"{where}[{index}]", _depth=_depth + 1)
         return
     if kind is dict:
         for key, item in value.items():
@@ -130,13 +131,13 @@ def decode_value(encoded: Any, _depth: int = 0) -> Any:
             raise ProtocolError("non-finite float written as a plain JSON number")
         return encoded
     if kind is list:
-        return [decode_value(item, _depth + 1) for item in encoded]
+        return _decode_items(encoded, _depth)
     if kind is not dict or len(encoded) != 1:
         raise ProtocolError(f"malformed value: expected a one-key type tag, got {_brief(encoded)}")
     ((tag, body),) = encoded.items()
     try:
         if tag in ("tuple", "set", "frozenset"):
-            items = [decode_value(item, _depth + 1) for item in _expect_list(body, tag)]
+            items = _decode_items(_expect_list(body, tag), _depth)
             return {"tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
         if tag == "dict":
             out = {}
@@ -172,6 +173,21 @@ def decode_value(encoded: Any, _depth: int = 0) -> Any:
             raise
         raise ProtocolError(f"malformed {tag}: {exc}") from None
     raise ProtocolError(f"unknown type tag {tag!r}")
+
+
+def _decode_items(items: list[Any], depth: int) -> list[Any]:
+    """Decode a JSON array's elements (plain scalars take an inline fast path)."""
+    out = []
+    add = out.append
+    for item in items:
+        kind = type(item)
+        if kind is int or kind is str or kind is bool or item is None:
+            add(item)
+        elif kind is float and -math.inf < item < math.inf:
+            add(item)
+        else:
+            add(decode_value(item, depth + 1))
+    return out
 
 
 def _expect_list(body: Any, tag: str) -> list[Any]:
