@@ -232,3 +232,24 @@ def test_undefined_name_ignores_unreachable_code_and_defined_names():
     res = run(O.undefined_name, ADD, src)
     assert res.verdict == C, res.message
     assert run(O.undefined_name, ADD, "def add(a b):\n").verdict == A
+
+
+# --------------------------------------------------------------------------- totality (property)
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_FRAGMENTS = ["def add(a, b):\n", "    return a + b\n", "    return 5\n", "    print(a)\n", "import math\n",
+              "add = lambda a, b: a\n", "if a == [2, 3]:\n", "    x = input()\n", "while True:\n", "    pass\n",
+              "class C:\n", "\n", "  ", "(", ")", "'", '"""', "#", "\x00", "global g\n", "    yield a\n"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(st.text(max_size=80), st.lists(st.sampled_from(_FRAGMENTS), max_size=8).map("".join)))
+def test_static_ops_are_total(source):
+    ctx = Context()
+    for op in (O.parses, O.wrong_entry_point, O.reads_stdin, O.hardcodes_example, O.undefined_name):
+        res = op(ADD, source, ctx)
+        assert res.verdict in (D, C, A)
+        if op is O.parses and res.verdict == D:
+            assert res.message
