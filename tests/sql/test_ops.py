@@ -202,6 +202,11 @@ def test_catalog_renders_types_and_date_samples(catalogs):
     line = next(ln for ln in text.splitlines() if ln.startswith("flight("))
     assert "flight_id:BIGINT" in line and "departure_time:BIGINT e.g. " in line
     assert Catalog.from_json(catalogs["atis"]).to_json() == catalogs["atis"]
+    from vx.ops.packs.sql.catalog import solver_prompt
+
+    p = solver_prompt("How many flights?", Catalog.from_json(catalogs["atis"]), dialect="snowflake",
+                      instructions="Use COUNT.")
+    assert "snowflake SQL" in p and line in p and p.endswith("Question: How many flights?\nInstructions: Use COUNT.")
 
 
 @pytest.mark.data

@@ -103,3 +103,21 @@ def test_order_and_join_inducers():
     [p] = TEMPLATES["join_key_names"].induce(jb, jg)
     o = spec("join_key_names", **p)
     assert v(o, *jb[0]).verdict == D and v(o, *jg[0]).verdict == C
+
+
+def test_judge_pack_sees_the_prompt_and_abstains_with_llm_roles_off(monkeypatch):
+    import json
+    from pathlib import Path
+
+    from vx.llm.judge import judge_messages
+    from vx.ops.packs.sql.judge import semantic_mismatch
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    task = json.loads((Path(__file__).resolve().parents[2] / "examples" / "sql" / "tasks.jsonl")
+                      .read_text().splitlines()[0])
+    shown = judge_messages(task, "SELECT 1")
+    assert task["question"] in shown and "author(aid:BIGINT" in shown
+    assert '"warehouse"' not in shown  # the prompt, not the raw record
+    r = semantic_mismatch(task, "SELECT 1", Context())
+    assert r.verdict == A and "ANTHROPIC_API_KEY" in r.message
+    assert semantic_mismatch.tier == "judge" and semantic_mismatch.uses_llm

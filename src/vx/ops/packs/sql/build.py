@@ -26,7 +26,7 @@ from typing import Any
 import attrs
 
 from vx.ops.packs.sql import data as sqldata
-from vx.ops.packs.sql.catalog import Catalog
+from vx.ops.packs.sql.catalog import Catalog, solver_prompt
 from vx.ops.packs.sql.compare import matches_any
 from vx.ops.packs.sql.mutate import BENIGN, HARMFUL, OPERATORS, MutationError, mutate
 from vx.ops.packs.sql.warehouse import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, QueryResult, open_warehouse
@@ -148,9 +148,11 @@ def build_sql(questions_csv: str | Path, out_dir: str | Path, *, seed: int = 0, 
                 transpiled_golds += sum(t for _, _, t in golds)
                 ignore_order = ignore_order_for(q.question)
                 tasks[q.id] = {"id": q.id, "question": q.question, "instructions": q.instructions,
-                               "category": q.category, "database": db, "dialect": "duckdb", "warehouse": spec,
-                               "catalog": cat_json, "ignore_order": ignore_order, "timeout": timeout,
-                               "max_rows": max_rows}
+                               "category": q.category, "database": db, "dialect": "duckdb",
+                               "prompt": solver_prompt(q.question, catalog, dialect="duckdb",
+                                                       instructions=q.instructions),
+                               "warehouse": spec, "catalog": cat_json, "ignore_order": ignore_order,
+                               "timeout": timeout, "max_rows": max_rows}
                 references[q.id] = golds[0][0]
                 gold_results = [r for _, r, _ in golds]
                 items += _outputs_for(q, golds, gold_results, catalog, wh, ignore_order, seed, max_mutants,

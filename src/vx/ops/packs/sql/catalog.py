@@ -117,4 +117,13 @@ def render(catalog: Catalog, tables: Sequence[str] | None = None) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["Catalog", "is_date_like", "render"]
+def solver_prompt(question: str, catalog: Catalog, *, dialect: str = "duckdb", instructions: str = "") -> str:
+    """The text a text-to-SQL solver (or a judge) sees: the schema, the dialect and the question."""
+    parts = [f"Write one {dialect} SQL query that answers the question. Reply with the query only.", "",
+             "Tables (column:TYPE; e.g. = sample values):", render(catalog), "", f"Question: {question.strip()}"]
+    if instructions.strip():
+        parts.append(f"Instructions: {instructions.strip()}")
+    return "\n".join(parts)
+
+
+__all__ = ["Catalog", "is_date_like", "render", "solver_prompt"]
