@@ -38,7 +38,7 @@ from typing import Any
 import attrs
 
 from vx.ops.core import Context, Op, abstain, clean, drawback, op
-from vx.ops.packs.code.probe import Probe, VisibleExample, call_text, probes_for, visible_examples
+from vx.ops.packs.code.probe import Probe, VisibleExample, probes_for, visible_examples
 
 ROOT = "parses"
 
