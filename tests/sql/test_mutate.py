@@ -89,3 +89,21 @@ def test_labels_by_execution_benign_pass_harmful_fail(cats):
         for name in ("drop_group_by", "drop_join_condition", "syntax_error", "misspell_identifier"):
             m = mutate(gold, name, catalog=cats["academic"], seed=0)
             assert label_output(wh.execute(m.sql), [g], ignore_order=True) == "fail", name
+
+
+@pytest.mark.data
+@pytest.mark.slow
+def test_law_every_tree_mutant_of_every_gold_query_parses(questions_csv, cats):
+    import sqlglot
+
+    from vx.ops.packs.sql.data import load_questions
+
+    made = 0
+    for q in load_questions(questions_csv):
+        cat = cats.get(q.database)
+        for m in mutants(q.gold[0], catalog=cat, seed=0):
+            if OPERATORS[m.operator].textual:
+                continue
+            assert sqlglot.parse_one(m.sql, read="duckdb") is not None, (q.id, m.operator, m.sql)
+            made += 1
+    assert made > 1000
