@@ -14,7 +14,7 @@ from vx.ops.specs import SpecError, TEMPLATES, op_from_spec, templates_for
 
 D, C, A = Verdict.DRAWBACK, Verdict.CLEAN, Verdict.ABSTAIN
 CHECKS = ("ast_call_present", "ast_node_present", "imports_module", "raises_on_probe_class", "raises_exception",
-          "prints_value", "returns_constant")
+          "prints_value", "returns_constant", "returns_none_on_probe_class")
 
 
 def example(call: str, expected_src: str) -> dict:
@@ -64,6 +64,7 @@ def test_specs_round_trip_through_json():
     ("ast_node_present", {"node": "literal_eval"}),
     ("imports_module", {"name": "1abc"}),
     ("raises_on_probe_class", {"klass": "huge"}),
+    ("returns_none_on_probe_class", {"klass": "huge"}),
     ("raises_exception", {"name": "Value Error"}),
     ("prints_value", {"mode": "loud"}),
     ("returns_constant", {"min_calls": 1}),
@@ -216,3 +217,17 @@ def test_exec_inducers_share_one_run_per_output(monkeypatch):
     for check in ("raises_on_probe_class", "raises_exception", "prints_value", "returns_constant"):
         TEMPLATES[check].induce(cluster, good)
     assert len(runs) == 2
+
+
+def test_returns_none_on_probe_class_and_inducer():
+    falls_through = "def biggest(xs):\n    if xs:\n        return max(xs)\n"
+    o = make("returns_none_on_probe_class", klass="empty")
+    res = verdict(o, BIG, falls_through)
+    assert res.verdict == D and "biggest([]) returned None (argument 1 made empty)" in res.message
+    assert verdict(o, BIG, "def biggest(xs):\n    return max(xs) if xs else 0\n").verdict == C
+    assert verdict(o, BIG, NO_EMPTY).verdict == A  # raises on empty input: returned nothing
+    t = task("log", example("log('x')", "None"))  # the example expects None
+    assert verdict(o, t, "def log(s):\n    print(s)\n").verdict == A
+    proposals = TEMPLATES["returns_none_on_probe_class"].induce([(BIG, falls_through)], [(BIG, EMPTY_OK.replace(
+        "default=None", "default=0"))])
+    assert proposals == [{"klass": "empty"}]

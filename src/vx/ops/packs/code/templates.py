@@ -10,19 +10,19 @@ Each inducer looks at a cluster of bad outputs and at known-good outputs (lists 
 cluster output and on no good output, best first (most cluster outputs caught). Whether a
 proposal becomes an op is the birth gate's decision, not the inducer's.
 
-==================== ====== =================================================================
-check                kind   fires when
-==================== ====== =================================================================
-ast_call_present     static the code calls ``name`` (a function or a method name)
-ast_node_present     static the code contains an AST node type (``Global``, ``While``...) or a
-                            derived pattern (:data:`PATTERNS`)
-imports_module       static the code imports module ``name``
-raises_on_probe_class exec  a probe call of class ``klass`` raises (see ``probe.CLASSES``)
-raises_exception     exec   loading or a probe call raises exception type ``name``
-prints_value         exec   a printed-instead-of-returned pattern (``mode``, see :data:`PRINT_MODES`)
-returns_constant     exec   ``min_calls`` probe calls with different arguments all return the
-                            same value
-==================== ====== =================================================================
+Checks (kind: fires when)
+
+* ``ast_call_present`` (static): the code calls ``name`` (a function or a method name)
+* ``ast_node_present`` (static): the code contains an AST node type (``Global``, ``While``...)
+  or a derived pattern (:data:`PATTERNS`)
+* ``imports_module`` (static): the code imports module ``name``
+* ``raises_on_probe_class`` (exec): a probe call of class ``klass`` raises (``probe.CLASSES``)
+* ``returns_none_on_probe_class`` (exec): a probe call of class ``klass`` returns None where the
+  example expects a value (a path that falls through without ``return``)
+* ``raises_exception`` (exec): loading or a probe call raises exception type ``name``
+* ``prints_value`` (exec): a printed-instead-of-returned pattern (``mode``, :data:`PRINT_MODES`)
+* ``returns_constant`` (exec): ``min_calls`` probe calls with different arguments all return the
+  same value
 
 Code under ``if __name__ == "__main__":`` is ignored by the static checks (it never runs when
 the candidate is imported). Exec checks share the item's sandbox run with the seed exec ops.
@@ -368,6 +368,58 @@ def _probe_class_features(task, output, ctx) -> set[str] | None:
 def _induce_probe_class(cluster: list[Pair], good: list[Pair]) -> list[dict[str, Any]]:
     bad = Counter(k for f in _exec_features(cluster, _probe_class_features) if f for k in f)
     ok = Counter(k for f in _exec_features(good, _probe_class_features) if f for k in f)
+    return [{"klass": k} for k in _rank(bad, ok)]
+
+
+# --------------------------------------------------------------------------- returns_none_on_probe_class
+
+def _none_call(run, klass: str):
+    """The first call of `klass` that returned None, when the example expects a value."""
+    if not any(p.expected is not None for p, _ in run.pairs("example")):
+        return None
+    for p, c in run.pairs(klass):
+        if c.status == "ok" and c.value is None:
+            return p
+    return None
+
+
+@template("returns_none_on_probe_class", kind="exec", params={"klass": "str"}, family=FAMILY)
+def returns_none_on_probe_class(klass: str):
+    """A probe input of a given class makes the function fall through and return None, although
+    the task's example expects a value (a path without a return)."""
+    if klass not in probe_mod.CLASSES:
+        raise SpecError(f"returns_none_on_probe_class: unknown probe class {klass!r}; "
+                        f"choose one of {', '.join(probe_mod.CLASSES)}")
+
+    def check(task, output, ctx):
+        run, res = _run(task, output, ctx)
+        if run is None:
+            return res
+        if not run.loaded:
+            return abstain(run.load_message)
+        if not any(p.expected is not None for p, _ in run.pairs("example")):
+            return abstain("the example expects None (or no example ran)")
+        hit = _none_call(run, klass)
+        if hit is not None:
+            return drawback(f"{hit.call} returned None ({hit.detail}); the example expects a value")
+        returned = [c for _, c in run.pairs(klass) if c.status == "ok"]
+        if returned:
+            return clean(f"{len(returned)} {klass} probe call(s) returned a value")
+        return abstain(f"no {klass} probe call returned")
+
+    return check
+
+
+@inducer("returns_none_on_probe_class")
+def _induce_none(cluster: list[Pair], good: list[Pair]) -> list[dict[str, Any]]:
+    def features(task, output, ctx):
+        run, _ = execution(task, output, ctx)
+        if run is None or not run.loaded:
+            return None
+        return {k for k in probe_mod.CLASSES if _none_call(run, k) is not None}
+
+    bad = Counter(k for f in _exec_features(cluster, features) if f for k in f)
+    ok = Counter(k for f in _exec_features(good, features) if f for k in f)
     return [{"klass": k} for k in _rank(bad, ok)]
 
 
