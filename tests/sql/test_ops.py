@@ -97,6 +97,13 @@ def test_select_star_only_when_the_question_names_columns(catalogs):
      "SELECT title FROM publication ORDER BY citation_num DESC", D, "top 1"),
     ("Which states have the highest population?", "SELECT state_name FROM state ORDER BY population DESC", A, ""),
     ("What is the highest citation count?", "SELECT MAX(citation_num) FROM publication", C, ""),
+    ("Which author has the most publications?",
+     "SELECT aid FROM (SELECT aid, RANK() OVER (ORDER BY COUNT(*) DESC) AS r FROM writes GROUP BY aid) t "
+     "WHERE r = 1", C, ""),
+    ("Which author has the most publications?",
+     "SELECT aid, RANK() OVER (ORDER BY COUNT(*) DESC) AS r FROM writes GROUP BY aid", D, "no LIMIT"),
+    ("What are the top 3 journals by number of papers?",
+     "SELECT jid FROM publication GROUP BY jid ORDER BY COUNT(*) DESC FETCH FIRST 3 ROWS ONLY", C, ""),
 ])
 def test_top_n_missing_limit(catalogs, question, sql, verdict, needle):
     _, r = run(O.top_n_missing_limit, task(catalogs, question), sql)

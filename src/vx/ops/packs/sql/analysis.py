@@ -99,11 +99,10 @@ def _outer_selects(tree: exp.Expression) -> list[exp.Select]:
     return []
 
 
-def outer_limit(tree: exp.Expression) -> int | None | bool:
-    """The outermost query's LIMIT/FETCH as an int, True if present but not a literal, None if absent."""
-    lim = tree.args.get("limit") or tree.args.get("fetch")
-    if lim is None and isinstance(tree, exp.Select):
-        lim = None
+def outer_limit(tree: exp.Expression) -> int | bool | None:
+    """The outermost query's LIMIT / FETCH FIRST / TOP as an int, True when present but not a
+    literal, None when absent."""
+    lim = tree.args.get("limit")
     if lim is None:
         return None
     val = lim.args.get("expression") or lim.args.get("count") or lim.this
@@ -124,11 +123,25 @@ def bounds_rows_otherwise(tree: exp.Expression) -> bool:
             return True
     if tree.find(exp.Qualify) is not None:
         return True
-    for w in tree.find_all(exp.Window):
-        if isinstance(w.this, (exp.RowNumber, exp.Anonymous)) or w.this.key in ("rank", "denserank", "rownumber"):
+    for w in tree.find_all(exp.Window):  # a ranking window used to filter (… WHERE rn <= 3)
+        if isinstance(w.this, (exp.RowNumber, exp.Rank, exp.DenseRank)) and _filtered_on(w, tree):
             return True
     for sel in _outer_selects(tree):
         if not sel.args.get("group") and any(aggregates_in(p, sel) for p in sel.expressions):
+            return True
+    return False
+
+
+def _filtered_on(window: exp.Window, tree: exp.Expression) -> bool:
+    """Whether the output of a ranking window is compared somewhere (directly, or through its alias
+    in an outer WHERE / QUALIFY)."""
+    if window.find_ancestor(exp.Where, exp.Qualify) is not None:
+        return True
+    alias = window.parent.alias if isinstance(window.parent, exp.Alias) else ""
+    if not alias:
+        return False
+    for cond in tree.find_all(exp.Where, exp.Qualify):
+        if any(c.name.lower() == alias.lower() for c in cond.find_all(exp.Column)):
             return True
     return False
 
