@@ -132,8 +132,7 @@ def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str 
         result = evolve_family(family, config=cfg, out=out, resume=resume, rounds=rounds, cache=cache,
                                on_round=on_round, on_status=on_status, audit=not no_audit, vx_out=vx_out,
                                progress=False, **roles)
-        if llm_session is not None:
-            console.print(usage_line(record_run(llm_session, roles, result.run_path)), markup=False)
+        llm_usage = record_run(llm_session, roles, result.run_path) if llm_session is not None else None
     except (EvolutionError, RunStoreError) as exc:
         raise UserError(str(exc)) from None
     except KeyboardInterrupt:
@@ -157,3 +156,5 @@ def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str 
     console.print(f"[bold]evolved[/]: {' '.join(result.best_text.split())}")
     console.print(f"objective {s.objective:.4f} (seed {result.seed_score.objective:.4f})")
     console.print(f"run file: {result.run_path}\nverifier: {vx_file}")
+    if llm_usage is not None:
+        console.print(usage_line(llm_usage), markup=False)
