@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from vx.llm.config import (DEFAULT_ROLES, ROLES, LLMConfigError, Price, has_credentials, load_config,
@@ -88,3 +90,12 @@ def test_credentials_are_detected_not_read():
     assert has_credentials({"ANTHROPIC_API_KEY": "sk-x"})
     assert has_credentials({"ANTHROPIC_AUTH_TOKEN": "tok"})
     assert "sk-x" not in repr(load_config(env={"ANTHROPIC_API_KEY": "sk-x"}).as_dict())
+
+
+def test_relative_cache_paths_are_relative_to_their_file(tmp_path):
+    fam = tmp_path / "fam"
+    cfg = load_config({"cache": "llm.sqlite"}, family_path=fam / "family.toml", env={})
+    assert cfg.cache == fam / "llm.sqlite"
+    cfg = load_config({"cache": "/abs/llm.sqlite"}, family_path=fam / "family.toml", env={})
+    assert str(cfg.cache) == "/abs/llm.sqlite"
+    assert load_config(env={"VX_LLM_CACHE": "rel.sqlite"}).cache == Path("rel.sqlite")

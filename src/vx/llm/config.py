@@ -173,7 +173,8 @@ class _Builder:
         self.prices: dict[str, Price] = dict(DEFAULT_PRICES)
         self.sources: dict[str, str] = {}
 
-    def apply_table(self, table: Mapping[str, Any], where: str) -> None:
+    def apply_table(self, table: Mapping[str, Any], where: str, base: Path | None = None) -> None:
+        """Merge one file's table; a relative ``cache`` path is taken relative to `base` (the file's folder)."""
         if not isinstance(table, Mapping):
             raise LLMConfigError(f"{where}: the LLM configuration must be a table")
         for key, value in table.items():
@@ -196,6 +197,8 @@ class _Builder:
                                              "(USD per million tokens)") from None
             elif key in _SCALARS:
                 self.set_scalar(key, value, where)
+                if key == "cache" and base is not None and not Path(value).expanduser().is_absolute():
+                    self.values["cache"] = str(base / value)
             else:
                 import difflib
 
@@ -280,9 +283,10 @@ def load_config(family_llm: Mapping[str, Any] | None = None, *, family_path: str
             table = tomllib.loads(upath.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise LLMConfigError(f"{upath}: invalid TOML: {exc}") from None
-        b.apply_table(table, str(upath))
+        b.apply_table(table, str(upath), upath.parent)
     if family_llm:
-        b.apply_table(family_llm, f"{family_path or 'family.toml'} [llm]")
+        b.apply_table(family_llm, f"{family_path or 'family.toml'} [llm]",
+                      Path(family_path).parent if family_path is not None else None)
     for role in ROLES:
         for key, types in _ROLE_KEYS.items():
             var = f"VX_LLM_{role.upper()}_{key.upper()}"
