@@ -353,8 +353,10 @@ def _reachable_ranges(art: Artifact) -> list[tuple[int, int]]:
 
 @op(detects="crash")
 def undefined_name(task, output, ctx):
-    """Code that runs when the entry point is called uses a name that is never defined or imported
-    (a NameError waiting to happen, e.g. `math` used without `import math`)."""
+    """Reachable code uses a name never defined or imported (a NameError waiting to happen).
+
+    E.g. ``math`` used without ``import math``. Reachable: module-level code, the entry point and
+    the module functions it calls by name."""
     art = artifact_of(task, output, ctx)
     if art.tree is None:
         return abstain("the output does not parse")
@@ -422,8 +424,10 @@ def _param_names(fn: FunctionNode) -> list[str]:
 
 @op(detects="hardcodes_example")
 def hardcodes_example(task, output, ctx):
-    """The code returns a visible example's expected value as a literal: unconditionally, or
-    behind a test of the parameters against the example's arguments."""
+    """The code returns a visible example's expected value as a hard-coded literal.
+
+    Either every value ``return`` gives that one literal, or an ``if`` compares a parameter with
+    the example's (non-trivial) argument and returns the expected literal."""
     art = artifact_of(task, output, ctx)
     if art.function is None:
         return abstain("no entry-point function to inspect")
@@ -609,8 +613,10 @@ def _failure_text(call: Any) -> str:
 
 @op(tier="exec", detects="crash", timeout=EXEC_OP_TIMEOUT)
 def crash(task, output, ctx):
-    """The code raises (or kills its process) on the visible example, on a re-ordering of its
-    arguments, or while loading."""
+    """The code raises on the visible example, on a re-ordering of it, or while loading.
+
+    Killing its own process counts too; on a re-ordering, an exception type the code raises on
+    purpose (``raise ValueError``) does not."""
     run, why = execution(task, output, ctx)
     if run is None:
         return abstain(why)
@@ -645,8 +651,9 @@ def _comparator(task: Mapping[str, Any], entry: str) -> Any:
 
 @op(tier="exec", detects="fails_visible_example", timeout=EXEC_OP_TIMEOUT)
 def fails_visible_example(task, output, ctx):
-    """A visible example call does not return its expected value (compared in the parent, with
-    evalplus's float tolerance)."""
+    """A visible example call does not return its expected value.
+
+    Compared in the parent with evalplus's semantics (exact types, float tolerance)."""
     run, why = execution(task, output, ctx)
     if run is None:
         return abstain(why)
@@ -688,8 +695,10 @@ def _static_print_verdict(art: Artifact):
 
 @op(tier="exec", detects="returns_not_print_only", timeout=EXEC_OP_TIMEOUT)
 def returns_not_print_only(task, output, ctx):
-    """The function prints its answer instead of returning it: it returns None on an example
-    that expects a value, and prints (or, without a runnable example, it only prints)."""
+    """The function prints its answer instead of returning it.
+
+    It returns None on an example that expects a value, and prints; without a runnable example,
+    it never returns a value but calls print."""
     art = artifact_of(task, output, ctx)
     if art.function is None:
         return abstain("the root failed: " + (art.problem or "no entry point"))
@@ -774,8 +783,10 @@ def type_mismatch(value: Any, expected: Any, exact: bool = True, _depth: int = 0
 
 @op(tier="exec", detects="returns_wrong_type", timeout=EXEC_OP_TIMEOUT)
 def returns_wrong_type(task, output, ctx):
-    """An example call returns a value whose type differs from the expected value's (numbers are
-    interchangeable; a list is not a tuple), or an object that is not plain data (a map, a generator)."""
+    """An example call returns a value of another type than the expected value.
+
+    Numbers are interchangeable, a list is not a tuple (checked inside containers); an object that
+    is not plain data (a map, a generator) is a wrong type too."""
     run, why = execution(task, output, ctx)
     if run is None:
         return abstain(why)
@@ -825,8 +836,9 @@ def mutates_argument(task, output, ctx):
 
 @op(tier="exec", detects="nondeterministic", timeout=EXEC_OP_TIMEOUT)
 def nondeterministic(task, output, ctx):
-    """The same example call, made twice in one process, gives different results (unseeded
-    randomness, the clock, or state kept between calls)."""
+    """The same example call, made twice in one process, gives different results.
+
+    Causes: unseeded randomness, the clock, or state kept between calls."""
     run, why = execution(task, output, ctx)
     if run is None:
         return abstain(why)

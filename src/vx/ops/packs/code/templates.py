@@ -385,8 +385,9 @@ def _none_call(run, klass: str):
 
 @template("returns_none_on_probe_class", kind="exec", params={"klass": "str"}, family=FAMILY)
 def returns_none_on_probe_class(klass: str):
-    """A probe input of a given class makes the function fall through and return None, although
-    the task's example expects a value (a path without a return)."""
+    """A probe input of a given class makes the function return None where a value is expected.
+
+    The example expects a value, so a None means a path that falls through without ``return``."""
     if klass not in probe_mod.CLASSES:
         raise SpecError(f"returns_none_on_probe_class: unknown probe class {klass!r}; "
                         f"choose one of {', '.join(probe_mod.CLASSES)}")
