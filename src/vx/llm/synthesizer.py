@@ -132,7 +132,14 @@ class LLMSynthesizer:
                                   "dropped": []}
         self.history.append(record)
         client = self.client_factory()
-        templates = list(request.templates) or [t.schema() for t in templates_for(request.family)]
+        templates = list(request.templates)
+        if not templates:  # the engine normally passes them; otherwise draw from the family's template tags
+            tags = tuple(getattr(request, "template_families", ()) or ()) or (request.family,)
+            seen = {}
+            for tag in tags:
+                for t in templates_for(tag):
+                    seen.setdefault(t.check, t.schema())
+            templates = list(seen.values())
         if not self.allow_judge:  # synthesized ops stay offline-replayable and free unless asked otherwise
             templates = [t for t in templates if t.get("kind") != "judge"]
         if client is None or self.stopped or not templates:
