@@ -58,6 +58,21 @@ def test_abstaining_does_not_buy_agreement():
     assert as_pass.a_train == pytest.approx(0.5)
 
 
+def test_per_class_consensus_follows_drawback_semantics():
+    # a and c detect class x, b detects y.  t0: x votes a=1 vs c=0 (tie), y: b fires -> FAIL
+    # t1: everything clean -> PASS;  t3: x: a fires (c abstains) -> FAIL
+    classes = {"a": "x", "b": "y", "c": "x"}
+    obj = Objective(hand_data(), consensus_ops=CONS, consensus_classes=classes)
+    assert obj.cons_fail.tolist()[:4] == [True, False, False, True]
+    assert obj.cons_pass.tolist()[:4] == [False, True, False, False]
+    # the one-vote majority over the same ops calls t3 a tie
+    maj = Objective(hand_data(), consensus_ops=CONS, consensus_classes=classes,
+                    config=ObjectiveConfig(consensus="majority"))
+    assert maj.cons_fail.tolist()[:4] == [True, False, False, False]
+    # b alone: fires on t0 (FAIL: agree), clean on t1 (PASS: agree), clean on t3 (FAIL: disagree)
+    assert obj.score_one(parse("b")).a_train == pytest.approx(2 / 3)
+
+
 def test_soft_labels_split_an_item_between_the_classes():
     data = hand_data({"d0": 0.0, "d1": 0.0, "d2": 0.8, "d3": 1.0})
     s = Objective(data, consensus_ops=CONS).score_one(parse("a"))
@@ -157,11 +172,13 @@ def datasets(draw):
 @settings(max_examples=100, deadline=None)
 @given(datasets(), st.lists(trees(), min_size=1, max_size=6), st.booleans(),
        st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.sampled_from([1.0, 2.0, 3.5])),
-       st.sampled_from(["pass", "exclude"]))
-def test_batch_scores_equal_the_reference(data, nodes, closed, weights, abstain):
+       st.sampled_from(["pass", "exclude"]), st.sampled_from(["per-class", "majority"]),
+       st.lists(st.sampled_from(["x", "y"]), min_size=4, max_size=4))
+def test_batch_scores_equal_the_reference(data, nodes, closed, weights, abstain, consensus, classes):
     guards = Guards() if closed else Guards.naive()
     obj = Objective(data, guards=guards, consensus_ops=["a", "b", "c", "d"], consensus_weights=weights,
-                    llm_ops=["d"], config=ObjectiveConfig(abstain=abstain))
+                    consensus_classes=dict(zip("abcd", classes)), llm_ops=["d"],
+                    config=ObjectiveConfig(abstain=abstain, consensus=consensus))
     scores = obj.score(nodes)
     for i, node in enumerate(nodes):
         ref = obj.reference(node)

@@ -72,6 +72,9 @@ def _summary_table(summary: dict[str, Any]) -> Table:
               help="Continue an interrupted (or finished) run from its last committed round.")
 @click.option("--abstain", type=click.Choice(["pass", "exclude"]), default="pass", show_default=True,
               help="How the objective scores a final ABSTAIN: as PASS (what consumers do), or left out.")
+@click.option("--consensus", type=click.Choice(["per-class", "majority"]), default="per-class", show_default=True,
+              help="The train consensus: ops vote within their failure class (drawback semantics), or one "
+                   "majority vote over all ops.")
 @click.option("--no-audit", is_flag=True, help="Do not measure agreement with the locked split.")
 @click.option("--jobs", "-j", type=int, default=None, help="Worker processes for applying ops (default: CPU count).")
 @click.option("--timeout", type=float, default=10.0, show_default=True, help="Time limit per op call, in seconds.")
@@ -81,7 +84,7 @@ def _summary_table(summary: dict[str, Any]) -> Table:
 @friendly_errors
 def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str | None, patience: int | None,
                min_delta: float, out: str | None, vx_out: str | None, resume: str | None, abstain: str,
-               no_audit: bool,
+               consensus: str, no_audit: bool,
                jobs: int | None, timeout: float, quiet: bool, cache_path: str | None, no_cache: bool,
                llm: bool | None = None, llm_models: tuple[str, ...] = (), llm_budget: float | None = None) -> None:
     """Evolve FAMILY's verifier against its dev anchor; audit it on the locked split.
@@ -97,7 +100,8 @@ def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str 
     if family is None and resume is None:
         raise UserError("name a family directory (e.g. vx evolve examples/humaneval) or --resume RUN")
     cfg = EvolveConfig(rounds=10 if rounds is None else rounds, seed=seed, ablation=ablation, patience=patience,
-                       min_delta=min_delta, jobs=jobs, timeout=timeout, abstain=abstain)
+                       min_delta=min_delta, jobs=jobs, timeout=timeout, abstain=abstain,
+                       consensus=consensus)
     from vx.cli.llm import engine_roles, evolve_session, record_run, usage_line
 
     llm_session = evolve_session(family, resume, llm, llm_models, llm_budget)  # None: LLM roles off

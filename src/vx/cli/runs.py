@@ -36,7 +36,7 @@ def list_cmd(directory: str) -> None:
     if not paths:
         console.print(f"no run files in {directory}/ (vx evolve writes runs/<family>-<time>.vxrun.sqlite)")
         return
-    t = Table(show_edge=False)
+    t = Table(title=f"runs in {directory}/", title_justify="left", show_edge=False)
     for col in ("run", "family", "status", "rounds", "objective", "audit", "ablation", "evolved"):
         t.add_column(col, overflow="fold" if col in ("evolved", "run") else "ellipsis")
     for p in paths:
@@ -49,7 +49,7 @@ def list_cmd(directory: str) -> None:
             continue
         last = rounds[-1] if rounds else {}
         cfg = meta.get("config") or {}
-        t.add_row(str(p), meta.get("family", "?"), meta.get("status", "?"), str(last.get("round", "—")),
+        t.add_row(p.name, meta.get("family", "?"), meta.get("status", "?"), str(last.get("round", "—")),
                   fmt_num(last.get("objective"), 4), fmt_num(last.get("audit_agreement")),
                   cfg.get("ablation") or "—", " ".join(str(last.get("incumbent", "")).split()))
     console.print(t)

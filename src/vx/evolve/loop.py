@@ -78,6 +78,7 @@ class EvolveConfig:
     jobs: int | None = None
     timeout: float = 10.0
     abstain: str = "pass"
+    consensus: str = "per-class"
 
     def __attrs_post_init__(self) -> None:
         if self.ablation is not None and self.ablation not in ABLATIONS:
@@ -86,6 +87,8 @@ class EvolveConfig:
             raise EvolutionError("--rounds must be 0 or more")
         if self.abstain not in ("pass", "exclude"):
             raise EvolutionError(f"--abstain must be pass or exclude, not {self.abstain!r}")
+        if self.consensus not in ("per-class", "majority"):
+            raise EvolutionError(f"--consensus must be per-class or majority, not {self.consensus!r}")
 
     @property
     def guards(self) -> Guards:
@@ -149,7 +152,8 @@ class Evolution:
         self.progress = progress
         self.guards = config.guards
         self.policy = config.lifecycle
-        self.objective_config = ObjectiveConfig.from_mapping(view.objective, abstain=config.abstain)
+        self.objective_config = ObjectiveConfig.from_mapping(view.objective, abstain=config.abstain,
+                                                             consensus=config.consensus)
         # items: train first, then dev
         self.items: list[Item] = list(view.train.items) + list(view.dev.items)
         n = len(self.items)
@@ -208,7 +212,8 @@ class Evolution:
         weights = {n: reliability_weight(self.records[n].marginal) for n in active}
         llm = [o.name for o in self.pool if o.uses_llm]
         return Objective(self._data(), config=self.objective_config, guards=self.guards, consensus_ops=active,
-                         consensus_weights=weights, llm_ops=llm)
+                         consensus_weights=weights, consensus_classes={n: self.pool[n].detects for n in active},
+                         llm_ops=llm)
 
     # ------------------------------------------------------------------------------------------
     # start / resume

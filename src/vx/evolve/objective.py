@@ -16,9 +16,16 @@ verdict opines on count — and remains available (``vx evolve --abstain exclude
 * **A_train** — agreement with the *consensus* of the opining active pool ops (root excluded) on
   the unlabeled train items the root leaves open. Each op votes with weight 1 + 10·max(0, m_o),
   m_o its anchored leave-one-out marginal (see `vx.evolve.lifecycle.marginals`; ops without one
-  vote 1). The consensus is FAIL where the weighted drawback votes exceed the weighted clean
-  votes, PASS where they fall short, and undecided on ties or when no op opines (such items do not
-  count).
+  vote 1). By default (``consensus="per-class"``) the ops vote *within their failure class*
+  (`Op.detects`): a class says FAIL where its weighted drawback votes exceed its weighted clean
+  votes, PASS where they fall short; the item's consensus is FAIL when some class says FAIL, PASS
+  when some class says PASS and none FAIL, and undecided otherwise (such items do not count). An
+  op's CLEAN means "no drawback *of my class*" (DESIGN §1), so it can outvote another detector of
+  the same class but not a detector of a different one. ``consensus="majority"`` is one weighted
+  vote over all ops; with drawback detectors it calls almost every item PASS (one op finds the
+  defect, the others see nothing of theirs), and A_train then rewards verifiers that rarely fire:
+  on the HumanEval family the majority consensus called 472 of 544 train items PASS, 294 of them
+  mutants, and selection traded a seed with 0.87 locked agreement for a 0.63 one.
 * **C** — ``op_cost`` per leaf beyond ``op_floor`` leaves, plus ``llm_cost`` per leaf whose op calls
   an LLM (`Op.uses_llm`).
 
@@ -47,8 +54,9 @@ from vx.evolve.batch import ABSTAIN_OP, ABSTAIN_SLOT, BatchRows, CompiledBatch, 
 from vx.evolve.guards import REASONS, UNANCHORED, VALID, Guards, validity_codes
 
 ABSTAIN_MODES = ("pass", "exclude")
+CONSENSUS_MODES = ("per-class", "majority")
 
-__all__ = ["ABSTAIN_MODES", "ObjectiveConfig", "EvalData", "Objective", "Score", "Scores", "consensus_votes",
+__all__ = ["ABSTAIN_MODES", "CONSENSUS_MODES", "consensus_labels", "ObjectiveConfig", "EvalData", "Objective", "Score", "Scores", "consensus_votes",
            "reliability_weight"]
 
 
@@ -62,16 +70,20 @@ class ObjectiveConfig:
     op_floor: int = 3
     llm_cost: float = 0.002
     abstain: str = "pass"  # how a final ABSTAIN is scored: "pass" (the consumer convention) or "exclude"
+    consensus: str = "per-class"  # "per-class" (drawback semantics) or "majority" (one vote over all ops)
 
     def __attrs_post_init__(self) -> None:
         if self.abstain not in ABSTAIN_MODES:
             raise ValueError(f"abstain must be one of {', '.join(ABSTAIN_MODES)}, not {self.abstain!r}")
+        if self.consensus not in CONSENSUS_MODES:
+            raise ValueError(f"consensus must be one of {', '.join(CONSENSUS_MODES)}, not {self.consensus!r}")
 
     @classmethod
-    def from_mapping(cls, m: Mapping[str, float], *, abstain: str = "pass") -> ObjectiveConfig:
+    def from_mapping(cls, m: Mapping[str, float], *, abstain: str = "pass",
+                     consensus: str = "per-class") -> ObjectiveConfig:
         return cls(w=float(m.get("w", 1.0)), fail_weight=float(m.get("fail_weight", 2.0)),
                    op_cost=float(m.get("op_cost", 0.001)), op_floor=int(m.get("op_floor", 3)),
-                   llm_cost=float(m.get("llm_cost", 0.002)), abstain=abstain)
+                   llm_cost=float(m.get("llm_cost", 0.002)), abstain=abstain, consensus=consensus)
 
     def as_dict(self) -> dict[str, float]:
         return attrs.asdict(self)
@@ -93,6 +105,28 @@ def consensus_votes(matrix: VerdictMatrix, ops: Sequence[str], weights: Mapping[
         fire_w += w * (col == 1)
         clean_w += w * (col == 0)
     return fire_w, clean_w
+
+
+def consensus_labels(matrix: VerdictMatrix, ops: Sequence[str], weights: Mapping[str, float],
+                     classes: Mapping[str, str] | None, mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(FAIL, PASS)`` boolean masks of the consensus (both False: no consensus).
+
+    ``majority``: one weighted vote of all ``ops``. ``per-class``: a weighted vote among the ops
+    detecting each failure class (``classes``: op → class), then FAIL where any class votes FAIL,
+    PASS where some class votes PASS and none FAIL."""
+    if mode == "majority" or classes is None:
+        f, c = consensus_votes(matrix, ops, weights)
+        return f > c, c > f
+    by_class: dict[str, list[str]] = {}
+    for o in ops:
+        by_class.setdefault(classes.get(o, o), []).append(o)
+    fail = np.zeros(matrix.n_items, dtype=bool)
+    some_pass = np.zeros(matrix.n_items, dtype=bool)
+    for cls in sorted(by_class):
+        f, c = consensus_votes(matrix, by_class[cls], weights)
+        fail |= f > c
+        some_pass |= c > f
+    return fail, some_pass & ~fail
 
 
 @attrs.frozen
@@ -179,12 +213,13 @@ class Objective:
     def __init__(self, data: EvalData, *, config: ObjectiveConfig = ObjectiveConfig(),
                  guards: Guards = Guards(), consensus_ops: Sequence[str] = (),
                  consensus_weights: Mapping[str, float] | None = None,
-                 llm_ops: Sequence[str] = ()) -> None:
+                 consensus_classes: Mapping[str, str] | None = None, llm_ops: Sequence[str] = ()) -> None:
         self.data = data
         self.config = config
         self.guards = guards
         self.consensus_ops = tuple(consensus_ops)
         self.consensus_weights = dict(consensus_weights or {})
+        self.consensus_classes = dict(consensus_classes) if consensus_classes is not None else None
         self.llm_ops = frozenset(llm_ops)
         m = data.matrix
         self._columns = {name: j for j, name in enumerate(m.op_names)}
@@ -206,8 +241,10 @@ class Objective:
         fire_w, clean_w = consensus_votes(m, self.consensus_ops, self.consensus_weights)
         self.fire_w, self.clean_w = fire_w, clean_w
         open_train = data.train & self.decide
-        self.cons_fail = open_train & (fire_w > clean_w)
-        self.cons_pass = open_train & (clean_w > fire_w)
+        c_fail, c_pass = consensus_labels(m, self.consensus_ops, self.consensus_weights, self.consensus_classes,
+                                          config.consensus)
+        self.cons_fail = open_train & c_fail
+        self.cons_pass = open_train & c_pass
         self.cons_fail_bits = pack_bits(self.cons_fail)
         self.cons_pass_bits = pack_bits(self.cons_pass)
         self.cons_bits = pack_bits(self.cons_fail | self.cons_pass)
@@ -317,11 +354,10 @@ class Objective:
                     else:
                         hit_pass += p
             if self.data.train[i] and open_ and (e is not Verdict.ABSTAIN or as_pass):
-                fw_ = sum(self.consensus_weights.get(o, 1.0) for o in self.consensus_ops if row[o] is Verdict.DRAWBACK)
-                cw_ = sum(self.consensus_weights.get(o, 1.0) for o in self.consensus_ops if row[o] is Verdict.CLEAN)
-                if fw_ != cw_:
+                label = self._reference_consensus(row)
+                if label is not None:
                     n_tr += 1
-                    agree += (fw_ > cw_) == (e is Verdict.DRAWBACK)
+                    agree += (label == "fail") == (e is Verdict.DRAWBACK)
         a_dev = float(self._recall_weighted(np.array([hit_fail]), np.array([w_fail]), np.array([hit_pass]),
                                             np.array([w_pass]), closed)[0])
         a_train = agree / n_tr if n_tr else (0.0 if closed else 1.0)
@@ -334,6 +370,21 @@ class Objective:
         usable = dev_usable > 0
         selectable = (usable or not closed) and (validity == VALID or not self.guards.validity_gate)
         return Score(a_dev * a_train ** cfg.w - cost, a_dev, a_train, cost, size, usable, validity, selectable)
+
+    def _reference_consensus(self, row: Mapping[str, Verdict]) -> str | None:
+        groups: dict[str, list[str]] = {}
+        for o in self.consensus_ops:
+            key = "" if self.config.consensus == "majority" or self.consensus_classes is None \
+                else self.consensus_classes.get(o, o)
+            groups.setdefault(key, []).append(o)
+        votes = []
+        for ops in groups.values():
+            f = sum(self.consensus_weights.get(o, 1.0) for o in ops if row[o] is Verdict.DRAWBACK)
+            c = sum(self.consensus_weights.get(o, 1.0) for o in ops if row[o] is Verdict.CLEAN)
+            votes.append("fail" if f > c else "pass" if c > f else None)
+        if "fail" in votes:
+            return "fail"
+        return "pass" if "pass" in votes else None
 
     # --- helpers ------------------------------------------------------------------------------
     def final_codes(self, node: Node) -> np.ndarray:
