@@ -1,0 +1,366 @@
+"""Verifier quality against peers on real data: does an evolved vx verifier agree with the truth
+better than what a person could use instead?
+
+For each samples file in ``<samples-dir>/*.jsonl`` (real model outputs for MBPP tasks) and each
+seed (a different task-disjoint train/dev/locked draw, so a different 10-item dev set), the script
+
+1. builds the MBPP+ family (``vx data build mbpp --subset all --seed S``; cached under the work
+   dir; one ground-truth grader is shared by all builds, so each output is run on the hidden
+   tests once per invocation);
+2. builds ONE verdict matrix over every item (train, dev and locked) with the family's op pool
+   (verdict cache on);
+3. evaluates every method on that matrix and those splits: the hand-written seed, the best single
+   op (chosen on dev), a majority vote of the active ops, Snorkel's LabelModel and
+   MajorityLabelVoter, SPADE-style minimal conjunction (α, τ), logistic regression on the dev
+   items, and vx evolution (anchored) with its `naive` and `no-lifecycle` ablations. Every method's
+   final verdict is conjoined with the family root, as a vx verifier's is. Peers see the train
+   verdicts (unlabeled) and the dev verdicts and labels, never locked labels (`vx.peers`);
+   evolution sees `family.evolution_view()` only.
+
+Reported per samples file: locked accuracy and balanced accuracy (mean ± std over seeds), the
+share of train items each method passes (the collapse signature; the true share is shown for
+reference), and the paired, task-clustered sign-flip permutation test of vx-evolved against each
+method on the locked items, pooled over seeds with one cluster per *task* (the same task can be
+locked under several seeds, so a task's items move together across seeds — more conservative than
+one cluster per (seed, task)).
+
+    python benchmarks/bench_quality.py                       # defaults below, ~20–30 min cold on 2 cores
+    python benchmarks/bench_quality.py --seeds 0 1 --rounds 2 --work /tmp/vxq   # a quick look
+
+Needs the ``bench`` extra for the Snorkel and SPADE peers (a missing one is reported, not faked).
+Skips cleanly (exit 0) when the samples folder is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = ROOT.parent / "shared" / "data"
+ABLATIONS: tuple[tuple[str, str | None], ...] = (("vx evolved (anchored)", None), ("vx naive", "naive"),
+                                                 ("vx no-lifecycle", "no-lifecycle"))
+BUILD_FORMAT = 1
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------- build
+
+
+class Builder:
+    """Builds (or reuses) one family per (samples file, seed), sharing one ground-truth grader."""
+
+    def __init__(self, data_dir: Path | None, work: Path, seed_expr: Path, workers: int) -> None:
+        self.data_dir = data_dir
+        self.work = work
+        self.seed_expr = seed_expr
+        self.workers = workers
+        self._grader = None
+
+    def grader(self) -> Any:
+        if self._grader is None:
+            from vx.ops.packs.code import tasks as task_data
+            from vx.ops.packs.code.groundtruth import Grader
+
+            d = str(self.data_dir) if self.data_dir else None
+            self._grader = Grader(task_data.load_mbpp_plus(d), version=task_data.plus_version("mbpp+", d),
+                                  workers=self.workers)
+        return self._grader
+
+    def build(self, samples: Path, seed: int) -> tuple[Path, dict[str, Any]]:
+        from vx.ops.packs.code.build import BUILDER_VERSION, build_mbpp
+
+        out = self.work / samples.stem / f"seed-{seed}" / "family"
+        stamp_path = out.parent / "build.json"
+        key = {"format": BUILD_FORMAT, "builder": BUILDER_VERSION, "samples_sha256": sha256(samples), "seed": seed,
+               "seed_expr_sha256": sha256(self.seed_expr), "subset": "all"}
+        if stamp_path.is_file() and (out / "family.toml").is_file():
+            stamp = json.loads(stamp_path.read_text(encoding="utf-8"))
+            if stamp.get("key") == key:
+                return out, stamp["counts"]
+        log(f"building the MBPP+ family from {samples.name}, seed {seed}")
+        t0 = time.perf_counter()
+        report = build_mbpp([samples], out, seed=seed, data_dir=str(self.data_dir) if self.data_dir else None,
+                            subset="all", workers=self.workers, seed_expr=self.seed_expr, grader=self.grader())
+        counts = json.loads(json.dumps(report.counts, default=str))
+        stamp_path.write_text(json.dumps({"key": key, "counts": counts,
+                                          "seconds": time.perf_counter() - t0}, indent=2), encoding="utf-8")
+        return out, counts
+
+
+# ---------------------------------------------------------------------------------------------- one seed
+
+
+def final_codes(node: Any, matrix: Any, root: str | None) -> np.ndarray:
+    from vx.dsl.compile import BatchEvaluator
+    from vx.verifier import final_verdicts
+
+    e = BatchEvaluator(matrix, memo_bytes=0).evaluate_int8(node)
+    return final_verdicts(matrix.column(root) if root else None, e)
+
+
+def evolve_one(family: Any, family_dir: Path, ablation: str | None, seed: int, rounds: int, jobs: int,
+               cache: Any) -> tuple[Path, float]:
+    """Run (or reuse) one evolution; returns the evolved .vx file and the seconds it took."""
+    from vx.evolve import EvolveConfig, evolve_family
+    from vx.evolve.store import RunStore
+
+    tag = ablation or "anchored"
+    run = family_dir.parent / f"run-{tag}-r{rounds}.vxrun.sqlite"
+    vx = family_dir.parent / f"evolved-{tag}-r{rounds}.vx"
+    if vx.is_file() and run.is_file():
+        store = RunStore(run)
+        try:
+            meta = store.meta()
+        finally:
+            store.close()
+        if meta.get("status") == "finished" and meta.get("family_dir") == str(family.dir):
+            return vx, float(meta.get("bench_seconds", 0.0))
+    for stale in (run, vx):
+        stale.unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    config = EvolveConfig(rounds=rounds, seed=seed, ablation=ablation, jobs=jobs)
+    evolve_family(family, config=config, out=run, cache=cache, audit=False, vx_out=vx)
+    seconds = time.perf_counter() - t0
+    store = RunStore(run)
+    try:
+        store.set_meta({"bench_seconds": seconds})
+    finally:
+        store.close()
+    return vx, seconds
+
+
+def run_seed(samples: Path, seed: int, args: argparse.Namespace, builder: Builder, cache: Any) -> dict[str, Any]:
+    from vx.dsl.parse import parse_file
+    from vx.dsl.printer import to_text
+    from vx.evolve.run import load_pool_for_vx
+    from vx.metrics import agreement
+    from vx.ops.apply import apply_ops
+    from vx.ops.families import Family
+    from vx.peers import (BestSingleOp, LogisticRegression, MajorityVote, MissingDependency, SnorkelLabelModel,
+                          SnorkelMajority, Spade, run_peer)
+    from vx.verifier import to_finals
+
+    family_dir, counts = builder.build(samples, seed)
+    family = Family(family_dir)
+    pool = family.pool()
+    root = pool.root_name
+    train, dev = family.split("train"), family.split("dev")
+    locked = family.audit().labeled_split()  # the benchmark is the auditor: outside every method
+    items = list(train.items) + list(dev.items) + list(locked.items)
+    n_tr, n_dev, n = len(train), len(dev), len(items)
+    is_train = np.zeros(n, bool)
+    is_train[:n_tr] = True
+    is_dev = np.zeros(n, bool)
+    is_dev[n_tr:n_tr + n_dev] = True
+    is_locked = ~(is_train | is_dev)
+    dev_labels = np.array([it.label for it in dev.items], dtype=float)
+    locked_labels = [it.label for it in locked.items]
+    locked_tasks = [it.task for it in locked.items]
+
+    log(f"{samples.stem} seed {seed}: verdict matrix of {len(pool)} ops × {n} items")
+    app = apply_ops(pool, items, family.tasks, jobs=args.jobs, cache=cache, progress=False,
+                    description="verdict matrix")
+    matrix = app.matrix
+    active = [o.name for o in pool if o.status == "active" and o.name != root]
+    votes = matrix.select_ops(active).to_array()
+    root_col = matrix.column(root) if root else None
+
+    results: dict[str, dict[str, Any]] = {}
+
+    def record(name: str, codes: np.ndarray, detail: str, seconds: float = 0.0) -> None:
+        finals = to_finals(codes)
+        a = agreement([finals[i] for i in np.flatnonzero(is_locked)], locked_labels)
+        correct = (codes[is_locked] == 1) == np.array([lab < 0.5 for lab in locked_labels])
+        results[name] = {
+            "accuracy": a.accuracy, "balanced_accuracy": a.balanced_accuracy, "coverage": a.coverage,
+            "confusion": {"tp": a.tp, "fp": a.fp, "tn": a.tn, "fn": a.fn},
+            "train_pass_share": float((codes[is_train] != 1).mean()),
+            "correct": correct.astype(int).tolist(), "detail": detail, "seconds": seconds}
+
+    # 1. the hand-written seed
+    seed_node = family.seed(pool.names)
+    record("hand-written seed", final_codes(seed_node, matrix, root), to_text(seed_node, width=10_000))
+
+    # 2–6. peers on the same matrix
+    peers = [BestSingleOp(), MajorityVote(), SnorkelLabelModel(seed=seed), SnorkelMajority(),
+             Spade(alpha=args.alpha, tau=args.tau), LogisticRegression()]
+    for peer in peers:
+        t0 = time.perf_counter()
+        try:
+            res = run_peer(peer, votes, active, train=is_train, dev=is_dev, dev_labels=dev_labels, root=root_col)
+        except MissingDependency as exc:
+            results[peer.name] = {"missing": str(exc)}
+            log(f"skipping {peer.name}: {exc}")
+            continue
+        record(peer.name, res.codes, res.detail, time.perf_counter() - t0)
+
+    # 7. vx evolution and its ablations
+    for name, ablation in ABLATIONS:
+        log(f"{samples.stem} seed {seed}: evolving ({ablation or 'anchored'}, {args.rounds} rounds)")
+        vx_path, seconds = evolve_one(family, family_dir, ablation, seed, args.rounds, args.jobs, cache)
+        ext = load_pool_for_vx(vx_path, family)
+        node = parse_file(vx_path, known_ops=ext.names)
+        missing = [o for o in node.op_names() if o not in matrix.op_names]
+        if missing:  # synthesized ops: their verdicts on every item, from their stored specs
+            extra = apply_ops(ext, items, family.tasks, ops=missing, jobs=args.jobs, cache=cache, progress=False)
+            matrix = matrix.with_ops(extra.matrix.select_ops(missing))
+        record(name, final_codes(node, matrix, root), to_text(node, width=10_000), seconds)
+
+    truth_train = counts.get("train_truth", {})
+    n_truth = sum(truth_train.values()) if truth_train else 0
+    return {"seed": seed, "counts": counts, "methods": results, "locked_tasks": locked_tasks,
+            "active_ops": active, "true_train_pass_share": truth_train.get("pass", 0) / n_truth if n_truth else None,
+            "true_locked_pass_share": sum(lab >= 0.5 for lab in locked_labels) / len(locked_labels)}
+
+
+# ---------------------------------------------------------------------------------------------- report
+
+
+def mean_std(values: Sequence[float]) -> str:
+    v = np.asarray([x for x in values if x is not None and not np.isnan(x)], dtype=float)
+    if len(v) == 0:
+        return "—"
+    std = v.std(ddof=1) if len(v) > 1 else 0.0
+    return f"{v.mean():.3f} ± {std:.3f}"
+
+
+def summarize_file(name: str, runs: list[dict[str, Any]], n_permutations: int) -> tuple[str, dict[str, Any]]:
+    from vx.metrics import paired_permutation_test
+
+    methods = list(runs[0]["methods"])
+    ref = "vx evolved (anchored)"
+    clusters = [t for r in runs for t in r["locked_tasks"]]
+    lines = []
+    c = runs[0]["counts"]
+    lines.append(f"### {name}\n")
+    lines.append(f"{len(runs)} seeds ({', '.join(str(r['seed']) for r in runs)}); per seed ≈ "
+                 f"{c.get('train_items')} train, {c.get('dev_items')} dev, {c.get('locked_items')} locked items; "
+                 f"true pass share: train {mean_std([r['true_train_pass_share'] for r in runs])}, "
+                 f"locked {mean_std([r['true_locked_pass_share'] for r in runs])}.\n")
+    lines.append("| method | locked accuracy | locked balanced acc. | train pass share | "
+                 "Δ acc. vx-evolved − method | p (task-clustered) |")
+    lines.append("|---|---|---|---|---|---|")
+    summary: dict[str, Any] = {}
+    for m in methods:
+        rows = [r["methods"].get(m, {}) for r in runs]
+        if any("missing" in row or not row for row in rows):
+            why = next((row.get("missing", "") for row in rows if "missing" in row), "not run")
+            lines.append(f"| {m} | not run | | | | {why.split(';')[0]} |")
+            continue
+        acc = [row["accuracy"] for row in rows]
+        bal = [row["balanced_accuracy"] for row in rows]
+        tps = [row["train_pass_share"] for row in rows]
+        if m == ref:
+            diff, p = "", ""
+        else:
+            a = [x for r in runs for x in r["methods"][ref]["correct"]]
+            b = [x for row in rows for x in row["correct"]]
+            t = paired_permutation_test(a, b, clusters, n_permutations=n_permutations, seed=0)
+            diff, p = f"{t.diff:+.3f}", f"{t.p_value:.4f}"
+            summary.setdefault("tests", {})[m] = {"diff": t.diff, "p": t.p_value, "clusters": t.n_clusters,
+                                                  "items": t.n_items}
+        lines.append(f"| {m} | {mean_std(acc)} | {mean_std(bal)} | {mean_std(tps)} | {diff} | {p} |")
+        summary.setdefault("methods", {})[m] = {"accuracy": acc, "balanced_accuracy": bal, "train_pass_share": tps}
+    lines.append("")
+    lines.append("<details><summary>what each method chose, per seed</summary>\n")
+    lines.append("| seed | method | choice |")
+    lines.append("|---|---|---|")
+    for r in runs:
+        for m in methods:
+            row = r["methods"].get(m, {})
+            if row.get("detail") and m not in ("majority vote", "Snorkel MajorityLabelVoter"):
+                lines.append(f"| {r['seed']} | {m} | `{row['detail']}` |" if m.startswith(("vx", "hand", "best", "SPADE"))
+                             else f"| {r['seed']} | {m} | {row['detail']} |")
+    lines.append("\n</details>\n")
+    return "\n".join(lines), summary
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--samples-dir", type=Path, default=DEFAULT_DATA / "samples" / "mbpp",
+                    help="folder of samples files (*.jsonl), one family per file (default: %(default)s)")
+    ap.add_argument("--data-dir", type=Path, default=DEFAULT_DATA / "evalplus",
+                    help="folder holding MbppPlus-<version>.jsonl.gz (default: %(default)s; evalplus downloads "
+                         "it when absent)")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    ap.add_argument("--rounds", type=int, default=3, help="evolution rounds per run (default: %(default)s)")
+    ap.add_argument("--alpha", type=float, default=0.9, help="SPADE dev failure coverage bound")
+    ap.add_argument("--tau", type=float, default=0.25, help="SPADE dev false-failure bound")
+    ap.add_argument("--jobs", type=int, default=2, help="worker processes / sandboxes at once")
+    ap.add_argument("--seed-expr", type=Path, default=ROOT / "examples" / "humaneval" / "seed.vx",
+                    help="the hand-written seed composition copied into each family (default: %(default)s)")
+    ap.add_argument("--work", type=Path, default=Path.home() / ".cache" / "vx" / "bench-quality",
+                    help="work dir: built families, runs, verdict cache (default: %(default)s)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="markdown file to write (default: <work>/quality.md; a .json beside it has every number)")
+    ap.add_argument("--permutations", type=int, default=10000)
+    args = ap.parse_args(argv)
+
+    files = sorted(args.samples_dir.glob("*.jsonl")) if args.samples_dir.is_dir() else []
+    if not files:
+        print(f"no samples files in {args.samples_dir}: nothing to benchmark (skipped)")
+        return 0
+    if not args.seed_expr.is_file():
+        print(f"error: seed expression {args.seed_expr} not found (pass --seed-expr FILE)", file=sys.stderr)
+        return 2
+    data_dir = args.data_dir if args.data_dir.is_dir() else None
+    args.work.mkdir(parents=True, exist_ok=True)
+    from vx.ops.cache import VerdictCache
+
+    cache = VerdictCache(args.work / "verdicts.sqlite")
+    builder = Builder(data_dir, args.work, args.seed_expr, args.jobs)
+    t_start = time.perf_counter()
+    sections, everything = [], {}
+    for f in files:
+        runs = [run_seed(f, s, args, builder, cache) for s in args.seeds]
+        text, summary = summarize_file(f.stem, runs, args.permutations)
+        sections.append(text)
+        everything[f.stem] = {"summary": summary, "runs": runs}
+    minutes = (time.perf_counter() - t_start) / 60
+    try:
+        import sklearn
+
+        lr_backend = "scikit-learn " + sklearn.__version__
+    except ImportError:
+        lr_backend = "numpy (Newton)"
+    head = [
+        "## Verifier quality against peers (MBPP+, real model outputs)\n",
+        f"`python benchmarks/bench_quality.py --seeds {' '.join(map(str, args.seeds))} --rounds {args.rounds}` — "
+        f"{minutes:.1f} min on {os.cpu_count()} cores ({platform.python_version()}), "
+        f"evolution `EvolveConfig(rounds={args.rounds}, seed=<seed>, jobs={args.jobs})` defaults otherwise, no LLM; "
+        f"SPADE α={args.alpha:g}, τ={args.tau:g}; logistic regression backend: {lr_backend}; "
+        f"{args.permutations} sign-flip permutations, one cluster per task, pooled over seeds. "
+        "Locked accuracy: share of locked items whose final verdict (FAIL vs PASS, abstain = PASS) "
+        "matches the hidden-test label; balanced: mean of the two class recalls.\n",
+    ]
+    text = "\n".join(head + sections)
+    out = args.out or args.work / "quality.md"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text + "\n", encoding="utf-8")
+    out.with_suffix(".json").write_text(json.dumps(everything, indent=1, default=str), encoding="utf-8")
+    print(text)
+    log(f"written {out} and {out.with_suffix('.json')}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
