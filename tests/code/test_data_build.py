@@ -110,3 +110,25 @@ def test_cli_errors_are_for_people(tmp_path):
         build_mbpp([os.devnull], tmp_path, subset="some")
     result = runner.invoke(main, ["data", "build", "--help"])
     assert result.exit_code == 0 and "humaneval" in result.output and "mbpp" in result.output
+
+
+def test_samples_reader_and_flags(tmp_path):
+    from vx.ops.packs.code.samples import read_samples, solution_flags
+
+    path = tmp_path / "model-x.jsonl"
+    path.write_text(json.dumps({"task_id": "MBPP/11", "prompt": "def f(a):\n", "entry_point": "f",
+                                "given_tests": ["assert f(1) == 2"], "solution": "def f(a):\n    return a + 1\n",
+                                "is_solved": "True"}) + "\n\n")
+    [sample] = read_samples(path)
+    assert sample.plus_id == "Mbpp/11" and sample.model == "model-x" and sample.is_solved is True
+    assert solution_flags(sample.solution, "f") == []
+    assert solution_flags("    return a + 1\n", "f") == ["does_not_parse"]
+    assert solution_flags("def g(a):\n    return math.sqrt(a)\n", "f") == ["no_entry_point", "unimported_modules:math"]
+    assert solution_flags("def g(a):\n    return a\n", "f", ("g",)) == []
+    assert solution_flags("import math as m\ndef f(a):\n    return m.sqrt(a) + len(re)\nre = 1\n", "f") == []
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"task_id": "MBPP/1"}\n')
+    with pytest.raises(DataError, match=r"bad.jsonl:1: missing field\(s\) solution"):
+        read_samples(bad)
+    with pytest.raises(DataError, match="not found"):
+        read_samples(tmp_path / "nope.jsonl")

@@ -310,10 +310,7 @@ def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | o
         if sample.plus_id in problems:
             continue
         task = tasks[sample.plus_id]
-        flags = solution_flags(sample.solution, task.entry_point)
-        if flags and task.aliases:
-            flags = [f for f in flags if f != "no_entry_point" or not
-                     any(a in sample.solution for a in task.aliases)]
+        flags = solution_flags(sample.solution, task.entry_point, task.aliases)
         for flag in flags:
             flag_counts[flag.split(":")[0]] += 1
         key = f"{sample.plus_id}#{sample.model}"

@@ -87,15 +87,19 @@ def read_samples(path: str | os.PathLike[str]) -> list[Sample]:
     return samples
 
 
-def solution_flags(solution: str, entry_point: str) -> list[str]:
-    """What is unusual about a solution text: ``does_not_parse``, ``no_entry_point``,
-    ``unimported_modules:<names>``. Empty for an ordinary self-contained solution."""
+def solution_flags(solution: str, entry_point: str, aliases: tuple[str, ...] = ()) -> list[str]:
+    """What is unusual about a solution text: ``does_not_parse``, ``no_entry_point`` (neither the
+    entry point nor an alias is defined at top level), ``unimported_modules:<names>``. Empty for an
+    ordinary self-contained solution."""
     try:
         tree = ast.parse(solution)
     except SyntaxError:
         return ["does_not_parse"]
     flags: list[str] = []
-    if not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == entry_point for n in tree.body):
+    names = {entry_point, *aliases}
+    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    defined |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    if not names & defined:
         flags.append("no_entry_point")
     bound: set[str] = set()
     for node in ast.walk(tree):
