@@ -209,3 +209,14 @@ def test_with_a_key_roles_are_on_and_no_notice(monkeypatch):
     assert mod.enabled()
     mod.disable()      # --no-llm
     assert not mod.enabled() and mod.notice_off_once(lambda m: None) is True
+
+
+def test_a_malformed_response_is_a_clean_failure_and_not_cached(make_client, fake_api):
+    from .fake import http
+
+    fake_api.queue.append(lambda req: http.Response(200, content=b"<html>not json</html>",
+                                                    headers={"content-type": "application/json"}))
+    c = make_client()
+    with pytest.raises(LLMCallFailed, match="judge call to claude-haiku-4-5 failed"):
+        c.complete("judge", "q")
+    assert len(c.cache) == 0 and c.usage()["errors"] == 1

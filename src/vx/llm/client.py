@@ -249,6 +249,10 @@ class LLMClient:
                                         status) from None
                 self._sleep(self._backoff(attempt, exc))
                 attempt += 1
+            except Exception as exc:  # anything else the SDK raises (a malformed response, a credentials problem)
+                detail = f"{type(exc).__name__}: {str(exc)[:300]}"
+                self.cache.record(self.run_id, role, model, key, cached=False, retries=attempt, error=detail)
+                raise LLMCallFailed(f"{role} call to {model} failed: {detail}") from None
 
     def _backoff(self, attempt: int, exc: Exception) -> float:
         delay = self._rng.uniform(0.0, min(BACKOFF_CAP, BACKOFF_BASE * 2 ** attempt))

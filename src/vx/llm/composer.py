@@ -234,6 +234,9 @@ class LLMComposer:
             if self.say:
                 self.say(f"LLM composer: {exc} (round {ctx.round} goes on without its proposals)")
             return []
+        except Exception as exc:  # never let the LLM side stop a run
+            record["error"] = f"{type(exc).__name__}: {exc}"
+            return []
         record["cached"] = completion.cached
         out: list[Node] = []
         seen: set[str] = set()
