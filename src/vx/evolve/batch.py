@@ -21,6 +21,7 @@ be "left out" of an expression without rebuilding it (leave-one-out marginals).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from fractions import Fraction
@@ -42,8 +43,10 @@ ABSTAIN_OP = "__vx_abstain__"
 _CHUNK_WORDS = 1 << 22
 
 
-def shape_of(node: Node) -> tuple[tuple, list[str]]:
-    """``(shape, leaf names)``: the tree with leaves as slots, and the leaves left to right."""
+@functools.lru_cache(maxsize=1 << 17)
+def shape_of(node: Node) -> tuple[tuple, tuple[str, ...]]:
+    """``(shape, leaf names)``: the tree with leaves as slots, and the leaves left to right.
+    (Memoised: evolution re-scores the same candidates round after round.)"""
     leaves: list[str] = []
 
     def go(n: Node) -> tuple:
@@ -63,7 +66,7 @@ def shape_of(node: Node) -> tuple[tuple, list[str]]:
             return ("wvote", n.threshold, n.weights, kids)
         raise TypeError(f"not a vx node: {n!r}")  # pragma: no cover
 
-    return go(node), leaves
+    return go(node), tuple(leaves)
 
 
 @attrs.frozen
