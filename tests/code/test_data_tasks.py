@@ -80,3 +80,20 @@ def test_missing_override_file_is_reported(monkeypatch, tmp_path):
     monkeypatch.setenv("MBPP_OVERRIDE_PATH", os.fspath(tmp_path / "nope.jsonl"))
     with pytest.raises(DataError, match="MBPP_OVERRIDE_PATH"):
         find_plus_file("mbpp+", None)
+
+
+@needs_data
+@pytest.mark.data
+def test_humaneval_plus_ground_truth_with_find_zero_oracle(tmp_path):
+    from vx.ops.packs.code.groundtruth import Grader
+
+    tasks = load("humaneval+", EVALPLUS_DIR)
+    chosen = {tid: tasks[tid] for tid in ("HumanEval/0", "HumanEval/32")}
+    grader = Grader(chosen, version="he-plus-test", cache_dir=tmp_path, workers=2)
+    assert grader.prepare() == {}
+    for task in chosen.values():
+        assert grader.grade(task, task.reference).label == "pass", task.id
+    find_zero = chosen["HumanEval/32"]
+    wrong = find_zero.prompt + "    return 0.5\n"
+    truth = grader.grade(find_zero, wrong)
+    assert truth.label == "fail" and "poly" in truth.first_failure["reason"]
