@@ -68,3 +68,49 @@ def test_ignore_order_only_when_the_question_asks_for_no_order():
     assert ignore_order_for("Which authors wrote papers in 2020?")
     assert not ignore_order_for("List the states ordered from highest to lowest density")
     assert not ignore_order_for("Sort the courses by name")
+
+
+@pytest.mark.data
+def test_vx_data_build_sql_on_sqlite_from_a_subset(questions_csv, tmp_path):
+    """The builder end to end, fast: two databases' questions, the SQLite backend, defog's SQLite file."""
+    import csv
+
+    src = questions_csv.with_name("defog_questions_gen_sqlite.csv")
+    if not src.exists():
+        pytest.skip(f"{src} is absent")
+    rows = [r for r in csv.DictReader(src.open(encoding="utf-8")) if r["db_name"] in ("restaurants", "geography")]
+    small = tmp_path / "q.csv"
+    with small.open("w", encoding="utf-8", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    out = tmp_path / "fam"
+    r = CliRunner().invoke(main, ["data", "build", "sql", "--questions", str(small), "--out", str(out),
+                                  "--backend", "sqlite", "--source-dialect", "sqlite", "--n-locked", "20"],
+                           catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    tasks = jsonl(out / "tasks.jsonl")
+    assert {t["database"] for t in tasks} == {"restaurants", "geography"}
+    assert all(t["dialect"] == "sqlite" and t["warehouse"]["backend"] == "sqlite" for t in tasks)
+    assert all(not {"reference", "gold", "query"} & set(t) for t in tasks)
+    dev, locked, train = (jsonl(out / f"{s}.jsonl") for s in ("dev", "locked", "train"))
+    assert sorted(d["label"] for d in dev) == ["fail"] * 5 + ["pass"] * 5
+    assert all(d["reference"] and d["meta"]["operator"] for d in dev)
+    assert len(locked) >= 20 and all("meta" not in x for x in locked + train)
+    assert all("label" not in x for x in train)
+    fam = Family(out)
+    assert fam.counts()["locked"] == len(locked)
+    e = CliRunner().invoke(main, ["eval", str(out / "seed.vx"), "--dataset", "dev", "--json", "-j", "1",
+                                  "--no-cache"], catch_exceptions=False)
+    res = json.loads(e.output)
+    assert res["failures"] == [] and res["metrics"]["n"] == 10
+
+
+def test_build_rejects_an_unknown_backend(tmp_path):
+    from vx.ops.packs.sql.build import BuildError, build_sql
+
+    csv_path = tmp_path / "q.csv"
+    csv_path.write_text("db_name,query_category,query,question,instructions\n"
+                        "academic,x,SELECT 1,q,\n", encoding="utf-8")
+    with pytest.raises(BuildError, match="duckdb or sqlite, not 'snowflake'"):
+        build_sql(csv_path, tmp_path / "out", backend="snowflake")

@@ -160,11 +160,15 @@ def build_report_cmd(sources: str, out_dir: str, seed: int, n_locked: int, seed_
               help="Semantic mutants per question (plus at most one syntax/identifier/SELECT * mutant).")
 @click.option("--query-timeout", type=float, default=5.0, show_default=True,
               help="Time limit per query, in seconds (stored in each task).")
+@click.option("--backend", type=click.Choice(["duckdb", "sqlite"]), default="duckdb", show_default=True,
+              help="Where the databases are built and the outputs run.")
+@click.option("--source-dialect", default="postgres", show_default=True,
+              help="Dialect of the question file's gold SQL (defog ships postgres and sqlite files).")
 @click.option("--seed-expr", type=click.Path(exists=True, dir_okay=False),
               help="A .vx file to copy into the family as seed.vx (default: keep an existing one, else the "
                    "built-in seed).")
 def build_sql_cmd(questions: str, out_dir: str, seed: int, n_locked: int, max_mutants: int, query_timeout: float,
-                  seed_expr: str | None) -> None:
+                  backend: str, source_dialect: str, seed_expr: str | None) -> None:
     """The SQL family: defog questions over defog-data's databases on DuckDB, gold variants + mutants
     labelled by execution (offline; databases built from the installed defog-data package)."""
     from vx.ops.packs.sql.build import BuildError, build_sql
@@ -174,7 +178,8 @@ def build_sql_cmd(questions: str, out_dir: str, seed: int, n_locked: int, max_mu
     try:
         with _progress_bars() as progress:
             report = build_sql(questions, out_dir, seed=seed, n_locked=n_locked, max_mutants=max_mutants,
-                               timeout=query_timeout, seed_expr=seed_expr, progress=progress)
+                               timeout=query_timeout, seed_expr=seed_expr, backend=backend,
+                               source_dialect=source_dialect, progress=progress)
     except (BuildError, DataError, WarehouseError) as exc:
         raise UserError(str(exc)) from None
     _report(report)

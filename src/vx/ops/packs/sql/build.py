@@ -1,13 +1,14 @@
 """The SQL family builder behind ``vx data build sql``.
 
-From defog's question file (gold SQL) and the defog-data databases (loaded into DuckDB) it writes a
+From defog's question file (gold SQL) and the defog-data databases (loaded into DuckDB or SQLite) it writes a
 family directory: tasks (question, schema catalog, warehouse spec — never the gold SQL), outputs to
 grade (gold-query variants, benign rewrites and mutants from `vx.ops.packs.sql.mutate`), labels by
 executing each output and comparing its result with every gold result (`vx.ops.packs.sql.compare`),
 and train / dev / locked splits, disjoint by task, reproducible from the seed.
 
-Gold queries come as PostgreSQL. Each is run on DuckDB as written; one that fails is transpiled
-(sqlglot, postgres → duckdb) and kept if that runs. A question is left out — and counted in the
+Gold queries come as PostgreSQL (or SQLite). Each is run on the target warehouse — DuckDB by
+default, or SQLite — as written; one that fails is transpiled (sqlglot, source dialect → target)
+and kept if that runs. A question is left out — and counted in the
 provenance — when no gold query runs, or when its gold result is empty or entirely NULL (every
 empty or NULL output would then match it). Databases other than defog-data's seven are skipped.
 """
@@ -38,6 +39,7 @@ SEED_EXPRESSION = """\
      (vote 2 empty_result null_heavy_result date_as_string_compare select_star))
 """
 
+ENGINE_NAMES = {"duckdb": "DuckDB", "sqlite": "SQLite"}  # backends the bundled databases can be built for
 EASY = ("syntax_error", "misspell_identifier", "select_star")
 _ORDER_WORDS = re.compile(r"\b(order(?:ed)?|sort(?:ed)?|rank(?:ed)?|descending|ascending|from (?:highest|lowest|"
                           r"most|least|largest|smallest)|in (?:alphabetical|chronological) order)\b", re.I)
@@ -81,8 +83,8 @@ def _norm(sql: str) -> str:
     return " ".join(sql.split()).rstrip(";").strip().lower()
 
 
-def _runnable_gold(wh, gold: Sequence[str]) -> list[tuple[str, QueryResult, bool]]:
-    """(query text that runs on DuckDB, its result, whether it was transpiled) per working gold."""
+def _runnable_gold(wh, gold: Sequence[str], source_dialect: str = "postgres") -> list[tuple[str, QueryResult, bool]]:
+    """(query text that runs on the warehouse, its result, whether it was transpiled) per working gold."""
     import sqlglot
 
     out = []
@@ -91,7 +93,7 @@ def _runnable_gold(wh, gold: Sequence[str]) -> list[tuple[str, QueryResult, bool
         transpiled = False
         if not res.ok:
             try:
-                t = sqlglot.transpile(g, read="postgres", write="duckdb")[0]
+                t = sqlglot.transpile(g, read=source_dialect, write=wh.dialect)[0]
             except sqlglot.errors.SqlglotError:
                 continue
             res = wh.execute(t)
@@ -109,9 +111,13 @@ def _degenerate(res: QueryResult) -> bool:
 def build_sql(questions_csv: str | Path, out_dir: str | Path, *, seed: int = 0, n_locked: int = 40,
               n_dev_fail: int = 5, n_dev_pass: int = 5, max_mutants: int = 4, max_gold_variants: int = 2,
               timeout: float = DEFAULT_TIMEOUT, max_rows: int = DEFAULT_MAX_ROWS, locked_share: float = 0.3,
-              seed_expr: str | Path | None = None,
+              seed_expr: str | Path | None = None, backend: str = "duckdb", source_dialect: str = "postgres",
               progress: Callable[[str, int | None, int], None] | None = None) -> Report:
-    """Build the SQL family into `out_dir` (see the module docstring)."""
+    """Build the SQL family into `out_dir` (see the module docstring). `backend` is where the
+    databases are built and the outputs run ("duckdb" or "sqlite"); `source_dialect` is the dialect
+    of the question file's gold SQL (defog ships "postgres" and "sqlite" files)."""
+    if backend not in ENGINE_NAMES:
+        raise BuildError(f"the bundled databases can be built for duckdb or sqlite, not {backend!r}")
     progress = progress or (lambda stage, total, advance: None)
     csv_path = Path(questions_csv)
     questions = sqldata.load_questions(csv_path)
@@ -132,15 +138,15 @@ def build_sql(questions_csv: str | Path, out_dir: str | Path, *, seed: int = 0, 
         by_db[q.database].append(q)
     progress("questions", len(questions), 0)
     for db in sorted(by_db):
-        spec = {"backend": "duckdb", "source": "defog", "database": db}
+        spec = {"backend": backend, "source": "defog", "database": db}
         with open_warehouse(spec) as wh:  # a fresh connection per build
             catalog = Catalog.from_warehouse(wh)
             cat_json = catalog.to_json()
             for q in by_db[db]:
                 progress("questions", None, 1)
-                golds = _runnable_gold(wh, q.gold)
+                golds = _runnable_gold(wh, q.gold, source_dialect)
                 if not golds:
-                    excluded[q.id] = "no gold query runs on DuckDB"
+                    excluded[q.id] = f"no gold query runs on {ENGINE_NAMES[backend]}"
                     continue
                 if _degenerate(golds[0][1]):
                     excluded[q.id] = "the gold result is empty or entirely NULL"
@@ -148,8 +154,8 @@ def build_sql(questions_csv: str | Path, out_dir: str | Path, *, seed: int = 0, 
                 transpiled_golds += sum(t for _, _, t in golds)
                 ignore_order = ignore_order_for(q.question)
                 tasks[q.id] = {"id": q.id, "question": q.question, "instructions": q.instructions,
-                               "category": q.category, "database": db, "dialect": "duckdb",
-                               "prompt": solver_prompt(q.question, catalog, dialect="duckdb",
+                               "category": q.category, "database": db, "dialect": backend,
+                               "prompt": solver_prompt(q.question, catalog, dialect=backend,
                                                        instructions=q.instructions),
                                "warehouse": spec, "catalog": cat_json, "ignore_order": ignore_order,
                                "timeout": timeout, "max_rows": max_rows}
@@ -183,7 +189,7 @@ def build_sql(questions_csv: str | Path, out_dir: str | Path, *, seed: int = 0, 
         "questions": csv_path.name,
         "questions_sha256": hashlib.sha256(csv_path.read_bytes()).hexdigest()[:16],
         "questions_origin": "github.com/defog-ai/sql-eval data/ (Apache-2.0)",
-        "databases": "PyPI defog-data " + sqldata.defog_version() + " (Apache-2.0), loaded into DuckDB",
+        "databases": f"PyPI defog-data {sqldata.defog_version()} (Apache-2.0), loaded into {ENGINE_NAMES[backend]}",
         "seed": seed,
         "questions_read": len(questions),
         "questions_used": len(tasks),
@@ -202,7 +208,7 @@ def build_sql(questions_csv: str | Path, out_dir: str | Path, *, seed: int = 0, 
         "items_labelled": len(items),
         "labels": dict(Counter(it.label for it in items)),
     }
-    _write_family_toml(out / "family.toml", provenance, counts)
+    _write_family_toml(out / "family.toml", provenance, counts, backend)
     if excluded:
         notes.append(f"{len(excluded)} question(s) left out (listed under provenance.excluded in family.toml)")
     return Report(out, counts, provenance, notes)
@@ -230,7 +236,7 @@ def _outputs_for(q, golds, gold_results, catalog, wh, ignore_order, seed, max_mu
     benign = [b for b in BENIGN]
     rng.shuffle(benign)
     for name in benign:
-        m = _try_mutate(base, name, catalog, seed)
+        m = _try_mutate(base, name, catalog, seed, wh.dialect)
         if m is not None:
             add(f"{name}", m.sql, {"operator": name, "detail": m.detail})
             break
@@ -244,7 +250,7 @@ def _outputs_for(q, golds, gold_results, catalog, wh, ignore_order, seed, max_mu
     for name in harmful + easy[:1]:
         if made >= max_mutants + (name in EASY):
             break
-        m = _try_mutate(base, name, catalog, seed)
+        m = _try_mutate(base, name, catalog, seed, wh.dialect)
         if m is None:
             continue
         before = len(out)
@@ -256,9 +262,9 @@ def _outputs_for(q, golds, gold_results, catalog, wh, ignore_order, seed, max_mu
     return out
 
 
-def _try_mutate(sql, name, catalog, seed):
+def _try_mutate(sql, name, catalog, seed, dialect):
     try:
-        return mutate(sql, name, dialect="duckdb", catalog=catalog, seed=seed)
+        return mutate(sql, name, dialect=dialect, catalog=catalog, seed=seed)
     except MutationError:
         return None
 
@@ -343,10 +349,12 @@ def _toml_value(v: Any) -> str:
     return json.dumps(str(v), ensure_ascii=False)
 
 
-def _write_family_toml(path: Path, provenance: dict[str, Any], counts: dict[str, Any]) -> None:
+def _write_family_toml(path: Path, provenance: dict[str, Any], counts: dict[str, Any],
+                       backend: str = "duckdb") -> None:
+    engine = ENGINE_NAMES[backend]
     lines = [
         'name = "sql"',
-        'description = "Text-to-SQL over defog-data\'s seven databases on DuckDB: gold-query variants and '
+        f'description = "Text-to-SQL over defog-data\'s seven databases on {engine}: gold-query variants and '
         'mutants, labelled by executing them and comparing results with the gold (Spider 2.0 rules)"',
         'packs = ["vx.ops.packs.sql.ops"]',
         'root = "parses"',
