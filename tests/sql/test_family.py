@@ -59,9 +59,15 @@ def test_eval_locked_offline_from_a_fresh_database_cache(tmp_path, monkeypatch):
     assert out["failures"] == []  # no op crashed or timed out
     assert out["metrics"]["accuracy"] >= 0.7
     assert list((tmp_path / "fresh").glob("defog-*.duckdb"))
-    serial = CliRunner().invoke(main, ["eval", str(EXAMPLES / "seed.vx"), "--dataset", "locked", "--json",
-                                       "-j", "1", "--no-cache"], catch_exceptions=False)
-    assert json.loads(serial.output)["items"] == out["items"]  # fork workers open their own connections
+
+
+def test_serial_and_parallel_grading_agree():
+    def items(jobs):
+        r = CliRunner().invoke(main, ["eval", str(EXAMPLES / "seed.vx"), "--dataset", "dev", "--json", "-j", jobs,
+                                      "--no-cache"], catch_exceptions=False)
+        return json.loads(r.output)["items"]
+
+    assert items("1") == items("2")  # forked workers open their own connections
 
 
 def test_ignore_order_only_when_the_question_asks_for_no_order():
