@@ -116,15 +116,15 @@ def final_codes(node: Any, matrix: Any, root: str | None) -> np.ndarray:
     return final_verdicts(matrix.column(root) if root else None, e)
 
 
-def evolve_one(family: Any, family_dir: Path, ablation: str | None, seed: int, rounds: int, jobs: int,
+def evolve_one(family: Any, runs_dir: Path, ablation: str | None, seed: int, rounds: int, jobs: int,
                cache: Any) -> tuple[Path, float]:
-    """Run (or reuse) one evolution; returns the evolved .vx file and the seconds it took."""
+    """Run (or reuse a finished) evolution; returns the evolved .vx file and the seconds it took."""
     from vx.evolve import EvolveConfig, evolve_family
     from vx.evolve.store import RunStore
 
     tag = ablation or "anchored"
-    run = family_dir.parent / f"run-{tag}-r{rounds}.vxrun.sqlite"
-    vx = family_dir.parent / f"evolved-{tag}-r{rounds}.vx"
+    run = runs_dir / f"run-{tag}-r{rounds}-s{seed}.vxrun.sqlite"
+    vx = runs_dir / f"evolved-{tag}-r{rounds}-s{seed}.vx"
     if vx.is_file() and run.is_file():
         store = RunStore(run)
         try:
@@ -133,8 +133,9 @@ def evolve_one(family: Any, family_dir: Path, ablation: str | None, seed: int, r
             store.close()
         if meta.get("status") == "finished" and meta.get("family_dir") == str(family.dir):
             return vx, float(meta.get("bench_seconds", 0.0))
-    for stale in (run, vx):
+    for stale in (run, vx, vx.with_suffix(".specs.json")):
         stale.unlink(missing_ok=True)
+    runs_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     config = EvolveConfig(rounds=rounds, seed=seed, ablation=ablation, jobs=jobs)
     evolve_family(family, config=config, out=run, cache=cache, audit=False, vx_out=vx)
@@ -147,18 +148,30 @@ def evolve_one(family: Any, family_dir: Path, ablation: str | None, seed: int, r
     return vx, seconds
 
 
-def run_seed(samples: Path, seed: int, args: argparse.Namespace, builder: Builder, cache: Any) -> dict[str, Any]:
+def peers_for(seed: int, alpha: float, tau: float) -> list[Any]:
+    from vx.peers import (BestSingleOp, LogisticRegression, MajorityVote, SnorkelLabelModel, SnorkelMajority,
+                          Spade)
+
+    return [BestSingleOp(), MajorityVote(), SnorkelLabelModel(seed=seed), SnorkelMajority(),
+            Spade(alpha=alpha, tau=tau), LogisticRegression()]
+
+
+def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path, jobs: int = 2, cache: Any = None,
+                    alpha: float = 0.9, tau: float = 0.25, ablations: Sequence[tuple[str, str | None]] = ABLATIONS,
+                    label: str = "") -> dict[str, Any]:
+    """Every method on one family: one verdict matrix over train+dev+locked, the same splits for all.
+
+    Per method: locked accuracy / balanced accuracy / coverage / confusion, the share of train items
+    it passes, per-locked-item correctness (for the paired test) and what it chose."""
     from vx.dsl.parse import parse_file
     from vx.dsl.printer import to_text
     from vx.evolve.run import load_pool_for_vx
     from vx.metrics import agreement
     from vx.ops.apply import apply_ops
     from vx.ops.families import Family
-    from vx.peers import (BestSingleOp, LogisticRegression, MajorityVote, MissingDependency, SnorkelLabelModel,
-                          SnorkelMajority, Spade, run_peer)
+    from vx.peers import MissingDependency, run_peer
     from vx.verifier import to_finals
 
-    family_dir, counts = builder.build(samples, seed)
     family = Family(family_dir)
     pool = family.pool()
     root = pool.root_name
@@ -173,12 +186,11 @@ def run_seed(samples: Path, seed: int, args: argparse.Namespace, builder: Builde
     is_locked = ~(is_train | is_dev)
     dev_labels = np.array([it.label for it in dev.items], dtype=float)
     locked_labels = [it.label for it in locked.items]
-    locked_tasks = [it.task for it in locked.items]
+    locked_fail = np.array([lab < 0.5 for lab in locked_labels], dtype=bool)
 
-    log(f"{samples.stem} seed {seed}: verdict matrix of {len(pool)} ops × {n} items")
-    app = apply_ops(pool, items, family.tasks, jobs=args.jobs, cache=cache, progress=False,
-                    description="verdict matrix")
-    matrix = app.matrix
+    log(f"{label} seed {seed}: verdict matrix of {len(pool)} ops × {n} items")
+    matrix = apply_ops(pool, items, family.tasks, jobs=jobs, cache=cache, progress=False,
+                       description="verdict matrix").matrix
     active = [o.name for o in pool if o.status == "active" and o.name != root]
     votes = matrix.select_ops(active).to_array()
     root_col = matrix.column(root) if root else None
@@ -188,11 +200,11 @@ def run_seed(samples: Path, seed: int, args: argparse.Namespace, builder: Builde
     def record(name: str, codes: np.ndarray, detail: str, seconds: float = 0.0) -> None:
         finals = to_finals(codes)
         a = agreement([finals[i] for i in np.flatnonzero(is_locked)], locked_labels)
-        correct = (codes[is_locked] == 1) == np.array([lab < 0.5 for lab in locked_labels])
+        correct = (codes[is_locked] == 1) == locked_fail
         results[name] = {
             "accuracy": a.accuracy, "balanced_accuracy": a.balanced_accuracy, "coverage": a.coverage,
             "confusion": {"tp": a.tp, "fp": a.fp, "tn": a.tn, "fn": a.fn},
-            "train_pass_share": float((codes[is_train] != 1).mean()),
+            "train_pass_share": float((codes[is_train] != 1).mean()) if n_tr else float("nan"),
             "correct": correct.astype(int).tolist(), "detail": detail, "seconds": seconds}
 
     # 1. the hand-written seed
@@ -200,9 +212,7 @@ def run_seed(samples: Path, seed: int, args: argparse.Namespace, builder: Builde
     record("hand-written seed", final_codes(seed_node, matrix, root), to_text(seed_node, width=10_000))
 
     # 2–6. peers on the same matrix
-    peers = [BestSingleOp(), MajorityVote(), SnorkelLabelModel(seed=seed), SnorkelMajority(),
-             Spade(alpha=args.alpha, tau=args.tau), LogisticRegression()]
-    for peer in peers:
+    for peer in peers_for(seed, alpha, tau):
         t0 = time.perf_counter()
         try:
             res = run_peer(peer, votes, active, train=is_train, dev=is_dev, dev_labels=dev_labels, root=root_col)
@@ -212,23 +222,29 @@ def run_seed(samples: Path, seed: int, args: argparse.Namespace, builder: Builde
             continue
         record(peer.name, res.codes, res.detail, time.perf_counter() - t0)
 
-    # 7. vx evolution and its ablations
-    for name, ablation in ABLATIONS:
-        log(f"{samples.stem} seed {seed}: evolving ({ablation or 'anchored'}, {args.rounds} rounds)")
-        vx_path, seconds = evolve_one(family, family_dir, ablation, seed, args.rounds, args.jobs, cache)
+    # 7. vx evolution and its ablations (they see family.evolution_view() only)
+    for name, ablation in ablations:
+        log(f"{label} seed {seed}: evolving ({ablation or 'anchored'}, {rounds} rounds)")
+        vx_path, seconds = evolve_one(family, runs_dir, ablation, seed, rounds, jobs, cache)
         ext = load_pool_for_vx(vx_path, family)
         node = parse_file(vx_path, known_ops=ext.names)
         missing = [o for o in node.op_names() if o not in matrix.op_names]
         if missing:  # synthesized ops: their verdicts on every item, from their stored specs
-            extra = apply_ops(ext, items, family.tasks, ops=missing, jobs=args.jobs, cache=cache, progress=False)
+            extra = apply_ops(ext, items, family.tasks, ops=missing, jobs=jobs, cache=cache, progress=False)
             matrix = matrix.with_ops(extra.matrix.select_ops(missing))
         record(name, final_codes(node, matrix, root), to_text(node, width=10_000), seconds)
 
+    return {"seed": seed, "methods": results, "locked_tasks": [it.task for it in locked.items],
+            "active_ops": active, "true_locked_pass_share": float((~locked_fail).mean()) if len(locked_fail) else None}
+
+
+def run_seed(samples: Path, seed: int, args: argparse.Namespace, builder: Builder, cache: Any) -> dict[str, Any]:
+    family_dir, counts = builder.build(samples, seed)
+    out = evaluate_family(family_dir, seed=seed, rounds=args.rounds, runs_dir=family_dir.parent, jobs=args.jobs,
+                          cache=cache, alpha=args.alpha, tau=args.tau, label=samples.stem)
     truth_train = counts.get("train_truth", {})
     n_truth = sum(truth_train.values()) if truth_train else 0
-    return {"seed": seed, "counts": counts, "methods": results, "locked_tasks": locked_tasks,
-            "active_ops": active, "true_train_pass_share": truth_train.get("pass", 0) / n_truth if n_truth else None,
-            "true_locked_pass_share": sum(lab >= 0.5 for lab in locked_labels) / len(locked_labels)}
+    return {**out, "counts": counts, "true_train_pass_share": truth_train.get("pass", 0) / n_truth if n_truth else None}
 
 
 # ---------------------------------------------------------------------------------------------- report
