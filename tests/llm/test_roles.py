@@ -18,7 +18,7 @@ from vx.llm.cache import ResponseCache
 from vx.llm.composer import LLMComposer, check_proposal, split_expressions
 from vx.llm.config import load_config
 from vx.llm.session import start_session
-from vx.llm.synthesizer import LLMSynthesizer, extract_specs
+from vx.llm.synthesizer import extract_specs
 from vx.llm.teacher import LABELS_FILE, parse_teacher, read_labels, teach_family
 from vx.ops.specs import template
 

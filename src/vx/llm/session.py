@@ -74,10 +74,9 @@ def start_session(family: Any = None, *, mode: bool | None = None, overrides: Ma
             llm_client.notice_off_once(say)
         return None
     if factory is None:
-        try:
-            import anthropic  # noqa: F401
-        except ImportError:
-            raise llm_client.LLMUnavailable(
-                "LLM roles need the anthropic package: pip install 'vx-verifiers[llm]'") from None
+        import importlib.util
+
+        if importlib.util.find_spec("anthropic") is None:
+            raise llm_client.LLMUnavailable("LLM roles need the anthropic package: pip install 'vx-verifiers[llm]'")
     rid = llm_client.activate(config, run_id=run_id, factory=factory)
     return LLMSession(config, rid, say)
