@@ -116,3 +116,9 @@ def test_permutation_keeps_the_multiset(args):
         for a, b in zip(args, new):
             if isinstance(a, (list, tuple, str)):
                 assert sorted(map(repr, a)) == sorted(map(repr, b))
+
+
+def test_permuted_only_reverses_flat_homogeneous_sequences():
+    reversed_args = [new for new, _ in P.mutations(([3, 1, 2], (1.5, 2.5), "abc", (True, [], 5, "x"),
+                                                    [[1, 2], [3]], [1, "a"]), "permuted")]
+    assert reversed_args == [([2, 1, 3], (2.5, 1.5), "abc", (True, [], 5, "x"), [[1, 2], [3]], [1, "a"])]

@@ -17,7 +17,7 @@ class        in_domain      what changes
 ============ ============== ===================================================================
 example      yes            nothing: the visible example call as shown
 repeat       yes            the example call again, in the same process (nondeterminism, state)
-permuted     yes            each list/tuple argument reversed (same length, same elements)
+permuted     yes            each flat list/tuple of same-type scalars reversed (same elements)
 empty        no             one list/tuple/str/dict/set argument made empty
 single       no             one list/tuple/str argument cut to its first element
 zero         no             one int/float argument made 0
@@ -167,10 +167,18 @@ def _seq(v: Any) -> bool:
     return type(v) in (list, tuple, str)
 
 
+_SCALARS = (int, float, str, bool)
+
+
 def _permuted(v: Any) -> Any:
-    # Strings are not reversed: a string is usually one value with structure ("o o| .|", a word),
-    # not a sequence of interchangeable elements, so its reversal is out of the task's domain.
-    if type(v) in (list, tuple) and len(v) > 1:
+    """`v` reversed when it is a flat list/tuple of scalars of one type, else None.
+
+    Only such sequences are collections of interchangeable elements. Strings are not reversed (a
+    string is one value with structure: "o o| .|", a word, a date); nor are heterogeneous tuples
+    (records such as ``(True, [], 5, "HELLO")``) or nested lists (a matrix or a triangle whose
+    shape matters): their reversal is out of the task's domain."""
+    if type(v) in (list, tuple) and len(v) > 1 and type(v[0]) in _SCALARS \
+            and all(type(x) is type(v[0]) for x in v):
         rev = v[::-1]
         return rev if rev != v else None
     return None
