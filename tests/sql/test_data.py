@@ -1,10 +1,14 @@
 """defog-data dumps, local database files and the defog question files."""
 
 import datetime as dt
+import importlib.util
 
 import pytest
 
 from vx.ops.packs.sql import data
+
+needs_defog = pytest.mark.skipif(importlib.util.find_spec("defog_data") is None,
+                                 reason="the defog-data package (the sql extra) is not installed")
 
 DUMP = """\
 --
@@ -56,12 +60,14 @@ def test_parse_pg_dump_reports_file_and_line_of_bad_rows():
         data.parse_pg_dump(short, "x.sql")
 
 
+@needs_defog
 def test_every_defog_dump_parses_and_has_rows():
     for db in data.DEFOG_DATABASES:
         tables = data.load_defog_dump(db)
         assert tables and sum(len(t.rows) for t in tables) > 0, db
 
 
+@needs_defog
 @pytest.mark.parametrize("engine", ["duckdb", "sqlite"])
 def test_materialize_builds_once_with_every_row(engine, tmp_path):
     if engine == "duckdb":

@@ -7,6 +7,7 @@ import pytest
 
 pytest.importorskip("sqlglot")
 pytest.importorskip("duckdb")
+pytest.importorskip("defog_data")  # the databases are built from its dumps
 
 from click.testing import CliRunner  # noqa: E402
 

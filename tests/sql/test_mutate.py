@@ -4,6 +4,7 @@ import pytest
 
 pytest.importorskip("sqlglot")
 pytest.importorskip("duckdb")
+pytest.importorskip("defog_data")  # the databases are built from its dumps
 
 from vx.ops.packs.sql.catalog import Catalog  # noqa: E402
 from vx.ops.packs.sql.mutate import BENIGN, HARMFUL, OPERATORS, MutationError, mutants, mutate  # noqa: E402

@@ -4,6 +4,7 @@ import pytest
 
 pytest.importorskip("sqlglot")
 pytest.importorskip("duckdb")
+pytest.importorskip("defog_data")  # the databases are built from its dumps
 
 from vx.dsl.verdict import Verdict  # noqa: E402
 from vx.ops.core import Context  # noqa: E402

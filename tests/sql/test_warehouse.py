@@ -9,6 +9,7 @@ import pytest
 
 pytest.importorskip("sqlglot")
 duckdb = pytest.importorskip("duckdb")
+pytest.importorskip("defog_data")  # the databases are built from its dumps
 
 from vx.ops.packs.sql import warehouse as W  # noqa: E402
 
