@@ -243,6 +243,7 @@ class Sandbox:
             "supervise": plan.supervise,
             "no_new_privs": plan.no_new_privs,
             "seccomp": dict(plan.seccomp, protect=[os.getpid()]) if plan.seccomp else None,
+            "landlock": plan.landlock,
             "recursion_limit": c.recursion_limit,
             "stdout_cap": c.stdout_cap,
             "message_cap": c.message_cap,

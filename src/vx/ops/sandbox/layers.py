@@ -61,6 +61,8 @@ SECCOMP_RULES: list[tuple[str, int, list[tuple[int, int, int, int]]]] = [
         "open_by_handle_at", "name_to_handle_at", "quotactl", "syslog", "settimeofday",
         "clock_settime", "clock_adjtime", "adjtimex", "iopl", "ioperm", "fanotify_init",
         "mount_setattr", "move_mount", "open_tree", "fsopen", "fsmount", "fspick",
+        # Landlock does not cover file modes and owners: refuse changing them at all.
+        "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "fchownat", "lchown",
     )],
     ("socket", _EPERM, [(0, 1, 1, 0)]),  # any domain but AF_UNIX (1)
     ("kill", _EPERM, [(0, 7, 0x80000000, 0x80000000)]),  # kill(-pgid) / kill(-1)
@@ -234,7 +236,7 @@ def _bwrap_plan(python: str, info: dict[str, str], identity: Identity, disable_u
     )
 
 
-def _unshare_plans(python: str, identity: Identity) -> list[Plan]:
+def _unshare_plans(python: str, identity: Identity, landlock: dict[str, Any]) -> list[Plan]:
     unshare = shutil.which("unshare")
     if unshare is None:
         return []
@@ -269,19 +271,36 @@ def _unshare_plans(python: str, identity: Identity) -> list[Plan]:
                 workdir_owner=owner,
             )
         )
-    return plans
+    # Strongest first: each variant with Landlock, then without (kernels before 5.13).
+    return [attrs.evolve(plan, landlock=landlock, no_new_privs=True) for plan in plans] + plans
 
 
-def _rlimits_plan(python: str, identity: Identity, seccomp_lib: str | None) -> Plan:
-    return Plan(
+def _rlimits_plans(python: str, identity: Identity, seccomp_lib: str | None, landlock: dict[str, Any]) -> list[Plan]:
+    base = Plan(
         layer="rlimits",
         python=python,
         drop=(identity.uid, identity.gid) if identity.dropped else None,
         supervise="subreaper",
         no_new_privs=True,
-        seccomp={"library": seccomp_lib, "rules": SECCOMP_RULES} if seccomp_lib else None,
         workdir_owner=(identity.uid, identity.gid) if identity.dropped else None,
     )
+    seccomp = {"library": seccomp_lib, "rules": SECCOMP_RULES} if seccomp_lib else None
+    variants = [(seccomp, landlock), (seccomp, None), (None, landlock), (None, None)]
+    plans = []
+    for filt, lock in variants:
+        plan = attrs.evolve(base, seccomp=filt, landlock=lock)
+        if plan not in plans:
+            plans.append(plan)
+    return plans
+
+
+def landlock_spec(python: str, info: dict[str, str]) -> dict[str, Any]:
+    """What a Landlock-confined child may read: system dirs, /etc, the interpreter."""
+    read = [path for path in (*_SYSTEM_DIRS, "/etc") if os.path.isdir(path) and not os.path.islink(path)]
+    for prefix in (info["prefix"], info["exec_prefix"], os.path.dirname(os.path.dirname(python))):
+        if prefix not in read:
+            read.append(prefix)
+    return {"read": read}
 
 
 ProbeFn = Any  # Callable[[Plan, int], tuple[bool, str, float]] - provided by the package
@@ -341,6 +360,7 @@ def _detect(config: SandboxConfig, probe: ProbeFn, all_layers: bool) -> Detectio
     # rlimits (per real uid) count every process of the account, so leave room for the ones
     # it already has when the account is shared (not in a fresh user namespace).
     shared_nproc = config.nproc + _count_processes(identity.uid)
+    landlock = landlock_spec(python, info)
     for layer in LAYERS:
         if layer not in wanted:
             continue
@@ -354,14 +374,12 @@ def _detect(config: SandboxConfig, probe: ProbeFn, all_layers: bool) -> Detectio
                 continue
             plans = [p for p in (_bwrap_plan(python, info, identity, True), _bwrap_plan(python, info, identity, False)) if p]
         elif layer == "unshare":
-            plans = _unshare_plans(python, identity)
+            plans = _unshare_plans(python, identity, landlock)
             if not plans:
                 statuses.append(LayerStatus(layer, False, "unshare (util-linux) is not installed"))
                 continue
         else:
-            plans = [_rlimits_plan(python, identity, seccomp_lib)]
-            if seccomp_lib:
-                plans.append(_rlimits_plan(python, identity, None))
+            plans = _rlimits_plans(python, identity, seccomp_lib, landlock)
         same = _same_bytecode(info["version"])
         plans = [attrs.evolve(plan, same_bytecode=same) for plan in plans]
         failures: list[str] = []
@@ -404,6 +422,8 @@ def _describe_variant(plan: Plan, failures: list[str]) -> str:
         text = "works (user namespace)" if "--user" in plan.wrapper else "works (as root, then setpriv)"
     else:
         text = "works" + (" with seccomp" if plan.seccomp else " without seccomp")
+    if plan.layer != "bwrap":
+        text += " and Landlock" if plan.landlock else ", without Landlock"
     if failures:
         text += f"; a stronger variant failed: {failures[0]}"
     return text

@@ -107,6 +107,8 @@ class Plan:
     supervise: str = "none"
     no_new_privs: bool = False
     seccomp: dict[str, Any] | None = None
+    #: Landlock file-system rules (``{"read": [dirs]}``; the workdir is writable), or None.
+    landlock: dict[str, Any] | None = None
     #: The workdir as the child sees it (None: the host path).
     inner_workdir: str | None = None
     #: Owner to give the workdir (uid, gid), when the child runs as another account.
