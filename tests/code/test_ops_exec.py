@@ -300,3 +300,11 @@ def test_fails_visible_example_uses_evalplus_special_oracles():
     # elsewhere, order matters
     other = task("similar_elements", ex, id="T/9")
     assert one(O.fails_visible_example, other, src.format(name="similar_elements")).verdict == D
+
+
+def test_exec_ops_call_the_function_the_example_calls():
+    t = task("merge", example("merge_sort([3, 1, 2])", "[1, 2, 3]"))
+    src = ("def merge(a, b):\n    return sorted(a + b)\n\n"
+           "def merge_sort(xs):\n    return merge(xs[:1], xs[1:])\n")
+    crashed, failed = verdicts(t, src, O.crash, O.fails_visible_example)
+    assert crashed.verdict == C and failed.verdict == C, (crashed.message, failed.message)

@@ -94,6 +94,20 @@ def test_root_accepts_module_level_bindings():
     assert O.parses(ADD, src, Context()).verdict == C
 
 
+def test_the_examined_function_is_the_one_the_example_calls():
+    # the entry point names a helper the prompt started with; the example calls another function
+    t = task("merge", [example("merge_sort([2, 1])", "[1, 2]")])
+    src = ("def merge(a, b):\n    return sorted(a + b)\n\n"
+           "def merge_sort(xs):\n    return merge(xs[:1], xs[1:])\n")
+    ctx = Context()
+    assert O.parses(t, src, ctx).verdict == C
+    assert ctx["artifact"].name == "merge_sort" and ctx["artifact"].function.name == "merge_sort"
+    # only the entry point defined: examined as before
+    ctx = Context()
+    assert O.parses(t, "def merge(a, b):\n    return a + b\n", ctx).verdict == C
+    assert ctx["artifact"].name == "merge"
+
+
 def test_ops_recompute_the_artifact_without_the_root():
     res = run(O.wrong_entry_point, ADD, "def add(a, b):\n    return a + b\n")
     assert res.verdict == C

@@ -51,9 +51,10 @@ FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 class Artifact:
     """What the root learned about an output; ``ctx["artifact"]``.
 
-    ``tree`` is None when the output does not parse; ``function`` is the entry-point function
-    (None when the output defines no accepted name); ``problem`` says why the root fired ("" when
-    it did not).
+    ``tree`` is None when the output does not parse; ``function`` / ``name`` are the function
+    the ops examine and call: the one the visible example calls when the output defines it, else
+    the entry point (None when the output defines no accepted name); ``problem`` says why the
+    root fired ("" when it did not).
     """
 
     source: str
@@ -149,6 +150,12 @@ def build_artifact(task: Mapping[str, Any], output: Any) -> Artifact:
     defined = tuple(functions)
     for name in accepted_names(task):
         if name in functions:
+            # The function the exec and static ops look at is the one the visible example calls,
+            # when the output defines it: some tasks' entry point names a helper the prompt
+            # started with (MBPP samples: entry point `merge`, example `merge_sort(...)`).
+            for ex in visible_examples(task):
+                if ex.function in functions:
+                    return Artifact(output, tree, functions[ex.function], ex.function, defined)
             return Artifact(output, tree, functions[name], name, defined)
     wanted = " or ".join(accepted_names(task)) or "(the task names no entry point)"
     if defined:
