@@ -71,13 +71,13 @@ def sandbox_section(measure: bool = True) -> list[Check]:
             )
         )
     else:
-        weak = d.layer != "bwrap"
+        weak = d.layer != "bwrap" and d.plan.landlock is None
         checks.append(
             Check(
                 "sandbox account",
                 "warn" if weak else "ok",
                 f"candidates run as you ({ident.name}, uid {ident.uid})"
-                + ("; without bwrap they can read and write your files" if weak else ""),
+                + ("; without bwrap or Landlock they can read and write your files" if weak else ""),
             )
         )
     checks.append(Check("sandbox python", "info", d.python_note))

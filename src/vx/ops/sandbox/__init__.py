@@ -115,12 +115,17 @@ class Sandbox:
     def describe(self) -> str:
         """Several lines of plain text: the layer, what it isolates, limits, why not stronger."""
         d, c = self._detection, self.config
+        lock = (
+            "Landlock: reads only system dirs and the interpreter, writes only the workdir"
+            if d.plan.landlock
+            else "no Landlock: the host file system is visible as the sandbox account"
+        )
         what = {
             "bwrap": "bubblewrap: new user/pid/net/ipc/uts namespaces (no network), read-only "
             "/usr and interpreter, private /proc, /dev, /tmp; workdir at /sandbox",
-            "unshare": "unshare: new user/pid/net/ipc/uts namespaces (no network); host file "
-            "system visible as the sandbox account",
-            "rlimits": "rlimits only: no namespaces; " + d.seccomp,
+            "unshare": "unshare: new user/pid/net/ipc/uts/mount namespaces (no network, private "
+            "/proc); " + lock,
+            "rlimits": "no namespaces; " + ("seccomp deny-list" if d.plan.seccomp else d.seccomp) + "; " + lock,
         }[d.layer]
         who = (
             f"uid {d.identity.uid} ({d.identity.name}), switched from root"

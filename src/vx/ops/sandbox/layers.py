@@ -20,6 +20,10 @@ Layers, strongest first (see docs/readme/sandbox.md for the threat model):
     ptrace, no namespace or mount calls, no kill of process groups, ...). A supervisor that
     is a child subreaper kills descendants that escaped the process group.
 
+The unshare and rlimits layers add Landlock where the kernel has it (reads only below the
+system dirs and the interpreter, writes only in the workdir, no TCP, scoped signals); each
+layer falls back to variants without Landlock / seccomp, and says which one it uses.
+
 All layers also apply: rlimits (address space, CPU, file size, open files, processes, no
 core dumps), a private workdir, an environment built from an allow-list, and the parent's
 wall-clock deadline. Detection runs once per configuration and process, and is cached.
