@@ -216,15 +216,25 @@ def _dump_digest(database: str) -> str:
     return hashlib.sha256(defog_dump_path(database).read_bytes()).hexdigest()[:12]
 
 
+def _engine_tag(engine: str) -> str:
+    """DuckDB files are tied to the storage format of the DuckDB that wrote them: name the version,
+    so that another DuckDB builds its own file instead of failing to open this one."""
+    if engine != "duckdb":
+        return ""
+    import duckdb
+
+    return "-duckdb" + duckdb.__version__
+
+
 def materialize(database: str, engine: str = "duckdb", directory: Path | None = None) -> Path:
     """The local database file of a defog database for `engine` ("duckdb" or "sqlite"), built on
-    first use from the installed dump. The file name carries the dump's content hash, so a changed
-    dump yields a new file; building goes to a temporary file renamed into place (safe when several
+    first use from the installed dump. The file name carries the dump's content hash (and the DuckDB
+    version), so a changed dump or engine yields a new file; building goes to a temporary file renamed into place (safe when several
     processes build at once)."""
     if engine not in ("duckdb", "sqlite"):
         raise DataError(f"cannot build a local database for engine {engine!r} (duckdb or sqlite)")
     directory = Path(directory) if directory is not None else cache_dir()
-    path = directory / f"defog-{database}-{_dump_digest(database)}.{engine}"
+    path = directory / f"defog-{database}-{_dump_digest(database)}{_engine_tag(engine)}.{engine}"
     if path.exists():
         return path
     directory.mkdir(parents=True, exist_ok=True)
