@@ -110,3 +110,13 @@ def test_python_api_grades_one_output(tiny_family):
     batch = v.grade_items(list(v.family.split("dev").items), jobs=1, progress=False)
     assert [f.value for f in batch.finals] == ["pass", "fail", "fail", "pass", "fail", "fail"]
     assert batch.matrix.op_names == ("nonempty", "missing_keyword", "shouting", "too_long")
+
+
+def test_check_takes_known_ops_from_the_family(tiny_family):
+    (tiny_family / "typo.vx").write_text("(any missing_keyword shoutin)\n")
+    r = run("check", str(tiny_family / "typo.vx"))
+    assert r.exit_code == 1
+    assert "unknown op 'shoutin'" in r.output and "did you mean 'shouting'?" in r.output
+    assert run("check", str(tiny_family / "seed.vx")).exit_code == 0
+    # outside any family only the syntax is checked
+    assert run("check", "--ops", "a,b", str(tiny_family / "seed.vx")).exit_code == 1

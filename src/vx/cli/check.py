@@ -27,6 +27,45 @@ def known_ops_from_options(ops: str | None) -> frozenset[str] | None:
     return names
 
 
+_FAMILY_OPS: dict[str, frozenset[str] | None] = {}
+
+
+def family_ops(family_dir: str | None, path: str | None) -> frozenset[str] | None:
+    """The op names of the family given, or of the family found above `path` (None if there is none).
+
+    A .vx file's ``; specs:`` header adds the synthesized ops it names.
+    """
+    from vx.ops.families import Family, FamilyError, find_family_dir
+
+    try:
+        d = Path(family_dir) if family_dir else (find_family_dir(path) if path else None)
+    except FamilyError:
+        return None
+    if d is None:
+        return None
+    key = str(Path(d).resolve())
+    if key not in _FAMILY_OPS:
+        try:
+            _FAMILY_OPS[key] = frozenset(Family(d).pool().names)
+        except Exception as exc:  # a broken family: say so, check the syntax only
+            click.echo(f"{d}: warning: cannot load the family's op pool, checking syntax only: {exc}", err=True)
+            _FAMILY_OPS[key] = None
+    names = _FAMILY_OPS[key]
+    if names is not None and path is not None:
+        from vx.dsl.parse import read_header
+
+        header = read_header(Path(path).read_text(encoding="utf-8"))
+        if "specs" in header:
+            import json
+
+            try:
+                specs = json.loads((Path(path).parent / header["specs"]).read_text(encoding="utf-8"))
+                names = names | {s.get("name", "") for s in specs if isinstance(s, dict)}
+            except (OSError, ValueError):
+                pass
+    return names
+
+
 def check_text(text: str, filename: str, known_ops: Iterable[str] | None) -> tuple[int, int, list[str]]:
     """Check one file's text: (number of errors, number of warnings, rendered reports)."""
     try:
@@ -62,14 +101,17 @@ def check_text(text: str, filename: str, known_ops: Iterable[str] | None) -> tup
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option("--ops", default=None, metavar="A,B,C",
               help="Comma-separated names of the ops that exist; any other op is an error.")
-def check(paths: tuple[str, ...], ops: str | None) -> None:
+@click.option("--family", "family_dir", default=None, type=click.Path(exists=True, file_okay=False),
+              help="Take the known ops from this family's op pool (default: the family.toml found above "
+                   "each file, if any).")
+def check(paths: tuple[str, ...], ops: str | None, family_dir: str | None) -> None:
     """Check .vx files: syntax, unknown ops (with the nearest names), duplicate children,
     vote K out of range, and subtrees that can never fire or never be clean.
 
     PATH may be a file, a directory (all *.vx files below it) or - for standard input.
     Exits 1 if any file has an error; warnings alone exit 0.
     """
-    known = known_ops_from_options(ops)
+    explicit = known_ops_from_options(ops)
     total_errors = total_warnings = 0
     files = [None] if paths == ("-",) else list(vx_files(paths))
     for path in files:
@@ -82,6 +124,7 @@ def check(paths: tuple[str, ...], ops: str | None) -> None:
                 click.echo(f"{path}: error: cannot read: {exc}")
                 total_errors += 1
                 continue
+        known = explicit if explicit is not None else family_ops(family_dir, path)
         errors, warnings, reports = check_text(text, name, known)
         for report in reports:
             click.echo(report)
