@@ -69,23 +69,26 @@ def test_describe_lists_unavailable_layers(fresh_detection, monkeypatch) -> None
     assert "bwrap: " in text
 
 
-def test_unshare_as_root_then_setpriv_variant_works() -> None:
-    """The fallback for root on hosts that refuse user namespaces (normally not chosen here)."""
-    import os
+def test_every_fallback_variant_runs_here() -> None:
+    """Each weaker variant (no Landlock, no seccomp, root + setpriv) is normally not chosen on
+    this machine; probe them all so the fallbacks stay working."""
+    import shutil
 
-    from vx.ops.sandbox.layers import _unshare_plans
+    from vx.ops.sandbox.layers import SECCOMP_RULES, _rlimits_plans, _unshare_plans, landlock_spec
 
-    if os.geteuid() != 0:
-        pytest.skip("the setpriv variant exists only when vx runs as root")
     try:
-        sb = Sandbox(SandboxConfig(layer="unshare"))
+        sb = Sandbox(SandboxConfig(layer="rlimits"))
     except SandboxUnavailable as exc:
         pytest.skip(str(exc))
-    plans = _unshare_plans(sb.detection.python, sb.detection.identity, {"read": []})
-    variants = [p for p in plans if "--user" not in p.wrapper and p.landlock is None]
-    if not variants:
-        pytest.skip("setpriv (util-linux) is not installed")
-    variant = variants[0]
-    assert "--user" not in variant.wrapper and "--no-new-privs" in variant.wrapper
-    ok, why, _ = sb._probe(variant, 64)
-    assert ok, why
+    d = sb.detection
+    info = {"prefix": "/usr", "exec_prefix": "/usr"}
+    lock = landlock_spec(d.python, info)
+    seccomp_lib = d.plan.seccomp["library"] if d.plan.seccomp else None
+    plans = _rlimits_plans(d.python, d.identity, seccomp_lib, lock)
+    if shutil.which("unshare"):
+        plans += _unshare_plans(d.python, d.identity, lock)
+    assert plans
+    for plan in plans:
+        ok, why, _ = sb._probe(plan, 64 + 1000)
+        assert ok, f"{plan.layer} variant (landlock={plan.landlock is not None}, seccomp={plan.seccomp is not None}, wrapper={plan.wrapper[:3]}) failed: {why}"
+    assert SECCOMP_RULES

@@ -123,8 +123,7 @@ class Sandbox:
         what = {
             "bwrap": "bubblewrap: new user/pid/net/ipc/uts namespaces (no network), read-only "
             "/usr and interpreter, private /proc, /dev, /tmp; workdir at /sandbox",
-            "unshare": "unshare: new user/pid/net/ipc/uts/mount namespaces (no network, private "
-            "/proc); " + lock,
+            "unshare": "unshare: new user/pid/net/ipc/uts namespaces (no network); " + lock,
             "rlimits": "no namespaces; " + ("seccomp deny-list" if d.plan.seccomp else d.seccomp) + "; " + lock,
         }[d.layer]
         who = (

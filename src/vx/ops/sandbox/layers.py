@@ -9,11 +9,12 @@ Layers, strongest first (see docs/readme/sandbox.md for the threat model):
     bound read-write at /sandbox, ``--die-with-parent`` and ``--new-session``. bwrap's own
     init is pid 1 in the namespace: when it dies every process in it dies.
 ``unshare``
-    util-linux ``unshare --user --net --pid --ipc --uts --mount --fork --kill-child
-    --mount-proc`` as the sandbox account (or, as root where user namespaces are refused,
-    ``unshare`` as root followed by ``setpriv`` to the sandbox account). No network; a /proc
-    that shows only the namespace's processes; the harness is pid 1 and forks the worker, so
-    killing it ends the namespace. The file system is the host's, seen as the sandbox account.
+    util-linux ``unshare --user --net --pid --ipc --uts --fork --kill-child`` as the sandbox
+    account (or, as root where user namespaces are refused, ``unshare`` as root followed by
+    ``setpriv`` to the sandbox account). No network; the harness is pid 1 and forks the
+    worker, so killing it ends the namespace. The file system is the host's, seen as the
+    sandbox account, and confined by Landlock; without Landlock, ``--mount --mount-proc``
+    at least gives a /proc that shows only the namespace's processes.
 ``rlimits``
     no namespaces: rlimits, the sandbox account (when vx runs as root), no_new_privs and, when
     the system libseccomp is present, a seccomp deny-list (no sockets other than AF_UNIX, no
@@ -241,42 +242,50 @@ def _bwrap_plan(python: str, info: dict[str, str], identity: Identity, disable_u
 
 
 def _unshare_plans(python: str, identity: Identity, landlock: dict[str, Any]) -> list[Plan]:
+    """Strongest first: with Landlock (which also keeps /proc unreadable), then without it but
+    with a private /proc (--mount --mount-proc: no /proc/<vx>/environ, no host command lines;
+    it costs a proc mount per candidate, so only where Landlock is missing)."""
     unshare = shutil.which("unshare")
     if unshare is None:
         return []
-    # --mount + --mount-proc: a private mount namespace with a /proc that shows only the
-    # namespace's own processes (no /proc/<vx>/environ, no host command lines).
-    spaces = ["--net", "--pid", "--ipc", "--uts", "--mount", "--fork", "--kill-child", "--mount-proc"]
+    spaces = ["--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child"]
+    private_proc = ["--mount", "--mount-proc"]
     owner = (identity.uid, identity.gid) if identity.dropped else None
-    plans = [
-        Plan(
-            layer="unshare",
-            python=python,
-            wrapper=(unshare, "--user", *spaces, "--"),
-            popen_user=identity.uid if identity.dropped else None,
-            popen_group=identity.gid if identity.dropped else None,
-            supervise="init",
-            workdir_owner=owner,
-        )
-    ]
     setpriv = shutil.which("setpriv")
-    if identity.dropped and setpriv is not None:
-        # Root without user namespaces: create the namespaces as root, then drop to the
-        # sandbox account before the interpreter starts.
+    plans = []
+    for lock in (landlock, None):
+        ns = spaces + ([] if lock else private_proc)
         plans.append(
             Plan(
                 layer="unshare",
                 python=python,
-                wrapper=(
-                    unshare, *spaces, "--", setpriv, f"--reuid={identity.uid}",
-                    f"--regid={identity.gid}", "--clear-groups", "--no-new-privs", "--",
-                ),
+                wrapper=(unshare, "--user", *ns, "--"),
+                popen_user=identity.uid if identity.dropped else None,
+                popen_group=identity.gid if identity.dropped else None,
                 supervise="init",
                 workdir_owner=owner,
+                landlock=lock,
+                no_new_privs=lock is not None,
             )
         )
-    # Strongest first: each variant with Landlock, then without (kernels before 5.13).
-    return [attrs.evolve(plan, landlock=landlock, no_new_privs=True) for plan in plans] + plans
+        if identity.dropped and setpriv is not None:
+            # Root without user namespaces: create the namespaces as root, then drop to the
+            # sandbox account before the interpreter starts.
+            plans.append(
+                Plan(
+                    layer="unshare",
+                    python=python,
+                    wrapper=(
+                        unshare, *ns, "--", setpriv, f"--reuid={identity.uid}",
+                        f"--regid={identity.gid}", "--clear-groups", "--no-new-privs", "--",
+                    ),
+                    supervise="init",
+                    workdir_owner=owner,
+                    landlock=lock,
+                    no_new_privs=lock is not None,
+                )
+            )
+    return plans
 
 
 def _rlimits_plans(python: str, identity: Identity, seccomp_lib: str | None, landlock: dict[str, Any]) -> list[Plan]:
