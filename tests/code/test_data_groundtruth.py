@@ -140,3 +140,31 @@ def test_grade_many_keeps_order(grader):
     seen = []
     truths = grader.grade_many(jobs, progress=seen.append)
     assert [t.label for t in truths] == ["pass", "fail", "pass"] and sum(seen) == 3
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from vx.ops.packs.code.groundtruth import _decode, _encode  # noqa: E402
+
+scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5),
+                    st.binary(max_size=4), st.complex_numbers(allow_nan=False))
+hashables = st.recursive(scalars, lambda inner: st.tuples(inner, inner) | st.frozensets(inner, max_size=3), max_leaves=6)
+values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner)
+                      | st.dictionaries(hashables, inner, max_size=3) | st.sets(hashables, max_size=3), max_leaves=10)
+
+
+def same(a, b):
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    return a == b
+
+
+@settings(max_examples=200, deadline=None)
+@given(values)
+def test_expected_value_cache_codec_round_trips_types(value):
+    assert same(_decode(json.loads(json.dumps(_encode(value)))), value)

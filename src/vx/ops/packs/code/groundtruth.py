@@ -93,30 +93,10 @@ class Truth:
 # --------------------------------------------------------------------------- value cache codec
 
 def _encode(value: Any) -> Any:
-    """Tagged JSON for a plain value (the sandbox's result encoding; see vx.ops.sandbox.serialize)."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if type(value) is int:
-        return value if -(2 ** 63) < value < 2 ** 63 else {"int": hex(value)}
-    if type(value) is float:
-        if value != value:
-            return {"float": "nan"}
-        if value in (float("inf"), float("-inf")):
-            return {"float": "inf" if value > 0 else "-inf"}
-        return value
-    if type(value) is list:
-        return [_encode(v) for v in value]
-    if type(value) is tuple:
-        return {"tuple": [_encode(v) for v in value]}
-    if type(value) in (set, frozenset):
-        return {type(value).__name__: [_encode(v) for v in value]}
-    if type(value) is dict:
-        return {"dict": [[_encode(k), _encode(v)] for k, v in value.items()]}
-    if type(value) is complex:
-        return {"complex": [_encode(value.real), _encode(value.imag)]}
-    if type(value) is bytes:
-        return {"bytes": value.hex()}
-    raise TypeError(f"cannot cache a {type(value).__name__}")
+    """Tagged JSON for a plain value, in the sandbox's own result encoding (vx.ops.sandbox.serialize)."""
+    from vx.ops.sandbox.harness import encode_value
+
+    return json.loads(encode_value(value))
 
 
 def _decode(encoded: Any) -> Any:
