@@ -231,3 +231,16 @@ def test_returns_none_on_probe_class_and_inducer():
     proposals = TEMPLATES["returns_none_on_probe_class"].induce([(BIG, falls_through)], [(BIG, EMPTY_OK.replace(
         "default=None", "default=0"))])
     assert proposals == [{"klass": "empty"}]
+
+
+def test_inducers_propose_only_what_can_clear_the_birth_gate():
+    from vx.ops.packs.code import templates as T
+
+    def cluster(n_print):
+        outs = [(BIG, "def biggest(xs):\n    print(max(xs))\n")] * n_print
+        return outs + [(BIG, f"def biggest(xs):\n    return max(xs) + {k}\n") for k in range(1, 4 - n_print)]
+
+    good = [(BIG, "def biggest(xs):\n    return max(xs)\n")]
+    assert T.MIN_CLUSTER_SHARE == 0.5
+    assert {"name": "print"} not in TEMPLATES["ast_call_present"].induce(cluster(1), good)  # 1 of 3
+    assert {"name": "print"} in TEMPLATES["ast_call_present"].induce(cluster(2), good)  # 2 of 3

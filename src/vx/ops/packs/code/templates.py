@@ -6,9 +6,9 @@ A template is a typed check the synthesizer can instantiate from a JSON spec, e.
      "detects": "returns_not_print_only"}
 
 Each inducer looks at a cluster of bad outputs and at known-good outputs (lists of
-``(task, output)`` pairs) and proposes parameter sets whose check fires on at least one
-cluster output and on no good output, best first (most cluster outputs caught). Whether a
-proposal becomes an op is the birth gate's decision, not the inducer's.
+``(task, output)`` pairs) and proposes parameter sets whose check fires on at least half of the
+cluster (:data:`MIN_CLUSTER_SHARE`, the birth gate's own bar) and on no good output, best first
+(most cluster outputs caught). Whether a proposal becomes an op is the birth gate's decision.
 
 Checks (kind: fires when)
 
@@ -31,6 +31,7 @@ the candidate is imported). Exec checks share the item's sandbox run with the se
 from __future__ import annotations
 
 import ast
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -58,9 +59,18 @@ Pair = tuple[Mapping[str, Any], Any]
 
 # --------------------------------------------------------------------------- induction helpers
 
-def _rank(cluster_hits: Counter, good_hits: Counter) -> list[Any]:
-    """Keys caught in the cluster and never in the good outputs, most caught first."""
-    keys = [k for k, n in cluster_hits.items() if n > 0 and good_hits.get(k, 0) == 0]
+#: A proposal must catch at least this share of the cluster: the birth gate asks an op to fire on
+#: half its cluster, so a check catching less could never be born and is not worth applying.
+MIN_CLUSTER_SHARE = 0.5
+
+
+def _needed(n_cluster: int) -> int:
+    return max(1, math.ceil(MIN_CLUSTER_SHARE * n_cluster))
+
+
+def _rank(cluster_hits: Counter, good_hits: Counter, n_cluster: int) -> list[Any]:
+    """Keys caught in enough of the cluster and never in the good outputs, most caught first."""
+    keys = [k for k, n in cluster_hits.items() if n >= _needed(n_cluster) and good_hits.get(k, 0) == 0]
     keys.sort(key=lambda k: (-cluster_hits[k], str(k)))
     return keys[:MAX_PROPOSALS]
 
@@ -74,7 +84,7 @@ def _feature_counts(pairs: Iterable[Pair], features: Callable[[Mapping[str, Any]
 
 def _discriminating(cluster: list[Pair], good: list[Pair],
                     features: Callable[[Mapping[str, Any], Any], set]) -> list[Any]:
-    return _rank(_feature_counts(cluster, features), _feature_counts(good, features))
+    return _rank(_feature_counts(cluster, features), _feature_counts(good, features), len(cluster))
 
 
 def _tree(task: Mapping[str, Any], output: Any) -> ast.Module | None:
@@ -368,7 +378,7 @@ def _probe_class_features(task, output, ctx) -> set[str] | None:
 def _induce_probe_class(cluster: list[Pair], good: list[Pair]) -> list[dict[str, Any]]:
     bad = Counter(k for f in _exec_features(cluster, _probe_class_features) if f for k in f)
     ok = Counter(k for f in _exec_features(good, _probe_class_features) if f for k in f)
-    return [{"klass": k} for k in _rank(bad, ok)]
+    return [{"klass": k} for k in _rank(bad, ok, len(cluster))]
 
 
 # --------------------------------------------------------------------------- returns_none_on_probe_class
@@ -421,7 +431,7 @@ def _induce_none(cluster: list[Pair], good: list[Pair]) -> list[dict[str, Any]]:
 
     bad = Counter(k for f in _exec_features(cluster, features) if f for k in f)
     ok = Counter(k for f in _exec_features(good, features) if f for k in f)
-    return [{"klass": k} for k in _rank(bad, ok)]
+    return [{"klass": k} for k in _rank(bad, ok, len(cluster))]
 
 
 # --------------------------------------------------------------------------- raises_exception
@@ -465,7 +475,7 @@ def _induce_exception(cluster: list[Pair], good: list[Pair]) -> list[dict[str, A
 
     bad = Counter(k for f in _exec_features(cluster, features) if f for k in f)
     ok = Counter(k for f in _exec_features(good, features) if f for k in f)
-    return [{"name": k} for k in _rank(bad, ok)]
+    return [{"name": k} for k in _rank(bad, ok, len(cluster))]
 
 
 # --------------------------------------------------------------------------- prints_value
@@ -529,7 +539,7 @@ def _induce_prints(cluster: list[Pair], good: list[Pair]) -> list[dict[str, Any]
 
     bad = Counter(k for f in _exec_features(cluster, features) if f for k in f)
     ok = Counter(k for f in _exec_features(good, features) if f for k in f)
-    return [{"mode": k} for k in _rank(bad, ok)]
+    return [{"mode": k} for k in _rank(bad, ok, len(cluster))]
 
 
 # --------------------------------------------------------------------------- returns_constant
@@ -586,6 +596,6 @@ def _induce_constant(cluster: list[Pair], good: list[Pair]) -> list[dict[str, An
     bad = Counter(k for f in _exec_features(cluster, features) if f for k in f)
     ok = Counter(k for f in _exec_features(good, features) if f for k in f)
     # Lower thresholds catch more; among equal catches prefer the stricter (larger) threshold.
-    keys = [k for k in bad if bad[k] > 0 and ok.get(k, 0) == 0]
+    keys = [k for k in bad if bad[k] >= _needed(len(cluster)) and ok.get(k, 0) == 0]
     keys.sort(key=lambda k: (-bad[k], -k))
     return [{"min_calls": k} for k in keys[:MAX_PROPOSALS]]
