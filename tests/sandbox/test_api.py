@@ -201,7 +201,8 @@ def test_missing_sandbox_user_is_explained() -> None:
         Sandbox(SandboxConfig(user="vx-no-such-user"))
 
 
-def test_scripts(any_sb: Sandbox) -> None:
+def test_scripts(sb: Sandbox) -> None:
+    any_sb = sb
     ok = any_sb.run_script("import sys\nprint('out')\nprint('err', file=sys.stderr)\n")
     assert (ok.status, ok.stdout, ok.stderr, ok.exit_code) == ("ok", "out\n", "err\n", 0)
     failing = any_sb.run_script("assert 1 == 2, 'mismatch'\n")
