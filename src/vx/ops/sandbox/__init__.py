@@ -43,8 +43,13 @@ Semantics callers rely on:
   ``rep.calls[i].value`` with expected values the child never sees. A forged report is no
   stronger than the candidate returning that value.
 
+* The child has the standard library only (plus ``SandboxConfig.import_paths``); stdin is
+  empty; ``HOME``/cwd is a private directory removed afterwards; ``PYTHONHASHSEED`` is fixed
+  (``SandboxConfig.hash_seed``) so runs are reproducible. Every call gets its own copy of
+  its arguments.
+
 Isolation layers, detection and the process model: see ``layers.py``, ``runner.py`` and
-docs/readme/sandbox.md.
+docs/readme/sandbox.md. ``$VX_SANDBOX_LAYER`` forces a layer.
 """
 
 from __future__ import annotations
