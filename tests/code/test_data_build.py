@@ -132,3 +132,25 @@ def test_samples_reader_and_flags(tmp_path):
         read_samples(bad)
     with pytest.raises(DataError, match="not found"):
         read_samples(tmp_path / "nope.jsonl")
+
+
+def test_single_class_locked_split_is_reported(tmp_path):
+    from vx.ops.packs.code.build import write_family
+    from vx.ops.packs.code.split import LabelledItem, split_by_task
+    from vx.ops.packs.code.tasks import Task
+
+    class Teacher:
+        def __init__(self, item):
+            self.label, self.agreement = item.truth, 1.0 if item.truth == "pass" else 0.0
+
+        def meta(self):
+            return {}
+
+    tasks = [Task(id=f"T/{i}", dataset="humaneval", prompt="", entry_point="f", reference="def f():\n    pass\n")
+             for i in range(20)]
+    items = [LabelledItem(id=f"T/{i}#0", task=f"T/{i}", output="x", truth="pass" if i < 5 else "fail")
+             for i in range(20)]
+    splits = split_by_task(items, seed=0, teacher=Teacher, n_locked=4)
+    notes = write_family(tmp_path, name="t", description="", tasks=tasks, splits=splits,
+                         references={t.id: t.reference for t in tasks}, provenance={"seed": 0})
+    assert any("every locked item is labelled fail" in n for n in notes)

@@ -104,6 +104,10 @@ def write_family(out_dir: Path, *, name: str, description: str, tasks: Sequence[
     """Write the family files into `out_dir`; returns notes for the user (e.g. about seed.vx)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
+    locked_labels = {it.truth for it in splits.locked}
+    if len(locked_labels) == 1:
+        notes.append(f"every locked item is labelled {locked_labels.pop()}: agreement on that split cannot tell a "
+                     "verifier from a constant one; add outputs of another model (--samples again) or use --subset all")
     used = set(splits.tasks["train"]) | set(splits.tasks["dev"]) | set(splits.tasks["locked"])
     _write_jsonl(out_dir / "tasks.jsonl", [t.family_record() for t in tasks if t.id in used])
     _write_jsonl(out_dir / "train.jsonl", [
