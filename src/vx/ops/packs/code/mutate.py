@@ -36,7 +36,6 @@ import ast
 import random
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import attrs
 
