@@ -97,3 +97,21 @@ def test_humaneval_plus_ground_truth_with_find_zero_oracle(tmp_path):
     wrong = find_zero.prompt + "    return 0.5\n"
     truth = grader.grade(find_zero, wrong)
     assert truth.label == "fail" and "poly" in truth.first_failure["reason"]
+
+
+def test_failed_download_is_explained(monkeypatch):
+    import evalplus.data.mbpp as mbpp_module
+
+    from vx.ops.packs.code import tasks as task_data
+
+    monkeypatch.delenv("MBPP_OVERRIDE_PATH", raising=False)
+    monkeypatch.setattr(mbpp_module, "MBPP_OVERRIDE_PATH", None)
+
+    def offline(*args, **kwargs):
+        raise OSError("network is unreachable")
+
+    monkeypatch.setattr(mbpp_module, "_ready_mbpp_plus_path", offline)
+    with pytest.raises(DataError, match="could not fetch MbppPlus.*--data-dir"):
+        task_data.load_mbpp_plus()
+    with pytest.raises(DataError, match="could not fetch MbppPlus"):
+        task_data.plus_version("mbpp+")

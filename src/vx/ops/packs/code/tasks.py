@@ -193,6 +193,18 @@ def _override(dataset: str, path: Path | None) -> Iterator[None]:
         setattr(module, env_var, previous)
 
 
+def _fetch(dataset: str, loader: Any) -> Any:
+    """Call an evalplus loader that may download its release file; explain a failed download."""
+    stem, env_var, _ = _PLUS_FILES[dataset]
+    try:
+        return loader()
+    except Exception as exc:  # wget/urllib raise many types; all mean "could not fetch"
+        raise DataError(
+            f"evalplus could not fetch {stem} ({type(exc).__name__}: {exc}); with no network, download "
+            f"{stem}-<version>.jsonl.gz from github.com/evalplus/{stem.lower()}_release elsewhere and pass "
+            f"--data-dir DIR or set {env_var}") from exc
+
+
 def plus_version(dataset: str, data_dir: str | os.PathLike[str] | None = None) -> str:
     """A version key for an evalplus dataset: its file name stem and a sha256 prefix of its content."""
     path = find_plus_file(dataset, data_dir)
@@ -202,7 +214,7 @@ def plus_version(dataset: str, data_dir: str | os.PathLike[str] | None = None) -
 
         module = importlib.import_module(module_name)
         ready = (module._ready_human_eval_plus_path if dataset == "humaneval+" else module._ready_mbpp_plus_path)
-        path = Path(ready())
+        path = Path(_fetch(dataset, ready))
     return f"{path.name.split('.jsonl')[0]}-{file_sha256(path)[:16]}"
 
 
@@ -215,7 +227,7 @@ def load_humaneval_plus(data_dir: str | os.PathLike[str] | None = None,
     with _override("humaneval+", path):
         from evalplus.data import get_human_eval_plus
 
-        problems = get_human_eval_plus()
+        problems = _fetch("humaneval+", get_human_eval_plus) if path is None else get_human_eval_plus()
     stats = stats if stats is not None else ExtractionStats()
     plain = read_problems()
     tasks: dict[str, Task] = {}
@@ -249,7 +261,7 @@ def load_mbpp_plus(data_dir: str | os.PathLike[str] | None = None,
     with _override("mbpp+", path):
         from evalplus.data import get_mbpp_plus
 
-        problems = get_mbpp_plus()
+        problems = _fetch("mbpp+", get_mbpp_plus) if path is None else get_mbpp_plus()
     stats = stats if stats is not None else ExtractionStats()
     tasks: dict[str, Task] = {}
     for task_id, problem in problems.items():
