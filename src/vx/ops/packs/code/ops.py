@@ -499,7 +499,7 @@ def _tests_example_argument(test: ast.expr, params: list[str],
 
 EXAMPLE_CALL_TIMEOUT = 2.0  # seconds per in-domain probe call (the examples are small)
 EDGE_CALL_TIMEOUT = 1.0  # seconds per edge-class probe call
-RUN_TIMEOUT = 6.0  # the whole sandboxed run of one candidate (start-up, load, every probe)
+RUN_TIMEOUT = 4.0  # the whole sandboxed run of one candidate (start-up, load, every probe)
 EXEC_OP_TIMEOUT = 60.0  # the op-level limit for exec ops (the first one pays for the run)
 
 _sandbox_lock = threading.Lock()
