@@ -283,3 +283,22 @@ def test_import_paths_are_the_only_extra_modules(sb: Sandbox) -> None:
         assert with_path.run_calls(code, "f", calls[:1]).calls[0].value == "vxhelper"
     finally:
         shutil.rmtree(root)
+
+
+def test_stop_ends_the_run_at_the_first_wrong_answer(sb: Sandbox) -> None:
+    code = "import time\ndef f(x):\n    if x < 0:\n        time.sleep(5)\n    return x * 2\n"
+    expected = [2, 4, 7, 8]  # the third is wrong; the last two inputs would each hang 5 s
+    calls = [([1], {}), ([2], {}), ([3], {}), ([-1], {}), ([-2], {})]
+    seen = []
+
+    def stop(i, outcome):
+        seen.append(i)
+        return outcome.status != "ok" or outcome.value != expected[i]
+
+    rep = sb.run_calls(code, "f", calls, timeouts=[10.0] * 5, stop=stop)
+    assert rep.status == "ok" and rep.stopped and "stopped by the caller after 3 of 5" in rep.detail
+    assert [c.status for c in rep.calls] == ["ok", "ok", "ok", "not_run", "not_run"]
+    assert seen == [0, 1, 2] and rep.calls[2].value == 6
+    assert rep.wall_time < 4.0
+    never = sb.run_calls(code, "f", calls[:2], stop=lambda i, c: False)
+    assert never.status == "ok" and not never.stopped and never.detail is None

@@ -58,7 +58,7 @@ import math
 import os
 import stat
 import statistics
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from vx.ops.sandbox.config import LAYER_ENV, LAYERS, SandboxConfig
 from vx.ops.sandbox.layers import Detection, LayerStatus, SandboxUnavailable, clear_cache, detect
@@ -71,6 +71,7 @@ from vx.ops.sandbox.report import (
     ScriptReport,
     assemble,
     assemble_script,
+    call_outcome,
 )
 from vx.ops.sandbox.runner import Plan, launch
 
@@ -161,6 +162,7 @@ class Sandbox:
         timeouts: Sequence[float] | None = None,
         total_timeout: float | None = None,
         args_after: bool = True,
+        stop: Callable[[int, CallOutcome], bool] | None = None,
     ) -> RunReport:
         """Load ``setup`` + ``code`` in a fresh sandboxed process and call ``entry_point``.
 
@@ -168,6 +170,9 @@ class Sandbox:
         built-in types). ``timeouts`` optionally gives one timeout per call (default
         ``config.per_call_timeout``); ``total_timeout`` overrides ``config.total_timeout``.
         ``args_after=False`` skips re-encoding the arguments after each call (faster).
+        ``stop(i, outcome)`` is called in the parent as each call's report arrives; returning
+        True ends the run there (e.g. at the first wrong answer): the process is killed, later
+        calls are "not_run", ``rep.status`` is "ok" and ``rep.stopped`` is True.
         """
         c = self.config
         call_list = [_normalise_call(call, i) for i, call in enumerate(calls)]
@@ -188,9 +193,19 @@ class Sandbox:
             args_after=args_after,
             total=total,
         )
+        on_frame = None
+        if stop is not None:
+
+            def on_frame(index: int, payload: bytes) -> bool:
+                if index == 0:  # the load report
+                    return False
+                outcome = call_outcome(payload, index - 1)
+                return outcome is not None and bool(stop(index - 1, outcome))
+
         raw = launch(
             self._detection.plan,
             request,
+            on_frame=on_frame,
             total_timeout=total,
             frame_timeouts=[*limits, 0.0],
             kill_grace=c.kill_grace,

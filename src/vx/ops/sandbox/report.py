@@ -78,6 +78,8 @@ class RunReport:
     stdout: str = ""
     stderr: str = ""
     exit_code: int | None = None
+    #: True when the caller's ``stop`` callback ended the run early (later calls "not_run").
+    stopped: bool = False
 
     @property
     def ok(self) -> bool:
@@ -190,6 +192,15 @@ def _call(frame: dict[str, Any], index: int) -> CallOutcome:
     )
 
 
+def call_outcome(payload: bytes, index: int) -> CallOutcome | None:
+    """The outcome in one call frame as it arrives (None if it is not a valid report of
+    call ``index``; ``assemble`` later rules on the whole stream)."""
+    try:
+        return _call(parse_frame(payload), index)
+    except ProtocolError:
+        return None
+
+
 def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[float]) -> RunReport:
     """Turn a child's raw output into a RunReport (strictly; see the module docstring)."""
     load: dict[str, Any] | None = None
@@ -227,6 +238,7 @@ def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[floa
         "stdout": _text(raw.stdout, raw.stdout_truncated),
         "stderr": _text(raw.stderr, raw.stderr_truncated),
         "exit_code": raw.returncode,
+        "stopped": raw.stopped and problem is None,
     }
     load_fields: dict[str, Any] = {}
     if load is not None:
@@ -257,6 +269,9 @@ def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[floa
     if done:  # every result is in; a kill after that (slow teardown) changes nothing
         assert load is not None
         return finish(load["status"], None, None)
+    if raw.stopped and load is not None:  # the caller stopped the run after a call report
+        detail = f"stopped by the caller after {len(outcomes)} of {n_calls} calls" if load["status"] == "ok" else None
+        return finish(load["status"], detail, None)
     if raw.deadline is not None:
         if load is None:
             detail = f"killed at the {raw.wall_time:.1f} s deadline while starting or loading the code"

@@ -156,6 +156,8 @@ class RawRun:
     #: Length-prefix level problem (oversized frame, too much data, trailing bytes).
     protocol_error: str | None = None
     spawn_error: str | None = None
+    #: The caller's ``on_frame`` hook asked to stop after the last frame received.
+    stopped: bool = False
     wall_time: float = 0.0
 
 
@@ -244,6 +246,7 @@ def launch(
     hash_seed: int | None,
     tmp_root: str | None,
     result_channel: bool = True,
+    on_frame: Callable[[int, bytes], bool] | None = None,
 ) -> RawRun:
     """Run one child to completion (or death) and return what it produced.
 
@@ -264,6 +267,7 @@ def launch(
             max_result_bytes=max_result_bytes,
             hash_seed=hash_seed,
             result_channel=result_channel,
+            on_frame=on_frame,
         )
     finally:
         remove_workdir(workdir)
@@ -281,6 +285,7 @@ def _launch_in(
     max_result_bytes: int,
     hash_seed: int | None,
     result_channel: bool,
+    on_frame: Callable[[int, bytes], bool] | None,
 ) -> RawRun:
     run = RawRun()
     result_r, result_w = os.pipe()
@@ -327,6 +332,7 @@ def _launch_in(
             kill_grace=kill_grace,
             stream_cap=stream_cap,
             max_result_bytes=max_result_bytes,
+            on_frame=on_frame,
         )
     finally:
         _terminate(proc, plan, kill_grace)
@@ -352,6 +358,7 @@ def _watch(
     kill_grace: float,
     stream_cap: int,
     max_result_bytes: int,
+    on_frame: Callable[[int, bytes], bool] | None,
 ) -> None:
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     out, err = _Capped(stream_cap), _Capped(stream_cap)
@@ -407,6 +414,16 @@ def _watch(
                     target.add(chunk)
                     if target is frames and len(frames.frames) > before:
                         frame_deadline = _next_frame_deadline(frames, frame_timeouts, kill_grace)
+                        for index in range(before, len(frames.frames)) if on_frame else ():
+                            if on_frame(index, frames.frames[index]):
+                                run.stopped = True  # keep nothing after the frame it stopped at
+                                del frames.frames[index + 1 :]
+                                frames.buffer.clear()
+                                break
+                if run.stopped:
+                    break
+            if run.stopped:
+                break
             if frames.error:
                 run.protocol_error = frames.error
                 break
@@ -416,6 +433,8 @@ def _watch(
                 break
         # Whatever was written before the exit (or the kill decision) is still in the pipes.
         for fd, target in readers.items():
+            if run.stopped and target is frames:
+                continue  # the caller is done with the results
             if fd in sel.get_map():
                 while (chunk := _read(fd)):
                     target.add(chunk)
@@ -426,7 +445,7 @@ def _watch(
         sel.close()
         if pidfd is not None:
             os.close(pidfd)
-    if frames.buffer and run.protocol_error is None and run.deadline is None:
+    if frames.buffer and run.protocol_error is None and run.deadline is None and not run.stopped:
         run.protocol_error = f"{len(frames.buffer)} trailing bytes after the last complete frame"
     run.frames = frames.frames
     run.stdout, run.stdout_truncated = bytes(out.data), out.truncated
