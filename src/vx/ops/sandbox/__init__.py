@@ -193,19 +193,16 @@ class Sandbox:
             args_after=args_after,
             total=total,
         )
-        on_frame = None
-        if stop is not None:
-
-            def on_frame(index: int, payload: bytes) -> bool:
-                if index == 0:  # the load report
-                    return False
-                outcome = call_outcome(payload, index - 1)
-                return outcome is not None and bool(stop(index - 1, outcome))
+        def on_frame(index: int, payload: bytes) -> bool:
+            if index == 0 or stop is None:  # frame 0 is the load report
+                return False
+            outcome = call_outcome(payload, index - 1)
+            return outcome is not None and bool(stop(index - 1, outcome))
 
         raw = launch(
             self._detection.plan,
             request,
-            on_frame=on_frame,
+            on_frame=on_frame if stop is not None else None,
             total_timeout=total,
             frame_timeouts=[*limits, 0.0],
             kill_grace=c.kill_grace,
