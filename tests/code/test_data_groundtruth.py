@@ -133,6 +133,9 @@ def test_unusable_reference_is_reported(tmp_path, grader):
     assert "ZeroDivisionError" in problems["B/1"]
     with pytest.raises(GroundTruthError, match="B/1"):
         g.expected("B/1")
+    counting = CountingSandbox(grader.sandbox)  # the problem is cached: the reference is not rerun
+    again = Grader({"B/1": broken}, version="b", cache_dir=tmp_path, sandbox=counting)
+    assert again.prepare() == problems and counting.runs == 0
 
 
 def test_grade_many_keeps_order(grader):

@@ -143,6 +143,7 @@ class Grader:
         self._expected: dict[str, Expected] = {}
         self.reference_problems: dict[str, str] = {}
         self._lock = threading.Lock()
+        self._prepare_lock = threading.RLock()
         self._grades: dict[tuple[str, str], Truth] = {}  # (task id, solution) -> truth, for this grader's life
 
     # -- sandbox ------------------------------------------------------------------------------
@@ -218,28 +219,37 @@ class Grader:
         """Make sure expected outputs exist for `task_ids` (default: all); returns the tasks whose
         reference could not be run, with the reason (those tasks cannot be graded)."""
         ids = list(task_ids) if task_ids is not None else list(self.tasks)
-        cached = self._load_cache()
-        todo = [tid for tid in ids if tid not in cached]
-        if todo:
-            with ThreadPoolExecutor(max_workers=self.workers) as pool:
-                for tid, (entry, problem) in zip(todo, pool.map(lambda t: self._compute_expected(self.tasks[t]), todo)):
-                    if entry is not None:
-                        cached[tid] = entry
-                    else:
-                        self.reference_problems[tid] = problem or "unknown problem"
-                    if progress:
-                        progress(1)
-            self._save_cache(cached)
-        for tid in ids:
-            if tid in cached:
-                entry = cached[tid]
-                self._expected[tid] = Expected(
-                    values={p: [_decode(v) for v in entry[p]] for p in PHASES},
-                    times={p: [float(t) for t in entry[f"{p}_time"]] for p in PHASES},
-                )
+        with self._prepare_lock:
+            cached = self._load_cache()
+            todo = [tid for tid in ids if tid not in cached]
+            if todo:
+                with ThreadPoolExecutor(max_workers=self.workers) as pool:
+                    results = pool.map(lambda t: self._compute_expected(self.tasks[t]), todo)
+                    for tid, (entry, problem) in zip(todo, results):
+                        if progress:
+                            progress(1)
+                        if entry is not None:
+                            cached[tid] = entry
+                            continue
+                        problem = problem or "unknown problem"
+                        self.reference_problems[tid] = problem
+                        # An unusable reference is cached as its problem, so it is not rerun --
+                        # unless it ran out of time or crashed, which a less busy machine may fix.
+                        if "timeout" not in problem and "crashed" not in problem:
+                            cached[tid] = {"problem": problem}
+                self._save_cache(cached)
+            for tid in ids:
+                entry = cached.get(tid, {"problem": self.reference_problems.get(tid, "unknown problem")})
+                if "problem" in entry:
+                    self.reference_problems[tid] = entry["problem"]
+                elif tid not in self._expected:
+                    self._expected[tid] = Expected(
+                        values={p: [_decode(v) for v in entry[p]] for p in PHASES},
+                        times={p: [float(t) for t in entry[f"{p}_time"]] for p in PHASES},
+                    )
                 if progress and tid not in todo:
                     progress(1)
-        return dict(self.reference_problems)
+        return {tid: self.reference_problems[tid] for tid in ids if tid in self.reference_problems}
 
     def expected(self, task_id: str) -> Expected:
         if task_id not in self._expected:
