@@ -302,3 +302,10 @@ def test_stop_ends_the_run_at_the_first_wrong_answer(sb: Sandbox) -> None:
     assert rep.wall_time < 4.0
     never = sb.run_calls(code, "f", calls[:2], stop=lambda i, c: False)
     assert never.status == "ok" and not never.stopped and never.detail is None
+
+
+def test_forking_candidates_report_once(sb: Sandbox) -> None:
+    code = "import os\nif os.fork() == 0:\n    pass\ndef f(x):\n    os.fork()\n    return x\n"
+    rep = sb.run_calls(code, "f", [([1], {}), ([2], {}), ([3], {})])
+    assert rep.status == "ok", rep.detail
+    assert [c.value for c in rep.calls] == [1, 2, 3]

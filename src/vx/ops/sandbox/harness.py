@@ -106,6 +106,7 @@ _os_write = _os.write
 _os_read = _os.read
 _os_exit = _os._exit
 _os_close = _os.close
+_getpid = _os.getpid
 _perf = _time.perf_counter
 _setitimer = _signal.setitimer
 _set_handler = _signal.signal
@@ -348,7 +349,7 @@ def _on_alarm(signum, frame):
     raise _CallTimeout()
 
 
-_state = {"fired": False}
+_state = {"fired": False, "pid": None}
 
 
 def _load(req, fd):
@@ -382,6 +383,8 @@ def _load(req, fd):
                 status, exc_type, exc_message = "load_error", _type_name_of(_type(exc)), _message(exc, mcap)
                 line = _traceback_line(exc)
     finally:
+        if _getpid() != _state["pid"]:
+            _os_exit(0)  # a fork() child of the candidate's module code
         n = 0
         while n < 8:
             try:
@@ -460,6 +463,8 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
         result = fn(*args, **kwargs)
     except _BaseException as exc:
         caught = exc
+    if _getpid() != _state["pid"]:
+        _os_exit(0)  # a fork() child of the candidate returned into the harness: not ours to report
     n = 0
     while n < 8:  # the call into _reset_interpreter itself can trip a hook: retry (see there)
         try:
@@ -868,6 +873,7 @@ def _supervise(req, worker):
 
 
 def _worker(req):
+    _state["pid"] = _getpid()
     _confine(req)
     if req.get("import_paths"):
         _sys.path[0:0] = req["import_paths"]
