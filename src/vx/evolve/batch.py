@@ -21,7 +21,6 @@ be "left out" of an expression without rebuilding it (leave-one-out marginals).
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from fractions import Fraction
@@ -43,10 +42,8 @@ ABSTAIN_OP = "__vx_abstain__"
 _CHUNK_WORDS = 1 << 22
 
 
-@functools.lru_cache(maxsize=1 << 17)
 def shape_of(node: Node) -> tuple[tuple, tuple[str, ...]]:
-    """``(shape, leaf names)``: the tree with leaves as slots, and the leaves left to right.
-    (Memoised: evolution re-scores the same candidates round after round.)"""
+    """``(shape, leaf names)``: the tree with leaves as slots, and the leaves left to right."""
     leaves: list[str] = []
 
     def go(n: Node) -> tuple:
