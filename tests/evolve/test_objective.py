@@ -73,6 +73,13 @@ def test_per_class_consensus_follows_drawback_semantics():
     assert obj.score_one(parse("b")).a_train == pytest.approx(2 / 3)
 
 
+def test_without_any_train_consensus_a_train_is_neutral():
+    data = hand_data()
+    no_train = EvalData(data.matrix, np.zeros_like(data.train), data.dev_p, "r")
+    s = Objective(no_train, consensus_ops=CONS).score_one(parse("a"))
+    assert s.a_train == 1.0 and s.objective == pytest.approx(s.a_dev)
+
+
 def test_soft_labels_split_an_item_between_the_classes():
     data = hand_data({"d0": 0.0, "d1": 0.0, "d2": 0.8, "d3": 1.0})
     s = Objective(data, consensus_ops=CONS).score_one(parse("a"))

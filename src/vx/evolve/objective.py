@@ -302,7 +302,7 @@ class Objective:
         agree = _popcount_rows(fires, self.cons_fail_bits) + _popcount_rows(not_firing, self.cons_pass_bits)
         n_tr = np.full(len(opines), self.n_consensus) if as_pass else _popcount_rows(opines, self.cons_bits)
         with np.errstate(invalid="ignore", divide="ignore"):
-            a_train = np.where(n_tr > 0, agree / np.maximum(n_tr, 1), 0.0 if closed else 1.0)
+            a_train = np.where(n_tr > 0, agree / np.maximum(n_tr, 1), self._no_consensus_value(closed))
         cost = cfg.op_cost * np.maximum(0, size - cfg.op_floor) + cfg.llm_cost * llm
         objective = a_dev * np.power(a_train, cfg.w) - cost
         selectable = np.ones(len(opines), dtype=bool)
@@ -311,6 +311,11 @@ class Objective:
         if self.guards.validity_gate:
             selectable &= validity == VALID
         return Scores(objective, a_dev, a_train.astype(float), cost.astype(float), size, usable, validity, selectable)
+
+    def _no_consensus_value(self, closed: bool) -> float:
+        """A_train when no consensus item counts: 1 when the train split offers no consensus at all
+        (nothing to regularise against), else 0 fail-closed / 1 fail-open."""
+        return 1.0 if self.n_consensus == 0 or not closed else 0.0
 
     def _recall_weighted(self, hit_fail, w_fail, hit_pass, w_pass, closed: bool) -> np.ndarray:
         fw = self.config.fail_weight
@@ -360,7 +365,7 @@ class Objective:
                     agree += (label == "fail") == (e is Verdict.DRAWBACK)
         a_dev = float(self._recall_weighted(np.array([hit_fail]), np.array([w_fail]), np.array([hit_pass]),
                                             np.array([w_pass]), closed)[0])
-        a_train = agree / n_tr if n_tr else (0.0 if closed else 1.0)
+        a_train = agree / n_tr if n_tr else self._no_consensus_value(closed)
         if dev_usable == 0:
             a_dev = 0.0 if closed else 1.0
         size = node.size()
