@@ -635,3 +635,24 @@ def test_everything_dies_with_vx(sb: Sandbox) -> None:
         proc.kill()
         proc.wait()
     _assert_no_survivors(token)
+
+
+def test_many_files_cannot_fill_the_disk(sb: Sandbox) -> None:
+    if sb.layer != "bwrap" or "--size" not in sb.detection.plan.wrapper:
+        pytest.skip("only bubblewrap (>= 0.6) gives the workdir a size limit; elsewhere time bounds it")
+    code = _code(
+        """
+        def f(where):
+            chunk = b"x" * (8 << 20)
+            written = 0
+            for i in range(64):  # 512 MB in 8 MB files, each under the 16 MB file limit
+                with open("%s/f%d" % (where, i), "wb") as fh:
+                    fh.write(chunk)
+                written += len(chunk)
+            return written
+        """
+    )
+    rep = sb.run_calls(code, "f", [(["."], {}), (["/tmp"], {})], timeouts=[5.0, 5.0])
+    assert rep.status == "ok", rep.detail
+    for call in rep.calls:
+        assert call.status == "exception" and "No space left" in call.exc_message

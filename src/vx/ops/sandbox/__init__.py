@@ -270,6 +270,7 @@ class Sandbox:
             "message_cap": c.message_cap,
             "max_value_nodes": c.max_value_nodes,
             "import_paths": list(c.import_paths),
+            "disk_bytes": c.disk_mb << 20,
         }
 
     def _probe(self, plan: Plan, nproc: int) -> tuple[bool, str, float]:

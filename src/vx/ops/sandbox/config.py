@@ -41,6 +41,10 @@ class SandboxConfig:
     total_timeout: float = attrs.field(default=20.0, validator=_positive)
     nproc: int = attrs.field(default=64, validator=_positive)
     fsize_mb: int = attrs.field(default=16, validator=_positive)
+    #: bwrap: size of the private tmpfs holding the workdir (and, separately, of /tmp), so
+    #: a candidate cannot fill the disk. Other layers write to a host temp directory where
+    #: only ``fsize_mb`` (per file) and time bound it.
+    disk_mb: int = attrs.field(default=64, validator=_positive)
     nofile: int = attrs.field(default=64, validator=_positive)
     #: Force one layer ("bwrap" | "unshare" | "rlimits"); None: the strongest that works
     #: (or $VX_SANDBOX_LAYER). A forced layer that does not work raises SandboxUnavailable.
@@ -66,6 +70,8 @@ class SandboxConfig:
     max_value_nodes: int = attrs.field(default=4_000_000, validator=_positive)
     kill_grace: float = attrs.field(default=1.0, validator=_positive)
     #: Where per-candidate working directories are created (None: the system temp dir).
+    #: Under bwrap with a sized tmpfs the candidate's workdir lives in memory instead, and
+    #: this directory only serves as the (empty) starting directory of the wrapper.
     tmp_root: str | None = None
     #: Directories made importable in the child (read-only; prepended to sys.path), e.g. one
     #: holding only numpy. The child otherwise sees the standard library alone. Never list a

@@ -204,7 +204,12 @@ def _seccomp_library() -> str | None:
     return name
 
 
-def _bwrap_plan(python: str, info: dict[str, str], identity: Identity, disable_userns: bool) -> Plan | None:
+def _bwrap_plan(
+    python: str, info: dict[str, str], identity: Identity, disable_userns: bool, sized_tmpfs: bool
+) -> Plan | None:
+    """``sized_tmpfs``: the workdir and /tmp are size-limited tmpfs mounts (bwrap >= 0.6,
+    ``--size``), so a candidate cannot fill the host disk; else the workdir is a host
+    directory bound in, and /tmp an unlimited tmpfs."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return None
@@ -225,10 +230,15 @@ def _bwrap_plan(python: str, info: dict[str, str], identity: Identity, disable_u
         if not any(prefix == b or prefix.startswith(b + "/") for b in bound):
             wrapper += ["--ro-bind", prefix, prefix]
             bound.append(prefix)
-    wrapper += [
-        "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-        "--bind", "{workdir}", SANDBOX_HOME, "--chdir", SANDBOX_HOME, "--",
-    ]
+    wrapper += ["--proc", "/proc", "--dev", "/dev"]
+    if sized_tmpfs:
+        wrapper += [
+            "--size", "{disk_bytes}", "--tmpfs", "/tmp",
+            "--size", "{disk_bytes}", "--tmpfs", SANDBOX_HOME,
+        ]
+    else:
+        wrapper += ["--tmpfs", "/tmp", "--bind", "{workdir}", SANDBOX_HOME]
+    wrapper += ["--chdir", SANDBOX_HOME, "--"]
     return Plan(
         layer="bwrap",
         python=python,
@@ -385,7 +395,8 @@ def _detect(config: SandboxConfig, probe: ProbeFn, all_layers: bool) -> Detectio
             if shutil.which("bwrap") is None:
                 statuses.append(LayerStatus(layer, False, "bwrap is not installed (apt-get install bubblewrap, or run .ci/install-system.sh)"))
                 continue
-            plans = [p for p in (_bwrap_plan(python, info, identity, True), _bwrap_plan(python, info, identity, False)) if p]
+            variants = [(True, True), (False, True), (True, False), (False, False)]
+            plans = [p for du, sized in variants if (p := _bwrap_plan(python, info, identity, du, sized))]
         elif layer == "unshare":
             plans = _unshare_plans(python, identity, landlock)
             if not plans:
@@ -430,7 +441,11 @@ def _detect(config: SandboxConfig, probe: ProbeFn, all_layers: bool) -> Detectio
 
 def _describe_variant(plan: Plan, failures: list[str]) -> str:
     if plan.layer == "bwrap":
-        text = "works" + ("" if "--disable-userns" in plan.wrapper else " (this bwrap has no --disable-userns)")
+        text = "works"
+        if "--disable-userns" not in plan.wrapper:
+            text += " (this bwrap has no --disable-userns)"
+        if "--size" not in plan.wrapper:
+            text += " (this bwrap has no --size: the workdir is a host directory)"
     elif plan.layer == "unshare":
         text = "works (user namespace)" if "--user" in plan.wrapper else "works (as root, then setpriv)"
     else:

@@ -117,8 +117,8 @@ class Plan:
     #: can be sent precompiled (saves compiling ~20 KB of source per candidate).
     same_bytecode: bool = False
 
-    def argv(self, workdir: str, ro_paths: Sequence[str] = ()) -> list[str]:
-        wrapper = [part.replace("{workdir}", workdir) for part in self.wrapper]
+    def argv(self, workdir: str, ro_paths: Sequence[str] = (), disk_bytes: int = 64 << 20) -> list[str]:
+        wrapper = [part.replace("{workdir}", workdir).replace("{disk_bytes}", str(disk_bytes)) for part in self.wrapper]
         if ro_paths and self.layer == "bwrap":  # make them visible, read-only, at the same path
             assert wrapper[-1] == "--"
             binds = [arg for path in ro_paths for arg in ("--ro-bind", path, path)]
@@ -301,7 +301,7 @@ def _launch_in(
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
-            plan.argv(workdir, request.get("import_paths", ())),
+            plan.argv(workdir, request.get("import_paths", ()), request.get("disk_bytes", 64 << 20)),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
