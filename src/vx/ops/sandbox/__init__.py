@@ -126,9 +126,14 @@ class Sandbox:
             if d.plan.landlock
             else "no Landlock: the host file system is visible as the sandbox account"
         )
+        disk = (
+            f"workdir /sandbox and /tmp are private {c.disk_mb} MiB tmpfs mounts"
+            if "--size" in d.plan.wrapper
+            else "private /tmp; the workdir (/sandbox) is a host directory"
+        )
         what = {
             "bwrap": "bubblewrap: new user/pid/net/ipc/uts namespaces (no network), read-only "
-            "/usr and interpreter, private /proc, /dev, /tmp; workdir at /sandbox",
+            "/usr and interpreter, private /proc and /dev; " + disk,
             "unshare": "unshare: new user/pid/net/ipc/uts namespaces (no network); " + lock,
             "rlimits": "no namespaces; " + ("seccomp deny-list" if d.plan.seccomp else d.seccomp) + "; " + lock,
         }[d.layer]
