@@ -19,7 +19,7 @@ import uuid
 
 import pytest
 
-from vx.ops.sandbox import Sandbox
+from vx.ops.sandbox import Sandbox, SandboxConfig
 
 from .conftest import processes_with, wait_until_gone
 
@@ -656,3 +656,15 @@ def test_many_files_cannot_fill_the_disk(sb: Sandbox) -> None:
     assert rep.status == "ok", rep.detail
     for call in rep.calls:
         assert call.status == "exception" and "No space left" in call.exc_message
+
+
+def test_endless_module_code_is_stopped(sb: Sandbox) -> None:
+    fast = Sandbox(SandboxConfig(layer=sb.layer, load_timeout=0.5, total_timeout=3.0, kill_grace=0.5))
+    start = time.monotonic()
+    rep = fast.run_calls("while True:\n    pass\ndef f():\n    return 1\n", "f", [([], {})])
+    assert rep.status == "timeout" and "loading took longer than 0.5 s" in rep.detail
+    assert rep.load_error_line in (1, 2) and rep.calls[0].status == "not_run"
+    stubborn = "import time\nwhile True:\n    try:\n        time.sleep(0.05)\n    except BaseException:\n        pass\n"
+    rep = fast.run_calls(stubborn, "f", [([], {})])
+    assert rep.status == "timeout" and rep.calls[0].status == "not_run"
+    assert time.monotonic() - start < 8.0

@@ -27,6 +27,8 @@ Semantics callers rely on:
   ``setup`` and the candidate ``code`` were executed in one namespace (``__name__`` is
   ``"__vx_candidate__"``, so ``if __name__ == "__main__":`` blocks do not run; stdin is
   empty). Global state does not leak between ``run_calls`` invocations.
+* Module-level code (setup + candidate) gets ``config.load_timeout`` seconds; past that the
+  run is "timeout" (``rep.detail`` says so) and no call runs.
 * A call that raises gets "exception" and later calls still run. A call that overruns its
   timeout is interrupted ("timeout") and later calls still run, unless the candidate swallows
   the interruption: then the parent kills the process ``kill_grace`` seconds later, that
@@ -271,6 +273,7 @@ class Sandbox:
             "seccomp": dict(plan.seccomp, protect=[os.getpid()]) if plan.seccomp else None,
             "landlock": plan.landlock,
             "recursion_limit": c.recursion_limit,
+            "load_timeout": float(min(c.load_timeout, total)),
             "stdout_cap": c.stdout_cap,
             "message_cap": c.message_cap,
             "max_value_nodes": c.max_value_nodes,

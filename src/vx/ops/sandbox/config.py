@@ -39,6 +39,9 @@ class SandboxConfig:
     memory_mb: int = attrs.field(default=1024, validator=_positive)
     per_call_timeout: float = attrs.field(default=2.0, validator=_positive)
     total_timeout: float = attrs.field(default=20.0, validator=_positive)
+    #: Time allowed for executing the setup and the candidate's module-level code (an alarm
+    #: in the child; a load that swallows it is stopped by ``total_timeout``).
+    load_timeout: float = attrs.field(default=10.0, validator=_positive)
     nproc: int = attrs.field(default=64, validator=_positive)
     fsize_mb: int = attrs.field(default=16, validator=_positive)
     #: bwrap: size of the private tmpfs holding the workdir (and, separately, of /tmp), so

@@ -376,12 +376,23 @@ def _load(req, fd):
         except _BaseException as exc:
             status, exc_type, exc_message = "load_error", _type_name_of(_type(exc)), _message(exc, mcap)
         if status == "ok":
+            caught = None
+            _state["fired"] = False
+            _set_handler(_SIGALRM, _on_alarm)
             try:
+                _setitimer(_ITIMER_REAL, req["load_timeout"], 0.0)
                 for unit in units:
                     _exec(unit, namespace)
             except _BaseException as exc:
-                status, exc_type, exc_message = "load_error", _type_name_of(_type(exc)), _message(exc, mcap)
-                line = _traceback_line(exc)
+                caught = exc
+            _setitimer(_ITIMER_REAL, 0.0, 0.0)
+            if _state["fired"] or _type(caught) is _CallTimeout:
+                status, exc_message = "timeout", "loading took longer than %.3g s" % req["load_timeout"]
+                line = _traceback_line(caught) if caught is not None else None
+            elif caught is not None:
+                status, exc_type, exc_message = "load_error", _type_name_of(_type(caught)), _message(caught, mcap)
+                line = _traceback_line(caught)
+            caught = None
     finally:
         if _getpid() != _state["pid"]:
             _os_exit(0)  # a fork() child of the candidate's module code

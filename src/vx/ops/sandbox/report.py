@@ -24,7 +24,7 @@ _CALL_KEYS = frozenset(
     {"t", "i", "status", "value", "type", "exc_type", "exc_message", "stdout",
      "stdout_truncated", "duration", "args_after"}
 )
-_LOAD_STATUSES = ("ok", "syntax_error", "load_error", "no_entry_point")
+_LOAD_STATUSES = ("ok", "syntax_error", "load_error", "no_entry_point", "timeout")
 _CHILD_CALL_STATUSES = ("ok", "exception", "timeout", "unserializable")
 
 
@@ -268,7 +268,8 @@ def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[floa
         return finish("crashed", f"malformed result stream ({problem}); all results discarded", None)
     if done:  # every result is in; a kill after that (slow teardown) changes nothing
         assert load is not None
-        return finish(load["status"], None, None)
+        detail = load["exc_message"] if load["status"] == "timeout" else None
+        return finish(load["status"], detail, None)
     if raw.stopped and load is not None:  # the caller stopped the run after a call report
         detail = f"stopped by the caller after {len(outcomes)} of {n_calls} calls" if load["status"] == "ok" else None
         return finish(load["status"], detail, None)
