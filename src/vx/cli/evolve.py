@@ -152,8 +152,11 @@ def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str 
             cache.close()
         if llm_session is not None:
             llm_session.close()
-    if rows:
-        console.print(_history_table(rows, limit=len(rows)))
+    from vx.evolve.store import RunStore
+
+    with RunStore(result.run_path) as store:  # the whole history, also of a resumed run
+        history = [{**r, "pool_size": r["n_active"] + r["n_shadow"]} for r in store.rounds()]
+    console.print(_history_table(history, limit=len(history)))
     console.print(_summary_table(dict(result.summary)))
     vx_file = Path(vx_out) if vx_out else Path(str(result.run_path).removesuffix(".vxrun.sqlite") + ".vx")
     s = result.best_score
