@@ -222,3 +222,27 @@ def test_a_synthesizer_failure_is_recorded_not_fatal(evo, tmp_path):
                         synthesizers=[Broken()])
     events = RunStore(res.run_path).events()
     assert any(e["op"] == "<broken>" and "model unavailable" in e["reason"] for e in events)
+
+
+def test_a_composer_sees_elites_with_shortcomings_and_its_text_proposals_are_used(evo, tmp_path):
+    seen = []
+
+    class Recorder:
+        name = "recorder"
+
+        def propose(self, ctx):
+            seen.append(ctx)
+            return ["(any missing_keyword too_long shouting)", "(any nonempty too_long)", "((broken"]
+
+    res = evolve_family(evo, config=EvolveConfig(rounds=2, seed=3, jobs=1), out=tmp_path / "c.vxrun.sqlite",
+                        composers=[Recorder()])
+    assert len(seen) == 2
+    ctx = seen[0]
+    assert "nonempty" not in ctx.selectable  # the root is never selectable
+    assert ctx.elites and all(isinstance(s, dict) for e in ctx.elites for s in e.shortcomings)
+    assert any(e.shortcomings for e in ctx.elites)  # the seed misses dev failures
+    assert "clusters" in ctx.gaps[0]
+    with RunStore(res.run_path) as s:
+        cands = s.candidates(1)
+        assert any(c["composer"] == "recorder" for c in cands)
+        assert not any("nonempty" in c["expression"] for c in cands)

@@ -41,6 +41,7 @@ class Elite:
     objective: float
     a_dev: float = float("nan")
     a_train: float = float("nan")
+    shortcomings: tuple[dict[str, AnyT], ...] = ()  # dev items it gets wrong (filled in for composers)
 
     @property
     def text(self) -> str:
@@ -49,8 +50,10 @@ class Elite:
 
 @attrs.frozen
 class CompositionContext:
-    """What a composer may see. No labels of any split are in here: dev agreement reaches it
-    only as elite scores, and ``gaps`` summarises unlabeled train items."""
+    """What a composer may see: the selectable ops and their catalog, the incumbent, the elites
+    with their scores and *shortcomings* (the dev items each gets wrong — dev is the anchor
+    evolution learns from), and ``gaps`` (how many unlabeled train gaps there are and the
+    round's clusters of misses and gaps). Nothing of the locked split is in here."""
 
     round: int
     selectable: tuple[str, ...]

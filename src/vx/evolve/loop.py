@@ -299,6 +299,7 @@ class Evolution:
         gaps = self.train_mask & obj.decide & (silent | split)
 
         # --- Grow -------------------------------------------------------------------------
+        self._clusters: list[dict[str, Any]] = []
         born, rejected = self._grow(r, rng, obj, misses, gaps, inc_codes, events)
         if born:
             obj = self._objective()
@@ -355,6 +356,7 @@ class Evolution:
             entries.append((it.id, self.view.tasks[it.task], it.output, it.meta, bool(misses[i]), sig))
         clusters = cluster_items(entries, self.classify, min_cluster=self.config.min_cluster,
                                  max_items=self.config.max_cluster_items)[: self.config.max_clusters]
+        self._clusters = [c.summary() for c in clusters]
         if not clusters:
             return 0, 0
         labelled_good = obj.data.dev & (self.dev_p >= 0.5)
@@ -464,8 +466,9 @@ class Evolution:
                     ) -> tuple[list[Node], list[str]]:
         sel = self._selectable()
         allowed = set(sel)
-        ctx = CompositionContext(r, tuple(sel), self.incumbent, tuple(self.elites), tuple(self.pool.catalog()),
-                                 ({"gaps": int(gaps.sum())},), rng)
+        gap_summary = ({"gaps": int(gaps.sum()), "clusters": list(self._clusters)},)
+        elites = tuple(attrs.evolve(e, shortcomings=self._shortcomings(obj, e.node)) for e in self.elites)
+        ctx = CompositionContext(r, tuple(sel), self.incumbent, elites, tuple(self.pool.catalog()), gap_summary, rng)
         found: dict[Node, str] = {self.incumbent: "incumbent"}
         if set(self.seed_node.op_names()) <= allowed:
             found.setdefault(self.seed_node, "seed")
@@ -482,6 +485,18 @@ class Evolution:
                     continue
                 found.setdefault(normalize(p), comp.name)
         return list(found), list(found.values())
+
+    def _shortcomings(self, obj: Objective, node: Node) -> tuple[dict[str, Any], ...]:
+        """The dev items an expression gets wrong (what an LLM composer is shown about an elite)."""
+        codes = obj.final_codes(node)
+        out = []
+        for i in np.flatnonzero(obj.data.dev).tolist():
+            fail_label = self.dev_p[i] < 0.5
+            says_fail = codes[i] == 1
+            if fail_label != says_fail:
+                out.append({"item": self.items[i].id, "label": float(self.dev_p[i]),
+                            "kind": "missed drawback" if fail_label else "false alarm"})
+        return tuple(out)
 
     def _argbest(self, scores, nodes: list[Node]) -> int | None:
         return best_index(scores, nodes, incumbent=0)
