@@ -428,13 +428,16 @@ def _load(req, fd):
 
 def _traceback_line(exc):
     """The innermost line number inside the candidate's code, if any."""
-    tb = exc.__traceback__
     line = None
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename in ("<candidate>", "<setup>"):
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    return line
+    try:
+        tb = _BaseException.__dict__["__traceback__"].__get__(exc)  # not an override
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename in ("<candidate>", "<setup>"):
+                line = tb.tb_lineno
+            tb = tb.tb_next
+    except _BaseException:
+        return None
+    return line if _type(line) is _int else None
 
 
 def _reset_interpreter(req):
