@@ -6,9 +6,18 @@ import json
 
 from click.testing import CliRunner
 
-from vx.cli.doctor import Check, doctor_report, sandbox_section
+import pytest
+
+from vx.cli import doctor as doctor_module
+from vx.cli.doctor import Check, doctor_report, python_section, sandbox_section
 from vx.cli.main import main
 from vx.ops.sandbox import LAYERS
+
+
+@pytest.fixture(autouse=True)
+def _sandbox_sections_only(monkeypatch):
+    """Other sections (e.g. LLM roles) may reach the network; these tests are about the sandbox."""
+    monkeypatch.setattr(doctor_module, "SECTIONS", [python_section, sandbox_section])
 
 
 def test_sandbox_section_names_the_layer_and_every_alternative() -> None:
