@@ -92,3 +92,11 @@ def test_every_fallback_variant_runs_here() -> None:
         ok, why, _ = sb._probe(plan, 64 + 1000)
         assert ok, f"{plan.layer} variant (landlock={plan.landlock is not None}, seccomp={plan.seccomp is not None}, wrapper={plan.wrapper[:3]}) failed: {why}"
     assert SECCOMP_RULES
+
+
+def test_non_linux_is_refused_with_a_reason(fresh_detection, monkeypatch) -> None:
+    import sys
+
+    monkeypatch.setattr(sys, "platform", "darwin")
+    with pytest.raises(SandboxUnavailable, match="needs Linux.*darwin"):
+        detect(SandboxConfig(), _failing())

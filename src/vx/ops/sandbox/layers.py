@@ -350,6 +350,11 @@ def _same_bytecode(version: str) -> bool:
 
 
 def _detect(config: SandboxConfig, probe: ProbeFn, all_layers: bool) -> Detection:
+    if not sys.platform.startswith("linux"):
+        raise SandboxUnavailable(
+            f"the sandbox needs Linux (namespaces, prctl, seccomp, Landlock); this is {sys.platform}. "
+            "Run vx in a Linux container or virtual machine to execute untrusted code."
+        )
     identity = sandbox_identity(config)
     notes: list[str] = []
     python, info = None, None
