@@ -3,10 +3,11 @@
 **Fail-closed anchoring.** A candidate has a *usable dev opinion* when its expression opines on
 at least one dev item that the root has not already failed (on root-failed items the expression
 cannot change the verdict, so an opinion there is not evidence). A candidate without one is
-unselectable. The same switch decides how missing evidence is scored inside the objective:
-closed, a recall over a class the candidate never opines on counts 0 and a train agreement over
-no consensus item counts 0; open (the *naive* ablation), missing evidence is skipped, and when
-there is none at all the term is 1 — the fail-open behaviour that lets a vacuous verifier win.
+unselectable, and its A_dev is 0. The same switch decides how missing evidence is scored inside
+the objective: closed, it counts as disagreement (with ``abstain="exclude"``: a recall over a
+class the candidate never opines on is 0, and so is A_train over no opined consensus item); open
+(the *naive* ablation), missing evidence counts as agreement — A_dev of a candidate without a
+usable dev opinion is 1 — which is the fail-open behaviour that lets a vacuous verifier win.
 
 **Validity gate.** Judged on the items the expression decides — train ∪ dev items on which the
 root does not fire (on the others every candidate says FAIL): a candidate is dropped when its
