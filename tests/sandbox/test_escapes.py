@@ -38,8 +38,8 @@ def _fs_confined(sb: Sandbox) -> bool:
     return sb.layer == "bwrap" or sb.detection.plan.landlock is not None
 
 
-def _assert_no_survivors(token: str) -> None:
-    left = wait_until_gone(token)
+def _assert_no_survivors(token: str, within: float = 3.0) -> None:
+    left = wait_until_gone(token, within)
     for pid in left:  # never leak processes from a failing test
         try:
             os.kill(pid, signal.SIGKILL)
@@ -634,7 +634,7 @@ def test_everything_dies_with_vx(sb: Sandbox) -> None:
     finally:
         proc.kill()
         proc.wait()
-    _assert_no_survivors(token)
+    _assert_no_survivors(token, within=6.0)  # the supervisors notice at once; allow a busy machine
 
 
 def test_many_files_cannot_fill_the_disk(sb: Sandbox) -> None:
