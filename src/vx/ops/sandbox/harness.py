@@ -365,8 +365,8 @@ def _load(req, fd):
         units = []
         try:
             if req["setup"]:
-                units.append(_compile(req["setup"], "<setup>", "exec"))
-            units.append(_compile(req["code"], "<candidate>", "exec"))
+                units.append(_compile(req["setup"], "<setup>", "exec", dont_inherit=True))
+            units.append(_compile(req["code"], "<candidate>", "exec", dont_inherit=True))
         except (_SyntaxError, _ValueError) as exc:
             status, exc_type, exc_message = "syntax_error", _type_name_of(_type(exc)), _message(exc, mcap)
             if _issubclass(_type(exc), _SyntaxError):
@@ -554,7 +554,7 @@ def _run_script(req):
     namespace = {"__name__": "__main__", "__builtins__": _builtins}
     code = 0
     try:
-        _exec(_compile(req["code"], "<script>", "exec"), namespace)
+        _exec(_compile(req["code"], "<script>", "exec", dont_inherit=True), namespace)
     except _SystemExit as exc:
         arg = exc.code
         if arg is None:

@@ -82,7 +82,7 @@ def harness_source() -> str:
 def harness_blob(bytecode: bool) -> bytes:
     """The stdin prefix that carries the harness: kind byte, 8-byte length, payload."""
     if bytecode:
-        body = marshal.dumps(compile(harness_source(), "<vx-harness>", "exec"))
+        body = marshal.dumps(compile(harness_source(), "<vx-harness>", "exec", dont_inherit=True))
         return b"c" + len(body).to_bytes(8, "big") + body
     body = harness_source().encode("utf-8")
     return b"s" + len(body).to_bytes(8, "big") + body
