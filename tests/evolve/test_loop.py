@@ -246,3 +246,23 @@ def test_a_composer_sees_elites_with_shortcomings_and_its_text_proposals_are_use
         cands = s.candidates(1)
         assert any(c["composer"] == "recorder" for c in cands)
         assert not any("nonempty" in c["expression"] for c in cands)
+
+
+def test_identical_across_processes_with_different_hash_seeds(evo, tmp_path):
+    """No set or dict iteration order leaks into a run's choices."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import json, sys\n"
+        "from vx.evolve.loop import EvolveConfig\n"
+        "from vx.evolve.run import evolve_family\n"
+        "evolve_family(sys.argv[1], config=EvolveConfig(rounds=2, seed=5, jobs=1), out=sys.argv[2])\n")
+    outs = []
+    for h in ("1", "2"):
+        out = tmp_path / f"h{h}.vxrun.sqlite"
+        env = {**os.environ, "PYTHONHASHSEED": h, "VX_CACHE": str(tmp_path / f"cache{h}.sqlite")}
+        subprocess.run([sys.executable, "-c", script, str(evo), str(out)], check=True, env=env, timeout=300)
+        outs.append(dump(out))
+    assert outs[0] == outs[1]
