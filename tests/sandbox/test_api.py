@@ -309,3 +309,11 @@ def test_forking_candidates_report_once(sb: Sandbox) -> None:
     rep = sb.run_calls(code, "f", [([1], {}), ([2], {}), ([3], {})])
     assert rep.status == "ok", rep.detail
     assert [c.value for c in rep.calls] == [1, 2, 3]
+
+
+def test_summary_line(any_sb: Sandbox) -> None:
+    rep = any_sb.run_calls(ADD, "add", [([1, 2], {}), ([1, "x"], {})])
+    assert rep.summary().startswith("ok: 2 calls (1 ok, 1 exception) in ")
+    assert rep.summary().endswith(f"[{any_sb.layer}]")
+    bad = any_sb.run_calls("def f(:\n", "f", [([], {})])
+    assert bad.summary().startswith("syntax_error: 1 call (1 not_run)") and "SyntaxError" in bad.summary()

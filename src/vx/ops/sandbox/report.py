@@ -85,6 +85,18 @@ class RunReport:
     def ok(self) -> bool:
         return self.status == "ok"
 
+    def summary(self) -> str:
+        """One line for people, e.g. ``ok: 5 calls (4 ok, 1 exception) in 12 ms [bwrap]``."""
+        counts: dict[str, int] = {}
+        for call in self.calls:
+            counts[call.status] = counts.get(call.status, 0) + 1
+        parts = ", ".join(f"{n} {status}" for status, n in counts.items())
+        text = f"{self.status}: {len(self.calls)} call{'s' if len(self.calls) != 1 else ''}"
+        text += f" ({parts})" if parts else ""
+        text += f" in {self.wall_time * 1000:.0f} ms [{self.layer}]"
+        why = self.load_error if self.status in ("syntax_error", "load_error", "no_entry_point") else self.detail
+        return text + (f" - {why}" if why else "")
+
 
 @attrs.frozen
 class ScriptReport:
