@@ -3,18 +3,22 @@
 One call of :func:`launch` = one fresh process tree for one candidate:
 
 1. a private working directory is created (owned by the sandbox account, mode 0700) and
-   removed afterwards, whatever happened;
+   removed afterwards, whatever happened (under bwrap with a sized tmpfs the candidate's
+   workdir lives in the sandbox's memory instead);
 2. the child starts in its own session/process group, with an environment built from an
    allow-list, optionally as the unprivileged sandbox account (``Plan.popen_user``), under
    the layer's wrapper command (bwrap / unshare / none), running ``python -S -s -B -P -c
-   <harness source>``;
-3. the request is written to its stdin; its result fd, stdout and stderr are drained
-   concurrently (with caps) and result frames are split as they arrive;
+   BOOTSTRAP``;
+3. stdin carries the harness (precompiled when possible) and the request; vx keeps stdin
+   open for the whole run (its end of file tells the unshare/rlimits supervisors that vx
+   died). The result fd, stdout and stderr are drained concurrently (with caps) and result
+   frames are split as they arrive (an ``on_frame`` hook may stop the run early);
 4. the parent's wall clock is the real timeout: a deadline for the whole run plus one per
-   call (measured from the previous frame); on expiry, a protocol violation, or after the
-   child finished, the whole process group is SIGKILLed. Descendants that left the group
-   (setsid) die with the pid namespace (bwrap, unshare) or are killed by the harness's
-   subreaper supervisor (rlimits layer), which is asked first with SIGTERM.
+   call (measured from the previous frame). On expiry, a protocol violation or a stop, the
+   tree is taken down from the inside (the namespace's init, or the rlimits supervisor via
+   SIGTERM, which freezes, kills and reaps every descendant), then the whole process group
+   is SIGKILLed. Descendants that left the group (setsid) die with the pid namespace (bwrap,
+   unshare) or are killed by the subreaper supervisor (rlimits).
 
 Nothing here interprets frames beyond their length prefix; ``report.py`` validates them.
 """
