@@ -5,7 +5,7 @@ because that is what a consumer of the verifier sees. A final ABSTAIN is scored 
 (``abstain="pass"``): that is what every consumer does with it ("no known drawback was found"), and
 scoring only the items a candidate opines on lets a candidate that abstains almost everywhere
 reach perfect agreement on the two or three items it keeps (observed on the HumanEval family with
-a synthesized exec op). ``abstain="exclude"`` is the literal reading — only the items the final
+a synthesized exec op, under the one-vote consensus). ``abstain="exclude"`` is the literal reading — only the items the final
 verdict opines on count — and remains available (``vx evolve --abstain exclude``).
 
 * **A_dev** — recall-weighted mean of the FAIL-class and PASS-class recalls over the dev items,
