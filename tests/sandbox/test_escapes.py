@@ -683,3 +683,11 @@ def test_installed_packages_are_hidden_under_bwrap(sb: Sandbox) -> None:
     rep = sb.run_calls(code, "f", [([], {})])
     assert rep.status == "ok", rep.detail
     assert all(listing == [] for listing in rep.calls[0].value.values()), rep.calls[0].value
+
+
+def test_segfault_is_a_crash_with_its_signal_named(sb: Sandbox) -> None:
+    rep = sb.run_calls("import ctypes\ndef f(x):\n    if x:\n        ctypes.string_at(0)\n    return x\n",
+                       "f", [([0], {}), ([1], {}), ([0], {})])
+    assert rep.status == "crashed"
+    assert [c.status for c in rep.calls] == ["ok", "crashed", "not_run"]
+    assert "SIGSEGV" in rep.detail

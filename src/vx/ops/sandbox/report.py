@@ -8,6 +8,7 @@ discarded too: the candidate was writing into the result channel).
 
 from __future__ import annotations
 
+import signal
 from typing import Any, Sequence
 
 import attrs
@@ -118,13 +119,20 @@ def _text(data: bytes, truncated: bool) -> str:
     return text + "\n[... truncated]" if truncated else text
 
 
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 def _exit_text(code: int | None) -> str:
     if code is None:
         return "an unknown status"
     if code < 0:
-        return f"signal {-code}"
-    if code > 128:
-        return f"exit code {code} (signal {code - 128}?)"
+        return _signal_name(-code)
+    if code > 128:  # wrappers (bwrap, the supervisors) report a signal death as 128 + n
+        return f"exit code {code}, i.e. {_signal_name(code - 128)}"
     return f"exit code {code}"
 
 
