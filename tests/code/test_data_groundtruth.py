@@ -171,3 +171,34 @@ def same(a, b):
 @given(values)
 def test_expected_value_cache_codec_round_trips_types(value):
     assert same(_decode(json.loads(json.dumps(_encode(value)))), value)
+
+
+def test_plus_phase_is_not_run_after_a_base_failure(grader):
+    counting = CountingSandbox(grader.sandbox)
+    g = Grader(TASKS, version="test-v1", cache_dir=grader.cache_path.parent, sandbox=counting)
+    base_bug = g.grade(TASK, "def f(xs, k):\n    return []\n")
+    assert base_bug.label == "fail" and base_bug.skipped == ("plus",) and counting.runs == 1
+    assert base_bug.meta()["not_run"] == ["plus"] and [p.phase for p in base_bug.phases] == ["base"]
+    ok = g.grade(TASK, "def f(xs, k):\n    return sorted(xs)[:k]  # same behaviour\n")
+    assert ok.label == "pass" and ok.skipped == () and counting.runs == 3
+
+
+def test_many_plus_inputs_run_in_two_stages(grader, tmp_path):
+    from vx.ops.packs.code.groundtruth import PLUS_HEAD
+
+    many = Task(id="M/1", dataset="mbpp+", prompt="", entry_point="sq", reference="def sq(x):\n    return x * x\n",
+                base_inputs=([1], [2]), plus_inputs=tuple([i] for i in range(3 * PLUS_HEAD)))
+    counting = CountingSandbox(grader.sandbox)
+    g = Grader({"M/1": many}, version="many", cache_dir=tmp_path, sandbox=counting)
+    g.prepare()
+    counting.runs = 0
+    early = g.grade(many, "def sq(x):\n    return x * x if x != 3 else 0\n")
+    assert early.first_failure["phase"] == "plus" and early.first_failure["index"] == 3 and counting.runs == 2
+    late_index = 2 * PLUS_HEAD + 5
+    late = g.grade(many, f"def sq(x):\n    return x * x if x != {late_index} else 0\n")
+    assert late.first_failure["index"] == late_index and counting.runs == 2 + 3
+    assert late.meta()["inputs"] == {"base": 2, "plus": 3 * PLUS_HEAD}
+    assert g.grade(many, "def sq(x):\n    return x ** 2\n").label == "pass"
+    # the teacher's single-phase run is one process with all base inputs
+    counting.runs = 0
+    assert teach(g, many, "def sq(x):\n    return 0\n").agreement == 0.0 and counting.runs == 1

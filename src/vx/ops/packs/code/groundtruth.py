@@ -5,8 +5,10 @@ Two steps, as in evalplus:
 1. **Expected outputs** -- the task's canonical solution runs in the sandbox on the hidden inputs
    (base, then plus); its outputs and per-input times are cached on disk, in one JSON file per
    dataset version (``<cache_dir>/<version>.json``), so they are computed once.
-2. **Grading** -- a candidate runs in the sandbox on the same inputs (one fresh process per
-   candidate: base and plus inputs batched into one run), each output comes back as plain data,
+2. **Grading** -- a candidate runs in the sandbox on the same inputs, batched: its base inputs in one
+   fresh process, then -- only if they all passed -- its plus inputs (in two processes when there
+   are more than ``2 * PLUS_HEAD``: the first ``PLUS_HEAD``, then the rest). Each output comes back
+   as plain data,
    and the parent compares it with the expected output it kept to itself
    (:mod:`vx.ops.packs.code.compare`: evalplus's semantics). The child never sees an expected value.
 
@@ -39,6 +41,7 @@ MAX_PHASE_SECONDS = 60.0  # evalplus EVALPLUS_TIMEOUT_PER_TASK
 MEMORY_MB = 4096  # evalplus EVALPLUS_MAX_MEMORY_BYTES (4 GiB address space)
 STARTUP_SLACK = 5.0  # process start-up and harness load, on top of the call limits
 REFERENCE_CALL_TIMEOUT = 20.0
+PLUS_HEAD = 10  # plus inputs run first, in their own process, when a task has more than twice as many
 
 
 class GroundTruthError(RuntimeError):
@@ -78,6 +81,8 @@ class Truth:
     phases: tuple[PhaseResult, ...]
     first_failure: dict[str, Any] | None = None
     layer: str = ""
+    #: Phases not run because an earlier one already failed.
+    skipped: tuple[str, ...] = ()
 
     def meta(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -85,6 +90,8 @@ class Truth:
             "inputs": {p.phase: len(p.outcomes) for p in self.phases},
             "passed_inputs": {p.phase: sum(p.outcomes) for p in self.phases},
         }
+        if self.skipped:
+            out["not_run"] = list(self.skipped)
         if self.first_failure is not None:
             out["first_failure"] = self.first_failure
         return out
@@ -259,55 +266,80 @@ class Grader:
         return self._expected[task_id]
 
     # -- grading ---------------------------------------------------------------------------------
-    def _phase_results(self, task: Task, report: Any, phases: Sequence[str], expected: Expected) -> list[PhaseResult]:
-        results: list[PhaseResult] = []
-        offset = 0
-        for phase in phases:
-            inputs = task.base_inputs if phase == "base" else task.plus_inputs
-            exp_values = expected.values[phase]
-            comparator = Comparator(task.dataset, task.oracle_name, task.atol)
-            outcomes: list[bool] = []
-            first: dict[str, Any] | None = None
-            for i, args in enumerate(inputs):
-                call = report.calls[offset + i] if report.status == "ok" and offset + i < len(report.calls) else None
-                if call is None:
-                    ok, reason = False, _run_reason(report)
-                elif call.status == "ok" or (call.status == "unserializable" and _not_none_task(task)):
-                    value = call.value if call.status == "ok" else _Opaque(call.type_name)
-                    outcome = comparator.check(list(args), value, exp_values[i], out_type=call.type_name)
-                    ok, reason = outcome.ok, outcome.reason
-                else:
-                    ok, reason = False, _call_reason(call)
-                outcomes.append(ok)
-                if not ok and first is None:
-                    first = {"phase": phase, "index": i, "input": _short(args), "reason": reason}
-            results.append(PhaseResult(phase, tuple(outcomes), first))
-            offset += len(inputs)
-        return results
+    def _check_chunk(self, task: Task, report: Any, phase: str, start: int, inputs: Sequence[Any],
+                     expected: Sequence[Any], comparator: Comparator) -> tuple[list[bool], dict[str, Any] | None]:
+        """Compare one run's outputs (inputs `start`... of `phase`) in the parent."""
+        outcomes: list[bool] = []
+        first: dict[str, Any] | None = None
+        for i, args in enumerate(inputs):
+            call = report.calls[i] if report.status == "ok" and i < len(report.calls) else None
+            if call is None:
+                ok, reason = False, _run_reason(report)
+            elif call.status == "ok" or (call.status == "unserializable" and _not_none_task(task)):
+                value = call.value if call.status == "ok" else _Opaque(call.type_name)
+                outcome = comparator.check(list(args), value, expected[i], out_type=call.type_name)
+                ok, reason = outcome.ok, outcome.reason
+            else:
+                ok, reason = False, _call_reason(call)
+            outcomes.append(ok)
+            if not ok and first is None:
+                first = {"phase": phase, "index": start + i, "input": _short(args), "reason": reason}
+        return outcomes, first
+
+    def _stages(self, task: Task) -> list[tuple[str, int, int]]:
+        """(phase, start, stop) slices, each run in its own process, in order."""
+        stages = [("base", 0, len(task.base_inputs))]
+        n_plus = len(task.plus_inputs)
+        head = min(PLUS_HEAD, n_plus) if n_plus > 2 * PLUS_HEAD else n_plus
+        stages += [("plus", 0, head), ("plus", head, n_plus)]
+        return [stage for stage in stages if stage[2] > stage[1]]
+
+    def _grade_stages(self, task: Task, solution: str, stages: Sequence[tuple[str, int, int]],
+                      stop_at_failure: bool) -> tuple[list[PhaseResult], tuple[str, ...], str]:
+        expected = self.expected(task.id)
+        entry_point = _entry_point_for(solution, task)
+        outcomes: dict[str, list[bool]] = {}
+        firsts: dict[str, dict[str, Any] | None] = {}
+        comparators: dict[str, Comparator] = {}
+        layer = ""
+        for phase, lo, hi in stages:
+            inputs = (task.base_inputs if phase == "base" else task.plus_inputs)[lo:hi]
+            report = self._run(solution, entry_point, [(inputs, _call_limits(expected.times[phase][lo:hi]))])
+            layer = getattr(report, "layer", layer)
+            # One comparator per phase, across its chunks: evalplus's tolerance state is per phase.
+            comparator = comparators.setdefault(phase, Comparator(task.dataset, task.oracle_name, task.atol))
+            ok, first = self._check_chunk(task, report, phase, lo, inputs, expected.values[phase][lo:hi], comparator)
+            outcomes.setdefault(phase, []).extend(ok)
+            if firsts.get(phase) is None:
+                firsts[phase] = first
+            if first is not None and stop_at_failure:
+                break
+        results = [PhaseResult(phase, tuple(outcomes[phase]), firsts.get(phase)) for phase in outcomes]
+        skipped = tuple(dict.fromkeys(p for p, _, _ in stages if p not in outcomes))
+        return results, skipped, layer
 
     def run_phase(self, task: Task, solution: str, phase: str) -> PhaseResult:
-        """Run `solution` on one phase's inputs only (the teacher uses the base phase)."""
-        expected = self.expected(task.id)
-        inputs = task.base_inputs if phase == "base" else task.plus_inputs
-        report = self._run(solution, _entry_point_for(solution, task), [(inputs, _call_limits(expected.times[phase]))])
-        return self._phase_results(task, report, [phase], expected)[0]
+        """Run `solution` on every input of one phase, in one process (the teacher uses "base")."""
+        n = len(task.base_inputs if phase == "base" else task.plus_inputs)
+        results, _, _ = self._grade_stages(task, solution, [(phase, 0, n)], stop_at_failure=False)
+        return results[0] if results else PhaseResult(phase, ())
 
     def grade(self, task: Task, solution: str) -> Truth:
-        """Ground truth for one candidate: all base and plus inputs, one sandboxed process.
+        """Ground truth for one candidate: its base inputs in one fresh sandboxed process, then, if
+        they all pass, its plus inputs (in two processes when there are many: the first
+        ``PLUS_HEAD`` inputs, then the rest). Once an input fails the label is decided and later
+        stages are not run -- evalplus's fast check, which otherwise would cost a run of every
+        remaining input (1 s each when they all time out).
 
         A grader remembers its grades: grading the same text for the same task again returns the
         first result without running it (builds that reuse a grader stay cheap)."""
         memo = self._grades.get((task.id, solution))
         if memo is not None:
             return memo
-        expected = self.expected(task.id)
-        phases = [p for p in PHASES if (task.base_inputs if p == "base" else task.plus_inputs)]
-        report = self._run(solution, _entry_point_for(solution, task), [
-            (task.base_inputs if p == "base" else task.plus_inputs, _call_limits(expected.times[p])) for p in phases])
-        results = self._phase_results(task, report, phases, expected)
+        results, skipped, layer = self._grade_stages(task, solution, self._stages(task), stop_at_failure=True)
         first = next((r.first_failure for r in results if r.first_failure is not None), None)
-        label = "pass" if first is None and all(r.outcomes for r in results) else "fail"
-        truth = Truth(label=label, phases=tuple(results), first_failure=first, layer=getattr(report, "layer", ""))
+        label = "pass" if first is None and results and all(all(r.outcomes) for r in results) else "fail"
+        truth = Truth(label=label, phases=tuple(results), first_failure=first, layer=layer, skipped=skipped)
         with self._lock:
             self._grades[(task.id, solution)] = truth
         return truth
