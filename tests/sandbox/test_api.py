@@ -317,3 +317,17 @@ def test_summary_line(any_sb: Sandbox) -> None:
     assert rep.summary().endswith(f"[{any_sb.layer}]")
     bad = any_sb.run_calls("def f(:\n", "f", [([], {})])
     assert bad.summary().startswith("syntax_error: 1 call (1 not_run)") and "SyntaxError" in bad.summary()
+
+
+def test_oversized_values_are_reported_not_fatal(any_sb: Sandbox) -> None:
+    sb = Sandbox(SandboxConfig(layer=any_sb.layer, max_result_mb=4))  # 1 MiB per value
+    code = "def f(n):\n    return 'x' * n\n"
+    rep = sb.run_calls(code, "f", [([10], {}), ([3 << 20], {}), ([10], {})])
+    assert rep.status == "ok", rep.detail
+    small, big, again = rep.calls
+    assert small.value == "x" * 10 and again.value == "x" * 10
+    assert big.status == "unserializable" and "too large" in big.exc_message and big.type_name == "str"
+    many = sb.run_calls(code, "f", [([900_000], {})] * 8)  # 8 x 0.9 MB > the 4 MiB stream
+    assert many.status == "ok", many.detail
+    statuses = [c.status for c in many.calls]
+    assert statuses[0] == "ok" and "unserializable" in statuses

@@ -277,6 +277,8 @@ class Sandbox:
             "stdout_cap": c.stdout_cap,
             "message_cap": c.message_cap,
             "max_value_nodes": c.max_value_nodes,
+            "max_stream_bytes": c.max_result_mb << 20,
+            "max_value_bytes": (c.max_result_mb << 20) // 4,
             "import_paths": list(c.import_paths),
             "disk_bytes": c.disk_mb << 20,
         }

@@ -283,6 +283,7 @@ def _frame(fd, fields):
     body = _comma_join([_quote(k) + ":" + _json_field(v) for k, v in fields])
     data = ("{" + body + "}").encode("ascii")
     n = _len(data)
+    _state["written"] += n + 4
     data = n.to_bytes(4, "big") + data
     view = _memoryview(data)
     try:
@@ -349,7 +350,7 @@ def _on_alarm(signum, frame):
     raise _CallTimeout()
 
 
-_state = {"fired": False, "pid": None}
+_state = {"fired": False, "pid": None, "written": 0}
 
 
 def _load(req, fd):
@@ -521,6 +522,15 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
             )
         except _BaseException:
             args_after = None
+    # Stay inside the parent's budget for the whole result stream (it treats an oversized
+    # stream as a broken protocol): a value that does not fit is reported as too large.
+    room = req["max_stream_bytes"] - _state["written"] - 65536 - _len(capture.value()) * 6
+    size = (_len(encoded.text) if encoded is not None else 0) + (_len(args_after.text) if args_after is not None else 0)
+    if size > room or (encoded is not None and _len(encoded.text) > req["max_value_bytes"]):
+        if encoded is not None:
+            status, encoded = "unserializable", None
+            exc_message = "value too large to report (%d bytes encoded)" % size
+        args_after = None
     _frame(
         fd,
         [
