@@ -527,9 +527,9 @@ def test_never_runs_as_root(sb: Sandbox) -> None:
     code = "import os\ndef f():\n    return [os.getuid(), os.geteuid(), os.getgid(), os.getgroups()]\n"
     rep = sb.run_calls(code, "f", [([], {})])
     uid, euid, gid, groups = rep.calls[0].value
-    if os.geteuid() == 0:
-        assert uid != 0 and euid != 0 and gid != 0
-        assert 0 not in groups
+    assert uid != 0 and euid != 0  # as seen inside (no user namespace maps anyone to root)
+    if os.geteuid() == 0:  # and vx's own privileges were dropped, groups included
+        assert gid != 0 and 0 not in groups
 
 
 def test_host_files_are_out_of_reach(sb: Sandbox) -> None:
