@@ -60,6 +60,7 @@ import math
 import os
 import stat
 import statistics
+import tempfile
 from typing import Any, Callable, Sequence
 
 from vx.ops.sandbox.config import LAYER_ENV, LAYERS, SandboxConfig
@@ -107,6 +108,7 @@ class Sandbox:
         self._detection: Detection = detect(self.config, self._probe, all_layers=probe_all)
         if self.config.tmp_root is not None:
             _check_reachable(self.config.tmp_root, self._detection, "tmp_root")
+        self._tmp_root = self.config.tmp_root or _default_tmp_root()
         for path in self.config.import_paths:
             _check_reachable(path, self._detection, "import_paths entry", readable=True)
 
@@ -216,7 +218,7 @@ class Sandbox:
             stream_cap=c.stream_cap,
             max_result_bytes=c.max_result_mb << 20,
             hash_seed=c.hash_seed,
-            tmp_root=c.tmp_root,
+            tmp_root=self._tmp_root,
         )
         return assemble(raw, len(call_list), self.layer, limits)
 
@@ -236,7 +238,7 @@ class Sandbox:
             stream_cap=c.stream_cap,
             max_result_bytes=c.max_result_mb << 20,
             hash_seed=c.hash_seed,
-            tmp_root=c.tmp_root,
+            tmp_root=self._tmp_root,
             result_channel=False,
         )
         return assemble_script(raw, self.layer, total)
@@ -296,7 +298,7 @@ class Sandbox:
             raw = launch(
                 plan, request, total_timeout=20.0, frame_timeouts=[10.0, 0.0], kill_grace=c.kill_grace,
                 stream_cap=c.stream_cap, max_result_bytes=1 << 20, hash_seed=c.hash_seed,
-                tmp_root=None,
+                tmp_root=_default_tmp_root(),
             )
             rep = assemble(raw, 1, plan.layer, [10.0])
             if rep.status != "ok" or rep.calls[0].value != [42, "é"]:
@@ -305,6 +307,25 @@ class Sandbox:
                 return False, (lines[-1] if lines else why)[:300], 0.0
             times.append(rep.wall_time * 1000)
         return True, "", statistics.median(times)
+
+
+def _default_tmp_root() -> str | None:
+    """The system temp dir, unless $TMPDIR points somewhere the sandbox account cannot reach
+    (e.g. under /root): then /tmp."""
+    if os.geteuid() != 0:
+        return None
+    path = tempfile.gettempdir()
+    current = os.path.abspath(path)
+    while True:
+        try:
+            if not os.stat(current).st_mode & stat.S_IXOTH:
+                return "/tmp"
+        except OSError:
+            return "/tmp"
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
 
 
 def _check_reachable(path: str, detection: Detection, what: str, readable: bool = False) -> None:
