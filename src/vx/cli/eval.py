@@ -86,12 +86,17 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, fail_under, show, jobs, ti
         dump_json({"family": fam.name, "split": dataset, "expression": verifier.text, "n": len(split),
                    "metrics": agr.as_dict() if agr else None,
                    "ops": [{**_summ_dict(s), "tier": tiers.get(s.op)} for s in summ],
+                   "environment": verifier.pool.describe_environment(),
                    "items": items, "failures": failure_rows(app),
                    "op_calls": app.calls, "cache_hits": app.cache_hits, "seconds": app.seconds})
     else:
         console.print(f"[bold]vx eval[/] {expr_path} — family [cyan]{fam.name}[/], split [cyan]{dataset}[/] "
                       f"({len(split)} items)")
-        console.print(f"expression: [green]{verifier.text}[/]")
+        from vx.dsl.printer import to_text
+
+        console.print(f"expression: [green]{to_text(verifier.expr, width=10_000)}[/]")
+        for line in verifier.pool.describe_environment():
+            console.print(f"[dim]{line}[/]")
         if agr:
             t = Table(title="agreement with labels (abstain counts as pass)", title_justify="left")
             for c in ("accuracy", "recall-weighted", "balanced acc", "fail recall", "pass recall", "κ", "coverage"):

@@ -5,6 +5,9 @@ A *pack* is a Python module (importable name, or a .py file) whose module-level 
 Third-party packs register under the entry-point group ``vx.ops`` (name → module), and a
 family can then list them by entry-point name.
 
+A pack may also define ``describe_environment() -> str``: one line naming where its exec ops run
+(the code pack: the sandbox layer; the SQL pack: the warehouse), which `vx eval` prints.
+
 An `OpPool` is the ordered set of ops a family (or an evolution run) works with, each with a
 lifecycle status: active (selectable), shadow (runs and records verdicts, not selectable) or
 retired (kept for the record, never run).
@@ -95,6 +98,7 @@ class OpPool:
         for o in ops:
             self.add(o)
         self.root_name = root
+        self.environment: list = []  # the packs' describe_environment callables
         if root is not None and root not in self._ops:
             raise PackError(f"root op {root!r} is not in the pool ({', '.join(self._ops)})")
 
@@ -151,7 +155,19 @@ class OpPool:
         return [o.name for o in self._ops.values() if o.status == "active" and o.name != self.root_name]
 
     def copy(self) -> OpPool:
-        return OpPool(self._ops.values(), self.root_name)
+        pool = OpPool(self._ops.values(), self.root_name)
+        pool.environment = list(self.environment)
+        return pool
+
+    def describe_environment(self) -> list[str]:
+        """What each pack says about where its ops run (errors are reported, not raised)."""
+        out = []
+        for fn in self.environment:
+            try:
+                out.append(str(fn()))
+            except Exception as exc:  # an environment that cannot be set up: say why
+                out.append(f"{getattr(fn, '__module__', '?')}: unavailable: {type(exc).__name__}: {exc}")
+        return out
 
     def catalog(self) -> list[dict[str, Any]]:
         return [
@@ -167,7 +183,11 @@ class OpPool:
         pool = cls()
         declared_root = None
         for ref in refs:
-            ops, pack_root = pack_ops(import_pack(ref, base_dir))
+            module = import_pack(ref, base_dir)
+            ops, pack_root = pack_ops(module)
+            env = getattr(module, "describe_environment", None)
+            if callable(env):
+                pool.environment.append(env)
             if not ops:
                 raise PackError(f"op pack {ref!r} defines no ops (decorate functions with @vx.ops.op)")
             for o in ops:

@@ -14,7 +14,15 @@ and inducers for synthesis, registered on import under the template family ``"co
 from vx.ops.packs.code import templates as _templates  # noqa: F401  (registers the check templates)
 from vx.ops.packs.code.ops import OPS, ROOT, TAXONOMY, classify_failure
 
+
+def describe_environment() -> str:
+    """Where this pack's exec ops run model code: the sandbox layer in use."""
+    from vx.ops.packs.code.ops import sandbox
+
+    return sandbox().describe().strip().splitlines()[0]
+
+
 #: The tag this pack's check templates are registered under (``vx.ops.specs.templates_for``).
 TEMPLATE_FAMILY = _templates.FAMILY
 
-__all__ = ["OPS", "ROOT", "TAXONOMY", "TEMPLATE_FAMILY", "classify_failure"]
+__all__ = ["OPS", "ROOT", "TAXONOMY", "TEMPLATE_FAMILY", "classify_failure", "describe_environment"]
