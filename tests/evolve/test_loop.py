@@ -266,3 +266,18 @@ def test_identical_across_processes_with_different_hash_seeds(evo, tmp_path):
         subprocess.run([sys.executable, "-c", script, str(evo), str(out)], check=True, env=env, timeout=300)
         outs.append(dump(out))
     assert outs[0] == outs[1]
+
+
+def test_an_inducer_bug_is_reported_not_fatal(evo, tmp_path, monkeypatch):
+    from vx.ops.specs import TEMPLATES
+    import attrs as _attrs
+
+    def broken(cluster, good):
+        raise ZeroDivisionError("bad inducer")
+
+    evolve_family(evo, config=EvolveConfig(rounds=0, seed=3, jobs=1), out=tmp_path / "warm.vxrun.sqlite")
+    monkeypatch.setitem(TEMPLATES, "longer_than", _attrs.evolve(TEMPLATES["longer_than"], induce=broken))
+    res = evolve_family(evo, config=EvolveConfig(rounds=1, seed=3, jobs=1), out=tmp_path / "i.vxrun.sqlite")
+    events = RunStore(res.run_path).events()
+    assert any(e["op"] == "<templates:longer_than>" and "bad inducer" in e["reason"] for e in events)
+    assert any(e["kind"] == "born" for e in events)  # the other template still works

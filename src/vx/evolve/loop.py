@@ -389,6 +389,9 @@ class Evolution:
                     events.append(Event(r, f"<{synth.name}>", "rejected", "", f"synthesizer failed: {exc}",
                                         {"cluster": cl.failure_class}))
                     continue
+                for check, err in getattr(synth, "last_errors", ()) or ():
+                    events.append(Event(r, f"<{synth.name}:{check}>", "rejected", "", f"inducer failed: {err}",
+                                        {"cluster": cl.failure_class}))
                 for spec in specs:
                     name = str(spec.get("name") or "")
                     if not name or name in seen or name in self.tried or name in self.pool:

@@ -80,17 +80,20 @@ class TemplateSynthesizer:
     per_template: int = 4
     per_cluster: int = 12
     name: str = "templates"
+    last_errors: list[tuple[str, str]] = attrs.field(factory=list)  # (check, error) of the last call
 
     def propose(self, request: SynthesisRequest) -> list[dict[str, Any]]:
         cluster = list(request.cluster.pairs)
         good = list(request.good)
         specs: list[dict[str, Any]] = []
+        self.last_errors: list[tuple[str, str]] = []
         for tpl in family_templates(request.template_families or (request.family,)):
             if tpl.induce is None:
                 continue
             try:
                 proposals = tpl.induce(cluster, good) or []
-            except Exception:  # an inducer bug must not stop evolution; the template is skipped
+            except Exception as exc:  # an inducer bug must not stop evolution: skip it, report it
+                self.last_errors.append((tpl.check, f"{type(exc).__name__}: {exc}"))
                 continue
             for params in list(proposals)[: self.per_template]:
                 spec = {"kind": tpl.kind, "check": tpl.check, "params": dict(params),
