@@ -81,11 +81,32 @@ def compare_graded(a: Graded, b: Graded, *, n_permutations: int = 10000, seed: i
             "ci_task_mean_diff": {"mean": mean, "low": lo, "high": hi}}
 
 
+def _family_of(path: Path) -> Family:
+    """The family above a .vx file, else the family of the run named in its ``; run:`` header."""
+    from vx.dsl.parse import read_header
+    from vx.ops.families import FamilyError
+
+    try:
+        return Family(find_family_dir(path))
+    except FamilyError:
+        run = read_header(path.read_text(encoding="utf-8")).get("run")
+        if not run:
+            raise
+        from vx.evolve.store import RunStore, RunStoreError
+
+        try:
+            with RunStore(run) as s:
+                return Family(s.meta()["family_dir"])
+        except (RunStoreError, KeyError):
+            raise FamilyError(f"{path}: no family.toml above it, and its run file {run} cannot tell; "
+                              "pass --family DIR") from None
+
+
 def load_vx(path: str | Path, family: Family | None = None) -> tuple[Node, OpPool, Family]:
     from vx.evolve.run import load_pool_for_vx
 
     path = Path(path)
-    fam = family or Family(find_family_dir(path))
+    fam = family or _family_of(path)
     pool = load_pool_for_vx(path, fam)
     return parse(path.read_text(encoding="utf-8"), filename=str(path), known_ops=pool.names), pool, fam
 
