@@ -281,3 +281,14 @@ def test_an_inducer_bug_is_reported_not_fatal(evo, tmp_path, monkeypatch):
     events = RunStore(res.run_path).events()
     assert any(e["op"] == "<templates:longer_than>" and "bad inducer" in e["reason"] for e in events)
     assert any(e["kind"] == "born" for e in events)  # the other template still works
+
+
+def test_every_rounds_objective_is_recomputable_from_the_run_file(evo, tmp_path):
+    from vx.evolve.recompute import round_score
+
+    res = run(evo, tmp_path / "r.vxrun.sqlite", rounds=4)
+    with RunStore(res.run_path) as s:
+        for row in s.rounds():
+            got = round_score(s, row["round"])
+            assert (got.objective, got.a_dev, got.a_train, got.cost) == pytest.approx(
+                (row["objective"], row["a_dev"], row["a_train"], row["cost"]), abs=1e-12), row["round"]

@@ -640,7 +640,12 @@ class Evolution:
             summary["locked"] = {"seed": dict(self.auditor(self.seed_node, self.pool)),
                                  "evolved": dict(self.auditor(best, self.pool))}
         last = self.store.last_state()
+        arr = self.matrix.to_array()
+        splits = ["train" if t else "dev" for t in self.train_mask.tolist()]
+        matrix_rows = [(op, splits[i], it.id, int(arr[i, j]))
+                       for j, op in enumerate(self.matrix.op_names) for i, it in enumerate(self.items)]
         self.store.write_final(verdicts, traces, summary, {"status": "finished", "finished": now(),
-                                                           "best_expression": _text(best)})
+                                                           "best_expression": _text(best),
+                                                           "root": self.root or ""}, matrix=matrix_rows)
         return EvolutionResult(str(self.store.path), self.seed_node, best, seed_score, best_score,
                                last[0] if last else 0, summary)

@@ -17,6 +17,9 @@ Tables (all text is UTF-8, JSON columns are canonical JSON):
     verdicts    the final verifier's verdict per item (split train | dev | locked): final verdict,
                 expression verdict, and for dev the label (locked labels are never stored)
     traces      per item, the verdict and message of every op the final verifier runs
+    matrix      the verdict of every op of the pool (retired ones too) on every train and dev
+                item — with `rounds.state`, the events and the dev labels, enough to recompute
+                every round's objective (`vx.evolve.recompute`)
     summary     key → JSON: seed-vs-evolved figures printed at the end
 
 Each round is written in one transaction, so an interrupted run loses at most the round in
@@ -67,6 +70,9 @@ CREATE TABLE IF NOT EXISTS traces (
     split TEXT NOT NULL, item TEXT NOT NULL, op TEXT NOT NULL, verdict INTEGER NOT NULL,
     message TEXT NOT NULL, PRIMARY KEY (split, item, op));
 CREATE TABLE IF NOT EXISTS summary (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS matrix (
+    op TEXT NOT NULL, split TEXT NOT NULL, item TEXT NOT NULL, verdict INTEGER NOT NULL,
+    PRIMARY KEY (op, item)) WITHOUT ROWID;
 """
 
 ROUND_COLUMNS = ("round", "objective", "a_dev", "a_train", "cost", "incumbent", "replaced", "candidates",
@@ -117,6 +123,8 @@ class RunStore:
             raise RunStoreError(f"{self.path}: not a vx run file ({exc})") from None
         if not create and (fmt is None or fmt[0] != FORMAT):
             raise RunStoreError(f"{self.path}: not a vx run file (no '{FORMAT}' marker)")
+        if not create:
+            self.db.executescript(SCHEMA)  # tables added since the file was written (all IF NOT EXISTS)
 
     def _has_meta(self) -> bool:
         return self.db.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone() is not None
@@ -177,11 +185,14 @@ class RunStore:
                                  for i, c in enumerate(candidates)])
 
     def write_final(self, verdicts: Sequence[tuple], traces: Sequence[tuple], summary: Mapping[str, Any],
-                    meta: Mapping[str, Any]) -> None:
-        """The final verifier's per-item verdicts and traces, the summary, and closing metadata."""
+                    meta: Mapping[str, Any], matrix: Sequence[tuple] = ()) -> None:
+        """The final verifier's per-item verdicts and traces, the pool's verdict matrix
+        ``(op, split, item, verdict)``, the summary, and closing metadata."""
         with self.transaction():
             self.db.execute("DELETE FROM verdicts")
             self.db.execute("DELETE FROM traces")
+            self.db.execute("DELETE FROM matrix")
+            self.db.executemany("INSERT INTO matrix VALUES (?,?,?,?)", matrix)
             self.db.executemany("INSERT INTO verdicts VALUES (?,?,?,?,?,?)", verdicts)
             self.db.executemany("INSERT INTO traces VALUES (?,?,?,?,?)", traces)
             self.db.executemany("INSERT OR REPLACE INTO summary VALUES (?, ?)",
@@ -249,6 +260,13 @@ class RunStore:
         cols = ("split", "item", "op", "verdict", "message")
         q = f"SELECT {','.join(cols)} FROM traces" + (" WHERE split=?" if split else "") + " ORDER BY split, item, op"
         return [dict(zip(cols, r)) for r in self.db.execute(q, (split,) if split else ())]
+
+    def matrix(self) -> dict[str, dict[str, int]]:
+        """op → {item id → verdict code} of the pool's verdicts on train and dev items."""
+        out: dict[str, dict[str, int]] = {}
+        for op, item, v in self.db.execute("SELECT op, item, verdict FROM matrix"):
+            out.setdefault(op, {})[item] = v
+        return out
 
     def summary(self) -> dict[str, Any]:
         return {k: json.loads(v) for k, v in self.db.execute("SELECT key, value FROM summary ORDER BY key")}

@@ -1,0 +1,66 @@
+"""Recomputing a run's reported numbers from its run file alone (DESIGN §10).
+
+`round_score(store, r)` rebuilds the objective that round ``r`` selected under — the pool's
+verdict matrix (`matrix` table), the dev labels (`verdicts` table), the op statuses and
+leave-one-out marginals at the start of the round (the previous round's `state`), the ops born
+active in the round (`events`), the objective constants and options (`meta`) — and scores the
+round's incumbent with it. Nothing is re-run and no family is needed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vx.dsl.matrix import VerdictMatrix
+from vx.dsl.parse import parse
+from vx.evolve.guards import Guards
+from vx.evolve.objective import EvalData, Objective, ObjectiveConfig, Score, reliability_weight
+from vx.evolve.store import RunStore
+
+__all__ = ["round_score", "RecomputeError"]
+
+
+class RecomputeError(Exception):
+    """The run file lacks what recomputation needs (an unfinished run has no verdict matrix)."""
+
+
+def round_score(store: RunStore, r: int) -> Score:
+    meta = store.meta()
+    rounds = {row["round"]: row for row in store.rounds()}
+    if r not in rounds:
+        raise RecomputeError(f"{store.path}: round {r} was not recorded")
+    cols = store.matrix()
+    if not cols:
+        raise RecomputeError(f"{store.path}: no verdict matrix (the run did not finish)")
+    dev_rows = store.verdicts("dev")
+    train_rows = store.verdicts("train")
+    items = [v["item"] for v in train_rows] + [v["item"] for v in dev_rows]
+    ops = sorted(cols)
+    arr = np.array([[cols[o][i] for o in ops] for i in items], dtype=np.int8)
+    matrix = VerdictMatrix.from_array(arr, items, ops)
+    train = np.array([True] * len(train_rows) + [False] * len(dev_rows))
+    dev_p = np.array([np.nan] * len(train_rows) + [v["label"] for v in dev_rows], dtype=float)
+    root = meta.get("root") or None
+    cfg = meta["config"]
+    objective_cfg = ObjectiveConfig.from_mapping(meta.get("objective_constants") or {},
+                                                 abstain=cfg.get("abstain", "pass"),
+                                                 consensus=cfg.get("consensus", "per-class"))
+    guards = Guards.naive() if cfg.get("ablation") == "naive" else Guards()
+    op_rows = {o["name"]: o for o in store.ops()}
+    if r == 0:
+        status = {e["op"]: e["status"] for e in store.events() if e["round"] == 0 and e["kind"] == "seed"}
+        marginal: dict[str, float | None] = {n: None for n in status}
+    else:
+        prev = rounds[r - 1]["state"]["ops"]
+        status = {o["name"]: o["status"] for o in prev}
+        marginal = {o["name"]: o["marginal"] for o in prev}
+        for e in store.events():
+            if e["round"] == r and e["kind"] == "born":
+                status[e["op"]] = e["status"]
+                marginal[e["op"]] = None
+    active = sorted(n for n, s in status.items() if s == "active" and n != root)
+    obj = Objective(EvalData(matrix, train, dev_p, root), config=objective_cfg, guards=guards,
+                    consensus_ops=active, consensus_weights={n: reliability_weight(marginal.get(n)) for n in active},
+                    consensus_classes={n: op_rows[n]["detects"] for n in active},
+                    llm_ops=[n for n, o in op_rows.items() if o["uses_llm"]])
+    return obj.score_one(parse(rounds[r]["incumbent"]))
