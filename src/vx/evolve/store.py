@@ -124,7 +124,10 @@ class RunStore:
         if not create and (fmt is None or fmt[0] != FORMAT):
             raise RunStoreError(f"{self.path}: not a vx run file (no '{FORMAT}' marker)")
         if not create:
-            self.db.executescript(SCHEMA)  # tables added since the file was written (all IF NOT EXISTS)
+            try:  # tables added since the file was written (all IF NOT EXISTS)
+                self.db.executescript(SCHEMA)
+            except sqlite3.OperationalError:  # a read-only file: fine for reading
+                pass
 
     def _has_meta(self) -> bool:
         return self.db.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone() is not None
