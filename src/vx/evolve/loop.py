@@ -497,8 +497,7 @@ class Evolution:
             fail_label = self.dev_p[i] < 0.5
             says_fail = codes[i] == 1
             if fail_label != says_fail:
-                out.append({"item": self.items[i].id, "label": float(self.dev_p[i]),
-                            "kind": "missed drawback" if fail_label else "false alarm"})
+                out.append({"item": self.items[i].id, "kind": "missed drawback" if fail_label else "false alarm"})
         return tuple(out)
 
     def _argbest(self, scores, nodes: list[Node]) -> int | None:
