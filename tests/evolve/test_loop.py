@@ -292,3 +292,22 @@ def test_every_rounds_objective_is_recomputable_from_the_run_file(evo, tmp_path)
             got = round_score(s, row["round"])
             assert (got.objective, got.a_dev, got.a_train, got.cost) == pytest.approx(
                 (row["objective"], row["a_dev"], row["a_train"], row["cost"]), abs=1e-12), row["round"]
+
+
+def test_an_op_without_marginal_retires_after_the_grace_and_leaves_the_incumbent(evo, tmp_path):
+    # no composers and no synthesizers: the seed (any too_long shouting) stays the incumbent;
+    # no dev item shouts, so `shouting` has a zero leave-one-out marginal every round
+    res = evolve_family(evo, config=EvolveConfig(rounds=4, seed=3, jobs=1), out=tmp_path / "ret.vxrun.sqlite",
+                        composers=[], synthesizers=[])
+    with RunStore(res.run_path) as s:
+        retired = [e for e in s.events() if e["kind"] == "retired"]
+        assert [(e["op"], e["round"]) for e in retired] == [("shouting", 3)]
+        rounds = s.rounds()
+        assert rounds[2]["incumbent"] == "(any too_long shouting)"
+        assert rounds[3]["incumbent"] == "too_long" and rounds[3]["n_retired"] == 1
+        assert [o["status"] for o in s.ops() if o["name"] == "shouting"] == ["retired"]
+    assert "shouting" not in res.best.op_names()
+    # no-lifecycle: nothing retires
+    res = evolve_family(evo, config=EvolveConfig(rounds=4, seed=3, jobs=1, ablation="no-lifecycle"),
+                        out=tmp_path / "nl.vxrun.sqlite", composers=[], synthesizers=[])
+    assert not [e for e in RunStore(res.run_path).events() if e["kind"] == "retired"]

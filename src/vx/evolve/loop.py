@@ -541,7 +541,7 @@ class Evolution:
             pruned = prune_op(self.incumbent, name)
             if pruned is None:
                 continue
-            self.incumbent = pruned
+            self.incumbent = normalize(pruned)
             rec = self.records[name]
             rec.status = "retired"
             self.pool.set_status(name, "retired")
@@ -554,6 +554,7 @@ class Evolution:
                 node = e.node
                 for name in due:
                     node = prune_op(node, name) if node is not None else None
+                node = normalize(node) if node is not None else None
                 if node is not None and all(e2.node != node for e2 in elites):
                     elites.append(attrs.evolve(e, node=node))
             self.elites = elites
