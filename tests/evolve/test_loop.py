@@ -79,7 +79,7 @@ def test_evolution_improves_the_dev_objective_and_records_everything(evo, tmp_pa
     # the evolved .vx is canonical, headed, and loads with its synthesized ops
     vx = Path(str(res.run_path).removesuffix(".vxrun.sqlite") + ".vx")
     text = vx.read_text()
-    assert text.startswith("; family: evo\n; run: ")
+    assert text.startswith("; family: evo\n; run: a.vxrun.sqlite\n")  # relative to the .vx file
     pool = load_pool_for_vx(vx, Family(evo))
     assert set(res.best.op_names()) <= set(pool.names)
 

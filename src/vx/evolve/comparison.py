@@ -94,8 +94,9 @@ def _family_of(path: Path) -> Family:
             raise
         from vx.evolve.store import RunStore, RunStoreError
 
+        run_path = Path(run) if Path(run).is_absolute() else path.parent / run  # relative to the .vx file
         try:
-            with RunStore(run) as s:
+            with RunStore(run_path) as s:
                 return Family(s.meta()["family_dir"])
         except (RunStoreError, KeyError):
             raise FamilyError(f"{path}: no family.toml above it, and its run file {run} cannot tell; "

@@ -14,6 +14,7 @@ synthesized ops, their typed specs go to a sidecar ``<name>.specs.json`` named i
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -106,7 +107,8 @@ def write_vx(path: str | Path, result: EvolutionResult, *, family: str, pool: Op
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     s = result.best_score
-    header = [f"; family: {family}", f"; run: {result.run_path}",
+    run_ref = os.path.relpath(Path(result.run_path).resolve(), path.parent.resolve())  # relative to the .vx
+    header = [f"; family: {family}", f"; run: {run_ref}",
               f"; objective: {s.objective:.6f} (A_dev {s.a_dev:.4f}, A_train {s.a_train:.4f}, cost {s.cost:.4f})"]
     used = [n for n in result.best.op_names() if n in specs]
     if used:
