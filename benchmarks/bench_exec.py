@@ -9,7 +9,8 @@ against MBPP+'s base + plus inputs, twice in one run:
   sample: two forked processes, base then plus, in-process comparison, no sandbox), through its
   Python API (its CLI idles ~20 s at exit).
 
-Both use the same number of workers. Expected outputs (the canonical solutions' outputs) are
+Both use the same number of workers; each side runs ``--repeat`` times, alternating, and its
+fastest run counts (the machine may be shared). Expected outputs (the canonical solutions' outputs) are
 timed separately: vx computes them in the sandbox (cold cache here), evalplus with ``trusted_exec``
 in-process. Prints both wall times, their ratio (the bar: vx within 1.5x of evalplus), the
 per-candidate sandbox overhead and the label agreement.
@@ -36,6 +37,8 @@ def main() -> int:
     parser.add_argument("--samples", type=Path, default=DATA / "samples" / "mbpp" / "gpt-3.5-turbo-0613.jsonl")
     parser.add_argument("--data-dir", type=Path, default=DATA / "evalplus")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--repeat", type=int, default=2,
+                        help="runs of each side, alternating; the fastest counts (the machine is shared)")
     args = parser.parse_args()
     if not args.samples.is_file() or not args.data_dir.is_dir():
         print(f"needs {args.samples} and {args.data_dir} (../shared/data); not found", file=sys.stderr)
@@ -50,18 +53,23 @@ def main() -> int:
     samples = mbpp_samples(args.samples, plus)
     tasks = vx_tasks(samples, plus)
 
+    version = task_data.plus_version("mbpp+", args.data_dir)
+    vx_runs: list[float] = []
+    evalplus_runs = []
     with tempfile.TemporaryDirectory() as cache:
-        grader = Grader(tasks, version=task_data.plus_version("mbpp+", args.data_dir), cache_dir=cache,
-                        workers=args.workers)
-        start = time.perf_counter()
-        problems = grader.prepare()
-        vx_expected = time.perf_counter() - start
-        samples = [s for s in samples if s.plus_id not in problems]
-        start = time.perf_counter()
-        truths = grader.grade_many([(tasks[s.plus_id], s.solution) for s in samples])
-        vx_label = time.perf_counter() - start
-
-    theirs = evalplus_verdicts(samples, args.data_dir, alias=True, workers=args.workers)
+        for attempt in range(args.repeat):
+            grader = Grader(tasks, version=version, cache_dir=cache, workers=args.workers)  # no memo across runs
+            start = time.perf_counter()
+            problems = grader.prepare()
+            if attempt == 0:
+                vx_expected = time.perf_counter() - start  # cold: the cache dir starts empty
+                samples = [s for s in samples if s.plus_id not in problems]
+            start = time.perf_counter()
+            truths = grader.grade_many([(tasks[s.plus_id], s.solution) for s in samples])
+            vx_runs.append(time.perf_counter() - start)
+            evalplus_runs.append(evalplus_verdicts(samples, args.data_dir, alias=True, workers=args.workers))
+    vx_label = min(vx_runs)
+    theirs = min(evalplus_runs, key=lambda run: run.check_seconds)
 
     sandbox = Sandbox(SandboxConfig(memory_mb=4096))
     overhead_ms = sandbox.measure_overhead(runs=15)
@@ -73,7 +81,9 @@ def main() -> int:
     if problems:
         print(f"excluded (reference unusable in the sandbox): {problems}")
     print(f"label all candidates   vx (sandboxed) {vx_label:7.1f} s   evalplus {theirs.check_seconds:7.1f} s   "
-          f"ratio {ratio:.2f}x  (bar: <= 1.5x)")
+          f"ratio {ratio:.2f}x  (bar: <= 1.5x; best of {args.repeat}: vx "
+          f"{', '.join(f'{t:.1f}' for t in vx_runs)} s, evalplus "
+          f"{', '.join(f'{r.check_seconds:.1f}' for r in evalplus_runs)} s)")
     print(f"expected outputs       vx (sandboxed) {vx_expected:7.1f} s   evalplus {theirs.groundtruth_seconds:7.1f} s")
     total_ratio = (vx_label + vx_expected) / (theirs.check_seconds + theirs.groundtruth_seconds)
     print(f"total                  vx {vx_label + vx_expected:7.1f} s   evalplus "

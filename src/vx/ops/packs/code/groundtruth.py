@@ -5,10 +5,10 @@ Two steps, as in evalplus:
 1. **Expected outputs** -- the task's canonical solution runs in the sandbox on the hidden inputs
    (base, then plus); its outputs and per-input times are cached on disk, in one JSON file per
    dataset version (``<cache_dir>/<version>.json``), so they are computed once.
-2. **Grading** -- a candidate runs in the sandbox on the same inputs, batched: its base inputs in one
-   fresh process, then -- only if they all passed -- its plus inputs (in two processes when there
-   are more than ``2 * PLUS_HEAD``: the first ``PLUS_HEAD``, then the rest). Each output comes back
-   as plain data,
+2. **Grading** -- a candidate runs in the sandbox on the same inputs, batched into at most three
+   fresh processes: the base inputs and the first ``PLUS_HEAD`` plus inputs; then, only if all of
+   those passed, the next ``PLUS_MIDDLE`` plus inputs; then the rest. Each output comes back as
+   plain data,
    and the parent compares it with the expected output it kept to itself
    (:mod:`vx.ops.packs.code.compare`: evalplus's semantics). The child never sees an expected value.
 
@@ -41,7 +41,8 @@ MAX_PHASE_SECONDS = 60.0  # evalplus EVALPLUS_TIMEOUT_PER_TASK
 MEMORY_MB = 4096  # evalplus EVALPLUS_MAX_MEMORY_BYTES (4 GiB address space)
 STARTUP_SLACK = 5.0  # process start-up and harness load, on top of the call limits
 REFERENCE_CALL_TIMEOUT = 20.0
-PLUS_HEAD = 10  # plus inputs run first, in their own process, when a task has more than twice as many
+PLUS_HEAD = 3  # plus inputs run in the first process, with the base inputs
+PLUS_MIDDLE = 10  # plus inputs run in the second process; the rest run in a third
 
 
 class GroundTruthError(RuntimeError):
@@ -81,7 +82,7 @@ class Truth:
     phases: tuple[PhaseResult, ...]
     first_failure: dict[str, Any] | None = None
     layer: str = ""
-    #: Phases not run because an earlier one already failed.
+    #: Phases with inputs that were not run because the label was already decided.
     skipped: tuple[str, ...] = ()
 
     def meta(self) -> dict[str, Any]:
@@ -266,14 +267,15 @@ class Grader:
         return self._expected[task_id]
 
     # -- grading ---------------------------------------------------------------------------------
-    def _check_chunk(self, task: Task, report: Any, phase: str, start: int, inputs: Sequence[Any],
-                     expected: Sequence[Any], comparator: Comparator) -> tuple[list[bool], dict[str, Any] | None]:
-        """Compare one run's outputs (inputs `start`... of `phase`) in the parent."""
+    def _check_segment(self, task: Task, report: Any, offset: int, phase: str, start: int, inputs: Sequence[Any],
+                       expected: Sequence[Any], comparator: Comparator) -> tuple[list[bool], dict[str, Any] | None]:
+        """Compare the outputs of one segment of a run (calls `offset`...; inputs `start`... of `phase`)."""
         outcomes: list[bool] = []
         first: dict[str, Any] | None = None
         for i, args in enumerate(inputs):
-            call = report.calls[i] if report.status == "ok" and i < len(report.calls) else None
-            if call is None:
+            k = offset + i
+            call = report.calls[k] if k < len(report.calls) else None
+            if call is None or call.status == "not_run":
                 ok, reason = False, _run_reason(report)
             elif call.status == "ok" or (call.status == "unserializable" and _not_none_task(task)):
                 value = call.value if call.status == "ok" else _Opaque(call.type_name)
@@ -286,15 +288,22 @@ class Grader:
                 first = {"phase": phase, "index": start + i, "input": _short(args), "reason": reason}
         return outcomes, first
 
-    def _stages(self, task: Task) -> list[tuple[str, int, int]]:
-        """(phase, start, stop) slices, each run in its own process, in order."""
-        stages = [("base", 0, len(task.base_inputs))]
-        n_plus = len(task.plus_inputs)
-        head = min(PLUS_HEAD, n_plus) if n_plus > 2 * PLUS_HEAD else n_plus
-        stages += [("plus", 0, head), ("plus", head, n_plus)]
-        return [stage for stage in stages if stage[2] > stage[1]]
+    def _stages(self, task: Task) -> list[list[tuple[str, int, int]]]:
+        """Processes to run, in order; each is a list of (phase, start, stop) segments.
 
-    def _grade_stages(self, task: Task, solution: str, stages: Sequence[tuple[str, int, int]],
+        First process: the base inputs and the first ``PLUS_HEAD`` plus inputs (where most failing
+        candidates fail); second: the next ``PLUS_MIDDLE`` plus inputs; third: the rest. Growing
+        stages bound what a failing candidate wastes after its first failure (a slow candidate
+        times out on input after input, 1 s each) at one extra process per passing candidate."""
+        n_plus = len(task.plus_inputs)
+        head = min(PLUS_HEAD, n_plus)
+        middle = min(head + PLUS_MIDDLE, n_plus)
+        stages = [[("base", 0, len(task.base_inputs)), ("plus", 0, head)], [("plus", head, middle)],
+                  [("plus", middle, n_plus)]]
+        stages = [[seg for seg in stage if seg[2] > seg[1]] for stage in stages]
+        return [stage for stage in stages if stage]
+
+    def _grade_stages(self, task: Task, solution: str, stages: Sequence[Sequence[tuple[str, int, int]]],
                       stop_at_failure: bool) -> tuple[list[PhaseResult], tuple[str, ...], str]:
         expected = self.expected(task.id)
         entry_point = _entry_point_for(solution, task)
@@ -302,34 +311,43 @@ class Grader:
         firsts: dict[str, dict[str, Any] | None] = {}
         comparators: dict[str, Comparator] = {}
         layer = ""
-        for phase, lo, hi in stages:
-            inputs = (task.base_inputs if phase == "base" else task.plus_inputs)[lo:hi]
-            report = self._run(solution, entry_point, [(inputs, _call_limits(expected.times[phase][lo:hi]))])
+        for stage in stages:
+            segments = [((task.base_inputs if phase == "base" else task.plus_inputs)[lo:hi], phase, lo, hi)
+                        for phase, lo, hi in stage]
+            report = self._run(solution, entry_point,
+                               [(inputs, _call_limits(expected.times[phase][lo:hi])) for inputs, phase, lo, hi in segments])
             layer = getattr(report, "layer", layer)
-            # One comparator per phase, across its chunks: evalplus's tolerance state is per phase.
-            comparator = comparators.setdefault(phase, Comparator(task.dataset, task.oracle_name, task.atol))
-            ok, first = self._check_chunk(task, report, phase, lo, inputs, expected.values[phase][lo:hi], comparator)
-            outcomes.setdefault(phase, []).extend(ok)
-            if firsts.get(phase) is None:
-                firsts[phase] = first
-            if first is not None and stop_at_failure:
+            offset = 0
+            failed = False
+            for inputs, phase, lo, hi in segments:
+                # One comparator per phase, across processes: evalplus's tolerance state is per phase.
+                comparator = comparators.setdefault(phase, Comparator(task.dataset, task.oracle_name, task.atol))
+                ok, first = self._check_segment(task, report, offset, phase, lo, inputs,
+                                                expected.values[phase][lo:hi], comparator)
+                outcomes.setdefault(phase, []).extend(ok)
+                if firsts.get(phase) is None:
+                    firsts[phase] = first
+                failed = failed or first is not None
+                offset += len(inputs)
+            if failed and stop_at_failure:
                 break
         results = [PhaseResult(phase, tuple(outcomes[phase]), firsts.get(phase)) for phase in outcomes]
-        skipped = tuple(dict.fromkeys(p for p, _, _ in stages if p not in outcomes))
+        counted = {phase: len(values) for phase, values in outcomes.items()}
+        skipped = tuple(dict.fromkeys(
+            phase for stage in stages for phase, lo, hi in stage if counted.get(phase, 0) < hi))
         return results, skipped, layer
 
     def run_phase(self, task: Task, solution: str, phase: str) -> PhaseResult:
         """Run `solution` on every input of one phase, in one process (the teacher uses "base")."""
         n = len(task.base_inputs if phase == "base" else task.plus_inputs)
-        results, _, _ = self._grade_stages(task, solution, [(phase, 0, n)], stop_at_failure=False)
+        results, _, _ = self._grade_stages(task, solution, [[(phase, 0, n)]], stop_at_failure=False)
         return results[0] if results else PhaseResult(phase, ())
 
     def grade(self, task: Task, solution: str) -> Truth:
-        """Ground truth for one candidate: its base inputs in one fresh sandboxed process, then, if
-        they all pass, its plus inputs (in two processes when there are many: the first
-        ``PLUS_HEAD`` inputs, then the rest). Once an input fails the label is decided and later
-        stages are not run -- evalplus's fast check, which otherwise would cost a run of every
-        remaining input (1 s each when they all time out).
+        """Ground truth for one candidate, in at most three fresh sandboxed processes (see
+        :meth:`_stages`). Once an input fails the label is decided and no further process is
+        started -- evalplus's fast check, which otherwise would cost a run of every remaining
+        input (1 s each when they all time out).
 
         A grader remembers its grades: grading the same text for the same task again returns the
         first result without running it (builds that reuse a grader stay cheap)."""
