@@ -37,6 +37,8 @@ def test_evolve_runs_and_compare(evo, tmp_path):
     res = invoke("runs", "show", run_a, "--events")
     assert res.exit_code == 0, res.output
     assert "lifecycle: seed" in res.output and "history" in res.output
+    res = invoke("runs", "verify", run_a)
+    assert res.exit_code == 0 and "every round recomputes" in res.output, res.output
     res = invoke("runs", "export", run_a, "--json")
     data = json.loads(res.output)
     assert [r["round"] for r in data["rounds"]] == [0, 1, 2]

@@ -130,3 +130,32 @@ def export_cmd(run: str, as_json: bool, no_verdicts: bool) -> None:
             out["verdicts"] = s.verdicts()
             out["traces"] = s.traces()
     dump_json(out)
+
+
+@runs_group.command("verify")
+@click.argument("run", type=click.Path(exists=True, dir_okay=False))
+@friendly_errors
+def verify_cmd(run: str) -> None:
+    """Recompute every round's objective from RUN alone and compare with what was recorded."""
+    from vx.evolve.recompute import RecomputeError, round_score
+
+    bad = 0
+    with _open(run) as s:
+        t = Table(title="recorded vs recomputed", title_justify="left", show_edge=False)
+        for col in ("round", "objective", "recomputed", "A_dev", "recomputed", "A_train", "recomputed", ""):
+            t.add_column(col, justify="right")
+        try:
+            for r in s.rounds():
+                g = round_score(s, r["round"])
+                ok = all(abs(a - b) <= 1e-9 for a, b in ((g.objective, r["objective"]), (g.a_dev, r["a_dev"]),
+                                                          (g.a_train, r["a_train"])))
+                bad += not ok
+                t.add_row(str(r["round"]), fmt_num(r["objective"], 6), fmt_num(g.objective, 6), fmt_num(r["a_dev"], 6),
+                          fmt_num(g.a_dev, 6), fmt_num(r["a_train"], 6), fmt_num(g.a_train, 6),
+                          "ok" if ok else "[red]MISMATCH[/]")
+        except RecomputeError as exc:
+            raise UserError(str(exc)) from None
+    console.print(t)
+    if bad:
+        raise UserError(f"{bad} round(s) do not recompute to the recorded figures")
+    console.print("every round recomputes to the recorded objective, A_dev and A_train")
