@@ -309,6 +309,19 @@ def summarize_file(name: str, runs: list[dict[str, Any]], n_permutations: int) -
     return "\n".join(lines), summary
 
 
+def git_revision() -> str:
+    import subprocess
+
+    try:
+        rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                             check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no", "src"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown revision"
+    return f"commit {rev}" + (" with local changes in src/" if dirty else "")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -345,6 +358,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cache = VerdictCache(args.work / "verdicts.sqlite")
     builder = Builder(data_dir, args.work, args.seed_expr, args.jobs)
     t_start = time.perf_counter()
+    revision = git_revision()
     sections, everything = [], {}
     for f in files:
         runs = [run_seed(f, s, args, builder, cache) for s in args.seeds]
@@ -361,7 +375,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     head = [
         "## Verifier quality against peers (MBPP+, real model outputs)\n",
         f"`python benchmarks/bench_quality.py --seeds {' '.join(map(str, args.seeds))} --rounds {args.rounds}` — "
-        f"{minutes:.1f} min on {os.cpu_count()} cores ({platform.python_version()}), "
+        f"{minutes:.1f} min on {os.cpu_count()} cores (Python {platform.python_version()}, vx at {revision}), "
         f"evolution `EvolveConfig(rounds={args.rounds}, seed=<seed>, jobs={args.jobs})` defaults otherwise, no LLM; "
         f"SPADE α={args.alpha:g}, τ={args.tau:g}; logistic regression backend: {lr_backend}; "
         f"{args.permutations} sign-flip permutations, one cluster per task, pooled over seeds. "
