@@ -71,11 +71,11 @@ def evolve_family(family: str | Path | Family, *, config: EvolveConfig = EvolveC
         path = Path(out) if out is not None else default_run_path(fam)
         if path.exists():
             raise EvolutionError(f"{path} already exists; choose another --out or continue it with --resume {path}")
-        store = RunStore(path, create=True)
-        seed_text = fam.seed_text or ""
-        store.set_meta({"format": FORMAT, "family": fam.name, "family_dir": str(fam.dir), "config": config.as_dict(),
-                        "seed_text": seed_text, "objective_constants": dict(fam.objective),
-                        "vx_version": _version()})
+        if fam.seed_text is None:
+            raise EvolutionError(f"{fam.seed_path}: the family has no seed expression; write one there (a .vx "
+                                 "expression over the family's ops — `vx ops` lists them), e.g. "
+                                 "(any crash fails_visible_example) for a code family")
+        seed_text = fam.seed_text
     view = fam.evolution_view()
     pool = view.pool()
     if resume is not None:
@@ -83,7 +83,11 @@ def evolve_family(family: str | Path | Family, *, config: EvolveConfig = EvolveC
 
         seed = parse(seed_text, filename=f"{resume} (seed)", known_ops=pool.names)
     else:
-        seed = fam.seed(pool.names)
+        seed = fam.seed(pool.names)  # a syntax error or an unknown op is reported before any file is written
+        store = RunStore(path, create=True)
+        store.set_meta({"format": FORMAT, "family": fam.name, "family_dir": str(fam.dir), "config": config.as_dict(),
+                        "seed_text": seed_text, "objective_constants": dict(fam.objective),
+                        "vx_version": _version()})
     auditor = None
     if audit:
         auditor = LockedAuditor(fam.audit(), fam.tasks, cache=cache, jobs=config.jobs, timeout=config.timeout,
