@@ -42,25 +42,45 @@ ABSTAIN_OP = "__vx_abstain__"
 _CHUNK_WORDS = 1 << 22
 
 
+_LEAF = ("L",)
+_FLAT: dict[tuple, tuple] = {}  # (kind, k, n) -> shape of a flat node over n leaves
+
+
+def _flat_shape(t: type, k: int, n: int) -> tuple:
+    key = (t, k, n)
+    shape = _FLAT.get(key)
+    if shape is None:
+        slots = (_LEAF,) * n
+        shape = _FLAT[key] = ("any", slots) if t is Any else ("all", slots) if t is All else ("vote", k, slots)
+    return shape
+
+
 def shape_of(node: Node) -> tuple[tuple, tuple[str, ...]]:
     """``(shape, leaf names)``: the tree with leaves as slots, and the leaves left to right."""
     leaves: list[str] = []
+    append = leaves.append
 
     def go(n: Node) -> tuple:
-        if isinstance(n, Op):
-            leaves.append(n.name)
-            return ("L",)
-        if isinstance(n, Not):
+        t = type(n)
+        if t is Op:
+            append(n.name)
+            return _LEAF
+        if t is Not:
             return ("not", go(n.child))
-        kids = tuple(go(c) for c in n.children)
-        if isinstance(n, Any):
-            return ("any", kids)
-        if isinstance(n, All):
-            return ("all", kids)
-        if isinstance(n, Vote):
-            return ("vote", n.k, kids)
-        if isinstance(n, WVote):
-            return ("wvote", n.threshold, n.weights, kids)
+        kids = n.children
+        if t is not WVote and all(type(c) is Op for c in kids):  # flat: the common case
+            for c in kids:
+                append(c.name)
+            return _flat_shape(t, n.k if t is Vote else 0, len(kids))
+        sub = tuple([go(c) for c in kids])
+        if t is Any:
+            return ("any", sub)
+        if t is All:
+            return ("all", sub)
+        if t is Vote:
+            return ("vote", n.k, sub)
+        if t is WVote:
+            return ("wvote", n.threshold, n.weights, sub)
         raise TypeError(f"not a vx node: {n!r}")  # pragma: no cover
 
     return go(node), tuple(leaves)
