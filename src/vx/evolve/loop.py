@@ -59,26 +59,26 @@ class EvolutionError(Exception):
 class EvolveConfig:
     """Run options. Everything here is stored with the run; a resumed run reuses it."""
 
-    rounds: int = 10
-    seed: int = 0
-    ablation: str | None = None
-    patience: int | None = None
+    rounds: int = 10  # rounds after round 0 (the seed)
+    seed: int = 0  # round r draws from numpy.random.default_rng([seed, r])
+    ablation: str | None = None  # None, "naive" or "no-lifecycle"
+    patience: int | None = None  # early stop after this many rounds without a gain >= min_delta (off: None)
     min_delta: float = 0.0
-    elite_size: int = 12
-    enum_max_size: int = 3
-    enum_budget: int = 4000
+    elite_size: int = 12  # expressions kept in the elite archive
+    enum_max_size: int = 3  # subset seeding: any/all/vote over up to this many ops
+    enum_budget: int = 4000  # ... sampled when the full enumeration is larger
     mutations_per_elite: int = 40
     crossovers: int = 200
-    max_leaves: int = 8
-    min_cluster: int = 2
-    max_clusters: int = 4
-    max_cluster_items: int = 24
-    synth_per_cluster: int = 8
-    record_candidates: int = 50
-    jobs: int | None = None
-    timeout: float = 10.0
-    abstain: str = "pass"
-    consensus: str = "per-class"
+    max_leaves: int = 8  # mutated / crossed candidates larger than this are dropped
+    min_cluster: int = 2  # a recurring cluster has at least this many misses and gaps
+    max_clusters: int = 4  # clusters synthesized for per round (most misses first)
+    max_cluster_items: int = 24  # items of a cluster shown to synthesizers and used by the birth gate
+    synth_per_cluster: int = 8  # specs the offline synthesizer proposes per cluster
+    record_candidates: int = 50  # candidates stored per round (the best ones)
+    jobs: int | None = None  # worker processes for applying ops (None: CPU count)
+    timeout: float = 10.0  # seconds per op call
+    abstain: str = "pass"  # how the objective scores a final ABSTAIN ("pass" or "exclude")
+    consensus: str = "per-class"  # the train consensus ("per-class" or "majority")
 
     def __attrs_post_init__(self) -> None:
         if self.ablation is not None and self.ablation not in ABLATIONS:
