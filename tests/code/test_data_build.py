@@ -42,6 +42,7 @@ def test_family_files_and_loader(built):
     config = tomllib.loads((out / "family.toml").read_text())
     assert config["provenance"]["seed"] == 3
     assert config["provenance"]["tasks_without_literal_test_inputs"] == ["HumanEval/32"]
+    assert config["provenance"]["visible_examples"]["found"]["doctest"] > 0
     assert "seed" not in config  # no seed.vx yet: the builder says so instead of pointing at nothing
     assert any("seed.vx" in note for note in report.notes)
     assert "grading outputs (hidden tests)" in stages

@@ -230,6 +230,7 @@ def build_humaneval(out_dir: str | os.PathLike[str], *, seed: int = 0, n_mutants
         "split": "disjoint by task",
         "sandbox_layer": grader.layer,
         "tasks_total": len(all_tasks),
+        "visible_examples": _example_counts(stats),
         "tasks_without_literal_test_inputs": no_inputs,
         "tasks_with_failing_reference": sorted(problems),
         "operators": dict(sorted(operator_counts.items())),
@@ -351,6 +352,7 @@ def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | o
         "tasks_in_samples": len({s.task_id for s in samples}),
         "tasks_in_mbpp_plus": len(tasks),
         "tasks_kept": len(used),
+        "visible_examples": _example_counts(stats),
         "tasks_with_failing_reference": sorted(problems),
         "renamed_tasks": sorted(tid for tid, t in tasks.items() if t.aliases),
         "spec_drift_tasks": sorted(drift),
@@ -367,6 +369,12 @@ def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | o
     counts["spec_drift_items"] = {
         split: sum(1 for it in getattr(splits, split) if it.meta.get("spec_drift")) for split in ("train", "dev", "locked")}
     return BuildReport(out, counts, provenance, notes)
+
+
+def _example_counts(stats: ExtractionStats) -> dict[str, Any]:
+    """Visible examples found (by source) and skipped (by reason), for provenance."""
+    return {"found": dict(sorted(stats.found.items())), "skipped": dict(sorted(stats.skipped.items())),
+            "tasks_without_example": sorted(set(stats.tasks_without_example))}
 
 
 def _spec_drift(grader: Grader, tasks: Mapping[str, Task], progress: Progress) -> set[str]:
