@@ -121,3 +121,12 @@ def test_build_rejects_an_unknown_backend(tmp_path):
                         "academic,x,SELECT 1,q,\n", encoding="utf-8")
     with pytest.raises(BuildError, match="duckdb or sqlite, not 'snowflake'"):
         build_sql(csv_path, tmp_path / "out", backend="snowflake")
+
+
+def test_the_builders_seed_is_canonical():
+    from vx.dsl.parse import parse
+    from vx.dsl.printer import to_text
+    from vx.ops.packs.sql.build import SEED_EXPRESSION
+
+    body = "\n".join(l for l in SEED_EXPRESSION.splitlines() if not l.startswith(";"))
+    assert to_text(parse(body)) == body.strip()

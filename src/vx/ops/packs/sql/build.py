@@ -35,8 +35,14 @@ from vx.ops.packs.sql.warehouse import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, QueryR
 SEED_EXPRESSION = """\
 ; family: sql
 ; the hand-written seed: any known SQL drawback fails the query
-(any execution_error timeout missing_group_by unknown_identifier cartesian_join top_n_missing_limit
-     (vote 2 empty_result null_heavy_result date_as_string_compare select_star))
+(any
+  execution_error
+  timeout
+  missing_group_by
+  unknown_identifier
+  cartesian_join
+  top_n_missing_limit
+  (vote 2 empty_result null_heavy_result date_as_string_compare select_star))
 """
 
 ENGINE_NAMES = {"duckdb": "DuckDB", "sqlite": "SQLite"}  # backends the bundled databases can be built for
