@@ -1,5 +1,5 @@
-"""`vx data build humaneval|mbpp` -- build a code family directory (thin wrapper over
-`vx.ops.packs.code.build`)."""
+"""`vx data build <family>` -- build a family directory (thin wrappers over each pack's builder:
+`vx.ops.packs.code.build` for humaneval|mbpp, and the report and sql packs' builders)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def data_group() -> None:
 
 @data_group.group("build")
 def build_group() -> None:
-    """Build a code family directory (tasks, train/dev/locked splits, family.toml)."""
+    """Build a family directory (tasks, train/dev/locked splits, family.toml)."""
 
 
 _common = [
