@@ -329,7 +329,7 @@ def from_doctest(prompt: str, function: str, stats: ExtractionStats) -> list[Exa
             value = _parse_value(" ".join(expected_lines))
             found.append(_example_from_call(call, value, "doctest"))
         except NotLiteral as exc:
-            stats.skip(_reason(exc) if "round-trip" in str(exc) else "non-literal value")
+            stats.skip(_reason(exc))
     stats.found["doctest"] += len(found)
     return found
 
@@ -356,7 +356,7 @@ def from_docstring(prompt: str, function: str, stats: ExtractionStats) -> list[E
             value = _parse_value(rest)
             found.append(_example_from_call(call, value, "docstring"))
         except NotLiteral as exc:
-            stats.skip(_reason(exc) if "round-trip" in str(exc) else "non-literal value")
+            stats.skip(_reason(exc))
     stats.found["docstring"] += len(found)
     return found
 
