@@ -188,6 +188,7 @@ def build_humaneval(out_dir: str | os.PathLike[str], *, seed: int = 0, n_mutants
     tasks = {tid: t for tid, t in all_tasks.items() if t.base_inputs}
     no_inputs = sorted(set(all_tasks) - set(tasks))
     grader = grader or Grader(tasks, version=version, cache_dir=cache_dir, workers=workers)
+    grader.tasks.update(tasks)  # a grader passed in grades these tasks as built here
     progress("running reference solutions", len(tasks), 0)
     problems = grader.prepare(list(tasks), progress=lambda n: progress("running reference solutions", None, n))
     for tid in problems:
@@ -301,6 +302,7 @@ def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | o
             examples=tuple(examples), meta={"evalplus_entry_point": plus.entry_point} if aliases else {})
 
     grader = grader or Grader(tasks, version=version, cache_dir=cache_dir, workers=workers)
+    grader.tasks.update(tasks)  # a grader passed in grades these tasks as built here
     progress("running reference solutions", len(tasks), 0)
     problems = grader.prepare(list(tasks), progress=lambda n: progress("running reference solutions", None, n))
 
