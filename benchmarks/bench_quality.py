@@ -201,8 +201,9 @@ def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path,
         finals = to_finals(codes)
         a = agreement([finals[i] for i in np.flatnonzero(is_locked)], locked_labels)
         correct = (codes[is_locked] == 1) == locked_fail
+        d = agreement([finals[i] for i in np.flatnonzero(is_dev)], list(dev_labels))
         results[name] = {
-            "accuracy": a.accuracy, "balanced_accuracy": a.balanced_accuracy, "coverage": a.coverage,
+            "dev_recall_weighted": d.recall_weighted, "accuracy": a.accuracy, "balanced_accuracy": a.balanced_accuracy, "coverage": a.coverage,
             "confusion": {"tp": a.tp, "fp": a.fp, "tn": a.tn, "fn": a.fn},
             "train_pass_share": float((codes[is_train] != 1).mean()) if n_tr else float("nan"),
             "correct": correct.astype(int).tolist(), "detail": detail, "seconds": seconds}
@@ -271,16 +272,17 @@ def summarize_file(name: str, runs: list[dict[str, Any]], n_permutations: int) -
                  f"{c.get('train_items')} train, {c.get('dev_items')} dev, {c.get('locked_items')} locked items; "
                  f"true pass share: train {mean_std([r['true_train_pass_share'] for r in runs])}, "
                  f"locked {mean_std([r['true_locked_pass_share'] for r in runs])}.\n")
-    lines.append("| method | locked accuracy | locked balanced acc. | train pass share | "
+    lines.append("| method | dev agreement (rw) | locked accuracy | locked balanced acc. | train pass share | "
                  "Δ acc. vx-evolved − method | p (task-clustered) |")
-    lines.append("|---|---|---|---|---|---|")
+    lines.append("|---|---|---|---|---|---|---|")
     summary: dict[str, Any] = {}
     for m in methods:
         rows = [r["methods"].get(m, {}) for r in runs]
         if any("missing" in row or not row for row in rows):
             why = next((row.get("missing", "") for row in rows if "missing" in row), "not run")
-            lines.append(f"| {m} | not run | | | | {why.split(';')[0]} |")
+            lines.append(f"| {m} | not run | | | | | {why.split(';')[0]} |")
             continue
+        dev = [row["dev_recall_weighted"] for row in rows]
         acc = [row["accuracy"] for row in rows]
         bal = [row["balanced_accuracy"] for row in rows]
         tps = [row["train_pass_share"] for row in rows]
@@ -293,8 +295,8 @@ def summarize_file(name: str, runs: list[dict[str, Any]], n_permutations: int) -
             diff, p = f"{t.diff:+.3f}", f"{t.p_value:.4f}"
             summary.setdefault("tests", {})[m] = {"diff": t.diff, "p": t.p_value, "clusters": t.n_clusters,
                                                   "items": t.n_items}
-        lines.append(f"| {m} | {mean_std(acc)} | {mean_std(bal)} | {mean_std(tps)} | {diff} | {p} |")
-        summary.setdefault("methods", {})[m] = {"accuracy": acc, "balanced_accuracy": bal, "train_pass_share": tps}
+        lines.append(f"| {m} | {mean_std(dev)} | {mean_std(acc)} | {mean_std(bal)} | {mean_std(tps)} | {diff} | {p} |")
+        summary.setdefault("methods", {})[m] = {"dev_recall_weighted": dev, "accuracy": acc, "balanced_accuracy": bal, "train_pass_share": tps}
     lines.append("")
     lines.append("<details><summary>what each method chose, per seed</summary>\n")
     lines.append("| seed | method | choice |")
@@ -379,8 +381,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"evolution `EvolveConfig(rounds={args.rounds}, seed=<seed>, jobs={args.jobs})` defaults otherwise, no LLM; "
         f"SPADE α={args.alpha:g}, τ={args.tau:g}; logistic regression backend: {lr_backend}; "
         f"{args.permutations} sign-flip permutations, one cluster per task, pooled over seeds. "
-        "Locked accuracy: share of locked items whose final verdict (FAIL vs PASS, abstain = PASS) "
-        "matches the hidden-test label; balanced: mean of the two class recalls.\n",
+        "Dev agreement: recall-weighted agreement (FAIL weight 2, vx's A_dev) on the 10 dev items every method "
+        "was chosen or fitted on. Locked accuracy: share of locked items whose final verdict (FAIL vs PASS, "
+        "abstain = PASS) matches the hidden-test label; balanced: mean of the two class recalls.\n",
     ]
     text = "\n".join(head + sections)
     out = args.out or args.work / "quality.md"

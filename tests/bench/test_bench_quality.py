@@ -56,6 +56,7 @@ def test_every_method_is_scored_on_the_same_locked_items_and_locked_labels_chang
             continue
         assert len(row["correct"]) == n_locked
         assert 0.0 <= row["accuracy"] <= 1.0 and 0.0 <= row["train_pass_share"] <= 1.0
+        assert 0.0 <= row["dev_recall_weighted"] <= 1.0
         assert row["accuracy"] == pytest.approx(sum(row["correct"]) / n_locked)
         # with every locked label flipped every method chooses exactly the same …
         assert b["methods"][name]["detail"] == row["detail"], name
