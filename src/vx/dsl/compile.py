@@ -153,26 +153,10 @@ class BatchEvaluator:
                 np.bitwise_or(blocked, np.bitwise_xor(o, f, out=scratch), out=blocked)
             return opines, np.bitwise_and(opines, np.bitwise_not(blocked, out=blocked), out=blocked)
         if isinstance(node, Vote):
-            return opines, self._at_least(node.k, fs)
+            return opines, at_least(node.k, fs)
         if isinstance(node, WVote):
             return opines, self._weighted(node, opines, fs)
         raise TypeError(f"not a vx node: {node!r}")  # pragma: no cover
-
-    @staticmethod
-    def _at_least(k: int, fs: list[np.ndarray]) -> np.ndarray:
-        """Bits set where at least ``k`` of the rows ``fs`` are set (bit-sliced counting)."""
-        counts: list[np.ndarray] = []  # counts[j-1]: at least j rows seen so far are set
-        for i, f in enumerate(fs):
-            for j in range(min(k, i + 1), 1, -1):
-                if j - 1 == len(counts):
-                    counts.append(np.bitwise_and(counts[j - 2], f))
-                else:
-                    np.bitwise_or(counts[j - 1], np.bitwise_and(counts[j - 2], f), out=counts[j - 1])
-            if counts:
-                np.bitwise_or(counts[0], f, out=counts[0])
-            else:
-                counts.append(f.copy())
-        return counts[k - 1]
 
     def _weighted(self, node: WVote, opines: np.ndarray, fs: list[np.ndarray]) -> np.ndarray:
         """Bits set where the weights of the firing children sum to at least the threshold.
@@ -233,6 +217,23 @@ class BatchEvaluator:
                 bits = unpack_bits(f, self._n)
                 np.add(sums, abs(w), out=sums, where=bits if w > 0 else ~bits)
         return np.bitwise_and(pack_bits(sums >= target), opines)
+
+
+def at_least(k: int, fs: list[np.ndarray]) -> np.ndarray:
+    """Bits set where at least ``k`` of the bit rows ``fs`` are set (bit-sliced counting; rows may
+    be stacked: any shape, elementwise)."""
+    counts: list[np.ndarray] = []  # counts[j-1]: at least j rows seen so far are set
+    for i, f in enumerate(fs):
+        for j in range(min(k, i + 1), 1, -1):
+            if j - 1 == len(counts):
+                counts.append(np.bitwise_and(counts[j - 2], f))
+            else:
+                np.bitwise_or(counts[j - 1], np.bitwise_and(counts[j - 2], f), out=counts[j - 1])
+        if counts:
+            np.bitwise_or(counts[0], f, out=counts[0])
+        else:
+            counts.append(f.copy())
+    return counts[k - 1]
 
 
 def evaluate(node: Node, matrix: VerdictMatrix) -> np.ndarray:

@@ -28,6 +28,7 @@ from fractions import Fraction
 import attrs
 import numpy as np
 
+from vx.dsl.compile import at_least
 from vx.dsl.ast import All, Any, Node, Not, Op, Vote, WVote
 from vx.dsl.matrix import VerdictMatrix, pack_bits, unpack_bits
 
@@ -169,7 +170,7 @@ def _eval_shape(shape: tuple, cols: np.ndarray, start: int, rows: BatchRows) -> 
         clean = _or([np.bitwise_xor(o, f) for o, f in zip(os_, fs)])
         return opines, np.bitwise_and(opines, np.bitwise_not(clean)), nxt
     if kind == "vote":
-        return opines, _at_least(shape[1], fs), nxt
+        return opines, at_least(shape[1], fs), nxt
     if kind == "wvote":
         return opines, _weighted(shape[1], shape[2], opines, fs, rows.n_items), nxt
     raise TypeError(f"unknown shape {kind!r}")  # pragma: no cover
@@ -180,21 +181,6 @@ def _or(rows: list[np.ndarray]) -> np.ndarray:
     for r in rows[1:]:
         np.bitwise_or(out, r, out=out)
     return out
-
-
-def _at_least(k: int, fs: list[np.ndarray]) -> np.ndarray:
-    counts: list[np.ndarray] = []  # counts[j-1]: bits where at least j rows seen so far are set
-    for i, f in enumerate(fs):
-        for j in range(min(k, i + 1), 1, -1):
-            if j - 1 == len(counts):
-                counts.append(np.bitwise_and(counts[j - 2], f))
-            else:
-                np.bitwise_or(counts[j - 1], np.bitwise_and(counts[j - 2], f), out=counts[j - 1])
-        if counts:
-            np.bitwise_or(counts[0], f, out=counts[0])
-        else:
-            counts.append(f.copy())
-    return counts[k - 1]
 
 
 def _weighted(threshold: Fraction, weights: tuple[Fraction, ...], opines: np.ndarray, fs: list[np.ndarray],

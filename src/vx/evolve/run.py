@@ -30,7 +30,6 @@ from vx.evolve.synthesize import Synthesizer
 from vx.ops.cache import VerdictCache
 from vx.ops.families import Family
 from vx.ops.registry import OpPool
-from vx.ops.specs import op_from_spec
 
 __all__ = ["evolve_family", "default_run_path", "write_vx", "load_pool_for_vx"]
 
@@ -126,22 +125,9 @@ def write_vx(path: str | Path, result: EvolutionResult, *, family: str, pool: Op
 
 def load_pool_for_vx(vx_path: str | Path, family: Family) -> OpPool:
     """The family's pool plus the synthesized ops a .vx file's ``; specs:`` header names."""
-    from vx.dsl.parse import read_header
+    from vx.verifier import pool_for_vx
 
-    vx_path = Path(vx_path)
-    pool = family.pool()
-    header = read_header(vx_path.read_text(encoding="utf-8"))
-    if "specs" in header:
-        side = vx_path.parent / header["specs"]
-        try:
-            specs = json.loads(side.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise EvolutionError(f"{vx_path}: cannot read the specs file {side} named in its header: {exc}") from None
-        for spec in specs:
-            o = op_from_spec(spec, provenance={"origin": "synthesized", "file": str(side)})
-            if o.name not in pool:
-                pool.add(o)
-    return pool
+    return pool_for_vx(vx_path, family)
 
 
 def _version() -> str:

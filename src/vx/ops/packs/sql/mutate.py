@@ -42,7 +42,7 @@ import attrs
 import sqlglot
 from sqlglot import exp
 
-from vx.ops.packs.sql.analysis import aggregates_in, from_clause, selects
+from vx.ops.packs.sql.analysis import aggregates_in, selects
 from vx.ops.packs.sql.catalog import Catalog, is_date_like
 
 
