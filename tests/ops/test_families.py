@@ -108,3 +108,11 @@ def test_find_family_upwards(tiny_family):
     sub.mkdir(parents=True)
     assert find_family_dir(sub) == tiny_family.resolve()
     assert find_family_dir(tiny_family / "seed.vx") == tiny_family.resolve()
+
+
+def test_train_reaches_evolution_without_meta(tiny_family):
+    train = tiny_family / "train.jsonl"
+    train.write_text(train.read_text().replace('"output": "apples"}', '"output": "apples", "meta": {"operator": "off_by_one"}}'))
+    fam = Family(tiny_family)
+    assert fam.split("train").items[0].meta == {"operator": "off_by_one"}  # a person still sees provenance
+    assert all(it.meta == {} for it in fam.evolution_view().train)  # evolution does not

@@ -94,7 +94,10 @@ class Split:
         return [it.label for it in self.items]
 
     def unlabeled(self) -> Split:
-        return Split(self.name, tuple(attrs.evolve(it, label=None, reference=None) for it in self.items), self.path)
+        """The items with no label, no reference and no meta (a builder's provenance, such as the
+        mutation that made an output, would tell its label)."""
+        return Split(self.name, tuple(attrs.evolve(it, label=None, reference=None, meta={}) for it in self.items),
+                     self.path)
 
 
 def read_jsonl(path: Path, problems: list[str]) -> list[tuple[int, dict[str, Any]]]:
@@ -345,7 +348,8 @@ class Family:
         return self._audit
 
     def evolution_view(self) -> EvolutionView:
-        return EvolutionView(self.name, self.tasks, self._splits["train"], self._splits["dev"],
+        # train reaches evolution as outputs only: any provenance in its items' meta could leak labels
+        return EvolutionView(self.name, self.tasks, self._splits["train"].unlabeled(), self._splits["dev"],
                              dict(self.objective), self.dir, self.root_name, self._pool_factory)
 
     def labeled(self, name: str) -> Split:
