@@ -537,17 +537,38 @@ class Evolution:
         distinct = self.incumbent.op_names()
         protected = frozenset({self.root} if self.root else set()) | (frozenset(distinct) if len(distinct) == 1 else frozenset())
         due = update_streaks(self.records, margins, policy=self.policy, protected=protected)
-        for name in due:
-            pruned = prune_op(self.incumbent, name)
-            if pruned is None:
-                continue
-            self.incumbent = normalize(pruned)
+        # Retire one op at a time, re-measuring the others on the pruned incumbent: two redundant
+        # ops both have a zero marginal, but only one of them may go — the one whose removal leaves
+        # the higher objective (then the lower marginal, then the name).
+        retired: list[str] = []
+        while due:
+            if len(self.incumbent.op_names()) <= 1:
+                break
+            margins_now = marginals(obj, self.incumbent) if retired else margins
+            options = []
+            for name in due:
+                pruned = prune_op(self.incumbent, name)
+                if pruned is None or margins_now.get(name) is None or margins_now[name] > 0:
+                    continue
+                options.append((name, normalize(pruned)))
+            if not options:
+                for name in due:  # no longer redundant once another op went: not due any more
+                    self.records[name].marginal = margins_now.get(name)
+                    self.records[name].streak = 0
+                break
+            after = obj.score([node for _, node in options]).objective
+            k = min(range(len(options)), key=lambda i: (-float(after[i]), margins_now[options[i][0]], options[i][0]))
+            name, pruned = options[k]
+            due = [n for n in due if n != name]
+            retired.append(name)
+            self.incumbent = pruned
             rec = self.records[name]
             rec.status = "retired"
             self.pool.set_status(name, "retired")
             events.append(Event(r, name, "retired", "retired",
                                 f"leave-one-out marginal non-positive for {rec.streak} rounds (grace {self.policy.grace})",
                                 {"marginal": rec.marginal}))
+        due = retired
         if due:
             elites = []
             for e in self.elites:
