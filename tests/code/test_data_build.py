@@ -43,8 +43,10 @@ def test_family_files_and_loader(built):
     assert config["provenance"]["seed"] == 3
     assert config["provenance"]["tasks_without_literal_test_inputs"] == ["HumanEval/32"]
     assert config["provenance"]["visible_examples"]["found"]["doctest"] > 0
-    assert "seed" not in config  # no seed.vx yet: the builder says so instead of pointing at nothing
+    assert config["seed"] == "seed.vx"  # a new family gets the default code seed, and the builder says so
     assert any("seed.vx" in note for note in report.notes)
+    assert family.seed(family.pool().names).op_names() == (
+        "crash", "fails_visible_example", "returns_not_print_only", "timeout", "wrong_entry_point")
     assert "grading outputs (hidden tests)" in stages
 
 

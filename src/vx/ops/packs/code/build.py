@@ -98,6 +98,18 @@ def _write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
             handle.write(json.dumps(row, ensure_ascii=False, sort_keys=False) + "\n")
 
 
+#: The seed composition written into a new code family (the same as examples/humaneval/seed.vx).
+DEFAULT_SEED = """; The hand-written seed verifier: a known drawback from any of five failure classes.
+; The root `parses` (a complete program defining the entry point) is conjoined by the family.
+(any
+  crash
+  fails_visible_example
+  returns_not_print_only
+  wrong_entry_point
+  timeout)
+"""
+
+
 def write_family(out_dir: Path, *, name: str, description: str, tasks: Sequence[Task], splits: Splits,
                  references: Mapping[str, str], provenance: Mapping[str, Any],
                  seed_expr: str | os.PathLike[str] | None = None) -> list[str]:
@@ -121,6 +133,9 @@ def write_family(out_dir: Path, *, name: str, description: str, tasks: Sequence[
     seed_path = out_dir / "seed.vx"
     if seed_expr is not None:
         shutil.copyfile(seed_expr, seed_path)
+    elif not seed_path.exists():
+        seed_path.write_text(DEFAULT_SEED, encoding="utf-8")
+        notes.append(f"wrote the default code seed expression to {seed_path} (edit it, or rebuild with --seed-expr FILE)")
     header = [
         f"name = {_toml_value(name)}",
         f"description = {_toml_value(description)}",
