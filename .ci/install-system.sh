@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# System setup for vx's code sandbox (see docs/readme/sandbox.md). Idempotent; never fails the
+# System setup for vx's code sandbox (see the README section "Running untrusted code: the sandbox"). Idempotent; never fails the
 # caller: anything that cannot be done is reported as a warning and the sandbox falls back to
 # a weaker layer (and says so in `vx doctor`).
 #

@@ -163,7 +163,7 @@ def test_canary_outside_the_workdir_survives(sb: Sandbox, tmp_path) -> None:
     if _same_account(sb) and not _fs_confined(sb):
         pytest.skip(
             f"layer {sb.layer} without Landlock as a non-root user: the candidate runs as you and "
-            "can write your files (documented in docs/readme/sandbox.md); run as root or install bubblewrap"
+            "can write your files (documented in the README, section on the sandbox); run as root or install bubblewrap"
         )
     canary = tmp_path / "canary.txt"
     canary.write_text("alive")

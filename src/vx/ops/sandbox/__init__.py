@@ -51,7 +51,7 @@ Semantics callers rely on:
   its arguments.
 
 Isolation layers, detection and the process model: see ``layers.py``, ``runner.py`` and
-docs/readme/sandbox.md. ``$VX_SANDBOX_LAYER`` forces a layer.
+the README section "Running untrusted code: the sandbox". ``$VX_SANDBOX_LAYER`` forces a layer.
 """
 
 from __future__ import annotations

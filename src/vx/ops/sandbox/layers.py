@@ -1,6 +1,6 @@
 """Which isolation layer works on this machine, found by actually trying each one.
 
-Layers, strongest first (see docs/readme/sandbox.md for the threat model):
+Layers, strongest first (see the README section "Running untrusted code: the sandbox" for the threat model):
 
 ``bwrap``
     bubblewrap, run as the unprivileged sandbox account: new user, pid, network, ipc, uts and
