@@ -181,17 +181,21 @@ def test_runs_stop_once_the_label_is_decided(grader, tmp_path):
     g.prepare()
     counting.runs = 0
     base_bug = g.grade(many, "def sq(x):\n    return 0 if x == 2 else x * x\n")
+    # one process per candidate; the parent ends it at the first wrong result
     assert base_bug.first_failure["phase"] == "base" and counting.runs == 1
     assert base_bug.skipped == ("plus",) and base_bug.meta()["not_run"] == ["plus"]
-    assert base_bug.meta()["inputs"] == {"base": 2, "plus": PLUS_HEAD}  # the head ran with the base inputs
+    assert base_bug.meta()["inputs"] == {"base": 2, "plus": 0}  # nothing after the failing base input ran
     head_bug = g.grade(many, "def sq(x):\n    return 0 if x == 10 else x * x\n")
     assert head_bug.first_failure == {"phase": "plus", "index": 0, "input": "[10]",
                                       "reason": "returned 0, expected 100"} and counting.runs == 2
+    assert head_bug.meta()["inputs"] == {"base": 2, "plus": 1}
     late_index = PLUS_HEAD + PLUS_MIDDLE + 1
     late = g.grade(many, f"def sq(x):\n    return 0 if x == {10 + late_index} else x * x\n")
-    assert late.first_failure["index"] == late_index and counting.runs == 2 + 3
-    assert late.meta()["inputs"] == {"base": 2, "plus": len(many.plus_inputs)} and late.skipped == ()
-    assert g.grade(many, "def sq(x):\n    return x ** 2\n").label == "pass" and counting.runs == 8
+    assert late.first_failure["index"] == late_index and counting.runs == 3
+    assert late.meta()["inputs"] == {"base": 2, "plus": late_index + 1} and late.skipped == ("plus",)
+    ok = g.grade(many, "def sq(x):\n    return x ** 2\n")
+    assert ok.label == "pass" and counting.runs == 4 and ok.skipped == ()
+    assert ok.meta()["inputs"] == {"base": 2, "plus": len(many.plus_inputs)}
     # the teacher's run is one process with the base inputs only
     counting.runs = 0
     assert teach(g, many, "def sq(x):\n    return 0\n").agreement == 0.0 and counting.runs == 1

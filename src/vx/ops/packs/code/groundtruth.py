@@ -167,13 +167,16 @@ class Grader:
     def layer(self) -> str:
         return str(getattr(self.sandbox, "layer", ""))
 
-    def _run(self, code: str, entry_point: str, phases: Sequence[tuple[Sequence[Any], Sequence[float]]]) -> Any:
-        """One sandboxed process running every phase's inputs in order, with evalplus's limits."""
+    def _run(self, code: str, entry_point: str, phases: Sequence[tuple[Sequence[Any], Sequence[float]]],
+             stop: Any = None) -> Any:
+        """One sandboxed process running every phase's inputs in order, with evalplus's limits.
+
+        `stop(i, outcome)` is called in the parent as each result arrives; True ends the run there."""
         inputs = [list(args) for phase_inputs, _ in phases for args in phase_inputs]
         limits = [limit for _, phase_limits in phases for limit in phase_limits]
         total = sum(min(MAX_PHASE_SECONDS, sum(phase_limits)) + 1.0 for _, phase_limits in phases) + STARTUP_SLACK
         return self.sandbox.run_calls(code, entry_point, [(args, {}) for args in inputs], timeouts=limits,
-                                      total_timeout=total, args_after=False)
+                                      total_timeout=total, args_after=False, stop=stop)
 
     # -- expected outputs -----------------------------------------------------------------------
     def _load_cache(self) -> dict[str, Any]:
@@ -275,6 +278,8 @@ class Grader:
         for i, args in enumerate(inputs):
             k = offset + i
             call = report.calls[k] if k < len(report.calls) else None
+            if call is not None and call.status == "not_run" and getattr(report, "stopped", False):
+                break  # the run was ended in the parent after an earlier failure: not counted
             if call is None or call.status == "not_run":
                 ok, reason = False, _run_reason(report)
             elif call.status == "ok" or (call.status == "unserializable" and _not_none_task(task)):
@@ -303,6 +308,23 @@ class Grader:
         stages = [[seg for seg in stage if seg[2] > seg[1]] for stage in stages]
         return [stage for stage in stages if stage]
 
+    def _stop_at_first_failure(self, task: Task, segments: Sequence[tuple[Any, str, int, int]], expected: Expected):
+        """A `stop` callback comparing each result in the parent as it arrives (own comparators, so
+        the final comparison sees the same sequence of checks); True at the first wrong result."""
+        flat = [(phase, args, expected.values[phase][lo + i])
+                for inputs, phase, lo, hi in segments for i, args in enumerate(inputs)]
+        comparators: dict[str, Comparator] = {}
+
+        def stop(i: int, call: Any) -> bool:
+            phase, args, want = flat[i]
+            if call.status == "ok" or (call.status == "unserializable" and _not_none_task(task)):
+                value = call.value if call.status == "ok" else _Opaque(call.type_name)
+                comparator = comparators.setdefault(phase, Comparator(task.dataset, task.oracle_name, task.atol))
+                return not comparator.check(list(args), value, want, out_type=call.type_name).ok
+            return True
+
+        return stop
+
     def _grade_stages(self, task: Task, solution: str, stages: Sequence[Sequence[tuple[str, int, int]]],
                       stop_at_failure: bool) -> tuple[list[PhaseResult], tuple[str, ...], str]:
         expected = self.expected(task.id)
@@ -314,8 +336,10 @@ class Grader:
         for stage in stages:
             segments = [((task.base_inputs if phase == "base" else task.plus_inputs)[lo:hi], phase, lo, hi)
                         for phase, lo, hi in stage]
+            stop = self._stop_at_first_failure(task, segments, expected) if stop_at_failure else None
             report = self._run(solution, entry_point,
-                               [(inputs, _call_limits(expected.times[phase][lo:hi])) for inputs, phase, lo, hi in segments])
+                               [(inputs, _call_limits(expected.times[phase][lo:hi])) for inputs, phase, lo, hi in segments],
+                               stop=stop)
             layer = getattr(report, "layer", layer)
             offset = 0
             failed = False
@@ -344,17 +368,19 @@ class Grader:
         return results[0] if results else PhaseResult(phase, ())
 
     def grade(self, task: Task, solution: str) -> Truth:
-        """Ground truth for one candidate, in at most three fresh sandboxed processes (see
-        :meth:`_stages`). Once an input fails the label is decided and no further process is
-        started -- evalplus's fast check, which otherwise would cost a run of every remaining
-        input (1 s each when they all time out).
+        """Ground truth for one candidate, in one fresh sandboxed process over every hidden input (base,
+        then plus, in :meth:`_stages` order). Each result is compared in the parent as it arrives, and
+        the process is ended at the first wrong one -- evalplus's fast check, which otherwise would
+        cost a run of every remaining input (1 s each when they all time out).
 
         A grader remembers its grades: grading the same text for the same task again returns the
         first result without running it (builds that reuse a grader stay cheap)."""
         memo = self._grades.get((task.id, solution))
         if memo is not None:
             return memo
-        results, skipped, layer = self._grade_stages(task, solution, self._stages(task), stop_at_failure=True)
+        # one process for every input; the parent ends it at the first wrong result (evalplus's fast check)
+        one_stage = [[seg for stage in self._stages(task) for seg in stage]]
+        results, skipped, layer = self._grade_stages(task, solution, one_stage, stop_at_failure=True)
         first = next((r.first_failure for r in results if r.first_failure is not None), None)
         label = "pass" if first is None and results and all(all(r.outcomes) for r in results) else "fail"
         truth = Truth(label=label, phases=tuple(results), first_failure=first, layer=layer, skipped=skipped)
