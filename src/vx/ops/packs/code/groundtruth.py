@@ -5,10 +5,9 @@ Two steps, as in evalplus:
 1. **Expected outputs** -- the task's canonical solution runs in the sandbox on the hidden inputs
    (base, then plus); its outputs and per-input times are cached on disk, in one JSON file per
    dataset version (``<cache_dir>/<version>.json``), so they are computed once.
-2. **Grading** -- a candidate runs in the sandbox on the same inputs, batched into at most three
-   fresh processes: the base inputs and the first ``PLUS_HEAD`` plus inputs; then, only if all of
-   those passed, the next ``PLUS_MIDDLE`` plus inputs; then the rest. Each output comes back as
-   plain data,
+2. **Grading** -- a candidate runs in one fresh sandboxed process on the same inputs (base, then
+   plus); the parent compares each output as it arrives and ends the process at the first wrong
+   one. Each output comes back as plain data,
    and the parent compares it with the expected output it kept to itself
    (:mod:`vx.ops.packs.code.compare`: evalplus's semantics). The child never sees an expected value.
 
@@ -294,12 +293,11 @@ class Grader:
         return outcomes, first
 
     def _stages(self, task: Task) -> list[list[tuple[str, int, int]]]:
-        """Processes to run, in order; each is a list of (phase, start, stop) segments.
-
-        First process: the base inputs and the first ``PLUS_HEAD`` plus inputs (where most failing
-        candidates fail); second: the next ``PLUS_MIDDLE`` plus inputs; third: the rest. Growing
-        stages bound what a failing candidate wastes after its first failure (a slow candidate
-        times out on input after input, 1 s each) at one extra process per passing candidate."""
+        """The order of a candidate's inputs as (phase, start, stop) segments, grouped in stages: the
+        base inputs and the first ``PLUS_HEAD`` plus inputs (where most failing candidates fail), the
+        next ``PLUS_MIDDLE`` plus inputs, then the rest. `grade` runs all stages in one process, ended
+        by the parent at the first wrong result; the grouping also serves callers that want separate
+        processes."""
         n_plus = len(task.plus_inputs)
         head = min(PLUS_HEAD, n_plus)
         middle = min(head + PLUS_MIDDLE, n_plus)
