@@ -120,3 +120,10 @@ def test_check_takes_known_ops_from_the_family(tiny_family):
     assert run("check", str(tiny_family / "seed.vx")).exit_code == 0
     # outside any family only the syntax is checked
     assert run("check", "--ops", "a,b", str(tiny_family / "seed.vx")).exit_code == 1
+
+
+def test_check_warns_when_a_specs_header_points_nowhere(tiny_family):
+    (tiny_family / "evolved.vx").write_text("; specs: missing.specs.json\n(any missing_keyword syn_x)\n")
+    r = CliRunner().invoke(main, ["check", str(tiny_family / "evolved.vx")])
+    assert r.exit_code == 1
+    assert "cannot read the specs file" in r.output and "unknown op 'syn_x'" in r.output

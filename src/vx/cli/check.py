@@ -58,11 +58,13 @@ def family_ops(family_dir: str | None, path: str | None) -> frozenset[str] | Non
         if "specs" in header:
             import json
 
+            side = Path(path).parent / header["specs"]
             try:
-                specs = json.loads((Path(path).parent / header["specs"]).read_text(encoding="utf-8"))
+                specs = json.loads(side.read_text(encoding="utf-8"))
                 names = names | {s.get("name", "") for s in specs if isinstance(s, dict)}
-            except (OSError, ValueError):
-                pass
+            except (OSError, ValueError) as exc:
+                click.echo(f"{path}: warning: cannot read the specs file {side} named in its header "
+                           f"(its synthesized ops will be reported as unknown): {exc}", err=True)
     return names
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vx.dsl.ast import Node, Not, Op as OpNode, Vote, WVote
-from vx.dsl.parse import parse
+from vx.dsl.parse import VxSyntaxError, parse
 from vx.dsl.printer import to_text
 from vx.evolve.store import RunStore
 
@@ -102,7 +102,7 @@ def funnel(store: RunStore, best: str) -> dict[str, int]:
     kinds = Counter(e["kind"] for e in events)
     try:
         leaves = len(parse(best).op_names())
-    except Exception:
+    except VxSyntaxError:  # a run file written by another version of vx
         leaves = 0
     return {"seed": sum(o["origin"] == "seed" for o in ops), "born": kinds.get("born", 0),
             "rejected": kinds.get("rejected", 0), "promoted": kinds.get("promoted", 0),
