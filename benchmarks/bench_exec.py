@@ -47,7 +47,7 @@ def main() -> int:
     from vx.ops.packs.code import tasks as task_data
     from vx.ops.packs.code.groundtruth import Grader
     from vx.ops.packs.code.validate import evalplus_verdicts, mbpp_samples, vx_tasks
-    from vx.ops.sandbox import Sandbox, SandboxConfig
+    from vx.sandbox import Sandbox, SandboxConfig
 
     plus = task_data.load_mbpp_plus(args.data_dir)
     samples = mbpp_samples(args.samples, plus)

@@ -19,7 +19,7 @@ D, C, A = Verdict.DRAWBACK, Verdict.CLEAN, Verdict.ABSTAIN
 
 @pytest.fixture(scope="module", autouse=True)
 def _sandbox_available():
-    from vx.ops.sandbox import SandboxUnavailable
+    from vx.sandbox import SandboxUnavailable
 
     try:
         O.sandbox()

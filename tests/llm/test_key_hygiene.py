@@ -18,7 +18,7 @@ def test_the_key_is_not_stored_in_the_cache_or_ledger(make_client, fake_api, tmp
 
 
 def test_sandboxed_candidates_never_see_the_key(monkeypatch):
-    from vx.ops.sandbox import Sandbox, SandboxConfig, SandboxUnavailable
+    from vx.sandbox import Sandbox, SandboxConfig, SandboxUnavailable
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     try:

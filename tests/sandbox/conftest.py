@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from vx.ops.sandbox import LAYERS, Sandbox, SandboxConfig, SandboxUnavailable
+from vx.sandbox import LAYERS, Sandbox, SandboxConfig, SandboxUnavailable
 
 # Short limits keep the suite fast; the escape tests rely on these values.
 FAST = {"per_call_timeout": 0.5, "total_timeout": 8.0, "kill_grace": 0.5}

@@ -10,7 +10,7 @@ import tempfile
 
 import pytest
 
-from vx.ops.sandbox import (
+from vx.sandbox import (
     CALL_STATUSES,
     LAYERS,
     RUN_STATUSES,
@@ -18,8 +18,8 @@ from vx.ops.sandbox import (
     SandboxConfig,
     SandboxUnavailable,
 )
-from vx.ops.sandbox.report import assemble
-from vx.ops.sandbox.runner import RawRun
+from vx.sandbox.report import assemble
+from vx.sandbox.runner import RawRun
 
 ADD = "def add(a, b=0):\n    return a + b\n"
 

@@ -11,7 +11,7 @@ import pytest
 from vx.cli import doctor as doctor_module
 from vx.cli.doctor import Check, doctor_report, python_section, sandbox_section
 from vx.cli.main import main
-from vx.ops.sandbox import LAYERS
+from vx.sandbox import LAYERS
 
 
 @pytest.fixture(autouse=True)

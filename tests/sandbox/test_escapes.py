@@ -19,7 +19,7 @@ import uuid
 
 import pytest
 
-from vx.ops.sandbox import Sandbox, SandboxConfig
+from vx.sandbox import Sandbox, SandboxConfig
 
 from .conftest import processes_with, wait_until_gone
 
@@ -618,7 +618,7 @@ def test_everything_dies_with_vx(sb: Sandbox) -> None:
     )
     driver = _code(
         f"""
-        from vx.ops.sandbox import Sandbox, SandboxConfig
+        from vx.sandbox import Sandbox, SandboxConfig
         sb = Sandbox(SandboxConfig(layer={sb.layer!r}, per_call_timeout=20.0, total_timeout=30.0))
         sb.run_calls({candidate!r}, "f", [([], {{}})])
         """

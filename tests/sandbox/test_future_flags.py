@@ -1,6 +1,6 @@
 """Candidate code is compiled as plain Python would compile it: no __future__ flags leak in from vx."""
 
-from vx.ops.sandbox import Sandbox, SandboxConfig
+from vx.sandbox import Sandbox, SandboxConfig
 
 
 def test_annotations_are_evaluated_as_in_plain_python():

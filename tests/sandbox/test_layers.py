@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from vx.ops.sandbox import Sandbox, SandboxConfig, SandboxUnavailable, clear_cache
-from vx.ops.sandbox.layers import detect
-from vx.ops.sandbox.runner import Plan
+from vx.sandbox import Sandbox, SandboxConfig, SandboxUnavailable, clear_cache
+from vx.sandbox.layers import detect
+from vx.sandbox.runner import Plan
 
 
 @pytest.fixture
@@ -60,7 +60,7 @@ def test_probe_reports_the_wrappers_own_error() -> None:
 
 
 def test_describe_lists_unavailable_layers(fresh_detection, monkeypatch) -> None:
-    import vx.ops.sandbox as package
+    import vx.sandbox as package
 
     monkeypatch.setattr(package, "detect", lambda config, probe, all_layers=False: detect(config, _failing("bwrap")))
     sb = Sandbox(SandboxConfig())
@@ -74,7 +74,7 @@ def test_every_fallback_variant_runs_here() -> None:
     this machine; probe them all so the fallbacks stay working."""
     import shutil
 
-    from vx.ops.sandbox.layers import SECCOMP_RULES, _rlimits_plans, _unshare_plans, landlock_spec
+    from vx.sandbox.layers import SECCOMP_RULES, _rlimits_plans, _unshare_plans, landlock_spec
 
     try:
         sb = Sandbox(SandboxConfig(layer="rlimits"))

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vx.ops.sandbox import harness
-from vx.ops.sandbox.serialize import (
+from vx.sandbox import harness
+from vx.sandbox.serialize import (
     ProtocolError,
     check_plain,
     decode_value,

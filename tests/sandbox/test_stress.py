@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from vx.ops.sandbox import Sandbox, SandboxConfig
+from vx.sandbox import Sandbox, SandboxConfig
 
 from .conftest import processes_with, wait_until_gone
 

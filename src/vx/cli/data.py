@@ -52,7 +52,7 @@ def _wrap_errors(fn: Any, *args: Any, **kwargs: Any) -> Any:
     from vx.ops.packs.code.groundtruth import GroundTruthError
     from vx.ops.packs.code.split import SplitError
     from vx.ops.packs.code.tasks import DataError
-    from vx.ops.sandbox import SandboxUnavailable
+    from vx.sandbox import SandboxUnavailable
 
     try:
         return fn(*args, **kwargs)

@@ -32,7 +32,7 @@ def python_section() -> list[Check]:
 
 def sandbox_section(measure: bool = True) -> list[Check]:
     """The sandbox: every layer tried, the one in force, account, interpreter, overhead."""
-    from vx.ops.sandbox import Sandbox, SandboxConfig, SandboxUnavailable
+    from vx.sandbox import Sandbox, SandboxConfig, SandboxUnavailable
 
     try:
         sb = Sandbox(SandboxConfig(), probe_all=True)

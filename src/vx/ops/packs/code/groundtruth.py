@@ -100,14 +100,14 @@ class Truth:
 # --------------------------------------------------------------------------- value cache codec
 
 def _encode(value: Any) -> Any:
-    """Tagged JSON for a plain value, in the sandbox's own result encoding (vx.ops.sandbox.serialize)."""
-    from vx.ops.sandbox.harness import encode_value
+    """Tagged JSON for a plain value, in the sandbox's own result encoding (vx.sandbox.serialize)."""
+    from vx.sandbox.harness import encode_value
 
     return json.loads(encode_value(value))
 
 
 def _decode(encoded: Any) -> Any:
-    from vx.ops.sandbox.serialize import decode_value
+    from vx.sandbox.serialize import decode_value
 
     return decode_value(encoded)
 
@@ -157,7 +157,7 @@ class Grader:
     @property
     def sandbox(self) -> Any:
         if self._sandbox is None:
-            from vx.ops.sandbox import Sandbox, SandboxConfig
+            from vx.sandbox import Sandbox, SandboxConfig
 
             self._sandbox = Sandbox(SandboxConfig(memory_mb=MEMORY_MB))
         return self._sandbox

@@ -511,7 +511,7 @@ def sandbox() -> Any:
     global _sandbox_instance
     with _sandbox_lock:
         if _sandbox_instance is None:
-            from vx.ops.sandbox import Sandbox, SandboxConfig
+            from vx.sandbox import Sandbox, SandboxConfig
 
             _sandbox_instance = Sandbox(SandboxConfig(per_call_timeout=EXAMPLE_CALL_TIMEOUT,
                                                       total_timeout=RUN_TIMEOUT))

@@ -40,7 +40,7 @@ from typing import Any, Callable, Sequence
 
 import attrs
 
-from vx.ops.sandbox.serialize import encode_request
+from vx.sandbox.serialize import encode_request
 
 #: Python flags for the child: no site (-S), no user site (-s), no .pyc writes (-B), no
 #: script/cwd directory on sys.path (-P). Not -E: PYTHONHASHSEED must be honoured; the

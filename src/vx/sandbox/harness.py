@@ -129,7 +129,7 @@ class _CallTimeout(BaseException):
 
 
 # --------------------------------------------------------------------------------------------
-# value encoding (format: vx.ops.sandbox.serialize)
+# value encoding (format: vx.sandbox.serialize)
 # --------------------------------------------------------------------------------------------
 
 

@@ -2,7 +2,7 @@
 
 Public API::
 
-    from vx.ops.sandbox import Sandbox, SandboxConfig, RunReport, CallOutcome, ScriptReport
+    from vx.sandbox import Sandbox, SandboxConfig, RunReport, CallOutcome, ScriptReport
 
     sb = Sandbox(SandboxConfig(memory_mb=1024, per_call_timeout=2.0, total_timeout=20.0,
                                nproc=64, fsize_mb=16, nofile=64))
@@ -63,9 +63,9 @@ import statistics
 import tempfile
 from typing import Any, Callable, Sequence
 
-from vx.ops.sandbox.config import LAYER_ENV, LAYERS, SandboxConfig
-from vx.ops.sandbox.layers import Detection, LayerStatus, SandboxUnavailable, clear_cache, detect
-from vx.ops.sandbox.report import (
+from vx.sandbox.config import LAYER_ENV, LAYERS, SandboxConfig
+from vx.sandbox.layers import Detection, LayerStatus, SandboxUnavailable, clear_cache, detect
+from vx.sandbox.report import (
     CALL_STATUSES,
     RUN_STATUSES,
     SCRIPT_STATUSES,
@@ -76,7 +76,7 @@ from vx.ops.sandbox.report import (
     assemble_script,
     call_outcome,
 )
-from vx.ops.sandbox.runner import Plan, launch
+from vx.sandbox.runner import Plan, launch
 
 __all__ = [
     "CALL_STATUSES",

@@ -44,8 +44,8 @@ from typing import Any
 
 import attrs
 
-from vx.ops.sandbox.config import LAYERS, SandboxConfig
-from vx.ops.sandbox.runner import SANDBOX_HOME, Plan
+from vx.sandbox.config import LAYERS, SandboxConfig
+from vx.sandbox.runner import SANDBOX_HOME, Plan
 
 #: The account used when vx runs as root and SandboxConfig.user is not set (if it exists).
 DEDICATED_USER = "vx-sandbox"

@@ -13,8 +13,8 @@ from typing import Any, Sequence
 
 import attrs
 
-from vx.ops.sandbox.runner import RawRun
-from vx.ops.sandbox.serialize import ProtocolError, decode_value, parse_frame
+from vx.sandbox.runner import RawRun
+from vx.sandbox.serialize import ProtocolError, decode_value, parse_frame
 
 RUN_STATUSES = ("ok", "syntax_error", "load_error", "no_entry_point", "timeout", "crashed")
 CALL_STATUSES = ("ok", "exception", "timeout", "unserializable", "crashed", "not_run")

@@ -28,7 +28,7 @@ def _layer(instance: object, attribute: attrs.Attribute, value: str | None) -> N
 
 @attrs.frozen
 class SandboxConfig:
-    """Limits for every candidate run by one :class:`~vx.ops.sandbox.Sandbox`.
+    """Limits for every candidate run by one :class:`~vx.sandbox.Sandbox`.
 
     Sizes are in MiB; times in seconds. ``per_call_timeout`` is enforced inside the child
     (an alarm that raises in the candidate) *and* by the parent (which kills the process
