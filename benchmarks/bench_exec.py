@@ -3,7 +3,7 @@
 Labels every sample of one ``samples/mbpp/<model>.jsonl`` file that is in MBPP+ (224 tasks)
 against MBPP+'s base + plus inputs, twice in one run:
 
-* **vx** -- :class:`vx.ops.packs.code.groundtruth.Grader`: one fresh sandboxed process per
+* **vx** -- :class:`vx.families.code.data.groundtruth.Grader`: one fresh sandboxed process per
   candidate (bubblewrap / unshare / rlimits, whichever is strongest here), comparison in the parent;
 * **evalplus** -- evalplus 0.3.1's own ``check_correctness`` (what ``evalplus.evaluate`` runs per
   sample: two forked processes, base then plus, in-process comparison, no sandbox), through its
@@ -44,9 +44,9 @@ def main() -> int:
         print(f"needs {args.samples} and {args.data_dir} (../shared/data); not found", file=sys.stderr)
         return 2
 
-    from vx.ops.packs.code import tasks as task_data
-    from vx.ops.packs.code.groundtruth import Grader
-    from vx.ops.packs.code.validate import evalplus_verdicts, mbpp_samples, vx_tasks
+    from vx.families.code.data import tasks as task_data
+    from vx.families.code.data.groundtruth import Grader
+    from vx.families.code.data.validate import evalplus_verdicts, mbpp_samples, vx_tasks
     from vx.sandbox import Sandbox, SandboxConfig
 
     plus = task_data.load_mbpp_plus(args.data_dir)

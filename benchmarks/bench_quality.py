@@ -14,7 +14,7 @@ seed (a different task-disjoint train/dev/locked draw, so a different 10-item de
    MajorityLabelVoter, SPADE-style minimal conjunction (α, τ), logistic regression on the dev
    items, and vx evolution (anchored) with its `naive` and `no-lifecycle` ablations. Every method's
    final verdict is conjoined with the family root, as a vx verifier's is. Peers see the train
-   verdicts (unlabeled) and the dev verdicts and labels, never locked labels (`vx.peers`);
+   verdicts (unlabeled) and the dev verdicts and labels, never locked labels (`vx.baselines`);
    evolution sees `family.evolution_view()` only.
 
 Reported per samples file: locked accuracy and balanced accuracy (mean ± std over seeds), the
@@ -76,8 +76,8 @@ class Builder:
 
     def grader(self) -> Any:
         if self._grader is None:
-            from vx.ops.packs.code import tasks as task_data
-            from vx.ops.packs.code.groundtruth import Grader
+            from vx.families.code.data import tasks as task_data
+            from vx.families.code.data.groundtruth import Grader
 
             d = str(self.data_dir) if self.data_dir else None
             self._grader = Grader(task_data.load_mbpp_plus(d), version=task_data.plus_version("mbpp+", d),
@@ -85,7 +85,7 @@ class Builder:
         return self._grader
 
     def build(self, samples: Path, seed: int) -> tuple[Path, dict[str, Any]]:
-        from vx.ops.packs.code.build import BUILDER_VERSION, build_mbpp
+        from vx.families.code.data.build import BUILDER_VERSION, build_mbpp
 
         out = self.work / samples.stem / f"seed-{seed}" / "family"
         stamp_path = out.parent / "build.json"
@@ -149,7 +149,7 @@ def evolve_one(family: Any, runs_dir: Path, ablation: str | None, seed: int, rou
 
 
 def peers_for(seed: int, alpha: float, tau: float) -> list[Any]:
-    from vx.peers import (BestSingleOp, LogisticRegression, MajorityVote, SnorkelLabelModel, SnorkelMajority,
+    from vx.baselines import (BestSingleOp, LogisticRegression, MajorityVote, SnorkelLabelModel, SnorkelMajority,
                           Spade)
 
     return [BestSingleOp(), MajorityVote(), SnorkelLabelModel(seed=seed), SnorkelMajority(),
@@ -168,8 +168,8 @@ def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path,
     from vx.evolve.run import load_pool_for_vx
     from vx.metrics import agreement
     from vx.ops.apply import apply_ops
-    from vx.ops.families import Family
-    from vx.peers import MissingDependency, run_peer
+    from vx.families.family import Family
+    from vx.baselines import MissingDependency, run_peer
     from vx.verifier import to_finals
 
     family = Family(family_dir)

@@ -12,7 +12,7 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "Verifier": "vx.verifier",
-    "Family": "vx.ops.families",
+    "Family": "vx.families.family",
     "Verdict": "vx.dsl.verdict",
     "Final": "vx.dsl.verdict",
     "op": "vx.ops.core",

@@ -27,8 +27,8 @@ from vx.dsl.semantics import evaluate_item, final_verdict
 from vx.dsl.verdict import Final, Verdict
 from vx.ops.apply import Application, apply_ops, single
 from vx.ops.cache import VerdictCache
-from vx.ops.families import Family, Item, find_family_dir
-from vx.ops.registry import OpPool
+from vx.families.family import Family, Item, find_family_dir
+from vx.ops.pool import OpPool
 
 
 def final_verdicts(root_column: np.ndarray | None, expr_verdicts: np.ndarray) -> np.ndarray:
@@ -135,7 +135,7 @@ def pool_for_vx(vx_path: str | Path, family: Family) -> OpPool:
     import json
 
     from vx.dsl.parse import read_header
-    from vx.ops.families import FamilyError
+    from vx.families.family import FamilyError
     from vx.ops.specs import op_from_spec
 
     vx_path = Path(vx_path)

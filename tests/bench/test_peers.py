@@ -1,4 +1,4 @@
-"""Peer methods of the quality benchmark (`vx.peers`) on hand-made verdict matrices."""
+"""Peer methods of the quality benchmark (`vx.baselines`) on hand-made verdict matrices."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from vx.peers import (BestSingleOp, FitData, LogisticRegression, MajorityVote, MissingDependency, Spade,
+from vx.baselines import (BestSingleOp, FitData, LogisticRegression, MajorityVote, MissingDependency, Spade,
                       any_codes, dev_score, logistic_fit_numpy, majority_codes, run_peer)
 
 D, C, A = 1, 0, -1
@@ -151,7 +151,7 @@ def _brute(dev, fail, forced, alpha, tau):
     st.sampled_from([0.6, 0.8, 0.9, 1.0]), st.sampled_from([0.0, 0.2, 0.25, 0.4]))))
 def test_spade_is_exact_against_brute_force(case):
     pytest.importorskip("scipy")
-    from vx.peers import spade_select
+    from vx.baselines import spade_select
 
     rows, forced_list, alpha, tau = case
     dev = np.array(rows, dtype=np.int8)
@@ -215,7 +215,7 @@ def test_numpy_backend_matches_scikit_learn():
 @given(st.lists(st.lists(st.sampled_from([D, C, A]), min_size=4, max_size=4), min_size=1, max_size=30))
 def test_majority_vote_is_snorkels_majority_label_voter(rows):
     pytest.importorskip("snorkel")
-    from vx.peers import SnorkelMajority
+    from vx.baselines import SnorkelMajority
 
     votes = np.array(rows, dtype=np.int8)
     data = fit_data(votes[:1], [PASS])
@@ -226,7 +226,7 @@ def test_majority_vote_is_snorkels_majority_label_voter(rows):
 
 def test_snorkel_label_model_recovers_labels_from_accurate_unlabeled_ops():
     pytest.importorskip("snorkel")
-    from vx.peers import SnorkelLabelModel
+    from vx.baselines import SnorkelLabelModel
 
     rng = np.random.default_rng(0)
     truth = rng.random(600) < 0.4  # drawback
@@ -247,7 +247,7 @@ def test_snorkel_label_model_recovers_labels_from_accurate_unlabeled_ops():
 def test_snorkel_peers_say_what_to_install_when_missing(monkeypatch):
     import builtins
 
-    from vx.peers import SnorkelLabelModel
+    from vx.baselines import SnorkelLabelModel
 
     real = builtins.__import__
 

@@ -1,4 +1,4 @@
-"""Family builders (vx.ops.packs.code.build) and `vx data build`: a small HumanEval build end to end."""
+"""Family builders (vx.families.code.data.build) and `vx data build`: a small HumanEval build end to end."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vx.ops.packs.code.build import build_humaneval, build_mbpp
-from vx.ops.packs.code.groundtruth import Grader
-from vx.ops.packs.code.tasks import DataError, humaneval_version, load_humaneval
+from vx.families.code.data.build import build_humaneval, build_mbpp
+from vx.families.code.data.groundtruth import Grader
+from vx.families.code.data.tasks import DataError, humaneval_version, load_humaneval
 
 TASK_IDS = [f"HumanEval/{i}" for i in range(0, 34)]  # includes HumanEval/32 and /38 (no literal inputs)
 
@@ -35,10 +35,10 @@ def built(tmp_path_factory):
 
 def test_family_files_and_loader(built):
     out, report, _, stages, _ = built
-    from vx.ops.families import Family
+    from vx.families.family import Family
 
     family = Family(out)
-    assert family.name == "humaneval" and family.packs == ["vx.ops.packs.code"] and family.root_name == "parses"
+    assert family.name == "humaneval" and family.packs == ["code"] and family.root_name == "parses"
     config = tomllib.loads((out / "family.toml").read_text())
     assert config["provenance"]["seed"] == 3
     assert config["provenance"]["tasks_without_literal_test_inputs"] == ["HumanEval/32"]
@@ -116,7 +116,7 @@ def test_cli_errors_are_for_people(tmp_path):
 
 
 def test_samples_reader_and_flags(tmp_path):
-    from vx.ops.packs.code.samples import read_samples, solution_flags
+    from vx.families.code.data.samples import read_samples, solution_flags
 
     path = tmp_path / "model-x.jsonl"
     path.write_text(json.dumps({"task_id": "MBPP/11", "prompt": "def f(a):\n", "entry_point": "f",
@@ -138,9 +138,9 @@ def test_samples_reader_and_flags(tmp_path):
 
 
 def test_single_class_locked_split_is_reported(tmp_path):
-    from vx.ops.packs.code.build import write_family
-    from vx.ops.packs.code.split import LabelledItem, split_by_task
-    from vx.ops.packs.code.tasks import Task
+    from vx.families.code.data.build import write_family
+    from vx.families.code.data.split import LabelledItem, split_by_task
+    from vx.families.code.data.tasks import Task
 
     class Teacher:
         def __init__(self, item):

@@ -1,10 +1,10 @@
-"""evalplus comparison semantics (vx.ops.packs.code.compare), cross-checked against evalplus itself."""
+"""evalplus comparison semantics (vx.families.code.compare), cross-checked against evalplus itself."""
 
 from __future__ import annotations
 
 import pytest
 
-from vx.ops.packs.code.compare import Comparator, is_floats
+from vx.families.code.compare import Comparator, is_floats
 
 # (dataset, entry point, atol, [(inputs, out, expected), ...]) -> per-input verdicts
 CASES = [

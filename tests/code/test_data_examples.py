@@ -1,10 +1,10 @@
-"""Visible-example extraction (vx.ops.packs.code.examples) on hand-written and real prompts."""
+"""Visible-example extraction (vx.families.code.examples) on hand-written and real prompts."""
 
 from __future__ import annotations
 
 import pytest
 
-from vx.ops.packs.code.examples import (
+from vx.families.code.examples import (
     Example,
     ExtractionStats,
     from_asserts,

@@ -1,4 +1,4 @@
-"""Ground truth (vx.ops.packs.code.groundtruth) and the teacher, with the real sandbox."""
+"""Ground truth (vx.families.code.data.groundtruth) and the teacher, with the real sandbox."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vx.ops.packs.code.groundtruth import Grader, GroundTruthError, _decode, _encode, _entry_point_for
-from vx.ops.packs.code.tasks import Task
-from vx.ops.packs.code.teacher import teach
+from vx.families.code.data.groundtruth import Grader, GroundTruthError, _decode, _encode, _entry_point_for
+from vx.families.code.data.tasks import Task
+from vx.families.code.data.teacher import teach
 
 REFERENCE = "def f(xs, k):\n    return sorted(xs)[:k]\n"
 TASK = Task(id="T/1", dataset="mbpp+", prompt="", entry_point="f", reference=REFERENCE,
@@ -172,7 +172,7 @@ def test_expected_value_cache_codec_round_trips_types(value):
 
 
 def test_runs_stop_once_the_label_is_decided(grader, tmp_path):
-    from vx.ops.packs.code.groundtruth import PLUS_HEAD, PLUS_MIDDLE
+    from vx.families.code.data.groundtruth import PLUS_HEAD, PLUS_MIDDLE
 
     many = Task(id="M/1", dataset="mbpp+", prompt="", entry_point="sq", reference="def sq(x):\n    return x * x\n",
                 base_inputs=([1], [2]), plus_inputs=tuple([i] for i in range(10, 10 + PLUS_HEAD + PLUS_MIDDLE + 5)))

@@ -31,9 +31,9 @@ def read(path: Path) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    from vx.ops.packs.code import tasks as task_data
-    from vx.ops.packs.code.groundtruth import Grader
-    from vx.ops.packs.code.validate import evalplus_verdicts, mbpp_samples, vx_tasks, vx_verdicts
+    from vx.families.code.data import tasks as task_data
+    from vx.families.code.data.groundtruth import Grader
+    from vx.families.code.data.validate import evalplus_verdicts, mbpp_samples, vx_tasks, vx_verdicts
 
     plus = task_data.load_mbpp_plus(EVALPLUS)
     samples = mbpp_samples(GPT35, plus)
@@ -49,7 +49,7 @@ def graded(tmp_path_factory):
 
 @pytest.mark.timeout(1800)
 def test_vx_labels_agree_with_evalplus(graded):
-    from vx.ops.packs.code.validate import compare
+    from vx.families.code.data.validate import compare
 
     samples, tasks, _, problems, ours, theirs = graded
     assert len(samples) >= 220 and set(problems) <= {"Mbpp/255"}  # 1 GB reference output: see docs
@@ -61,8 +61,8 @@ def test_vx_labels_agree_with_evalplus(graded):
 
 @pytest.mark.timeout(1800)
 def test_mbpp_family_locked_labels_match_evalplus(graded, tmp_path):
-    from vx.ops.families import Family
-    from vx.ops.packs.code.build import build_mbpp
+    from vx.families.family import Family
+    from vx.families.code.data.build import build_mbpp
 
     samples, _, grader, _, _, theirs = graded
     out = tmp_path / "mbpp-gpt35"
@@ -92,7 +92,7 @@ def test_mbpp_family_locked_labels_match_evalplus(graded, tmp_path):
 @pytest.mark.timeout(3600)
 @pytest.mark.skipif(not CODELLAMA.is_file(), reason="codellama samples absent")
 def test_hard_subset_from_two_models(graded, tmp_path):
-    from vx.ops.packs.code.build import build_mbpp
+    from vx.families.code.data.build import build_mbpp
 
     _, _, grader, _, _, _ = graded
     out = tmp_path / "mbpp-hard"

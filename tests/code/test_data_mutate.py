@@ -1,4 +1,4 @@
-"""The AST mutation engine (vx.ops.packs.code.mutate): each operator, determinism, discards."""
+"""The AST mutation engine (vx.families.code.data.mutate): each operator, determinism, discards."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vx.ops.packs.code.examples import Example
-from vx.ops.packs.code.mutate import (
+from vx.families.code.examples import Example
+from vx.families.code.data.mutate import (
     OPERATORS,
     Context,
     MutationError,
@@ -142,7 +142,7 @@ def test_mutate_is_deterministic_distinct_and_bounded(seed, n):
 
 
 def test_mutate_runs_over_all_humaneval_references():
-    from vx.ops.packs.code.tasks import load_humaneval
+    from vx.families.code.data.tasks import load_humaneval
 
     total = 0
     for task in load_humaneval().values():

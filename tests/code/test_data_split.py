@@ -1,4 +1,4 @@
-"""Splitting by task (vx.ops.packs.code.split): laws as properties."""
+"""Splitting by task (vx.families.code.data.split): laws as properties."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vx.ops.packs.code.split import LabelledItem, SplitError, split_by_task
+from vx.families.code.data.split import LabelledItem, SplitError, split_by_task
 
 
 @attrs.frozen

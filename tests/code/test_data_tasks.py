@@ -1,4 +1,4 @@
-"""Task loaders (vx.ops.packs.code.tasks): plain HumanEval offline, evalplus datasets from local files."""
+"""Task loaders (vx.families.code.data.tasks): plain HumanEval offline, evalplus datasets from local files."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from vx.ops.packs.code.tasks import DataError, find_plus_file, literal_check_inputs, load, load_humaneval
+from vx.families.code.data.tasks import DataError, find_plus_file, literal_check_inputs, load, load_humaneval
 
 EVALPLUS_DIR = Path(__file__).resolve().parents[3] / "shared" / "data" / "evalplus"
 if not EVALPLUS_DIR.is_dir():
@@ -85,7 +85,7 @@ def test_missing_override_file_is_reported(monkeypatch, tmp_path):
 @needs_data
 @pytest.mark.data
 def test_humaneval_plus_ground_truth_with_find_zero_oracle(tmp_path):
-    from vx.ops.packs.code.groundtruth import Grader
+    from vx.families.code.data.groundtruth import Grader
 
     tasks = load("humaneval+", EVALPLUS_DIR)
     chosen = {tid: tasks[tid] for tid in ("HumanEval/0", "HumanEval/32")}
@@ -102,7 +102,7 @@ def test_humaneval_plus_ground_truth_with_find_zero_oracle(tmp_path):
 def test_failed_download_is_explained(monkeypatch):
     import evalplus.data.mbpp as mbpp_module
 
-    from vx.ops.packs.code import tasks as task_data
+    from vx.families.code.data import tasks as task_data
 
     monkeypatch.delenv("MBPP_OVERRIDE_PATH", raising=False)
     monkeypatch.setattr(mbpp_module, "MBPP_OVERRIDE_PATH", None)

@@ -1,11 +1,11 @@
-"""The evalplus cross-check's bookkeeping (vx.ops.packs.code.validate) on hand-made verdicts."""
+"""The evalplus cross-check's bookkeeping (vx.families.code.data.validate) on hand-made verdicts."""
 
 from __future__ import annotations
 
-from vx.ops.packs.code.groundtruth import PhaseResult, Truth
-from vx.ops.packs.code.samples import Sample
-from vx.ops.packs.code.tasks import Task
-from vx.ops.packs.code.validate import EvalplusRun, _alias_line, compare, explain, vx_tasks
+from vx.families.code.data.groundtruth import PhaseResult, Truth
+from vx.families.code.data.samples import Sample
+from vx.families.code.data.tasks import Task
+from vx.families.code.data.validate import EvalplusRun, _alias_line, compare, explain, vx_tasks
 
 
 def sample(n: int, entry: str = "f", solution: str = "def f(x):\n    return x\n") -> Sample:

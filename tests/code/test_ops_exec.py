@@ -12,7 +12,7 @@ import pytest
 
 from vx.dsl.verdict import Verdict
 from vx.ops.core import Context
-from vx.ops.packs.code import ops as O
+from vx.families.code import ops as O
 
 D, C, A = Verdict.DRAWBACK, Verdict.CLEAN, Verdict.ABSTAIN
 
@@ -29,9 +29,11 @@ def _sandbox_available():
 
 @pytest.fixture
 def short_limits(monkeypatch):
-    monkeypatch.setattr(O, "EXAMPLE_CALL_TIMEOUT", 0.3)
-    monkeypatch.setattr(O, "EDGE_CALL_TIMEOUT", 0.2)
-    monkeypatch.setattr(O, "RUN_TIMEOUT", 1.5)
+    from vx.families.code.ops import run
+
+    monkeypatch.setattr(run, "EXAMPLE_CALL_TIMEOUT", 0.3)
+    monkeypatch.setattr(run, "EDGE_CALL_TIMEOUT", 0.2)
+    monkeypatch.setattr(run, "RUN_TIMEOUT", 1.5)
 
 
 def example(call: str, expected_src: str) -> dict:

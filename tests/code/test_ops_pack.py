@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-import vx.ops.packs.code as pack
+from vx.families.code.pack import PACK as pack
 from vx.dsl.verdict import Verdict
 from vx.ops.apply import apply_ops
-from vx.ops.families import Family
-from vx.ops.packs.code import ops as O
+from vx.families.family import Family
+from vx.families.code import ops as O
 
 D, C, A = int(Verdict.DRAWBACK), int(Verdict.CLEAN), int(Verdict.ABSTAIN)
 
@@ -40,7 +40,7 @@ def family_dir(tmp_path: Path) -> Path:
     d = tmp_path / "fam"
     d.mkdir()
     (d / "family.toml").write_text(
-        'name = "tiny-code"\npacks = ["vx.ops.packs.code"]\nroot = "parses"\nseed = "seed.vx"\n', encoding="utf-8")
+        'name = "tiny-code"\npacks = ["code"]\nroot = "parses"\nseed = "seed.vx"\n', encoding="utf-8")
     (d / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in TASKS), encoding="utf-8")
     rows = [{"id": k, "task": t, "output": o, "label": lab, "reference": TASKS[int(t[-1]) - 1]["reference"]}
             for k, (t, o, lab) in OUTPUTS.items()]
@@ -59,7 +59,7 @@ def test_the_pack_loads_through_family_toml(family_dir):
     fam = Family(family_dir)
     pool = fam.pool()
     assert pool.root_name == "parses"
-    assert pool.names == [o.name for o in pack.OPS]
+    assert pool.names == [o.name for o in pack.ops]
     assert len(pool.names) == 12 and all(o.provenance.get("origin") == "seed" for o in pool)
     assert fam.seed(pool.names) is not None
 
@@ -88,10 +88,10 @@ def test_apply_in_worker_processes_matches_serial(family_dir):
 
 
 def test_taxonomy_covers_every_op_and_mutation_class():
-    from vx.ops.packs.code.mutate import OPERATORS
+    from vx.families.code.data.mutate import OPERATORS
 
-    assert pack.TAXONOMY == O.TAXONOMY and len(set(O.TAXONOMY)) == len(O.TAXONOMY)
-    for o in pack.OPS:
+    assert pack.taxonomy == O.TAXONOMY and len(set(O.TAXONOMY)) == len(O.TAXONOMY)
+    for o in pack.ops:
         assert o.detects in O.TAXONOMY, o.name
     for op in OPERATORS.values():
         assert op.failure_class in O.TAXONOMY or op.benign, op.name
@@ -110,8 +110,12 @@ def test_classify_failure_from_provenance_and_evidence():
 
 
 def test_op_versions_follow_the_shared_machinery():
-    a = O._versioned(O.crash, "machinery-1")
-    b = O._versioned(O.crash, "machinery-2")
-    assert a.version != b.version and a.name == b.name == "crash"
-    assert O._versioned(O.crash, "machinery-1").version == a.version
-    assert len({o.version for o in pack.OPS}) == len(pack.OPS)
+    from vx.ops.core import source_version
+
+    fn = O.crash.fn
+    a = source_version(fn, [O.crash.fn.__module__, "vx.families.code.ops.run"])
+    b = source_version(fn, [O.crash.fn.__module__, "vx.families.code.ops.artifact"])
+    assert a != b  # the version follows the helpers the op depends on
+    assert source_version(fn, [O.crash.fn.__module__, "vx.families.code.ops.run"]) == a
+    assert O.crash.version == source_version(fn, __import__("vx.families.code.ops.exec", fromlist=["x"]).DEPENDS)
+    assert len({o.version for o in pack.ops}) == len(pack.ops)

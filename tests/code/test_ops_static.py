@@ -6,7 +6,7 @@ import pytest
 
 from vx.dsl.verdict import Verdict
 from vx.ops.core import Context
-from vx.ops.packs.code import ops as O
+from vx.families.code import ops as O
 
 D, C, A = Verdict.DRAWBACK, Verdict.CLEAN, Verdict.ABSTAIN
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-import vx.ops.packs.code as pack
+from vx.families.code.pack import PACK as pack
 from vx.dsl.verdict import Verdict
 from vx.ops.core import Context
 from vx.ops.specs import SpecError, TEMPLATES, op_from_spec, templates_for
@@ -41,7 +41,7 @@ def verdict(o, t, src):
 
 
 def test_templates_are_registered_under_the_pack_tag_with_inducers():
-    assert pack.TEMPLATE_FAMILY == "code"
+    assert pack.templates == ("code",)
     found = {t.check: t for t in templates_for("code")}
     for check in CHECKS:
         assert check in found and found[check].family == "code" and found[check].induce is not None
@@ -204,8 +204,8 @@ def test_returns_constant_and_inducer():
 
 
 def test_exec_inducers_share_one_run_per_output(monkeypatch):
-    from vx.ops.packs.code import ops as O
-    from vx.ops.packs.code import templates as T
+    from vx.families.code import ops as O
+    from vx.families.code.ops import templates as T
 
     T._CONTEXTS.clear()
     sb = O.sandbox()
@@ -234,7 +234,7 @@ def test_returns_none_on_probe_class_and_inducer():
 
 
 def test_inducers_propose_only_what_can_clear_the_birth_gate():
-    from vx.ops.packs.code import templates as T
+    from vx.families.code.ops import templates as T
 
     def cluster(n_print):
         outs = [(BIG, "def biggest(xs):\n    print(max(xs))\n")] * n_print

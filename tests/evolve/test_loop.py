@@ -13,7 +13,7 @@ from vx.evolve.loop import Evolution, EvolveConfig
 from vx.evolve.run import evolve_family, load_pool_for_vx
 from vx.evolve.store import RunStore
 from vx.ops.cache import VerdictCache
-from vx.ops.families import Family
+from vx.families.family import Family
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "evo"
 

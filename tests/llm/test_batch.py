@@ -6,7 +6,8 @@ import pytest
 
 from vx.dsl.verdict import Verdict
 from vx.llm import client as llm_client
-from vx.llm.batch import BATCH_DISCOUNT, judge_sweep_requests, prefetch
+from vx.llm.batch import BATCH_DISCOUNT, prefetch
+from vx.ops.judge import judge_sweep_requests
 from vx.llm.client import BudgetExceeded
 
 PAIRS = [({"id": f"T{i}", "prompt": f"def f{i}(x):\n    'Return x + {i}.'\n"}, f"def f{i}(x):\n    return x + {i}\n")
@@ -14,7 +15,7 @@ PAIRS = [({"id": f"T{i}", "prompt": f"def f{i}(x):\n    'Return x + {i}.'\n"}, f
 
 
 def judge_op():
-    from vx.ops.packs.code.judge import spec_mismatch
+    from vx.families.code.ops.judge import spec_mismatch
 
     return spec_mismatch
 
@@ -79,12 +80,12 @@ def test_vx_llm_prefetch_then_evaluation_makes_no_judge_calls(tiny_family, monke
 
     from vx.cli.main import main
     from vx.ops.apply import apply_ops
-    from vx.ops.families import Family
+    from vx.families.family import Family
 
     from .fake import FakeAPI
 
     toml = tiny_family / "family.toml"
-    toml.write_text(toml.read_text().replace('packs = ["ops.py"]', 'packs = ["ops.py", "vx.ops.packs.code.judge"]'))
+    toml.write_text(toml.read_text().replace('packs = ["ops.py"]', 'packs = ["ops.py", "code-judge"]'))
     api = FakeAPI(default=lambda req: "ANSWER: YES")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-real-key")
     monkeypatch.setattr(llm_client, "make_sdk_client", lambda config: api.sdk())

@@ -17,8 +17,8 @@ from vx.evolve.run import evolve_family
 from vx.evolve.store import RunStore
 from vx.llm import client as llm_client
 from vx.llm.cache import ResponseCache
-from vx.llm.session import start_session
-from vx.ops.families import Family
+from vx.evolve.roles.session import start_session
+from vx.families.family import Family
 
 from .fake import FakeAPI
 
@@ -30,7 +30,7 @@ def evo(tmp_path) -> Path:
     dst = tmp_path / "evo"
     shutil.copytree(FIXTURE, dst, ignore=shutil.ignore_patterns("__pycache__", "make_family.py"))
     toml = dst / "family.toml"
-    toml.write_text(toml.read_text().replace('packs = ["ops.py"]', 'packs = ["ops.py", "vx.ops.packs.code.judge"]'))
+    toml.write_text(toml.read_text().replace('packs = ["ops.py"]', 'packs = ["ops.py", "code-judge"]'))
     return dst
 
 

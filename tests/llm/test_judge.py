@@ -11,7 +11,7 @@ from vx.dsl.verdict import Verdict
 from vx.llm import client as llm_client
 from vx.llm.cache import ResponseCache
 from vx.llm.config import load_config
-from vx.llm.judge import HIDDEN_TASK_FIELDS, judge_spec, parse_answer, render_task
+from vx.ops.judge import HIDDEN_TASK_FIELDS, judge_spec, parse_answer, render_task
 from vx.ops.specs import SpecError, op_from_spec, validate_spec
 
 from .fake import FakeAPI
@@ -87,7 +87,7 @@ def judge_on(tmp_path):
 
 
 def spec_mismatch():
-    from vx.ops.packs.code.judge import spec_mismatch as op
+    from vx.families.code.ops.judge import spec_mismatch as op
 
     return op
 
@@ -128,7 +128,7 @@ def test_judge_ops_in_apply_are_cached_by_the_llm_cache_not_the_verdict_cache(ju
     stores them (so "roles off" verdicts cannot leak into a later run with a key)."""
     from vx.ops.apply import apply_ops
     from vx.ops.cache import VerdictCache
-    from vx.ops.families import Family
+    from vx.families.family import Family
 
     fam = Family(tiny_family)
     pool = fam.pool()
@@ -170,7 +170,7 @@ def test_with_a_key_judge_ops_work_without_a_session(monkeypatch):
 def test_judge_ops_in_worker_processes_share_the_ledger_and_cache(judge_on, tiny_family):
     """Forked workers make their own clients; the ledger and cache (SQLite) see every call."""
     from vx.ops.apply import apply_ops
-    from vx.ops.families import Family
+    from vx.families.family import Family
 
     fam = Family(tiny_family)
     pool = fam.pool()

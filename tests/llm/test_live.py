@@ -37,8 +37,8 @@ def test_two_llm_rounds_on_humaneval_then_a_free_rerun(tmp_path):
     shutil.copytree(EXAMPLE, fam, ignore=shutil.ignore_patterns("__pycache__", "runs"))
     toml = fam / "family.toml"
     text = toml.read_text()
-    if "vx.ops.packs.code.judge" not in text:  # opt the judge op in
-        text = re.sub(r'packs\s*=\s*\[', 'packs = ["vx.ops.packs.code.judge", ', text, count=1)
+    if "code-judge" not in text:  # opt the judge op in
+        text = re.sub(r'packs\s*=\s*\[', 'packs = ["code-judge", ', text, count=1)
         toml.write_text(text)
 
     def evolve(out):

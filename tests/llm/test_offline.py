@@ -11,10 +11,10 @@ def test_vx_works_without_anthropic_installed(tmp_path):
     script = textwrap.dedent("""
         import sys
         sys.modules["anthropic"] = None          # `import anthropic` now fails as if not installed
-        import vx.llm, vx.llm.client, vx.llm.config, vx.llm.cache, vx.llm.judge, vx.llm.teacher
-        import vx.llm.composer, vx.llm.synthesizer, vx.llm.session, vx.llm.doctor, vx.cli.llm
-        from vx.ops.packs.code.judge import spec_mismatch
-        from vx.llm.session import start_session
+        import vx.llm, vx.llm.client, vx.llm.config, vx.llm.cache, vx.ops.judge, vx.evolve.roles.teacher
+        import vx.evolve.roles.composer, vx.evolve.roles.synthesizer, vx.evolve.roles.session, vx.doctor, vx.cli.llm
+        from vx.families.code.ops.judge import spec_mismatch
+        from vx.evolve.roles.session import start_session
         assert start_session(None, mode=None, say=print) is None
         r = spec_mismatch({"prompt": "def f(): ..."}, "def f(): return 1")
         print(int(r.verdict), r.message)

@@ -15,11 +15,11 @@ from vx.evolve.compose import Composer, CompositionContext, Elite
 from vx.evolve.synthesize import Cluster, SynthesisRequest, Synthesizer
 from vx.llm import client as llm_client
 from vx.llm.cache import ResponseCache
-from vx.llm.composer import LLMComposer, check_proposal, split_expressions
+from vx.evolve.roles.composer import LLMComposer, check_proposal, split_expressions
 from vx.llm.config import load_config
-from vx.llm.session import start_session
-from vx.llm.synthesizer import extract_specs
-from vx.llm.teacher import LABELS_FILE, parse_teacher, read_labels, teach_family
+from vx.evolve.roles.session import start_session
+from vx.evolve.roles.synthesizer import extract_specs
+from vx.evolve.roles.teacher import LABELS_FILE, parse_teacher, read_labels, teach_family
 from vx.ops.specs import template
 
 from .fake import FakeAPI
@@ -216,7 +216,7 @@ def test_teacher_parsing_is_strict(text, label):
 
 
 def test_teacher_compares_with_the_reference_and_stores_labels(on, tiny_family):
-    from vx.ops.families import Family
+    from vx.families.family import Family
 
     fam = Family(tiny_family)
     dev = list(fam.split("dev").items)
@@ -245,7 +245,7 @@ def test_teacher_compares_with_the_reference_and_stores_labels(on, tiny_family):
 def test_teacher_never_judges_unaided(on):
     from types import SimpleNamespace
 
-    from vx.llm.teacher import teach_items
+    from vx.evolve.roles.teacher import teach_items
 
     item = SimpleNamespace(id="x", task="t", output="out", reference=None)
     (rec,) = teach_items(on.session.client(), [item], {"t": {"id": "t", "prompt": "p"}})
@@ -255,7 +255,7 @@ def test_teacher_never_judges_unaided(on):
 # --- session ---------------------------------------------------------------------------------------
 
 def test_session_modes(tiny_family):
-    from vx.ops.families import Family
+    from vx.families.family import Family
 
     fam = Family(tiny_family)
     said: list[str] = []
@@ -270,7 +270,7 @@ def test_session_modes(tiny_family):
 
 
 def test_session_reads_the_family_llm_table(tiny_family, monkeypatch):
-    from vx.ops.families import Family
+    from vx.families.family import Family
 
     toml = tiny_family / "family.toml"
     toml.write_text(toml.read_text() + '\n[llm]\nbudget_usd = 0.5\n[llm.judge]\nmodel = "family-judge"\n')
@@ -298,8 +298,8 @@ def test_synthesizer_offers_judge_templates_only_when_allowed(on):
 
 
 def test_teacher_labels_can_be_applied_to_the_dev_file(on, tiny_family):
-    from vx.llm.teacher import apply_labels
-    from vx.ops.families import Family
+    from vx.evolve.roles.teacher import apply_labels
+    from vx.families.family import Family
 
     fam = Family(tiny_family)
     on.default = lambda req: "VERDICT: FAIL\nP_PASS: 0.25"

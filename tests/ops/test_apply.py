@@ -4,7 +4,7 @@ import pytest
 from vx.dsl.verdict import Verdict
 from vx.ops.apply import apply_ops
 from vx.ops.cache import VerdictCache
-from vx.ops.families import Family, Item
+from vx.families.family import Family, Item
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from vx.ops.families import Family, FamilyError, find_family_dir
+from vx.families.family import Family, FamilyError, find_family_dir
 
 
 def _rewrite(path, lines):
@@ -97,7 +97,7 @@ def test_missing_family_toml(tmp_path):
 def test_bad_pack_is_reported(tiny_family):
     toml = tiny_family / "family.toml"
     toml.write_text(toml.read_text().replace('packs = ["ops.py"]', 'packs = ["nosuch.py"]'))
-    from vx.ops.registry import PackError
+    from vx.families.pack import PackError
 
     with pytest.raises(PackError, match="nosuch.py does not exist"):
         Family(tiny_family).pool()

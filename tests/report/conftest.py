@@ -11,7 +11,7 @@ SOURCES = FAMILY_DIR / "sources"
 
 @pytest.fixture(scope="session")
 def bundled_tasks():
-    from vx.ops.packs.report.build import load_sources
+    from vx.families.report.data.build import load_sources
 
     return {t.id: t for t in load_sources(SOURCES)}
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from vx.ops.families import Family
-from vx.ops.packs.report.build import BuildError, build_family, load_sources
+from vx.families.family import Family
+from vx.families.report.data.build import BuildError, build_family, load_sources
 
 FAMILY_DIR = Path(__file__).resolve().parents[2] / "examples" / "report"
 SOURCES = FAMILY_DIR / "sources"
@@ -73,7 +73,7 @@ def test_dev_is_class_stratified_and_contains_the_gaming_pattern(built):
 
 def test_locked_labels_come_from_the_rubric(built):
     out, _ = built
-    from vx.ops.packs.report import rubric
+    from vx.families.report.data import rubric
 
     for r in rows(out / "locked.jsonl"):
         assert (r["label"] == "pass") == (r["meta"]["rubric"] >= rubric.PASS_THRESHOLD)

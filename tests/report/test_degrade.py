@@ -2,10 +2,10 @@
 
 import random
 
-from vx.ops.packs.report.degrade import DEGRADATIONS, applicable, degrade
-from vx.ops.packs.report.figures import find_figures
-from vx.ops.packs.report.parse import TAG, parse_section
-from vx.ops.packs.report.taxonomy import TAXONOMY
+from vx.families.report.data.degrade import DEGRADATIONS, applicable, degrade
+from vx.families.report.figures import find_figures
+from vx.families.report.parse import TAG, parse_section
+from vx.families.report.ops.taxonomy import TAXONOMY
 
 
 def test_every_degradation_is_a_documented_class():

@@ -2,7 +2,7 @@
 
 from hypothesis import given, strategies as st
 
-from vx.ops.packs.report.figures import find_figures, matches_number, matches_value, numeral_near, unit_scale
+from vx.families.report.figures import find_figures, matches_number, matches_value, numeral_near, unit_scale
 
 
 def figs(text):

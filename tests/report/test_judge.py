@@ -5,7 +5,7 @@ import os
 import pytest
 
 from vx.dsl.verdict import Verdict
-from vx.ops.registry import OpPool
+from vx.families.pack import pool_from_packs
 
 
 @pytest.fixture(autouse=True)
@@ -24,7 +24,7 @@ def _llm_off(tmp_path, monkeypatch):
 
 
 def test_judge_ops_are_typed_judge_specs():
-    from vx.ops.packs.report.judge import OPS, card_unsupported
+    from vx.families.report.ops.judge import OPS, card_unsupported
 
     assert [o.name for o in OPS] == ["card_unsupported", "purpose_unmet"]
     assert all(o.tier == "judge" and o.uses_llm and o.spec["check"] == "llm_yes_no" for o in OPS)
@@ -32,12 +32,12 @@ def test_judge_ops_are_typed_judge_specs():
 
 
 def test_judge_ops_abstain_offline(task):
-    from vx.ops.packs.report.judge import card_unsupported
+    from vx.families.report.ops.judge import card_unsupported
 
     r = card_unsupported(task.record(), task.golden)
     assert r.verdict == Verdict.ABSTAIN and "LLM roles are off" in r.message
 
 
 def test_a_family_can_opt_in():
-    pool = OpPool.from_packs(["vx.ops.packs.report.ops", "vx.ops.packs.report.judge"])
+    pool = pool_from_packs(["report", "report-judge"])
     assert pool.root_name == "has_title" and "card_unsupported" in pool.selectable()

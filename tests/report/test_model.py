@@ -2,7 +2,7 @@
 
 import pytest
 
-from vx.ops.packs.report.model import ReportTask, TaskError
+from vx.families.report.model import ReportTask, TaskError
 
 
 def good_task(**over):

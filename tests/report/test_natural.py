@@ -3,8 +3,8 @@
 import pytest
 
 from vx.ops.core import Context
-from vx.ops.packs.report import ops as O
-from vx.ops.packs.report import rubric
+from vx.families.report import ops as O
+from vx.families.report.data import rubric
 
 GOOD_WITH_LIST_AND_TABLE = """# Deployment volumes by pool
 
@@ -53,7 +53,7 @@ def t(bundled_tasks):
 
 def fired(t, text):
     rec, ctx = t.record(), Context()
-    return {o.name: o(rec, text, ctx) for o in O.OPS if o(rec, text, ctx).verdict == 1}
+    return {o.name: o(rec, text, ctx) for o in O.SEED_OPS if o(rec, text, ctx).verdict == 1}
 
 
 def test_a_natural_good_section_with_list_and_table_is_clean(t):

@@ -8,8 +8,8 @@ from hypothesis import given, settings, strategies as st
 
 from vx.ops.core import Context
 
-from vx.ops.packs.report import ops as O
-from vx.ops.packs.report.degrade import degrade
+from vx.families.report import ops as O
+from vx.families.report.data.degrade import degrade
 
 OWN_CLASS = {
     "uncited_claims": "uncited_claim", "cites_unknown_card": "unknown_citation",
@@ -22,14 +22,14 @@ OWN_CLASS = {
 
 
 def test_pack_shape():
-    assert len(O.OPS) == 12 and O.ROOT == "has_title"
-    assert {o.name for o in O.OPS} == set(OWN_CLASS)
-    assert all(o.tier == "static" and o.description for o in O.OPS)
+    assert len(O.SEED_OPS) == 12 and O.ROOT == "has_title"
+    assert {o.name for o in O.SEED_OPS} == set(OWN_CLASS)
+    assert all(o.tier == "static" and o.description for o in O.SEED_OPS)
 
 
 def test_no_op_fires_on_any_golden_section(bundled_tasks, run_op):
     for t in bundled_tasks.values():
-        for o in O.OPS:
+        for o in O.SEED_OPS:
             r = run_op(o, t, t.golden)
             assert r.verdict != 1, (t.id, o.name, r.message)
 
@@ -124,7 +124,7 @@ def test_hedging_required_for_weak_cards(bundled_tasks, run_op):
 def _storage_05():
     from pathlib import Path
 
-    from vx.ops.packs.report.build import load_sources
+    from vx.families.report.data.build import load_sources
 
     src = Path(__file__).resolve().parents[2] / "examples" / "report" / "sources"
     return next(t for t in load_sources(src) if t.id == "storage-05").record()
@@ -140,7 +140,7 @@ _PIECES = ["## Title\n\n", "**TL;DR:** ", "The market grew 12% [E0501]. ", "It r
 def test_ops_never_crash_and_always_give_a_verdict(text):
     rec = _storage_05()
     ctx = Context()
-    for o in O.OPS:
+    for o in O.SEED_OPS:
         r = o(rec, text, ctx)
         assert int(r.verdict) in (-1, 0, 1)
         if r.verdict == 1:
@@ -149,22 +149,26 @@ def test_ops_never_crash_and_always_give_a_verdict(text):
 
 def test_versions_cover_the_shared_machinery(monkeypatch):
     """Changing the parser or the figure reader must invalidate cached verdicts of every op."""
-    before = {o.name: o.version for o in O.OPS}
+    before = {o.name: o.version for o in O.SEED_OPS}
     assert len(set(before.values())) == len(before)
     from pathlib import Path
 
-    real = Path.read_bytes
+    from vx.families.report.ops.static import DEPENDS
+    from vx.ops.core import source_version
 
-    def patched(self):
-        data = real(self)
-        return data + b"# changed" if self.name == "figures.py" else data
+    real = Path.read_text
 
-    monkeypatch.setattr(Path, "read_bytes", patched)
-    assert O._machinery_hash() != O._MACHINERY
+    def patched(self, *a, **k):
+        data = real(self, *a, **k)
+        return data + "# changed" if self.name == "figures.py" else data
+
+    monkeypatch.setattr(Path, "read_text", patched)
+    after = {o.name: source_version(o.fn, DEPENDS) for o in O.SEED_OPS}
+    assert all(after[n] != before[n] for n in before)
 
 
 def _ledger_task(value, unit):
-    from vx.ops.packs.report.model import ReportTask
+    from vx.families.report.model import ReportTask
 
     return ReportTask.from_dict({
         "id": "law", "title": "T", "purpose": "P", "caliber": {"text": "USD", "currency": "USD"},

@@ -2,7 +2,7 @@
 
 from hypothesis import given, settings, strategies as st
 
-from vx.ops.packs.report.parse import CITATION, parse_section, split_sentences
+from vx.families.report.parse import CITATION, parse_section, split_sentences
 
 TEXT = """## Market size
 

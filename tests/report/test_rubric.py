@@ -3,8 +3,8 @@ tag-counting mode is gameable exactly as the research describes."""
 
 import random
 
-from vx.ops.packs.report import rubric
-from vx.ops.packs.report.degrade import DEGRADATIONS, degrade
+from vx.families.report.data import rubric
+from vx.families.report.data.degrade import DEGRADATIONS, degrade
 
 
 def test_golden_sections_score_full_marks(bundled_tasks):

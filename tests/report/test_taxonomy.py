@@ -2,8 +2,8 @@
 
 import random
 
-from vx.ops.packs.report.degrade import degrade
-from vx.ops.packs.report.taxonomy import TAXONOMY, classify_failure
+from vx.families.report.data.degrade import degrade
+from vx.families.report.ops.taxonomy import TAXONOMY, classify_failure
 
 
 def test_recorded_class_wins(task):

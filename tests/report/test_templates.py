@@ -4,8 +4,8 @@ import random
 
 from vx.ops.core import Context
 from vx.ops.specs import op_from_spec, templates_for
-from vx.ops.packs.report import ops as _ops  # noqa: F401  (importing the pack registers its templates)
-from vx.ops.packs.report.degrade import degrade
+from vx.families.report import pack as _pack  # noqa: F401  (importing the pack registers its templates)
+from vx.families.report.data.degrade import degrade
 
 
 def pairs(tasks, cls):

@@ -33,7 +33,7 @@ def run_file(tmp_path_factory):
 
 
 def test_report_has_every_section(run_file, tmp_path):
-    from vx.evolve.report import SECTIONS
+    from vx.evolve.html import SECTIONS
 
     out = tmp_path / "r.html"
     res = CliRunner().invoke(main, ["report", str(run_file), "--out", str(out)])

@@ -20,7 +20,7 @@ def _sql_cache(tmp_path_factory):
 def _fresh_sessions():
     yield
     try:
-        from vx.ops.packs.sql.warehouse import close_sessions
+        from vx.families.sql.warehouse import close_sessions
     except ImportError:
         return
     close_sessions()

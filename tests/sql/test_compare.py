@@ -6,7 +6,7 @@ from decimal import Decimal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vx.ops.packs.sql.compare import columns_match, matches_any, normalize, tables_match, values_equal
+from vx.families.sql.compare import columns_match, matches_any, normalize, tables_match, values_equal
 
 GOLD = [(1, "a", 2.5), (2, "b", 3.5)]
 

@@ -5,7 +5,7 @@ import importlib.util
 
 import pytest
 
-from vx.ops.packs.sql import data
+from vx.families.sql import defog as data
 
 needs_defog = pytest.mark.skipif(importlib.util.find_spec("defog_data") is None,
                                  reason="the defog-data package (the sql extra) is not installed")
@@ -77,7 +77,7 @@ def test_materialize_builds_once_with_every_row(engine, tmp_path):
     mtime = path.stat().st_mtime_ns
     assert data.materialize("restaurants", engine, tmp_path) == path
     assert path.stat().st_mtime_ns == mtime  # reused, not rebuilt
-    from vx.ops.packs.sql.warehouse import open_warehouse
+    from vx.families.sql.warehouse import open_warehouse
 
     with open_warehouse({"backend": engine, "path": str(path)}) as wh:
         for t in data.load_defog_dump("restaurants"):

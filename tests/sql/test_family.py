@@ -12,8 +12,8 @@ pytest.importorskip("defog_data")  # the databases are built from its dumps
 from click.testing import CliRunner  # noqa: E402
 
 from vx.cli.main import main  # noqa: E402
-from vx.ops.families import Family  # noqa: E402
-from vx.ops.packs.sql.build import ignore_order_for  # noqa: E402
+from vx.families.family import Family  # noqa: E402
+from vx.families.sql.data.build import ignore_order_for  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "sql"
 
@@ -43,7 +43,7 @@ def test_bundled_family_loads_with_disjoint_splits():
 @pytest.mark.data
 @pytest.mark.slow
 def test_builder_reproduces_the_bundled_family_exactly(questions_csv, tmp_path):
-    from vx.ops.packs.sql.build import build_sql
+    from vx.families.sql.data.build import build_sql
 
     build_sql(questions_csv, tmp_path / "sql", seed=0)
     for name in ("family.toml", "tasks.jsonl", "train.jsonl", "dev.jsonl", "locked.jsonl", "seed.vx"):
@@ -114,7 +114,7 @@ def test_vx_data_build_sql_on_sqlite_from_a_subset(questions_csv, tmp_path):
 
 
 def test_build_rejects_an_unknown_backend(tmp_path):
-    from vx.ops.packs.sql.build import BuildError, build_sql
+    from vx.families.sql.data.build import BuildError, build_sql
 
     csv_path = tmp_path / "q.csv"
     csv_path.write_text("db_name,query_category,query,question,instructions\n"
@@ -126,7 +126,7 @@ def test_build_rejects_an_unknown_backend(tmp_path):
 def test_the_builders_seed_is_canonical():
     from vx.dsl.parse import parse
     from vx.dsl.printer import to_text
-    from vx.ops.packs.sql.build import SEED_EXPRESSION
+    from vx.families.sql.data.build import SEED_EXPRESSION
 
     body = "\n".join(l for l in SEED_EXPRESSION.splitlines() if not l.startswith(";"))
     assert to_text(parse(body)) == body.strip()

@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from vx.ops.core import Context  # noqa: E402
-from vx.ops.packs.sql import ops as O  # noqa: E402
-from vx.ops.packs.sql import templates as T  # noqa: E402
+from vx.families.sql import ops as O  # noqa: E402
+from vx.families.sql.ops import templates as T  # noqa: E402
 from vx.ops.specs import op_from_spec  # noqa: E402
 
 CATALOG = {"tables": {"author": [["aid", "BIGINT"], ["name", "TEXT"]],
@@ -59,7 +59,7 @@ SPECS = [op_from_spec({"kind": "static", "check": c, "params": p, "detects": "x"
     ("order_direction", {"direction": "desc", "cue": ""}),
     ("join_key_names", {"min_similarity": 0.5}),
 ]]
-STATIC = [o for o in O.OPS if o.tier == "static"]
+STATIC = [o for o in O.SEED_OPS if o.tier == "static"]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

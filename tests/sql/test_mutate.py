@@ -6,9 +6,9 @@ pytest.importorskip("sqlglot")
 pytest.importorskip("duckdb")
 pytest.importorskip("defog_data")  # the databases are built from its dumps
 
-from vx.ops.packs.sql.catalog import Catalog  # noqa: E402
-from vx.ops.packs.sql.mutate import BENIGN, HARMFUL, OPERATORS, MutationError, mutants, mutate  # noqa: E402
-from vx.ops.packs.sql.warehouse import open_warehouse  # noqa: E402
+from vx.families.sql.catalog import Catalog  # noqa: E402
+from vx.families.sql.data.mutate import BENIGN, HARMFUL, OPERATORS, MutationError, mutants, mutate  # noqa: E402
+from vx.families.sql.warehouse import open_warehouse  # noqa: E402
 
 Q = ("SELECT a.name, COUNT(DISTINCT w.pid) AS n FROM author AS a JOIN writes AS w ON a.aid = w.aid "
      "WHERE w.pid > 3 AND a.name LIKE 'A%' GROUP BY a.name ORDER BY n DESC LIMIT 5")
@@ -79,7 +79,7 @@ def test_deterministic_given_seed():
 
 
 def test_labels_by_execution_benign_pass_harmful_fail(cats):
-    from vx.ops.packs.sql.build import label_output
+    from vx.families.sql.data.build import label_output
 
     gold = "SELECT a.name, COUNT(w.pid) AS n FROM author AS a JOIN writes AS w ON a.aid = w.aid GROUP BY a.name"
     with open_warehouse({"backend": "duckdb", "source": "defog", "database": "academic"}) as wh:
@@ -97,7 +97,7 @@ def test_labels_by_execution_benign_pass_harmful_fail(cats):
 def test_law_every_tree_mutant_of_every_gold_query_parses(questions_csv, cats):
     import sqlglot
 
-    from vx.ops.packs.sql.data import load_questions
+    from vx.families.sql.defog import load_questions
 
     made = 0
     for q in load_questions(questions_csv):

@@ -12,9 +12,10 @@ pytest.importorskip("defog_data")  # the databases are built from its dumps
 
 from vx.dsl.verdict import Verdict  # noqa: E402
 from vx.ops.core import Context  # noqa: E402
-from vx.ops.packs.sql import ops as O  # noqa: E402
-from vx.ops.packs.sql.catalog import Catalog, render  # noqa: E402
-from vx.ops.packs.sql.warehouse import open_warehouse  # noqa: E402
+from vx.families.sql import ops as O  # noqa: E402
+from vx.families.sql.pack import PACK  # noqa: E402
+from vx.families.sql.catalog import Catalog, render  # noqa: E402
+from vx.families.sql.warehouse import open_warehouse  # noqa: E402
 
 D, C, A = Verdict.DRAWBACK, Verdict.CLEAN, Verdict.ABSTAIN
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "sql"
@@ -178,7 +179,7 @@ def test_exec_ops(catalogs, sql, op, verdict, needle):
 
 
 def test_exec_ops_share_one_execution_per_item(catalogs, monkeypatch):
-    from vx.ops.packs.sql import warehouse
+    from vx.families.sql import warehouse
 
     calls = []
     real = warehouse.Warehouse.execute
@@ -210,7 +211,7 @@ def test_catalog_renders_types_and_date_samples(catalogs):
     line = next(ln for ln in text.splitlines() if ln.startswith("flight("))
     assert "flight_id:BIGINT" in line and "departure_time:BIGINT e.g. " in line
     assert Catalog.from_json(catalogs["atis"]).to_json() == catalogs["atis"]
-    from vx.ops.packs.sql.catalog import solver_prompt
+    from vx.families.sql.catalog import solver_prompt
 
     p = solver_prompt("How many flights?", Catalog.from_json(catalogs["atis"]), dialect="snowflake",
                       instructions="Use COUNT.")
@@ -219,7 +220,7 @@ def test_catalog_renders_types_and_date_samples(catalogs):
 
 @pytest.mark.data
 def test_static_ops_never_fire_on_gold_queries(questions_csv):
-    from vx.ops.packs.sql.data import load_questions
+    from vx.families.sql.defog import load_questions
 
     cats = {}
     n = 0
@@ -247,25 +248,29 @@ def test_ops_do_not_read_gold_sql():
 
 def test_classify_failure_uses_the_operator_then_the_ops(catalogs):
     t = task(catalogs, "q")
-    assert O.classify_failure(t, "SELECT name FROM author", {"operator": "flip_order"}) == "wrong_order"
-    assert O.classify_failure(t, "SELECT nme FROM author", {}) == "unknown_identifier"
-    assert O.classify_failure(t, "SELEC", {}) == "syntax_error"
-    assert O.classify_failure(t, "SELECT name FROM author", None) == "wrong_result"
+    assert PACK.classify_failure(t, "SELECT name FROM author", {"operator": "flip_order"}) == "wrong_order"
+    assert PACK.classify_failure(t, "SELECT nme FROM author", {}) == "unknown_identifier"
+    assert PACK.classify_failure(t, "SELEC", {}) == "syntax_error"
+    assert PACK.classify_failure(t, "SELECT name FROM author", None) == "wrong_result"
     assert set(O.TAXONOMY) >= {"syntax_error", "wrong_order", "wrong_result"}
 
 
 def test_op_versions_cover_the_helper_modules(monkeypatch):
     from pathlib import Path as P
 
-    from vx.ops.packs.sql import analysis
+    from vx.families.sql.ops import analysis
 
-    before = {o.name: o.version for o in O.OPS}
-    real = P.read_bytes
+    from vx.families.sql.ops import exec as X, static as S
+    from vx.ops.core import source_version
 
-    def changed(self):
-        data = real(self)
-        return data + b"# changed" if self == P(analysis.__file__) else data
+    before = {o.name: o.version for o in O.SEED_OPS}
+    real = P.read_text
 
-    monkeypatch.setattr(P, "read_bytes", changed)
-    after = {o.name: o.version for o in O._versioned([o for o in (getattr(O, n) for n in before)])}
+    def changed(self, *a, **k):
+        data = real(self, *a, **k)
+        return data + "# changed" if self == P(analysis.__file__) else data
+
+    monkeypatch.setattr(P, "read_text", changed)
+    deps = {o.name: (S.DEPENDS if o.name in vars(S) else X.DEPENDS) for o in O.SEED_OPS}
+    after = {o.name: source_version(o.fn, deps[o.name]) for o in O.SEED_OPS}
     assert all(after[n] != before[n] for n in before)

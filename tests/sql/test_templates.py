@@ -8,8 +8,8 @@ pytest.importorskip("defog_data")  # the databases are built from its dumps
 
 from vx.dsl.verdict import Verdict  # noqa: E402
 from vx.ops.core import Context  # noqa: E402
-from vx.ops.packs.sql import ops as _ops  # noqa: E402,F401  (registers the templates)
-from vx.ops.packs.sql.templates import CUES, features  # noqa: E402
+from vx.families.sql import pack as _pack  # noqa: E402,F401  (registers the templates)
+from vx.families.sql.ops.templates import CUES, features  # noqa: E402
 from vx.ops.specs import TEMPLATES, op_from_spec, spec_to_json, templates_for  # noqa: E402
 
 D, C, A = Verdict.DRAWBACK, Verdict.CLEAN, Verdict.ABSTAIN
@@ -110,8 +110,8 @@ def test_judge_pack_sees_the_prompt_and_abstains_with_llm_roles_off(monkeypatch)
     import json
     from pathlib import Path
 
-    from vx.llm.judge import judge_messages
-    from vx.ops.packs.sql.judge import semantic_mismatch
+    from vx.ops.judge import judge_messages
+    from vx.families.sql.ops.judge import semantic_mismatch
 
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     task = json.loads((Path(__file__).resolve().parents[2] / "examples" / "sql" / "tasks.jsonl")

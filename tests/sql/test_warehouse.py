@@ -11,7 +11,7 @@ pytest.importorskip("sqlglot")
 duckdb = pytest.importorskip("duckdb")
 pytest.importorskip("defog_data")  # the databases are built from its dumps
 
-from vx.ops.packs.sql import warehouse as W  # noqa: E402
+from vx.families.sql import warehouse as W  # noqa: E402
 
 SPECS = {
     "duckdb": {"backend": "duckdb", "source": "defog", "database": "academic"},
@@ -151,7 +151,7 @@ class FakeConnection:
         self.statements = []
         self.timeout = None
         self.closed = False
-        from vx.ops.packs.sql.data import materialize
+        from vx.families.sql.defog import materialize
 
         self.db = duckdb.connect(str(materialize("academic")), read_only=True)
 
@@ -268,11 +268,11 @@ def test_a_warehouse_that_cannot_open_fails_fast_and_once(snowflake, monkeypatch
 
 def test_exec_ops_record_an_unopenable_warehouse_as_an_error_and_abstain(snowflake, tmp_path):
     from vx.ops.apply import apply_ops
-    from vx.ops.families import Item
-    from vx.ops.registry import OpPool
+    from vx.families.family import Item
+    from vx.families.pack import pool_from_packs
 
     task = {"id": "t", "question": "q", "dialect": "snowflake", "warehouse": {"backend": "snowflake"}}
-    pool = OpPool.from_packs(["vx.ops.packs.sql.ops"])
+    pool = pool_from_packs(["sql"])
     items = [Item(f"i{k}", "t", "SELECT 1") for k in range(3)]
     app = apply_ops(pool, items, {"t": task}, ops=["parses", "execution_error", "empty_result"], jobs=1,
                     progress=False)
@@ -286,8 +286,8 @@ def test_sqlite_and_duckdb_backends_agree_on_defog_gold_queries(questions_csv):
     """defog ships each question's gold SQL for SQLite and for PostgreSQL: run the first on the SQLite
     build and the others on the DuckDB build of the same dump, and compare with Spider's rules. This
     checks the dump loader, both backends and the comparator against each other on real data."""
-    from vx.ops.packs.sql.compare import matches_any
-    from vx.ops.packs.sql.data import load_questions
+    from vx.families.sql.compare import matches_any
+    from vx.families.sql.defog import load_questions
 
     sqlite_csv = questions_csv.with_name("defog_questions_gen_sqlite.csv")
     if not sqlite_csv.exists():

@@ -35,7 +35,7 @@ def family_ops(family_dir: str | None, path: str | None) -> frozenset[str] | Non
 
     A .vx file's ``; specs:`` header adds the synthesized ops it names.
     """
-    from vx.ops.families import Family, FamilyError, find_family_dir
+    from vx.families.family import Family, FamilyError, find_family_dir
 
     try:
         d = Path(family_dir) if family_dir else (find_family_dir(path) if path else None)

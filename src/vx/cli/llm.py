@@ -43,7 +43,7 @@ def start_llm(family, llm, llm_models, llm_budget, run_id=None):
     """Start the run's LLM session (or None when roles are off), turning problems into messages."""
     from vx.llm.client import LLMUnavailable
     from vx.llm.config import LLMConfigError
-    from vx.llm.session import start_session
+    from vx.evolve.roles.session import start_session
 
     try:
         return start_session(family, mode=llm, overrides=llm_overrides(llm_models, llm_budget), run_id=run_id,
@@ -53,7 +53,7 @@ def start_llm(family, llm, llm_models, llm_budget, run_id=None):
 
 
 def _family(family_dir):
-    from vx.ops.families import Family, find_family_dir
+    from vx.families.family import Family, find_family_dir
 
     if family_dir is None:
         try:
@@ -113,7 +113,7 @@ def config_cmd(family_dir, llm_models, as_json):
 @friendly_errors
 def check_cmd(family_dir, no_probe, as_json):
     """Which roles are configured and whether their models are reachable (free: spends no tokens)."""
-    from vx.llm.doctor import role_status, summary_line
+    from vx.doctor import role_status, summary_line
 
     statuses = role_status(_config(_family(family_dir)), probe=not no_probe)
     ok, line = summary_line(statuses)
@@ -147,7 +147,7 @@ def teach_cmd(family_dir, split, llm_models, llm_budget, apply_, as_json):
     """Soft labels from the teacher model, comparing each output with its golden reference.
 
     Writes teacher_labels.jsonl into the family directory and reports agreement with the split's labels."""
-    from vx.llm.teacher import apply_labels, teach_family
+    from vx.evolve.roles.teacher import apply_labels, teach_family
 
     fam = _family(family_dir)
     if fam is None:
@@ -193,7 +193,8 @@ def teach_cmd(family_dir, split, llm_models, llm_budget, apply_, as_json):
 def prefetch_cmd(family_dir, splits, poll_seconds, max_wait, llm_models, llm_budget):
     """Answer every judge op of a family on every item through the Message Batches API (half price) and
     store the answers in the LLM cache, so that evaluation and evolution then make no judge calls."""
-    from vx.llm.batch import judge_sweep_requests, prefetch
+    from vx.llm.batch import prefetch
+    from vx.ops.judge import judge_sweep_requests
     from vx.llm.client import LLMError
 
     fam = _family(family_dir)
@@ -201,7 +202,7 @@ def prefetch_cmd(family_dir, splits, poll_seconds, max_wait, llm_models, llm_bud
         raise UserError("no family.toml found here or above; pass FAMILY_DIR")
     judges = [o for o in fam.pool() if o.uses_llm and o.status != "retired"]
     if not judges:
-        raise UserError(f"family {fam.name} has no judge ops (add e.g. \"vx.ops.packs.code.judge\" to its packs)")
+        raise UserError(f"family {fam.name} has no judge ops (add e.g. \"vx.families.code.ops.judge\" to its packs)")
     pairs = []
     for name in splits or ("train", "dev", "locked"):
         items = fam.audit().split.items if name == "locked" else fam.split(name).items
@@ -292,7 +293,7 @@ def evolve_session(family_dir, resume, llm, llm_models, llm_budget):
 
         notice_off_once(lambda m: err_console.print(m, markup=False, highlight=False))
         return None
-    from vx.ops.families import Family
+    from vx.families.family import Family
 
     run_id = None
     if resume is not None:
@@ -326,8 +327,8 @@ def run_teacher(session, family_dir) -> dict:
     with the family as teacher_labels.jsonl, and where they disagree with the dev labels. Evolution never
     reads these (its labels are the family's); they tell a person how far the anchor can be trusted."""
     from vx.llm.client import LLMError
-    from vx.llm.teacher import teach_family
-    from vx.ops.families import Family
+    from vx.evolve.roles.teacher import teach_family
+    from vx.families.family import Family
 
     try:
         fam = Family(family_dir)
@@ -375,7 +376,7 @@ def doctor_checks(probe: bool = True) -> list:
     """`vx doctor`'s LLM section: one line per role (model, state), plus a summary line."""
     from vx.cli.doctor import Check
     from vx.llm.config import LLMConfigError
-    from vx.llm.doctor import role_status, summary_line
+    from vx.doctor import role_status, summary_line
 
     try:
         cfg = _config(_family(None))

@@ -14,7 +14,7 @@ from vx.cli.common import console, dump_json, friendly_errors
 @friendly_errors
 def ops_cmd(family_dir, as_json):
     """List the ops of a family (default: the family around the current directory)."""
-    from vx.ops.families import Family, find_family_dir
+    from vx.families.family import Family, find_family_dir
 
     fam = Family(family_dir or find_family_dir("."))
     pool = fam.pool()

@@ -12,7 +12,7 @@ from vx.cli.common import UserError, console
 @click.option("--out", "-o", type=click.Path(dir_okay=False), help="Output file (default: RUN with .html).")
 def report_cmd(run_path, out):
     """Write an HTML report of the evolution run RUN (viewable offline)."""
-    from vx.evolve.report import write_report
+    from vx.evolve.html import write_report
     from vx.evolve.store import RunStoreError
 
     try:

@@ -18,8 +18,8 @@ from vx.dsl.compile import BatchEvaluator
 from vx.metrics import agreement
 from vx.ops.apply import apply_ops
 from vx.ops.cache import VerdictCache
-from vx.ops.families import Audit
-from vx.ops.registry import OpPool
+from vx.families.family import Audit
+from vx.ops.pool import OpPool
 from vx.verifier import final_verdicts, to_finals
 
 __all__ = ["LockedAuditor"]

@@ -22,8 +22,8 @@ from vx.dsl.ast import Node
 from vx.dsl.parse import parse
 from vx.metrics import agreement, bootstrap_ci, paired_permutation_test
 from vx.ops.cache import VerdictCache
-from vx.ops.families import Family, find_family_dir
-from vx.ops.registry import OpPool
+from vx.families.family import Family, find_family_dir
+from vx.ops.pool import OpPool
 from vx.ops.specs import op_from_spec
 from vx.verifier import Verifier
 
@@ -84,7 +84,7 @@ def compare_graded(a: Graded, b: Graded, *, n_permutations: int = 10000, seed: i
 def _family_of(path: Path) -> Family:
     """The family above a .vx file, else the family of the run named in its ``; run:`` header."""
     from vx.dsl.parse import read_header
-    from vx.ops.families import FamilyError
+    from vx.families.family import FamilyError
 
     try:
         return Family(find_family_dir(path))

@@ -1,6 +1,6 @@
 """The metric loop: Sense → Grow → Select → Curate → Audit, round after round (DESIGN §6).
 
-Entry point: `Evolution(view, seed, ...)` with ``view`` a `vx.ops.families.EvolutionView` —
+Entry point: `Evolution(view, seed, ...)` with ``view`` a `vx.families.family.EvolutionView` —
 unlabeled train, labeled dev, the op pool and the objective constants, never the locked labels.
 The optional ``auditor`` is a callable ``auditor(expression, pool) -> {"agreement": …, …}`` built
 *outside* the engine (`vx.evolve.audit.LockedAuditor`); its numbers are written to the run record
@@ -35,13 +35,13 @@ from vx.evolve.lifecycle import (Event, LifecyclePolicy, OpRecord, birth_gate, m
 from vx.evolve.objective import EvalData, Objective, ObjectiveConfig, Score, reliability_weight
 from vx.evolve.store import RunStore, now
 from vx.evolve.synthesize import (Cluster, SynthesisRequest, Synthesizer, TemplateSynthesizer, cluster_items,
-                                  family_templates, pack_modules, pack_taxonomy)
+                                  family_templates)
 from vx.metrics import agreement
 from vx.ops.apply import apply_ops
 from vx.ops.cache import VerdictCache
 from vx.ops.core import Op
-from vx.ops.families import EvolutionView, Item
-from vx.ops.registry import OpPool
+from vx.families.family import EvolutionView, Item
+from vx.ops.pool import OpPool
 from vx.ops.specs import SpecError, op_from_spec
 from vx.verifier import to_finals
 
@@ -173,9 +173,9 @@ class Evolution:
         self.elites: list[Elite] = []
         self.stale = 0
         self.matrix: VerdictMatrix | None = None
-        modules = pack_modules(str(o.provenance.get("module", "")) for o in self.pool)
-        self.taxonomy, self.classify, tags = pack_taxonomy(modules)
-        self.template_families = tuple(dict.fromkeys((view.name, *tags)))
+        pack = view.pack()  # the family's Pack contract: taxonomy, failure classifier, template tags
+        self.taxonomy, self.classify = pack.taxonomy, pack.classify_failure
+        self.template_families = tuple(dict.fromkeys((view.name, *pack.templates)))
 
     # ------------------------------------------------------------------------------------------
     # verdicts

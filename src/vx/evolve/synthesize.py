@@ -19,15 +19,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
 from vx.ops.specs import SpecError, spec_name, templates_for
 
-__all__ = ["Cluster", "SynthesisRequest", "Synthesizer", "TemplateSynthesizer", "cluster_items", "family_templates",
-           "pack_modules", "pack_taxonomy"]
+__all__ = ["Cluster", "SynthesisRequest", "Synthesizer", "TemplateSynthesizer", "cluster_items", "family_templates"]
 
 
 @attrs.frozen
@@ -106,39 +104,6 @@ class TemplateSynthesizer:
                 if len(specs) >= self.per_cluster:
                     return specs
         return specs
-
-
-def pack_modules(module_names: Iterable[str]) -> list[ModuleType]:
-    """The loaded modules named (the modules the pool's ops were defined in) and their parent
-    packages, in order, without repeats."""
-    import sys
-
-    out: list[ModuleType] = []
-    for name in module_names:
-        parts = str(name).split(".")
-        for k in range(len(parts), 0, -1):
-            mod = sys.modules.get(".".join(parts[:k]))
-            if mod is not None and mod not in out:
-                out.append(mod)
-    return out
-
-
-def pack_taxonomy(modules: Iterable[ModuleType]) -> tuple[tuple[str, ...], Callable | None, tuple[str, ...]]:
-    """What the family's op packs declare for synthesis: the failure ``TAXONOMY``,
-    ``classify_failure`` (first found of each), and every ``TEMPLATE_FAMILY`` tag under which
-    their check templates are registered."""
-    taxonomy: tuple[str, ...] = ()
-    classify = None
-    tags: list[str] = []
-    for mod in modules:
-        if not taxonomy and getattr(mod, "TAXONOMY", None):
-            taxonomy = tuple(str(t) for t in mod.TAXONOMY)
-        if classify is None and callable(getattr(mod, "classify_failure", None)):
-            classify = mod.classify_failure
-        tag = getattr(mod, "TEMPLATE_FAMILY", None)
-        if isinstance(tag, str) and tag not in tags:
-            tags.append(tag)
-    return taxonomy, classify, tuple(tags)
 
 
 def family_templates(tags: Iterable[str]) -> list:

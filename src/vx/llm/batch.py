@@ -41,17 +41,6 @@ class BatchReport:
         return attrs.asdict(self)
 
 
-def judge_sweep_requests(client: LLMClient, ops: Iterable[Any], pairs: Iterable[tuple[Mapping[str, Any], Any]]
-                         ) -> list[dict[str, Any]]:
-    """The requests the `llm_yes_no` judge ops among `ops` would send for each (task, output) pair."""
-    from vx.llm.judge import CHECK, judge_request
-
-    questions = [o.spec["params"]["question"] for o in ops
-                 if getattr(o, "spec", None) and o.spec.get("check") == CHECK]
-    pairs = list(pairs)
-    return [judge_request(client, q, task, output) for q in questions for task, output in pairs]
-
-
 def _with_retries(client: LLMClient, what: str, fn: Callable[[], Any]) -> Any:
     status_error, connection_error, _ = _sdk_error_types()
     attempt = 0

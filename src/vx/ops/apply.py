@@ -27,8 +27,8 @@ from vx.dsl.matrix import VerdictMatrix
 from vx.dsl.verdict import Verdict
 from vx.ops.cache import VerdictCache, item_hash
 from vx.ops.core import Context, Op, Result
-from vx.ops.families import Item
-from vx.ops.registry import OpPool
+from vx.families.family import Item
+from vx.ops.pool import OpPool
 
 DEFAULT_TIMEOUT = 10.0  # seconds per op call
 KILL_GRACE = 2.0  # extra seconds before a worker that ignores the soft timeout is killed

@@ -9,9 +9,13 @@ where the family's root op stores the parsed artifact (``ctx["artifact"]``) for 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import inspect
+import sys
 import textwrap
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import attrs
@@ -83,13 +87,48 @@ class Context(dict):
         return self.get("artifact")
 
 
-def _source_hash(fn: Callable) -> str:
+def _source_text(fn: Callable) -> str:
     try:
-        src = textwrap.dedent(inspect.getsource(fn))
+        return textwrap.dedent(inspect.getsource(fn))
     except (OSError, TypeError):  # built in a REPL or from a C function: fall back to bytecode
         code = getattr(fn, "__code__", None)
-        src = repr((code.co_code, code.co_consts)) if code is not None else repr(fn)
-    return hashlib.sha256(src.encode()).hexdigest()[:12]
+        return repr((code.co_code, code.co_consts)) if code is not None else repr(fn)
+
+
+#: What an op's version may depend on besides its own function: a module (its whole source file),
+#: a module name (resolved when the op is defined), or a function or class (its source).
+Dependency = ModuleType | str | Callable
+
+
+def _dependency_text(dep: Dependency) -> str:
+    if isinstance(dep, str):
+        module = sys.modules.get(dep)
+        if module is None:
+            module = importlib.import_module(dep)
+        dep = module
+    if isinstance(dep, ModuleType):
+        path = getattr(dep, "__file__", None)
+        try:
+            return Path(path).read_text(encoding="utf-8") if path else dep.__name__
+        except OSError:  # not installed as files (zipapp...): the name is all there is
+            return dep.__name__
+    return _source_text(dep)
+
+
+def source_version(fn: Callable, depends: Iterable[Dependency] = ()) -> str:
+    """An op's version: a hash of its function's source and of everything it `depends` on.
+
+    The one versioning mechanism of vx: ``@op(depends=...)``, typed-spec templates
+    (``@template(depends=...)``) and family packs all use it, so that a cached verdict is never
+    reused after the code that computed it changed -- helpers included."""
+    digest = hashlib.sha256(_source_text(fn).encode())
+    for dep in depends:
+        digest.update(b"\0" + _dependency_text(dep).encode())
+    return digest.hexdigest()[:12]
+
+
+def _source_hash(fn: Callable) -> str:
+    return source_version(fn)
 
 
 @attrs.frozen
@@ -139,12 +178,16 @@ def op(
     root: bool = False,
     uses_llm: bool | None = None,
     timeout: float | None = None,
+    depends: Iterable[Dependency] = (),
 ) -> Any:
     """Decorate a pure function ``fn(task, output, ctx)`` as a vx op.
 
     ``@op(tier="exec", detects="crash")``; the description defaults to the docstring's first
     line and the name to the function name. ``root=True`` marks a family's root op.
+    ``depends`` lists what else the verdict depends on (modules, module names, helper functions):
+    their source goes into the op's version, so cached verdicts go stale when they change.
     """
+    depends = tuple(depends)
 
     def wrap(f: Callable) -> Op:
         doc = (inspect.getdoc(f) or "").strip().splitlines()
@@ -154,7 +197,7 @@ def op(
             tier=tier,
             detects=detects or (name or f.__name__),
             description=description if description is not None else (doc[0] if doc else ""),
-            version=_source_hash(f),
+            version=source_version(f, depends),
             provenance={"origin": "seed", "module": getattr(f, "__module__", "?")},
             uses_llm=(tier == "judge") if uses_llm is None else uses_llm,
             timeout=timeout,

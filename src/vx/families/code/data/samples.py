@@ -1,0 +1,118 @@
+"""Model-output sample files (``samples/mbpp/<model>.jsonl``) and what is odd about each solution.
+
+A sample line has ``task_id`` (``MBPP/11``), ``prompt``, ``entry_point``, ``given_tests`` (the
+visible asserts), ``canonical_solution`` (MBPP's, not MBPP+'s), ``solution`` (the model output)
+and ``is_solved`` (against the original MBPP tests, as a string or a bool).
+
+Solutions are graded as given. :func:`solution_flags` records what would make a grade look
+surprising, so builders can count it: the text does not parse (often a bare function body meant
+to follow the prompt), it does not define the entry point, or it uses a standard module
+(``math``, ``re``, ``heapq`` ...) that it never imports (the generating harness prepended it).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from vx.families.code.data.tasks import DataError
+
+
+@attrs.frozen
+class Sample:
+    task_id: str  # as in the file, e.g. "MBPP/11"
+    model: str
+    prompt: str
+    entry_point: str
+    given_tests: tuple[str, ...]
+    solution: str
+    is_solved: bool | None
+    line: int
+
+    @property
+    def plus_id(self) -> str:
+        """The MBPP+ id of the task: ``MBPP/11`` -> ``Mbpp/11``."""
+        return "Mbpp/" + self.task_id.split("/", 1)[1]
+
+
+def _as_bool(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    return None
+
+
+def read_samples(path: str | os.PathLike[str]) -> list[Sample]:
+    """Read a samples JSONL file; errors name the file and line."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: samples file not found (pass a local JSONL file with --samples)")
+    model = path.name.removesuffix(".jsonl")
+    samples: list[Sample] = []
+    with path.open(encoding="utf-8") as handle:
+        for n, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
+            missing = [k for k in ("task_id", "solution") if k not in row]
+            if missing:
+                raise DataError(f"{path}:{n}: missing field(s) {', '.join(missing)}; a sample needs "
+                                "task_id and solution (and prompt, entry_point, given_tests)")
+            if not isinstance(row["solution"], str):
+                raise DataError(f"{path}:{n}: solution must be a string")
+            given = row.get("given_tests") or []
+            if isinstance(given, str):
+                given = [given]
+            samples.append(Sample(
+                task_id=str(row["task_id"]),
+                model=model,
+                prompt=row.get("prompt", ""),
+                entry_point=row.get("entry_point", ""),
+                given_tests=tuple(given),
+                solution=row["solution"],
+                is_solved=_as_bool(row.get("is_solved")),
+                line=n,
+            ))
+    return samples
+
+
+def solution_flags(solution: str, entry_point: str, aliases: tuple[str, ...] = ()) -> list[str]:
+    """What is unusual about a solution text: ``does_not_parse``, ``no_entry_point`` (neither the
+    entry point nor an alias is defined at top level), ``unimported_modules:<names>``. Empty for an
+    ordinary self-contained solution."""
+    try:
+        tree = ast.parse(solution)
+    except SyntaxError:
+        return ["does_not_parse"]
+    flags: list[str] = []
+    names = {entry_point, *aliases}
+    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    defined |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    if not names & defined:
+        flags.append("no_entry_point")
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    modules = sorted(name for name in used - bound if name in sys.stdlib_module_names and not hasattr(builtins, name))
+    if modules:
+        flags.append("unimported_modules:" + ",".join(modules))
+    return flags

@@ -1,0 +1,31 @@
+"""The code family's ops, one concern per module.
+
+``artifact`` (the root's parse of an output and the AST helpers ops read it with) · ``values``
+(comparing and showing returned values) · ``static`` (the root ``parses`` and the static seed ops)
+· ``probe`` (visible examples and the probe inputs derived from them) · ``run`` (the one shared
+sandboxed run of a candidate over its probes) · ``exec`` (the exec seed ops) · ``taxonomy`` (the
+closed failure classes and the evidence classifier) · ``templates`` (check templates and inducers
+for synthesis) · ``judge`` (the opt-in LLM judge op).
+
+The seed ops are re-exported here (``from vx.families.code import ops; ops.crash``); the family's
+:class:`~vx.families.pack.Pack` is :data:`vx.families.code.pack.PACK`.
+"""
+
+from vx.families.code.ops.artifact import Artifact, accepted_names, artifact_of, build_artifact, value_returns
+from vx.families.code.ops.exec import (crash, fails_visible_example, mutates_argument, nondeterministic,
+                                       returns_not_print_only, returns_wrong_type, timeout)
+from vx.families.code.ops.run import Execution, execution, sandbox
+from vx.families.code.ops.static import hardcodes_example, parses, reads_stdin, undefined_name, wrong_entry_point
+from vx.families.code.ops.taxonomy import TAXONOMY, classify_by_evidence
+from vx.families.code.ops.values import same_value, short, trivial_value, type_mismatch
+
+ROOT = "parses"
+#: The seed ops, root first, in the order the family's pool lists them.
+SEED_OPS = (parses, wrong_entry_point, reads_stdin, hardcodes_example, undefined_name, crash, fails_visible_example,
+            returns_not_print_only, timeout, returns_wrong_type, mutates_argument, nondeterministic)
+
+__all__ = ["ROOT", "SEED_OPS", "TAXONOMY", "Artifact", "Execution", "accepted_names", "artifact_of", "build_artifact",
+           "classify_by_evidence", "crash", "execution", "fails_visible_example", "hardcodes_example",
+           "mutates_argument", "nondeterministic", "parses", "reads_stdin", "returns_not_print_only",
+           "returns_wrong_type", "same_value", "sandbox", "short", "timeout", "trivial_value", "type_mismatch",
+           "undefined_name", "value_returns", "wrong_entry_point"]

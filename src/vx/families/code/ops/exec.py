@@ -1,0 +1,239 @@
+"""The code family's exec seed ops: they read the shared sandboxed run (:mod:`.run`).
+
+``crash``, ``fails_visible_example``, ``returns_not_print_only``, ``timeout``,
+``returns_wrong_type``, ``mutates_argument``, ``nondeterministic``. Exec ops abstain when the root
+failed or the task has no visible example.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from typing import Any
+
+from vx.families.code.ops import artifact, probe, values
+from vx.families.code.ops import run as _run
+from vx.families.code.ops.artifact import Artifact, artifact_of, dotted, live_nodes, own_nodes, raised_names, value_returns
+from vx.families.code.ops.probe import Probe
+from vx.families.code.ops.run import EXEC_OP_TIMEOUT, _failure_text, _what, execution
+from vx.families.code.ops.values import _a, _clip, _loose_equal, _type_name, same_value, short, type_mismatch
+from vx.ops.core import abstain, clean, drawback, op
+
+#: What these ops' verdicts depend on besides their own function (it goes into their versions).
+DEPENDS = (__name__, _run, artifact, values, probe, "vx.families.code.compare")
+
+# --------------------------------------------------------------------------- exec ops
+
+@op(tier="exec", detects="crash", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
+def crash(task, output, ctx):
+    """The code raises on the visible example, on a re-ordering of it, or while loading.
+
+    Killing its own process counts too; on a re-ordering, an exception type the code raises on
+    purpose (``raise ValueError``) does not."""
+    run, why = execution(task, output, ctx)
+    if run is None:
+        return abstain(why)
+    if run.load in ("error", "died"):
+        return drawback(run.load_message)
+    if run.load != "ok":
+        return abstain(run.load_message)
+    art = artifact_of(task, output, ctx)
+    deliberate = raised_names(art.tree) if art.tree is not None else set()
+    for p, c in run.in_domain():
+        if c.status == "crashed":
+            return drawback(f"{p.call} {_failure_text(c)} ({_what(p)})")
+        if c.status != "exception":
+            continue
+        if p.klass == "permuted" and c.exc_type in deliberate:
+            continue  # the code rejects this input on purpose
+        return drawback(f"{p.call} {_failure_text(c)} ({_what(p)})")
+    if any(c.status in ("ok", "unserializable", "exception") for _, c in run.in_domain()):
+        return clean(f"{len(run.in_domain())} call(s) on the example and its re-orderings raised nothing")
+    return abstain("no example call finished")
+
+
+def _comparator(task: Mapping[str, Any], entry: str) -> Any:
+    from vx.families.code.compare import Comparator
+
+    dataset = str(task.get("dataset") or "")
+    if not dataset:
+        tid = str(task.get("id", ""))
+        dataset = "mbpp+" if tid.startswith("Mbpp/") else ("humaneval+" if tid.startswith("HumanEval") else "")
+    return Comparator(dataset, entry, float(task.get("atol") or 0.0))
+
+
+@op(tier="exec", detects="fails_visible_example", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
+def fails_visible_example(task, output, ctx):
+    """A visible example call does not return its expected value.
+
+    Compared in the parent with evalplus's semantics (exact types, float tolerance)."""
+    run, why = execution(task, output, ctx)
+    if run is None:
+        return abstain(why)
+    if run.load in ("error", "died", "timeout"):
+        return drawback(f"the example cannot run: {run.load_message}")
+    if run.load != "ok":
+        return abstain(run.load_message)
+    meta = task.get("meta") if isinstance(task.get("meta"), Mapping) else {}
+    # evalplus's special oracles are keyed by its own function names (MBPP+ renamed a few)
+    compare = _comparator(task, str(meta.get("evalplus_entry_point") or task.get("entry_point") or ""))
+    checked = 0
+    for p, c in run.pairs("example"):
+        checked += 1
+        if c.status != "ok":
+            return drawback(f"{p.call} {_failure_text(c)}; expected {short(p.expected)}")
+        outcome = compare.check(p.args, c.value, p.expected)
+        if not outcome.ok and not p.exact_types and _loose_equal(c.value, p.expected, False):
+            continue  # the example's types were lost in JSON: do not fail on list vs tuple
+        if not outcome.ok:
+            return drawback(f"{p.call} returned {short(c.value)}, expected {short(p.expected)}")
+    if not checked:
+        return abstain("no example call ran")
+    return clean(f"{checked} visible example(s) return the expected value")
+
+
+def _static_print_verdict(art: Artifact):
+    fn = art.function
+    if fn is None:
+        return abstain("no entry-point function to inspect")
+    if value_returns(fn):
+        return clean(f"{fn.name} returns a value (line {value_returns(fn)[0].lineno})")
+    prints = [n for n in own_nodes(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+              and n.func.id == "print"]
+    if prints:
+        return drawback(f"{fn.name} never returns a value but calls print (line {prints[0].lineno}): "
+                        f"{_clip(ast.unparse(prints[0]), 60)}")
+    return clean(f"{fn.name} does not print")
+
+
+@op(tier="exec", detects="returns_not_print_only", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
+def returns_not_print_only(task, output, ctx):
+    """The function prints its answer instead of returning it.
+
+    It returns None on an example that expects a value, and prints; without a runnable example,
+    it never returns a value but calls print."""
+    art = artifact_of(task, output, ctx)
+    if art.function is None:
+        return abstain("the root failed: " + (art.problem or "no entry point"))
+    run, _ = execution(task, output, ctx)
+    finished = [(p, c) for p, c in run.pairs("example") if c.status == "ok"] if run is not None and run.loaded else []
+    if not finished:
+        return _static_print_verdict(art)
+    for p, c in finished:
+        if c.value is None and p.expected is not None and c.stdout.strip():
+            printed = _clip(c.stdout.strip(), 80)
+            hit = str(p.expected) in c.stdout or repr(p.expected) in c.stdout
+            note = " (the expected value)" if hit else ""
+            return drawback(f"{p.call} returned None and printed {printed!r}{note}; expected {short(p.expected)}")
+    return clean("the example calls return their result")
+
+
+@op(tier="exec", detects="timeout", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
+def timeout(task, output, ctx):
+    """A call on the visible example (or a re-ordering of it) does not finish within the time limit."""
+    run, why = execution(task, output, ctx)
+    if run is None:
+        return abstain(why)
+    if run.load == "timeout":
+        return drawback(run.load_message)
+    if run.load != "ok":
+        return abstain(run.load_message)
+    done = run.in_domain()
+    for p, c in done:
+        if c.status == "timeout":
+            return drawback(f"{p.call} did not return within {_run.EXAMPLE_CALL_TIMEOUT:g} s ({_what(p)})")
+    if done:
+        slowest = max((c.duration or 0.0) for _, c in done) * 1000
+        took = f"{slowest:.0f} ms" if slowest >= 1 else "under 1 ms"
+        return clean(f"{len(done)} call(s) finished; the slowest took {took}")
+    return abstain("no example call ran")
+
+
+
+@op(tier="exec", detects="returns_wrong_type", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
+def returns_wrong_type(task, output, ctx):
+    """An example call returns a value of another type than the expected value.
+
+    Numbers are interchangeable, a list is not a tuple (checked inside containers); an object that
+    is not plain data (a map, a generator) is a wrong type too."""
+    run, why = execution(task, output, ctx)
+    if run is None:
+        return abstain(why)
+    if not run.loaded:
+        return abstain(run.load_message)
+    seen = 0
+    for p, c in run.pairs("example"):
+        if c.status == "unserializable":
+            return drawback(f"{p.call} returned {_a(str(c.type_name))} object; the example expects "
+                            f"{_a(_type_name(p.expected))} ({short(p.expected, 50)})")
+        if c.status != "ok":
+            continue
+        seen += 1
+        why_not = type_mismatch(c.value, p.expected, p.exact_types)
+        if why_not:
+            return drawback(f"{p.call} returned {why_not}: got {short(c.value, 50)}, expected {short(p.expected, 50)}")
+    if not seen:
+        return abstain("no example call returned")
+    return clean(f"{seen} example call(s) return the expected type")
+
+
+_MUTABLE = (list, dict, set, bytearray)
+
+
+@op(tier="exec", detects="mutates_argument", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
+def mutates_argument(task, output, ctx):
+    """A call changes a list, dict or set it was given (the caller's data is modified)."""
+    run, why = execution(task, output, ctx)
+    if run is None:
+        return abstain(why)
+    if not run.loaded:
+        return abstain(run.load_message)
+    compared = 0
+    for p, c in run.in_domain():
+        if c.args_after is None or not any(isinstance(a, _MUTABLE) for a in p.args):
+            continue
+        compared += 1
+        after = c.args_after[0]
+        for i, (before, now) in enumerate(zip(p.args, after)):
+            if isinstance(before, _MUTABLE) and not same_value(before, now):
+                return drawback(f"{p.call} changed its argument {i + 1} from {short(before, 50)} to {short(now, 50)}")
+    if not compared:
+        return abstain("no call received a list, dict or set")
+    return clean(f"{compared} call(s) left their list/dict/set arguments unchanged")
+
+
+
+@op(tier="exec", detects="nondeterministic", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
+def nondeterministic(task, output, ctx):
+    """The same example call, made twice in one process, gives different results.
+
+    Causes: unseeded randomness, the clock, or state kept between calls."""
+    run, why = execution(task, output, ctx)
+    if run is None:
+        return abstain(why)
+    if not run.loaded:
+        return abstain(run.load_message)
+    first: dict[int, tuple[Probe, Any]] = {p.example: (p, c) for p, c in run.pairs("example")}
+    compared = 0
+    for p2, c2 in run.pairs("repeat"):
+        if p2.example not in first:
+            continue
+        p1, c1 = first[p2.example]
+        if "timeout" in (c1.status, c2.status) or "crashed" in (c1.status, c2.status):
+            continue
+        compared += 1
+        a = short(c1.value, 50) if c1.status == "ok" else _failure_text(c1)
+        b = short(c2.value, 50) if c2.status == "ok" else _failure_text(c2)
+        differs = c1.status != c2.status or (c1.status == "ok" and not same_value(c1.value, c2.value)) or (
+            c1.status == "exception" and c1.exc_type != c2.exc_type)
+        if differs:
+            art = artifact_of(task, output, ctx)
+            used = sorted({dotted(n).split(".")[0] for n in live_nodes(art.tree) if isinstance(n, ast.Attribute)}
+                          & {"random", "time", "datetime", "uuid", "secrets"}) if art.tree is not None else []
+            hint = f"; the code uses {', '.join(used)}" if used else ""
+            return drawback(f"{p1.call} gave {a} the first time and {b} the second time{hint}")
+    if not compared:
+        return abstain("no example call finished twice")
+    return clean(f"{compared} example call(s) repeat identically")
+
+

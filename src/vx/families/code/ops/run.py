@@ -1,0 +1,142 @@
+"""The shared sandboxed run of a candidate over its probes (``ctx["exec"]``).
+
+The code family's exec ops share one sandbox run per item: the first exec op that needs it runs
+every probe call of the candidate in one sandboxed process (:func:`execution`) and leaves the
+result in ``ctx["exec"]``. Probes are the visible example calls and type-preserving mutations of
+them (:mod:`vx.families.code.ops.probe`). Expected values stay in the parent; every comparison
+happens there.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from vx.families.code.ops.artifact import Artifact, artifact_of
+from vx.families.code.ops.probe import Probe, probes_for
+from vx.families.code.ops.values import _a, _clip
+from vx.ops.core import Context
+
+EXAMPLE_CALL_TIMEOUT = 2.0  # seconds per in-domain probe call (the examples are small)
+EDGE_CALL_TIMEOUT = 1.0  # seconds per edge-class probe call
+RUN_TIMEOUT = 4.0  # the whole sandboxed run of one candidate (start-up, load, every probe)
+EXEC_OP_TIMEOUT = 60.0  # the op-level limit for exec ops (the first one pays for the run)
+
+_sandbox_lock = threading.Lock()
+_sandbox_instance: Any = None
+
+
+def sandbox() -> Any:
+    """The process-wide sandbox (layer detection runs once per process)."""
+    global _sandbox_instance
+    with _sandbox_lock:
+        if _sandbox_instance is None:
+            from vx.sandbox import Sandbox, SandboxConfig
+
+            _sandbox_instance = Sandbox(SandboxConfig(per_call_timeout=EXAMPLE_CALL_TIMEOUT,
+                                                      total_timeout=RUN_TIMEOUT))
+        return _sandbox_instance
+
+
+@attrs.frozen(eq=False)
+class Execution:
+    """One sandboxed run of a candidate over its probes: ``ctx["exec"]``.
+
+    ``calls[i]`` is the sandbox's CallOutcome for ``probes[i]``. ``load`` is "ok", "error"
+    (module-level code raised), "timeout" (loading never finished), "died" (the process died
+    while loading) or "refused" (the sandbox's own compile or lookup failed).
+    """
+
+    probes: tuple[Probe, ...]
+    calls: tuple[Any, ...]
+    report: Any
+    load: str
+    load_message: str = ""
+
+    @property
+    def loaded(self) -> bool:
+        return self.load == "ok"
+
+    def pairs(self, *classes: str) -> list[tuple[Probe, Any]]:
+        """(probe, outcome) of the calls that ran, optionally only of some probe classes."""
+        return [(p, c) for p, c in zip(self.probes, self.calls)
+                if c.status != "not_run" and (not classes or p.klass in classes)]
+
+    def in_domain(self) -> list[tuple[Probe, Any]]:
+        return [(p, c) for p, c in self.pairs() if p.in_domain]
+
+
+def _load_state(report: Any) -> tuple[str, str]:
+    status = report.status
+    ran = any(c.status != "not_run" for c in report.calls)
+    line = f" (line {report.load_error_line})" if report.load_error_line else ""
+    if status == "load_error":
+        return "error", f"loading the code raised {report.load_error}{line}"
+    if status in ("syntax_error", "no_entry_point"):
+        return "refused", f"the sandbox could not load the code: {report.load_error or status}"
+    if status == "timeout" and not ran:
+        return "timeout", f"loading the code did not finish: {report.detail or 'deadline passed'}"
+    if status == "crashed" and not ran:
+        return "died", f"the process died while loading the code: {report.detail or 'no report'}"
+    return "ok", ""
+
+
+def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> Execution:
+    """Run every probe of one candidate in one sandboxed process."""
+    timeouts = [EXAMPLE_CALL_TIMEOUT if p.in_domain else EDGE_CALL_TIMEOUT for p in probes]
+    # Fresh argument objects per call: objects shared between calls in the parent would stay
+    # shared in the child (marshal keeps references), so one call's mutation would leak into another.
+    calls = [(copy.deepcopy(list(p.args)), {}) for p in probes]
+    report = sandbox().run_calls(art.source, art.name, calls,
+                                 timeouts=timeouts, total_timeout=RUN_TIMEOUT, args_after=True)
+    load, message = _load_state(report)
+    return Execution(tuple(probes), tuple(report.calls), report, load, message)
+
+
+def execution(task: Mapping[str, Any], output: Any, ctx: Context) -> tuple[Execution | None, str]:
+    """The item's shared execution (computed once, by the first exec op that asks), or
+    (None, why not) when there is nothing to run."""
+    cached = ctx.get("exec")
+    if isinstance(cached, Execution):
+        return cached, ""
+    if isinstance(cached, tuple):  # (None, reason) or a recorded sandbox failure
+        if isinstance(cached[0], BaseException):
+            raise cached[0]
+        return None, cached[1]
+    art = artifact_of(task, output, ctx)
+    if art.function is None:
+        result: tuple[Execution | None, str] = (None, "the root failed: " + (art.problem or "no entry point"))
+    else:
+        probes = probes_for(task)
+        if not probes:
+            result = (None, "the task shows no usable example call")
+        else:
+            try:
+                result = (run_probes(task, art, probes), "")
+            except Exception as exc:  # the sandbox itself failed: every exec op reports it once
+                ctx["exec"] = (exc, "")
+                raise
+    ctx["exec"] = result[0] if result[0] is not None else result
+    return result
+
+
+def _what(p: Probe) -> str:
+    return "the visible example" if p.klass in ("example", "repeat") else p.detail
+
+
+def _failure_text(call: Any) -> str:
+    if call.status == "exception":
+        return f"raised {call.exc_type}: {_clip(call.exc_message or '', 100)}".rstrip(": ")
+    if call.status == "timeout":
+        return f"did not return ({call.exc_message or 'timed out'})"
+    if call.status == "crashed":
+        return "killed its process (os._exit, a signal or the memory limit)"
+    if call.status == "unserializable":
+        return f"returned {_a(str(call.type_name))} object, which is not plain data ({call.exc_message})"
+    return call.status
+
+

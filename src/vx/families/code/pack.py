@@ -1,0 +1,60 @@
+"""The code family's pack: Python function synthesis graded by hidden unit tests.
+
+``PACK`` (``packs = ["code"]`` in a family.toml) holds the root ``parses`` and the eleven seed ops,
+the failure taxonomy, the failure classifier and the check templates (tag ``"code"``). ``JUDGE``
+(``"code-judge"``) is the opt-in LLM judge op ``spec_mismatch``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from vx.families.code import ops
+from vx.families.code.ops import judge, templates
+from vx.families.code.ops.taxonomy import TAXONOMY, classify_by_evidence
+from vx.families.pack import Pack
+
+
+def classify_failure(task: Mapping[str, Any], output: Any, meta: Mapping[str, Any] | None = None) -> str | None:
+    """The failure class of a failing item, for clustering misses and gaps (None: unknown).
+
+    Provenance first: a ``meta["failure_class"]`` in the taxonomy, or the class of the mutation
+    ``meta["operator"]`` that made the output (the builder's record); otherwise the evidence of the
+    seed ops (:func:`~vx.families.code.ops.taxonomy.classify_by_evidence`)."""
+    meta = meta or {}
+    cls = meta.get("failure_class")
+    if isinstance(cls, str) and cls in TAXONOMY:
+        return cls
+    operator = meta.get("operator")
+    if isinstance(operator, str):
+        from vx.families.code.data.mutate import OPERATORS
+
+        if operator in OPERATORS and OPERATORS[operator].failure_class in TAXONOMY:
+            return OPERATORS[operator].failure_class
+    return classify_by_evidence(task, output)
+
+
+def describe_environment() -> str:
+    """Where this pack's exec ops run model code: the sandbox layer in use."""
+    return ops.sandbox().describe().strip().splitlines()[0]
+
+
+PACK = Pack(
+    name="code",
+    ops=ops.SEED_OPS,
+    root=ops.ROOT,
+    taxonomy=TAXONOMY,
+    classify_failure=classify_failure,
+    templates=(templates.FAMILY,),
+    describe_environment=describe_environment,
+    description="Python functions graded by hidden unit tests: parse, static and sandboxed exec checks",
+)
+
+JUDGE = Pack(
+    name="code-judge",
+    ops=(judge.spec_mismatch,),
+    taxonomy=TAXONOMY,
+    templates=(templates.FAMILY,),
+    description="The code family's opt-in LLM judge op (spec_mismatch)",
+)

@@ -1,0 +1,388 @@
+"""Task families: a directory with family.toml, tasks, three splits and a seed expression.
+
+Loading validates everything and reports every problem with file:line and what to do; nothing
+is silently dropped. Leakage safety is structural: `Family.evolution_view()` returns an object
+holding the unlabeled train split and the labeled dev split only, and the locked split's labels
+live solely inside the `Audit` object returned by `Family.audit()`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from vx.dsl.ast import Node
+from vx.dsl.parse import VxSyntaxError, parse
+from vx.families.pack import Pack, load_packs
+from vx.ops.pool import OpPool
+
+SPLITS = ("train", "dev", "locked")
+OBJECTIVE_DEFAULTS: dict[str, float] = {
+    "w": 1.0,          # exponent of A_train (0.25 for report families)
+    "fail_weight": 2.0,  # a missed drawback costs twice a false alarm
+    "op_cost": 0.001,  # λ per op beyond the floor
+    "op_floor": 3,
+    "llm_cost": 0.002,  # extra cost per LLM-calling op
+}
+
+
+class FamilyError(Exception):
+    """A family that cannot be loaded; `problems` lists every issue found (file:line: message)."""
+
+    def __init__(self, problems: Sequence[str] | str, where: str = "") -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        self.where = where
+        head = f"family {where}: " if where else ""
+        shown = self.problems[:20]
+        more = f"\n  … and {len(self.problems) - 20} more" if len(self.problems) > 20 else ""
+        if len(shown) == 1:
+            super().__init__(head + shown[0])
+        else:
+            super().__init__(f"{head}{len(self.problems)} problems\n  " + "\n  ".join(shown) + more)
+
+
+def parse_label(value: Any) -> float:
+    """'pass' → 1.0, 'fail' → 0.0, a probability of PASS in [0, 1] → itself. Raises ValueError."""
+    if isinstance(value, str) and value.strip().lower() in ("pass", "fail"):
+        return 1.0 if value.strip().lower() == "pass" else 0.0
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and 0 <= value <= 1:
+        return float(value)
+    raise ValueError(f"label {value!r} must be \"pass\", \"fail\" or a probability of pass in [0, 1]")
+
+
+@attrs.frozen
+class Item:
+    """One output to grade. `label` is P(pass) (1.0 pass, 0.0 fail) or None when unlabeled."""
+
+    id: str
+    task: str
+    output: Any
+    label: float | None = None
+    reference: Any = None
+    meta: Mapping[str, Any] = attrs.field(factory=dict, eq=False)
+    line: int = attrs.field(default=0, eq=False)
+
+    def hard_label(self) -> str | None:
+        """'pass' / 'fail' (a soft label is thresholded at 0.5), or None when unlabeled."""
+        if self.label is None:
+            return None
+        return "pass" if self.label >= 0.5 else "fail"
+
+
+@attrs.frozen
+class Split:
+    name: str
+    items: tuple[Item, ...]
+    path: Path | None = None
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[Item]:
+        return iter(self.items)
+
+    @property
+    def ids(self) -> list[str]:
+        return [it.id for it in self.items]
+
+    def labels(self) -> list[float | None]:
+        return [it.label for it in self.items]
+
+    def unlabeled(self) -> Split:
+        """The items with no label, no reference and no meta (a builder's provenance, such as the
+        mutation that made an output, would tell its label)."""
+        return Split(self.name, tuple(attrs.evolve(it, label=None, reference=None, meta={}) for it in self.items),
+                     self.path)
+
+
+def read_jsonl(path: Path, problems: list[str]) -> list[tuple[int, dict[str, Any]]]:
+    """Read JSON objects one per line; malformed lines are reported as `file:line: ...`."""
+    rows: list[tuple[int, dict[str, Any]]] = []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        problems.append(f"{path}: file not found")
+        return rows
+    except UnicodeDecodeError as exc:
+        problems.append(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})")
+        return rows
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(f"{path}:{n}: malformed JSON ({exc.msg} at column {exc.colno})")
+            continue
+        if not isinstance(obj, dict):
+            problems.append(f"{path}:{n}: expected a JSON object, got {type(obj).__name__}")
+            continue
+        rows.append((n, obj))
+    return rows
+
+
+def find_family_dir(start: str | Path) -> Path:
+    """The nearest directory at or above `start` (a file or directory) holding family.toml."""
+    p = Path(start).resolve()
+    for d in [p] + list(p.parents) if p.is_dir() else [p.parent] + list(p.parent.parents):
+        if (d / "family.toml").is_file():
+            return d
+    raise FamilyError(f"no family.toml found in {p if p.is_dir() else p.parent} or any parent directory; "
+                      "pass --family DIR")
+
+
+class Audit:
+    """The only holder of locked-split labels. Evolution never receives this object's labels;
+    it may receive a callable that returns agreement numbers (measurement only)."""
+
+    def __init__(self, split: Split) -> None:
+        self._labels = {it.id: it.label for it in split.items}
+        self.split = split.unlabeled()
+
+    def __len__(self) -> int:
+        return len(self.split)
+
+    def labeled_split(self) -> Split:
+        """The locked items with their labels — for a person auditing (`vx eval --dataset locked`)."""
+        return Split(self.split.name,
+                     tuple(attrs.evolve(it, label=self._labels[it.id]) for it in self.split.items),
+                     self.split.path)
+
+    def labels(self) -> list[float | None]:
+        return [self._labels[i] for i in self.split.ids]
+
+
+@attrs.frozen
+class EvolutionView:
+    """What the evolution engine may see: tasks, unlabeled train, labeled dev, the op pool and
+    objective constants — never the locked labels."""
+
+    name: str
+    tasks: Mapping[str, Mapping[str, Any]]
+    train: Split
+    dev: Split
+    objective: Mapping[str, float]
+    family_dir: Path
+    root: str | None
+    pool_factory: Any = attrs.field(eq=False, repr=False)
+    pack_factory: Any = attrs.field(default=None, eq=False, repr=False)
+
+    def pool(self) -> OpPool:
+        return self.pool_factory()
+
+    def pack(self) -> Pack:
+        """The family's packs combined: taxonomy, failure classifier and template tags for synthesis."""
+        if self.pack_factory is None:
+            return Pack(self.name, self.pool(), self.root)
+        return self.pack_factory()
+
+
+class Family:
+    """A loaded, validated task family."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.dir = Path(directory).resolve()
+        toml_path = self.dir / "family.toml"
+        if not toml_path.is_file():
+            raise FamilyError(f"{toml_path} does not exist (a family directory needs a family.toml)")
+        try:
+            self.config: dict[str, Any] = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise FamilyError(f"{toml_path}: invalid TOML: {exc}") from None
+        problems: list[str] = []
+        cfg = self.config
+        self.name: str = str(cfg.get("name") or self.dir.name)
+        self.description: str = str(cfg.get("description", ""))
+        packs = cfg.get("packs", [])
+        if isinstance(packs, str):
+            packs = [packs]
+        if not isinstance(packs, list) or not all(isinstance(p, str) for p in packs):
+            problems.append(f"{toml_path}: 'packs' must be a list of module names or .py files")
+            packs = []
+        self.packs: list[str] = packs
+        self.root_name: str | None = cfg.get("root")
+        self.objective = dict(OBJECTIVE_DEFAULTS)
+        for k, v in (cfg.get("objective") or {}).items():
+            if k not in OBJECTIVE_DEFAULTS:
+                problems.append(f"{toml_path}: unknown [objective] key {k!r} "
+                                f"(known: {', '.join(OBJECTIVE_DEFAULTS)})")
+            elif not isinstance(v, (int, float)) or isinstance(v, bool):
+                problems.append(f"{toml_path}: [objective] {k} must be a number")
+            else:
+                self.objective[k] = float(v)
+        self.provenance: dict[str, Any] = dict(cfg.get("provenance") or {})
+        self.llm_config: dict[str, Any] = dict(cfg.get("llm") or {})
+
+        # tasks
+        tasks_path = self.dir / str(cfg.get("tasks", "tasks.jsonl"))
+        self.tasks: dict[str, dict[str, Any]] = {}
+        task_lines: dict[str, int] = {}
+        for n, obj in read_jsonl(tasks_path, problems):
+            tid = obj.get("id")
+            if not isinstance(tid, str) or not tid:
+                problems.append(f"{tasks_path}:{n}: a task needs a non-empty string \"id\"")
+            elif tid in self.tasks:
+                problems.append(f"{tasks_path}:{n}: duplicate task id {tid!r} (first at line {task_lines[tid]})")
+            else:
+                self.tasks[tid] = obj
+                task_lines[tid] = n
+
+        # splits
+        split_paths = cfg.get("splits") or {}
+        unknown = set(split_paths) - set(SPLITS)
+        if unknown:
+            problems.append(f"{toml_path}: unknown split(s) {', '.join(sorted(unknown))}; splits are {', '.join(SPLITS)}")
+        self._splits: dict[str, Split] = {}
+        seen_ids: dict[str, str] = {}
+        for name in SPLITS:
+            rel = split_paths.get(name, f"{name}.jsonl")
+            path = self.dir / rel
+            if not path.exists():
+                problems.append(f"{path}: the {name} split file is missing (set [splits] {name} in family.toml)")
+                continue
+            self._splits[name] = self._load_split(name, path, problems, seen_ids)
+        dev = self._splits.get("dev")
+        if dev is not None and dev.items:
+            hard = {it.hard_label() for it in dev.items}
+            if hard != {"pass", "fail"}:
+                missing = {"pass", "fail"} - hard
+                problems.append(f"{dev.path}: the dev split has no {'/'.join(sorted(missing))} items; "
+                                "evolution needs both classes (5 fail + 5 pass by default)")
+        elif dev is not None:
+            problems.append(f"{dev.path}: the dev split is empty")
+
+        # seed expression
+        self.seed_path = self.dir / str(cfg.get("seed", "seed.vx"))
+        self.seed_text: str | None = None
+        if self.seed_path.exists():
+            self.seed_text = self.seed_path.read_text(encoding="utf-8")
+        elif "seed" in cfg:
+            problems.append(f"{self.seed_path}: seed expression file not found")
+        self.specs_path = self.dir / str(cfg["specs"]) if "specs" in cfg else None
+        self.specs: list[dict[str, Any]] = []
+        if self.specs_path is not None:
+            try:
+                self.specs = json.loads(self.specs_path.read_text(encoding="utf-8"))
+                if not isinstance(self.specs, list):
+                    raise ValueError("expected a JSON list of op specs")
+            except (OSError, ValueError) as exc:
+                problems.append(f"{self.specs_path}: {exc}")
+                self.specs = []
+        if problems:
+            raise FamilyError(problems, str(self.dir))
+        # The locked split (labels included) lives only inside the Audit object.
+        self._audit = Audit(self._splits.pop("locked"))
+        packs_, dir_, root_, specs_, name_ = list(self.packs), self.dir, self.root_name, list(self.specs), self.name
+        loaded: list[Pack] = []
+        cached: list[OpPool] = []
+
+        def pack_factory() -> Pack:  # captures no reference to the family (nor its locked split)
+            if not loaded:
+                loaded.append(load_packs(packs_, base_dir=dir_, name=name_))
+            return loaded[0]
+
+        def pool_factory() -> OpPool:
+            if not cached:
+                cached.append(pack_factory().pool(root=root_, specs=specs_))
+            return cached[0].copy()
+
+        self._pack_factory = pack_factory
+        self._pool_factory = pool_factory
+
+    def _load_split(self, name: str, path: Path, problems: list[str], seen_ids: dict[str, str]) -> Split:
+        items: list[Item] = []
+        local: dict[str, int] = {}
+        for n, obj in read_jsonl(path, problems):
+            where = f"{path}:{n}"
+            missing = [k for k in ("id", "task", "output") if k not in obj]
+            if missing:
+                problems.append(f"{where}: missing field(s) {', '.join(repr(m) for m in missing)}")
+                continue
+            iid, tid = obj["id"], obj["task"]
+            if not isinstance(iid, str) or not iid:
+                problems.append(f"{where}: \"id\" must be a non-empty string")
+                continue
+            if iid in local:
+                problems.append(f"{where}: duplicate item id {iid!r} (first at line {local[iid]})")
+                continue
+            if iid in seen_ids:
+                problems.append(f"{where}: item id {iid!r} is also in the {seen_ids[iid]} split; splits must be disjoint")
+                continue
+            if tid not in self.tasks:
+                problems.append(f"{where}: task {tid!r} is not in the tasks file")
+                continue
+            label = None
+            if name == "train":
+                if obj.get("label") is not None:
+                    problems.append(f"{where}: train items are unlabeled; remove \"label\" "
+                                    "(labels belong in dev or locked)")
+                    continue
+            else:
+                if "label" not in obj:
+                    problems.append(f"{where}: {name} items need a \"label\" (\"pass\", \"fail\" or a probability)")
+                    continue
+                try:
+                    label = parse_label(obj["label"])
+                except ValueError as exc:
+                    problems.append(f"{where}: {exc}")
+                    continue
+            meta = obj.get("meta") or {}
+            if not isinstance(meta, dict):
+                problems.append(f"{where}: \"meta\" must be an object")
+                continue
+            local[iid] = n
+            seen_ids[iid] = name
+            items.append(Item(iid, tid, obj["output"], label, obj.get("reference"), meta, n))
+        return Split(name, tuple(items), path)
+
+    # --- access -------------------------------------------------------------------------------
+    def pool(self) -> OpPool:
+        """The family's op pool (packs + typed specs), loaded once."""
+        return self._pool_factory()
+
+    def pack(self) -> Pack:
+        """The family's packs, loaded once and combined (ops, root, taxonomy, classifier, templates)."""
+        return self._pack_factory()
+
+    def seed(self, known_ops: Sequence[str] | None = None) -> Node:
+        if self.seed_text is None:
+            raise FamilyError(f"{self.seed_path}: the family has no seed expression")
+        return parse(self.seed_text, filename=str(self.seed_path), known_ops=known_ops)
+
+    def split(self, name: str) -> Split:
+        """train or dev. The locked split is only available through `audit()`."""
+        if name == "locked":
+            raise PermissionError("locked labels are only reachable through Family.audit()")
+        if name not in self._splits:
+            raise KeyError(f"unknown split {name!r}; splits are {', '.join(SPLITS)}")
+        return self._splits[name]
+
+    def audit(self) -> Audit:
+        return self._audit
+
+    def evolution_view(self) -> EvolutionView:
+        # train reaches evolution as outputs only: any provenance in its items' meta could leak labels
+        return EvolutionView(self.name, self.tasks, self._splits["train"].unlabeled(), self._splits["dev"],
+                             dict(self.objective), self.dir, self.root_name, self._pool_factory,
+                             self._pack_factory)
+
+    def labeled(self, name: str) -> Split:
+        """A split with its labels, for a person evaluating (dev, locked) or unlabeled (train)."""
+        return self.audit().labeled_split() if name == "locked" else self.split(name)
+
+    def counts(self) -> dict[str, int]:
+        return {**{k: len(v) for k, v in self._splits.items()}, "locked": len(self._audit)}
+
+
+def load_family(directory: str | Path) -> Family:
+    return Family(directory)
+
+
+__all__ = ["Audit", "EvolutionView", "Family", "FamilyError", "Item", "Split", "find_family_dir",
+           "load_family", "parse_label", "VxSyntaxError"]

@@ -1,0 +1,1 @@
+"""The SQL family's data side: the mutation engine and the family builder."""

@@ -1,0 +1,449 @@
+"""Static analysis of parsed SQL (sqlglot trees) and of questions, shared by ops and templates.
+
+Every function here is pure and returns findings as data (lists of human-readable strings or
+small records); deciding what counts as a drawback is the ops' job.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from sqlglot import exp
+from sqlglot.optimizer.scope import Scope, traverse_scope
+
+from vx.families.sql.catalog import Catalog, is_date_like
+
+AGGREGATES = (exp.AggFunc,)
+
+
+def selects(tree: exp.Expression) -> Iterator[exp.Select]:
+    yield from tree.find_all(exp.Select)
+
+
+def from_clause(select: exp.Select) -> exp.From | None:
+    return select.args.get("from_") or select.args.get("from")
+
+
+def _in_window_or_subquery(node: exp.Expression, stop: exp.Expression) -> bool:
+    p = node.parent
+    while p is not None and p is not stop:
+        if isinstance(p, (exp.Window, exp.Subquery, exp.Select)):
+            return True
+        p = p.parent
+    return False
+
+
+def aggregates_in(expr: exp.Expression, select: exp.Select) -> list[exp.Expression]:
+    """Aggregate calls of `expr` that belong to `select` (not to a window or a nested query)."""
+    return [a for a in expr.find_all(*AGGREGATES)
+            if not isinstance(a.parent, exp.Window) and not _in_window_or_subquery(a, select)]
+
+
+def bare_columns(expr: exp.Expression, select: exp.Select) -> list[exp.Column]:
+    """Columns of `expr` outside any aggregate, window or nested query of `select`."""
+    out = []
+    for c in expr.find_all(exp.Column):
+        p = c.parent
+        inside = False
+        while p is not None and p is not select:
+            if isinstance(p, AGGREGATES) or isinstance(p, (exp.Window, exp.Filter, exp.Subquery, exp.Select)):
+                inside = True
+                break
+            p = p.parent
+        if not inside:
+            out.append(c)
+    return out
+
+
+def missing_group_by(tree: exp.Expression) -> list[str]:
+    """Selects that aggregate while also selecting bare columns, without GROUP BY."""
+    found = []
+    for sel in selects(tree):
+        if sel.args.get("group"):
+            continue
+        aggs = [a for p in sel.expressions for a in aggregates_in(p, sel)]
+        if not aggs:
+            continue
+        bare = [c for p in sel.expressions for c in bare_columns(p, sel)]
+        if bare:
+            found.append(f"SELECT mixes {aggs[0].sql()[:40]} with the non-aggregated column "
+                         f"{bare[0].sql()} but has no GROUP BY")
+    return found
+
+
+def has_aggregate(tree: exp.Expression) -> bool:
+    return any(aggregates_in(p, s) for s in selects(tree) for p in s.expressions)
+
+
+def star_projections(tree: exp.Expression) -> list[str]:
+    """``*`` / ``t.*`` in the outermost query's projection (COUNT(*) is not a star projection)."""
+    out = []
+    for sel in _outer_selects(tree):
+        for p in sel.expressions:
+            if isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star)):
+                out.append(p.sql())
+    return out
+
+
+def _outer_selects(tree: exp.Expression) -> list[exp.Select]:
+    node = tree
+    if isinstance(node, exp.Subquery):
+        node = node.this
+    if isinstance(node, exp.Select):
+        return [node]
+    if isinstance(node, exp.SetOperation):
+        return _outer_selects(node.left) + _outer_selects(node.right)
+    return []
+
+
+def outer_limit(tree: exp.Expression) -> int | bool | None:
+    """The outermost query's LIMIT / FETCH FIRST / TOP as an int, True when present but not a
+    literal, None when absent."""
+    lim = tree.args.get("limit")
+    if lim is None:
+        return None
+    val = lim.args.get("expression") or lim.args.get("count") or lim.this
+    if isinstance(val, exp.Literal) and not val.is_string:
+        try:
+            return int(val.this)
+        except ValueError:
+            return True
+    return True
+
+
+def bounds_rows_otherwise(tree: exp.Expression) -> bool:
+    """Whether the query restricts itself to extreme rows without LIMIT: a comparison with a
+    MAX/MIN subquery, a ranking window function filtered on, QUALIFY, or an ungrouped aggregate
+    (one row)."""
+    for sub in tree.find_all(exp.Subquery):
+        if sub.find(exp.Max, exp.Min) is not None and isinstance(sub.parent, (exp.EQ, exp.GTE, exp.LTE, exp.In)):
+            return True
+    if tree.find(exp.Qualify) is not None:
+        return True
+    for w in tree.find_all(exp.Window):  # a ranking window used to filter (… WHERE rn <= 3)
+        if isinstance(w.this, (exp.RowNumber, exp.Rank, exp.DenseRank)) and _filtered_on(w, tree):
+            return True
+    for sel in _outer_selects(tree):
+        if not sel.args.get("group") and any(aggregates_in(p, sel) for p in sel.expressions):
+            return True
+    return False
+
+
+def _filtered_on(window: exp.Window, tree: exp.Expression) -> bool:
+    """Whether the output of a ranking window is compared somewhere (directly, or through its alias
+    in an outer WHERE / QUALIFY)."""
+    if window.find_ancestor(exp.Where, exp.Qualify) is not None:
+        return True
+    alias = window.parent.alias if isinstance(window.parent, exp.Alias) else ""
+    if not alias:
+        return False
+    for cond in tree.find_all(exp.Where, exp.Qualify):
+        if any(c.name.lower() == alias.lower() for c in cond.find_all(exp.Column)):
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------- questions
+
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+                 "nine": 9, "ten": 10, "twenty": 20}
+_N = r"(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twenty)"
+_SUPERLATIVE = (r"most|highest|largest|biggest|greatest|lowest|least|fewest|smallest|best|worst|longest|"
+                r"shortest|earliest|latest|oldest|newest|youngest|cheapest|most expensive")
+_TOP_N = [re.compile(rf"\btop\s+{_N}\b", re.I), re.compile(rf"\b(?:first|last)\s+{_N}\b", re.I),
+          re.compile(rf"\b{_N}\s+(?:{_SUPERLATIVE})\b", re.I)]
+_SINGULAR_SUPERLATIVE = re.compile(
+    rf"\b(?:which|what|who)\s+(?:\w+\s+){{0,4}}?(?:has|had|is|was|did|does|gets|got|received|wrote|published)\s+"
+    rf"(?:the\s+)?(?:{_SUPERLATIVE})\b|\b(?:the|a)\s+(?:single\s+)?(?:\w+\s+)?with\s+the\s+(?:{_SUPERLATIVE})\b",
+    re.I)
+_ASKS_FOR = re.compile(r"(?:who|what|which)(?:'s|’s)?(?:\s+(?:is|was|are|were|the|a|an|one))*\s+([a-z]+)?",
+                      re.I)
+_LISTING = re.compile(r"\b(order(?:ed)?|sort(?:ed)?|rank(?:ed|ing)?|from (?:highest|lowest|most|least)|each|per|"
+                      r"every|all|list)\b", re.I)
+
+
+def top_n_requested(question: str) -> int | None:
+    """How many rows the question asks for ("top 5" → 5, "which author has the most …" → 1), or None."""
+    for rx in _TOP_N:
+        m = rx.search(question)
+        if m:
+            w = m.group(1).lower()
+            return int(w) if w.isdigit() else _NUMBER_WORDS[w]
+    if _LISTING.search(question) or not re.search(rf"\b(?:{_SUPERLATIVE})\b", question, re.I):
+        return None
+    if _SINGULAR_SUPERLATIVE.search(question):
+        return 1
+    m = _ASKS_FOR.match(question.strip())
+    if m:  # "What is the title of …", "Which aircraft code can …", "Who …": one thing is asked for
+        noun = (m.group(1) or "").lower()
+        if not noun or not (noun.endswith("s") and not noun.endswith(("ss", "us", "is"))):
+            return 1
+    return None
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower())}
+
+
+def _stem(w: str) -> str:
+    return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+
+
+_ALL_COLUMNS = re.compile(r"\b(all (?:the )?(?:details|information|info|columns|fields|data|attributes)|"
+                          r"everything|full record|entire row)\b", re.I)
+
+
+def question_columns(question: str, catalog: Catalog, tables: list[str]) -> list[str]:
+    """Columns of `tables` that the question names (a column's words all appear in it, singular
+    or plural; ids must be named as such). Empty when it asks for "all details"."""
+    if _ALL_COLUMNS.search(question):
+        return []
+    qwords = {_stem(w) for w in _words(question)}
+    named = []
+    for t in tables:
+        for c in catalog.columns(t):
+            parts = [_stem(p) for p in re.split(r"[_\W]+", c.lower()) if p]
+            if parts and all(p in qwords for p in parts) and not (len(parts) == 1 and len(parts[0]) <= 2):
+                named.append(f"{t}.{c}")
+    return named
+
+
+# --------------------------------------------------------------------------- identifiers
+
+
+def table_names(tree: exp.Expression) -> list[str]:
+    """Base tables the query reads (CTE names excluded), in order of appearance."""
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    out: list[str] = []
+    for t in tree.find_all(exp.Table):
+        if t.name and t.name.lower() not in ctes and not isinstance(t.this, exp.Func) and t.name not in out:
+            out.append(t.name)
+    return out
+
+
+def _scope_columns_of(source: Any) -> set[str] | None:
+    """Output column names of a CTE / derived table scope (None when it selects *)."""
+    if isinstance(source, Scope):
+        e = source.expression
+        sels = _outer_selects(e) if not isinstance(e, exp.Select) else [e]
+        names: set[str] = set()
+        for s in sels:
+            for p in s.expressions:
+                if isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star)):
+                    return None
+                names.add(p.alias_or_name.lower())
+        alias = source.expression.parent
+        if isinstance(alias, (exp.Subquery, exp.CTE)):
+            ta = alias.args.get("alias")
+            if ta is not None and ta.columns:
+                names |= {c.name.lower() for c in ta.columns}
+        return names
+    return None
+
+
+def unknown_identifiers(tree: exp.Expression, catalog: Catalog) -> list[str]:
+    """Tables and columns the catalog does not have, each as a message naming the identifier."""
+    problems: list[str] = []
+    for t in table_names(tree):
+        if catalog.table(t) is None:
+            near = difflib.get_close_matches(t.lower(), [x.lower() for x in catalog.tables], n=2)
+            problems.append(f"unknown table {t}" + (f" (did you mean {', '.join(near)}?)" if near else ""))
+    if problems:
+        return problems
+    # every name a query may legitimately use for a column
+    aliases = {a.alias.lower() for a in tree.find_all(exp.Alias) if a.alias}
+    for ta in tree.find_all(exp.TableAlias):
+        aliases |= {c.name.lower() for c in ta.columns}
+        if ta.name:
+            aliases.add(ta.name.lower())
+    tables_used = table_names(tree)
+    used_columns = {c.lower() for t in tables_used for c in catalog.columns(t)}
+    try:
+        scopes = traverse_scope(tree)
+    except Exception:  # sqlglot cannot build scopes for some dialect constructs: check unqualified names only
+        scopes = []
+    seen: set[str] = set()
+    for scope in scopes:
+        chain = []
+        s: Scope | None = scope
+        while s is not None:
+            chain.append(s)
+            s = s.parent
+        for col in scope.columns:
+            name = col.name.lower()
+            if not name or isinstance(col.this, exp.Star):
+                continue
+            q = col.table
+            if q:
+                src = next((sc.sources[q] for sc in chain if q in sc.sources), None)
+                if src is None:
+                    src = next((sc.sources[k] for sc in chain for k in sc.sources if k.lower() == q.lower()), None)
+                if src is None:
+                    if catalog.table(q) is not None and catalog.has_column(q, name):
+                        continue
+                    msg = f"unknown table or alias {q} in {col.sql()}"
+                elif isinstance(src, exp.Table):
+                    if catalog.table(src.name) is None or catalog.has_column(src.name, name):
+                        continue
+                    have = ", ".join(catalog.columns(src.name))
+                    near = difflib.get_close_matches(name, [c.lower() for c in catalog.columns(src.name)], n=1)
+                    msg = (f"unknown column {col.sql()}: {src.name} has no column {col.name}"
+                           + (f" (did you mean {near[0]}?)" if near else f" (it has {have})"))
+                else:
+                    cols = _scope_columns_of(src)
+                    if cols is None or name in cols or name in aliases:
+                        continue
+                    msg = f"unknown column {col.sql()}: {q} does not select {col.name}"
+            else:
+                if name in used_columns or name in aliases:
+                    continue
+                derived = [_scope_columns_of(src) for sc in chain for src in sc.sources.values()
+                           if isinstance(src, Scope)]
+                if any(d is None or name in d for d in derived):
+                    continue
+                near = difflib.get_close_matches(name, sorted(used_columns), n=1)
+                msg = (f"unknown column {col.name}: none of {', '.join(tables_used) or 'the tables'} has it"
+                       + (f" (did you mean {near[0]}?)" if near else ""))
+            if msg not in seen:
+                seen.add(msg)
+                problems.append(msg)
+    return problems
+
+
+# --------------------------------------------------------------------------- joins
+
+
+def cartesian_joins(tree: exp.Expression, catalog: Catalog | None) -> list[str] | None:
+    """Pairs of base tables joined without any condition relating them, per SELECT. None when no
+    SELECT reads two or more base tables (nothing to judge)."""
+    findings: list[str] = []
+    judged = False
+    for sel in selects(tree):
+        frm = from_clause(sel)
+        if frm is None:
+            continue
+        sources = [frm.this] + [j.this for j in sel.args.get("joins") or []]
+        tables = [s for s in sources if isinstance(s, exp.Table) and s.name]
+        if len(tables) < 2:
+            continue
+        judged = True
+        names = [t.alias_or_name.lower() for t in tables]
+        real = {t.alias_or_name.lower(): t.name for t in tables}
+        parent = {n: n for n in names}
+
+        def find(x: str) -> str:
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        def owner(col: exp.Column) -> str | None:
+            if col.table:
+                return col.table.lower() if col.table.lower() in parent else None
+            if catalog is None:
+                return None
+            hits = [n for n in names if catalog.has_column(real[n], col.name)]
+            return hits[0] if len(hits) == 1 else None
+
+        conds: list[exp.Expression] = []
+        for j in sel.args.get("joins") or []:
+            if j.args.get("on") is not None:
+                conds.append(j.args["on"])
+            if j.args.get("using"):
+                right = j.this.alias_or_name.lower() if isinstance(j.this, exp.Table) else None
+                if right in parent:  # USING links the right table to the left side
+                    for n in names[: names.index(right)]:
+                        parent[find(right)] = find(n)
+                        break
+        if sel.args.get("where") is not None:
+            conds.append(sel.args["where"].this)
+        for cond in conds:
+            for pred in cond.find_all(exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between, exp.In):
+                owners = {o for c in pred.find_all(exp.Column) if (o := owner(c)) is not None}
+                owners = sorted(owners)
+                for a in owners[1:]:
+                    parent[find(a)] = find(owners[0])
+        aggs = [a for p in sel.expressions for a in aggregates_in(p, sel)]
+        if aggs and all(isinstance(a.this, exp.Distinct) for a in aggs) and not sel.args.get("group"):
+            continue  # COUNT(DISTINCT …) over a product of independent tables: the product is harmless
+        groups: dict[str, list[str]] = {}
+        for n in names:
+            groups.setdefault(find(n), []).append(n)
+        if len(groups) > 1:
+            parts = [" ".join(real[x] for x in g) for g in groups.values()]
+            findings.append(f"{parts[0]} and {parts[1]} are joined without any condition relating them "
+                            "(a cartesian product)")
+    return findings if judged else None
+
+
+# --------------------------------------------------------------------------- dates
+
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$")
+_DATEISH = re.compile(r"^(\d{4}-\d{1,2}(-\d{1,2})?|\d{1,2}/\d{1,2}/\d{2,4}|\d{4}/\d{1,2}/\d{1,2}|\d{1,2}-\d{1,2}-\d{4})"
+                      r"([ T]\d{1,2}:\d{2}(:\d{2})?)?$")
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
+
+
+def _column_ref(node: exp.Expression, tree: exp.Expression, catalog: Catalog) -> tuple[str, str, str] | None:
+    """(table, column, TYPE) of a column reference, resolved through aliases when possible."""
+    if not isinstance(node, exp.Column):
+        return None
+    tables = {t.alias_or_name.lower(): t.name for t in tree.find_all(exp.Table)}
+    if node.table:
+        t = tables.get(node.table.lower(), node.table)
+        ty = catalog.column_type(t, node.name)
+        return (t, node.name, ty) if ty else None
+    hits = [(t, node.name, catalog.column_type(t, node.name)) for t in dict.fromkeys(tables.values())
+            if catalog.has_column(t, node.name)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def date_string_comparisons(tree: exp.Expression, catalog: Catalog) -> tuple[list[str], int]:
+    """Comparisons between a date-like column and a string literal that go wrong, and how many
+    such comparisons there are: a numeric column (epoch, year) compared with a date string; a DATE
+    or TIMESTAMP column compared with a non-ISO date string; a text column of non-ISO dates
+    compared by range with a date string."""
+    problems: list[str] = []
+    n = 0
+    for cmp in tree.find_all(*_COMPARISONS, exp.Between):
+        if isinstance(cmp, exp.Between):
+            pairs = [(cmp.this, cmp.args.get("low")), (cmp.this, cmp.args.get("high"))]
+            ranged = True
+        else:
+            pairs = [(cmp.this, cmp.expression), (cmp.expression, cmp.this)]
+            ranged = not isinstance(cmp, (exp.EQ, exp.NEQ))
+        for col, lit in pairs:
+            if not (isinstance(lit, exp.Literal) and lit.is_string):
+                continue
+            ref = _column_ref(col, tree, catalog)
+            if ref is None:
+                continue
+            t, c, ty = ref
+            if not is_date_like(c, ty):
+                continue
+            value = lit.this
+            if not _DATEISH.match(value.strip()):
+                continue
+            n += 1
+            tyu = ty.upper()
+            if tyu in ("BIGINT", "INTEGER", "INT", "SMALLINT", "DOUBLE", "REAL", "FLOAT", "NUMBER", "DECIMAL"):
+                samples = catalog.samples.get(f"{t}.{c}")
+                hint = f" (values look like {samples[0]})" if samples else ""
+                problems.append(f"{t}.{c} is {tyu}{hint} but is compared with the date string '{value}'")
+            elif tyu.startswith(("DATE", "TIMESTAMP")) and not _ISO_DATE.match(value.strip()):
+                problems.append(f"{t}.{c} is {tyu} but is compared with '{value}', which is not an ISO date "
+                                "(YYYY-MM-DD)")
+            elif ranged and tyu in ("TEXT", "VARCHAR", "STRING"):
+                samples = catalog.samples.get(f"{t}.{c}", ())
+                if samples and not all(_ISO_DATE.match(s) for s in samples):
+                    problems.append(f"{t}.{c} holds dates as text like '{samples[0]}', so comparing it with "
+                                    f"'{value}' by range compares strings, not dates")
+    return problems, n
+
+
+__all__ = ["bounds_rows_otherwise", "cartesian_joins", "date_string_comparisons", "has_aggregate",
+           "missing_group_by", "outer_limit", "question_columns", "star_projections", "table_names",
+           "top_n_requested", "unknown_identifiers"]

@@ -1,0 +1,135 @@
+"""The SQL family's root ``parses`` and its six static seed ops (the query's parse tree only).
+
+Ops read the task record (question, catalog, warehouse spec — see `vx.families.sql.ops.item`) and
+the SQL output; none reads the gold SQL. Static ops inspect the root's parse tree and abstain
+when their check does not apply (no aggregate, a single table, no top-N question…). Messages name
+the clause or identifier at fault.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from vx.families.sql.ops import analysis, item
+from vx.families.sql.ops.item import Parsed, catalog, dialect, parsed, sql_text
+from vx.ops import abstain, clean, drawback, op
+
+#: What these ops' verdicts depend on besides their own function (it goes into their versions).
+DEPENDS = (__name__, analysis, item, "vx.families.sql.catalog", "vx.families.sql.warehouse")
+
+
+@op(tier="static", detects="syntax_error", root=True, depends=DEPENDS)
+def parses(task, output, ctx):
+    """The output is one SQL query that parses in the task's dialect (sqlglot)."""
+    sql = sql_text(output).strip()
+    d = dialect(task)
+    if not sql:
+        return drawback("the output is empty: no SQL query")
+    try:
+        trees = [t for t in sqlglot.parse(sql, read=d) if t is not None]
+    except (ParseError, TokenError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return drawback(f"does not parse as {d} SQL: {first[:200]}")
+    if not trees:
+        return drawback("the output holds no SQL statement")
+    if len(trees) > 1:
+        return drawback(f"{len(trees)} statements; the answer must be a single query")
+    tree = trees[0]
+    if not isinstance(tree, exp.Query):
+        return drawback(f"a {tree.key.upper()} statement, not a query")
+    ctx["artifact"] = Parsed(tree, d)
+    return clean()
+
+
+def _tree(ctx) -> Any:
+    p = parsed(ctx)
+    return p.tree if p is not None else None
+
+
+@op(tier="static", detects="missing_group_by", depends=DEPENDS)
+def missing_group_by(task, output, ctx):
+    """An aggregate is selected together with non-aggregated columns and there is no GROUP BY."""
+    tree = _tree(ctx)
+    if tree is None or not analysis.has_aggregate(tree):
+        return abstain()
+    found = analysis.missing_group_by(tree)
+    return drawback(found[0]) if found else clean()
+
+
+@op(tier="static", detects="select_star", depends=DEPENDS)
+def select_star(task, output, ctx):
+    """SELECT * although the question names the columns it wants."""
+    tree = _tree(ctx)
+    cat = catalog(task, ctx)
+    if tree is None or cat is None:
+        return abstain()
+    named = analysis.question_columns(str(task.get("question", "")), cat, analysis.table_names(tree))
+    if not named:
+        return abstain()
+    stars = analysis.star_projections(tree)
+    if stars:
+        return drawback(f"SELECT {stars[0]} although the question asks for {', '.join(named[:3])}")
+    return clean()
+
+
+@op(tier="static", detects="missing_limit", depends=DEPENDS)
+def top_n_missing_limit(task, output, ctx):
+    """The question asks for the top N (or the single most/least …) but the query returns all rows."""
+    tree = _tree(ctx)
+    if tree is None:
+        return abstain()
+    n = analysis.top_n_requested(str(task.get("question", "")))
+    if n is None:
+        return abstain()
+    limit = analysis.outer_limit(tree)
+    if limit is None:
+        if analysis.bounds_rows_otherwise(tree):
+            return clean()
+        return drawback(f"the question asks for the top {n} but the query has no LIMIT")
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit != n and n > 1:
+        return drawback(f"LIMIT {limit} but the question asks for the top {n}")
+    return clean()
+
+
+@op(tier="static", detects="unknown_identifier", depends=DEPENDS)
+def unknown_identifier(task, output, ctx):
+    """The query names a table or column that the schema catalog does not have."""
+    tree = _tree(ctx)
+    cat = catalog(task, ctx)
+    if tree is None or cat is None:
+        return abstain()
+    problems = analysis.unknown_identifiers(tree, cat)
+    if problems:
+        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+        return drawback(problems[0] + more)
+    return clean()
+
+
+@op(tier="static", detects="cartesian_join", depends=DEPENDS)
+def cartesian_join(task, output, ctx):
+    """Two tables are joined without any condition relating them (a cartesian product)."""
+    tree = _tree(ctx)
+    if tree is None:
+        return abstain()
+    found = analysis.cartesian_joins(tree, catalog(task, ctx))
+    if found is None:
+        return abstain()
+    return drawback(found[0]) if found else clean()
+
+
+@op(tier="static", detects="date_format", depends=DEPENDS)
+def date_as_string_compare(task, output, ctx):
+    """A date-like column is compared with a date string it cannot meaningfully be compared with
+    (an epoch or year number, a non-ISO date, dates stored as non-ISO text compared by range)."""
+    tree = _tree(ctx)
+    cat = catalog(task, ctx)
+    if tree is None or cat is None:
+        return abstain()
+    problems, n = analysis.date_string_comparisons(tree, cat)
+    if n == 0:
+        return abstain()
+    return drawback(problems[0]) if problems else clean()

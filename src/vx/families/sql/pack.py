@@ -1,0 +1,38 @@
+"""The SQL family's pack: root ``parses``, six static and four exec seed ops, the failure taxonomy,
+the classifier and the check templates (tag ``"sql"``); ``JUDGE`` (``"sql-judge"``) is the opt-in
+LLM judge op."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from vx.families.pack import Pack
+from vx.families.sql import ops
+from vx.families.sql.ops import judge, templates
+from vx.families.sql.ops.taxonomy import TAXONOMY, classify_by_evidence
+
+
+def classify_failure(task: Mapping[str, Any], output: Any, meta: Mapping[str, Any] | None = None) -> str | None:
+    """The failure class of a failing item: the mutation operator's class when the builder made it
+    with one (``meta["operator"]``), else a class read off the query itself, else "wrong_result"."""
+    from vx.families.sql.data.mutate import OPERATORS
+
+    name = (meta or {}).get("operator")
+    if name in OPERATORS and OPERATORS[name].failure_class in TAXONOMY:
+        return OPERATORS[name].failure_class
+    return classify_by_evidence(task, output)
+
+
+PACK = Pack(
+    name="sql",
+    ops=ops.SEED_OPS,
+    root=ops.ROOT,
+    taxonomy=TAXONOMY,
+    classify_failure=classify_failure,
+    templates=(templates.FAMILY,),
+    description="Text-to-SQL graded by running the query: parse, static and execution checks",
+)
+
+JUDGE = Pack(name="sql-judge", ops=tuple(judge.OPS), taxonomy=TAXONOMY, templates=(templates.FAMILY,),
+             description="The SQL family's opt-in LLM judge op")
