@@ -38,18 +38,17 @@ from typing import Any, Protocol
 import attrs
 import numpy as np
 
-from vx.dsl.ast import Any as AnyNode, Node, Op as OpNode
+from vx.dsl.ast import Any as AnyNode
+from vx.dsl.ast import Node
+from vx.dsl.ast import Op as OpNode
 from vx.dsl.printer import to_text
+from vx.errors import MissingDependency
 
 __all__ = ["FitData", "Fitted", "Peer", "PeerResult", "BestSingleOp", "MajorityVote", "SnorkelLabelModel",
            "SnorkelMajority", "Spade", "LogisticRegression", "MissingDependency", "run_peer", "majority_codes",
            "any_codes", "dev_score", "logistic_fit_numpy"]
 
 DRAWBACK, CLEAN, ABSTAIN = 1, 0, -1
-
-
-class MissingDependency(ImportError):
-    """A peer whose optional library is not installed (the message says what to install)."""
 
 
 def _require(module: str, peer: str) -> Any:

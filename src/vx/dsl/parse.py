@@ -28,9 +28,15 @@ from typing import Literal
 
 import attrs
 from lark import Lark, Token, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+)
 
 from vx.dsl.ast import KEYWORDS, All, Any, Node, Not, Op, Path, Vote, WVote
+from vx.errors import VxError
 
 __all__ = [
     "MAX_DEPTH",
@@ -84,7 +90,7 @@ def render_diagnostic(
     return text
 
 
-class VxSyntaxError(Exception):
+class VxSyntaxError(VxError):
     """A .vx text that is not a valid expression. ``str(error)`` is the full report.
 
     Attributes: ``filename``, ``line`` and ``column`` (1-based), ``source_line`` (the text

@@ -8,7 +8,13 @@ audit (`LockedAuditor`, built outside the engine) · run (`evolve_family`, the p
 """
 
 from vx.evolve.compose import Composer, CompositionContext, Elite
-from vx.evolve.loop import ABLATIONS, Evolution, EvolutionError, EvolutionResult, EvolveConfig
+from vx.evolve.loop import (
+    ABLATIONS,
+    Evolution,
+    EvolutionError,
+    EvolutionResult,
+    EvolveConfig,
+)
 from vx.evolve.objective import Objective, ObjectiveConfig, Score
 from vx.evolve.synthesize import Cluster, SynthesisRequest, Synthesizer
 

@@ -15,10 +15,10 @@ import numpy as np
 
 from vx.dsl.ast import Node
 from vx.dsl.compile import BatchEvaluator
+from vx.families.family import Audit
 from vx.metrics import agreement
 from vx.ops.apply import apply_ops
 from vx.ops.cache import VerdictCache
-from vx.families.family import Audit
 from vx.ops.pool import OpPool
 from vx.verifier import final_verdicts, to_finals
 

@@ -28,8 +28,8 @@ from fractions import Fraction
 import attrs
 import numpy as np
 
-from vx.dsl.compile import at_least
 from vx.dsl.ast import All, Any, Node, Not, Op, Vote, WVote
+from vx.dsl.compile import at_least
 from vx.dsl.matrix import VerdictMatrix, pack_bits, unpack_bits
 
 __all__ = ["BatchRows", "CompiledBatch", "ABSTAIN_OP", "ABSTAIN_SLOT", "compile_candidates", "evaluate_batch", "shape_of"]

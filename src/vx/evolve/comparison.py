@@ -20,9 +20,9 @@ import numpy as np
 
 from vx.dsl.ast import Node
 from vx.dsl.parse import parse
+from vx.families.family import Family, find_family_dir
 from vx.metrics import agreement, bootstrap_ci, paired_permutation_test
 from vx.ops.cache import VerdictCache
-from vx.families.family import Family, find_family_dir
 from vx.ops.pool import OpPool
 from vx.ops.specs import op_from_spec
 from vx.verifier import Verifier

@@ -21,7 +21,8 @@ import itertools
 import math
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
-from typing import Any as AnyT, Protocol, runtime_checkable
+from typing import Any as AnyT
+from typing import Protocol, runtime_checkable
 
 import attrs
 import numpy as np

@@ -18,7 +18,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vx.dsl.ast import Node, Not, Op as OpNode, Vote, WVote
+from vx.dsl.ast import Node, Not, Vote, WVote
+from vx.dsl.ast import Op as OpNode
 from vx.dsl.parse import VxSyntaxError, parse
 from vx.dsl.printer import to_text
 from vx.evolve.store import RunStore

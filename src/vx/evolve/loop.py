@@ -26,21 +26,48 @@ from vx.dsl.ast import Node
 from vx.dsl.matrix import Packed, VerdictMatrix
 from vx.dsl.parse import VxSyntaxError, parse
 from vx.dsl.printer import to_text
+from vx.errors import VxError
 from vx.evolve.batch import evaluate_batch
-from vx.evolve.compose import (Composer, CompositionContext, Elite, EnumerativeComposer, EvolutionaryComposer,
-                               normalize, prune_op)
+from vx.evolve.compose import (
+    Composer,
+    CompositionContext,
+    Elite,
+    EnumerativeComposer,
+    EvolutionaryComposer,
+    normalize,
+    prune_op,
+)
 from vx.evolve.guards import Guards, best_index, rank_key
-from vx.evolve.lifecycle import (Event, LifecyclePolicy, OpRecord, birth_gate, marginals, promotable,
-                                  update_streaks)
-from vx.evolve.objective import EvalData, Objective, ObjectiveConfig, Score, reliability_weight
+from vx.evolve.lifecycle import (
+    Event,
+    LifecyclePolicy,
+    OpRecord,
+    birth_gate,
+    marginals,
+    promotable,
+    update_streaks,
+)
+from vx.evolve.objective import (
+    EvalData,
+    Objective,
+    ObjectiveConfig,
+    Score,
+    reliability_weight,
+)
 from vx.evolve.store import RunStore, now
-from vx.evolve.synthesize import (Cluster, SynthesisRequest, Synthesizer, TemplateSynthesizer, cluster_items,
-                                  family_templates)
+from vx.evolve.synthesize import (
+    Cluster,
+    SynthesisRequest,
+    Synthesizer,
+    TemplateSynthesizer,
+    cluster_items,
+    family_templates,
+)
+from vx.families.family import EvolutionView, Item
 from vx.metrics import agreement
 from vx.ops.apply import apply_ops
 from vx.ops.cache import VerdictCache
 from vx.ops.core import Op
-from vx.families.family import EvolutionView, Item
 from vx.ops.pool import OpPool
 from vx.ops.specs import SpecError, op_from_spec
 from vx.verifier import to_finals
@@ -51,7 +78,7 @@ ABLATIONS = ("naive", "no-lifecycle")
 Auditor = Callable[[Node, OpPool], Mapping[str, Any]]
 
 
-class EvolutionError(Exception):
+class EvolutionError(VxError):
     """A run that cannot start or continue (bad seed expression, incompatible resume...)."""
 
 

@@ -50,7 +50,14 @@ from vx.dsl.matrix import VerdictMatrix, pack_bits
 from vx.dsl.printer import to_text
 from vx.dsl.semantics import evaluate_item, final_verdict
 from vx.dsl.verdict import Final, Verdict
-from vx.evolve.batch import ABSTAIN_OP, ABSTAIN_SLOT, BatchRows, CompiledBatch, compile_candidates, evaluate_batch
+from vx.evolve.batch import (
+    ABSTAIN_OP,
+    ABSTAIN_SLOT,
+    BatchRows,
+    CompiledBatch,
+    compile_candidates,
+    evaluate_batch,
+)
 from vx.evolve.guards import REASONS, UNANCHORED, VALID, Guards, validity_codes
 
 ABSTAIN_MODES = ("pass", "exclude")

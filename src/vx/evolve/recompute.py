@@ -13,14 +13,21 @@ import numpy as np
 
 from vx.dsl.matrix import VerdictMatrix
 from vx.dsl.parse import parse
+from vx.errors import VxError
 from vx.evolve.guards import Guards
-from vx.evolve.objective import EvalData, Objective, ObjectiveConfig, Score, reliability_weight
+from vx.evolve.objective import (
+    EvalData,
+    Objective,
+    ObjectiveConfig,
+    Score,
+    reliability_weight,
+)
 from vx.evolve.store import RunStore
 
 __all__ = ["round_score", "RecomputeError"]
 
 
-class RecomputeError(Exception):
+class RecomputeError(VxError):
     """The run file lacks what recomputation needs (an unfinished run has no verdict matrix)."""
 
 

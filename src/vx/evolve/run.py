@@ -27,8 +27,8 @@ from vx.evolve.compose import Composer
 from vx.evolve.loop import Evolution, EvolutionError, EvolutionResult, EvolveConfig
 from vx.evolve.store import FORMAT, RunStore
 from vx.evolve.synthesize import Synthesizer
-from vx.ops.cache import VerdictCache
 from vx.families.family import Family
+from vx.ops.cache import VerdictCache
 from vx.ops.pool import OpPool
 
 __all__ = ["evolve_family", "default_run_path", "write_vx", "load_pool_for_vx"]

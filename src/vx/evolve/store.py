@@ -36,6 +36,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from vx.errors import VxError
+
 __all__ = ["RunStore", "RunStoreError", "FORMAT"]
 
 FORMAT = "vx-run/1"
@@ -80,7 +82,7 @@ ROUND_COLUMNS = ("round", "objective", "a_dev", "a_train", "cost", "incumbent", 
                  "seconds", "state", "audit_agreement", "audit")
 
 
-class RunStoreError(Exception):
+class RunStoreError(VxError):
     """A run file that cannot be opened or is not a vx run."""
 
 

@@ -19,6 +19,7 @@ import attrs
 
 from vx.dsl.ast import Node
 from vx.dsl.parse import VxSyntaxError, parse
+from vx.errors import VxError
 from vx.families.pack import Pack, load_packs
 from vx.ops.pool import OpPool
 
@@ -32,7 +33,7 @@ OBJECTIVE_DEFAULTS: dict[str, float] = {
 }
 
 
-class FamilyError(Exception):
+class FamilyError(VxError):
     """A family that cannot be loaded; `problems` lists every issue found (file:line: message)."""
 
     def __init__(self, problems: Sequence[str] | str, where: str = "") -> None:

@@ -13,14 +13,21 @@ ledger and not cached (the op will call synchronously for them).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from vx.llm.cache import request_key
-from vx.llm.client import (RETRY_STATUSES, BudgetExceeded, LLMCallFailed, LLMClient, _error_detail, _estimate_tokens,
-                           _sdk_error_types)
+from vx.llm.client import (
+    RETRY_STATUSES,
+    BudgetExceeded,
+    LLMCallFailed,
+    LLMClient,
+    _error_detail,
+    _estimate_tokens,
+    _sdk_error_types,
+)
 
 BATCH_DISCOUNT = 0.5
 MAX_BATCH = 10_000  # requests per submitted batch

@@ -30,6 +30,7 @@ from typing import Any
 
 import attrs
 
+from vx.errors import VxError
 from vx.llm.cache import ResponseCache, request_key
 from vx.llm.config import OFF_MESSAGE, LLMConfig, has_credentials
 
@@ -38,7 +39,7 @@ BACKOFF_BASE = 1.0  # seconds; attempt n waits a uniform random time in [0, min(
 BACKOFF_CAP = 60.0
 
 
-class LLMError(Exception):
+class LLMError(VxError):
     """Base class of the LLM layer's errors."""
 
 

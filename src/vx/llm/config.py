@@ -45,11 +45,13 @@ from typing import Any
 
 import attrs
 
+from vx.errors import VxError
+
 ROLES = ("solver", "teacher", "composer", "synthesizer", "judge", "final_judge")
 KEY_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
 
-class LLMConfigError(Exception):
+class LLMConfigError(VxError):
     """A configuration value that cannot be used; the message names where it came from."""
 
 

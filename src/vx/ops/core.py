@@ -21,12 +21,13 @@ from typing import Any
 import attrs
 
 from vx.dsl.verdict import Verdict
+from vx.errors import VxError
 
 TIERS = ("static", "exec", "judge")
 STATUSES = ("active", "shadow", "retired")
 
 
-class OpError(Exception):
+class OpError(VxError):
     """A problem with an op definition (bad tier, bad return value, duplicate name...)."""
 
 

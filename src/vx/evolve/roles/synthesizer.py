@@ -22,7 +22,13 @@ from typing import Any
 
 import attrs
 
-from vx.ops.specs import SpecError, op_from_spec, spec_name, templates_for, validate_spec
+from vx.ops.specs import (
+    SpecError,
+    op_from_spec,
+    spec_name,
+    templates_for,
+    validate_spec,
+)
 
 SYSTEM = """You write drawback detectors ("ops") for verifiers of AI-agent outputs in the {family} family.
 

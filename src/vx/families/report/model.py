@@ -26,6 +26,8 @@ from typing import Any
 
 import attrs
 
+from vx.errors import DataError
+
 CARD_ID = re.compile(r"^E\d{3,5}$")
 METRIC_ID = re.compile(r"^M\d{2,4}$")
 STANCES = ("supporting", "opposing", "neutral")
@@ -34,7 +36,7 @@ WEAK_CREDIBILITY = frozenset({"low", "disputed"})
 DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$|^\d{4} Q[1-4]$")
 
 
-class TaskError(ValueError):
+class TaskError(DataError, ValueError):
     """A report task that does not validate; `problems` lists every issue ("where: what")."""
 
     def __init__(self, problems: list[str], where: str = "") -> None:

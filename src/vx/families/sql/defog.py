@@ -26,12 +26,10 @@ from typing import Any
 
 import attrs
 
+from vx.errors import DataError
+
 DEFOG_PACKAGE = "defog_data"
 DEFOG_DATABASES = ("academic", "advising", "atis", "geography", "restaurants", "scholar", "yelp")
-
-
-class DataError(RuntimeError):
-    """Data that cannot be read or built (missing package, malformed dump or CSV)."""
 
 
 # --------------------------------------------------------------------------- dumps

@@ -35,6 +35,8 @@ from typing import Any
 
 import attrs
 
+from vx.errors import VxError
+
 DEFAULT_TIMEOUT = 5.0  # seconds per query
 DEFAULT_MAX_ROWS = 10_000
 DUCKDB_MEMORY_LIMIT = "1GB"
@@ -42,7 +44,7 @@ BACKENDS = ("duckdb", "sqlite", "snowflake")
 ERROR_KINDS = ("syntax", "runtime", "timeout", "rejected")
 
 
-class WarehouseError(RuntimeError):
+class WarehouseError(VxError, RuntimeError):
     """A warehouse that cannot be opened (missing file, missing driver, missing credentials)."""
 
 

@@ -29,13 +29,19 @@ from typing import Any
 import attrs
 
 from vx.families.code.data import tasks as task_data
-from vx.families.code.examples import ExtractionStats, mbpp_examples
 from vx.families.code.data.groundtruth import Grader
-from vx.families.code.data.mutate import OPERATORS, Context, MutationError, mutate, normalize
+from vx.families.code.data.mutate import (
+    OPERATORS,
+    Context,
+    MutationError,
+    mutate,
+    normalize,
+)
 from vx.families.code.data.samples import read_samples, solution_flags
 from vx.families.code.data.split import LabelledItem, Splits, split_by_task
 from vx.families.code.data.tasks import DataError, Task, file_sha256
 from vx.families.code.data.teacher import TeacherLabel, teach
+from vx.families.code.examples import ExtractionStats, mbpp_examples
 
 BUILDER_VERSION = "1"
 PACK = "code"

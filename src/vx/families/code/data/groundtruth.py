@@ -30,6 +30,7 @@ from typing import Any
 
 import attrs
 
+from vx.errors import VxError
 from vx.families.code.compare import MBPP_OUTPUT_NOT_NONE_TASKS, Comparator
 from vx.families.code.data.tasks import Task
 
@@ -44,7 +45,7 @@ PLUS_HEAD = 3  # plus inputs run in the first process, with the base inputs
 PLUS_MIDDLE = 10  # plus inputs run in the second process; the rest run in a third
 
 
-class GroundTruthError(RuntimeError):
+class GroundTruthError(VxError, RuntimeError):
     """The ground truth cannot be computed (sandbox unavailable, unusable reference...)."""
 
 

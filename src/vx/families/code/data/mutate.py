@@ -39,11 +39,8 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from vx.errors import MutationError
 from vx.families.code.examples import Example
-
-
-class MutationError(ValueError):
-    """The source cannot be mutated (does not parse, or does not define the entry point)."""
 
 
 @attrs.frozen

@@ -23,8 +23,10 @@ from typing import Any
 
 import attrs
 
+from vx.errors import VxError
 
-class SplitError(ValueError):
+
+class SplitError(VxError, ValueError):
     """The items cannot fill the requested splits (the message says which and what to do)."""
 
 

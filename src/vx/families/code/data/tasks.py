@@ -27,13 +27,10 @@ from typing import Any
 
 import attrs
 
+from vx.errors import DataError
 from vx.families.code.examples import Example, ExtractionStats, humaneval_examples
 
 DATASETS = ("humaneval", "humaneval+", "mbpp+")
-
-
-class DataError(Exception):
-    """A data file is missing or unusable; the message says which file and what to do."""
 
 
 @attrs.frozen(eq=False)

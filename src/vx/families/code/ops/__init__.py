@@ -11,11 +11,30 @@ The seed ops are re-exported here (``from vx.families.code import ops; ops.crash
 :class:`~vx.families.pack.Pack` is :data:`vx.families.code.pack.PACK`.
 """
 
-from vx.families.code.ops.artifact import Artifact, accepted_names, artifact_of, build_artifact, value_returns
-from vx.families.code.ops.exec import (crash, fails_visible_example, mutates_argument, nondeterministic,
-                                       returns_not_print_only, returns_wrong_type, timeout)
+from vx.families.code.ops.artifact import (
+                                       Artifact,
+                                       accepted_names,
+                                       artifact_of,
+                                       build_artifact,
+                                       value_returns,
+)
+from vx.families.code.ops.exec import (
+                                       crash,
+                                       fails_visible_example,
+                                       mutates_argument,
+                                       nondeterministic,
+                                       returns_not_print_only,
+                                       returns_wrong_type,
+                                       timeout,
+)
 from vx.families.code.ops.run import Execution, execution, sandbox
-from vx.families.code.ops.static import hardcodes_example, parses, reads_stdin, undefined_name, wrong_entry_point
+from vx.families.code.ops.static import (
+                                       hardcodes_example,
+                                       parses,
+                                       reads_stdin,
+                                       undefined_name,
+                                       wrong_entry_point,
+)
 from vx.families.code.ops.taxonomy import TAXONOMY, classify_by_evidence
 from vx.families.code.ops.values import same_value, short, trivial_value, type_mismatch
 

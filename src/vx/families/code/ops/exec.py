@@ -13,10 +13,26 @@ from typing import Any
 
 from vx.families.code.ops import artifact, probe, values
 from vx.families.code.ops import run as _run
-from vx.families.code.ops.artifact import Artifact, artifact_of, dotted, live_nodes, own_nodes, raised_names, value_returns
+from vx.families.code.ops.artifact import (
+    Artifact,
+    artifact_of,
+    dotted,
+    live_nodes,
+    own_nodes,
+    raised_names,
+    value_returns,
+)
 from vx.families.code.ops.probe import Probe
 from vx.families.code.ops.run import EXEC_OP_TIMEOUT, _failure_text, _what, execution
-from vx.families.code.ops.values import _a, _clip, _loose_equal, _type_name, same_value, short, type_mismatch
+from vx.families.code.ops.values import (
+    _a,
+    _clip,
+    _loose_equal,
+    _type_name,
+    same_value,
+    short,
+    type_mismatch,
+)
 from vx.ops.core import abstain, clean, drawback, op
 
 #: What these ops' verdicts depend on besides their own function (it goes into their versions).

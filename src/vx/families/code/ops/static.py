@@ -21,11 +21,28 @@ import ast
 from typing import Any
 
 from vx.families.code.ops import artifact, probe, values
-from vx.families.code.ops.artifact import (Artifact, FunctionNode, _is_main_guard, _literal_value,
-                                           _module_callables, accepted_names, artifact_of, call_name, dotted,
-                                           live_nodes, own_nodes, value_returns)
+from vx.families.code.ops.artifact import (
+    Artifact,
+    FunctionNode,
+    _is_main_guard,
+    _literal_value,
+    _module_callables,
+    accepted_names,
+    artifact_of,
+    call_name,
+    dotted,
+    live_nodes,
+    own_nodes,
+    value_returns,
+)
 from vx.families.code.ops.probe import VisibleExample, visible_examples
-from vx.families.code.ops.values import _clip, _loose_equal, same_value, short, trivial_value
+from vx.families.code.ops.values import (
+    _clip,
+    _loose_equal,
+    same_value,
+    short,
+    trivial_value,
+)
 from vx.ops.core import abstain, clean, drawback, op
 
 #: What these ops' verdicts depend on besides their own function (it goes into their versions).

@@ -36,13 +36,20 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from vx.ops.core import Context, abstain, clean, drawback
-from vx.families.code.ops import probe as probe_mod
 from vx.families.code.ops import artifact, values
+from vx.families.code.ops import probe as probe_mod
 from vx.families.code.ops import run as _run
-from vx.families.code.ops.artifact import Artifact, _is_main_guard, artifact_of, call_name, live_nodes, own_nodes
+from vx.families.code.ops.artifact import (
+    Artifact,
+    _is_main_guard,
+    artifact_of,
+    call_name,
+    live_nodes,
+    own_nodes,
+)
 from vx.families.code.ops.run import execution
 from vx.families.code.ops.values import same_value, short
+from vx.ops.core import Context, abstain, clean, drawback
 from vx.ops.specs import SpecError, inducer, template
 
 FAMILY = "code"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+
 def _clip(text: str, n: int = 120) -> str:
     text = str(text)
     return text if len(text) <= n else text[: n - 3] + "..."
@@ -48,7 +49,9 @@ def same_value(a: Any, b: Any) -> bool:
 def _loose_equal(a: Any, b: Any, exact: bool) -> bool:
     if exact:
         return same_value(a, b)
-    from vx.families.code.examples import jsonable  # JSON-recovered values: compare JSON forms
+    from vx.families.code.examples import (
+        jsonable,  # JSON-recovered values: compare JSON forms
+    )
 
     try:
         return jsonable(a) == jsonable(b) and type(jsonable(a)) is type(jsonable(b))

@@ -32,16 +32,13 @@ from typing import Any
 
 import attrs
 
+from vx.errors import BuildError
 from vx.families.report.data import rubric
 from vx.families.report.data.degrade import DEGRADATIONS, degrade
 from vx.families.report.model import ReportTask, TaskError
 
 GAMING_CLASS = "value_erasure"
 DEFAULT_SEED_EXPR = "(any uncited_claims ledger_metric_uncovered value_erasure missing_tldr)"
-
-
-class BuildError(Exception):
-    """The sources cannot make a family; the message lists every problem with file and task."""
 
 
 @attrs.define

@@ -28,15 +28,14 @@ and ignores whether a value stands beside them, so a section that writes ``{M03}
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
 from vx.families.report.figures import matches_value, numeral_near
-from vx.families.report.model import ReportTask, task_of
 from vx.families.report.lexicon import CERTAINTY, FILLER, unfinished
+from vx.families.report.model import ReportTask, task_of
 from vx.families.report.parse import Section, parse_section
 
 WEIGHTS = {"grounding": 30, "tags": 25, "calibration": 20, "structure": 15, "style": 10}
@@ -55,8 +54,8 @@ class RubricScore:
 
 def score(task: Mapping[str, Any] | ReportTask, text: str, *, naive_tags: bool = False) -> RubricScore:
     """Score one section 0–100 against its task (see the module docstring)."""
-    from vx.ops.core import Context
     from vx.families.report.ops import static as ops
+    from vx.ops.core import Context
 
     rt = task_of(task) if not isinstance(task, ReportTask) else task
     rec = rt.record()

@@ -7,10 +7,20 @@ classes and the classifier) · ``templates`` (check templates and inducers for s
 The seed ops are re-exported here; the family's Pack is :data:`vx.families.report.pack.PACK`.
 """
 
-from vx.families.report.ops.static import (caliber_unit_violation, cites_unknown_card, fabricated_figure, has_title,
-                                           ledger_metric_uncovered, low_credibility_card_overclaimed, missing_tldr,
-                                           one_sided_conflict, summed_across_pools, uncited_claims, value_erasure,
-                                           value_mismatch)
+from vx.families.report.ops.static import (
+                                           caliber_unit_violation,
+                                           cites_unknown_card,
+                                           fabricated_figure,
+                                           has_title,
+                                           ledger_metric_uncovered,
+                                           low_credibility_card_overclaimed,
+                                           missing_tldr,
+                                           one_sided_conflict,
+                                           summed_across_pools,
+                                           uncited_claims,
+                                           value_erasure,
+                                           value_mismatch,
+)
 from vx.families.report.ops.taxonomy import TAXONOMY, classify_failure
 
 ROOT = "has_title"

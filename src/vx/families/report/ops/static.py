@@ -18,11 +18,19 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from vx.ops import clean, drawback, op
-from vx.families.report.figures import (UNIT_KIND, Figure, find_figures, matches_number, matches_value,
-                                         numeral_near, source_figures, unit_scale)
+from vx.families.report.figures import (
+    UNIT_KIND,
+    Figure,
+    find_figures,
+    matches_number,
+    matches_value,
+    numeral_near,
+    source_figures,
+    unit_scale,
+)
 from vx.families.report.model import ReportTask, task_of
 from vx.families.report.parse import Section, Sentence, parse_section
+from vx.ops import clean, drawback, op
 
 #: What these ops' verdicts depend on besides their own function (it goes into their versions).
 DEPENDS = (__name__, "vx.families.report.parse", "vx.families.report.figures", "vx.families.report.model")

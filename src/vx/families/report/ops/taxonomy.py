@@ -54,8 +54,8 @@ def classify_failure(task: Mapping[str, Any], output: Any, meta: Mapping[str, An
     cls = (meta or {}).get("degradation")
     if isinstance(cls, str) and cls in TAXONOMY:
         return cls
-    from vx.ops.core import Context
     from vx.families.report.ops import static as ops
+    from vx.ops.core import Context
 
     ctx = Context()
     if ops.has_title(task, output, ctx).verdict == 1:

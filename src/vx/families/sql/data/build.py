@@ -26,11 +26,23 @@ from typing import Any
 
 import attrs
 
+from vx.errors import BuildError
 from vx.families.sql import defog as sqldata
 from vx.families.sql.catalog import Catalog, solver_prompt
 from vx.families.sql.compare import matches_any
-from vx.families.sql.data.mutate import BENIGN, HARMFUL, OPERATORS, MutationError, mutate
-from vx.families.sql.warehouse import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, QueryResult, open_warehouse
+from vx.families.sql.data.mutate import (
+    BENIGN,
+    HARMFUL,
+    OPERATORS,
+    MutationError,
+    mutate,
+)
+from vx.families.sql.warehouse import (
+    DEFAULT_MAX_ROWS,
+    DEFAULT_TIMEOUT,
+    QueryResult,
+    open_warehouse,
+)
 
 SEED_EXPRESSION = """\
 ; family: sql
@@ -49,10 +61,6 @@ ENGINE_NAMES = {"duckdb": "DuckDB", "sqlite": "SQLite"}  # backends the bundled 
 EASY = ("syntax_error", "misspell_identifier", "select_star")
 _ORDER_WORDS = re.compile(r"\b(order(?:ed)?|sort(?:ed)?|rank(?:ed)?|descending|ascending|from (?:highest|lowest|"
                           r"most|least|largest|smallest)|in (?:alphabetical|chronological) order)\b", re.I)
-
-
-class BuildError(RuntimeError):
-    """The family cannot be built as asked (too few items for a split, no usable questions)."""
 
 
 @attrs.frozen

@@ -42,12 +42,9 @@ import attrs
 import sqlglot
 from sqlglot import exp
 
-from vx.families.sql.ops.analysis import aggregates_in, selects
+from vx.errors import MutationError
 from vx.families.sql.catalog import Catalog, is_date_like
-
-
-class MutationError(ValueError):
-    """The query cannot be mutated (it does not parse)."""
+from vx.families.sql.ops.analysis import aggregates_in, selects
 
 
 @attrs.frozen

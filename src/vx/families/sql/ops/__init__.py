@@ -8,9 +8,21 @@ of parsed SQL and of questions) · ``static`` (the root ``parses`` and six stati
 The seed ops are re-exported here; the family's Pack is :data:`vx.families.sql.pack.PACK`.
 """
 
-from vx.families.sql.ops.exec import empty_result, execution_error, null_heavy_result, timeout
-from vx.families.sql.ops.static import (cartesian_join, date_as_string_compare, missing_group_by, parses,
-                                        select_star, top_n_missing_limit, unknown_identifier)
+from vx.families.sql.ops.exec import (
+                                        empty_result,
+                                        execution_error,
+                                        null_heavy_result,
+                                        timeout,
+)
+from vx.families.sql.ops.static import (
+                                        cartesian_join,
+                                        date_as_string_compare,
+                                        missing_group_by,
+                                        parses,
+                                        select_star,
+                                        top_n_missing_limit,
+                                        unknown_identifier,
+)
 from vx.families.sql.ops.taxonomy import TAXONOMY, classify_by_evidence
 
 ROOT = "parses"

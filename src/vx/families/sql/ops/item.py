@@ -20,7 +20,13 @@ from typing import Any
 import attrs
 
 from vx.families.sql.catalog import Catalog
-from vx.families.sql.warehouse import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, QueryResult, WarehouseError, session
+from vx.families.sql.warehouse import (
+    DEFAULT_MAX_ROWS,
+    DEFAULT_TIMEOUT,
+    QueryResult,
+    WarehouseError,
+    session,
+)
 
 DEFAULT_DIALECT = "duckdb"
 

@@ -32,8 +32,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from vx.ops import clean, drawback
 from vx.families.sql.ops.item import Parsed, dialect, execution, parsed, sql_text
+from vx.ops import clean, drawback
 from vx.ops.specs import inducer, template
 
 FAMILY = "sql"
