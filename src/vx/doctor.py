@@ -1,18 +1,149 @@
-"""Which LLM roles are configured, and whether their models are reachable — without spending tokens.
+"""`vx doctor`: what this machine can do -- the sandbox layer in force (and why not a stronger one),
+the Python in use, and which LLM roles are configured and reachable.
 
-Reachability is probed with the Models API (``GET /v1/models/{id}``), which is free: one request per
-distinct model of the role table. With no key, nothing is sent and every role reports "off".
+``doctor_report()`` returns plain :class:`Check` records (the CLI only renders them), built by the
+section functions in ``SECTIONS``. To add a section, write a function ``() -> list[Check]`` and
+append it to ``SECTIONS``. LLM reachability is probed with the Models API
+(``GET /v1/models/{id}``), which is free: one request per distinct model of the role table; with no
+key nothing is sent and every role reports "off".
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
 
 from vx.llm.config import KEY_ENV_VARS, OFF_MESSAGE, LLMConfig, has_credentials
 
+STATUSES = ("ok", "warn", "fail", "info")
+
+
+@attrs.frozen
+class Check:
+    """One line of the report: ``status`` is "ok", "warn" (works, weaker than it could be),
+    "fail" (does not work) or "info"."""
+
+    name: str
+    status: str = attrs.field(validator=attrs.validators.in_(STATUSES))
+    detail: str
+
+
+def python_section() -> list[Check]:
+    return [Check("python", "ok", f"{sys.version.split()[0]} ({sys.executable})")]
+
+
+def sandbox_section(measure: bool = True) -> list[Check]:
+    """The sandbox: every layer tried, the one in force, account, interpreter, overhead."""
+    from vx.sandbox import Sandbox, SandboxConfig, SandboxUnavailable
+
+    try:
+        sb = Sandbox(SandboxConfig(), probe_all=True)
+    except SandboxUnavailable as exc:
+        return [Check("sandbox", "fail", f"{exc}. Untrusted code cannot be run on this machine.")]
+    except ValueError as exc:  # e.g. a bad $VX_SANDBOX_LAYER
+        return [Check("sandbox", "fail", str(exc))]
+    d = sb.detection
+    checks = [
+        Check(
+            "sandbox layer",
+            "ok" if d.layer == "bwrap" else "warn",
+            sb.describe().splitlines()[0].removeprefix("sandbox layer: ")
+            + ("" if d.layer == "bwrap" else " (weaker than bwrap: see the lines below)"),
+        )
+    ]
+    for status in d.statuses:
+        if status.available:
+            state, text = "ok", status.reason
+            if status.overhead_ms is not None:
+                text += f"; {status.overhead_ms:.0f} ms per trivial candidate"
+        elif status.available is None:
+            state, text = "info", status.reason
+        else:
+            state, text = "warn", status.reason
+        checks.append(Check(f"  {status.layer}", state, text))
+    ident = d.identity
+    if ident.dropped:
+        dedicated = ident.name == "vx-sandbox"
+        checks.append(
+            Check(
+                "sandbox account",
+                "ok" if dedicated else "warn",
+                f"running as root; candidates run as {ident.name} (uid {ident.uid}, gid {ident.gid})"
+                + ("" if dedicated else "; create the dedicated account: sudo bash .ci/install-system.sh"),
+            )
+        )
+    else:
+        weak = d.layer != "bwrap" and d.plan.landlock is None
+        checks.append(
+            Check(
+                "sandbox account",
+                "warn" if weak else "ok",
+                f"candidates run as you ({ident.name}, uid {ident.uid})"
+                + ("; without bwrap or Landlock they can read and write your files" if weak else ""),
+            )
+        )
+    checks.append(Check("sandbox python", "info", d.python_note))
+    checks.append(Check("seccomp", "info", d.seccomp))
+    if measure:
+        try:
+            ms = sb.measure_overhead(runs=5)
+            checks.append(Check("sandbox overhead", "info", f"{ms:.1f} ms per candidate (median of 5, {d.layer})"))
+        except SandboxUnavailable as exc:
+            checks.append(Check("sandbox overhead", "fail", str(exc)))
+    return checks
+
+
+def llm_section(probe: bool = True) -> list[Check]:
+    """LLM roles: one line per role (model, state) plus a summary line; reachability is probed with
+    the free Models API (no tokens spent). The configuration is the family's around the current
+    directory, if any, then the user file and the environment."""
+    from vx.llm.config import LLMConfigError, load_config
+
+    try:
+        family = _family_here()
+        cfg = load_config(getattr(family, "llm_config", None),
+                          family_path=(family.dir / "family.toml") if family is not None else None)
+    except LLMConfigError as exc:
+        return [Check("LLM roles", "fail", str(exc))]
+    except Exception as exc:  # a broken family around here must not break the doctor
+        return [Check("LLM roles", "warn", f"family configuration not read: {exc}")]
+    statuses = role_status(cfg, probe=probe)
+    ok, line = summary_line(statuses)
+    checks = [Check("LLM roles", {None: "info", True: "ok", False: "fail"}[ok], line)]
+    if ok is None:  # off: the one line says how to turn them on
+        return checks
+    for s in statuses:
+        status = {"reachable": "ok", "unreachable": "fail"}.get(s.state, "info")
+        detail = f"{s.model} (max_tokens {s.max_tokens}; set by {s.source})" + (f": {s.detail}" if s.detail else "")
+        checks.append(Check(f"  {s.role}", status, detail))
+    return checks
+
+
+def _family_here() -> Any:
+    from vx.families.family import Family, find_family_dir
+
+    try:
+        directory = find_family_dir(".")
+    except Exception:
+        return None
+    return Family(directory)
+
+
+SECTIONS: list[Callable[[], list[Check]]] = [python_section, sandbox_section, llm_section]
+
+
+def doctor_report() -> list[Check]:
+    """All checks, section by section."""
+    checks: list[Check] = []
+    for section in SECTIONS:
+        checks.extend(section())
+    return checks
+
+
+# --------------------------------------------------------------------------- LLM roles
 
 @attrs.frozen
 class RoleStatus:

@@ -51,7 +51,7 @@ def test_usage_of_an_unknown_run_is_explained():
 
 
 def test_doctor_section_when_roles_are_off():
-    from vx.cli.llm import doctor_checks
+    from vx.doctor import llm_section as doctor_checks
 
     (c,) = doctor_checks()
     assert c.name == "LLM roles" and c.status == "info" and c.detail.startswith("LLM roles are off")

@@ -8,8 +8,8 @@ from click.testing import CliRunner
 
 import pytest
 
-from vx.cli import doctor as doctor_module
-from vx.cli.doctor import Check, doctor_report, python_section, sandbox_section
+from vx import doctor as doctor_module
+from vx.doctor import Check, doctor_report, python_section, sandbox_section
 from vx.cli.main import main
 from vx.sandbox import LAYERS
 

@@ -370,27 +370,3 @@ def record_run(session, roles: dict, run_path, *, teach: bool = True) -> dict:
 
 def usage_line(usage: dict) -> str:
     return _usage_line(usage)
-
-
-def doctor_checks(probe: bool = True) -> list:
-    """`vx doctor`'s LLM section: one line per role (model, state), plus a summary line."""
-    from vx.cli.doctor import Check
-    from vx.llm.config import LLMConfigError
-    from vx.doctor import role_status, summary_line
-
-    try:
-        cfg = _config(_family(None))
-    except (UserError, LLMConfigError) as exc:
-        return [Check("LLM roles", "fail", str(getattr(exc, "message", exc)))]
-    except Exception as exc:  # a broken family around here must not break the doctor
-        return [Check("LLM roles", "warn", f"family configuration not read: {exc}")]
-    statuses = role_status(cfg, probe=probe)
-    ok, line = summary_line(statuses)
-    checks = [Check("LLM roles", {None: "info", True: "ok", False: "fail"}[ok], line)]
-    if ok is None:  # off: the one line says how to turn them on
-        return checks
-    for s in statuses:
-        status = {"reachable": "ok", "unreachable": "fail"}.get(s.state, "info")
-        detail = f"{s.model} (max_tokens {s.max_tokens}; set by {s.source})" + (f": {s.detail}" if s.detail else "")
-        checks.append(Check(f"  {s.role}", status, detail))
-    return checks
