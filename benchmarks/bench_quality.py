@@ -110,10 +110,10 @@ class Builder:
 
 def final_codes(node: Any, matrix: Any, root: str | None) -> np.ndarray:
     from vx.dsl.compile import BatchEvaluator
-    from vx.verifier import final_verdicts
+    from vx.dsl.semantics import final_codes
 
     e = BatchEvaluator(matrix, memo_bytes=0).evaluate_int8(node)
-    return final_verdicts(matrix.column(root) if root else None, e)
+    return final_codes(matrix.column(root) if root else None, e)
 
 
 def evolve_one(family: Any, runs_dir: Path, ablation: str | None, seed: int, rounds: int, jobs: int,
@@ -170,7 +170,7 @@ def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path,
     from vx.ops.apply import apply_ops
     from vx.families.family import Family
     from vx.baselines import MissingDependency, run_peer
-    from vx.verifier import to_finals
+    from vx.dsl.semantics import to_finals
 
     family = Family(family_dir)
     pool = family.pool()

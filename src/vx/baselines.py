@@ -42,6 +42,7 @@ from vx.dsl.ast import Any as AnyNode
 from vx.dsl.ast import Node
 from vx.dsl.ast import Op as OpNode
 from vx.dsl.printer import to_text
+from vx.dsl.semantics import final_codes
 from vx.errors import MissingDependency
 
 __all__ = ["FitData", "Fitted", "Peer", "PeerResult", "BestSingleOp", "MajorityVote", "SnorkelLabelModel",
@@ -515,8 +516,8 @@ def run_peer(peer: Peer, votes: np.ndarray, op_names: Sequence[str], *, train: n
     data = FitData(tuple(op_names), v[train & ~root_fails], v[dev], np.asarray(dev_labels, dtype=float),
                    root_fails[dev])
     fitted = peer.fit(data)
-    codes = np.asarray(fitted.predict(v), dtype=np.int8).copy()
+    codes = np.asarray(fitted.predict(v), dtype=np.int8)
     if codes.shape != (n,):
         raise ValueError(f"{peer.name}: predicted {codes.shape} codes for {n} rows")
-    codes[root_fails] = DRAWBACK
+    codes = final_codes(root_fails.astype(np.int8), codes)
     return PeerResult(peer.name, codes, fitted.describe())

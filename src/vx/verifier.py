@@ -23,27 +23,12 @@ from vx.dsl.compile import BatchEvaluator
 from vx.dsl.matrix import VerdictMatrix
 from vx.dsl.parse import parse
 from vx.dsl.printer import to_text
-from vx.dsl.semantics import evaluate_item, final_verdict
+from vx.dsl.semantics import evaluate_item, final_codes, final_verdict, to_finals
 from vx.dsl.verdict import Final, Verdict
 from vx.ops.apply import Application, apply_ops, single
 from vx.ops.cache import VerdictCache
 from vx.families.family import Family, Item, find_family_dir
 from vx.ops.pool import OpPool
-
-
-def final_verdicts(root_column: np.ndarray | None, expr_verdicts: np.ndarray) -> np.ndarray:
-    """Vectorised final verdicts as int8 codes: 1 FAIL, 0 PASS, -1 ABSTAIN."""
-    out = np.asarray(expr_verdicts, dtype=np.int8).copy()
-    if root_column is not None:
-        out[np.asarray(root_column) == 1] = 1
-    return out
-
-
-_CODE_TO_FINAL = {1: Final.FAIL, 0: Final.PASS, -1: Final.ABSTAIN}
-
-
-def to_finals(codes: np.ndarray) -> list[Final]:
-    return [_CODE_TO_FINAL[int(c)] for c in codes]
 
 
 @attrs.frozen
@@ -238,7 +223,7 @@ class Verifier:
                         progress=progress, description=f"grading {len(items)} items")
         expr = BatchEvaluator(app.matrix).evaluate_int8(self.expr)
         root = app.matrix.column(self.pool.root_name) if self.pool.root_name else None
-        finals = to_finals(final_verdicts(root, expr))
+        finals = to_finals(final_codes(root, expr))
         return Grading([it.id for it in items], finals, expr, app)
 
     def explain(self, item: Item, grading: Grading | None = None, **kw: Any) -> Grade:

@@ -61,3 +61,22 @@ def matrices(draw, ops: tuple[str, ...] = POOL, max_items: int = 150) -> Verdict
 def combinators(min_children: int = 1, max_leaves: int = 6) -> st.SearchStrategy[Node]:
     """Random trees whose root is a combinator with at least ``min_children`` children."""
     return _combine(trees(max_leaves=max_leaves), min_children)
+
+
+#: Op names of the small matrices the objective and batch tests draw ("r" is the root).
+NAMES = ["r", "a", "b", "c", "d"]
+
+
+def small_trees(depth=3):
+    leaf = st.sampled_from(NAMES[1:]).map(Op)
+
+    def extend(children):
+        kids = st.lists(children, min_size=1, max_size=4)
+        return st.one_of(
+            kids.map(Any), kids.map(All), children.map(Not),
+            kids.flatmap(lambda ks: st.integers(1, len(ks)).map(lambda k: Vote(k, ks))),
+            kids.flatmap(lambda ks: st.tuples(st.sampled_from(["0.5", "1", "1.5", "-1"]),
+                                              st.lists(st.sampled_from(["0.5", "1", "2", "-0.5"]), min_size=len(ks),
+                                                       max_size=len(ks))).map(lambda tw: WVote(tw[0], ks, tw[1]))))
+
+    return st.recursive(leaf, extend, max_leaves=8)

@@ -10,6 +10,8 @@ from vx.dsl.parse import parse
 from vx.evolve.guards import ALL_ABSTAIN, ALL_FAIL, ALL_PASS, VALID, Guards, best_index
 from vx.evolve.objective import EvalData, Objective, ObjectiveConfig, reliability_weight
 
+from dsl.strategies import NAMES, small_trees as trees
+
 from .helpers import hand_data
 
 CONS = ["a", "b", "c"]
@@ -145,24 +147,6 @@ def test_ties_keep_the_incumbent_then_prefer_small_then_text():
 
 # ------------------------------------------------------------------------------------------------
 # the vectorised objective equals the per-item reference definition
-
-NAMES = ["r", "a", "b", "c", "d"]
-
-
-def trees(depth=3):
-    leaf = st.sampled_from(NAMES[1:]).map(Op)
-
-    def extend(children):
-        kids = st.lists(children, min_size=1, max_size=4)
-        return st.one_of(
-            kids.map(Any), kids.map(All), children.map(Not),
-            kids.flatmap(lambda ks: st.integers(1, len(ks)).map(lambda k: Vote(k, ks))),
-            kids.flatmap(lambda ks: st.tuples(st.sampled_from(["0.5", "1", "1.5", "-1"]),
-                                              st.lists(st.sampled_from(["0.5", "1", "2", "-0.5"]), min_size=len(ks),
-                                                       max_size=len(ks))).map(lambda tw: WVote(tw[0], ks, tw[1]))))
-
-    return st.recursive(leaf, extend, max_leaves=8)
-
 
 @st.composite
 def datasets(draw):

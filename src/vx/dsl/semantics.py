@@ -78,3 +78,25 @@ def final_verdict(root: Verdict | int, expr: Verdict | int) -> Final:
     if e is _C:
         return Final.PASS
     return Final.ABSTAIN
+
+
+def final_codes(root: "np.ndarray | None", expr: "np.ndarray") -> "np.ndarray":
+    """:func:`final_verdict` for whole columns, as int8 codes (1 FAIL, 0 PASS, -1 ABSTAIN):
+    ``root`` is the root op's verdict column (None: no root), ``expr`` the expression's.
+
+    The one vectorised statement of the rule; every consumer (the verifier, the audit, the
+    objective, the quality benchmark's baselines) calls it."""
+    import numpy as np
+
+    out = np.array(expr, dtype=np.int8, copy=True)
+    if root is not None:
+        out[np.asarray(root) == int(_D)] = int(_D)
+    return out
+
+
+_CODE_TO_FINAL = {1: Final.FAIL, 0: Final.PASS, -1: Final.ABSTAIN}
+
+
+def to_finals(codes: "np.ndarray") -> list[Final]:
+    """int8 final codes → :class:`Final` values."""
+    return [_CODE_TO_FINAL[int(c)] for c in codes]

@@ -20,7 +20,7 @@ from vx.metrics import agreement
 from vx.ops.apply import apply_ops
 from vx.ops.cache import VerdictCache
 from vx.ops.pool import OpPool
-from vx.verifier import final_verdicts, to_finals
+from vx.dsl.semantics import final_codes, to_finals
 
 __all__ = ["LockedAuditor"]
 
@@ -62,7 +62,7 @@ class LockedAuditor:
 
         m = VerdictMatrix.from_columns({n: c for n, (c, _) in cols.items()}, [it.id for it in self._items])
         e = BatchEvaluator(m, memo_bytes=0).evaluate_int8(expr)
-        finals = final_verdicts(cols[root][0] if root else None, e)
+        finals = final_codes(cols[root][0] if root else None, e)
         return finals, e, cols
 
     def __call__(self, expr: Node, pool: OpPool) -> dict[str, Any]:

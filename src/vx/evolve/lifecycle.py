@@ -32,7 +32,7 @@ import attrs
 import numpy as np
 
 from vx.dsl.ast import Node, Op
-from vx.evolve.batch import ABSTAIN_OP
+from vx.dsl.compile import ABSTAIN_OP
 from vx.evolve.objective import Objective
 
 __all__ = ["LifecyclePolicy", "OpRecord", "Event", "GateResult", "birth_gate", "marginals", "leave_out",

@@ -27,7 +27,7 @@ from vx.dsl.matrix import Packed, VerdictMatrix
 from vx.dsl.parse import VxSyntaxError, parse
 from vx.dsl.printer import to_text
 from vx.errors import VxError
-from vx.evolve.batch import evaluate_batch
+from vx.dsl.compile import evaluate_batch
 from vx.evolve.compose import (
     Composer,
     CompositionContext,
@@ -70,7 +70,7 @@ from vx.ops.cache import VerdictCache
 from vx.ops.core import Op
 from vx.ops.pool import OpPool
 from vx.ops.specs import SpecError, op_from_spec
-from vx.verifier import to_finals
+from vx.dsl.semantics import to_finals
 
 __all__ = ["EvolveConfig", "Evolution", "EvolutionResult", "EvolutionError", "ABLATIONS", "Auditor"]
 

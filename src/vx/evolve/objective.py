@@ -34,7 +34,7 @@ when open (the naive ablation). With ``abstain="exclude"``, other missing eviden
 in a class, no consensus item opined on) is likewise 0 when fail-closed and skipped when open.
 
 `Objective.score` does this for thousands of compiled candidates at once with packed-bit
-popcounts (`vx.evolve.batch`); `Objective.reference` is the plain per-item definition, kept as
+popcounts (`vx.dsl.compile`); `Objective.reference` is the plain per-item definition, kept as
 the spec the fast path is tested against.
 """
 
@@ -48,9 +48,9 @@ import numpy as np
 from vx.dsl.ast import Node
 from vx.dsl.matrix import VerdictMatrix, pack_bits
 from vx.dsl.printer import to_text
-from vx.dsl.semantics import evaluate_item, final_verdict
+from vx.dsl.semantics import final_codes, evaluate_item, final_verdict
 from vx.dsl.verdict import Final, Verdict
-from vx.evolve.batch import (
+from vx.dsl.compile import (
     ABSTAIN_OP,
     ABSTAIN_SLOT,
     BatchRows,
@@ -404,9 +404,8 @@ class Objective:
         o, f = evaluate_batch(self.compile([node]), self.data.matrix, rows=self._rows)
         from vx.dsl.matrix import Packed
 
-        codes = Packed(o[0], f[0], self._n).to_int8()
-        codes[~self.decide] = 1
-        return codes
+        # rows the root does not leave to the expression are FAIL: the root conjoined (DESIGN §2)
+        return final_codes((~self.decide).astype(np.int8), Packed(o[0], f[0], self._n).to_int8())
 
     def describe(self, node: Node) -> str:
         s = self.score_one(node)

@@ -5,9 +5,9 @@ from hypothesis import given, settings, strategies as st
 
 from vx.dsl.matrix import Packed, VerdictMatrix
 from vx.dsl.semantics import evaluate_item
-from vx.evolve.batch import ABSTAIN_OP, ABSTAIN_SLOT, compile_candidates, evaluate_batch, shape_of
+from vx.dsl.compile import ABSTAIN_OP, ABSTAIN_SLOT, compile_candidates, evaluate_batch, shape_of
 
-from .test_objective import NAMES, trees
+from .strategies import NAMES, small_trees as trees
 
 
 @settings(max_examples=100, deadline=None)
