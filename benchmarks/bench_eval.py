@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from vx.dsl.ast import All, Any, Node, Not, Op, Vote, WVote
+from vx.dsl.ast import All, Any, Node, Not, OpRef, Vote, WVote
 from vx.dsl.compile import BatchEvaluator
 from vx.dsl.matrix import VerdictMatrix, n_words_for
 from vx.dsl.semantics import evaluate_item
@@ -51,7 +51,7 @@ def random_matrix(n_items: int, rng: np.random.Generator) -> VerdictMatrix:
 def random_tree(n_leaves: int, rnd: random.Random, only_any: bool = False) -> Node:
     """A random tree with exactly ``n_leaves`` leaves."""
     if n_leaves == 1:
-        leaf = Op(rnd.choice(OPS))
+        leaf = OpRef(rnd.choice(OPS))
         return leaf if only_any or rnd.random() < 0.8 else Not(leaf)
     n_kids = rnd.randint(2, min(n_leaves, 4))
     cuts = sorted(rnd.sample(range(1, n_leaves), n_kids - 1))
@@ -71,7 +71,7 @@ def random_tree(n_leaves: int, rnd: random.Random, only_any: bool = False) -> No
 
 
 def flat_any(n_leaves: int, rnd: random.Random) -> Node:
-    return Any([Op(name) for name in rnd.sample(OPS, n_leaves)])
+    return Any([OpRef(name) for name in rnd.sample(OPS, n_leaves)])
 
 
 def time_fast(matrix: VerdictMatrix, trees: list[Node], repeats: int) -> float:
@@ -117,8 +117,8 @@ def bitwise_or_bound(n_items: int, repeats: int) -> float:
 def memo_lines(matrix: VerdictMatrix, rnd: random.Random) -> list[str]:
     """Scoring many candidates over one matrix, as evolution does: with and without the memo."""
     base = random_tree(10, rnd)
-    leaf_paths = [p for p, node in base.walk() if isinstance(node, Op)]
-    mutants = [base.replace_at(rnd.choice(leaf_paths), Op(rnd.choice(OPS))) for _ in range(200)]
+    leaf_paths = [p for p, node in base.walk() if isinstance(node, OpRef)]
+    mutants = [base.replace_at(rnd.choice(leaf_paths), OpRef(rnd.choice(OPS))) for _ in range(200)]
     elites = [random_tree(10, rnd) for _ in range(20)]
     compositions = [
         rnd.choice([Any([a, b]), All([a, Not(b)]), Vote(2, [a, b, c])])

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vx.dsl.ast import All, Any, Node, Not, Op, Vote
+from vx.dsl.ast import All, Any, Node, Not, OpRef, Vote
 from vx.dsl.matrix import VerdictMatrix
 from vx.evolve.objective import EvalData, Objective
 
@@ -43,12 +43,12 @@ def random_matrix(n_items: int, n_ops: int, rng: np.random.Generator) -> EvalDat
 
 
 def shapes_3(leaves: list[str]) -> list[Node]:
-    a, b, c = (Op(x) for x in leaves)
+    a, b, c = (OpRef(x) for x in leaves)
     return [Any([a, b, c]), All([a, b, c]), Vote(2, [a, b, c]), Any([a, All([b, c])]), Any([a, Not(b), c])]
 
 
 def shapes_10(leaves: list[str]) -> list[Node]:
-    o = [Op(x) for x in leaves]
+    o = [OpRef(x) for x in leaves]
     return [Any(o), Vote(3, o), Any([All(o[0:2]), Vote(2, o[2:5]), *o[5:8], Not(o[8]), o[9]]),
             All([Any(o[0:5]), Any(o[5:10])])]
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from vx.dsl.ast import Any as AnyNode
 from vx.dsl.ast import Node
-from vx.dsl.ast import Op as OpNode
+from vx.dsl.ast import OpRef
 from vx.dsl.printer import to_text
 from vx.dsl.semantics import final_codes
 from vx.errors import MissingDependency
@@ -211,7 +211,7 @@ class BestSingleOp:
                 best = (key, j)
         assert best is not None
         (neg, *_), j = best
-        return _Columns(OpNode(data.op_names[j]), (j,), "op", f"dev score {-neg:.3f}")
+        return _Columns(OpRef(data.op_names[j]), (j,), "op", f"dev score {-neg:.3f}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -313,8 +313,8 @@ class Spade:
     def fit(self, data: FitData) -> Fitted:
         x, feasible = spade_select(data.dev, data.dev_fail, data.dev_forced, alpha=self.alpha, tau=self.tau)
         cols = tuple(int(j) for j in np.flatnonzero(x))
-        node = AnyNode(tuple(OpNode(data.op_names[j]) for j in cols)) if len(cols) > 1 else \
-            (OpNode(data.op_names[cols[0]]) if cols else None)
+        node = AnyNode(tuple(OpRef(data.op_names[j]) for j in cols)) if len(cols) > 1 else \
+            (OpRef(data.op_names[cols[0]]) if cols else None)
         note = f"α={self.alpha:g}, τ={self.tau:g}" + ("" if feasible else "; infeasible: best coverage within τ")
         return _Columns(node, cols, "any", note)
 

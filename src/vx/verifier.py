@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from vx.dsl.ast import Node, Not, Op as OpNode, Vote, WVote
+from vx.dsl.ast import Node, Not, OpRef, Vote, WVote
 from vx.dsl.compile import BatchEvaluator
 from vx.dsl.matrix import VerdictMatrix
 from vx.dsl.parse import parse
@@ -94,7 +94,7 @@ def explain_tree(node: Node, verdicts: Mapping[str, Verdict | int], messages: Ma
     messages = messages or {}
     errors = errors or {}
     v = evaluate_item(node, verdicts)
-    if isinstance(node, OpNode):
+    if isinstance(node, OpRef):
         return TraceNode(path, node.name, "op", v, messages.get(node.name, ""), errors.get(node.name))
     kids = (node.child,) if isinstance(node, Not) else node.children
     children = tuple(explain_tree(c, verdicts, messages, errors, path + (i,)) for i, c in enumerate(kids))

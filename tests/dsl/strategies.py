@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from vx.dsl.ast import KEYWORDS, All, Any, Node, Not, Op, Vote, WVote
+from vx.dsl.ast import KEYWORDS, All, Any, Node, Not, OpRef, Vote, WVote
 from vx.dsl.matrix import VerdictMatrix
 
 #: A small pool of op names, so random trees share ops and repeat them.
@@ -44,7 +44,7 @@ def _combine(children: st.SearchStrategy[Node], min_children: int = 1) -> st.Sea
 
 def trees(names: st.SearchStrategy[str] = st.sampled_from(POOL), max_leaves: int = 12) -> st.SearchStrategy[Node]:
     """Random expression trees over op names drawn from ``names``."""
-    return st.recursive(names.map(Op), _combine, max_leaves=max_leaves)
+    return st.recursive(names.map(OpRef), _combine, max_leaves=max_leaves)
 
 
 @st.composite
@@ -63,12 +63,12 @@ def combinators(min_children: int = 1, max_leaves: int = 6) -> st.SearchStrategy
     return _combine(trees(max_leaves=max_leaves), min_children)
 
 
-#: Op names of the small matrices the objective and batch tests draw ("r" is the root).
+#: OpRef names of the small matrices the objective and batch tests draw ("r" is the root).
 NAMES = ["r", "a", "b", "c", "d"]
 
 
 def small_trees(depth=3):
-    leaf = st.sampled_from(NAMES[1:]).map(Op)
+    leaf = st.sampled_from(NAMES[1:]).map(OpRef)
 
     def extend(children):
         kids = st.lists(children, min_size=1, max_size=4)

@@ -5,16 +5,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vx.dsl.ast import KEYWORDS, All, Any, Not, Op, Vote, WVote, to_fraction
+from vx.dsl.ast import KEYWORDS, All, Any, Not, OpRef, Vote, WVote, to_fraction
 
 from .strategies import trees
 
-a, b, c = Op("a"), Op("b"), Op("c")
+a, b, c = OpRef("a"), OpRef("b"), OpRef("c")
 TREE = Any([a, Vote(2, [b, c, Not(a)]), WVote("0.5", [c], [1])])
 
 
 def test_structural_equality_and_hash():
-    twin = Any((Op("a"), Vote(2, (Op("b"), Op("c"), Not(Op("a")))), WVote(Fraction(1, 2), [Op("c")], ["1"])))
+    twin = Any((OpRef("a"), Vote(2, (OpRef("b"), OpRef("c"), Not(OpRef("a")))), WVote(Fraction(1, 2), [OpRef("c")], ["1"])))
     assert TREE == twin and hash(TREE) == hash(twin)
     assert Any([a]) != All([a])
     assert len({TREE, twin, Any([a])}) == 2
@@ -37,15 +37,15 @@ def test_measures():
 def test_walk_is_preorder_with_paths():
     walked = [(path, type(n).__name__) for path, n in TREE.walk()]
     assert walked == [
-        ((), "Any"), ((0,), "Op"), ((1,), "Vote"), ((1, 0), "Op"), ((1, 1), "Op"),
-        ((1, 2), "Not"), ((1, 2, 0), "Op"), ((2,), "WVote"), ((2, 0), "Op"),
+        ((), "Any"), ((0,), "OpRef"), ((1,), "Vote"), ((1, 0), "OpRef"), ((1, 1), "OpRef"),
+        ((1, 2), "Not"), ((1, 2, 0), "OpRef"), ((2,), "WVote"), ((2, 0), "OpRef"),
     ]
 
 
 def test_at_and_replace_at():
     assert TREE.at((1, 2, 0)) == a
-    new = TREE.replace_at((1, 2, 0), Op("z"))
-    assert new.at((1, 2, 0)) == Op("z")
+    new = TREE.replace_at((1, 2, 0), OpRef("z"))
+    assert new.at((1, 2, 0)) == OpRef("z")
     assert TREE.at((1, 2, 0)) == a  # the original is untouched
     assert new.children[0] is TREE.children[0]  # untouched subtrees are shared
     assert TREE.replace_at((), b) == b
@@ -61,8 +61,8 @@ def test_at_and_replace_at():
 def test_replace_at_every_path_changes_only_that_subtree(e, data):
     paths = [p for p, _ in e.walk()]
     path = data.draw(st.sampled_from(paths))
-    new = e.replace_at(path, Op("replaced"))
-    assert new.at(path) == Op("replaced")
+    new = e.replace_at(path, OpRef("replaced"))
+    assert new.at(path) == OpRef("replaced")
     for p, node in e.walk():
         if p[: len(path)] != path and path[: len(p)] != p:  # neither inside nor above the path
             assert new.at(p) == node
@@ -71,7 +71,7 @@ def test_replace_at_every_path_changes_only_that_subtree(e, data):
 @settings(deadline=None)
 @given(trees())
 def test_size_counts_leaves_and_walk_visits_every_node(e):
-    assert e.size() == len(e.leaves()) == sum(1 for _, n in e.walk() if isinstance(n, Op))
+    assert e.size() == len(e.leaves()) == sum(1 for _, n in e.walk() if isinstance(n, OpRef))
     assert set(e.op_names()) == set(e.leaves())
     assert e.depth() == 1 + max(len(p) for p, _ in e.walk())
 
@@ -79,9 +79,9 @@ def test_size_counts_leaves_and_walk_visits_every_node(e):
 @pytest.mark.parametrize(
     "build, message",
     [
-        (lambda: Op("any"), "reserved combinator keyword"),
-        (lambda: Op("1abc"), "not a valid op name"),
-        (lambda: Op("a b"), "not a valid op name"),
+        (lambda: OpRef("any"), "reserved combinator keyword"),
+        (lambda: OpRef("1abc"), "not a valid op name"),
+        (lambda: OpRef("a b"), "not a valid op name"),
         (lambda: Any([]), r"\(any\) needs at least one child"),
         (lambda: All(()), r"\(all\) needs at least one child"),
         (lambda: Vote(0, [a]), "vote K=0 is out of range"),
@@ -100,7 +100,7 @@ def test_invalid_nodes_cannot_be_built(build, message):
 
 
 @pytest.mark.parametrize(
-    "build", [lambda: Op(3), lambda: Any(["a"]), lambda: Vote(True, [a]), lambda: WVote(True, [a], [1]), lambda: Not("a")]
+    "build", [lambda: OpRef(3), lambda: Any(["a"]), lambda: Vote(True, [a]), lambda: WVote(True, [a], [1]), lambda: Not("a")]
 )
 def test_wrong_types_are_rejected(build):
     with pytest.raises(TypeError):

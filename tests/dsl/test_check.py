@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from vx.dsl.ast import Op
+from vx.dsl.ast import OpRef
 from vx.dsl.check import check
 from vx.dsl.compile import evaluate
 from vx.dsl.matrix import VerdictMatrix
@@ -92,7 +92,7 @@ def test_a_subtree_not_flagged_can_both_fire_and_be_clean(e):
     grid = np.array(list(itertools.product((-1, 0, 1), repeat=len(ops))), np.int8).reshape(-1, len(ops))
     m = VerdictMatrix.from_array(grid, op_names=ops)
     for path, sub in e.walk():
-        if isinstance(sub, Op) or any(path[: len(f)] == f for f in flagged):
+        if isinstance(sub, OpRef) or any(path[: len(f)] == f for f in flagged):
             continue
         verdicts = evaluate(sub, m)
         assert np.any(verdicts == 1) and np.any(verdicts == 0), (path, str(sub))

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from vx.dsl.ast import All, Any, Not, Op, Vote, WVote
+from vx.dsl.ast import All, Any, Not, OpRef, Vote, WVote
 from vx.dsl.compile import BatchEvaluator, evaluate
 from vx.dsl.matrix import VerdictMatrix
 from vx.dsl.parse import parse
@@ -23,36 +23,36 @@ def test_examples_against_the_design_table():
 def test_wvote_is_exact_where_floats_are_not():
     # 0.1 + 0.7 < 0.8 in floating point; the evaluator scales to integers and gets it right
     m = VerdictMatrix.from_array(np.array([[1, 1], [1, 0]], np.int8), op_names=["a", "b"])
-    np.testing.assert_array_equal(evaluate(WVote("0.8", [Op("a"), Op("b")], ["0.1", "0.7"]), m), [1, 0])
+    np.testing.assert_array_equal(evaluate(WVote("0.8", [OpRef("a"), OpRef("b")], ["0.1", "0.7"]), m), [1, 0])
 
 
 def test_wvote_with_huge_weights_stays_exact():
     huge = 10**30
     m = VerdictMatrix.from_array(np.array([[1, 1], [1, 0], [0, 1]], np.int8), op_names=["a", "b"])
-    node = WVote(2 * huge + 1, [Op("a"), Op("b")], [huge, huge + 1])
+    node = WVote(2 * huge + 1, [OpRef("a"), OpRef("b")], [huge, huge + 1])
     np.testing.assert_array_equal(evaluate(node, m), [1, 0, 0])
 
 
 def test_memo_reuses_shared_subtrees():
     ev = BatchEvaluator(M)
     shared = parse("(vote 2 a b c)")
-    ev.evaluate(Any([shared, Op("a")]))
+    ev.evaluate(Any([shared, OpRef("a")]))
     misses = ev.misses
-    result = ev.evaluate(All([shared, Not(Op("b"))]))
+    result = ev.evaluate(All([shared, Not(OpRef("b"))]))
     assert ev.hits == 1 and ev.misses == misses + 2  # the vote is reused; all and not are new
     assert ev.evaluate(shared) is ev.evaluate(parse("(vote 2 a b c)"))  # equal trees share results
-    np.testing.assert_array_equal(result.to_int8(), evaluate(All([shared, Not(Op("b"))]), M))
+    np.testing.assert_array_equal(result.to_int8(), evaluate(All([shared, Not(OpRef("b"))]), M))
 
 
 def test_memo_is_bounded():
     ev = BatchEvaluator(M, memo_bytes=3 * 16)  # room for three results of one word per row
     for k in range(1, 4):
-        ev.evaluate(Vote(k, [Op("a"), Op("b"), Op("c")]))
-    ev.evaluate(Not(Op("a")))
+        ev.evaluate(Vote(k, [OpRef("a"), OpRef("b"), OpRef("c")]))
+    ev.evaluate(Not(OpRef("a")))
     assert ev.memo_entries == 3
     ev.clear()
     assert ev.memo_entries == 0
-    assert BatchEvaluator(M, memo_bytes=0).evaluate(Not(Op("a"))).n_opines() == 18
+    assert BatchEvaluator(M, memo_bytes=0).evaluate(Not(OpRef("a"))).n_opines() == 18
 
 
 def test_results_are_read_only():
@@ -82,6 +82,6 @@ def test_wvote_matches_the_reference_on_every_combination(scale, threshold, weig
 
     from vx.dsl.semantics import evaluate_item
 
-    node = WVote(Fraction(threshold) * scale, [Op("a"), Op("b"), Op("c")], [Fraction(w) * scale for w in weights])
+    node = WVote(Fraction(threshold) * scale, [OpRef("a"), OpRef("b"), OpRef("c")], [Fraction(w) * scale for w in weights])
     expected = [int(evaluate_item(node, dict(zip("abc", map(int, row))))) for row in GRID]
     np.testing.assert_array_equal(evaluate(node, M), expected)

@@ -11,7 +11,7 @@ import numpy as np
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from vx.dsl.ast import All, Any, Node, Not, Op, Vote, WVote
+from vx.dsl.ast import All, Any, Node, Not, OpRef, Vote, WVote
 from vx.dsl.compile import BatchEvaluator, evaluate
 from vx.dsl.matrix import VerdictMatrix
 from vx.dsl.parse import parse
@@ -75,7 +75,7 @@ def test_printer_is_idempotent(e, width):
 
 
 def _shuffled(e: Node, rnd) -> Node:
-    if isinstance(e, Op):
+    if isinstance(e, OpRef):
         return e
     kids = [_shuffled(c, rnd) for c in e.children]
     order = list(range(len(kids)))
@@ -146,8 +146,8 @@ def test_an_expression_over_always_abstaining_ops_abstains_everywhere(e, n):
 
 
 def _rename_all(e: Node, name: str) -> Node:
-    if isinstance(e, Op):
-        return Op(name)
+    if isinstance(e, OpRef):
+        return OpRef(name)
     return e.with_children(_rename_all(c, name) for c in e.children)
 
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vx.dsl.ast import All, Any, Not, Op, Vote, WVote
+from vx.dsl.ast import All, Any, Not, OpRef, Vote, WVote
 from vx.dsl.parse import MAX_DEPTH, VxSyntaxError, parse, parse_file, parse_located, read_header
 from vx.dsl.printer import to_text
 
@@ -22,21 +22,21 @@ def test_every_form():
     """
     assert parse(text) == Any(
         [
-            Op("crash"),
-            All([Op("a"), Op("b")]),
-            Not(Op("x.y")),
-            Vote(2, [Op("a"), Op("b"), Op("sql:select_star")]),
-            WVote(Fraction(-3, 2), [Op("t-1"), Not(Op("_z")), Op("c")], [1, Fraction(-1, 4), 2]),
+            OpRef("crash"),
+            All([OpRef("a"), OpRef("b")]),
+            Not(OpRef("x.y")),
+            Vote(2, [OpRef("a"), OpRef("b"), OpRef("sql:select_star")]),
+            WVote(Fraction(-3, 2), [OpRef("t-1"), Not(OpRef("_z")), OpRef("c")], [1, Fraction(-1, 4), 2]),
         ]
     )
 
 
 def test_a_bare_op_is_an_expression():
-    assert parse("crash\n") == Op("crash")
+    assert parse("crash\n") == OpRef("crash")
 
 
 def test_known_ops_accepts_known_names():
-    assert parse("(any a b)", known_ops=["a", "b", "c"]) == Any([Op("a"), Op("b")])
+    assert parse("(any a b)", known_ops=["a", "b", "c"]) == Any([OpRef("a"), OpRef("b")])
 
 
 def test_located_spans():
@@ -151,7 +151,7 @@ def test_nesting_up_to_the_limit_parses():
 def test_parse_file(tmp_path):
     path = tmp_path / "seed.vx"
     path.write_text("; family: humaneval\n(any a\n  b)\n", encoding="utf-8")
-    assert parse_file(path) == Any([Op("a"), Op("b")])
+    assert parse_file(path) == Any([OpRef("a"), OpRef("b")])
     path.write_text("(any a\n  b\n", encoding="utf-8")
     with pytest.raises(VxSyntaxError, match=r"seed.vx:1:1: error: unbalanced"):
         parse_file(path)
@@ -238,7 +238,7 @@ def test_fuzz_mutated_valid_programs(text):
 
 
 def test_crlf_and_tabs():
-    assert parse("; h\r\n(any a\r\n  b)\r\n") == Any([Op("a"), Op("b")])
+    assert parse("; h\r\n(any a\r\n  b)\r\n") == Any([OpRef("a"), OpRef("b")])
     with pytest.raises(VxSyntaxError) as info:
         parse("(any a\r\n\t(anyy b))\r\n", filename="c.vx")
     assert str(info.value).splitlines()[1:3] == ["   2 |  (anyy b))", "     |   ^^^^"]

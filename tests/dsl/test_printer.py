@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vx.dsl.ast import Any, Op
+from vx.dsl.ast import Any, OpRef
 from vx.dsl.parse import VxSyntaxError, parse
 from vx.dsl.printer import format_number, format_source, to_text
 
@@ -69,7 +69,7 @@ def test_weights_follow_wrapped_children():
 
 
 def test_long_op_names_stay_whole():
-    assert to_text(Any([Op("x" * 50), Op("y")]), width=20) == "(any\n  " + "x" * 50 + "\n  y)"
+    assert to_text(Any([OpRef("x" * 50), OpRef("y")]), width=20) == "(any\n  " + "x" * 50 + "\n  y)"
 
 
 @settings(deadline=None)

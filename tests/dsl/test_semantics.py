@@ -2,12 +2,12 @@
 
 import pytest
 
-from vx.dsl.ast import All, Any, Not, Op, Vote, WVote
+from vx.dsl.ast import All, Any, Not, OpRef, Vote, WVote
 from vx.dsl.semantics import evaluate_item, final_verdict
 from vx.dsl.verdict import Final, Verdict
 
 D, C, A = Verdict.DRAWBACK, Verdict.CLEAN, Verdict.ABSTAIN
-a, b, c = Op("a"), Op("b"), Op("c")
+a, b, c = OpRef("a"), OpRef("b"), OpRef("c")
 
 
 def ev(node, **verdicts):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from vx.dsl.ast import All, Any, Not, Op, Vote, WVote
+from vx.dsl.ast import All, Any, Not, OpRef, Vote, WVote
 from vx.dsl.matrix import VerdictMatrix
 from vx.dsl.parse import parse
 from vx.evolve.guards import ALL_ABSTAIN, ALL_FAIL, ALL_PASS, VALID, Guards, best_index

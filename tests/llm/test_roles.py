@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from vx.dsl.ast import Any as AnyNode, Op, Vote
+from vx.dsl.ast import Any as AnyNode, OpRef, Vote
 from vx.dsl.printer import to_text
 from vx.evolve.compose import Composer, CompositionContext, Elite
 from vx.evolve.synthesize import Cluster, SynthesisRequest, Synthesizer
@@ -50,9 +50,9 @@ def on(tmp_path):
 
 def ctx(**kw):
     base = dict(round=2, selectable=("missing_keyword", "shouting", "too_long"),
-                incumbent=Op("missing_keyword"),
-                elites=(Elite(Op("missing_keyword"), 0.61, 0.7, 0.87),
-                        Elite(AnyNode([Op("missing_keyword"), Op("shouting")]), 0.55, 0.6, 0.9)),
+                incumbent=OpRef("missing_keyword"),
+                elites=(Elite(OpRef("missing_keyword"), 0.61, 0.7, 0.87),
+                        Elite(AnyNode([OpRef("missing_keyword"), OpRef("shouting")]), 0.55, 0.6, 0.9)),
                 catalog=({"name": "missing_keyword", "tier": "static", "detects": "missing_keyword",
                           "description": "lacks the keyword", "coverage": 0.9},
                          {"name": "shouting", "tier": "static", "detects": "shouting", "description": "capitals"},
@@ -320,7 +320,7 @@ def test_teacher_labels_can_be_applied_to_the_dev_file(on, tiny_family):
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.recursive(st.sampled_from(["a", "b", "c", "x.y", "t-1"]).map(Op),
+@given(st.lists(st.recursive(st.sampled_from(["a", "b", "c", "x.y", "t-1"]).map(OpRef),
                              lambda kids: st.one_of(st.lists(kids, min_size=1, max_size=4).map(AnyNode),
                                                     st.lists(kids, min_size=2, max_size=4).map(
                                                         lambda cs: Vote(len(cs) - 1, cs))),

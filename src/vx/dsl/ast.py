@@ -1,6 +1,6 @@
 """The vx expression tree: immutable, hashable, structurally compared nodes.
 
-    Op(name)                               a named drawback detector (a leaf)
+    OpRef(name)                            a named drawback detector (a leaf)
     Any(children)  All(children)           disjunction / conjunction over opining children
     Not(child)                             swaps DRAWBACK and CLEAN, keeps ABSTAIN
     Vote(k, children)                      at least k opining children fire
@@ -32,7 +32,7 @@ __all__ = [
     "KEYWORDS",
     "IDENTIFIER",
     "Node",
-    "Op",
+    "OpRef",
     "Any",
     "All",
     "Not",
@@ -139,12 +139,12 @@ class Node:
                 stack.append(((*path, i), kids[i]))
 
     def leaves(self) -> tuple[str, ...]:
-        """Op names at the leaves, left to right, with repeats."""
-        return tuple(node.name for _, node in self.walk() if isinstance(node, Op))
+        """OpRef names at the leaves, left to right, with repeats."""
+        return tuple(node.name for _, node in self.walk() if isinstance(node, OpRef))
 
     def size(self) -> int:
         """Number of leaves (op occurrences, counting repeats)."""
-        return sum(1 for _, node in self.walk() if isinstance(node, Op))
+        return sum(1 for _, node in self.walk() if isinstance(node, OpRef))
 
     def op_names(self) -> tuple[str, ...]:
         """Distinct op names used, sorted."""
@@ -193,7 +193,7 @@ class Node:
 
 
 @attrs.frozen(cache_hash=True)
-class Op(Node):
+class OpRef(Node):
     """A leaf: the verdict of the named op."""
 
     name: str = attrs.field(validator=_check_name)

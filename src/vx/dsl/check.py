@@ -27,7 +27,7 @@ from typing import Literal
 import attrs
 import numpy as np
 
-from vx.dsl.ast import Node, Op, Path, Vote, WVote
+from vx.dsl.ast import Node, OpRef, Path, Vote, WVote
 from vx.dsl.compile import BatchEvaluator
 from vx.dsl.matrix import VerdictMatrix
 from vx.dsl.parse import unknown_op_hint
@@ -57,7 +57,7 @@ def check(node: Node, known_ops: Iterable[str] | None = None) -> list[Problem]:
     known = frozenset(known_ops) if known_ops is not None else None
     problems: list[Problem] = []
     for path, sub in node.walk():
-        if isinstance(sub, Op):
+        if isinstance(sub, OpRef):
             if known is not None and sub.name not in known:
                 problems.append(
                     Problem("error", "unknown-op", f"unknown op {sub.name!r}", path, unknown_op_hint(sub.name, known))
@@ -101,7 +101,7 @@ def _constant_subtrees(node: Node) -> list[Problem]:
     found: list[Problem] = []
     reported: list[Path] = []
     for path, sub in node.walk():
-        if isinstance(sub, Op) or any(path[: len(r)] == r for r in reported):
+        if isinstance(sub, OpRef) or any(path[: len(r)] == r for r in reported):
             continue
         ops = sub.op_names()
         if len(ops) > MAX_EXACT_OPS:

@@ -33,7 +33,7 @@ from fractions import Fraction
 import attrs
 import numpy as np
 
-from vx.dsl.ast import All, Any, Node, Not, Op, Vote, WVote
+from vx.dsl.ast import All, Any as AnyNode, Node, Not, OpRef, Vote, WVote
 from vx.dsl.matrix import Packed, VerdictMatrix, pack_bits, unpack_bits
 
 __all__ = ["ABSTAIN_OP", "ABSTAIN_SLOT", "BatchEvaluator", "BatchRows", "CompiledBatch", "Packed", "compile_candidates",
@@ -104,7 +104,7 @@ class BatchEvaluator:
 
     # --- internals -------------------------------------------------------------------
     def _eval(self, node: Node) -> Packed:
-        if isinstance(node, Op):
+        if isinstance(node, OpRef):
             j = self.matrix.op_index(node.name)
             return Packed(self._orows[j], self._frows[j], self._n)
         memo = self._memo
@@ -129,7 +129,7 @@ class BatchEvaluator:
         os: list[np.ndarray] = []
         fs: list[np.ndarray] = []
         for child in children:
-            if type(child) is Op:
+            if type(child) is OpRef:
                 j = self.matrix.op_index(child.name)
                 os.append(self._orows[j])
                 fs.append(self._frows[j])
@@ -146,7 +146,7 @@ class BatchEvaluator:
 
         os, fs = self._rows(node.children)
         opines = _or_all(os)
-        if isinstance(node, Any):
+        if isinstance(node, AnyNode):
             return opines, _or_all(fs)
         if isinstance(node, All):
             # a child blocks the conjunction where it opines and does not fire: o & ~f = o ^ f
@@ -283,7 +283,7 @@ def _flat_shape(t: type, k: int, n: int) -> tuple:
     shape = _FLAT.get(key)
     if shape is None:
         slots = (_LEAF,) * n
-        shape = _FLAT[key] = ("any", slots) if t is Any else ("all", slots) if t is All else ("vote", k, slots)
+        shape = _FLAT[key] = ("any", slots) if t is AnyNode else ("all", slots) if t is All else ("vote", k, slots)
     return shape
 
 
@@ -294,18 +294,18 @@ def shape_of(node: Node) -> tuple[tuple, tuple[str, ...]]:
 
     def go(n: Node) -> tuple:
         t = type(n)
-        if t is Op:
+        if t is OpRef:
             append(n.name)
             return _LEAF
         if t is Not:
             return ("not", go(n.child))
         kids = n.children
-        if t is not WVote and all(type(c) is Op for c in kids):  # flat: the common case
+        if t is not WVote and all(type(c) is OpRef for c in kids):  # flat: the common case
             for c in kids:
                 append(c.name)
             return _flat_shape(t, n.k if t is Vote else 0, len(kids))
         sub = tuple([go(c) for c in kids])
-        if t is Any:
+        if t is AnyNode:
             return ("any", sub)
         if t is All:
             return ("all", sub)

@@ -35,7 +35,7 @@ from lark.exceptions import (
     UnexpectedToken,
 )
 
-from vx.dsl.ast import KEYWORDS, All, Any, Node, Not, Op, Path, Vote, WVote
+from vx.dsl.ast import KEYWORDS, All, Any as AnyNode, Node, Not, OpRef, Path, Vote, WVote
 from vx.errors import VxError
 
 __all__ = [
@@ -334,11 +334,11 @@ class _Builder:
             (tok,) = tree.children
             self.spans[path] = Span(tok.line, tok.column, _token_width(tok))
             self._check_known(tok)
-            return Op(str(tok))
+            return OpRef(str(tok))
         self.spans[path] = Span(tree.meta.line, tree.meta.column, 1)
         kids = tree.children
         if kind == "any":
-            return Any(self.build(c, (*path, i)) for i, c in enumerate(kids))
+            return AnyNode(self.build(c, (*path, i)) for i, c in enumerate(kids))
         if kind == "all":
             return All(self.build(c, (*path, i)) for i, c in enumerate(kids))
         if kind == "not":

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from vx.dsl.ast import All, Any, Node, Not, Op, Vote, WVote, is_finite_decimal
+from vx.dsl.ast import All, Any as AnyNode, Node, Not, OpRef, Vote, WVote, is_finite_decimal
 
 __all__ = ["format_number", "format_source", "split_header", "to_text"]
 
@@ -64,7 +64,7 @@ def _suffixes(node: Node) -> list[str]:
 
 
 def _flat(node: Node) -> str:
-    if isinstance(node, Op):
+    if isinstance(node, OpRef):
         return node.name
     parts = [_head(node)]
     for child, suffix in zip(node.children, _suffixes(node), strict=True):
@@ -74,7 +74,7 @@ def _flat(node: Node) -> str:
 
 def _render(node: Node, indent: int, tail: str, width: int, out: list[str]) -> None:
     flat = _flat(node)
-    if isinstance(node, Op) or indent + len(flat) + len(tail) <= width:
+    if isinstance(node, OpRef) or indent + len(flat) + len(tail) <= width:
         out.append(" " * indent + flat + tail)
         return
     out.append(" " * indent + _head(node))
@@ -87,7 +87,7 @@ def _render(node: Node, indent: int, tail: str, width: int, out: list[str]) -> N
 def to_text(node: Node, width: int = 80) -> str:
     """The canonical text of ``node``, wrapped to ``width`` columns where possible (an op
     name longer than the width still stays whole). No trailing newline."""
-    if not isinstance(node, (Op, Any, All, Not, Vote, WVote)):
+    if not isinstance(node, (OpRef, AnyNode, All, Not, Vote, WVote)):
         raise TypeError(f"expected a vx Node, not {type(node).__name__}")
     out: list[str] = []
     _render(node, 0, "", width, out)

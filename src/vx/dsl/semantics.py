@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from fractions import Fraction
 
-from vx.dsl.ast import All, Any, Node, Not, Op, Vote, WVote
+from vx.dsl.ast import All, Any as AnyNode, Node, Not, OpRef, Vote, WVote
 from vx.dsl.verdict import Final, Verdict
 
 __all__ = ["evaluate_item", "final_verdict"]
@@ -35,7 +35,7 @@ def evaluate_item(node: Node, verdicts: Mapping[str, Verdict | int]) -> Verdict:
 
     Raises ``KeyError`` naming the op when an op used by ``node`` has no verdict.
     """
-    if isinstance(node, Op):
+    if isinstance(node, OpRef):
         try:
             return Verdict(verdicts[node.name])
         except KeyError:
@@ -50,7 +50,7 @@ def evaluate_item(node: Node, verdicts: Mapping[str, Verdict | int]) -> Verdict:
         return _A
     fired = [i for i in opining if results[i] is _D]
 
-    if isinstance(node, Any):
+    if isinstance(node, AnyNode):
         drawback = len(fired) >= 1
     elif isinstance(node, All):
         drawback = len(fired) == len(opining)

@@ -21,13 +21,13 @@ import itertools
 import math
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
-from typing import Any as AnyT
+from typing import Any
 from typing import Protocol, runtime_checkable
 
 import attrs
 import numpy as np
 
-from vx.dsl.ast import All, Any, Node, Not, Op, Vote, WVote
+from vx.dsl.ast import All, Any as AnyNode, Node, Not, OpRef, Vote, WVote
 from vx.dsl.printer import to_text
 
 __all__ = ["Composer", "CompositionContext", "Elite", "EnumerativeComposer", "EvolutionaryComposer",
@@ -42,7 +42,7 @@ class Elite:
     objective: float
     a_dev: float = float("nan")
     a_train: float = float("nan")
-    shortcomings: tuple[dict[str, AnyT], ...] = ()  # dev items it gets wrong (filled in for composers)
+    shortcomings: tuple[dict[str, Any], ...] = ()  # dev items it gets wrong (filled in for composers)
 
     @property
     def text(self) -> str:
@@ -60,8 +60,8 @@ class CompositionContext:
     selectable: tuple[str, ...]
     incumbent: Node | None
     elites: tuple[Elite, ...]
-    catalog: tuple[dict[str, AnyT], ...] = ()
-    gaps: tuple[dict[str, AnyT], ...] = ()
+    catalog: tuple[dict[str, Any], ...] = ()
+    gaps: tuple[dict[str, Any], ...] = ()
     rng: np.random.Generator = attrs.field(factory=lambda: np.random.default_rng(0), eq=False)
 
 
@@ -85,13 +85,13 @@ def normalize(node: Node) -> Node:
     """A semantically equal, canonical tree: nested any/all flattened, children of commutative
     nodes sorted, duplicate any/all children removed, single-child any/all/vote removed,
     ``(vote 1 …)`` written as ``any``, double negation removed."""
-    if isinstance(node, Op):
+    if isinstance(node, OpRef):
         return node
     if isinstance(node, Not):
         inner = normalize(node.child)
         return inner.child if isinstance(inner, Not) else Not(inner)
     kids = [normalize(c) for c in node.children]
-    if isinstance(node, (Any, All)):
+    if isinstance(node, (AnyNode, All)):
         flat: list[Node] = []
         for c in kids:
             flat.extend(c.children if type(c) is type(node) else (c,))
@@ -102,7 +102,7 @@ def normalize(node: Node) -> Node:
         if len(kids) == 1:
             return kids[0]
         if node.k == 1:
-            return normalize(Any(kids))
+            return normalize(AnyNode(kids))
         kids.sort(key=_key)
         return Vote(node.k, kids)
     if isinstance(node, WVote):
@@ -113,7 +113,7 @@ def normalize(node: Node) -> Node:
 
 def prune_op(node: Node, name: str) -> Node | None:
     """``node`` with every leaf ``name`` removed (K and weights adjusted); None if nothing is left."""
-    if isinstance(node, Op):
+    if isinstance(node, OpRef):
         return None if node.name == name else node
     if isinstance(node, Not):
         inner = prune_op(node.child, name)
@@ -143,7 +143,7 @@ class EnumerativeComposer:
 
     def propose(self, ctx: CompositionContext) -> list[Node]:
         ops = sorted(ctx.selectable)
-        out: list[Node] = [Op(o) for o in ops]
+        out: list[Node] = [OpRef(o) for o in ops]
         forms_per = {k: 1 + (k >= 2) + max(0, k - 2) for k in range(2, self.max_size + 1)}  # any, all, vote 2..k-1
         total = sum(math.comb(len(ops), k) * forms_per[k] for k in range(2, self.max_size + 1))
         if total <= self.budget:
@@ -174,8 +174,8 @@ class EnumerativeComposer:
 
 
 def _forms(subset: Sequence[str]) -> list[Node]:
-    leaves = [Op(o) for o in subset]
-    forms: list[Node] = [Any(leaves), All(leaves)]
+    leaves = [OpRef(o) for o in subset]
+    forms: list[Node] = [AnyNode(leaves), All(leaves)]
     forms += [Vote(k, leaves) for k in range(2, len(leaves))]
     return forms
 
@@ -186,7 +186,7 @@ def _forms(subset: Sequence[str]) -> list[Node]:
 _WEIGHTS = [Fraction(1, 2), Fraction(1), Fraction(3, 2), Fraction(2), Fraction(3)]
 
 
-def _pick(rng: np.random.Generator, seq: Sequence) -> AnyT:
+def _pick(rng: np.random.Generator, seq: Sequence) -> Any:
     return seq[int(rng.integers(len(seq)))]
 
 
@@ -195,10 +195,10 @@ def mutate(node: Node, ops: Sequence[str], rng: np.random.Generator) -> Node | N
     operator does not apply)."""
     paths = [p for p, _ in node.walk()]
     kind = _pick(rng, ["add", "drop", "replace", "combinator", "k", "not", "weight"])
-    combinators = [p for p in paths if not isinstance(node.at(p), (Op, Not))]
-    leaves = [p for p in paths if isinstance(node.at(p), Op)]
+    combinators = [p for p in paths if not isinstance(node.at(p), (OpRef, Not))]
+    leaves = [p for p in paths if isinstance(node.at(p), OpRef)]
     if kind == "add" and ops:
-        new = Op(_pick(rng, ops))
+        new = OpRef(_pick(rng, ops))
         if combinators and rng.random() < 0.7:
             p = _pick(rng, combinators)
             target = node.at(p)
@@ -210,7 +210,7 @@ def mutate(node: Node, ops: Sequence[str], rng: np.random.Generator) -> Node | N
                 grown = target.with_children(target.children + (new,))
             return node.replace_at(p, grown)
         p = _pick(rng, paths)
-        return node.replace_at(p, Any([node.at(p), new]))
+        return node.replace_at(p, AnyNode([node.at(p), new]))
     if kind == "drop":
         cands = [p for p in leaves if p and len(node.at(p[:-1]).children) > 1]
         if not cands:
@@ -227,11 +227,11 @@ def mutate(node: Node, ops: Sequence[str], rng: np.random.Generator) -> Node | N
             smaller = parent.with_children(kids)
         return node.replace_at(p[:-1], smaller)
     if kind == "replace" and leaves and ops:
-        return node.replace_at(_pick(rng, leaves), Op(_pick(rng, ops)))
+        return node.replace_at(_pick(rng, leaves), OpRef(_pick(rng, ops)))
     if kind == "combinator" and combinators:
         p = _pick(rng, combinators)
         kids = node.at(p).children
-        choices: list[Node] = [Any(kids), All(kids)] + [Vote(k, kids) for k in range(2, len(kids) + 1)]
+        choices: list[Node] = [AnyNode(kids), All(kids)] + [Vote(k, kids) for k in range(2, len(kids) + 1)]
         choices.append(WVote(Fraction(1), kids, [Fraction(1)] * len(kids)))
         return node.replace_at(p, _pick(rng, choices))
     if kind == "k":

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vx.dsl.ast import Node, Not, Vote, WVote
-from vx.dsl.ast import Op as OpNode
+from vx.dsl.ast import OpRef
 from vx.dsl.parse import VxSyntaxError, parse
 from vx.dsl.printer import to_text
 from vx.evolve.store import RunStore
@@ -135,7 +135,7 @@ def leaf_stats(store: RunStore) -> dict[str, dict[str, float]]:
 
 
 def _tree_html(node: Node, stats: Mapping[str, Mapping[str, float]]) -> str:
-    if isinstance(node, OpNode):
+    if isinstance(node, OpRef):
         s = stats.get(node.name, {})
         return (f"<li><code>{_e(node.name)}</code> <span class='muted'>coverage {_f(s.get('coverage'))} · "
                 f"fires {_f(s.get('fire_rate'))} · dev accuracy {_f(s.get('dev_accuracy'))} "
@@ -265,7 +265,7 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
 
     # ops
     ops = store.ops()
-    parts.append("<section id='ops'><h2>Op pool</h2>" + _table(
+    parts.append("<section id='ops'><h2>OpRef pool</h2>" + _table(
         ["op", "origin", "status", "tier", "detects", "born in round", "coverage", "fires", "dev accuracy", "description"],
         [[f"<code>{_e(o['name'])}</code>", _e(o["origin"]), _e(o["status"]), _e(o["tier"]), _e(o["detects"]),
           o["born_round"], _f(stats.get(o["name"], {}).get("coverage")), _f(stats.get(o["name"], {}).get("fire_rate")),

@@ -31,7 +31,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from vx.dsl.ast import Node, Op
+from vx.dsl.ast import Node, OpRef
 from vx.dsl.compile import ABSTAIN_OP
 from vx.evolve.objective import Objective
 
@@ -118,8 +118,8 @@ def birth_gate(column: np.ndarray, cluster: np.ndarray, labelled_good: np.ndarra
 
 def leave_out(node: Node, name: str) -> Node:
     """``node`` with the op ``name`` replaced by an op that abstains everywhere."""
-    if isinstance(node, Op):
-        return Op(ABSTAIN_OP) if node.name == name else node
+    if isinstance(node, OpRef):
+        return OpRef(ABSTAIN_OP) if node.name == name else node
     return node.with_children([leave_out(c, name) for c in node.children])
 
 
@@ -165,7 +165,7 @@ def promotable(objective: Objective, incumbent: Node, shadows: list[str]) -> lis
 
     if not shadows:
         return []
-    trials = [normalize(AnyNode([incumbent, Op(s)])) for s in shadows]
+    trials = [normalize(AnyNode([incumbent, OpRef(s)])) for s in shadows]
     scores = objective.score([incumbent] + trials)
     base = float(scores.a_dev[0])
     return [(s, base, float(scores.a_dev[i]), trials[i - 1]) for i, s in enumerate(shadows, 1)
