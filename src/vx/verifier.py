@@ -117,25 +117,15 @@ def fired_leaves(t: TraceNode, negated: bool = False) -> list[TraceNode]:
 
 def pool_for_vx(vx_path: str | Path, family: Family) -> OpPool:
     """The family's pool plus the typed-spec ops that a .vx file's ``; specs: FILE`` header names."""
-    import json
-
-    from vx.dsl.parse import read_header
-    from vx.families.family import FamilyError
+    from vx.dsl.vxfile import VxFile
     from vx.ops.specs import op_from_spec
 
-    vx_path = Path(vx_path)
+    vx = VxFile.read(vx_path)
     pool = family.pool()
-    header = read_header(vx_path.read_text(encoding="utf-8"))
-    if "specs" in header:
-        side = vx_path.parent / header["specs"]
-        try:
-            specs = json.loads(side.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise FamilyError(f"{vx_path}: cannot read the specs file {side} named in its header: {exc}") from None
-        for spec in specs:
-            o = op_from_spec(spec, provenance={"origin": "synthesized", "file": str(side)})
-            if o.name not in pool:
-                pool.add(o)
+    for spec in vx.specs():
+        o = op_from_spec(spec, provenance={"origin": "synthesized", "file": str(vx.specs_path)})
+        if o.name not in pool:
+            pool.add(o)
     return pool
 
 

@@ -5,7 +5,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vx.dsl.ast import All, Any, Not, OpRef, Vote, WVote
-from vx.dsl.parse import MAX_DEPTH, VxSyntaxError, parse, parse_file, parse_located, read_header
+from vx.dsl.parse import MAX_DEPTH, VxSyntaxError, parse, parse_file, parse_located
+from vx.dsl.vxfile import read_header
 from vx.dsl.printer import to_text
 
 from .strategies import trees

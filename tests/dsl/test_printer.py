@@ -6,7 +6,8 @@ from hypothesis import strategies as st
 
 from vx.dsl.ast import Any, OpRef
 from vx.dsl.parse import VxSyntaxError, parse
-from vx.dsl.printer import format_number, format_source, to_text
+from vx.dsl.printer import format_number, to_text
+from vx.dsl.vxfile import format_source
 
 from .strategies import numbers, trees
 

@@ -52,19 +52,13 @@ def family_ops(family_dir: str | None, path: str | None) -> frozenset[str] | Non
             _FAMILY_OPS[key] = None
     names = _FAMILY_OPS[key]
     if names is not None and path is not None:
-        from vx.dsl.parse import read_header
+        from vx.dsl.vxfile import VxFile, VxFileError
 
-        header = read_header(Path(path).read_text(encoding="utf-8"))
-        if "specs" in header:
-            import json
-
-            side = Path(path).parent / header["specs"]
-            try:
-                specs = json.loads(side.read_text(encoding="utf-8"))
-                names = names | {s.get("name", "") for s in specs if isinstance(s, dict)}
-            except (OSError, ValueError) as exc:
-                click.echo(f"{path}: warning: cannot read the specs file {side} named in its header "
-                           f"(its synthesized ops will be reported as unknown): {exc}", err=True)
+        try:
+            vx = VxFile.read(path)
+            names = names | {s.get("name", "") for s in vx.specs()}
+        except VxFileError as exc:
+            click.echo(f"warning: {exc} (its synthesized ops will be reported as unknown)", err=True)
     return names
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from vx.dsl.parse import VxSyntaxError
-from vx.dsl.printer import format_source
+from vx.dsl.vxfile import format_source
 
 
 def vx_files(paths: tuple[str, ...]) -> Iterator[Path]:

@@ -45,7 +45,6 @@ __all__ = [
     "parse",
     "parse_file",
     "parse_located",
-    "read_header",
     "render_diagnostic",
 ]
 
@@ -251,27 +250,6 @@ def parse_located(
     builder = _Builder(src, frozenset(known_ops) if known_ops is not None else None)
     node = builder.build(tree.children[0], ())
     return node, builder.spans
-
-
-def read_header(text: str) -> dict[str, str]:
-    """The ``; key: value`` comment lines before the expression, as a dict.
-
-    Reading stops at the first line that is neither blank nor a comment. Comment lines
-    without a ``key:`` are ignored.
-    """
-    header: dict[str, str] = {}
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line:
-            continue
-        if not line.startswith(";"):
-            break
-        body = line.lstrip(";").strip()
-        key, sep, value = body.partition(":")
-        key = key.strip()
-        if sep and key and " " not in key:
-            header[key] = value.strip()
-    return header
 
 
 def _tokens(src: _Source) -> list[Token]:

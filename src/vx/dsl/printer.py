@@ -26,7 +26,7 @@ from fractions import Fraction
 
 from vx.dsl.ast import All, Any as AnyNode, Node, Not, OpRef, Vote, WVote, is_finite_decimal
 
-__all__ = ["format_number", "format_source", "split_header", "to_text"]
+__all__ = ["format_number", "to_text"]
 
 _INDENT = 2
 
@@ -92,46 +92,3 @@ def to_text(node: Node, width: int = 80) -> str:
     out: list[str] = []
     _render(node, 0, "", width, out)
     return "\n".join(out)
-
-
-def split_header(text: str) -> tuple[list[str], str, int]:
-    """Split a .vx file into its header lines (the leading blank and ``;`` comment lines),
-    the rest, and the 1-based line number where the rest starts."""
-    lines = text.split("\n")
-    n = 0
-    while n < len(lines) and (not lines[n].strip() or lines[n].lstrip().startswith(";")):
-        n += 1
-    return lines[:n], "\n".join(lines[n:]), n + 1
-
-
-def format_source(text: str, *, filename: str = "<string>", width: int = 80) -> str:
-    """The canonical form of a whole .vx file: its header comments (trailing spaces removed,
-    runs of blank lines collapsed to one, leading blank lines dropped), then the canonical
-    expression and one newline.
-
-    Raises `VxSyntaxError` for a syntax error, and for a comment after the header: it would
-    be lost, because comments are not part of the tree.
-    """
-    from vx.dsl.parse import VxSyntaxError, parse  # parse does not import the printer
-
-    header, body, body_line = split_header(text)
-    node = parse(text, filename=filename)
-    for offset, line in enumerate(body.split("\n")):
-        column = line.find(";")
-        if column >= 0:
-            raise VxSyntaxError(
-                "a comment after the start of the expression would be lost by formatting",
-                filename=filename,
-                line=body_line + offset,
-                column=column + 1,
-                source_line=line,
-                hint="move the comment above the expression, into the header",
-                width=len(line) - column,
-                kind="comment",
-            )
-    kept: list[str] = []
-    for line in header:
-        line = line.strip()
-        if line or (kept and kept[-1]):
-            kept.append(line)
-    return "".join(line + "\n" for line in kept) + to_text(node, width) + "\n"

@@ -83,7 +83,7 @@ def compare_graded(a: Graded, b: Graded, *, n_permutations: int = 10000, seed: i
 
 def _family_of(path: Path) -> Family:
     """The family above a .vx file, else the family of the run named in its ``; run:`` header."""
-    from vx.dsl.parse import read_header
+    from vx.dsl.vxfile import read_header
     from vx.families.family import FamilyError
 
     try:

@@ -107,20 +107,15 @@ def evolve_family(family: str | Path | Family, *, config: EvolveConfig = EvolveC
 def write_vx(path: str | Path, result: EvolutionResult, *, family: str, pool: OpPool,
              specs: dict[str, dict[str, Any]]) -> Path:
     """The evolved expression as a canonical .vx file with header comments (and specs sidecar)."""
+    from vx.dsl.vxfile import write_vx as write_file
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     s = result.best_score
     run_ref = os.path.relpath(Path(result.run_path).resolve(), path.parent.resolve())  # relative to the .vx
-    header = [f"; family: {family}", f"; run: {run_ref}",
-              f"; objective: {s.objective:.6f} (A_dev {s.a_dev:.4f}, A_train {s.a_train:.4f}, cost {s.cost:.4f})"]
+    header = {"family": family, "run": run_ref,
+              "objective": f"{s.objective:.6f} (A_dev {s.a_dev:.4f}, A_train {s.a_train:.4f}, cost {s.cost:.4f})"}
     used = [n for n in result.best.op_names() if n in specs]
-    if used:
-        side = path.with_suffix(".specs.json")
-        side.write_text(json.dumps([{**specs[n], "name": n} for n in used], indent=2, sort_keys=True) + "\n",
-                        encoding="utf-8")
-        header.append(f"; specs: {side.name}")
-    path.write_text("\n".join(header) + "\n" + to_text(result.best) + "\n", encoding="utf-8")
-    return path
+    return write_file(path, result.best, header=header, specs=[{**specs[n], "name": n} for n in used])
 
 
 def load_pool_for_vx(vx_path: str | Path, family: Family) -> OpPool:
