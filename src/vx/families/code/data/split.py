@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -85,6 +85,40 @@ class Splits:
         return counts
 
 
+def _assign_dev(order: Sequence[str], shuffled: Mapping[str, Sequence[LabelledItem]], teacher: Callable, *,
+                need_fail: int, need_pass: int, fail_max_agreement: float) -> dict[str, LabelledItem] | None:
+    """One dev item per task, 5 + 5, when a task may offer both classes (several attempts per task):
+    single-class tasks first (in the seeded order), then the mixed tasks to whichever class is
+    short. None when even this cannot fill both classes."""
+
+    def offers(task: str) -> tuple[list[LabelledItem], list[LabelledItem]]:
+        for it in shuffled[task]:
+            if it.teacher is None:
+                it.teacher = teacher(it)
+        fails = [it for it in shuffled[task] if it.teacher.label == "fail" and it.teacher.agreement <= fail_max_agreement]
+        passes = [it for it in shuffled[task] if it.teacher.label == "pass"]
+        return fails, passes
+
+    need = {"fail": need_fail, "pass": need_pass}
+    picked: dict[str, LabelledItem] = {}
+    mixed: list[str] = []
+    for task in order:
+        fails, passes = offers(task)
+        if fails and passes:
+            mixed.append(task)
+        elif fails and need["fail"]:
+            picked[task], need["fail"] = fails[0], need["fail"] - 1
+        elif passes and need["pass"]:
+            picked[task], need["pass"] = passes[0], need["pass"] - 1
+    for task in mixed:
+        fails, passes = offers(task)
+        if need["fail"]:
+            picked[task], need["fail"] = fails[0], need["fail"] - 1
+        elif need["pass"]:
+            picked[task], need["pass"] = passes[0], need["pass"] - 1
+    return None if need["fail"] or need["pass"] else picked
+
+
 def split_by_task(items: Sequence[LabelledItem], *, seed: int, teacher: Callable[[LabelledItem], Any],
                   n_dev_fail: int = 5, n_dev_pass: int = 5, n_locked: int = 40,
                   fail_max_agreement: float = 0.5) -> Splits:
@@ -101,12 +135,14 @@ def split_by_task(items: Sequence[LabelledItem], *, seed: int, teacher: Callable
     dropped = 0
     need = {"fail": n_dev_fail, "pass": n_dev_pass}
     remaining: list[str] = []
+    shuffled: dict[str, list[LabelledItem]] = {}  # each visited task's candidates, in their seeded order
     for task in order:
         if need["fail"] == 0 and need["pass"] == 0:
             remaining.append(task)
             continue
         candidates = sorted(by_task[task], key=lambda it: it.id)
         rng.shuffle(candidates)
+        shuffled[task] = candidates
         pick = None
         for item in candidates:
             if item.teacher is None:
@@ -125,6 +161,17 @@ def split_by_task(items: Sequence[LabelledItem], *, seed: int, teacher: Callable
         dev.append(pick)
         dev_tasks.append(task)
         dropped += len(candidates) - 1
+    if need["fail"] or need["pass"]:
+        # Tasks with both failing and passing attempts may have used up the scarce class: assign
+        # single-class tasks first, then the mixed ones to whichever class is still short.
+        repaired = _assign_dev(order, shuffled, teacher, need_fail=n_dev_fail, need_pass=n_dev_pass,
+                               fail_max_agreement=fail_max_agreement)
+        if repaired is not None:
+            dev = [repaired[t] for t in order if t in repaired]
+            dev_tasks = [t for t in order if t in repaired]
+            dropped = sum(len(by_task[t]) - 1 for t in dev_tasks)
+            remaining = [t for t in order if t not in repaired]
+            need = {"fail": 0, "pass": 0}
     if need["fail"] or need["pass"]:
         raise SplitError(
             f"cannot fill the dev split: still missing {need['fail']} clear failure(s) and {need['pass']} "

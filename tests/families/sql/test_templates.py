@@ -114,7 +114,7 @@ def test_judge_pack_sees_the_prompt_and_abstains_with_llm_roles_off(monkeypatch)
     from vx.families.sql.ops.judge import semantic_mismatch
 
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    task = json.loads((Path(__file__).resolve().parents[2] / "examples" / "sql" / "tasks.jsonl")
+    task = json.loads((Path(__file__).resolve().parents[3] / "examples" / "sql" / "tasks.jsonl")
                       .read_text().splitlines()[0])
     shown = judge_messages(task, "SELECT 1")
     assert task["question"] in shown and "author(aid:BIGINT" in shown

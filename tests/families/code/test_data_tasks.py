@@ -11,7 +11,7 @@ import pytest
 
 from vx.families.code.data.tasks import DataError, find_plus_file, literal_check_inputs, load, load_humaneval
 
-EVALPLUS_DIR = Path(__file__).resolve().parents[3] / "shared" / "data" / "evalplus"
+EVALPLUS_DIR = Path(__file__).resolve().parents[4] / "shared" / "data" / "evalplus"
 if not EVALPLUS_DIR.is_dir():
     EVALPLUS_DIR = Path("/work/shared/data/evalplus")
 needs_data = pytest.mark.skipif(not EVALPLUS_DIR.is_dir(), reason="../shared/data/evalplus is absent")

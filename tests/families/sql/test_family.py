@@ -15,7 +15,7 @@ from vx.cli.main import main  # noqa: E402
 from vx.families.family import Family  # noqa: E402
 from vx.families.sql.data.build import ignore_order_for  # noqa: E402
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "sql"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "sql"
 
 
 def jsonl(path):

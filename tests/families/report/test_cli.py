@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from vx.cli.main import main
 
-FAMILY_DIR = Path(__file__).resolve().parents[2] / "examples" / "report"
+FAMILY_DIR = Path(__file__).resolve().parents[3] / "examples" / "report"
 
 
 def run(*args):

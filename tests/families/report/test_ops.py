@@ -126,7 +126,7 @@ def _storage_05():
 
     from vx.families.report.data.build import load_sources
 
-    src = Path(__file__).resolve().parents[2] / "examples" / "report" / "sources"
+    src = Path(__file__).resolve().parents[3] / "examples" / "report" / "sources"
     return next(t for t in load_sources(src) if t.id == "storage-05").record()
 
 

@@ -8,7 +8,7 @@ import pytest
 from vx.families.family import Family
 from vx.families.report.data.build import BuildError, build_family, load_sources
 
-FAMILY_DIR = Path(__file__).resolve().parents[2] / "examples" / "report"
+FAMILY_DIR = Path(__file__).resolve().parents[3] / "examples" / "report"
 SOURCES = FAMILY_DIR / "sources"
 GENERATED = ("tasks.jsonl", "train.jsonl", "dev.jsonl", "locked.jsonl", "family.toml")
 

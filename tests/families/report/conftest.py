@@ -4,7 +4,7 @@ import pytest
 
 pytest.importorskip("markdown_it", reason="the report family needs the [report] extra (markdown-it-py)")
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 FAMILY_DIR = REPO / "examples" / "report"
 SOURCES = FAMILY_DIR / "sources"
 

@@ -18,7 +18,7 @@ from vx.families.sql.catalog import Catalog, render  # noqa: E402
 from vx.families.sql.warehouse import open_warehouse  # noqa: E402
 
 D, C, A = Verdict.DRAWBACK, Verdict.CLEAN, Verdict.ABSTAIN
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "sql"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "sql"
 
 
 @pytest.fixture(scope="module")

@@ -100,3 +100,12 @@ def test_counts_hide_locked_and_train_labels_unless_asked():
     splits = split_by_task(items, seed=1, teacher=teacher, n_locked=10)
     assert "locked_truth" not in splits.counts() and "train_truth" not in splits.counts()
     assert set(splits.counts(with_hidden_labels=True)) >= {"locked_truth", "train_truth", "dev_truth"}
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_tasks_with_both_classes_do_not_use_up_the_scarce_one(seed):
+    # Several attempts per task: the only failures are in 5 tasks that also have passing attempts.
+    # A greedy pick could spend them on passes; the dev split must still get 5 + 5.
+    spec = [["pass", "fail", "pass"]] * 5 + [["pass"]] * 25
+    splits = split_by_task(make_items(spec), seed=seed, teacher=teacher, n_locked=15)
+    assert sorted(it.teacher_label for it in splits.dev) == ["fail"] * 5 + ["pass"] * 5

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[4] / "shared" / "data"
 if not DATA.is_dir():
     DATA = Path("/work/shared/data")
 GPT35 = DATA / "samples" / "mbpp" / "gpt-3.5-turbo-0613.jsonl"

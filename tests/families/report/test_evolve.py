@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-FAMILY_DIR = Path(__file__).resolve().parents[2] / "examples" / "report"
+FAMILY_DIR = Path(__file__).resolve().parents[3] / "examples" / "report"
 
 
 def test_evolve_family_offline(tmp_path):
