@@ -13,6 +13,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "Verifier": "vx.verifier",
     "Family": "vx.families.family",
+    "Item": "vx.ops.item",
     "Verdict": "vx.dsl.verdict",
     "Final": "vx.dsl.verdict",
     "op": "vx.ops.core",

@@ -9,7 +9,6 @@ live solely inside the `Audit` object returned by `Family.audit()`.
 from __future__ import annotations
 
 import json
-import math
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -21,6 +20,7 @@ from vx.dsl.ast import Node
 from vx.dsl.parse import VxSyntaxError, parse
 from vx.errors import VxError
 from vx.families.pack import Pack, load_packs
+from vx.ops.item import Item, parse_label
 from vx.ops.pool import OpPool
 
 SPLITS = ("train", "dev", "locked")
@@ -46,34 +46,6 @@ class FamilyError(VxError):
             super().__init__(head + shown[0])
         else:
             super().__init__(f"{head}{len(self.problems)} problems\n  " + "\n  ".join(shown) + more)
-
-
-def parse_label(value: Any) -> float:
-    """'pass' → 1.0, 'fail' → 0.0, a probability of PASS in [0, 1] → itself. Raises ValueError."""
-    if isinstance(value, str) and value.strip().lower() in ("pass", "fail"):
-        return 1.0 if value.strip().lower() == "pass" else 0.0
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and 0 <= value <= 1:
-        return float(value)
-    raise ValueError(f"label {value!r} must be \"pass\", \"fail\" or a probability of pass in [0, 1]")
-
-
-@attrs.frozen
-class Item:
-    """One output to grade. `label` is P(pass) (1.0 pass, 0.0 fail) or None when unlabeled."""
-
-    id: str
-    task: str
-    output: Any
-    label: float | None = None
-    reference: Any = None
-    meta: Mapping[str, Any] = attrs.field(factory=dict, eq=False)
-    line: int = attrs.field(default=0, eq=False)
-
-    def hard_label(self) -> str | None:
-        """'pass' / 'fail' (a soft label is thresholded at 0.5), or None when unlabeled."""
-        if self.label is None:
-            return None
-        return "pass" if self.label >= 0.5 else "fail"
 
 
 @attrs.frozen

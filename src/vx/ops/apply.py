@@ -27,7 +27,7 @@ from vx.dsl.matrix import VerdictMatrix
 from vx.dsl.verdict import Verdict
 from vx.ops.cache import VerdictCache, item_hash
 from vx.ops.core import Context, Op, Result
-from vx.families.family import Item
+from vx.ops.item import Item
 from vx.ops.pool import OpPool
 
 DEFAULT_TIMEOUT = 10.0  # seconds per op call
@@ -385,7 +385,14 @@ class _progress:
         if not self.show:
             return lambda: None
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self._p = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                            TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True), transient=True)

@@ -146,7 +146,7 @@ def _induce_heading(cluster: Pairs, good: Pairs) -> list[dict[str, Any]]:
           description="The section's last sentence is unfinished (no closing punctuation)")
 def ends_mid_sentence():
     def fn(task, output, ctx):
-        from vx.families.report.data.rubric import unfinished
+        from vx.families.report.lexicon import unfinished
 
         _, sec = _section(task, output, ctx)
         if sec is None or not any(s.kind in ("paragraph", "item", "quote") for s in sec.body()):
