@@ -211,7 +211,7 @@ class Evolution:
         pool = pool or self.pool
         app = apply_ops(pool, self.items, self.view.tasks, ops=list(names), jobs=self.config.jobs,
                         timeout=self.config.timeout, cache=self.cache, progress=self.progress,
-                        description=f"applying {len(names)} op(s)")
+                        description=f"applying {len(names)} op(s)", peers=getattr(self.view, "peers", None))
         self.messages.update(app.messages)
         return app.matrix
 
