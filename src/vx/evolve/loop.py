@@ -69,7 +69,7 @@ from vx.ops.apply import apply_ops
 from vx.ops.cache import VerdictCache
 from vx.ops.core import Op
 from vx.ops.pool import OpPool
-from vx.ops.specs import SpecError, op_from_spec
+from vx.ops.specs import TEMPLATES, SpecError, op_from_spec
 from vx.dsl.semantics import to_finals
 
 __all__ = ["EvolveConfig", "Evolution", "EvolutionResult", "EvolutionError", "ABLATIONS", "Auditor"]
@@ -452,13 +452,18 @@ class Evolution:
         new = self._apply([o.name for o, *_ in built], pool=trial)
         names_now = [n for n in self.matrix.op_names if self.records[n].status != "retired"]
         existing_names = list(names_now)
+        item_tasks = np.array([it.task for it in self.items], dtype=object)
         existing_cols = [self.matrix.column(n) for n in names_now]
         admitted: list[str] = []
         for o, spec, cl, sname in built:
             column = new.column(o.name)
             cmask = np.zeros(len(self.items), dtype=bool)
             cmask[[index[i] for i in cl.items]] = True
-            gate = birth_gate(column, cmask, labelled_good, unlabeled_good, tolerance=self.policy.good_tolerance)
+            tpl = TEMPLATES.get(str(spec.get("check"))) if isinstance(spec, Mapping) else None
+            gate = birth_gate(column, cmask, labelled_good, unlabeled_good, tolerance=self.policy.good_tolerance,
+                              min_support=self.policy.min_support, presence=bool(tpl is not None and tpl.presence),
+                              cluster_tasks=item_tasks, presence_tolerance=self.policy.presence_tolerance,
+                              presence_lift=self.policy.presence_lift)
             evidence = {"spec": spec, "cluster": cl.summary(), "synthesizer": sname, **gate.evidence()}
             same = (np.stack(existing_cols) == column).mean(axis=1) if existing_cols else np.zeros(0)
             k = int(np.argmax(same)) if len(same) else -1

@@ -53,6 +53,8 @@ class Template:
     version: str = attrs.field(default="", eq=False)
     # a peer-op template: its factory returns ``fn(task, mine, peers, ctx)`` over this observer's data
     observer: Any = attrs.field(default=None, eq=False, repr=False)
+    # a syntax-presence check (a construct is present): the birth gate asks it for evidence of association
+    presence: bool = False
 
     def schema(self) -> dict[str, Any]:
         """A JSON-schema-like description (shown to synthesizers)."""
@@ -72,13 +74,14 @@ TEMPLATES: dict[str, Template] = {}
 def template(check: str, *, kind: str, params: Mapping[str, str] | None = None,
              description: str = "", family: str = "",
              induce: Callable[[list, list], list[dict[str, Any]]] | None = None,
-             depends: tuple[Dependency, ...] = (), observer: Any = None) -> Callable:
+             depends: tuple[Dependency, ...] = (), observer: Any = None, presence: bool = False) -> Callable:
     """Register a check template: ``@template("forbids_call", kind="static", params={"name": "str"})``.
 
     ``depends`` names the modules or helpers the check's verdict depends on besides the factory
     (as for ``@op``): their source goes into the version of every op made from the template.
     ``observer`` (a :class:`vx.ops.core.Observer`) makes it a peer-op template: the factory then
-    returns ``fn(task, mine, peers, ctx)`` (see :func:`vx.ops.core.peer_op`)."""
+    returns ``fn(task, mine, peers, ctx)`` (see :func:`vx.ops.core.peer_op`). ``presence`` marks a
+    syntax-presence check (the birth gate asks more evidence of it: :mod:`vx.evolve.lifecycle`)."""
     if kind not in TIERS:
         raise SpecError(f"template {check!r}: kind must be one of {TIERS}")
     for p, t in (params or {}).items():
@@ -88,7 +91,7 @@ def template(check: str, *, kind: str, params: Mapping[str, str] | None = None,
     def wrap(factory: Callable) -> Callable:
         TEMPLATES[check] = Template(check, kind, factory, dict(params or {}),
                                     description or (factory.__doc__ or "").strip().split("\n")[0], family,
-                                    induce, source_version(factory, depends), observer)
+                                    induce, source_version(factory, depends), observer, presence)
         return factory
 
     return wrap

@@ -107,7 +107,7 @@ def _calls(tree: ast.Module) -> dict[str, int]:
     return found
 
 
-@template("ast_call_present", kind="static", params={"name": "str"}, family=FAMILY, depends=DEPENDS)
+@template("ast_call_present", kind="static", params={"name": "str"}, family=FAMILY, depends=DEPENDS, presence=True)
 def ast_call_present(name: str):
     """The code calls a given function or method name."""
     if not name.isidentifier():
@@ -228,7 +228,7 @@ def _known_node(name: str) -> bool:
     return name in PATTERNS or (isinstance(cls, type) and issubclass(cls, ast.AST) and name[:1].isupper())
 
 
-@template("ast_node_present", kind="static", params={"node": "str"}, family=FAMILY, depends=DEPENDS)
+@template("ast_node_present", kind="static", params={"node": "str"}, family=FAMILY, depends=DEPENDS, presence=True)
 def ast_node_present(node: str):
     """The code contains an AST node type (e.g. Global, While, Try) or a derived pattern."""
     if not _known_node(node):
@@ -270,7 +270,7 @@ def _imports(tree: ast.Module) -> dict[str, int]:
     return found
 
 
-@template("imports_module", kind="static", params={"name": "str"}, family=FAMILY, depends=DEPENDS)
+@template("imports_module", kind="static", params={"name": "str"}, family=FAMILY, depends=DEPENDS, presence=True)
 def imports_module(name: str):
     """The code imports a given module (top-level package name)."""
     top = name.split(".")[0]
