@@ -684,6 +684,24 @@ def _boundary(args: tuple, dom: Domain, rng: random.Random) -> tuple | None:
     return tuple(out)
 
 
+def _extremes(examples: Sequence[tuple]) -> list[tuple]:
+    """Each example with a numeric argument set to the largest, then the smallest element of a
+    sequence argument of the same type: a threshold equal to the maximum is where ``<`` and ``<=``
+    part ways."""
+    out = []
+    for args in examples:
+        for i, a in enumerate(args):
+            if type(a) not in (int, float):
+                continue
+            for j, seq in enumerate(args):
+                if j == i or type(seq) not in (list, tuple) or not seq or not all(type(x) is type(a) for x in seq):
+                    continue
+                for v in (max(seq), min(seq)):
+                    if v != a:
+                        out.append(args[:i] + (v,) + args[i + 1:])
+    return out
+
+
 def _edge(args: tuple, rng: random.Random) -> tuple | None:
     """One argument made empty / zero / one element / negated (the inputs the examples may avoid)."""
     i = rng.randrange(len(args))
@@ -709,7 +727,9 @@ def _edge(args: tuple, rng: random.Random) -> tuple | None:
 
 def _large(args: tuple, dom: Domain, rng: random.Random, mut: _Mutator) -> tuple | None:
     """One argument enlarged: an int ×10..×40 (at most 10 000), a list or string grown to 50-120 elements."""
-    i = rng.randrange(len(args))
+    # containers first: a long input exposes slow or recursive code more often than a big number
+    weights = [3 if type(a) in (list, tuple, str) and (j,) not in dom.records else 1 for j, a in enumerate(args)]
+    i = rng.choices(range(len(args)), weights=weights)[0]
     v = args[i]
     t = type(v)
     if t is int and t is not bool and v != 0:
@@ -719,16 +739,23 @@ def _large(args: tuple, dom: Domain, rng: random.Random, mut: _Mutator) -> tuple
     elif t in (list, tuple) and v and (i,) not in dom.records:
         target = rng.randint(50, 120)
         items = list(v)
-        while len(items) < target:
-            items.append(mut.mutate(rng.choice(list(v)), (i, "elem")))
         d = dom.paths.get((i,))
+        seen_items = {repr(x) for x in items}
+        for _ in range(target * 20):
+            if len(items) >= target:
+                break
+            new_item = mut.mutate(rng.choice(items), (i, "elem"))
+            if not _value_ok(new_item, (i, "elem"), dom, dom.records, frozenset({"bound"})):
+                continue
+            if d is not None and d.distinct and repr(new_item) in seen_items:
+                continue
+            seen_items.add(repr(new_item))
+            items.append(new_item)
         if d is not None and d.sorted:
             try:
                 items.sort(reverse=d.sorted == "desc")
             except TypeError:
                 pass
-        if d is not None and d.distinct:
-            items = list(dict.fromkeys(items)) if all(type(x) in _SCALARS for x in items) else items
         new = t(items) if t is tuple else items
     elif t is str and v:
         target = rng.randint(50, 200)
@@ -771,9 +798,18 @@ def generate_probes(examples: Sequence[Sequence[Any]], *, seed: str = "",
         rng = random.Random(f"vx-probes:{klass}:{seed}")
         mut = _Mutator(dom, rng)
         got = 0
+        queue = _extremes(examples) if klass == "boundary" else []
         for tries in range(1, max_tries + 1):
             if got >= want:
                 break
+            if queue:
+                cand = queue.pop(0)
+                key = _key(cand)
+                if key not in seen and in_domain(cand, dom, _RELAX[klass]):
+                    seen.add(key)
+                    probes.append((klass, cand))
+                    got += 1
+                continue
             base = examples[tries % len(examples)] if tries <= len(examples) * 4 else rng.choice(examples)
             if klass == "mutant":
                 work = list(base)
