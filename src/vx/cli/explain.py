@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+from rich.markup import escape
 from rich.tree import Tree
 
 from vx.cli.common import cache_options, console, dump_json, friendly_errors, open_cache, run_options
@@ -56,9 +57,12 @@ def explain_cmd(expr_path, item_id, family_dir, as_json, jobs, timeout, cache_pa
     grading = verifier.grade_items([item], jobs=1, timeout=timeout, cache=open_cache(cache_path, no_cache),
                                    progress=False)
     g = verifier.explain(item, grading)
+    pack = fam.pack()
+    about = pack.describe_task(fam.tasks[item.task]) if pack.describe_task is not None else {}
+    n_peers = len(fam.attempts_for([item]).get(item.task, []))
     if as_json:
         dump_json({"item": item.id, "task": item.task, "split": split_name, "label": item.hard_label(),
-                   "expression": verifier.text, **g.as_dict()})
+                   "expression": verifier.text, "other_attempts": n_peers, "task_inputs": about, **g.as_dict()})
         return
     v = g.verdict.value
     color = {"fail": "bold red", "pass": "bold green", "abstain": "dim"}[v]
@@ -72,3 +76,18 @@ def explain_cmd(expr_path, item_id, family_dir, as_json, jobs, timeout, cache_pa
     console.print(tree)
     if g.drawbacks:
         console.print("drawbacks: " + "; ".join(f"[red]{o}[/]" + (f": {m}" if m else "") for o, m in g.drawbacks))
+    if n_peers:
+        console.print(f"peers: {n_peers} other attempt(s) at {item.task} in the family")
+    for title, lines in about.items():
+        if isinstance(lines, str):
+            console.print(f"{title}: {escape(lines)}")
+            continue
+        if not lines:
+            continue
+        shown = lines[:12]
+        more = f" … and {len(lines) - len(shown)} more (--json lists all)" if len(lines) > len(shown) else ""
+        console.print(f"{title} ({len(lines)}):")
+        for line in shown:
+            console.print(f"  {escape(line)}")
+        if more:
+            console.print(f" {more}")

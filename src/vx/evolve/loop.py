@@ -699,6 +699,8 @@ class Evolution:
                        for j, op in enumerate(self.matrix.op_names) for i, it in enumerate(self.items)]
         self.store.write_final(verdicts, traces, summary, {"status": "finished", "finished": now(),
                                                            "best_expression": _text(best),
-                                                           "root": self.root or ""}, matrix=matrix_rows)
+                                                           "root": self.root or "",
+                                                           "peer_ops": ",".join(o.name for o in self.pool
+                                                                                if o.is_peer)}, matrix=matrix_rows)
         return EvolutionResult(str(self.store.path), self.seed_node, best, seed_score, best_score,
                                last[0] if last else 0, summary)

@@ -40,6 +40,26 @@ def describe_environment() -> str:
     return ops.sandbox().describe().strip().splitlines()[0]
 
 
+def describe_task(task: Mapping[str, Any]) -> dict[str, Any]:
+    """What the code ops derive from a task: its visible examples, the domain they imply, and the
+    probe inputs the peer ops compare attempts on (``vx explain`` shows it)."""
+    from vx.families.code.ops import probe
+
+    gen, domain, why = probe.generated(task)
+    tests = probe.model_tests_with_counts(task)
+    return {"visible examples": [e.call for e in probe.visible_examples(task)],
+            "inferred domain": list(domain),
+            "generated probes": [f"{p.klass.removeprefix('gen_')}: {p.call}" for p in gen],
+            "model-written tests": [f"{p.call} == {values_short(p.expected)} (written {n}x)" for p, n in tests],
+            **({"no probes": why} if why and not gen else {})}
+
+
+def values_short(value: Any) -> str:
+    from vx.families.code.ops.values import short
+
+    return short(value, 40)
+
+
 PACK = Pack(
     name="code",
     ops=ops.SEED_OPS,
@@ -49,6 +69,7 @@ PACK = Pack(
     templates=(templates.FAMILY,),
     describe_environment=describe_environment,
     description="Python functions graded by hidden unit tests: parse, static and sandboxed exec checks",
+    describe_task=describe_task,
 )
 
 JUDGE = Pack(
