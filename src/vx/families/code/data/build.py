@@ -300,6 +300,7 @@ def _read_attempts(paths: Sequence[str | os.PathLike[str]], known: Mapping[str, 
     for path in paths:
         model = Path(path).name.removesuffix(".jsonl")
         if codet.is_codet_file(path):
+            model = model.removesuffix("_code_solution")
             mapping = Path(codet_tasks) if codet_tasks else Path(path).parent / "HumanEval_for_code_generation.jsonl"
             prompts, _ = codet.read_task_prompts(mapping)
             rows = codet.read_solutions(path, prompts)
