@@ -738,25 +738,18 @@ def _large(args: tuple, dom: Domain, rng: random.Random, mut: _Mutator) -> tuple
         new = v * rng.choice((10.0, 100.0))
     elif t in (list, tuple) and v and (i,) not in dom.records:
         target = rng.randint(50, 120)
-        items = list(v)
-        d = dom.paths.get((i,))
-        seen_items = {repr(x) for x in items}
-        for _ in range(target * 20):
-            if len(items) >= target:
-                break
-            new_item = mut.mutate(rng.choice(items), (i, "elem"))
-            if not _value_ok(new_item, (i, "elem"), dom, dom.records, frozenset({"bound"})):
-                continue
-            if d is not None and d.distinct and repr(new_item) in seen_items:
-                continue
-            seen_items.add(repr(new_item))
-            items.append(new_item)
-        if d is not None and d.sorted:
-            try:
-                items.sort(reverse=d.sorted == "desc")
-            except TypeError:
-                pass
-        new = t(items) if t is tuple else items
+        partners = [b if a == i else a for a, b in dom.equal_len if i in (a, b)]
+        if partners:  # equal-length arguments grow together (e.g. two score lists compared pairwise)
+            out = list(args)
+            for j in [i] + partners:
+                grown = _grow(args[j], j, target, dom, rng, mut)
+                if grown is None or len(grown) != target:
+                    return None
+                out[j] = grown
+            return tuple(out)
+        new = _grow(v, i, target, dom, rng, mut)
+        if new is None:
+            return None
     elif t is str and v:
         target = rng.randint(50, 200)
         new = v
@@ -770,7 +763,33 @@ def _large(args: tuple, dom: Domain, rng: random.Random, mut: _Mutator) -> tuple
 
 _RELAX = {"mutant": frozenset(), "boundary": frozenset({"relations"}),
           "edge": frozenset({"empty", "sign", "closed", "relations"}),
-          "large": frozenset({"bound", "relations"})}
+          "large": frozenset({"bound"})}
+
+
+def _grow(v: Any, i: int, target: int, dom: Domain, rng: random.Random, mut: _Mutator) -> Any:
+    """Sequence argument `i` grown to `target` elements within its element domain (None if it cannot be)."""
+    t = type(v)
+    if t not in (list, tuple) or not v:
+        return None
+    items = list(v)
+    d = dom.paths.get((i,))
+    seen_items = {repr(x) for x in items}
+    for _ in range(target * 20):
+        if len(items) >= target:
+            break
+        new_item = mut.mutate(rng.choice(items), (i, "elem"))
+        if not _value_ok(new_item, (i, "elem"), dom, dom.records, frozenset({"bound"})):
+            continue
+        if d is not None and d.distinct and repr(new_item) in seen_items:
+            continue
+        seen_items.add(repr(new_item))
+        items.append(new_item)
+    if d is not None and d.sorted:
+        try:
+            items.sort(reverse=d.sorted == "desc")
+        except TypeError:
+            pass
+    return t(items) if t is tuple else items
 
 
 def generate_probes(examples: Sequence[Sequence[Any]], *, seed: str = "",
