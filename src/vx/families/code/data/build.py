@@ -76,7 +76,7 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     if isinstance(value, Mapping):
-        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items() if v is not None) + " }"
     raise TypeError(f"cannot write {type(value).__name__} to TOML")
 
 
@@ -88,6 +88,8 @@ def _toml_table(name: str, table: Mapping[str, Any]) -> str:
     lines = [f"[{name}]"]
     nested = []
     for key, value in table.items():
+        if value is None:  # TOML has no null: an unset option is left out
+            continue
         if isinstance(value, Mapping) and value and all(not isinstance(v, Mapping) for v in value.values()):
             nested.append((key, value))
         else:
