@@ -28,6 +28,18 @@ def _add(tree: Tree, t) -> None:
         _add(node, c)
 
 
+def _sample(lines: list[str], per_kind: int = 3, total: int = 15) -> list[str]:
+    """A few lines of each kind (the text before ": "), in order, for the console (--json has all)."""
+    seen: dict[str, int] = {}
+    out = []
+    for line in lines:
+        kind = line.split(": ", 1)[0] if ": " in line else ""
+        if seen.get(kind, 0) < per_kind and len(out) < total:
+            seen[kind] = seen.get(kind, 0) + 1
+            out.append(line)
+    return out
+
+
 def find_item(fam, item_id: str):
     for name in ("dev", "train", "locked"):
         split = fam.labeled(name)
@@ -84,7 +96,7 @@ def explain_cmd(expr_path, item_id, family_dir, as_json, jobs, timeout, cache_pa
             continue
         if not lines:
             continue
-        shown = lines[:12]
+        shown = _sample(lines)
         more = f" … and {len(lines) - len(shown)} more (--json lists all)" if len(lines) > len(shown) else ""
         console.print(f"{title} ({len(lines)}):")
         for line in shown:

@@ -112,3 +112,47 @@ def test_peers_of_a_train_task_are_refused(tmp_path):
     bad["peers"].append({"id": "T/0#9", "task": "T/0", "output": RIGHT})
     with pytest.raises(FamilyError, match="dev tasks only"):
         Family(write(tmp_path / "bad", bad, 'peers = "peers.jsonl"\n'))
+
+
+def test_vx_explain_shows_the_probes_and_the_peers(tmp_path):
+    import json as _json
+
+    from click.testing import CliRunner
+
+    from vx.cli.main import main
+
+    d = write(tmp_path / "a", rows(0), 'peers = "peers.jsonl"\n')
+    r = CliRunner().invoke(main, ["explain", str(d / "seed.vx"), "--item", "T/1#3", "-j", "1", "--no-cache"],
+                           catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "peers: 4 other attempt(s) at T/1" in r.output
+    assert "generated probes (" in r.output and "boundary: below([1, 2, 4, 10], 10)" in r.output
+    assert "inferred domain" in r.output and "disagrees_with_peers" in r.output
+    r = CliRunner().invoke(main, ["explain", str(d / "seed.vx"), "--item", "T/1#3", "-j", "1", "--no-cache", "--json"],
+                           catch_exceptions=False)
+    data = _json.loads(r.output)
+    assert data["other_attempts"] == 4 and len(data["task_inputs"]["generated probes"]) > 20
+    assert data["verdict"] == "fail"
+
+
+def test_bare_bodies_get_the_prompt_prepended_and_are_counted(tmp_path):
+    from collections import Counter
+
+    from vx.families.code.data.build import _read_attempts
+    from vx.families.code.data.tasks import Task
+
+    task = Task("HumanEval/0", "humaneval+", "def f(x):\n    \"\"\"doc\"\"\"\n", "f", "def f(x):\n    return x\n")
+    path = tmp_path / "m.jsonl"
+    path.write_text(json.dumps({"task_id": "HumanEval/0", "solution": "    return x\n"}) + "\n"
+                    + json.dumps({"task_id": "HumanEval/0", "solution": "def f(x):\n    return x\n"}) + "\n"
+                    + json.dumps({"task_id": "HumanEval/99", "solution": "x"}) + "\n")
+    stats: Counter = Counter()
+    attempts, sources = _read_attempts([path], {"HumanEval/0": task}, codet_tasks=None, prepend_prompt=True,
+                                       stats=stats)
+    programs = [p for p, _ in attempts["HumanEval/0"]]
+    assert programs[0] == task.prompt + "    return x\n" and programs[1].startswith("def f")
+    assert stats["prompt_prepended"] == 1 and stats["attempts_of_unknown_tasks"] == 1
+    assert sources[0]["attempts"] == 2 and sources[0]["format"] == "one-per-task"
+    stats2: Counter = Counter()
+    kept, _ = _read_attempts([path], {"HumanEval/0": task}, codet_tasks=None, prepend_prompt=False, stats=stats2)
+    assert kept["HumanEval/0"][0][0] == "    return x\n" and stats2["bare_bodies_kept"] == 1
