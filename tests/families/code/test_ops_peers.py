@@ -175,3 +175,27 @@ def test_a_task_whose_examples_cannot_be_mutated_gets_no_probes_and_the_op_says_
     app = apply_ops(pool(), items, {"T/9": task}, jobs=1, progress=False, ops=["parses", "disagrees_with_peers"])
     assert app.matrix.column("disagrees_with_peers").tolist() == [-1] * 4
     assert "without arguments" in app.message("T/9#0", "disagrees_with_peers")
+
+
+def test_the_dual_cluster_variant_follows_the_cluster_the_model_tests_support():
+    task = {"id": "T/1", "entry_point": "f", "examples": [example("f(3)", "6")], "model_tests": [
+        {"call": "f(1)", "args_src": "(1,)", "expected_src": "2", "count": 5}]}
+    probes = peer_probes(task)
+    c, k = [p.call for p in probes], [p.klass for p in probes]
+    assert k[-1] == "model_test" and k[0].startswith("gen_")
+
+    def att(right: bool):  # right: doubles its argument (passes f(1) == 2); wrong: triples it (fails it)
+        return P.Behaviour(True, True, tuple(V(p.args[0] * 2 if right else p.args[0] * 3)
+                                             if p.args and type(p.args[0]) is int else V(0) for p in probes))
+
+    wrong, right = [att(False)] * 3, [att(True)] * 2   # 3x wrong (fails f(1) == 2), 2x right (passes it)
+    sel = frozenset({"gen_mutant", "gen_boundary", "gen_large"})
+    # the plain vote follows the larger (wrong) cluster ...
+    assert P.vote(att(True), wrong + right[:1], c, k, sel).verdict == 1
+    # ... the dual cluster follows the one the model-written test supports: √1 × 6 > √3 × 1
+    assert P.dual_cluster_vote(task, att(True), wrong + right[:1], c, k, sel).verdict == 0
+    v = P.dual_cluster_vote(task, att(False), wrong[:2] + right, c, k, sel)
+    assert v.verdict == 1 and "top cluster" in v.message and "dual-agreement score" in v.message
+    assert P.dual_cluster_vote(task, att(True), [], c, k, sel).verdict == -1
+    with pytest.raises(Exception, match="unknown trust"):
+        P.disagrees_with_peers_check(trust="magic")

@@ -211,11 +211,9 @@ class Vote:
     probe: int | None = None
 
 
-def vote(mine: Behaviour, peers: Sequence[Behaviour], calls: Sequence[str], classes: Sequence[str],
-         selected: frozenset[str], *, quorum: float = 0.5, min_support: int = 3, min_peers: int = 3,
-         expected: Sequence[Any] | None = None) -> Vote:
-    """The peer verdict of one attempt (the rule in the module docstring). `calls[i]` is peer
-    probe i as text, `classes[i]` its class; only probes of the `selected` classes count."""
+def _guards(mine: Behaviour, peers: Sequence[Behaviour], classes: Sequence[str], selected: frozenset[str],
+            min_peers: int) -> Vote | None:
+    """Why no peer verdict can be given (an abstention), or None."""
     if not mine.loaded:
         return Vote(-1, mine.note or "the attempt does not load: no answers to compare")
     if not mine.answers:
@@ -225,9 +223,21 @@ def vote(mine: Behaviour, peers: Sequence[Behaviour], calls: Sequence[str], clas
     if not peers:
         return Vote(-1, "no other attempt at this task is in the batch: no peers to compare with")
     voters = [p for p in peers if p.trusted and len(p.answers) == len(mine.answers)]
-    if len(voters) < min_peers:
+    if len(voters) < max(1, min_peers):
         return Vote(-1, f"only {len(voters)} of {len(peers)} other attempt(s) pass the visible example "
-                        f"(at least {min_peers} needed to vote)")
+                        f"(at least {max(1, min_peers)} needed to vote)")
+    return None
+
+
+def vote(mine: Behaviour, peers: Sequence[Behaviour], calls: Sequence[str], classes: Sequence[str],
+         selected: frozenset[str], *, quorum: float = 0.5, min_support: int = 3, min_peers: int = 3,
+         expected: Sequence[Any] | None = None) -> Vote:
+    """The peer verdict of one attempt (the rule in the module docstring). `calls[i]` is peer
+    probe i as text, `classes[i]` its class; only probes of the `selected` classes count."""
+    guard = _guards(mine, peers, classes, selected, min_peers)
+    if guard is not None:
+        return guard
+    voters = [p for p in peers if p.trusted and len(p.answers) == len(mine.answers)]
     agreed = hits = 0
     first: Vote | None = None
     for j, (ans, klass) in enumerate(zip(mine.answers, classes)):
@@ -269,19 +279,68 @@ def vote(mine: Behaviour, peers: Sequence[Behaviour], calls: Sequence[str], clas
                     "visible example")
 
 
+def dual_cluster_vote(task: Mapping[str, Any], mine: Behaviour, peers: Sequence[Behaviour], calls: Sequence[str],
+                      classes: Sequence[str], selected: frozenset[str], *, quorum: float = 0.0, min_support: int = 1,
+                      min_peers: int = 1) -> Vote:
+    """The cluster variant: the voters (other attempts passing the visible example) are clustered by
+    identical answers on the selected probes; each cluster scores √size × (1 + the model-written tests
+    its majority passes, counted as often as written); the op fires when this attempt departs from the
+    top cluster on some selected probe. With no model-written tests the score is the cluster size."""
+    guard = _guards(mine, peers, classes, selected, min_peers)
+    if guard is not None:
+        return guard
+    voters = [p for p in peers if p.trusted and len(p.answers) == len(mine.answers)]
+    sel = [j for j, k in enumerate(classes) if k in selected]
+    clusters: list[list[Behaviour]] = []
+    for p in voters:
+        for c in clusters:
+            if all(same_answer(c[0].answers[j], p.answers[j]) for j in sel):
+                c.append(p)
+                break
+        else:
+            clusters.append([p])
+    weights = [count for _, count in model_tests_with_counts(task)]
+
+    def score(c: list[Behaviour]) -> float:
+        if not weights:
+            return float(len(c))
+        passes = [test_passes(task, b) for b in c]
+        majority = [2 * sum(col) >= len(c) for col in zip(*passes)] if passes and passes[0] else []
+        return math.sqrt(len(c)) * (1 + sum(w for w, ok in zip(weights, majority) if ok))
+
+    ranked = sorted(clusters, key=lambda c: -score(c))
+    top = ranked[0]
+    if len(top) < min_support or len(top) < quorum * len(voters):
+        return Vote(-1, f"no trustworthy cluster: the top one holds {len(top)} of {len(voters)} voters")
+    rep = top[0]
+    for j in sel:
+        a, t = mine.answers[j], rep.answers[j]
+        if a.kind == "not_run" or t.kind == "not_run" or same_answer(a, t):
+            continue
+        return Vote(1, f"{calls[j]} {a.text()}; the top cluster of other attempts that pass the visible example "
+                       f"({len(top)} of {len(voters)}, dual-agreement score {score(top):.1f}) {t.text('return')}", j)
+    return Vote(0, f"behaves like the top cluster of other attempts ({len(top)} of {len(voters)}) on {len(sel)} probe(s)")
+
+
 def _probe_texts(task: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     probes = peer_probes(task)
     return [p.call for p in probes], [p.klass for p in probes]
 
 
+TRUST = ("vote", "dual_cluster")
+
+
 def disagrees_with_peers_check(quorum: float = 0.5, min_support: int = 3, probes: str = DEFAULT_PROBES,
-                               min_peers: int | None = None):
-    """The judge of a ``disagrees_with_peers`` variant."""
+                               min_peers: int | None = None, trust: str = "vote"):
+    """The judge of a ``disagrees_with_peers`` variant (`trust`: "vote", the per-probe clear plurality
+    of the module docstring, or "dual_cluster", :func:`dual_cluster_vote`)."""
     if probes not in PROBE_SETS:
         raise SpecError(f"disagrees_with_peers: unknown probe selection {probes!r}; choose one of "
                         f"{', '.join(PROBE_SETS)}")
-    if not 0 < quorum <= 1:
-        raise SpecError(f"disagrees_with_peers: quorum must be in (0, 1], got {quorum}")
+    if trust not in TRUST:
+        raise SpecError(f"disagrees_with_peers: unknown trust rule {trust!r}; choose one of {', '.join(TRUST)}")
+    if not 0 <= quorum <= 1 or (trust == "vote" and quorum == 0):
+        raise SpecError(f"disagrees_with_peers: quorum must be in (0, 1] (in [0, 1] for dual_cluster), got {quorum}")
     if min_support < 1:
         raise SpecError(f"disagrees_with_peers: min_support must be at least 1, got {min_support}")
     selected = PROBE_SETS[probes]
@@ -292,8 +351,12 @@ def disagrees_with_peers_check(quorum: float = 0.5, min_support: int = 3, probes
         mine_b = Behaviour.from_data(mine)
         if mine_b.answers and len(mine_b.answers) != len(calls):
             return abstain("the attempt's answers do not match the task's probes (rebuilt probes?)")
-        v = vote(mine_b, [Behaviour.from_data(p) for p in peers], calls, classes, selected, quorum=quorum,
-                 min_support=min_support, min_peers=need)
+        others = [Behaviour.from_data(p) for p in peers]
+        if trust == "dual_cluster":
+            v = dual_cluster_vote(task, mine_b, others, calls, classes, selected, quorum=quorum,
+                                  min_support=min_support, min_peers=need)
+        else:
+            v = vote(mine_b, others, calls, classes, selected, quorum=quorum, min_support=min_support, min_peers=need)
         return {1: drawback, 0: clean, -1: abstain}[v.verdict](v.message)
 
     return judge
@@ -396,21 +459,23 @@ def outside_dual_agreement(task, mine, peers, ctx):
 
 #: Variants the inducer proposes, best measured first (docs/peers.md); the birth gate decides.
 VARIANTS: tuple[dict[str, Any], ...] = (
-    {"quorum": 0.5, "min_support": 2, "probes": "generated"},
-    {"quorum": 0.7, "min_support": 3, "probes": "generated"},
-    {"quorum": 0.5, "min_support": 3, "probes": "in_domain"},
-    {"quorum": 0.6, "min_support": 3, "probes": "with_tests"},
+    {"quorum": 0.0, "min_support": 1, "probes": "generated", "trust": "dual_cluster"},
+    {"quorum": 0.5, "min_support": 2, "probes": "generated", "trust": "vote"},
+    {"quorum": 0.7, "min_support": 3, "probes": "generated", "trust": "vote"},
+    {"quorum": 0.5, "min_support": 3, "probes": "in_domain", "trust": "vote"},
 )
 
 
-@template("disagrees_with_peers", kind="exec", params={"quorum": "float", "min_support": "int", "probes": "str"},
+@template("disagrees_with_peers", kind="exec",
+          params={"quorum": "float", "min_support": "int", "probes": "str", "trust": "str"},
           family="code", depends=DEPENDS, observer=behaviour)
-def disagrees_with_peers_template(quorum: float, min_support: int, probes: str):
-    """The attempt's answer on a peer probe differs from a clear plurality of the other attempts that pass
-    the visible example (quorum: share of voters; min_support: voters in the plurality; probes: which probes)."""
+def disagrees_with_peers_template(quorum: float, min_support: int, probes: str, trust: str):
+    """The attempt's answer on a peer probe differs from what the trusted other attempts return (trust:
+    "vote" = a clear plurality of the attempts that pass the visible example, "dual_cluster" = their top
+    cluster by dual agreement; quorum: share of voters; min_support: voters needed; probes: which probes)."""
     if isinstance(quorum, int):
         quorum = float(quorum)
-    return disagrees_with_peers_check(quorum, min_support, probes)
+    return disagrees_with_peers_check(quorum, min_support, probes, trust=trust)
 
 
 @inducer("disagrees_with_peers")
@@ -429,4 +494,5 @@ PEER_OPS = (disagrees_with_peers, outside_plurality.with_status("shadow"), outsi
 
 __all__ = ["Answer", "Behaviour", "DEFAULT_PROBES", "PEER_OPS", "PROBE_SETS", "VARIANTS", "Vote", "behaviour",
            "behaviour_clusters", "close", "disagrees_with_peers", "disagrees_with_peers_check", "dual_agreement_scores",
+           "dual_cluster_vote", "TRUST",
            "outside_dual_agreement", "outside_plurality", "same_answer", "test_passes", "vote"]
