@@ -54,6 +54,18 @@ def _summary_table(summary: dict[str, Any]) -> Table:
     return t
 
 
+_FLAG_HINTS = (("choose another output file or resume it", "choose another --out or continue it with --resume"),
+               ("rounds must be", "--rounds must be"), ("abstain must be", "--abstain must be"),
+               ("consensus must be", "--consensus must be"))
+
+
+def _with_flags(message: str) -> str:
+    """The engine's message, with the flags of this command named where it names a parameter."""
+    for plain, flagged in _FLAG_HINTS:
+        message = message.replace(plain, flagged)
+    return message
+
+
 @click.command("evolve")
 @click.argument("family", required=False, type=click.Path(exists=True, file_okay=False))
 @click.option("--rounds", type=int, default=None, help="Rounds to run (default 10; with --resume: the run's own).")
@@ -99,13 +111,17 @@ def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str 
 
     if family is None and resume is None:
         raise UserError("name a family directory (e.g. vx evolve examples/humaneval) or --resume RUN")
-    cfg = EvolveConfig(rounds=10 if rounds is None else rounds, seed=seed, ablation=ablation, patience=patience,
-                       min_delta=min_delta, jobs=jobs, timeout=timeout, abstain=abstain,
-                       consensus=consensus)
-    from vx.cli.llm import engine_roles, evolve_session, record_run, usage_line
+    try:
+        cfg = EvolveConfig(rounds=10 if rounds is None else rounds, seed=seed, ablation=ablation, patience=patience,
+                           min_delta=min_delta, jobs=jobs, timeout=timeout, abstain=abstain,
+                           consensus=consensus)
+    except EvolutionError as exc:
+        raise UserError(_with_flags(str(exc))) from None
+    from vx.cli.llm import _user_error, llm_overrides, usage_line
+    from vx.llm.client import LLMUnavailable
+    from vx.llm.config import LLMConfigError
 
-    llm_session = evolve_session(family, resume, llm, llm_models, llm_budget)  # None: LLM roles off
-    roles = engine_roles(llm_session, cfg)
+    overrides = llm_overrides(llm_models, llm_budget)
     cache = open_cache(cache_path, no_cache)
     rows: list[dict[str, Any]] = []
     status = Text("starting", style="dim")
@@ -135,10 +151,12 @@ def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str 
             live.start()
         result = evolve_family(family, config=cfg, out=out, resume=resume, rounds=rounds, cache=cache,
                                on_round=on_round, on_status=on_status, audit=not no_audit, vx_out=vx_out,
-                               progress=False, **roles)
-        llm_usage = record_run(llm_session, roles, result.run_path) if llm_session is not None else None
+                               progress=False, llm=llm, llm_overrides=overrides,
+                               say=lambda m: err_console.print(m, markup=False, highlight=False))
+    except (LLMUnavailable, LLMConfigError) as exc:
+        raise _user_error(exc) from None
     except (EvolutionError, RunStoreError) as exc:
-        raise UserError(str(exc)) from None
+        raise UserError(_with_flags(str(exc))) from None
     except KeyboardInterrupt:
         if live is not None:
             live.stop()
@@ -150,18 +168,13 @@ def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str 
             live.stop()
         if cache is not None:
             cache.close()
-        if llm_session is not None:
-            llm_session.close()
-    from vx.evolve.store import RunStore
-
-    with RunStore(result.run_path) as store:  # the whole history, also of a resumed run
-        history = [{**r, "pool_size": r["n_active"] + r["n_shadow"]} for r in store.rounds()]
+    history = list(result.history)  # the whole history, also of a resumed run
     console.print(_history_table(history, limit=len(history)))
     console.print(_summary_table(dict(result.summary)))
-    vx_file = Path(vx_out) if vx_out else Path(str(result.run_path).removesuffix(".vxrun.sqlite") + ".vx")
+    vx_file = Path(result.vx_path)
     s = result.best_score
     console.print(f"[bold]evolved[/]: {' '.join(result.best_text.split())}")
     console.print(f"objective {s.objective:.4f} (seed {result.seed_score.objective:.4f})")
     console.print(f"run file: {result.run_path}\nverifier: {vx_file}")
-    if llm_usage is not None:
-        console.print(usage_line(llm_usage), markup=False)
+    if result.llm_usage is not None:
+        console.print(usage_line(dict(result.llm_usage)), markup=False)

@@ -12,7 +12,9 @@ def _user_error(exc: Exception) -> UserError:
     """A UserError whose text is shown literally (an LLM config message names e.g. "family.toml [llm]")."""
     from rich.markup import escape
 
-    return UserError(escape(str(exc)))
+    from vx.evolve.roles.session import REQUIRED_NO_KEY
+
+    return UserError(escape(str(exc).replace(REQUIRED_NO_KEY, "--llm needs an API key")))
 
 
 def llm_options(fn):
@@ -273,100 +275,7 @@ def usage_cmd(run, cache_path, as_json):
 
 
 # ------------------------------------------------------------------------------------------------
-# hooks used by `vx evolve` and `vx doctor`
-
-def evolve_session(family_dir, resume, llm, llm_models, llm_budget):
-    """Start the LLM session of `vx evolve`: None when roles are off (said once when no key is set).
-
-    A resumed run keeps its LLM run id (stored in its run file), hence its budget and usage ledger."""
-    import json
-
-    from vx.llm.config import has_credentials
-
-    if llm is False:
-        from vx.llm.client import disable
-
-        disable()  # judge ops abstain even with a key set
-        return None
-    if llm is None and not has_credentials():  # the offline path: nothing loaded, one notice
-        from vx.llm.client import notice_off_once
-
-        notice_off_once(lambda m: err_console.print(m, markup=False, highlight=False))
-        return None
-    from vx.families.family import Family
-
-    run_id = None
-    if resume is not None:
-        from vx.evolve.store import RunStore
-
-        with RunStore(resume) as store:
-            meta = store.meta()
-        family_dir = family_dir or meta.get("family_dir")
-        try:
-            run_id = json.loads(meta.get("llm", "{}")).get("run")
-        except (TypeError, ValueError):
-            run_id = None
-    return start_llm(Family(family_dir) if family_dir else None, llm, llm_models, llm_budget, run_id=run_id)
-
-
-def engine_roles(session, cfg) -> dict:
-    """The engine's composers and synthesizers: its offline defaults plus the LLM ones."""
-    from vx.evolve.compose import EnumerativeComposer, EvolutionaryComposer
-    from vx.evolve.synthesize import TemplateSynthesizer
-
-    composers = [EnumerativeComposer(cfg.enum_max_size, cfg.enum_budget),
-                 EvolutionaryComposer(cfg.mutations_per_elite, cfg.crossovers, cfg.max_leaves)]
-    synthesizers = [TemplateSynthesizer(per_cluster=cfg.synth_per_cluster)]
-    if session is None:
-        return {"composers": None, "synthesizers": None}  # the engine's own defaults
-    return {"composers": composers + [session.composer()], "synthesizers": synthesizers + [session.synthesizer()]}
-
-
-def run_teacher(session, family_dir) -> dict:
-    """The teacher's part in a run: soft labels for the dev items (against their golden references), stored
-    with the family as teacher_labels.jsonl, and where they disagree with the dev labels. Evolution never
-    reads these (its labels are the family's); they tell a person how far the anchor can be trusted."""
-    from vx.llm.client import LLMError
-    from vx.evolve.roles.teacher import teach_family
-    from vx.families.family import Family
-
-    try:
-        fam = Family(family_dir)
-        path, records, agree = teach_family(session.client(), fam, "dev")
-    except LLMError as exc:
-        return {"error": str(exc)}
-    labels = {it.id: it.label for it in fam.split("dev").items}
-    disagree = [r["id"] for r in records if r.get("label") is not None and labels.get(r["id"]) is not None
-                and (r["label"] >= 0.5) != (labels[r["id"]] >= 0.5)]
-    return {"path": str(path), "labelled": sum(1 for r in records if r.get("label") is not None),
-            "items": len(records), "agreement": agree, "disagreements": disagree}
-
-
-def record_run(session, roles: dict, run_path, *, teach: bool = True) -> dict:
-    """After a run: the teacher's dev labels (unless `teach` is False), then the LLM setup, usage and the
-    composer/synthesizer/teacher reports into the run file. Returns the usage."""
-    from vx.evolve.store import RunStore
-
-    with RunStore(run_path) as store:
-        family_dir = store.meta().get("family_dir")
-    report: dict = {}
-    if teach and family_dir:
-        report["llm_teacher"] = teacher = run_teacher(session, family_dir)
-        if session.say is not None and "agreement" in teacher:
-            a = teacher["agreement"]
-            session.say(f"teacher: {teacher['labelled']}/{teacher['items']} dev items labelled against their "
-                        f"references ({teacher['path']}); agrees with {a['agree']}/{a['compared']} dev labels"
-                        + (f"; disagrees on {', '.join(teacher['disagreements'])}" if teacher["disagreements"] else ""))
-    usage = session.usage()
-    report.update({"llm": session.describe(), "llm_usage": usage})
-    for kind in ("composers", "synthesizers"):
-        for role in roles.get(kind) or []:
-            if hasattr(role, "history") and getattr(role, "name", "") == "llm":
-                report[f"llm_{kind[:-1]}"] = {"history": role.history, "stopped": role.stopped}
-    with RunStore(run_path) as store:
-        store.set_meta(report)
-    return usage
-
+# used by `vx evolve`
 
 def usage_line(usage: dict) -> str:
     return _usage_line(usage)

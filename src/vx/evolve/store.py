@@ -38,7 +38,7 @@ from typing import Any
 
 from vx.errors import VxError
 
-__all__ = ["RunStore", "RunStoreError", "FORMAT"]
+__all__ = ["RunStore", "RunStoreError", "FORMAT", "op_rows", "round_row"]
 
 FORMAT = "vx-run/1"
 
@@ -294,6 +294,30 @@ class _Tx:
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
         self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
+def round_row(r: int, score: Any, *, incumbent: str, replaced: bool, candidates: int, selectable: int,
+              statuses: Sequence[str], born: int, rejected: int, misses: int, gaps: int, seconds: float,
+              state: Mapping[str, Any], audit: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The ``rounds`` row of round ``r`` (``score``: the incumbent's objective Score)."""
+    return {"round": r, "objective": score.objective, "a_dev": score.a_dev, "a_train": score.a_train,
+            "cost": score.cost, "incumbent": incumbent, "replaced": int(replaced),
+            "candidates": candidates, "selectable": selectable,
+            "n_active": list(statuses).count("active"), "n_shadow": list(statuses).count("shadow"),
+            "n_retired": list(statuses).count("retired"), "born": born, "rejected": rejected, "misses": misses,
+            "gaps": gaps, "seconds": seconds, "state": dict(state),
+            "audit_agreement": None if audit is None else audit.get("agreement"), "audit": audit}
+
+
+def op_rows(records: Mapping[str, Any], pool: Any, specs: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``ops`` rows: every op the run knows (``records``: name → OpRecord), as the pool has it."""
+    rows = []
+    for name, rec in records.items():
+        o = pool[name]
+        rows.append({"name": name, "origin": rec.origin, "status": rec.status, "tier": o.tier, "detects": o.detects,
+                     "version": o.version, "uses_llm": o.uses_llm, "spec": specs.get(name),
+                     "born_round": rec.born_round, "description": o.description})
+    return rows
 
 
 def now() -> str:
