@@ -287,8 +287,9 @@ class Arm:
             c = contrib_now.get(s.name)
             touched[s.name] = {**s.as_dict(), "status": "active", "removed_round": None,
                                "contribution": c.as_dict() if c else None}
+        lookup = {k.name: k for k in list(before) + new}
         for rm in removals:
-            s = before.get(rm.name)
+            s = lookup[rm.name]
             touched[rm.name] = {**s.as_dict(), "status": rm.kind, "removed_round": r,
                                 "contribution": rm.contribution.as_dict()}
         skill_rows = [{"arm": self.name, **d} for _, d in sorted(touched.items())]

@@ -18,7 +18,8 @@ many attempts it was routed to, included in and held out of.
 
 **Eviction** — a skill past its grace period with at least ``min_evidence`` routed attempts and a
 contribution below ``retire_below`` is retired (it hurts the attempts it is routed to); when the bank is
-over capacity, the skills with the lowest contribution go first (young skills, still protected, last).
+over capacity, the skills with the lowest contribution go first; skills within their grace period go
+after the others, and a newcomer not yet routed to any attempt goes last (it gets its trial).
 """
 
 from __future__ import annotations
@@ -201,7 +202,9 @@ def curate(bank: Bank, contrib: Mapping[str, Contribution], *, round_: int, capa
     while len(bank) > capacity:
         def key(s: Skill) -> tuple:
             c = contrib.get(s.name) or Contribution(None, 0, 0, 0)
-            return (young(s), c.effect if c.effect is not None else 0.0, c.routed, s.born, s.name)
+            # untried newcomers last, then other young skills, then the rest by contribution
+            return (young(s) and c.routed == 0, young(s), c.effect if c.effect is not None else 0.0, c.routed,
+                    s.born, s.name)
 
         victim = min(bank, key=key)
         c = contrib.get(victim.name) or Contribution(None, 0, 0, 0)
