@@ -114,3 +114,45 @@ def make_client(api, cache_path, run_id: str = "ratchet-test", **overrides):
     cfg = load_config(overrides={"cache": str(cache_path), **overrides})
     return llm_client.LLMClient(cfg, run_id=run_id, sdk=api.sdk(), cache=ResponseCache(cfg.cache),
                                 sleep=lambda s: None, rng=random.Random(0))
+
+
+def resume_config():
+    """The configuration of the kill-and-resume test (oracle and co, two phases each)."""
+    from vx.ratchet import RatchetConfig
+
+    return RatchetConfig(arms=("oracle", "co"), verifier_rounds=(1, 1), skill_rounds=(3, 3), batch_size=16, capacity=3,
+                         jobs=1)
+
+
+def main(argv: list[str]) -> None:
+    """``python scripted.py FAMILY OUT CACHE KILL_AT``: run `resume_config` and SIGKILL this process — KILL_AT
+    ``solver:N``: at the N-th solver request reaching the API (mid-round: earlier rounds are committed, the
+    current one is not); ``round:ARM:R``: right after ARM's round R is committed (the co arm's prompts are
+    the oracle's, answered from the cache, so they never reach the API)."""
+    import os
+    import signal
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from llm.fake import FakeAPI
+
+    from vx.ratchet import run_ratchet
+
+    family, out, cache, kill_at = argv[0], argv[1], argv[2], argv[3].split(":")
+    model = ScriptedModel()
+
+    def killing(req: dict) -> str:
+        reply = model(req)
+        if kill_at[0] == "solver" and model.calls.get("solver", 0) >= int(kill_at[1]):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return reply
+
+    def on_round(row: dict) -> None:
+        if kill_at[0] == "round" and row["arm"] == kill_at[1] and row["round"] == int(kill_at[2]):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    client = make_client(FakeAPI(default=killing), cache)
+    run_ratchet(family, config=resume_config(), out=out, client=client, on_round=on_round)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
