@@ -71,7 +71,7 @@ class RatchetConfig:
     capacity: int = 12  # skills the bank may hold
     route_k: int = 3  # skills routed into one prompt at most
     route_min_similarity: float = 0.1  # a topical skill is routed only above this TF-IDF cosine
-    general_score: float = 0.25  # the routing score of a skill that applies to every task
+    general_score: float = 0.15  # the routing score of a skill that applies to every task
     holdout: float = 0.25  # chance that a routed skill is left out of one training prompt (measures its effect)
     new_skills: int = 3  # skills the synthesizer may add per round
     max_capsules: int = 6  # failure capsules shown to the synthesizer per round

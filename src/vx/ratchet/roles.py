@@ -175,7 +175,7 @@ class SkillSynthesizer:
         gone = set(removed)
         out: list[Skill] = []
         dropped: list[dict[str, Any]] = []
-        for raw in data[: 2 * self.n]:
+        for raw in data[: max(4 * self.n, 12)]:
             try:
                 s = validate_skill(raw, born=born, origin=origin)
             except SkillError as exc:

@@ -33,7 +33,7 @@ def words(text: str) -> list[str]:
 
 class Router:
     def __init__(self, corpus: Iterable[str], *, k: int = 3, min_similarity: float = 0.1,
-                 general_score: float = 0.25) -> None:
+                 general_score: float = 0.15) -> None:
         docs = [set(words(t)) for t in corpus]
         n = max(1, len(docs))
         df: Counter[str] = Counter(w for d in docs for w in d)
