@@ -180,6 +180,13 @@ def _run(fam, cfg, out, resume, run_id, data_dir, quiet, as_json, llm_models, ll
         usage = session.usage()
     except RatchetStoreError as exc:
         raise UserError(str(exc)) from None
+    except RuntimeError as exc:  # the ground truth cannot run here (no sandbox layer, a warehouse that will not open)
+        from vx.ops.packs.code.groundtruth import GroundTruthError
+        from vx.ops.packs.sql.warehouse import WarehouseError
+
+        if isinstance(exc, (GroundTruthError, WarehouseError)):
+            raise UserError(f"the ground truth cannot be computed: {exc}") from None
+        raise
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted[/]: committed rounds are kept; continue with vx ratchet --resume RUN")
         raise SystemExit(130) from None
