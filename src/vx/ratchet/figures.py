@@ -32,6 +32,10 @@ def _mean(xs: Sequence[float]) -> float | None:
     return float(np.mean(xs)) if xs else None
 
 
+def _r(x: float) -> float:
+    return round(x, 10) + 0.0  # no -0.0
+
+
 def arm_figures(store: RatchetStore, arm: str, final_rounds: int = 10) -> dict[str, Any]:
     rounds = store.rounds(arm)
     if not rounds:
@@ -52,7 +56,7 @@ def arm_figures(store: RatchetStore, arm: str, final_rounds: int = 10) -> dict[s
     kinds = [e["kind"] for e in events]
     out: dict[str, Any] = {
         "rounds": len(rounds) - 1, "init": init, "peak": curve[peak_i], "peak_round": rounds[peak_i]["round"],
-        "final": final, "lift_peak": curve[peak_i] - init, "lift_final": None if final is None else final - init,
+        "final": final, "lift_peak": _r(curve[peak_i] - init), "lift_final": None if final is None else _r(final - init),
         "improved": len(improved), "never_passed_at_round_0": len(failed0), "improved_tasks": improved,
         "train_pass": _mean(train), "bank_final": rounds[-1]["bank_size"], "born": kinds.count("born"),
         "evicted": kinds.count("evicted"), "retired": kinds.count("retired"),
@@ -97,8 +101,8 @@ def figures(store: RatchetStore, final_rounds: int = 10) -> dict[str, Any]:
             if a == "oracle" or not f.get("rounds"):
                 continue
             retention[a] = {
-                "peak": f["lift_peak"] / oracle["lift_peak"] if oracle["lift_peak"] else None,
-                "final": (f["lift_final"] / oracle["lift_final"]
+                "peak": _r(f["lift_peak"] / oracle["lift_peak"]) if oracle["lift_peak"] else None,
+                "final": (_r(f["lift_final"] / oracle["lift_final"])
                           if oracle.get("lift_final") and f.get("lift_final") is not None else None),
             }
             if "verifier_validity" in f:

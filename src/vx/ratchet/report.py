@@ -25,6 +25,8 @@ line-height:1.45}h2{margin-top:2em;border-bottom:1px solid #d8dee4}table{border-
 font-size:.92em}th,td{border:1px solid #d8dee4;padding:.3em .6em;text-align:right}th{background:#f6f8fa}
 td.l,th.l{text-align:left}.muted{color:#6a737d}.note{background:#fff8c5;padding:.5em .8em;border-radius:6px}
 code{font-family:ui-monospace,monospace;font-size:.92em}"""
+STYLES = {"oracle": ("-", 2.6), "co": ("--", 1.6), "naive": ("-.", 1.4), "always-pass": (":", 1.6),
+          "verifier": ("--", 1.4), "frozen": (":", 1.0)}
 COLORS = {"oracle": "#d9730d", "co": "#2f6fdb", "naive": "#8e44ad", "always-pass": "#b31d28", "verifier": "#22863a",
           "frozen": "#6a737d"}
 
@@ -75,7 +77,8 @@ def _curves(store: RatchetStore, key: str, ylabel: str, frozen: bool) -> str:
         rows = [r for r in store.rounds(arm) if r[key] is not None]
         if not rows:
             continue
-        ax.plot([r["round"] for r in rows], [r[key] for r in rows], label=arm, color=COLORS.get(arm),
+        ls, lw = STYLES.get(arm, ("-", 1.4))
+        ax.plot([r["round"] for r in rows], [r[key] for r in rows], label=arm, color=COLORS.get(arm), ls=ls, lw=lw,
                 marker="o" if len(rows) < 30 else None, ms=3)
         rb = [r for r in rows if r["rolled_back"]]
         if rb and key == "heldout":

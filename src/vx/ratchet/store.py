@@ -264,7 +264,10 @@ class RatchetStore:
         return {k: json.loads(v) for k, v in self.db.execute("SELECT key, value FROM summary ORDER BY key")}
 
     def arms(self) -> list[str]:
-        return [r[0] for r in self.db.execute("SELECT DISTINCT arm FROM rounds ORDER BY arm")]
+        """The arms with rounds, in the run's order (oracle first)."""
+        have = [r[0] for r in self.db.execute("SELECT DISTINCT arm FROM rounds ORDER BY arm")]
+        order = list((self.meta().get("config") or {}).get("arms") or [])
+        return [a for a in order if a in have] + [a for a in have if a not in order]
 
 
 class _Tx:
