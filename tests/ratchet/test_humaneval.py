@@ -65,3 +65,18 @@ def test_skill_loop_on_humaneval_learns_the_entry_point_lesson(tmp_path, arm):
     assert names == ({"hidden_tests"} if arm == "oracle" else names) and names
     if arm == "verifier":  # the seed verifier names what it saw: the root or wrong_entry_point
         assert names & {"parses", "wrong_entry_point"}
+
+
+@pytest.mark.slow
+def test_co_evolution_on_humaneval_offline(tmp_path):
+    """One verifier phase (the real metric loop on the family's train and dev splits plus the attempts) before
+    two skill rounds graded by the evolved verifier."""
+    client = make_client(FakeAPI(default=ScriptedCoder()), tmp_path / "llm.sqlite")
+    cfg = RatchetConfig(arms=("oracle", "co"), verifier_rounds=(1, 1), skill_rounds=(1, 1), batch_size=6, judge=False)
+    res = run_ratchet(EXAMPLE, config=cfg, out=tmp_path / "he.vxratchet.sqlite", client=client)
+    with RatchetStore(res.run_path) as s:
+        phases = s.phases("co")
+        co = s.rounds("co")
+    assert len(phases) == 2 and all(p["validity"]["agreement"] is not None for p in phases)
+    assert co[-1]["heldout"] == pytest.approx(1.0)
+    assert res.figures["retention"]["co"]["peak"] == pytest.approx(1.0)

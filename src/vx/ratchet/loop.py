@@ -268,13 +268,14 @@ class Arm:
             rolled_back = True
             heldout, heldout_round = ref, state["heldout_round"]
             born_now = {s.name for s in new}
-            for s in bank:
+            for s in new:
                 if s.name in born_now:
                     events.append({"arm": self.name, "round": r, "skill": s.name, "kind": "rolled_back",
                                    "reason": f"held-out score fell from {ref:.3f} to {measured:.3f}", "evidence": {}})
             for rm in removals:
-                events.append({"arm": self.name, "round": r, "skill": rm.name, "kind": "restored",
-                               "reason": "the round's bank changes were rolled back", "evidence": {}})
+                if rm.name in before:
+                    events.append({"arm": self.name, "round": r, "skill": rm.name, "kind": "restored",
+                                   "reason": "the round's bank changes were rolled back", "evidence": {}})
             for s in new:
                 removed.append(s.name)
                 touched[s.name] = {**s.as_dict(), "status": "rolled_back", "removed_round": r, "contribution": None}
