@@ -144,7 +144,7 @@ def test_the_verifier_loop_never_reads_the_locked_split(notes, tmp_path):
     """Without rollback (the only place the skill side reads held-out scores), scrambling the held-out ground
     truth leaves the co arm's verifier evolution — and its whole skill side — byte-identical."""
     from vx.evolve.store import RunStore
-    from vx.ops.families import Family
+    from vx.families.family import Family
 
     fam = Family(notes)
     records = []

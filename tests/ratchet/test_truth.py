@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from vx.ops.families import Family
+from vx.families.family import Family
 from vx.ratchet.config import RatchetError
 from vx.ratchet.graders import CodeTruth, ReportTruth, ground_truth_for
 from vx.ratchet.run import split_tasks

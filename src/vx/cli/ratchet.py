@@ -103,7 +103,7 @@ def ratchet_cmd(family, arms, verifier, schedule, seed, batch_size, capacity, ro
         arms.append("verifier")
     if family is None and resume is None:
         raise UserError("name a family directory (e.g. vx ratchet examples/humaneval --oracle --co) or --resume RUN")
-    from vx.ops.families import Family
+    from vx.families.family import Family
 
     run_id = None
     if resume is not None:
@@ -181,8 +181,8 @@ def _run(fam, cfg, out, resume, run_id, data_dir, quiet, as_json, llm_models, ll
     except RatchetStoreError as exc:
         raise UserError(str(exc)) from None
     except RuntimeError as exc:  # the ground truth cannot run here (no sandbox layer, a warehouse that will not open)
-        from vx.ops.packs.code.groundtruth import GroundTruthError
-        from vx.ops.packs.sql.warehouse import WarehouseError
+        from vx.families.code.data.groundtruth import GroundTruthError
+        from vx.families.sql.warehouse import WarehouseError
 
         if isinstance(exc, (GroundTruthError, WarehouseError)):
             raise UserError(f"the ground truth cannot be computed: {exc}") from None

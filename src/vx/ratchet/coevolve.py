@@ -56,7 +56,8 @@ def verifier_phase(ctx: Any, arm: str, phase: int) -> VerifierGrader:
     from vx.evolve.audit import LockedAuditor
     from vx.evolve.loop import Evolution, EvolveConfig
     from vx.evolve.store import FORMAT, RunStore
-    from vx.ops.families import Item, Split
+    from vx.families.family import Split
+    from vx.ops.item import Item
 
     fam = ctx.family
     total = sum(cfg.verifier_rounds[: phase + 1])

@@ -26,13 +26,15 @@ from typing import Any
 
 import attrs
 
+from vx.errors import VxError
+
 ARMS = ("oracle", "co", "naive", "always-pass", "verifier", "frozen")
 CO_ARMS = ("co", "naive")
 DEFAULT_VERIFIER_ROUNDS = (15, 8, 5, 2)
 DEFAULT_SKILL_ROUNDS = (25, 25, 25, 25)
 
 
-class RatchetError(Exception):
+class RatchetError(VxError):
     """A ratchet run that cannot start or go on; the message says what to do."""
 
 

@@ -18,7 +18,7 @@ named checks that failed with their messages (what a failure capsule carries).
   - **sql**: execution comparison with the gold queries of the question file named in the provenance
     (``questions`` and its ``questions_sha256``), found in ``--data-dir`` / ``$VX_DATA_DIR``; Spider 2.0
     rules (values only, order only when the question asks for one).
-  - **report**: the rubric (``vx.ops.packs.report.rubric``): the score is rubric/100 and a pass is a score
+  - **report**: the rubric (``vx.families.report.data.rubric``): the score is rubric/100 and a pass is a score
     of at least 92. It is a partial proxy, as in the research — the final judge is the check on it.
   - any family: ``[ratchet] ground_truth = "file.py:function"`` (relative to the family directory) or
     ``"module:function"``, called as ``function(task, output)`` and returning a bool, a score in [0, 1]
@@ -91,7 +91,7 @@ class VerifierGrader(Grader):
         return {"name": self.name, "expression": self.verifier.text}
 
     def grade_many(self, pairs: Pairs) -> list[Judgement]:
-        from vx.ops.families import Item
+        from vx.ops.item import Item
 
         if not pairs:
             return []
@@ -147,8 +147,8 @@ class CodeTruth(GroundTruth):
 
     def __init__(self, family: Any, *, data_dir: str | os.PathLike[str] | None = None,
                  cache_dir: str | os.PathLike[str] | None = None, workers: int | None = None) -> None:
-        from vx.ops.packs.code import tasks as task_data
-        from vx.ops.packs.code.groundtruth import Grader as HiddenTests
+        from vx.families.code.data import tasks as task_data
+        from vx.families.code.data.groundtruth import Grader as HiddenTests
 
         prov = family.provenance or {}
         version = str(prov.get("dataset_version") or "")
@@ -218,7 +218,7 @@ class SQLTruth(GroundTruth):
     kind = "execution-match"
 
     def __init__(self, family: Any, *, data_dir: str | os.PathLike[str] | None = None) -> None:
-        from vx.ops.packs.sql import data as sqldata
+        from vx.families.sql import defog as sqldata
 
         prov = family.provenance or {}
         name = prov.get("questions")
@@ -269,8 +269,8 @@ class SQLTruth(GroundTruth):
         return self._results[tid]
 
     def grade_many(self, pairs: Pairs) -> list[Judgement]:
-        from vx.ops.packs.sql.build import label_output
-        from vx.ops.packs.sql.warehouse import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, session
+        from vx.families.sql.data.build import label_output
+        from vx.families.sql.warehouse import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, session
 
         out = []
         for tid, sql in pairs:
@@ -299,10 +299,10 @@ class ReportTruth(GroundTruth):
         self.naive_tags = naive_tags
 
     def provenance(self) -> dict[str, Any]:
-        return {"rubric": "vx.ops.packs.report.rubric", "naive_tags": self.naive_tags}
+        return {"rubric": "vx.families.report.data.rubric", "naive_tags": self.naive_tags}
 
     def grade_many(self, pairs: Pairs) -> list[Judgement]:
-        from vx.ops.packs.report.rubric import PASS_THRESHOLD, score
+        from vx.families.report.data.rubric import PASS_THRESHOLD, score
 
         out = []
         for tid, text in pairs:

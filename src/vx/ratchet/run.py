@@ -56,7 +56,7 @@ def default_run_path(family: Any, runs_dir: str | Path = "runs") -> Path:
 
 
 def _family(family: Any) -> Any:
-    from vx.ops.families import Family
+    from vx.families.family import Family
 
     return family if isinstance(family, Family) else Family(family)
 

@@ -31,12 +31,14 @@ from typing import Any
 import attrs
 import numpy as np
 
+from vx.errors import VxError
+
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}[a-z0-9]$")
 MAX_LESSON = 600
 MAX_WHEN = 240
 
 
-class SkillError(ValueError):
+class SkillError(VxError, ValueError):
     """A proposed skill that does not validate."""
 
 

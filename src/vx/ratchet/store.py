@@ -33,6 +33,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from vx.errors import VxError
+
 FORMAT = "vx-ratchet/1"
 
 SCHEMA = """
@@ -82,7 +84,7 @@ _JSON = {"synth", "grader", "state", "routed", "included", "checks", "origin", "
          "validity"}
 
 
-class RatchetStoreError(Exception):
+class RatchetStoreError(VxError):
     """A file that is not a ratchet run."""
 
 
