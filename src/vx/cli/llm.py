@@ -22,7 +22,8 @@ def llm_options(fn):
     fn = click.option("--llm-budget", "llm_budget", type=float, default=None,
                       help="Stop LLM calls once this many USD are spent in the run (default: budget_usd, 5.0).")(fn)
     fn = click.option("--llm-model", "llm_models", multiple=True, metavar="ROLE=MODEL",
-                      help="Use MODEL for ROLE (solver, teacher, composer, synthesizer, judge, final_judge); "
+                      help="Use MODEL for ROLE (solver, teacher, composer, synthesizer, judge, final_judge, "
+                           "skill_synthesizer); "
                            "repeatable.")(fn)
     fn = click.option("--llm/--no-llm", "llm", default=None,
                       help="LLM roles on (needs ANTHROPIC_API_KEY) or off. Default: on when a key is set.")(fn)

@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "evolve": "vx.cli.evolve:evolve_cmd",
     "runs": "vx.cli.runs:runs_group",
     "compare": "vx.cli.compare:compare_cmd",
+    "ratchet": "vx.cli.ratchet:ratchet_cmd",
 }
 
 

@@ -11,7 +11,14 @@ from vx.cli.common import UserError, console
 @click.argument("run_path", metavar="RUN", type=click.Path(exists=True, dir_okay=False))
 @click.option("--out", "-o", type=click.Path(dir_okay=False), help="Output file (default: RUN with .html).")
 def report_cmd(run_path, out):
-    """Write an HTML report of the evolution run RUN (viewable offline)."""
+    """Write an HTML report of the evolution (or ratchet) run RUN (viewable offline)."""
+    from vx.ratchet.store import is_ratchet_run
+
+    if is_ratchet_run(run_path):  # a `vx ratchet` run: learning curves, the bank's life, the final judge
+        from vx.ratchet.report import write_report as write_ratchet_report
+
+        console.print(f"wrote {write_ratchet_report(run_path, out)}")
+        return
     from vx.evolve.html import write_report
     from vx.evolve.store import RunStoreError
 
