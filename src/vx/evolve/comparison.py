@@ -100,7 +100,7 @@ def _family_of(path: Path) -> Family:
                 return Family(s.meta()["family_dir"])
         except (RunStoreError, KeyError):
             raise FamilyError(f"{path}: no family.toml above it, and its run file {run} cannot tell; "
-                              "pass --family DIR") from None
+                              "name the family directory explicitly (the command line: --family DIR)") from None
 
 
 def load_vx(path: str | Path, family: Family | None = None) -> tuple[Node, OpPool, Family]:

@@ -107,7 +107,7 @@ def find_family_dir(start: str | Path) -> Path:
         if (d / "family.toml").is_file():
             return d
     raise FamilyError(f"no family.toml found in {p if p.is_dir() else p.parent} or any parent directory; "
-                      "pass --family DIR")
+                      "name the family directory explicitly (the command line: --family DIR)")
 
 
 class Audit:
