@@ -86,11 +86,12 @@ class RunStoreError(VxError):
     """A run file that cannot be opened or is not a vx run."""
 
 
-def _json(obj: Any) -> str:
+def json_text(obj: Any) -> str:
+    """Canonical JSON for a run file's JSON columns: sorted keys, no spaces, NaN/inf as null."""
     def clean(o: Any) -> Any:
         if isinstance(o, float) and not math.isfinite(o):
             return None
-        if isinstance(o, dict):
+        if isinstance(o, Mapping):
             return {str(k): clean(v) for k, v in o.items()}
         if isinstance(o, (list, tuple)):
             return [clean(v) for v in o]
@@ -154,7 +155,7 @@ class RunStore:
 
     def _set_meta(self, values: Mapping[str, Any]) -> None:
         self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                            [(k, v if isinstance(v, str) else _json(v)) for k, v in values.items()])
+                            [(k, v if isinstance(v, str) else json_text(v)) for k, v in values.items()])
 
     def write_round(self, row: Mapping[str, Any], *, ops: Iterable[Mapping[str, Any]], events: Iterable[Any],
                     elites: Sequence[Mapping[str, Any]], candidates: Sequence[Mapping[str, Any]]) -> None:
@@ -164,7 +165,7 @@ class RunStore:
             for c in ROUND_COLUMNS:
                 v = row.get(c)
                 if c in ("state", "audit"):
-                    v = None if v is None else _json(v)
+                    v = None if v is None else json_text(v)
                 elif c in ("objective", "a_dev", "a_train", "cost", "seconds", "audit_agreement"):
                     v = _num(v)
                 values.append(v)
@@ -173,10 +174,10 @@ class RunStore:
             for o in ops:
                 self.db.execute("INSERT OR REPLACE INTO ops VALUES (?,?,?,?,?,?,?,?,?,?)",
                                 (o["name"], o["origin"], o["status"], o["tier"], o["detects"], o["version"],
-                                 int(o["uses_llm"]), None if o.get("spec") is None else _json(o["spec"]),
+                                 int(o["uses_llm"]), None if o.get("spec") is None else json_text(o["spec"]),
                                  int(o["born_round"]), o.get("description", "")))
             self.db.executemany("INSERT INTO events (round, op, kind, status, reason, evidence) VALUES (?,?,?,?,?,?)",
-                                [(e.round, e.op, e.kind, e.status, e.reason, _json(dict(e.evidence)))
+                                [(e.round, e.op, e.kind, e.status, e.reason, json_text(dict(e.evidence)))
                                  for e in events])
             r = row["round"]
             self.db.execute("DELETE FROM elites WHERE round=?", (r,))
@@ -201,7 +202,7 @@ class RunStore:
             self.db.executemany("INSERT INTO verdicts VALUES (?,?,?,?,?,?)", verdicts)
             self.db.executemany("INSERT INTO traces VALUES (?,?,?,?,?)", traces)
             self.db.executemany("INSERT OR REPLACE INTO summary VALUES (?, ?)",
-                                [(k, _json(v)) for k, v in summary.items()])
+                                [(k, json_text(v)) for k, v in summary.items()])
             self._set_meta(meta)
 
     # --- reading ----------------------------------------------------------------------------

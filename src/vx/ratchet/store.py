@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from vx.errors import VxError
+from vx.evolve.store import json_text
 
 FORMAT = "vx-ratchet/1"
 
@@ -88,19 +89,6 @@ class RatchetStoreError(VxError):
     """A file that is not a ratchet run."""
 
 
-def _json(obj: Any) -> str:
-    def clean(o: Any) -> Any:
-        if isinstance(o, float) and not math.isfinite(o):
-            return None
-        if isinstance(o, Mapping):
-            return {str(k): clean(v) for k, v in o.items()}
-        if isinstance(o, (list, tuple)):
-            return [clean(v) for v in o]
-        return o
-
-    return json.dumps(clean(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def is_ratchet_run(path: str | Path) -> bool:
     try:
         db = sqlite3.connect(f"file:{Path(path)}?mode=ro", uri=True)
@@ -148,7 +136,7 @@ class RatchetStore:
     def set_meta(self, values: Mapping[str, Any]) -> None:
         with self._tx():
             self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                                [(k, v if isinstance(v, str) else _json(v)) for k, v in values.items()])
+                                [(k, v if isinstance(v, str) else json_text(v)) for k, v in values.items()])
 
     @staticmethod
     def _row(cols: Sequence[str], d: Mapping[str, Any]) -> list[Any]:
@@ -156,7 +144,7 @@ class RatchetStore:
         for c in cols:
             v = d.get(c)
             if c in _JSON:
-                v = _json(v if v is not None else ({} if c != "contribution" else None))
+                v = json_text(v if v is not None else ({} if c != "contribution" else None))
             elif isinstance(v, bool):
                 v = int(v)
             elif isinstance(v, float) and not math.isfinite(v):
@@ -194,7 +182,7 @@ class RatchetStore:
 
     def write_summary(self, summary: Mapping[str, Any]) -> None:
         with self._tx():
-            self.db.executemany("INSERT OR REPLACE INTO summary VALUES (?, ?)", [(k, _json(v)) for k, v in summary.items()])
+            self.db.executemany("INSERT OR REPLACE INTO summary VALUES (?, ?)", [(k, json_text(v)) for k, v in summary.items()])
 
     def truncate_after(self, arm: str, round_: int) -> None:
         """Drop whatever of `arm` was recorded after `round_` (nothing, unless a file was edited by hand)."""
