@@ -60,6 +60,7 @@ CHANGED: dict[str, str] = {
     "Layout — layers depend only downwards": "the new layering: development.md, ARCHITECTURE.md",
     "`docs/ARCHITECTURE.md` lists each module's job": "now a link to ARCHITECTURE.md: development.md",
     "installs `.[all]` from this repository": "CI installs .[all,docs] and builds the site too: development.md",
+    "(see the LLM section)": "a cross-reference that became a link to llm.md: report.md",
     # outputs that no longer matched what the command prints (re-run and pasted)
     "├── uncited_claims  CLEAN  — all 3 claim sentences cite cards": "dc-01#0 holds filler sentences "
     "(boilerplate_padding), which uncited_claims now reports: report.md shows today's output",
