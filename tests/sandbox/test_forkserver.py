@@ -127,8 +127,8 @@ def test_a_candidate_sees_only_its_own_processes(fs: Sandbox) -> None:
     rep = fs.run_calls(code, "f", [([], {})])
     assert rep.status == "ok", rep.detail
     pid, ppid, pids, others = rep.calls[0].value
-    assert (pid, ppid) == (2, 1)  # the worker, under its own namespace's init (as under bwrap)
-    assert pids in (None, [1, 2])  # Landlock hides /proc; without it, only this namespace shows
+    assert (pid, ppid) == (1, 0)  # the init of a namespace of its own; its parent is outside it
+    assert pids in (None, [1])  # Landlock hides /proc; without it, only this namespace shows
     assert others == []
 
 

@@ -15,7 +15,8 @@ ASCII JSON (value encoding: ``serialize.py``), in this order::
     {"t": "call", "i": 0, ...} ...         one per call, in order (only if the load was ok)
     {"t": "done"}                          last; then the process leaves with os._exit(0)
 
-Process model (``req["supervise"]``): "none" (bwrap: this process is the worker), "init"
+Process model (``req["supervise"]``; ``req["mode"] == "server"`` is the fork server, see the
+section "fork-server mode"): "none" (bwrap: this process is the worker), "init"
 (unshare: this process is pid 1 of a new pid namespace and forks the worker), "subreaper"
 (rlimits: this process is a child subreaper and forks the worker, then freezes, kills and
 reaps whatever the worker left behind). Supervisors also kill the worker when stdin closes.
@@ -924,12 +925,13 @@ def _worker(req):
 # End of file on the control socket (vx closed it or died) makes the server kill its child and
 # leave. The first message after start-up is b"H" (ready) or b"F" + text (cannot serve).
 #
-# Each child, before any candidate code: its own session, a fresh pid namespace (it is pid 1,
-# the namespace's init, and forks the worker exactly like the unshare layer's "init" mode),
-# its own mount and IPC namespaces with fresh size-limited tmpfs mounts on /sandbox (the
-# workdir), /tmp and /dev/shm and a /proc that shows only its own namespace, all capabilities
-# dropped; the worker then gets the rlimits, no_new_privs, Landlock and the seccomp filter
-# (compiled once by the server) and closes every descriptor it does not need.
+# Each child, before any candidate code: its own session; a fresh pid namespace of its own (it
+# is that namespace's init: when it ends, every process it started ends); its own mount and IPC
+# namespaces with fresh size-limited tmpfs mounts on /sandbox (the workdir), /tmp and /dev/shm
+# and a /proc that shows only its own namespace; all capabilities dropped; no_new_privs,
+# Landlock and the seccomp filter (compiled once by the server); every descriptor it does not
+# need closed; then the rlimits, and the candidate. Being an init, it ignores signals it sends
+# to itself without a handler, and orphans it leaves are reaped when it ends.
 
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWIPC = 0x08000000
@@ -1182,8 +1184,7 @@ def _serve(req):
 
 
 def _child(fds):
-    """In a fresh child of the server: pid 1 of a new pid namespace. Isolate, then supervise
-    the worker that runs the candidate."""
+    """In a fresh child of the server: pid 1 of a new pid namespace. Isolate, then run."""
     srv = _server
     libc = srv["libc"]
     try:
@@ -1241,11 +1242,11 @@ def _child(fds):
 
         traceback.print_exc()
         _os_exit(70)
-    _supervise(req, _forked_worker)
+    _forked_worker(req)
 
 
 def _forked_worker(req):
-    """The worker (forked by the child's supervisor): limits, then the candidate."""
+    """The candidate's process itself (pid 1 of its namespace): limits, then the candidate."""
     srv = _server
     _state["pid"] = _getpid()
     resource = srv["resource"]
