@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "evolve": "vx.cli.evolve:evolve_cmd",
     "runs": "vx.cli.runs:runs_group",
     "compare": "vx.cli.compare:compare_cmd",
+    "matrix": "vx.cli.matrix:matrix_group",
 }
 
 
