@@ -69,6 +69,7 @@ class Application:
     cache_hits: int
     seconds: float
     durations: dict[str, float] = attrs.field(factory=dict)  # op -> total seconds of the calls made
+    item_seconds: dict[str, float] = attrs.field(factory=dict)  # item id -> seconds of its op calls made
 
     def message(self, item_id: str, op_name: str) -> str:
         return self.messages.get((item_id, op_name), "")
@@ -301,6 +302,7 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
     messages: dict[tuple[str, str], str] = {}
     failures: list[OpFailure] = []
     durations: dict[str, float] = {}
+    item_seconds: dict[str, float] = {}
 
     hashes = [item_hash(tasks[it.task], it.output) for it in items]
     # LLM-calling ops bypass the verdict cache: their answers are cached by vx.llm, keyed by model and
@@ -336,6 +338,7 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
         nonlocal calls
         it, need = work[j]
         r = work_rows[j]
+        item_seconds[it.id] = item_seconds.get(it.id, 0.0) + sum(out.duration for out in res.values())
         for k, out in res.items():
             c = need[k]
             o = op_objs[c]
@@ -369,7 +372,8 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
             runner.close()  # an executor made here from a name: stop what it started
     failures.sort(key=lambda f: (f.op, f.item))
     matrix = VerdictMatrix.from_array(arr, [it.id for it in items], names)
-    return Application(matrix, messages, failures, calls, hits, time.perf_counter() - t_start, durations)
+    return Application(matrix, messages, failures, calls, hits, time.perf_counter() - t_start, durations,
+                       item_seconds)
 
 
 def _stderr_is_tty() -> bool:
