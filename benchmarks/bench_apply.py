@@ -88,6 +88,9 @@ def all_tasks(fam) -> dict:
 def grade(fam, items, jobs: int) -> tuple[float, object]:
     from vx.ops.apply import apply_ops
 
+    from vx.ops.packs.code import ops as code_ops
+
+    code_ops._runs.clear()  # cold: no sandbox run remembered from an earlier measurement
     pool = fam.pool()
     start = time.perf_counter()
     app = apply_ops(pool, items, all_tasks(fam), jobs=jobs, cache=None, progress=False)

@@ -60,10 +60,14 @@ def test_a_version_mismatch_is_refused() -> None:
         _rebuild_op(dict(ref, version="0" * 12))
 
 
-def test_unknown_executor() -> None:
+def test_unknown_executor(monkeypatch) -> None:
     with pytest.raises(ExecutorError, match="choose one of local, dask"):
         make_executor("spark")
+    monkeypatch.delenv("VX_EXECUTOR", raising=False)
     assert isinstance(make_executor(None, jobs=2), LocalExecutor)
+    monkeypatch.setenv("VX_EXECUTOR", "spark")  # what commands without --executor use
+    with pytest.raises(ExecutorError, match="unknown executor 'spark'"):
+        make_executor(None)
 
 
 def _items(n: int):

@@ -63,9 +63,10 @@ def print_failures(app) -> None:
 @click.option("--show", type=int, default=20, show_default=True, help="How many disagreeing items to list.")
 @run_options
 @cache_options
-@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
-              help="Where the ops run: this machine's worker processes, or a Dask cluster (--scheduler, "
-                   "$VX_DASK_SCHEDULER, else a local cluster of --jobs workers). See docs/scale.md.")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default=None,
+              help="Where the ops run: this machine's worker processes (default, or $VX_EXECUTOR), or a Dask "
+                   "cluster (--scheduler, $VX_DASK_SCHEDULER, else a local cluster of --jobs workers). "
+                   "See docs/scale.md.")
 @click.option("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler address (tcp://host:8786).")
 @click.option("--shard", default=None, metavar="I/N",
               help="Grade only every N-th item, starting at the I-th (1-based), and write a partial matrix "

@@ -211,11 +211,18 @@ class DaskExecutor(Executor):
         self._own = []
 
 
+EXECUTOR_ENV = "VX_EXECUTOR"
+
+
 def make_executor(spec: str | Executor | None, *, jobs: int | None = None, address: str | None = None) -> Executor:
-    """``"local"`` / None (this machine, ``jobs`` processes), ``"dask"`` (``address``, or
-    ``$VX_DASK_SCHEDULER``, else a local cluster of ``jobs`` workers), or an Executor as is."""
+    """``"local"`` (this machine, ``jobs`` processes), ``"dask"`` (``address``, or
+    ``$VX_DASK_SCHEDULER``, else a local cluster of ``jobs`` workers), or an Executor as is.
+    None: ``$VX_EXECUTOR`` (so commands without an --executor option, e.g. `vx evolve`, can be
+    pointed at a cluster), else local."""
     if isinstance(spec, Executor):
         return spec
+    if spec is None:
+        spec = os.environ.get(EXECUTOR_ENV, "").strip() or None
     if spec in (None, "local"):
         return LocalExecutor(jobs)
     if spec == "dask":
