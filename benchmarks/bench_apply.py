@@ -108,12 +108,13 @@ def label_vx(programs, jobs: int, layer: str) -> tuple[float, float, dict]:
         grader = Grader(plus, version=version, cache_dir=cache, workers=jobs,
                         sandbox=Sandbox(SandboxConfig(memory_mb=4096, layer=layer)))
         start = time.perf_counter()
-        grader.prepare({t for _, t, _ in programs})
+        problems = grader.prepare({t for _, t, _ in programs})
         expected = time.perf_counter() - start
+        usable = [p for p in programs if p[1] not in problems]  # references the sandbox cannot report
         start = time.perf_counter()
-        truths = grader.grade_many([(plus[t], prog) for _, t, prog in programs])
+        truths = grader.grade_many([(plus[t], prog) for _, t, prog in usable])
         seconds = time.perf_counter() - start
-    return seconds, expected, {i: t.label for (i, _, _), t in zip(programs, truths)}
+    return seconds, expected, {i: t.label for (i, _, _), t in zip(usable, truths)}
 
 
 def label_evalplus(programs, jobs: int) -> tuple[float, float, dict]:
@@ -207,8 +208,8 @@ def main() -> int:
             if args.label:
                 secs, exp, labels = label_vx(programs, jobs, layer)
                 report({"what": "label", "data": f"codet x{args.per_task}", "by": "vx", "layer": layer, "jobs": jobs,
-                        "items": len(programs), "seconds": round(secs, 2), "expected_seconds": round(exp, 2),
-                        "items_per_s": round(len(programs) / secs, 1),
+                        "items": len(labels), "seconds": round(secs, 2), "expected_seconds": round(exp, 2),
+                        "items_per_s": round(len(labels) / secs, 1),
                         "pass": sum(v == "pass" for v in labels.values())})
                 rows[-1]["_labels"] = labels
     if args.evalplus:
@@ -222,7 +223,8 @@ def main() -> int:
     theirs = [r for r in rows if r.get("what") == "label" and r.get("by") == "evalplus"]
     if ours and theirs:
         a, b = ours[0]["_labels"], theirs[0]["_labels"]
-        print(json.dumps({"what": "label agreement", "agree": sum(a[k] == b[k] for k in a), "of": len(a)}))
+        report({"what": "label agreement", "agree": sum(a[k] == b[k] for k in a if k in b), "of": len(a),
+                "left_out_by_vx": len(b) - len(a)})
     if args.json:
         args.json.write_text(json.dumps([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows], indent=1))
     return 0
