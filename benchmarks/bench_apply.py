@@ -67,8 +67,8 @@ def load_codet(per_task: int) -> list[tuple[str, str, str]]:
 
 
 def _use_layer(layer: str) -> None:
-    from vx.ops.packs.code import ops as code_ops
-    from vx.ops.sandbox import forkserver
+    from vx.families.code.ops import run as code_ops
+    from vx.sandbox import forkserver
 
     os.environ["VX_SANDBOX_LAYER"] = layer
     forkserver.shutdown()
@@ -88,7 +88,7 @@ def all_tasks(fam) -> dict:
 def grade(fam, items, jobs: int) -> tuple[float, object]:
     from vx.ops.apply import apply_ops
 
-    from vx.ops.packs.code import ops as code_ops
+    from vx.families.code.ops import run as code_ops
 
     code_ops._runs.clear()  # cold: no sandbox run remembered from an earlier measurement
     pool = fam.pool()
@@ -98,9 +98,9 @@ def grade(fam, items, jobs: int) -> tuple[float, object]:
 
 
 def label_vx(programs, jobs: int, layer: str) -> tuple[float, float, dict]:
-    from vx.ops.packs.code import tasks as task_data
-    from vx.ops.packs.code.groundtruth import Grader
-    from vx.ops.sandbox import Sandbox, SandboxConfig
+    from vx.families.code.data import tasks as task_data
+    from vx.families.code.data.groundtruth import Grader
+    from vx.sandbox import Sandbox, SandboxConfig
 
     plus = task_data.load_humaneval_plus(DATA / "evalplus")
     version = task_data.plus_version("humaneval+", DATA / "evalplus")
@@ -124,7 +124,7 @@ def label_evalplus(programs, jobs: int) -> tuple[float, float, dict]:
     from evalplus.evaluate import check_correctness
     from evalplus.gen.util import trusted_exec
 
-    from vx.ops.packs.code import tasks as task_data
+    from vx.families.code.data import tasks as task_data
 
     path = task_data.find_plus_file("humaneval+", DATA / "evalplus")
     with task_data._override("humaneval+", path):
@@ -168,7 +168,8 @@ def main() -> int:
         print(f"needs {CODET} (../shared/data); not found", file=sys.stderr)
         return 2
 
-    from vx.ops.families import Family, Item
+    from vx.families.family import Family
+    from vx.ops.item import Item
 
     fam = Family(ROOT / "examples" / "humaneval")
     programs = load_codet(args.per_task)
@@ -183,7 +184,7 @@ def main() -> int:
 
     for layer in layers:
         _use_layer(layer)
-        from vx.ops.packs.code.ops import sandbox
+        from vx.families.code.ops.run import sandbox
 
         overhead = sandbox().measure_overhead(runs=9)
         report({"what": "overhead", "layer": layer, "ms_per_trivial_candidate": round(overhead, 2)})

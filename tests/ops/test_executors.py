@@ -15,7 +15,7 @@ import pytest
 from vx.ops.apply import apply_ops
 from vx.ops.core import Op, OpError, op
 from vx.ops.executors import Executor, ExecutorError, LocalExecutor, make_executor
-from vx.ops.families import Family
+from vx.families.family import Family
 from vx.ops.specs import op_from_spec
 from vx.verifier import Verifier
 

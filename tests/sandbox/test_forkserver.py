@@ -17,7 +17,7 @@ import uuid
 
 import pytest
 
-from vx.ops.sandbox import Sandbox, SandboxConfig, forkserver
+from vx.sandbox import Sandbox, SandboxConfig, forkserver
 
 from .conftest import FAST, sandbox_for
 

@@ -209,6 +209,7 @@ def test_exec_inducers_share_one_run_per_output(monkeypatch):
 
     T._CONTEXTS.clear()
     from vx.families.code.ops import run as R
+    from vx.families.code.pack import classify_failure
 
     R._runs.clear()
     sb = O.sandbox()
@@ -223,7 +224,7 @@ def test_exec_inducers_share_one_run_per_output(monkeypatch):
     # ... and the ops and the failure classifier reuse those runs (evolution asks every round)
     T._CONTEXTS.clear()
     for _ in range(3):
-        O.classify_failure(*cluster[0])
+        classify_failure(*cluster[0])
         for check in ("raises_on_probe_class", "returns_constant"):
             TEMPLATES[check].induce(cluster, good)
     assert len(runs) == 2
