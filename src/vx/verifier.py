@@ -142,6 +142,15 @@ class Verifier:
         self.tasks = tasks or {}
         self.family = family
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickling (e.g. to a distributed worker) ships the expression, the op pool (ops travel as
+        specs or pack references, see ``vx.ops.core.Op.__reduce__``) and the tasks; the family
+        object, which holds the locked labels, stays behind."""
+        return {"expr": self.expr, "pool": self.pool, "tasks": dict(self.tasks), "family": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
     @classmethod
     def load(cls, path: str | Path, family: str | Path | Family | None = None) -> Verifier:
         """Load a .vx file; its family is `family` or the nearest family.toml above the file.
@@ -204,13 +213,14 @@ class Verifier:
 
     def grade_items(self, items: Sequence[Item], *, tasks: Mapping[str, Mapping[str, Any]] | None = None,
                     jobs: int | None = None, timeout: float = 10.0, cache: VerdictCache | None = None,
-                    progress: bool | None = None, all_ops: bool = False) -> Grading:
+                    progress: bool | None = None, all_ops: bool = False, executor: Any = None) -> Grading:
         """Grade many items: one verdict matrix (root + the expression's ops, or every runnable
-        op with `all_ops`), the expression's verdicts and the final verdicts."""
+        op with `all_ops`), the expression's verdicts and the final verdicts. `executor`: where
+        the ops run (see `vx.ops.apply.apply_ops`: "local", "dask" or an Executor)."""
         tasks = tasks or self.tasks
         ops = None if all_ops else self.ops
         app = apply_ops(self.pool, items, tasks, ops=ops, jobs=jobs, timeout=timeout, cache=cache,
-                        progress=progress, description=f"grading {len(items)} items")
+                        progress=progress, description=f"grading {len(items)} items", executor=executor)
         expr = BatchEvaluator(app.matrix).evaluate_int8(self.expr)
         root = app.matrix.column(self.pool.root_name) if self.pool.root_name else None
         finals = to_finals(final_codes(root, expr))

@@ -62,6 +62,10 @@ CHANGED: dict[str, str] = {
     "`docs/ARCHITECTURE.md` lists each module's job": "now a link to ARCHITECTURE.md: development.md",
     "installs `.[all]` from this repository": "CI installs .[all,docs] and builds the site too: development.md",
     "(see the LLM section)": "a cross-reference that became a link to llm.md: report.md",
+    # issue 16: the fork-server layer is the strongest and the default where it works
+    "`bwrap` (strongest) | bubblewrap as an unprivileged account": "forkserver now sits above bwrap: sandbox.md",
+    "**one fresh process per candidate** (all calls of one candidate run in it, in order);": "under forkserver a "
+    "fresh fork of a pristine server: sandbox.md",
     # outputs that no longer matched what the command prints (re-run and pasted)
     "├── uncited_claims  CLEAN  — all 3 claim sentences cite cards": "dc-01#0 holds filler sentences "
     "(boilerplate_padding), which uncited_claims now reports: report.md shows today's output",

@@ -638,8 +638,9 @@ def test_everything_dies_with_vx(sb: Sandbox) -> None:
 
 
 def test_many_files_cannot_fill_the_disk(sb: Sandbox) -> None:
-    if sb.layer != "bwrap" or "--size" not in sb.detection.plan.wrapper:
-        pytest.skip("only bubblewrap (>= 0.6) gives the workdir a size limit; elsewhere time bounds it")
+    sized = sb.layer == "forkserver" or (sb.layer == "bwrap" and "--size" in sb.detection.plan.wrapper)
+    if not sized:
+        pytest.skip("only bubblewrap (>= 0.6) and the fork server give the workdir a size limit; elsewhere time bounds it")
     code = _code(
         """
         def f(where):
@@ -671,8 +672,8 @@ def test_endless_module_code_is_stopped(sb: Sandbox) -> None:
 
 
 def test_installed_packages_are_hidden_under_bwrap(sb: Sandbox) -> None:
-    if sb.layer != "bwrap":
-        pytest.skip("only bubblewrap can hide directories inside the interpreter's prefix")
+    if sb.layer not in ("bwrap", "forkserver"):
+        pytest.skip("only bubblewrap (and the fork server, which runs inside it) can hide directories inside the interpreter's prefix")
     code = _code(
         """
         import os, site

@@ -19,12 +19,13 @@ def load_verifier(expr_path: str, family_dir: str | None):
     return Verifier.load(expr_path, fam), fam
 
 
-def evaluate_split(verifier, fam, dataset: str, *, jobs, timeout, cache, progress=None):
+def evaluate_split(verifier, fam, dataset: str, *, jobs, timeout, cache, progress=None, executor=None):
     """Grade a split; returns (split, grading, agreement or None, op summaries)."""
     from vx.metrics import agreement, op_summary
 
     split = fam.labeled(dataset)
-    grading = verifier.grade_items(list(split.items), jobs=jobs, timeout=timeout, cache=cache, progress=progress)
+    grading = verifier.grade_items(list(split.items), jobs=jobs, timeout=timeout, cache=cache, progress=progress,
+                                   executor=executor)
     labels = split.labels()
     agr = agreement(grading.finals, labels, fail_weight=fam.objective["fail_weight"]) if dataset != "train" else None
     summ = op_summary(grading.matrix.to_array(), grading.matrix.op_names, labels if dataset != "train" else None)
@@ -62,8 +63,19 @@ def print_failures(app) -> None:
 @click.option("--show", type=int, default=20, show_default=True, help="How many disagreeing items to list.")
 @run_options
 @cache_options
+@click.option("--executor", type=click.Choice(["local", "dask"]), default=None,
+              help="Where the ops run: this machine's worker processes (default, or $VX_EXECUTOR), or a Dask "
+                   "cluster (--scheduler, $VX_DASK_SCHEDULER, else a local cluster of --jobs workers). "
+                   "See docs/scale.md.")
+@click.option("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler address (tcp://host:8786).")
+@click.option("--shard", default=None, metavar="I/N",
+              help="Grade only every N-th item, starting at the I-th (1-based), and write a partial matrix "
+                   "to --out; join the shards with `vx matrix merge`.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the verdict matrix to this file (vx-matrix/1 JSON); required with --shard.")
 @friendly_errors
-def eval_cmd(expr_path, dataset, family_dir, as_json, fail_under, show, jobs, timeout, cache_path, no_cache):
+def eval_cmd(expr_path, dataset, family_dir, as_json, fail_under, show, jobs, timeout, cache_path, no_cache,
+             executor, scheduler, shard, out_path):
     """Evaluate the verifier EXPR.vx on a split of its family.
 
     Prints agreement with the labels, a per-op table and the items where the verifier and the
@@ -71,8 +83,21 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, fail_under, show, jobs, ti
     """
     verifier, fam = load_verifier(expr_path, family_dir)
     cache = open_cache(cache_path, no_cache)
-    split, grading, agr, summ = evaluate_split(verifier, fam, dataset, jobs=jobs, timeout=timeout, cache=cache,
-                                               progress=None if not as_json else False)
+    from vx.ops.executors import make_executor
+
+    runner = make_executor(executor, jobs=jobs, address=scheduler)
+    try:
+        if shard is not None:
+            _eval_shard(verifier, fam, dataset, shard, out_path, jobs=jobs, timeout=timeout, cache=cache,
+                        executor=runner, as_json=as_json)
+            return
+        split, grading, agr, summ = evaluate_split(verifier, fam, dataset, jobs=jobs, timeout=timeout, cache=cache,
+                                                   progress=None if not as_json else False, executor=runner)
+    finally:
+        runner.close()
+    if out_path:
+        _matrix_file(verifier, fam, dataset, grading.application, (1, 1), len(split),
+                     list(range(len(split)))).save(out_path)
     app = grading.application
     tiers = {o.name: o.tier for o in verifier.pool}
     items = []
@@ -145,3 +170,30 @@ def _summ_dict(s) -> dict:
     import attrs
 
     return attrs.asdict(s)
+
+
+def _matrix_file(verifier, fam, dataset, app, shard, n_items, indices):
+    from vx.ops.shards import from_application
+
+    versions = {o.name: o.version for o in verifier.pool}
+    return from_application(app, family=fam.name, split=dataset, expression=verifier.text, shard=shard,
+                            n_items=n_items, indices=indices, versions=versions)
+
+
+def _eval_shard(verifier, fam, dataset, shard, out_path, *, jobs, timeout, cache, executor, as_json) -> None:
+    from vx.ops.shards import parse_shard, shard_indices
+
+    i, n = parse_shard(shard)
+    if not out_path:
+        raise click.UsageError("--shard needs --out FILE (where the partial matrix goes)")
+    split = fam.split(dataset) if dataset != "locked" else fam.labeled(dataset)
+    items = list(split.items)
+    indices = shard_indices(len(items), i, n)
+    grading = verifier.grade_items([items[k] for k in indices], jobs=jobs, timeout=timeout, cache=cache,
+                                   progress=None if not as_json else False, executor=executor)
+    _matrix_file(verifier, fam, dataset, grading.application, (i, n), len(items), indices).save(out_path)
+    if as_json:
+        dump_json({"shard": [i, n], "items": len(indices), "of": len(items), "out": out_path})
+    else:
+        console.print(f"shard {i}/{n}: {len(indices)} of {len(items)} items of {fam.name}/{dataset} graded; "
+                      f"matrix written to {out_path} (join the shards with `vx matrix merge`)")

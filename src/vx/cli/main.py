@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "runs": "vx.cli.runs:runs_group",
     "compare": "vx.cli.compare:compare_cmd",
     "ratchet": "vx.cli.ratchet:ratchet_cmd",
+    "matrix": "vx.cli.matrix:matrix_group",
 }
 
 

@@ -69,6 +69,7 @@ class Application:
     cache_hits: int
     seconds: float
     durations: dict[str, float] = attrs.field(factory=dict)  # op -> total seconds of the calls made
+    item_seconds: dict[str, float] = attrs.field(factory=dict)  # item id -> seconds of its op calls made
 
     def message(self, item_id: str, op_name: str) -> str:
         return self.messages.get((item_id, op_name), "")
@@ -278,11 +279,14 @@ def _parallel(jobs: list[tuple[Item, list[int]]], ops: list[Op], tasks, timeout:
 def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[str, Any]], *,
               ops: Sequence[str] | None = None, jobs: int | None = None, timeout: float = DEFAULT_TIMEOUT,
               cache: VerdictCache | None = None, progress: bool | None = None,
-              description: str = "applying ops") -> Application:
+              description: str = "applying ops", executor: Any = None) -> Application:
     """Build the verdict matrix of `items` × ops (default: the pool's runnable ops, root first).
 
     jobs: worker processes (default: CPU count; 1 = in this process). cache: a VerdictCache to read
     and fill (None = no caching). progress: show a rich progress bar (default: when stderr is a TTY).
+    executor: where the items run: None / "local" (this machine, `jobs` processes), "dask", or a
+    `vx.ops.executors.Executor` (e.g. `DaskExecutor("tcp://scheduler:8786")`). The matrix is the
+    same whichever runs it; the cache is read and written here only.
     """
     t_start = time.perf_counter()
     root = pool.root_name
@@ -298,6 +302,7 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
     messages: dict[tuple[str, str], str] = {}
     failures: list[OpFailure] = []
     durations: dict[str, float] = {}
+    item_seconds: dict[str, float] = {}
 
     hashes = [item_hash(tasks[it.task], it.output) for it in items]
     # LLM-calling ops bypass the verdict cache: their answers are cached by vx.llm, keyed by model and
@@ -333,6 +338,7 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
         nonlocal calls
         it, need = work[j]
         r = work_rows[j]
+        item_seconds[it.id] = item_seconds.get(it.id, 0.0) + sum(out.duration for out in res.values())
         for k, out in res.items():
             c = need[k]
             o = op_objs[c]
@@ -349,23 +355,25 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
             cache.put_many(to_cache)
             to_cache.clear()
 
-    n_workers = jobs if jobs is not None else (os.cpu_count() or 1)
+    from vx.ops.executors import make_executor
+
+    runner = make_executor(executor, jobs=jobs)
     show = progress if progress is not None else _stderr_is_tty()
-    with _progress(show, description, len(work)) as advance:
-        if work and (n_workers <= 1 or len(work) == 1):
-            for j, (it, need) in enumerate(work):
-                record(j, run_item([op_objs[c] for c in need], tasks[it.task], it.output, timeout))
-                advance()
-        elif work:
+    try:
+        with _progress(show, description, len(work)) as advance:
             def done(j, res):
                 record(j, res)
                 advance()
-            _parallel([(it, need) for it, need in work], op_objs, tasks, timeout, n_workers, done)
-        if cache is not None and to_cache:
-            cache.put_many(to_cache)
+            runner.run(work, op_objs, tasks, timeout, done)
+            if cache is not None and to_cache:
+                cache.put_many(to_cache)
+    finally:
+        if runner is not executor:
+            runner.close()  # an executor made here from a name: stop what it started
     failures.sort(key=lambda f: (f.op, f.item))
     matrix = VerdictMatrix.from_array(arr, [it.id for it in items], names)
-    return Application(matrix, messages, failures, calls, hits, time.perf_counter() - t_start, durations)
+    return Application(matrix, messages, failures, calls, hits, time.perf_counter() - t_start, durations,
+                       item_seconds)
 
 
 def _stderr_is_tty() -> bool:

@@ -6,7 +6,7 @@ Public API::
 
     sb = Sandbox(SandboxConfig(memory_mb=1024, per_call_timeout=2.0, total_timeout=20.0,
                                nproc=64, fsize_mb=16, nofile=64))
-    sb.layer          # "bwrap" | "unshare" | "rlimits": strongest that works (detected once, cached)
+    sb.layer          # "forkserver" | "bwrap" | "unshare" | "rlimits": strongest that works (detected once, cached)
     sb.describe()     # human text for `vx doctor` / `vx eval`
 
     rep = sb.run_calls(code, "add", [([1, 2], {}), ([3], {"b": 4})], setup="import math")
@@ -76,7 +76,8 @@ from vx.sandbox.report import (
     assemble_script,
     call_outcome,
 )
-from vx.sandbox.runner import Plan, launch
+from vx.sandbox import forkserver
+from vx.sandbox.runner import Plan, launch as _launch_process
 
 __all__ = [
     "CALL_STATUSES",
@@ -98,6 +99,13 @@ __all__ = [
 Call = tuple[Sequence[Any], dict[str, Any]]
 
 _PROBE_CODE = "def vx_probe(x):\n    return [x + 1, 'é']\n"
+
+
+def launch(plan: Plan, request: dict[str, Any], **kwargs: Any) -> Any:
+    """One candidate run: a child of a fork server (forkserver layer) or a fresh process tree."""
+    if plan.layer == forkserver.LAYER:
+        return forkserver.launch(plan, request, **kwargs)
+    return _launch_process(plan, request, **kwargs)
 
 
 class Sandbox:
@@ -136,6 +144,12 @@ class Sandbox:
             else "private /tmp; the workdir (/sandbox) is a host directory"
         )
         what = {
+            "forkserver": "fork server: one bubblewrap sandbox per worker (new user/pid/net/ipc/uts "
+            "namespaces, read-only /usr and interpreter, no network) forks each candidate into its own "
+            "pid, mount and IPC namespaces with a fresh private /proc, private "
+            f"{c.disk_mb} MiB tmpfs workdir (/sandbox), /tmp and /dev/shm, no capabilities, "
+            + ("seccomp deny-list, " if d.plan.seccomp else "no seccomp, ")
+            + ("Landlock" if d.plan.landlock else "no Landlock"),
             "bwrap": "bubblewrap: new user/pid/net/ipc/uts namespaces (no network), read-only "
             "/usr and interpreter, private /proc and /dev; " + disk,
             "unshare": "unshare: new user/pid/net/ipc/uts namespaces (no network); " + lock,

@@ -6,7 +6,7 @@ import os
 
 import attrs
 
-LAYERS: tuple[str, ...] = ("bwrap", "unshare", "rlimits")
+LAYERS: tuple[str, ...] = ("forkserver", "bwrap", "unshare", "rlimits")
 """Isolation layers, strongest first."""
 
 LAYER_ENV = "VX_SANDBOX_LAYER"
@@ -49,7 +49,7 @@ class SandboxConfig:
     #: only ``fsize_mb`` (per file) and time bound it.
     disk_mb: int = attrs.field(default=64, validator=_positive)
     nofile: int = attrs.field(default=64, validator=_positive)
-    #: Force one layer ("bwrap" | "unshare" | "rlimits"); None: the strongest that works
+    #: Force one layer ("forkserver" | "bwrap" | "unshare" | "rlimits"); None: the strongest that works
     #: (or $VX_SANDBOX_LAYER). A forced layer that does not work raises SandboxUnavailable.
     layer: str | None = attrs.field(default=None, validator=_layer)
     #: Interpreter for the child; None: this interpreter, or a system python of the same

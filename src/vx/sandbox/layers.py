@@ -45,6 +45,7 @@ from typing import Any
 import attrs
 
 from vx.sandbox.config import LAYERS, SandboxConfig
+from vx.sandbox.forkserver import forkserver_plans
 from vx.sandbox.runner import SANDBOX_HOME, Plan
 
 #: The account used when vx runs as root and SandboxConfig.user is not set (if it exists).
@@ -395,7 +396,7 @@ def _detect(config: SandboxConfig, probe: ProbeFn, all_layers: bool) -> Detectio
     uses_userns = False
     seccomp_lib = _seccomp_library()
     seccomp_text = (
-        f"libseccomp ({seccomp_lib}) deny-list, applied in the rlimits layer"
+        f"libseccomp ({seccomp_lib}) deny-list, applied in the forkserver and rlimits layers"
         if seccomp_lib
         else "no libseccomp on this machine: the rlimits layer has rlimits and no_new_privs only"
     )
@@ -410,7 +411,14 @@ def _detect(config: SandboxConfig, probe: ProbeFn, all_layers: bool) -> Detectio
             statuses.append(LayerStatus(layer, None, f"not tried: {chosen.layer} is stronger and works"))
             continue
         plans: list[Plan]
-        if layer == "bwrap":
+        if layer == "forkserver":
+            if shutil.which("bwrap") is None:
+                statuses.append(LayerStatus(layer, False, "needs bubblewrap, which is not installed (apt-get install bubblewrap)"))
+                continue
+            bwrap_plans = [p for du, sized in ((True, True), (False, True)) if (p := _bwrap_plan(python, info, identity, du, sized))]
+            filt = {"library": seccomp_lib, "rules": SECCOMP_RULES} if seccomp_lib else None
+            plans = forkserver_plans(bwrap_plans, filt, landlock)
+        elif layer == "bwrap":
             if shutil.which("bwrap") is None:
                 statuses.append(LayerStatus(layer, False, "bwrap is not installed (apt-get install bubblewrap, or run .ci/install-system.sh)"))
                 continue
@@ -459,7 +467,9 @@ def _detect(config: SandboxConfig, probe: ProbeFn, all_layers: bool) -> Detectio
 
 
 def _describe_variant(plan: Plan, failures: list[str]) -> str:
-    if plan.layer == "bwrap":
+    if plan.layer == "forkserver":
+        text = "works" + (" with seccomp" if plan.seccomp else " without seccomp")
+    elif plan.layer == "bwrap":
         text = "works"
         if "--disable-userns" not in plan.wrapper:
             text += " (this bwrap has no --disable-userns)"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -85,16 +86,35 @@ def _load_state(report: Any) -> tuple[str, str]:
     return "ok", ""
 
 
+#: Sandbox runs already made in this process, by (code, entry point, probe set): an item's run is
+#: computed once and reused by every op, inducer and the failure classifier that asks for it
+#: (evolution asks again every round). Forked workers inherit what the parent has.
+RUN_MEMO_SIZE = 4096
+_runs: OrderedDict[tuple[str, str, str], Execution] = OrderedDict()
+_runs_lock = threading.Lock()
+
+
 def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> Execution:
-    """Run every probe of one candidate in one sandboxed process."""
+    """Run every probe of one candidate in one sandboxed process (once per process and probe set)."""
     timeouts = [EXAMPLE_CALL_TIMEOUT if p.in_domain else EDGE_CALL_TIMEOUT for p in probes]
+    key = (art.source, art.name, repr([(p.klass, p.args) for p in probes]) + repr(timeouts))
+    with _runs_lock:
+        found = _runs.get(key)
+        if found is not None:
+            _runs.move_to_end(key)
+            return found
     # Fresh argument objects per call: objects shared between calls in the parent would stay
     # shared in the child (marshal keeps references), so one call's mutation would leak into another.
     calls = [(copy.deepcopy(list(p.args)), {}) for p in probes]
     report = sandbox().run_calls(art.source, art.name, calls,
                                  timeouts=timeouts, total_timeout=RUN_TIMEOUT, args_after=True)
     load, message = _load_state(report)
-    return Execution(tuple(probes), tuple(report.calls), report, load, message)
+    result = Execution(tuple(probes), tuple(report.calls), report, load, message)
+    with _runs_lock:
+        _runs[key] = result
+        while len(_runs) > RUN_MEMO_SIZE:
+            _runs.popitem(last=False)
+    return result
 
 
 def execution(task: Mapping[str, Any], output: Any, ctx: Context) -> tuple[Execution | None, str]:
