@@ -523,6 +523,29 @@ def test_forged_frames_on_the_result_fd_crash_the_run(sb: Sandbox, payload: str)
     assert all(c.status == "not_run" and c.value is None for c in rep.calls)
 
 
+def test_the_result_channel_is_a_low_descriptor_whatever_the_parent_holds(sb: Sandbox) -> None:
+    # A parent with many files open (a long-lived agent loop, a test session) must not move the
+    # result channel above the candidate's descriptor limit, where a forging candidate scanning
+    # its descriptors would miss it -- nor let the candidate learn how many files the parent holds.
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(100)]
+    try:
+        code = _code(
+            """
+            import os
+            def f():
+                return [int(n) for n in os.listdir('/proc/self/fd')]
+            """
+        )
+        rep = sb.run_calls(code, "f", [([], {})])
+    finally:
+        for fd in held:
+            os.close(fd)
+    assert rep.status == "ok", rep.summary()
+    call = rep.calls[0]
+    if call.status == "ok":  # /proc is readable on this layer: every descriptor is a low one
+        assert max(call.value) < 16, call.value
+
+
 def test_never_runs_as_root(sb: Sandbox) -> None:
     code = "import os\ndef f():\n    return [os.getuid(), os.geteuid(), os.getgid(), os.getgroups()]\n"
     rep = sb.run_calls(code, "f", [([], {})])

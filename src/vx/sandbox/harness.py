@@ -899,6 +899,17 @@ def _supervise(req, worker):
 
 def _worker(req):
     _state["pid"] = _getpid()
+    # The result channel's number is whatever the parent's pipe got: move it to the lowest free
+    # descriptor, so that the candidate's view does not depend on how many files the parent holds
+    # (and stays below the candidate's descriptor limit).
+    fd = req.get("result_fd")
+    if isinstance(fd, int) and fd > 3:
+        low = _os.dup(fd)
+        if low < fd:
+            _os.close(fd)
+            req["result_fd"] = low
+        else:
+            _os.close(low)
     _confine(req)
     if req.get("import_paths"):
         _sys.path[0:0] = req["import_paths"]
