@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from vx.cli.common import UserError, console, err_console
@@ -16,21 +15,16 @@ from vx.cli.common import UserError, console, err_console
 
 @contextmanager
 def _progress_bars() -> Iterator[Any]:
-    """A callback `(stage, total, advance)` drawing one rich bar per stage."""
-    bars = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=err_console, transient=False)
-    ids: dict[str, Any] = {}
+    """A callback `(stage, total, advance)` drawing one counted bar with ETA per stage, on stderr and
+    only on a terminal (`vx.ops.progress`); finished stages stay on screen."""
+    from vx.ops.progress import Bars
 
-    def update(stage: str, total: int | None, advance: int) -> None:
-        if stage not in ids:
-            ids[stage] = bars.add_task(stage, total=total)
-        elif total is not None:
-            bars.update(ids[stage], total=total)
-        if advance:
-            bars.advance(ids[stage], advance)
-
-    with bars:
+    bars = Bars(err_console, transient=False)
+    update = bars.stage()
+    try:
         yield update
+    finally:
+        bars.close_stages(update)
 
 
 def _report(report: Any) -> None:
