@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 from rich.tree import Tree
 
-from vx.cli.common import cache_options, console, dump_json, friendly_errors, open_cache, run_options
+from vx.cli.common import cache_options, console, dump_document, friendly_errors, open_cache, run_options
 from vx.cli.eval import load_verifier
 
 _STYLE = {"drawback": "bold red", "clean": "green", "abstain": "dim"}
@@ -44,8 +44,9 @@ def find_item(fam, item_id: str):
 @click.command("explain")
 @click.argument("expr_path", metavar="EXPR.vx", type=click.Path(exists=True, dir_okay=False))
 @click.option("--item", "item_id", required=True, help="Item id (searched in dev, train, then locked).")
-@click.option("--family", "family_dir", type=click.Path(exists=True, file_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable failure capsule.")
+@click.option("--family", "family_dir", type=click.Path(exists=True, file_okay=False),
+              help="Family directory (default: the nearest family.toml above EXPR.vx).")
+@click.option("--json", "as_json", is_flag=True, help="Print the failure capsule as JSON (schema vx-explain/1).")
 @run_options
 @cache_options
 @friendly_errors
@@ -57,7 +58,7 @@ def explain_cmd(expr_path, item_id, family_dir, as_json, jobs, timeout, cache_pa
                                    progress=False)
     g = verifier.explain(item, grading)
     if as_json:
-        dump_json({"item": item.id, "task": item.task, "split": split_name, "label": item.hard_label(),
+        dump_document("vx-explain/1", {"item": item.id, "task": item.task, "split": split_name, "label": item.hard_label(),
                    "expression": verifier.text, **g.as_dict()})
         return
     v = g.verdict.value
