@@ -65,6 +65,11 @@ def explain_cmd(expr_path, item_id, family_dir, as_json, jobs, timeout, cache_pa
     color = {"fail": "bold red", "pass": "bold green", "abstain": "dim"}[v]
     lab = f" (label: {item.hard_label()})" if item.hard_label() else ""
     console.print(f"item [cyan]{item.id}[/] of task {item.task} in {split_name}{lab}: verdict [{color}]{v.upper()}[/]")
+    from rich.syntax import Syntax
+
+    from vx.dsl.lexer import VxLexer
+
+    console.print(Syntax(verifier.text, VxLexer(), theme="ansi_dark", background_color="default", word_wrap=True))
     if g.root is not None:
         console.print("root " + _label(g.root))
     tree = Tree(_label(g.trace))
