@@ -129,3 +129,15 @@ def test_funnel_plot_ticks_are_whole_numbers(run_file):
     funnel = page[page.index("id='funnel'"):page.index("id='expression'")]
     ticks = re.findall(r"<!-- ([0-9.]+) -->", funnel)  # matplotlib labels each tick in an SVG comment
     assert ticks and all(float(t) == int(float(t)) for t in ticks), ticks
+
+
+def test_evolution_result_displays_in_a_notebook(tmp_path):
+    from pathlib import Path
+
+    from vx.evolve import EvolveConfig, evolve_family
+
+    r = evolve_family(Path(__file__).parents[1] / "fixtures" / "tiny", config=EvolveConfig(rounds=1, seed=3),
+                      out=tmp_path / "n.vxrun.sqlite", vx_out=tmp_path / "n.vx")
+    html = r._repr_html_()
+    assert "<b>evolved</b>" in html and "objective S" in html and "locked evolved (audit)" in html
+    assert f"<code>{r.best_text}</code>" in html and "<script" not in html

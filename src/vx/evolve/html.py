@@ -353,6 +353,35 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
             + "".join(parts) + "</body></html>")
 
 
+def summary_html(summary: Mapping[str, Any]) -> str:
+    """Seed vs evolved on dev (and locked, when audited): the table `vx evolve` prints, as HTML."""
+    cols = [("dev", "seed"), ("dev", "evolved")]
+    if "locked" in summary:
+        cols += [("locked", "seed"), ("locked", "evolved")]
+    rows = []
+    for label, dev_key, locked_key in (("agreement", "accuracy", "agreement"),
+                                       ("recall-weighted", "recall_weighted", "recall_weighted"),
+                                       ("κ", "kappa", "kappa")):
+        rows.append([_e(label)] + [_f((summary.get(split) or {}).get(which, {}).get(
+            dev_key if split == "dev" else locked_key)) for split, which in cols])
+    obj = summary.get("objective") or {}
+    rows.append(["objective S", _f((obj.get("seed") or {}).get("objective"), 4),
+                 _f((obj.get("evolved") or {}).get("objective"), 4)] + [""] * (len(cols) - 2))
+    return _table([""] + [f"{split} {which}" + (" (audit)" if split == "locked" else "") for split, which in cols],
+                  rows, "t" + "n" * len(cols))
+
+
+def result_html(result: Any) -> str:
+    """An evolution result (`EvolutionResult`) for a notebook: evolved vs seed, figures, the run file."""
+    s, seed = result.best_score, result.seed_score
+    return (f"<div class='vx-run'><p><b>evolved</b> <code>{_e(result.best_text)}</code><br>"
+            f"<span class='muted'>seed <code>{_e(to_text(result.seed))}</code></span></p>"
+            f"<p>objective {_f(s.objective, 4)} (seed {_f(seed.objective, 4)}) · A_dev {_f(s.a_dev)} · "
+            f"A_train {_f(s.a_train)} · {_e(result.rounds)} round(s)</p>"
+            + summary_html(result.summary)
+            + f"<p class='muted'>run file {_e(result.run_path)} (vx report makes the full page)</p></div>")
+
+
 def write_report(run_path: str | Path, out: str | Path | None = None) -> Path:
     out = Path(out) if out else Path(run_path).with_suffix("").with_suffix(".html")
     out.write_text(render_html(run_path), encoding="utf-8")
