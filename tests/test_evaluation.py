@@ -127,7 +127,7 @@ def test_notebook_displays(ev, tiny_family):
     from vx import Verifier
 
     html = ev._repr_html_()
-    assert "Agreement with labels" in html and "d2" in html and "<script" not in html
+    assert "Agreement with labels" in html and "d2" in html and "<script" not in html and "body{" not in html
     grade = Verifier.load(tiny_family / "seed.vx").grade("t2", "a banana")
     g = grade._repr_html_()
     assert "FAIL" in g and "missing_keyword" in g and "&#x27;pear&#x27; never appears" in g

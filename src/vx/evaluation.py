@@ -166,9 +166,9 @@ class Evaluation:
 
     def _repr_html_(self) -> str:
         """Notebook display: agreement, ops, and the first items (with their capsules)."""
-        from vx.pages import eval_body
+        from vx.pages import eval_body, notebook
 
-        return "<div class='vx-eval'>" + eval_body(self.as_dict(), max_items=25, interactive=False) + "</div>"
+        return notebook(eval_body(self.as_dict(), max_items=25, interactive=False))
 
     def __repr__(self) -> str:
         figs = f"accuracy {self.metrics.accuracy:.3f}" if self.metrics and self.metrics.n else "unlabeled"

@@ -50,6 +50,22 @@ font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85em;backgrou
 """
 
 
+# For notebook displays: scoped to .vx-repr, so the notebook's own page keeps its styles.
+NOTEBOOK_CSS = """
+.vx-repr table{border-collapse:collapse;margin:.4em 0}.vx-repr th,.vx-repr td{border:1px solid #d8dee4;
+padding:.2em .5em;text-align:left;vertical-align:top}.vx-repr td.num,.vx-repr th.num{text-align:right}
+.vx-repr .fail,.vx-repr .drawback{color:#b31d28;font-weight:600}.vx-repr .pass{color:#22863a;font-weight:600}
+.vx-repr .clean{color:#22863a}.vx-repr .abstain,.vx-repr .muted{color:#6a737d}
+.vx-repr ul.tree{list-style:none;padding-left:1.2em;border-left:1px dotted #aaa}
+.vx-repr .tag{border:1px solid #b31d28;color:#b31d28;border-radius:4px;padding:0 .3em;margin-right:.2em}
+"""
+
+
+def notebook(html_body: str) -> str:
+    """An HTML fragment for a notebook's rich display (scoped styles, no script)."""
+    return f"<div class='vx-repr'><style>{NOTEBOOK_CSS}</style>{html_body}</div>"
+
+
 def clean_text(x: Any) -> str:
     """`x` as text that any page can hold: valid Unicode (lone surrogates replaced), no control
     characters other than tab and newline (each shown as U+FFFD)."""
@@ -343,5 +359,5 @@ def eval_page(data: Mapping[str, Any]) -> str:
     return page(title, eval_body(data), script=EVAL_SCRIPT, data={"op_order": op_order})
 
 
-__all__ = ["CSS", "capsule_html", "clean_text", "esc", "eval_body", "eval_page", "grade_html", "inline_markdown",
+__all__ = ["CSS", "NOTEBOOK_CSS", "notebook", "capsule_html", "clean_text", "esc", "eval_body", "eval_page", "grade_html", "inline_markdown",
            "metrics_table", "num", "page", "script_json", "table", "trace_html", "verdict_html"]

@@ -75,9 +75,9 @@ class Grade:
 
     def _repr_html_(self) -> str:
         """Notebook display: the verdict, the drawbacks and the explained expression."""
-        from vx.pages import grade_html
+        from vx.pages import grade_html, notebook
 
-        return grade_html(self.as_dict())
+        return notebook(grade_html(self.as_dict()))
 
 
 @attrs.define

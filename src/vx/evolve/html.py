@@ -374,7 +374,9 @@ def summary_html(summary: Mapping[str, Any]) -> str:
 def result_html(result: Any) -> str:
     """An evolution result (`EvolutionResult`) for a notebook: evolved vs seed, figures, the run file."""
     s, seed = result.best_score, result.seed_score
-    return (f"<div class='vx-run'><p><b>evolved</b> <code>{_e(result.best_text)}</code><br>"
+    from vx.pages import notebook
+
+    return notebook(f"<div class='vx-run'><p><b>evolved</b> <code>{_e(result.best_text)}</code><br>"
             f"<span class='muted'>seed <code>{_e(to_text(result.seed))}</code></span></p>"
             f"<p>objective {_f(s.objective, 4)} (seed {_f(seed.objective, 4)}) · A_dev {_f(s.a_dev)} · "
             f"A_train {_f(s.a_train)} · {_e(result.rounds)} round(s)</p>"
