@@ -48,6 +48,7 @@ SHORT_HELP: dict[str, str] = {
     "fmt": "Print .vx files in canonical form, rewriting them in place.",
     "llm": "LLM roles: configuration, reachability, teacher labels, usage.",
     "ops": "List the ops of a family (default: the family around the current directory).",
+    "ratchet": "Run the skill loop on FAMILY with one or more graders and compare their held-out lift.",
     "report": "Write an HTML page (viewable offline) for a run file or an evaluation.",
     "runs": "Inspect evolution runs (the .vxrun.sqlite files `vx evolve` writes).",
 }
