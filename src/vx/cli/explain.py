@@ -54,8 +54,12 @@ def explain_cmd(expr_path, item_id, family_dir, as_json, jobs, timeout, cache_pa
     """Explain the verdict of EXPR.vx on one item: the tree with each node's verdict."""
     verifier, fam = load_verifier(expr_path, family_dir)
     split_name, item = find_item(fam, item_id)
-    grading = verifier.grade_items([item], jobs=1, timeout=timeout, cache=open_cache(cache_path, no_cache),
-                                   progress=False)
+    cache = open_cache(cache_path, no_cache)
+    try:
+        grading = verifier.grade_items([item], jobs=1, timeout=timeout, cache=cache, progress=False)
+    finally:
+        if cache is not None:
+            cache.close()
     g = verifier.explain(item, grading)
     if as_json:
         dump_document("vx-explain/1", {"item": item.id, "task": item.task, "split": split_name, "label": item.hard_label(),
