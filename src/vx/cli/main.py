@@ -47,6 +47,7 @@ SHORT_HELP: dict[str, str] = {
     "explain": "Explain the verdict of EXPR.vx on one item: the tree with each node's verdict.",
     "fmt": "Print .vx files in canonical form, rewriting them in place.",
     "llm": "LLM roles: configuration, reachability, teacher labels, usage.",
+    "matrix": "Verdict matrix files (vx-matrix/1, written by `vx eval --out` / `--shard`).",
     "ops": "List the ops of a family (default: the family around the current directory).",
     "ratchet": "Run the skill loop on FAMILY with one or more graders and compare their held-out lift.",
     "report": "Write an HTML page (viewable offline) for a run file or an evaluation.",
