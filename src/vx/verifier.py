@@ -73,6 +73,12 @@ class Grade:
                 "drawbacks": [{"op": o, "message": m} for o, m in self.drawbacks],
                 "root": self.root.as_dict() if self.root else None, "trace": self.trace.as_dict()}
 
+    def _repr_html_(self) -> str:
+        """Notebook display: the verdict, the drawbacks and the explained expression."""
+        from vx.pages import grade_html, notebook
+
+        return notebook(grade_html(self.as_dict()))
+
 
 @attrs.define
 class Grading:

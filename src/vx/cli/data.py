@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from vx.cli.common import UserError, console, err_console
@@ -16,21 +15,16 @@ from vx.cli.common import UserError, console, err_console
 
 @contextmanager
 def _progress_bars() -> Iterator[Any]:
-    """A callback `(stage, total, advance)` drawing one rich bar per stage."""
-    bars = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=err_console, transient=False)
-    ids: dict[str, Any] = {}
+    """A callback `(stage, total, advance)` drawing one counted bar with ETA per stage, on stderr and
+    only on a terminal (`vx.ops.progress`); finished stages stay on screen."""
+    from vx.ops.progress import Bars
 
-    def update(stage: str, total: int | None, advance: int) -> None:
-        if stage not in ids:
-            ids[stage] = bars.add_task(stage, total=total)
-        elif total is not None:
-            bars.update(ids[stage], total=total)
-        if advance:
-            bars.advance(ids[stage], advance)
-
-    with bars:
+    bars = Bars(err_console, transient=False)
+    update = bars.stage()
+    try:
         yield update
+    finally:
+        bars.close_stages(update)
 
 
 def _report(report: Any) -> None:
@@ -75,7 +69,9 @@ _common = [
                  help="Family directory to write (created if needed)."),
     click.option("--seed", type=int, default=0, show_default=True, help="Seed for mutants and splits."),
     click.option("--n-locked", type=int, default=None, help="Minimum number of locked items."),
-    click.option("--workers", "-j", type=int, default=None, help="Sandboxes run at once (default: CPU count)."),
+    click.option("--jobs", "-j", "workers", type=int, default=None, help="Sandboxes run at once (default: CPU count)."),
+    click.option("--workers", "workers_alias", type=int, default=None, hidden=True,
+                 help="Deprecated spelling of --jobs."),
     click.option("--cache-dir", type=click.Path(file_okay=False),
                  help="Where expected outputs are cached (default: ~/.cache/vx/code-expected)."),
     click.option("--seed-expr", type=click.Path(exists=True, dir_okay=False),
@@ -84,9 +80,19 @@ _common = [
 
 
 def _with_common(fn: Any) -> Any:
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, workers_alias: int | None = None, **kwargs: Any) -> Any:
+        if workers_alias is not None:
+            err_console.print("[yellow]note:[/] --workers is deprecated; use --jobs (-j)")
+            if kwargs.get("workers") is None:
+                kwargs["workers"] = workers_alias
+        return fn(*args, **kwargs)
+
     for option in reversed(_common):
-        fn = option(fn)
-    return fn
+        wrapper = option(wrapper)
+    return wrapper
 
 
 @build_group.command("humaneval")

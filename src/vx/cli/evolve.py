@@ -15,21 +15,36 @@ from vx.cli.common import UserError, cache_options, console, err_console, fmt_nu
 from vx.cli.llm import llm_options
 
 
-def _history_table(rows: list[dict[str, Any]], limit: int = 12) -> Table:
+#: below this width the history table leaves out its incumbent column (which would wrap every few
+#: characters) and the expressions are printed whole under it instead
+WIDE = 120
+
+
+def _history_table(rows: list[dict[str, Any]], limit: int = 12, width: int | None = None) -> Any:
+    wide = (width or console.size.width) >= WIDE
     t = Table(title="evolution", title_justify="left", show_edge=False, pad_edge=False)
     for col, just in (("round", "right"), ("objective", "right"), ("A_dev", "right"), ("A_train", "right"),
                       ("audit (locked)", "right"), ("cands", "right"), ("pool", "right"), ("born/rej", "right"),
                       ("incumbent", "left")):
-        t.add_column(col, justify=just, overflow="fold" if col == "incumbent" else "ellipsis")
+        if col == "incumbent" and not wide:
+            continue
+        t.add_column(col, justify=just, overflow="fold" if col == "incumbent" else "ellipsis",
+                     no_wrap=col != "incumbent")
     shown = rows[-limit:]
     if len(rows) > limit:
-        t.add_row("…", "", "", "", "", "", "", "", "")
+        t.add_row(*(["…"] + [""] * (len(t.columns) - 1)))
     for r in shown:
         mark = "*" if r.get("replaced") else " "
-        t.add_row(f"{r['round']}{mark}", fmt_num(r["objective"], 4), fmt_num(r["a_dev"]), fmt_num(r["a_train"]),
-                  fmt_num(r.get("audit_agreement")), str(r["candidates"]), str(r["pool_size"]),
-                  f"{r['born']}/{r['rejected']}", " ".join(r["incumbent"].split()))
-    return t
+        t.add_row(*[f"{r['round']}{mark}", fmt_num(r["objective"], 4), fmt_num(r["a_dev"]), fmt_num(r["a_train"]),
+                    fmt_num(r.get("audit_agreement")), str(r["candidates"]), str(r["pool_size"]),
+                    f"{r['born']}/{r['rejected']}", " ".join(r["incumbent"].split())][:len(t.columns)])
+    if wide:
+        return t
+    # narrow: each new incumbent whole, on its own line (* = replaced in that round)
+    changes = [r for r in shown if r.get("replaced") or r is shown[0]]
+    lines = [Text(f"{r['round']}{'*' if r.get('replaced') else ' '} ", style="dim").append(" ".join(r["incumbent"].split()))
+             for r in changes]
+    return Group(t, Text("incumbents (rounds where one was chosen):", style="bold"), *lines)
 
 
 def _summary_table(summary: dict[str, Any]) -> Table:
@@ -125,15 +140,20 @@ def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str 
     cache = open_cache(cache_path, no_cache)
     rows: list[dict[str, Any]] = []
     status = Text("starting", style="dim")
+    from vx.ops.progress import Bars
+
+    bars = Bars(err_console, embedded=True)  # counted bars with ETA for each phase applying ops
 
     def render() -> Group:
-        parts: list[Any] = [_history_table(rows)] if rows else []
+        parts: list[Any] = [_history_table(rows, limit=8, width=err_console.size.width)] if rows else []
         if rows:
             parts.append(Text("best: ", style="bold").append(" ".join(rows[-1]["incumbent"].split())))
         parts.append(status)
+        parts.append(bars)
         return Group(*parts)
 
-    live = None if quiet else Live(render(), console=err_console, refresh_per_second=4, transient=True)
+    live = None if quiet or not err_console.is_terminal else Live(render(), console=err_console,
+                                                                   refresh_per_second=4, transient=True)
 
     def on_round(row: dict[str, Any]) -> None:
         rows.append(row)
@@ -151,7 +171,7 @@ def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str 
             live.start()
         result = evolve_family(family, config=cfg, out=out, resume=resume, rounds=rounds, cache=cache,
                                on_round=on_round, on_status=on_status, audit=not no_audit, vx_out=vx_out,
-                               progress=False, llm=llm, llm_overrides=overrides,
+                               progress=bars if live is not None else False, llm=llm, llm_overrides=overrides,
                                say=lambda m: err_console.print(m, markup=False, highlight=False))
     except (LLMUnavailable, LLMConfigError) as exc:
         raise _user_error(exc) from None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from vx.cli.common import UserError, console, dump_json, err_console, fmt_num, friendly_errors
+from vx.cli.common import UserError, console, dump_document, err_console, fmt_num, friendly_errors
 
 
 def _user_error(exc: Exception) -> UserError:
@@ -84,8 +84,9 @@ def llm_group():
 
 @llm_group.command("config")
 @click.argument("family_dir", required=False, type=click.Path(exists=True, file_okay=False))
-@click.option("--llm-model", "llm_models", multiple=True, metavar="ROLE=MODEL")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--llm-model", "llm_models", multiple=True, metavar="ROLE=MODEL",
+              help="Use MODEL for ROLE (repeatable), e.g. judge=claude-haiku-4-5.")
+@click.option("--json", "as_json", is_flag=True, help="Print the configuration as JSON (schema vx-llm-config/1).")
 @friendly_errors
 def config_cmd(family_dir, llm_models, as_json):
     """Show the role-to-model table and where each value comes from (default: the family around here)."""
@@ -93,7 +94,7 @@ def config_cmd(family_dir, llm_models, as_json):
 
     cfg = _config(_family(family_dir), llm_models)
     if as_json:
-        dump_json({**cfg.as_dict(), "sources": dict(cfg.sources), "key_set": has_credentials(),
+        dump_document("vx-llm-config/1", {**cfg.as_dict(), "sources": dict(cfg.sources), "key_set": has_credentials(),
                    "user_config": str(user_config_path())})
         return
     t = Table(title="LLM roles", title_justify="left")
@@ -112,7 +113,7 @@ def config_cmd(family_dir, llm_models, as_json):
 @llm_group.command("check")
 @click.argument("family_dir", required=False, type=click.Path(exists=True, file_okay=False))
 @click.option("--no-probe", is_flag=True, help="Only show the configuration; send no request.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the roles' states as JSON (schema vx-llm-check/1).")
 @friendly_errors
 def check_cmd(family_dir, no_probe, as_json):
     """Which roles are configured and whether their models are reachable (free: spends no tokens)."""
@@ -121,7 +122,7 @@ def check_cmd(family_dir, no_probe, as_json):
     statuses = role_status(_config(_family(family_dir)), probe=not no_probe)
     ok, line = summary_line(statuses)
     if as_json:
-        dump_json({"ok": ok, "summary": line, "roles": [s.as_dict() for s in statuses]})
+        dump_document("vx-llm-check/1", {"ok": ok, "summary": line, "roles": [s.as_dict() for s in statuses]})
     else:
         t = Table(title="LLM roles", title_justify="left")
         for c in ("role", "model", "state", "detail"):
@@ -139,12 +140,15 @@ def check_cmd(family_dir, no_probe, as_json):
 @click.argument("family_dir", required=False, type=click.Path(exists=True, file_okay=False))
 @click.option("--split", type=click.Choice(["dev", "train"]), default="dev", show_default=True,
               help="Which split to label (the locked split is never shown to the teacher).")
-@click.option("--llm-model", "llm_models", multiple=True, metavar="ROLE=MODEL")
-@click.option("--llm-budget", type=float, default=None)
+@click.option("--llm-model", "llm_models", multiple=True, metavar="ROLE=MODEL",
+              help="Use MODEL for ROLE (repeatable), e.g. teacher=claude-sonnet-4-5.")
+@click.option("--llm-budget", type=float, default=None, metavar="USD",
+              help="Stop spending after this many US dollars in this run (default: the configuration's budget).")
 @click.option("--apply", "apply_", is_flag=True,
               help="Also write the soft labels into the split's file as the items' labels (the old label is kept "
                    "in meta.label_before).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the labels and their agreement as JSON "
+              "(schema vx-llm-teach/1).")
 @friendly_errors
 def teach_cmd(family_dir, split, llm_models, llm_budget, apply_, as_json):
     """Soft labels from the teacher model, comparing each output with its golden reference.
@@ -167,7 +171,8 @@ def teach_cmd(family_dir, split, llm_models, llm_budget, apply_, as_json):
     except ValueError as exc:
         raise _user_error(exc) from None
     if as_json:
-        dump_json({"path": str(path), "records": records, "agreement": agree, "usage": usage, "applied": applied})
+        dump_document("vx-llm-teach/1", {"path": str(path), "records": records, "agreement": agree, "usage": usage,
+                                         "applied": applied})
         return
     if applied is not None:
         console.print(f"wrote {applied} soft label(s) into {fam.split(split).path}", markup=False)
@@ -190,8 +195,10 @@ def teach_cmd(family_dir, split, llm_models, llm_budget, apply_, as_json):
 @click.option("--poll", "poll_seconds", type=float, default=30.0, show_default=True, help="Seconds between polls.")
 @click.option("--max-wait", type=float, default=24 * 3600.0, show_default=True,
               help="Stop waiting after this many seconds; a later prefetch collects what is still running.")
-@click.option("--llm-model", "llm_models", multiple=True, metavar="ROLE=MODEL")
-@click.option("--llm-budget", type=float, default=None)
+@click.option("--llm-model", "llm_models", multiple=True, metavar="ROLE=MODEL",
+              help="Use MODEL for ROLE (repeatable), e.g. teacher=claude-sonnet-4-5.")
+@click.option("--llm-budget", type=float, default=None, metavar="USD",
+              help="Stop spending after this many US dollars in this run (default: the configuration's budget).")
 @friendly_errors
 def prefetch_cmd(family_dir, splits, poll_seconds, max_wait, llm_models, llm_budget):
     """Answer every judge op of a family on every item through the Message Batches API (half price) and
@@ -238,7 +245,7 @@ def _usage_line(u: dict) -> str:
 @click.argument("run")
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False),
               help="LLM cache file (default: from the configuration, ~/.cache/vx/llm.sqlite).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the usage as JSON (schema vx-llm-usage/1).")
 @friendly_errors
 def usage_cmd(run, cache_path, as_json):
     """Calls, cache hits, tokens and cost of one run: RUN is a run file (its stored record) or an LLM run id
@@ -263,7 +270,7 @@ def usage_cmd(run, cache_path, as_json):
             raise UserError(f"no LLM calls are recorded for run {run!r} in {cache.path} "
                             "(pass a run file, or the run id stored in it)")
     if as_json:
-        dump_json(u)
+        dump_document("vx-llm-usage/1", u)
         return
     t = Table(title=f"LLM usage of run {u.get('run', run)}", title_justify="left")
     for c in ("role", "model", "API calls", "cache hits", "errors", "tokens in", "tokens out", "USD"):

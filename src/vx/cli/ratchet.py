@@ -52,7 +52,7 @@ def _plan_table(p: dict[str, Any]) -> Table:
 @click.option("--schedule", default="15,8,5,2:25,25,25,25", show_default=True,
               help="Verifier phase rounds : skill phase rounds (co arms alternate them; the others run the skill "
                    "rounds' sum).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed (same seed, same run).")
 @click.option("--batch-size", type=int, default=8, show_default=True, help="Training tasks attempted per round.")
 @click.option("--capacity", type=int, default=12, show_default=True, help="Skills the bank holds at most.")
 @click.option("--route-k", type=int, default=3, show_default=True, help="Skills routed into one prompt at most.")

@@ -8,7 +8,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vx.cli.common import UserError, console, dump_json, fmt_num, friendly_errors
+from vx.cli.common import UserError, console, dump_document, fmt_num, friendly_errors
 
 
 def _open(path: str):
@@ -25,14 +25,40 @@ def runs_group() -> None:
     """Inspect evolution runs (the .vxrun.sqlite files `vx evolve` writes)."""
 
 
+def run_rows(paths) -> list[dict[str, Any]]:
+    """One summary per readable run file (unreadable ones are left out)."""
+    from vx.evolve.store import RunStore, RunStoreError
+
+    out = []
+    for p in paths:
+        try:
+            with RunStore(p) as s:
+                meta, rounds = s.meta(), s.rounds()
+        except RunStoreError:
+            continue
+        last = rounds[-1] if rounds else {}
+        cfg = meta.get("config") or {}
+        out.append({"run": str(p), "family": meta.get("family"), "status": meta.get("status"),
+                    "rounds": last.get("round"), "objective": last.get("objective"),
+                    "audit_agreement": last.get("audit_agreement"), "ablation": cfg.get("ablation"),
+                    "seed": cfg.get("seed"), "evolved": " ".join(str(last.get("incumbent", "")).split()) or None,
+                    "started": meta.get("started"), "finished": meta.get("finished"),
+                    "vx_file": meta.get("vx_file")})
+    return out
+
+
 @runs_group.command("list")
 @click.argument("directory", required=False, default="runs", type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON (schema vx-runs/1).")
 @friendly_errors
-def list_cmd(directory: str) -> None:
+def list_cmd(directory: str, as_json: bool) -> None:
     """Run files in DIRECTORY (default: runs/), newest first."""
     from vx.evolve.store import RunStoreError
 
     paths = sorted(Path(directory).glob("*.vxrun.sqlite"), key=lambda p: p.stat().st_mtime, reverse=True)
+    if as_json:
+        dump_document("vx-runs/1", {"directory": str(directory), "runs": run_rows(paths)})
+        return
     if not paths:
         console.print(f"no run files in {directory}/ (vx evolve writes runs/<family>-<time>.vxrun.sqlite)")
         return
@@ -76,12 +102,22 @@ def funnel(store) -> dict[str, int]:
 @runs_group.command("show")
 @click.argument("run", type=click.Path(exists=True, dir_okay=False))
 @click.option("--events", "show_events", is_flag=True, help="List every lifecycle event (births, rejections...).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the history, funnel and figures as JSON (schema vx-run-summary/1).")
 @friendly_errors
-def show_cmd(run: str, show_events: bool) -> None:
+def show_cmd(run: str, show_events: bool, as_json: bool) -> None:
     """History, lifecycle funnel and final figures of RUN."""
     with _open(run) as s:
         meta, rounds, summary = s.meta(), s.rounds(), s.summary()
         cfg = meta.get("config") or {}
+        if as_json:
+            doc: dict[str, Any] = {"run": run, "family": meta.get("family"), "status": meta.get("status"),
+                                   "config": cfg, "rounds": rounds, "funnel": funnel(s), "summary": summary,
+                                   "vx_file": meta.get("vx_file")}
+            if show_events:
+                doc["events"] = [e for e in s.events() if e["kind"] != "seed"]
+            dump_document("vx-run-summary/1", doc)
+            return
         console.print(f"[bold]{run}[/]  family {meta.get('family')}  status {meta.get('status')}  "
                       f"seed {cfg.get('seed')}  rounds {cfg.get('rounds')}  ablation {cfg.get('ablation') or 'none'}")
         t = Table(title="history", title_justify="left", show_edge=False)
@@ -129,7 +165,7 @@ def export_cmd(run: str, as_json: bool, no_verdicts: bool) -> None:
         if not no_verdicts:
             out["verdicts"] = s.verdicts()
             out["traces"] = s.traces()
-    dump_json(out)
+    dump_document("vx-run/1", out)
 
 
 @runs_group.command("verify")

@@ -153,6 +153,11 @@ class EvolutionResult:
     def best_text(self) -> str:
         return to_text(self.best)
 
+    def _repr_html_(self) -> str:  # notebook display (vx.evolve.html)
+        from vx.evolve.html import result_html
+
+        return result_html(self)
+
 
 @attrs.frozen
 class Round:

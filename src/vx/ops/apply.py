@@ -283,7 +283,8 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
     """Build the verdict matrix of `items` × ops (default: the pool's runnable ops, root first).
 
     jobs: worker processes (default: CPU count; 1 = in this process). cache: a VerdictCache to read
-    and fill (None = no caching). progress: show a rich progress bar (default: when stderr is a TTY).
+    and fill (None = no caching). progress: a counted bar with ETA on stderr (default: when stderr is a
+    terminal; True / False force it), or a `vx.ops.progress` reporter to draw it elsewhere.
     executor: where the items run: None / "local" (this machine, `jobs` processes), "dask", or a
     `vx.ops.executors.Executor` (e.g. `DaskExecutor("tcp://scheduler:8786")`). The matrix is the
     same whichever runs it; the cache is read and written here only.
@@ -383,34 +384,27 @@ def _stderr_is_tty() -> bool:
 
 
 class _progress:
-    """A rich progress bar over items (or nothing), as a context manager yielding `advance()`."""
+    """A counted progress bar with ETA over items (`vx.ops.progress`), as a context manager yielding
+    `advance()`. `show`: False (nothing), True (bars on stderr) or a reporter with ``task()`` (e.g. the
+    bars `vx evolve` embeds in its live display)."""
 
-    def __init__(self, show: bool, description: str, total: int) -> None:
-        self.show, self.description, self.total = show and total > 0, description, total
-        self._p = None
+    def __init__(self, show: Any, description: str, total: int) -> None:
+        from vx.ops.progress import reporter_for
+
+        self.reporter = reporter_for(bool(show) if isinstance(show, bool) or show is None else show)
+        self.description, self.total = description, total
+        self._cm: Any = None
 
     def __enter__(self) -> Callable[[], None]:
-        if not self.show:
+        if self.reporter is None or self.total <= 0:
             return lambda: None
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self._p = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                           TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True), transient=True)
-        self._p.__enter__()
-        tid = self._p.add_task(self.description, total=self.total)
-        return lambda: self._p.advance(tid)
+        self._cm = self.reporter.task(self.description, self.total)
+        advance = self._cm.__enter__()
+        return lambda: advance(1)
 
     def __exit__(self, *exc: object) -> None:
-        if self._p is not None:
-            self._p.__exit__(*exc)
+        if self._cm is not None:
+            self._cm.__exit__(*exc)
 
 
 def single(pool: OpPool, task: Mapping[str, Any], output: Any, *, timeout: float = DEFAULT_TIMEOUT,
