@@ -70,6 +70,7 @@ from vx.sandbox.report import (
     RUN_STATUSES,
     SCRIPT_STATUSES,
     CallOutcome,
+    FrameLimits,
     RunReport,
     ScriptReport,
     assemble,
@@ -87,6 +88,7 @@ __all__ = [
     "SCRIPT_STATUSES",
     "CallOutcome",
     "Detection",
+    "FrameLimits",
     "LayerStatus",
     "RunReport",
     "Sandbox",
@@ -129,6 +131,13 @@ class Sandbox:
     @property
     def detection(self) -> Detection:
         return self._detection
+
+    @property
+    def frame_limits(self) -> FrameLimits:
+        """What the parent accepts of the child's reports (from the config)."""
+        c = self.config
+        return FrameLimits(stdout_chars=c.stdout_cap, message_chars=c.message_cap,
+                           decode_bytes=c.max_decode_mb << 20)
 
     def describe(self) -> str:
         """Several lines of plain text: the layer, what it isolates, limits, why not stronger."""
@@ -219,7 +228,7 @@ class Sandbox:
         def on_frame(index: int, payload: bytes) -> bool:
             if index == 0 or stop is None:  # frame 0 is the load report
                 return False
-            outcome = call_outcome(payload, index - 1)
+            outcome = call_outcome(payload, index - 1, self.frame_limits)
             return outcome is not None and bool(stop(index - 1, outcome))
 
         raw = launch(
@@ -234,7 +243,7 @@ class Sandbox:
             hash_seed=c.hash_seed,
             tmp_root=self._tmp_root,
         )
-        return assemble(raw, len(call_list), self.layer, limits)
+        return assemble(raw, len(call_list), self.layer, limits, self.frame_limits)
 
     def run_script(self, code: str, timeout: float | None = None) -> ScriptReport:
         """Run a whole program as ``__main__``; its stdout/stderr/exit code come back as text."""
@@ -295,6 +304,7 @@ class Sandbox:
             "max_value_nodes": c.max_value_nodes,
             "max_stream_bytes": c.max_result_mb << 20,
             "max_value_bytes": (c.max_result_mb << 20) // 4,
+            "max_decode_bytes": c.max_decode_mb << 20,
             "import_paths": list(c.import_paths),
             "disk_bytes": c.disk_mb << 20,
         }

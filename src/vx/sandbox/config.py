@@ -71,6 +71,10 @@ class SandboxConfig:
     max_result_mb: int = attrs.field(default=64, validator=_positive)
     #: Nodes visited when encoding one returned value; beyond it the value is "unserializable".
     max_value_nodes: int = attrs.field(default=4_000_000, validator=_positive)
+    #: Parent memory one result frame may take to decode (an estimate made before decoding,
+    #: ``serialize.decode_cost``); the child reports larger values as "unserializable", and a
+    #: frame over it is a broken protocol (the run is "crashed").
+    max_decode_mb: int = attrs.field(default=256, validator=_positive)
     kill_grace: float = attrs.field(default=1.0, validator=_positive)
     #: Where per-candidate working directories are created (None: the system temp dir).
     #: Under bwrap with a sized tmpfs the candidate's workdir lives in memory instead, and
