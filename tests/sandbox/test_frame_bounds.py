@@ -15,9 +15,11 @@ import tracemalloc
 import pytest
 
 from vx.ops.sandbox import Sandbox, SandboxConfig
-from vx.ops.sandbox.report import FrameLimits, assemble, call_outcome
+from vx.ops.sandbox import report
+from vx.ops.sandbox.report import assemble, call_outcome
 from vx.ops.sandbox.runner import RawRun
-from vx.ops.sandbox.serialize import ProtocolError, decode_cost, decode_value, parse_frame
+from vx.ops.sandbox import serialize
+from vx.ops.sandbox.serialize import ProtocolError, decode_value, parse_frame
 
 from .conftest import FAST
 
@@ -46,7 +48,7 @@ def raw_run(*frames: bytes) -> RawRun:
 def test_a_frame_of_empty_lists_is_refused_before_it_is_decoded() -> None:
     # 2 M empty lists: ~6 MB of JSON, ~200 MB of Python objects if decoded.
     payload = call_frame("[" + ",".join(["[]"] * 2_000_000) + "]")
-    assert decode_cost(payload) > 64 << 20
+    assert serialize.decode_cost(payload) > 64 << 20
     tracemalloc.start()
     try:
         with pytest.raises(ProtocolError, match="decoding it would take"):
@@ -59,9 +61,9 @@ def test_a_frame_of_empty_lists_is_refused_before_it_is_decoded() -> None:
 
 def test_the_cost_estimate_ignores_brackets_inside_strings() -> None:
     text = json.dumps({"t": "call", "stdout": "[{," * 100_000}).encode()
-    assert decode_cost(text) < 4 * len(text)  # strings cost their size, not 300 bytes per "{"
+    assert serialize.decode_cost(text) < 4 * len(text)  # strings cost their size, not 300 bytes per "{"
     escaped = json.dumps({"s": 'a\\"[[[' + '\\' * 3}).encode()  # escapes inside: still one string
-    assert decode_cost(escaped) == decode_cost(escaped.replace(b"[", b"a"))
+    assert serialize.decode_cost(escaped) == serialize.decode_cost(escaped.replace(b"[", b"a"))
 
 
 def test_an_honest_large_value_fits_the_default_budget() -> None:
@@ -69,7 +71,7 @@ def test_an_honest_large_value_fits_the_default_budget() -> None:
 
     value = [[i, str(i), (i, -i)] for i in range(100_000)]
     payload = call_frame(harness.encode_value(value))
-    assert decode_value(parse_frame(payload, max_cost=FrameLimits().decode_bytes)["value"]) == value
+    assert decode_value(parse_frame(payload, max_cost=report.FrameLimits().decode_bytes)["value"]) == value
 
 
 def test_a_candidate_forging_a_huge_frame_crashes_its_run_and_the_parent_stays_small() -> None:
@@ -158,7 +160,7 @@ def test_malformed_call_fields_are_protocol_errors(field: str, value: str) -> No
 
 
 def test_text_fields_are_clipped_and_cleaned() -> None:
-    limits = FrameLimits(stdout_chars=100, message_chars=50, name_chars=20)
+    limits = report.FrameLimits(stdout_chars=100, message_chars=50, name_chars=20)
     payload = call_frame(
         status='"exception"', value="null", type='"' + "T" * 10_000 + '"', exc_type='"E\\ud800"',
         exc_message='"' + "m" * 10_000 + '\\udfff"', stdout='"' + "s" * 10_000 + '"',
