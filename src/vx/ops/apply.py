@@ -141,15 +141,41 @@ def run_item(ops: Sequence[Op], task: Mapping[str, Any], output: Any, timeout: f
 
 _STATE: dict[str, Any] = {}
 
+#: The parent's ends of every live worker's pipe. A forked worker inherits copies of all of them
+#: and closes them first: otherwise a worker holding another's parent end keeps that pipe open
+#: after the parent dies, so neither ever sees end of file and both live on forever.
+_PARENT_ENDS: set[Connection] = set()
 
-def _worker_main(conn: Connection) -> None:
+
+def _die_with_parent(parent: int) -> None:
+    """Ask the kernel to SIGKILL this worker when the parent dies (Linux), whatever it is doing
+    (a long op, a sandbox run): end of file on the pipe is only noticed between items."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the pipe's end of file still ends the worker
+        pass
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(0)
+
+
+def _worker_main(conn: Connection, parent: int) -> None:
+    for end in list(_PARENT_ENDS):
+        end.close()  # this process's copies only
+    _PARENT_ENDS.clear()
+    _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     jobs = _STATE["jobs"]
     ops_list = _STATE["ops"]
     tasks = _STATE["tasks"]
     timeout = _STATE["timeout"]
     while True:
-        msg = conn.recv()
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):  # the parent is gone
+            return
         if msg is None:
             return
         j, skip = msg
@@ -166,7 +192,8 @@ def _worker_main(conn: Connection) -> None:
 class _Worker:
     def __init__(self, ctx: mp.context.BaseContext) -> None:
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child,), daemon=True)
+        _PARENT_ENDS.add(self.conn)
+        self.proc = ctx.Process(target=_worker_main, args=(child, os.getpid()), daemon=True)
         self.proc.start()
         child.close()
         self.job: int | None = None
@@ -183,6 +210,7 @@ class _Worker:
         if self.proc.is_alive():
             self.proc.kill()
         self.proc.join(5)
+        _PARENT_ENDS.discard(self.conn)
         self.conn.close()
 
 

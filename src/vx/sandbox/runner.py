@@ -36,6 +36,7 @@ import selectors
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from functools import lru_cache
@@ -276,8 +277,93 @@ class UidSlots:
         raise OSError(f"all {count} private sandbox uids are in use")
 
 
+#: The janitor: a tiny process that outlives vx and removes the workdirs vx could not remove
+#: itself (vx killed with SIGKILL, an op worker killed mid-run). vx tells it "+path" before a
+#: workdir exists and "-path" after it is gone, through a pipe whose write end only vx (and the
+#: processes it forks: op workers) holds; at that pipe's end of file (every holder is dead)
+#: it removes whatever is still registered, then exits. Sandboxed children never get the pipe
+#: (close_fds), and the janitor runs in its own session (Ctrl-C does not reach it).
+JANITOR = (
+    "import os,shutil,stat\n"
+    "def fix(f,p,e):\n"
+    " try:\n"
+    "  os.chmod(os.path.dirname(p) or p,0o700);os.chmod(p,0o700)\n"
+    "  shutil.rmtree(p,ignore_errors=True) if os.path.isdir(p) and not os.path.islink(p) else os.unlink(p)\n"
+    " except OSError:pass\n"
+    "live=set();buf=b''\n"
+    "while True:\n"
+    " try:c=os.read(0,65536)\n"
+    " except InterruptedError:continue\n"
+    " if not c:break\n"
+    " *lines,buf=(buf+c).split(b'\\n')\n"
+    " for l in lines:\n"
+    "  (live.add if l[:1]==b'+' else live.discard)(l[1:])\n"
+    "for p in live:\n"
+    " try:shutil.rmtree(os.fsdecode(p),onerror=fix)\n"
+    " except OSError:pass\n"
+)
+
+_janitor_lock = threading.Lock()
+_janitor: dict[str, Any] = {}
+
+
+def _janitor_fd() -> int | None:
+    """The write end of the janitor's pipe (started on first use; restarted if it died)."""
+    with _janitor_lock:
+        fd = _janitor.get("fd")
+        if fd is not None and (_janitor["owner"] != os.getpid() or _janitor["proc"].poll() is None):
+            return fd  # ours and alive, or inherited through fork (a dead one shows as EPIPE)
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        read_end, write_end = os.pipe()
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-S", "-s", "-B", "-c", JANITOR], stdin=read_end, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True, cwd="/",
+            )
+        except OSError:
+            os.close(write_end)
+            return None
+        finally:
+            os.close(read_end)
+        _janitor.update(fd=write_end, proc=proc, owner=os.getpid())
+        return write_end
+
+
+def _tell_janitor(mark: str, path: str) -> None:
+    line = os.fsencode(mark + path) + b"\n"
+    if b"\n" in line[:-1] or len(line) > 4096:  # not expressible on one line: vx alone cleans it
+        return
+    fd = _janitor_fd()
+    if fd is None:
+        return
+    try:
+        os.write(fd, line)  # one write below PIPE_BUF: atomic among vx's processes
+    except OSError:  # the janitor died: the next workdir starts a new one
+        with _janitor_lock:
+            if _janitor.get("fd") == fd:
+                _janitor.clear()
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+
 def make_workdir(tmp_root: str | None, owner: tuple[int, int] | None) -> str:
-    path = tempfile.mkdtemp(prefix="vx-sb-", dir=tmp_root)
+    base = tmp_root or tempfile.gettempdir()
+    for _ in range(100):
+        path = os.path.join(base, "vx-sb-" + os.urandom(6).hex())
+        _tell_janitor("+", path)  # before it exists: no moment where vx could die and leave it
+        try:
+            os.mkdir(path, 0o700)
+            break
+        except FileExistsError:
+            continue
+    else:  # pragma: no cover - 48 random bits collide 100 times
+        raise FileExistsError(f"cannot create a sandbox workdir in {base}")
     if owner is not None:
         os.chown(path, *owner)
     os.chmod(path, 0o700)
@@ -302,6 +388,7 @@ def remove_workdir(path: str) -> None:
             pass
 
     shutil.rmtree(path, onerror=fix)
+    _tell_janitor("-", path)
 
 
 def launch(
