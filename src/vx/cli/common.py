@@ -21,6 +21,18 @@ def _width() -> int | None:
     return int(os.environ.get("COLUMNS", 0)) or 140
 
 
+def esc(text: Any) -> str:
+    """Data (op messages, item ids, errors, anything a candidate or a file may have written) for
+    printing inside Rich markup: markup escaped, control characters and unpaired surrogates
+    neutralised (``vx.text.printable``). Every interpolation of data into printed markup goes
+    through this, including table cells (which Rich also reads as markup)."""
+    from rich.markup import escape
+
+    from vx.text import printable
+
+    return escape(printable(str(text)))
+
+
 console = Console(highlight=False, width=_width())
 err_console = Console(stderr=True, highlight=False, width=_width())
 
@@ -31,7 +43,7 @@ class UserError(click.ClickException):
     exit_code = 2
 
     def show(self, file: Any = None) -> None:
-        err_console.print(f"[bold red]error:[/] {self.message}", markup=True, highlight=False)
+        err_console.print(f"[bold red]error:[/] {esc(self.message)}", markup=True, highlight=False)
 
 
 def friendly_errors(fn: Callable) -> Callable:

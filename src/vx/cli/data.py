@@ -10,7 +10,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vx.cli.common import UserError, console, err_console
+from vx.cli.common import UserError, console, err_console, esc
 
 
 @contextmanager
@@ -28,18 +28,18 @@ def _progress_bars() -> Iterator[Any]:
 
 
 def _report(report: Any) -> None:
-    table = Table(title=f"family written to {report.out_dir}", title_justify="left")
+    table = Table(title=f"family written to {esc(report.out_dir)}", title_justify="left")
     table.add_column("what")
     table.add_column("value", overflow="fold")
     for key, value in report.counts.items():
-        table.add_row(key, str(value))
+        table.add_row(esc(key), esc(value))
     for key in ("sandbox_layer", "spec_drift_tasks_kept", "renamed_tasks", "solution_flags",
                 "tasks_without_literal_test_inputs", "tasks_with_failing_reference", "operators"):
         if key in report.provenance:
-            table.add_row(key, str(report.provenance[key]))
+            table.add_row(esc(key), esc(report.provenance[key]))
     console.print(table)
     for note in report.notes:
-        err_console.print(f"[yellow]note:[/] {note}")
+        err_console.print(f"[yellow]note:[/] {esc(note)}")
 
 
 def _wrap_errors(fn: Any, *args: Any, **kwargs: Any) -> Any:

@@ -7,7 +7,7 @@ import sys
 import click
 from rich.table import Table
 
-from vx.cli.common import (UserError, cache_options, console, dump_json, err_console, fmt_num, friendly_errors,
+from vx.cli.common import (UserError, cache_options, console, dump_json, err_console, esc, fmt_num, friendly_errors,
                            open_cache, run_options)
 
 
@@ -49,7 +49,7 @@ def print_failures(app) -> None:
     for c in ("op", "kind", "items", "first item", "error"):
         t.add_column(c)
     for r in rows:
-        t.add_row(r["op"], r["kind"], str(r["count"]), r["example_item"], r["example_error"])
+        t.add_row(esc(r["op"]), r["kind"], str(r["count"]), esc(r["example_item"]), esc(r["example_error"]))
     console.print(t)
 
 
@@ -128,13 +128,13 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, html_path, fa
     if as_json:
         dump_json(ev.as_dict())  # a superset of the rows above: every op's verdict, the trace, the output
     else:
-        console.print(f"[bold]vx eval[/] {expr_path} — family [cyan]{fam.name}[/], split [cyan]{dataset}[/] "
+        console.print(f"[bold]vx eval[/] {esc(expr_path)} — family [cyan]{esc(fam.name)}[/], split [cyan]{dataset}[/] "
                       f"({len(split)} items)")
         from vx.dsl.printer import to_text
 
-        console.print(f"expression: [green]{to_text(verifier.expr, width=10_000)}[/]")
+        console.print(f"expression: [green]{esc(to_text(verifier.expr, width=10_000))}[/]")
         for line in verifier.pool.describe_environment():
-            console.print(f"[dim]{line}[/]")
+            console.print(f"[dim]{esc(line)}[/]")
         if agr:
             t = Table(title="agreement with labels (abstain counts as pass)", title_justify="left")
             for c in ("accuracy", "recall-weighted", "balanced acc", "fail recall", "pass recall", "κ", "coverage"):
@@ -159,7 +159,7 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, html_path, fa
             t.add_column(c, justify="left" if c in ("op", "tier") else "right", no_wrap=True,
                          min_width=widest if c == "op" else None)
         for s in summ:
-            t.add_row(*(s.op + (" (root)" if s.op == verifier.pool.root_name else ""), tiers.get(s.op, "?"),
+            t.add_row(*(esc(s.op) + (" (root)" if s.op == verifier.pool.root_name else ""), tiers.get(s.op, "?"),
                         fmt_num(s.coverage), fmt_num(s.fire_rate), fmt_num(s.accuracy), str(s.n_labeled),
                         fmt_num(s.overlaps), fmt_num(s.conflicts))[:len(cols)])
         console.print(t)
@@ -170,13 +170,13 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, html_path, fa
                 t.add_column(c, overflow="fold")
             for r in disagree[:show]:
                 fired = "; ".join(f"{f['op']}: {f['message']}" if f["message"] else f["op"] for f in r["fired"])
-                t.add_row(r["id"], r["label"], r["verdict"], fired or "—")
+                t.add_row(esc(r["id"]), r["label"], r["verdict"], esc(fired) if fired else "—")
             console.print(t)
         elif agr:
             console.print("no disagreements")
         print_failures(app)
         console.print(f"[dim]{app.calls} op calls, {app.cache_hits} cached, {app.seconds:.1f}s"
-                      + (f" · cache {cache.path}" if cache else " · cache off") + "[/]")
+                      + (f" · cache {esc(cache.path)}" if cache else " · cache off") + "[/]")
     if fail_under is not None:
         if agr is None:
             err_console.print("--fail-under needs a labeled split (dev or locked)")

@@ -29,6 +29,7 @@ from vx.ops.cache import VerdictCache, item_hash
 from vx.ops.core import Context, Op, Result
 from vx.ops.item import Item
 from vx.ops.pool import OpPool
+from vx.text import clean
 
 DEFAULT_TIMEOUT = 10.0  # seconds per op call
 KILL_GRACE = 2.0  # extra seconds before a worker that ignores the soft timeout is killed
@@ -117,7 +118,9 @@ def _can_alarm() -> bool:
 
 
 def _clip(text: str, n: int = 500) -> str:
-    text = str(text)
+    """Op messages and errors as vx keeps them: clipped, and valid Unicode (an op may quote the
+    candidate, whose text can carry unpaired surrogates that no cache or terminal accepts)."""
+    text = clean(str(text))
     return text if len(text) <= n else text[: n - 1] + "…"
 
 

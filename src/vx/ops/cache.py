@@ -22,6 +22,8 @@ from typing import Any
 
 import attrs
 
+from vx.text import clean
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS verdicts (
     op TEXT NOT NULL,
@@ -47,7 +49,8 @@ def default_cache_path() -> Path:
 def item_hash(task: Mapping[str, Any], output: Any) -> str:
     """Content hash of what an op sees: the task and the output (not the item id or label)."""
     blob = json.dumps([task, output], sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+    # surrogatepass: an output may hold unpaired surrogates (valid text hashes as before)
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 @attrs.frozen
@@ -103,6 +106,8 @@ class VerdictCache:
     def put_many(self, rows: Iterable[tuple[str, str, str, int, str, float, str | None]]) -> None:
         """Store (op, version, item_hash, verdict, message, duration, error) rows."""
         now = time.time()
+        rows = [(op, version, item, verdict, clean(message or ""), duration, None if error is None else clean(error))
+                for op, version, item, verdict, message, duration, error in rows]
         self._db.execute("BEGIN IMMEDIATE")
         try:
             self._db.executemany(
