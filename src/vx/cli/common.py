@@ -51,23 +51,16 @@ def friendly_errors(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from vx.dsl.parse import VxSyntaxError
         from vx.errors import VxError
-        from vx.ops.core import OpError
-        from vx.families.family import FamilyError
 
         try:
             return fn(*args, **kwargs)
-        except VxSyntaxError as exc:
-            raise UserError(str(exc)) from None
-        except (FamilyError, OpError) as exc:
+        except VxError as exc:  # every error vx raises on purpose: the message is for people
             raise UserError(str(exc)) from None
         except FileNotFoundError as exc:
             raise UserError(f"{exc.filename}: no such file") from None
         except KeyError as exc:  # unknown op / item names carry a readable message
             raise UserError(str(exc.args[0]) if exc.args else str(exc)) from None
-        except VxError as exc:  # every other error vx raises on purpose: its message is for people
-            raise UserError(str(exc)) from None
 
     return wrapper
 

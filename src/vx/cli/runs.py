@@ -178,6 +178,8 @@ def verify_cmd(run: str) -> None:
 
     bad = 0
     with _open(run) as s:
+        if not s.rounds():
+            raise UserError(f"{run}: no rounds recorded; there is nothing to verify")
         t = Table(title="recorded vs recomputed", title_justify="left", show_edge=False)
         for col in ("round", "objective", "recomputed", "A_dev", "recomputed", "A_train", "recomputed", ""):
             t.add_column(col, justify="right")
