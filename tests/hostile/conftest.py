@@ -43,3 +43,44 @@ def code_family(root: Path, task_ids: tuple[str, ...], outputs: dict[str, list[t
             lines.append(json.dumps(row) + "\n")
         (fam / f"{split}.jsonl").write_text("".join(lines), encoding="utf-8")
     return fam
+
+
+def first_module(*names: str):
+    """The first importable module of ``names`` (the package layout moved once; tests follow)."""
+    import importlib
+
+    for name in names:
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    raise ImportError(f"none of {names} can be imported")
+
+
+def sandbox_api():
+    return first_module("vx.sandbox", "vx.ops.sandbox")
+
+
+def exec_module():
+    """The code family's module holding the process-wide sandbox of its exec ops."""
+    for name in ("vx.families.code.ops.execution", "vx.families.code.ops.exec", "vx.families.code.ops",
+                 "vx.ops.packs.code.ops"):
+        try:
+            mod = first_module(name)
+        except ImportError:
+            continue
+        if hasattr(mod, "_sandbox_instance"):
+            return mod
+    raise ImportError("no module of the code family holds _sandbox_instance")
+
+
+def groundtruth_module():
+    return first_module("vx.families.code.data.groundtruth", "vx.ops.packs.code.groundtruth")
+
+
+def tasks_module():
+    return first_module("vx.families.code.data.tasks", "vx.ops.packs.code.tasks")
+
+
+def family_module():
+    return first_module("vx.families.family", "vx.ops.families")
