@@ -58,13 +58,12 @@ def first_module(*names: str):
 
 
 def sandbox_api():
-    return first_module("vx.sandbox", "vx.ops.sandbox")
+    return first_module("vx.sandbox")
 
 
 def exec_module():
     """The code family's module holding the process-wide sandbox of its exec ops."""
-    for name in ("vx.families.code.ops.execution", "vx.families.code.ops.exec", "vx.families.code.ops",
-                 "vx.ops.packs.code.ops"):
+    for name in ("vx.families.code.ops.run", "vx.families.code.ops.exec", "vx.families.code.ops"):
         try:
             mod = first_module(name)
         except ImportError:
@@ -75,12 +74,12 @@ def exec_module():
 
 
 def groundtruth_module():
-    return first_module("vx.families.code.data.groundtruth", "vx.ops.packs.code.groundtruth")
+    return first_module("vx.families.code.data.groundtruth")
 
 
 def tasks_module():
-    return first_module("vx.families.code.data.tasks", "vx.ops.packs.code.tasks")
+    return first_module("vx.families.code.data.tasks")
 
 
 def family_module():
-    return first_module("vx.families.family", "vx.ops.families")
+    return first_module("vx.families.family")

@@ -64,7 +64,7 @@ def _wait(predicate, within: float) -> bool:
 
 
 def test_killing_vx_eval_leaves_no_worker_sandbox_or_workdir(tmp_path: Path) -> None:
-    pytest.importorskip("vx.ops.sandbox")
+    pytest.importorskip("vx.sandbox")
     dev = [("HumanEval/53", SLOW_ADD, "pass")] * 5 + [("HumanEval/53", WRONG_ADD, "fail")] * 5
     fam = code_family(tmp_path, ("HumanEval/53",), {"dev": dev, "train": dev[:1], "locked": dev[:2]})
     # a temp dir of its own that the sandbox account can traverse (pytest's is private to root)

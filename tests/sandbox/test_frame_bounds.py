@@ -14,12 +14,12 @@ import tracemalloc
 
 import pytest
 
-from vx.ops.sandbox import Sandbox, SandboxConfig
-from vx.ops.sandbox import report
-from vx.ops.sandbox.report import assemble, call_outcome
-from vx.ops.sandbox.runner import RawRun
-from vx.ops.sandbox import serialize
-from vx.ops.sandbox.serialize import ProtocolError, decode_value, parse_frame
+from vx.sandbox import Sandbox, SandboxConfig
+from vx.sandbox import report
+from vx.sandbox.report import assemble, call_outcome
+from vx.sandbox.runner import RawRun
+from vx.sandbox import serialize
+from vx.sandbox.serialize import ProtocolError, decode_value, parse_frame
 
 from .conftest import FAST
 
@@ -67,7 +67,7 @@ def test_the_cost_estimate_ignores_brackets_inside_strings() -> None:
 
 
 def test_an_honest_large_value_fits_the_default_budget() -> None:
-    from vx.ops.sandbox import harness
+    from vx.sandbox import harness
 
     value = [[i, str(i), (i, -i)] for i in range(100_000)]
     payload = call_frame(harness.encode_value(value))

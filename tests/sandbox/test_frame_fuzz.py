@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vx.ops.sandbox import harness
-from vx.ops.sandbox.report import RUN_STATUSES, assemble, call_outcome
-from vx.ops.sandbox.runner import RawRun
-from vx.ops.sandbox.serialize import ProtocolError, decode_value, parse_frame
+from vx.sandbox import harness
+from vx.sandbox.report import RUN_STATUSES, assemble, call_outcome
+from vx.sandbox.runner import RawRun
+from vx.sandbox.serialize import ProtocolError, decode_value, parse_frame
 
 LOAD = {"t": "load", "status": "ok", "stdout": "", "stdout_truncated": False, "exc_type": None,
         "exc_message": None, "line": None}

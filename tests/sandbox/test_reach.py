@@ -23,7 +23,7 @@ import uuid
 
 import pytest
 
-from vx.ops.sandbox import Sandbox, SandboxConfig
+from vx.sandbox import Sandbox, SandboxConfig
 
 from .conftest import FAST, sandbox_for
 
@@ -183,7 +183,7 @@ def test_known_limits_are_described(sb: Sandbox) -> None:
 def test_a_layer_without_seccomp_or_private_uids_names_its_holes(any_sb: Sandbox) -> None:
     import attrs
 
-    from vx.ops.sandbox.layers import LIMIT_TEXT, known_limits
+    from vx.sandbox.layers import LIMIT_TEXT, known_limits
 
     d = any_sb.detection
     weak = attrs.evolve(d, plan=attrs.evolve(d.plan, layer="rlimits", seccomp=None, private_uids=None,
