@@ -70,23 +70,19 @@ LOAD_NO_ENTRY = _load("no_entry_point", "null", '"no callable named add is defin
 WRONG_ADD = "def add(x: int, y: int):\n    return x - y\n"
 WRONG_UNIQUE = "def unique(l: list):\n    return sorted(l)\n"  # keeps duplicates
 
-#: Item 1 of issue 15 (abstain-to-pass in the exec ops): open until the ops treat what the candidate
-#: did to prevent judging as evidence against it.
-ABSTAIN_TO_PASS = "issue 15 item 1: an exec op abstains when the candidate prevents judging"
-
 ATTACKS: list[Attack] = [
     # --- the entry point disappears after the static root saw it (abstain-to-pass) -------------
-    Attack("del-entry-point", ADD, WRONG_ADD + "del add\n", "deletes the entry point after defining it", open_issue=ABSTAIN_TO_PASS),
-    Attack("globals-pop", ADD, WRONG_ADD + "globals().pop('add')\n", "removes the entry point through globals()", open_issue=ABSTAIN_TO_PASS),
-    Attack("rebind-to-object", ADD, WRONG_ADD + "add = object()\n", "rebinds the entry point to a non-callable", open_issue=ABSTAIN_TO_PASS),
+    Attack("del-entry-point", ADD, WRONG_ADD + "del add\n", "deletes the entry point after defining it"),
+    Attack("globals-pop", ADD, WRONG_ADD + "globals().pop('add')\n", "removes the entry point through globals()"),
+    Attack("rebind-to-object", ADD, WRONG_ADD + "add = object()\n", "rebinds the entry point to a non-callable"),
     Attack("rebind-through-globals", ADD, WRONG_ADD + "globals()['add'] = 5\n",
-           "rebinds the entry point to a number, invisibly to the AST", open_issue=ABSTAIN_TO_PASS),
-    Attack("exec-del", ADD, WRONG_ADD + "exec('del add')\n", "deletes the entry point from a string of code", open_issue=ABSTAIN_TO_PASS),
+           "rebinds the entry point to a number, invisibly to the AST"),
+    Attack("exec-del", ADD, WRONG_ADD + "exec('del add')\n", "deletes the entry point from a string of code"),
     # --- forged result streams ----------------------------------------------------------------------
     Attack("forged-syntax-error", ADD, FORGE + WRONG_ADD + f"_forge({LOAD_SYNTAX}, {DONE})\n",
-           "forges a complete stream claiming the code does not compile", open_issue=ABSTAIN_TO_PASS),
+           "forges a complete stream claiming the code does not compile"),
     Attack("forged-no-entry-point", ADD, FORGE + WRONG_ADD + f"_forge({LOAD_NO_ENTRY}, {DONE})\n",
-           "forges a complete stream claiming there is no entry point", open_issue=ABSTAIN_TO_PASS),
+           "forges a complete stream claiming there is no entry point"),
     Attack("forged-huge-duration", ADD, FORGE + WRONG_ADD + (
         "_forge(" + LOAD_OK + ", b'{\"t\":\"call\",\"i\":0,\"status\":\"ok\",\"value\":5,\"type\":\"int\",\"exc_type\":null,"
         "\"exc_message\":null,\"stdout\":\"\",\"stdout_truncated\":false,\"duration\":1" + "0" * 400 +
@@ -203,7 +199,7 @@ ATTACKS: list[Attack] = [
         """), "a list subclass that iterates and compares as the expected value"),
     Attack("nan", ADD, "def add(x: int, y: int):\n    return float('nan')\n", "returns NaN"),
     Attack("huge-int", ADD, "def add(x: int, y: int):\n    return 10 ** 5000 + x - y\n",
-           "returns an int too long for repr() in the parent", open_issue=ABSTAIN_TO_PASS),
+           "returns an int too long for repr() in the parent"),
     Attack("deep-value", UNIQUE, _src(
         """
         def unique(l: list):
