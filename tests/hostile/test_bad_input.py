@@ -16,9 +16,6 @@ from vx.cli.main import main
 
 from .conftest import EXAMPLE
 
-# Written as the attacks before the fixes (issue 15 item 6 lands after the families restructure).
-pytestmark = pytest.mark.xfail(reason="issue 15 item 6: not implemented yet", strict=False)
-
 
 @pytest.fixture
 def fam(tmp_path: Path) -> Path:
@@ -211,3 +208,30 @@ def test_cache_that_is_not_a_vx_cache(fam: Path, tmp_path: Path, content: bytes 
     res = run("eval", fam / "seed.vx", "--family", fam, "-d", "locked", "-j", "1", "--cache", cache)
     assert_error(res, str(cache), "not a vx verdict cache")
     assert cache.read_bytes() == before, "vx wrote into a file that is not its cache"
+
+
+def test_an_environment_error_is_not_served_from_the_cache(tiny_family: Path, tmp_path: Path) -> None:
+    """An op that fails because something is missing (an optional dependency) is not cached: after the
+    fix, the next run computes the verdict instead of repeating the failure."""
+    marker = tmp_path / "installed"
+    (tiny_family / "ops.py").write_text((tiny_family / "ops.py").read_text() + f"""
+
+@op(detects="needs_extra")
+def needs_extra(task, output, ctx):
+    \"\"\"Needs an optional dependency.\"\"\"
+    import os
+    if not os.path.exists({str(marker)!r}):
+        from vx.errors import MissingDependency
+        raise MissingDependency("needs_extra needs a package: pip install 'vx-verifiers[extra]'")
+    return drawback("found it")
+""")
+    (tiny_family / "x.vx").write_text("(any needs_extra)\n")
+    cache = tmp_path / "cache.sqlite"
+    args = ["eval", tiny_family / "x.vx", "-d", "dev", "-j", "1", "--cache", cache]
+    first = run(*args)
+    assert first.exit_code == 3 and "vx-verifiers[extra]" in " ".join(first.output.split()), first.output
+    marker.write_text("yes")
+    second = run(*args, "--json")
+    assert second.exit_code == 0, second.output
+    data = json.loads(second.output)
+    assert data["failures"] == [] and all(item["verdict"] == "fail" for item in data["items"])

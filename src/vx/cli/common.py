@@ -65,6 +65,41 @@ def friendly_errors(fn: Callable) -> Callable:
     return wrapper
 
 
+class _Number(click.ParamType):
+    """A finite number within bounds (click's FloatRange lets nan and inf through)."""
+
+    def __init__(self, kind: type, low: float | None = None, high: float | None = None, low_open: bool = False) -> None:
+        self.kind, self.low, self.high, self.low_open = kind, low, high, low_open
+        lo = "" if low is None else (f"> {low:g}" if low_open else f">= {low:g}")
+        hi = "" if high is None else f"<= {high:g}"
+        self.name = f"{'integer' if kind is int else 'number'} {' and '.join(x for x in (lo, hi) if x)}".strip()
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, self.kind) and not isinstance(value, bool):
+            number = value
+        else:
+            try:
+                number = self.kind(value)
+            except (TypeError, ValueError):
+                self.fail(f"{value!r} is not {'an integer' if self.kind is int else 'a number'}", param, ctx)
+        if isinstance(number, float) and not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if self.low is not None and (number < self.low or (self.low_open and number == self.low)):
+            self.fail(f"{value!r} must be {self.name.split(' ', 1)[1]}", param, ctx)
+        if self.high is not None and number > self.high:
+            self.fail(f"{value!r} must be {self.name.split(' ', 1)[1]}", param, ctx)
+        return number
+
+
+#: Option types that refuse nonsense before anything runs (`-j 0`, `--timeout -1`, `--rounds -2`, nan).
+POSITIVE_INT = _Number(int, 1)
+COUNT = _Number(int, 0)
+POSITIVE = _Number(float, 0, low_open=True)
+NON_NEGATIVE = _Number(float, 0)
+FRACTION = _Number(float, 0, 1)
+FINITE = _Number(float)
+
+
 def cache_options(fn: Callable) -> Callable:
     fn = click.option("--no-cache", is_flag=True, help="Do not read or write the verdict cache.")(fn)
     fn = click.option("--cache", "cache_path", type=click.Path(dir_okay=False),
@@ -73,9 +108,9 @@ def cache_options(fn: Callable) -> Callable:
 
 
 def run_options(fn: Callable) -> Callable:
-    fn = click.option("--timeout", type=float, default=10.0, show_default=True,
+    fn = click.option("--timeout", type=POSITIVE, default=10.0, show_default=True,
                       help="Time limit per op call, in seconds.")(fn)
-    fn = click.option("--jobs", "-j", type=int, default=None, help="Worker processes (default: CPU count).")(fn)
+    fn = click.option("--jobs", "-j", type=POSITIVE_INT, default=None, help="Worker processes (default: CPU count).")(fn)
     return fn
 
 

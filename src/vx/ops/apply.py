@@ -355,8 +355,6 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
             arr[r, c] = hit.verdict
             if hit.message:
                 messages[(it.id, o.name)] = hit.message
-            if hit.error:
-                failures.append(OpFailure(it.id, o.name, "error", hit.error))
         if need:
             if root is not None and 0 not in need:
                 need.insert(0, 0)  # the root re-runs so that the others find its artifact in ctx
@@ -381,7 +379,8 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
                 messages[(it.id, o.name)] = out.message
             if out.error:
                 failures.append(OpFailure(it.id, o.name, out.kind or "error", out.error))
-            if cache is not None and not o.uses_llm and out.kind != "timeout" and out.kind != "died":
+            # only verdicts are cached: a failure may be the environment's (a missing dependency)
+            if cache is not None and not o.uses_llm and out.error is None:
                 to_cache.append((o.name, o.version, hashes[r], out.verdict, out.message, out.duration, out.error))
         if cache is not None and len(to_cache) >= 500:
             cache.put_many(to_cache)
