@@ -64,6 +64,18 @@ FAMILY_SCHEMA: dict[str, Any] = {
         },
         "provenance": {"type": "object", "description": "How the family was built (free form)."},
         "llm": {"type": "object", "description": "The family's LLM role table (see docs: LLM roles)."},
+        "ratchet": {
+            "type": "object",
+            "description": "Settings of the skill loop (vx ratchet): how to prompt the solver, ground truth.",
+            "additionalProperties": False,
+            "properties": {
+                "kind": {"type": "string", "description": "code, sql, report or generic (default: from packs)."},
+                "ground_truth": {"type": "string", "minLength": 1, "description": "file.py:function"},
+                "solver_system": {"type": "string"},
+                "format_contract": {"type": "string"},
+                "final_rounds": {"type": "integer", "minimum": 0},
+            },
+        },
     },
 }
 
