@@ -47,7 +47,7 @@ FORGE = _src(
     import os as _os
     def _forge(*bodies):
         data = b"".join(len(b).to_bytes(4, "big") + b for b in bodies)
-        for fd in range(3, 64):
+        for fd in range(3, 4096):
             try:
                 _os.write(fd, data)
             except OSError:
@@ -139,7 +139,7 @@ ATTACKS: list[Attack] = [
     Attack("closed-result-fd", ADD, _src(
         """
         import os
-        for fd in range(3, 64):
+        for fd in range(3, 4096):
             try:
                 os.close(fd)
             except OSError:
@@ -149,7 +149,7 @@ ATTACKS: list[Attack] = [
         """
         import os
         null = os.open("/dev/null", os.O_WRONLY)
-        for fd in range(3, 64):
+        for fd in range(3, 4096):
             if fd != null:
                 try:
                     os.dup2(null, fd)

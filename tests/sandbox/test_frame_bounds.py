@@ -85,7 +85,7 @@ def test_a_candidate_forging_a_huge_frame_crashes_its_run_and_the_parent_stays_s
                b'],"type":"list","exc_type":null,"exc_message":null,"stdout":"","stdout_truncated":false,' \\
                b'"duration":0.0,"args_after":null}'
         out = b''.join(len(f).to_bytes(4, 'big') + f for f in (BODY, CALL, b'{"t":"done"}'))
-        for fd in range(3, 64):
+        for fd in range(3, 4096):
             try:
                 os.write(fd, out)
                 break

@@ -119,7 +119,11 @@ def open_cache(cache_path: str | None, no_cache: bool):
         return None
     from vx.ops.cache import VerdictCache
 
-    return VerdictCache(cache_path)
+    cache = VerdictCache(cache_path)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:  # closed with the command (its database files are not left open)
+        ctx.call_on_close(cache.close)
+    return cache
 
 
 def fmt_num(x: Any, digits: int = 3) -> str:
