@@ -60,6 +60,10 @@ def layer(request, monkeypatch):
     mod = exec_module()
     sb = layer_sandbox(request.param, per_call_timeout=mod.EXAMPLE_CALL_TIMEOUT, total_timeout=mod.RUN_TIMEOUT)
     monkeypatch.setattr(mod, "_sandbox_instance", sb)
+    if hasattr(mod, "_runs"):  # runs are remembered by code and probes: each layer must run its own
+        import collections
+
+        monkeypatch.setattr(mod, "_runs", collections.OrderedDict())
     return request.param
 
 

@@ -23,7 +23,7 @@ import uuid
 
 import pytest
 
-from vx.sandbox import Sandbox, SandboxConfig
+from vx.sandbox import LAYERS, Sandbox, SandboxConfig
 
 from .conftest import FAST, sandbox_for
 
@@ -142,7 +142,7 @@ FORK_BOMB = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("layer", ["bwrap", "unshare", "rlimits"])
+@pytest.mark.parametrize("layer", LAYERS)
 def test_a_fork_bomb_does_not_starve_a_concurrent_candidate(layer: str) -> None:
     sandbox_for(layer)  # skips when the layer is unavailable
     sb = Sandbox(SandboxConfig(layer=layer, per_call_timeout=4.0, total_timeout=10.0, kill_grace=0.5))

@@ -386,7 +386,7 @@ def known_limits(detection: Detection) -> tuple[str, ...]:
         holes.append("unix-sockets")
     if not detection.userns and plan.private_uids is None:
         holes.append("shared-nproc")
-    if plan.layer != "bwrap" and plan.landlock is None:
+    if plan.layer in ("unshare", "rlimits") and plan.landlock is None:
         holes.append("host-files")
     return tuple(holes)
 
