@@ -88,6 +88,11 @@ def sandbox_section(measure: bool = True) -> list[Check]:
         )
     checks.append(Check("sandbox python", "info", d.python_note))
     checks.append(Check("seccomp", "info", d.seccomp))
+    from vx.sandbox.layers import LIMIT_TEXT
+
+    for hole in sb.known_limits():  # tested holes of this layer on this machine (tests/sandbox/test_reach.py)
+        checks.append(Check("known limit", "warn", LIMIT_TEXT[hole].removeprefix(f"known limit ({hole}): ")
+                            + f" [{hole}]" + (f" ({d.uid_note})" if hole == "shared-nproc" and d.uid_note else "")))
     if measure:
         try:
             ms = sb.measure_overhead(runs=5)

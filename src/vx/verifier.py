@@ -165,7 +165,9 @@ class Verifier:
         """
         fam = family if isinstance(family, Family) else Family(family or find_family_dir(path))
         pool = pool_for_vx(path, fam)
-        text = Path(path).read_text(encoding="utf-8")
+        from vx.dsl.vxfile import read_text
+
+        text = read_text(path)  # strict UTF-8: a binary or Latin-1 file is a VxFileError naming it
         return cls(parse(text, filename=str(path), known_ops=pool.names), pool, fam.tasks, family=fam)
 
     @classmethod

@@ -20,7 +20,7 @@ LAYERS = (
     ("vx.llm", "vx.sandbox"),
     "vx.dsl",
     ("vx.grammar", "vx.pages"),
-    "vx.errors",
+    ("vx.errors", "vx.text"),
 )
 
 #: Inside every family: the pack assembles ops and data; data (builders, ground truth) may use the

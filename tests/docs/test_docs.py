@@ -79,6 +79,17 @@ CHANGED: dict[str, str] = {
     # outputs that no longer matched what the command prints (re-run and pasted)
     "├── uncited_claims  CLEAN  — all 3 claim sentences cite cards": "dc-01#0 holds filler sentences "
     "(boilerplate_padding), which uncited_claims now reports: report.md shows today's output",
+    # issue 15 (hostile outputs)
+    "deny-list, applied in the rlimits layer": "the seccomp deny-list now applies to the unshare layer too "
+    "(host UNIX sockets): sandbox.md shows today's vx doctor",
+    "so killing it ends every process in the namespace. Plus Landlock (below).": "the unshare layer also "
+    "applies the seccomp deny-list now: sandbox.md",
+    "(no sockets except `AF_UNIX`,": "no socket() at all now (host UNIX sockets), and a uid per concurrent "
+    "candidate as root: sandbox.md",
+    "validated strictly in the parent; anything malformed": "frames are bounded too (decode memory, hash "
+    "floods, a deadline): sandbox.md, hostile.md",
+    "which the `rlimits` layer refuses through seccomp but the `unshare` layer does not": "the unshare layer "
+    "refuses chmod too now (the same seccomp filter); known limits are named: sandbox.md",
 }
 
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")

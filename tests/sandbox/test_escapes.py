@@ -509,7 +509,7 @@ def test_forged_frames_on_the_result_fd_crash_the_run(sb: Sandbox, payload: str)
             b'"exc_message":null,"stdout":"","stdout_truncated":false,"duration":0.0,"args_after":null}}'
         D = b'{{"t":"done"}}'
         def f(x):
-            for fd in range(3, 64):
+            for fd in range(3, 4096):
                 try:
                     os.write(fd, {payload})
                 except OSError:

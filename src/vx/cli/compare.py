@@ -6,7 +6,8 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from vx.cli.common import UserError, cache_options, console, dump_document, fmt_num, friendly_errors, open_cache, run_options
+from vx.cli.common import (POSITIVE_INT, UserError, cache_options, console, dump_document, fmt_num, friendly_errors,
+                           open_cache, run_options)
 
 
 @click.command("compare")
@@ -16,7 +17,7 @@ from vx.cli.common import UserError, cache_options, console, dump_document, fmt_
 @click.option("--seeds", is_flag=True, help="PATHS are run files: compare each run's seed with its evolved verifier.")
 @click.option("--family", "family_dir", type=click.Path(exists=True, file_okay=False), default=None,
               help="The family (default: found above the .vx files, or recorded in the runs).")
-@click.option("--permutations", type=int, default=10000, show_default=True,
+@click.option("--permutations", type=POSITIVE_INT, default=10000, show_default=True,
               help="Sign flips of the paired permutation test.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON (schema vx-compare/1).")
 @run_options

@@ -10,7 +10,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vx.cli.common import UserError, console, err_console
+from vx.cli.common import COUNT, POSITIVE, POSITIVE_INT, UserError, console, err_console, esc
 
 
 @contextmanager
@@ -28,18 +28,18 @@ def _progress_bars() -> Iterator[Any]:
 
 
 def _report(report: Any) -> None:
-    table = Table(title=f"family written to {report.out_dir}", title_justify="left")
+    table = Table(title=f"family written to {esc(report.out_dir)}", title_justify="left")
     table.add_column("what")
     table.add_column("value", overflow="fold")
     for key, value in report.counts.items():
-        table.add_row(key, str(value))
+        table.add_row(esc(key), esc(value))
     for key in ("sandbox_layer", "spec_drift_tasks_kept", "renamed_tasks", "solution_flags",
                 "tasks_without_literal_test_inputs", "tasks_with_failing_reference", "operators"):
         if key in report.provenance:
-            table.add_row(key, str(report.provenance[key]))
+            table.add_row(esc(key), esc(report.provenance[key]))
     console.print(table)
     for note in report.notes:
-        err_console.print(f"[yellow]note:[/] {note}")
+        err_console.print(f"[yellow]note:[/] {esc(note)}")
 
 
 def _wrap_errors(fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -68,9 +68,9 @@ _common = [
     click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
                  help="Family directory to write (created if needed)."),
     click.option("--seed", type=int, default=0, show_default=True, help="Seed for mutants and splits."),
-    click.option("--n-locked", type=int, default=None, help="Minimum number of locked items."),
-    click.option("--jobs", "-j", "workers", type=int, default=None, help="Sandboxes run at once (default: CPU count)."),
-    click.option("--workers", "workers_alias", type=int, default=None, hidden=True,
+    click.option("--n-locked", type=POSITIVE_INT, default=None, help="Minimum number of locked items."),
+    click.option("--jobs", "-j", "workers", type=POSITIVE_INT, default=None, help="Sandboxes run at once (default: CPU count)."),
+    click.option("--workers", "workers_alias", type=POSITIVE_INT, default=None, hidden=True,
                  help="Deprecated spelling of --jobs."),
     click.option("--cache-dir", type=click.Path(file_okay=False),
                  help="Where expected outputs are cached (default: ~/.cache/vx/code-expected)."),
@@ -97,7 +97,7 @@ def _with_common(fn: Any) -> Any:
 
 @build_group.command("humaneval")
 @_with_common
-@click.option("--mutants", "n_mutants", type=int, default=3, show_default=True,
+@click.option("--mutants", "n_mutants", type=COUNT, default=3, show_default=True,
               help="Mutants of the canonical solution per task.")
 def build_humaneval_cmd(out_dir: str, seed: int, n_locked: int | None, workers: int | None,
                         cache_dir: str | None, seed_expr: str | None, n_mutants: int) -> None:
@@ -139,7 +139,7 @@ def build_mbpp_cmd(samples: tuple[str, ...], data_dir: str | None, subset: str, 
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Family directory to write (created if needed).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for degradations and splits.")
-@click.option("--n-locked", type=int, default=40, show_default=True, help="Minimum number of locked items.")
+@click.option("--n-locked", type=POSITIVE_INT, default=40, show_default=True, help="Minimum number of locked items.")
 @click.option("--seed-expr", type=click.Path(exists=True, dir_okay=False),
               help="A .vx file to copy into the family as seed.vx (an existing seed.vx is kept).")
 def build_report_cmd(sources: str, out_dir: str, seed: int, n_locked: int, seed_expr: str | None) -> None:
@@ -161,10 +161,10 @@ def build_report_cmd(sources: str, out_dir: str, seed: int, n_locked: int, seed_
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Family directory to write (created if needed).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for mutants and splits.")
-@click.option("--n-locked", type=int, default=40, show_default=True, help="Minimum number of locked items.")
-@click.option("--mutants", "max_mutants", type=int, default=4, show_default=True,
+@click.option("--n-locked", type=POSITIVE_INT, default=40, show_default=True, help="Minimum number of locked items.")
+@click.option("--mutants", "max_mutants", type=COUNT, default=4, show_default=True,
               help="Semantic mutants per question (plus at most one syntax/identifier/SELECT * mutant).")
-@click.option("--query-timeout", type=float, default=5.0, show_default=True,
+@click.option("--query-timeout", type=POSITIVE, default=5.0, show_default=True,
               help="Time limit per query, in seconds (stored in each task).")
 @click.option("--backend", type=click.Choice(["duckdb", "sqlite"]), default="duckdb", show_default=True,
               help="Where the databases are built and the outputs run.")

@@ -7,8 +7,8 @@ import sys
 import click
 from rich.table import Table
 
-from vx.cli.common import (UserError, cache_options, console, dump_json, err_console, fmt_num, friendly_errors,
-                           open_cache, run_options)
+from vx.cli.common import (COUNT, FINITE, UserError, cache_options, console, dump_json, err_console, esc, fmt_num,
+                           friendly_errors, open_cache, run_options)
 
 
 def load_verifier(expr_path: str, family_dir: str | None):
@@ -49,7 +49,7 @@ def print_failures(app) -> None:
     for c in ("op", "kind", "items", "first item", "error"):
         t.add_column(c)
     for r in rows:
-        t.add_row(r["op"], r["kind"], str(r["count"]), r["example_item"], r["example_error"])
+        t.add_row(esc(r["op"]), r["kind"], str(r["count"]), esc(r["example_item"]), esc(r["example_error"]))
     console.print(t)
 
 
@@ -66,11 +66,14 @@ def print_failures(app) -> None:
                    "FILE: .csv, .jsonl or .parquet (needs pyarrow).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Write a self-contained page browsing every item (filters, failure capsules) to FILE.")
-@click.option("--fail-under", type=float, default=None, metavar="X",
+@click.option("--fail-under", type=FINITE, default=None, metavar="X",
               help="Exit 1 when the chosen --metric is below X (a CI gate).")
 @click.option("--metric", type=click.Choice(METRIC_CHOICES), default="accuracy", show_default=True,
               help="The agreement figure --fail-under gates on.")
-@click.option("--show", type=int, default=20, show_default=True, help="How many disagreeing items to list.")
+@click.option("--show", type=COUNT, default=20, show_default=True, help="How many disagreeing items to list.")
+@click.option("--max-op-failures", type=COUNT, default=0, show_default=True,
+              help="Exit 3 when ops failed on the infrastructure side (raised, timed out, lost their worker) on "
+                   "more items than this; the failures table names them.")
 @run_options
 @cache_options
 @click.option("--executor", type=click.Choice(["local", "dask"]), default=None,
@@ -84,12 +87,16 @@ def print_failures(app) -> None:
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
               help="Write the verdict matrix to this file (vx-matrix/1 JSON); required with --shard.")
 @friendly_errors
-def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, html_path, fail_under, metric, show, jobs,
-             timeout, cache_path, no_cache, executor, scheduler, shard, out_path):
+def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, html_path, fail_under, metric, show,
+             max_op_failures, jobs, timeout, cache_path, no_cache, executor, scheduler, shard, out_path):
     """Evaluate the verifier EXPR.vx on a split of its family.
 
     Prints agreement with the labels, a per-op table and the items where the verifier and the
     labels disagree (with the ops that fired). ABSTAIN counts as PASS in agreement figures.
+
+    Exit status: 0 done; 1 agreement below --fail-under; 2 bad input (a message says what and
+    where); 3 ops failed on more than --max-op-failures items (their verdicts are missing, so the
+    figures are not to be trusted).
     """
     if export_path:
         check_export_path(export_path)
@@ -128,13 +135,13 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, html_path, fa
     if as_json:
         dump_json(ev.as_dict())  # a superset of the rows above: every op's verdict, the trace, the output
     else:
-        console.print(f"[bold]vx eval[/] {expr_path} — family [cyan]{fam.name}[/], split [cyan]{dataset}[/] "
+        console.print(f"[bold]vx eval[/] {esc(expr_path)} — family [cyan]{esc(fam.name)}[/], split [cyan]{dataset}[/] "
                       f"({len(split)} items)")
         from vx.dsl.printer import to_text
 
-        console.print(f"expression: [green]{to_text(verifier.expr, width=10_000)}[/]")
+        console.print(f"expression: [green]{esc(to_text(verifier.expr, width=10_000))}[/]")
         for line in verifier.pool.describe_environment():
-            console.print(f"[dim]{line}[/]")
+            console.print(f"[dim]{esc(line)}[/]")
         if agr:
             t = Table(title="agreement with labels (abstain counts as pass)", title_justify="left")
             for c in ("accuracy", "recall-weighted", "balanced acc", "fail recall", "pass recall", "κ", "coverage"):
@@ -159,7 +166,7 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, html_path, fa
             t.add_column(c, justify="left" if c in ("op", "tier") else "right", no_wrap=True,
                          min_width=widest if c == "op" else None)
         for s in summ:
-            t.add_row(*(s.op + (" (root)" if s.op == verifier.pool.root_name else ""), tiers.get(s.op, "?"),
+            t.add_row(*(esc(s.op) + (" (root)" if s.op == verifier.pool.root_name else ""), tiers.get(s.op, "?"),
                         fmt_num(s.coverage), fmt_num(s.fire_rate), fmt_num(s.accuracy), str(s.n_labeled),
                         fmt_num(s.overlaps), fmt_num(s.conflicts))[:len(cols)])
         console.print(t)
@@ -170,16 +177,24 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, html_path, fa
                 t.add_column(c, overflow="fold")
             for r in disagree[:show]:
                 fired = "; ".join(f"{f['op']}: {f['message']}" if f["message"] else f["op"] for f in r["fired"])
-                t.add_row(r["id"], r["label"], r["verdict"], fired or "—")
+                t.add_row(esc(r["id"]), r["label"], r["verdict"], esc(fired) if fired else "—")
             console.print(t)
         elif agr:
             console.print("no disagreements")
         print_failures(app)
         console.print(f"[dim]{app.calls} op calls, {app.cache_hits} cached, {app.seconds:.1f}s"
-                      + (f" · cache {cache.path}" if cache else " · cache off") + "[/]")
+                      + (f" · cache {esc(cache.path)}" if cache else " · cache off") + "[/]")
+    failed_items = sorted({f.item for f in app.failures})
+    if len(failed_items) > max_op_failures:
+        err_console.print(f"ops failed on {len(failed_items)} item(s) (more than --max-op-failures {max_op_failures}): "
+                          f"first {esc(failed_items[0])}; their verdicts are missing (see the op failures)")
+        sys.exit(3)
     if fail_under is not None:
         if agr is None:
             err_console.print("--fail-under needs a labeled split (dev or locked)")
+            sys.exit(2)
+        if not len(split):
+            err_console.print(f"the {dataset} split is empty: there is no agreement to compare with --fail-under")
             sys.exit(2)
         value = ev.metric(metric)
         if not value >= fail_under:  # NaN (e.g. κ when one class is absent) does not pass the gate

@@ -11,7 +11,8 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from vx.cli.common import UserError, cache_options, console, err_console, fmt_num, friendly_errors, open_cache
+from vx.cli.common import (COUNT, NON_NEGATIVE, POSITIVE, POSITIVE_INT, UserError, cache_options, console, err_console,
+                           fmt_num, friendly_errors, open_cache)
 from vx.cli.llm import llm_options
 
 
@@ -83,13 +84,13 @@ def _with_flags(message: str) -> str:
 
 @click.command("evolve")
 @click.argument("family", required=False, type=click.Path(exists=True, file_okay=False))
-@click.option("--rounds", type=int, default=None, help="Rounds to run (default 10; with --resume: the run's own).")
+@click.option("--rounds", type=COUNT, default=None, help="Rounds to run (default 10; with --resume: the run's own).")
 @click.option("--seed", "seed", type=int, default=0, show_default=True, help="Random seed (same seed, same run).")
 @click.option("--ablation", type=click.Choice(["naive", "no-lifecycle"]), default=None,
               help="naive: fail-closed anchoring and the validity gate off; no-lifecycle: birth gate, shadow tier "
                    "and retirement off.")
-@click.option("--patience", type=int, default=None, help="Stop after this many rounds without improvement (off by default).")
-@click.option("--min-delta", type=float, default=0.0, show_default=True,
+@click.option("--patience", type=POSITIVE_INT, default=None, help="Stop after this many rounds without improvement (off by default).")
+@click.option("--min-delta", type=NON_NEGATIVE, default=0.0, show_default=True,
               help="With --patience: the smallest objective gain that counts as an improvement.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="Run file to write (default runs/<family>-<time>.vxrun.sqlite).")
@@ -103,8 +104,8 @@ def _with_flags(message: str) -> str:
               help="The train consensus: ops vote within their failure class (drawback semantics), or one "
                    "majority vote over all ops.")
 @click.option("--no-audit", is_flag=True, help="Do not measure agreement with the locked split.")
-@click.option("--jobs", "-j", type=int, default=None, help="Worker processes for applying ops (default: CPU count).")
-@click.option("--timeout", type=float, default=10.0, show_default=True, help="Time limit per op call, in seconds.")
+@click.option("--jobs", "-j", type=POSITIVE_INT, default=None, help="Worker processes for applying ops (default: CPU count).")
+@click.option("--timeout", type=POSITIVE, default=10.0, show_default=True, help="Time limit per op call, in seconds.")
 @click.option("--quiet", "-q", is_flag=True, help="No live progress; print the summary only.")
 @cache_options
 @llm_options

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 from rich.tree import Tree
 
-from vx.cli.common import cache_options, console, dump_document, friendly_errors, open_cache, run_options
+from vx.cli.common import cache_options, console, dump_document, esc, friendly_errors, open_cache, run_options
 from vx.cli.eval import load_verifier
 
 _STYLE = {"drawback": "bold red", "clean": "green", "abstain": "dim"}
@@ -13,11 +13,11 @@ _STYLE = {"drawback": "bold red", "clean": "green", "abstain": "dim"}
 
 def _label(t) -> str:
     v = str(t.verdict)
-    s = f"{t.text}  [{_STYLE[v]}]{v.upper()}[/]"
+    s = f"{esc(t.text)}  [{_STYLE[v]}]{v.upper()}[/]"
     if t.message:
-        s += f"  — {t.message}"
+        s += f"  — {esc(t.message)}"
     if t.error:
-        s += f"  [yellow](error: {t.error})[/]"
+        s += f"  [yellow](error: {esc(t.error)})[/]"
     return s
 
 
@@ -68,7 +68,7 @@ def explain_cmd(expr_path, item_id, family_dir, as_json, jobs, timeout, cache_pa
     v = g.verdict.value
     color = {"fail": "bold red", "pass": "bold green", "abstain": "dim"}[v]
     lab = f" (label: {item.hard_label()})" if item.hard_label() else ""
-    console.print(f"item [cyan]{item.id}[/] of task {item.task} in {split_name}{lab}: verdict [{color}]{v.upper()}[/]")
+    console.print(f"item [cyan]{esc(item.id)}[/] of task {esc(item.task)} in {split_name}{lab}: verdict [{color}]{v.upper()}[/]")
     from rich.syntax import Syntax
 
     from vx.dsl.lexer import VxLexer
@@ -81,4 +81,4 @@ def explain_cmd(expr_path, item_id, family_dir, as_json, jobs, timeout, cache_pa
         _add(tree, c)
     console.print(tree)
     if g.drawbacks:
-        console.print("drawbacks: " + "; ".join(f"[red]{o}[/]" + (f": {m}" if m else "") for o, m in g.drawbacks))
+        console.print("drawbacks: " + "; ".join(f"[red]{esc(o)}[/]" + (f": {esc(m)}" if m else "") for o, m in g.drawbacks))

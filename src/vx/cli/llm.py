@@ -9,12 +9,10 @@ from vx.cli.common import UserError, console, dump_document, err_console, fmt_nu
 
 
 def _user_error(exc: Exception) -> UserError:
-    """A UserError whose text is shown literally (an LLM config message names e.g. "family.toml [llm]")."""
-    from rich.markup import escape
-
+    """A UserError for an LLM configuration problem (UserError shows every message literally)."""
     from vx.evolve.roles.session import REQUIRED_NO_KEY
 
-    return UserError(escape(str(exc).replace(REQUIRED_NO_KEY, "--llm needs an API key")))
+    return UserError(str(exc).replace(REQUIRED_NO_KEY, "--llm needs an API key"))
 
 
 def llm_options(fn):

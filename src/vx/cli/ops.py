@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from vx.cli.common import console, dump_document, friendly_errors
+from vx.cli.common import console, dump_document, esc, friendly_errors
 
 
 @click.command("ops")
@@ -26,6 +26,6 @@ def ops_cmd(family_dir, as_json):
     for c in ("op", "tier", "status", "detects", "description", "version"):
         t.add_column(c, overflow="fold")
     for c in cat:
-        t.add_row(c["name"] + (" (root)" if c["root"] else ""), c["tier"], c["status"], c["detects"],
-                  c["description"], c["version"])
+        t.add_row(esc(c["name"]) + (" (root)" if c["root"] else ""), esc(c["tier"]), esc(c["status"]),
+                  esc(c["detects"]), esc(c["description"]), esc(c["version"]))
     console.print(t)

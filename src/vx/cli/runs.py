@@ -8,7 +8,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vx.cli.common import UserError, console, dump_document, fmt_num, friendly_errors
+from vx.cli.common import UserError, console, dump_document, esc, fmt_num, friendly_errors
 
 
 def _open(path: str):
@@ -75,9 +75,9 @@ def list_cmd(directory: str, as_json: bool) -> None:
             continue
         last = rounds[-1] if rounds else {}
         cfg = meta.get("config") or {}
-        t.add_row(p.name, meta.get("family", "?"), meta.get("status", "?"), str(last.get("round", "—")),
+        t.add_row(esc(p.name), esc(meta.get("family", "?")), esc(meta.get("status", "?")), str(last.get("round", "—")),
                   fmt_num(last.get("objective"), 4), fmt_num(last.get("audit_agreement")),
-                  cfg.get("ablation") or "—", " ".join(str(last.get("incumbent", "")).split()))
+                  esc(cfg.get("ablation") or "—"), esc(" ".join(str(last.get("incumbent", "")).split())))
     console.print(t)
 
 
@@ -118,8 +118,9 @@ def show_cmd(run: str, show_events: bool, as_json: bool) -> None:
                 doc["events"] = [e for e in s.events() if e["kind"] != "seed"]
             dump_document("vx-run-summary/1", doc)
             return
-        console.print(f"[bold]{run}[/]  family {meta.get('family')}  status {meta.get('status')}  "
-                      f"seed {cfg.get('seed')}  rounds {cfg.get('rounds')}  ablation {cfg.get('ablation') or 'none'}")
+        console.print(f"[bold]{esc(run)}[/]  family {esc(meta.get('family'))}  status {esc(meta.get('status'))}  "
+                      f"seed {esc(cfg.get('seed'))}  rounds {esc(cfg.get('rounds'))}  "
+                      f"ablation {esc(cfg.get('ablation') or 'none')}")
         t = Table(title="history", title_justify="left", show_edge=False)
         for col in ("round", "objective", "A_dev", "A_train", "cost", "audit (locked)", "candidates", "active",
                     "shadow", "retired", "born", "rejected", "misses", "gaps", "s", "incumbent"):
@@ -129,7 +130,7 @@ def show_cmd(run: str, show_events: bool, as_json: bool) -> None:
             t.add_row(f"{r['round']}{'*' if r['replaced'] else ''}", fmt_num(r["objective"], 4), fmt_num(r["a_dev"]),
                       fmt_num(r["a_train"]), fmt_num(r["cost"]), fmt_num(r["audit_agreement"]), str(r["candidates"]),
                       str(r["n_active"]), str(r["n_shadow"]), str(r["n_retired"]), str(r["born"]), str(r["rejected"]),
-                      str(r["misses"]), str(r["gaps"]), f"{r['seconds']:.1f}", " ".join(r["incumbent"].split()))
+                      str(r["misses"]), str(r["gaps"]), f"{r['seconds']:.1f}", esc(" ".join(r["incumbent"].split())))
         console.print(t)
         f = funnel(s)
         console.print(f"lifecycle: seed {f['seed']} → born {f['born']} (rejected {f['rejected']}, promoted "
@@ -140,14 +141,14 @@ def show_cmd(run: str, show_events: bool, as_json: bool) -> None:
                 et.add_column(col, overflow="fold")
             for e in s.events():
                 if e["kind"] != "seed":
-                    et.add_row(str(e["round"]), e["op"], e["kind"], e["status"], e["reason"])
+                    et.add_row(str(e["round"]), esc(e["op"]), esc(e["kind"]), esc(e["status"]), esc(e["reason"]))
             console.print(et)
         if summary:
             from vx.cli.evolve import _summary_table
 
             console.print(_summary_table(summary))
         if meta.get("vx_file"):
-            console.print(f"verifier: {meta['vx_file']}")
+            console.print(f"verifier: {esc(meta['vx_file'])}")
 
 
 @runs_group.command("export")
@@ -177,6 +178,8 @@ def verify_cmd(run: str) -> None:
 
     bad = 0
     with _open(run) as s:
+        if not s.rounds():
+            raise UserError(f"{run}: no rounds recorded; there is nothing to verify")
         t = Table(title="recorded vs recomputed", title_justify="left", show_edge=False)
         for col in ("round", "objective", "recomputed", "A_dev", "recomputed", "A_train", "recomputed", ""):
             t.add_column(col, justify="right")

@@ -312,7 +312,11 @@ class Evolution:
     def _resume(self, last: int, state: Mapping[str, Any]) -> int:
         self.store.truncate_after(last)
         for rec in state["ops"]:
-            r = OpRecord(**rec)
+            try:
+                r = OpRecord(**rec)
+            except TypeError as exc:
+                raise EvolutionError(f"{self.store.path}: damaged run file: rounds.state of round {last} has an "
+                                     f"unusable op record ({exc})") from None
             self.records[r.name] = r
             if r.origin == "synthesized":
                 spec = state["specs"][r.name]

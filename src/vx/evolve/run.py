@@ -70,7 +70,7 @@ def evolve_family(family: str | Path | Family, *, config: EvolveConfig = EvolveC
     from vx.evolve.roles.session import LLMSession, engine_roles, record_llm, start_session
 
     if resume is not None:
-        store = RunStore(resume)
+        store = RunStore(resume, upgrade=True)
         meta = store.meta()
         if meta.get("format") != FORMAT:
             store.close()

@@ -29,6 +29,7 @@ from vx.ops.cache import VerdictCache, item_hash
 from vx.ops.core import Context, Op, Result
 from vx.ops.item import Item
 from vx.ops.pool import OpPool
+from vx.text import clean
 
 DEFAULT_TIMEOUT = 10.0  # seconds per op call
 KILL_GRACE = 2.0  # extra seconds before a worker that ignores the soft timeout is killed
@@ -117,7 +118,9 @@ def _can_alarm() -> bool:
 
 
 def _clip(text: str, n: int = 500) -> str:
-    text = str(text)
+    """Op messages and errors as vx keeps them: clipped, and valid Unicode (an op may quote the
+    candidate, whose text can carry unpaired surrogates that no cache or terminal accepts)."""
+    text = clean(str(text))
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
@@ -141,15 +144,41 @@ def run_item(ops: Sequence[Op], task: Mapping[str, Any], output: Any, timeout: f
 
 _STATE: dict[str, Any] = {}
 
+#: The parent's ends of every live worker's pipe. A forked worker inherits copies of all of them
+#: and closes them first: otherwise a worker holding another's parent end keeps that pipe open
+#: after the parent dies, so neither ever sees end of file and both live on forever.
+_PARENT_ENDS: set[Connection] = set()
 
-def _worker_main(conn: Connection) -> None:
+
+def _die_with_parent(parent: int) -> None:
+    """Ask the kernel to SIGKILL this worker when the parent dies (Linux), whatever it is doing
+    (a long op, a sandbox run): end of file on the pipe is only noticed between items."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the pipe's end of file still ends the worker
+        pass
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(0)
+
+
+def _worker_main(conn: Connection, parent: int) -> None:
+    for end in list(_PARENT_ENDS):
+        end.close()  # this process's copies only
+    _PARENT_ENDS.clear()
+    _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     jobs = _STATE["jobs"]
     ops_list = _STATE["ops"]
     tasks = _STATE["tasks"]
     timeout = _STATE["timeout"]
     while True:
-        msg = conn.recv()
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):  # the parent is gone
+            return
         if msg is None:
             return
         j, skip = msg
@@ -166,7 +195,8 @@ def _worker_main(conn: Connection) -> None:
 class _Worker:
     def __init__(self, ctx: mp.context.BaseContext) -> None:
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child,), daemon=True)
+        _PARENT_ENDS.add(self.conn)
+        self.proc = ctx.Process(target=_worker_main, args=(child, os.getpid()), daemon=True)
         self.proc.start()
         child.close()
         self.job: int | None = None
@@ -183,6 +213,7 @@ class _Worker:
         if self.proc.is_alive():
             self.proc.kill()
         self.proc.join(5)
+        _PARENT_ENDS.discard(self.conn)
         self.conn.close()
 
 
@@ -324,8 +355,6 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
             arr[r, c] = hit.verdict
             if hit.message:
                 messages[(it.id, o.name)] = hit.message
-            if hit.error:
-                failures.append(OpFailure(it.id, o.name, "error", hit.error))
         if need:
             if root is not None and 0 not in need:
                 need.insert(0, 0)  # the root re-runs so that the others find its artifact in ctx
@@ -350,7 +379,8 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
                 messages[(it.id, o.name)] = out.message
             if out.error:
                 failures.append(OpFailure(it.id, o.name, out.kind or "error", out.error))
-            if cache is not None and not o.uses_llm and out.kind != "timeout" and out.kind != "died":
+            # only verdicts are cached: a failure may be the environment's (a missing dependency)
+            if cache is not None and not o.uses_llm and out.error is None:
                 to_cache.append((o.name, o.version, hashes[r], out.verdict, out.message, out.duration, out.error))
         if cache is not None and len(to_cache) >= 500:
             cache.put_many(to_cache)

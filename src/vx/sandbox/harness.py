@@ -251,6 +251,21 @@ def _enc(x, depth, active, state):
     raise _Unserializable(_type_name_of(t), "not plain data")
 
 
+def _decode_cost(text, limit):
+    """The parent's estimate of the memory that decoding ``text`` takes (``serialize.decode_cost``,
+    same constants): first an over-estimate that counts brackets inside strings too (no copy);
+    only when that is over ``limit`` the exact figure, with strings cut out."""
+    count = text.count
+    base = 2 * _len(text) + 25 * count('"')
+    rough = base + 100 * count("[") + 300 * count("{") + 16 * count(",")
+    if rough <= limit or base > limit:
+        return rough
+    import re
+
+    skeleton = re.sub('"[^"]*"', "", text.replace("\\\\", "").replace('\\"', ""))
+    return base + 100 * skeleton.count("[") + 300 * skeleton.count("{") + 16 * skeleton.count(",")
+
+
 # --------------------------------------------------------------------------------------------
 # frames
 # --------------------------------------------------------------------------------------------
@@ -532,6 +547,15 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
             status, encoded = "unserializable", None
             exc_message = "value too large to report (%d bytes encoded)" % size
         args_after = None
+    # ... and inside the parent's memory budget for decoding one frame (it refuses more).
+    budget = req.get("max_decode_bytes")
+    if budget is not None:
+        budget -= 262144 + 12 * _len(capture.value())  # the frame's other fields, generously
+        if args_after is not None and _decode_cost(args_after.text, budget) > budget // 2:
+            args_after = None
+        if encoded is not None and _decode_cost(encoded.text, budget) > budget - (budget // 2 if args_after else 0):
+            status, encoded, args_after = "unserializable", None, None
+            exc_message = "value too large to report (decoding it would take over %d MiB)" % (budget >> 20)
     _frame(
         fd,
         [
