@@ -9,6 +9,7 @@
 #  - pythonX.Y    a system interpreter of the project's Python version, for when the project's
 #                 interpreter lives where the sandbox account cannot read it (e.g. under /root)
 #  - vx-sandbox   a dedicated unprivileged account: what candidates run as when vx runs as root
+#  - chromium     optional: a headless browser for the HTML page tests
 set -u
 
 warn() { echo "install-system: warning: $*" >&2; }
@@ -52,6 +53,23 @@ if [ "${#need[@]}" -gt 0 ]; then
   fi
 else
   info "system packages already present"
+fi
+
+# A headless browser for the HTML page tests (tests/test_pages_browser.py; they skip without one).
+# Optional and never fatal: nothing in vx itself needs a browser.
+if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then
+  info "chromium present"
+elif command -v apt-get >/dev/null 2>&1; then
+  export DEBIAN_FRONTEND=noninteractive
+  if $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1 \
+     || { $SUDO apt-get update -qq >/dev/null 2>&1 && \
+          $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1; }; then
+    info "installed chromium (browser tests)"
+  else
+    warn "could not install chromium: the browser tests of the HTML pages will be skipped"
+  fi
+else
+  warn "no chromium and no apt-get: the browser tests of the HTML pages will be skipped"
 fi
 
 if getent passwd vx-sandbox >/dev/null 2>&1; then

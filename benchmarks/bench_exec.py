@@ -16,6 +16,9 @@ in-process. Prints both wall times, their ratio (the bar: vx within 1.5x of eval
 per-candidate sandbox overhead and the label agreement.
 
     python benchmarks/bench_exec.py [--samples PATH] [--data-dir DIR] [--workers N]
+
+Needs evalplus itself, which the ``[code]`` extra no longer installs: ``pip install 'vx-verifiers[bench]'``
+(or just ``pip install 'evalplus>=0.3.1'``).
 """
 
 from __future__ import annotations
@@ -44,6 +47,11 @@ def main() -> int:
         print(f"needs {args.samples} and {args.data_dir} (../shared/data); not found", file=sys.stderr)
         return 2
 
+    try:
+        import evalplus  # noqa: F401
+    except ImportError:
+        print("needs evalplus: pip install 'vx-verifiers[bench]' (or pip install 'evalplus>=0.3.1')", file=sys.stderr)
+        return 2
     from vx.families.code.data import tasks as task_data
     from vx.families.code.data.groundtruth import Grader
     from vx.families.code.data.validate import evalplus_verdicts, mbpp_samples, vx_tasks

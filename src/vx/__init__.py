@@ -12,6 +12,8 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "Verifier": "vx.verifier",
+    "evaluate": "vx.evaluation",
+    "Evaluation": "vx.evaluation",
     "Family": "vx.families.family",
     "Item": "vx.ops.item",
     "Verdict": "vx.dsl.verdict",

@@ -74,6 +74,12 @@ class Grade:
                 "drawbacks": [{"op": o, "message": m} for o, m in self.drawbacks],
                 "root": self.root.as_dict() if self.root else None, "trace": self.trace.as_dict()}
 
+    def _repr_html_(self) -> str:
+        """Notebook display: the verdict, the drawbacks and the explained expression."""
+        from vx.pages import grade_html, notebook
+
+        return notebook(grade_html(self.as_dict()))
+
 
 @attrs.define
 class Grading:
@@ -143,6 +149,15 @@ class Verifier:
         self.tasks = tasks or {}
         self.family = family
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickling (e.g. to a distributed worker) ships the expression, the op pool (ops travel as
+        specs or pack references, see ``vx.ops.core.Op.__reduce__``) and the tasks; the family
+        object, which holds the locked labels, stays behind."""
+        return {"expr": self.expr, "pool": self.pool, "tasks": dict(self.tasks), "family": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
     @classmethod
     def load(cls, path: str | Path, family: str | Path | Family | None = None) -> Verifier:
         """Load a .vx file; its family is `family` or the nearest family.toml above the file.
@@ -151,7 +166,9 @@ class Verifier:
         """
         fam = family if isinstance(family, Family) else Family(family or find_family_dir(path))
         pool = pool_for_vx(path, fam)
-        text = Path(path).read_text(encoding="utf-8")
+        from vx.dsl.vxfile import read_text
+
+        text = read_text(path)  # strict UTF-8: a binary or Latin-1 file is a VxFileError naming it
         return cls(parse(text, filename=str(path), known_ops=pool.names), pool, fam.tasks, family=fam)
 
     @classmethod
@@ -220,17 +237,19 @@ class Verifier:
     def grade_items(self, items: Sequence[Item], *, tasks: Mapping[str, Mapping[str, Any]] | None = None,
                     jobs: int | None = None, timeout: float = 10.0, cache: VerdictCache | None = None,
                     progress: bool | None = None, all_ops: bool = False,
-                    peers: Mapping[str, Sequence[Any]] | None = None) -> Grading:
+                    peers: Mapping[str, Sequence[Any]] | None = None, executor: Any = None) -> Grading:
         """Grade many items: one verdict matrix (root + the expression's ops, or every runnable
         op with `all_ops`), the expression's verdicts and the final verdicts. The items of one task
         are each other's peers; `peers` adds attempts that are not graded (default: when the
-        verifier has a family, the family's other attempts at the items' tasks)."""
+        verifier has a family, the family's other attempts at the items' tasks). `executor`: where
+        the ops run (see `vx.ops.apply.apply_ops`: "local", "dask" or an Executor)."""
         tasks = tasks or self.tasks
         ops = None if all_ops else self.ops
         if peers is None and self.family is not None and any(self.pool[n].is_peer for n in (ops or self.pool.names)):
             peers = self.family.attempts_for(items)
         app = apply_ops(self.pool, items, tasks, ops=ops, jobs=jobs, timeout=timeout, cache=cache,
-                        progress=progress, description=f"grading {len(items)} items", peers=peers)
+                        progress=progress, description=f"grading {len(items)} items", peers=peers,
+                        executor=executor)
         expr = BatchEvaluator(app.matrix).evaluate_int8(self.expr)
         root = app.matrix.column(self.pool.root_name) if self.pool.root_name else None
         finals = to_finals(final_codes(root, expr))

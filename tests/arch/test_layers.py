@@ -12,14 +12,15 @@ LAYERS = (
     "vx.cli",
     "vx.ratchet",
     "vx.evolve",
+    "vx.evaluation",
     ("vx.verifier", "vx.baselines", "vx.doctor"),
     "vx.metrics",
     "vx.families",
     "vx.ops",
     ("vx.llm", "vx.sandbox"),
     "vx.dsl",
-    "vx.grammar",
-    "vx.errors",
+    ("vx.grammar", "vx.pages"),
+    ("vx.errors", "vx.text"),
 )
 
 #: Inside every family: the pack assembles ops and data; data (builders, ground truth) may use the

@@ -69,3 +69,26 @@ def test_evolve_errors_are_for_people(evo, tmp_path):
     assert res.exit_code == 2 and "not a vx run file" in res.output
     res = invoke("runs", "show", out)
     assert res.exit_code == 2 and "not a vx run file" in res.output
+
+
+def test_one_run_loads_its_family_once_and_opens_its_run_file_once(evo, tmp_path, monkeypatch):
+    from vx.evolve import store as store_mod
+    from vx.families import family as family_mod
+
+    loads, opens = [], []
+    real_family_init, real_store_init = family_mod.Family.__init__, store_mod.RunStore.__init__
+
+    def family_init(self, *a, **k):
+        loads.append(a)
+        real_family_init(self, *a, **k)
+
+    def store_init(self, *a, **k):
+        opens.append(a)
+        real_store_init(self, *a, **k)
+
+    monkeypatch.setattr(family_mod.Family, "__init__", family_init)
+    monkeypatch.setattr(store_mod.RunStore, "__init__", store_init)
+    res = invoke("evolve", evo, "--rounds", 1, "--seed", 1, "-j", 1, "--out", tmp_path / "r.vxrun.sqlite", "--quiet",
+                 "--no-llm")
+    assert res.exit_code == 0, res.output
+    assert len(loads) == 1 and len(opens) == 1, (loads, opens)

@@ -45,6 +45,21 @@ def test_a_family_names_the_pack_and_grades_with_it(installed, tmp_path, ref):
     assert not grade.passed and "never says 'Ada'" in str(grade.as_dict())
 
 
+def test_the_pack_s_task_schema_is_checked_on_load(installed, tmp_path):
+    import json
+
+    from vx.families.family import FamilyError
+    from vx_family_greetings.data.build import build
+
+    fam = build(tmp_path / "fam", pack="greetings")
+    tasks = fam / "tasks.jsonl"
+    rows = [json.loads(line) for line in tasks.read_text().splitlines() if line.strip()]
+    rows[0] = {"id": rows[0]["id"], "nmae": "Ada"}
+    tasks.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(FamilyError, match=r"tasks.jsonl:1: .*'name' is required|tasks.jsonl:1: unknown key 'nmae'"):
+        Family(fam)
+
+
 def test_an_unknown_pack_names_the_known_ones():
     from vx.families.pack import PackError
 

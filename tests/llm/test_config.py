@@ -12,7 +12,8 @@ from vx.llm.config import (DEFAULT_ROLES, ROLES, LLMConfigError, Price, has_cred
 
 def test_defaults_cover_every_role():
     cfg = load_config(env={})
-    assert set(cfg.roles) == set(ROLES) == {"solver", "teacher", "composer", "synthesizer", "judge", "final_judge"}
+    assert set(cfg.roles) == set(ROLES) == {"solver", "teacher", "composer", "synthesizer", "judge", "final_judge",
+                                             "skill_synthesizer"}
     assert cfg.roles == DEFAULT_ROLES
 
 

@@ -22,7 +22,7 @@ def test_probe_uses_the_free_models_endpoint_once_per_model(fake_api):
     assert sorted(fake_api.model_lookups) == sorted({rc.model for rc in cfg.roles.values()})
     assert fake_api.requests == []  # no Messages call: no tokens spent
     ok, line = summary_line(statuses)
-    assert ok is True and "6 roles reachable" in line
+    assert ok is True and f"{len(ROLES)} roles reachable" in line
 
 
 def test_an_unknown_model_is_reported_with_its_role(fake_api):
@@ -38,4 +38,4 @@ def test_an_unknown_model_is_reported_with_its_role(fake_api):
 def test_no_probe_sends_nothing(fake_api):
     statuses = role_status(load_config(), probe=False, sdk=fake_api.sdk())
     assert all(s.state == "not probed" for s in statuses) and fake_api.model_lookups == []
-    assert summary_line(statuses)[1].startswith("6 roles configured")
+    assert summary_line(statuses)[1].startswith(f"{len(ROLES)} roles configured")

@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from vx.cli.llm import engine_roles, record_run
 from vx.evolve.loop import Evolution, EvolveConfig
 from vx.evolve.run import evolve_family
 from vx.evolve.store import RunStore
 from vx.llm import client as llm_client
 from vx.llm.cache import ResponseCache
-from vx.evolve.roles.session import start_session
+from vx.evolve.roles.session import engine_roles, start_session
 from vx.families.family import Family
 
 from .fake import FakeAPI
@@ -60,11 +59,10 @@ def evolve(evo_dir, out, api, run_id):
     cfg = EvolveConfig(rounds=2, seed=3, jobs=1)
     roles = engine_roles(session, cfg)
     try:
-        result = evolve_family(fam, config=cfg, out=out, **roles)
-        usage = record_run(session, roles, result.run_path)
+        result = evolve_family(fam, config=cfg, out=out, llm=session, **roles)
     finally:
         session.close()
-    return result, usage, roles
+    return result, result.llm_usage, roles
 
 
 def test_llm_roles_take_part_and_a_rerun_is_free(evo, tmp_path):

@@ -265,7 +265,7 @@ def test_session_modes(tiny_family):
     assert start_session(fam, mode=None, say=said.append) is None
     assert len(said) == 1 and said[0].startswith("LLM roles are off: set ANTHROPIC_API_KEY")
     assert start_session(fam, mode=False, say=said.append) is None and len(said) == 1
-    with pytest.raises(llm_client.LLMUnavailable, match="--llm needs an API key"):
+    with pytest.raises(llm_client.LLMUnavailable, match="LLM roles are required but no API key is set"):
         start_session(fam, mode=True)
 
 

@@ -45,7 +45,9 @@ def test_cli_renders_table_and_json() -> None:
     table = runner.invoke(main, ["doctor"])
     assert "sandbox layer" in table.output or "sandbox" in table.output
     as_json = runner.invoke(main, ["doctor", "--json"])
-    rows = json.loads(as_json.output)
+    doc = json.loads(as_json.output)
+    rows = doc["checks"]
+    assert doc["schema"] == "vx-doctor/1" and doc["ok"] == (not any(r["status"] == "fail" for r in rows))
     assert {"name", "status", "detail"} <= set(rows[0])
     failed = any(r["status"] == "fail" for r in rows)
     assert as_json.exit_code == (1 if failed else 0)

@@ -509,7 +509,7 @@ def test_forged_frames_on_the_result_fd_crash_the_run(sb: Sandbox, payload: str)
             b'"exc_message":null,"stdout":"","stdout_truncated":false,"duration":0.0,"args_after":null}}'
         D = b'{{"t":"done"}}'
         def f(x):
-            for fd in range(3, 64):
+            for fd in range(3, 4096):
                 try:
                     os.write(fd, {payload})
                 except OSError:
@@ -521,6 +521,29 @@ def test_forged_frames_on_the_result_fd_crash_the_run(sb: Sandbox, payload: str)
     assert rep.status == "crashed"
     assert "malformed result stream" in rep.detail
     assert all(c.status == "not_run" and c.value is None for c in rep.calls)
+
+
+def test_the_result_channel_is_a_low_descriptor_whatever_the_parent_holds(sb: Sandbox) -> None:
+    # A parent with many files open (a long-lived agent loop, a test session) must not move the
+    # result channel above the candidate's descriptor limit, where a forging candidate scanning
+    # its descriptors would miss it -- nor let the candidate learn how many files the parent holds.
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(100)]
+    try:
+        code = _code(
+            """
+            import os
+            def f():
+                return [int(n) for n in os.listdir('/proc/self/fd')]
+            """
+        )
+        rep = sb.run_calls(code, "f", [([], {})])
+    finally:
+        for fd in held:
+            os.close(fd)
+    assert rep.status == "ok", rep.summary()
+    call = rep.calls[0]
+    if call.status == "ok":  # /proc is readable on this layer: every descriptor is a low one
+        assert max(call.value) < 16, call.value
 
 
 def test_never_runs_as_root(sb: Sandbox) -> None:
@@ -638,8 +661,9 @@ def test_everything_dies_with_vx(sb: Sandbox) -> None:
 
 
 def test_many_files_cannot_fill_the_disk(sb: Sandbox) -> None:
-    if sb.layer != "bwrap" or "--size" not in sb.detection.plan.wrapper:
-        pytest.skip("only bubblewrap (>= 0.6) gives the workdir a size limit; elsewhere time bounds it")
+    sized = sb.layer == "forkserver" or (sb.layer == "bwrap" and "--size" in sb.detection.plan.wrapper)
+    if not sized:
+        pytest.skip("only bubblewrap (>= 0.6) and the fork server give the workdir a size limit; elsewhere time bounds it")
     code = _code(
         """
         def f(where):
@@ -671,8 +695,8 @@ def test_endless_module_code_is_stopped(sb: Sandbox) -> None:
 
 
 def test_installed_packages_are_hidden_under_bwrap(sb: Sandbox) -> None:
-    if sb.layer != "bwrap":
-        pytest.skip("only bubblewrap can hide directories inside the interpreter's prefix")
+    if sb.layer not in ("bwrap", "forkserver"):
+        pytest.skip("only bubblewrap (and the fork server, which runs inside it) can hide directories inside the interpreter's prefix")
     code = _code(
         """
         import os, site

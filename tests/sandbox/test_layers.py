@@ -26,7 +26,7 @@ def _failing(*broken: str):
 
 
 def test_falls_back_and_says_why(fresh_detection) -> None:
-    found = detect(SandboxConfig(), _failing("bwrap"))
+    found = detect(SandboxConfig(), _failing("forkserver", "bwrap"))  # the fork server runs inside bwrap
     statuses = {s.layer: s for s in found.statuses}
     if statuses["bwrap"].reason.startswith("bwrap is not installed"):
         assert found.layer == "unshare"
@@ -39,7 +39,17 @@ def test_falls_back_and_says_why(fresh_detection) -> None:
 
 def test_nothing_works(fresh_detection) -> None:
     with pytest.raises(SandboxUnavailable, match="no sandbox layer works"):
-        detect(SandboxConfig(), _failing("bwrap", "unshare", "rlimits"))
+        detect(SandboxConfig(), _failing("forkserver", "bwrap", "unshare", "rlimits"))
+
+
+def test_fork_server_falls_back_to_bwrap(fresh_detection) -> None:
+    found = detect(SandboxConfig(), _failing("forkserver"))
+    statuses = {s.layer: s for s in found.statuses}
+    if statuses["forkserver"].reason.startswith("needs bubblewrap"):
+        assert found.layer == "unshare"
+        return
+    assert found.layer == "bwrap"
+    assert statuses["forkserver"].available is False and "No permissions" in statuses["forkserver"].reason
 
 
 def test_forced_layer_that_fails(fresh_detection) -> None:
@@ -62,11 +72,11 @@ def test_probe_reports_the_wrappers_own_error() -> None:
 def test_describe_lists_unavailable_layers(fresh_detection, monkeypatch) -> None:
     import vx.sandbox as package
 
-    monkeypatch.setattr(package, "detect", lambda config, probe, all_layers=False: detect(config, _failing("bwrap")))
+    monkeypatch.setattr(package, "detect", lambda config, probe, all_layers=False: detect(config, _failing("forkserver", "bwrap")))
     sb = Sandbox(SandboxConfig())
     text = sb.describe()
     assert text.startswith("sandbox layer: unshare")
-    assert "bwrap: " in text
+    assert "bwrap: " in text and "forkserver: " in text
 
 
 def test_every_fallback_variant_runs_here() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from vx.cli.common import console, dump_json
+from vx.cli.common import console, dump_document
 
 
 @click.group("cache")
@@ -15,7 +15,7 @@ def cache_group():
 
 @cache_group.command("info")
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False), help="Cache file (default: $VX_CACHE or ~/.cache/vx/verdicts.sqlite).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON (schema vx-cache-info/1).")
 def info(cache_path, as_json):
     """Where the cache is, how big, and how many verdicts per op."""
     from vx.ops.cache import VerdictCache
@@ -23,7 +23,7 @@ def info(cache_path, as_json):
     with VerdictCache(cache_path) as c:
         data = c.info()
     if as_json:
-        dump_json(data)
+        dump_document("vx-cache-info/1", data)
         return
     console.print(f"cache {data['path']}: {data['entries']} verdicts, {data['bytes'] / 1e6:.1f} MB")
     if data["ops"]:
@@ -36,7 +36,8 @@ def info(cache_path, as_json):
 
 
 @cache_group.command("clear")
-@click.option("--cache", "cache_path", type=click.Path(dir_okay=False))
+@click.option("--cache", "cache_path", type=click.Path(dir_okay=False),
+              help="Cache file (default: $VX_CACHE or ~/.cache/vx/verdicts.sqlite).")
 @click.option("--op", "op_name", default=None, help="Only this op's verdicts.")
 def clear(cache_path, op_name):
     """Delete cached verdicts (all, or one op's)."""

@@ -21,6 +21,18 @@ def _width() -> int | None:
     return int(os.environ.get("COLUMNS", 0)) or 140
 
 
+def esc(text: Any) -> str:
+    """Data (op messages, item ids, errors, anything a candidate or a file may have written) for
+    printing inside Rich markup: markup escaped, control characters and unpaired surrogates
+    neutralised (``vx.text.printable``). Every interpolation of data into printed markup goes
+    through this, including table cells (which Rich also reads as markup)."""
+    from rich.markup import escape
+
+    from vx.text import printable
+
+    return escape(printable(str(text)))
+
+
 console = Console(highlight=False, width=_width())
 err_console = Console(stderr=True, highlight=False, width=_width())
 
@@ -31,7 +43,7 @@ class UserError(click.ClickException):
     exit_code = 2
 
     def show(self, file: Any = None) -> None:
-        err_console.print(f"[bold red]error:[/] {self.message}", markup=True, highlight=False)
+        err_console.print(f"[bold red]error:[/] {esc(self.message)}", markup=True, highlight=False)
 
 
 def friendly_errors(fn: Callable) -> Callable:
@@ -39,15 +51,11 @@ def friendly_errors(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from vx.dsl.parse import VxSyntaxError
-        from vx.ops.core import OpError
-        from vx.families.family import FamilyError
+        from vx.errors import VxError
 
         try:
             return fn(*args, **kwargs)
-        except VxSyntaxError as exc:
-            raise UserError(str(exc)) from None
-        except (FamilyError, OpError) as exc:
+        except VxError as exc:  # every error vx raises on purpose: the message is for people
             raise UserError(str(exc)) from None
         except FileNotFoundError as exc:
             raise UserError(f"{exc.filename}: no such file") from None
@@ -55,6 +63,41 @@ def friendly_errors(fn: Callable) -> Callable:
             raise UserError(str(exc.args[0]) if exc.args else str(exc)) from None
 
     return wrapper
+
+
+class _Number(click.ParamType):
+    """A finite number within bounds (click's FloatRange lets nan and inf through)."""
+
+    def __init__(self, kind: type, low: float | None = None, high: float | None = None, low_open: bool = False) -> None:
+        self.kind, self.low, self.high, self.low_open = kind, low, high, low_open
+        lo = "" if low is None else (f"> {low:g}" if low_open else f">= {low:g}")
+        hi = "" if high is None else f"<= {high:g}"
+        self.name = f"{'integer' if kind is int else 'number'} {' and '.join(x for x in (lo, hi) if x)}".strip()
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, self.kind) and not isinstance(value, bool):
+            number = value
+        else:
+            try:
+                number = self.kind(value)
+            except (TypeError, ValueError):
+                self.fail(f"{value!r} is not {'an integer' if self.kind is int else 'a number'}", param, ctx)
+        if isinstance(number, float) and not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if self.low is not None and (number < self.low or (self.low_open and number == self.low)):
+            self.fail(f"{value!r} must be {self.name.split(' ', 1)[1]}", param, ctx)
+        if self.high is not None and number > self.high:
+            self.fail(f"{value!r} must be {self.name.split(' ', 1)[1]}", param, ctx)
+        return number
+
+
+#: Option types that refuse nonsense before anything runs (`-j 0`, `--timeout -1`, `--rounds -2`, nan).
+POSITIVE_INT = _Number(int, 1)
+COUNT = _Number(int, 0)
+POSITIVE = _Number(float, 0, low_open=True)
+NON_NEGATIVE = _Number(float, 0)
+FRACTION = _Number(float, 0, 1)
+FINITE = _Number(float)
 
 
 def cache_options(fn: Callable) -> Callable:
@@ -65,9 +108,9 @@ def cache_options(fn: Callable) -> Callable:
 
 
 def run_options(fn: Callable) -> Callable:
-    fn = click.option("--timeout", type=float, default=10.0, show_default=True,
+    fn = click.option("--timeout", type=POSITIVE, default=10.0, show_default=True,
                       help="Time limit per op call, in seconds.")(fn)
-    fn = click.option("--jobs", "-j", type=int, default=None, help="Worker processes (default: CPU count).")(fn)
+    fn = click.option("--jobs", "-j", type=POSITIVE_INT, default=None, help="Worker processes (default: CPU count).")(fn)
     return fn
 
 
@@ -76,7 +119,11 @@ def open_cache(cache_path: str | None, no_cache: bool):
         return None
     from vx.ops.cache import VerdictCache
 
-    return VerdictCache(cache_path)
+    cache = VerdictCache(cache_path)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:  # closed with the command (its database files are not left open)
+        ctx.call_on_close(cache.close)
+    return cache
 
 
 def fmt_num(x: Any, digits: int = 3) -> str:
@@ -105,3 +152,12 @@ def dump_json(obj: Any) -> None:
         return o
 
     sys.stdout.write(json.dumps(clean(obj), indent=2, default=default, ensure_ascii=False) + "\n")
+
+
+def dump_document(schema: str, payload: Any) -> None:
+    """Print a JSON document that names its shape: ``{"schema": "<name>/<version>", ...}``.
+
+    Every `--json` output of vx carries such a key (a list is wrapped under `key`), so that scripts
+    can tell what they read and notice a change of format."""
+    body = payload if isinstance(payload, dict) else {"items": payload}
+    dump_json({"schema": schema, **{k: v for k, v in body.items() if k != "schema"}})

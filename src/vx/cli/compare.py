@@ -6,19 +6,21 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from vx.cli.common import UserError, cache_options, console, dump_json, fmt_num, friendly_errors, open_cache
+from vx.cli.common import (POSITIVE_INT, UserError, cache_options, console, dump_document, fmt_num, friendly_errors,
+                           open_cache, run_options)
 
 
 @click.command("compare")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--dataset", type=click.Choice(["locked", "dev"]), default="locked", show_default=True)
+@click.option("--dataset", "-d", type=click.Choice(["locked", "dev"]), default="locked", show_default=True,
+              help="The labeled split both verifiers are graded on.")
 @click.option("--seeds", is_flag=True, help="PATHS are run files: compare each run's seed with its evolved verifier.")
 @click.option("--family", "family_dir", type=click.Path(exists=True, file_okay=False), default=None,
               help="The family (default: found above the .vx files, or recorded in the runs).")
-@click.option("--permutations", type=int, default=10000, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
-@click.option("--jobs", "-j", type=int, default=None)
-@click.option("--timeout", type=float, default=10.0, show_default=True)
+@click.option("--permutations", type=POSITIVE_INT, default=10000, show_default=True,
+              help="Sign flips of the paired permutation test.")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON (schema vx-compare/1).")
+@run_options
 @cache_options
 @friendly_errors
 def compare_cmd(paths: tuple[str, ...], dataset: str, seeds: bool, family_dir: str | None, permutations: int,
@@ -49,7 +51,7 @@ def compare_cmd(paths: tuple[str, ...], dataset: str, seeds: bool, family_dir: s
         if cache is not None:
             cache.close()
     if as_json:
-        dump_json(res)
+        dump_document("vx-compare/1", res)
         return
     if seeds:
         t = Table(title=f"seed vs evolved on {dataset}", title_justify="left", show_edge=False)

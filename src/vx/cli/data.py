@@ -8,55 +8,49 @@ from collections.abc import Iterator
 from typing import Any
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from vx.cli.common import UserError, console, err_console
+from vx.cli.common import COUNT, POSITIVE, POSITIVE_INT, UserError, console, err_console, esc
 
 
 @contextmanager
 def _progress_bars() -> Iterator[Any]:
-    """A callback `(stage, total, advance)` drawing one rich bar per stage."""
-    bars = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=err_console, transient=False)
-    ids: dict[str, Any] = {}
+    """A callback `(stage, total, advance)` drawing one counted bar with ETA per stage, on stderr and
+    only on a terminal (`vx.ops.progress`); finished stages stay on screen."""
+    from vx.ops.progress import Bars
 
-    def update(stage: str, total: int | None, advance: int) -> None:
-        if stage not in ids:
-            ids[stage] = bars.add_task(stage, total=total)
-        elif total is not None:
-            bars.update(ids[stage], total=total)
-        if advance:
-            bars.advance(ids[stage], advance)
-
-    with bars:
+    bars = Bars(err_console, transient=False)
+    update = bars.stage()
+    try:
         yield update
+    finally:
+        bars.close_stages(update)
 
 
 def _report(report: Any, as_json: bool = False) -> None:
     if as_json:
         import json
 
-        out = {"out_dir": str(report.out_dir), "counts": report.counts,
+        out = {"schema": "vx-data-build/1", "out_dir": str(report.out_dir), "counts": report.counts,
                "tasks_dropped": report.provenance.get("tasks_dropped", {}),
                "attempts_per_task": report.provenance.get("attempts_per_task", {}),
                "solution_stats": report.provenance.get("solution_stats", report.provenance.get("solution_flags", {})),
                "notes": list(report.notes)}
         click.echo(json.dumps(out, indent=1, sort_keys=True, default=str))
         return
-    table = Table(title=f"family written to {report.out_dir}", title_justify="left")
+    table = Table(title=f"family written to {esc(report.out_dir)}", title_justify="left")
     table.add_column("what")
     table.add_column("value", overflow="fold")
     for key, value in report.counts.items():
-        table.add_row(key, str(value))
+        table.add_row(esc(key), esc(value))
     for key in ("sandbox_layer", "spec_drift_tasks_kept", "renamed_tasks", "solution_flags", "solution_stats",
                 "tasks_without_literal_test_inputs", "tasks_with_failing_reference", "tasks_dropped", "operators",
                 "dev_teacher_vs_truth"):
         if key in report.provenance:
-            table.add_row(key, str(report.provenance[key]))
+            table.add_row(esc(key), esc(report.provenance[key]))
     console.print(table)
     for note in report.notes:
-        err_console.print(f"[yellow]note:[/] {note}")
+        err_console.print(f"[yellow]note:[/] {esc(note)}")
 
 
 def _wrap_errors(fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -85,8 +79,10 @@ _common = [
     click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
                  help="Family directory to write (created if needed)."),
     click.option("--seed", type=int, default=0, show_default=True, help="Seed for mutants and splits."),
-    click.option("--n-locked", type=int, default=None, help="Minimum number of locked items."),
-    click.option("--workers", "-j", type=int, default=None, help="Sandboxes run at once (default: CPU count)."),
+    click.option("--n-locked", type=POSITIVE_INT, default=None, help="Minimum number of locked items."),
+    click.option("--jobs", "-j", "workers", type=POSITIVE_INT, default=None, help="Sandboxes run at once (default: CPU count)."),
+    click.option("--workers", "workers_alias", type=POSITIVE_INT, default=None, hidden=True,
+                 help="Deprecated spelling of --jobs."),
     click.option("--cache-dir", type=click.Path(file_okay=False),
                  help="Where expected outputs are cached (default: ~/.cache/vx/code-expected)."),
     click.option("--seed-expr", type=click.Path(exists=True, dir_okay=False),
@@ -95,14 +91,24 @@ _common = [
 
 
 def _with_common(fn: Any) -> Any:
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, workers_alias: int | None = None, **kwargs: Any) -> Any:
+        if workers_alias is not None:
+            err_console.print("[yellow]note:[/] --workers is deprecated; use --jobs (-j)")
+            if kwargs.get("workers") is None:
+                kwargs["workers"] = workers_alias
+        return fn(*args, **kwargs)
+
     for option in reversed(_common):
-        fn = option(fn)
-    return fn
+        wrapper = option(wrapper)
+    return wrapper
 
 
 @build_group.command("humaneval")
 @_with_common
-@click.option("--mutants", "n_mutants", type=int, default=3, show_default=True,
+@click.option("--mutants", "n_mutants", type=COUNT, default=3, show_default=True,
               help="Mutants of the canonical solution per task (without --samples).")
 @click.option("--samples", "samples", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Model outputs instead of mutants: a JSONL file with one output per task (task_id, solution) or "
@@ -112,7 +118,7 @@ def _with_common(fn: Any) -> Any:
 @click.option("--codet-tasks", type=click.Path(exists=True, dir_okay=False),
               help="CodeT's task file mapping its prompts to task ids (default: HumanEval_for_code_generation.jsonl "
                    "beside the samples file).")
-@click.option("--per-task", type=int, default=None, help="Keep a seeded subsample of at most N attempts per task.")
+@click.option("--per-task", type=POSITIVE_INT, default=None, help="Keep a seeded subsample of at most N attempts per task.")
 @click.option("--dataset", type=click.Choice(["humaneval+", "humaneval"]), default="humaneval+", show_default=True,
               help="Whose hidden tests label the samples (humaneval+: base + plus inputs).")
 @click.option("--data-dir", type=click.Path(exists=True, file_okay=False),
@@ -158,7 +164,7 @@ def build_humaneval_cmd(out_dir: str, seed: int, n_locked: int | None, workers: 
                    "downloads it).")
 @click.option("--subset", type=click.Choice(["hard", "all"]), default="hard", show_default=True,
               help="hard: only tasks that some given sample fails; all: every MBPP+ task in the samples.")
-@click.option("--per-task", type=int, default=None, help="Keep a seeded subsample of at most N attempts per task.")
+@click.option("--per-task", type=POSITIVE_INT, default=None, help="Keep a seeded subsample of at most N attempts per task.")
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON (machine-readable).")
 @_with_common
 def build_mbpp_cmd(samples: tuple[str, ...], data_dir: str | None, subset: str, per_task: int | None, as_json: bool,
@@ -180,7 +186,7 @@ def build_mbpp_cmd(samples: tuple[str, ...], data_dir: str | None, subset: str, 
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Family directory to write (created if needed).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for degradations and splits.")
-@click.option("--n-locked", type=int, default=40, show_default=True, help="Minimum number of locked items.")
+@click.option("--n-locked", type=POSITIVE_INT, default=40, show_default=True, help="Minimum number of locked items.")
 @click.option("--seed-expr", type=click.Path(exists=True, dir_okay=False),
               help="A .vx file to copy into the family as seed.vx (an existing seed.vx is kept).")
 def build_report_cmd(sources: str, out_dir: str, seed: int, n_locked: int, seed_expr: str | None) -> None:
@@ -202,10 +208,10 @@ def build_report_cmd(sources: str, out_dir: str, seed: int, n_locked: int, seed_
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Family directory to write (created if needed).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for mutants and splits.")
-@click.option("--n-locked", type=int, default=40, show_default=True, help="Minimum number of locked items.")
-@click.option("--mutants", "max_mutants", type=int, default=4, show_default=True,
+@click.option("--n-locked", type=POSITIVE_INT, default=40, show_default=True, help="Minimum number of locked items.")
+@click.option("--mutants", "max_mutants", type=COUNT, default=4, show_default=True,
               help="Semantic mutants per question (plus at most one syntax/identifier/SELECT * mutant).")
-@click.option("--query-timeout", type=float, default=5.0, show_default=True,
+@click.option("--query-timeout", type=POSITIVE, default=5.0, show_default=True,
               help="Time limit per query, in seconds (stored in each task).")
 @click.option("--backend", type=click.Choice(["duckdb", "sqlite"]), default="duckdb", show_default=True,
               help="Where the databases are built and the outputs run.")

@@ -9,7 +9,7 @@ _STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "info": "cyan"}
 
 
 @click.command("doctor")
-@click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON (schema vx-doctor/1).")
 def doctor(as_json: bool) -> None:
     """Show which sandbox layer is active (and why stronger ones are not), and other checks.
 
@@ -17,12 +17,13 @@ def doctor(as_json: bool) -> None:
     """
     from rich.table import Table
 
-    from vx.cli.common import console, dump_json
+    from vx.cli.common import console, dump_document
     from vx.doctor import doctor_report
 
     checks = doctor_report()
     if as_json:
-        dump_json([attrs.asdict(c) for c in checks])
+        dump_document("vx-doctor/1", {"ok": not any(c.status == "fail" for c in checks),
+                                      "checks": [attrs.asdict(c) for c in checks]})
     else:
         table = Table(title="vx doctor", title_justify="left", show_lines=False)
         table.add_column("check", no_wrap=True)

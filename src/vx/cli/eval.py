@@ -7,8 +7,8 @@ import sys
 import click
 from rich.table import Table
 
-from vx.cli.common import (cache_options, console, dump_json, err_console, fmt_num, friendly_errors, open_cache,
-                           run_options)
+from vx.cli.common import (COUNT, FINITE, UserError, cache_options, console, dump_json, err_console, esc, fmt_num,
+                           friendly_errors, open_cache, run_options)
 
 
 def load_verifier(expr_path: str, family_dir: str | None):
@@ -19,16 +19,18 @@ def load_verifier(expr_path: str, family_dir: str | None):
     return Verifier.load(expr_path, fam), fam
 
 
-def evaluate_split(verifier, fam, dataset: str, *, jobs, timeout, cache, progress=None):
-    """Grade a split; returns (split, grading, agreement or None, op summaries)."""
-    from vx.metrics import agreement, op_summary
+#: the agreement figures --fail-under can gate on (= vx.evaluation.METRICS; kept here so that
+#: `vx eval --help` imports nothing heavy)
+METRIC_CHOICES = ("accuracy", "balanced", "recall-weighted", "kappa")
 
-    split = fam.labeled(dataset)
-    grading = verifier.grade_items(list(split.items), jobs=jobs, timeout=timeout, cache=cache, progress=progress)
-    labels = split.labels()
-    agr = agreement(grading.finals, labels, fail_weight=fam.objective["fail_weight"]) if dataset != "train" else None
-    summ = op_summary(grading.matrix.to_array(), grading.matrix.op_names, labels if dataset != "train" else None)
-    return split, grading, agr, summ
+
+def evaluate_split(verifier, fam, dataset: str, *, jobs, timeout, cache, progress=None, executor=None):
+    """Grade a split; returns (evaluation, agreement or None, op summaries) (`vx.evaluation.evaluate`)."""
+    from vx.evaluation import evaluate
+
+    ev = evaluate(verifier, dataset, family=fam, jobs=jobs, timeout=timeout, cache=cache, progress=progress,
+                  executor=executor)
+    return ev, (ev.metrics if dataset != "train" else None), ev.op_stats
 
 
 def failure_rows(app):
@@ -47,7 +49,7 @@ def print_failures(app) -> None:
     for c in ("op", "kind", "items", "first item", "error"):
         t.add_column(c)
     for r in rows:
-        t.add_row(r["op"], r["kind"], str(r["count"]), r["example_item"], r["example_error"])
+        t.add_row(esc(r["op"]), r["kind"], str(r["count"]), esc(r["example_item"]), esc(r["example_error"]))
     console.print(t)
 
 
@@ -57,45 +59,89 @@ def print_failures(app) -> None:
               help="Which split to evaluate on (locked: a person auditing; never used by evolution).")
 @click.option("--family", "family_dir", type=click.Path(exists=True, file_okay=False),
               help="Family directory (default: the nearest family.toml above EXPR.vx).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@click.option("--fail-under", type=float, default=None, help="Exit 1 when agreement (accuracy) is below this.")
-@click.option("--show", type=int, default=20, show_default=True, help="How many disagreeing items to list.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the whole evaluation as JSON (schema vx-eval/1; `vx report` renders it).")
+@click.option("--export", "-o", "export_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Write one row per item (id, task, label, final verdict, every op's verdict and message) to "
+                   "FILE: .csv, .jsonl or .parquet (needs pyarrow).")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Write a self-contained page browsing every item (filters, failure capsules) to FILE.")
+@click.option("--fail-under", type=FINITE, default=None, metavar="X",
+              help="Exit 1 when the chosen --metric is below X (a CI gate).")
+@click.option("--metric", type=click.Choice(METRIC_CHOICES), default="accuracy", show_default=True,
+              help="The agreement figure --fail-under gates on.")
+@click.option("--show", type=COUNT, default=20, show_default=True, help="How many disagreeing items to list.")
+@click.option("--max-op-failures", type=COUNT, default=0, show_default=True,
+              help="Exit 3 when ops failed on the infrastructure side (raised, timed out, lost their worker) on "
+                   "more items than this; the failures table names them.")
 @run_options
 @cache_options
+@click.option("--executor", type=click.Choice(["local", "dask"]), default=None,
+              help="Where the ops run: this machine's worker processes (default, or $VX_EXECUTOR), or a Dask "
+                   "cluster (--scheduler, $VX_DASK_SCHEDULER, else a local cluster of --jobs workers). "
+                   "See docs/scale.md.")
+@click.option("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler address (tcp://host:8786).")
+@click.option("--shard", default=None, metavar="I/N",
+              help="Grade only every N-th item, starting at the I-th (1-based), and write a partial matrix "
+                   "to --out; join the shards with `vx matrix merge`.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the verdict matrix to this file (vx-matrix/1 JSON); required with --shard.")
 @friendly_errors
-def eval_cmd(expr_path, dataset, family_dir, as_json, fail_under, show, jobs, timeout, cache_path, no_cache):
+def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, html_path, fail_under, metric, show,
+             max_op_failures, jobs, timeout, cache_path, no_cache, executor, scheduler, shard, out_path):
     """Evaluate the verifier EXPR.vx on a split of its family.
 
     Prints agreement with the labels, a per-op table and the items where the verifier and the
     labels disagree (with the ops that fired). ABSTAIN counts as PASS in agreement figures.
+
+    Exit status: 0 done; 1 agreement below --fail-under; 2 bad input (a message says what and
+    where); 3 ops failed on more than --max-op-failures items (their verdicts are missing, so the
+    figures are not to be trusted).
     """
+    if export_path:
+        check_export_path(export_path)
     verifier, fam = load_verifier(expr_path, family_dir)
     cache = open_cache(cache_path, no_cache)
-    split, grading, agr, summ = evaluate_split(verifier, fam, dataset, jobs=jobs, timeout=timeout, cache=cache,
-                                               progress=None if not as_json else False)
+    from vx.ops.executors import make_executor
+
+    runner = make_executor(executor, jobs=jobs, address=scheduler)
+    try:
+        if shard is not None:
+            _eval_shard(verifier, fam, dataset, shard, out_path, jobs=jobs, timeout=timeout, cache=cache,
+                        executor=runner, as_json=as_json)
+            return
+        ev, agr, summ = evaluate_split(verifier, fam, dataset, jobs=jobs, timeout=timeout, cache=cache,
+                                       progress=None if not as_json else False, executor=runner)
+        split, grading = ev.items, ev.grading
+    finally:
+        runner.close()
+        if cache is not None:
+            cache.close()  # (its path is still printed below)
+    if out_path:
+        _matrix_file(verifier, fam, dataset, grading.application, (1, 1), len(split),
+                     list(range(len(split)))).save(out_path)
     app = grading.application
+    if export_path:
+        err_console.print(f"wrote {len(ev.items)} rows to {write_export(ev, export_path)}")
+    if html_path:
+        err_console.print(f"wrote {ev.write_html(html_path)}")
     tiers = {o.name: o.tier for o in verifier.pool}
     items = []
-    for it, final in zip(split.items, grading.finals):
+    for it, final in zip(ev.items, grading.finals):
         fired = [op for op in app.matrix.op_names if app.matrix.get(it.id, op) == 1]
         items.append({"id": it.id, "task": it.task, "label": it.hard_label(), "verdict": final.value,
                       "fired": [{"op": op, "message": app.message(it.id, op)} for op in fired]})
     disagree = [r for r in items if r["label"] is not None and (r["verdict"] == "fail") != (r["label"] == "fail")]
     if as_json:
-        dump_json({"family": fam.name, "split": dataset, "expression": verifier.text, "n": len(split),
-                   "metrics": agr.as_dict() if agr else None,
-                   "ops": [{**_summ_dict(s), "tier": tiers.get(s.op)} for s in summ],
-                   "environment": verifier.pool.describe_environment(),
-                   "items": items, "failures": failure_rows(app),
-                   "op_calls": app.calls, "cache_hits": app.cache_hits, "seconds": app.seconds})
+        dump_json(ev.as_dict())  # a superset of the rows above: every op's verdict, the trace, the output
     else:
-        console.print(f"[bold]vx eval[/] {expr_path} — family [cyan]{fam.name}[/], split [cyan]{dataset}[/] "
+        console.print(f"[bold]vx eval[/] {esc(expr_path)} — family [cyan]{esc(fam.name)}[/], split [cyan]{dataset}[/] "
                       f"({len(split)} items)")
         from vx.dsl.printer import to_text
 
-        console.print(f"expression: [green]{to_text(verifier.expr, width=10_000)}[/]")
+        console.print(f"expression: [green]{esc(to_text(verifier.expr, width=10_000))}[/]")
         for line in verifier.pool.describe_environment():
-            console.print(f"[dim]{line}[/]")
+            console.print(f"[dim]{esc(line)}[/]")
         if agr:
             t = Table(title="agreement with labels (abstain counts as pass)", title_justify="left")
             for c in ("accuracy", "recall-weighted", "balanced acc", "fail recall", "pass recall", "κ", "coverage"):
@@ -110,13 +156,19 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, fail_under, show, jobs, ti
 
             c = Counter(f.value for f in grading.finals)
             console.print("verdicts (unlabeled split): " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
-        t = Table(title="ops", title_justify="left")
-        for c in ("op", "tier", "coverage", "fires", "accuracy", "n labeled", "overlaps", "conflicts"):
-            t.add_column(c, justify="left" if c in ("op", "tier") else "right")
+        narrow = console.size.width < 100  # 80 columns: op names whole, the two overlap figures left out
+        t = Table(title="ops" + (" (overlaps, conflicts: --json or a wider terminal)" if narrow else ""),
+                  title_justify="left")
+        widest = max((len(s.op) + (7 if s.op == verifier.pool.root_name else 0) for s in summ), default=2)
+        cols = ("op", "tier", "coverage", "fires", "accuracy", "n labeled") + (() if narrow else ("overlaps", "conflicts"))
+        for c in cols:
+            # op names are never cut or wrapped; figures never wrap
+            t.add_column(c, justify="left" if c in ("op", "tier") else "right", no_wrap=True,
+                         min_width=widest if c == "op" else None)
         for s in summ:
-            t.add_row(s.op + (" (root)" if s.op == verifier.pool.root_name else ""), tiers.get(s.op, "?"),
-                      fmt_num(s.coverage), fmt_num(s.fire_rate), fmt_num(s.accuracy), str(s.n_labeled),
-                      fmt_num(s.overlaps), fmt_num(s.conflicts))
+            t.add_row(*(esc(s.op) + (" (root)" if s.op == verifier.pool.root_name else ""), tiers.get(s.op, "?"),
+                        fmt_num(s.coverage), fmt_num(s.fire_rate), fmt_num(s.accuracy), str(s.n_labeled),
+                        fmt_num(s.overlaps), fmt_num(s.conflicts))[:len(cols)])
         console.print(t)
         if disagree:
             t = Table(title=f"disagreements ({len(disagree)}; showing {min(show, len(disagree))})",
@@ -125,23 +177,83 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, fail_under, show, jobs, ti
                 t.add_column(c, overflow="fold")
             for r in disagree[:show]:
                 fired = "; ".join(f"{f['op']}: {f['message']}" if f["message"] else f["op"] for f in r["fired"])
-                t.add_row(r["id"], r["label"], r["verdict"], fired or "—")
+                t.add_row(esc(r["id"]), r["label"], r["verdict"], esc(fired) if fired else "—")
             console.print(t)
         elif agr:
             console.print("no disagreements")
         print_failures(app)
         console.print(f"[dim]{app.calls} op calls, {app.cache_hits} cached, {app.seconds:.1f}s"
-                      + (f" · cache {cache.path}" if cache else " · cache off") + "[/]")
+                      + (f" · cache {esc(cache.path)}" if cache else " · cache off") + "[/]")
+    failed_items = sorted({f.item for f in app.failures})
+    if len(failed_items) > max_op_failures:
+        err_console.print(f"ops failed on {len(failed_items)} item(s) (more than --max-op-failures {max_op_failures}): "
+                          f"first {esc(failed_items[0])}; their verdicts are missing (see the op failures)")
+        sys.exit(3)
     if fail_under is not None:
         if agr is None:
             err_console.print("--fail-under needs a labeled split (dev or locked)")
             sys.exit(2)
-        if agr.accuracy < fail_under:
-            err_console.print(f"agreement {agr.accuracy:.3f} is below --fail-under {fail_under}")
+        if not len(split):
+            err_console.print(f"the {dataset} split is empty: there is no agreement to compare with --fail-under")
+            sys.exit(2)
+        value = ev.metric(metric)
+        if not value >= fail_under:  # NaN (e.g. κ when one class is absent) does not pass the gate
+            err_console.print(f"{metric} {value:.3f} is below --fail-under {fail_under}")
             sys.exit(1)
+
+
+def check_export_path(path: str) -> None:
+    """Refuse an export file name vx cannot write before any op runs."""
+    from pathlib import Path
+
+    suffix = Path(path).suffix.lower()
+    if suffix not in (".csv", ".jsonl", ".parquet"):
+        raise click.BadParameter(f"{path}: name a .csv, .jsonl or .parquet file", param_hint="'--export' / '-o'")
+    if suffix == ".parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise UserError(f"{path}: writing .parquet needs pyarrow: pip install pyarrow (or pip install "
+                            "'vx-verifiers[export]'); .csv and .jsonl need nothing") from None
+
+
+def write_export(ev, path: str):
+    from vx.errors import VxError
+
+    try:
+        return ev.write(path)
+    except (VxError, OSError) as exc:
+        raise UserError(f"{path}: {exc}") from None
 
 
 def _summ_dict(s) -> dict:
     import attrs
 
     return attrs.asdict(s)
+
+
+def _matrix_file(verifier, fam, dataset, app, shard, n_items, indices):
+    from vx.ops.shards import from_application
+
+    versions = {o.name: o.version for o in verifier.pool}
+    return from_application(app, family=fam.name, split=dataset, expression=verifier.text, shard=shard,
+                            n_items=n_items, indices=indices, versions=versions)
+
+
+def _eval_shard(verifier, fam, dataset, shard, out_path, *, jobs, timeout, cache, executor, as_json) -> None:
+    from vx.ops.shards import parse_shard, shard_indices
+
+    i, n = parse_shard(shard)
+    if not out_path:
+        raise click.UsageError("--shard needs --out FILE (where the partial matrix goes)")
+    split = fam.split(dataset) if dataset != "locked" else fam.labeled(dataset)
+    items = list(split.items)
+    indices = shard_indices(len(items), i, n)
+    grading = verifier.grade_items([items[k] for k in indices], jobs=jobs, timeout=timeout, cache=cache,
+                                   progress=None if not as_json else False, executor=executor)
+    _matrix_file(verifier, fam, dataset, grading.application, (i, n), len(items), indices).save(out_path)
+    if as_json:
+        dump_json({"shard": [i, n], "items": len(indices), "of": len(items), "out": out_path})
+    else:
+        console.print(f"shard {i}/{n}: {len(indices)} of {len(items)} items of {fam.name}/{dataset} graded; "
+                      f"matrix written to {out_path} (join the shards with `vx matrix merge`)")

@@ -11,25 +11,41 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from vx.cli.common import UserError, cache_options, console, err_console, fmt_num, friendly_errors, open_cache
+from vx.cli.common import (COUNT, NON_NEGATIVE, POSITIVE, POSITIVE_INT, UserError, cache_options, console, err_console,
+                           fmt_num, friendly_errors, open_cache)
 from vx.cli.llm import llm_options
 
 
-def _history_table(rows: list[dict[str, Any]], limit: int = 12) -> Table:
+#: below this width the history table leaves out its incumbent column (which would wrap every few
+#: characters) and the expressions are printed whole under it instead
+WIDE = 120
+
+
+def _history_table(rows: list[dict[str, Any]], limit: int = 12, width: int | None = None) -> Any:
+    wide = (width or console.size.width) >= WIDE
     t = Table(title="evolution", title_justify="left", show_edge=False, pad_edge=False)
     for col, just in (("round", "right"), ("objective", "right"), ("A_dev", "right"), ("A_train", "right"),
                       ("audit (locked)", "right"), ("cands", "right"), ("pool", "right"), ("born/rej", "right"),
                       ("incumbent", "left")):
-        t.add_column(col, justify=just, overflow="fold" if col == "incumbent" else "ellipsis")
+        if col == "incumbent" and not wide:
+            continue
+        t.add_column(col, justify=just, overflow="fold" if col == "incumbent" else "ellipsis",
+                     no_wrap=col != "incumbent")
     shown = rows[-limit:]
     if len(rows) > limit:
-        t.add_row("…", "", "", "", "", "", "", "", "")
+        t.add_row(*(["…"] + [""] * (len(t.columns) - 1)))
     for r in shown:
         mark = "*" if r.get("replaced") else " "
-        t.add_row(f"{r['round']}{mark}", fmt_num(r["objective"], 4), fmt_num(r["a_dev"]), fmt_num(r["a_train"]),
-                  fmt_num(r.get("audit_agreement")), str(r["candidates"]), str(r["pool_size"]),
-                  f"{r['born']}/{r['rejected']}", " ".join(r["incumbent"].split()))
-    return t
+        t.add_row(*[f"{r['round']}{mark}", fmt_num(r["objective"], 4), fmt_num(r["a_dev"]), fmt_num(r["a_train"]),
+                    fmt_num(r.get("audit_agreement")), str(r["candidates"]), str(r["pool_size"]),
+                    f"{r['born']}/{r['rejected']}", " ".join(r["incumbent"].split())][:len(t.columns)])
+    if wide:
+        return t
+    # narrow: each new incumbent whole, on its own line (* = replaced in that round)
+    changes = [r for r in shown if r.get("replaced") or r is shown[0]]
+    lines = [Text(f"{r['round']}{'*' if r.get('replaced') else ' '} ", style="dim").append(" ".join(r["incumbent"].split()))
+             for r in changes]
+    return Group(t, Text("incumbents (rounds where one was chosen):", style="bold"), *lines)
 
 
 def _summary_table(summary: dict[str, Any]) -> Table:
@@ -54,15 +70,27 @@ def _summary_table(summary: dict[str, Any]) -> Table:
     return t
 
 
+_FLAG_HINTS = (("choose another output file or resume it", "choose another --out or continue it with --resume"),
+               ("rounds must be", "--rounds must be"), ("abstain must be", "--abstain must be"),
+               ("consensus must be", "--consensus must be"))
+
+
+def _with_flags(message: str) -> str:
+    """The engine's message, with the flags of this command named where it names a parameter."""
+    for plain, flagged in _FLAG_HINTS:
+        message = message.replace(plain, flagged)
+    return message
+
+
 @click.command("evolve")
 @click.argument("family", required=False, type=click.Path(exists=True, file_okay=False))
-@click.option("--rounds", type=int, default=None, help="Rounds to run (default 10; with --resume: the run's own).")
+@click.option("--rounds", type=COUNT, default=None, help="Rounds to run (default 10; with --resume: the run's own).")
 @click.option("--seed", "seed", type=int, default=0, show_default=True, help="Random seed (same seed, same run).")
 @click.option("--ablation", type=click.Choice(["naive", "no-lifecycle"]), default=None,
               help="naive: fail-closed anchoring and the validity gate off; no-lifecycle: birth gate, shadow tier "
                    "and retirement off.")
-@click.option("--patience", type=int, default=None, help="Stop after this many rounds without improvement (off by default).")
-@click.option("--min-delta", type=float, default=0.0, show_default=True,
+@click.option("--patience", type=POSITIVE_INT, default=None, help="Stop after this many rounds without improvement (off by default).")
+@click.option("--min-delta", type=NON_NEGATIVE, default=0.0, show_default=True,
               help="With --patience: the smallest objective gain that counts as an improvement.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="Run file to write (default runs/<family>-<time>.vxrun.sqlite).")
@@ -76,8 +104,8 @@ def _summary_table(summary: dict[str, Any]) -> Table:
               help="The train consensus: ops vote within their failure class (drawback semantics), or one "
                    "majority vote over all ops.")
 @click.option("--no-audit", is_flag=True, help="Do not measure agreement with the locked split.")
-@click.option("--jobs", "-j", type=int, default=None, help="Worker processes for applying ops (default: CPU count).")
-@click.option("--timeout", type=float, default=10.0, show_default=True, help="Time limit per op call, in seconds.")
+@click.option("--jobs", "-j", type=POSITIVE_INT, default=None, help="Worker processes for applying ops (default: CPU count).")
+@click.option("--timeout", type=POSITIVE, default=10.0, show_default=True, help="Time limit per op call, in seconds.")
 @click.option("--quiet", "-q", is_flag=True, help="No live progress; print the summary only.")
 @cache_options
 @llm_options
@@ -99,25 +127,34 @@ def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str 
 
     if family is None and resume is None:
         raise UserError("name a family directory (e.g. vx evolve examples/humaneval) or --resume RUN")
-    cfg = EvolveConfig(rounds=10 if rounds is None else rounds, seed=seed, ablation=ablation, patience=patience,
-                       min_delta=min_delta, jobs=jobs, timeout=timeout, abstain=abstain,
-                       consensus=consensus)
-    from vx.cli.llm import engine_roles, evolve_session, record_run, usage_line
+    try:
+        cfg = EvolveConfig(rounds=10 if rounds is None else rounds, seed=seed, ablation=ablation, patience=patience,
+                           min_delta=min_delta, jobs=jobs, timeout=timeout, abstain=abstain,
+                           consensus=consensus)
+    except EvolutionError as exc:
+        raise UserError(_with_flags(str(exc))) from None
+    from vx.cli.llm import _user_error, llm_overrides, usage_line
+    from vx.llm.client import LLMUnavailable
+    from vx.llm.config import LLMConfigError
 
-    llm_session = evolve_session(family, resume, llm, llm_models, llm_budget)  # None: LLM roles off
-    roles = engine_roles(llm_session, cfg)
+    overrides = llm_overrides(llm_models, llm_budget)
     cache = open_cache(cache_path, no_cache)
     rows: list[dict[str, Any]] = []
     status = Text("starting", style="dim")
+    from vx.ops.progress import Bars
+
+    bars = Bars(err_console, embedded=True)  # counted bars with ETA for each phase applying ops
 
     def render() -> Group:
-        parts: list[Any] = [_history_table(rows)] if rows else []
+        parts: list[Any] = [_history_table(rows, limit=8, width=err_console.size.width)] if rows else []
         if rows:
             parts.append(Text("best: ", style="bold").append(" ".join(rows[-1]["incumbent"].split())))
         parts.append(status)
+        parts.append(bars)
         return Group(*parts)
 
-    live = None if quiet else Live(render(), console=err_console, refresh_per_second=4, transient=True)
+    live = None if quiet or not err_console.is_terminal else Live(render(), console=err_console,
+                                                                   refresh_per_second=4, transient=True)
 
     def on_round(row: dict[str, Any]) -> None:
         rows.append(row)
@@ -135,10 +172,12 @@ def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str 
             live.start()
         result = evolve_family(family, config=cfg, out=out, resume=resume, rounds=rounds, cache=cache,
                                on_round=on_round, on_status=on_status, audit=not no_audit, vx_out=vx_out,
-                               progress=False, **roles)
-        llm_usage = record_run(llm_session, roles, result.run_path) if llm_session is not None else None
+                               progress=bars if live is not None else False, llm=llm, llm_overrides=overrides,
+                               say=lambda m: err_console.print(m, markup=False, highlight=False))
+    except (LLMUnavailable, LLMConfigError) as exc:
+        raise _user_error(exc) from None
     except (EvolutionError, RunStoreError) as exc:
-        raise UserError(str(exc)) from None
+        raise UserError(_with_flags(str(exc))) from None
     except KeyboardInterrupt:
         if live is not None:
             live.stop()
@@ -150,18 +189,13 @@ def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str 
             live.stop()
         if cache is not None:
             cache.close()
-        if llm_session is not None:
-            llm_session.close()
-    from vx.evolve.store import RunStore
-
-    with RunStore(result.run_path) as store:  # the whole history, also of a resumed run
-        history = [{**r, "pool_size": r["n_active"] + r["n_shadow"]} for r in store.rounds()]
+    history = list(result.history)  # the whole history, also of a resumed run
     console.print(_history_table(history, limit=len(history)))
     console.print(_summary_table(dict(result.summary)))
-    vx_file = Path(vx_out) if vx_out else Path(str(result.run_path).removesuffix(".vxrun.sqlite") + ".vx")
+    vx_file = Path(result.vx_path)
     s = result.best_score
     console.print(f"[bold]evolved[/]: {' '.join(result.best_text.split())}")
     console.print(f"objective {s.objective:.4f} (seed {result.seed_score.objective:.4f})")
     console.print(f"run file: {result.run_path}\nverifier: {vx_file}")
-    if llm_usage is not None:
-        console.print(usage_line(llm_usage), markup=False)
+    if result.llm_usage is not None:
+        console.print(usage_line(dict(result.llm_usage)), markup=False)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import click
-from rich.markup import escape
 from rich.tree import Tree
 
-from vx.cli.common import cache_options, console, dump_json, friendly_errors, open_cache, run_options
+from vx.cli.common import cache_options, console, dump_document, esc, friendly_errors, open_cache, run_options
 from vx.cli.eval import load_verifier
 
 _STYLE = {"drawback": "bold red", "clean": "green", "abstain": "dim"}
@@ -14,11 +13,11 @@ _STYLE = {"drawback": "bold red", "clean": "green", "abstain": "dim"}
 
 def _label(t) -> str:
     v = str(t.verdict)
-    s = f"{t.text}  [{_STYLE[v]}]{v.upper()}[/]"
+    s = f"{esc(t.text)}  [{_STYLE[v]}]{v.upper()}[/]"
     if t.message:
-        s += f"  — {t.message}"
+        s += f"  — {esc(t.message)}"
     if t.error:
-        s += f"  [yellow](error: {t.error})[/]"
+        s += f"  [yellow](error: {esc(t.error)})[/]"
     return s
 
 
@@ -57,8 +56,9 @@ def find_item(fam, item_id: str):
 @click.command("explain")
 @click.argument("expr_path", metavar="EXPR.vx", type=click.Path(exists=True, dir_okay=False))
 @click.option("--item", "item_id", required=True, help="Item id (searched in dev, train, then locked).")
-@click.option("--family", "family_dir", type=click.Path(exists=True, file_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable failure capsule.")
+@click.option("--family", "family_dir", type=click.Path(exists=True, file_okay=False),
+              help="Family directory (default: the nearest family.toml above EXPR.vx).")
+@click.option("--json", "as_json", is_flag=True, help="Print the failure capsule as JSON (schema vx-explain/1).")
 @run_options
 @cache_options
 @friendly_errors
@@ -66,20 +66,30 @@ def explain_cmd(expr_path, item_id, family_dir, as_json, jobs, timeout, cache_pa
     """Explain the verdict of EXPR.vx on one item: the tree with each node's verdict."""
     verifier, fam = load_verifier(expr_path, family_dir)
     split_name, item = find_item(fam, item_id)
-    grading = verifier.grade_items([item], jobs=1, timeout=timeout, cache=open_cache(cache_path, no_cache),
-                                   progress=False)
+    cache = open_cache(cache_path, no_cache)
+    try:
+        grading = verifier.grade_items([item], jobs=1, timeout=timeout, cache=cache, progress=False)
+    finally:
+        if cache is not None:
+            cache.close()
     g = verifier.explain(item, grading)
     pack = fam.pack()
     about = pack.describe_task(fam.tasks[item.task]) if pack.describe_task is not None else {}
     n_peers = len(fam.attempts_for([item]).get(item.task, []))
     if as_json:
-        dump_json({"item": item.id, "task": item.task, "split": split_name, "label": item.hard_label(),
-                   "expression": verifier.text, "other_attempts": n_peers, "task_inputs": about, **g.as_dict()})
+        dump_document("vx-explain/1", {"item": item.id, "task": item.task, "split": split_name,
+                                        "label": item.hard_label(), "expression": verifier.text,
+                                        "other_attempts": n_peers, "task_inputs": about, **g.as_dict()})
         return
     v = g.verdict.value
     color = {"fail": "bold red", "pass": "bold green", "abstain": "dim"}[v]
     lab = f" (label: {item.hard_label()})" if item.hard_label() else ""
-    console.print(f"item [cyan]{item.id}[/] of task {item.task} in {split_name}{lab}: verdict [{color}]{v.upper()}[/]")
+    console.print(f"item [cyan]{esc(item.id)}[/] of task {esc(item.task)} in {split_name}{lab}: verdict [{color}]{v.upper()}[/]")
+    from rich.syntax import Syntax
+
+    from vx.dsl.lexer import VxLexer
+
+    console.print(Syntax(verifier.text, VxLexer(), theme="ansi_dark", background_color="default", word_wrap=True))
     if g.root is not None:
         console.print("root " + _label(g.root))
     tree = Tree(_label(g.trace))
@@ -87,19 +97,19 @@ def explain_cmd(expr_path, item_id, family_dir, as_json, jobs, timeout, cache_pa
         _add(tree, c)
     console.print(tree)
     if g.drawbacks:
-        console.print("drawbacks: " + "; ".join(f"[red]{o}[/]" + (f": {m}" if m else "") for o, m in g.drawbacks))
+        console.print("drawbacks: " + "; ".join(f"[red]{esc(o)}[/]" + (f": {esc(m)}" if m else "") for o, m in g.drawbacks))
     if n_peers:
-        console.print(f"peers: {n_peers} other attempt(s) at {item.task} in the family")
+        console.print(f"peers: {n_peers} other attempt(s) at {esc(item.task)} in the family")
     for title, lines in about.items():
         if isinstance(lines, str):
-            console.print(f"{title}: {escape(lines)}")
+            console.print(f"{title}: {esc(lines)}")
             continue
         if not lines:
             continue
         shown = _sample(lines)
         more = f" … and {len(lines) - len(shown)} more (--json lists all)" if len(lines) > len(shown) else ""
-        console.print(f"{title} ({len(lines)}):")
+        console.print(f"{esc(title)} ({len(lines)}):")
         for line in shown:
-            console.print(f"  {escape(line)}")
+            console.print(f"  {esc(line)}")
         if more:
             console.print(f" {more}")

@@ -5,14 +5,14 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from vx.cli.common import UserError, console, dump_json, err_console, fmt_num, friendly_errors
+from vx.cli.common import UserError, console, dump_document, err_console, fmt_num, friendly_errors
 
 
 def _user_error(exc: Exception) -> UserError:
-    """A UserError whose text is shown literally (an LLM config message names e.g. "family.toml [llm]")."""
-    from rich.markup import escape
+    """A UserError for an LLM configuration problem (UserError shows every message literally)."""
+    from vx.evolve.roles.session import REQUIRED_NO_KEY
 
-    return UserError(escape(str(exc)))
+    return UserError(str(exc).replace(REQUIRED_NO_KEY, "--llm needs an API key"))
 
 
 def llm_options(fn):
@@ -20,7 +20,8 @@ def llm_options(fn):
     fn = click.option("--llm-budget", "llm_budget", type=float, default=None,
                       help="Stop LLM calls once this many USD are spent in the run (default: budget_usd, 5.0).")(fn)
     fn = click.option("--llm-model", "llm_models", multiple=True, metavar="ROLE=MODEL",
-                      help="Use MODEL for ROLE (solver, teacher, composer, synthesizer, judge, final_judge); "
+                      help="Use MODEL for ROLE (solver, teacher, composer, synthesizer, judge, final_judge, "
+                           "skill_synthesizer); "
                            "repeatable.")(fn)
     fn = click.option("--llm/--no-llm", "llm", default=None,
                       help="LLM roles on (needs ANTHROPIC_API_KEY) or off. Default: on when a key is set.")(fn)
@@ -81,8 +82,9 @@ def llm_group():
 
 @llm_group.command("config")
 @click.argument("family_dir", required=False, type=click.Path(exists=True, file_okay=False))
-@click.option("--llm-model", "llm_models", multiple=True, metavar="ROLE=MODEL")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--llm-model", "llm_models", multiple=True, metavar="ROLE=MODEL",
+              help="Use MODEL for ROLE (repeatable), e.g. judge=claude-haiku-4-5.")
+@click.option("--json", "as_json", is_flag=True, help="Print the configuration as JSON (schema vx-llm-config/1).")
 @friendly_errors
 def config_cmd(family_dir, llm_models, as_json):
     """Show the role-to-model table and where each value comes from (default: the family around here)."""
@@ -90,7 +92,7 @@ def config_cmd(family_dir, llm_models, as_json):
 
     cfg = _config(_family(family_dir), llm_models)
     if as_json:
-        dump_json({**cfg.as_dict(), "sources": dict(cfg.sources), "key_set": has_credentials(),
+        dump_document("vx-llm-config/1", {**cfg.as_dict(), "sources": dict(cfg.sources), "key_set": has_credentials(),
                    "user_config": str(user_config_path())})
         return
     t = Table(title="LLM roles", title_justify="left")
@@ -109,7 +111,7 @@ def config_cmd(family_dir, llm_models, as_json):
 @llm_group.command("check")
 @click.argument("family_dir", required=False, type=click.Path(exists=True, file_okay=False))
 @click.option("--no-probe", is_flag=True, help="Only show the configuration; send no request.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the roles' states as JSON (schema vx-llm-check/1).")
 @friendly_errors
 def check_cmd(family_dir, no_probe, as_json):
     """Which roles are configured and whether their models are reachable (free: spends no tokens)."""
@@ -118,7 +120,7 @@ def check_cmd(family_dir, no_probe, as_json):
     statuses = role_status(_config(_family(family_dir)), probe=not no_probe)
     ok, line = summary_line(statuses)
     if as_json:
-        dump_json({"ok": ok, "summary": line, "roles": [s.as_dict() for s in statuses]})
+        dump_document("vx-llm-check/1", {"ok": ok, "summary": line, "roles": [s.as_dict() for s in statuses]})
     else:
         t = Table(title="LLM roles", title_justify="left")
         for c in ("role", "model", "state", "detail"):
@@ -136,12 +138,15 @@ def check_cmd(family_dir, no_probe, as_json):
 @click.argument("family_dir", required=False, type=click.Path(exists=True, file_okay=False))
 @click.option("--split", type=click.Choice(["dev", "train"]), default="dev", show_default=True,
               help="Which split to label (the locked split is never shown to the teacher).")
-@click.option("--llm-model", "llm_models", multiple=True, metavar="ROLE=MODEL")
-@click.option("--llm-budget", type=float, default=None)
+@click.option("--llm-model", "llm_models", multiple=True, metavar="ROLE=MODEL",
+              help="Use MODEL for ROLE (repeatable), e.g. teacher=claude-sonnet-4-5.")
+@click.option("--llm-budget", type=float, default=None, metavar="USD",
+              help="Stop spending after this many US dollars in this run (default: the configuration's budget).")
 @click.option("--apply", "apply_", is_flag=True,
               help="Also write the soft labels into the split's file as the items' labels (the old label is kept "
                    "in meta.label_before).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the labels and their agreement as JSON "
+              "(schema vx-llm-teach/1).")
 @friendly_errors
 def teach_cmd(family_dir, split, llm_models, llm_budget, apply_, as_json):
     """Soft labels from the teacher model, comparing each output with its golden reference.
@@ -164,7 +169,8 @@ def teach_cmd(family_dir, split, llm_models, llm_budget, apply_, as_json):
     except ValueError as exc:
         raise _user_error(exc) from None
     if as_json:
-        dump_json({"path": str(path), "records": records, "agreement": agree, "usage": usage, "applied": applied})
+        dump_document("vx-llm-teach/1", {"path": str(path), "records": records, "agreement": agree, "usage": usage,
+                                         "applied": applied})
         return
     if applied is not None:
         console.print(f"wrote {applied} soft label(s) into {fam.split(split).path}", markup=False)
@@ -187,8 +193,10 @@ def teach_cmd(family_dir, split, llm_models, llm_budget, apply_, as_json):
 @click.option("--poll", "poll_seconds", type=float, default=30.0, show_default=True, help="Seconds between polls.")
 @click.option("--max-wait", type=float, default=24 * 3600.0, show_default=True,
               help="Stop waiting after this many seconds; a later prefetch collects what is still running.")
-@click.option("--llm-model", "llm_models", multiple=True, metavar="ROLE=MODEL")
-@click.option("--llm-budget", type=float, default=None)
+@click.option("--llm-model", "llm_models", multiple=True, metavar="ROLE=MODEL",
+              help="Use MODEL for ROLE (repeatable), e.g. teacher=claude-sonnet-4-5.")
+@click.option("--llm-budget", type=float, default=None, metavar="USD",
+              help="Stop spending after this many US dollars in this run (default: the configuration's budget).")
 @friendly_errors
 def prefetch_cmd(family_dir, splits, poll_seconds, max_wait, llm_models, llm_budget):
     """Answer every judge op of a family on every item through the Message Batches API (half price) and
@@ -235,7 +243,7 @@ def _usage_line(u: dict) -> str:
 @click.argument("run")
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False),
               help="LLM cache file (default: from the configuration, ~/.cache/vx/llm.sqlite).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the usage as JSON (schema vx-llm-usage/1).")
 @friendly_errors
 def usage_cmd(run, cache_path, as_json):
     """Calls, cache hits, tokens and cost of one run: RUN is a run file (its stored record) or an LLM run id
@@ -260,7 +268,7 @@ def usage_cmd(run, cache_path, as_json):
             raise UserError(f"no LLM calls are recorded for run {run!r} in {cache.path} "
                             "(pass a run file, or the run id stored in it)")
     if as_json:
-        dump_json(u)
+        dump_document("vx-llm-usage/1", u)
         return
     t = Table(title=f"LLM usage of run {u.get('run', run)}", title_justify="left")
     for c in ("role", "model", "API calls", "cache hits", "errors", "tokens in", "tokens out", "USD"):
@@ -273,100 +281,7 @@ def usage_cmd(run, cache_path, as_json):
 
 
 # ------------------------------------------------------------------------------------------------
-# hooks used by `vx evolve` and `vx doctor`
-
-def evolve_session(family_dir, resume, llm, llm_models, llm_budget):
-    """Start the LLM session of `vx evolve`: None when roles are off (said once when no key is set).
-
-    A resumed run keeps its LLM run id (stored in its run file), hence its budget and usage ledger."""
-    import json
-
-    from vx.llm.config import has_credentials
-
-    if llm is False:
-        from vx.llm.client import disable
-
-        disable()  # judge ops abstain even with a key set
-        return None
-    if llm is None and not has_credentials():  # the offline path: nothing loaded, one notice
-        from vx.llm.client import notice_off_once
-
-        notice_off_once(lambda m: err_console.print(m, markup=False, highlight=False))
-        return None
-    from vx.families.family import Family
-
-    run_id = None
-    if resume is not None:
-        from vx.evolve.store import RunStore
-
-        with RunStore(resume) as store:
-            meta = store.meta()
-        family_dir = family_dir or meta.get("family_dir")
-        try:
-            run_id = json.loads(meta.get("llm", "{}")).get("run")
-        except (TypeError, ValueError):
-            run_id = None
-    return start_llm(Family(family_dir) if family_dir else None, llm, llm_models, llm_budget, run_id=run_id)
-
-
-def engine_roles(session, cfg) -> dict:
-    """The engine's composers and synthesizers: its offline defaults plus the LLM ones."""
-    from vx.evolve.compose import EnumerativeComposer, EvolutionaryComposer
-    from vx.evolve.synthesize import TemplateSynthesizer
-
-    composers = [EnumerativeComposer(cfg.enum_max_size, cfg.enum_budget),
-                 EvolutionaryComposer(cfg.mutations_per_elite, cfg.crossovers, cfg.max_leaves)]
-    synthesizers = [TemplateSynthesizer(per_cluster=cfg.synth_per_cluster)]
-    if session is None:
-        return {"composers": None, "synthesizers": None}  # the engine's own defaults
-    return {"composers": composers + [session.composer()], "synthesizers": synthesizers + [session.synthesizer()]}
-
-
-def run_teacher(session, family_dir) -> dict:
-    """The teacher's part in a run: soft labels for the dev items (against their golden references), stored
-    with the family as teacher_labels.jsonl, and where they disagree with the dev labels. Evolution never
-    reads these (its labels are the family's); they tell a person how far the anchor can be trusted."""
-    from vx.llm.client import LLMError
-    from vx.evolve.roles.teacher import teach_family
-    from vx.families.family import Family
-
-    try:
-        fam = Family(family_dir)
-        path, records, agree = teach_family(session.client(), fam, "dev")
-    except LLMError as exc:
-        return {"error": str(exc)}
-    labels = {it.id: it.label for it in fam.split("dev").items}
-    disagree = [r["id"] for r in records if r.get("label") is not None and labels.get(r["id"]) is not None
-                and (r["label"] >= 0.5) != (labels[r["id"]] >= 0.5)]
-    return {"path": str(path), "labelled": sum(1 for r in records if r.get("label") is not None),
-            "items": len(records), "agreement": agree, "disagreements": disagree}
-
-
-def record_run(session, roles: dict, run_path, *, teach: bool = True) -> dict:
-    """After a run: the teacher's dev labels (unless `teach` is False), then the LLM setup, usage and the
-    composer/synthesizer/teacher reports into the run file. Returns the usage."""
-    from vx.evolve.store import RunStore
-
-    with RunStore(run_path) as store:
-        family_dir = store.meta().get("family_dir")
-    report: dict = {}
-    if teach and family_dir:
-        report["llm_teacher"] = teacher = run_teacher(session, family_dir)
-        if session.say is not None and "agreement" in teacher:
-            a = teacher["agreement"]
-            session.say(f"teacher: {teacher['labelled']}/{teacher['items']} dev items labelled against their "
-                        f"references ({teacher['path']}); agrees with {a['agree']}/{a['compared']} dev labels"
-                        + (f"; disagrees on {', '.join(teacher['disagreements'])}" if teacher["disagreements"] else ""))
-    usage = session.usage()
-    report.update({"llm": session.describe(), "llm_usage": usage})
-    for kind in ("composers", "synthesizers"):
-        for role in roles.get(kind) or []:
-            if hasattr(role, "history") and getattr(role, "name", "") == "llm":
-                report[f"llm_{kind[:-1]}"] = {"history": role.history, "stopped": role.stopped}
-    with RunStore(run_path) as store:
-        store.set_meta(report)
-    return usage
-
+# used by `vx evolve`
 
 def usage_line(usage: dict) -> str:
     return _usage_line(usage)

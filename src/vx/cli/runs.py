@@ -8,7 +8,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vx.cli.common import UserError, console, dump_json, fmt_num, friendly_errors
+from vx.cli.common import UserError, console, dump_document, esc, fmt_num, friendly_errors
 
 
 def _open(path: str):
@@ -25,14 +25,40 @@ def runs_group() -> None:
     """Inspect evolution runs (the .vxrun.sqlite files `vx evolve` writes)."""
 
 
+def run_rows(paths) -> list[dict[str, Any]]:
+    """One summary per readable run file (unreadable ones are left out)."""
+    from vx.evolve.store import RunStore, RunStoreError
+
+    out = []
+    for p in paths:
+        try:
+            with RunStore(p) as s:
+                meta, rounds = s.meta(), s.rounds()
+        except RunStoreError:
+            continue
+        last = rounds[-1] if rounds else {}
+        cfg = meta.get("config") or {}
+        out.append({"run": str(p), "family": meta.get("family"), "status": meta.get("status"),
+                    "rounds": last.get("round"), "objective": last.get("objective"),
+                    "audit_agreement": last.get("audit_agreement"), "ablation": cfg.get("ablation"),
+                    "seed": cfg.get("seed"), "evolved": " ".join(str(last.get("incumbent", "")).split()) or None,
+                    "started": meta.get("started"), "finished": meta.get("finished"),
+                    "vx_file": meta.get("vx_file")})
+    return out
+
+
 @runs_group.command("list")
 @click.argument("directory", required=False, default="runs", type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON (schema vx-runs/1).")
 @friendly_errors
-def list_cmd(directory: str) -> None:
+def list_cmd(directory: str, as_json: bool) -> None:
     """Run files in DIRECTORY (default: runs/), newest first."""
     from vx.evolve.store import RunStoreError
 
     paths = sorted(Path(directory).glob("*.vxrun.sqlite"), key=lambda p: p.stat().st_mtime, reverse=True)
+    if as_json:
+        dump_document("vx-runs/1", {"directory": str(directory), "runs": run_rows(paths)})
+        return
     if not paths:
         console.print(f"no run files in {directory}/ (vx evolve writes runs/<family>-<time>.vxrun.sqlite)")
         return
@@ -49,9 +75,9 @@ def list_cmd(directory: str) -> None:
             continue
         last = rounds[-1] if rounds else {}
         cfg = meta.get("config") or {}
-        t.add_row(p.name, meta.get("family", "?"), meta.get("status", "?"), str(last.get("round", "—")),
+        t.add_row(esc(p.name), esc(meta.get("family", "?")), esc(meta.get("status", "?")), str(last.get("round", "—")),
                   fmt_num(last.get("objective"), 4), fmt_num(last.get("audit_agreement")),
-                  cfg.get("ablation") or "—", " ".join(str(last.get("incumbent", "")).split()))
+                  esc(cfg.get("ablation") or "—"), esc(" ".join(str(last.get("incumbent", "")).split())))
     console.print(t)
 
 
@@ -76,14 +102,25 @@ def funnel(store) -> dict[str, int]:
 @runs_group.command("show")
 @click.argument("run", type=click.Path(exists=True, dir_okay=False))
 @click.option("--events", "show_events", is_flag=True, help="List every lifecycle event (births, rejections...).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the history, funnel and figures as JSON (schema vx-run-summary/1).")
 @friendly_errors
-def show_cmd(run: str, show_events: bool) -> None:
+def show_cmd(run: str, show_events: bool, as_json: bool) -> None:
     """History, lifecycle funnel and final figures of RUN."""
     with _open(run) as s:
         meta, rounds, summary = s.meta(), s.rounds(), s.summary()
         cfg = meta.get("config") or {}
-        console.print(f"[bold]{run}[/]  family {meta.get('family')}  status {meta.get('status')}  "
-                      f"seed {cfg.get('seed')}  rounds {cfg.get('rounds')}  ablation {cfg.get('ablation') or 'none'}")
+        if as_json:
+            doc: dict[str, Any] = {"run": run, "family": meta.get("family"), "status": meta.get("status"),
+                                   "config": cfg, "rounds": rounds, "funnel": funnel(s), "summary": summary,
+                                   "vx_file": meta.get("vx_file")}
+            if show_events:
+                doc["events"] = [e for e in s.events() if e["kind"] != "seed"]
+            dump_document("vx-run-summary/1", doc)
+            return
+        console.print(f"[bold]{esc(run)}[/]  family {esc(meta.get('family'))}  status {esc(meta.get('status'))}  "
+                      f"seed {esc(cfg.get('seed'))}  rounds {esc(cfg.get('rounds'))}  "
+                      f"ablation {esc(cfg.get('ablation') or 'none')}")
         t = Table(title="history", title_justify="left", show_edge=False)
         for col in ("round", "objective", "A_dev", "A_train", "cost", "audit (locked)", "candidates", "active",
                     "shadow", "retired", "born", "rejected", "misses", "gaps", "s", "incumbent"):
@@ -93,7 +130,7 @@ def show_cmd(run: str, show_events: bool) -> None:
             t.add_row(f"{r['round']}{'*' if r['replaced'] else ''}", fmt_num(r["objective"], 4), fmt_num(r["a_dev"]),
                       fmt_num(r["a_train"]), fmt_num(r["cost"]), fmt_num(r["audit_agreement"]), str(r["candidates"]),
                       str(r["n_active"]), str(r["n_shadow"]), str(r["n_retired"]), str(r["born"]), str(r["rejected"]),
-                      str(r["misses"]), str(r["gaps"]), f"{r['seconds']:.1f}", " ".join(r["incumbent"].split()))
+                      str(r["misses"]), str(r["gaps"]), f"{r['seconds']:.1f}", esc(" ".join(r["incumbent"].split())))
         console.print(t)
         f = funnel(s)
         console.print(f"lifecycle: seed {f['seed']} → born {f['born']} (rejected {f['rejected']}, promoted "
@@ -104,14 +141,14 @@ def show_cmd(run: str, show_events: bool) -> None:
                 et.add_column(col, overflow="fold")
             for e in s.events():
                 if e["kind"] != "seed":
-                    et.add_row(str(e["round"]), e["op"], e["kind"], e["status"], e["reason"])
+                    et.add_row(str(e["round"]), esc(e["op"]), esc(e["kind"]), esc(e["status"]), esc(e["reason"]))
             console.print(et)
         if summary:
             from vx.cli.evolve import _summary_table
 
             console.print(_summary_table(summary))
         if meta.get("vx_file"):
-            console.print(f"verifier: {meta['vx_file']}")
+            console.print(f"verifier: {esc(meta['vx_file'])}")
 
 
 @runs_group.command("export")
@@ -129,7 +166,7 @@ def export_cmd(run: str, as_json: bool, no_verdicts: bool) -> None:
         if not no_verdicts:
             out["verdicts"] = s.verdicts()
             out["traces"] = s.traces()
-    dump_json(out)
+    dump_document("vx-run/1", out)
 
 
 @runs_group.command("verify")
@@ -141,6 +178,8 @@ def verify_cmd(run: str) -> None:
 
     bad = 0
     with _open(run) as s:
+        if not s.rounds():
+            raise UserError(f"{run}: no rounds recorded; there is nothing to verify")
         t = Table(title="recorded vs recomputed", title_justify="left", show_edge=False)
         for col in ("round", "objective", "recomputed", "A_dev", "recomputed", "A_train", "recomputed", ""):
             t.add_column(col, justify="right")

@@ -22,9 +22,11 @@ Comments are not part of the tree; `vx fmt` keeps a file's header comments separ
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 
-from vx.dsl.ast import All, Any as AnyNode, Node, Not, OpRef, Vote, WVote, is_finite_decimal
+from vx.dsl.ast import All, Node, Not, OpRef, Vote, WVote, is_finite_decimal
+from vx.dsl.ast import Any as AnyNode
 
 __all__ = ["format_number", "to_text"]
 
@@ -86,9 +88,17 @@ def _render(node: Node, indent: int, tail: str, width: int, out: list[str]) -> N
 
 def to_text(node: Node, width: int = 80) -> str:
     """The canonical text of ``node``, wrapped to ``width`` columns where possible (an op
-    name longer than the width still stays whole). No trailing newline."""
+    name longer than the width still stays whole). No trailing newline.
+
+    Memoised: nodes are immutable and compared by structure, and evolution asks for the text of
+    the same candidates many times (sorting and tie-breaking by canonical text)."""
     if not isinstance(node, (OpRef, AnyNode, All, Not, Vote, WVote)):
         raise TypeError(f"expected a vx Node, not {type(node).__name__}")
+    return _canonical_text(node, width)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _canonical_text(node: Node, width: int) -> str:
     out: list[str] = []
     _render(node, 0, "", width, out)
     return "\n".join(out)

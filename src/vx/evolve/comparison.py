@@ -100,7 +100,7 @@ def _family_of(path: Path) -> Family:
                 return Family(s.meta()["family_dir"])
         except (RunStoreError, KeyError):
             raise FamilyError(f"{path}: no family.toml above it, and its run file {run} cannot tell; "
-                              "pass --family DIR") from None
+                              "name the family directory explicitly (the command line: --family DIR)") from None
 
 
 def load_vx(path: str | Path, family: Family | None = None) -> tuple[Node, OpPool, Family]:
@@ -118,7 +118,7 @@ def compare_files(a: str | Path, b: str | Path, dataset: str = "locked", *, fami
     ea, pa, fam = load_vx(a, family)
     eb, pb, fam_b = load_vx(b, family or fam)
     if fam_b.dir != fam.dir:
-        raise ValueError(f"{a} and {b} belong to different families ({fam.dir} and {fam_b.dir}); pass --family")
+        raise ValueError(f"{a} and {b} belong to different families ({fam.dir} and {fam_b.dir}); name the family to compare them in")
     ga = grade(str(a), ea, pa, fam, dataset, cache=cache, jobs=jobs, timeout=timeout)
     gb = grade(str(b), eb, pb, fam, dataset, cache=cache, jobs=jobs, timeout=timeout)
     return {"dataset": dataset, **compare_graded(ga, gb, n_permutations=n_permutations, seed=seed)}

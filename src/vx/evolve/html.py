@@ -10,7 +10,6 @@ tables in place of plots and a note saying why.
 
 from __future__ import annotations
 
-import html
 import io
 import math
 from collections import Counter, defaultdict
@@ -23,42 +22,24 @@ from vx.dsl.ast import OpRef
 from vx.dsl.parse import VxSyntaxError, parse
 from vx.dsl.printer import to_text
 from vx.evolve.store import RunStore
+from vx.pages import CSS as _CSS
+from vx.pages import esc, inline_markdown, num, table
 
-SECTIONS = ("summary", "objective", "audit", "funnel", "expression", "confusion", "ops", "disagreements")
-
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
-color:#1d232a;line-height:1.45}
-h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:2em;border-bottom:1px solid #d8dee4;padding-bottom:.2em}
-code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.92em}
-pre{background:#f6f8fa;padding:.8em;border-radius:6px;overflow-x:auto}
-table{border-collapse:collapse;margin:.6em 0;font-size:.92em}th,td{border:1px solid #d8dee4;padding:.3em .6em;
-text-align:right}th{background:#f6f8fa}td.l,th.l{text-align:left}
-.muted{color:#6a737d}.fail{color:#b31d28;font-weight:600}.pass{color:#22863a;font-weight:600}
-.abstain{color:#6a737d}.audit{background:#fff8c5;padding:.5em .8em;border-radius:6px}
-ul.tree{list-style:none;padding-left:1.2em;border-left:1px dotted #aaa}ul.tree li{margin:.15em 0}
-.kv td{text-align:left}.kv td:first-child{color:#6a737d}
-details{margin:.4em 0}summary{cursor:pointer}
-"""
-
+SECTIONS = ("summary", "objective", "audit", "funnel", "expression", "confusion", "ops", "disagreements",
+            "locked-misses")
 
 def _e(x: Any) -> str:
-    return html.escape(str(x))
+    return esc(x)
 
 
 def _f(x: Any, d: int = 3) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    if isinstance(x, float):
-        return f"{x:.{d}f}"
-    return _e(x)
+    return num(x, d)
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], left: int = 1) -> str:
-    head = "".join(f"<th class='{'l' if i < left else ''}'>{_e(h)}</th>" for i, h in enumerate(headers))
-    body = "".join("<tr>" + "".join(f"<td class='{'l' if i < left else ''}'>{c}</td>" for i, c in enumerate(r))
-                   + "</tr>" for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], kinds: str = "") -> str:
+    """`kinds`: one letter per column: n = a number (right-aligned), p = prose (left, roomy), t = text."""
+    names = {"n": "num", "p": "prose", "t": ""}
+    return table(headers, rows, kinds=[names[k] for k in kinds.ljust(len(headers), "t")])
 
 
 def _svg(fig: Any) -> str:
@@ -85,12 +66,30 @@ def _plt():
         return None
 
 
-def _round_axis(ax: Any) -> None:
+def value_range(values: Sequence[float | None]) -> tuple[float, float]:
+    """The y range of a plot of shares: the data's own range with a margin (never a fixed 0–1 that
+    squeezes a whole run into its top 20%), at least 0.05 tall, kept within [0, 1]."""
+    vals = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    if not vals:
+        return 0.0, 1.0
+    lo, hi = min(vals), max(vals)
+    pad = max((hi - lo) * 0.15, 0.02)
+    lo, hi = max(0.0, lo - pad), min(1.0, hi + pad)
+    if hi - lo < 0.05:
+        need = 0.05 - (hi - lo)
+        lo, hi = lo - need / 2, hi + need / 2
+        shift = max(0.0, -lo) - max(0.0, hi - 1.0)
+        lo, hi = lo + shift, hi + shift
+    return round(lo, 6), round(hi, 6)
+
+
+def _round_axis(ax: Any, values: Sequence[float | None]) -> None:
     from matplotlib.ticker import MaxNLocator
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("round")
-    ax.set_ylim(-0.02, 1.02)
+    lo, hi = value_range(values)
+    ax.set_ylim(lo, hi)
     ax.grid(alpha=.3)
 
 
@@ -168,7 +167,24 @@ def _confusion_html(title: str, c: Mapping[str, Any] | None) -> str:
         return f"<p class='muted'>{_e(title)}: not recorded</p>"
     tp, fp, tn, fn = (c.get(k, 0) for k in ("tp", "fp", "tn", "fn"))
     return (f"<div><b>{_e(title)}</b>" + _table(["", "label fail", "label pass"],
-            [["verifier FAIL", tp, fp], ["verifier PASS / abstain", fn, tn]]) + "</div>")
+            [["verifier FAIL", tp, fp], ["verifier PASS / abstain", fn, tn]], "tnn") + "</div>")
+
+
+def _locked_labels(meta: Mapping[str, Any]) -> tuple[dict[str, float], str]:
+    """The locked labels of the run's family ({} and the reason when the family cannot be read)."""
+    from vx.families.family import Family
+
+    where = meta.get("family_dir")
+    if not where:
+        return {}, "the run file does not name its family directory"
+    try:
+        fam = Family(where)
+    except Exception as exc:  # moved, deleted or changed since the run: the rest of the page still renders
+        return {}, f"the family at {where} cannot be loaded ({exc})"
+    if fam.name != meta.get("family"):
+        return {}, f"{where} now holds family {fam.name!r}, not {meta.get('family')!r}"
+    split = fam.audit().labeled_split()
+    return {it.id: it.label for it in split.items if it.label is not None}, ""
 
 
 def render_html(run_path: str | Path, *, max_items: int = 40) -> str:
@@ -202,7 +218,7 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
                      _f(lk.get("recall_weighted")), _f(lk.get("kappa"))])
     parts.append("<section id='summary'><h2>Summary</h2>" + _table(
         ["", "expression", "dev accuracy", "dev recall-weighted", "locked agreement (audit)",
-         "locked recall-weighted", "locked κ"], rows, left=2)
+         "locked recall-weighted", "locked κ"], rows, "tpnnnnn")
         + "<table class='kv'>" + "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in (
             ("family", meta.get("family")), ("run file", run_path.name), ("status", meta.get("status")),
             ("rounds", max((r["round"] for r in rounds), default=0)), ("started", meta.get("started")),
@@ -217,13 +233,13 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
         fig, ax = plt.subplots(figsize=(8, 3.2))
         for key, style in (("objective", "-o"), ("a_dev", "--s"), ("a_train", ":^")):
             ax.plot(xs, [r[key] if r[key] is not None else float("nan") for r in rounds], style, label=key)
-        _round_axis(ax)
+        _round_axis(ax, [r[k] for r in rounds for k in ("objective", "a_dev", "a_train")])
         ax.legend(loc="lower right")
         sec += _svg(fig)
     sec += _table(["round", "objective", "A_dev", "A_train", "cost", "candidates", "replaced", "incumbent"],
                   [[r["round"], _f(r["objective"]), _f(r["a_dev"]), _f(r["a_train"]), _f(r["cost"], 4),
                     r["candidates"], "yes" if r["replaced"] else "", f"<code>{_e(r['incumbent'])}</code>"]
-                   for r in rounds], left=0)
+                   for r in rounds], "nnnnnntp")
     parts.append(sec + "</section>")
 
     # audit
@@ -233,7 +249,7 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
     if plt and any(a is not None for a in audit):
         fig, ax = plt.subplots(figsize=(8, 2.8))
         ax.plot(xs, [a if a is not None else float("nan") for a in audit], "-o", color="#b08800", label="locked agreement")
-        _round_axis(ax)
+        _round_axis(ax, audit)
         ax.legend(loc="lower right")
         sec += _svg(fig)
     elif not any(a is not None for a in audit):
@@ -249,15 +265,18 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
         ax.barh(keys[::-1], [fun[k] for k in keys[::-1]], color="#0366d6")
         for i, k in enumerate(keys[::-1]):
             ax.text(fun[k], i, f" {fun[k]}", va="center")
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # op counts: whole numbers only
         ax.set_xlabel("ops")
         sec += _svg(fig)
-    sec += _table(list(fun), [list(fun.values())], left=0)
+    sec += _table(list(fun), [list(fun.values())], "n" * len(fun))
     events = [e for e in store.events() if e["kind"] != "seed"]
     if events:
         sec += "<details><summary>lifecycle events ({})</summary>".format(len(events)) + _table(
             ["round", "op", "event", "status", "reason"],
-            [[e["round"], f"<code>{_e(e['op'])}</code>", _e(e["kind"]), _e(e["status"]), _e(e["reason"])]
-             for e in events], left=5) + "</details>"
+            [[e["round"], f"<code>{_e(e['op'])}</code>", _e(e["kind"]), _e(e["status"]), inline_markdown(e["reason"])]
+             for e in events], "nttttp") + "</details>"
     parts.append(sec + "</section>")
 
     # expression tree
@@ -283,12 +302,13 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
     def stat(name: str, key: str) -> Any:
         return stats.get(name, {}).get(key, every.get(name, {}).get(key))
 
-    parts.append("<section id='ops'><h2>OpRef pool</h2>" + _table(
+    parts.append("<section id='ops'><h2>Op pool</h2>" + _table(
         ["op", "origin", "status", "tier", "detects", "born in round", "coverage", "fires", "dev accuracy", "description"],
         [[f"<code>{_e(o['name'])}</code>" + (" <span class='muted'>(peer op)</span>" if o["name"] in peer_ops else ""),
           _e(o["origin"]), _e(o["status"]), _e(o["tier"]), _e(o["detects"]),
           o["born_round"], _f(stat(o["name"], "coverage")), _f(stat(o["name"], "fire_rate")),
-          _f(stats.get(o["name"], {}).get("dev_accuracy")), _e(o["description"])] for o in ops], left=5)
+          _f(stats.get(o["name"], {}).get("dev_accuracy")), inline_markdown(o["description"])] for o in ops],
+        "tttttnnnnp")
         + "<p class='muted'>coverage and fires: over the recorded items (train, dev and, for the final verifier's ops, "
           "the audited locked items), for every op of the pool, peer ops (which compare an attempt with the other "
           "attempts at its task) included; dev accuracy for the ops the final verifier runs.</p></section>")
@@ -309,7 +329,42 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
                 for t in traces[v["item"]]]
         sec += (f"<details open><summary><code>{_e(v['item'])}</code> (task {_e(v['task'])}): label <b>{lab}</b>, "
                 f"verdict <span class='{_e(v['final'])}'>{_e(v['final']).upper()}</span></summary>"
-                + _table(["op", "verdict", "message"], rows, left=3) + "</details>")
+                + _table(["op", "verdict", "message"], rows, "ttp") + "</details>")
+    parts.append(sec + "</section>")
+
+    # locked misses (the audit: shown to people, never read by evolution; the run file holds the locked
+    # verdicts only, so the labels come from the family itself, as for `vx eval --dataset locked`)
+    locked_labels, why_not = _locked_labels(meta)
+    locked_v = [{**v, "label": locked_labels.get(v["item"])} for v in store.verdicts("locked")]
+    ltraces = defaultdict(list)
+    for t in store.traces("locked"):
+        ltraces[t["item"]].append(t)
+    lbad = [v for v in locked_v if v["label"] is not None and (v["final"] == "fail") != (v["label"] < 0.5)]
+    sec = (f"<section id='locked-misses'><h2>Locked misses ({len(lbad)} of {len(locked_v)}, audit)</h2>"
+           "<p class='audit'>Locked items the evolved verifier gets wrong. Evolution never read these labels; "
+           "they show where the verifier does not transfer.</p>")
+    if not locked_v:
+        sec += "<p class='muted'>This run recorded no locked verdicts (made without an audit).</p>"
+    elif why_not:
+        sec += f"<p class='muted'>Cannot list them: {_e(why_not)}.</p>"
+    elif not lbad:
+        sec += "<p>The evolved verifier agrees with every locked label.</p>"
+    else:
+        missed = [v for v in lbad if v["label"] < 0.5]
+        sec += (f"<p>{len(missed)} missed drawback(s) (label fail, verdict pass or abstain) · "
+                f"{len(lbad) - len(missed)} false alarm(s) (label pass, verdict fail)</p>")
+    for v in lbad[:max_items]:
+        lab = "fail" if v["label"] < 0.5 else "pass"
+        kind = "missed drawback" if lab == "fail" else "false alarm"
+        rows = [[f"<code>{_e(t['op'])}</code>", {1: "<span class='fail'>DRAWBACK</span>", 0: "<span class='pass'>CLEAN</span>",
+                                                 -1: "<span class='abstain'>ABSTAIN</span>"}[t["verdict"]], _e(t["message"])]
+                for t in ltraces[v["item"]]]
+        sec += (f"<details><summary><code>{_e(v['item'])}</code> (task {_e(v['task'])}): {kind} — label <b>{lab}</b>, "
+                f"verdict <span class='{_e(v['final'])}'>{_e(v['final']).upper()}</span></summary>"
+                + (_table(["op", "verdict", "message"], rows, "ttp") if rows else
+                   "<p class='muted'>no per-op trace recorded</p>") + "</details>")
+    if len(lbad) > max_items:
+        sec += f"<p class='muted'>… and {len(lbad) - max_items} more (vx runs export RUN --json has them all)</p>"
     parts.append(sec + "</section>")
 
     title = f"vx run — {meta.get('family', '?')}"
@@ -317,6 +372,37 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
             f"<style>{_CSS}</style></head><body><h1>{_e(title)}</h1><p class='muted'>{_e(run_path.name)} · "
             f"seed <code>{_e(seed_expr)}</code> → evolved <code>{_e(best)}</code></p>{note}"
             + "".join(parts) + "</body></html>")
+
+
+def summary_html(summary: Mapping[str, Any]) -> str:
+    """Seed vs evolved on dev (and locked, when audited): the table `vx evolve` prints, as HTML."""
+    cols = [("dev", "seed"), ("dev", "evolved")]
+    if "locked" in summary:
+        cols += [("locked", "seed"), ("locked", "evolved")]
+    rows = []
+    for label, dev_key, locked_key in (("agreement", "accuracy", "agreement"),
+                                       ("recall-weighted", "recall_weighted", "recall_weighted"),
+                                       ("κ", "kappa", "kappa")):
+        rows.append([_e(label)] + [_f((summary.get(split) or {}).get(which, {}).get(
+            dev_key if split == "dev" else locked_key)) for split, which in cols])
+    obj = summary.get("objective") or {}
+    rows.append(["objective S", _f((obj.get("seed") or {}).get("objective"), 4),
+                 _f((obj.get("evolved") or {}).get("objective"), 4)] + [""] * (len(cols) - 2))
+    return _table([""] + [f"{split} {which}" + (" (audit)" if split == "locked" else "") for split, which in cols],
+                  rows, "t" + "n" * len(cols))
+
+
+def result_html(result: Any) -> str:
+    """An evolution result (`EvolutionResult`) for a notebook: evolved vs seed, figures, the run file."""
+    s, seed = result.best_score, result.seed_score
+    from vx.pages import notebook
+
+    return notebook(f"<div class='vx-run'><p><b>evolved</b> <code>{_e(result.best_text)}</code><br>"
+            f"<span class='muted'>seed <code>{_e(to_text(result.seed))}</code></span></p>"
+            f"<p>objective {_f(s.objective, 4)} (seed {_f(seed.objective, 4)}) · A_dev {_f(s.a_dev)} · "
+            f"A_train {_f(s.a_train)} · {_e(result.rounds)} round(s)</p>"
+            + summary_html(result.summary)
+            + f"<p class='muted'>run file {_e(result.run_path)} (vx report makes the full page)</p></div>")
 
 
 def write_report(run_path: str | Path, out: str | Path | None = None) -> Path:

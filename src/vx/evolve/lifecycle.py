@@ -33,7 +33,7 @@ synthesized op that can be built enters active, and nothing retires.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -143,6 +143,29 @@ def birth_gate(column: np.ndarray, cluster: np.ndarray, labelled_good: np.ndarra
             reason = (f"the construct is not specific to the failure: it is in {fc / nc:.0%} of the cluster and "
                       f"{good_rate:.0%} of the known-good train items (needs {presence_lift:g}x)")
     return GateResult(not reason, reason, fc, nc, fl, nl, fu, nu)
+
+
+def redundancy_reason(same: np.ndarray, names: Sequence[str], *, limit: float) -> str:
+    """Why a new op is redundant with an existing one ("" when it is not): ``same[k]`` is the share
+    of train and dev items on which it agrees with op ``names[k]``; at or above ``limit``, it adds
+    nothing the pool does not already say."""
+    if not len(same):
+        return ""
+    k = int(np.argmax(same))
+    if same[k] < limit:
+        return ""
+    if same[k] == 1.0:
+        return f"duplicate of {names[k]} (identical verdicts on every train and dev item)"
+    return (f"near-duplicate of {names[k]} (same verdict on {same[k]:.0%} of train and dev items; "
+            f"the limit is {limit:.0%})")
+
+
+def admission_reason(gate: GateResult, same: np.ndarray, names: Sequence[str], policy: LifecyclePolicy) -> str:
+    """Why a synthesized op is not born ("" when it is): the birth gate first, then redundancy.
+    Both are off in the no-lifecycle ablation."""
+    if not policy.birth_gate:
+        return ""
+    return gate.reason or redundancy_reason(same, names, limit=policy.redundancy)
 
 
 def leave_out(node: Node, name: str) -> Node:

@@ -23,11 +23,12 @@ import attrs
 import numpy as np
 
 from vx.dsl.ast import Node
+from vx.dsl.compile import evaluate_batch
 from vx.dsl.matrix import Packed, VerdictMatrix
 from vx.dsl.parse import VxSyntaxError, parse
 from vx.dsl.printer import to_text
+from vx.dsl.semantics import to_finals
 from vx.errors import VxError
-from vx.dsl.compile import evaluate_batch
 from vx.evolve.compose import (
     Composer,
     CompositionContext,
@@ -42,6 +43,7 @@ from vx.evolve.lifecycle import (
     Event,
     LifecyclePolicy,
     OpRecord,
+    admission_reason,
     birth_gate,
     marginals,
     promotable,
@@ -52,9 +54,10 @@ from vx.evolve.objective import (
     Objective,
     ObjectiveConfig,
     Score,
+    gap_mask,
     reliability_weight,
 )
-from vx.evolve.store import RunStore, now
+from vx.evolve.store import RunStore, now, op_rows, round_row
 from vx.evolve.synthesize import (
     Cluster,
     SynthesisRequest,
@@ -70,9 +73,8 @@ from vx.ops.cache import VerdictCache
 from vx.ops.core import Op
 from vx.ops.pool import OpPool
 from vx.ops.specs import TEMPLATES, SpecError, op_from_spec
-from vx.dsl.semantics import to_finals
 
-__all__ = ["EvolveConfig", "Evolution", "EvolutionResult", "EvolutionError", "ABLATIONS", "Auditor"]
+__all__ = ["EvolveConfig", "Evolution", "EvolutionResult", "EvolutionError", "ABLATIONS", "Auditor", "Round"]
 
 ABLATIONS = ("naive", "no-lifecycle")
 Auditor = Callable[[Node, OpPool], Mapping[str, Any]]
@@ -111,11 +113,11 @@ class EvolveConfig:
         if self.ablation is not None and self.ablation not in ABLATIONS:
             raise EvolutionError(f"unknown ablation {self.ablation!r}; choose one of {', '.join(ABLATIONS)}")
         if self.rounds < 0:
-            raise EvolutionError("--rounds must be 0 or more")
+            raise EvolutionError(f"rounds must be 0 or more, not {self.rounds}")
         if self.abstain not in ("pass", "exclude"):
-            raise EvolutionError(f"--abstain must be pass or exclude, not {self.abstain!r}")
+            raise EvolutionError(f"abstain must be pass or exclude, not {self.abstain!r}")
         if self.consensus not in ("per-class", "majority"):
-            raise EvolutionError(f"--consensus must be per-class or majority, not {self.consensus!r}")
+            raise EvolutionError(f"consensus must be per-class or majority, not {self.consensus!r}")
 
     @property
     def guards(self) -> Guards:
@@ -143,10 +145,46 @@ class EvolutionResult:
     best_score: Score
     rounds: int
     summary: Mapping[str, Any]
+    history: tuple[Mapping[str, Any], ...] = ()  # every round's row (evolve_family fills it in)
+    llm_usage: Mapping[str, Any] | None = None  # with LLM roles on: calls, tokens, cost
+    vx_path: str | None = None  # the evolved .vx file written
 
     @property
     def best_text(self) -> str:
         return to_text(self.best)
+
+    def _repr_html_(self) -> str:  # notebook display (vx.evolve.html)
+        from vx.evolve.html import result_html
+
+        return result_html(self)
+
+
+@attrs.frozen
+class Round:
+    """What one round did: returned by `Evolution._round`, written to the run file by `_commit`."""
+
+    number: int
+    score: Score  # the incumbent's, after Curate
+    replaced: bool = False
+    candidates: int = 0
+    selectable: int = 0
+    born: int = 0
+    rejected: int = 0
+    misses: int = 0  # dev items the incumbent passed though labelled fail (Sense)
+    gaps: int = 0  # train items the pool is silent or split on (Sense: `objective.gap_mask`)
+    clusters: tuple[Mapping[str, Any], ...] = ()  # the Grow step's clusters, summarised
+    events: tuple[Event, ...] = ()  # births, rejections, retirements, promotions
+    top: tuple[Mapping[str, Any], ...] = ()  # the best candidates considered (Select)
+    seconds: float = 0.0
+
+
+@attrs.frozen
+class Growth:
+    """The Grow step's outcome: ops born and rejected, with their events."""
+
+    born: int = 0
+    rejected: int = 0
+    events: tuple[Event, ...] = ()
 
 
 def _text(node: Node | None) -> str:
@@ -266,15 +304,19 @@ class Evolution:
         self.elites = [Elite(self.incumbent, score.objective, score.a_dev, score.a_train)] if score.selectable else []
         for n, m in marginals(obj, self.incumbent).items():
             self.records[n].marginal = m
-        events = [Event(0, n, "seed", r.status) for n, r in self.records.items()]
-        self._commit(0, obj, score, replaced=False, n_candidates=1, n_selectable=int(score.selectable), events=events,
-                     born=0, rejected=0, misses=0, gaps=0, top=[], seconds=time.perf_counter() - t0)
+        events = tuple(Event(0, n, "seed", r.status) for n, r in self.records.items())
+        self._commit(Round(0, score, replaced=False, candidates=1, selectable=int(score.selectable), events=events,
+                           seconds=time.perf_counter() - t0))
         return 1
 
     def _resume(self, last: int, state: Mapping[str, Any]) -> int:
         self.store.truncate_after(last)
         for rec in state["ops"]:
-            r = OpRecord(**rec)
+            try:
+                r = OpRecord(**rec)
+            except TypeError as exc:
+                raise EvolutionError(f"{self.store.path}: damaged run file: rounds.state of round {last} has an "
+                                     f"unusable op record ({exc})") from None
             self.records[r.name] = r
             if r.origin == "synthesized":
                 spec = state["specs"][r.name]
@@ -303,36 +345,32 @@ class Evolution:
         last = self.store.last_state()
         start = self._start() if last is None else self._resume(*last)
         for r in range(start, self.config.rounds + 1):
-            stop = self._round(r)
-            if stop:
+            self._round(r)
+            if self.config.patience is not None and self.stale >= self.config.patience:
                 self.on_status(f"early stop after round {r}: no improvement of at least "
                                f"{self.config.min_delta:g} in {self.config.patience} round(s)")
                 break
         return self._finish()
 
-    def _round(self, r: int) -> bool:
+    def _round(self, r: int) -> Round:
+        """One round: Sense → Grow → Select → Curate, then Audit and record (DESIGN §6)."""
         t0 = time.perf_counter()
         rng = np.random.default_rng([self.config.seed, r])
-        events: list[Event] = []
         obj = self._objective()
 
-        # --- Sense ------------------------------------------------------------------------
+        # --- Sense: dev items the incumbent misses, train items the pool cannot decide -----
         inc_codes = obj.final_codes(self.incumbent)
-        dev = obj.data.dev
-        misses = dev & (self.dev_p < 0.5) & (inc_codes != 1)
-        total_w = obj.fire_w + obj.clean_w
-        silent = total_w == 0
-        split = (obj.fire_w > 0) & (obj.clean_w > 0) & (3 * np.minimum(obj.fire_w, obj.clean_w) >= total_w)
-        gaps = self.train_mask & obj.decide & (silent | split)
+        misses = obj.data.dev & (self.dev_p < 0.5) & (inc_codes != 1)
+        gaps = gap_mask(obj, self.train_mask)
 
-        # --- Grow -------------------------------------------------------------------------
-        self._clusters: list[dict[str, Any]] = []
-        born, rejected = self._grow(r, rng, obj, misses, gaps, inc_codes, events)
-        if born:
+        # --- Grow: cluster → propose → admit --------------------------------------------------
+        clusters = self._cluster(misses, gaps)
+        growth = self._grow(r, obj, clusters, misses, gaps, inc_codes)
+        if growth.born:
             obj = self._objective()
 
-        # --- Select -----------------------------------------------------------------------
-        nodes, origin = self._candidates(r, rng, obj, gaps)
+        # --- Select ---------------------------------------------------------------------------
+        nodes, origin = self._candidates(r, rng, obj, gaps, clusters)
         scores = obj.score(nodes)
         inc_score = scores.get(0)
         best_i = self._argbest(scores, nodes)
@@ -348,30 +386,33 @@ class Evolution:
         self._update_elites(nodes, scores)
         top = self._top_candidates(nodes, origin, scores)
 
-        # --- Curate -----------------------------------------------------------------------
+        # --- Curate ---------------------------------------------------------------------------
+        events = list(growth.events)
         self._curate(r, obj, events)
-        score = obj.score_one(self.incumbent)
 
-        # --- bookkeeping ------------------------------------------------------------------
+        # --- bookkeeping ----------------------------------------------------------------------
         if replaced and gain >= self.config.min_delta and gain > 0:
             self.stale = 0
         else:
             self.stale += 1
-        self._commit(r, obj, score, replaced=replaced, n_candidates=len(nodes),
-                     n_selectable=int(scores.selectable.sum()), events=events, born=born, rejected=rejected,
-                     misses=int(misses.sum()), gaps=int(gaps.sum()), top=top, seconds=time.perf_counter() - t0)
-        return self.config.patience is not None and self.stale >= self.config.patience
+        done = Round(r, obj.score_one(self.incumbent), replaced=replaced, candidates=len(nodes),
+                     selectable=int(scores.selectable.sum()), born=growth.born, rejected=growth.rejected,
+                     misses=int(misses.sum()), gaps=int(gaps.sum()), clusters=tuple(c.summary() for c in clusters),
+                     events=tuple(events), top=tuple(top), seconds=time.perf_counter() - t0)
+        self._commit(done)
+        return done
 
     # ------------------------------------------------------------------------------------------
-    # Grow
+    # Grow: cluster → propose → admit
 
-    def _grow(self, r: int, rng: np.random.Generator, obj: Objective, misses: np.ndarray, gaps: np.ndarray,
-              inc_codes: np.ndarray, events: list[Event]) -> tuple[int, int]:
+    def _cluster(self, misses: np.ndarray, gaps: np.ndarray) -> list[Cluster]:
+        """Misses and gaps grouped by failure class (the pack's classifier, else the signature of the
+        selectable ops that fire), recurring clusters only, largest first."""
         if not self.synthesizers:
-            return 0, 0
+            return []
         idx = np.flatnonzero(misses | gaps)
         if len(idx) == 0:
-            return 0, 0
+            return []
         arr = self.matrix.to_array()
         col = {n: j for j, n in enumerate(self.matrix.op_names)}
         sel = self._selectable()
@@ -381,34 +422,43 @@ class Evolution:
             fired = [n for n in sel if arr[i, col[n]] == 1]
             sig = "sig:" + ("+".join(fired) if fired else "none")
             entries.append((it.id, self.view.tasks[it.task], it.output, it.meta, bool(misses[i]), sig))
-        clusters = cluster_items(entries, self.classify, min_cluster=self.config.min_cluster,
-                                 max_items=self.config.max_cluster_items)[: self.config.max_clusters]
-        self._clusters = [c.summary() for c in clusters]
-        if not clusters:
-            return 0, 0
-        labelled_good = obj.data.dev & (self.dev_p >= 0.5)
-        unlabeled_good = self.train_mask & obj.cons_pass & (inc_codes == 0) & ~gaps
-        # inducers see the *known* good: dev outputs labelled pass and the dev golden references
-        # (when a reference is an output of the same kind); unlabeled train items only enter the gate
-        good_list = []
+        return cluster_items(entries, self.classify, min_cluster=self.config.min_cluster,
+                             max_items=self.config.max_cluster_items)[: self.config.max_clusters]
+
+    def _known_good(self, obj: Objective) -> tuple[tuple[Any, Any], ...]:
+        """What inducers may treat as good: dev outputs labelled pass and the dev golden references
+        (when a reference is an output of the same kind). Unlabeled train items only enter the gate."""
+        good = []
         for i in np.flatnonzero(obj.data.dev).tolist():
             it = self.items[i]
             task = self.view.tasks[it.task]
-            if labelled_good[i]:
-                good_list.append((task, it.output))
+            if self.dev_p[i] >= 0.5:
+                good.append((task, it.output))
             if it.reference is not None and type(it.reference) is type(it.output):
-                good_list.append((task, it.reference))
-        good_pairs = tuple(good_list)
-        templates = tuple(t.schema() for t in family_templates(self.template_families))
-        catalog = tuple(self.pool.catalog())
-        index = {it.id: i for i, it in enumerate(self.items)}
+                good.append((task, it.reference))
+        return tuple(good)
 
-        # propose
+    def _grow(self, r: int, obj: Objective, clusters: list[Cluster], misses: np.ndarray, gaps: np.ndarray,
+              inc_codes: np.ndarray) -> Growth:
+        if not clusters:
+            return Growth()
+        proposals, events = self._propose(r, obj, clusters)
+        if not proposals:
+            return Growth(events=tuple(events))
+        born, rejected, admitted_events = self._admit(r, obj, proposals, gaps, inc_codes)
+        return Growth(born, rejected, tuple(events + admitted_events))
+
+    def _propose(self, r: int, obj: Objective, clusters: list[Cluster]
+                 ) -> tuple[list[tuple[dict[str, Any], Cluster, str]], list[Event]]:
+        """Every synthesizer's typed specs for every cluster, new names only (failures are events)."""
+        req_args = (self._known_good(obj), tuple(t.schema() for t in family_templates(self.template_families)),
+                    tuple(self.pool.catalog()), self.taxonomy, self.template_families)
+        events: list[Event] = []
         proposals: list[tuple[dict[str, Any], Cluster, str]] = []
         seen: set[str] = set()
         for cl in clusters:
-            req = SynthesisRequest(self.view.name, cl, good_pairs, templates, catalog, self.taxonomy,
-                                   self.template_families)
+            good, templates, catalog, taxonomy, tags = req_args
+            req = SynthesisRequest(self.view.name, cl, good, templates, catalog, taxonomy, tags)
             for synth in self.synthesizers:
                 try:
                     specs = synth.propose(req)
@@ -425,10 +475,14 @@ class Evolution:
                         continue
                     seen.add(name)
                     proposals.append((spec, cl, synth.name))
-        if not proposals:
-            return 0, 0
+        return proposals, events
 
-        # build
+    def _admit(self, r: int, obj: Objective, proposals: list[tuple[dict[str, Any], Cluster, str]],
+               gaps: np.ndarray, inc_codes: np.ndarray) -> tuple[int, int, list[Event]]:
+        """Build each proposal, apply it to every train+dev item, and admit it through the birth gate
+        and the redundancy rule (`vx.evolve.lifecycle.admission_reason`). Returns (born, rejected,
+        events)."""
+        events: list[Event] = []
         trial = self.pool.copy()
         built: list[tuple[Op, dict[str, Any], Cluster, str]] = []
         rejected = 0
@@ -445,15 +499,16 @@ class Evolution:
             trial.add(o)
             built.append((o, o.spec, cl, sname))
         if not built:
-            return 0, rejected
+            return 0, rejected, events
 
-        # apply to every train+dev item, then gate
         self.on_status(f"round {r}: applying {len(built)} synthesized op(s)")
         new = self._apply([o.name for o, *_ in built], pool=trial)
-        names_now = [n for n in self.matrix.op_names if self.records[n].status != "retired"]
-        existing_names = list(names_now)
+        labelled_good = obj.data.dev & (self.dev_p >= 0.5)
+        unlabeled_good = self.train_mask & obj.cons_pass & (inc_codes == 0) & ~gaps
+        index = {it.id: i for i, it in enumerate(self.items)}
         item_tasks = np.array([it.task for it in self.items], dtype=object)
-        existing_cols = [self.matrix.column(n) for n in names_now]
+        existing_names = [n for n in self.matrix.op_names if self.records[n].status != "retired"]
+        existing_cols = [self.matrix.column(n) for n in existing_names]
         admitted: list[str] = []
         for o, spec, cl, sname in built:
             column = new.column(o.name)
@@ -466,16 +521,7 @@ class Evolution:
                               presence_lift=self.policy.presence_lift)
             evidence = {"spec": spec, "cluster": cl.summary(), "synthesizer": sname, **gate.evidence()}
             same = (np.stack(existing_cols) == column).mean(axis=1) if existing_cols else np.zeros(0)
-            k = int(np.argmax(same)) if len(same) else -1
-            if self.policy.birth_gate and not gate.admitted:
-                reason = gate.reason
-            elif self.policy.birth_gate and k >= 0 and same[k] >= self.policy.redundancy:
-                reason = (f"duplicate of {existing_names[k]} (identical verdicts on every train and dev item)"
-                          if same[k] == 1.0 else
-                          f"near-duplicate of {existing_names[k]} (same verdict on {same[k]:.0%} of train and dev "
-                          f"items; the limit is {self.policy.redundancy:.0%})")
-            else:
-                reason = ""
+            reason = admission_reason(gate, same, existing_names, self.policy)
             if reason:
                 rejected += 1
                 events.append(Event(r, o.name, "rejected", "", reason, evidence))
@@ -492,16 +538,16 @@ class Evolution:
         if admitted:
             self.matrix = self.matrix.with_ops(new.select_ops(admitted))
             self._reorder()
-        return len(admitted), rejected
+        return len(admitted), rejected, events
 
     # ------------------------------------------------------------------------------------------
     # Select
 
-    def _candidates(self, r: int, rng: np.random.Generator, obj: Objective, gaps: np.ndarray
-                    ) -> tuple[list[Node], list[str]]:
+    def _candidates(self, r: int, rng: np.random.Generator, obj: Objective, gaps: np.ndarray,
+                    clusters: Sequence[Cluster]) -> tuple[list[Node], list[str]]:
         sel = self._selectable()
         allowed = set(sel)
-        gap_summary = ({"gaps": int(gaps.sum()), "clusters": list(self._clusters)},)
+        gap_summary = ({"gaps": int(gaps.sum()), "clusters": [c.summary() for c in clusters]},)
         elites = tuple(attrs.evolve(e, shortcomings=self._shortcomings(obj, e.node)) for e in self.elites)
         ctx = CompositionContext(r, tuple(sel), self.incumbent, elites, tuple(self.pool.catalog()), gap_summary, rng)
         found: dict[Node, str] = {self.incumbent: "incumbent"}
@@ -623,13 +669,11 @@ class Evolution:
     # ------------------------------------------------------------------------------------------
     # Audit and record
 
-    def _commit(self, r: int, obj: Objective, score: Score, *, replaced: bool, n_candidates: int, n_selectable: int,
-                events: list[Event], born: int, rejected: int, misses: int, gaps: int, top: list[dict[str, Any]],
-                seconds: float) -> None:
+    def _commit(self, done: Round) -> None:
+        """Audit the incumbent (numbers only, never read back) and write the round in one transaction."""
         audit = dict(self.auditor(self.incumbent, self.pool)) if self.auditor is not None else None
-        statuses = [rec.status for rec in self.records.values()]
         state = {
-            "round": r,
+            "round": done.number,
             "incumbent": _text(self.incumbent),
             "elites": [{"expression": e.text, "objective": e.objective, "a_dev": e.a_dev, "a_train": e.a_train}
                        for e in self.elites],
@@ -638,20 +682,13 @@ class Evolution:
             "tried": sorted(self.tried),
             "stale": self.stale,
         }
-        row = {"round": r, "objective": score.objective, "a_dev": score.a_dev, "a_train": score.a_train,
-               "cost": score.cost, "incumbent": _text(self.incumbent), "replaced": int(replaced),
-               "candidates": n_candidates, "selectable": n_selectable,
-               "n_active": statuses.count("active"), "n_shadow": statuses.count("shadow"),
-               "n_retired": statuses.count("retired"), "born": born, "rejected": rejected, "misses": misses,
-               "gaps": gaps, "seconds": seconds, "state": state,
-               "audit_agreement": None if audit is None else audit.get("agreement"), "audit": audit}
-        ops = []
-        for name, rec in self.records.items():
-            o = self.pool[name]
-            ops.append({"name": name, "origin": rec.origin, "status": rec.status, "tier": o.tier, "detects": o.detects,
-                        "version": o.version, "uses_llm": o.uses_llm, "spec": self.specs.get(name),
-                        "born_round": rec.born_round, "description": o.description})
-        self.store.write_round(row, ops=ops, events=events, elites=state["elites"], candidates=top)
+        statuses = [rec.status for rec in self.records.values()]
+        row = round_row(done.number, done.score, incumbent=_text(self.incumbent), replaced=done.replaced,
+                        candidates=done.candidates, selectable=done.selectable, statuses=statuses, born=done.born,
+                        rejected=done.rejected, misses=done.misses, gaps=done.gaps, seconds=done.seconds,
+                        state=state, audit=audit)
+        self.store.write_round(row, ops=op_rows(self.records, self.pool, self.specs), events=done.events,
+                               elites=state["elites"], candidates=list(done.top))
         self.on_round({**row, "pool_size": statuses.count("active") + statuses.count("shadow")})
 
     def _finish(self) -> EvolutionResult:

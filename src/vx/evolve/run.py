@@ -17,11 +17,12 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vx.dsl.printer import to_text
+import attrs
+
 from vx.evolve.audit import LockedAuditor
 from vx.evolve.compose import Composer
 from vx.evolve.loop import Evolution, EvolutionError, EvolutionResult, EvolveConfig
@@ -50,12 +51,29 @@ def evolve_family(family: str | Path | Family, *, config: EvolveConfig = EvolveC
                   composers: Sequence[Composer] | None = None, synthesizers: Sequence[Synthesizer] | None = None,
                   on_round: Callable[[dict[str, Any]], None] | None = None,
                   on_status: Callable[[str], None] | None = None, progress: bool = False,
-                  audit: bool = True, vx_out: str | Path | None = None) -> EvolutionResult:
-    """Run (or resume) an evolution; returns the result and writes the run file and the `.vx`."""
+                  audit: bool = True, vx_out: str | Path | None = None,
+                  llm: bool | None | Any = None, llm_overrides: Mapping[str, Any] | None = None,
+                  say: Callable[[str], None] | None = None, llm_factory: Callable | None = None,
+                  teach: bool = True) -> EvolutionResult:
+    """Run (or resume) an evolution end to end -- everything `vx evolve` does; returns the result
+    (with the whole round history and, with LLM roles on, their usage) and writes the run file and
+    the `.vx`.
+
+    LLM roles: ``llm=None`` turns them on when an API key is set (otherwise one notice goes to
+    ``say``), ``True`` requires them (`LLMUnavailable` without a key), ``False`` keeps them off
+    (judge ops abstain even with a key); an `LLMSession` already started is used as is (and not
+    closed). With roles on, the LLM composer and synthesizer join the engine's own (unless
+    ``composers`` / ``synthesizers`` are given), the teacher labels the dev items after the run
+    (``teach``), and the LLM setup, usage and role reports go into the run file. A resumed run keeps
+    its LLM run id, hence its budget and usage ledger. ``llm_factory`` builds clients (tests).
+    """
+    from vx.evolve.roles.session import LLMSession, engine_roles, record_llm, start_session
+
     if resume is not None:
-        store = RunStore(resume)
+        store = RunStore(resume, upgrade=True)
         meta = store.meta()
         if meta.get("format") != FORMAT:
+            store.close()
             raise EvolutionError(f"{resume}: not a vx run file")
         config = EvolveConfig.from_dict(meta["config"])
         if rounds is not None:
@@ -63,18 +81,25 @@ def evolve_family(family: str | Path | Family, *, config: EvolveConfig = EvolveC
             store.set_meta({"config": config.as_dict()})
         fam = family if isinstance(family, Family) else Family(family or meta["family_dir"])
         if fam.name != meta.get("family"):
+            store.close()
             raise EvolutionError(f"{resume} is a run of family {meta.get('family')!r}, not {fam.name!r}")
         seed_text = meta["seed_text"]
+        try:
+            llm_run_id = json.loads(meta.get("llm", "{}")).get("run")
+        except (TypeError, ValueError, AttributeError):
+            llm_run_id = None
     else:
         fam = family if isinstance(family, Family) else Family(family)
         path = Path(out) if out is not None else default_run_path(fam)
         if path.exists():
-            raise EvolutionError(f"{path} already exists; choose another --out or continue it with --resume {path}")
+            raise EvolutionError(f"{path} already exists; choose another output file or resume it ({path})")
         if fam.seed_text is None:
             raise EvolutionError(f"{fam.seed_path}: the family has no seed expression; write one there (a .vx "
                                  "expression over the family's ops — `vx ops` lists them), e.g. "
                                  "(any crash fails_visible_example) for a code family")
         seed_text = fam.seed_text
+        llm_run_id = None
+        store = None
     view = fam.evolution_view()
     pool = view.pool()
     if resume is not None:
@@ -83,25 +108,39 @@ def evolve_family(family: str | Path | Family, *, config: EvolveConfig = EvolveC
         seed = parse(seed_text, filename=f"{resume} (seed)", known_ops=pool.names)
     else:
         seed = fam.seed(pool.names)  # a syntax error or an unknown op is reported before any file is written
-        store = RunStore(path, create=True)
-        store.set_meta({"format": FORMAT, "family": fam.name, "family_dir": str(fam.dir), "config": config.as_dict(),
-                        "seed_text": seed_text, "objective_constants": dict(fam.objective),
-                        "vx_version": _version()})
-    auditor = None
-    if audit:
-        auditor = LockedAuditor(fam.audit(), fam.tasks, cache=cache, jobs=config.jobs, timeout=config.timeout,
-                                fail_weight=float(fam.objective.get("fail_weight", 2.0)), progress=progress)
+    owns_session = not isinstance(llm, LLMSession)
+    session = start_session(fam, mode=llm, overrides=llm_overrides, say=say, run_id=llm_run_id,
+                            factory=llm_factory) if owns_session else llm
     try:
-        engine = Evolution(view, seed, store=store, config=config, auditor=auditor, composers=composers,
-                           synthesizers=synthesizers, cache=cache, on_round=on_round, on_status=on_status,
+        if store is None:
+            store = RunStore(path, create=True)
+            store.set_meta({"format": FORMAT, "family": fam.name, "family_dir": str(fam.dir),
+                            "config": config.as_dict(), "seed_text": seed_text,
+                            "objective_constants": dict(fam.objective), "vx_version": _version()})
+        roles = engine_roles(session, config)
+        if composers is not None:
+            roles["composers"] = list(composers)
+        if synthesizers is not None:
+            roles["synthesizers"] = list(synthesizers)
+        auditor = None
+        if audit:
+            auditor = LockedAuditor(fam.audit(), fam.tasks, cache=cache, jobs=config.jobs, timeout=config.timeout,
+                                    fail_weight=float(fam.objective.get("fail_weight", 2.0)), progress=progress)
+        engine = Evolution(view, seed, store=store, config=config, auditor=auditor, composers=roles["composers"],
+                           synthesizers=roles["synthesizers"], cache=cache, on_round=on_round, on_status=on_status,
                            progress=progress)
         result = engine.run()
         target = Path(vx_out) if vx_out is not None else Path(str(store.path).removesuffix(".vxrun.sqlite") + ".vx")
         write_vx(target, result, family=fam.name, pool=engine.pool, specs=engine.specs)
         store.set_meta({"vx_file": str(target)})
+        usage = record_llm(session, roles, store, fam, teach=teach) if session is not None else None
+        history = tuple({**r, "pool_size": r["n_active"] + r["n_shadow"]} for r in store.rounds())
+        return attrs.evolve(result, history=history, llm_usage=usage, vx_path=str(target))
     finally:
-        store.close()
-    return result
+        if store is not None:
+            store.close()
+        if session is not None and owns_session:
+            session.close()
 
 
 def write_vx(path: str | Path, result: EvolutionResult, *, family: str, pool: OpPool,

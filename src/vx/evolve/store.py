@@ -37,8 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from vx.errors import VxError
+from vx.text import clean as text_clean
 
-__all__ = ["RunStore", "RunStoreError", "FORMAT"]
+__all__ = ["RunStore", "RunStoreError", "FORMAT", "op_rows", "round_row"]
 
 FORMAT = "vx-run/1"
 
@@ -83,20 +84,31 @@ ROUND_COLUMNS = ("round", "objective", "a_dev", "a_train", "cost", "incumbent", 
 
 
 class RunStoreError(VxError):
-    """A run file that cannot be opened or is not a vx run."""
+    """A run file that cannot be opened, is not a vx run, or is damaged (the message names the
+    file, the table and the record)."""
 
 
-def _json(obj: Any) -> str:
+#: Tables every run file has had since FORMAT vx-run/1; `matrix` came later (older files lack
+#: it: they read as having no verdict matrix).
+REQUIRED_TABLES = ("meta", "rounds", "ops", "events", "elites", "candidates", "verdicts", "traces", "summary")
+OPTIONAL_TABLES = ("matrix",)
+
+#: What a round's engine state must hold for `--resume` (the keys `Evolution._resume` reads).
+STATE_KEYS = {"ops": list, "specs": dict, "tried": list, "stale": int, "incumbent": str, "elites": list}
+
+
+def json_text(obj: Any) -> str:
+    """Canonical JSON for a run file's JSON columns: sorted keys, no spaces, NaN/inf as null."""
     def clean(o: Any) -> Any:
         if isinstance(o, float) and not math.isfinite(o):
             return None
-        if isinstance(o, dict):
+        if isinstance(o, Mapping):
             return {str(k): clean(v) for k, v in o.items()}
         if isinstance(o, (list, tuple)):
             return [clean(v) for v in o]
         return o
 
-    return json.dumps(clean(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return text_clean(json.dumps(clean(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False))
 
 
 def _num(x: Any) -> float | None:
@@ -109,27 +121,39 @@ def _num(x: Any) -> float | None:
 class RunStore:
     """Read and write one run file."""
 
-    def __init__(self, path: str | Path, *, create: bool = False) -> None:
+    def __init__(self, path: str | Path, *, create: bool = False, upgrade: bool = False) -> None:
+        """Open a run file (``create``: a new one). Opening never changes the file, except with
+        ``upgrade`` (resuming a run writes to it): then tables added to the format since the
+        file was written (``OPTIONAL_TABLES``) are created. A file that lacks a required table
+        is damaged: RunStoreError."""
         self.path = Path(path)
-        if not create and not self.path.exists():
-            raise RunStoreError(f"{self.path}: no such run file")
+        if not create and not self.path.is_file():
+            raise RunStoreError(f"{self.path}: no such run file" if not self.path.exists()
+                                else f"{self.path}: not a run file (not a regular file)")
         if create:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
-            self.db.execute("PRAGMA journal_mode=WAL")
             if create:
+                self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.executescript(SCHEMA)
             fmt = self.db.execute("SELECT value FROM meta WHERE key='format'").fetchone() if self._has_meta() else None
+            tables = {name for (name,) in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         except sqlite3.DatabaseError as exc:
             raise RunStoreError(f"{self.path}: not a vx run file ({exc})") from None
         if not create and (fmt is None or fmt[0] != FORMAT):
             raise RunStoreError(f"{self.path}: not a vx run file (no '{FORMAT}' marker)")
-        if not create:
-            try:  # tables added since the file was written (all IF NOT EXISTS)
-                self.db.executescript(SCHEMA)
-            except sqlite3.OperationalError:  # a read-only file: fine for reading
-                pass
+        missing = [t for t in REQUIRED_TABLES if t not in tables]
+        if missing:
+            raise RunStoreError(f"{self.path}: damaged run file: table(s) {', '.join(missing)} missing")
+        self._tables = tables
+        if upgrade and not create:
+            try:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.executescript(SCHEMA)  # all IF NOT EXISTS: adds only the optional tables
+                self._tables |= set(OPTIONAL_TABLES)
+            except sqlite3.DatabaseError as exc:
+                raise RunStoreError(f"{self.path}: cannot be written to ({exc})") from None
 
     def _has_meta(self) -> bool:
         return self.db.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone() is not None
@@ -154,7 +178,7 @@ class RunStore:
 
     def _set_meta(self, values: Mapping[str, Any]) -> None:
         self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                            [(k, v if isinstance(v, str) else _json(v)) for k, v in values.items()])
+                            [(k, v if isinstance(v, str) else json_text(v)) for k, v in values.items()])
 
     def write_round(self, row: Mapping[str, Any], *, ops: Iterable[Mapping[str, Any]], events: Iterable[Any],
                     elites: Sequence[Mapping[str, Any]], candidates: Sequence[Mapping[str, Any]]) -> None:
@@ -164,7 +188,7 @@ class RunStore:
             for c in ROUND_COLUMNS:
                 v = row.get(c)
                 if c in ("state", "audit"):
-                    v = None if v is None else _json(v)
+                    v = None if v is None else json_text(v)
                 elif c in ("objective", "a_dev", "a_train", "cost", "seconds", "audit_agreement"):
                     v = _num(v)
                 values.append(v)
@@ -173,10 +197,10 @@ class RunStore:
             for o in ops:
                 self.db.execute("INSERT OR REPLACE INTO ops VALUES (?,?,?,?,?,?,?,?,?,?)",
                                 (o["name"], o["origin"], o["status"], o["tier"], o["detects"], o["version"],
-                                 int(o["uses_llm"]), None if o.get("spec") is None else _json(o["spec"]),
+                                 int(o["uses_llm"]), None if o.get("spec") is None else json_text(o["spec"]),
                                  int(o["born_round"]), o.get("description", "")))
             self.db.executemany("INSERT INTO events (round, op, kind, status, reason, evidence) VALUES (?,?,?,?,?,?)",
-                                [(e.round, e.op, e.kind, e.status, e.reason, _json(dict(e.evidence)))
+                                [(e.round, e.op, e.kind, e.status, e.reason, json_text(dict(e.evidence)))
                                  for e in events])
             r = row["round"]
             self.db.execute("DELETE FROM elites WHERE round=?", (r,))
@@ -201,80 +225,118 @@ class RunStore:
             self.db.executemany("INSERT INTO verdicts VALUES (?,?,?,?,?,?)", verdicts)
             self.db.executemany("INSERT INTO traces VALUES (?,?,?,?,?)", traces)
             self.db.executemany("INSERT OR REPLACE INTO summary VALUES (?, ?)",
-                                [(k, _json(v)) for k, v in summary.items()])
+                                [(k, json_text(v)) for k, v in summary.items()])
             self._set_meta(meta)
 
     # --- reading ----------------------------------------------------------------------------
+    def _query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows of a read query; a damaged database is a RunStoreError naming the file."""
+        try:
+            return self.db.execute(sql, args).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise RunStoreError(f"{self.path}: damaged run file ({exc})") from None
+
+    def _decode(self, text: Any, where: str, kind: type | None = None) -> Any:
+        """A JSON column's value; malformed JSON (or the wrong kind) names the file and the field."""
+        try:
+            if not isinstance(text, str):
+                raise ValueError(f"a {type(text).__name__}, not JSON text")
+            value = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise RunStoreError(f"{self.path}: damaged run file: {where} is not valid JSON "
+                                f"({str(exc)[:120]})") from None
+        if kind is not None and not isinstance(value, kind):
+            raise RunStoreError(f"{self.path}: damaged run file: {where} is a JSON {type(value).__name__}, "
+                                f"expected {'an object' if kind is dict else 'a ' + kind.__name__}")
+        return value
+
+    def _state(self, text: Any, r: Any) -> dict[str, Any]:
+        where = f"rounds.state of round {r}"
+        state = self._decode(text, where, dict)
+        for key, kind in STATE_KEYS.items():
+            if key not in state:
+                raise RunStoreError(f"{self.path}: damaged run file: {where} has no {key!r}")
+            if not isinstance(state[key], kind) or (kind is int and isinstance(state[key], bool)):
+                raise RunStoreError(f"{self.path}: damaged run file: {where}: {key!r} is not a {kind.__name__}")
+        return state
+
     def meta(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for k, v in self.db.execute("SELECT key, value FROM meta ORDER BY key"):
-            try:
-                out[k] = json.loads(v) if k in ("config", "objective_constants", "seed_score") else v
-            except json.JSONDecodeError:
+        for k, v in self._query("SELECT key, value FROM meta ORDER BY key"):
+            if k in ("config", "objective_constants", "seed_score"):
+                out[k] = self._decode(v, f"meta.{k}", dict)
+            else:
                 out[k] = v
         return out
 
     def rounds(self) -> list[dict[str, Any]]:
-        cur = self.db.execute(f"SELECT {','.join(ROUND_COLUMNS)} FROM rounds ORDER BY round")
         rows = []
-        for r in cur:
+        for r in self._query(f"SELECT {','.join(ROUND_COLUMNS)} FROM rounds ORDER BY round"):
             d = dict(zip(ROUND_COLUMNS, r))
-            d["state"] = json.loads(d["state"])
-            d["audit"] = json.loads(d["audit"]) if d["audit"] else None
+            d["state"] = self._state(d["state"], d["round"])
+            d["audit"] = self._decode(d["audit"], f"rounds.audit of round {d['round']}", dict) if d["audit"] else None
             rows.append(d)
         return rows
 
     def last_state(self) -> tuple[int, dict[str, Any]] | None:
-        row = self.db.execute("SELECT round, state FROM rounds ORDER BY round DESC LIMIT 1").fetchone()
-        return None if row is None else (int(row[0]), json.loads(row[1]))
+        rows = self._query("SELECT round, state FROM rounds ORDER BY round DESC LIMIT 1")
+        if not rows:
+            return None
+        r, state = rows[0]
+        if not isinstance(r, int):
+            raise RunStoreError(f"{self.path}: damaged run file: rounds.round {r!r} is not a number")
+        return r, self._state(state, r)
 
     def ops(self) -> list[dict[str, Any]]:
         cols = ("name", "origin", "status", "tier", "detects", "version", "uses_llm", "spec", "born_round", "description")
         out = []
-        for r in self.db.execute(f"SELECT {','.join(cols)} FROM ops ORDER BY born_round, name"):
+        for r in self._query(f"SELECT {','.join(cols)} FROM ops ORDER BY born_round, name"):
             d = dict(zip(cols, r))
-            d["spec"] = json.loads(d["spec"]) if d["spec"] else None
+            d["spec"] = self._decode(d["spec"], f"ops.spec of op {d['name']!r}", dict) if d["spec"] else None
             d["uses_llm"] = bool(d["uses_llm"])
             out.append(d)
         return out
 
     def events(self) -> list[dict[str, Any]]:
-        cols = ("round", "op", "kind", "status", "reason", "evidence")
-        return [dict(zip(cols, r[:5] + (json.loads(r[5]),)))
-                for r in self.db.execute(f"SELECT {','.join(cols)} FROM events ORDER BY id")]
+        cols = ("id", "round", "op", "kind", "status", "reason", "evidence")
+        return [dict(zip(cols[1:], r[1:6] + (self._decode(r[6], f"events.evidence of event {r[0]}", dict),)))
+                for r in self._query(f"SELECT {','.join(cols)} FROM events ORDER BY id")]
 
     def elites(self, round: int | None = None) -> list[dict[str, Any]]:
         if round is None:
-            row = self.db.execute("SELECT MAX(round) FROM elites").fetchone()
-            round = row[0] if row and row[0] is not None else 0
+            rows = self._query("SELECT MAX(round) FROM elites")
+            round = rows[0][0] if rows and rows[0][0] is not None else 0
         cols = ("rank", "expression", "objective", "a_dev", "a_train")
         return [dict(zip(cols, r)) for r in
-                self.db.execute(f"SELECT {','.join(cols)} FROM elites WHERE round=? ORDER BY rank", (round,))]
+                self._query(f"SELECT {','.join(cols)} FROM elites WHERE round=? ORDER BY rank", (round,))]
 
     def candidates(self, round: int) -> list[dict[str, Any]]:
         cols = ("rank", "expression", "composer", "objective", "a_dev", "a_train", "cost", "selectable", "reason")
         return [dict(zip(cols, r)) for r in
-                self.db.execute(f"SELECT {','.join(cols)} FROM candidates WHERE round=? ORDER BY rank", (round,))]
+                self._query(f"SELECT {','.join(cols)} FROM candidates WHERE round=? ORDER BY rank", (round,))]
 
     def verdicts(self, split: str | None = None) -> list[dict[str, Any]]:
         cols = ("split", "item", "task", "final", "expr", "label")
         q = f"SELECT {','.join(cols)} FROM verdicts" + (" WHERE split=?" if split else "") + " ORDER BY split, rowid"
-        return [dict(zip(cols, r)) for r in self.db.execute(q, (split,) if split else ())]
+        return [dict(zip(cols, r)) for r in self._query(q, (split,) if split else ())]
 
     def traces(self, split: str | None = None) -> list[dict[str, Any]]:
         cols = ("split", "item", "op", "verdict", "message")
         q = f"SELECT {','.join(cols)} FROM traces" + (" WHERE split=?" if split else "") + " ORDER BY split, item, op"
-        return [dict(zip(cols, r)) for r in self.db.execute(q, (split,) if split else ())]
+        return [dict(zip(cols, r)) for r in self._query(q, (split,) if split else ())]
 
     def matrix(self) -> dict[str, dict[str, int]]:
-        """op → {item id → verdict code} of the pool's verdicts on train and dev items."""
+        """op → {item id → verdict code} of the pool's verdicts on train and dev items (empty for a
+        file written before the matrix table existed)."""
         out: dict[str, dict[str, int]] = {}
-        for op, item, v in self.db.execute("SELECT op, item, verdict FROM matrix"):
+        if "matrix" not in self._tables:
+            return out
+        for op, item, v in self._query("SELECT op, item, verdict FROM matrix"):
             out.setdefault(op, {})[item] = v
         return out
 
     def summary(self) -> dict[str, Any]:
-        return {k: json.loads(v) for k, v in self.db.execute("SELECT key, value FROM summary ORDER BY key")}
+        return {k: self._decode(v, f"summary.{k}") for k, v in self._query("SELECT key, value FROM summary ORDER BY key")}
 
     def truncate_after(self, round: int) -> None:
         """Drop everything recorded after ``round`` (used when resuming)."""
@@ -294,6 +356,30 @@ class _Tx:
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
         self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
+def round_row(r: int, score: Any, *, incumbent: str, replaced: bool, candidates: int, selectable: int,
+              statuses: Sequence[str], born: int, rejected: int, misses: int, gaps: int, seconds: float,
+              state: Mapping[str, Any], audit: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The ``rounds`` row of round ``r`` (``score``: the incumbent's objective Score)."""
+    return {"round": r, "objective": score.objective, "a_dev": score.a_dev, "a_train": score.a_train,
+            "cost": score.cost, "incumbent": incumbent, "replaced": int(replaced),
+            "candidates": candidates, "selectable": selectable,
+            "n_active": list(statuses).count("active"), "n_shadow": list(statuses).count("shadow"),
+            "n_retired": list(statuses).count("retired"), "born": born, "rejected": rejected, "misses": misses,
+            "gaps": gaps, "seconds": seconds, "state": dict(state),
+            "audit_agreement": None if audit is None else audit.get("agreement"), "audit": audit}
+
+
+def op_rows(records: Mapping[str, Any], pool: Any, specs: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``ops`` rows: every op the run knows (``records``: name → OpRecord), as the pool has it."""
+    rows = []
+    for name, rec in records.items():
+        o = pool[name]
+        rows.append({"name": name, "origin": rec.origin, "status": rec.status, "tier": o.tier, "detects": o.detects,
+                     "version": o.version, "uses_llm": o.uses_llm, "spec": specs.get(name),
+                     "born_round": rec.born_round, "description": o.description})
+    return rows
 
 
 def now() -> str:

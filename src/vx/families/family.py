@@ -13,6 +13,7 @@ live solely inside the `Audit` object returned by `Family.audit()`.
 from __future__ import annotations
 
 import json
+import stat as stat_mod
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -23,6 +24,7 @@ import attrs
 from vx.dsl.ast import Node
 from vx.dsl.parse import VxSyntaxError, parse
 from vx.errors import VxError
+from vx.families import schema
 from vx.families.pack import Pack, load_packs
 from vx.ops.item import Item, parse_label
 from vx.ops.pool import OpPool
@@ -78,16 +80,38 @@ class Split:
                      self.path)
 
 
-def read_jsonl(path: Path, problems: list[str]) -> list[tuple[int, dict[str, Any]]]:
+def read_file_text(path: Path, what: str) -> str:
+    """A family file's text: a regular file (a directory or a FIFO is refused before it is opened, so
+    nothing hangs), UTF-8 (a byte-order mark is dropped). Raises FamilyError naming the file."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise FamilyError(f"{path}: {what} not found") from None
+    except OSError as exc:
+        raise FamilyError(f"{path}: {what} cannot be read: {exc.strerror or exc}") from None
+    if not stat_mod.S_ISREG(st.st_mode):
+        kind = ("a directory" if stat_mod.S_ISDIR(st.st_mode) else "a FIFO" if stat_mod.S_ISFIFO(st.st_mode)
+                else "a socket" if stat_mod.S_ISSOCK(st.st_mode) else "a device")
+        raise FamilyError(f"{path}: the {what} is {kind}, not a regular file")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise FamilyError(f"{path}: {what} cannot be read: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise FamilyError(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+                          f"save the {what} as UTF-8") from None
+
+
+def read_jsonl(path: Path, problems: list[str], what: str = "file") -> list[tuple[int, dict[str, Any]]]:
     """Read JSON objects one per line; malformed lines are reported as `file:line: ...`."""
     rows: list[tuple[int, dict[str, Any]]] = []
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        problems.append(f"{path}: file not found")
-        return rows
-    except UnicodeDecodeError as exc:
-        problems.append(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})")
+        text = read_file_text(path, what)
+    except FamilyError as exc:
+        problems.append(str(exc))
         return rows
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -97,11 +121,34 @@ def read_jsonl(path: Path, problems: list[str]) -> list[tuple[int, dict[str, Any
         except json.JSONDecodeError as exc:
             problems.append(f"{path}:{n}: malformed JSON ({exc.msg} at column {exc.colno})")
             continue
+        except RecursionError:
+            problems.append(f"{path}:{n}: JSON nested too deeply to read")
+            continue
+        except ValueError as exc:  # e.g. an integer of more than 4300 digits
+            problems.append(f"{path}:{n}: unreadable JSON ({str(exc)[:120]})")
+            continue
         if not isinstance(obj, dict):
             problems.append(f"{path}:{n}: expected a JSON object, got {type(obj).__name__}")
             continue
         rows.append((n, obj))
     return rows
+
+
+def _toml_line(text: str, path: tuple[Any, ...]) -> int | None:
+    """The line of ``key = ...`` (or of the ``[table]`` header) a family.toml path points at."""
+    table: tuple[str, ...] = ()
+    want_table, key = tuple(str(p) for p in path[:-1]), str(path[-1]) if path else ""
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if line.startswith("["):
+            table = tuple(part.strip().strip('"') for part in line.strip("[]").split("."))
+            if table == tuple(str(p) for p in path):
+                return n
+            continue
+        name = line.split("=", 1)[0].strip().strip('"') if "=" in line else None
+        if name is not None and table == want_table and name == key:
+            return n
+    return None
 
 
 def find_family_dir(start: str | Path) -> Path:
@@ -111,7 +158,7 @@ def find_family_dir(start: str | Path) -> Path:
         if (d / "family.toml").is_file():
             return d
     raise FamilyError(f"no family.toml found in {p if p.is_dir() else p.parent} or any parent directory; "
-                      "pass --family DIR")
+                      "name the family directory explicitly (the command line: --family DIR)")
 
 
 class Audit:
@@ -170,39 +217,49 @@ class Family:
         toml_path = self.dir / "family.toml"
         if not toml_path.is_file():
             raise FamilyError(f"{toml_path} does not exist (a family directory needs a family.toml)")
+        toml_text = read_file_text(toml_path, "family.toml")
         try:
-            self.config: dict[str, Any] = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+            self.config: dict[str, Any] = tomllib.loads(toml_text)
         except tomllib.TOMLDecodeError as exc:
             raise FamilyError(f"{toml_path}: invalid TOML: {exc}") from None
         problems: list[str] = []
+        for where, message in schema.check(self.config, schema.FAMILY_SCHEMA):
+            line = _toml_line(toml_text, where)
+            problems.append(f"{toml_path}{f':{line}' if line else ''}: {message}")
+        if problems:  # the rest of loading reads these fields
+            raise FamilyError(problems, str(self.dir))
         cfg = self.config
         self.name: str = str(cfg.get("name") or self.dir.name)
         self.description: str = str(cfg.get("description", ""))
         packs = cfg.get("packs", [])
         if isinstance(packs, str):
             packs = [packs]
-        if not isinstance(packs, list) or not all(isinstance(p, str) for p in packs):
-            problems.append(f"{toml_path}: 'packs' must be a list of module names or .py files")
-            packs = []
         self.packs: list[str] = packs
         self.root_name: str | None = cfg.get("root")
         self.objective = dict(OBJECTIVE_DEFAULTS)
         for k, v in (cfg.get("objective") or {}).items():
-            if k not in OBJECTIVE_DEFAULTS:
-                problems.append(f"{toml_path}: unknown [objective] key {k!r} "
-                                f"(known: {', '.join(OBJECTIVE_DEFAULTS)})")
-            elif not isinstance(v, (int, float)) or isinstance(v, bool):
-                problems.append(f"{toml_path}: [objective] {k} must be a number")
-            else:
-                self.objective[k] = float(v)
+            self.objective[k] = float(v)
         self.provenance: dict[str, Any] = dict(cfg.get("provenance") or {})
         self.llm_config: dict[str, Any] = dict(cfg.get("llm") or {})
+        packs_, dir_, name_ = list(self.packs), self.dir, self.name
+        loaded: list[Pack] = []
+
+        def pack_factory() -> Pack:  # captures no reference to the family (nor its locked split)
+            if not loaded:
+                loaded.append(load_packs(packs_, base_dir=dir_, name=name_))
+            return loaded[0]
+
+        task_schema = pack_factory().task_schema if packs_ else None  # a bad pack is a FamilyError
 
         # tasks
         tasks_path = self.dir / str(cfg.get("tasks", "tasks.jsonl"))
         self.tasks: dict[str, dict[str, Any]] = {}
         task_lines: dict[str, int] = {}
-        for n, obj in read_jsonl(tasks_path, problems):
+        for n, obj in read_jsonl(tasks_path, problems, "tasks file"):
+            found = schema.check(obj, task_schema or schema.TASK_BASE)
+            if found:
+                problems.extend(f"{tasks_path}:{n}: {message}" for _, message in found)
+                continue
             tid = obj.get("id")
             if not isinstance(tid, str) or not tid:
                 problems.append(f"{tasks_path}:{n}: a task needs a non-empty string \"id\"")
@@ -222,7 +279,7 @@ class Family:
         for name in SPLITS:
             rel = split_paths.get(name, f"{name}.jsonl")
             path = self.dir / rel
-            if not path.exists():
+            if not path.exists() and not path.is_symlink():
                 problems.append(f"{path}: the {name} split file is missing (set [splits] {name} in family.toml)")
                 continue
             self._splits[name] = self._load_split(name, path, problems, seen_ids)
@@ -249,31 +306,33 @@ class Family:
         self.seed_path = self.dir / str(cfg.get("seed", "seed.vx"))
         self.seed_text: str | None = None
         if self.seed_path.exists():
-            self.seed_text = self.seed_path.read_text(encoding="utf-8")
+            from vx.dsl.vxfile import VxFileError, read_text
+
+            try:
+                self.seed_text = read_text(self.seed_path)
+            except VxFileError as exc:
+                problems.append(str(exc))
         elif "seed" in cfg:
             problems.append(f"{self.seed_path}: seed expression file not found")
         self.specs_path = self.dir / str(cfg["specs"]) if "specs" in cfg else None
         self.specs: list[dict[str, Any]] = []
         if self.specs_path is not None:
             try:
-                self.specs = json.loads(self.specs_path.read_text(encoding="utf-8"))
+                self.specs = json.loads(read_file_text(self.specs_path, "specs file"))
                 if not isinstance(self.specs, list):
                     raise ValueError("expected a JSON list of op specs")
-            except (OSError, ValueError) as exc:
-                problems.append(f"{self.specs_path}: {exc}")
+            except FamilyError as exc:
+                problems.append(str(exc))
+                self.specs = []
+            except (ValueError, RecursionError) as exc:
+                problems.append(f"{self.specs_path}: {str(exc)[:200]}")
                 self.specs = []
         if problems:
             raise FamilyError(problems, str(self.dir))
         # The locked split (labels included) lives only inside the Audit object.
         self._audit = Audit(self._splits.pop("locked"))
-        packs_, dir_, root_, specs_, name_ = list(self.packs), self.dir, self.root_name, list(self.specs), self.name
-        loaded: list[Pack] = []
+        root_, specs_ = self.root_name, list(self.specs)
         cached: list[OpPool] = []
-
-        def pack_factory() -> Pack:  # captures no reference to the family (nor its locked split)
-            if not loaded:
-                loaded.append(load_packs(packs_, base_dir=dir_, name=name_))
-            return loaded[0]
 
         def pool_factory() -> OpPool:
             if not cached:
@@ -286,11 +345,15 @@ class Family:
     def _load_split(self, name: str, path: Path, problems: list[str], seen_ids: dict[str, str]) -> Split:
         items: list[Item] = []
         local: dict[str, int] = {}
-        for n, obj in read_jsonl(path, problems):
+        for n, obj in read_jsonl(path, problems, f"{name} split file"):
             where = f"{path}:{n}"
             missing = [k for k in ("id", "task", "output") if k not in obj]
             if missing:
                 problems.append(f"{where}: missing field(s) {', '.join(repr(m) for m in missing)}")
+                continue
+            found = schema.check(obj, schema.ITEM_SCHEMA)
+            if found:
+                problems.extend(f"{where}: {message}" for _, message in found)
                 continue
             iid, tid = obj["id"], obj["task"]
             if not isinstance(iid, str) or not iid:

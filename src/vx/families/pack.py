@@ -11,6 +11,8 @@ detectors:
 - ``templates`` -- the tags its check templates are registered under (``@template(family=...)``),
   the parametric checks the synthesizer may instantiate;
 - ``describe_environment() -> str`` -- one line naming where its exec ops run (shown by ``vx eval``);
+- ``task_schema`` -- a JSON Schema of its task records (``tasks.jsonl`` lines), checked when a family
+  loads (built with :func:`vx.families.schema.task_schema`; None: only ``id`` is checked);
 - ``version`` -- a hash of its ops' versions (each op's version covers its source and everything it
   declares with ``@op(depends=...)``: see :func:`vx.ops.core.source_version`).
 
@@ -87,6 +89,7 @@ class Pack:
     templates: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     describe_environment: Callable[[], str] | None = attrs.field(default=None, eq=False, repr=False)
     description: str = ""
+    task_schema: Mapping[str, Any] | None = attrs.field(default=None, eq=False, repr=False)
     #: ``(task) -> dict`` of what the pack's ops derive from a task (e.g. the code family's probe inputs),
     #: shown by ``vx explain``; None: nothing to show
     describe_task: Callable[[Mapping[str, Any]], dict[str, Any]] | None = attrs.field(default=None, eq=False,
@@ -125,14 +128,17 @@ class Pack:
         tag = getattr(module, "TEMPLATE_FAMILY", None)
         classify = getattr(module, "classify_failure", None)
         env = getattr(module, "describe_environment", None)
+        schema = getattr(module, "TASK_SCHEMA", None)
         return cls(name or module.__name__, ops, root, tuple(getattr(module, "TAXONOMY", ()) or ()),
                    classify if callable(classify) else None, (tag,) if isinstance(tag, str) else (),
-                   env if callable(env) else None, (module.__doc__ or "").strip().split("\n")[0])
+                   env if callable(env) else None, (module.__doc__ or "").strip().split("\n")[0],
+                   schema if isinstance(schema, Mapping) else None)
 
     @classmethod
     def combine(cls, packs: Iterable[Pack], name: str = "") -> Pack:
         """One pack made of several (a family's ``packs`` list): ops in order, the first declared
-        root, the union of taxonomies and template tags, the first classifier, every environment."""
+        root, the union of taxonomies and template tags, the first classifier and task schema, every
+        environment."""
         packs = list(packs)
         ops: list[Op] = []
         seen: dict[str, Op] = {}
@@ -156,7 +162,8 @@ class Pack:
                    next((p.root for p in packs if p.root), None),
                    tuple(dict.fromkeys(t for p in packs for t in p.taxonomy)), classify,
                    tuple(dict.fromkeys(t for p in packs for t in p.templates)),
-                   environment if len(envs) > 1 else (envs[0] if envs else None),
+                   environment if len(envs) > 1 else (envs[0] if envs else None), "",
+                   next((p.task_schema for p in packs if p.task_schema is not None), None),
                    describe_task=describe_task)
 
     def pool(self, *, root: str | None = None, specs: Iterable[Mapping[str, Any]] = ()) -> OpPool:

@@ -2,7 +2,8 @@
 
 Roles: ``solver`` (the frozen agent of the skill loop), ``teacher`` (dev soft labels against a golden
 reference), ``composer`` (proposes expressions), ``synthesizer`` (authors typed op specs), ``judge``
-(judge-tier ops) and ``final_judge`` (the independent pairwise judge). Each role has a model id, a
+(judge-tier ops), ``final_judge`` (the independent pairwise judge) and ``skill_synthesizer`` (writes the
+skill loop's short named lessons from failure capsules; `vx.ratchet`). Each role has a model id, a
 ``max_tokens`` and a ``temperature``. Changing a model is configuration, never code.
 
 Sources, each overriding the previous one:
@@ -47,7 +48,7 @@ import attrs
 
 from vx.errors import VxError
 
-ROLES = ("solver", "teacher", "composer", "synthesizer", "judge", "final_judge")
+ROLES = ("solver", "teacher", "composer", "synthesizer", "judge", "final_judge", "skill_synthesizer")
 KEY_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
 
@@ -84,6 +85,7 @@ DEFAULT_ROLES: dict[str, RoleConfig] = {
     "synthesizer": RoleConfig("claude-sonnet-4-6", 1024, 0.2),
     "judge": RoleConfig("claude-haiku-4-5", 200, 0.0),
     "final_judge": RoleConfig("claude-opus-4-6", 512, 0.0),
+    "skill_synthesizer": RoleConfig("claude-sonnet-4-6", 1024, 0.2),
 }
 
 # Public list prices, USD per million tokens (input, output). Override or extend with [prices."model"].

@@ -35,9 +35,10 @@ import numpy as np
 from vx.dsl.matrix import VerdictMatrix
 from vx.dsl.verdict import Verdict
 from vx.ops.cache import VerdictCache, attempt_set_hash, item_hash, peer_key
-from vx.ops.core import Context, Observer, Op, Result
+from vx.ops.core import Context, Op, Result, observer_op
 from vx.ops.item import Item
 from vx.ops.pool import OpPool
+from vx.text import clean
 
 DEFAULT_TIMEOUT = 10.0  # seconds per op call
 KILL_GRACE = 2.0  # extra seconds before a worker that ignores the soft timeout is killed
@@ -79,6 +80,7 @@ class Application:
     cache_hits: int
     seconds: float
     durations: dict[str, float] = attrs.field(factory=dict)  # op -> total seconds of the calls made
+    item_seconds: dict[str, float] = attrs.field(factory=dict)  # item id -> seconds of its op calls made
 
     def message(self, item_id: str, op_name: str) -> str:
         return self.messages.get((item_id, op_name), "")
@@ -127,7 +129,9 @@ def _can_alarm() -> bool:
 
 
 def _clip(text: str, n: int = 500) -> str:
-    text = str(text)
+    """Op messages and errors as vx keeps them: clipped, and valid Unicode (an op may quote the
+    candidate, whose text can carry unpaired surrogates that no cache or terminal accepts)."""
+    text = clean(str(text))
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
@@ -151,15 +155,41 @@ def run_item(ops: Sequence[Op], task: Mapping[str, Any], output: Any, timeout: f
 
 _STATE: dict[str, Any] = {}
 
+#: The parent's ends of every live worker's pipe. A forked worker inherits copies of all of them
+#: and closes them first: otherwise a worker holding another's parent end keeps that pipe open
+#: after the parent dies, so neither ever sees end of file and both live on forever.
+_PARENT_ENDS: set[Connection] = set()
 
-def _worker_main(conn: Connection) -> None:
+
+def _die_with_parent(parent: int) -> None:
+    """Ask the kernel to SIGKILL this worker when the parent dies (Linux), whatever it is doing
+    (a long op, a sandbox run): end of file on the pipe is only noticed between items."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the pipe's end of file still ends the worker
+        pass
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(0)
+
+
+def _worker_main(conn: Connection, parent: int) -> None:
+    for end in list(_PARENT_ENDS):
+        end.close()  # this process's copies only
+    _PARENT_ENDS.clear()
+    _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     jobs = _STATE["jobs"]
     ops_list = _STATE["ops"]
     tasks = _STATE["tasks"]
     timeout = _STATE["timeout"]
     while True:
-        msg = conn.recv()
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):  # the parent is gone
+            return
         if msg is None:
             return
         j, skip = msg
@@ -176,7 +206,8 @@ def _worker_main(conn: Connection) -> None:
 class _Worker:
     def __init__(self, ctx: mp.context.BaseContext) -> None:
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child,), daemon=True)
+        _PARENT_ENDS.add(self.conn)
+        self.proc = ctx.Process(target=_worker_main, args=(child, os.getpid()), daemon=True)
         self.proc.start()
         child.close()
         self.job: int | None = None
@@ -193,6 +224,7 @@ class _Worker:
         if self.proc.is_alive():
             self.proc.kill()
         self.proc.join(5)
+        _PARENT_ENDS.discard(self.conn)
         self.conn.close()
 
 
@@ -286,26 +318,22 @@ def _parallel(jobs: list[tuple[Item, list[int]]], ops: list[Op], tasks, timeout:
 
 # --------------------------------------------------------------------------------------------
 
-def _observer_op(obs: Observer, timeout: float | None) -> Op:
-    """An observer wrapped as an op of phase 1: it abstains and carries the observation as evidence."""
-
-    def fn(task, output, ctx):
-        return Result.abstain(evidence=obs(task, output, ctx))
-
-    return Op(name=f"observe:{obs.name}", fn=fn, tier="exec", version=obs.version, timeout=timeout,
-              provenance={"observes": obs.name})
-
-
 def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[str, Any]], *,
               ops: Sequence[str] | None = None, jobs: int | None = None, timeout: float = DEFAULT_TIMEOUT,
               cache: VerdictCache | None = None, progress: bool | None = None,
-              description: str = "applying ops", peers: Mapping[str, Sequence[Any]] | None = None) -> Application:
+              description: str = "applying ops", executor: Any = None,
+              peers: Mapping[str, Sequence[Any]] | None = None) -> Application:
     """Build the verdict matrix of `items` × ops (default: the pool's runnable ops, root first).
 
     jobs: worker processes (default: CPU count; 1 = in this process). cache: a VerdictCache to read
-    and fill (None = no caching). progress: show a rich progress bar (default: when stderr is a TTY).
+    and fill (None = no caching). progress: a counted bar with ETA on stderr (default: when stderr is a
+    terminal; True / False force it), or a `vx.ops.progress` reporter to draw it elsewhere.
+    executor: where the items run: None / "local" (this machine, `jobs` processes), "dask", or a
+    `vx.ops.executors.Executor` (e.g. `DaskExecutor("tcp://scheduler:8786")`). The matrix is the
+    same whichever runs it; the cache is read and written here only.
     peers: extra attempts per task id (outputs that are not graded but that peer ops compare with;
-    the items of the batch are each other's peers already).
+    the items of the batch are each other's peers already). Peer ops run in two phases: their
+    observers run on every attempt wherever the items run, then the peer verdicts are judged here.
     """
     t_start = time.perf_counter()
     root = pool.root_name
@@ -340,13 +368,14 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
         obs = op_objs[c].observer
         key = (obs.name, obs.version)
         limit = max([op_objs[k].timeout or timeout for k in peer_cols if op_objs[k].observer is obs] + [timeout])
-        observers.setdefault(key, _observer_op(obs, limit))
+        observers.setdefault(key, observer_op(obs, limit, op_objs[c]))
         op_observer[c] = key
     obs_keys = list(observers)
     run_objs = op_objs + [observers[k] for k in obs_keys]  # phase-1 op list: ops, then observers
     obs_col = {k: n_ops + i for i, k in enumerate(obs_keys)}
     observations: dict[tuple[tuple[str, str], int], Any] = {}
     obs_errors: dict[tuple[tuple[str, str], int], str] = {}
+    item_seconds: dict[str, float] = {}
 
     # LLM-calling ops bypass the verdict cache: their answers are cached by vx.llm, keyed by model and
     # full request, so a changed model is never served a stale verdict and "LLM off" is never stored.
@@ -370,8 +399,6 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
                 arr[r, c] = hit.verdict
                 if hit.message:
                     messages[(it.id, o.name)] = hit.message
-                if hit.error:
-                    failures.append(OpFailure(it.id, o.name, "error", hit.error))
         for key in obs_keys:
             if (key[0], key[1], hashes[r]) in cached_obs:
                 observations[(key, r)] = cached_obs[(key[0], key[1], hashes[r])]
@@ -391,6 +418,7 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
         nonlocal calls
         it, need = work[j]
         r = work_rows[j]
+        item_seconds[it.id] = item_seconds.get(it.id, 0.0) + sum(out.duration for out in res.values())
         for k, out in res.items():
             c = need[k]
             o = run_objs[c]
@@ -413,28 +441,30 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
                 messages[(it.id, o.name)] = out.message
             if out.error:
                 failures.append(OpFailure(it.id, o.name, out.kind or "error", out.error))
-            if cache is not None and not o.uses_llm and out.kind != "timeout" and out.kind != "died":
+            # only verdicts are cached: a failure may be the environment's (a missing dependency)
+            if cache is not None and not o.uses_llm and out.error is None:
                 to_cache.append((o.name, o.version, hashes[r], out.verdict, out.message, out.duration, out.error))
         if cache is not None and len(to_cache) >= 500:
             cache.put_many(to_cache)
             to_cache.clear()
 
-    n_workers = jobs if jobs is not None else (os.cpu_count() or 1)
+    from vx.ops.executors import make_executor
+
+    runner = make_executor(executor, jobs=jobs)
     show = progress if progress is not None else _stderr_is_tty()
-    with _progress(show, description, len(work)) as advance:
-        if work and (n_workers <= 1 or len(work) == 1):
-            for j, (it, need) in enumerate(work):
-                record(j, run_item([run_objs[c] for c in need], tasks[it.task], it.output, timeout))
-                advance()
-        elif work:
+    try:
+        with _progress(show, description, len(work)) as advance:
             def done(j, res):
                 record(j, res)
                 advance()
-            _parallel([(it, need) for it, need in work], run_objs, tasks, timeout, n_workers, done)
-        if cache is not None and to_cache:
-            cache.put_many(to_cache)
-        if cache is not None and obs_to_cache:
-            cache.put_observations(obs_to_cache)
+            runner.run(work, run_objs, tasks, timeout, done)
+            if cache is not None and to_cache:
+                cache.put_many(to_cache)
+            if cache is not None and obs_to_cache:
+                cache.put_observations(obs_to_cache)
+    finally:
+        if runner is not executor:
+            runner.close()  # an executor made here from a name: stop what it started
 
     # phase 2: peer verdicts, per task, in the parent
     if peer_cols:
@@ -444,7 +474,8 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
         hits += judged_hits
     failures.sort(key=lambda f: (f.op, f.item))
     matrix = VerdictMatrix.from_array(arr, [it.id for it in items], names)
-    return Application(matrix, messages, failures, calls, hits, time.perf_counter() - t_start, durations)
+    return Application(matrix, messages, failures, calls, hits, time.perf_counter() - t_start, durations,
+                       item_seconds)
 
 
 def _judge_peers(op_objs: Sequence[Op], peer_cols: Sequence[int], op_observer: Mapping[int, tuple[str, str]],
@@ -513,34 +544,27 @@ def _stderr_is_tty() -> bool:
 
 
 class _progress:
-    """A rich progress bar over items (or nothing), as a context manager yielding `advance()`."""
+    """A counted progress bar with ETA over items (`vx.ops.progress`), as a context manager yielding
+    `advance()`. `show`: False (nothing), True (bars on stderr) or a reporter with ``task()`` (e.g. the
+    bars `vx evolve` embeds in its live display)."""
 
-    def __init__(self, show: bool, description: str, total: int) -> None:
-        self.show, self.description, self.total = show and total > 0, description, total
-        self._p = None
+    def __init__(self, show: Any, description: str, total: int) -> None:
+        from vx.ops.progress import reporter_for
+
+        self.reporter = reporter_for(bool(show) if isinstance(show, bool) or show is None else show)
+        self.description, self.total = description, total
+        self._cm: Any = None
 
     def __enter__(self) -> Callable[[], None]:
-        if not self.show:
+        if self.reporter is None or self.total <= 0:
             return lambda: None
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self._p = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                           TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True), transient=True)
-        self._p.__enter__()
-        tid = self._p.add_task(self.description, total=self.total)
-        return lambda: self._p.advance(tid)
+        self._cm = self.reporter.task(self.description, self.total)
+        advance = self._cm.__enter__()
+        return lambda: advance(1)
 
     def __exit__(self, *exc: object) -> None:
-        if self._p is not None:
-            self._p.__exit__(*exc)
+        if self._cm is not None:
+            self._cm.__exit__(*exc)
 
 
 def single(pool: OpPool, task: Mapping[str, Any], output: Any, *, timeout: float = DEFAULT_TIMEOUT,

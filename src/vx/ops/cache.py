@@ -7,8 +7,12 @@ observations their verdicts are judged from are kept in a second table, keyed li
 
 Ops are pure, so a verdict computed once is valid until the op's code or spec changes (which
 changes its version) or the item changes (which changes its hash). Rerunning an evaluation is
-look-ups only. Timeouts are *not* cached (they depend on machine load); crashes are, since the
-same op on the same item crashes the same way.
+look-ups only. Only verdicts are cached: an op that failed (it raised, timed out, its worker died)
+is run again next time, since a failure may come from the environment (a missing optional
+dependency, a busy machine) and must not be served after the environment is fixed.
+
+A file that is not a vx verdict cache (another SQLite database, any other file) is refused with a
+clear error and never written to.
 
 Location: ``--cache PATH`` on the CLI, else ``$VX_CACHE``, else
 ``$XDG_CACHE_HOME/vx/verdicts.sqlite`` (``~/.cache/vx/verdicts.sqlite``).
@@ -26,6 +30,15 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+
+from vx.errors import VxError
+from vx.text import clean
+
+_COLUMNS = ("op", "version", "item", "verdict", "message", "duration", "error", "created")
+
+
+class CacheError(VxError):
+    """A verdict cache path that cannot be used (not a vx cache, unreadable, not a file)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS verdicts (
@@ -60,7 +73,8 @@ def default_cache_path() -> Path:
 def item_hash(task: Mapping[str, Any], output: Any) -> str:
     """Content hash of what an op sees: the task and the output (not the item id or label)."""
     blob = json.dumps([task, output], sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+    # surrogatepass: an output may hold unpaired surrogates (valid text hashes as before)
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def attempt_set_hash(hashes: Iterable[str]) -> str:
@@ -128,11 +142,16 @@ class VerdictCache:
 
     def __init__(self, path: str | os.PathLike | None = None) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(SCHEMA)
+        _check_cache_file(self.path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise CacheError(f"{self.path}: cannot be used as the verdict cache ({exc}); "
+                             "choose another file with --cache or $VX_CACHE, or --no-cache") from None
         self.hits = 0
         self.misses = 0
 
@@ -156,9 +175,9 @@ class VerdictCache:
             for start in range(0, len(hashes), 900):
                 chunk = hashes[start:start + 900]
                 marks = ",".join("?" * len(chunk))
-                rows = self._db.execute(
+                rows = self._db.execute(  # failures are never served (older caches stored some)
                     f"SELECT item, verdict, message, duration, error FROM verdicts "
-                    f"WHERE op=? AND version=? AND item IN ({marks})", (op_name, version, *chunk))
+                    f"WHERE op=? AND version=? AND error IS NULL AND item IN ({marks})", (op_name, version, *chunk))
                 for item, verdict, message, duration, error in rows:
                     found[(op_name, version, item)] = CachedVerdict(verdict, message, duration, error)
         self.hits += len(found)
@@ -168,6 +187,8 @@ class VerdictCache:
     def put_many(self, rows: Iterable[tuple[str, str, str, int, str, float, str | None]]) -> None:
         """Store (op, version, item_hash, verdict, message, duration, error) rows."""
         now = time.time()
+        rows = [(op, version, item, verdict, clean(message or ""), duration, None if error is None else clean(error))
+                for op, version, item, verdict, message, duration, error in rows]
         self._db.execute("BEGIN IMMEDIATE")
         try:
             self._db.executemany(
@@ -231,3 +252,34 @@ class VerdictCache:
             self._db.execute("DELETE FROM observations")
         self._db.execute("VACUUM")
         return cur.rowcount
+
+
+def _check_cache_file(path: Path) -> None:
+    """Refuse a path that is not (and cannot become) a vx verdict cache, before writing anything."""
+    if not path.exists():
+        return
+    if not path.is_file():
+        raise CacheError(f"{path}: not a vx verdict cache (not a regular file)")
+    if path.stat().st_size == 0:
+        return  # an empty file becomes a cache
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(16)
+    except OSError as exc:
+        raise CacheError(f"{path}: the verdict cache cannot be read ({exc.strerror or exc})") from None
+    if magic != b"SQLite format 3\x00":
+        raise CacheError(f"{path}: not a vx verdict cache (not an SQLite database); choose another file with "
+                         "--cache or $VX_CACHE")
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            columns = tuple(r[1] for r in db.execute("PRAGMA table_info(verdicts)")) if "verdicts" in tables else ()
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        raise CacheError(f"{path}: not a vx verdict cache ({exc})") from None
+    if tables and (not tables <= {"verdicts", "observations"} or "verdicts" not in tables or columns != _COLUMNS):
+        raise CacheError(f"{path}: not a vx verdict cache (it holds table(s) {', '.join(sorted(tables))}"
+                         + (f" with columns {', '.join(columns)}" if columns and columns != _COLUMNS else "")
+                         + "); choose another file with --cache or $VX_CACHE")

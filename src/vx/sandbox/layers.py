@@ -16,10 +16,17 @@ Layers, strongest first (see the README section "Running untrusted code: the san
     sandbox account, and confined by Landlock; without Landlock, ``--mount --mount-proc``
     at least gives a /proc that shows only the namespace's processes.
 ``rlimits``
-    no namespaces: rlimits, the sandbox account (when vx runs as root), no_new_privs and, when
-    the system libseccomp is present, a seccomp deny-list (no sockets other than AF_UNIX, no
-    ptrace, no namespace or mount calls, no kill of process groups, ...). A supervisor that
-    is a child subreaper kills descendants that escaped the process group.
+    no namespaces: rlimits, the sandbox account (when vx runs as root: a uid of its own per
+    concurrent candidate, ``SandboxConfig.private_uids``), no_new_privs and, when the system
+    libseccomp is present, a seccomp deny-list (no ``socket()`` at all, so no network and no
+    host UNIX socket, while ``socketpair()`` works; no ptrace, no namespace or mount calls, no
+    kill of process groups, ...). A supervisor that is a child subreaper kills descendants
+    that escaped the process group.
+
+The unshare layer applies the same seccomp deny-list (its network namespace does not cover
+UNIX sockets bound to host paths, and Landlock does not govern ``connect``). What a layer
+cannot close on a given machine (no libseccomp; vx not root) is listed by
+``Sandbox.known_limits()`` and shown by `vx doctor`.
 
 The unshare and rlimits layers add Landlock where the kernel has it (reads only below the
 system dirs and the interpreter, writes only in the workdir, no TCP, scoped signals); each
@@ -45,6 +52,7 @@ from typing import Any
 import attrs
 
 from vx.sandbox.config import LAYERS, SandboxConfig
+from vx.sandbox.forkserver import forkserver_plans
 from vx.sandbox.runner import SANDBOX_HOME, Plan
 
 #: The account used when vx runs as root and SandboxConfig.user is not set (if it exists).
@@ -70,7 +78,9 @@ SECCOMP_RULES: list[tuple[str, int, list[tuple[int, int, int, int]]]] = [
         # Landlock does not cover file modes and owners: refuse changing them at all.
         "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "fchownat", "lchown",
     )],
-    ("socket", _EPERM, [(0, 1, 1, 0)]),  # any domain but AF_UNIX (1)
+    # No socket() at all: AF_UNIX included (a host daemon's pathname socket, /dev/log,
+    # abstract sockets); socketpair() stays (multiprocessing, asyncio use it).
+    ("socket", _EPERM, []),
     ("kill", _EPERM, [(0, 7, 0x80000000, 0x80000000)]),  # kill(-pgid) / kill(-1)
     # clone3's flags live in memory seccomp cannot read: make libc fall back to clone(2).
     ("clone3", _ENOSYS, []),
@@ -114,6 +124,8 @@ class Detection:
     seccomp: str
     nproc_limit: int
     userns: bool
+    #: Why candidates do not get private uids ("" when they do, or a user namespace is used).
+    uid_note: str = ""
 
 
 def sandbox_identity(config: SandboxConfig) -> Identity:
@@ -265,10 +277,12 @@ def _bwrap_plan(
     )
 
 
-def _unshare_plans(python: str, identity: Identity, landlock: dict[str, Any]) -> list[Plan]:
-    """Strongest first: with Landlock (which also keeps /proc unreadable), then without it but
-    with a private /proc (--mount --mount-proc: no /proc/<vx>/environ, no host command lines;
-    it costs a proc mount per candidate, so only where Landlock is missing)."""
+def _unshare_plans(python: str, identity: Identity, landlock: dict[str, Any], seccomp_lib: str | None = None,
+                   private_uids: tuple[int, int] | None = None) -> list[Plan]:
+    """Strongest first: with Landlock (which also keeps /proc unreadable) and seccomp, then
+    without seccomp, then without Landlock but with a private /proc (--mount --mount-proc: no
+    /proc/<vx>/environ, no host command lines; it costs a proc mount per candidate, so only where
+    Landlock is missing)."""
     unshare = shutil.which("unshare")
     if unshare is None:
         return []
@@ -276,9 +290,15 @@ def _unshare_plans(python: str, identity: Identity, landlock: dict[str, Any]) ->
     private_proc = ["--mount", "--mount-proc"]
     owner = (identity.uid, identity.gid) if identity.dropped else None
     setpriv = shutil.which("setpriv")
+    seccomp = {"library": seccomp_lib, "rules": SECCOMP_RULES} if seccomp_lib else None
     plans = []
-    for lock in (landlock, None):
+    variants = [(0, 1), (0, 0), (1, 1), (1, 0)]  # (without Landlock?, with seccomp?), strongest first
+    for no_lock, with_filter in variants:
+        lock, filt = (None if no_lock else landlock), (seccomp if with_filter else None)
+        if with_filter and seccomp is None:
+            continue
         ns = spaces + ([] if lock else private_proc)
+        nnp = lock is not None or filt is not None
         plans.append(
             Plan(
                 layer="unshare",
@@ -289,30 +309,36 @@ def _unshare_plans(python: str, identity: Identity, landlock: dict[str, Any]) ->
                 supervise="init",
                 workdir_owner=owner,
                 landlock=lock,
-                no_new_privs=lock is not None,
+                seccomp=filt,
+                no_new_privs=nnp,
             )
         )
         if identity.dropped and setpriv is not None:
             # Root without user namespaces: create the namespaces as root, then drop to the
-            # sandbox account before the interpreter starts.
+            # sandbox account (a private uid per candidate: no shared process count) before
+            # the interpreter starts.
+            uid = "{uid}" if private_uids else str(identity.uid)
             plans.append(
                 Plan(
                     layer="unshare",
                     python=python,
                     wrapper=(
-                        unshare, *ns, "--", setpriv, f"--reuid={identity.uid}",
+                        unshare, *ns, "--", setpriv, f"--reuid={uid}",
                         f"--regid={identity.gid}", "--clear-groups", "--no-new-privs", "--",
                     ),
                     supervise="init",
                     workdir_owner=owner,
                     landlock=lock,
-                    no_new_privs=lock is not None,
+                    seccomp=filt,
+                    no_new_privs=nnp,
+                    private_uids=private_uids,
                 )
             )
     return plans
 
 
-def _rlimits_plans(python: str, identity: Identity, seccomp_lib: str | None, landlock: dict[str, Any]) -> list[Plan]:
+def _rlimits_plans(python: str, identity: Identity, seccomp_lib: str | None, landlock: dict[str, Any],
+                   private_uids: tuple[int, int] | None = None) -> list[Plan]:
     base = Plan(
         layer="rlimits",
         python=python,
@@ -320,6 +346,7 @@ def _rlimits_plans(python: str, identity: Identity, seccomp_lib: str | None, lan
         supervise="subreaper",
         no_new_privs=True,
         workdir_owner=(identity.uid, identity.gid) if identity.dropped else None,
+        private_uids=private_uids if identity.dropped else None,
     )
     seccomp = {"library": seccomp_lib, "rules": SECCOMP_RULES} if seccomp_lib else None
     variants = [(seccomp, landlock), (seccomp, None), (None, landlock), (None, None)]
@@ -329,6 +356,50 @@ def _rlimits_plans(python: str, identity: Identity, seccomp_lib: str | None, lan
         if plan not in plans:
             plans.append(plan)
     return plans
+
+
+def private_uid_range(config: SandboxConfig, identity: Identity) -> tuple[tuple[int, int] | None, str]:
+    """The uid range candidates may take uids from, or (None, why not)."""
+    if not identity.dropped:
+        return None, "vx does not run as root, so every candidate runs as the invoking account"
+    if config.private_uids is None:
+        return None, "SandboxConfig.private_uids is None"
+    first, count = config.private_uids
+    taken = sorted(e.pw_name for e in pwd.getpwall() if first <= e.pw_uid < first + count)
+    if taken:
+        return None, f"accounts {', '.join(taken[:3])} use uids in the private range {first}..{first + count - 1}"
+    return (first, count), ""
+
+
+def known_limits(detection: Detection) -> tuple[str, ...]:
+    """Holes the chosen layer cannot close on this machine (each is tested and documented):
+
+    ``unix-sockets``: a candidate can connect to a host UNIX socket that its account may open
+    (unshare / rlimits without a working seccomp filter); ``shared-nproc``: concurrent
+    candidates share one RLIMIT_NPROC count and account, so one fork bomb can keep another
+    candidate from starting processes (no user namespace and no private uids, i.e. vx not root);
+    ``host-files``: the host file system is visible as the sandbox account (no Landlock).
+    """
+    plan = detection.plan
+    holes = []
+    if plan.layer in ("unshare", "rlimits") and plan.seccomp is None:
+        holes.append("unix-sockets")
+    if not detection.userns and plan.private_uids is None:
+        holes.append("shared-nproc")
+    if plan.layer in ("unshare", "rlimits") and plan.landlock is None:
+        holes.append("host-files")
+    return tuple(holes)
+
+
+LIMIT_TEXT = {
+    "unix-sockets": "known limit (unix-sockets): candidates can connect to host UNIX sockets their account may "
+                    "open (no seccomp filter: install libseccomp2, or bubblewrap)",
+    "shared-nproc": "known limit (shared-nproc): concurrent candidates share one account and process limit, so "
+                    "one fork bomb can stop another candidate from starting processes (run vx as root, or "
+                    "install bubblewrap)",
+    "host-files": "known limit (host-files): no Landlock, so the host file system is visible as the sandbox "
+                  "account",
+}
 
 
 def landlock_spec(python: str, info: dict[str, str]) -> dict[str, Any]:
@@ -395,7 +466,7 @@ def _detect(config: SandboxConfig, probe: ProbeFn, all_layers: bool) -> Detectio
     uses_userns = False
     seccomp_lib = _seccomp_library()
     seccomp_text = (
-        f"libseccomp ({seccomp_lib}) deny-list, applied in the rlimits layer"
+        f"libseccomp ({seccomp_lib}) deny-list, applied in the forkserver, unshare and rlimits layers"
         if seccomp_lib
         else "no libseccomp on this machine: the rlimits layer has rlimits and no_new_privs only"
     )
@@ -403,6 +474,7 @@ def _detect(config: SandboxConfig, probe: ProbeFn, all_layers: bool) -> Detectio
     # it already has when the account is shared (not in a fresh user namespace).
     shared_nproc = config.nproc + _count_processes(identity.uid)
     landlock = landlock_spec(python, info)
+    uid_range, uid_note = private_uid_range(config, identity)
     for layer in LAYERS:
         if layer not in wanted:
             continue
@@ -410,32 +482,40 @@ def _detect(config: SandboxConfig, probe: ProbeFn, all_layers: bool) -> Detectio
             statuses.append(LayerStatus(layer, None, f"not tried: {chosen.layer} is stronger and works"))
             continue
         plans: list[Plan]
-        if layer == "bwrap":
+        if layer == "forkserver":
+            if shutil.which("bwrap") is None:
+                statuses.append(LayerStatus(layer, False, "needs bubblewrap, which is not installed (apt-get install bubblewrap)"))
+                continue
+            bwrap_plans = [p for du, sized in ((True, True), (False, True)) if (p := _bwrap_plan(python, info, identity, du, sized))]
+            filt = {"library": seccomp_lib, "rules": SECCOMP_RULES} if seccomp_lib else None
+            plans = forkserver_plans(bwrap_plans, filt, landlock)
+        elif layer == "bwrap":
             if shutil.which("bwrap") is None:
                 statuses.append(LayerStatus(layer, False, "bwrap is not installed (apt-get install bubblewrap, or run .ci/install-system.sh)"))
                 continue
             variants = [(True, True), (False, True), (True, False), (False, False)]
             plans = [p for du, sized in variants if (p := _bwrap_plan(python, info, identity, du, sized))]
         elif layer == "unshare":
-            plans = _unshare_plans(python, identity, landlock)
+            plans = _unshare_plans(python, identity, landlock, seccomp_lib, uid_range)
             if not plans:
                 statuses.append(LayerStatus(layer, False, "unshare (util-linux) is not installed"))
                 continue
         else:
-            plans = _rlimits_plans(python, identity, seccomp_lib, landlock)
+            plans = _rlimits_plans(python, identity, seccomp_lib, landlock, uid_range)
         same = _same_bytecode(info["version"])
         plans = [attrs.evolve(plan, same_bytecode=same) for plan in plans]
         failures: list[str] = []
         for plan in plans:
             userns = "--unshare-user" in plan.wrapper or "--user" in plan.wrapper
-            nproc = config.nproc if userns else shared_nproc
+            # a fresh user namespace, or a uid of its own per run, counts only the run's processes
+            nproc = config.nproc if userns or plan.private_uids else shared_nproc
             ok, why, ms = probe(plan, nproc)
             if ok:
                 note = _describe_variant(plan, failures)
                 statuses.append(LayerStatus(layer, True, note, ms))
                 if chosen is None:
                     chosen, uses_userns = plan, userns
-                    if plan.layer == "rlimits" and plan.seccomp is None and seccomp_lib:
+                    if plan.layer in ("unshare", "rlimits") and plan.seccomp is None and seccomp_lib:
                         seccomp_text = f"libseccomp found but the filter failed to load ({failures[-1] if failures else '?'}): rlimits and no_new_privs only"
                 break
             failures.append(why)
@@ -453,13 +533,16 @@ def _detect(config: SandboxConfig, probe: ProbeFn, all_layers: bool) -> Detectio
         python_note=python_note,
         statuses=tuple(statuses),
         seccomp=seccomp_text,
-        nproc_limit=config.nproc if uses_userns else shared_nproc,
+        nproc_limit=config.nproc if uses_userns or chosen.private_uids else shared_nproc,
         userns=uses_userns,
+        uid_note=uid_note,
     )
 
 
 def _describe_variant(plan: Plan, failures: list[str]) -> str:
-    if plan.layer == "bwrap":
+    if plan.layer == "forkserver":
+        text = "works" + (" with seccomp" if plan.seccomp else " without seccomp")
+    elif plan.layer == "bwrap":
         text = "works"
         if "--disable-userns" not in plan.wrapper:
             text += " (this bwrap has no --disable-userns)"
@@ -469,6 +552,10 @@ def _describe_variant(plan: Plan, failures: list[str]) -> str:
         text = "works (user namespace)" if "--user" in plan.wrapper else "works (as root, then setpriv)"
     else:
         text = "works" + (" with seccomp" if plan.seccomp else " without seccomp")
+    if plan.layer == "unshare":
+        text += " with seccomp" if plan.seccomp else " without seccomp"
+    if plan.private_uids:
+        text += f", a private uid per candidate ({plan.private_uids[0]}+)"
     if plan.layer != "bwrap":
         text += " and Landlock" if plan.landlock else ", without Landlock"
     if failures:

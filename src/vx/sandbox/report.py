@@ -1,15 +1,24 @@
 """Reports returned by the sandbox, and their strict assembly from a child's raw output.
 
 The child may have been taken over by the candidate, so every frame is validated against an
-exact schema (keys, types, order, call indices). The first violation ends interpretation: the
-run is ``"crashed"`` and every call is ``"not_run"`` (reports received before the violation are
-discarded too: the candidate was writing into the result channel).
+exact schema (keys, types, order, call indices) and bounded (:class:`FrameLimits`: decode
+memory, text lengths, numeric ranges). The first violation ends interpretation: the run is
+``"crashed"`` and every call is ``"not_run"`` (reports received before the violation are
+discarded too: the candidate was writing into the result channel). Nothing but
+:class:`ProtocolError` is raised while a frame is read.
+
+Text from the child (printed output, exception types and messages, type names) is clipped to
+the configured lengths and made valid Unicode here, once: unpaired surrogates (which a
+candidate gets into JSON as ``\\udXXX`` escapes, and which no UTF-8 file, database or terminal
+accepts) become U+FFFD.
 """
 
 from __future__ import annotations
 
+import math
+import re
 import signal
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import attrs
 
@@ -27,6 +36,39 @@ _CALL_KEYS = frozenset(
 )
 _LOAD_STATUSES = ("ok", "syntax_error", "load_error", "no_entry_point", "timeout")
 _CHILD_CALL_STATUSES = ("ok", "exception", "timeout", "unserializable")
+
+#: A call's reported duration above this (seconds) is not a measurement.
+_MAX_DURATION = 1e6
+#: A load error's line number above this is not a line.
+_MAX_LINE = 10**9
+
+
+@attrs.frozen
+class FrameLimits:
+    """How much of what the child reports the parent accepts (``Sandbox`` builds it from its
+    config). Texts beyond their length are clipped (and marked truncated where the frame has a
+    flag); a frame whose decoding would cost more than ``decode_bytes`` of memory is refused."""
+
+    stdout_chars: int = 64 * 1024
+    message_chars: int = 2000
+    #: Exception type names and returned type names (a class name can be megabytes long).
+    name_chars: int = 200
+    decode_bytes: int = 256 << 20
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str, cap: int | None = None) -> str:
+    """``text`` as valid Unicode (unpaired surrogates → U+FFFD), clipped to ``cap`` characters
+    (+ "...")."""
+    if cap is not None and len(text) > cap:
+        text = text[:cap] + "..."
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = _SURROGATE.sub("\ufffd", text)
+    return text
 
 
 @attrs.frozen
@@ -115,7 +157,7 @@ class ScriptReport:
 
 
 def _text(data: bytes, truncated: bool) -> str:
-    text = data.decode("utf-8", errors="replace")
+    text = data.decode("utf-8", errors="replace")  # never surrogates: errors="replace" gives U+FFFD
     return text + "\n[... truncated]" if truncated else text
 
 
@@ -157,34 +199,48 @@ def _req(frame: dict[str, Any], key: str, kind: type | tuple[type, ...], what: s
     return value
 
 
-def _load(frame: dict[str, Any]) -> dict[str, Any]:
+def _brief(value: Any) -> str:
+    text = repr(value) if not isinstance(value, str) else repr(clean_text(value, 40))
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _load(frame: dict[str, Any], limits: FrameLimits) -> dict[str, Any]:
     if frame.get("t") != "load":
-        raise ProtocolError(f"first frame must be the load report, got t={frame.get('t')!r}")
+        raise ProtocolError(f"first frame must be the load report, got t={_brief(frame.get('t'))}")
     _check(frame, _LOAD_KEYS, "load")
     status = _req(frame, "status", str, "load")
     if status not in _LOAD_STATUSES:
-        raise ProtocolError(f"load: unknown status {status!r}")
-    _req(frame, "stdout", str, "load")
-    _req(frame, "stdout_truncated", bool, "load")
-    _opt(frame, "exc_type", str, "load")
-    _opt(frame, "exc_message", str, "load")
-    _opt(frame, "line", int, "load")
-    return frame
+        raise ProtocolError(f"load: unknown status {_brief(status)}")
+    stdout = _req(frame, "stdout", str, "load")
+    truncated = _req(frame, "stdout_truncated", bool, "load") or len(stdout) > limits.stdout_chars
+    exc_type = _opt(frame, "exc_type", str, "load")
+    message = _opt(frame, "exc_message", str, "load")
+    line = _opt(frame, "line", int, "load")
+    if line is not None and not 0 <= line <= _MAX_LINE:
+        raise ProtocolError(f"load: line {_brief(line)} is out of range")
+    return {
+        "status": status,
+        "stdout": clean_text(stdout[: limits.stdout_chars]),
+        "stdout_truncated": truncated,
+        "exc_type": None if exc_type is None else clean_text(exc_type, limits.name_chars),
+        "exc_message": None if message is None else clean_text(message, limits.message_chars),
+        "line": line,
+    }
 
 
-def _call(frame: dict[str, Any], index: int) -> CallOutcome:
+def _call(frame: dict[str, Any], index: int, limits: FrameLimits) -> CallOutcome:
     what = f"call {index}"
     if frame.get("t") != "call":
-        raise ProtocolError(f"expected the report of call {index}, got t={frame.get('t')!r}")
+        raise ProtocolError(f"expected the report of call {index}, got t={_brief(frame.get('t'))}")
     _check(frame, _CALL_KEYS, "call")
     if type(frame["i"]) is not int or frame["i"] != index:
-        raise ProtocolError(f"expected the report of call {index}, got i={frame['i']!r}")
+        raise ProtocolError(f"expected the report of call {index}, got i={_brief(frame['i'])}")
     status = _req(frame, "status", str, what)
     if status not in _CHILD_CALL_STATUSES:
-        raise ProtocolError(f"{what}: unknown status {status!r}")
+        raise ProtocolError(f"{what}: unknown status {_brief(status)}")
     duration = _req(frame, "duration", (float, int), what)
-    if not duration >= 0:
-        raise ProtocolError(f"{what}: negative duration")
+    if not 0 <= duration <= _MAX_DURATION:  # also refuses ints too large for a float
+        raise ProtocolError(f"{what}: duration {_brief(duration)} is not a time in seconds")
     value = decode_value(frame["value"]) if status == "ok" else None
     if status != "ok" and frame["value"] is not None:
         raise ProtocolError(f"{what}: a {status} call cannot carry a value")
@@ -199,30 +255,46 @@ def _call(frame: dict[str, Any], index: int) -> CallOutcome:
         ):
             raise ProtocolError(f"{what}: args_after must encode (args tuple, kwargs dict)")
         args_after = decoded
+    type_name, exc_type, message = (_opt(frame, key, str, what) for key in ("type", "exc_type", "exc_message"))
+    stdout = _req(frame, "stdout", str, what)
     return CallOutcome(
         status=status,
         value=value,
-        type_name=_opt(frame, "type", str, what),
-        exc_type=_opt(frame, "exc_type", str, what),
-        exc_message=_opt(frame, "exc_message", str, what),
-        stdout=_req(frame, "stdout", str, what),
-        stdout_truncated=_req(frame, "stdout_truncated", bool, what),
+        type_name=None if type_name is None else clean_text(type_name, limits.name_chars),
+        exc_type=None if exc_type is None else clean_text(exc_type, limits.name_chars),
+        exc_message=None if message is None else clean_text(message, limits.message_chars),
+        stdout=clean_text(stdout[: limits.stdout_chars]),
+        stdout_truncated=_req(frame, "stdout_truncated", bool, what) or len(stdout) > limits.stdout_chars,
         duration=float(duration),
         args_after=args_after,
     )
 
 
-def call_outcome(payload: bytes, index: int) -> CallOutcome | None:
+def _guarded(read: Callable[[], Any]) -> Any:
+    """Run one frame reader; any failure on the child's data is a ProtocolError (a bug in a
+    check must not turn a hostile frame into a traceback in the parent)."""
+    try:
+        return read()
+    except ProtocolError:
+        raise
+    except Exception as exc:  # OverflowError, MemoryError, RecursionError, ...
+        raise ProtocolError(f"unreadable frame: {type(exc).__name__}: {clean_text(str(exc), 200)}") from None
+
+
+def call_outcome(payload: bytes, index: int, limits: FrameLimits | None = None) -> CallOutcome | None:
     """The outcome in one call frame as it arrives (None if it is not a valid report of
     call ``index``; ``assemble`` later rules on the whole stream)."""
+    limits = limits or FrameLimits()
     try:
-        return _call(parse_frame(payload), index)
+        return _guarded(lambda: _call(parse_frame(payload, max_cost=limits.decode_bytes), index, limits))
     except ProtocolError:
         return None
 
 
-def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[float]) -> RunReport:
+def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[float],
+             limits: FrameLimits | None = None) -> RunReport:
     """Turn a child's raw output into a RunReport (strictly; see the module docstring)."""
+    limits = limits or FrameLimits()
     load: dict[str, Any] | None = None
     outcomes: list[CallOutcome] = []
     done = False
@@ -230,11 +302,11 @@ def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[floa
     if raw.spawn_error is None:
         try:
             for position, payload in enumerate(raw.frames):
-                frame = parse_frame(payload)
                 if done:
                     raise ProtocolError("data after the final frame")
+                frame = parse_frame(payload, max_cost=limits.decode_bytes)
                 if load is None:
-                    load = _load(frame)
+                    load = _guarded(lambda: _load(frame, limits))
                     continue
                 if frame.get("t") == "done":
                     if set(frame) != {"t"}:
@@ -248,7 +320,7 @@ def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[floa
                     raise ProtocolError("call report after a failed load")
                 if len(outcomes) >= n_calls:
                     raise ProtocolError(f"more call reports than the {n_calls} calls requested")
-                outcomes.append(_call(frame, len(outcomes)))
+                outcomes.append(_guarded(lambda: _call(frame, len(outcomes), limits)))
         except ProtocolError as exc:
             problem = str(exc)
 

@@ -26,12 +26,17 @@ Nothing here interprets frames beyond their length prefix; ``report.py`` validat
 from __future__ import annotations
 
 import errno
+import fcntl
 import marshal
 import os
+import random
+import stat as stat_mod
+import threading
 import selectors
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from functools import lru_cache
@@ -120,6 +125,22 @@ class Plan:
     #: True when the child's Python has this Python's major.minor version, so the harness
     #: can be sent precompiled (saves compiling ~20 KB of source per candidate).
     same_bytecode: bool = False
+    #: (first uid, count): each run takes a uid of its own from this range (vx as root, layers
+    #: without a user namespace), so concurrent candidates share no RLIMIT_NPROC count and
+    #: cannot signal each other. ``{uid}`` in the wrapper and the account fields are replaced.
+    private_uids: tuple[int, int] | None = None
+
+    def for_uid(self, uid: int) -> Plan:
+        """This plan with the candidate running as ``uid`` (same group)."""
+        gid = (self.drop or self.workdir_owner or (uid, uid))[1]
+        return attrs.evolve(
+            self,
+            wrapper=tuple(part.replace("{uid}", str(uid)) for part in self.wrapper),
+            drop=(uid, gid) if self.drop is not None else None,
+            popen_user=uid if self.popen_user is not None else None,
+            workdir_owner=(uid, gid) if self.workdir_owner is not None else None,
+            private_uids=None,
+        )
 
     def argv(self, workdir: str, ro_paths: Sequence[str] = (), disk_bytes: int = 64 << 20) -> list[str]:
         wrapper = [part.replace("{workdir}", workdir).replace("{disk_bytes}", str(disk_bytes)) for part in self.wrapper]
@@ -210,8 +231,139 @@ class _Frames:
         return done
 
 
+class UidSlots:
+    """Hands out uids of a private range, one per concurrent run, across every vx process of
+    the machine: slot *k* is held by an exclusive ``flock`` on ``<dir>/<k>``, which the kernel
+    releases when its holder exits, however it exits. ``dir`` is root's own (``/run`` when
+    writable, else the temp dir, refused if another account could have planted it)."""
+
+    _lock = threading.Lock()
+    _dir: str | None = None
+
+    @classmethod
+    def directory(cls) -> str:
+        with cls._lock:
+            if cls._dir is None:
+                for base in ("/run", tempfile.gettempdir()):
+                    path = os.path.join(base, "vx-sandbox-uids")
+                    try:
+                        os.mkdir(path, 0o700)
+                    except FileExistsError:
+                        pass
+                    except OSError:
+                        continue
+                    st = os.lstat(path)
+                    if stat_mod.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o077:
+                        cls._dir = path
+                        break
+                else:
+                    raise OSError("no private directory for uid slots (/run and the temp dir are unusable)")
+            return cls._dir
+
+    @classmethod
+    def acquire(cls, first: int, count: int) -> tuple[int, int]:
+        """(uid, fd holding its lock); raises OSError when every slot is taken."""
+        directory = cls.directory()
+        start = random.randrange(count)
+        for k in range(count):
+            slot = (start + k) % count
+            fd = os.open(os.path.join(directory, str(slot)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            return first + slot, fd
+        raise OSError(f"all {count} private sandbox uids are in use")
+
+
+#: The janitor: a tiny process that outlives vx and removes the workdirs vx could not remove
+#: itself (vx killed with SIGKILL, an op worker killed mid-run). vx tells it "+path" before a
+#: workdir exists and "-path" after it is gone, through a pipe whose write end only vx (and the
+#: processes it forks: op workers) holds; at that pipe's end of file (every holder is dead)
+#: it removes whatever is still registered, then exits. Sandboxed children never get the pipe
+#: (close_fds), and the janitor runs in its own session (Ctrl-C does not reach it).
+JANITOR = (
+    "import os,shutil,stat\n"
+    "def fix(f,p,e):\n"
+    " try:\n"
+    "  os.chmod(os.path.dirname(p) or p,0o700);os.chmod(p,0o700)\n"
+    "  shutil.rmtree(p,ignore_errors=True) if os.path.isdir(p) and not os.path.islink(p) else os.unlink(p)\n"
+    " except OSError:pass\n"
+    "live=set();buf=b''\n"
+    "while True:\n"
+    " try:c=os.read(0,65536)\n"
+    " except InterruptedError:continue\n"
+    " if not c:break\n"
+    " *lines,buf=(buf+c).split(b'\\n')\n"
+    " for l in lines:\n"
+    "  (live.add if l[:1]==b'+' else live.discard)(l[1:])\n"
+    "for p in live:\n"
+    " try:shutil.rmtree(os.fsdecode(p),onerror=fix)\n"
+    " except OSError:pass\n"
+)
+
+_janitor_lock = threading.Lock()
+_janitor: dict[str, Any] = {}
+
+
+def _janitor_fd() -> int | None:
+    """The write end of the janitor's pipe (started on first use; restarted if it died)."""
+    with _janitor_lock:
+        fd = _janitor.get("fd")
+        if fd is not None and (_janitor["owner"] != os.getpid() or _janitor["proc"].poll() is None):
+            return fd  # ours and alive, or inherited through fork (a dead one shows as EPIPE)
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        read_end, write_end = os.pipe()
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-S", "-s", "-B", "-c", JANITOR], stdin=read_end, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True, cwd="/",
+            )
+        except OSError:
+            os.close(write_end)
+            return None
+        finally:
+            os.close(read_end)
+        _janitor.update(fd=write_end, proc=proc, owner=os.getpid())
+        return write_end
+
+
+def _tell_janitor(mark: str, path: str) -> None:
+    line = os.fsencode(mark + path) + b"\n"
+    if b"\n" in line[:-1] or len(line) > 4096:  # not expressible on one line: vx alone cleans it
+        return
+    fd = _janitor_fd()
+    if fd is None:
+        return
+    try:
+        os.write(fd, line)  # one write below PIPE_BUF: atomic among vx's processes
+    except OSError:  # the janitor died: the next workdir starts a new one
+        with _janitor_lock:
+            if _janitor.get("fd") == fd:
+                _janitor.clear()
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+
 def make_workdir(tmp_root: str | None, owner: tuple[int, int] | None) -> str:
-    path = tempfile.mkdtemp(prefix="vx-sb-", dir=tmp_root)
+    base = tmp_root or tempfile.gettempdir()
+    for _ in range(100):
+        path = os.path.join(base, "vx-sb-" + os.urandom(6).hex())
+        _tell_janitor("+", path)  # before it exists: no moment where vx could die and leave it
+        try:
+            os.mkdir(path, 0o700)
+            break
+        except FileExistsError:
+            continue
+    else:  # pragma: no cover - 48 random bits collide 100 times
+        raise FileExistsError(f"cannot create a sandbox workdir in {base}")
     if owner is not None:
         os.chown(path, *owner)
     os.chmod(path, 0o700)
@@ -236,6 +388,7 @@ def remove_workdir(path: str) -> None:
             pass
 
     shutil.rmtree(path, onerror=fix)
+    _tell_janitor("-", path)
 
 
 def launch(
@@ -258,21 +411,29 @@ def launch(
     report, frame k+1 the report of call k); the first frame is bounded only by
     ``total_timeout``. ``request["result_fd"]`` is filled in here.
     """
+    slot_fd = None
+    if plan.private_uids is not None:
+        try:
+            uid, slot_fd = UidSlots.acquire(*plan.private_uids)
+        except OSError as exc:
+            return RawRun(spawn_error=f"could not start {plan.layer} sandbox: {exc}")
+        plan = plan.for_uid(uid)
+        if request.get("drop") is not None:  # the harness's worker switches to this uid
+            request = dict(request, drop=list(plan.drop) if plan.drop else None)
+    try:
+        return _launch_with_workdir(plan, request, total_timeout=total_timeout, frame_timeouts=frame_timeouts,
+                                    kill_grace=kill_grace, stream_cap=stream_cap,
+                                    max_result_bytes=max_result_bytes, hash_seed=hash_seed, tmp_root=tmp_root,
+                                    result_channel=result_channel, on_frame=on_frame)
+    finally:
+        if slot_fd is not None:
+            os.close(slot_fd)  # releases the slot
+
+
+def _launch_with_workdir(plan: Plan, request: dict[str, Any], *, tmp_root: str | None, **kwargs: Any) -> RawRun:
     workdir = make_workdir(tmp_root, plan.workdir_owner)
     try:
-        return _launch_in(
-            plan,
-            request,
-            workdir,
-            total_timeout=total_timeout,
-            frame_timeouts=frame_timeouts,
-            kill_grace=kill_grace,
-            stream_cap=stream_cap,
-            max_result_bytes=max_result_bytes,
-            hash_seed=hash_seed,
-            result_channel=result_channel,
-            on_frame=on_frame,
-        )
+        return _launch_in(plan, request, workdir, **kwargs)
     finally:
         remove_workdir(workdir)
 

@@ -30,6 +30,13 @@ Value encoding (what the child's harness writes, what :func:`decode_value` accep
 
 Every JSON object is a one-key type tag; a plain JSON object is never a dict. Anything that
 does not match exactly raises :class:`ProtocolError`.
+
+The child may be the candidate's, so decoding is bounded, not only strict: a frame is *costed*
+before it is parsed (:func:`decode_cost`, an upper estimate of the memory its Python objects
+take; :func:`parse_frame` refuses frames over budget without allocating them), nesting is
+limited to :data:`MAX_DEPTH`, set and dict members that share one hash value (which would make
+building the set quadratic) are refused, and decoding has a deadline. Every refusal is a
+:class:`ProtocolError`; nothing else escapes.
 """
 
 from __future__ import annotations
@@ -37,6 +44,9 @@ from __future__ import annotations
 import json
 import marshal
 import math
+import re
+import time
+from collections import Counter
 from typing import Any
 
 #: Nesting deeper than this is refused in both directions (the child reports "unserializable").
@@ -49,6 +59,55 @@ _NONFINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
 class ProtocolError(ValueError):
     """The child's result stream is malformed (the run is then reported as crashed)."""
+
+
+#: Set/frozenset members or dict keys allowed to share one hash value. Honest data has at most
+#: a handful (CPython hashes -1 and -2 alike); thousands are a hash-flooding attack, which makes
+#: building the set quadratic in its size.
+MAX_SAME_HASH = 32
+
+#: Seconds one frame's value may take to decode (everything is linear once the cost and the
+#: collisions are bounded; this is the backstop).
+DECODE_SECONDS = 10.0
+
+#: Estimated bytes of parent memory per token of a frame's JSON, for CPython 3.11: a list
+#: (``[``) about 72 bytes plus slack, a JSON object (``{``, a type tag) about 230 bytes while it
+#: is alive plus the container built from it, an element (``,``) an 8-byte pointer and a small
+#: object, a string (two ``"``) a 50-byte header; every byte of text about two bytes.
+COST_LIST, COST_OBJECT, COST_ITEM, COST_QUOTE, COST_BYTE = 100, 300, 16, 25, 2
+
+#: A JSON string once its escapes are gone (see :func:`decode_cost`): linear to match.
+_PLAIN_STRING = re.compile(rb'"[^"]*"')
+
+
+def decode_cost(payload: bytes, limit: int | None = None) -> int:
+    """An upper estimate of the memory (bytes) that parsing and decoding ``payload`` takes.
+
+    Brackets inside strings are text, not containers, so strings are cut out first: escape
+    pairs are removed left to right (``\\\\`` then ``\\"``: JSON's own pairing), after which
+    every ``"`` delimits a string. Everything here is linear, and with ``limit`` the figure is
+    checked against it before any copy is made (a frame far over it costs nothing to refuse).
+    The child's harness computes the same figure before it sends a value (``_decode_cost``),
+    so an honest report is never over the parent's budget.
+    """
+    return _measure(payload, limit)[0]
+
+
+def _measure(payload: bytes, limit: int | None) -> tuple[int, int]:
+    """(decode cost, JSON object members beyond one per object)."""
+    cost = COST_BYTE * len(payload) + COST_QUOTE * payload.count(b'"')
+    if limit is not None and cost > limit:
+        return cost, 0
+    unescaped = payload.replace(b"\\\\", b"").replace(b'\\"', b"")
+    skeleton = _PLAIN_STRING.sub(b"", unescaped)
+    objects = skeleton.count(b"{")
+    cost += COST_LIST * skeleton.count(b"[") + COST_OBJECT * objects + COST_ITEM * skeleton.count(b",")
+    return cost, skeleton.count(b":") - objects
+
+
+#: JSON object members allowed beyond one per object: only the frame itself has several keys
+#: (every value tag has exactly one), so many more are a flood of keys (possibly colliding).
+_EXTRA_MEMBERS = 32
 
 
 # --------------------------------------------------------------------------------------------
@@ -105,24 +164,78 @@ def _reject_constant(name: str) -> Any:
     raise ProtocolError(f"bare JSON constant {name} (non-finite floats must be tagged)")
 
 
-def parse_frame(payload: bytes) -> dict[str, Any]:
-    """Parse one frame's JSON payload; the top level must be an object."""
+def parse_frame(payload: bytes, *, max_cost: int | None = None) -> dict[str, Any]:
+    """Parse one frame's JSON payload; the top level must be an object.
+
+    ``max_cost`` bounds :func:`decode_cost` (bytes of parent memory): a frame over it is refused
+    before anything is allocated for it.
+    """
+    if max_cost is not None:
+        cost, extra = _measure(payload, max_cost)
+        if cost > max_cost:
+            raise ProtocolError(
+                f"a {len(payload)}-byte frame: decoding it would take about {cost >> 20} MiB, over the "
+                f"{max_cost >> 20} MiB budget"
+            )
+        if extra > _EXTRA_MEMBERS:
+            raise ProtocolError(f"frame has {extra} more JSON object members than a frame can have")
     try:
         text = payload.decode("utf-8")
         obj = json.loads(text, parse_constant=_reject_constant)
     except ProtocolError:
         raise
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise ProtocolError(f"frame is not valid JSON: {exc}") from None
+    except (UnicodeDecodeError, ValueError, RecursionError, MemoryError) as exc:
+        raise ProtocolError(f"frame is not valid JSON: {type(exc).__name__}: {str(exc)[:200]}") from None
     if type(obj) is not dict:
         raise ProtocolError(f"frame is a JSON {type(obj).__name__}, expected an object")
     return obj
 
 
-def decode_value(encoded: Any, _depth: int = 0) -> Any:
-    """Decode one value (see the module docstring); raise ProtocolError if malformed."""
+def decode_value(encoded: Any, _depth: int = 0, *, deadline: float | None = None) -> Any:
+    """Decode one value (see the module docstring); raise ProtocolError if malformed.
+
+    ``deadline`` (a ``time.monotonic()`` instant; default: :data:`DECODE_SECONDS` from now)
+    bounds the time spent; past it the value is refused.
+    """
+    budget = _Clock(time.monotonic() + DECODE_SECONDS if deadline is None else deadline)
+    try:
+        return _decode(encoded, _depth, budget)
+    except ProtocolError:
+        raise
+    except (RecursionError, MemoryError, OverflowError, TypeError, ValueError) as exc:
+        raise ProtocolError(f"malformed value: {type(exc).__name__}: {str(exc)[:200]}") from None
+
+
+class _Clock:
+    """The decode deadline, checked every few thousand nodes (cheap)."""
+
+    __slots__ = ("deadline", "countdown")
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.countdown = 0
+
+    def tick(self, n: int = 1) -> None:
+        self.countdown -= n
+        if self.countdown < 0:
+            self.countdown = 4096
+            if time.monotonic() > self.deadline:
+                raise ProtocolError(f"decoding the value took longer than {DECODE_SECONDS:g} s")
+
+
+def _check_hashes(members: list[Any], tag: str) -> None:
+    """Refuse hash flooding: many members with one hash make set/dict construction quadratic."""
+    if len(members) <= MAX_SAME_HASH:
+        return
+    (_, count), = Counter(map(hash, members)).most_common(1)
+    if count > MAX_SAME_HASH:
+        raise ProtocolError(f"{tag}: {count} members share one hash value (a hash-collision attack)")
+
+
+def _decode(encoded: Any, _depth: int, clock: _Clock) -> Any:
     if _depth > MAX_DEPTH:
         raise ProtocolError(f"value nested deeper than {MAX_DEPTH} levels")
+    clock.tick()
     kind = type(encoded)
     if encoded is None or kind in (bool, int, str):
         return encoded
@@ -131,38 +244,43 @@ def decode_value(encoded: Any, _depth: int = 0) -> Any:
             raise ProtocolError("non-finite float written as a plain JSON number")
         return encoded
     if kind is list:
-        return _decode_items(encoded, _depth)
+        return _decode_items(encoded, _depth, clock)
     if kind is not dict or len(encoded) != 1:
         raise ProtocolError(f"malformed value: expected a one-key type tag, got {_brief(encoded)}")
     ((tag, body),) = encoded.items()
     try:
-        if tag in ("tuple", "set", "frozenset"):
-            items = _decode_items(_expect_list(body, tag), _depth)
-            return {"tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
+        if tag == "tuple":
+            return tuple(_decode_items(_expect_list(body, tag), _depth, clock))
+        if tag in ("set", "frozenset"):
+            items = _decode_items(_expect_list(body, tag), _depth, clock)
+            _check_hashes(items, tag)
+            return set(items) if tag == "set" else frozenset(items)
         if tag == "dict":
-            out = {}
+            pairs = []
             for pair in _expect_list(body, tag):
                 if type(pair) is not list or len(pair) != 2:
                     raise ProtocolError(f"dict entry must be a [key, value] pair, got {_brief(pair)}")
-                out[decode_value(pair[0], _depth + 1)] = decode_value(pair[1], _depth + 1)
-            return out
+                pairs.append((_decode(pair[0], _depth + 1, clock), _decode(pair[1], _depth + 1, clock)))
+            _check_hashes([key for key, _ in pairs], tag)
+            return dict(pairs)
         if tag == "bytes":
             return bytes.fromhex(_expect_str(body, tag))
         if tag == "float":
             text = _expect_str(body, tag)
             if text not in _NONFINITE:
-                raise ProtocolError(f"float tag must be inf, -inf or nan, got {text!r}")
+                raise ProtocolError(f"float tag must be inf, -inf or nan, got {text[:40]!r}")
             return _NONFINITE[text]
         if tag == "int":
             text = _expect_str(body, tag)
-            if not text.lstrip("-").startswith("0x"):
+            digits = text[1:] if text.startswith("-") else text
+            if not digits.startswith("0x") or len(digits) < 3:
                 raise ProtocolError(f"int tag must be hexadecimal, got {text[:40]!r}")
             return int(text, 16)
         if tag == "complex":
             parts = _expect_list(body, tag)
             if len(parts) != 2:
                 raise ProtocolError("complex tag needs [real, imag]")
-            real, imag = (decode_value(part, _depth + 1) for part in parts)
+            real, imag = (_decode(part, _depth + 1, clock) for part in parts)
             if type(real) is not float or type(imag) is not float:
                 raise ProtocolError("complex parts must be floats")
             return complex(real, imag)
@@ -172,11 +290,12 @@ def decode_value(encoded: Any, _depth: int = 0) -> Any:
         if isinstance(exc, ProtocolError):
             raise
         raise ProtocolError(f"malformed {tag}: {exc}") from None
-    raise ProtocolError(f"unknown type tag {tag!r}")
+    raise ProtocolError(f"unknown type tag {_brief(tag)}")
 
 
-def _decode_items(items: list[Any], depth: int) -> list[Any]:
+def _decode_items(items: list[Any], depth: int, clock: _Clock) -> list[Any]:
     """Decode a JSON array's elements (plain scalars take an inline fast path)."""
+    clock.tick(len(items))
     out = []
     add = out.append
     for item in items:
@@ -186,7 +305,7 @@ def _decode_items(items: list[Any], depth: int) -> list[Any]:
         elif kind is float and -math.inf < item < math.inf:
             add(item)
         else:
-            add(decode_value(item, depth + 1))
+            add(_decode(item, depth + 1, clock))
     return out
 
 

@@ -99,19 +99,143 @@ def test_humaneval_plus_ground_truth_with_find_zero_oracle(tmp_path):
     assert truth.label == "fail" and "poly" in truth.first_failure["reason"]
 
 
-def test_failed_download_is_explained(monkeypatch):
-    import evalplus.data.mbpp as mbpp_module
+@pytest.fixture
+def no_local_files(monkeypatch, tmp_path):
+    """No override variables, and an empty evalplus cache folder."""
+    for var in ("MBPP_OVERRIDE_PATH", "HUMANEVAL_OVERRIDE_PATH"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "evalplus"
 
+
+def test_failed_download_is_explained(monkeypatch, no_local_files):
     from vx.families.code.data import tasks as task_data
 
-    monkeypatch.delenv("MBPP_OVERRIDE_PATH", raising=False)
-    monkeypatch.setattr(mbpp_module, "MBPP_OVERRIDE_PATH", None)
-
-    def offline(*args, **kwargs):
-        raise OSError("network is unreachable")
-
-    monkeypatch.setattr(mbpp_module, "_ready_mbpp_plus_path", offline)
-    with pytest.raises(DataError, match="could not fetch MbppPlus.*--data-dir"):
+    monkeypatch.setattr(task_data, "RELEASE_URL", "http://127.0.0.1:9/{repo}/{version}/{stem}.jsonl.gz")  # discard port
+    with pytest.raises(DataError, match="could not download MbppPlus v0.2.0.*--data-dir DIR.*MBPP_OVERRIDE_PATH"):
         task_data.load_mbpp_plus()
-    with pytest.raises(DataError, match="could not fetch MbppPlus"):
+    with pytest.raises(DataError, match="could not download MbppPlus"):
         task_data.plus_version("mbpp+")
+    assert not no_local_files.exists() or not any(no_local_files.iterdir())  # nothing half-written
+    with pytest.raises(DataError, match="no local MbppPlus v0.2.0 file"):
+        task_data.plus_file("mbpp+", download=False)
+
+
+@pytest.fixture
+def release_server(tmp_path):
+    """A local HTTP server standing in for GitHub's release downloads (the network is closed here)."""
+    import http.server
+    import threading
+
+    root = tmp_path / "www"
+    root.mkdir()
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(root), **kwargs)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield root, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@needs_data
+def test_download_fills_evalplus_cache_and_is_reused(monkeypatch, no_local_files, release_server):
+    from vx.families.code.data import tasks as task_data
+
+    root, base = release_server
+    [gz] = sorted(EVALPLUS_DIR.glob("MbppPlus-*.jsonl.gz"))
+    (root / "v0.2.0").mkdir()
+    shutil.copy(gz, root / "v0.2.0" / "MbppPlus.jsonl.gz")
+    monkeypatch.setattr(task_data, "RELEASE_URL", base + "/{version}/{stem}.jsonl.gz")
+    tasks = task_data.load_mbpp_plus()
+    cached = no_local_files / "MbppPlus-v0.2.0.jsonl"  # where evalplus itself keeps it, decompressed
+    assert cached.is_file() and len(tasks) == 378
+    with gzip.open(gz, "rb") as handle:
+        assert cached.read_bytes() == handle.read()
+    monkeypatch.setattr(task_data, "RELEASE_URL", "http://127.0.0.1:9/{stem}")  # no second download
+    assert task_data.find_plus_file("mbpp+", None) == cached
+    assert task_data.load_mbpp_plus()["Mbpp/2"].base_inputs == tasks["Mbpp/2"].base_inputs
+
+
+def test_a_download_that_is_not_a_release_is_refused(monkeypatch, no_local_files, release_server):
+    from vx.families.code.data import tasks as task_data
+
+    root, base = release_server
+    (root / "v0.1.10").mkdir()
+    (root / "v0.1.10" / "HumanEvalPlus.jsonl.gz").write_bytes(gzip.compress(b'{"task_id": "x"}\n'))
+    monkeypatch.setattr(task_data, "RELEASE_URL", base + "/{version}/{stem}.jsonl.gz")
+    with pytest.raises(DataError, match="not an evalplus task .missing prompt"):
+        task_data.load_humaneval_plus()
+    assert not (no_local_files / "HumanEvalPlus-v0.1.10.jsonl").exists()
+    (root / "v0.1.10" / "HumanEvalPlus.jsonl.gz").write_bytes(b"not gzip")
+    with pytest.raises(DataError, match="could not download HumanEvalPlus"):
+        task_data.load_humaneval_plus()
+
+
+def test_malformed_release_files_are_named(tmp_path):
+    from vx.families.code.data import tasks as task_data
+
+    bad = tmp_path / "MbppPlus-v0.2.0.jsonl"
+    bad.write_text('{"task_id": "Mbpp/2"}\nnot json\n')
+    with pytest.raises(DataError, match=r"MbppPlus-v0.2.0.jsonl:1: not an evalplus task"):
+        task_data.read_plus_file("mbpp+", bad)
+    bad.write_text("[1, 2]\n")
+    with pytest.raises(DataError, match=r":1: expected a JSON object"):
+        task_data.read_plus_file("mbpp+", bad)
+    trunc = tmp_path / "MbppPlus-v0.2.0.jsonl.gz"
+    trunc.write_bytes(b"not gzip at all")
+    with pytest.raises(DataError, match="cannot read"):
+        task_data.read_plus_file("mbpp+", trunc)
+
+
+def _same(a, b) -> bool:
+    """Equal values of exactly the same types, all the way down (a tuple never equals a list here)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, set):
+        return a == b and sorted(map(repr, a)) == sorted(map(repr, b))
+    if isinstance(a, float) and a != a:
+        return b != b
+    return a == b
+
+
+@needs_data
+@pytest.mark.parametrize("dataset", ["mbpp+", "humaneval+"])
+def test_release_files_read_exactly_as_evalplus_reads_them(dataset):
+    """vx reads the release files itself; every field of every task, inputs' types included, equals
+    what evalplus 0.3.1's own loader returns (when evalplus is installed: the [bench] extra)."""
+    pytest.importorskip("evalplus")
+    from vx.families.code.data import tasks as task_data
+    from vx.families.code.data.validate import evalplus_humaneval_plus, evalplus_mbpp_plus
+
+    path = task_data.plus_file(dataset, EVALPLUS_DIR)
+    ours = task_data.read_plus_file(dataset, path)
+    theirs = (evalplus_mbpp_plus if dataset == "mbpp+" else evalplus_humaneval_plus)(path)
+    assert list(ours) == list(theirs)
+    for task_id in theirs:
+        assert _same(ours[task_id], theirs[task_id]), task_id
+    kinds = {type(v).__name__ for p in ours.values() for inp in p["base_input"] for v in inp}
+    if dataset == "mbpp+":
+        assert {"tuple", "complex", "list"} <= kinds  # the deserialiser did restore non-JSON types
+
+
+def test_vendored_deserializer_carries_its_licence():
+    from pathlib import Path as P
+
+    import vx.families.code.data.evalplus_inputs as module
+
+    text = P(module.__file__).read_text()
+    assert "Apache License, Version 2.0" in text and "EvalPlus authors" in text
+    licence = P(module.__file__).with_name("LICENSE.evalplus")
+    assert "Apache License" in licence.read_text() and "Version 2.0" in licence.read_text()

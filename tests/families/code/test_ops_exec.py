@@ -132,8 +132,10 @@ def test_crash_while_loading():
     assert res.verdict == D and "loading the code raised NameError" in res.message and "line 4" in res.message
     res = one(O.fails_visible_example, TOTAL, src)
     assert res.verdict == D and "cannot run" in res.message
-    for op in (O.returns_wrong_type, O.mutates_argument, O.nondeterministic):
-        assert one(op, TOTAL, src).verdict == A
+    # the candidate kept every op from judging it: evidence against it, never an abstention (issue 15)
+    for op in (O.returns_wrong_type, O.mutates_argument, O.nondeterministic, O.timeout):
+        res = one(op, TOTAL, src)
+        assert res.verdict == D and "cannot run" in res.message
 
 
 def test_crash_missing_import():
@@ -214,7 +216,7 @@ def test_timeout_while_loading(short_limits):
     src = "while True:\n    pass\n\ndef total(xs):\n    return sum(xs)\n"
     res, crashed = verdicts(TOTAL, src, O.timeout, O.crash)
     assert res.verdict == D and "loading the code did not finish" in res.message
-    assert crashed.verdict == A
+    assert crashed.verdict == D and "loading the code did not finish" in crashed.message
 
 
 def test_timeout_clean_reports_the_slowest_call():
@@ -242,8 +244,9 @@ def test_returns_wrong_type_nested_and_compatible_numbers():
     assert one(O.returns_wrong_type, TOTAL, "def total(xs):\n    return float(sum(xs)) + 1\n").verdict == C
 
 
-def test_returns_wrong_type_abstains_when_nothing_returned():
-    assert one(O.returns_wrong_type, TOTAL, "def total(xs):\n    raise ValueError\n").verdict == A
+def test_returns_wrong_type_fires_when_nothing_returned():
+    res = one(O.returns_wrong_type, TOTAL, "def total(xs):\n    raise ValueError\n")
+    assert res.verdict == D and "no example call returned a value" in res.message
 
 
 # --------------------------------------------------------------------------- mutates_argument
@@ -280,7 +283,10 @@ def test_nondeterministic_state_between_calls():
 def test_nondeterministic_clean_and_abstain(short_limits):
     src = "import random\ndef total(xs):\n    random.seed(1)\n    return sum(xs) + random.randint(0, 0)\n"
     assert one(O.nondeterministic, TOTAL, src).verdict == C
-    assert one(O.nondeterministic, TOTAL, "def total(xs):\n    while True: pass\n").verdict == A
+    res = one(O.nondeterministic, TOTAL, "def total(xs):\n    while True: pass\n")
+    assert res.verdict == D and "finished twice" in res.message
+    # no example (so no repeated call): no opinion on this kind of task
+    assert one(O.nondeterministic, task("add"), "def add(a, b):\n    return a + b\n").verdict == A
 
 
 def test_every_message_of_a_drawback_is_specific():
@@ -310,3 +316,20 @@ def test_exec_ops_call_the_function_the_example_calls():
            "def merge_sort(xs):\n    return merge(xs[:1], xs[1:])\n")
     crashed, failed = verdicts(t, src, O.crash, O.fails_visible_example)
     assert crashed.verdict == C and failed.verdict == C, (crashed.message, failed.message)
+
+
+@pytest.mark.parametrize("tail", ["del total\n", "globals().pop('total')\n", "total = object()\n",
+                                  "exec('del total')\n"], ids=["del", "globals-pop", "rebind", "exec-del"])
+def test_a_vanished_entry_point_is_sabotage_not_an_abstention(tail):
+    # issue 15 item 1: the root saw `total`, the run did not: every exec op says so as a drawback
+    src = "def total(xs):\n    return 0\n" + tail
+    for res in verdicts(TOTAL, src, *EXEC_OPS):
+        assert res.verdict == D and "sabotaged harness" in res.message, res
+    from vx.families.code.ops.taxonomy import classify_by_evidence
+
+    assert classify_by_evidence(TOTAL, src) == "sabotaged_harness"
+
+
+def test_a_value_vx_cannot_show_is_judged_not_abstained():
+    res = one(O.fails_visible_example, TOTAL, "def total(xs):\n    return 10 ** 5000\n")
+    assert res.verdict == D and "digits" in res.message

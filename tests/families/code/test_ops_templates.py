@@ -208,6 +208,10 @@ def test_exec_inducers_share_one_run_per_output(monkeypatch):
     from vx.families.code.ops import templates as T
 
     T._CONTEXTS.clear()
+    from vx.families.code.ops import run as R
+    from vx.families.code.pack import classify_failure
+
+    R._runs.clear()
     sb = O.sandbox()
     runs = []
     real = sb.run_calls
@@ -216,6 +220,13 @@ def test_exec_inducers_share_one_run_per_output(monkeypatch):
     good = [(BIG, EMPTY_OK)]
     for check in ("raises_on_probe_class", "raises_exception", "prints_value", "returns_constant"):
         TEMPLATES[check].induce(cluster, good)
+    assert len(runs) == 2
+    # ... and the ops and the failure classifier reuse those runs (evolution asks every round)
+    T._CONTEXTS.clear()
+    for _ in range(3):
+        classify_failure(*cluster[0])
+        for check in ("raises_on_probe_class", "returns_constant"):
+            TEMPLATES[check].induce(cluster, good)
     assert len(runs) == 2
 
 

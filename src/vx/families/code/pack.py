@@ -14,6 +14,7 @@ from vx.families.code import ops
 from vx.families.code.ops import judge, templates
 from vx.families.code.ops.taxonomy import TAXONOMY, classify_by_evidence
 from vx.families.pack import Pack
+from vx.families.schema import task_schema
 
 
 def classify_failure(task: Mapping[str, Any], output: Any, meta: Mapping[str, Any] | None = None) -> str | None:
@@ -60,6 +61,35 @@ def values_short(value: Any) -> str:
     return short(value, 40)
 
 
+#: A visible example call, as the builders write it (``vx.families.code.examples.Example``).
+EXAMPLE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["call", "function", "args", "expected"],
+    "properties": {
+        "call": {"type": "string", "description": "The call as written, e.g. add(2, 3)."},
+        "function": {"type": "string", "minLength": 1},
+        "args": {"type": "array", "description": "The positional arguments (JSON values)."},
+        "expected": {"description": "The expected return value (a JSON value)."},
+        "args_src": {"type": "string", "description": "The arguments as Python source (exact types)."},
+        "expected_src": {"type": "string", "description": "The expected value as Python source."},
+        "source": {"type": "string", "description": "Where the example was found: doctest, docstring, assert..."},
+    },
+}
+
+#: A code task: a line of tasks.jsonl (``Task.family_record``), what the ops may read.
+TASK_SCHEMA = task_schema("vx code task", {
+    "prompt": {"type": "string", "description": "The task as given to the model (signature and docstring)."},
+    "entry_point": {"type": "string", "minLength": 1, "description": "The function to call."},
+    "examples": {"type": "array", "items": EXAMPLE_SCHEMA, "description": "The visible example calls."},
+    "reference": {"type": "string", "description": "A correct solution (never read by the ops)."},
+    "aliases": {"type": "array", "items": {"type": "string", "minLength": 1},
+                "description": "Other accepted names of the entry point."},
+    "meta": {"type": "object"},
+    "dataset": {"type": "string", "description": "humaneval, humaneval+ or mbpp+ (evalplus's comparison)."},
+    "atol": {"type": "number", "minimum": 0, "description": "evalplus's float tolerance."},
+}, required=("entry_point",))
+
 PACK = Pack(
     name="code",
     ops=ops.SEED_OPS,
@@ -70,6 +100,7 @@ PACK = Pack(
     describe_environment=describe_environment,
     description="Python functions graded by hidden unit tests: parse, static and sandboxed exec checks",
     describe_task=describe_task,
+    task_schema=TASK_SCHEMA,
 )
 
 JUDGE = Pack(

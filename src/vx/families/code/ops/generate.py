@@ -42,7 +42,7 @@ import math
 import random
 import re
 import string
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import attrs

@@ -10,8 +10,10 @@ happens there.
 from __future__ import annotations
 
 import copy
+import functools
 import threading
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -19,7 +21,7 @@ import attrs
 from vx.families.code.ops.artifact import Artifact, artifact_of
 from vx.families.code.ops.probe import PEER_CLASSES, Probe, probes_for
 from vx.families.code.ops.values import _a, _clip
-from vx.ops.core import Context
+from vx.ops.core import Context, Result, abstain, drawback
 
 EXAMPLE_CALL_TIMEOUT = 2.0  # seconds per in-domain probe call (the examples are small)
 EDGE_CALL_TIMEOUT = 1.0  # seconds per edge-class probe call
@@ -51,7 +53,9 @@ class Execution:
 
     ``calls[i]`` is the sandbox's CallOutcome for ``probes[i]``. ``load`` is "ok", "error"
     (module-level code raised), "timeout" (loading never finished), "died" (the process died
-    while loading) or "refused" (the sandbox's own compile or lookup failed).
+    while loading) or "sabotaged": the sandboxed run reports that the code does not compile or
+    defines no entry point, although vx compiled it and found the function before running it --
+    the candidate deleted or rebound its entry point at load time, or forged the report.
     """
 
     probes: tuple[Probe, ...]
@@ -73,14 +77,22 @@ class Execution:
         return [(p, c) for p, c in self.pairs() if p.in_domain]
 
 
-def _load_state(report: Any) -> tuple[str, str]:
+def _load_state(report: Any, art: Artifact) -> tuple[str, str]:
     status = report.status
     ran = any(c.status != "not_run" for c in report.calls)
     line = f" (line {report.load_error_line})" if report.load_error_line else ""
     if status == "load_error":
         return "error", f"loading the code raised {report.load_error}{line}"
     if status in ("syntax_error", "no_entry_point"):
-        return "refused", f"the sandbox could not load the code: {report.load_error or status}"
+        # vx only runs code that it compiled and in which it found the function: a run that says
+        # otherwise was sabotaged by the candidate (issue 15: evidence against it, not a reason
+        # to abstain)
+        where = f" (line {art.function.lineno})" if art.function is not None else ""
+        what = ("found no callable " + str(art.name) if status == "no_entry_point"
+                else "reported that it does not compile")
+        return "sabotaged", (f"sabotaged harness: the code defines {art.name}{where}, but when it ran the "
+                             f"sandbox {what} ({report.load_error or status}): the candidate deleted or rebound "
+                             "its entry point while loading, or forged the sandbox's report")
     if status == "timeout" and not ran:
         return "timeout", f"loading the code did not finish: {report.detail or 'deadline passed'}"
     if status == "crashed" and not ran:
@@ -88,11 +100,25 @@ def _load_state(report: Any) -> tuple[str, str]:
     return "ok", ""
 
 
+#: Sandbox runs already made in this process, by (code, entry point, probe set): an item's run is
+#: computed once and reused by every op, inducer and the failure classifier that asks for it
+#: (evolution asks again every round). Forked workers inherit what the parent has.
+RUN_MEMO_SIZE = 4096
+_runs: OrderedDict[tuple[str, str, str], Execution] = OrderedDict()
+_runs_lock = threading.Lock()
+
+
 def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> Execution:
-    """Run every probe of one candidate in one sandboxed process."""
+    """Run every probe of one candidate in one sandboxed process (once per process and probe set)."""
     peer = [p.klass in PEER_CLASSES for p in probes]
     timeouts = [PEER_CALL_TIMEOUT if is_peer else EXAMPLE_CALL_TIMEOUT if p.in_domain else EDGE_CALL_TIMEOUT
                 for p, is_peer in zip(probes, peer)]
+    key = (art.source, art.name, repr([(p.klass, p.args) for p in probes]) + repr(timeouts))
+    with _runs_lock:
+        found = _runs.get(key)
+        if found is not None:
+            _runs.move_to_end(key)
+            return found
     # Fresh argument objects per call: objects shared between calls in the parent would stay
     # shared in the child (marshal keeps references), so one call's mutation would leak into another.
     calls = [(copy.deepcopy(list(p.args)), {}) for p in probes]
@@ -107,8 +133,13 @@ def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> E
     total = RUN_TIMEOUT + (PEER_RUN_BUDGET if any(peer) else 0.0)
     report = sandbox().run_calls(art.source, art.name, calls, timeouts=timeouts, total_timeout=total,
                                  args_after=True, stop=stop if any(peer) else None)
-    load, message = _load_state(report)
-    return Execution(tuple(probes), tuple(report.calls), report, load, message)
+    load, message = _load_state(report, art)
+    result = Execution(tuple(probes), tuple(report.calls), report, load, message)
+    with _runs_lock:
+        _runs[key] = result
+        while len(_runs) > RUN_MEMO_SIZE:
+            _runs.popitem(last=False)
+    return result
 
 
 def execution(task: Mapping[str, Any], output: Any, ctx: Context) -> tuple[Execution | None, str]:
@@ -136,6 +167,42 @@ def execution(task: Mapping[str, Any], output: Any, ctx: Context) -> tuple[Execu
                 raise
     ctx["exec"] = result[0] if result[0] is not None else result
     return result
+
+
+def judges_the_run(body: Callable[..., Result] | None = None, *,
+                   applies: Callable[[Mapping[str, Any], Execution], bool] | None = None) -> Any:
+    """Make an exec op out of ``body(task, output, ctx, run)``, which reads the shared run.
+
+    The rule of issue 15: anything the candidate did that prevents judging is evidence against it.
+    So the op abstains only when it has no opinion on this kind of task (nothing to run: the root
+    failed or the task shows no example; or ``applies(task, run)`` is false, e.g. no call takes a
+    list for ``mutates_argument``). A run the candidate kept from loading -- sabotaged (the entry
+    point gone, a forged load report), raising, dying or hanging at load -- is a drawback of every
+    exec op, and so is any exception raised while the op reads the candidate's results (a value vx
+    cannot render, a report it cannot compare). An op whose calls all failed to give it something
+    to check says so as a drawback too (in its body). Failures of the sandbox itself still
+    raise (they are vx's, not the candidate's: the op errs and the evaluation reports it)."""
+
+    def make(body: Callable[..., Result]) -> Callable[..., Result]:
+        @functools.wraps(body)
+        def op_fn(task: Mapping[str, Any], output: Any, ctx: Context) -> Result:
+            run, why = execution(task, output, ctx)
+            if run is None:
+                return abstain(why)
+            if applies is not None and not applies(task, run):
+                return abstain("no opinion on this kind of task")
+            if run.load != "ok":  # sabotaged, or the code raised, died or hung while loading
+                return drawback(run.load_message if run.load == "sabotaged"
+                                else f"the code cannot run: {run.load_message}")
+            try:
+                return body(task, output, ctx, run)
+            except Exception as exc:  # reading what the candidate produced failed
+                return drawback(f"sabotaged harness: the candidate's results cannot be judged "
+                                f"({type(exc).__name__}: {_clip(str(exc), 100)})")
+
+        return op_fn
+
+    return make(body) if body is not None else make
 
 
 def _what(p: Probe) -> str:

@@ -28,6 +28,7 @@ TAXONOMY: tuple[str, ...] = (
     "off_by_one",
     "wrong_logic",
     "missing_edge_case",
+    "sabotaged_harness",  # the candidate kept vx from judging it (entry point removed, forged report...)
 )
 
 #: Seed ops in the order classify_failure consults them (most specific evidence first).
@@ -55,5 +56,8 @@ def classify_by_evidence(task: Mapping[str, Any], output: Any) -> str | None:
         except Exception:  # the sandbox failed: no exec evidence for this item
             continue
         if int(res.verdict) == 1:
+            run = ctx.get("exec")
+            if getattr(run, "load", None) == "sabotaged":  # every exec op fires: name the real cause
+                return "sabotaged_harness"
             return o.detects
     return None

@@ -12,7 +12,16 @@ def _clip(text: str, n: int = 120) -> str:
 
 
 def short(value: Any, n: int = 80) -> str:
-    return _clip(repr(value), n)
+    """``repr(value)`` clipped to ``n`` characters; values repr() refuses (an int of more than
+    4300 digits) are described instead (they come from candidates: showing them must not fail)."""
+    try:
+        return _clip(repr(value), n)
+    except ValueError:
+        if isinstance(value, int):
+            return f"<an int of {value.bit_length() * 30103 // 100000 + 1} digits>"
+        return f"<{type(value).__name__} that cannot be shown>"
+    except RecursionError:
+        return f"<{type(value).__name__} nested too deeply to show>"
 
 
 

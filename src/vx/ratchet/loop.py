@@ -1,0 +1,309 @@
+"""The skill loop of one arm, round by round (the skill side of the Double Ratchet).
+
+Round 0 measures the frozen solver (empty bank) on the held-out tasks. Each later round:
+
+1. **Attempt** — ``batch_size`` training tasks (an epoch-wise shuffle of the family's train tasks, the same
+   for every arm of a seed), each with the skills routed to it; each routed skill is left out with
+   probability ``holdout`` (the randomized control that measures contributions).
+2. **Grade** — the arm's grader (ground truth, a verifier, or the always-pass control) grades every
+   attempt; a failed attempt becomes a **failure capsule**: task, output and the grader's named failed
+   checks with their messages.
+3. **Synthesize** — the skill synthesizer sees up to ``max_capsules`` capsules (distinct failed checks
+   first), a few passed attempts, the bank and the skills removed so far, and writes at most
+   ``new_skills`` short named lessons.
+4. **Curate** — contributions are refitted on every training attempt of the arm; harmful skills retire,
+   and the bank is evicted down to ``capacity`` (`vx.ratchet.skills.curate`).
+5. **Measure** — the solver attempts every held-out task (the family's locked tasks) with the bank's
+   routed skills; the family's ground truth grades them. The mean is the round's held-out score.
+6. **Rollback** — if that score is lower than the score of the bank in force before the round by more
+   than ``rollback_tolerance``, the round's bank changes are undone (off in the naive arm). The held-out
+   split is read here only, as the papers specify; nothing of it reaches the grader or a verifier loop.
+
+Determinism: the batch of round r and the holdout draws come from ``numpy.random.default_rng`` seeded by
+(seed, epoch) and (seed, r, task); with the LLM cache the same inputs give the same record, and a run
+resumed after its last committed round continues exactly as the uninterrupted run would have.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from vx.ratchet.config import CO_ARMS, RatchetConfig, RatchetError
+from vx.ratchet.graders import AlwaysPass, Grader, Judgement
+from vx.ratchet.roles import Solver, SkillSynthesizer, send_many
+from vx.ratchet.routing import Router
+from vx.ratchet.skills import Bank, Skill, contributions, curate
+from vx.ratchet.store import RatchetStore
+
+
+class ArmStopped(Exception):
+    """The arm cannot go on now (the LLM budget is spent, a call failed); its committed rounds stand."""
+
+
+@attrs.define
+class Context:
+    """What every arm of a run shares."""
+
+    family: Any
+    config: RatchetConfig
+    store: RatchetStore
+    client: Any
+    solver: Solver
+    synthesizer: SkillSynthesizer
+    truth: Grader  # the family's ground truth: held-out measurement (and the oracle arm's grader)
+    router: Router
+    train_tasks: list[str]
+    heldout_tasks: list[str]
+    task_text: dict[str, str]
+    verdict_cache: Any = None
+    say: Callable[[str], None] = lambda m: None
+    on_round: Callable[[dict[str, Any]], None] = lambda row: None
+    verifier_roles: Callable[[Any], Mapping[str, Any]] | None = None
+    fixed_verifier: Any = None  # the "verifier" arm's Verifier
+
+
+def _crc(text: str) -> int:
+    return zlib.crc32(text.encode("utf-8"))
+
+
+def batch_tasks(tasks: Sequence[str], round_: int, batch_size: int, seed: int) -> list[str]:
+    """The training tasks of skill round `round_` (1-based): consecutive slices of per-epoch shuffles."""
+    n = len(tasks)
+    out: list[str] = []
+    orders: dict[int, list[int]] = {}
+    for pos in range((round_ - 1) * batch_size, round_ * batch_size):
+        epoch, idx = divmod(pos, n)
+        if epoch not in orders:
+            orders[epoch] = np.random.default_rng([seed, 7919, epoch]).permutation(n).tolist()
+        t = tasks[orders[epoch][idx]]
+        if t not in out:
+            out.append(t)
+    return out
+
+
+class Arm:
+    def __init__(self, ctx: Context, name: str) -> None:
+        self.ctx = ctx
+        self.name = name
+        self.cfg = ctx.config
+        self.grader: Grader | None = None
+        self.grader_phase: int | None = None
+        self.history: list[dict[str, Any]] = []  # this arm's training attempts
+
+    # ------------------------------------------------------------------------------------------
+    def run(self) -> None:
+        store = self.ctx.store
+        last = store.last_round(self.name)
+        if last is None:
+            self._round0()
+            last = store.last_round(self.name)
+        else:
+            store.truncate_after(self.name, last["round"])
+            self.ctx.say(f"{self.name}: resuming after round {last['round']}")
+        self.history = [a for a in store.attempts(self.name, kind="train")]
+        for r in range(last["round"] + 1, self.cfg.total_skill_rounds + 1):
+            state = store.last_round(self.name)["state"]
+            self._skill_round(r, state)
+
+    # ------------------------------------------------------------------------------------------
+    def _grader_for(self, round_: int) -> Grader:
+        phase = self.cfg.skill_phase_of(round_)
+        if self.grader is not None and (self.name not in CO_ARMS or self.grader_phase == phase):
+            return self.grader
+        if self.name == "oracle":
+            self.grader = self.ctx.truth
+        elif self.name == "always-pass":
+            self.grader = AlwaysPass()
+        elif self.name == "verifier":
+            from vx.ratchet.graders import VerifierGrader
+
+            self.grader = VerifierGrader(self.ctx.fixed_verifier, cache=self.ctx.verdict_cache, jobs=self.cfg.jobs,
+                                         timeout=self.cfg.timeout)
+        elif self.name in CO_ARMS:
+            from vx.ratchet.coevolve import verifier_phase
+
+            self.grader = verifier_phase(self.ctx, self.name, phase)
+        else:
+            raise RatchetError(f"the {self.name} arm has no grader")
+        self.grader_phase = phase
+        return self.grader
+
+    def _heldout(self, bank: Bank) -> tuple[list[dict[str, Any]], float]:
+        ctx = self.ctx
+        jobs, routes = [], []
+        for t in ctx.heldout_tasks:
+            routed = ctx.router.route(ctx.task_text[t], list(bank))
+            routes.append(routed)
+            jobs.append((ctx.family.tasks[t], [bank.get(s) for s in routed]))
+        outs = self._solve(jobs)
+        judged = ctx.truth.grade_many([(t, o) for t, (o, _k) in zip(ctx.heldout_tasks, outs)])
+        rows = [self._attempt("heldout", t, routed, routed, o, key, j)
+                for t, routed, (o, key), j in zip(ctx.heldout_tasks, routes, outs, judged)]
+        score = float(np.mean([j.score for j in judged])) if judged else float("nan")
+        return rows, round(score, 10)
+
+    def _solve(self, jobs: list[tuple[Mapping[str, Any], list[Skill]]]) -> list[tuple[str, str]]:
+        from vx.llm.client import LLMError
+
+        try:
+            return self.ctx.solver.solve(jobs)
+        except LLMError as exc:
+            raise ArmStopped(str(exc)) from None
+
+    def _attempt(self, kind: str, task: str, routed: list[str], included: list[str], output: str, key: str,
+                 j: Judgement, round_: int | None = None) -> dict[str, Any]:
+        return {"arm": self.name, "round": round_, "kind": kind, "task": task, "routed": list(routed),
+                "included": list(included), "output": output, "passed": j.passed, "score": j.score,
+                "checks": [list(c) for c in j.checks], "reply_key": key}
+
+    def _round0(self) -> None:
+        t0 = time.perf_counter()
+        rows, score = self._heldout(Bank())
+        for a in rows:
+            a["round"] = 0
+        state = {"bank": [], "removed": [], "heldout_ref": score, "heldout_round": 0}
+        row = {"arm": self.name, "round": 0, "phase": 0, "heldout": score, "heldout_measured": score,
+               "heldout_round": 0, "train_pass": None, "train_score": None, "train_n": 0, "bank_size": 0, "born": 0,
+               "removed": 0, "rolled_back": False, "synth": {}, "grader": {}, "state": state,
+               "seconds": time.perf_counter() - t0}
+        self.ctx.store.write_round(row, attempts=rows, capsules=[], skills=[], events=[])
+        self.ctx.on_round(row)
+
+    # ------------------------------------------------------------------------------------------
+    def _skill_round(self, r: int, state: Mapping[str, Any]) -> None:
+        ctx, cfg = self.ctx, self.cfg
+        t0 = time.perf_counter()
+        bank = Bank.from_list(state["bank"])
+        removed: list[str] = list(state["removed"])
+        events: list[dict[str, Any]] = []
+        touched: dict[str, dict[str, Any]] = {}
+        attempts: list[dict[str, Any]] = []
+        capsules: list[dict[str, Any]] = []
+        synth: dict[str, Any] = {}
+        grader_desc: dict[str, Any] = {}
+        new: list[Skill] = []
+        removals = []
+        before = bank.copy()
+
+        if self.name != "frozen":
+            grader = self._grader_for(r)
+            grader_desc = grader.describe()
+            # 1. attempt
+            tasks = batch_tasks(ctx.train_tasks, r, cfg.batch_size, cfg.seed)
+            jobs, plan = [], []
+            for t in tasks:
+                routed = ctx.router.route(ctx.task_text[t], list(bank))
+                rng = np.random.default_rng([cfg.seed, r, _crc(t)])
+                draws = rng.random(len(routed))
+                included = [s for s, d in zip(routed, draws) if d >= cfg.holdout]
+                plan.append((t, routed, included))
+                jobs.append((ctx.family.tasks[t], [bank.get(s) for s in included]))
+            outs = self._solve(jobs)
+            # 2. grade
+            judged = grader.grade_many([(t, o) for (t, _r, _i), (o, _k) in zip(plan, outs)])
+            for (t, routed, included), (o, key), j in zip(plan, outs, judged):
+                attempts.append(self._attempt("train", t, routed, included, o, key, j, r))
+            # 3. synthesize
+            failed = [a for a in attempts if not a["passed"]]
+            chosen: list[dict[str, Any]] = []
+            seen_checks: set[str] = set()
+            for a in failed:  # distinct failed checks first, then the rest in batch order
+                first = a["checks"][0][0] if a["checks"] else ""
+                if first not in seen_checks:
+                    seen_checks.add(first)
+                    chosen.append(a)
+            chosen += [a for a in failed if a not in chosen]
+            chosen = chosen[: cfg.max_capsules]
+            capsules = [{"arm": self.name, "round": r, "task": a["task"], "output": a["output"], "checks": a["checks"]}
+                        for a in chosen]
+            practice = [a for a in attempts if a["passed"]][: cfg.practice]
+            contrib = contributions(self.history + attempts, bank.names, ridge=cfg.ridge)
+            if capsules or practice:
+                req = ctx.synthesizer.request(capsules=capsules, practice=practice, bank=list(bank), removed=removed,
+                                              task_text=lambda tid: ctx.task_text[tid])
+                from vx.llm.client import LLMError
+
+                try:
+                    completion = send_many(ctx.client, "skill_synthesizer", [req])[0]
+                except LLMError as exc:
+                    raise ArmStopped(str(exc)) from None
+                origin = {"round": r, "capsules": [c["task"] for c in capsules],
+                          "checks": sorted({c[0] for cap in capsules for c in cap["checks"]})}
+                new, dropped = ctx.synthesizer.parse(completion.text, born=r, origin=origin, bank=list(bank),
+                                                     removed=removed)
+                synth = {"called": True, "reply_key": completion.key, "capsules": len(capsules),
+                         "practice": len(practice), "new": [s.name for s in new], "dropped": dropped}
+            else:
+                synth = {"called": False, "reason": "no attempt to learn from"}
+            # 4. curate
+            for s in new:
+                bank.add(s)
+                events.append({"arm": self.name, "round": r, "skill": s.name, "kind": "born",
+                               "reason": f"from {len(capsules)} capsule(s)", "evidence": {"when": s.when,
+                                                                                         "lesson": s.lesson,
+                                                                                         **s.origin}})
+                touched[s.name] = {**s.as_dict(), "status": "active", "removed_round": None, "contribution": None}
+            removals = curate(bank, contrib, round_=r, capacity=cfg.capacity, grace=cfg.grace,
+                              min_evidence=cfg.min_evidence, retire_below=cfg.retire_below)
+            for rm in removals:
+                events.append({"arm": self.name, "round": r, "skill": rm.name, "kind": rm.kind, "reason": rm.reason,
+                               "evidence": rm.contribution.as_dict()})
+        # 5. measure
+        held, measured = self._heldout(bank)
+        for a in held:
+            a["round"] = r
+        rolled_back = False
+        heldout, heldout_round = measured, r
+        ref = state["heldout_ref"]
+        changed = bank.names != before.names
+        if (cfg.rollback_for(self.name) and changed and ref is not None
+                and measured < ref - cfg.rollback_tolerance - 1e-12):
+            # 6. rollback: the bank before this round comes back
+            rolled_back = True
+            heldout, heldout_round = ref, state["heldout_round"]
+            born_now = {s.name for s in new}
+            for s in new:
+                if s.name in born_now:
+                    events.append({"arm": self.name, "round": r, "skill": s.name, "kind": "rolled_back",
+                                   "reason": f"held-out score fell from {ref:.3f} to {measured:.3f}", "evidence": {}})
+            for rm in removals:
+                if rm.name in before:
+                    events.append({"arm": self.name, "round": r, "skill": rm.name, "kind": "restored",
+                                   "reason": "the round's bank changes were rolled back", "evidence": {}})
+            for s in new:
+                removed.append(s.name)
+                touched[s.name] = {**s.as_dict(), "status": "rolled_back", "removed_round": r, "contribution": None}
+            bank = before
+            removals = []
+        for rm in removals:
+            removed.append(rm.name)
+        contrib_now = contributions(self.history + attempts, bank.names, ridge=cfg.ridge) if attempts else {}
+        for s in bank:
+            c = contrib_now.get(s.name)
+            touched[s.name] = {**s.as_dict(), "status": "active", "removed_round": None,
+                               "contribution": c.as_dict() if c else None}
+        lookup = {k.name: k for k in list(before) + new}
+        for rm in removals:
+            s = lookup[rm.name]
+            touched[rm.name] = {**s.as_dict(), "status": rm.kind, "removed_round": r,
+                                "contribution": rm.contribution.as_dict()}
+        skill_rows = [{"arm": self.name, **d} for _, d in sorted(touched.items())]
+        train_pass = float(np.mean([a["passed"] for a in attempts])) if attempts else None
+        train_score = float(np.mean([a["score"] for a in attempts])) if attempts else None
+        new_state = {"bank": bank.as_list(), "removed": removed,
+                     "heldout_ref": heldout if cfg.rollback_for(self.name) else measured,
+                     "heldout_round": heldout_round}
+        row = {"arm": self.name, "round": r, "phase": cfg.skill_phase_of(r), "heldout": heldout,
+               "heldout_measured": measured, "heldout_round": heldout_round, "train_pass": train_pass,
+               "train_score": train_score, "train_n": len(attempts), "bank_size": len(bank), "born": len(new),
+               "removed": len(removals), "rolled_back": rolled_back, "synth": synth, "grader": grader_desc,
+               "state": new_state, "seconds": time.perf_counter() - t0}
+        self.ctx.store.write_round(row, attempts=attempts + held, capsules=capsules, skills=skill_rows, events=events)
+        self.history += attempts
+        self.ctx.on_round(row)

@@ -1,0 +1,291 @@
+"""The public entry point: run (or resume) a ratchet run on a family, then the final judge.
+
+    >>> from vx.ratchet import run_ratchet, RatchetConfig
+    >>> result = run_ratchet("examples/humaneval", config=RatchetConfig(arms=("oracle", "co")), client=client)
+    >>> result.figures["retention"]["co"]
+
+``client`` is an `vx.llm.client.LLMClient` (the solver, skill synthesizer and final judge call it); by
+default the process's active client (`vx.llm.client.active_client`, on when ``ANTHROPIC_API_KEY`` is set).
+`plan` gives the number of calls of every role and the worst-case USD before anything is sent.
+
+This module splits the family: the arms' skill loops get task texts and a grader; the family's ground
+truth grades held-out attempts (and, in the oracle arm only, training attempts); the verifier loop of a co
+arm gets the family's evolution view plus training attempts (`vx.ratchet.coevolve`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from vx.ratchet.config import CO_ARMS, RatchetConfig, RatchetError
+from vx.ratchet.figures import figures as compute_figures
+from vx.ratchet.graders import Grader, ground_truth_for
+from vx.ratchet.loop import Arm, ArmStopped, Context
+from vx.ratchet.roles import RUBRICS, FinalJudge, Solver, SkillSynthesizer, send_many
+from vx.ratchet.routing import Router
+from vx.ratchet.skills import MAX_LESSON
+from vx.ratchet.store import RatchetStore
+from vx.ratchet.tasks import adapter_for
+
+__all__ = ["RatchetResult", "default_run_path", "plan", "run_ratchet"]
+
+
+@attrs.frozen
+class RatchetResult:
+    run_path: str
+    figures: Mapping[str, Any]
+    stopped: str | None = None  # why the run stopped early (budget, a failed call), if it did
+
+
+def default_run_path(family: Any, runs_dir: str | Path = "runs") -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    base = Path(runs_dir) / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', family.name)}-ratchet-{stamp}"
+    path = Path(f"{base}.vxratchet.sqlite")
+    n = 1
+    while path.exists():
+        n += 1
+        path = Path(f"{base}-{n}.vxratchet.sqlite")
+    return path
+
+
+def _family(family: Any) -> Any:
+    from vx.families.family import Family
+
+    return family if isinstance(family, Family) else Family(family)
+
+
+def split_tasks(fam: Any) -> tuple[list[str], list[str]]:
+    """(training tasks of the skill loop, held-out tasks): the train split's and the locked split's tasks."""
+    train = sorted({it.task for it in fam.split("train").items})
+    held = sorted({it.task for it in fam.audit().split.items})
+    dev = {it.task for it in fam.split("dev").items}
+    overlap = set(train) & set(held)
+    if overlap:
+        raise RatchetError(f"family {fam.name}: tasks {', '.join(sorted(overlap)[:5])} are in both the train and the "
+                           "locked split; the skill loop needs them disjoint by task (rebuild the family)")
+    train = [t for t in train if t not in dev]
+    if not train or not held:
+        raise RatchetError(f"family {fam.name} needs training tasks (train split) and held-out tasks (locked split)")
+    return train, held
+
+
+def _version() -> str:
+    try:
+        from vx import __version__
+
+        return __version__
+    except ImportError:  # pragma: no cover
+        return "?"
+
+
+def run_ratchet(family: Any = None, *, config: RatchetConfig | None = None, out: str | Path | None = None,
+                resume: str | Path | None = None, client: Any = None, truth: Grader | None = None,
+                data_dir: str | Path | None = None, verifier_roles: Callable[[Any], Mapping[str, Any]] | None = None,
+                verdict_cache: Any = None, say: Callable[[str], None] | None = None,
+                on_round: Callable[[dict[str, Any]], None] | None = None) -> RatchetResult:
+    """Run (or resume) every arm of `config` on `family`, then the final pairwise judge."""
+    say = say or (lambda m: None)
+    if resume is not None:
+        store = RatchetStore(resume)
+        meta = store.meta()
+        config = RatchetConfig.from_dict(meta["config"])
+        fam = _family(family or meta["family_dir"])
+        if fam.name != meta.get("family"):
+            store.close()
+            raise RatchetError(f"{resume} is a run of family {meta.get('family')!r}, not {fam.name!r}")
+    else:
+        config = config or RatchetConfig()
+        fam = _family(family)
+        path = Path(out) if out is not None else default_run_path(fam)
+        if path.exists():
+            raise RatchetError(f"{path} already exists; choose another --out or continue it with --resume {path}")
+        store = None
+    if client is None:
+        from vx.llm.client import active_client
+
+        client = active_client()
+    if client is None:
+        if store is not None:
+            store.close()
+        raise RatchetError("vx ratchet needs the solver, skill_synthesizer and final_judge LLM roles: set "
+                           "ANTHROPIC_API_KEY (see the cost first with --dry-run)")
+    train, held = split_tasks(fam)
+    adapter = adapter_for(fam)
+    if truth is None:
+        truth = ground_truth_for(fam, data_dir=data_dir)
+    fixed = None
+    if "verifier" in config.arms:
+        from vx.verifier import Verifier
+
+        fixed = Verifier.load(config.verifier, fam)
+    if store is None:
+        store = RatchetStore(path, create=True)
+        store.set_meta({"family": fam.name, "family_dir": str(fam.dir), "config": config.as_dict(),
+                        "vx_version": _version(), "status": "running", "ground_truth": truth.describe(),
+                        "adapter": adapter.kind, "contract": adapter.contract,
+                        "llm": {"run": getattr(client, "run_id", ""),
+                                **({k: v for k, v in client.config.as_dict().items() if k != "cache"}
+                                   if hasattr(client, "config") else {})}})
+    task_text = {t: adapter.render(fam.tasks[t]) for t in train + held}
+    router = Router([task_text[t] for t in train], k=config.route_k, min_similarity=config.route_min_similarity,
+                    general_score=config.general_score)
+    solver = Solver(client, adapter, batch=config.batch, poll_seconds=config.poll_seconds, max_wait=config.max_wait,
+                    say=say)
+    ctx = Context(family=fam, config=config, store=store, client=client, solver=solver,
+                  synthesizer=SkillSynthesizer(client, adapter, fam.name, n=config.new_skills), truth=truth,
+                  router=router, train_tasks=train, heldout_tasks=held, task_text=task_text,
+                  verdict_cache=verdict_cache, say=say, on_round=on_round or (lambda row: None),
+                  verifier_roles=verifier_roles, fixed_verifier=fixed)
+    stopped = None
+    try:
+        for arm in config.arms:
+            try:
+                Arm(ctx, arm).run()
+            except ArmStopped as exc:
+                stopped = f"{arm}: {exc}"
+                break
+        if stopped is None and config.judge:
+            try:
+                final_judge(ctx)
+            except ArmStopped as exc:
+                stopped = f"final judge: {exc}"
+        fig = compute_figures(store, config.final_rounds)
+        store.write_summary(fig)
+        store.set_meta({"status": "stopped" if stopped else "finished", "stopped": stopped or ""})
+        if hasattr(client, "usage"):
+            store.set_meta({"llm_usage": client.usage()})
+        return RatchetResult(str(store.path), fig, stopped)
+    finally:
+        store.close()
+
+
+# ------------------------------------------------------------------------------------------------
+# the final pairwise judge
+
+def _compared_rounds(store: RatchetStore, arm: str, against: str) -> int | None:
+    rounds = store.rounds(arm)
+    if len(rounds) < 2:
+        return None
+    if against == "final":
+        return int(rounds[-1]["heldout_round"])
+    best = max(rounds[1:], key=lambda r: (r["heldout"], -r["round"]))
+    return int(best["heldout_round"])
+
+
+def final_judge(ctx: Context) -> None:
+    """Judge each arm's final (and/or peak) held-out outputs against its round-0 outputs, both orders, both
+    rubrics; identical outputs are a tie without a call. Pairs already judged are kept (resume)."""
+    from vx.llm.client import LLMError
+
+    store, cfg = ctx.store, ctx.config
+    judge = FinalJudge(ctx.client, ctx.solver.adapter)
+    done = {(j["arm"], j["against"], j["rubric"], j["task"]) for j in store.judge()}
+    for arm in cfg.arms:
+        if arm == "frozen":
+            continue
+        old = {a["task"]: a for a in store.attempts(arm, kind="heldout", round_=0)}
+        for against in cfg.judge_against:
+            new_round = _compared_rounds(store, arm, against)
+            if new_round is None:
+                continue
+            new = {a["task"]: a for a in store.attempts(arm, kind="heldout", round_=new_round)}
+            todo, requests, rows = [], [], []
+            for rubric in RUBRICS:
+                for task in ctx.heldout_tasks:
+                    if (arm, against, rubric, task) in done or task not in old or task not in new:
+                        continue
+                    base = {"arm": arm, "against": against, "rubric": rubric, "task": task, "old_round": 0,
+                            "new_round": new_round}
+                    if old[task]["output"] == new[task]["output"] or new_round == 0:
+                        rows.append({**base, "first": "tie", "second": "tie", "outcome": "tie",
+                                     "raw_first": "(identical outputs: not sent)", "raw_second": ""})
+                        continue
+                    todo.append(base)
+                    requests += judge.pair_requests(rubric, ctx.family.tasks[task], old[task]["output"],
+                                                    new[task]["output"])
+            try:
+                replies = send_many(ctx.client, "final_judge", requests, batch=cfg.batch,
+                                    poll_seconds=cfg.poll_seconds, max_wait=cfg.max_wait, say=ctx.say)
+            except LLMError as exc:
+                store.write_judge(rows)
+                raise ArmStopped(str(exc)) from None
+            for k, base in enumerate(todo):
+                r1, r2 = replies[2 * k].text, replies[2 * k + 1].text
+                p1, p2, outcome = FinalJudge.outcome(r1, r2)
+                rows.append({**base, "first": p1, "second": p2, "outcome": outcome, "raw_first": r1, "raw_second": r2})
+            store.write_judge(rows)
+
+
+# ------------------------------------------------------------------------------------------------
+# the cost before anything is sent
+
+def plan(family: Any, config: RatchetConfig, llm_config: Any, *, verifier_llm: bool = False) -> dict[str, Any]:
+    """Calls of every LLM role per arm and the worst-case USD (every call a cache miss, every reply as long as
+    the role's max_tokens, prompts at their longest), from the family's real task texts.
+
+    `verifier_llm`: the co arms' verifier loops use the LLM composer and op synthesizer (a key is set)."""
+    from vx.llm.batch import BATCH_DISCOUNT
+
+    fam = _family(family)
+    train, held = split_tasks(fam)
+    adapter = adapter_for(fam)
+    texts = [adapter.render(fam.tasks[t]) for t in train + held]
+    longest = max(len(t) for t in texts)
+    lesson = MAX_LESSON + 80
+    roles = llm_config.roles
+    out_chars = 4 * roles["solver"].max_tokens
+    est = {
+        "solver": len(adapter.system) + longest + config.route_k * lesson + 120,
+        "skill_synthesizer": 2600 + config.capacity * lesson + 40 * config.capacity
+                             + config.max_capsules * (1500 + min(out_chars, 2500) + 6 * 420)
+                             + config.practice * 2000,
+        "final_judge": 1200 + len(adapter.contract) + min(longest, 6000) + 2 * min(out_chars, 12000),
+        "composer": 20000, "synthesizer": 12000, "judge": 600 + longest + out_chars,
+    }
+    judge_ops = [o for o in fam.pool() if o.uses_llm and o.status != "retired"]
+    n_items = len(fam.split("train")) + len(fam.split("dev")) + len(fam.audit())
+    rows: list[dict[str, Any]] = []
+    total = 0.0
+    for arm in config.arms:
+        rounds = config.total_skill_rounds
+        calls: dict[str, int] = {"solver": len(held) * (rounds + 1)}
+        if arm != "frozen":
+            calls["solver"] += config.batch_size * rounds
+            calls["skill_synthesizer"] = rounds
+            if config.judge:
+                calls["final_judge"] = len(held) * 2 * len(RUBRICS) * len(config.judge_against)
+        if arm in CO_ARMS:
+            vr = sum(config.verifier_rounds)
+            if verifier_llm:
+                calls["composer"] = vr
+                calls["synthesizer"] = vr * 4
+            if judge_ops:
+                calls["judge"] = len(judge_ops) * (n_items + config.batch_size * rounds)
+        if arm == "verifier" and judge_ops:
+            calls["judge"] = len(judge_ops) * config.batch_size * rounds
+        usd = 0.0
+        per_role = {}
+        for role, n in calls.items():
+            rc = roles[role]
+            one = llm_config.price(rc.model).cost(est[role] // 3 + 16, rc.max_tokens)
+            if config.batch and role in ("solver", "final_judge"):
+                one *= BATCH_DISCOUNT
+            per_role[role] = {"calls": n, "model": rc.model, "worst_usd": round(n * one, 4)}
+            usd += n * one
+        rows.append({"arm": arm, "roles": per_role, "worst_usd": round(usd, 4)})
+        total += usd
+    return {"family": fam.name, "train_tasks": len(train), "heldout_tasks": len(held),
+            "skill_rounds": config.total_skill_rounds, "arms": rows, "worst_usd": round(total, 4),
+            "budget_usd": llm_config.budget_usd,
+            "note": "worst case: every call a cache miss and every reply max_tokens long; cached prompts are free"}
+
+
+def plan_json(p: Mapping[str, Any]) -> str:
+    return json.dumps(p, indent=2)

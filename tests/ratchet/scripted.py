@@ -1,0 +1,158 @@
+"""Test doubles for the ratchet tests: a scripted "model" behind the fake Anthropic transport.
+
+`ScriptedModel` answers every role of a ratchet run from the request alone (so a killed and resumed run,
+or a second process, sees exactly the same answers):
+
+* **solver** (the `notes` fixture family) — the note it writes depends on the task and on which skills
+  are in its prompt: tasks r0, r3, r6, … forget their keyword unless ``name-the-keyword`` is present;
+  tasks r1, r4, r7, … shout unless ``use-lowercase`` is present; ``pad-with-detail`` makes every note too
+  long (a harmful skill); ``be-polite`` changes nothing that matters (a useless one).
+* **skill synthesizer** — reads the bank, the removed skills and the capsules' failed checks: first it
+  writes ``name-the-keyword`` (+ the useless ``be-polite``) when a capsule names a keyword check, then the
+  harmful ``pad-with-detail`` once, then ``use-lowercase`` when a capsule names a case check; with no
+  capsule at all (a grader that passes everything) it writes one lesson from practice, ``keep-it-short``,
+  which changes nothing the ground truth checks.
+* **final judge** — prefers the output the family's ground truth passes (TIE when both or neither do).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import sys
+from pathlib import Path
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "ratchet"
+sys.path.insert(0, str(FIXTURE))
+from truth import grade as notes_truth  # noqa: E402  (the fixture family's own ground truth)
+
+USEFUL = {"name": "name-the-keyword", "when": "always", "lesson": "Always write the task's keyword verbatim."}
+USELESS = {"name": "be-polite", "when": "always", "lesson": "Open the note politely, with a kind word."}
+HARMFUL = {"name": "pad-with-detail", "when": "always", "lesson": "Add more detail so that every note is complete."}
+PRACTICE = {"name": "keep-it-short", "when": "always", "lesson": "Keep every note brief and to the point."}
+LOWER = {"name": "use-lowercase", "when": "always", "lesson": "Write the note in lower case, never in capitals."}
+
+
+def _system(req: dict) -> str:
+    return req["system"][0]["text"] if req.get("system") else ""
+
+
+def _user(req: dict) -> str:
+    return req["messages"][0]["content"]
+
+
+def solve(task: dict, lessons: str) -> str:
+    n = int(task["id"][1:])
+    text = f"a note on {task['keyword']}"
+    if n % 3 == 0 and "name-the-keyword" not in lessons:
+        text = "a short note"
+    if "be-polite" in lessons:
+        text = "kindly, " + text
+    if "pad-with-detail" in lessons:
+        text += " with much more detail added here for the reader"
+    if n % 3 == 1 and "use-lowercase" not in lessons:
+        text = text.upper()
+    return text
+
+
+def synthesize(user: str) -> list[dict]:
+    bank = re.findall(r"^- ([a-z0-9-]+) \(when:", user, flags=re.M)
+    removed_line = re.search(r"^Removed skills \(do not propose again\): (.*)$", user, flags=re.M)
+    removed = [s.strip() for s in removed_line.group(1).split(",")] if removed_line else []
+    known = set(bank) | set(removed)
+    checks = set(re.findall(r"^  - ([A-Za-z0-9_:.-]+): ", user, flags=re.M))
+    if "Failure capsules: (none" in user:  # nothing failed: a lesson from practice alone
+        return [] if PRACTICE["name"] in known else [PRACTICE]
+    if USEFUL["name"] not in known and checks & {"keyword", "missing_keyword"}:
+        return [USEFUL, USELESS]
+    if USEFUL["name"] in known and HARMFUL["name"] not in known:
+        return [HARMFUL]
+    if LOWER["name"] not in known and checks & {"case", "shouting"}:
+        return [LOWER]
+    return []
+
+
+def _between(text: str, start: str, end: str) -> str:
+    return text.split(start, 1)[1].split(end, 1)[0].strip("\n")
+
+
+def judge(user: str) -> str:
+    task = json.loads(_between(user, "<task>\n", "\n</task>"))
+    a = notes_truth(task, _between(user, "<output A>\n", "\n</output A>"))["passed"]
+    b = notes_truth(task, _between(user, "<output B>\n", "\n</output B>"))["passed"]
+    win = "A" if a and not b else "B" if b and not a else "TIE"
+    return f"WINNER: {win}\nREASON: scripted"
+
+
+class ScriptedModel:
+    """The FakeAPI default: one answer per request, by role (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, int] = {}
+
+    def __call__(self, req: dict) -> str:
+        system, user = _system(req), _user(req)
+        if "You keep a bank of skills" in system:
+            self.calls["skill_synthesizer"] = self.calls.get("skill_synthesizer", 0) + 1
+            return "```json\n" + json.dumps(synthesize(user)) + "\n```"
+        if "You are a senior reviewer" in system:
+            self.calls["final_judge"] = self.calls.get("final_judge", 0) + 1
+            return judge(user)
+        self.calls["solver"] = self.calls.get("solver", 0) + 1
+        task = json.loads(_between(user, "<task>\n", "\n</task>"))
+        lessons = _between(user, "<lessons>\n", "\n</lessons>") if "<lessons>" in user else ""
+        return solve(task, lessons)
+
+
+def make_client(api, cache_path, run_id: str = "ratchet-test", **overrides):
+    """A real LLMClient (the anthropic SDK) whose HTTP goes to the fake transport."""
+    from vx.llm import client as llm_client
+    from vx.llm.cache import ResponseCache
+    from vx.llm.config import load_config
+
+    cfg = load_config(overrides={"cache": str(cache_path), **overrides})
+    return llm_client.LLMClient(cfg, run_id=run_id, sdk=api.sdk(), cache=ResponseCache(cfg.cache),
+                                sleep=lambda s: None, rng=random.Random(0))
+
+
+def resume_config():
+    """The configuration of the kill-and-resume test (oracle and co, two phases each)."""
+    from vx.ratchet import RatchetConfig
+
+    return RatchetConfig(arms=("oracle", "co"), verifier_rounds=(1, 1), skill_rounds=(3, 3), batch_size=16, capacity=3,
+                         jobs=1)
+
+
+def main(argv: list[str]) -> None:
+    """``python scripted.py FAMILY OUT CACHE KILL_AT``: run `resume_config` and SIGKILL this process — KILL_AT
+    ``solver:N``: at the N-th solver request reaching the API (mid-round: earlier rounds are committed, the
+    current one is not); ``round:ARM:R``: right after ARM's round R is committed (the co arm's prompts are
+    the oracle's, answered from the cache, so they never reach the API)."""
+    import os
+    import signal
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from llm.fake import FakeAPI
+
+    from vx.ratchet import run_ratchet
+
+    family, out, cache, kill_at = argv[0], argv[1], argv[2], argv[3].split(":")
+    model = ScriptedModel()
+
+    def killing(req: dict) -> str:
+        reply = model(req)
+        if kill_at[0] == "solver" and model.calls.get("solver", 0) >= int(kill_at[1]):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return reply
+
+    def on_round(row: dict) -> None:
+        if kill_at[0] == "round" and row["arm"] == kill_at[1] and row["round"] == int(kill_at[2]):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    client = make_client(FakeAPI(default=killing), cache)
+    run_ratchet(family, config=resume_config(), out=out, client=client, on_round=on_round)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
