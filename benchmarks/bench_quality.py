@@ -1,34 +1,46 @@
 """Verifier quality against peers on real data: does an evolved vx verifier agree with the truth
 better than what a person could use instead?
 
-For each samples file in ``<samples-dir>/*.jsonl`` (real model outputs for MBPP tasks) and each
-seed (a different task-disjoint train/dev/locked draw, so a different 10-item dev set), the script
+Families (``--families``, default all three):
 
-1. builds the MBPP+ family (``vx data build mbpp --subset all --seed S``; cached under the work
-   dir; one ground-truth grader is shared by all builds, so each output is run on the hidden
-   tests once per invocation);
+* ``mbpp-per-file`` -- one MBPP+ family per samples file in ``<samples-dir>/*.jsonl`` (one attempt per
+  task; the benchmark's original rows);
+* ``mbpp-both`` -- one MBPP+ family from every samples file together (two attempts per task);
+* ``codet`` -- the CodeT HumanEval family: CodeGen-16B's samples in ``<codet-dir>``, ``--per-task`` (10)
+  attempts per task (seeded), its model-written test cases as the tasks' ``model_tests``, labelled
+  with HumanEval+'s hidden tests;
+* ``--family-dir DIR`` (repeatable) adds a prebuilt family directory, evaluated as built (one split).
+
+For each family and seed (a different task-disjoint train/dev/locked draw, so a different 10-item dev
+set) the script
+
+1. builds the family (``vx data build mbpp|humaneval --subset <subset> --seed S``; cached under the
+   work dir; one ground-truth grader per dataset is shared by all builds, so each output is run on
+   the hidden tests once per invocation);
 2. builds ONE verdict matrix over every item (train, dev and locked) with the family's op pool
-   (verdict cache on);
+   (verdict cache on; the attempts of a task are each other's peers, the dev tasks' other attempts
+   come from the family's peers.jsonl), timed: items/s for a cold cache;
 3. evaluates every method on that matrix and those splits: the hand-written seed, the best single
    op (chosen on dev), a majority vote of the active ops, Snorkel's LabelModel and
    MajorityLabelVoter, SPADE-style minimal conjunction (α, τ), logistic regression on the dev
-   items, and vx evolution (anchored) with its `naive` and `no-lifecycle` ablations. Every method's
-   final verdict is conjoined with the family root, as a vx verifier's is. Peers see the train
-   verdicts (unlabeled) and the dev verdicts and labels, never locked labels (`vx.baselines`);
-   evolution sees `family.evolution_view()` only.
+   items, the peers a user would pick for many attempts -- a plurality vote (MBR-exec) and CodeT's
+   dual agreement, alone and with the visible example -- and vx evolution (anchored) with its
+   `naive` and `no-lifecycle` ablations. Every method's final verdict is conjoined with the family
+   root, as a vx verifier's is. Peers see the train verdicts (unlabeled) and the dev verdicts and
+   labels, never locked labels (`vx.baselines`); evolution sees `family.evolution_view()` only.
 
-Reported per samples file: locked accuracy and balanced accuracy (mean ± std over seeds), the
-share of train items each method passes (the collapse signature; the true share is shown for
-reference), and the paired, task-clustered sign-flip permutation test of vx-evolved against each
-method on the locked items, pooled over seeds with one cluster per *task* (the same task can be
-locked under several seeds, so a task's items move together across seeds — more conservative than
-one cluster per (seed, task)).
+Reported per family: locked accuracy, balanced accuracy, fail and pass recall, recall on the failures
+that pass their visible example (mean ± std over seeds), the share of train items each method passes
+(the collapse signature), and the paired, task-clustered sign-flip permutation test of vx-evolved
+against each method on the locked items -- on accuracy, and on balanced accuracy (each item weighted
+by 1 / (2 × its class's size), so the weighted mean is the balanced accuracy) -- pooled over seeds
+with one cluster per *task*.
 
-    python benchmarks/bench_quality.py                       # defaults below, ~20–30 min cold on 2 cores
-    python benchmarks/bench_quality.py --seeds 0 1 --rounds 2 --work /tmp/vxq   # a quick look
+    python benchmarks/bench_quality.py                       # every family, 5 seeds, 3 rounds (hours on 2 cores)
+    python benchmarks/bench_quality.py --families codet --seeds 0 1 --rounds 2 --work /tmp/vxq   # a quick look
 
 Needs the ``bench`` extra for the Snorkel and SPADE peers (a missing one is reported, not faked).
-Skips cleanly (exit 0) when the samples folder is absent.
+Skips cleanly (exit 0) when the data folders are absent.
 """
 
 from __future__ import annotations
@@ -44,13 +56,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 ABLATIONS: tuple[tuple[str, str | None], ...] = (("vx evolved (anchored)", None), ("vx naive", "naive"),
                                                  ("vx no-lifecycle", "no-lifecycle"))
-BUILD_FORMAT = 1
+BUILD_FORMAT = 2
 
 
 def log(msg: str) -> None:
@@ -64,41 +77,72 @@ def sha256(path: Path) -> str:
 # ---------------------------------------------------------------------------------------------- build
 
 
+@attrs.frozen
+class FamilySpec:
+    """One benchmarked family: how to build it (or where it is, when prebuilt)."""
+
+    key: str  # work-dir name
+    title: str
+    kind: str  # "mbpp" | "humaneval" | "prebuilt"
+    samples: tuple[Path, ...] = ()
+    tests: Path | None = None
+    per_task: int | None = None
+    subset: str = "all"
+    n_locked: int = 40
+    directory: Path | None = None
+
+
 class Builder:
-    """Builds (or reuses) one family per (samples file, seed), sharing one ground-truth grader."""
+    """Builds (or reuses) one family per (spec, seed), sharing one ground-truth grader per dataset."""
 
     def __init__(self, data_dir: Path | None, work: Path, seed_expr: Path, workers: int) -> None:
         self.data_dir = data_dir
         self.work = work
         self.seed_expr = seed_expr
         self.workers = workers
-        self._grader = None
+        self._graders: dict[str, Any] = {}
 
-    def grader(self) -> Any:
-        if self._grader is None:
+    def grader(self, dataset: str) -> Any:
+        if dataset not in self._graders:
             from vx.families.code.data import tasks as task_data
             from vx.families.code.data.groundtruth import Grader
 
             d = str(self.data_dir) if self.data_dir else None
-            self._grader = Grader(task_data.load_mbpp_plus(d), version=task_data.plus_version("mbpp+", d),
-                                  workers=self.workers)
-        return self._grader
+            self._graders[dataset] = Grader(task_data.load(dataset, d), version=task_data.dataset_version(dataset, d),
+                                            workers=self.workers)
+        return self._graders[dataset]
 
-    def build(self, samples: Path, seed: int) -> tuple[Path, dict[str, Any]]:
-        from vx.families.code.data.build import BUILDER_VERSION, build_mbpp
+    def build(self, spec: FamilySpec, seed: int) -> tuple[Path, dict[str, Any]]:
+        from vx.families.code.data.build import BUILDER_VERSION, build_humaneval_samples, build_mbpp
 
-        out = self.work / samples.stem / f"seed-{seed}" / "family"
+        if spec.kind == "prebuilt":
+            from vx.families.family import Family
+
+            fam = Family(spec.directory)
+            return spec.directory, {"train_items": len(fam.split("train")), "dev_items": len(fam.split("dev")),
+                                    "locked_items": len(fam.audit())}
+        out = self.work / spec.key / f"seed-{seed}" / "family"
         stamp_path = out.parent / "build.json"
-        key = {"format": BUILD_FORMAT, "builder": BUILDER_VERSION, "samples_sha256": sha256(samples), "seed": seed,
-               "seed_expr_sha256": sha256(self.seed_expr), "subset": "all"}
+        key = {"format": BUILD_FORMAT, "builder": BUILDER_VERSION, "seed": seed, "kind": spec.kind,
+               "samples_sha256": [sha256(p) for p in spec.samples], "tests_sha256": sha256(spec.tests) if spec.tests else None,
+               "per_task": spec.per_task, "seed_expr_sha256": sha256(self.seed_expr), "subset": spec.subset,
+               "n_locked": spec.n_locked}
         if stamp_path.is_file() and (out / "family.toml").is_file():
             stamp = json.loads(stamp_path.read_text(encoding="utf-8"))
             if stamp.get("key") == key:
                 return out, stamp["counts"]
-        log(f"building the MBPP+ family from {samples.name}, seed {seed}")
+        log(f"building the {spec.title} family, seed {seed}")
         t0 = time.perf_counter()
-        report = build_mbpp([samples], out, seed=seed, data_dir=str(self.data_dir) if self.data_dir else None,
-                            subset="all", workers=self.workers, seed_expr=self.seed_expr, grader=self.grader())
+        d = str(self.data_dir) if self.data_dir else None
+        if spec.kind == "mbpp":
+            report = build_mbpp(list(spec.samples), out, seed=seed, data_dir=d, subset=spec.subset,
+                                n_locked=spec.n_locked, workers=self.workers, seed_expr=self.seed_expr,
+                                grader=self.grader("mbpp+"), per_task=spec.per_task)
+        else:
+            report = build_humaneval_samples(list(spec.samples), out, seed=seed, data_dir=d, tests_path=spec.tests,
+                                             per_task=spec.per_task, subset=spec.subset, n_locked=spec.n_locked,
+                                             workers=self.workers, seed_expr=self.seed_expr,
+                                             grader=self.grader("humaneval+"))
         counts = json.loads(json.dumps(report.counts, default=str))
         stamp_path.write_text(json.dumps({"key": key, "counts": counts,
                                           "seconds": time.perf_counter() - t0}, indent=2), encoding="utf-8")
@@ -189,24 +233,39 @@ def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path,
     locked_fail = np.array([lab < 0.5 for lab in locked_labels], dtype=bool)
 
     log(f"{label} seed {seed}: verdict matrix of {len(pool)} ops × {n} items")
-    matrix = apply_ops(pool, items, family.tasks, jobs=jobs, cache=cache, progress=False,
-                       description="verdict matrix").matrix
+    peers = family.peers
+    t0 = time.perf_counter()
+    app = apply_ops(pool, items, family.tasks, jobs=jobs, cache=cache, progress=False,
+                    description="verdict matrix", peers=peers)
+    matrix_seconds = time.perf_counter() - t0
+    matrix = app.matrix
     active = [o.name for o in pool if o.status == "active" and o.name != root]
     votes = matrix.select_ops(active).to_array()
     root_col = matrix.column(root) if root else None
+    # failures that pass their visible example: the root does not fail them and fails_visible_example is clean
+    fve = matrix.column("fails_visible_example")[is_locked] if "fails_visible_example" in matrix.op_names else None
+    root_locked = root_col[is_locked] if root_col is not None else np.zeros(int(is_locked.sum()), np.int8)
+    hard = locked_fail & (fve == 0) & (root_locked != 1) if fve is not None else np.zeros_like(locked_fail)
+    n_fail, n_pass = int(locked_fail.sum()), int((~locked_fail).sum())
+    weights = np.where(locked_fail, 0.5 / max(n_fail, 1), 0.5 / max(n_pass, 1)) * len(locked_fail)
 
     results: dict[str, dict[str, Any]] = {}
 
     def record(name: str, codes: np.ndarray, detail: str, seconds: float = 0.0) -> None:
         finals = to_finals(codes)
         a = agreement([finals[i] for i in np.flatnonzero(is_locked)], locked_labels)
-        correct = (codes[is_locked] == 1) == locked_fail
+        says_fail = codes[is_locked] == 1
+        correct = says_fail == locked_fail
         d = agreement([finals[i] for i in np.flatnonzero(is_dev)], list(dev_labels))
         results[name] = {
             "dev_recall_weighted": d.recall_weighted, "accuracy": a.accuracy, "balanced_accuracy": a.balanced_accuracy, "coverage": a.coverage,
+            "fail_recall": float(says_fail[locked_fail].mean()) if n_fail else float("nan"),
+            "pass_recall": float((~says_fail[~locked_fail]).mean()) if n_pass else float("nan"),
+            "hard_recall": float(says_fail[hard].mean()) if hard.any() else float("nan"), "n_hard": int(hard.sum()),
             "confusion": {"tp": a.tp, "fp": a.fp, "tn": a.tn, "fn": a.fn},
             "train_pass_share": float((codes[is_train] != 1).mean()) if n_tr else float("nan"),
-            "correct": correct.astype(int).tolist(), "detail": detail, "seconds": seconds}
+            "correct": correct.astype(int).tolist(), "weighted_correct": (correct * weights).tolist(),
+            "detail": detail, "seconds": seconds}
 
     # 1. the hand-written seed
     seed_node = family.seed(pool.names)
@@ -223,7 +282,13 @@ def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path,
             continue
         record(peer.name, res.codes, res.detail, time.perf_counter() - t0)
 
-    # 7. vx evolution and its ablations (they see family.evolution_view() only)
+    # 7. what a user with many attempts per task picks instead: the code family's peer baselines
+    for peer in attempt_baselines(matrix.op_names):
+        res = run_peer(peer, matrix.select_ops(list(peer.ops)).to_array(), list(peer.ops), train=is_train,
+                       dev=is_dev, dev_labels=dev_labels, root=root_col)
+        record(peer.name, res.codes, res.detail)
+
+    # 8. vx evolution and its ablations (they see family.evolution_view() only)
     for name, ablation in ablations:
         log(f"{label} seed {seed}: evolving ({ablation or 'anchored'}, {rounds} rounds)")
         vx_path, seconds = evolve_one(family, runs_dir, ablation, seed, rounds, jobs, cache)
@@ -231,18 +296,37 @@ def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path,
         node = parse_file(vx_path, known_ops=ext.names)
         missing = [o for o in node.op_names() if o not in matrix.op_names]
         if missing:  # synthesized ops: their verdicts on every item, from their stored specs
-            extra = apply_ops(ext, items, family.tasks, ops=missing, jobs=jobs, cache=cache, progress=False)
+            extra = apply_ops(ext, items, family.tasks, ops=missing, jobs=jobs, cache=cache, progress=False,
+                              peers=peers)
             matrix = matrix.with_ops(extra.matrix.select_ops(missing))
         record(name, final_codes(node, matrix, root), to_text(node, width=10_000), seconds)
 
     return {"seed": seed, "methods": results, "locked_tasks": [it.task for it in locked.items],
-            "active_ops": active, "true_locked_pass_share": float((~locked_fail).mean()) if len(locked_fail) else None}
+            "locked_ids": [it.id for it in locked.items], "hard_ids": [it.id for it, h in zip(locked.items, hard) if h],
+            "active_ops": active, "true_locked_pass_share": float((~locked_fail).mean()) if len(locked_fail) else None,
+            "matrix": {"items": n, "seconds": matrix_seconds, "calls": app.calls, "cache_hits": app.cache_hits,
+                       "items_per_second": n / matrix_seconds if matrix_seconds else None}}
 
 
-def run_seed(samples: Path, seed: int, args: argparse.Namespace, builder: Builder, cache: Any) -> dict[str, Any]:
-    family_dir, counts = builder.build(samples, seed)
-    out = evaluate_family(family_dir, seed=seed, rounds=args.rounds, runs_dir=family_dir.parent, jobs=args.jobs,
-                          cache=cache, alpha=args.alpha, tau=args.tau, label=samples.stem)
+def attempt_baselines(op_names: Sequence[str]) -> list[Any]:
+    """Plurality vote (MBR-exec) and CodeT dual agreement, alone and with the visible example, when the
+    family's pool has them (the code family's shadow peer ops)."""
+    from vx.baselines import FixedOps
+
+    out = []
+    for op, title in (("outside_plurality", "plurality vote (MBR-exec)"), ("outside_dual_agreement", "CodeT dual agreement")):
+        if op in op_names:
+            out.append(FixedOps((op,), name=title))
+            if "fails_visible_example" in op_names:
+                out.append(FixedOps(("fails_visible_example", op), name=f"{title} ∨ fails_visible_example"))
+    return out
+
+
+def run_seed(spec: FamilySpec, seed: int, args: argparse.Namespace, builder: Builder, cache: Any) -> dict[str, Any]:
+    family_dir, counts = builder.build(spec, seed)
+    runs_dir = family_dir.parent if spec.kind != "prebuilt" else args.work / spec.key / f"runs-seed-{seed}"
+    out = evaluate_family(family_dir, seed=seed, rounds=args.rounds, runs_dir=runs_dir, jobs=args.jobs,
+                          cache=cache, alpha=args.alpha, tau=args.tau, label=spec.title)
     truth_train = counts.get("train_truth", {})
     n_truth = sum(truth_train.values()) if truth_train else 0
     return {**out, "counts": counts, "true_train_pass_share": truth_train.get("pass", 0) / n_truth if n_truth else None}
@@ -268,35 +352,44 @@ def summarize_file(name: str, runs: list[dict[str, Any]], n_permutations: int) -
     lines = []
     c = runs[0]["counts"]
     lines.append(f"### {name}\n")
+    n_hard = [r["methods"].get(ref, {}).get("n_hard", 0) for r in runs]
+    speed = runs[0].get("matrix", {})
     lines.append(f"{len(runs)} seeds ({', '.join(str(r['seed']) for r in runs)}); per seed ≈ "
                  f"{c.get('train_items')} train, {c.get('dev_items')} dev, {c.get('locked_items')} locked items; "
                  f"true pass share: train {mean_std([r['true_train_pass_share'] for r in runs])}, "
-                 f"locked {mean_std([r['true_locked_pass_share'] for r in runs])}.\n")
-    lines.append("| method | dev agreement (rw) | locked accuracy | locked balanced acc. | train pass share | "
-                 "Δ acc. vx-evolved − method | p (task-clustered) |")
-    lines.append("|---|---|---|---|---|---|---|")
+                 f"locked {mean_std([r['true_locked_pass_share'] for r in runs])}; locked failures that pass "
+                 f"their visible example: {sum(n_hard)} over the seeds. Verdict matrix of the first seed: "
+                 f"{speed.get('items')} items in {speed.get('seconds', 0):.0f} s "
+                 f"({speed.get('items_per_second') or 0:.2f} items/s, {speed.get('cache_hits', 0)} cache hits).\n")
+    lines.append("| method | dev agreement (rw) | locked accuracy | locked balanced acc. | fail recall | pass recall | "
+                 "recall, failures passing the visible example | train pass share | Δ acc. | p | Δ bal. | p (bal.) |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
     summary: dict[str, Any] = {}
     for m in methods:
         rows = [r["methods"].get(m, {}) for r in runs]
         if any("missing" in row or not row for row in rows):
             why = next((row.get("missing", "") for row in rows if "missing" in row), "not run")
-            lines.append(f"| {m} | not run | | | | | {why.split(';')[0]} |")
+            lines.append(f"| {m} | not run | | | | | | | | | | {why.split(';')[0]} |")
             continue
-        dev = [row["dev_recall_weighted"] for row in rows]
-        acc = [row["accuracy"] for row in rows]
-        bal = [row["balanced_accuracy"] for row in rows]
-        tps = [row["train_pass_share"] for row in rows]
+        col = {k: [row.get(k, float("nan")) for row in rows] for k in
+               ("dev_recall_weighted", "accuracy", "balanced_accuracy", "fail_recall", "pass_recall", "hard_recall",
+                "train_pass_share")}
         if m == ref:
-            diff, p = "", ""
+            cells = ["", "", "", ""]
         else:
-            a = [x for r in runs for x in r["methods"][ref]["correct"]]
-            b = [x for row in rows for x in row["correct"]]
-            t = paired_permutation_test(a, b, clusters, n_permutations=n_permutations, seed=0)
-            diff, p = f"{t.diff:+.3f}", f"{t.p_value:.4f}"
-            summary.setdefault("tests", {})[m] = {"diff": t.diff, "p": t.p_value, "clusters": t.n_clusters,
-                                                  "items": t.n_items}
-        lines.append(f"| {m} | {mean_std(dev)} | {mean_std(acc)} | {mean_std(bal)} | {mean_std(tps)} | {diff} | {p} |")
-        summary.setdefault("methods", {})[m] = {"dev_recall_weighted": dev, "accuracy": acc, "balanced_accuracy": bal, "train_pass_share": tps}
+            cells = []
+            for field in ("correct", "weighted_correct"):
+                a = [x for r in runs for x in r["methods"][ref][field]]
+                b = [x for row in rows for x in row[field]]
+                t = paired_permutation_test(a, b, clusters, n_permutations=n_permutations, seed=0)
+                cells += [f"{t.diff:+.3f}", f"{t.p_value:.4f}"]
+                summary.setdefault("tests" if field == "correct" else "tests_balanced", {})[m] = {
+                    "diff": t.diff, "p": t.p_value, "clusters": t.n_clusters, "items": t.n_items}
+        lines.append(f"| {m} | " + " | ".join(mean_std(col[k]) for k in
+                                               ("dev_recall_weighted", "accuracy", "balanced_accuracy", "fail_recall",
+                                                "pass_recall", "hard_recall", "train_pass_share"))
+                     + " | " + " | ".join(cells) + " |")
+        summary.setdefault("methods", {})[m] = col
     lines.append("")
     lines.append("<details><summary>what each method chose, per seed</summary>\n")
     lines.append("| seed | method | choice |")
@@ -324,14 +417,48 @@ def git_revision() -> str:
     return f"commit {rev}" + (" with local changes in src/" if dirty else "")
 
 
+FAMILIES = ("mbpp-per-file", "mbpp-both", "codet")
+
+
+def family_specs(args: argparse.Namespace) -> list[FamilySpec]:
+    """The families to benchmark, from the command line (those whose data is absent are skipped, said so)."""
+    specs: list[FamilySpec] = []
+    files = sorted(args.samples_dir.glob("*.jsonl")) if args.samples_dir.is_dir() else []
+    if "mbpp-per-file" in args.families:
+        specs += [FamilySpec(f.stem, f.stem, "mbpp", (f,), subset="all", n_locked=40) for f in files]
+    if "mbpp-both" in args.families and len(files) > 1:
+        specs.append(FamilySpec("mbpp-both", f"MBPP+, {len(files)} samples files ({', '.join(f.stem for f in files)})",
+                                "mbpp", tuple(files), subset=args.subset, n_locked=80))
+    codet = args.codet_dir / "codegen16B_code_solution.jsonl"
+    if "codet" in args.families and codet.is_file():
+        tests = args.codet_dir / "codegen16B_test_case.jsonl"
+        specs.append(FamilySpec(f"codet-k{args.per_task}", f"CodeT HumanEval (CodeGen-16B), k = {args.per_task}",
+                                "humaneval", (codet,), tests if tests.is_file() else None, args.per_task,
+                                subset=args.subset, n_locked=args.codet_locked))
+    for d in args.family_dir:
+        specs.append(FamilySpec(f"prebuilt-{Path(d).name}", f"{Path(d).name} (prebuilt)", "prebuilt", directory=Path(d)))
+    return specs
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--families", nargs="+", choices=FAMILIES, default=list(FAMILIES),
+                    help="which families to build and benchmark (default: all)")
     ap.add_argument("--samples-dir", type=Path, default=DEFAULT_DATA / "samples" / "mbpp",
-                    help="folder of samples files (*.jsonl), one family per file (default: %(default)s)")
+                    help="folder of MBPP samples files (*.jsonl) (default: %(default)s)")
+    ap.add_argument("--codet-dir", type=Path, default=DEFAULT_DATA / "samples" / "humaneval-codet",
+                    help="folder of CodeT's HumanEval files (default: %(default)s)")
+    ap.add_argument("--family-dir", type=Path, action="append", default=[],
+                    help="a prebuilt family directory to benchmark as built (repeatable)")
+    ap.add_argument("--per-task", type=int, default=10, help="attempts per task in the CodeT family (default: 10)")
+    ap.add_argument("--codet-locked", type=int, default=540,
+                    help="minimum locked items of the CodeT family (default: 540, about a third of the tasks)")
+    ap.add_argument("--subset", choices=("hard", "all"), default="all",
+                    help="task subset of the multi-attempt builds (mbpp-both, codet; default: all)")
     ap.add_argument("--data-dir", type=Path, default=DEFAULT_DATA / "evalplus",
-                    help="folder holding MbppPlus-<version>.jsonl.gz (default: %(default)s; evalplus downloads "
-                         "it when absent)")
+                    help="folder holding MbppPlus-/HumanEvalPlus-<version>.jsonl.gz (default: %(default)s; evalplus "
+                         "downloads them when absent)")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     ap.add_argument("--rounds", type=int, default=3, help="evolution rounds per run (default: %(default)s)")
     ap.add_argument("--alpha", type=float, default=0.9, help="SPADE dev failure coverage bound")
@@ -346,9 +473,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--permutations", type=int, default=10000)
     args = ap.parse_args(argv)
 
-    files = sorted(args.samples_dir.glob("*.jsonl")) if args.samples_dir.is_dir() else []
-    if not files:
-        print(f"no samples files in {args.samples_dir}: nothing to benchmark (skipped)")
+    specs = family_specs(args)
+    if not specs:
+        print(f"no data in {args.samples_dir} or {args.codet_dir} and no --family-dir: nothing to benchmark (skipped)")
         return 0
     if not args.seed_expr.is_file():
         print(f"error: seed expression {args.seed_expr} not found (pass --seed-expr FILE)", file=sys.stderr)
@@ -362,11 +489,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     t_start = time.perf_counter()
     revision = git_revision()
     sections, everything = [], {}
-    for f in files:
-        runs = [run_seed(f, s, args, builder, cache) for s in args.seeds]
-        text, summary = summarize_file(f.stem, runs, args.permutations)
+    for spec in specs:
+        seeds = args.seeds if spec.kind != "prebuilt" else args.seeds[:1]
+        runs = [run_seed(spec, s, args, builder, cache) for s in seeds]
+        text, summary = summarize_file(spec.title, runs, args.permutations)
         sections.append(text)
-        everything[f.stem] = {"summary": summary, "runs": runs}
+        everything[spec.key] = {"title": spec.title, "summary": summary, "runs": runs}
+        out = args.out or args.work / "quality.md"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.with_suffix(".partial.json").write_text(json.dumps(everything, indent=1, default=str), encoding="utf-8")
     minutes = (time.perf_counter() - t_start) / 60
     try:
         import sklearn
@@ -375,15 +506,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError:
         lr_backend = "numpy (Newton)"
     head = [
-        "## Verifier quality against peers (MBPP+, real model outputs)\n",
-        f"`python benchmarks/bench_quality.py --seeds {' '.join(map(str, args.seeds))} --rounds {args.rounds}` — "
+        "## Verifier quality against peers (real model outputs)\n",
+        f"`python benchmarks/bench_quality.py --families {' '.join(args.families)} --seeds "
+        f"{' '.join(map(str, args.seeds))} --rounds {args.rounds}` — "
         f"{minutes:.1f} min on {os.cpu_count()} cores (Python {platform.python_version()}, vx at {revision}), "
         f"evolution `EvolveConfig(rounds={args.rounds}, seed=<seed>, jobs={args.jobs})` defaults otherwise, no LLM; "
         f"SPADE α={args.alpha:g}, τ={args.tau:g}; logistic regression backend: {lr_backend}; "
         f"{args.permutations} sign-flip permutations, one cluster per task, pooled over seeds. "
         "Dev agreement: recall-weighted agreement (FAIL weight 2, vx's A_dev) on the 10 dev items every method "
         "was chosen or fitted on. Locked accuracy: share of locked items whose final verdict (FAIL vs PASS, "
-        "abstain = PASS) matches the hidden-test label; balanced: mean of the two class recalls.\n",
+        "abstain = PASS) matches the hidden-test label; balanced: mean of the two class recalls; Δ bal. and its p: "
+        "the same paired test on class-weighted correctness (its weighted mean is the balanced accuracy).\n",
     ]
     text = "\n".join(head + sections)
     out = args.out or args.work / "quality.md"

@@ -45,7 +45,7 @@ from vx.dsl.printer import to_text
 from vx.dsl.semantics import final_codes
 from vx.errors import MissingDependency
 
-__all__ = ["FitData", "Fitted", "Peer", "PeerResult", "BestSingleOp", "MajorityVote", "SnorkelLabelModel",
+__all__ = ["FitData", "Fitted", "FixedOps", "Peer", "PeerResult", "BestSingleOp", "MajorityVote", "SnorkelLabelModel",
            "SnorkelMajority", "Spade", "LogisticRegression", "MissingDependency", "run_peer", "majority_codes",
            "any_codes", "dev_score", "logistic_fit_numpy"]
 
@@ -212,6 +212,24 @@ class BestSingleOp:
         assert best is not None
         (neg, *_), j = best
         return _Columns(OpRef(data.op_names[j]), (j,), "op", f"dev score {-neg:.3f}")
+
+
+@attrs.frozen
+class FixedOps:
+    """A method that learns nothing: ``(any o1 … ok)`` over named ops (one op: that op alone). What a
+    user picks off the shelf, e.g. a plurality vote of the attempts (MBR-exec) or CodeT's dual
+    agreement -- both peer ops of the code family -- alone or with the visible example."""
+
+    ops: tuple[str, ...] = attrs.field(converter=tuple)
+    name: str = "fixed ops"
+
+    def fit(self, data: FitData) -> Fitted:
+        missing = [o for o in self.ops if o not in data.op_names]
+        if missing:
+            raise ValueError(f"{self.name}: op(s) {', '.join(missing)} are not among the columns")
+        cols = tuple(data.op_names.index(o) for o in self.ops)
+        node = OpRef(self.ops[0]) if len(self.ops) == 1 else AnyNode([OpRef(o) for o in self.ops])
+        return _Columns(node, cols, "op" if len(cols) == 1 else "any")
 
 
 # ----------------------------------------------------------------------------------------------

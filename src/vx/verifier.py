@@ -5,6 +5,7 @@
     >>> g = v.grade(task, output)                                  # one (task, output)
     >>> g.verdict, g.drawbacks                                     # Final.FAIL, [("crash", "raises …")]
     >>> batch = v.grade_items(family.split("dev").items)           # verdict matrix + verdicts
+    >>> grades = v.grade_many(task, [attempt1, attempt2, attempt3])  # k attempts at one task, together
 
 A verifier is fully reproducible from its expression text plus the op pool it names.
 """
@@ -192,7 +193,7 @@ class Verifier:
         """Grade one output. `task` is a task record, or a task id of this verifier's family."""
         if isinstance(task, str):
             task = self.tasks[task]
-        outs = single(self.pool, task, output, timeout=timeout, ops=self.ops)
+        outs = single(self.pool, task, output, timeout=timeout, ops=self.ops)  # peer ops abstain: graded alone
         verdicts = {k: Verdict(v.verdict) for k, v in outs.items()}
         messages = {k: v.message for k, v in outs.items()}
         errors = {k: v.error for k, v in outs.items() if v.error}
@@ -219,16 +220,36 @@ class Verifier:
                     drawbacks.append((leaf.text, leaf.message))
         return Grade(final, tuple(drawbacks), root_t, trace)
 
+    def grade_many(self, task: Mapping[str, Any] | str, outputs: Sequence[Any], *, jobs: int | None = 1,
+                   timeout: float = 10.0, cache: VerdictCache | None = None,
+                   peers: Sequence[Any] = ()) -> list[Grade]:
+        """Grade several attempts at one task together (an agent loop that samples k attempts):
+        peer ops compare each attempt with the others (and with `peers`, more attempts that are
+        not graded). One attempt alone makes peer ops abstain, saying so."""
+        if isinstance(task, str):
+            task = self.tasks[task]
+        tid = str(task.get("id") or "task")
+        items = [Item(id=f"{tid}#{k}", task=tid, output=o) for k, o in enumerate(outputs)]
+        grading = self.grade_items(items, tasks={tid: task}, jobs=jobs, timeout=timeout, cache=cache,
+                                   progress=False, peers={tid: list(peers)} if peers else None)
+        return [self.explain(it, grading) for it in items]
+
     def grade_items(self, items: Sequence[Item], *, tasks: Mapping[str, Mapping[str, Any]] | None = None,
                     jobs: int | None = None, timeout: float = 10.0, cache: VerdictCache | None = None,
-                    progress: bool | None = None, all_ops: bool = False, executor: Any = None) -> Grading:
+                    progress: bool | None = None, all_ops: bool = False,
+                    peers: Mapping[str, Sequence[Any]] | None = None, executor: Any = None) -> Grading:
         """Grade many items: one verdict matrix (root + the expression's ops, or every runnable
-        op with `all_ops`), the expression's verdicts and the final verdicts. `executor`: where
+        op with `all_ops`), the expression's verdicts and the final verdicts. The items of one task
+        are each other's peers; `peers` adds attempts that are not graded (default: when the
+        verifier has a family, the family's other attempts at the items' tasks). `executor`: where
         the ops run (see `vx.ops.apply.apply_ops`: "local", "dask" or an Executor)."""
         tasks = tasks or self.tasks
         ops = None if all_ops else self.ops
+        if peers is None and self.family is not None and any(self.pool[n].is_peer for n in (ops or self.pool.names)):
+            peers = self.family.attempts_for(items)
         app = apply_ops(self.pool, items, tasks, ops=ops, jobs=jobs, timeout=timeout, cache=cache,
-                        progress=progress, description=f"grading {len(items)} items", executor=executor)
+                        progress=progress, description=f"grading {len(items)} items", peers=peers,
+                        executor=executor)
         expr = BatchEvaluator(app.matrix).evaluate_int8(self.expr)
         root = app.matrix.column(self.pool.root_name) if self.pool.root_name else None
         finals = to_finals(final_codes(root, expr))

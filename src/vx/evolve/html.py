@@ -133,6 +133,18 @@ def leaf_stats(store: RunStore) -> dict[str, dict[str, float]]:
     return out
 
 
+def pool_stats(store: RunStore) -> dict[str, dict[str, float]]:
+    """Per op of the whole pool (peer ops included): coverage and fire rate over the train and dev
+    items, from the run's verdict matrix."""
+    out = {}
+    for op, col in store.matrix().items():
+        n = len(col)
+        vals = list(col.values())
+        out[op] = {"coverage": sum(v >= 0 for v in vals) / n if n else float("nan"),
+                   "fire_rate": sum(v == 1 for v in vals) / n if n else float("nan")}
+    return out
+
+
 def _tree_html(node: Node, stats: Mapping[str, Mapping[str, float]]) -> str:
     if isinstance(node, OpRef):
         s = stats.get(node.name, {})
@@ -284,13 +296,22 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
 
     # ops
     ops = store.ops()
+    every = pool_stats(store)
+    peer_ops = set(filter(None, str(meta.get("peer_ops", "")).split(",")))
+
+    def stat(name: str, key: str) -> Any:
+        return stats.get(name, {}).get(key, every.get(name, {}).get(key))
+
     parts.append("<section id='ops'><h2>Op pool</h2>" + _table(
         ["op", "origin", "status", "tier", "detects", "born in round", "coverage", "fires", "dev accuracy", "description"],
-        [[f"<code>{_e(o['name'])}</code>", _e(o["origin"]), _e(o["status"]), _e(o["tier"]), _e(o["detects"]),
-          o["born_round"], _f(stats.get(o["name"], {}).get("coverage")), _f(stats.get(o["name"], {}).get("fire_rate")),
+        [[f"<code>{_e(o['name'])}</code>" + (" <span class='muted'>(peer op)</span>" if o["name"] in peer_ops else ""),
+          _e(o["origin"]), _e(o["status"]), _e(o["tier"]), _e(o["detects"]),
+          o["born_round"], _f(stat(o["name"], "coverage")), _f(stat(o["name"], "fire_rate")),
           _f(stats.get(o["name"], {}).get("dev_accuracy")), inline_markdown(o["description"])] for o in ops],
         "tttttnnnnp")
-        + "<p class='muted'>coverage, fires and dev accuracy are shown for the ops the final verifier runs.</p></section>")
+        + "<p class='muted'>coverage and fires: over the recorded items (train, dev and, for the final verifier's ops, "
+          "the audited locked items), for every op of the pool, peer ops (which compare an attempt with the other "
+          "attempts at its task) included; dev accuracy for the ops the final verifier runs.</p></section>")
 
     # disagreements
     verdicts = store.verdicts("dev")

@@ -8,6 +8,14 @@
   ``good_tolerance`` (25 %) of them; beyond that it is rejected as indiscriminate. An op whose
   verdicts on train ∪ dev equal an existing op's on at least ``redundancy`` (95 %) of the items is
   rejected as a (near-)duplicate: a bloc of near-copies would only inflate the consensus.
+  **Real support**: the op must fire on at least ``min_support`` (2) cluster items, so "1 of a
+  2-item cluster" is not enough. **Syntax-presence ops** (templates marked ``presence``: a call,
+  an AST node, an import is present) need evidence that the construct goes with the failure class
+  rather than with code in general: at least ``min_support`` cluster items from at least two
+  tasks, firing on at most ``presence_tolerance`` (5 %) of the presumed-good train items, and a
+  firing rate on the cluster at least ``presence_lift`` (3x) the rate on presumed-good items. This
+  is statistical evidence of association (vx cannot run counterfactuals on a construct); it is
+  what stops "a lambda is present" from being born out of one miss.
 * **Tiers.** Born from a cluster holding an anchored miss → *active* (selectable); born only from
   unlabeled gaps → *shadow* (applied and recorded, not selectable, not in the consensus).
 * **Promotion.** A shadow is promoted when adding it to the incumbent as a disjunct strictly raises
@@ -47,6 +55,9 @@ class LifecyclePolicy:
     grace: int = 2
     good_tolerance: float = 0.25
     redundancy: float = 0.95  # a new op agreeing with an existing one on this share of items is redundant
+    min_support: int = 2  # cluster items the new op must fire on
+    presence_tolerance: float = 0.05  # syntax-presence ops: at most this share of presumed-good train items
+    presence_lift: float = 3.0  # syntax-presence ops: cluster rate / presumed-good rate
 
     @classmethod
     def off(cls) -> LifecyclePolicy:
@@ -97,8 +108,13 @@ class GateResult:
 
 
 def birth_gate(column: np.ndarray, cluster: np.ndarray, labelled_good: np.ndarray, unlabeled_good: np.ndarray,
-               *, tolerance: float = 0.25) -> GateResult:
-    """Gate one new op from its ``int8`` verdict column and boolean item masks."""
+               *, tolerance: float = 0.25, min_support: int = 1, presence: bool = False,
+               cluster_tasks: np.ndarray | None = None, presence_tolerance: float = 0.05,
+               presence_lift: float = 3.0) -> GateResult:
+    """Gate one new op from its ``int8`` verdict column and boolean item masks.
+
+    `presence` marks a syntax-presence op (see the module docstring); `cluster_tasks` (one task id
+    per item) lets the gate count the distinct tasks the op fires on in its cluster."""
     fires = column == 1
     fc, nc = int((fires & cluster).sum()), int(cluster.sum())
     fl, nl = int((fires & labelled_good).sum()), int(labelled_good.sum())
@@ -107,12 +123,25 @@ def birth_gate(column: np.ndarray, cluster: np.ndarray, labelled_good: np.ndarra
         reason = "empty cluster"
     elif 2 * fc < nc:
         reason = f"fires on {fc} of {nc} cluster items (needs at least half)"
+    elif fc < min_support:
+        reason = f"fires on {fc} cluster item(s) (needs at least {min_support}: one miss is not a recurring class)"
     elif fl:
         reason = f"fires on {fl} dev item(s) labelled pass"
     elif fu > tolerance * nu:
         reason = f"fires on {fu} of {nu} known-good train items (tolerance {tolerance:.0%})"
     else:
         reason = ""
+    if not reason and presence:
+        tasks_hit = len(set(np.asarray(cluster_tasks)[fires & cluster].tolist())) if cluster_tasks is not None else 2
+        good_rate = fu / nu if nu else 0.0
+        if tasks_hit < 2:
+            reason = "a syntax-presence op needs its construct in failing outputs of at least two tasks"
+        elif nu and fu > presence_tolerance * nu:
+            reason = (f"a syntax-presence op may fire on at most {presence_tolerance:.0%} of the known-good train "
+                      f"items; it fires on {fu} of {nu}")
+        elif good_rate > 0 and (fc / nc) < presence_lift * good_rate:
+            reason = (f"the construct is not specific to the failure: it is in {fc / nc:.0%} of the cluster and "
+                      f"{good_rate:.0%} of the known-good train items (needs {presence_lift:g}x)")
     return GateResult(not reason, reason, fc, nc, fl, nl, fu, nu)
 
 

@@ -72,7 +72,7 @@ from vx.ops.apply import apply_ops
 from vx.ops.cache import VerdictCache
 from vx.ops.core import Op
 from vx.ops.pool import OpPool
-from vx.ops.specs import SpecError, op_from_spec
+from vx.ops.specs import TEMPLATES, SpecError, op_from_spec
 
 __all__ = ["EvolveConfig", "Evolution", "EvolutionResult", "EvolutionError", "ABLATIONS", "Auditor", "Round"]
 
@@ -249,7 +249,7 @@ class Evolution:
         pool = pool or self.pool
         app = apply_ops(pool, self.items, self.view.tasks, ops=list(names), jobs=self.config.jobs,
                         timeout=self.config.timeout, cache=self.cache, progress=self.progress,
-                        description=f"applying {len(names)} op(s)")
+                        description=f"applying {len(names)} op(s)", peers=getattr(self.view, "peers", None))
         self.messages.update(app.messages)
         return app.matrix
 
@@ -506,6 +506,7 @@ class Evolution:
         labelled_good = obj.data.dev & (self.dev_p >= 0.5)
         unlabeled_good = self.train_mask & obj.cons_pass & (inc_codes == 0) & ~gaps
         index = {it.id: i for i, it in enumerate(self.items)}
+        item_tasks = np.array([it.task for it in self.items], dtype=object)
         existing_names = [n for n in self.matrix.op_names if self.records[n].status != "retired"]
         existing_cols = [self.matrix.column(n) for n in existing_names]
         admitted: list[str] = []
@@ -513,7 +514,11 @@ class Evolution:
             column = new.column(o.name)
             cmask = np.zeros(len(self.items), dtype=bool)
             cmask[[index[i] for i in cl.items]] = True
-            gate = birth_gate(column, cmask, labelled_good, unlabeled_good, tolerance=self.policy.good_tolerance)
+            tpl = TEMPLATES.get(str(spec.get("check"))) if isinstance(spec, Mapping) else None
+            gate = birth_gate(column, cmask, labelled_good, unlabeled_good, tolerance=self.policy.good_tolerance,
+                              min_support=self.policy.min_support, presence=bool(tpl is not None and tpl.presence),
+                              cluster_tasks=item_tasks, presence_tolerance=self.policy.presence_tolerance,
+                              presence_lift=self.policy.presence_lift)
             evidence = {"spec": spec, "cluster": cl.summary(), "synthesizer": sname, **gate.evidence()}
             same = (np.stack(existing_cols) == column).mean(axis=1) if existing_cols else np.zeros(0)
             reason = admission_reason(gate, same, existing_names, self.policy)
@@ -731,6 +736,8 @@ class Evolution:
                        for j, op in enumerate(self.matrix.op_names) for i, it in enumerate(self.items)]
         self.store.write_final(verdicts, traces, summary, {"status": "finished", "finished": now(),
                                                            "best_expression": _text(best),
-                                                           "root": self.root or ""}, matrix=matrix_rows)
+                                                           "root": self.root or "",
+                                                           "peer_ops": ",".join(o.name for o in self.pool
+                                                                                if o.is_peer)}, matrix=matrix_rows)
         return EvolutionResult(str(self.store.path), self.seed_node, best, seed_score, best_score,
                                last[0] if last else 0, summary)

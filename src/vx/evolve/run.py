@@ -153,8 +153,11 @@ def write_vx(path: str | Path, result: EvolutionResult, *, family: str, pool: Op
     run_ref = os.path.relpath(Path(result.run_path).resolve(), path.parent.resolve())  # relative to the .vx
     header = {"family": family, "run": run_ref,
               "objective": f"{s.objective:.6f} (A_dev {s.a_dev:.4f}, A_train {s.a_train:.4f}, cost {s.cost:.4f})"}
-    used = [n for n in result.best.op_names() if n in specs]
-    return write_file(path, result.best, header=header, specs=[{**specs[n], "name": n} for n in used])
+    from vx.evolve.compose import normalize
+
+    best = normalize(result.best)  # the simplest equivalent form: (wvote 1 a@1 b@3) is written (any a b)
+    used = [n for n in best.op_names() if n in specs]
+    return write_file(path, best, header=header, specs=[{**specs[n], "name": n} for n in used])
 
 
 def load_pool_for_vx(vx_path: str | Path, family: Family) -> OpPool:

@@ -1,5 +1,9 @@
 """Task families: a directory with family.toml, tasks, three splits and a seed expression.
 
+A family may hold many attempts per task (all attempts of a task live in one split). The other
+attempts of a *dev* task are kept, unlabeled, in an optional ``peers.jsonl`` (``[splits] peers``):
+they are never graded, only compared with by peer ops (:func:`vx.ops.core.peer_op`).
+
 Loading validates everything and reports every problem with file:line and what to do; nothing
 is silently dropped. Leakage safety is structural: `Family.evolution_view()` returns an object
 holding the unlabeled train split and the labeled dev split only, and the locked split's labels
@@ -192,6 +196,8 @@ class EvolutionView:
     root: str | None
     pool_factory: Any = attrs.field(eq=False, repr=False)
     pack_factory: Any = attrs.field(default=None, eq=False, repr=False)
+    #: the unlabeled other attempts of the dev tasks (task id -> outputs): peer ops compare with them
+    peers: Mapping[str, tuple[Any, ...]] = attrs.field(factory=dict, eq=False, repr=False)
 
     def pool(self) -> OpPool:
         return self.pool_factory()
@@ -265,7 +271,7 @@ class Family:
 
         # splits
         split_paths = cfg.get("splits") or {}
-        unknown = set(split_paths) - set(SPLITS)
+        unknown = set(split_paths) - set(SPLITS) - {"peers"}
         if unknown:
             problems.append(f"{toml_path}: unknown split(s) {', '.join(sorted(unknown))}; splits are {', '.join(SPLITS)}")
         self._splits: dict[str, Split] = {}
@@ -277,6 +283,15 @@ class Family:
                 problems.append(f"{path}: the {name} split file is missing (set [splits] {name} in family.toml)")
                 continue
             self._splits[name] = self._load_split(name, path, problems, seen_ids)
+        self.peers_path: Path | None = None
+        self._peers: dict[str, list[Any]] = {}
+        peers_rel = split_paths.get("peers")
+        if peers_rel is not None:
+            self.peers_path = self.dir / str(peers_rel)
+            if not self.peers_path.exists():
+                problems.append(f"{self.peers_path}: the peers file named in family.toml is missing")
+            else:
+                self._load_peers(self.peers_path, problems, seen_ids)
         dev = self._splits.get("dev")
         if dev is not None and dev.items:
             hard = {it.hard_label() for it in dev.items}
@@ -377,7 +392,53 @@ class Family:
             items.append(Item(iid, tid, obj["output"], label, obj.get("reference"), meta, n))
         return Split(name, tuple(items), path)
 
+    def _load_peers(self, path: Path, problems: list[str], seen_ids: dict[str, str]) -> None:
+        split_of_task = {it.task: name for name, sp in self._splits.items() for it in sp.items}
+        for n, obj in read_jsonl(path, problems):
+            where = f"{path}:{n}"
+            missing = [k for k in ("id", "task", "output") if k not in obj]
+            if missing:
+                problems.append(f"{where}: missing field(s) {', '.join(repr(m) for m in missing)}")
+                continue
+            if obj.get("label") is not None:
+                problems.append(f"{where}: peers are unlabeled attempts; remove \"label\"")
+                continue
+            iid, tid = obj["id"], obj["task"]
+            if not isinstance(iid, str) or not iid or iid in seen_ids:
+                problems.append(f"{where}: item id {iid!r} is empty or already used by a split")
+                continue
+            if tid not in self.tasks:
+                problems.append(f"{where}: task {tid!r} is not in the tasks file")
+                continue
+            if split_of_task.get(tid, "dev") != "dev":
+                problems.append(f"{where}: task {tid!r} is a {split_of_task[tid]} task; peers.jsonl holds the other "
+                                "attempts of dev tasks only (splits stay disjoint by task)")
+                continue
+            seen_ids[iid] = "peers"
+            self._peers.setdefault(tid, []).append(obj["output"])
+
     # --- access -------------------------------------------------------------------------------
+    @property
+    def peers(self) -> dict[str, list[Any]]:
+        """The unlabeled other attempts of the dev tasks (task id -> outputs), from peers.jsonl."""
+        return {t: list(v) for t, v in self._peers.items()}
+
+    def attempts_for(self, items: Sequence[Item]) -> dict[str, list[Any]]:
+        """The other attempts at the tasks of `items` (task id -> outputs): every output of those
+        tasks in the family's splits and peers file that is not one of `items`. Pass it as
+        ``peers=`` when grading some items of a family, so that peer ops see the whole attempt set."""
+        ids = {it.id for it in items}
+        wanted = {it.task for it in items}
+        out: dict[str, list[Any]] = {}
+        for split in (self._splits["train"], self._splits["dev"], self._audit.split):
+            for it in split.items:
+                if it.task in wanted and it.id not in ids:
+                    out.setdefault(it.task, []).append(it.output)
+        for tid, outputs in self._peers.items():
+            if tid in wanted:
+                out.setdefault(tid, []).extend(outputs)
+        return out
+
     def pool(self) -> OpPool:
         """The family's op pool (packs + typed specs), loaded once."""
         return self._pool_factory()
@@ -406,7 +467,7 @@ class Family:
         # train reaches evolution as outputs only: any provenance in its items' meta could leak labels
         return EvolutionView(self.name, self.tasks, self._splits["train"].unlabeled(), self._splits["dev"],
                              dict(self.objective), self.dir, self.root_name, self._pool_factory,
-                             self._pack_factory)
+                             self._pack_factory, {t: tuple(v) for t, v in self._peers.items()})
 
     def labeled(self, name: str) -> Split:
         """A split with its labels, for a person evaluating (dev, locked) or unlabeled (train)."""

@@ -90,6 +90,10 @@ class Pack:
     describe_environment: Callable[[], str] | None = attrs.field(default=None, eq=False, repr=False)
     description: str = ""
     task_schema: Mapping[str, Any] | None = attrs.field(default=None, eq=False, repr=False)
+    #: ``(task) -> dict`` of what the pack's ops derive from a task (e.g. the code family's probe inputs),
+    #: shown by ``vx explain``; None: nothing to show
+    describe_task: Callable[[Mapping[str, Any]], dict[str, Any]] | None = attrs.field(default=None, eq=False,
+                                                                                       repr=False)
 
     def __attrs_post_init__(self) -> None:
         names = [o.name for o in self.ops]
@@ -149,6 +153,7 @@ class Pack:
                 ops.append(o)
         envs = [p.describe_environment for p in packs if p.describe_environment is not None]
         classify = next((p.classify_failure for p in packs if p.classify_failure is not None), None)
+        describe_task = next((p.describe_task for p in packs if p.describe_task is not None), None)
 
         def environment() -> str:
             return "; ".join(str(fn()) for fn in envs)
@@ -158,7 +163,8 @@ class Pack:
                    tuple(dict.fromkeys(t for p in packs for t in p.taxonomy)), classify,
                    tuple(dict.fromkeys(t for p in packs for t in p.templates)),
                    environment if len(envs) > 1 else (envs[0] if envs else None), "",
-                   next((p.task_schema for p in packs if p.task_schema is not None), None))
+                   next((p.task_schema for p in packs if p.task_schema is not None), None),
+                   describe_task=describe_task)
 
     def pool(self, *, root: str | None = None, specs: Iterable[Mapping[str, Any]] = ()) -> OpPool:
         """An op pool of this pack's ops plus typed specs, with ``root`` (default: the pack's)."""

@@ -48,7 +48,7 @@ FAMILY_SCHEMA: dict[str, Any] = {
         "splits": {
             "type": "object",
             "additionalProperties": False,
-            "properties": {name: {"type": "string", "minLength": 1} for name in ("train", "dev", "locked")},
+            "properties": {name: {"type": "string", "minLength": 1} for name in ("train", "dev", "locked", "peers")},
         },
         "objective": {
             "type": "object",

@@ -15,8 +15,8 @@ Writing an op::
 """
 
 from vx.dsl.verdict import Final, Verdict
-from vx.ops.core import Context, Op, OpError, Result, abstain, clean, drawback, op
+from vx.ops.core import Context, Observer, Op, OpError, Result, abstain, clean, drawback, observer, op, peer_op
 from vx.ops.specs import SpecError, op_from_spec, template
 
-__all__ = ["Context", "Final", "Op", "OpError", "Result", "SpecError", "Verdict", "abstain", "clean", "drawback",
-           "op", "op_from_spec", "template"]
+__all__ = ["Context", "Final", "Observer", "Op", "OpError", "Result", "SpecError", "Verdict", "abstain", "clean",
+           "drawback", "observer", "op", "op_from_spec", "peer_op", "template"]

@@ -7,6 +7,15 @@ interrupted (SIGALRM) or, if it will not stop, its worker process is killed and 
 abstains on that item and the rest of the item's ops still run. Nothing is lost, and serial and
 parallel application produce identical matrices (same per-item function, results put in place by
 index).
+
+**Peer ops** (:func:`vx.ops.core.peer_op`) are applied in two phases. Phase 1 runs each peer op's
+observer on every attempt, as one more op of the item (sharing its context, so an observer can reuse
+the item's sandbox run), and also on the *extra peers* a caller passes (``peers=``: unlabeled attempts
+of the same tasks that are not graded, e.g. the other attempts of a dev task). Phase 2, in the parent,
+judges each peer op for each item from its observation and those of the other attempts at its task
+(the items of the batch with that task, plus the extra peers). Observations are cached by (observer,
+version, item hash); peer verdicts by (op, version, hash of the item and of its task's attempt set),
+so adding one attempt re-judges that task only.
 """
 
 from __future__ import annotations
@@ -25,8 +34,8 @@ import numpy as np
 
 from vx.dsl.matrix import VerdictMatrix
 from vx.dsl.verdict import Verdict
-from vx.ops.cache import VerdictCache, item_hash
-from vx.ops.core import Context, Op, Result
+from vx.ops.cache import VerdictCache, attempt_set_hash, item_hash, peer_key
+from vx.ops.core import Context, Op, Result, observer_op
 from vx.ops.item import Item
 from vx.ops.pool import OpPool
 from vx.text import clean
@@ -57,6 +66,7 @@ class Outcome:
     duration: float = 0.0
     error: str | None = None
     kind: str | None = None  # None, "error", "timeout", "died"
+    evidence: Any = None  # an observer's observation (observer pseudo-ops only)
 
 
 @attrs.define
@@ -97,7 +107,8 @@ def _run_op(o: Op, task: Mapping[str, Any], output: Any, ctx: Context, timeout: 
         signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
         res = o(task, output, ctx)
-        return Outcome(int(res.verdict), _clip(res.message), time.perf_counter() - t0)
+        evidence = res.evidence if o.provenance.get("observes") else None
+        return Outcome(int(res.verdict), _clip(res.message), time.perf_counter() - t0, evidence=evidence)
     except OpTimeout:
         return Outcome(int(Verdict.ABSTAIN), "", time.perf_counter() - t0, f"timed out after {timeout:g}s", "timeout")
     except Exception as exc:  # an op bug: abstain on this item, record what happened
@@ -310,7 +321,8 @@ def _parallel(jobs: list[tuple[Item, list[int]]], ops: list[Op], tasks, timeout:
 def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[str, Any]], *,
               ops: Sequence[str] | None = None, jobs: int | None = None, timeout: float = DEFAULT_TIMEOUT,
               cache: VerdictCache | None = None, progress: bool | None = None,
-              description: str = "applying ops", executor: Any = None) -> Application:
+              description: str = "applying ops", executor: Any = None,
+              peers: Mapping[str, Sequence[Any]] | None = None) -> Application:
     """Build the verdict matrix of `items` × ops (default: the pool's runnable ops, root first).
 
     jobs: worker processes (default: CPU count; 1 = in this process). cache: a VerdictCache to read
@@ -319,6 +331,9 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
     executor: where the items run: None / "local" (this machine, `jobs` processes), "dask", or a
     `vx.ops.executors.Executor` (e.g. `DaskExecutor("tcp://scheduler:8786")`). The matrix is the
     same whichever runs it; the cache is read and written here only.
+    peers: extra attempts per task id (outputs that are not graded but that peer ops compare with;
+    the items of the batch are each other's peers already). Peer ops run in two phases: their
+    observers run on every attempt wherever the items run, then the peer verdicts are judged here.
     """
     t_start = time.perf_counter()
     root = pool.root_name
@@ -334,27 +349,61 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
     messages: dict[tuple[str, str], str] = {}
     failures: list[OpFailure] = []
     durations: dict[str, float] = {}
+    peer_cols = [c for c, o in enumerate(op_objs) if o.is_peer]
+    plain_cols = [c for c in range(n_ops) if c not in peer_cols]
+
+    # the attempts: the items, then the extra peers of the tasks that have peer ops to judge
+    attempts: list[Item] = list(items)
+    if peer_cols and peers:
+        batch_tasks = {it.task for it in items}
+        for task_id in sorted(batch_tasks):
+            for k, output in enumerate(peers.get(task_id, ())):
+                attempts.append(Item(id=f"peer:{task_id}:{k}", task=task_id, output=output))
+    hashes = [item_hash(tasks[it.task], it.output) for it in attempts]
+
+    # observers (phase 1 pseudo-ops): one per distinct (name, version) among the peer ops
+    observers: dict[tuple[str, str], Op] = {}
+    op_observer: dict[int, tuple[str, str]] = {}
+    for c in peer_cols:
+        obs = op_objs[c].observer
+        key = (obs.name, obs.version)
+        limit = max([op_objs[k].timeout or timeout for k in peer_cols if op_objs[k].observer is obs] + [timeout])
+        observers.setdefault(key, observer_op(obs, limit, op_objs[c]))
+        op_observer[c] = key
+    obs_keys = list(observers)
+    run_objs = op_objs + [observers[k] for k in obs_keys]  # phase-1 op list: ops, then observers
+    obs_col = {k: n_ops + i for i, k in enumerate(obs_keys)}
+    observations: dict[tuple[tuple[str, str], int], Any] = {}
+    obs_errors: dict[tuple[tuple[str, str], int], str] = {}
     item_seconds: dict[str, float] = {}
 
-    hashes = [item_hash(tasks[it.task], it.output) for it in items]
     # LLM-calling ops bypass the verdict cache: their answers are cached by vx.llm, keyed by model and
     # full request, so a changed model is never served a stale verdict and "LLM off" is never stored.
-    cached = cache.get_many((o.name, o.version, h) for o in op_objs if not o.uses_llm
-                            for h in set(hashes)) if cache else {}
+    cached = cache.get_many((op_objs[c].name, op_objs[c].version, h) for c in plain_cols
+                            if not op_objs[c].uses_llm for h in set(hashes[:n_items])) if cache else {}
+    cached_obs = cache.get_observations((name, version, h) for name, version in obs_keys
+                                        for h in set(hashes)) if cache and obs_keys else {}
     hits = 0
     work: list[tuple[Item, list[int]]] = []
     work_rows: list[int] = []
-    for r, it in enumerate(items):
+    for r, it in enumerate(attempts):
         need = []
-        for c, o in enumerate(op_objs):
-            hit = cached.get((o.name, o.version, hashes[r]))
-            if hit is None:
-                need.append(c)
-                continue
-            hits += 1
-            arr[r, c] = hit.verdict
-            if hit.message:
-                messages[(it.id, o.name)] = hit.message
+        if r < n_items:
+            for c in plain_cols:
+                o = op_objs[c]
+                hit = cached.get((o.name, o.version, hashes[r]))
+                if hit is None:
+                    need.append(c)
+                    continue
+                hits += 1
+                arr[r, c] = hit.verdict
+                if hit.message:
+                    messages[(it.id, o.name)] = hit.message
+        for key in obs_keys:
+            if (key[0], key[1], hashes[r]) in cached_obs:
+                observations[(key, r)] = cached_obs[(key[0], key[1], hashes[r])]
+            else:
+                need.append(obs_col[key])
         if need:
             if root is not None and 0 not in need:
                 need.insert(0, 0)  # the root re-runs so that the others find its artifact in ctx
@@ -362,6 +411,7 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
             work_rows.append(r)
 
     to_cache: list[tuple] = []
+    obs_to_cache: list[tuple] = []
     calls = 0
 
     def record(j: int, res: dict[int, Outcome]) -> None:
@@ -371,7 +421,19 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
         item_seconds[it.id] = item_seconds.get(it.id, 0.0) + sum(out.duration for out in res.values())
         for k, out in res.items():
             c = need[k]
-            o = op_objs[c]
+            o = run_objs[c]
+            if c >= n_ops:  # an observer
+                key = obs_keys[c - n_ops]
+                durations[o.name] = durations.get(o.name, 0.0) + out.duration
+                if out.error:
+                    obs_errors[(key, r)] = out.error
+                    continue
+                observations[(key, r)] = out.evidence
+                if cache is not None:
+                    obs_to_cache.append((key[0], key[1], hashes[r], out.evidence))
+                continue
+            if r >= n_items:  # the root of an extra peer: not part of the matrix
+                continue
             calls += 1
             arr[r, c] = out.verdict
             durations[o.name] = durations.get(o.name, 0.0) + out.duration
@@ -395,16 +457,84 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
             def done(j, res):
                 record(j, res)
                 advance()
-            runner.run(work, op_objs, tasks, timeout, done)
+            runner.run(work, run_objs, tasks, timeout, done)
             if cache is not None and to_cache:
                 cache.put_many(to_cache)
+            if cache is not None and obs_to_cache:
+                cache.put_observations(obs_to_cache)
     finally:
         if runner is not executor:
             runner.close()  # an executor made here from a name: stop what it started
+
+    # phase 2: peer verdicts, per task, in the parent
+    if peer_cols:
+        judged, judged_hits = _judge_peers(op_objs, peer_cols, op_observer, attempts, n_items, hashes, tasks,
+                                           observations, obs_errors, arr, messages, failures, durations, cache)
+        calls += judged
+        hits += judged_hits
     failures.sort(key=lambda f: (f.op, f.item))
     matrix = VerdictMatrix.from_array(arr, [it.id for it in items], names)
     return Application(matrix, messages, failures, calls, hits, time.perf_counter() - t_start, durations,
                        item_seconds)
+
+
+def _judge_peers(op_objs: Sequence[Op], peer_cols: Sequence[int], op_observer: Mapping[int, tuple[str, str]],
+                 attempts: Sequence[Item], n_items: int, hashes: Sequence[str], tasks: Mapping[str, Mapping[str, Any]],
+                 observations: Mapping[tuple[tuple[str, str], int], Any], obs_errors: Mapping[tuple[tuple[str, str], int], str],
+                 arr: np.ndarray, messages: dict, failures: list, durations: dict,
+                 cache: VerdictCache | None) -> tuple[int, int]:
+    """Phase 2 of :func:`apply_ops`: judge every peer op on every item from the observations;
+    returns (judgements made, cache hits). A verdict is cached only when every attempt of its task
+    was observed (a failed observation must not freeze a verdict computed without it)."""
+    by_task: dict[str, list[int]] = {}
+    for r, it in enumerate(attempts):
+        by_task.setdefault(it.task, []).append(r)
+    set_hash = {t: attempt_set_hash([hashes[r] for r in rows]) for t, rows in by_task.items()}
+    keys = {(c, r): peer_key(hashes[r], set_hash[attempts[r].task]) for c in peer_cols for r in range(n_items)}
+    cached = cache.get_many((op_objs[c].name, op_objs[c].version, keys[(c, r)]) for c, r in keys) if cache else {}
+    to_cache = []
+    calls = hits = 0
+    for (c, r), key in keys.items():
+        o = op_objs[c]
+        it = attempts[r]
+        hit = cached.get((o.name, o.version, key))
+        if hit is not None:
+            hits += 1
+            arr[r, c] = hit.verdict
+            if hit.message:
+                messages[(it.id, o.name)] = hit.message
+            if hit.error:
+                failures.append(OpFailure(it.id, o.name, "error", hit.error))
+            continue
+        obs_key = op_observer[c]
+        t0 = time.perf_counter()
+        if (obs_key, r) not in observations:
+            why = obs_errors.get((obs_key, r), "not computed")
+            out = Outcome(int(Verdict.ABSTAIN), "", 0.0, f"observing this attempt failed: {why}", "error")
+        else:
+            mine = observations[(obs_key, r)]
+            others = [observations[(obs_key, q)] for q in by_task[it.task] if q != r and (obs_key, q) in observations]
+            try:
+                res = o.judge(tasks[it.task], mine, others, Context())
+                out = Outcome(int(res.verdict), _clip(res.message), time.perf_counter() - t0)
+            except Exception as exc:  # a judging bug: abstain on this item, record it
+                tb = traceback.extract_tb(exc.__traceback__)
+                where = f" at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
+                out = Outcome(int(Verdict.ABSTAIN), "", time.perf_counter() - t0,
+                              f"{type(exc).__name__}: {_clip(str(exc), 300)}{where}", "error")
+        calls += 1
+        arr[r, c] = out.verdict
+        durations[o.name] = durations.get(o.name, 0.0) + out.duration
+        if out.message:
+            messages[(it.id, o.name)] = out.message
+        if out.error:
+            failures.append(OpFailure(it.id, o.name, out.kind or "error", out.error))
+        complete = all((obs_key, q) in observations for q in by_task[it.task])
+        if cache is not None and complete and out.kind is None:
+            to_cache.append((o.name, o.version, key, out.verdict, out.message, out.duration, out.error))
+    if cache is not None and to_cache:
+        cache.put_many(to_cache)
+    return calls, hits
 
 
 def _stderr_is_tty() -> bool:

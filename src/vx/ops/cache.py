@@ -1,5 +1,10 @@
 """The verdict cache: SQLite, keyed by (op name, op version, item content hash).
 
+Peer ops (whose verdict depends on the other attempts at the task) are keyed by
+:func:`peer_key` -- the item's hash combined with the hash of its task's attempt set -- and the
+observations their verdicts are judged from are kept in a second table, keyed like verdicts by
+(observer, version, item hash), as tagged JSON (:func:`encode_plain`).
+
 Ops are pure, so a verdict computed once is valid until the op's code or spec changes (which
 changes its version) or the item changes (which changes its hash). Rerunning an evaluation is
 look-ups only. Only verdicts are cached: an op that failed (it raised, timed out, its worker died)
@@ -47,6 +52,14 @@ CREATE TABLE IF NOT EXISTS verdicts (
     created REAL NOT NULL,
     PRIMARY KEY (op, version, item)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS observations (
+    observer TEXT NOT NULL,
+    version TEXT NOT NULL,
+    item TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (observer, version, item)
+) WITHOUT ROWID;
 """
 
 
@@ -62,6 +75,58 @@ def item_hash(task: Mapping[str, Any], output: Any) -> str:
     blob = json.dumps([task, output], sort_keys=True, ensure_ascii=False, default=str)
     # surrogatepass: an output may hold unpaired surrogates (valid text hashes as before)
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def attempt_set_hash(hashes: Iterable[str]) -> str:
+    """The hash of a task's attempt set: the multiset of its attempts' item hashes (order-free)."""
+    return hashlib.sha256("\n".join(sorted(hashes)).encode()).hexdigest()[:32]
+
+
+def peer_key(item: str, attempt_set: str) -> str:
+    """The cache key of a peer op's verdict on an item: its own hash and its task's attempt set."""
+    return hashlib.sha256(f"peer:{item}:{attempt_set}".encode()).hexdigest()[:32]
+
+
+# tagged JSON for plain data: every JSON object is a one-key type tag (as the sandbox's value encoding)
+def encode_plain(value: Any, _depth: int = 0) -> Any:
+    """`value` (None/bool/int/float/str and list/tuple/dict/set/frozenset of those) as JSON data."""
+    if _depth > 100:
+        raise ValueError("value nested too deeply to cache")
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if type(value) is int:
+        return value
+    if type(value) is float:
+        return value if value == value and value not in (float("inf"), float("-inf")) else {"float": repr(value)}
+    if type(value) is list:
+        return [encode_plain(v, _depth + 1) for v in value]
+    if type(value) is tuple:
+        return {"tuple": [encode_plain(v, _depth + 1) for v in value]}
+    if type(value) in (set, frozenset):
+        return {type(value).__name__: [encode_plain(v, _depth + 1) for v in value]}
+    if type(value) is dict:
+        return {"dict": [[encode_plain(k, _depth + 1), encode_plain(v, _depth + 1)] for k, v in value.items()]}
+    raise ValueError(f"cannot cache a {type(value).__name__} (observations are plain data)")
+
+
+def decode_plain(data: Any, _depth: int = 0) -> Any:
+    """The inverse of :func:`encode_plain` (raises ValueError on anything else)."""
+    if _depth > 100:
+        raise ValueError("cached value nested too deeply")
+    if data is None or isinstance(data, (bool, int, float, str)):
+        return data
+    if isinstance(data, list):
+        return [decode_plain(v, _depth + 1) for v in data]
+    if isinstance(data, dict) and len(data) == 1:
+        (tag, body), = data.items()
+        if tag == "float" and body in ("inf", "-inf", "nan"):
+            return float(body)
+        if tag in ("tuple", "set", "frozenset") and isinstance(body, list):
+            items = [decode_plain(v, _depth + 1) for v in body]
+            return {"tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
+        if tag == "dict" and isinstance(body, list):
+            return {decode_plain(k, _depth + 1): decode_plain(v, _depth + 1) for k, v in body}
+    raise ValueError(f"not a cached plain value: {str(data)[:60]}")
 
 
 @attrs.frozen
@@ -134,6 +199,44 @@ class VerdictCache:
             self._db.execute("ROLLBACK")
             raise
 
+    def get_observations(self, keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str, str], Any]:
+        """Look up many (observer, version, item_hash) keys; undecodable rows count as missing."""
+        keys = list(keys)
+        found: dict[tuple[str, str, str], Any] = {}
+        by_obs: dict[tuple[str, str], list[str]] = {}
+        for name, version, h in keys:
+            by_obs.setdefault((name, version), []).append(h)
+        for (name, version), hashes in by_obs.items():
+            for start in range(0, len(hashes), 900):
+                chunk = hashes[start:start + 900]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(f"SELECT item, payload FROM observations WHERE observer=? AND version=? "
+                                        f"AND item IN ({marks})", (name, version, *chunk))
+                for item, payload in rows:
+                    try:
+                        found[(name, version, item)] = decode_plain(json.loads(payload))
+                    except (ValueError, TypeError):
+                        continue  # a damaged row is recomputed
+        return found
+
+    def put_observations(self, rows: Iterable[tuple[str, str, str, Any]]) -> None:
+        """Store (observer, version, item_hash, observation) rows (observations that are not plain
+        data are skipped: they are recomputed next time)."""
+        now = time.time()
+        encoded = []
+        for name, version, h, value in rows:
+            try:
+                encoded.append((name, version, h, json.dumps(encode_plain(value), ensure_ascii=False), now))
+            except (ValueError, TypeError):
+                continue
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.executemany("INSERT OR REPLACE INTO observations VALUES (?,?,?,?,?)", encoded)
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
     def info(self) -> dict[str, Any]:
         total = self._db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
         per_op = self._db.execute(
@@ -145,6 +248,8 @@ class VerdictCache:
 
     def clear(self, op: str | None = None) -> int:
         cur = self._db.execute("DELETE FROM verdicts" + (" WHERE op=?" if op else ""), (op,) if op else ())
+        if op is None:
+            self._db.execute("DELETE FROM observations")
         self._db.execute("VACUUM")
         return cur.rowcount
 
@@ -174,7 +279,7 @@ def _check_cache_file(path: Path) -> None:
             db.close()
     except sqlite3.Error as exc:
         raise CacheError(f"{path}: not a vx verdict cache ({exc})") from None
-    if tables and (tables != {"verdicts"} or columns != _COLUMNS):
+    if tables and (not tables <= {"verdicts", "observations"} or "verdicts" not in tables or columns != _COLUMNS):
         raise CacheError(f"{path}: not a vx verdict cache (it holds table(s) {', '.join(sorted(tables))}"
                          + (f" with columns {', '.join(columns)}" if columns and columns != _COLUMNS else "")
                          + "); choose another file with --cache or $VX_CACHE")

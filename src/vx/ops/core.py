@@ -4,6 +4,14 @@ An op checks exactly one failure class on one (task, output) pair and returns a 
 DRAWBACK (a known defect was found), CLEAN (none found) or ABSTAIN (no opinion). Ops are pure
 functions of (task, output, ctx); `ctx` is a per-item scratch space shared by the ops of one item,
 where the family's root op stores the parsed artifact (``ctx["artifact"]``) for the others.
+
+**Peer ops** (``@peer_op``) also read the *peers* of an output: the other attempts at the same task
+in the batch being graded. A peer op names an :class:`Observer` -- a pure function
+``observe(task, output, ctx) -> plain data`` run once per attempt, in the attempt's own context
+(so it can share the item's sandbox run) -- and judges ``fn(task, mine, peers, ctx)`` from this
+attempt's observation and the list of its peers' observations. Application runs observers with
+the other ops of each item, then judges every peer op per task in the parent
+(:func:`vx.ops.apply.apply_ops`); its cached verdicts are keyed by the task's attempt set too.
 """
 
 from __future__ import annotations
@@ -24,6 +32,8 @@ from vx.dsl.verdict import Verdict
 from vx.errors import VxError
 
 TIERS = ("static", "exec", "judge")
+#: ``ctx`` key under which a standalone call of a peer op finds its peers' observations.
+PEERS_KEY = "peers"
 STATUSES = ("active", "shadow", "retired")
 
 
@@ -133,11 +143,38 @@ def _source_hash(fn: Callable) -> str:
 
 
 @attrs.frozen
+class Observer:
+    """What a peer op compares across the attempts at one task: ``fn(task, output, ctx)`` returns
+    plain data (None/bool/int/float/str and lists, tuples, dicts of those) describing one attempt.
+
+    Observers are pure and cached like verdicts: by (name, version, item content). Several peer ops
+    may share one observer; it runs once per attempt."""
+
+    name: str
+    fn: Callable[[Mapping[str, Any], Any, Context], Any] = attrs.field(eq=False, repr=False)
+    version: str = ""
+
+    def __call__(self, task: Mapping[str, Any], output: Any, ctx: Context | None = None) -> Any:
+        return self.fn(task, output, ctx if ctx is not None else Context())
+
+
+def observer(fn: Callable | None = None, *, name: str | None = None, depends: Iterable[Dependency] = ()) -> Any:
+    """Decorate ``fn(task, output, ctx) -> plain data`` as an :class:`Observer` for peer ops."""
+    depends = tuple(depends)
+
+    def wrap(f: Callable) -> Observer:
+        return Observer(name or f.__name__, f, source_version(f, depends))
+
+    return wrap(fn) if fn is not None else wrap
+
+
+@attrs.frozen
 class Op:
     """A registered drawback detector.
 
     `version` changes whenever the op's code (or typed spec) changes, so cached verdicts of an
-    older version are never reused.
+    older version are never reused. A *peer op* has an ``observer``; its ``fn`` is
+    ``fn(task, mine, peers, ctx)`` over observations (see the module docstring).
     """
 
     name: str
@@ -151,6 +188,11 @@ class Op:
     spec: Mapping[str, Any] | None = attrs.field(default=None, eq=False, repr=False)
     uses_llm: bool = False
     timeout: float | None = None
+    observer: Observer | None = attrs.field(default=None, eq=False, repr=False)
+
+    @property
+    def is_peer(self) -> bool:
+        return self.observer is not None
 
     @tier.validator
     def _check_tier(self, _a, value):
@@ -163,7 +205,21 @@ class Op:
             raise OpError(f"op {self.name!r}: status must be one of {', '.join(STATUSES)}, not {value!r}")
 
     def __call__(self, task: Mapping[str, Any], output: Any, ctx: Context | None = None) -> Result:
-        return to_result(self.fn(task, output, ctx if ctx is not None else Context()), self.name)
+        ctx = ctx if ctx is not None else Context()
+        if self.observer is None:
+            return to_result(self.fn(task, output, ctx), self.name)
+        # a peer op called on one output: its peers' observations come from ctx["peers"], if any
+        mine = self.observer(task, output, ctx)
+        return self.judge(task, mine, ctx.get(PEERS_KEY), ctx)
+
+    def judge(self, task: Mapping[str, Any], mine: Any, peers: Any, ctx: Context | None = None) -> Result:
+        """A peer op's verdict from this attempt's observation and its peers' (None: no batch)."""
+        if self.observer is None:
+            raise OpError(f"op {self.name!r} is not a peer op")
+        if peers is None:
+            return Result.abstain("graded alone: a peer op compares an attempt with the other attempts at the "
+                                  "same task, so grade them together (Verifier.grade_many(task, outputs))")
+        return to_result(self.fn(task, mine, list(peers), ctx if ctx is not None else Context()), self.name)
 
     def with_status(self, status: str) -> Op:
         return attrs.evolve(self, status=status)
@@ -185,6 +241,9 @@ class Op:
     def shipping_ref(self) -> dict[str, Any]:
         """Plain data from which another process rebuilds this op (see ``_rebuild_op``)."""
         ref: dict[str, Any] = {"name": self.name, "version": self.version, "status": self.status}
+        peer = self.provenance.get("observer_of")
+        if isinstance(peer, Op):  # a peer op's observer (phase 1 of application): rebuilt from the peer op
+            return {**ref, "kind": "observer", "peer": peer.shipping_ref(), "timeout": self.timeout}
         if self.spec is not None:
             from vx.ops.specs import TEMPLATES
 
@@ -210,6 +269,13 @@ def _rebuild_op(ref: Mapping[str, Any]) -> Op:
     import sys
 
     name = ref["name"]
+    if ref["kind"] == "observer":
+        peer = _rebuild_op(ref["peer"])
+        o = observer_op(peer.observer, ref.get("timeout"), peer)
+        if o.version != ref["version"]:
+            raise OpError(f"op {name!r} has version {o.version} here but {ref['version']} where it was sent "
+                          "from: run the same vx and op packs on every worker")
+        return o
     if ref["kind"] == "spec":
         if ref.get("template_module"):
             importlib.import_module(ref["template_module"])  # registers the check templates
@@ -243,6 +309,33 @@ def _rebuild_op(ref: Mapping[str, Any]) -> Op:
         raise OpError(f"op {name!r} has version {o.version} here but {ref['version']} where it was sent "
                       "from: run the same vx and op packs on every worker")
     return o
+
+
+def peer_op(
+    fn: Callable | None = None,
+    *,
+    observe: Observer,
+    name: str | None = None,
+    tier: str = "exec",
+    detects: str = "",
+    description: str | None = None,
+    timeout: float | None = None,
+    depends: Iterable[Dependency] = (),
+) -> Any:
+    """Decorate ``fn(task, mine, peers, ctx)`` as a peer op over the observations of `observe`.
+
+    `mine` is this attempt's observation, `peers` the list of the other attempts' (possibly
+    empty: the batch holds this attempt only). The version covers the observer's too."""
+    depends = tuple(depends)
+
+    def wrap(f: Callable) -> Op:
+        base = op(f, name=name, tier=tier, detects=detects, description=description, timeout=timeout,
+                  depends=depends)
+        version = hashlib.sha256(f"{base.version}:{observe.name}:{observe.version}".encode()).hexdigest()[:12]
+        return attrs.evolve(base, observer=observe, version=version,
+                            provenance={**base.provenance, "peer": True, "observer": observe.name})
+
+    return wrap(fn) if fn is not None else wrap
 
 
 def op(
@@ -284,3 +377,14 @@ def op(
         return o
 
     return wrap(fn) if fn is not None else wrap
+
+
+def observer_op(obs: Observer, timeout: float | None, peer: Op | None = None) -> Op:
+    """An observer wrapped as an op of phase 1: it abstains and carries the observation as evidence.
+    ``peer`` is a peer op it observes for: another process rebuilds the observer from it."""
+
+    def fn(task, output, ctx):
+        return abstain(evidence=obs(task, output, ctx))
+
+    return Op(name=f"observe:{obs.name}", fn=fn, tier="exec", version=obs.version, timeout=timeout,
+              provenance={"observes": obs.name, **({"observer_of": peer} if peer is not None else {})})

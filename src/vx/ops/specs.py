@@ -51,6 +51,10 @@ class Template:
     induce: Callable[[list, list], list[dict[str, Any]]] | None = attrs.field(default=None, eq=False, repr=False)
     # the factory's version: its source and that of the helpers it `depends` on (core.source_version)
     version: str = attrs.field(default="", eq=False)
+    # a peer-op template: its factory returns ``fn(task, mine, peers, ctx)`` over this observer's data
+    observer: Any = attrs.field(default=None, eq=False, repr=False)
+    # a syntax-presence check (a construct is present): the birth gate asks it for evidence of association
+    presence: bool = False
 
     def schema(self) -> dict[str, Any]:
         """A JSON-schema-like description (shown to synthesizers)."""
@@ -60,6 +64,7 @@ class Template:
             "family": self.family,
             "params": dict(self.params),
             "description": self.description,
+            **({"peers": True} if self.observer is not None else {}),
         }
 
 
@@ -69,11 +74,14 @@ TEMPLATES: dict[str, Template] = {}
 def template(check: str, *, kind: str, params: Mapping[str, str] | None = None,
              description: str = "", family: str = "",
              induce: Callable[[list, list], list[dict[str, Any]]] | None = None,
-             depends: tuple[Dependency, ...] = ()) -> Callable:
+             depends: tuple[Dependency, ...] = (), observer: Any = None, presence: bool = False) -> Callable:
     """Register a check template: ``@template("forbids_call", kind="static", params={"name": "str"})``.
 
     ``depends`` names the modules or helpers the check's verdict depends on besides the factory
-    (as for ``@op``): their source goes into the version of every op made from the template."""
+    (as for ``@op``): their source goes into the version of every op made from the template.
+    ``observer`` (a :class:`vx.ops.core.Observer`) makes it a peer-op template: the factory then
+    returns ``fn(task, mine, peers, ctx)`` (see :func:`vx.ops.core.peer_op`). ``presence`` marks a
+    syntax-presence check (the birth gate asks more evidence of it: :mod:`vx.evolve.lifecycle`)."""
     if kind not in TIERS:
         raise SpecError(f"template {check!r}: kind must be one of {TIERS}")
     for p, t in (params or {}).items():
@@ -83,7 +91,7 @@ def template(check: str, *, kind: str, params: Mapping[str, str] | None = None,
     def wrap(factory: Callable) -> Callable:
         TEMPLATES[check] = Template(check, kind, factory, dict(params or {}),
                                     description or (factory.__doc__ or "").strip().split("\n")[0], family,
-                                    induce, source_version(factory, depends))
+                                    induce, source_version(factory, depends), observer, presence)
         return factory
 
     return wrap
@@ -169,7 +177,10 @@ def op_from_spec(spec: Mapping[str, Any], *, status: str = "active",
     tpl = TEMPLATES[s["check"]]
     fn = tpl.factory(**s["params"])
     body = {k: s[k] for k in ("kind", "check", "params", "detects")}
-    version = hashlib.sha256((canonical_json(body) + (tpl.version or source_version(tpl.factory))).encode()).hexdigest()[:12]
+    base = canonical_json(body) + (tpl.version or source_version(tpl.factory))
+    if tpl.observer is not None:
+        base += f":{tpl.observer.name}:{tpl.observer.version}"
+    version = hashlib.sha256(base.encode()).hexdigest()[:12]
     return Op(
         name=s["name"],
         fn=fn,
@@ -181,6 +192,7 @@ def op_from_spec(spec: Mapping[str, Any], *, status: str = "active",
         status=status,
         spec=s,
         uses_llm=s["kind"] == "judge",
+        observer=tpl.observer,
     )
 
 

@@ -157,3 +157,16 @@ def test_single_class_locked_split_is_reported(tmp_path):
     notes = write_family(tmp_path, name="t", description="", tasks=tasks, splits=splits,
                          references={t.id: t.reference for t in tasks}, provenance={"seed": 0})
     assert any("every locked item is labelled fail" in n for n in notes)
+
+
+def test_provenance_with_unset_options_is_valid_toml():
+    import tomllib
+
+    from vx.families.code.data.build import _toml_table
+
+    text = _toml_table("provenance", {"per_task": None, "seed": 0, "samples": [{"path": "a", "tests": None}],
+                                      "dev_teacher_vs_truth": {"agree": 9, "items": 10},
+                                      "tasks_dropped": {"HumanEval/15": "too large"}})
+    data = tomllib.loads(text)["provenance"]
+    assert "per_task" not in data and data["samples"] == [{"path": "a"}]
+    assert data["tasks_dropped"] == {"HumanEval/15": "too large"} and data["dev_teacher_vs_truth"]["agree"] == 9

@@ -65,8 +65,11 @@ def test_probe_order_and_content():
 def test_probe_limit_keeps_the_examples():
     exs = [record(f"f({i})", args_src=f"({i},)", expected_src=str(i)) for i in range(1, 20)]
     probes = P.probes_for({"entry_point": "f", "examples": exs}, limit=24)
-    assert len(probes) == 24
+    base = [p for p in probes if p.klass not in P.PEER_CLASSES]
+    assert len(base) == 24, "the limit bounds the seed exec ops' probes"
     assert [p.klass for p in probes[:19]] == ["example"] * 19
+    assert all(p.klass in P.GENERATED for p in probes[24:]), "generated probes come after, unbounded by the limit"
+    assert 0 < len(probes) - 24 <= P.MAX_GENERATED
 
 
 def test_no_examples_no_probes():
@@ -92,7 +95,8 @@ def _element_types(v):
 
 @settings(max_examples=200, deadline=None)
 @given(args=st.lists(values, min_size=1, max_size=4), klass=st.sampled_from([c for c in P.CLASSES
-                                                                                   if c not in ("example", "repeat")]))
+                                                                                   if c not in ("example", "repeat")
+                                                                                   and c not in P.PEER_CLASSES]))
 def test_mutations_preserve_types(args, klass):
     for new, detail in P.mutations(args, klass):
         assert len(new) == len(args) and detail

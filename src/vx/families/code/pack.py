@@ -41,6 +41,26 @@ def describe_environment() -> str:
     return ops.sandbox().describe().strip().splitlines()[0]
 
 
+def describe_task(task: Mapping[str, Any]) -> dict[str, Any]:
+    """What the code ops derive from a task: its visible examples, the domain they imply, and the
+    probe inputs the peer ops compare attempts on (``vx explain`` shows it)."""
+    from vx.families.code.ops import probe
+
+    gen, domain, why = probe.generated(task)
+    tests = probe.model_tests_with_counts(task)
+    return {"visible examples": [e.call for e in probe.visible_examples(task)],
+            "inferred domain": list(domain),
+            "generated probes": [f"{p.klass.removeprefix('gen_')}: {p.call}" for p in gen],
+            "model-written tests": [f"{p.call} == {values_short(p.expected)} (written {n}x)" for p, n in tests],
+            **({"no probes": why} if why and not gen else {})}
+
+
+def values_short(value: Any) -> str:
+    from vx.families.code.ops.values import short
+
+    return short(value, 40)
+
+
 #: A visible example call, as the builders write it (``vx.families.code.examples.Example``).
 EXAMPLE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -79,6 +99,7 @@ PACK = Pack(
     templates=(templates.FAMILY,),
     describe_environment=describe_environment,
     description="Python functions graded by hidden unit tests: parse, static and sandboxed exec checks",
+    describe_task=describe_task,
     task_schema=TASK_SCHEMA,
 )
 

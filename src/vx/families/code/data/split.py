@@ -9,7 +9,8 @@ Procedure (``random.Random`` seeded with ``"vx-split:<seed>"``):
 2. **dev**: walk the shuffled tasks and take at most one item per task -- a *clear failure*
    (teacher agreement ≤ ``fail_max_agreement``, hard label fail) while fewer than ``n_dev_fail``
    are taken, else a *clean positive* (teacher label pass) while fewer than ``n_dev_pass`` are
-   taken. A dev task's other items are dropped (counted in the report);
+   taken. A dev task's other items leave the labelled splits: they are kept, unlabeled, as the
+   dev item's *peers* (``Splits.dev_peers``; the other attempts peer ops compare it with);
 3. **locked**: the next tasks, all their items, until at least ``n_locked`` items;
 4. **train**: every remaining task's items (stored without labels).
 """
@@ -60,6 +61,7 @@ class Splits:
     locked: list[LabelledItem]
     dropped: int
     tasks: dict[str, list[str]]  # split name -> task ids
+    dev_peers: list[LabelledItem] = attrs.field(factory=list)  # the other attempts of the dev tasks (unlabeled)
 
     def counts(self, *, with_hidden_labels: bool = False) -> dict[str, Any]:
         """Sizes per split. Class balances of the locked and train splits come only with
@@ -76,6 +78,7 @@ class Splits:
             "dev_items": len(self.dev), "dev_tasks": len(self.tasks["dev"]),
             "locked_items": len(self.locked), "locked_tasks": len(self.tasks["locked"]),
             "dropped_dev_task_items": self.dropped,
+            "dev_peer_items": len(self.dev_peers),
             "dev_labels": classes(self.dev, "teacher_label"),
         }
         if with_hidden_labels:
@@ -194,5 +197,9 @@ def split_by_task(items: Sequence[LabelledItem], *, seed: int, teacher: Callable
     if not train:
         raise SplitError("no tasks are left for the train split; lower --n-locked or add outputs")
     dev.sort(key=lambda it: (it.teacher_label, it.id))
+    picked = {id(it) for it in dev}
+    dev_peers = [it for task in sorted(dev_tasks) for it in sorted(by_task[task], key=lambda it: it.id)
+                 if id(it) not in picked]
     return Splits(train=train, dev=dev, locked=locked, dropped=dropped,
-                  tasks={"train": sorted(train_tasks), "dev": sorted(dev_tasks), "locked": sorted(locked_tasks)})
+                  tasks={"train": sorted(train_tasks), "dev": sorted(dev_tasks), "locked": sorted(locked_tasks)},
+                  dev_peers=dev_peers)

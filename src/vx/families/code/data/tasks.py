@@ -56,6 +56,9 @@ class Task:
     atol: float = 0.0
     aliases: tuple[str, ...] = ()
     meta: dict[str, Any] = attrs.field(factory=dict)
+    #: model-written test cases (``{"call", "args_src", "expected_src", "count"}``, e.g. CodeT's):
+    #: unlabeled model outputs a verifier may read, never the hidden tests
+    model_tests: tuple[dict[str, Any], ...] = ()
 
     @property
     def oracle_name(self) -> str:
@@ -75,6 +78,8 @@ class Task:
             record["aliases"] = list(self.aliases)
         if self.meta:
             record["meta"] = dict(self.meta)
+        if self.model_tests:
+            record["model_tests"] = [dict(t) for t in self.model_tests]
         return record
 
 

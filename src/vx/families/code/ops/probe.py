@@ -24,7 +24,18 @@ zero         no             one int/float argument made 0
 negative     no             one positive int/float argument negated
 large        no             one argument enlarged: ints ×10 (≤ 10 000), sequences repeated to
                             ≥ 50 elements (≤ 200), strings to ≥ 100 characters (≤ 1 000)
+gen_mutant   no             generated (:mod:`~vx.families.code.ops.generate`): type-aware
+                            mutations within the domain the examples imply
+gen_boundary no             generated: two values of an example call made equal or adjacent
+gen_edge     no             generated: an argument emptied, zeroed, cut to one element, negated
+gen_large    no             generated: an argument enlarged (ints ×10..×40, 50-200 elements)
+model_test   no             the inputs of model-written test cases (task field ``model_tests``,
+                            e.g. CodeT's), with the test's expected value kept in the parent
 ============ ============== ===================================================================
+
+The first eight classes serve the seed exec ops (at most :data:`MAX_PROBES` calls); the generated
+classes and the model tests (at most :data:`MAX_GENERATED` + :data:`MAX_MODEL_TESTS` more calls)
+are what the peer ops compare attempts on. All of them run in the candidate's one sandboxed process.
 
 Everything is deterministic: the same task always yields the same probes, in the same order.
 """
@@ -47,12 +58,24 @@ CLASSES: dict[str, bool] = {
     "zero": False,
     "negative": False,
     "large": False,
+    "gen_mutant": False,
+    "gen_boundary": False,
+    "gen_edge": False,
+    "gen_large": False,
+    "model_test": False,
 }
+#: The classes made by the probe generator (``gen_<generator class>``), and the model tests.
+GENERATED = ("gen_mutant", "gen_boundary", "gen_edge", "gen_large")
+PEER_CLASSES = GENERATED + ("model_test",)
+#: The classes the seed exec ops and the exec check templates read.
+BASE_CLASSES = tuple(c for c in CLASSES if c not in PEER_CLASSES)
 IN_DOMAIN = frozenset(c for c, ok in CLASSES.items() if ok)
 #: The edge classes a synthesized check may target.
-EDGE_CLASSES = tuple(c for c, ok in CLASSES.items() if not ok)
+EDGE_CLASSES = tuple(c for c, ok in CLASSES.items() if not ok and c not in PEER_CLASSES)
 
-MAX_PROBES = 24  # per candidate: bounds the sandbox time of one item
+MAX_PROBES = 24  # per candidate, of the seed exec ops' classes: bounds the sandbox time of one item
+MAX_GENERATED = 42  # generated probes per task (generate.CLASS_SIZES)
+MAX_MODEL_TESTS = 30  # model-written test inputs per task, the most often written first
 _MAX_PER_CLASS = 4  # per (example, class)
 
 
@@ -261,12 +284,19 @@ def mutations(args: Sequence[Any], klass: str) -> Iterator[tuple[tuple[Any, ...]
 
 def probes_for(task: Mapping[str, Any], *, limit: int = MAX_PROBES,
                classes: Sequence[str] | None = None) -> list[Probe]:
-    """The probes of a task, in run order (see the module docstring), at most `limit`.
+    """The probes of a task, in run order (see the module docstring): at most `limit` of the seed
+    exec ops' classes, then the generated probes and the model tests (:func:`peer_probes`).
 
     `function` of a probe is the name its visible example calls; the exec layer redirects it to
     the function the candidate actually defines.
     """
-    wanted = [c for c in CLASSES if classes is None or c in classes]
+    base = _base_probes(task, limit=limit, classes=classes)
+    extra = [p for p in peer_probes(task) if classes is None or p.klass in classes]
+    return base + extra
+
+
+def _base_probes(task: Mapping[str, Any], *, limit: int, classes: Sequence[str] | None) -> list[Probe]:
+    wanted = [c for c in CLASSES if (classes is None or c in classes) and c not in PEER_CLASSES]
     examples = visible_examples(task)
     probes: list[Probe] = []
     seen: set[tuple[str, str]] = set()
@@ -291,3 +321,74 @@ def probes_for(task: Mapping[str, Any], *, limit: int = MAX_PROBES,
                 add(Probe(klass, ex.function, args, ex.index, detail))
     # Keep the order of classes, truncating the tail: examples are never dropped for edge cases.
     return probes[:limit]
+
+
+# --------------------------------------------------------------------------- generated probes
+
+_GENERATED_CACHE: dict[str, tuple[tuple[Probe, ...], tuple[str, ...], str]] = {}
+_GENERATED_CACHE_MAX = 4096
+
+
+def _task_key(task: Mapping[str, Any]) -> str:
+    return repr((task.get("id"), task.get("entry_point"), task.get("examples"), task.get("model_tests")))
+
+
+def generated(task: Mapping[str, Any]) -> tuple[tuple[Probe, ...], tuple[str, ...], str]:
+    """(generated probes, the inferred domain as text lines, why there are none) of a task.
+
+    Computed once per task and process (the generator is deterministic: seeded by the task id)."""
+    key = _task_key(task)
+    hit = _GENERATED_CACHE.get(key)
+    if hit is not None:
+        return hit
+    from vx.families.code.ops.generate import generate_probes
+
+    examples = visible_examples(task)
+    probes: list[Probe] = []
+    domain: tuple[str, ...] = ()
+    why = ""
+    if not examples:
+        why = "the task shows no visible example call to mutate"
+    elif len({ex.function for ex in examples}) != 1:
+        why = "the visible examples call different functions"
+    else:
+        made, dom, why = generate_probes([ex.args for ex in examples], seed=str(task.get("id", "")))
+        domain = tuple(dom.describe()) if dom is not None else ()
+        fn = examples[0].function
+        probes = [Probe("gen_" + klass, fn, args, -1, f"generated ({klass})") for klass, args in made]
+    result = (tuple(probes[:MAX_GENERATED]), domain, why)
+    if len(_GENERATED_CACHE) >= _GENERATED_CACHE_MAX:
+        _GENERATED_CACHE.pop(next(iter(_GENERATED_CACHE)))
+    _GENERATED_CACHE[key] = result
+    return result
+
+
+def model_tests_with_counts(task: Mapping[str, Any]) -> list[tuple[Probe, int]]:
+    """The task's model-written test cases as probes (class ``model_test``; expected values kept in
+    the parent) with how often the model wrote each, in the task's order (most often written first),
+    at most :data:`MAX_MODEL_TESTS`. Records that cannot be read are skipped."""
+    out: list[tuple[Probe, int]] = []
+    examples = visible_examples(task)
+    default_fn = examples[0].function if examples else str(task.get("entry_point") or "")
+    for record in task.get("model_tests") or ():
+        if not isinstance(record, Mapping) or len(out) >= MAX_MODEL_TESTS:
+            continue
+        try:
+            args = tuple(_literal(record["args_src"]))
+            expected = _literal(record["expected_src"])
+            count = max(1, int(record.get("count", 1)))
+        except (KeyError, TypeError, ValueError, SyntaxError, MemoryError, RecursionError):
+            continue
+        out.append((Probe("model_test", default_fn, args, -1, f"model-written test (written {count}x)",
+                          expected, True), count))
+    return out
+
+
+def model_tests(task: Mapping[str, Any]) -> list[Probe]:
+    """The task's model-written tests as probes (see :func:`model_tests_with_counts`)."""
+    return [p for p, _ in model_tests_with_counts(task)]
+
+
+def peer_probes(task: Mapping[str, Any]) -> list[Probe]:
+    """The probes the peer ops compare attempts on: the generated ones, then the model tests."""
+    return list(generated(task)[0]) + model_tests(task)

@@ -19,13 +19,16 @@ from typing import Any
 import attrs
 
 from vx.families.code.ops.artifact import Artifact, artifact_of
-from vx.families.code.ops.probe import Probe, probes_for
+from vx.families.code.ops.probe import PEER_CLASSES, Probe, probes_for
 from vx.families.code.ops.values import _a, _clip
 from vx.ops.core import Context, Result, abstain, drawback
 
 EXAMPLE_CALL_TIMEOUT = 2.0  # seconds per in-domain probe call (the examples are small)
 EDGE_CALL_TIMEOUT = 1.0  # seconds per edge-class probe call
 RUN_TIMEOUT = 4.0  # the whole sandboxed run of one candidate (start-up, load, every probe)
+PEER_CALL_TIMEOUT = 1.0  # seconds per generated / model-test probe call
+PEER_RUN_BUDGET = 6.0  # extra seconds for a run that includes the peer ops' probes
+PEER_TIMEOUTS_STOP = 2  # a run ends after this many timeouts on peer probes (the rest are "not_run")
 EXEC_OP_TIMEOUT = 60.0  # the op-level limit for exec ops (the first one pays for the run)
 
 _sandbox_lock = threading.Lock()
@@ -107,7 +110,9 @@ _runs_lock = threading.Lock()
 
 def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> Execution:
     """Run every probe of one candidate in one sandboxed process (once per process and probe set)."""
-    timeouts = [EXAMPLE_CALL_TIMEOUT if p.in_domain else EDGE_CALL_TIMEOUT for p in probes]
+    peer = [p.klass in PEER_CLASSES for p in probes]
+    timeouts = [PEER_CALL_TIMEOUT if is_peer else EXAMPLE_CALL_TIMEOUT if p.in_domain else EDGE_CALL_TIMEOUT
+                for p, is_peer in zip(probes, peer)]
     key = (art.source, art.name, repr([(p.klass, p.args) for p in probes]) + repr(timeouts))
     with _runs_lock:
         found = _runs.get(key)
@@ -117,8 +122,17 @@ def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> E
     # Fresh argument objects per call: objects shared between calls in the parent would stay
     # shared in the child (marshal keeps references), so one call's mutation would leak into another.
     calls = [(copy.deepcopy(list(p.args)), {}) for p in probes]
-    report = sandbox().run_calls(art.source, art.name, calls,
-                                 timeouts=timeouts, total_timeout=RUN_TIMEOUT, args_after=True)
+    timed_out: list[int] = []
+
+    def stop(i: int, outcome: Any) -> bool:
+        # a candidate that loops on the peer probes would eat the whole budget: two strikes end the run
+        if peer[i] and outcome.status == "timeout":
+            timed_out.append(i)
+        return len(timed_out) >= PEER_TIMEOUTS_STOP
+
+    total = RUN_TIMEOUT + (PEER_RUN_BUDGET if any(peer) else 0.0)
+    report = sandbox().run_calls(art.source, art.name, calls, timeouts=timeouts, total_timeout=total,
+                                 args_after=True, stop=stop if any(peer) else None)
     load, message = _load_state(report, art)
     result = Execution(tuple(probes), tuple(report.calls), report, load, message)
     with _runs_lock:

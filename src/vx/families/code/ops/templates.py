@@ -107,7 +107,7 @@ def _calls(tree: ast.Module) -> dict[str, int]:
     return found
 
 
-@template("ast_call_present", kind="static", params={"name": "str"}, family=FAMILY, depends=DEPENDS)
+@template("ast_call_present", kind="static", params={"name": "str"}, family=FAMILY, depends=DEPENDS, presence=True)
 def ast_call_present(name: str):
     """The code calls a given function or method name."""
     if not name.isidentifier():
@@ -228,7 +228,7 @@ def _known_node(name: str) -> bool:
     return name in PATTERNS or (isinstance(cls, type) and issubclass(cls, ast.AST) and name[:1].isupper())
 
 
-@template("ast_node_present", kind="static", params={"node": "str"}, family=FAMILY, depends=DEPENDS)
+@template("ast_node_present", kind="static", params={"node": "str"}, family=FAMILY, depends=DEPENDS, presence=True)
 def ast_node_present(node: str):
     """The code contains an AST node type (e.g. Global, While, Try) or a derived pattern."""
     if not _known_node(node):
@@ -270,7 +270,7 @@ def _imports(tree: ast.Module) -> dict[str, int]:
     return found
 
 
-@template("imports_module", kind="static", params={"name": "str"}, family=FAMILY, depends=DEPENDS)
+@template("imports_module", kind="static", params={"name": "str"}, family=FAMILY, depends=DEPENDS, presence=True)
 def imports_module(name: str):
     """The code imports a given module (top-level package name)."""
     top = name.split(".")[0]
@@ -348,9 +348,9 @@ def _raising_call(run, klass: str):
 @template("raises_on_probe_class", kind="exec", params={"klass": "str"}, family=FAMILY, depends=DEPENDS)
 def raises_on_probe_class(klass: str):
     """A probe input of a given class (empty, single, zero, negative, large...) makes the code raise."""
-    if klass not in probe_mod.CLASSES:
+    if klass not in probe_mod.BASE_CLASSES:
         raise SpecError(f"raises_on_probe_class: unknown probe class {klass!r}; "
-                         f"choose one of {', '.join(probe_mod.CLASSES)}")
+                         f"choose one of {', '.join(probe_mod.BASE_CLASSES)}")
 
     def check(task, output, ctx):
         run, res = _run(task, output, ctx)
@@ -374,7 +374,7 @@ def _probe_class_features(task, output, ctx) -> set[str] | None:
     run, _ = execution(task, output, ctx)
     if run is None or not run.loaded:
         return None
-    return {k for k in probe_mod.CLASSES if _raising_call(run, k) is not None}
+    return {k for k in probe_mod.BASE_CLASSES if _raising_call(run, k) is not None}
 
 
 @inducer("raises_on_probe_class")
@@ -401,9 +401,9 @@ def returns_none_on_probe_class(klass: str):
     """A probe input of a given class makes the function return None where a value is expected.
 
     The example expects a value, so a None means a path that falls through without ``return``."""
-    if klass not in probe_mod.CLASSES:
+    if klass not in probe_mod.BASE_CLASSES:
         raise SpecError(f"returns_none_on_probe_class: unknown probe class {klass!r}; "
-                        f"choose one of {', '.join(probe_mod.CLASSES)}")
+                        f"choose one of {', '.join(probe_mod.BASE_CLASSES)}")
 
     def check(task, output, ctx):
         run, res = _run(task, output, ctx)
@@ -430,7 +430,7 @@ def _induce_none(cluster: list[Pair], good: list[Pair]) -> list[dict[str, Any]]:
         run, _ = execution(task, output, ctx)
         if run is None or not run.loaded:
             return None
-        return {k for k in probe_mod.CLASSES if _none_call(run, k) is not None}
+        return {k for k in probe_mod.BASE_CLASSES if _none_call(run, k) is not None}
 
     bad = Counter(k for f in _exec_features(cluster, features) if f for k in f)
     ok = Counter(k for f in _exec_features(good, features) if f for k in f)
@@ -444,7 +444,7 @@ def _raised_types(run) -> dict[str, str]:
     found: dict[str, str] = {}
     if run.load == "error" and run.report.load_error_type:
         found[run.report.load_error_type] = run.load_message
-    for p, c in run.pairs():
+    for p, c in run.pairs(*probe_mod.BASE_CLASSES):
         if c.status == "exception" and c.exc_type and c.exc_type not in found:
             found[c.exc_type] = f"{p.call} raised {c.exc_type}: {(c.exc_message or '')[:100]}"
     return found
@@ -495,7 +495,7 @@ def _print_hit(run, mode: str) -> str | None:
     if mode == "prints_anything":
         if run.report.load_stdout.strip():
             return f"loading the code printed {run.report.load_stdout.strip()[:60]!r}"
-        for p, c in run.pairs():
+        for p, c in run.pairs(*probe_mod.BASE_CLASSES):
             if c.stdout.strip():
                 return f"{p.call} printed {c.stdout.strip()[:60]!r}"
         return None
@@ -552,7 +552,7 @@ def _distinct_results(run) -> tuple[int, list[Any]]:
     seen_args: list[tuple] = []
     values: list[Any] = []
     n = 0
-    for p, c in run.pairs():
+    for p, c in run.pairs(*probe_mod.BASE_CLASSES):
         if c.status != "ok" or p.klass == "repeat" or any(same_value(p.args, a) for a in seen_args):
             continue
         seen_args.append(p.args)

@@ -1,0 +1,498 @@
+"""Peer ops: an attempt compared with the other attempts at the same task in the batch.
+
+A real agent loop samples several attempts per task; attempts that disagree on the same fresh input
+cannot all be right. Every attempt runs the task's *peer probes* -- inputs generated from the visible
+examples (:mod:`.generate`) and, when the task has them, the inputs of model-written tests -- in its
+one sandboxed run (:mod:`.run`, shared with the exec seed ops). The observer :data:`behaviour` turns
+that run into plain data; the peer ops compare it, in the parent, with the other attempts'.
+
+Whom to believe (measured on the development half of the CodeT HumanEval data; docs/peers.md):
+
+* **voters** are the other attempts that load and pass their visible examples -- an attempt the pool
+  already fails is no witness (voting among all attempts flags correct minorities on hard tasks,
+  where most attempts share a wrong answer);
+* on each probe the voters' answers are grouped: values equal as data (floats within 1e-6, so
+  rounding does not split correct programs), raising, timing out and crashing each an answer of
+  their own; the top group is a **clear plurality** with at least ``min_support`` voters, at least
+  ``quorum`` of those who answered, and more than the runner-up;
+* the op **fires** when this attempt's answer differs from a clear plurality on a probe of the
+  selected classes, is clean when it agrees with every clear plurality, and **abstains** rather
+  than accuse when there are fewer than ``min_peers`` voters or no probe has a clear plurality.
+
+Seed ops: ``disagrees_with_peers`` (active) and the two methods a user would pick instead, kept as
+*shadow* ops (applied and recorded, never selected; the quality benchmark reads them as baselines):
+``outside_plurality`` (MBR-exec: the attempt is not in a largest cluster of identical behaviour on
+the examples and the generated probes) and ``outside_dual_agreement`` (CodeT: the attempt is not in
+a top-scoring consensus set of the model-written tests). The check template ``disagrees_with_peers``
+(params ``quorum``, ``min_support``, ``probes``) lets synthesis propose and the birth gate test variants.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from vx.families.code.ops import generate, probe, values
+from vx.families.code.ops import run as _run
+from vx.families.code.ops.artifact import artifact_of
+from vx.families.code.ops.probe import PEER_CLASSES, model_tests_with_counts, peer_probes
+from vx.families.code.ops.run import EXEC_OP_TIMEOUT, execution
+from vx.ops.core import abstain, clean, drawback, observer, peer_op
+from vx.ops.specs import SpecError, inducer, template
+
+DEPENDS = (__name__, generate, probe, values, _run, "vx.families.code.compare", "vx.families.code.ops.exec")
+
+#: Probe selections of the template's ``probes`` parameter.
+PROBE_SETS: dict[str, frozenset[str]] = {
+    "in_domain": frozenset({"gen_mutant", "gen_boundary"}),
+    "generated": frozenset({"gen_mutant", "gen_boundary", "gen_large"}),
+    "all_generated": frozenset({"gen_mutant", "gen_boundary", "gen_large", "gen_edge"}),
+    "with_tests": frozenset({"gen_mutant", "gen_boundary", "gen_large", "model_test"}),
+    "tests": frozenset({"model_test"}),
+}
+DEFAULT_PROBES = "generated"
+MAX_VALUE_TEXT = 4000  # a returned value whose repr is longer is compared by a digest of it
+
+
+# --------------------------------------------------------------------------- answers
+
+
+@attrs.frozen
+class Answer:
+    """What one attempt did on one probe: kind "value" (with ``value``), "raised" (``detail`` = the
+    exception type), "timeout", "crashed", "opaque" (a non-data object; ``detail`` = its type) or
+    "not_run" (the run ended before it)."""
+
+    kind: str
+    value: Any = None
+    detail: str = ""
+
+    def text(self, verb: str = "returned") -> str:
+        if self.kind == "value":
+            return f"{verb} {values.short(self.value, 60)}"
+        if self.kind == "raised":
+            return ("raised " if verb == "returned" else "raise ") + (self.detail or "an exception")
+        if self.kind == "timeout":
+            return "did not return in time" if verb == "returned" else "do not return in time"
+        if self.kind == "crashed":
+            return "killed its process" if verb == "returned" else "kill their process"
+        if self.kind == "opaque":
+            return f"{verb} a {self.detail or 'non-data'} object"
+        return "was not run" if verb == "returned" else "were not run"
+
+
+def close(a: Any, b: Any, _depth: int = 0) -> bool:
+    """Equal as data for clustering: types respected (a list is not a tuple; True is not 1), ints and
+    floats compared as numbers, floats within 1e-6 (relative or absolute), NaN equal to NaN."""
+    if _depth > 40:
+        return False
+    ta, tb = type(a), type(b)
+    if ta is bool or tb is bool:
+        return ta is tb and a == b
+    if (ta is float or tb is float) and ta in (int, float) and tb in (int, float):
+        if ta is float and tb is float and math.isnan(a) and math.isnan(b):
+            return True
+        return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6)
+    if ta is not tb:
+        return False
+    if ta in (list, tuple):
+        return len(a) == len(b) and all(close(x, y, _depth + 1) for x, y in zip(a, b))
+    if ta is dict:
+        return a.keys() == b.keys() and all(close(a[k], b[k], _depth + 1) for k in a)
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def same_answer(a: Answer, b: Answer) -> bool:
+    if a.kind != b.kind:
+        return False
+    if a.kind == "value":
+        return close(a.value, b.value)
+    if a.kind == "opaque":
+        return a.detail == b.detail
+    return True
+
+
+def _answer(call: Any) -> Answer:
+    if call.status == "ok":
+        return Answer("value", call.value)
+    if call.status == "exception":
+        return Answer("raised", None, str(call.exc_type or ""))
+    if call.status == "unserializable":
+        return Answer("opaque", None, str(call.type_name or ""))
+    if call.status in ("timeout", "crashed", "not_run"):
+        return Answer(call.status)
+    return Answer("not_run")
+
+
+# --------------------------------------------------------------------------- the observer
+
+
+@attrs.frozen
+class Behaviour:
+    """An attempt's behaviour (decoded from the observer's plain data)."""
+
+    loaded: bool
+    examples_ok: bool | None  # None: the task has no visible example to pass or fail
+    answers: tuple[Answer, ...] = ()  # one per peer probe of the task (probe.peer_probes order)
+    example_answers: tuple[Answer, ...] = ()
+    note: str = ""
+
+    @property
+    def trusted(self) -> bool:
+        """A voter: it loads and does not fail its visible examples."""
+        return self.loaded and self.examples_ok is not False
+
+    @classmethod
+    def from_data(cls, data: Any) -> Behaviour:
+        if not isinstance(data, Mapping):
+            return cls(False, None, note="no observation")
+
+        def answers(rows: Any) -> tuple[Answer, ...]:
+            out = []
+            for row in rows or ():
+                kind, value, detail = row if isinstance(row, (list, tuple)) and len(row) == 3 else ("not_run", None, "")
+                out.append(Answer(str(kind), value, str(detail)))
+            return tuple(out)
+
+        ok = data.get("examples_ok")
+        return cls(bool(data.get("loaded")), ok if ok in (True, False) else None, answers(data.get("answers")),
+                   answers(data.get("example_answers")), str(data.get("note", "")))
+
+
+def _data_answer(a: Answer) -> list[Any]:
+    value = a.value
+    if a.kind == "value":
+        text = repr(value)
+        if len(text) > MAX_VALUE_TEXT:  # a huge value: compared by a digest of its repr
+            import hashlib
+
+            value = "<digest " + hashlib.sha256(text.encode()).hexdigest()[:16] + f" of a {type(a.value).__name__}>"
+            return ["value", value, ""]
+    return [a.kind, value, a.detail]
+
+
+@observer(depends=DEPENDS)
+def behaviour(task, output, ctx):
+    """What the attempt did on the task's peer probes (one sandboxed run, shared with the exec ops)."""
+    from vx.families.code.ops.exec import fails_visible_example
+
+    art = artifact_of(task, output, ctx)
+    n = len(peer_probes(task))
+    if art.function is None:
+        return {"loaded": False, "examples_ok": None, "answers": [], "note": "the root failed: " + (art.problem or "")}
+    run, why = execution(task, output, ctx)
+    if run is None:
+        return {"loaded": False, "examples_ok": None, "answers": [], "note": why}
+    if not run.loaded:
+        return {"loaded": False, "examples_ok": False, "answers": [], "note": run.load_message}
+    verdict = int(fails_visible_example(task, output, ctx).verdict)
+    examples_ok = None if verdict == -1 else verdict == 0
+    peer = [_data_answer(_answer(c)) for p, c in zip(run.probes, run.calls) if p.klass in PEER_CLASSES]
+    shown = [_data_answer(_answer(c)) for p, c in zip(run.probes, run.calls) if p.klass == "example"]
+    if len(peer) != n:  # the task's probes changed under us: do not compare misaligned answers
+        return {"loaded": True, "examples_ok": examples_ok, "answers": [], "note": "probe list mismatch"}
+    note = "" if n else (probe.generated(task)[2] or "the task has no peer probes")
+    return {"loaded": True, "examples_ok": examples_ok, "answers": peer, "example_answers": shown, "note": note}
+
+
+# --------------------------------------------------------------------------- judging
+
+
+@attrs.frozen
+class Vote:
+    verdict: int  # 1 drawback, 0 clean, -1 abstain
+    message: str
+    probe: int | None = None
+
+
+def _guards(mine: Behaviour, peers: Sequence[Behaviour], classes: Sequence[str], selected: frozenset[str],
+            min_peers: int) -> Vote | None:
+    """Why no peer verdict can be given (an abstention), or None."""
+    if not mine.loaded:
+        return Vote(-1, mine.note or "the attempt does not load: no answers to compare")
+    if not mine.answers:
+        return Vote(-1, mine.note or "the task has no peer probes")
+    if not any(k in selected for k in classes):
+        return Vote(-1, f"the task has no probe of the selected classes ({', '.join(sorted(selected))})")
+    if not peers:
+        return Vote(-1, "no other attempt at this task is in the batch: no peers to compare with")
+    voters = [p for p in peers if p.trusted and len(p.answers) == len(mine.answers)]
+    if len(voters) < max(1, min_peers):
+        return Vote(-1, f"only {len(voters)} of {len(peers)} other attempt(s) pass the visible example "
+                        f"(at least {max(1, min_peers)} needed to vote)")
+    return None
+
+
+def vote(mine: Behaviour, peers: Sequence[Behaviour], calls: Sequence[str], classes: Sequence[str],
+         selected: frozenset[str], *, quorum: float = 0.5, min_support: int = 3, min_peers: int = 3,
+         expected: Sequence[Any] | None = None) -> Vote:
+    """The peer verdict of one attempt (the rule in the module docstring). `calls[i]` is peer
+    probe i as text, `classes[i]` its class; only probes of the `selected` classes count."""
+    guard = _guards(mine, peers, classes, selected, min_peers)
+    if guard is not None:
+        return guard
+    voters = [p for p in peers if p.trusted and len(p.answers) == len(mine.answers)]
+    agreed = hits = 0
+    first: Vote | None = None
+    for j, (ans, klass) in enumerate(zip(mine.answers, classes)):
+        if klass not in selected or ans.kind == "not_run":
+            continue
+        groups: list[list[Any]] = []  # [answer, count]
+        for p in voters:
+            other = p.answers[j]
+            if other.kind == "not_run":
+                continue
+            for g in groups:
+                if same_answer(g[0], other):
+                    g[1] += 1
+                    break
+            else:
+                groups.append([other, 1])
+        if not groups:
+            continue
+        groups.sort(key=lambda g: -g[1])
+        top, support = groups[0]
+        runner = groups[1][1] if len(groups) > 1 else 0
+        answered = sum(g[1] for g in groups)
+        if support < min_support or support < quorum * answered or support <= runner:
+            continue
+        if same_answer(ans, top):
+            agreed += 1
+            continue
+        hits += 1
+        if first is None:
+            first = Vote(1, f"{calls[j]} {ans.text()}; {support} of {answered} other attempts that pass the "
+                            f"visible example {top.text('return')}", j)
+    if first is not None:
+        more = f" (and {hits - 1} more probe(s))" if hits > 1 else ""
+        return attrs.evolve(first, message=first.message + more)
+    if agreed:
+        return Vote(0, f"agrees with the clear plurality of the {len(voters)} other attempts that pass the visible "
+                       f"example on {agreed} probe(s)")
+    return Vote(-1, f"no probe has a clear plurality among the {len(voters)} other attempt(s) that pass the "
+                    "visible example")
+
+
+def dual_cluster_vote(task: Mapping[str, Any], mine: Behaviour, peers: Sequence[Behaviour], calls: Sequence[str],
+                      classes: Sequence[str], selected: frozenset[str], *, quorum: float = 0.0, min_support: int = 1,
+                      min_peers: int = 1) -> Vote:
+    """The cluster variant: the voters (other attempts passing the visible example) are clustered by
+    identical answers on the selected probes; each cluster scores √size × (1 + the model-written tests
+    its majority passes, counted as often as written); the op fires when this attempt departs from the
+    top cluster on some selected probe. With no model-written tests the score is the cluster size."""
+    guard = _guards(mine, peers, classes, selected, min_peers)
+    if guard is not None:
+        return guard
+    voters = [p for p in peers if p.trusted and len(p.answers) == len(mine.answers)]
+    sel = [j for j, k in enumerate(classes) if k in selected]
+    clusters: list[list[Behaviour]] = []
+    for p in voters:
+        for c in clusters:
+            if all(same_answer(c[0].answers[j], p.answers[j]) for j in sel):
+                c.append(p)
+                break
+        else:
+            clusters.append([p])
+    weights = [count for _, count in model_tests_with_counts(task)]
+
+    def score(c: list[Behaviour]) -> float:
+        if not weights:
+            return float(len(c))
+        passes = [test_passes(task, b) for b in c]
+        majority = [2 * sum(col) >= len(c) for col in zip(*passes)] if passes and passes[0] else []
+        return math.sqrt(len(c)) * (1 + sum(w for w, ok in zip(weights, majority) if ok))
+
+    ranked = sorted(clusters, key=lambda c: -score(c))
+    top = ranked[0]
+    if len(top) < min_support or len(top) < quorum * len(voters):
+        return Vote(-1, f"no trustworthy cluster: the top one holds {len(top)} of {len(voters)} voters")
+    rep = top[0]
+    for j in sel:
+        a, t = mine.answers[j], rep.answers[j]
+        if a.kind == "not_run" or t.kind == "not_run" or same_answer(a, t):
+            continue
+        return Vote(1, f"{calls[j]} {a.text()}; the top cluster of other attempts that pass the visible example "
+                       f"({len(top)} of {len(voters)}, dual-agreement score {score(top):.1f}) {t.text('return')}", j)
+    return Vote(0, f"behaves like the top cluster of other attempts ({len(top)} of {len(voters)}) on {len(sel)} probe(s)")
+
+
+def _probe_texts(task: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    probes = peer_probes(task)
+    return [p.call for p in probes], [p.klass for p in probes]
+
+
+TRUST = ("vote", "dual_cluster")
+
+
+def disagrees_with_peers_check(quorum: float = 0.5, min_support: int = 3, probes: str = DEFAULT_PROBES,
+                               min_peers: int | None = None, trust: str = "vote"):
+    """The judge of a ``disagrees_with_peers`` variant (`trust`: "vote", the per-probe clear plurality
+    of the module docstring, or "dual_cluster", :func:`dual_cluster_vote`)."""
+    if probes not in PROBE_SETS:
+        raise SpecError(f"disagrees_with_peers: unknown probe selection {probes!r}; choose one of "
+                        f"{', '.join(PROBE_SETS)}")
+    if trust not in TRUST:
+        raise SpecError(f"disagrees_with_peers: unknown trust rule {trust!r}; choose one of {', '.join(TRUST)}")
+    if not 0 <= quorum <= 1 or (trust == "vote" and quorum == 0):
+        raise SpecError(f"disagrees_with_peers: quorum must be in (0, 1] (in [0, 1] for dual_cluster), got {quorum}")
+    if min_support < 1:
+        raise SpecError(f"disagrees_with_peers: min_support must be at least 1, got {min_support}")
+    selected = PROBE_SETS[probes]
+    need = min_support if min_peers is None else min_peers
+
+    def judge(task, mine, peers, ctx):
+        calls, classes = _probe_texts(task)
+        mine_b = Behaviour.from_data(mine)
+        if mine_b.answers and len(mine_b.answers) != len(calls):
+            return abstain("the attempt's answers do not match the task's probes (rebuilt probes?)")
+        others = [Behaviour.from_data(p) for p in peers]
+        if trust == "dual_cluster":
+            v = dual_cluster_vote(task, mine_b, others, calls, classes, selected, quorum=quorum,
+                                  min_support=min_support, min_peers=need)
+        else:
+            v = vote(mine_b, others, calls, classes, selected, quorum=quorum, min_support=min_support, min_peers=need)
+        return {1: drawback, 0: clean, -1: abstain}[v.verdict](v.message)
+
+    return judge
+
+
+@peer_op(observe=behaviour, detects="wrong_logic", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
+def disagrees_with_peers(task, mine, peers, ctx):
+    """On a generated input, the attempt's answer differs from what a clear plurality of the other
+    attempts that pass the visible example return."""
+    return disagrees_with_peers_check()(task, mine, peers, ctx)
+
+
+# --------------------------------------------------------------------------- the baselines
+
+
+def behaviour_clusters(behaviours: Sequence[Behaviour]) -> list[list[int]]:
+    """Indices grouped by identical answers on the examples and every peer probe (greedy, in order);
+    attempts that do not load form one cluster."""
+    clusters: list[list[int]] = []
+
+    def key(b: Behaviour) -> tuple[Answer, ...]:
+        return b.example_answers + b.answers
+
+    for i, b in enumerate(behaviours):
+        for c in clusters:
+            r = behaviours[c[0]]
+            if r.loaded == b.loaded and len(key(r)) == len(key(b)) and \
+                    all(same_answer(x, y) for x, y in zip(key(r), key(b))):
+                c.append(i)
+                break
+        else:
+            clusters.append([i])
+    return clusters
+
+
+@peer_op(observe=behaviour, detects="wrong_logic", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
+def outside_plurality(task, mine, peers, ctx):
+    """MBR-exec style plurality vote: the attempt is not in a largest cluster of attempts that behave
+    identically on the visible examples and the generated probes (a baseline; kept in shadow)."""
+    if not peers:
+        return abstain("no other attempt at this task is in the batch: no plurality to join")
+    everyone = [Behaviour.from_data(mine)] + [Behaviour.from_data(p) for p in peers]
+    clusters = behaviour_clusters(everyone)
+    mine_cluster = next(c for c in clusters if 0 in c)
+    big = max(len(c) for c in clusters)
+    if len(mine_cluster) == big:
+        return clean(f"in a largest behaviour cluster ({big} of {len(everyone)} attempts)")
+    return drawback(f"in a cluster of {len(mine_cluster)} of {len(everyone)} attempts; the largest has {big}")
+
+
+def test_passes(task: Mapping[str, Any], b: Behaviour) -> list[bool]:
+    """Which of the task's model-written tests the attempt passes (its answer equals the test's
+    expected value, with the family's comparator)."""
+    from vx.families.code.ops.exec import _comparator
+
+    probes = peer_probes(task)
+    out = []
+    entry = str((task.get("meta") or {}).get("evalplus_entry_point") or task.get("entry_point") or "")
+    for p, a in zip(probes, b.answers or [Answer("not_run")] * len(probes)):
+        if p.klass != "model_test":
+            continue
+        ok = a.kind == "value" and _comparator(task, entry).check(list(p.args), a.value, p.expected).ok
+        out.append(bool(ok) and b.loaded)
+    return out
+
+
+def dual_agreement_scores(task: Mapping[str, Any], behaviours: Sequence[Behaviour]) -> list[float]:
+    """CodeT's dual execution agreement (microsoft/CodeT, src/agreement.py): attempts passing the same
+    set of model-written tests form a consensus set, scored (tests passed, counted as often as the
+    model wrote them) x sqrt(attempts in the set). Each attempt gets its set's score."""
+    weights = [count for _, count in model_tests_with_counts(task)]
+    passes = [tuple(test_passes(task, b)) for b in behaviours]
+    groups: dict[tuple[bool, ...], int] = {}
+    for p in passes:
+        groups[p] = groups.get(p, 0) + 1
+    score = {key: sum(w for w, ok in zip(weights, key) if ok) * math.sqrt(n) for key, n in groups.items()}
+    return [score[p] for p in passes]
+
+
+@peer_op(observe=behaviour, detects="wrong_logic", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
+def outside_dual_agreement(task, mine, peers, ctx):
+    """CodeT dual agreement: the attempt is not in a top-scoring consensus set of the model-written
+    tests (a baseline; kept in shadow). Abstains when the task has no model-written tests, or when no
+    attempt passes any of them (no signal)."""
+    if not task.get("model_tests"):
+        return abstain("the task has no model-written tests")
+    if not peers:
+        return abstain("no other attempt at this task is in the batch: no agreement to measure")
+    everyone = [Behaviour.from_data(mine)] + [Behaviour.from_data(p) for p in peers]
+    scores = dual_agreement_scores(task, everyone)
+    best = max(scores)
+    if best == 0:
+        return abstain("no attempt passes any model-written test")
+    if scores[0] == best:
+        return clean(f"in the top consensus set (dual-agreement score {best:.1f})")
+    return drawback(f"its consensus set scores {scores[0]:.1f}; the top one {best:.1f}")
+
+
+# --------------------------------------------------------------------------- the template
+
+#: Variants the inducer proposes, best measured first (docs/peers.md); the birth gate decides.
+VARIANTS: tuple[dict[str, Any], ...] = (
+    {"quorum": 0.0, "min_support": 1, "probes": "generated", "trust": "dual_cluster"},
+    {"quorum": 0.5, "min_support": 2, "probes": "generated", "trust": "vote"},
+    {"quorum": 0.7, "min_support": 3, "probes": "generated", "trust": "vote"},
+    {"quorum": 0.5, "min_support": 3, "probes": "in_domain", "trust": "vote"},
+)
+
+
+@template("disagrees_with_peers", kind="exec",
+          params={"quorum": "float", "min_support": "int", "probes": "str", "trust": "str"},
+          family="code", depends=DEPENDS, observer=behaviour)
+def disagrees_with_peers_template(quorum: float, min_support: int, probes: str, trust: str):
+    """The attempt's answer on a peer probe differs from what the trusted other attempts return (trust:
+    "vote" = a clear plurality of the attempts that pass the visible example, "dual_cluster" = their top
+    cluster by dual agreement; quorum: share of voters; min_support: voters needed; probes: which probes)."""
+    if isinstance(quorum, int):
+        quorum = float(quorum)
+    return disagrees_with_peers_check(quorum, min_support, probes, trust=trust)
+
+
+@inducer("disagrees_with_peers")
+def _induce_peer_variants(cluster: list, good: list) -> list[dict[str, Any]]:
+    # A peer verdict needs the other attempts of each task, which a cluster of (task, output) pairs
+    # does not carry: propose the measured variants for tasks that have peer probes, and let the birth
+    # gate (which applies them with the whole batch) decide.
+    if not any(peer_probes(task) for task, _ in cluster):
+        return []
+    return [dict(v) for v in VARIANTS]
+
+
+#: The pack's peer ops: the seed op and the two baselines (shadow).
+PEER_OPS = (disagrees_with_peers, outside_plurality.with_status("shadow"), outside_dual_agreement.with_status("shadow"))
+
+
+__all__ = ["Answer", "Behaviour", "DEFAULT_PROBES", "PEER_OPS", "PROBE_SETS", "VARIANTS", "Vote", "behaviour",
+           "behaviour_clusters", "close", "disagrees_with_peers", "disagrees_with_peers_check", "dual_agreement_scores",
+           "dual_cluster_vote", "TRUST",
+           "outside_dual_agreement", "outside_plurality", "same_answer", "test_passes", "vote"]

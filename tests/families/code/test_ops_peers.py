@@ -1,0 +1,201 @@
+"""The code family's peer ops: the voting rule (pure), the baselines, and attempts run in the sandbox."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from vx.families.code.ops import peers as P
+from vx.families.code.ops.probe import peer_probes
+from vx.ops.apply import apply_ops
+from vx.ops.item import Item
+from vx.ops.pool import OpPool
+
+V = lambda v: P.Answer("value", v)  # noqa: E731
+RAISED, TIMEOUT = P.Answer("raised", None, "ValueError"), P.Answer("timeout")
+SEL = frozenset({"gen_mutant"})
+
+
+def b(*answers, ok=True, loaded=True):
+    return P.Behaviour(loaded, ok, tuple(answers))
+
+
+def calls(n):
+    return [f"f({i})" for i in range(n)], ["gen_mutant"] * n
+
+
+def test_fires_against_a_clear_plurality_of_the_attempts_that_pass_the_example():
+    c, k = calls(2)
+    peers = [b(V(1), V(3)), b(V(1), V(3)), b(V(1), V(3)), b(V(2), V(2), ok=False)]
+    v = P.vote(b(V(1), V(4)), peers, c, k, SEL)
+    assert v.verdict == 1 and v.probe == 1
+    assert v.message == "f(1) returned 4; 3 of 3 other attempts that pass the visible example return 3"
+    assert P.vote(b(V(1), V(3)), peers, c, k, SEL).verdict == 0
+
+
+def test_attempts_failing_their_example_do_not_vote_and_too_few_voters_abstain():
+    c, k = calls(1)
+    wrong = [b(V(7), ok=False)] * 6
+    v = P.vote(b(V(1)), wrong + [b(V(1))], c, k, SEL)
+    assert v.verdict == -1 and "only 1 of 7" in v.message
+    assert "no peers" in P.vote(b(V(1)), [], c, k, SEL).message
+
+
+def test_no_clear_plurality_abstains_rather_than_accuses():
+    c, k = calls(1)
+    split = [b(V(1)), b(V(1)), b(V(2)), b(V(2))]
+    assert P.vote(b(V(3)), split, c, k, SEL, min_support=2).verdict == -1  # a tie is no plurality
+    assert P.vote(b(V(3)), split[:3] + [b(V(5))], c, k, SEL, min_support=2, quorum=0.6).verdict == -1
+
+
+def test_raising_and_timing_out_are_answers_of_their_own():
+    c, k = calls(1)
+    raisers = [b(RAISED)] * 3
+    assert P.vote(b(P.Answer("raised", None, "KeyError")), raisers, c, k, SEL).verdict == 0, "any exception"
+    v = P.vote(b(TIMEOUT), raisers, c, k, SEL)
+    assert v.verdict == 1 and "did not return in time" in v.message and "raise ValueError" in v.message
+    assert P.vote(b(V(0)), [b(TIMEOUT)] * 3, c, k, SEL).verdict == 1
+
+
+def test_floats_are_compared_with_a_tolerance_and_types_matter():
+    assert P.close(0.1 + 0.2, 0.3) and P.close(1, 1.0) and not P.close(True, 1) and not P.close([1], (1,))
+    assert P.close(float("nan"), float("nan")) and not P.close(1.0, 1.01)
+    c, k = calls(1)
+    assert P.vote(b(V(0.30000000000000004)), [b(V(0.3))] * 3, c, k, SEL).verdict == 0
+
+
+def test_only_the_selected_probe_classes_count():
+    c = ["f(0)", "f(1)"]
+    k = ["gen_mutant", "gen_edge"]
+    peers = [b(V(1), V(2))] * 3
+    assert P.vote(b(V(1), V(9)), peers, c, k, frozenset({"gen_mutant"})).verdict == 0
+    assert P.vote(b(V(1), V(9)), peers, c, k, frozenset({"gen_mutant", "gen_edge"})).verdict == 1
+    assert "no probe of the selected" in P.vote(b(V(1), V(9)), peers, c, k, frozenset({"model_test"})).message
+
+
+answers = st.one_of(st.integers(-2, 2).map(V), st.just(RAISED), st.just(TIMEOUT))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(answers, min_size=3, max_size=3), min_size=0, max_size=8), st.lists(answers, min_size=3,
+                                                                                               max_size=3))
+def test_vote_laws(peer_rows, mine):
+    c, k = calls(3)
+    peers = [b(*row) for row in peer_rows]
+    v = P.vote(b(*mine), peers, c, k, SEL)
+    assert v.verdict in (-1, 0, 1) and v.message
+    if len(peers) < 3:
+        assert v.verdict == -1
+    # agreeing with every voter on every probe never fires
+    if peers:
+        assert P.vote(peers[0], [peers[0]] * len(peers), c, k, SEL).verdict in (-1, 0)
+    # the order of the peers does not matter
+    assert P.vote(b(*mine), peers[::-1], c, k, SEL).verdict == v.verdict
+
+
+def test_plurality_and_dual_agreement_baselines():
+    bs = [P.Behaviour(True, True, (V(1),), (V(0),)), P.Behaviour(True, True, (V(1),), (V(0),)),
+          P.Behaviour(True, True, (V(2),), (V(0),)), P.Behaviour(False, False)]
+    clusters = P.behaviour_clusters(bs)
+    assert sorted(map(len, clusters)) == [1, 1, 2]
+    task = {"id": "T/1", "entry_point": "f", "examples": [], "model_tests": [
+        {"call": "f(1)", "args_src": "(1,)", "expected_src": "1", "count": 3},
+        {"call": "f(2)", "args_src": "(2,)", "expected_src": "4", "count": 1}]}
+    mt = [P.Behaviour(True, True, (V(1), V(4))), P.Behaviour(True, True, (V(1), V(3))),
+          P.Behaviour(True, True, (V(1), V(3))), P.Behaviour(True, True, (V(0), V(4)))]
+    # consensus sets: {t1,t2} x1 -> 4*1 = 4; {t1} x2 -> 3*sqrt2 = 4.24; {t2} x1 -> 1
+    scores = P.dual_agreement_scores(task, mt)
+    assert scores[1] == scores[2] == pytest.approx(3 * 2 ** 0.5) and scores[0] == 4 and scores[3] == 1
+
+
+# --------------------------------------------------------------------------- in the sandbox
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _sandbox_available():
+    from vx.families.code import ops as O
+    from vx.sandbox import SandboxUnavailable
+
+    try:
+        O.sandbox()
+    except SandboxUnavailable as exc:  # pragma: no cover
+        pytest.skip(f"no sandbox layer works here: {exc}")
+
+
+def example(call: str, expected_src: str) -> dict:
+    node = ast.parse(call, mode="eval").body
+    args = tuple(ast.literal_eval(a) for a in node.args)
+    return {"call": call, "function": node.func.id, "args": list(args), "expected": ast.literal_eval(expected_src),
+            "args_src": repr(args), "expected_src": expected_src, "source": "doctest"}
+
+
+TASK = {"id": "T/0", "entry_point": "below", "prompt": "",
+        "examples": [example("below([1, 2, 4, 10], 100)", "True"), example("below([1, 20, 4, 10], 5)", "False")]}
+RIGHT = "def below(l, t):\n    return all(x < t for x in l)\n"
+RIGHT2 = "def below(l, t):\n    for x in l:\n        if x >= t:\n            return False\n    return True\n"
+OFF_BY_ONE = "def below(l, t):\n    return all(x <= t for x in l)\n"   # passes both examples
+LOOPS = "def below(l, t):\n    while len(l) > 30:\n        pass\n    return all(x < t for x in l)\n"
+
+
+def pool():
+    from vx.families.code.pack import PACK
+
+    return OpPool(PACK.ops, root="parses")
+
+
+def test_attempts_are_compared_on_generated_probes_in_one_process_each():
+    outputs = [RIGHT, RIGHT2, RIGHT, OFF_BY_ONE, "def below(l, t):\n    return undefined\n"]
+    items = [Item(f"T/0#{k}", "T/0", o) for k, o in enumerate(outputs)]
+    app = apply_ops(pool(), items, {"T/0": TASK}, jobs=1, progress=False,
+                    ops=["parses", "fails_visible_example", "disagrees_with_peers", "outside_plurality"])
+    col = dict(zip(app.matrix.item_ids, app.matrix.column("disagrees_with_peers").tolist()))
+    assert col["T/0#3"] == 1, app.message("T/0#3", "disagrees_with_peers")
+    assert "other attempts that pass the visible example return False" in app.message("T/0#3", "disagrees_with_peers")
+    assert col["T/0#0"] == col["T/0#1"] == col["T/0#2"] == 0
+    assert app.matrix.column("fails_visible_example").tolist()[4] == 1
+    assert dict(zip(app.matrix.item_ids, app.matrix.column("outside_plurality").tolist()))["T/0#0"] == 0
+
+
+def test_an_attempt_that_loops_on_a_large_probe_is_its_own_cluster(monkeypatch):
+    from vx.families.code.ops import run
+
+    monkeypatch.setattr(run, "PEER_CALL_TIMEOUT", 0.3)
+    items = [Item(f"T/0#{k}", "T/0", o) for k, o in enumerate([RIGHT, RIGHT2, RIGHT, LOOPS])]
+    app = apply_ops(pool(), items, {"T/0": TASK}, jobs=1, progress=False, ops=["parses", "disagrees_with_peers"])
+    assert app.matrix.column("disagrees_with_peers").tolist()[3] == 1
+    assert "did not return in time" in app.message("T/0#3", "disagrees_with_peers")
+
+
+def test_a_task_whose_examples_cannot_be_mutated_gets_no_probes_and_the_op_says_why():
+    task = {"id": "T/9", "entry_point": "f", "prompt": "", "examples": [example("f()", "1")]}
+    assert peer_probes(task) == []
+    items = [Item(f"T/9#{k}", "T/9", "def f():\n    return 1\n") for k in range(4)]
+    app = apply_ops(pool(), items, {"T/9": task}, jobs=1, progress=False, ops=["parses", "disagrees_with_peers"])
+    assert app.matrix.column("disagrees_with_peers").tolist() == [-1] * 4
+    assert "without arguments" in app.message("T/9#0", "disagrees_with_peers")
+
+
+def test_the_dual_cluster_variant_follows_the_cluster_the_model_tests_support():
+    task = {"id": "T/1", "entry_point": "f", "examples": [example("f(3)", "6")], "model_tests": [
+        {"call": "f(1)", "args_src": "(1,)", "expected_src": "2", "count": 5}]}
+    probes = peer_probes(task)
+    c, k = [p.call for p in probes], [p.klass for p in probes]
+    assert k[-1] == "model_test" and k[0].startswith("gen_")
+
+    def att(right: bool):  # right: doubles its argument (passes f(1) == 2); wrong: triples it (fails it)
+        return P.Behaviour(True, True, tuple(V(p.args[0] * 2 if right else p.args[0] * 3)
+                                             if p.args and type(p.args[0]) is int else V(0) for p in probes))
+
+    wrong, right = [att(False)] * 3, [att(True)] * 2   # 3x wrong (fails f(1) == 2), 2x right (passes it)
+    sel = frozenset({"gen_mutant", "gen_boundary", "gen_large"})
+    # the plain vote follows the larger (wrong) cluster ...
+    assert P.vote(att(True), wrong + right[:1], c, k, sel).verdict == 1
+    # ... the dual cluster follows the one the model-written test supports: √1 × 6 > √3 × 1
+    assert P.dual_cluster_vote(task, att(True), wrong + right[:1], c, k, sel).verdict == 0
+    v = P.dual_cluster_vote(task, att(False), wrong[:2] + right, c, k, sel)
+    assert v.verdict == 1 and "top cluster" in v.message and "dual-agreement score" in v.message
+    assert P.dual_cluster_vote(task, att(True), [], c, k, sel).verdict == -1
+    with pytest.raises(Exception, match="unknown trust"):
+        P.disagrees_with_peers_check(trust="magic")

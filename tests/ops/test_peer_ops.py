@@ -1,0 +1,200 @@
+"""Peer ops: observers, two-phase application, attempt-set cache keys, extra peers, standalone calls."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from vx.ops.apply import apply_ops, single
+from vx.ops.cache import VerdictCache, attempt_set_hash, decode_plain, encode_plain, peer_key
+from vx.ops.core import Context, observer, op, peer_op
+from vx.ops.item import Item
+from vx.ops.pool import OpPool
+from vx.ops.specs import op_from_spec, template
+
+CALLS: Counter = Counter()
+
+
+@observer
+def length(task, output, ctx):
+    CALLS["observe"] += 1
+    return {"n": len(output), "seen_root": ctx.get("artifact") == output}
+
+
+@peer_op(observe=length, tier="static", detects="odd_one_out")
+def odd_length(task, mine, peers, ctx):
+    """Fires when the attempt's length differs from the most common length of its peers."""
+    if not peers:
+        return None
+    common, n = Counter(p["n"] for p in peers).most_common(1)[0]
+    if mine["n"] != common:
+        return True, f"length {mine['n']}; {n} of {len(peers)} peers have {common}"
+    return False, f"length {common} like {n} of {len(peers)} peers"
+
+
+@op(root=True, detects="empty")
+def nonempty(task, output, ctx):
+    ctx["artifact"] = output
+    return not output
+
+
+@op(detects="has_x")
+def has_x(task, output, ctx):
+    return "x" in output
+
+
+def pool() -> OpPool:
+    return OpPool([nonempty, has_x, odd_length], root="nonempty")
+
+
+TASKS = {"t1": {"id": "t1"}, "t2": {"id": "t2"}}
+
+
+def items_of(outputs: dict[str, list[str]]) -> list[Item]:
+    return [Item(f"{t}#{k}", t, o) for t, outs in outputs.items() for k, o in enumerate(outs)]
+
+
+def verdicts(app, name="odd_length"):
+    return dict(zip(app.matrix.item_ids, app.matrix.column(name).tolist()))
+
+
+def test_peer_verdicts_compare_the_attempts_of_one_task_only():
+    items = items_of({"t1": ["aa", "bb", "cc", "ddd"], "t2": ["eee", "fff", "g"]})
+    app = apply_ops(pool(), items, TASKS, jobs=1, progress=False)
+    v = verdicts(app)
+    assert v == {"t1#0": 0, "t1#1": 0, "t1#2": 0, "t1#3": 1, "t2#0": 0, "t2#1": 0, "t2#2": 1}
+    assert "3 of 3 peers have 2" in app.message("t1#3", "odd_length")
+    # the observer ran after the root, in the item's context
+    assert app.matrix.column("has_x").tolist() == [0] * 7
+
+
+def test_serial_and_parallel_agree_and_failures_are_none():
+    items = items_of({"t1": ["aa", "bb", "c", "dd"], "t2": ["xx", "yy", "zzz"]})
+    a = apply_ops(pool(), items, TASKS, jobs=1, progress=False)
+    b = apply_ops(pool(), items, TASKS, jobs=2, progress=False)
+    assert (a.matrix.to_array() == b.matrix.to_array()).all()
+    assert a.messages == b.messages and not a.failures and not b.failures
+
+
+def test_extra_peers_join_the_attempt_set_but_are_not_graded():
+    items = items_of({"t1": ["abc"]})
+    alone = apply_ops(pool(), items, TASKS, jobs=1, progress=False)
+    assert verdicts(alone) == {"t1#0": -1}
+    app = apply_ops(pool(), items, TASKS, jobs=1, progress=False, peers={"t1": ["aa", "bb", "cc"], "t9": ["zz"]})
+    assert list(app.matrix.item_ids) == ["t1#0"] and verdicts(app) == {"t1#0": 1}
+
+
+def test_a_peer_op_called_alone_abstains_and_says_why():
+    res = odd_length({"id": "t1"}, "abc", Context())
+    assert int(res.verdict) == -1 and "grade_many" in res.message
+    outs = single(pool(), {"id": "t1"}, "abc")
+    assert outs["odd_length"].verdict == -1
+    # with peers' observations in ctx["peers"], the standalone call judges
+    res = odd_length({"id": "t1"}, "abc", Context(peers=[{"n": 2}, {"n": 2}]))
+    assert int(res.verdict) == 1
+
+
+def test_cache_keys_include_the_attempt_set(tmp_path):
+    cache = VerdictCache(tmp_path / "v.sqlite")
+    outs = {"t1": ["aa", "bb", "cc", "ddd"], "t2": ["eee", "fff", "g"]}
+    CALLS.clear()
+    first = apply_ops(pool(), items_of(outs), TASKS, jobs=1, progress=False, cache=cache)
+    assert CALLS["observe"] == 7
+    CALLS.clear()
+    again = apply_ops(pool(), items_of(outs), TASKS, jobs=1, progress=False, cache=cache)
+    assert CALLS["observe"] == 0 and again.calls == 0, "observations and peer verdicts come from the cache"
+    assert (again.matrix.to_array() == first.matrix.to_array()).all()
+    assert again.messages == first.messages
+    # one more attempt at t1: only it is observed, only t1's peer verdicts are judged again
+    outs2 = {"t1": ["aa", "bb", "cc", "ddd", "zz"], "t2": outs["t2"]}
+    CALLS.clear()
+    third = apply_ops(pool(), items_of(outs2), TASKS, jobs=1, progress=False, cache=cache)
+    assert CALLS["observe"] == 1
+    # root and has_x of the new item (2), and the 5 peer verdicts of t1; t2's come from the cache
+    assert third.calls == 2 + 5
+    assert verdicts(third)["t1#3"] == 1 and verdicts(third)["t2#2"] == 1
+    cache.close()
+
+
+def test_attempt_set_hash_is_order_free_and_counts_multiplicity():
+    assert attempt_set_hash(["a", "b"]) == attempt_set_hash(["b", "a"])
+    assert attempt_set_hash(["a", "b"]) != attempt_set_hash(["a", "b", "b"])
+    assert peer_key("x", attempt_set_hash(["x", "y"])) != peer_key("y", attempt_set_hash(["x", "y"]))
+
+
+plain = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5)),
+                     lambda kids: st.one_of(st.lists(kids, max_size=3), st.tuples(kids, kids),
+                                            st.dictionaries(st.text(max_size=3), kids, max_size=3),
+                                            st.frozensets(st.integers(), max_size=3)), max_leaves=10)
+
+
+@settings(max_examples=200, deadline=None)
+@given(plain)
+def test_observations_round_trip_the_cache_encoding(value):
+    import json
+
+    back = decode_plain(json.loads(json.dumps(encode_plain(value))))
+    assert back == value and type(back) is type(value)
+
+
+def test_label_permutation_leaves_peer_verdicts_identical():
+    """Peers are unlabeled outputs: whatever the labels, the peer verdicts are the same."""
+    outs = {"t1": ["aa", "bb", "cc", "ddd"], "t2": ["eee", "fff", "g"]}
+    base = [Item(f"{t}#{k}", t, o, label=float(k % 2)) for t, os_ in outs.items() for k, o in enumerate(os_)]
+    flipped = [Item(it.id, it.task, it.output, label=1.0 - it.label) for it in base]
+    a = apply_ops(pool(), base, TASKS, jobs=1, progress=False)
+    b = apply_ops(pool(), flipped, TASKS, jobs=1, progress=False)
+    assert (a.matrix.to_array() == b.matrix.to_array()).all() and a.messages == b.messages
+
+
+@template("length_differs", kind="static", params={"min_peers": "int"}, observer=length)
+def length_differs(min_peers: int):
+    """A peer-op template: the attempt's length differs from every peer's (with at least min_peers peers)."""
+
+    def judge(task, mine, peers, ctx):
+        if len(peers) < min_peers:
+            return None
+        return all(p["n"] != mine["n"] for p in peers)
+
+    return judge
+
+
+def test_peer_op_templates_make_peer_ops():
+    o = op_from_spec({"kind": "static", "check": "length_differs", "params": {"min_peers": 2}, "detects": "odd"})
+    assert o.is_peer and o.observer is length
+    other = op_from_spec({"kind": "static", "check": "length_differs", "params": {"min_peers": 3}, "detects": "odd"})
+    assert other.version != o.version
+    p = pool()
+    p.add(o)
+    app = apply_ops(p, items_of({"t1": ["aa", "bb", "ccc"]}), TASKS, ops=[o.name], jobs=1, progress=False)
+    assert app.matrix.column(o.name).tolist() == [0, 0, 1]
+
+
+def test_an_observer_that_raises_makes_the_peer_op_abstain_with_the_error():
+    @observer
+    def boom(task, output, ctx):
+        if output == "bad":
+            raise RuntimeError("cannot observe")
+        return len(output)
+
+    @peer_op(observe=boom, tier="static", detects="x")
+    def differs(task, mine, peers, ctx):
+        return any(p != mine for p in peers) if peers else None
+
+    p = OpPool([nonempty, differs], root="nonempty")
+    app = apply_ops(p, items_of({"t1": ["aa", "bad", "bb"]}), TASKS, jobs=1, progress=False)
+    assert app.matrix.column("differs").tolist() == [0, -1, 0], "the failed attempt is no peer and abstains"
+    assert any(f.item == "t1#1" and "cannot observe" in f.error for f in app.failures)
+
+
+def test_grade_many_grades_attempts_together():
+    from vx.verifier import Verifier
+
+    v = Verifier("(any has_x odd_length)", pool())
+    grades = v.grade_many({"id": "t1"}, ["aa", "bb", "cc", "ddd"])
+    assert [g.verdict.name for g in grades] == ["PASS", "PASS", "PASS", "FAIL"]
+    assert grades[3].drawbacks[0][0] == "odd_length"
+    alone = v.grade_many({"id": "t1"}, ["ddd"])
+    assert alone[0].verdict.name == "PASS"  # the peer op abstains alone: no known drawback
