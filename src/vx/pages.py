@@ -126,6 +126,21 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *, kinds: Seque
     return f"<table{attr(cls)}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def svg(fig: Any) -> str:
+    """A matplotlib figure as inline SVG (closed afterwards), without the XML prolog and metadata."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    text = buf.getvalue()
+    text = text[text.find("<svg"):]
+    a, b = text.find("<metadata>"), text.find("</metadata>")
+    return text[:a] + text[b + len("</metadata>"):] if a >= 0 and b > a else text
+
+
 def inline_markdown(text: Any) -> str:
     """Escape `text`, then render its `code spans` as <code> (op descriptions use backticks)."""
     parts = clean_text(text).split("`")
@@ -359,5 +374,5 @@ def eval_page(data: Mapping[str, Any]) -> str:
     return page(title, eval_body(data), script=EVAL_SCRIPT, data={"op_order": op_order})
 
 
-__all__ = ["CSS", "NOTEBOOK_CSS", "notebook", "capsule_html", "clean_text", "esc", "eval_body", "eval_page", "grade_html", "inline_markdown",
+__all__ = ["CSS", "NOTEBOOK_CSS", "notebook", "capsule_html", "clean_text", "esc", "eval_body", "eval_page", "grade_html", "inline_markdown", "svg",
            "metrics_table", "num", "page", "script_json", "table", "trace_html", "verdict_html"]

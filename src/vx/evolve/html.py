@@ -10,7 +10,6 @@ tables in place of plots and a note saying why.
 
 from __future__ import annotations
 
-import io
 import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
@@ -23,7 +22,7 @@ from vx.dsl.parse import VxSyntaxError, parse
 from vx.dsl.printer import to_text
 from vx.evolve.store import RunStore
 from vx.pages import CSS as _CSS
-from vx.pages import esc, inline_markdown, num, table
+from vx.pages import esc, inline_markdown, num, svg, table
 
 SECTIONS = ("summary", "objective", "audit", "funnel", "expression", "confusion", "ops", "disagreements",
             "locked-misses")
@@ -40,18 +39,6 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], kinds: str = "
     """`kinds`: one letter per column: n = a number (right-aligned), p = prose (left, roomy), t = text."""
     names = {"n": "num", "p": "prose", "t": ""}
     return table(headers, rows, kinds=[names[k] for k in kinds.ljust(len(headers), "t")])
-
-
-def _svg(fig: Any) -> str:
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    text = buf.getvalue()
-    text = text[text.find("<svg"):]
-    a, b = text.find("<metadata>"), text.find("</metadata>")
-    return text[:a] + text[b + len("</metadata>"):] if a >= 0 and b > a else text
 
 
 def _plt():
@@ -235,7 +222,7 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
             ax.plot(xs, [r[key] if r[key] is not None else float("nan") for r in rounds], style, label=key)
         _round_axis(ax, [r[k] for r in rounds for k in ("objective", "a_dev", "a_train")])
         ax.legend(loc="lower right")
-        sec += _svg(fig)
+        sec += svg(fig)
     sec += _table(["round", "objective", "A_dev", "A_train", "cost", "candidates", "replaced", "incumbent"],
                   [[r["round"], _f(r["objective"]), _f(r["a_dev"]), _f(r["a_train"]), _f(r["cost"], 4),
                     r["candidates"], "yes" if r["replaced"] else "", f"<code>{_e(r['incumbent'])}</code>"]
@@ -251,7 +238,7 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
         ax.plot(xs, [a if a is not None else float("nan") for a in audit], "-o", color="#b08800", label="locked agreement")
         _round_axis(ax, audit)
         ax.legend(loc="lower right")
-        sec += _svg(fig)
+        sec += svg(fig)
     elif not any(a is not None for a in audit):
         sec += "<p class='muted'>This run was made without an audit.</p>"
     parts.append(sec + "</section>")
@@ -269,7 +256,7 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
 
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # op counts: whole numbers only
         ax.set_xlabel("ops")
-        sec += _svg(fig)
+        sec += svg(fig)
     sec += _table(list(fun), [list(fun.values())], "n" * len(fun))
     events = [e for e in store.events() if e["kind"] != "seed"]
     if events:

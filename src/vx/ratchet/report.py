@@ -12,11 +12,11 @@ page shows the same numbers as tables.
 from __future__ import annotations
 
 import html
-import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from vx.pages import svg
 from vx.ratchet.figures import TABLE_HEADERS, figures, fmt_table_rows
 from vx.ratchet.store import RatchetStore
 
@@ -54,18 +54,6 @@ def _plt():
         return None
 
 
-def _svg(fig: Any) -> str:
-    import matplotlib.pyplot as plt
-
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    plt.close(fig)
-    text = buf.getvalue()
-    text = text[text.find("<svg"):]
-    a, b = text.find("<metadata>"), text.find("</metadata>")
-    return text[:a] + text[b + len("</metadata>"):] if a >= 0 and b > a else text
-
-
 def _curves(store: RatchetStore, key: str, ylabel: str, frozen: bool) -> str:
     plt = _plt()
     arms = store.arms()
@@ -93,7 +81,7 @@ def _curves(store: RatchetStore, key: str, ylabel: str, frozen: bool) -> str:
     ax.set_xlabel("skill round")
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=8)
-    return _svg(fig)
+    return svg(fig)
 
 
 def _bank_life(store: RatchetStore) -> str:
@@ -115,7 +103,7 @@ def _bank_life(store: RatchetStore) -> str:
     ax.set_yticks(range(len(skills)), labels, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel("skill round (green: active at the end · orange: evicted · red: retired · purple: rolled back)")
-    return _svg(fig)
+    return svg(fig)
 
 
 def write_report(run_path: str | Path, out: str | Path | None = None) -> Path:
