@@ -678,20 +678,17 @@ def _confine(req):
     _set_handler(_signal.SIGXFSZ, _signal.SIG_IGN)  # oversized writes fail with EFBIG instead
 
 
-def _install_landlock(spec, import_paths):
-    """Restrict this process with Landlock (Linux >= 5.13, unprivileged; needs no_new_privs).
+_LL_READ_DIR = (1 << 0) | (1 << 2) | (1 << 3)  # Landlock EXECUTE, READ_FILE, READ_DIR
 
-    Reads only below ``spec["read"]`` (system dirs, the interpreter) and the import paths;
-    reads and writes only in the working directory (and /dev/null). With ABI >= 4 every TCP
-    bind/connect is refused; with ABI >= 6 signals and abstract unix sockets cannot reach
-    processes outside the sandbox. Raises OSError when the kernel lacks Landlock.
-    """
-    import ctypes
 
-    libc = ctypes.CDLL(None, use_errno=True)
-    syscall = libc.syscall
-    syscall.restype = ctypes.c_long
-    abi = syscall(444, None, 0, 1)  # landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
+def _ll_file_rw(abi):
+    return (1 << 1) | (1 << 2) | ((1 << 14) if abi >= 3 else 0)  # WRITE_FILE, READ_FILE, TRUNCATE
+
+
+def _landlock_abi(ctypes, libc):
+    """This kernel's Landlock ABI: ``(abi, every fs right it knows, the ruleset attr, its size,
+    the path-beneath struct)``. Raises OSError without Landlock."""
+    abi = libc.syscall(444, None, 0, 1)  # landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
     if abi < 1:
         raise OSError(ctypes.get_errno(), "Landlock is not available in this kernel")
     fs_all = (1 << 13) - 1
@@ -711,11 +708,27 @@ def _install_landlock(spec, import_paths):
 
     size = 8 if abi < 4 else (16 if abi < 6 else 24)
     attr = _Ruleset(fs_all, 3 if abi >= 4 else 0, 3 if abi >= 6 else 0)
+    return abi, fs_all, attr, size, _PathBeneath
+
+
+def _install_landlock(spec, import_paths):
+    """Restrict this process with Landlock (Linux >= 5.13, unprivileged; needs no_new_privs).
+
+    Reads only below ``spec["read"]`` (system dirs, the interpreter) and the import paths;
+    reads and writes only in the working directory (and /dev/null). With ABI >= 4 every TCP
+    bind/connect is refused; with ABI >= 6 signals and abstract unix sockets cannot reach
+    processes outside the sandbox. Raises OSError when the kernel lacks Landlock.
+    """
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    syscall = libc.syscall
+    syscall.restype = ctypes.c_long
+    abi, fs_all, attr, size, _PathBeneath = _landlock_abi(ctypes, libc)
     ruleset = syscall(444, ctypes.byref(attr), ctypes.c_size_t(size), 0)
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
-    read_dir = (1 << 0) | (1 << 2) | (1 << 3)  # EXECUTE, READ_FILE, READ_DIR
-    file_rw = (1 << 1) | (1 << 2) | ((1 << 14) if abi >= 3 else 0)  # WRITE_FILE, READ_FILE, TRUNCATE
+    read_dir, file_rw = _LL_READ_DIR, _ll_file_rw(abi)
     rules = [(path, read_dir) for path in _list(spec["read"]) + _list(import_paths)]
     rules += [(_os.getcwd(), fs_all), ("/dev/null", file_rw), ("/dev/urandom", 1 << 2), ("/dev/zero", 1 << 2)]
     try:
@@ -1081,28 +1094,8 @@ def _prepare(req):
 def _prepare_landlock(ctypes, libc, spec, import_paths):
     """The Landlock rules of ``_install_landlock``, with the system paths opened once here (the
     workdir rule is added per child: its tmpfs is new each time). Raises OSError without Landlock."""
-    abi = libc.syscall(444, None, 0, 1)  # landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
-    if abi < 1:
-        raise OSError(ctypes.get_errno(), "Landlock is not available in this kernel")
-    fs_all = (1 << 13) - 1
-    if abi >= 2:
-        fs_all |= 1 << 13  # REFER
-    if abi >= 3:
-        fs_all |= 1 << 14  # TRUNCATE
-    if abi >= 5:
-        fs_all |= 1 << 15  # IOCTL_DEV
-
-    class _Ruleset(ctypes.Structure):
-        _fields_ = [("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
-
-    class _PathBeneath(ctypes.Structure):
-        _pack_ = 1
-        _fields_ = [("allowed", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
-
-    size = 8 if abi < 4 else (16 if abi < 6 else 24)
-    attr = _Ruleset(fs_all, 3 if abi >= 4 else 0, 3 if abi >= 6 else 0)
-    read_dir = (1 << 0) | (1 << 2) | (1 << 3)  # EXECUTE, READ_FILE, READ_DIR
-    file_rw = (1 << 1) | (1 << 2) | ((1 << 14) if abi >= 3 else 0)  # WRITE_FILE, READ_FILE, TRUNCATE
+    abi, fs_all, attr, size, _PathBeneath = _landlock_abi(ctypes, libc)
+    read_dir, file_rw = _LL_READ_DIR, _ll_file_rw(abi)
     wanted = [(path, read_dir) for path in _list(spec["read"]) + _list(import_paths)]
     wanted += [("/dev/null", file_rw), ("/dev/urandom", 1 << 2), ("/dev/zero", 1 << 2)]
     import fcntl
