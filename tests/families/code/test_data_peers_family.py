@@ -114,6 +114,27 @@ def test_peers_of_a_train_task_are_refused(tmp_path):
         Family(write(tmp_path / "bad", bad, 'peers = "peers.jsonl"\n'))
 
 
+def test_tasks_with_model_written_tests_as_the_builder_writes_them_load(tmp_path):
+    """The builder stores CodeT's test cases per task (``model_tests``); the family's task schema
+    must accept exactly that record, and say what is wrong with a broken one."""
+    from vx.families.code.data.codet import model_test_records
+
+    records, skipped = model_test_records([["assert below([1, 2], 3) == True", "assert below([5], 3) == False"],
+                                           ["assert below([1, 2], 3) == True", "print(1)"]], "below")
+    assert skipped == 1 and records[0]["count"] == 2
+    d = write(tmp_path / "fam", rows(0), 'peers = "peers.jsonl"\n')
+    tasks = [json.loads(line) for line in (d / "tasks.jsonl").read_text().splitlines()]
+    for t in tasks:
+        t["model_tests"] = records
+    (d / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    fam = Family(d)
+    assert fam.tasks["T/1"]["model_tests"][0]["expected_src"] == "True"
+    tasks[2]["model_tests"] = [{"args_src": "([1],)"}]
+    (d / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    with pytest.raises(FamilyError, match=r"tasks.jsonl:3: .*expected_src"):
+        Family(d)
+
+
 def test_vx_explain_shows_the_probes_and_the_peers(tmp_path):
     import json as _json
 

@@ -77,6 +77,19 @@ EXAMPLE_SCHEMA: dict[str, Any] = {
     },
 }
 
+#: A model-written test case of a task (``vx.families.code.data.codet.model_test_records``).
+MODEL_TEST_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["args_src", "expected_src"],
+    "properties": {
+        "call": {"type": "string", "description": "The call as written, e.g. add(2, 3)."},
+        "args_src": {"type": "string", "description": "The arguments as a Python tuple literal."},
+        "expected_src": {"type": "string", "description": "The value the test expects, as a Python literal."},
+        "count": {"type": "integer", "minimum": 1, "description": "How many of the model's samples wrote it."},
+    },
+}
+
 #: A code task: a line of tasks.jsonl (``Task.family_record``), what the ops may read.
 TASK_SCHEMA = task_schema("vx code task", {
     "prompt": {"type": "string", "description": "The task as given to the model (signature and docstring)."},
@@ -88,6 +101,8 @@ TASK_SCHEMA = task_schema("vx code task", {
     "meta": {"type": "object"},
     "dataset": {"type": "string", "description": "humaneval, humaneval+ or mbpp+ (evalplus's comparison)."},
     "atol": {"type": "number", "minimum": 0, "description": "evalplus's float tolerance."},
+    "model_tests": {"type": "array", "items": MODEL_TEST_SCHEMA,
+                    "description": "Model-written test cases (unlabeled; CodeT's), most often written first."},
 }, required=("entry_point",))
 
 PACK = Pack(
