@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from vx.families.code.ops import peers as P
-from vx.families.code.ops.probe import peer_probes
+from vx.families.code.ops.artifact import artifact_of
+from vx.families.code.ops.probe import PEER_CLASSES, peer_probes, probes_for
 from vx.ops.apply import apply_ops
 from vx.ops.item import Item
 from vx.ops.pool import OpPool
@@ -166,6 +167,29 @@ def test_an_attempt_that_loops_on_a_large_probe_is_its_own_cluster(monkeypatch):
     app = apply_ops(pool(), items, {"T/0": TASK}, jobs=1, progress=False, ops=["parses", "disagrees_with_peers"])
     assert app.matrix.column("disagrees_with_peers").tolist()[3] == 1
     assert "did not return in time" in app.message("T/0#3", "disagrees_with_peers")
+
+
+def test_an_attempt_that_loops_on_a_seed_probe_gets_no_peer_probes(monkeypatch):
+    """A candidate that loops on the visible example is caught by `timeout`; the peer probes would
+    only add up to the whole peer budget of timeouts (most of the quick start's run time), so the
+    run ends with the seed probes and its peer ops abstain, saying why."""
+    from vx.families.code.ops import run
+
+    monkeypatch.setattr(run, "EXAMPLE_CALL_TIMEOUT", 0.3)
+    monkeypatch.setattr(run, "EDGE_CALL_TIMEOUT", 0.3)
+    loops_on_5 = "def below(l, t):\n    while t == 5:\n        pass\n    return all(x < t for x in l)\n"
+    items = [Item(f"T/0#{k}", "T/0", o) for k, o in enumerate([RIGHT, RIGHT2, RIGHT, RIGHT2, loops_on_5])]
+    app = apply_ops(pool(), items, {"T/0": TASK}, jobs=1, progress=False,
+                    ops=["parses", "timeout", "disagrees_with_peers", "outside_plurality"])
+    assert app.matrix.column("timeout").tolist()[4] == 1
+    assert app.matrix.column("disagrees_with_peers").tolist() == [0, 0, 0, 0, -1]
+    assert run.SKIPPED_PEER_PROBES in app.message("T/0#4", "disagrees_with_peers")
+    assert app.matrix.column("outside_plurality").tolist()[4] == 1  # its own cluster still
+    art = artifact_of(TASK, loops_on_5, {})
+    ex = run.run_probes(TASK, art, probes_for(TASK))
+    peer_calls = [c for p, c in zip(ex.probes, ex.calls) if p.klass in PEER_CLASSES]
+    assert peer_calls and all(c.status == "not_run" for c in peer_calls)
+    assert ex.report.wall_time < run.RUN_TIMEOUT + 1.0
 
 
 def test_a_task_whose_examples_cannot_be_mutated_gets_no_probes_and_the_op_says_why():

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import functools
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -28,7 +29,11 @@ EDGE_CALL_TIMEOUT = 1.0  # seconds per edge-class probe call
 RUN_TIMEOUT = 4.0  # the whole sandboxed run of one candidate (start-up, load, every probe)
 PEER_CALL_TIMEOUT = 1.0  # seconds per generated / model-test probe call
 PEER_RUN_BUDGET = 6.0  # extra seconds for a run that includes the peer ops' probes
-PEER_TIMEOUTS_STOP = 2  # a run ends after this many timeouts on peer probes (the rest are "not_run")
+PEER_TIMEOUTS_STOP = 2  # a run ends after this many timeouts (on peer probes; one on a seed probe counts once)
+#: Why a run's peer probes were not run: it timed out on a visible example (which `timeout` reports)
+#: or spent the seed probes' budget timing out on them. Probing such a candidate further would cost
+#: up to the whole peer budget (most of the quick start's run time went there) for timeouts.
+SKIPPED_PEER_PROBES = "the run timed out on a seed probe, so the generated probes were not run"
 EXEC_OP_TIMEOUT = 60.0  # the op-level limit for exec ops (the first one pays for the run)
 
 _sandbox_lock = threading.Lock()
@@ -123,12 +128,24 @@ def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> E
     # shared in the child (marshal keeps references), so one call's mutation would leak into another.
     calls = [(copy.deepcopy(list(p.args)), {}) for p in probes]
     timed_out: list[int] = []
+    base_timeouts: list[int] = []
+    last_base = max((i for i, is_peer in enumerate(peer) if not is_peer), default=-1)
+
+    started = time.monotonic()
 
     def stop(i: int, outcome: Any) -> bool:
-        # a candidate that loops on the peer probes would eat the whole budget: two strikes end the run
-        if peer[i] and outcome.status == "timeout":
-            timed_out.append(i)
-        return len(timed_out) >= PEER_TIMEOUTS_STOP
+        if outcome.status == "timeout":
+            (timed_out if peer[i] else base_timeouts).append(i)
+        if not peer[i] and base_timeouts:
+            # a candidate that loops on a visible example (what `timeout` reports) gets no peer
+            # probes (SKIPPED_PEER_PROBES); one that loops on a seed probe gets no more than the seed
+            # probes' own budget before them
+            if i == last_base and any(probes[k].in_domain for k in base_timeouts):
+                return True
+            return time.monotonic() - started > RUN_TIMEOUT
+        # one that loops on the peer probes would eat the whole budget: two strikes end the run (a
+        # timeout on a seed probe is the first)
+        return len(timed_out) + min(1, len(base_timeouts)) >= PEER_TIMEOUTS_STOP
 
     total = RUN_TIMEOUT + (PEER_RUN_BUDGET if any(peer) else 0.0)
     report = sandbox().run_calls(art.source, art.name, calls, timeouts=timeouts, total_timeout=total,
