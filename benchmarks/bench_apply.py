@@ -18,11 +18,12 @@ What it measures, in one run (so ratios are comparable on a shared machine):
   what ``evalplus.evaluate`` runs per sample: unsandboxed, forked processes; expected outputs with its
   ``trusted_exec``), with the same number of workers: the reference a user would otherwise run.
 
-CodeT loader (minimal; the peers helper's loader had not landed when this was written): each line of
-``codegen16B_code_solution.jsonl`` is matched to its task by its exact prompt in
-``HumanEval_for_code_generation.jsonl``; a program is ``prompt + sample`` with the sample cut at the
-first line that starts at column 0 with ``def ``, ``class ``, ``if ``, ``print(``, ``assert `` or ``#``
-(the stop sequences of the Codex/CodeT harness), so trailing test code is not run.
+CodeT loader: vx's own (``vx.families.code.data.codet``, as ``vx data build humaneval`` reads the
+files): each line of ``codegen16B_code_solution.jsonl`` is matched to its task by its exact prompt in
+``HumanEval_for_code_generation.jsonl``; a program is ``prompt + sample`` cut at the earliest of CodeT's
+stop sequences (``\\nclass``, ``\\ndef``, ``\\n#``, ``\\nif``, ``\\nprint``), so trailing test code is not run.
+(Until the reader landed, this benchmark cut at the first column-0 ``def ``/``class ``/``if ``/``print(``/
+``assert ``/``#`` line instead.)
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -43,26 +43,18 @@ if not DATA.is_dir():
 CODET = DATA / "samples" / "humaneval-codet"
 #: An item whose op calls take this long ran into a time limit (an endless loop, a huge probe).
 SLOW = 0.5
-_STOP = re.compile(r"^(def |class |if |print\(|assert |#)", re.M)
-
-
-def truncate(sample: str) -> str:
-    cut = _STOP.search(sample)
-    return sample[: cut.start()] if cut else sample
 
 
 def load_codet(per_task: int) -> list[tuple[str, str, str]]:
-    """(item id, task id, program), ``per_task`` attempts per task, in task order."""
-    tasks = [json.loads(line) for line in (CODET / "HumanEval_for_code_generation.jsonl").open()]
-    by_prompt = {t["prompt"]: t["task_id"] for t in tasks}
-    out = []
-    for line in (CODET / "codegen16B_code_solution.jsonl").open():
-        row = json.loads(line)
-        task_id = by_prompt[row["prompt"]]
-        for k, sample in enumerate(row["samples"][:per_task]):
-            out.append((f"{task_id}#codet{k}", task_id, row["prompt"] + truncate(sample)))
-    order = {t["task_id"]: i for i, t in enumerate(tasks)}
-    out.sort(key=lambda r: (order[r[1]], int(r[0].rsplit("codet", 1)[1])))
+    """(item id, task id, program), ``per_task`` attempts per task, in task order: vx's CodeT reader
+    (lines matched to tasks by prompt, completions cut as CodeT's harness cuts them)."""
+    from vx.families.code.data import codet
+
+    prompts, _ = codet.read_task_prompts(CODET / "HumanEval_for_code_generation.jsonl")
+    order = {tid: i for i, tid in enumerate(prompts.values())}
+    rows = codet.read_solutions(CODET / "codegen16B_code_solution.jsonl", prompts)
+    out = [(f"{r.task_id}#codet{k}", r.task_id, program)
+           for r in sorted(rows, key=lambda r: order[r.task_id]) for k, program in enumerate(r.programs[:per_task])]
     return out
 
 
