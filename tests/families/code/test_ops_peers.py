@@ -192,6 +192,23 @@ def test_an_attempt_that_loops_on_a_seed_probe_gets_no_peer_probes(monkeypatch):
     assert ex.report.wall_time < run.RUN_TIMEOUT + 1.0
 
 
+def test_answers_too_large_to_print_are_compared_by_digest_not_a_crash():
+    """An attempt's answer on a probe can be an int that repr() refuses (more than 4300 digits: the
+    `large` probes of HumanEval/139 make special_factorial return one). Observing it must not fail,
+    and equal huge answers must still agree."""
+    task = {"id": "T/7", "entry_point": "p", "prompt": "", "examples": [example("p(3)", "6"), example("p(7)", "14")]}
+    right = "def p(n):\n    return 2 * n if n < 10 else 10 ** (5000 + n)\n"
+    other = "def p(n):\n    return 2 * n if n < 10 else 10 ** (5000 + n) + 1\n"
+    items = [Item(f"T/7#{k}", "T/7", o) for k, o in enumerate([right, right, right, right, other])]
+    assert any(p.args[0] >= 10 for p in probes_for(task) if p.klass in PEER_CLASSES), "needs a probe past 10"
+    app = apply_ops(pool(), items, {"T/7": task}, jobs=1, progress=False,
+                    ops=["parses", "fails_visible_example", "disagrees_with_peers"])
+    assert not app.failures, app.failures[:3]
+    assert app.matrix.column("disagrees_with_peers").tolist() == [0, 0, 0, 0, 1]
+    assert "digest" in app.message("T/7#4", "disagrees_with_peers") or \
+        "other attempts that pass the visible example" in app.message("T/7#4", "disagrees_with_peers")
+
+
 def test_a_task_whose_examples_cannot_be_mutated_gets_no_probes_and_the_op_says_why():
     task = {"id": "T/9", "entry_point": "f", "prompt": "", "examples": [example("f()", "1")]}
     assert peer_probes(task) == []

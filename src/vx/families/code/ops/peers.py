@@ -165,14 +165,33 @@ class Behaviour:
                    answers(data.get("example_answers")), str(data.get("note", "")))
 
 
+def _value_text(value: Any) -> str | bytes | None:
+    """A deterministic text of a returned value, for its size and digest: its repr, or where repr()
+    refuses (an int of more than 4300 digits, nesting deeper than the recursion limit) its marshal
+    bytes. None when neither works (the caller then treats the value as opaque)."""
+    import marshal
+
+    try:
+        return repr(value)
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    try:
+        return b"marshal:" + marshal.dumps(value)
+    except (ValueError, RecursionError, MemoryError):
+        return None
+
+
 def _data_answer(a: Answer) -> list[Any]:
     value = a.value
     if a.kind == "value":
-        text = repr(value)
-        if len(text) > MAX_VALUE_TEXT:  # a huge value: compared by a digest of its repr
+        text = _value_text(value)
+        if text is None:
+            return ["opaque", None, f"{type(value).__name__} too deep to compare"]
+        if isinstance(text, bytes) or len(text) > MAX_VALUE_TEXT:  # a huge value: compared by a digest
             import hashlib
 
-            value = "<digest " + hashlib.sha256(text.encode()).hexdigest()[:16] + f" of a {type(a.value).__name__}>"
+            raw = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+            value = "<digest " + hashlib.sha256(raw).hexdigest()[:16] + f" of a {type(a.value).__name__}>"
             return ["value", value, ""]
     return [a.kind, value, a.detail]
 
