@@ -53,8 +53,6 @@ def run_rows(paths) -> list[dict[str, Any]]:
 @friendly_errors
 def list_cmd(directory: str, as_json: bool) -> None:
     """Run files in DIRECTORY (default: runs/), newest first."""
-    from vx.evolve.store import RunStoreError
-
     paths = sorted(Path(directory).glob("*.vxrun.sqlite"), key=lambda p: p.stat().st_mtime, reverse=True)
     if as_json:
         dump_document("vx-runs/1", {"directory": str(directory), "runs": run_rows(paths)})
@@ -65,19 +63,10 @@ def list_cmd(directory: str, as_json: bool) -> None:
     t = Table(title=f"runs in {directory}/", title_justify="left", show_edge=False)
     for col in ("run", "family", "status", "rounds", "objective", "audit", "ablation", "evolved"):
         t.add_column(col, overflow="fold" if col in ("evolved", "run") else "ellipsis")
-    for p in paths:
-        try:
-            from vx.evolve.store import RunStore
-
-            with RunStore(p) as s:
-                meta, rounds = s.meta(), s.rounds()
-        except RunStoreError:
-            continue
-        last = rounds[-1] if rounds else {}
-        cfg = meta.get("config") or {}
-        t.add_row(esc(p.name), esc(meta.get("family", "?")), esc(meta.get("status", "?")), str(last.get("round", "—")),
-                  fmt_num(last.get("objective"), 4), fmt_num(last.get("audit_agreement")),
-                  esc(cfg.get("ablation") or "—"), esc(" ".join(str(last.get("incumbent", "")).split())))
+    for r in run_rows(paths):
+        t.add_row(esc(Path(r["run"]).name), esc(r["family"] or "?"), esc(r["status"] or "?"),
+                  str(r["rounds"] if r["rounds"] is not None else "—"), fmt_num(r["objective"], 4),
+                  fmt_num(r["audit_agreement"]), esc(r["ablation"] or "—"), esc(r["evolved"] or ""))
     console.print(t)
 
 
