@@ -22,6 +22,25 @@ def _isolated_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("VX_CACHE", str(tmp_path / "cache.sqlite"))
 
 
+@pytest.fixture
+def isolated_llm(request, tmp_path, monkeypatch):
+    """No test reads the user's LLM config or cache, or sees a real key (except opt-in live tests);
+    LLM roles start off. The LLM and ratchet tests use it for every test (their conftest)."""
+    from vx.llm import client as llm_client
+
+    if request.node.get_closest_marker("live") is None:
+        monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+        monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    for var in list(os.environ):
+        if var.startswith("VX_LLM_"):
+            monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("VX_LLM_CONFIG", str(tmp_path / "no-user-llm.toml"))
+    monkeypatch.setenv("VX_LLM_CACHE", str(tmp_path / "llm.sqlite"))
+    llm_client.deactivate()
+    yield
+    llm_client.deactivate()
+
+
 def shared_data(*parts: str) -> Path:
     p = SHARED_DATA.joinpath(*parts)
     if not p.exists():

@@ -10,20 +10,9 @@ from vx.llm.config import load_config
 
 
 @pytest.fixture(autouse=True)
-def _isolated_llm(request, tmp_path, monkeypatch):
-    """No test reads the user's LLM config or cache, or sees a real key (except opt-in live tests);
-    LLM roles start off."""
-    if request.node.get_closest_marker("live") is None:
-        monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-        monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
-    for var in list(__import__("os").environ):
-        if var.startswith("VX_LLM_"):
-            monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("VX_LLM_CONFIG", str(tmp_path / "no-user-llm.toml"))
-    monkeypatch.setenv("VX_LLM_CACHE", str(tmp_path / "llm.sqlite"))
-    llm_client.deactivate()
+def _isolated_llm(isolated_llm):
+    """Every test here runs with the LLM isolation of tests/conftest.py."""
     yield
-    llm_client.deactivate()
 
 
 @pytest.fixture
