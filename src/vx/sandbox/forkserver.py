@@ -61,9 +61,10 @@ from vx.sandbox.runner import (
     Plan,
     RawRun,
     _Capped,
+    _close_frames,
+    _drain,
     _Frames,
-    _next_frame_deadline,
-    _read,
+    _take_output,
     harness_blob,
 )
 from vx.sandbox.serialize import encode_request
@@ -646,43 +647,18 @@ def _watch(
                     state.exited = True
                     sel.unregister(fd)
                 else:
-                    chunk = _read(fd)
-                    if chunk is None:
-                        continue
-                    if not chunk:
-                        sel.unregister(fd)
-                        continue
-                    target = readers[fd]
-                    before = len(frames.frames)
-                    target.add(chunk)
-                    if target is frames and len(frames.frames) > before:
-                        frame_deadline = _next_frame_deadline(frames, frame_timeouts, kill_grace)
-                        for index in range(before, len(frames.frames)) if on_frame else ():
-                            if on_frame(index, frames.frames[index]):
-                                run.stopped = True
-                                del frames.frames[index + 1 :]
-                                frames.buffer.clear()
-                                break
+                    frame_deadline = _take_output(fd, sel, readers, frames, run, on_frame, frame_timeouts,
+                                                  kill_grace, frame_deadline)
                 if run.stopped:
                     break
             if run.stopped or frames.error or state.exited or state.lost or state.error:
                 break
         if frames.error:
             run.protocol_error = frames.error
-        for fd, target in readers.items():
-            if run.stopped and target is frames:
-                continue
-            if fd in sel.get_map():
-                while (chunk := _read(fd)):
-                    target.add(chunk)
-                    if frames.error:
-                        run.protocol_error = run.protocol_error or frames.error
-                        break
+        _drain(sel, readers, frames, run)
     finally:
         sel.close()
         server.sock.setblocking(True)
-    if frames.buffer and run.protocol_error is None and run.deadline is None and not run.stopped:
-        run.protocol_error = f"{len(frames.buffer)} trailing bytes after the last complete frame"
-    run.frames = frames.frames
+    _close_frames(frames, run)
     run.stdout, run.stdout_truncated = bytes(out.data), out.truncated
     run.stderr, run.stderr_truncated = bytes(err.data), err.truncated

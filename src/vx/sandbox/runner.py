@@ -568,23 +568,8 @@ def _watch(
                 elif fd == pidfd:
                     exited = True
                 else:
-                    chunk = _read(fd)
-                    if chunk is None:
-                        continue
-                    if not chunk:
-                        sel.unregister(fd)
-                        continue
-                    target = readers[fd]
-                    before = len(frames.frames)
-                    target.add(chunk)
-                    if target is frames and len(frames.frames) > before:
-                        frame_deadline = _next_frame_deadline(frames, frame_timeouts, kill_grace)
-                        for index in range(before, len(frames.frames)) if on_frame else ():
-                            if on_frame(index, frames.frames[index]):
-                                run.stopped = True  # keep nothing after the frame it stopped at
-                                del frames.frames[index + 1 :]
-                                frames.buffer.clear()
-                                break
+                    frame_deadline = _take_output(fd, sel, readers, frames, run, on_frame, frame_timeouts,
+                                                  kill_grace, frame_deadline)
                 if run.stopped:
                     break
             if run.stopped:
@@ -596,25 +581,61 @@ def _watch(
                 exited = True
             if exited:
                 break
-        # Whatever was written before the exit (or the kill decision) is still in the pipes.
-        for fd, target in readers.items():
-            if run.stopped and target is frames:
-                continue  # the caller is done with the results
-            if fd in sel.get_map():
-                while (chunk := _read(fd)):
-                    target.add(chunk)
-                    if frames.error:
-                        run.protocol_error = run.protocol_error or frames.error
-                        break
+        _drain(sel, readers, frames, run)
     finally:
         sel.close()
         if pidfd is not None:
             os.close(pidfd)
+    _close_frames(frames, run)
+    run.stdout, run.stdout_truncated = bytes(out.data), out.truncated
+    run.stderr, run.stderr_truncated = bytes(err.data), err.truncated
+
+
+def _take_output(fd: int, sel: selectors.BaseSelector, readers: dict[int, Any], frames: _Frames, run: RawRun,
+                 on_frame: Callable[[int, bytes], bool] | None, frame_timeouts: Sequence[float],
+                 kill_grace: float, frame_deadline: float | None) -> float | None:
+    """Read what a candidate's output fd has into its reader (``readers[fd]``): the result frames
+    or a capped stream. A new frame restarts the per-call deadline (returned) and goes to
+    ``on_frame``; when that asks to stop, nothing after that frame is kept (``run.stopped``).
+    Shared by the per-process layers and the fork server."""
+    chunk = _read(fd)
+    if chunk is None:
+        return frame_deadline
+    if not chunk:
+        sel.unregister(fd)
+        return frame_deadline
+    target = readers[fd]
+    before = len(frames.frames)
+    target.add(chunk)
+    if target is frames and len(frames.frames) > before:
+        frame_deadline = _next_frame_deadline(frames, frame_timeouts, kill_grace)
+        for index in range(before, len(frames.frames)) if on_frame else ():
+            if on_frame(index, frames.frames[index]):
+                run.stopped = True  # keep nothing after the frame it stopped at
+                del frames.frames[index + 1 :]
+                frames.buffer.clear()
+                break
+    return frame_deadline
+
+
+def _drain(sel: selectors.BaseSelector, readers: dict[int, Any], frames: _Frames, run: RawRun) -> None:
+    """Whatever was written before the exit (or the kill decision) is still in the pipes."""
+    for fd, target in readers.items():
+        if run.stopped and target is frames:
+            continue  # the caller is done with the results
+        if fd in sel.get_map():
+            while (chunk := _read(fd)):
+                target.add(chunk)
+                if frames.error:
+                    run.protocol_error = run.protocol_error or frames.error
+                    break
+
+
+def _close_frames(frames: _Frames, run: RawRun) -> None:
+    """The frames a run ends with; bytes after the last complete one are a protocol error."""
     if frames.buffer and run.protocol_error is None and run.deadline is None and not run.stopped:
         run.protocol_error = f"{len(frames.buffer)} trailing bytes after the last complete frame"
     run.frames = frames.frames
-    run.stdout, run.stdout_truncated = bytes(out.data), out.truncated
-    run.stderr, run.stderr_truncated = bytes(err.data), err.truncated
 
 
 def _next_frame_deadline(frames: _Frames, frame_timeouts: Sequence[float], kill_grace: float) -> float:
