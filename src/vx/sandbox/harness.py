@@ -751,6 +751,19 @@ def _install_landlock(spec, import_paths):
         _os.close(ruleset)
 
 
+def _add_seccomp_rules(ctypes, lib, ctx, _ArgCmp, rules):
+    """Add ``(syscall name, errno, [(arg, op, datum_a, datum_b), ...])`` deny rules to a libseccomp
+    context (names this architecture lacks are skipped)."""
+    for name, errno, conds in rules:
+        nr = lib.seccomp_syscall_resolve_name(name.encode())
+        if nr < 0:
+            continue  # no such syscall on this architecture
+        array = (_ArgCmp * max(1, len(conds)))(*[_ArgCmp(*c) for c in conds])
+        rc = lib.seccomp_rule_add_array(ctx, 0x00050000 | errno, nr, len(conds), array)
+        if rc != 0:
+            raise OSError("seccomp_rule_add(%s) failed: %d" % (name, rc))
+
+
 def _install_seccomp(spec):
     """Load a deny-list filter through the system libseccomp (ctypes).
 
@@ -789,14 +802,7 @@ def _install_seccomp(spec):
         for name in ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_open"):
             rules.append((name, 1, [(0, 4, pid, 0)]))  # arg0 == pid -> EPERM
     try:
-        for name, errno, conds in rules:
-            nr = lib.seccomp_syscall_resolve_name(name.encode())
-            if nr < 0:
-                continue  # no such syscall on this architecture
-            array = (_ArgCmp * max(1, len(conds)))(*[_ArgCmp(*c) for c in conds])
-            rc = lib.seccomp_rule_add_array(ctx, 0x00050000 | errno, nr, len(conds), array)
-            if rc != 0:
-                raise OSError("seccomp_rule_add(%s) failed: %d" % (name, rc))
+        _add_seccomp_rules(ctypes, lib, ctx, _ArgCmp, rules)
         rc = lib.seccomp_load(ctx)
         if rc != 0:
             raise OSError("seccomp_load failed: %d" % rc)
@@ -1014,14 +1020,7 @@ def _seccomp_program(spec):
     if not ctx:
         raise OSError("seccomp_init failed")
     try:
-        for name, errno, conds in _list(spec["rules"]):
-            nr = lib.seccomp_syscall_resolve_name(name.encode())
-            if nr < 0:
-                continue  # no such syscall on this architecture
-            array = (_ArgCmp * max(1, len(conds)))(*[_ArgCmp(*c) for c in conds])
-            rc = lib.seccomp_rule_add_array(ctx, 0x00050000 | errno, nr, len(conds), array)
-            if rc != 0:
-                raise OSError("seccomp_rule_add(%s) failed: %d" % (name, rc))
+        _add_seccomp_rules(ctypes, lib, ctx, _ArgCmp, _list(spec["rules"]))
         r, w = _os.pipe()
         try:
             rc = lib.seccomp_export_bpf(ctx, w)
