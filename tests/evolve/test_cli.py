@@ -92,3 +92,13 @@ def test_one_run_loads_its_family_once_and_opens_its_run_file_once(evo, tmp_path
                  "--no-llm")
     assert res.exit_code == 0, res.output
     assert len(loads) == 1 and len(opens) == 1, (loads, opens)
+
+
+def test_the_consensus_option_offers_every_mode_and_the_engine_default():
+    from vx.cli.evolve import evolve_cmd
+    from vx.evolve.loop import EvolveConfig
+    from vx.evolve.objective import CONSENSUS_MODES
+
+    opt = next(p for p in evolve_cmd.params if p.name == "consensus")
+    assert sorted(opt.type.choices) == sorted(CONSENSUS_MODES)
+    assert opt.default == EvolveConfig().consensus

@@ -52,27 +52,31 @@ def test_leave_one_out_marginals_hand_computed():
     assert "__vx_abstain__" in str(leave_out(parse("(any a c)"), "a"))
 
 
-def test_retirement_after_a_two_round_grace():
+def test_retirement_only_on_harm_after_a_two_round_grace():
     recs = {"a": OpRecord("a", "active", "seed"), "c": OpRecord("c", "active", "seed")}
     pol = LifecyclePolicy()
-    assert update_streaks(recs, {"a": 0.3, "c": 0.0}, policy=pol) == []
-    assert update_streaks(recs, {"a": 0.3, "c": -0.1}, policy=pol) == []
-    assert recs["c"].streak == 2
-    assert update_streaks(recs, {"a": 0.3, "c": 0.0}, policy=pol) == ["c"]
-    # a positive round resets the streak; leaving the incumbent resets it too
+    # a zero or negative marginal is no evidence of harm: nothing ever becomes due
+    for _ in range(6):
+        assert update_streaks(recs, {"a": 0.3, "c": 0.0}, {}, policy=pol) == []
+    assert update_streaks(recs, {"a": 0.3, "c": -0.1}, {}, policy=pol) == []
+    assert recs["c"].streak == 0 and recs["c"].marginal == -0.1
+    harm = {"c": "fires on 1 dev item(s) labelled pass (d2)"}
+    assert update_streaks(recs, {"a": 0.3, "c": 0.0}, harm, policy=pol) == []
+    assert update_streaks(recs, {"a": 0.3}, harm, policy=pol) == []
+    assert recs["c"].streak == 2 and recs["c"].marginal is None
+    assert update_streaks(recs, {}, harm, policy=pol) == ["c"]
+    # a round without harm resets the streak
     recs["c"].streak = 0
-    update_streaks(recs, {"c": 0.0}, policy=pol)
-    update_streaks(recs, {"c": 0.2}, policy=pol)
+    update_streaks(recs, {}, harm, policy=pol)
+    update_streaks(recs, {}, {}, policy=pol)
     assert recs["c"].streak == 0
-    update_streaks(recs, {"c": 0.0}, policy=pol)
-    update_streaks(recs, {}, policy=pol)
-    assert recs["c"].streak == 0 and recs["c"].marginal is None
 
 
 def test_protected_ops_and_the_no_lifecycle_policy_never_retire():
     recs = {"c": OpRecord("c", "active", "seed", streak=5)}
-    assert update_streaks(recs, {"c": 0.0}, policy=LifecyclePolicy(), protected=frozenset({"c"})) == []
-    assert update_streaks(recs, {"c": 0.0}, policy=LifecyclePolicy.off()) == []
+    harm = {"c": "removing it from the incumbent raises S"}
+    assert update_streaks(recs, {"c": 0.0}, harm, policy=LifecyclePolicy(), protected=frozenset({"c"})) == []
+    assert update_streaks(recs, {"c": 0.0}, harm, policy=LifecyclePolicy.off()) == []
 
 
 def test_a_shadow_is_promoted_only_when_it_raises_dev_agreement():

@@ -239,8 +239,10 @@ def test_a_composer_sees_elites_with_shortcomings_and_its_text_proposals_are_use
     assert len(seen) == 2
     ctx = seen[0]
     assert "nonempty" not in ctx.selectable  # the root is never selectable
-    assert ctx.elites and all(isinstance(s, dict) for e in ctx.elites for s in e.shortcomings)
-    assert any(e.shortcomings for e in ctx.elites)  # the seed misses dev failures
+    # the seed misses a dev failure the pool can flag, so the anchor guard leaves round 1 no elite;
+    # round 1 selects (the anchor cover is a candidate) and round 2's composer sees the elites
+    assert not ctx.elites
+    assert seen[1].elites and all(isinstance(s, dict) for e in seen[1].elites for s in e.shortcomings)
     assert "clusters" in ctx.gaps[0]
     with RunStore(res.run_path) as s:
         cands = s.candidates(1)
@@ -294,20 +296,12 @@ def test_every_rounds_objective_is_recomputable_from_the_run_file(evo, tmp_path)
                 (row["objective"], row["a_dev"], row["a_train"], row["cost"]), abs=1e-12), row["round"]
 
 
-def test_an_op_without_marginal_retires_after_the_grace_and_leaves_the_incumbent(evo, tmp_path):
-    # no composers and no synthesizers: the seed (any too_long shouting) stays the incumbent;
-    # no dev item shouts, so `shouting` has a zero leave-one-out marginal every round
+def test_an_op_without_marginal_never_retires(evo, tmp_path):
+    # no composers and no synthesizers; no dev item shouts, so `shouting` has a zero leave-one-out
+    # marginal every round: no evidence that it hurts, so it stays in the pool
     res = evolve_family(evo, config=EvolveConfig(rounds=4, seed=3, jobs=1), out=tmp_path / "ret.vxrun.sqlite",
                         composers=[], synthesizers=[])
     with RunStore(res.run_path) as s:
-        retired = [e for e in s.events() if e["kind"] == "retired"]
-        assert [(e["op"], e["round"]) for e in retired] == [("shouting", 3)]
-        rounds = s.rounds()
-        assert rounds[2]["incumbent"] == "(any too_long shouting)"
-        assert rounds[3]["incumbent"] == "too_long" and rounds[3]["n_retired"] == 1
-        assert [o["status"] for o in s.ops() if o["name"] == "shouting"] == ["retired"]
-    assert "shouting" not in res.best.op_names()
-    # no-lifecycle: nothing retires
-    res = evolve_family(evo, config=EvolveConfig(rounds=4, seed=3, jobs=1, ablation="no-lifecycle"),
-                        out=tmp_path / "nl.vxrun.sqlite", composers=[], synthesizers=[])
-    assert not [e for e in RunStore(res.run_path).events() if e["kind"] == "retired"]
+        assert not [e for e in s.events() if e["kind"] == "retired"]
+        assert [o["status"] for o in s.ops() if o["name"] == "shouting"] == ["active"]
+        assert all(r["n_retired"] == 0 for r in s.rounds())

@@ -163,7 +163,7 @@ def datasets(draw):
 @settings(max_examples=100, deadline=None)
 @given(datasets(), st.lists(trees(), min_size=1, max_size=6), st.booleans(),
        st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.sampled_from([1.0, 2.0, 3.5])),
-       st.sampled_from(["pass", "exclude"]), st.sampled_from(["per-class", "majority"]),
+       st.sampled_from(["pass", "exclude"]), st.sampled_from(["per-class", "majority", "label-model", "label-model-flat"]),
        st.lists(st.sampled_from(["x", "y"]), min_size=4, max_size=4))
 def test_batch_scores_equal_the_reference(data, nodes, closed, weights, abstain, consensus, classes):
     guards = Guards() if closed else Guards.naive()
@@ -178,5 +178,6 @@ def test_batch_scores_equal_the_reference(data, nodes, closed, weights, abstain,
         assert got.a_train == pytest.approx(ref.a_train, abs=1e-12)
         assert got.cost == pytest.approx(ref.cost)
         assert got.objective == pytest.approx(ref.objective, abs=1e-12)
-        assert (got.usable, got.validity, got.selectable) == (ref.usable, ref.validity, ref.selectable)
+        assert (got.usable, got.validity, got.guard, got.selectable) == (ref.usable, ref.validity, ref.guard,
+                                                                         ref.selectable)
 

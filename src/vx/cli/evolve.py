@@ -100,9 +100,10 @@ def _with_flags(message: str) -> str:
               help="Continue an interrupted (or finished) run from its last committed round.")
 @click.option("--abstain", type=click.Choice(["pass", "exclude"]), default="pass", show_default=True,
               help="How the objective scores a final ABSTAIN: as PASS (what consumers do), or left out.")
-@click.option("--consensus", type=click.Choice(["per-class", "majority"]), default="per-class", show_default=True,
-              help="The train consensus: ops vote within their failure class (drawback semantics), or one "
-                   "majority vote over all ops.")
+@click.option("--consensus", type=click.Choice(["label-model", "label-model-flat", "per-class", "majority"]),
+              default="per-class", show_default=True,
+              help="The train consensus A_train agrees with: a label model of the pool (class-conditional "
+                   "Dawid–Skene, or -flat: one latent), a vote within each failure class, or one majority vote.")
 @click.option("--no-audit", is_flag=True, help="Do not measure agreement with the locked split.")
 @click.option("--jobs", "-j", type=POSITIVE_INT, default=None, help="Worker processes for applying ops (default: CPU count).")
 @click.option("--timeout", type=POSITIVE, default=10.0, show_default=True, help="Time limit per op call, in seconds.")

@@ -26,6 +26,7 @@ def ops_cmd(family_dir, as_json):
     for c in ("op", "tier", "status", "detects", "description", "version"):
         t.add_column(c, overflow="fold")
     for c in cat:
-        t.add_row(esc(c["name"]) + (" (root)" if c["root"] else ""), esc(c["tier"]), esc(c["status"]),
+        t.add_row(esc(c["name"]) + (" (root)" if c["root"] else ""), esc(c["tier"]),
+                  esc(c["status"]) + (" (baseline)" if c["baseline"] else ""),
                   esc(c["detects"]), esc(c["description"]), esc(c["version"]))
     console.print(t)

@@ -14,6 +14,13 @@ root does not fire (on the others every candidate says FAIL): a candidate is dro
 expression abstains on all of them, never finds a drawback (passes everything), or never says
 clean — fires on every item it opines on (fails everything).
 
+**The anchor guard.** Ten labelled items cannot estimate a detector's precision, but they can veto:
+a selectable candidate must flag every dev failure *the pool can flag* and must not flag a dev item
+labelled pass. A dev failure is flaggable when some selectable op that flags no dev pass fires on it
+(so ``(any <those ops>)`` meets the guard: it is never infeasible when the pool is not). Among the
+candidates that meet it, the train-side estimate (A_train) decides. Both parts are judged on final
+verdicts of the dev items the root leaves open; a soft label counts as fail below 0.5.
+
 **Best-so-far.** The incumbent is replaced only by a strictly better selectable candidate;
 equal objectives are broken deterministically: fewer leaves first, then the canonical text.
 Objectives are compared after rounding to 12 decimals so that float noise never decides.
@@ -25,15 +32,20 @@ import attrs
 import numpy as np
 
 __all__ = ["Guards", "best_index", "VALID", "ALL_ABSTAIN", "ALL_PASS", "ALL_FAIL", "REASONS", "validity_codes",
-           "rank_key", "is_better"]
+           "rank_key", "is_better", "GUARD_OK", "GUARD_MISSES", "GUARD_FALSE_ALARM", "GUARD_REASONS", "guard_codes"]
 
 VALID, ALL_ABSTAIN, ALL_PASS, ALL_FAIL = 0, 1, 2, 3
+GUARD_OK, GUARD_MISSES, GUARD_FALSE_ALARM = 0, 1, 2
 REASONS = {
     ALL_ABSTAIN: "abstains on every item it could decide",
     ALL_PASS: "passes everything (never finds a drawback)",
     ALL_FAIL: "fails everything (finds a drawback on every item it opines on)",
 }
 UNANCHORED = "no usable dev opinion (abstains on every dev item the root leaves open)"
+GUARD_REASONS = {
+    GUARD_MISSES: "misses a dev failure the pool can flag (the anchor guard)",
+    GUARD_FALSE_ALARM: "flags a dev item labelled pass (the anchor guard)",
+}
 
 
 @attrs.frozen
@@ -42,10 +54,11 @@ class Guards:
 
     fail_closed: bool = True
     validity_gate: bool = True
+    anchor: bool = True  # the anchor guard
 
     @classmethod
     def naive(cls) -> Guards:
-        return cls(False, False)
+        return cls(False, False, False)
 
 
 def validity_codes(n_decided: int, opined: np.ndarray, fired: np.ndarray) -> np.ndarray:
@@ -55,6 +68,15 @@ def validity_codes(n_decided: int, opined: np.ndarray, fired: np.ndarray) -> np.
     codes[fired == opined] = ALL_FAIL
     codes[fired == 0] = ALL_PASS
     codes[opined == 0] = ALL_ABSTAIN
+    return codes
+
+
+def guard_codes(flagged: np.ndarray, n_flaggable: int, false_alarms: np.ndarray) -> np.ndarray:
+    """Per candidate: GUARD_OK or why it fails the anchor guard, from how many of the ``n_flaggable``
+    dev failures it flags and on how many open dev passes it fires."""
+    codes = np.full(np.shape(flagged), GUARD_OK, dtype=np.int8)
+    codes[flagged < n_flaggable] = GUARD_MISSES
+    codes[false_alarms > 0] = GUARD_FALSE_ALARM
     return codes
 
 

@@ -19,13 +19,19 @@
 * **Tiers.** Born from a cluster holding an anchored miss → *active* (selectable); born only from
   unlabeled gaps → *shadow* (applied and recorded, not selectable, not in the consensus).
 * **Promotion.** A shadow is promoted when adding it to the incumbent as a disjunct strictly raises
-  A_dev.
-* **Retirement.** Per-op fitness is the anchored leave-one-out marginal in the incumbent,
-  m_o = A_dev(e) − A_dev(e with o abstaining everywhere) (a variant with no usable dev opinion
-  scores 0 under fail-closed anchoring). An op of the incumbent whose marginal is non-positive in
-  a round starts a streak; when the streak outlives the two-round grace (three consecutive
-  non-positive rounds) the op retires and is pruned from the incumbent and the elites. The last
-  leaf of the incumbent never retires, and the root never does.
+  A_dev. Baselines (`Op.baseline`: what a person could use instead, kept to be compared with) are
+  shadows that are never promoted.
+* **Retirement: only on evidence of harm.** An active op retires when, for more than the two-round
+  grace (three consecutive rounds), the evidence says it hurts: it fires on a dev item labelled pass
+  that the root leaves open (a false alarm on the anchor; such an op cannot be in a guarded
+  expression anyway), or it is in the incumbent and removing it raises S. A zero marginal on the
+  dev items is *not* such evidence: with ten items, whatever a first detector already flags gives every
+  second detector a marginal of 0 (measured: it retired `disagrees_with_peers` on 4 of 5 seeds of a
+  real HumanEval+ family, and the written verifier got worse). A retired op is pruned from the
+  incumbent and the elites, keeps its verdicts on record and stays in the train consensus's reference
+  (`vx.evolve.objective.engine_objective`). The last op of the incumbent never retires, nor the root.
+  The anchored leave-one-out marginal m_o = A_dev(e) − A_dev(e with o abstaining everywhere) is still
+  measured every round: it sets the op's vote weight in the per-class consensus and is recorded.
 
 The *no-lifecycle* ablation turns the birth gate, the shadow tier and retirement off: every
 synthesized op that can be built enters active, and nothing retires.
@@ -73,7 +79,7 @@ class OpRecord:
     status: str  # active | shadow | retired
     origin: str  # seed | synthesized
     born_round: int = 0
-    streak: int = 0  # consecutive rounds with a non-positive marginal in the incumbent
+    streak: int = 0  # consecutive rounds with evidence of harm (`update_streaks`)
     marginal: float | None = None  # last anchored leave-one-out marginal (None: not in the incumbent)
 
     def as_dict(self) -> dict[str, Any]:
@@ -191,17 +197,16 @@ def marginals(objective: Objective, incumbent: Node) -> dict[str, float]:
     return out
 
 
-def update_streaks(records: Mapping[str, OpRecord], margins: Mapping[str, float], *, policy: LifecyclePolicy,
-                   protected: frozenset[str] = frozenset()) -> list[str]:
-    """Update each op's marginal and streak; return the names due to retire (sorted)."""
+def update_streaks(records: Mapping[str, OpRecord], margins: Mapping[str, float], harm: Mapping[str, str], *,
+                   policy: LifecyclePolicy, protected: frozenset[str] = frozenset()) -> list[str]:
+    """Record each op's anchored marginal (None outside the incumbent) and update its *harm streak*:
+    consecutive rounds with evidence that it hurts (``harm``: op → why). Return the names due to
+    retire (sorted): active ops whose streak has outlived the grace. A zero or negative marginal alone
+    is not evidence of harm (ten dev items cannot show what a second detector adds)."""
     due: list[str] = []
     for name, rec in sorted(records.items()):
-        if name in margins:
-            rec.marginal = float(margins[name])
-            rec.streak = rec.streak + 1 if rec.marginal <= 0 else 0
-        else:
-            rec.marginal = None
-            rec.streak = 0
+        rec.marginal = float(margins[name]) if name in margins else None
+        rec.streak = rec.streak + 1 if name in harm and rec.status == "active" else 0
         if (policy.retirement and rec.status == "active" and rec.streak > policy.grace
                 and name not in protected):
             due.append(name)

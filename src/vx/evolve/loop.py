@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from vx.dsl.ast import Node
+from vx.dsl.ast import Any as AnyNode, Node, OpRef
 from vx.dsl.compile import evaluate_batch
 from vx.dsl.matrix import Packed, VerdictMatrix
 from vx.dsl.parse import VxSyntaxError, parse
@@ -50,12 +50,13 @@ from vx.evolve.lifecycle import (
     update_streaks,
 )
 from vx.evolve.objective import (
+    CONSENSUS_MODES,
     EvalData,
     Objective,
     ObjectiveConfig,
     Score,
+    engine_objective,
     gap_mask,
-    reliability_weight,
 )
 from vx.evolve.store import RunStore, now, op_rows, round_row
 from vx.evolve.synthesize import (
@@ -107,7 +108,7 @@ class EvolveConfig:
     jobs: int | None = None  # worker processes for applying ops (None: CPU count)
     timeout: float = 10.0  # seconds per op call
     abstain: str = "pass"  # how the objective scores a final ABSTAIN ("pass" or "exclude")
-    consensus: str = "per-class"  # the train consensus ("per-class" or "majority")
+    consensus: str = "per-class"  # the train consensus (`vx.evolve.objective.CONSENSUS_MODES`)
 
     def __attrs_post_init__(self) -> None:
         if self.ablation is not None and self.ablation not in ABLATIONS:
@@ -116,8 +117,8 @@ class EvolveConfig:
             raise EvolutionError(f"rounds must be 0 or more, not {self.rounds}")
         if self.abstain not in ("pass", "exclude"):
             raise EvolutionError(f"abstain must be pass or exclude, not {self.abstain!r}")
-        if self.consensus not in ("per-class", "majority"):
-            raise EvolutionError(f"consensus must be per-class or majority, not {self.consensus!r}")
+        if self.consensus not in CONSENSUS_MODES:
+            raise EvolutionError(f"consensus must be one of {', '.join(CONSENSUS_MODES)}, not {self.consensus!r}")
 
     @property
     def guards(self) -> Guards:
@@ -176,6 +177,7 @@ class Round:
     events: tuple[Event, ...] = ()  # births, rejections, retirements, promotions
     top: tuple[Mapping[str, Any], ...] = ()  # the best candidates considered (Select)
     seconds: float = 0.0
+    label_model: Mapping[str, Any] | None = None  # the label-model consensus's estimates (per op), when on
 
 
 @attrs.frozen
@@ -236,6 +238,7 @@ class Evolution:
         self.tried: set[str] = set()
         self.incumbent: Node = self.seed_node
         self.elites: list[Elite] = []
+        self.held: list[dict[str, Any]] = []  # every incumbent the run has held: {"expression", "round"}
         self.stale = 0
         self.matrix: VerdictMatrix | None = None
         pack = view.pack()  # the family's Pack contract: taxonomy, failure classifier, template tags
@@ -273,12 +276,11 @@ class Evolution:
         return sorted(n for n, r in self.records.items() if r.status == "active" and n != self.root)
 
     def _objective(self) -> Objective:
-        active = self._selectable()
-        weights = {n: reliability_weight(self.records[n].marginal) for n in active}
-        llm = [o.name for o in self.pool if o.uses_llm]
-        return Objective(self._data(), config=self.objective_config, guards=self.guards, consensus_ops=active,
-                         consensus_weights=weights, consensus_classes={n: self.pool[n].detects for n in active},
-                         llm_ops=llm)
+        return engine_objective(self._data(), statuses={n: r.status for n, r in self.records.items()},
+                                marginals={n: r.marginal for n, r in self.records.items()},
+                                classes={o.name: o.detects for o in self.pool},
+                                llm_ops=[o.name for o in self.pool if o.uses_llm], config=self.objective_config,
+                                guards=self.guards)
 
     # ------------------------------------------------------------------------------------------
     # start / resume
@@ -306,7 +308,8 @@ class Evolution:
             self.records[n].marginal = m
         events = tuple(Event(0, n, "seed", r.status) for n, r in self.records.items())
         self._commit(Round(0, score, replaced=False, candidates=1, selectable=int(score.selectable), events=events,
-                           seconds=time.perf_counter() - t0))
+                           seconds=time.perf_counter() - t0,
+                           label_model=obj.label_model.summary() if obj.label_model is not None else None))
         return 1
 
     def _resume(self, last: int, state: Mapping[str, Any]) -> int:
@@ -329,6 +332,7 @@ class Evolution:
                 raise EvolutionError(f"the run uses op {r.name!r}, which the family's pool no longer has")
         self.tried = set(state["tried"])
         self.stale = int(state["stale"])
+        self.held = [dict(h) for h in state.get("held", [{"expression": state["incumbent"], "round": last}])]
         known = list(self.records)
         self.incumbent = parse(state["incumbent"], known_ops=known)
         self.elites = [Elite(parse(e["expression"], known_ops=known), e["objective"], e["a_dev"], e["a_train"])
@@ -398,7 +402,8 @@ class Evolution:
         done = Round(r, obj.score_one(self.incumbent), replaced=replaced, candidates=len(nodes),
                      selectable=int(scores.selectable.sum()), born=growth.born, rejected=growth.rejected,
                      misses=int(misses.sum()), gaps=int(gaps.sum()), clusters=tuple(c.summary() for c in clusters),
-                     events=tuple(events), top=tuple(top), seconds=time.perf_counter() - t0)
+                     events=tuple(events), top=tuple(top), seconds=time.perf_counter() - t0,
+                     label_model=obj.label_model.summary() if obj.label_model is not None else None)
         self._commit(done)
         return done
 
@@ -565,6 +570,12 @@ class Evolution:
                 if not set(p.op_names()) <= allowed:
                     continue
                 found.setdefault(normalize(p), comp.name)
+        # the anchor cover: the fewest selectable ops that flag every dev failure the pool can flag without
+        # flagging a dev pass, alone and added to the incumbent -- so some candidate always meets the guard
+        cover = [OpRef(n) for n in obj.guard_cover()]
+        if cover:
+            found.setdefault(normalize(AnyNode(cover)), "anchor cover")
+            found.setdefault(normalize(AnyNode([self.incumbent, *cover])), "anchor cover")
         return list(found), list(found.values())
 
     def _shortcomings(self, obj: Objective, node: Node) -> tuple[dict[str, Any], ...]:
@@ -610,55 +621,78 @@ class Evolution:
     # ------------------------------------------------------------------------------------------
     # Curate
 
+    def _harm(self, obj: Objective) -> dict[str, str]:
+        """Evidence that an active op hurts, by op (the only grounds for retiring it; a zero marginal on
+        the ten dev items is not): it fires on a dev item labelled pass that the root leaves open, or it
+        is in the incumbent and removing it raises S."""
+        out: dict[str, str] = {}
+        dev_pass = obj.data.dev & (self.dev_p >= 0.5) & obj.decide
+        for name in self._selectable():
+            hits = np.flatnonzero((self.matrix.column(name) == 1) & dev_pass).tolist()
+            if hits:
+                ids = ", ".join(self.items[i].id for i in hits[:3]) + (" …" if len(hits) > 3 else "")
+                out[name] = f"fires on {len(hits)} dev item(s) labelled pass ({ids})"
+        names = [n for n in self.incumbent.op_names() if n != self.root]
+        if len(names) > 1:
+            pruned = [(n, prune_op(self.incumbent, n)) for n in names]
+            pruned = [(n, normalize(p)) for n, p in pruned if p is not None]
+            scores = obj.score([self.incumbent] + [p for _, p in pruned])
+            base = round(float(scores.objective[0]), 12)
+            for k, (n, _p) in enumerate(pruned, 1):
+                after = round(float(scores.objective[k]), 12)
+                if scores.selectable[k] and after > base:
+                    out.setdefault(n, f"removing it from the incumbent raises S from {base:.4f} to {after:.4f}")
+        return out
+
     def _curate(self, r: int, obj: Objective, events: list[Event]) -> None:
         margins = marginals(obj, self.incumbent)
+        harm = self._harm(obj)
         distinct = self.incumbent.op_names()
         protected = frozenset({self.root} if self.root else set()) | (frozenset(distinct) if len(distinct) == 1 else frozenset())
-        due = update_streaks(self.records, margins, policy=self.policy, protected=protected)
-        # Retire one op at a time, re-measuring the others on the pruned incumbent: two redundant
-        # ops both have a zero marginal, but only one of them may go — the one whose removal leaves
-        # the higher objective (then the lower marginal, then the name).
+        due = update_streaks(self.records, margins, harm, policy=self.policy, protected=protected)
+        # Retire one op at a time -- the one whose retirement leaves the best incumbent (then by name) --
+        # and measure the others' harm again on what is left: "removing it raises S" is a property of
+        # the incumbent, and no longer holds of a second op once the first is gone.
         retired: list[str] = []
         while due:
-            if len(self.incumbent.op_names()) <= 1:
-                break
-            margins_now = marginals(obj, self.incumbent) if retired else margins
             options = []
             for name in due:
-                pruned = prune_op(self.incumbent, name)
-                if pruned is None or margins_now.get(name) is None or margins_now[name] > 0:
-                    continue
-                options.append((name, normalize(pruned)))
+                node = self.incumbent
+                if name in node.op_names():
+                    pruned = prune_op(node, name) if len(node.op_names()) > 1 else None
+                    if pruned is None:
+                        continue
+                    node = normalize(pruned)
+                options.append((name, node))
             if not options:
-                for name in due:  # no longer redundant once another op went: not due any more
-                    self.records[name].marginal = margins_now.get(name)
-                    self.records[name].streak = 0
                 break
             after = obj.score([node for _, node in options]).objective
-            k = min(range(len(options)), key=lambda i: (-float(after[i]), margins_now[options[i][0]], options[i][0]))
-            name, pruned = options[k]
-            due = [n for n in due if n != name]
+            k = min(range(len(options)), key=lambda i: (-round(float(after[i]), 12), options[i][0]))
+            name, self.incumbent = options[k]
             retired.append(name)
-            self.incumbent = pruned
             rec = self.records[name]
             rec.status = "retired"
             self.pool.set_status(name, "retired")
             events.append(Event(r, name, "retired", "retired",
-                                f"leave-one-out marginal non-positive for {rec.streak} rounds (grace {self.policy.grace})",
-                                {"marginal": rec.marginal}))
-        due = retired
-        if due:
+                                f"{harm[name]}, for {rec.streak} rounds (grace {self.policy.grace})",
+                                {"marginal": rec.marginal, "harm": harm[name], "streak": rec.streak}))
+            harm_now = self._harm(obj)
+            for other in due:
+                if other != name and other not in harm_now:  # no longer harmful once this one went
+                    self.records[other].streak = 0
+            due = [n for n in due if n != name and n in harm_now]
+        if retired:
             elites = []
             for e in self.elites:
                 node = e.node
-                for name in due:
+                for name in retired:
                     node = prune_op(node, name) if node is not None else None
                 node = normalize(node) if node is not None else None
                 if node is not None and all(e2.node != node for e2 in elites):
                     elites.append(attrs.evolve(e, node=node))
             self.elites = elites
-        # promotion of shadows whose verdicts raise dev agreement
-        shadows = sorted(n for n, rec in self.records.items() if rec.status == "shadow")
+        # promotion of shadows whose verdicts raise dev agreement (never a baseline: it is compared with, not used)
+        shadows = sorted(n for n, rec in self.records.items() if rec.status == "shadow" and not self.pool[n].baseline)
         for s, before, after, trial in promotable(obj, self.incumbent, shadows):
             self.records[s].status = "active"
             self.pool.set_status(s, "active")
@@ -672,6 +706,9 @@ class Evolution:
     def _commit(self, done: Round) -> None:
         """Audit the incumbent (numbers only, never read back) and write the round in one transaction."""
         audit = dict(self.auditor(self.incumbent, self.pool)) if self.auditor is not None else None
+        text = _text(self.incumbent)
+        if all(h["expression"] != text for h in self.held):
+            self.held.append({"expression": text, "round": done.number})
         state = {
             "round": done.number,
             "incumbent": _text(self.incumbent),
@@ -681,6 +718,8 @@ class Evolution:
             "specs": {n: s for n, s in self.specs.items()},
             "tried": sorted(self.tried),
             "stale": self.stale,
+            "held": list(self.held),
+            **({"label_model": dict(done.label_model)} if done.label_model is not None else {}),
         }
         statuses = [rec.status for rec in self.records.values()]
         row = round_row(done.number, done.score, incumbent=_text(self.incumbent), replaced=done.replaced,
@@ -691,10 +730,37 @@ class Evolution:
                                elites=state["elites"], candidates=list(done.top))
         self.on_round({**row, "pool_size": statuses.count("active") + statuses.count("shadow")})
 
+    def _best_held(self, obj: Objective) -> tuple[Node, Score, dict[str, Any]]:
+        """The run's result: the best incumbent it ever held, rescored under the final pool and
+        consensus (an op retired since is pruned from it first; ties: fewer leaves, then the text),
+        in its normal form -- what is written is what is scored. Curation can therefore never make the
+        result worse than an incumbent the run held."""
+        known = list(self.records)
+        first_round: dict[Node, int] = {}
+        for h in self.held + [{"expression": _text(self.incumbent), "round": -1}]:
+            node: Node | None = parse(h["expression"], known_ops=known)
+            for name in sorted(node.op_names()):
+                if node is not None and self.records[name].status == "retired":
+                    node = prune_op(node, name)
+            if node is not None:
+                first_round.setdefault(normalize(node), int(h["round"]))
+        nodes = list(first_round)
+        scores = obj.score(nodes)
+        i = best_index(scores, nodes)
+        if i is None:  # nothing selectable under the final pool: the final incumbent, as it is
+            node = normalize(self.incumbent)
+            return node, obj.score_one(node), {"from_round": None, "why": "no held incumbent is selectable "
+                                                                          "under the final pool"}
+        r = first_round[nodes[i]]
+        last = normalize(self.incumbent)
+        why = ("the final incumbent" if nodes[i] == last else
+               f"the best incumbent held (first in round {r}), rescored under the final pool")
+        return nodes[i], scores.get(i), {"from_round": r if r >= 0 else None, "why": why,
+                                         "held": len(self.held)}
+
     def _finish(self) -> EvolutionResult:
         obj = self._objective()
-        best = self.incumbent
-        best_score = obj.score_one(best)
+        best, best_score, chosen = self._best_held(obj)
         seed_score = obj.score_one(self.seed_node)
         verdicts: list[tuple] = []
         traces: list[tuple] = []
@@ -725,6 +791,7 @@ class Evolution:
             "objective": {"seed": seed_score.as_dict(), "evolved": best_score.as_dict()},
             "dev": {"seed": dev_seed.as_dict(), "evolved": dev_best.as_dict()},
             "expressions": {"seed": _text(self.seed_node), "evolved": _text(best)},
+            "selected": chosen,
         }
         if self.auditor is not None:
             summary["locked"] = {"seed": dict(self.auditor(self.seed_node, self.pool)),

@@ -58,12 +58,14 @@ from vx.dsl.compile import (
     compile_candidates,
     evaluate_batch,
 )
-from vx.evolve.guards import REASONS, UNANCHORED, VALID, Guards, validity_codes
+from vx.evolve.guards import (GUARD_OK, GUARD_REASONS, REASONS, UNANCHORED, VALID, Guards, guard_codes,
+                              validity_codes)
+from vx.evolve.labelmodel import LabelModel, fit_label_model
 
 ABSTAIN_MODES = ("pass", "exclude")
-CONSENSUS_MODES = ("per-class", "majority")
+CONSENSUS_MODES = ("label-model", "label-model-flat", "per-class", "majority")
 
-__all__ = ["ABSTAIN_MODES", "CONSENSUS_MODES", "consensus_labels", "ObjectiveConfig", "EvalData", "Objective", "Score", "Scores", "consensus_votes",
+__all__ = ["ABSTAIN_MODES", "CONSENSUS_MODES", "consensus_labels", "engine_objective", "ObjectiveConfig", "EvalData", "Objective", "Score", "Scores", "consensus_votes",
            "reliability_weight"]
 
 
@@ -77,7 +79,7 @@ class ObjectiveConfig:
     op_floor: int = 3
     llm_cost: float = 0.002
     abstain: str = "pass"  # how a final ABSTAIN is scored: "pass" (the consumer convention) or "exclude"
-    consensus: str = "per-class"  # "per-class" (drawback semantics) or "majority" (one vote over all ops)
+    consensus: str = "per-class"  # "label-model" (Dawid–Skene), "per-class" or "majority" (one vote)
 
     def __attrs_post_init__(self) -> None:
         if self.abstain not in ABSTAIN_MODES:
@@ -173,6 +175,7 @@ class Score:
     usable: bool  # has a usable dev opinion
     validity: int  # guards.VALID or the degenerate kind
     selectable: bool
+    guard: int = GUARD_OK  # guards.GUARD_OK or why the candidate fails the anchor guard
 
     @property
     def reason(self) -> str:
@@ -181,12 +184,14 @@ class Score:
             return ""
         if self.validity != VALID and self.validity in REASONS:
             return REASONS[self.validity]
-        return UNANCHORED
+        if not self.usable:
+            return UNANCHORED
+        return GUARD_REASONS.get(self.guard, UNANCHORED)
 
     def as_dict(self) -> dict:
         return {"objective": self.objective, "a_dev": self.a_dev, "a_train": self.a_train, "cost": self.cost,
                 "size": self.size, "usable": self.usable, "validity": self.validity,
-                "selectable": self.selectable, "reason": self.reason}
+                "selectable": self.selectable, "guard": self.guard, "reason": self.reason}
 
 
 @attrs.frozen
@@ -201,17 +206,33 @@ class Scores:
     usable: np.ndarray
     validity: np.ndarray
     selectable: np.ndarray
+    guard: np.ndarray
 
     def __len__(self) -> int:
         return len(self.objective)
 
     def get(self, i: int) -> Score:
         return Score(float(self.objective[i]), float(self.a_dev[i]), float(self.a_train[i]), float(self.cost[i]),
-                     int(self.size[i]), bool(self.usable[i]), int(self.validity[i]), bool(self.selectable[i]))
+                     int(self.size[i]), bool(self.usable[i]), int(self.validity[i]), bool(self.selectable[i]),
+                     int(self.guard[i]))
 
 
 def _popcount_rows(a: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return np.bitwise_count(np.bitwise_and(a, mask)).sum(axis=1, dtype=np.int64)
+
+
+def _weighted_rows(a: np.ndarray, weights: np.ndarray, chunk: int = 1024) -> np.ndarray:
+    """Σ_i weights[i] over the set bits i of each row of packed bits ``a`` (``uint64[n, n_words]``);
+    ``weights`` is zero-padded to ``64 · n_words``. Rows are unpacked in chunks (bounded memory)."""
+    n = a.shape[0]
+    out = np.zeros(n)
+    if n == 0:
+        return out
+    little = np.ascontiguousarray(a, dtype="<u8")
+    for lo in range(0, n, chunk):
+        bits = np.unpackbits(little[lo:lo + chunk].view(np.uint8), axis=1, bitorder="little")
+        out[lo:lo + chunk] = bits @ weights
+    return out
 
 
 class Objective:
@@ -220,11 +241,13 @@ class Objective:
     def __init__(self, data: EvalData, *, config: ObjectiveConfig = ObjectiveConfig(),
                  guards: Guards = Guards(), consensus_ops: Sequence[str] = (),
                  consensus_weights: Mapping[str, float] | None = None,
-                 consensus_classes: Mapping[str, str] | None = None, llm_ops: Sequence[str] = ()) -> None:
+                 consensus_classes: Mapping[str, str] | None = None, llm_ops: Sequence[str] = (),
+                 guard_ops: Sequence[str] | None = None) -> None:
         self.data = data
         self.config = config
         self.guards = guards
         self.consensus_ops = tuple(consensus_ops)
+        self.guard_ops = tuple(self.consensus_ops if guard_ops is None else guard_ops)
         self.consensus_weights = dict(consensus_weights or {})
         self.consensus_classes = dict(consensus_classes) if consensus_classes is not None else None
         self.llm_ops = frozenset(llm_ops)
@@ -248,8 +271,22 @@ class Objective:
         fire_w, clean_w = consensus_votes(m, self.consensus_ops, self.consensus_weights)
         self.fire_w, self.clean_w = fire_w, clean_w
         open_train = data.train & self.decide
-        c_fail, c_pass = consensus_labels(m, self.consensus_ops, self.consensus_weights, self.consensus_classes,
-                                          config.consensus)
+        self.label_model: LabelModel | None = None
+        self._soft: tuple[np.ndarray, np.ndarray, float] | None = None
+        if config.consensus in ("label-model", "label-model-flat"):
+            self.label_model = self._fit_label_model(open_train)
+            q = np.nan_to_num(self.label_model.q, nan=0.0)
+            c_fail, c_pass = q >= 0.5, q < 0.5
+            # soft agreement: Σ_T f_i q_i + (1 - f_i)(1 - q_i) = Σ_T (1 - q_i) + Σ_T f_i (2 q_i - 1)
+            width = 64 * pack_bits(open_train).shape[-1]
+            w_fire = np.zeros(width)
+            w_fire[:n] = np.where(open_train, 2.0 * q - 1.0, 0.0)
+            w_open = np.zeros(width)
+            w_open[:n] = np.where(open_train, 1.0 - q, 0.0)
+            self._soft = (w_fire, w_open, float(w_open.sum()))
+        else:
+            c_fail, c_pass = consensus_labels(m, self.consensus_ops, self.consensus_weights, self.consensus_classes,
+                                              config.consensus)
         self.cons_fail = open_train & c_fail
         self.cons_pass = open_train & c_pass
         self.cons_fail_bits = pack_bits(self.cons_fail)
@@ -258,6 +295,49 @@ class Objective:
         self.n_consensus = int((self.cons_fail | self.cons_pass).sum())
         self._group_sizes = {p: int((dev & (data.dev_p == p)).sum()) for p, _ in self._dev_groups}
         self._n = n
+        # the anchor guard: dev failures some selectable op flags without flagging a dev pass
+        dev_fail = dev & (data.dev_p < 0.5) & self.decide
+        dev_pass = dev & (data.dev_p >= 0.5) & self.decide
+        flaggable = np.zeros(n, dtype=bool)
+        clean_ops = []
+        for name in self.guard_ops:
+            col = m.column(name) == 1
+            if not (col & dev_pass).any():
+                clean_ops.append(name)
+                flaggable |= col & dev_fail
+        self.guard_flaggable = flaggable
+        self.guard_clean_ops = tuple(clean_ops)
+        self.guard_fail_bits = pack_bits(flaggable)
+        self.guard_pass_bits = pack_bits(dev_pass)
+        self.n_flaggable = int(flaggable.sum())
+
+    def _fit_label_model(self, open_train: np.ndarray) -> LabelModel:
+        """The Dawid–Skene model of the consensus ops on the open train items, anchored on the open dev items."""
+        d = self.data
+        ops = list(self.consensus_ops)
+        votes = d.matrix.select_ops(ops).to_array() if ops else np.zeros((d.matrix.n_items, 0), np.int8)
+        modelled = (d.train | d.dev) & self.decide
+        anchors = np.where(d.dev, 1.0 - d.dev_p, np.nan)
+        classes = None
+        if self.config.consensus == "label-model":  # class-conditional: one latent per failure class
+            classes = [(self.consensus_classes or {}).get(o, o) for o in ops]
+        return fit_label_model(votes, ops, modelled=modelled, anchors=anchors, classes=classes)
+
+    def guard_cover(self) -> list[str]:
+        """A smallest-first greedy set of the guard's clean ops that flags every flaggable dev failure
+        (``(any <these>)`` meets the anchor guard); sorted names, empty when nothing is flaggable."""
+        m = self.data.matrix
+        left = self.guard_flaggable.copy()
+        cols = {o: (m.column(o) == 1) for o in self.guard_clean_ops}
+        chosen: list[str] = []
+        while left.any():
+            best = max(sorted(cols), key=lambda o: int((cols[o] & left).sum()))
+            gain = cols[best] & left
+            if not gain.any():
+                break
+            chosen.append(best)
+            left &= ~gain
+        return sorted(chosen)
 
     # --- the fast path ---------------------------------------------------------------------
     def compile(self, nodes: Sequence[Node]) -> CompiledBatch:
@@ -305,19 +385,34 @@ class Objective:
         a_dev = self._recall_weighted(hit_fail, w_fail, hit_pass, w_pass, closed)
         a_dev = np.where(usable, a_dev, 0.0 if closed else 1.0)
         # A_train: agreement with the consensus (over the items the expression opines on, or all)
-        not_firing = np.bitwise_not(fires) if as_pass else np.bitwise_and(opines, np.bitwise_not(fires))
-        agree = _popcount_rows(fires, self.cons_fail_bits) + _popcount_rows(not_firing, self.cons_pass_bits)
-        n_tr = np.full(len(opines), self.n_consensus) if as_pass else _popcount_rows(opines, self.cons_bits)
+        if self._soft is not None:  # the label model: expected agreement under its posterior
+            w_fire, w_open, total_open = self._soft
+            fired = _weighted_rows(fires, w_fire)
+            if as_pass:
+                agree = total_open + fired
+                n_tr = np.full(len(opines), self.n_consensus)
+            else:
+                agree = _weighted_rows(opines, w_open) + fired
+                n_tr = _popcount_rows(opines, self.cons_bits)
+        else:
+            not_firing = np.bitwise_not(fires) if as_pass else np.bitwise_and(opines, np.bitwise_not(fires))
+            agree = _popcount_rows(fires, self.cons_fail_bits) + _popcount_rows(not_firing, self.cons_pass_bits)
+            n_tr = np.full(len(opines), self.n_consensus) if as_pass else _popcount_rows(opines, self.cons_bits)
         with np.errstate(invalid="ignore", divide="ignore"):
             a_train = np.where(n_tr > 0, agree / np.maximum(n_tr, 1), self._no_consensus_value(closed))
         cost = cfg.op_cost * np.maximum(0, size - cfg.op_floor) + cfg.llm_cost * llm
         objective = a_dev * np.power(a_train, cfg.w) - cost
+        guard = guard_codes(_popcount_rows(fires, self.guard_fail_bits), self.n_flaggable,
+                            _popcount_rows(fires, self.guard_pass_bits))
         selectable = np.ones(len(opines), dtype=bool)
         if self.guards.fail_closed:
             selectable &= usable
         if self.guards.validity_gate:
             selectable &= validity == VALID
-        return Scores(objective, a_dev, a_train.astype(float), cost.astype(float), size, usable, validity, selectable)
+        if self.guards.anchor:
+            selectable &= guard == GUARD_OK
+        return Scores(objective, a_dev, a_train.astype(float), cost.astype(float), size, usable, validity, selectable,
+                      guard)
 
     def _no_consensus_value(self, closed: bool) -> float:
         """A_train when no consensus item counts: 1 when the train split offers no consensus at all
@@ -342,6 +437,7 @@ class Objective:
         w_fail = w_pass = hit_fail = hit_pass = 0.0
         dec_op = dec_fi = dev_usable = 0
         agree = n_tr = 0
+        flagged = false_alarms = 0
         if not hasattr(self, "_ref_rows"):  # the op verdicts of every item, read once
             arr = m.to_array()
             self._ref_rows = [{o: Verdict(int(v)) for o, v in zip(m.op_names, row)} for row in arr.tolist()]
@@ -365,7 +461,17 @@ class Objective:
                         hit_fail += 1.0 - p
                     else:
                         hit_pass += p
+            if not np.isnan(p) and open_:  # the anchor guard, on the open dev items
+                if p < 0.5 and self.guard_flaggable[i]:
+                    flagged += e is Verdict.DRAWBACK
+                elif p >= 0.5:
+                    false_alarms += e is Verdict.DRAWBACK
             if self.data.train[i] and open_ and (e is not Verdict.ABSTAIN or as_pass):
+                if self.label_model is not None:  # expected agreement under the label model's posterior
+                    q = float(self.label_model.q[i])
+                    n_tr += 1
+                    agree += q if e is Verdict.DRAWBACK else 1.0 - q
+                    continue
                 label = self._reference_consensus(row)
                 if label is not None:
                     n_tr += 1
@@ -380,8 +486,10 @@ class Objective:
         cost = cfg.op_cost * max(0, size - cfg.op_floor) + cfg.llm_cost * llm
         validity = int(validity_codes(self.n_decided, np.array([dec_op]), np.array([dec_fi]))[0])
         usable = dev_usable > 0
-        selectable = (usable or not closed) and (validity == VALID or not self.guards.validity_gate)
-        return Score(a_dev * a_train ** cfg.w - cost, a_dev, a_train, cost, size, usable, validity, selectable)
+        guard = int(guard_codes(np.array([flagged]), self.n_flaggable, np.array([false_alarms]))[0])
+        selectable = ((usable or not closed) and (validity == VALID or not self.guards.validity_gate)
+                      and (guard == GUARD_OK or not self.guards.anchor))
+        return Score(a_dev * a_train ** cfg.w - cost, a_dev, a_train, cost, size, usable, validity, selectable, guard)
 
     def _reference_consensus(self, row: Mapping[str, Verdict]) -> str | None:
         groups: dict[str, list[str]] = {}
@@ -410,6 +518,25 @@ class Objective:
     def describe(self, node: Node) -> str:
         s = self.score_one(node)
         return f"{to_text(node)}: S={s.objective:.4f} A_dev={s.a_dev:.3f} A_train={s.a_train:.3f}"
+
+
+def engine_objective(data: EvalData, *, statuses: Mapping[str, str], marginals: Mapping[str, float | None],
+                     classes: Mapping[str, str], llm_ops: Sequence[str] = (), config: ObjectiveConfig = ObjectiveConfig(),
+                     guards: Guards = Guards()) -> Objective:
+    """The objective an evolution round selects under, from the op records (the one definition the
+    engine and `vx.evolve.recompute` share).
+
+    * The **reference** of the train consensus is every op that has ever been selectable: active *and
+      retired* ops (not the root, not shadows -- baselines are shadows), so it does not shrink as ops
+      retire; an op's consensus vote weight is its reliability weight (`reliability_weight`).
+    * The **anchor guard** asks of the active ops only: what the pool can flag is what a selectable
+      expression could."""
+    root = data.root
+    reference = sorted(n for n, st in statuses.items() if st in ("active", "retired") and n != root)
+    active = sorted(n for n, st in statuses.items() if st == "active" and n != root)
+    weights = {n: reliability_weight(marginals.get(n)) for n in reference}
+    return Objective(data, config=config, guards=guards, consensus_ops=reference, consensus_weights=weights,
+                     consensus_classes={n: classes.get(n, n) for n in reference}, llm_ops=llm_ops, guard_ops=active)
 
 
 #: The gap rule's split share: the minority side of the active pool's weighted vote on an item must

@@ -15,13 +15,7 @@ from vx.dsl.matrix import VerdictMatrix
 from vx.dsl.parse import parse
 from vx.errors import VxError
 from vx.evolve.guards import Guards
-from vx.evolve.objective import (
-    EvalData,
-    Objective,
-    ObjectiveConfig,
-    Score,
-    reliability_weight,
-)
+from vx.evolve.objective import EvalData, ObjectiveConfig, Score, engine_objective
 from vx.evolve.store import RunStore
 
 __all__ = ["round_score", "RecomputeError"]
@@ -65,9 +59,8 @@ def round_score(store: RunStore, r: int) -> Score:
             if e["round"] == r and e["kind"] == "born":
                 status[e["op"]] = e["status"]
                 marginal[e["op"]] = None
-    active = sorted(n for n, s in status.items() if s == "active" and n != root)
-    obj = Objective(EvalData(matrix, train, dev_p, root), config=objective_cfg, guards=guards,
-                    consensus_ops=active, consensus_weights={n: reliability_weight(marginal.get(n)) for n in active},
-                    consensus_classes={n: op_rows[n]["detects"] for n in active},
-                    llm_ops=[n for n, o in op_rows.items() if o["uses_llm"]])
+    obj = engine_objective(EvalData(matrix, train, dev_p, root), statuses=status, marginals=marginal,
+                           classes={n: o["detects"] for n, o in op_rows.items()},
+                           llm_ops=[n for n, o in op_rows.items() if o["uses_llm"]], config=objective_cfg,
+                           guards=guards)
     return obj.score_one(parse(rounds[r]["incumbent"]))

@@ -189,10 +189,24 @@ class Op:
     uses_llm: bool = False
     timeout: float | None = None
     observer: Observer | None = attrs.field(default=None, eq=False, repr=False)
+    #: A *baseline*: what a person could use instead of a vx verifier (a plurality vote, CodeT's dual
+    #: agreement), kept in the pool so that its verdicts are recorded and compared with. A baseline is
+    #: always a shadow: never selectable, never promoted, never part of the train consensus, and it never
+    #: enters an evolved expression (DESIGN §6, Curate).
+    baseline: bool = False
 
     @property
     def is_peer(self) -> bool:
         return self.observer is not None
+
+    def __attrs_post_init__(self) -> None:
+        if self.baseline and self.status != "shadow":
+            raise OpError(f"op {self.name!r} is a baseline, so its status must be shadow (baselines are compared "
+                          f"with, never selected), not {self.status!r}")
+
+    def as_baseline(self) -> Op:
+        """This op as a baseline (status shadow, never selected or promoted)."""
+        return attrs.evolve(self, status="shadow", baseline=True)
 
     @tier.validator
     def _check_tier(self, _a, value):
@@ -240,7 +254,8 @@ class Op:
 
     def shipping_ref(self) -> dict[str, Any]:
         """Plain data from which another process rebuilds this op (see ``_rebuild_op``)."""
-        ref: dict[str, Any] = {"name": self.name, "version": self.version, "status": self.status}
+        ref: dict[str, Any] = {"name": self.name, "version": self.version, "status": self.status,
+                               **({"baseline": True} if self.baseline else {})}
         peer = self.provenance.get("observer_of")
         if isinstance(peer, Op):  # a peer op's observer (phase 1 of application): rebuilt from the peer op
             return {**ref, "kind": "observer", "peer": peer.shipping_ref(), "timeout": self.timeout}
@@ -303,7 +318,9 @@ def _rebuild_op(ref: Mapping[str, Any]) -> Op:
         if not found:
             raise OpError(f"op {name!r} is not defined in {ref['module']} here")
         o = found[0]
-        if o.status != ref["status"]:
+        if ref.get("baseline"):
+            o = o.as_baseline()
+        elif o.status != ref["status"]:
             o = o.with_status(ref["status"])
     if o.version != ref["version"]:
         raise OpError(f"op {name!r} has version {o.version} here but {ref['version']} where it was sent "

@@ -77,7 +77,8 @@ class OpPool:
         return [o for o in self._ops.values() if o.status in ("active", "shadow") or o.name == self.root_name]
 
     def selectable(self) -> list[str]:
-        """Names an evolved expression may use: active ops other than the root."""
+        """Names an evolved expression may use: active ops other than the root (a baseline is never
+        active)."""
         return [o.name for o in self._ops.values() if o.status == "active" and o.name != self.root_name]
 
     def copy(self) -> OpPool:
@@ -99,6 +100,6 @@ class OpPool:
         return [
             {"name": o.name, "tier": o.tier, "status": o.status, "detects": o.detects,
              "description": o.description, "version": o.version,
-             "root": o.name == self.root_name, "origin": o.provenance.get("origin", "?")}
+             "root": o.name == self.root_name, "origin": o.provenance.get("origin", "?"), "baseline": o.baseline}
             for o in self._ops.values()
         ]

@@ -512,7 +512,7 @@ def _induce_peer_variants(cluster: list, good: list) -> list[dict[str, Any]]:
 
 
 #: The pack's peer ops: the seed op and the two baselines (shadow).
-PEER_OPS = (disagrees_with_peers, outside_plurality.with_status("shadow"), outside_dual_agreement.with_status("shadow"))
+PEER_OPS = (disagrees_with_peers, outside_plurality.as_baseline(), outside_dual_agreement.as_baseline())
 
 
 __all__ = ["Answer", "Behaviour", "DEFAULT_PROBES", "PEER_OPS", "PROBE_SETS", "VARIANTS", "Vote", "behaviour",
