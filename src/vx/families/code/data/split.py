@@ -6,10 +6,18 @@ verifier cannot do well on the locked split by having seen another output for th
 Procedure (``random.Random`` seeded with ``"vx-split:<seed>"``):
 
 1. shuffle the task ids (sorted first, so the input order does not matter);
-2. **dev**: walk the shuffled tasks and take at most one item per task -- a *clear failure*
-   (teacher agreement ≤ ``fail_max_agreement``, hard label fail) while fewer than ``n_dev_fail``
-   are taken, else a *clean positive* (teacher label pass) while fewer than ``n_dev_pass`` are
-   taken. A dev task's other items leave the labelled splits: they are kept, unlabeled, as the
+2. **dev**: walk the shuffled tasks and take at most one item per task -- a failure while fewer
+   than ``n_dev_fail`` are taken, else a *clean positive* (teacher label pass) while fewer than
+   ``n_dev_pass`` are taken. Which failures, is the *dev draw* (``dev_draw``):
+
+   * ``"gross"`` -- *clear* failures: teacher label fail with teacher agreement ≤ ``fail_max_agreement``
+     (the failures most inputs expose; in practice nearly all fail a visible example);
+   * ``"stratified"`` -- failures stratified by the teacher's evidence class (`teacher.EVIDENCE`):
+     the ``n_dev_fail`` places are dealt round-robin to *passes its visible example but differs from
+     the reference*, *fails a visible example* and *crashes*, so that the anchor can credit a detector
+     of subtle failures; a stratum the tasks cannot fill gives its places to the others.
+
+   A dev task's other items leave the labelled splits: they are kept, unlabeled, as the
    dev item's *peers* (``Splits.dev_peers``; the other attempts peer ops compare it with);
 3. **locked**: the next tasks, all their items, until at least ``n_locked`` items;
 4. **train**: every remaining task's items (stored without labels).
@@ -18,7 +26,7 @@ Procedure (``random.Random`` seeded with ``"vx-split:<seed>"``):
 from __future__ import annotations
 
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -29,6 +37,24 @@ from vx.errors import VxError
 
 class SplitError(VxError, ValueError):
     """The items cannot fill the requested splits (the message says which and what to do)."""
+
+
+DEV_DRAWS = ("gross", "stratified")
+#: The stratified draw's strata, in the order the failure places are dealt.
+STRATA = ("passes_example_differs", "fails_visible_example", "crashes")
+
+
+def dev_quotas(dev_draw: str, n_fail: int, n_pass: int) -> dict[str, int]:
+    """How many dev items of each kind a draw takes: ``{"fail": n, "pass": m}`` for the gross draw,
+    ``{"fail:<stratum>": …, "pass": m}`` (places dealt round-robin over `STRATA`) for the stratified one."""
+    if dev_draw not in DEV_DRAWS:
+        raise SplitError(f"unknown dev draw {dev_draw!r}; choose one of {', '.join(DEV_DRAWS)}")
+    if dev_draw == "gross":
+        return {"fail": n_fail, "pass": n_pass}
+    quotas = {f"fail:{s}": 0 for s in STRATA}
+    for k in range(n_fail):
+        quotas[f"fail:{STRATA[k % len(STRATA)]}"] += 1
+    return {**quotas, "pass": n_pass}
 
 
 @attrs.define
@@ -63,6 +89,10 @@ class Splits:
     tasks: dict[str, list[str]]  # split name -> task ids
     dev_peers: list[LabelledItem] = attrs.field(factory=list)  # the other attempts of the dev tasks (unlabeled)
 
+    def truth(self) -> dict[str, str]:
+        """Every labelled split's items' hidden-test labels, by item id (train, dev and locked)."""
+        return {it.id: it.truth for split in (self.train, self.dev, self.locked) for it in split}
+
     def counts(self, *, with_hidden_labels: bool = False) -> dict[str, Any]:
         """Sizes per split. Class balances of the locked and train splits come only with
         `with_hidden_labels` (for the console report), never in files evolution can read."""
@@ -80,6 +110,8 @@ class Splits:
             "dropped_dev_task_items": self.dropped,
             "dev_peer_items": len(self.dev_peers),
             "dev_labels": classes(self.dev, "teacher_label"),
+            "dev_strata": dict(sorted(Counter(getattr(it.teacher, "evidence", "") or "unknown"
+                                              for it in self.dev if it.teacher_label == "fail").items())),
         }
         if with_hidden_labels:
             counts["dev_truth"] = classes(self.dev, "truth")
@@ -122,10 +154,25 @@ def _assign_dev(order: Sequence[str], shuffled: Mapping[str, Sequence[LabelledIt
     return None if need["fail"] or need["pass"] else picked
 
 
+def _dev_key(item: LabelledItem, dev_draw: str, fail_max_agreement: float) -> str | None:
+    """Which dev quota an item would fill (None: it may not enter dev under this draw)."""
+    if item.teacher.label == "pass":
+        return "pass"
+    if item.teacher.label != "fail":
+        return None
+    if dev_draw == "gross":
+        return "fail" if item.teacher.agreement <= fail_max_agreement else None
+    evidence = getattr(item.teacher, "evidence", "") or "passes_example_differs"
+    return f"fail:{evidence}"
+
+
 def split_by_task(items: Sequence[LabelledItem], *, seed: int, teacher: Callable[[LabelledItem], Any],
                   n_dev_fail: int = 5, n_dev_pass: int = 5, n_locked: int = 40,
-                  fail_max_agreement: float = 0.5) -> Splits:
+                  fail_max_agreement: float = 0.5, dev_draw: str = "gross") -> Splits:
     """Split `items` (see the module docstring); `teacher(item)` labels a dev candidate."""
+    if dev_draw != "gross":
+        return _split_stratified(items, seed=seed, teacher=teacher, n_dev_fail=n_dev_fail, n_dev_pass=n_dev_pass,
+                                 n_locked=n_locked, dev_draw=dev_draw, fail_max_agreement=fail_max_agreement)
     by_task: dict[str, list[LabelledItem]] = defaultdict(list)
     for item in items:
         by_task[item.task].append(item)
@@ -181,6 +228,12 @@ def split_by_task(items: Sequence[LabelledItem], *, seed: int, teacher: Callable
             f"clean positive(s) after scanning {len(order)} tasks; add outputs (another samples file, more "
             "mutants) or use a larger task subset")
 
+    return _rest(by_task, remaining, dev, dev_tasks, dropped, n_locked)
+
+
+def _rest(by_task: Mapping[str, list[LabelledItem]], remaining: Sequence[str], dev: list[LabelledItem],
+          dev_tasks: Sequence[str], dropped: int, n_locked: int) -> Splits:
+    """Locked and train from the tasks left after the dev draw, and the dev tasks' other attempts as peers."""
     locked: list[LabelledItem] = []
     locked_tasks: list[str] = []
     train_tasks: list[str] = []
@@ -203,3 +256,61 @@ def split_by_task(items: Sequence[LabelledItem], *, seed: int, teacher: Callable
     return Splits(train=train, dev=dev, locked=locked, dropped=dropped,
                   tasks={"train": sorted(train_tasks), "dev": sorted(dev_tasks), "locked": sorted(locked_tasks)},
                   dev_peers=dev_peers)
+
+
+def _split_stratified(items: Sequence[LabelledItem], *, seed: int, teacher: Callable[[LabelledItem], Any],
+                      n_dev_fail: int, n_dev_pass: int, n_locked: int, dev_draw: str,
+                      fail_max_agreement: float) -> Splits:
+    """The stratified dev draw (module docstring): the same seeded task order and one item per task;
+    a failure enters dev when its stratum still has a place. A stratum no task can fill gives its
+    places to the others (a second walk over the tasks not taken)."""
+    by_task: dict[str, list[LabelledItem]] = defaultdict(list)
+    for item in items:
+        by_task[item.task].append(item)
+    rng = random.Random(f"vx-split:{seed}")
+    order = sorted(by_task)
+    rng.shuffle(order)
+    need = dev_quotas(dev_draw, n_dev_fail, n_dev_pass)
+    shuffled: dict[str, list[LabelledItem]] = {}
+    picked: dict[str, LabelledItem] = {}
+
+    def candidates(task: str) -> list[LabelledItem]:
+        if task not in shuffled:
+            c = sorted(by_task[task], key=lambda it: it.id)
+            rng.shuffle(c)
+            shuffled[task] = c
+        return shuffled[task]
+
+    def walk(accept: Callable[[str], bool]) -> None:
+        for task in order:
+            if task in picked or not any(need.values()):
+                continue
+            for item in candidates(task):
+                if item.teacher is None:
+                    item.teacher = teacher(item)
+                key = _dev_key(item, dev_draw, fail_max_agreement)
+                if key is not None and accept(key):
+                    picked[task] = item
+                    take(key)
+                    break
+
+    def take(key: str) -> None:
+        if need.get(key, 0) <= 0:  # the second walk: the place of a stratum the tasks could not fill
+            key = next(k for k in need if k.startswith("fail:") and need[k] > 0)
+        need[key] -= 1
+
+    walk(lambda key: need.get(key, 0) > 0)
+    short = sum(v for k, v in need.items() if k.startswith("fail:"))
+    if short:  # give the places of strata the tasks cannot fill to the failures of any stratum
+        walk(lambda key: key.startswith("fail:") and sum(v for k, v in need.items() if k.startswith("fail:")) > 0)
+    if any(need.values()):
+        missing_fail = sum(v for k, v in need.items() if k != "pass")
+        raise SplitError(
+            f"cannot fill the dev split with the {dev_draw} draw: still missing {missing_fail} failure(s) and "
+            f"{need['pass']} clean positive(s) after scanning {len(order)} tasks; add outputs, use a larger task "
+            "subset, or draw the gross failures (--dev-draw gross)")
+    dev_tasks = [t for t in order if t in picked]
+    dev = [picked[t] for t in dev_tasks]
+    dropped = sum(len(by_task[t]) - 1 for t in dev_tasks)
+    remaining = [t for t in order if t not in picked]
+    return _rest(by_task, remaining, dev, dev_tasks, dropped, n_locked)

@@ -37,6 +37,12 @@ PROBE_CALL_TIMEOUT = 2.0
 PROBE_RUN_TIMEOUT = 30.0
 
 
+#: The teacher's evidence classes of a failure (a dev draw can be stratified by them, DESIGN §4):
+#: it fails a visible example (or the root: it does not parse), it raises or times out on an input
+#: the reference answers, or it passes its visible examples but differs from the reference.
+EVIDENCE = ("fails_visible_example", "crashes", "passes_example_differs")
+
+
 @attrs.frozen
 class TeacherLabel:
     label: str  # "pass" | "fail"
@@ -44,10 +50,12 @@ class TeacherLabel:
     n_inputs: int
     detail: dict[str, Any] = attrs.field(factory=dict)
     kind: str = "execution-base"
+    evidence: str = ""  # for a failure: one of EVIDENCE ("" for a pass, or when not established)
 
     def meta(self) -> dict[str, Any]:
         return {"teacher": self.kind, "teacher_agreement": round(self.agreement, 4),
-                "teacher_inputs": self.n_inputs, **self.detail}
+                "teacher_inputs": self.n_inputs, **({"teacher_evidence": self.evidence} if self.evidence else {}),
+                **self.detail}
 
 
 def label_from_phase(result: PhaseResult) -> TeacherLabel:
@@ -125,6 +133,9 @@ def teach(grader: Grader, task: Task, solution: str, *, probes: bool = True) -> 
     """Label `solution` against `task`'s reference: base inputs, then (with `probes`) the generated probes."""
     base = label_from_phase(grader.run_phase(task, solution, "base"))
     if not probes:
+        if base.label == "fail":
+            return attrs.evolve(base, evidence=failure_evidence(task, solution, base.detail.get("teacher_first_failure"),
+                                                               None))
         return base
     compared, agree, first = probe_agreement(grader, task, solution)
     n_base = base.n_inputs
@@ -135,4 +146,36 @@ def teach(grader: Grader, task: Task, solution: str, *, probes: bool = True) -> 
     if first is not None:
         detail["teacher_probe_disagreement"] = first
     label = "pass" if base.label == "pass" and agree == compared else "fail"
-    return TeacherLabel(label=label, agreement=agreement, n_inputs=n, detail=detail, kind="execution-base+probes")
+    evidence = failure_evidence(task, solution, base.detail.get("teacher_first_failure"), first) if label == "fail" \
+        else ""
+    return TeacherLabel(label=label, agreement=agreement, n_inputs=n, detail=detail, kind="execution-base+probes",
+                        evidence=evidence)
+
+
+_CRASH_REASONS = ("raised ", "timeout", "run timeout", "run crashed", "crashed", "returned a ")
+
+
+def failure_evidence(task: Task, solution: str, base_failure: dict[str, Any] | None,
+                     probe_failure: dict[str, Any] | None) -> str:
+    """The evidence class of a failure (`EVIDENCE`): the code family's own `fails_visible_example`
+    check decides the first (one more sandboxed run); then whether the first differing input made the
+    candidate raise or time out; else it passes its examples and differs from the reference."""
+    from vx.dsl.verdict import Verdict
+    from vx.families.code.ops import fails_visible_example, parses
+    from vx.ops.core import Context
+
+    record = task.family_record()
+    ctx = Context()
+    if parses(record, solution, ctx).verdict is Verdict.DRAWBACK:
+        return "fails_visible_example"
+    if fails_visible_example(record, solution, ctx).verdict is Verdict.DRAWBACK:
+        return "fails_visible_example"
+    if base_failure is not None:
+        reason = str(base_failure.get("reason", ""))
+        crashed = reason.startswith(_CRASH_REASONS) or reason.startswith(("syntax error", "load error", "no entry"))
+    elif probe_failure is not None:
+        got = str(probe_failure.get("candidate", ""))
+        crashed = got.startswith(("exception", "timeout", "crashed", "unserializable", "load:"))
+    else:
+        crashed = False
+    return "crashes" if crashed else "passes_example_differs"
