@@ -61,9 +61,13 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
-ABLATIONS: tuple[tuple[str, str | None], ...] = (("vx evolved (anchored)", None), ("vx naive", "naive"),
+REF = "vx evolved (anchored)"  # the row every other method is tested against
+ABLATIONS: tuple[tuple[str, str | None], ...] = ((REF, None), ("vx naive", "naive"),
                                                  ("vx no-lifecycle", "no-lifecycle"))
-BUILD_FORMAT = 2
+BUILD_FORMAT = 3  # 3: the dev draw is part of the build, and every item's hidden-test label is kept beside it
+
+
+TRUTH_FILE = "truth.json"  # beside a built family: item id -> hidden-test label, for the design figures
 
 
 def log(msg: str) -> None:
@@ -89,7 +93,11 @@ class FamilySpec:
     per_task: int | None = None
     subset: str = "all"
     n_locked: int = 40
-    directory: Path | None = None
+    directory: str | None = None  # prebuilt: a family directory, "{seed}" in it replaced by the seed
+    dev_draw: str = "gross"
+
+    def prebuilt_dir(self, seed: int) -> Path:
+        return Path(str(self.directory).replace("{seed}", str(seed)))
 
 
 class Builder:
@@ -118,16 +126,19 @@ class Builder:
         if spec.kind == "prebuilt":
             from vx.families.family import Family
 
-            fam = Family(spec.directory)
-            return spec.directory, {"train_items": len(fam.split("train")), "dev_items": len(fam.split("dev")),
-                                    "locked_items": len(fam.audit())}
+            d = spec.prebuilt_dir(seed)
+            fam = Family(d)
+            counts = {"train_items": len(fam.split("train")), "dev_items": len(fam.split("dev")),
+                      "locked_items": len(fam.audit())}
+            strata = fam.provenance.get("counts", {}).get("dev_strata") if isinstance(fam.provenance, dict) else None
+            return d, {**counts, **({"dev_strata": strata} if strata else {})}
         out = self.work / spec.key / f"seed-{seed}" / "family"
         stamp_path = out.parent / "build.json"
         key = {"format": BUILD_FORMAT, "builder": BUILDER_VERSION, "seed": seed, "kind": spec.kind,
                "samples_sha256": [sha256(p) for p in spec.samples], "tests_sha256": sha256(spec.tests) if spec.tests else None,
                "per_task": spec.per_task, "seed_expr_sha256": sha256(self.seed_expr), "subset": spec.subset,
-               "n_locked": spec.n_locked}
-        if stamp_path.is_file() and (out / "family.toml").is_file():
+               "n_locked": spec.n_locked, "dev_draw": spec.dev_draw}
+        if stamp_path.is_file() and (out / "family.toml").is_file() and (out.parent / TRUTH_FILE).is_file():
             stamp = json.loads(stamp_path.read_text(encoding="utf-8"))
             if stamp.get("key") == key:
                 return out, stamp["counts"]
@@ -137,12 +148,15 @@ class Builder:
         if spec.kind == "mbpp":
             report = build_mbpp(list(spec.samples), out, seed=seed, data_dir=d, subset=spec.subset,
                                 n_locked=spec.n_locked, workers=self.workers, seed_expr=self.seed_expr,
-                                grader=self.grader("mbpp+"), per_task=spec.per_task)
+                                grader=self.grader("mbpp+"), per_task=spec.per_task, dev_draw=spec.dev_draw)
         else:
             report = build_humaneval_samples(list(spec.samples), out, seed=seed, data_dir=d, tests_path=spec.tests,
                                              per_task=spec.per_task, subset=spec.subset, n_locked=spec.n_locked,
                                              workers=self.workers, seed_expr=self.seed_expr,
-                                             grader=self.grader("humaneval+"))
+                                             grader=self.grader("humaneval+"), dev_draw=spec.dev_draw)
+        # every item's hidden-test label, *beside* the family (evolution never reads it): the train split's
+        # labels measure design choices (consensus, dev draw) without looking at the locked split
+        (out.parent / TRUTH_FILE).write_text(json.dumps(report.truth, sort_keys=True), encoding="utf-8")
         counts = json.loads(json.dumps(report.counts, default=str))
         stamp_path.write_text(json.dumps({"key": key, "counts": counts,
                                           "seconds": time.perf_counter() - t0}, indent=2), encoding="utf-8")
@@ -161,12 +175,12 @@ def final_codes(node: Any, matrix: Any, root: str | None) -> np.ndarray:
 
 
 def evolve_one(family: Any, runs_dir: Path, ablation: str | None, seed: int, rounds: int, jobs: int,
-               cache: Any) -> tuple[Path, float]:
-    """Run (or reuse a finished) evolution; returns the evolved .vx file and the seconds it took."""
+               cache: Any, consensus: str | None = None) -> tuple[Path, float, Path]:
+    """Run (or reuse a finished) evolution; returns the evolved .vx file, the seconds it took and the run file."""
     from vx.evolve import EvolveConfig, evolve_family
     from vx.evolve.store import RunStore
 
-    tag = ablation or "anchored"
+    tag = (ablation or "anchored") + (f"-{consensus}" if consensus else "")
     run = runs_dir / f"run-{tag}-r{rounds}-s{seed}.vxrun.sqlite"
     vx = runs_dir / f"evolved-{tag}-r{rounds}-s{seed}.vx"
     if vx.is_file() and run.is_file():
@@ -175,21 +189,54 @@ def evolve_one(family: Any, runs_dir: Path, ablation: str | None, seed: int, rou
             meta = store.meta()
         finally:
             store.close()
-        if meta.get("status") == "finished" and meta.get("family_dir") == str(family.dir):
-            return vx, float(meta.get("bench_seconds", 0.0))
+        if meta.get("status") == "finished" and meta.get("family_dir") == str(family.dir) \
+                and meta.get("bench_code") == code_stamp():
+            return vx, float(meta.get("bench_seconds", 0.0)), run
     for stale in (run, vx, vx.with_suffix(".specs.json")):
         stale.unlink(missing_ok=True)
     runs_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    config = EvolveConfig(rounds=rounds, seed=seed, ablation=ablation, jobs=jobs)
+    config = EvolveConfig(rounds=rounds, seed=seed, ablation=ablation, jobs=jobs,
+                          **({"consensus": consensus} if consensus else {}))
     evolve_family(family, config=config, out=run, cache=cache, audit=False, vx_out=vx)
     seconds = time.perf_counter() - t0
     store = RunStore(run)
     try:
-        store.set_meta({"bench_seconds": seconds})
+        store.set_meta({"bench_seconds": seconds, "bench_code": code_stamp()})
     finally:
         store.close()
-    return vx, seconds
+    return vx, seconds, run
+
+
+def code_stamp() -> str:
+    """A hash of vx's evolution and family code: a finished run is reused only by the same code."""
+    digest = hashlib.sha256()
+    for sub in ("evolve", "families", "ops", "dsl"):
+        for path in sorted((ROOT / "src" / "vx" / sub).rglob("*.py")):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def run_trace(run: Path) -> dict[str, Any]:
+    """What the benchmark prints of an evolution per seed: the dev strata, the objective and incumbent
+    round by round, every lifecycle event that changed the incumbent, and how the result was chosen."""
+    from vx.evolve.store import RunStore
+
+    store = RunStore(run)
+    try:
+        rounds = store.rounds()
+        events = store.events()
+        summary = store.summary()
+    finally:
+        store.close()
+    held: set[str] = set()
+    for r in rounds:
+        held.update(r["incumbent"].replace("(", " ").replace(")", " ").split())
+    changed = [{"round": e["round"], "op": e["op"], "kind": e["kind"], "reason": e["reason"]} for e in events
+               if e["kind"] in ("retired", "promoted") or (e["kind"] == "born" and e["op"] in held)]
+    return {"rounds": [{"round": r["round"], "objective": r["objective"], "a_dev": r["a_dev"], "a_train": r["a_train"],
+                        "incumbent": r["incumbent"], "replaced": bool(r["replaced"])} for r in rounds],
+            "events": changed, "selected": summary.get("selected")}
 
 
 def peers_for(seed: int, alpha: float, tau: float) -> list[Any]:
@@ -202,7 +249,8 @@ def peers_for(seed: int, alpha: float, tau: float) -> list[Any]:
 
 def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path, jobs: int = 2, cache: Any = None,
                     alpha: float = 0.9, tau: float = 0.25, ablations: Sequence[tuple[str, str | None]] = ABLATIONS,
-                    label: str = "") -> dict[str, Any]:
+                    label: str = "", consensus: Sequence[str] = (), truth: dict[str, str] | None = None
+                    ) -> dict[str, Any]:
     """Every method on one family: one verdict matrix over train+dev+locked, the same splits for all.
 
     Per method: locked accuracy / balanced accuracy / coverage / confusion, the share of train items
@@ -215,6 +263,7 @@ def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path,
     from vx.families.family import Family
     from vx.baselines import MissingDependency, run_peer
     from vx.dsl.semantics import to_finals
+    from vx.dsl.ast import OpRef as OpRefNode
 
     family = Family(family_dir)
     pool = family.pool()
@@ -248,6 +297,14 @@ def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path,
     hard = locked_fail & (fve == 0) & (root_locked != 1) if fve is not None else np.zeros_like(locked_fail)
     n_fail, n_pass = int(locked_fail.sum()), int((~locked_fail).sum())
     weights = np.where(locked_fail, 0.5 / max(n_fail, 1), 0.5 / max(n_pass, 1)) * len(locked_fail)
+    # the design split: train items with their hidden-test labels (read by no method; design choices are
+    # measured here, never on the locked items)
+    truth = truth or {}
+    design = np.array([is_train[i] and items[i].id in truth for i in range(n)])
+    design_fail = np.array([truth.get(it.id) == "fail" for it in items])
+    fve_all = matrix.column("fails_visible_example") if "fails_visible_example" in matrix.op_names else None
+    design_hard = design & design_fail & (fve_all == 0) & (root_col != 1) if fve_all is not None and root_col is not None \
+        else np.zeros(n, bool)
 
     results: dict[str, dict[str, Any]] = {}
 
@@ -265,7 +322,18 @@ def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path,
             "confusion": {"tp": a.tp, "fp": a.fp, "tn": a.tn, "fn": a.fn},
             "train_pass_share": float((codes[is_train] != 1).mean()) if n_tr else float("nan"),
             "correct": correct.astype(int).tolist(), "weighted_correct": (correct * weights).tolist(),
-            "detail": detail, "seconds": seconds}
+            "detail": detail, "seconds": seconds, "design": design_figures(codes)}
+
+    def design_figures(codes: np.ndarray) -> dict[str, float]:
+        if not design.any():
+            return {}
+        says = codes[design] == 1
+        fail = design_fail[design]
+        fr = float(says[fail].mean()) if fail.any() else float("nan")
+        pr = float((~says[~fail]).mean()) if (~fail).any() else float("nan")
+        hard = design_hard[design]
+        return {"items": int(design.sum()), "accuracy": float((says == fail).mean()), "balanced_accuracy": (fr + pr) / 2,
+                "fail_recall": fr, "pass_recall": pr, "hard_recall": float(says[hard].mean()) if hard.any() else float("nan")}
 
     # 1. the hand-written seed
     seed_node = family.seed(pool.names)
@@ -282,16 +350,27 @@ def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path,
             continue
         record(peer.name, res.codes, res.detail, time.perf_counter() - t0)
 
-    # 7. what a user with many attempts per task picks instead: the code family's peer baselines
+    # 7. what a user with many attempts per task picks instead: the code family's peer baselines, and the
+    #    fixed rule "the seed or the peer op" (chosen by no method: what the issue measures evolution against)
     for peer in attempt_baselines(matrix.op_names):
         res = run_peer(peer, matrix.select_ops(list(peer.ops)).to_array(), list(peer.ops), train=is_train,
                        dev=is_dev, dev_labels=dev_labels, root=root_col)
         record(peer.name, res.codes, res.detail)
+    peer_ops = [o.name for o in pool if o.is_peer and not o.baseline and o.status == "active"]
+    if peer_ops:
+        from vx.dsl.ast import Any as AnyNode, OpRef
+
+        rule = AnyNode(list(seed_node.children if isinstance(seed_node, AnyNode) else (seed_node,))
+                       + [OpRef(o) for o in peer_ops])
+        record("fixed rule: seed ∨ peer ops", final_codes(rule, matrix, root), to_text(rule, width=10_000))
 
     # 8. vx evolution and its ablations (they see family.evolution_view() only)
-    for name, ablation in ablations:
-        log(f"{label} seed {seed}: evolving ({ablation or 'anchored'}, {rounds} rounds)")
-        vx_path, seconds = evolve_one(family, runs_dir, ablation, seed, rounds, jobs, cache)
+    variants = [(name, ablation, None) for name, ablation in ablations]
+    variants += [(f"vx evolved, consensus {c}", None, c) for c in consensus]
+    traces: dict[str, Any] = {}
+    for name, ablation, cons in variants:
+        log(f"{label} seed {seed}: evolving ({ablation or 'anchored'}{', ' + cons if cons else ''}, {rounds} rounds)")
+        vx_path, seconds, run = evolve_one(family, runs_dir, ablation, seed, rounds, jobs, cache, consensus=cons)
         ext = load_pool_for_vx(vx_path, family)
         node = parse_file(vx_path, known_ops=ext.names)
         missing = [o for o in node.op_names() if o not in matrix.op_names]
@@ -300,8 +379,20 @@ def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path,
                               peers=peers)
             matrix = matrix.with_ops(extra.matrix.select_ops(missing))
         record(name, final_codes(node, matrix, root), to_text(node, width=10_000), seconds)
+        traces[name] = run_trace(run)
 
-    return {"seed": seed, "methods": results, "locked_tasks": [it.task for it in locked.items],
+    singles = {}  # every active op alone, on locked and on the design split (what each detector is worth)
+    for o in active:
+        codes = final_codes(OpRefNode(o), matrix, root)
+        finals = codes[is_locked]
+        says = finals == 1
+        singles[o] = {"fail_recall": float(says[locked_fail].mean()) if n_fail else float("nan"),
+                      "pass_recall": float((~says[~locked_fail]).mean()) if n_pass else float("nan"),
+                      "hard_recall": float(says[hard].mean()) if hard.any() else float("nan"),
+                      "design": design_figures(codes)}
+    return {"seed": seed, "methods": results, "traces": traces, "singles": singles,
+            "dev_strata": dict(family.provenance.get("counts", {}).get("dev_strata") or {}),
+            "locked_tasks": [it.task for it in locked.items],
             "locked_ids": [it.id for it in locked.items], "hard_ids": [it.id for it, h in zip(locked.items, hard) if h],
             "active_ops": active, "true_locked_pass_share": float((~locked_fail).mean()) if len(locked_fail) else None,
             "matrix": {"items": n, "seconds": matrix_seconds, "calls": app.calls, "cache_hits": app.cache_hits,
@@ -325,8 +416,11 @@ def attempt_baselines(op_names: Sequence[str]) -> list[Any]:
 def run_seed(spec: FamilySpec, seed: int, args: argparse.Namespace, builder: Builder, cache: Any) -> dict[str, Any]:
     family_dir, counts = builder.build(spec, seed)
     runs_dir = family_dir.parent if spec.kind != "prebuilt" else args.work / spec.key / f"runs-seed-{seed}"
+    truth_path = family_dir.parent / TRUTH_FILE
+    truth = json.loads(truth_path.read_text(encoding="utf-8")) if truth_path.is_file() else None
     out = evaluate_family(family_dir, seed=seed, rounds=args.rounds, runs_dir=runs_dir, jobs=args.jobs,
-                          cache=cache, alpha=args.alpha, tau=args.tau, label=spec.title)
+                          cache=cache, alpha=args.alpha, tau=args.tau, label=spec.title,
+                          consensus=tuple(args.consensus), truth=truth)
     truth_train = counts.get("train_truth", {})
     n_truth = sum(truth_train.values()) if truth_train else 0
     return {**out, "counts": counts, "true_train_pass_share": truth_train.get("pass", 0) / n_truth if n_truth else None}
@@ -347,7 +441,7 @@ def summarize_file(name: str, runs: list[dict[str, Any]], n_permutations: int) -
     from vx.metrics import paired_permutation_test
 
     methods = list(runs[0]["methods"])
-    ref = "vx evolved (anchored)"
+    ref = REF
     clusters = [t for r in runs for t in r["locked_tasks"]]
     lines = []
     c = runs[0]["counts"]
@@ -391,6 +485,47 @@ def summarize_file(name: str, runs: list[dict[str, Any]], n_permutations: int) -
                      + " | " + " | ".join(cells) + " |")
         summary.setdefault("methods", {})[m] = col
     lines.append("")
+    design = [m for m in methods if all(r["methods"].get(m, {}).get("design") for r in runs)]
+    if design:
+        n_items = runs[0]["methods"][design[0]]["design"]["items"]
+        lines.append(f"Design figures (the **train** split's hidden-test labels, ≈ {n_items} items per seed; read by "
+                     "no method, used to choose vx's defaults -- never the locked split):\n")
+        lines.append("| method | train balanced acc. | train fail recall | train pass recall | train recall, failures "
+                     "passing the visible example |")
+        lines.append("|---|---|---|---|---|")
+        for m in design:
+            d = [r["methods"][m]["design"] for r in runs]
+            lines.append(f"| {m} | " + " | ".join(mean_std([x[k] for x in d]) for k in
+                                                   ("balanced_accuracy", "fail_recall", "pass_recall", "hard_recall")) + " |")
+        lines.append("")
+    singles = runs[0].get("singles") or {}
+    if singles:
+        lines.append("<details><summary>every active op alone (locked; design split)</summary>\n")
+        lines.append("| op | locked fail recall | locked pass recall | locked recall, failures passing the visible "
+                     "example | train balanced acc. | train pass recall |")
+        lines.append("|---|---|---|---|---|---|")
+        for o in sorted(singles):
+            vals = [r["singles"].get(o) for r in runs if r.get("singles", {}).get(o)]
+            lines.append(f"| {o} | " + " | ".join(mean_std([v[k] for v in vals]) for k in
+                                                   ("fail_recall", "pass_recall", "hard_recall"))
+                         + " | " + " | ".join(mean_std([v["design"].get(k, float("nan")) for v in vals])
+                                              for k in ("balanced_accuracy", "pass_recall")) + " |")
+        lines.append("\n</details>\n")
+    lines.append("<details><summary>evolution per seed: dev strata, objective by round, what changed the "
+                 "incumbent, what was written</summary>\n")
+    for r in runs:
+        for m, tr in r.get("traces", {}).items():
+            strata = ", ".join(f"{k} {v}" for k, v in sorted((r.get("dev_strata") or {}).items())) or "not recorded"
+            objective = " → ".join(f"{x['objective']:.4f}" for x in tr["rounds"])
+            lines.append(f"- seed {r['seed']}, {m}: dev failures by evidence: {strata}; objective by round: "
+                         f"{objective}; written: `{r['methods'][m]['detail']}` "
+                         f"({(tr.get('selected') or {}).get('why', '?')})")
+            for x in tr["rounds"]:
+                if x["replaced"]:
+                    lines.append(f"  - round {x['round']}: incumbent `{x['incumbent']}`")
+            for e in tr["events"]:
+                lines.append(f"  - round {e['round']}: {e['kind']} `{e['op']}` ({e['reason']})")
+    lines.append("\n</details>\n")
     lines.append("<details><summary>what each method chose, per seed</summary>\n")
     lines.append("| seed | method | choice |")
     lines.append("|---|---|---|")
@@ -417,40 +552,64 @@ def git_revision() -> str:
     return f"commit {rev}" + (" with local changes in src/" if dirty else "")
 
 
-FAMILIES = ("mbpp-per-file", "mbpp-both", "codet")
+FAMILIES = ("mbpp-per-file", "mbpp-both", "humaneval-both", "codet")
+DEFAULT_FAMILIES = ("mbpp-both", "humaneval-both", "codet")
 
 
 def family_specs(args: argparse.Namespace) -> list[FamilySpec]:
-    """The families to benchmark, from the command line (those whose data is absent are skipped, said so)."""
+    """The families to benchmark, from the command line (those whose data is absent are skipped, said so).
+    With ``--family-dir`` and no ``--families``, only the prebuilt families run."""
     specs: list[FamilySpec] = []
-    files = sorted(args.samples_dir.glob("*.jsonl")) if args.samples_dir.is_dir() else []
-    if "mbpp-per-file" in args.families:
-        specs += [FamilySpec(f.stem, f.stem, "mbpp", (f,), subset="all", n_locked=40) for f in files]
-    if "mbpp-both" in args.families and len(files) > 1:
-        specs.append(FamilySpec("mbpp-both", f"MBPP+, {len(files)} samples files ({', '.join(f.stem for f in files)})",
-                                "mbpp", tuple(files), subset=args.subset, n_locked=80))
-    codet = args.codet_dir / "codegen16B_code_solution.jsonl"
-    if "codet" in args.families and codet.is_file():
-        tests = args.codet_dir / "codegen16B_test_case.jsonl"
-        specs.append(FamilySpec(f"codet-k{args.per_task}", f"CodeT HumanEval (CodeGen-16B), k = {args.per_task}",
-                                "humaneval", (codet,), tests if tests.is_file() else None, args.per_task,
-                                subset=args.subset, n_locked=args.codet_locked))
+    families = args.families if args.families is not None else ([] if args.family_dir else list(DEFAULT_FAMILIES))
+    draws = ["gross", "stratified"] if args.dev_draw == "both" else [args.dev_draw]
+    for draw in draws:
+        tag = "" if draw == "gross" else "-stratified"
+        title = "" if draw == "gross" else ", stratified dev draw"
+        files = sorted(args.samples_dir.glob("*.jsonl")) if args.samples_dir.is_dir() else []
+        if "mbpp-per-file" in families:
+            specs += [FamilySpec(f.stem + tag, f.stem + title, "mbpp", (f,), subset="all", n_locked=40, dev_draw=draw)
+                      for f in files]
+        if "mbpp-both" in families and len(files) > 1:
+            specs.append(FamilySpec("mbpp-both" + tag, f"MBPP+, {len(files)} samples files "
+                                    f"({', '.join(f.stem for f in files)}){title}", "mbpp", tuple(files),
+                                    subset=args.subset, n_locked=80, dev_draw=draw))
+        he = sorted(args.humaneval_dir.glob("*.jsonl")) if args.humaneval_dir.is_dir() else []
+        if "humaneval-both" in families and len(he) > 1:
+            specs.append(FamilySpec("humaneval-both" + tag, f"HumanEval+, {len(he)} samples files "
+                                    f"({', '.join(f.stem for f in he)}){title}", "humaneval", tuple(he),
+                                    subset=args.subset, n_locked=60, dev_draw=draw))
+        codet = args.codet_dir / "codegen16B_code_solution.jsonl"
+        if "codet" in families and codet.is_file():
+            tests = args.codet_dir / "codegen16B_test_case.jsonl"
+            specs.append(FamilySpec(f"codet-k{args.per_task}{tag}", f"CodeT HumanEval (CodeGen-16B), "
+                                    f"k = {args.per_task}{title}", "humaneval", (codet,),
+                                    tests if tests.is_file() else None, args.per_task, subset=args.subset,
+                                    n_locked=args.codet_locked, dev_draw=draw))
     for d in args.family_dir:
-        specs.append(FamilySpec(f"prebuilt-{Path(d).name}", f"{Path(d).name} (prebuilt)", "prebuilt", directory=Path(d)))
+        name = Path(d.replace("{seed}", "S")).name if "{seed}" in d else Path(d).name
+        specs.append(FamilySpec(f"prebuilt-{name}", f"{d} (prebuilt)", "prebuilt", directory=d))
     return specs
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--families", nargs="+", choices=FAMILIES, default=list(FAMILIES),
-                    help="which families to build and benchmark (default: all)")
+    ap.add_argument("--families", nargs="+", choices=FAMILIES, default=None,
+                    help=f"which families to build and benchmark (default: {' '.join(DEFAULT_FAMILIES)}; none when "
+                         "--family-dir is given)")
+    ap.add_argument("--humaneval-dir", type=Path, default=DEFAULT_DATA / "samples" / "humaneval",
+                    help="folder of HumanEval samples files (*.jsonl, one output per task) (default: %(default)s)")
+    ap.add_argument("--dev-draw", choices=("gross", "stratified", "both"), default="gross",
+                    help="the built families' dev draw (vx data build --dev-draw; both: every family twice)")
+    ap.add_argument("--consensus", nargs="*", default=[],
+                    help="also run vx evolved with each of these train consensus modes (design comparison)")
     ap.add_argument("--samples-dir", type=Path, default=DEFAULT_DATA / "samples" / "mbpp",
                     help="folder of MBPP samples files (*.jsonl) (default: %(default)s)")
     ap.add_argument("--codet-dir", type=Path, default=DEFAULT_DATA / "samples" / "humaneval-codet",
                     help="folder of CodeT's HumanEval files (default: %(default)s)")
-    ap.add_argument("--family-dir", type=Path, action="append", default=[],
-                    help="a prebuilt family directory to benchmark as built (repeatable)")
+    ap.add_argument("--family-dir", action="append", default=[],
+                    help="a prebuilt family directory to benchmark as built, for every seed (repeatable); "
+                         "'{seed}' in it is replaced by each seed (one prebuilt family per seed)")
     ap.add_argument("--per-task", type=int, default=10, help="attempts per task in the CodeT family (default: 10)")
     ap.add_argument("--codet-locked", type=int, default=540,
                     help="minimum locked items of the CodeT family (default: 540, about a third of the tasks)")
@@ -490,8 +649,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     revision = git_revision()
     sections, everything = [], {}
     for spec in specs:
-        seeds = args.seeds if spec.kind != "prebuilt" else args.seeds[:1]
-        runs = [run_seed(spec, s, args, builder, cache) for s in seeds]
+        runs = [run_seed(spec, s, args, builder, cache) for s in args.seeds]
         text, summary = summarize_file(spec.title, runs, args.permutations)
         sections.append(text)
         everything[spec.key] = {"title": spec.title, "summary": summary, "runs": runs}
@@ -507,7 +665,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lr_backend = "numpy (Newton)"
     head = [
         "## Verifier quality against peers (real model outputs)\n",
-        f"`python benchmarks/bench_quality.py --families {' '.join(args.families)} --seeds "
+        f"`python benchmarks/bench_quality.py --families {' '.join(args.families or DEFAULT_FAMILIES)} --seeds "
         f"{' '.join(map(str, args.seeds))} --rounds {args.rounds}` — "
         f"{minutes:.1f} min on {os.cpu_count()} cores (Python {platform.python_version()}, vx at {revision}), "
         f"evolution `EvolveConfig(rounds={args.rounds}, seed=<seed>, jobs={args.jobs})` defaults otherwise, no LLM; "

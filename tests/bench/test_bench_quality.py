@@ -63,3 +63,31 @@ def test_every_method_is_scored_on_the_same_locked_items_and_locked_labels_chang
         assert b["methods"][name]["train_pass_share"] == row["train_pass_share"], name
         # … and is scored against the other labels: every locked verdict is now wrong where it was right
         assert [1 - c for c in row["correct"]] == b["methods"][name]["correct"], name
+
+
+def test_prebuilt_families_run_alone_for_every_seed_and_print_what_evolution_did(tmp_path, capsys):
+    bench = load_bench()
+    for seed in (0, 1):
+        family_copy(tmp_path / f"s{seed}", "evo")
+    truth = {json.loads(line)["id"]: "fail" for line in (FIXTURE / "train.jsonl").read_text().splitlines()[:30]}
+    (tmp_path / "s0" / bench.TRUTH_FILE).write_text(json.dumps(truth))
+    out = tmp_path / "q.md"
+    args = ["--family-dir", str(tmp_path / "s{seed}" / "evo"), "--seeds", "0", "1", "--rounds", "1", "--jobs", "1",
+            "--work", str(tmp_path / "work"), "--out", str(out), "--permutations", "200"]
+    specs = bench.family_specs(type("A", (), {"families": None, "family_dir": [args[1]], "dev_draw": "gross",
+                                             "samples_dir": tmp_path / "none", "humaneval_dir": tmp_path / "none",
+                                             "codet_dir": tmp_path / "none", "subset": "all", "per_task": 10,
+                                             "codet_locked": 540})())
+    assert [s.kind for s in specs] == ["prebuilt"]  # no default family runs beside a prebuilt one
+    assert specs[0].prebuilt_dir(1) == tmp_path / "s1" / "evo"
+    assert bench.main(args) == 0
+    text = out.read_text()
+    data = json.loads(out.with_suffix(".json").read_text())
+    runs = next(iter(data.values()))["runs"]
+    assert [r["seed"] for r in runs] == [0, 1]  # every seed, not only the first
+    assert "evolution per seed" in text and "objective by round" in text
+    assert "seed 1, vx evolved (anchored)" in text
+    # the design figures come from the truth file beside the family (seed 0 only here: not every seed has one)
+    assert runs[0]["methods"]["hand-written seed"]["design"]["items"] == 30
+    assert runs[1]["methods"]["hand-written seed"]["design"] == {}
+    assert "fixed rule" not in text  # the evo pool has no peer op
