@@ -418,8 +418,9 @@ def run_seed(spec: FamilySpec, seed: int, args: argparse.Namespace, builder: Bui
     runs_dir = family_dir.parent if spec.kind != "prebuilt" else args.work / spec.key / f"runs-seed-{seed}"
     truth_path = family_dir.parent / TRUTH_FILE
     truth = json.loads(truth_path.read_text(encoding="utf-8")) if truth_path.is_file() else None
+    ablations = [(REF, None)] + [(name, a) for name, a in ABLATIONS if a in args.ablations]
     out = evaluate_family(family_dir, seed=seed, rounds=args.rounds, runs_dir=runs_dir, jobs=args.jobs,
-                          cache=cache, alpha=args.alpha, tau=args.tau, label=spec.title,
+                          cache=cache, alpha=args.alpha, tau=args.tau, label=spec.title, ablations=ablations,
                           consensus=tuple(args.consensus), truth=truth)
     truth_train = counts.get("train_truth", {})
     n_truth = sum(truth_train.values()) if truth_train else 0
@@ -601,6 +602,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="folder of HumanEval samples files (*.jsonl, one output per task) (default: %(default)s)")
     ap.add_argument("--dev-draw", choices=("gross", "stratified", "both"), default="gross",
                     help="the built families' dev draw (vx data build --dev-draw; both: every family twice)")
+    ap.add_argument("--ablations", nargs="*", choices=("naive", "no-lifecycle"), default=["naive", "no-lifecycle"],
+                    help="the ablations run beside anchored evolution (default: both; none: --ablations)")
     ap.add_argument("--consensus", nargs="*", default=[],
                     help="also run vx evolved with each of these train consensus modes (design comparison)")
     ap.add_argument("--samples-dir", type=Path, default=DEFAULT_DATA / "samples" / "mbpp",

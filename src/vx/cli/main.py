@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "compare": "vx.cli.compare:compare_cmd",
     "ratchet": "vx.cli.ratchet:ratchet_cmd",
     "matrix": "vx.cli.matrix:matrix_group",
+    "anchor": "vx.cli.anchor:anchor_group",
 }
 
 
@@ -36,6 +37,7 @@ COMMANDS: dict[str, str] = {
 #: them (tests/cli/test_cli_consistency.py checks these against the commands' own help). A command
 #: missing here still works; `vx --help` then imports it to read its help.
 SHORT_HELP: dict[str, str] = {
+    "anchor": "The ten-item anchor: which unlabeled items to label, and the labels (dev split) themselves.",
     "cache": "Inspect or clear the verdict cache.",
     "check": "Check .vx files: syntax, unknown ops (with the nearest names), duplicate children, vote K out "
              "of range, and subtrees that can never fire or never be clean.",

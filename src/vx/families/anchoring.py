@@ -1,0 +1,226 @@
+"""A person's labels for the anchor: moving an unlabeled item into the dev split (``vx anchor label``).
+
+For a family without ground truth, choosing what to label is the hardest step (`vx.evolve.anchor`
+suggests items). Labelling an item here:
+
+* moves it from ``train.jsonl`` (or ``peers.jsonl``) into ``dev.jsonl`` with the label (and the
+  task's golden reference, when the family's dev items carry one for that task);
+* moves the item's task-mates from train into ``peers.jsonl`` -- splits stay disjoint by task, and a
+  peer op still sees every attempt at the task (``[splits] peers`` is added to family.toml when new);
+  in a family whose splits share tasks with the locked split, such task-mates stay in train;
+* relabels an item already in dev (the previous label is recorded);
+* never touches the locked split;
+* records every label in ``anchor.jsonl`` (time, item, task, label, previous label, note, what moved).
+
+The dev split must hold both classes (`vx.families.family`): while it would hold only one, a label is
+kept *pending* in ``anchor.jsonl`` and the item stays where it is; the label that brings the other class
+moves every pending item in. After a move the family is loaded again; if it no longer loads, every file
+is restored and the error is raised.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from vx.families.family import Family, FamilyError
+from vx.ops.item import parse_label
+
+__all__ = ["ANCHOR_LOG", "AnchorError", "Labelled", "label_item", "anchor_log"]
+
+ANCHOR_LOG = "anchor.jsonl"
+
+
+class AnchorError(FamilyError):
+    """A label that cannot be recorded (unknown item, a locked item, a bad label)."""
+
+    def __init__(self, message: str, directory: str = "") -> None:
+        super().__init__([message], directory)
+
+
+@attrs.frozen
+class Labelled:
+    """What `label_item` did."""
+
+    item: str
+    task: str
+    label: str
+    previous: str | None  # the item's earlier label (a relabel), or None
+    moved: bool  # the item is in dev now (False: pending until dev has both classes)
+    peers_moved: int  # its task-mates moved from train to peers.jsonl
+    pending_moved: tuple[str, ...] = ()  # earlier pending labels that moved in with this one
+
+    def summary(self) -> str:
+        if not self.moved:
+            return (f"{self.item}: labelled {self.label} (pending: the dev split needs a pass and a fail; it moves "
+                    "into dev with the first label of the other class)")
+        what = "relabelled" if self.previous is not None else "moved into dev"
+        extra = f"; {self.peers_moved} other attempt(s) of {self.task} moved to peers" if self.peers_moved else ""
+        pend = f"; with it, pending {', '.join(self.pending_moved)}" if self.pending_moved else ""
+        prev = f" (was {self.previous})" if self.previous is not None else ""
+        return f"{self.item}: {what} as {self.label}{prev}{extra}{pend}"
+
+
+def anchor_log(directory: str | Path) -> list[dict[str, Any]]:
+    """The family's recorded labels, oldest first (empty when none)."""
+    path = Path(directory) / ANCHOR_LOG
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            out.append(json.loads(line))
+    return out
+
+
+def _lines(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    if not path.is_file():
+        return []
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            rows.append((line, json.loads(line)))
+    return rows
+
+
+def _dump(row: Mapping[str, Any]) -> str:
+    return json.dumps(row, ensure_ascii=True)  # ASCII: any str Python holds, lone surrogates included
+
+
+def _write(path: Path, lines: list[str]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def label_item(directory: str | Path, item_id: str, label: str, *, note: str | None = None) -> Labelled:
+    """Label ``item_id`` of the family at ``directory`` as ``label`` ("pass", "fail" or a P(pass))."""
+    fam = Family(directory)
+    d = fam.dir
+    try:
+        p = parse_label(label)
+    except ValueError as exc:
+        raise AnchorError(f"{label!r} is not a label: {exc} (use pass, fail or a probability of pass)", str(d)) \
+            from None
+    hard = "pass" if p >= 0.5 else "fail"
+    text_label: Any = label if label in ("pass", "fail") else p
+    if item_id in fam.audit().split.ids:
+        raise AnchorError(f"{item_id} is a locked item: the locked split only audits, it is never labelled "
+                          "or moved (choose a train item; `vx anchor suggest` proposes some)", str(d))
+    cfg_splits = fam.config.get("splits") or {}
+    paths = {name: d / str(cfg_splits.get(name, f"{name}.jsonl")) for name in ("train", "dev")}
+    peers_path = fam.peers_path or d / "peers.jsonl"
+    rows = {"train": _lines(paths["train"]), "dev": _lines(paths["dev"]), "peers": _lines(peers_path)}
+    where = next((name for name, rs in rows.items() for _, obj in rs if obj.get("id") == item_id), None)
+    if where is None:
+        import difflib
+
+        known = [obj["id"] for rs in rows.values() for _, obj in rs]
+        near = difflib.get_close_matches(item_id, known, n=3)
+        raise AnchorError(f"no train, dev or peer item {item_id!r} in {d}"
+                          + (f" -- did you mean {', '.join(near)}?" if near else ""), str(d))
+    obj = next(o for _, o in rows[where] if o.get("id") == item_id)
+    task = obj["task"]
+    previous = None
+    if where == "dev":
+        previous = obj.get("label")
+        previous = previous if isinstance(previous, str) else str(previous)
+    log = anchor_log(d)
+    pending = _pending(log, rows)
+    dev_classes = {("pass" if parse_label(o["label"]) >= 0.5 else "fail") for _, o in rows["dev"]
+                   if o.get("id") != item_id}
+    record = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "item": item_id, "task": task,
+              "label": text_label, "previous": previous, "note": note, "from": where}
+    to_move = {item_id: (text_label, hard)}
+    if {hard} | dev_classes != {"pass", "fail"}:
+        _append_log(d, {**record, "status": "pending"})
+        return Labelled(item_id, task, hard, previous, False, 0)
+    for pid, lab in pending.items():  # pending labels move in now that dev has both classes
+        to_move.setdefault(pid, (lab, "pass" if parse_label(lab) >= 0.5 else "fail"))
+    references = {o["task"]: o.get("reference") for _, o in rows["dev"] if o.get("reference") is not None}
+    task_refs = {t: v.get("reference") for t, v in fam.tasks.items() if isinstance(v, dict) and "reference" in v}
+    originals = {name: path.read_bytes() if path.is_file() else None
+                 for name, path in (("train", paths["train"]), ("dev", paths["dev"]), ("peers", peers_path),
+                                    ("toml", d / "family.toml"))}
+    locked_tasks = {it.task for it in fam.audit().split.items}
+    # a task of the locked split keeps its train attempts where they are: peers.jsonl holds dev tasks'
+    # attempts only (a family whose splits are not disjoint by task stays as it was in that respect)
+    moved_tasks = {rows_obj["task"] for name in ("train", "peers") for _, rows_obj in rows[name]
+                   if rows_obj.get("id") in to_move} - locked_tasks
+    new_dev = [line if o.get("id") not in to_move else _dump({**o, "label": to_move[o["id"]][0]})
+               for line, o in rows["dev"]]
+    peers_moved = 0
+    new_train, new_peers = [], [line for line, o in rows["peers"] if o.get("id") not in to_move]
+    for line, o in rows["train"]:
+        if o.get("id") in to_move:
+            continue
+        if o.get("task") in moved_tasks:  # a task-mate: unlabeled, it becomes a dev peer
+            new_peers.append(_dump({"id": o["id"], "task": o["task"], "output": o["output"]}))
+            peers_moved += 1
+            continue
+        new_train.append(line)
+    for name in ("train", "peers"):
+        for _, o in rows[name]:
+            if o.get("id") in to_move:
+                ref = references.get(o["task"], task_refs.get(o["task"]))
+                row = {"id": o["id"], "task": o["task"], "output": o["output"], "label": to_move[o["id"]][0],
+                       **({"reference": ref} if ref is not None else {}),
+                       **({"meta": o["meta"]} if o.get("meta") else {})}
+                new_dev.append(_dump(row))
+    try:
+        _write(paths["train"], new_train)
+        if new_peers or peers_path.is_file():
+            _write(peers_path, new_peers)
+            if "peers" not in cfg_splits:
+                _add_peers_to_toml(d / "family.toml", peers_path.name)
+        _write(paths["dev"], new_dev)
+        Family(d)  # the family still loads, or everything is put back
+    except Exception:
+        for name, path in (("train", paths["train"]), ("dev", paths["dev"]), ("peers", peers_path),
+                           ("toml", d / "family.toml")):
+            if originals[name] is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.write_bytes(originals[name])
+        raise
+    _append_log(d, {**record, "status": "moved", "peers_moved": peers_moved,
+                    "with_pending": sorted(p for p in to_move if p != item_id)})
+    return Labelled(item_id, task, hard, previous, True, peers_moved,
+                    tuple(sorted(p for p in to_move if p != item_id)))
+
+
+def _pending(log: list[dict[str, Any]], rows: Mapping[str, list[tuple[str, dict[str, Any]]]]) -> dict[str, Any]:
+    """Labels recorded as pending that no later move carried out (the latest label of an item wins)."""
+    known = {o.get("id") for rs in rows.values() for _, o in rs}
+    out: dict[str, Any] = {}
+    for rec in log:
+        if rec.get("status") == "pending" and rec.get("item") in known:
+            out[rec["item"]] = rec["label"]
+        elif rec.get("status") == "moved":
+            out.pop(rec.get("item"), None)
+            for p in rec.get("with_pending") or ():
+                out.pop(p, None)
+    return out
+
+
+def _append_log(d: Path, record: Mapping[str, Any]) -> None:
+    with (d / ANCHOR_LOG).open("a", encoding="utf-8") as fh:
+        fh.write(_dump(record) + "\n")
+
+
+def _add_peers_to_toml(path: Path, name: str) -> None:
+    """Name the peers file under ``[splits]`` (added when the family had none), keeping the rest as it is."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for i, line in enumerate(lines):
+        if line.strip() == "[splits]":
+            lines.insert(i + 1, f'peers = "{name}"')
+            break
+    else:
+        lines += ["", "[splits]", f'peers = "{name}"']
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
