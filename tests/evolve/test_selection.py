@@ -136,3 +136,32 @@ def test_the_consensus_reference_keeps_retired_ops_and_the_guard_only_active_one
     assert obj.consensus_ops == ("a", "b", "c")  # retired b stays, the shadow does not vote, nor the root
     assert obj.guard_ops == ("a", "c")  # only what a selectable expression could use
     assert obj.n_flaggable == 1  # d1 was b's
+
+
+BASELINE = '''
+
+
+def _looks_like_filler(task, output, ctx):
+    """What a person could use instead: flags the two defect classes the seed pool cannot see."""
+    if ctx.artifact is None:
+        return None
+    return "lorem" in output or "todo" in output
+
+
+looks_like_filler = op(_looks_like_filler, name="looks_like_filler", detects="filler").as_baseline()
+'''
+
+
+def test_a_baseline_that_would_raise_dev_agreement_is_never_promoted_nor_written(evo, tmp_path):
+    (evo / "ops.py").write_text((evo / "ops.py").read_text() + BASELINE)
+    pool = Family(evo).pool()
+    assert pool["looks_like_filler"].baseline
+    res = evolve_family(evo, config=EvolveConfig(rounds=3, seed=3, jobs=1), out=tmp_path / "b.vxrun.sqlite",
+                        synthesizers=[])
+    with RunStore(res.run_path) as st:
+        assert not [e for e in st.events() if e["op"] == "looks_like_filler" and e["kind"] == "promoted"]
+        assert all("looks_like_filler" not in r["incumbent"] for r in st.rounds())
+    assert "looks_like_filler" not in res.best.op_names()
+    # it is applied and recorded like any shadow (its verdicts are there to be compared with)
+    with RunStore(res.run_path) as st:
+        assert "looks_like_filler" in st.matrix()

@@ -742,7 +742,8 @@ class Evolution:
             for name in sorted(node.op_names()):
                 if node is not None and self.records[name].status == "retired":
                     node = prune_op(node, name)
-            if node is not None:
+            # only selectable ops are ever written: never a shadow, a baseline or the root
+            if node is not None and set(node.op_names()) <= set(self._selectable()):
                 first_round.setdefault(normalize(node), int(h["round"]))
         nodes = list(first_round)
         scores = obj.score(nodes)
