@@ -99,6 +99,17 @@ CHANGED: dict[str, str] = {
     "floods, a deadline): sandbox.md, hostile.md",
     "which the `rlimits` layer refuses through seccomp but the `unshare` layer does not": "the unshare layer "
     "refuses chmod too now (the same seccomp filter); known limits are named: sandbox.md",
+    # issue 26: selection keeps the detectors that work
+    "**Select** — candidates: the incumbent, the seed, the elite archive": "the anchor cover joins the "
+    "candidates: evolve.md",
+    "**Curate** — each op of the incumbent gets its anchored leave-one-out marginal": "an op retires only on "
+    "evidence of harm now, not for a zero marginal: evolve.md",
+    "Due ops retire one at a time, re-measured after each": "retirement is on evidence of harm now; two ops "
+    "that overlap on dev both stay: evolve.md",
+    "A shadow is promoted once `(any incumbent shadow)` has a higher A_dev.": "never a baseline now: evolve.md",
+    "**A_train** = agreement with the consensus of the active ops": "the consensus's reference keeps retired "
+    "ops, and there are label-model modes: evolve.md",
+    "The ops vote **within their failure class** (`detects`)": "one of four consensus modes now: evolve.md",
 }
 
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
