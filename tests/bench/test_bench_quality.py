@@ -91,3 +91,15 @@ def test_prebuilt_families_run_alone_for_every_seed_and_print_what_evolution_did
     assert runs[0]["methods"]["hand-written seed"]["design"]["items"] == 30
     assert runs[1]["methods"]["hand-written seed"]["design"] == {}
     assert "fixed rule" not in text  # the evo pool has no peer op
+
+
+def test_bench_anchor_keeps_two_labels_of_the_default_draw(tmp_path):
+    spec = importlib.util.spec_from_file_location("bench_anchor", ROOT / "benchmarks" / "bench_anchor.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    from vx.families.family import Family
+
+    kept = mod.reduced_copy(FIXTURE, tmp_path / "arm")
+    dev = Family(tmp_path / "arm").split("dev").items
+    assert [it.id for it in dev] == kept and sorted(it.hard_label() for it in dev) == ["fail", "pass"]
+    assert Family(tmp_path / "arm").audit().split.ids == Family(FIXTURE).audit().split.ids  # locked untouched
