@@ -285,10 +285,11 @@ def test_an_inducer_bug_is_reported_not_fatal(evo, tmp_path, monkeypatch):
     assert any(e["kind"] == "born" for e in events)  # the other template still works
 
 
-def test_every_rounds_objective_is_recomputable_from_the_run_file(evo, tmp_path):
+@pytest.mark.parametrize("consensus", ["per-class", "label-model"])
+def test_every_rounds_objective_is_recomputable_from_the_run_file(evo, tmp_path, consensus):
     from vx.evolve.recompute import round_score
 
-    res = run(evo, tmp_path / "r.vxrun.sqlite", rounds=4)
+    res = run(evo, tmp_path / "r.vxrun.sqlite", rounds=4, consensus=consensus)
     with RunStore(res.run_path) as s:
         for row in s.rounds():
             got = round_score(s, row["round"])
