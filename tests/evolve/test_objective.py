@@ -8,7 +8,7 @@ from vx.dsl.ast import All, Any, Not, OpRef, Vote, WVote
 from vx.dsl.matrix import VerdictMatrix
 from vx.dsl.parse import parse
 from vx.evolve.guards import ALL_ABSTAIN, ALL_FAIL, ALL_PASS, VALID, Guards, best_index
-from vx.evolve.objective import EvalData, Objective, ObjectiveConfig, reliability_weight
+from vx.evolve.objective import CONSENSUS_MODES, EvalData, Objective, ObjectiveConfig, reliability_weight
 
 from dsl.strategies import NAMES, small_trees as trees
 
@@ -163,7 +163,7 @@ def datasets(draw):
 @settings(max_examples=100, deadline=None)
 @given(datasets(), st.lists(trees(), min_size=1, max_size=6), st.booleans(),
        st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.sampled_from([1.0, 2.0, 3.5])),
-       st.sampled_from(["pass", "exclude"]), st.sampled_from(["per-class", "majority", "label-model", "label-model-flat"]),
+       st.sampled_from(["pass", "exclude"]), st.sampled_from(list(CONSENSUS_MODES)),
        st.lists(st.sampled_from(["x", "y"]), min_size=4, max_size=4))
 def test_batch_scores_equal_the_reference(data, nodes, closed, weights, abstain, consensus, classes):
     guards = Guards() if closed else Guards.naive()
@@ -181,3 +181,16 @@ def test_batch_scores_equal_the_reference(data, nodes, closed, weights, abstain,
         assert (got.usable, got.validity, got.guard, got.selectable) == (ref.usable, ref.validity, ref.guard,
                                                                          ref.selectable)
 
+
+
+def test_the_corroborated_consensus_takes_no_side_on_a_lone_drawback():
+    # t0: a and b fire (FAIL); t3: a fires alone (per-class: FAIL; corroborated: no consensus)
+    classes = {"a": "x", "b": "y", "c": "x"}
+    per = Objective(hand_data(), consensus_ops=CONS, consensus_classes=classes)
+    cor = Objective(hand_data(), consensus_ops=CONS, consensus_classes=classes,
+                    config=ObjectiveConfig(consensus="corroborated"))
+    assert per.cons_fail.tolist()[:4] == [True, False, False, True]
+    assert cor.cons_fail.tolist()[:4] == [True, False, False, False]
+    assert cor.cons_pass.tolist()[:4] == per.cons_pass.tolist()[:4]
+    # a fires on t0 (agree) and t3 (uncounted now); b is clean on t3: no longer a disagreement
+    assert cor.score_one(parse("b")).a_train == pytest.approx(1.0)

@@ -100,7 +100,8 @@ def _with_flags(message: str) -> str:
               help="Continue an interrupted (or finished) run from its last committed round.")
 @click.option("--abstain", type=click.Choice(["pass", "exclude"]), default="pass", show_default=True,
               help="How the objective scores a final ABSTAIN: as PASS (what consumers do), or left out.")
-@click.option("--consensus", type=click.Choice(["label-model", "label-model-flat", "per-class", "majority"]),
+@click.option("--consensus", type=click.Choice(["corroborated", "per-class", "label-model", "label-model-flat",
+                                               "majority"]),
               default="per-class", show_default=True,
               help="The train consensus A_train agrees with: a label model of the pool (class-conditional "
                    "Dawid–Skene, or -flat: one latent), a vote within each failure class, or one majority vote.")

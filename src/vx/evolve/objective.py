@@ -63,7 +63,7 @@ from vx.evolve.guards import (GUARD_OK, GUARD_REASONS, REASONS, UNANCHORED, VALI
 from vx.evolve.labelmodel import LabelModel, fit_label_model
 
 ABSTAIN_MODES = ("pass", "exclude")
-CONSENSUS_MODES = ("label-model", "label-model-flat", "per-class", "majority")
+CONSENSUS_MODES = ("corroborated", "per-class", "label-model", "label-model-flat", "majority")
 
 __all__ = ["ABSTAIN_MODES", "CONSENSUS_MODES", "consensus_labels", "engine_objective", "ObjectiveConfig", "EvalData", "Objective", "Score", "Scores", "consensus_votes",
            "reliability_weight"]
@@ -122,7 +122,15 @@ def consensus_labels(matrix: VerdictMatrix, ops: Sequence[str], weights: Mapping
 
     ``majority``: one weighted vote of all ``ops``. ``per-class``: a weighted vote among the ops
     detecting each failure class (``classes``: op → class), then FAIL where any class votes FAIL,
-    PASS where some class votes PASS and none FAIL."""
+    PASS where some class votes PASS and none FAIL. ``corroborated``: the per-class vote, except that a
+    FAIL resting on one op's drawback alone (no other of ``ops`` fires on the item) is no consensus at
+    all -- an unconfirmed drawback is evidence neither way."""
+    if mode == "corroborated":
+        fail, ok = consensus_labels(matrix, ops, weights, classes, "per-class")
+        firing = np.zeros(matrix.n_items, dtype=np.int64)
+        for o in ops:
+            firing += matrix.column(o) == 1
+        return fail & (firing >= 2), ok
     if mode == "majority" or classes is None:
         f, c = consensus_votes(matrix, ops, weights)
         return f > c, c > f
@@ -503,6 +511,9 @@ class Objective:
             c = sum(self.consensus_weights.get(o, 1.0) for o in ops if row[o] is Verdict.CLEAN)
             votes.append("fail" if f > c else "pass" if c > f else None)
         if "fail" in votes:
+            if self.config.consensus == "corroborated" and sum(row[o] is Verdict.DRAWBACK
+                                                              for o in self.consensus_ops) < 2:
+                return None  # one op's drawback alone: no consensus
             return "fail"
         return "pass" if "pass" in votes else None
 
