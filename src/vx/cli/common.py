@@ -43,6 +43,10 @@ class UserError(click.ClickException):
     exit_code = 2
 
     def show(self, file: Any = None) -> None:
+        first = self.message.split("\n", 1)[0]
+        if ": error: " in first or first.startswith("error: "):  # already a diagnostic (file:line:col: error: …)
+            err_console.print(esc(self.message), markup=True, highlight=False)
+            return
         err_console.print(f"[bold red]error:[/] {esc(self.message)}", markup=True, highlight=False)
 
 

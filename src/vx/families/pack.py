@@ -94,6 +94,14 @@ class Pack:
     #: shown by ``vx explain``; None: nothing to show
     describe_task: Callable[[Mapping[str, Any]], dict[str, Any]] | None = attrs.field(default=None, eq=False,
                                                                                        repr=False)
+    #: ``(spec, data_dir) -> TaskSource | None``: the tasks a dataset name (or a dataset's own file) names,
+    #: for grading samples files without a family (`vx grade --tasks`; :mod:`vx.families.sources`)
+    sources: Callable[[str, Any], Any] | None = attrs.field(default=None, eq=False, repr=False)
+    #: the dataset names ``sources`` knows (shown in help and errors)
+    datasets: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    #: the language of the outputs (a Pygments lexer name: "python", "sql", "markdown"), for showing
+    #: them highlighted (`vx explain`); None: plain text
+    output_language: str | None = None
 
     def __attrs_post_init__(self) -> None:
         names = [o.name for o in self.ops]
@@ -154,9 +162,13 @@ class Pack:
         envs = [p.describe_environment for p in packs if p.describe_environment is not None]
         classify = next((p.classify_failure for p in packs if p.classify_failure is not None), None)
         describe_task = next((p.describe_task for p in packs if p.describe_task is not None), None)
+        openers = [p.sources for p in packs if p.sources is not None]
 
         def environment() -> str:
             return "; ".join(str(fn()) for fn in envs)
+
+        def sources(spec: str, data_dir: Any = None) -> Any:
+            return next((found for fn in openers if (found := fn(spec, data_dir)) is not None), None)
 
         return cls(name or "+".join(p.name for p in packs), ops,
                    next((p.root for p in packs if p.root), None),
@@ -164,7 +176,9 @@ class Pack:
                    tuple(dict.fromkeys(t for p in packs for t in p.templates)),
                    environment if len(envs) > 1 else (envs[0] if envs else None), "",
                    next((p.task_schema for p in packs if p.task_schema is not None), None),
-                   describe_task=describe_task)
+                   describe_task=describe_task, sources=sources if openers else None,
+                   output_language=next((p.output_language for p in packs if p.output_language), None),
+                   datasets=tuple(dict.fromkeys(d for p in packs for d in p.datasets)))
 
     def pool(self, *, root: str | None = None, specs: Iterable[Mapping[str, Any]] = ()) -> OpPool:
         """An op pool of this pack's ops plus typed specs, with ``root`` (default: the pack's)."""
