@@ -200,8 +200,7 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, html_path, fa
         elif agr:
             console.print("no disagreements")
         print_failures(app)
-        console.print(f"[dim]{app.calls} op calls, {app.cache_hits} cached, {app.seconds:.1f}s"
-                      + (f" · cache {esc(cache.path)}" if cache else " · cache off") + "[/]")
+        console.print(verdicts_line(app, cache))
     failed_items = sorted({f.item for f in app.failures})
     if len(failed_items) > max_op_failures:
         err_console.print(f"ops failed on {len(failed_items)} item(s) (more than --max-op-failures {max_op_failures}): "
@@ -218,6 +217,12 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, html_path, fa
         if not value >= fail_under:  # NaN (e.g. κ when one class is absent) does not pass the gate
             err_console.print(f"{metric} {value:.3f} is below --fail-under {fail_under}")
             sys.exit(1)
+
+
+def verdicts_line(app, cache) -> str:
+    """How the verdicts were had: computed now or read from the cache (disjoint counts), and the time."""
+    return (f"[dim]{app.calls + app.cache_hits} verdicts: {app.calls} computed, {app.cache_hits} from the cache, "
+            f"{app.seconds:.1f}s" + (f" · cache {esc(cache.path)}" if cache else " · cache off") + "[/]")
 
 
 def check_export_path(path: str) -> None:

@@ -78,9 +78,16 @@ def _summary_table(summary: dict[str, Any]) -> Table:
             cells.append(fmt_num(d.get(dev_key if split == "dev" else locked_key)))
         t.add_row(label, *cells)
     obj = summary["objective"]
-    t.add_row("objective S", fmt_num(obj["seed"]["objective"], 4), fmt_num(obj["evolved"]["objective"], 4),
+    t.add_row("objective S*", fmt_num(obj["seed"]["objective"], 4), fmt_num(obj["evolved"]["objective"], 4),
               *([""] * (len(cols) - 2)))
+    t.caption = FINAL_POOL_NOTE
+    t.caption_justify = "left"
     return t
+
+
+#: why the seed's S in the summary can differ from round 0's: A_train is agreement with the pool's consensus
+FINAL_POOL_NOTE = ("* both scored against the final pool's train consensus; round 0 of the history scored the seed "
+                   "against the seed pool")
 
 
 _FLAG_HINTS = (("choose another output file or resume it", "choose another --out or continue it with --resume"),
@@ -221,7 +228,9 @@ def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str 
     vx_file = Path(result.vx_path)
     s = result.best_score
     console.print(f"[bold]evolved[/]: {' '.join(result.best_text.split())}")
-    console.print(f"objective {s.objective:.4f} (seed {result.seed_score.objective:.4f})")
+    first = history[0]["objective"] if history else None
+    console.print(f"objective {s.objective:.4f} (the seed's, scored with the final pool: {result.seed_score.objective:.4f}"
+                  + (f"; in round 0, with the seed pool: {first:.4f})" if first is not None else ")"))
     console.print(f"run file: {result.run_path}\nverifier: {vx_file}")
     if result.llm_usage is not None:
         console.print(usage_line(dict(result.llm_usage)), markup=False)

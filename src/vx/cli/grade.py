@@ -7,7 +7,7 @@ from rich.table import Table
 
 from vx.cli.common import (UserError, cache_options, console, dump_json, err_console, esc, fmt_num, friendly_errors,
                            open_cache, run_options)
-from vx.cli.eval import check_export_path, print_failures
+from vx.cli.eval import check_export_path, print_failures, verdicts_line
 
 
 @click.command("grade")
@@ -97,8 +97,8 @@ def print_result(result, expr_path: str, show: int, cache) -> None:
     est, true = result.estimated, result.true
     if result.no_truth:
         reasons = sorted(set(result.no_truth.values()))
-        console.print(f"[yellow]{len(result.no_truth)} task(s) have no ground truth[/] ({esc(', '.join(sorted(result.no_truth)))}: "
-                      f"{esc(reasons[0])}{' …' if len(reasons) > 1 else ''}); the table compares the other "
+        console.print(f"[yellow]{len(result.no_truth)} task(s) have no ground truth[/] ({esc(', '.join(sorted(result.no_truth)))}; "
+                      f"their reference cannot run: {esc(reasons[0])}{' …' if len(reasons) > 1 else ''}); the table compares the other "
                       f"{len(result.truth_tasks)} tasks (vx's estimate on all: "
                       + ", ".join(f"pass@{k} {fmt_num(v)}" for k, v in est.items()) + ")")
         est = result.estimated_on_truth
@@ -134,10 +134,10 @@ def print_result(result, expr_path: str, show: int, cache) -> None:
                 d.add_column(c, overflow="fold", no_wrap=c in ("vx",))
             for r in rows[:show]:
                 fired = [k.split(":", 1)[1] for k, val in r.items() if k.startswith("verdict:") and val == "drawback"]
-                why = "; ".join(fired) if r["verdict"] == "fail" else (r["truth_detail"] or "")
+                why = "; ".join(f"{op}: {r.get('message:' + op) or ''}".rstrip(": ") for op in fired) \
+                    if r["verdict"] == "fail" else (r["truth_detail"] or "")
                 d.add_row(esc(r["id"]), r["verdict"].upper(), esc(r["truth"]), esc(why))
             console.print(d)
     app = result.evaluation.grading.application
     print_failures(app)
-    console.print(f"[dim]{app.calls + app.cache_hits} verdicts: {app.calls} computed, {app.cache_hits} from the cache, "
-                  f"{app.seconds:.1f}s" + (f" · cache {esc(cache.path)}" if cache else " · cache off") + "[/]")
+    console.print(verdicts_line(app, cache))

@@ -373,9 +373,10 @@ def summary_html(summary: Mapping[str, Any]) -> str:
         rows.append([_e(label)] + [_f((summary.get(split) or {}).get(which, {}).get(
             dev_key if split == "dev" else locked_key)) for split, which in cols])
     obj = summary.get("objective") or {}
-    rows.append(["objective S", _f((obj.get("seed") or {}).get("objective"), 4),
+    rows.append(["objective S*", _f((obj.get("seed") or {}).get("objective"), 4),
                  _f((obj.get("evolved") or {}).get("objective"), 4)] + [""] * (len(cols) - 2))
-    return _table([""] + [f"{split} {which}" + (" (audit)" if split == "locked" else "") for split, which in cols],
+    return "<p class='muted'>* both scored against the final pool's train consensus (round 0 scored the seed against " \
+           "the seed pool)</p>" + _table([""] + [f"{split} {which}" + (" (audit)" if split == "locked" else "") for split, which in cols],
                   rows, "t" + "n" * len(cols))
 
 

@@ -219,9 +219,19 @@ def _resolve(target: str, ref: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        raise PackError(f"op pack {ref!r} needs a module that is not installed: {exc.name} "
-                        "(install the matching extra, e.g. pip install 'vx-verifiers[code]')") from exc
+        raise PackError(missing_module_message(ref, exc.name)) from exc
     return getattr(module, attr) if attr else module
+
+
+def missing_module_message(ref: str, module: str | None) -> str:
+    """What to install when pack `ref` needs a module that is missing: the extra of vx's own family
+    (``sql`` and ``sql-judge`` need ``[sql]``), else the package that provides the module."""
+    family = ref.split("-", 1)[0]
+    if ref in BUILTIN and family in ("code", "sql", "report"):
+        how = f"pip install 'vx-verifiers[{family}]'"
+    else:
+        how = f"install the package that provides {module}"
+    return f"op pack {ref!r} needs a module that is not installed: {module} ({how})"
 
 
 def _as_pack(obj: Any, ref: str) -> Pack:
@@ -250,8 +260,7 @@ def load_pack(ref: str, base_dir: Path | None = None) -> Pack:
         try:
             obj = eps[ref].load()
         except ModuleNotFoundError as exc:
-            raise PackError(f"op pack {ref!r} needs a module that is not installed: {exc.name} "
-                            "(install the matching extra, e.g. pip install 'vx-verifiers[code]')") from exc
+            raise PackError(missing_module_message(ref, exc.name)) from exc
         return _as_pack(obj, ref)
     if ref in BUILTIN:
         return _as_pack(_resolve(BUILTIN[ref], ref), ref)
@@ -263,8 +272,7 @@ def load_pack(ref: str, base_dir: Path | None = None) -> Pack:
             hint = f"; did you mean {', '.join(near)}?" if near else f"; known packs: {', '.join(sorted(set(eps) | set(BUILTIN)))}"
             raise PackError(f"op pack {ref!r} is neither an importable module nor a registered "
                             f"'{ENTRY_POINT_GROUP}' entry point{hint}") from exc
-        raise PackError(f"op pack {ref!r} needs a module that is not installed: {exc.name} "
-                        "(install the matching extra, e.g. pip install 'vx-verifiers[code]')") from exc
+        raise PackError(missing_module_message(ref, exc.name)) from exc
     return _as_pack(module, ref)
 
 

@@ -137,7 +137,7 @@ class _Truth:
             return [known[k] for k in keys]
         problems = self.grader.prepare(sorted({attempts[i][0] for i in todo}))
         for i in [i for i in todo if attempts[i][0] in problems]:  # a reference that cannot run: no truth
-            known[keys[i]] = {"label": None, "why": f"no ground truth: {problems[attempts[i][0]]}"}
+            known[keys[i]] = {"label": None, "why": problems[attempts[i][0]]}
             if progress:
                 progress(sum(1 for j in todo if keys[j] == keys[i]))
         todo = [i for i in todo if attempts[i][0] not in problems]
