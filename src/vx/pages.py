@@ -47,6 +47,14 @@ table.items tr.capsule>td{background:#fcfcfd}
 font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85em;background:#fff}
 .tag.fired{border-color:var(--fail);color:var(--fail)}
 .bad{background:#fff5f5}
+.scroll{overflow-x:auto;max-width:100%}.scroll>table{margin:.3em 0}
+svg{max-width:100%;height:auto}
+td code,li code,summary code,p code{overflow-wrap:anywhere}
+nav.toc{background:var(--soft);border-radius:6px;padding:.5em .9em;margin:1em 0}
+nav.toc ol{margin:.3em 0;padding-left:1.4em;columns:2 16em}nav.toc a{color:#0366d6;text-decoration:none}
+.flex{display:flex;flex-wrap:wrap;gap:1em 3em}
+@media (max-width:600px){body{margin:1em auto;padding:0 .6em;font-size:15px}h1{font-size:1.3em}
+h2{font-size:1.15em}th,td{padding:.25em .4em}td.prose{min-width:12em}pre{padding:.5em}}
 """
 
 
@@ -123,7 +131,8 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *, kinds: Seque
     head = "".join(f"<th{attr(kinds[i] if kinds[i] == 'num' else '')}>{esc(h)}</th>" for i, h in enumerate(headers))
     body = "".join("<tr>" + "".join(f"<td{attr(kinds[i] if i < len(kinds) else '')}>{c}</td>"
                                     for i, c in enumerate(r)) + "</tr>" for r in rows)
-    return f"<table{attr(cls)}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    # in a scrolling box: a table wider than a phone scrolls by itself, the page does not
+    return f"<div class='scroll'><table{attr(cls)}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 
 
 def svg(fig: Any) -> str:
