@@ -113,7 +113,7 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, html_path, fa
     if fail_under is not None:  # checked before anything is graded
         low = -1.0 if metric == "kappa" else 0.0
         if not low <= fail_under <= 1.0:
-            raise click.BadParameter(f"{fail_under:g} is not a {metric} figure: give a number from {low:g} to 1",
+            raise click.BadParameter(f"{fail_under:g} is outside the range of {metric}: give a number from {low:g} to 1",
                                      param_hint="'--fail-under'")
         if dataset == "train":
             raise click.BadParameter("the train split is unlabeled: there is no agreement to gate on; use "

@@ -49,7 +49,7 @@ class VxReward:
 
     def __init__(self, verifier: Verifier | str | Path, *, task_column: str = "task_id",
                  rewards: Mapping[str, float] | None = None, extract: bool = True, jobs: int | None = 1,
-                 timeout: float = 10.0, cache: Any = None) -> None:
+                 timeout: float = 10.0, cache: Any = None, name: str | None = None) -> None:
         self.verifier = as_verifier(verifier)
         self.task_column = task_column
         self.rewards = {**DEFAULT_REWARDS, **(rewards or {})}
@@ -58,7 +58,8 @@ class VxReward:
             raise IntegrationError(f"rewards: unknown verdict(s) {', '.join(sorted(unknown))}; use pass, fail, abstain")
         self.extract = extract
         self.jobs, self.timeout, self.cache = jobs, timeout, cache
-        self.__name__ = "vx_" + (Path(str(verifier)).stem if not isinstance(verifier, Verifier) else "verifier")
+        # TRL names the reward's logged metrics after it (rewards/<name>/mean)
+        self.__name__ = name or "vx_" + (Path(str(verifier)).stem if not isinstance(verifier, Verifier) else "verifier")
 
     def __call__(self, prompts: Sequence[Any] | None = None, completions: Sequence[Any] = (), **kwargs: Any
                  ) -> list[float]:
