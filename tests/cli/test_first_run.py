@@ -201,3 +201,19 @@ def test_compare_names_the_fixed_and_broken_items(evo, tmp_path):
     assert len(data["fixed_items"]) == data["fixed"] and len(data["broken_items"]) == data["broken"]
     for item in (data["fixed_items"] + data["broken_items"])[:3]:
         assert item in res.output
+
+
+def test_plain_progress_lines_are_counted_and_sparse():
+    from vx.ops.progress import Lines
+
+    now = [0.0]
+    buf = io.StringIO()
+    lines = Lines(buf, every=10.0, clock=lambda: now[0])
+    with lines.task("grading 100 items", 100) as advance:
+        for _ in range(100):
+            now[0] += 0.5
+            advance()
+    out = buf.getvalue().splitlines()
+    assert out[0] == "grading 100 items: 0/100" and out[-1] == "grading 100 items: 100/100 done in 50s"
+    assert 3 <= len(out) <= 8  # a line every 10 s or 25 %, not one per item
+    assert "(20%), 10s, about 40s left" in out[1]
