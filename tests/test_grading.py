@@ -150,12 +150,14 @@ def test_humaneval_plus_samples_with_their_hidden_tests(tmp_path):
         pytest.skip("../shared/data is not here")
     lines = (SHARED / "samples" / "humaneval" / "codellama.jsonl").read_text().splitlines()
     wanted = {f"HumanEval/{k}" for k in (0, 2, 3, 4, 7, 12, 22, 30)}
-    samples = _samples(tmp_path / "codellama.jsonl", [r for r in map(json.loads, lines) if r["task_id"] in wanted])
+    samples = _samples(tmp_path / "codellama.jsonl", [r for r in map(json.loads, lines) if r["task_id"] in wanted]
+                       + [{"task_id": "HumanEval/9999", "solution": "def f(): pass"}])
     res = CliRunner().invoke(main, ["grade", str(HUMANEVAL / "seed.vx"), str(samples), "--tasks", "humaneval+",
                                     "--data-dir", str(SHARED / "evalplus"), "--truth", "--json", "-j", "2"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert doc["attempts"] == len(wanted) and doc["tasks"] == "humaneval+"
+    assert doc["notes"] == ["1 sample(s) name tasks that are not in this dataset: left out"]
     rows = doc["items"]
     assert {r["truth"] for r in rows} <= {"pass", "fail"} and {r["verdict"] for r in rows} <= {"pass", "fail", "abstain"}
     true = sum(r["truth"] == "pass" for r in rows) / len(rows)

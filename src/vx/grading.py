@@ -98,6 +98,8 @@ class SampleGrading:
     attempts: list[Attempt]
     truth: list[dict[str, Any]] | None = None
     samples: tuple[str, ...] = ()
+    #: what the samples reader said (samples left out, and why)
+    notes: tuple[str, ...] = ()
 
     @property
     def items(self) -> list[Item]:
@@ -187,7 +189,7 @@ class SampleGrading:
                                "tasks_graded": len(self.per_task), "attempts_per_task": per_task,
                                "expression": self.evaluation.verifier.text,
                                "pass_at_k": {"estimated": _keys(self.estimated), "true": _keys(self.true)},
-                               "tasks_without_truth": self.no_truth,
+                               "tasks_without_truth": self.no_truth, "notes": list(self.notes),
                                "verdicts": _count(f.value for f in self.evaluation.grading.finals)}
         if self.no_truth:
             out["pass_at_k"]["estimated_on_truth_tasks"] = _keys(self.estimated_on_truth)
@@ -284,7 +286,8 @@ def grade_samples(verifier: Verifier, source: TaskSource, samples: Sequence[str 
     ev = evaluate(verifier, items, tasks=source.tasks, jobs=jobs, timeout=timeout, cache=cache, progress=progress,
                   peers={}, executor=executor)
     ev.family, ev.split = source.name, "samples"
-    return SampleGrading(ev, source, list(attempts), truths, tuple(str(s) for s in samples))
+    return SampleGrading(ev, source, list(attempts), truths, tuple(str(s) for s in samples),
+                         tuple(getattr(attempts, "notes", ())))
 
 
 def verifier_for(vx_path: str | Path, source: TaskSource, family_dir: str | Path | None = None) -> Verifier:

@@ -51,6 +51,8 @@ CHANGED: dict[str, str] = {
     "the anchored metric loop (`--rounds`, `--seed`, `--resume`, `--ablation`, `--llm`)": "vx evolve gained "
     "--patience in the table and --from: index.md, evolve.md",
     "`vx doctor` | sandbox layer, LLM roles, environment": "vx doctor gained --brief: index.md, cli.md",
+    "evaluate the seed verifier, evolve it for five rounds, and write": "the quick start stops evolving at the "
+    "first round that changes nothing: index.md",
     "## Contents": "the README's table of contents is replaced by the site's navigation (mkdocs.yml) "
     "and the README's list of pages",
     # issue 12 renamed or moved these; the pages say what is true now

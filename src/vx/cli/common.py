@@ -104,6 +104,12 @@ FRACTION = _Number(float, 0, 1)
 FINITE = _Number(float)
 
 
+def show_option(default: int, what: str) -> Callable:
+    """``--show N``: how many of `what` a command lists (``--json`` has all)."""
+    return click.option("--show", type=COUNT, default=default, show_default=True,
+                        help=f"How many {what} to list (--json lists all).")
+
+
 def cache_options(fn: Callable) -> Callable:
     fn = click.option("--no-cache", is_flag=True, help="Do not read or write the verdict cache.")(fn)
     fn = click.option("--cache", "cache_path", type=click.Path(dir_okay=False),

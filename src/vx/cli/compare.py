@@ -7,7 +7,7 @@ import click
 from rich.table import Table
 
 from vx.cli.common import (POSITIVE_INT, UserError, cache_options, console, dump_document, esc, fmt_num,
-                           friendly_errors, open_cache, run_options)
+                           friendly_errors, open_cache, run_options, show_option)
 
 
 @click.command("compare")
@@ -20,8 +20,7 @@ from vx.cli.common import (POSITIVE_INT, UserError, cache_options, console, dump
 @click.option("--permutations", type=POSITIVE_INT, default=10000, show_default=True,
               help="Sign flips of the paired permutation test.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON (schema vx-compare/1).")
-@click.option("--show", type=click.IntRange(min=0), default=20, show_default=True,
-              help="How many fixed and broken items to name (--json lists all).")
+@show_option(20, "fixed and broken items")
 @run_options
 @cache_options
 @friendly_errors

@@ -129,7 +129,7 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, html_path, fa
                         executor=runner, as_json=as_json)
             return
         ev, agr, summ = evaluate_split(verifier, fam, dataset, jobs=jobs, timeout=timeout, cache=cache,
-                                       progress=None if not as_json else False, executor=runner)
+                                       progress=progress_for(as_json), executor=runner)
         split, grading = ev.items, ev.grading
     finally:
         runner.close()
@@ -219,6 +219,13 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, html_path, fa
             sys.exit(1)
 
 
+def progress_for(as_json: bool):
+    """Counted progress on stderr: bars on a terminal, plain lines in a pipe or a log file, none with --json."""
+    from vx.ops.progress import for_console
+
+    return False if as_json else for_console(err_console)
+
+
 def verdicts_line(app, cache) -> str:
     """How the verdicts were had: computed now or read from the cache (disjoint counts), and the time."""
     return (f"[dim]{app.calls + app.cache_hits} verdicts: {app.calls} computed, {app.cache_hits} from the cache, "
@@ -273,7 +280,7 @@ def _eval_shard(verifier, fam, dataset, shard, out_path, *, jobs, timeout, cache
     items = list(split.items)
     indices = shard_indices(len(items), i, n)
     grading = verifier.grade_items([items[k] for k in indices], jobs=jobs, timeout=timeout, cache=cache,
-                                   progress=None if not as_json else False, executor=executor)
+                                   progress=progress_for(as_json), executor=executor)
     _matrix_file(verifier, fam, dataset, grading.application, (i, n), len(items), indices).save(out_path)
     if as_json:
         dump_json({"shard": [i, n], "items": len(indices), "of": len(items), "out": out_path})

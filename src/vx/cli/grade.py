@@ -6,8 +6,8 @@ import click
 from rich.table import Table
 
 from vx.cli.common import (UserError, cache_options, console, dump_json, err_console, esc, fmt_num, friendly_errors,
-                           open_cache, run_options)
-from vx.cli.eval import check_export_path, print_failures, verdicts_line
+                           open_cache, run_options, show_option)
+from vx.cli.eval import check_export_path, print_failures, progress_for, verdicts_line
 
 
 @click.command("grade")
@@ -32,8 +32,7 @@ from vx.cli.eval import check_export_path, print_failures, verdicts_line
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Write a self-contained page browsing every sample (filters, failure capsules) to FILE.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary and every row as JSON (schema vx-grade/1).")
-@click.option("--show", type=click.IntRange(min=0), default=10, show_default=True,
-              help="With --truth: how many samples where vx and the hidden tests disagree to list.")
+@show_option(10, "samples where vx and the hidden tests disagree (with --truth)")
 @run_options
 @cache_options
 @friendly_errors
@@ -54,7 +53,6 @@ def grade_cmd(expr_path, samples, tasks_spec, data_dir, truth, family_dir, expor
         check_export_path(export_path)
     from vx.families.family import Family, FamilyError, find_family_dir
     from vx.grading import grade_samples, open_tasks, verifier_for
-    from vx.ops.progress import for_console
 
     packs = []
     try:
@@ -67,7 +65,7 @@ def grade_cmd(expr_path, samples, tasks_spec, data_dir, truth, family_dir, expor
                         "or mbpp+ has them")
     verifier = verifier_for(expr_path, source, family_dir)
     cache = open_cache(cache_path, no_cache)
-    progress = False if as_json else for_console(err_console)
+    progress = progress_for(as_json)
     try:
         result = grade_samples(verifier, source, samples, truth=truth, jobs=jobs, timeout=timeout, cache=cache,
                                progress=progress)
@@ -94,6 +92,8 @@ def print_result(result, expr_path: str, show: int, cache) -> None:
     console.print(f"[bold]vx grade[/] {esc(expr_path)} — {s['attempts']} samples of {s['tasks_graded']} tasks "
                   f"([cyan]{esc(s['tasks'])}[/], {per_text})")
     console.print(f"expression: [green]{esc(' '.join(s['expression'].split()))}[/]")
+    for note in result.notes:
+        console.print(f"[yellow]note[/]: {esc(note)}")
     est, true = result.estimated, result.true
     if result.no_truth:
         reasons = sorted(set(result.no_truth.values()))

@@ -35,6 +35,14 @@ class Attempt:
     meta: Mapping[str, Any] = attrs.field(factory=dict)
 
 
+class Attempts(list):
+    """A reader's attempts, with `notes` for people (samples left out, and why)."""
+
+    def __init__(self, items: Iterable[Attempt] = (), notes: Sequence[str] = ()) -> None:
+        super().__init__(items)
+        self.notes = list(notes)
+
+
 #: ground truth: ``grade([(task id, output), ...], progress) -> [{"label": "pass"|"fail", "why": ...}]``
 TruthGrader = Callable[[Sequence[tuple[str, Any]], "Callable[[int], None] | None"], list[dict[str, Any]]]
 
@@ -112,4 +120,4 @@ def tasks_file(path: str | os.PathLike[str]) -> TaskSource:
     return TaskSource(name=path.name, tasks=tasks, read_samples=lambda paths: read_plain_samples(paths, tasks))
 
 
-__all__ = ["Attempt", "OUTPUT_FIELDS", "TaskSource", "TruthGrader", "read_plain_samples", "tasks_file"]
+__all__ = ["Attempt", "Attempts", "OUTPUT_FIELDS", "TaskSource", "TruthGrader", "read_plain_samples", "tasks_file"]

@@ -27,7 +27,7 @@ from typing import Any
 from vx.errors import DataError
 from vx.families.code.data import tasks as task_data
 from vx.families.code.data.samples import read_attempts
-from vx.families.sources import Attempt, TaskSource
+from vx.families.sources import Attempt, Attempts, TaskSource
 
 #: the dataset names `vx grade --tasks` takes for this family
 DATASETS = ("humaneval+", "mbpp+", "humaneval")
@@ -84,11 +84,14 @@ def _read(paths: Sequence[str | os.PathLike[str]], loaded: Mapping[str, task_dat
     if stats.get("attempts_of_unknown_tasks") and not attempts:
         raise DataError(f"{', '.join(map(str, paths))}: no sample names a task of this dataset (task ids like "
                         f"{next(iter(loaded), '?')})")
-    out = []
-    for tid in loaded:  # the dataset's order
-        for program, meta in attempts.get(tid, []):
-            out.append(Attempt(task=tid, output=program, meta=meta))
-    return out
+    notes = []
+    if stats.get("attempts_of_unknown_tasks"):
+        notes.append(f"{stats['attempts_of_unknown_tasks']} sample(s) name tasks that are not in this dataset: "
+                     "left out")
+    if stats.get("prompt_prepended"):
+        notes.append(f"{stats['prompt_prepended']} solution(s) were a bare function body: graded after the prompt")
+    return Attempts((Attempt(task=tid, output=program, meta=meta)
+                     for tid in loaded for program, meta in attempts.get(tid, [])), notes)  # the dataset's order
 
 
 class _Truth:
