@@ -20,6 +20,6 @@ fi
 vx doctor --brief || true                            # which sandbox layer runs model code (and any warning)
 vx eval examples/humaneval/seed.vx --dataset dev     # the hand-written seed verifier
 rm -f "$RUN" "${RUN%.vxrun.sqlite}.vx" "${RUN%.vxrun.sqlite}.html"
-vx evolve examples/humaneval --rounds "$ROUNDS" --patience "$PATIENCE" --seed 0 --out "$RUN"
+vx evolve examples/humaneval --rounds "$ROUNDS" --patience "$PATIENCE" --seed 0 --no-llm --out "$RUN"
 vx report "$RUN"
 echo "evolved verifier: ${RUN%.vxrun.sqlite}.vx · report: ${RUN%.vxrun.sqlite}.html"

@@ -156,7 +156,8 @@ def show_cmd(run: str, show_events: bool, as_json: bool) -> None:
             dump_document("vx-run-summary/1", doc)
             return
         console.print(f"[bold]{esc(run)}[/]  family {esc(meta.get('family'))}  status {esc(meta.get('status'))}  "
-                      f"seed {esc(cfg.get('seed'))}  rounds {esc(cfg.get('rounds'))}  "
+                      f"seed {esc(cfg.get('seed'))}  rounds {esc(rounds[-1]['round'] if rounds else 0)} of "
+                      f"{esc(cfg.get('rounds'))}  "
                       f"ablation {esc(cfg.get('ablation') or 'none')}")
         console.print(history_table(rounds, console.size.width))
         for line in incumbent_lines(rounds):
