@@ -398,9 +398,12 @@ def page_title(data: Mapping[str, Any]) -> str:
 def pass_at_k_table(passk: Mapping[str, Any]) -> str:
     """vx-estimated pass@k beside the true one (``{"estimated": {"pass@1": …}, "true": {…} | None}``)."""
     est, true = passk.get("estimated") or {}, passk.get("true")
+    on_truth = passk.get("estimated_on_truth_tasks")  # some tasks have no ground truth: compare like with like
     head = ["", "vx estimate"] + (["true (hidden tests)"] if true else [])
-    rows = [[esc(k), num(v)] + ([num(true.get(k))] if true else []) for k, v in est.items()]
-    return table(head, rows, kinds=[""] + ["num"] * (len(head) - 1))
+    rows = [[esc(k), num((on_truth or est).get(k))] + ([num(true.get(k))] if true else []) for k in est]
+    note = ("<p class='muted'>on the tasks the hidden tests can grade; vx's estimate on all tasks: "
+            + ", ".join(f"{esc(k)} {num(v)}" for k, v in est.items()) + "</p>") if on_truth and true else ""
+    return table(head, rows, kinds=[""] + ["num"] * (len(head) - 1)) + note
 
 
 __all__ = ["CSS", "NOTEBOOK_CSS", "notebook", "capsule_html", "clean_text", "esc", "eval_body", "eval_page", "grade_html",
