@@ -143,11 +143,13 @@ def test_attempt_ids_count_each_task_from_zero():
 # ------------------------------------------------------------------------------------------------ real data
 
 @pytest.mark.data
-def test_humaneval_plus_samples_with_their_hidden_tests(tmp_path):
+def test_humaneval_plus_samples_with_their_hidden_tests(tmp_path, monkeypatch):
     """Real model outputs (the shared HumanEval samples) graded against HumanEval+: the estimate, the
-    truth from the hidden tests, and agreement figures that recount from the rows."""
+    truth from the hidden tests, agreement figures that recount from the rows, and a second run that
+    takes the hidden-test results from their store instead of running them again."""
     if not (SHARED / "evalplus").is_dir():
         pytest.skip("../shared/data is not here")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))  # its own expected outputs and truth store
     lines = (SHARED / "samples" / "humaneval" / "codellama.jsonl").read_text().splitlines()
     wanted = {f"HumanEval/{k}" for k in (0, 2, 3, 4, 7, 12, 22, 30)}
     samples = _samples(tmp_path / "codellama.jsonl", [r for r in map(json.loads, lines) if r["task_id"] in wanted]
@@ -168,3 +170,19 @@ def test_humaneval_plus_samples_with_their_hidden_tests(tmp_path):
     assert doc["agreement"]["accuracy"] == pytest.approx(agree)
     failing = [r for r in rows if r["truth"] == "fail"]
     assert all(r["truth_detail"] for r in failing)  # the first failing hidden input, named
+
+    from vx.families.code.data import groundtruth
+
+    timed_out = {r["task"] for r in rows if "timeout" in str(r["truth_detail"])}  # load-dependent: graded again
+    original, graded_again = groundtruth.Grader.grade, []
+
+    def spy(self, task, solution):
+        graded_again.append(task.id)
+        return original(self, task, solution)
+
+    monkeypatch.setattr(groundtruth.Grader, "grade", spy)
+    again = CliRunner().invoke(main, ["grade", str(HUMANEVAL / "seed.vx"), str(samples), "--tasks", "humaneval+",
+                                      "--data-dir", str(SHARED / "evalplus"), "--truth", "--json", "-j", "2"])
+    assert again.exit_code == 0, again.output
+    assert set(graded_again) <= timed_out  # everything else came from the store
+    assert [r["truth"] for r in json.loads(again.stdout)["items"]] == [r["truth"] for r in rows] or timed_out

@@ -18,7 +18,6 @@ import contextlib
 import hashlib
 import json
 import os
-import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -104,7 +103,6 @@ class _Truth:
         self.loaded = loaded
         self.grader = Grader(loaded, version=version, cache_dir=cache_dir)
         self.path = Path(cache_dir or default_cache_dir()) / f"{version}.truth.jsonl"
-        self._lock = threading.Lock()
 
     @staticmethod
     def _key(task: str, output: str) -> str:
@@ -133,8 +131,8 @@ class _Truth:
 
         known = self._known()
         keys = [self._key(t, o) for t, o in attempts]
-        todo = list({k: i for i, k in enumerate(keys) if k not in known}.values())
-        if progress and len(attempts) > len(todo):
+        todo = list({k: i for i, k in enumerate(keys) if k not in known}.values())  # one index per new text
+        if progress and len(attempts) > len(todo):  # known already, or the same text again: done
             progress(len(attempts) - len(todo))
         if not todo:
             return [known[k] for k in keys]
@@ -142,7 +140,7 @@ class _Truth:
         for i in [i for i in todo if attempts[i][0] in problems]:  # a reference that cannot run: no truth
             known[keys[i]] = {"label": None, "why": problems[attempts[i][0]]}
             if progress:
-                progress(sum(1 for j in todo if keys[j] == keys[i]))
+                progress(1)
         todo = [i for i in todo if attempts[i][0] not in problems]
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a", encoding="utf-8") as handle:
@@ -160,7 +158,7 @@ class _Truth:
                         handle.write(json.dumps({"key": keys[i], **record}, ensure_ascii=False, default=str) + "\n")
                         handle.flush()
                     if progress:
-                        progress(sum(1 for j in todo if keys[j] == keys[i]))
+                        progress(1)
             finally:
                 pool.shutdown(wait=True, cancel_futures=True)
         return [known[k] for k in keys]
