@@ -117,7 +117,9 @@ CHANGED: dict[str, str] = {
     "A shadow is promoted once `(any incumbent shadow)` has a higher A_dev.": "never a baseline now: evolve.md",
     "**A_train** = agreement with the consensus of the active ops": "the consensus's reference keeps retired "
     "ops, and there are label-model modes: evolve.md",
-    "The ops vote **within their failure class** (`detects`)": "one of four consensus modes now: evolve.md",
+    "The ops vote **within their failure class** (`detects`)": "one of the consensus modes now: evolve.md",
+    "`vx data build humaneval\\|mbpp\\|sql\\|report` | build families from datasets": "the row names --dev-draw "
+    "now: index.md",
 }
 
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")

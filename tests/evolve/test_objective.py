@@ -51,10 +51,11 @@ def test_abstaining_does_not_buy_agreement():
     data = EvalData(m, np.array([i.startswith("t") for i in ids]),
                     np.array([{"d0": 0.0, "d1": 0.0, "d2": 1.0, "d3": 1.0}.get(i, np.nan) for i in ids]), "r")
     node = parse("narrow")
-    excl = Objective(data, consensus_ops=["w"], config=ObjectiveConfig(abstain="exclude")).score_one(node)
+    excl = Objective(data, consensus_ops=["w"],
+                     config=ObjectiveConfig(abstain="exclude", consensus="per-class")).score_one(node)
     # only d0 (fail, fires) and d2 (pass, clean) are opined: perfect; t1 only on train: perfect
     assert (excl.a_dev, excl.a_train) == (1.0, 1.0)
-    as_pass = Objective(data, consensus_ops=["w"]).score_one(node)
+    as_pass = Objective(data, consensus_ops=["w"], config=ObjectiveConfig(consensus="per-class")).score_one(node)
     # d1 (fail) abstained = passed: fail recall 1/2; t0 (consensus FAIL) abstained = passed
     assert as_pass.a_dev == pytest.approx((2 * 0.5 + 1.0) / 3)
     assert as_pass.a_train == pytest.approx(0.5)
@@ -64,7 +65,8 @@ def test_per_class_consensus_follows_drawback_semantics():
     # a and c detect class x, b detects y.  t0: x votes a=1 vs c=0 (tie), y: b fires -> FAIL
     # t1: everything clean -> PASS;  t3: x: a fires (c abstains) -> FAIL
     classes = {"a": "x", "b": "y", "c": "x"}
-    obj = Objective(hand_data(), consensus_ops=CONS, consensus_classes=classes)
+    obj = Objective(hand_data(), consensus_ops=CONS, consensus_classes=classes,
+                    config=ObjectiveConfig(consensus="per-class"))
     assert obj.cons_fail.tolist()[:4] == [True, False, False, True]
     assert obj.cons_pass.tolist()[:4] == [False, True, False, False]
     # the one-vote majority over the same ops calls t3 a tie
@@ -186,7 +188,8 @@ def test_batch_scores_equal_the_reference(data, nodes, closed, weights, abstain,
 def test_the_corroborated_consensus_takes_no_side_on_a_lone_drawback():
     # t0: a and b fire (FAIL); t3: a fires alone (per-class: FAIL; corroborated: no consensus)
     classes = {"a": "x", "b": "y", "c": "x"}
-    per = Objective(hand_data(), consensus_ops=CONS, consensus_classes=classes)
+    per = Objective(hand_data(), consensus_ops=CONS, consensus_classes=classes,
+                    config=ObjectiveConfig(consensus="per-class"))
     cor = Objective(hand_data(), consensus_ops=CONS, consensus_classes=classes,
                     config=ObjectiveConfig(consensus="corroborated"))
     assert per.cons_fail.tolist()[:4] == [True, False, False, True]

@@ -125,7 +125,7 @@ def _with_flags(message: str) -> str:
               help="How the objective scores a final ABSTAIN: as PASS (what consumers do), or left out.")
 @click.option("--consensus", type=click.Choice(["corroborated", "per-class", "label-model", "label-model-flat",
                                                "majority"]),
-              default="per-class", show_default=True,
+              default="corroborated", show_default=True,
               help="The train consensus A_train agrees with: a label model of the pool (class-conditional "
                    "Dawid–Skene, or -flat: one latent), a vote within each failure class, or one majority vote.")
 @click.option("--no-audit", is_flag=True, help="Do not measure agreement with the locked split.")

@@ -108,7 +108,7 @@ class EvolveConfig:
     jobs: int | None = None  # worker processes for applying ops (None: CPU count)
     timeout: float = 10.0  # seconds per op call
     abstain: str = "pass"  # how the objective scores a final ABSTAIN ("pass" or "exclude")
-    consensus: str = "per-class"  # the train consensus (`vx.evolve.objective.CONSENSUS_MODES`)
+    consensus: str = "corroborated"  # the train consensus (`vx.evolve.objective.CONSENSUS_MODES`)
 
     def __attrs_post_init__(self) -> None:
         if self.ablation is not None and self.ablation not in ABLATIONS:

@@ -79,7 +79,7 @@ class ObjectiveConfig:
     op_floor: int = 3
     llm_cost: float = 0.002
     abstain: str = "pass"  # how a final ABSTAIN is scored: "pass" (the consumer convention) or "exclude"
-    consensus: str = "per-class"  # "label-model" (Dawid–Skene), "per-class" or "majority" (one vote)
+    consensus: str = "corroborated"  # one of CONSENSUS_MODES (docs/evolve.md)
 
     def __attrs_post_init__(self) -> None:
         if self.abstain not in ABSTAIN_MODES:
@@ -89,7 +89,7 @@ class ObjectiveConfig:
 
     @classmethod
     def from_mapping(cls, m: Mapping[str, float], *, abstain: str = "pass",
-                     consensus: str = "per-class") -> ObjectiveConfig:
+                     consensus: str = "corroborated") -> ObjectiveConfig:
         return cls(w=float(m.get("w", 1.0)), fail_weight=float(m.get("fail_weight", 2.0)),
                    op_cost=float(m.get("op_cost", 0.001)), op_floor=int(m.get("op_floor", 3)),
                    llm_cost=float(m.get("llm_cost", 0.002)), abstain=abstain, consensus=consensus)
