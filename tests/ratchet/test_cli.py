@@ -54,10 +54,11 @@ def test_report_draws_a_ratchet_run(notes, tmp_path):
     r = CliRunner().invoke(main, ["report", res.run_path, "-o", str(out)])
     assert r.exit_code == 0, r.output
     page = out.read_text()
-    for part in ("Held-out learning curves", "The bank's life", "Final pairwise judge", "Verifier phases",
-                 "name-the-keyword", "frozen solver"):
+    for part in ("Learning curves: report part (5 tasks, read by no loop)", "Learning curves: rollback part",
+                 "Two-part protocol", "The bank's life", "Final pairwise judge", "Verifier phases", "name-the-keyword",
+                 "frozen solver", "vacuous"):
         assert part in page, part
-    assert page.count("<svg") >= 3
+    assert page.count("<svg") >= 4 and "Scripted demo" not in page
 
 
 def test_resume_of_a_missing_or_foreign_file_is_a_user_error(tmp_path):
