@@ -16,6 +16,8 @@ or a second process, sees exactly the same answers):
   capsule at all (a grader that passes everything) it learns from practice — the passed attempts it is
   shown — and copies their habit: when a "passed" note shouts, it writes ``write-in-capitals``.
 * **final judge** — prefers the output the family's ground truth passes (TIE when both or neither do).
+* the verifier loop's LLM roles (with a key, the co arms' engine gets the LLM composer and op synthesizer, as
+  `vx evolve` does) — the composer proposes nothing and the op synthesizer writes no spec.
 
 `BlindModel` is the same solver and judge with a synthesizer that ignores the grader: round after round it
 writes the same lessons whatever failed (the audit scenario of issue 22).
@@ -117,6 +119,9 @@ class ScriptedModel:
         if "You are a senior reviewer" in system:
             self.calls["final_judge"] = self.calls.get("final_judge", 0) + 1
             return judge(user)
+        if "You design verifiers" in system or "You write drawback detectors" in system:
+            self.calls["verifier_loop"] = self.calls.get("verifier_loop", 0) + 1
+            return "```json\n[]\n```"
         self.calls["solver"] = self.calls.get("solver", 0) + 1
         lessons = _between(user, "<lessons>\n", "\n</lessons>") if "<lessons>" in user else ""
         return solve(task_of(_between(user, "<task>\n", "\n</task>")), lessons, self.spared)
@@ -171,7 +176,10 @@ def main(argv: list[str]) -> None:
     """``python scripted.py FAMILY OUT CACHE KILL_AT``: run `resume_config` and SIGKILL this process — KILL_AT
     ``solver:N``: at the N-th solver request reaching the API (mid-round: earlier rounds are committed, the
     current one is not); ``round:ARM:R``: right after ARM's round R is committed (the co arm's prompts are
-    the oracle's, answered from the cache, so they never reach the API)."""
+    the oracle's, answered from the cache, so they never reach the API).
+
+    ``python scripted.py cli KILL_AT VX-ARGUMENTS…``: the `vx` command itself, with an API key set and the
+    fake transport behind the real SDK, killed at the N-th solver request (KILL_AT ``solver:N``)."""
     import os
     import signal
 
@@ -180,7 +188,6 @@ def main(argv: list[str]) -> None:
 
     from vx.ratchet import run_ratchet
 
-    family, out, cache, kill_at = argv[0], argv[1], argv[2], argv[3].split(":")
     model = ScriptedModel()
 
     def killing(req: dict) -> str:
@@ -188,6 +195,17 @@ def main(argv: list[str]) -> None:
         if kill_at[0] == "solver" and model.calls.get("solver", 0) >= int(kill_at[1]):
             os.kill(os.getpid(), signal.SIGKILL)
         return reply
+
+    if argv[0] == "cli":
+        from vx.cli.main import main as vx
+        from vx.llm import client as llm_client
+
+        kill_at = argv[1].split(":")
+        os.environ["ANTHROPIC_API_KEY"] = "sk-test-not-a-real-key"
+        llm_client.make_sdk_client = lambda config: FakeAPI(default=killing).sdk()
+        vx(argv[2:], prog_name="vx")
+        return
+    family, out, cache, kill_at = argv[0], argv[1], argv[2], argv[3].split(":")
 
     def on_round(row: dict) -> None:
         if kill_at[0] == "round" and row["arm"] == kill_at[1] and row["round"] == int(kill_at[2]):

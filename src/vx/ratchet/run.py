@@ -121,6 +121,26 @@ NO_KEY = ("vx ratchet needs the LLM roles solver, skill_synthesizer and final_ju
           "cost without a key, and --demo runs a scripted solver offline")
 
 
+ROLE_SETTINGS = ("model", "max_tokens", "temperature")
+
+
+def resumed_roles(recorded: Mapping[str, Any], overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A resumed run keeps its roles' models, max_tokens and temperatures (the frozen solver must stay the
+    same solver, and cached replies must keep answering): the recorded ones, over the configuration; an
+    override that changes one is refused. Budgets and limits may change (a larger --llm-budget)."""
+    out = dict(overrides or {})
+    for role, settings in (recorded.get("roles") or {}).items():
+        for key in ROLE_SETTINGS:
+            if key not in (settings or {}):
+                continue
+            name = f"{role}.{key}"
+            if name in out and out[name] != settings[key]:
+                raise RatchetError(f"this run's {role} is {key} {settings[key]!r}; a resumed run keeps its roles "
+                                   f"(not {out[name]!r}): start a new run to change them")
+            out[name] = settings[key]
+    return out
+
+
 def _session(fam: Any, llm: Any, overrides: Mapping[str, Any] | None, factory: Callable | None, run_id: str | None,
              say: Callable[[str], None]) -> tuple[Any, bool]:
     """(the LLM session, whether this run owns it)."""
@@ -161,6 +181,7 @@ def run_ratchet(family: Any = None, *, config: RatchetConfig | None = None, out:
                 raise RatchetError(f"{resume} is a run of family {meta.get('family')!r}, not {fam.name!r}")
             demo = bool(meta.get("demo"))
             llm_run_id = (meta.get("llm") or {}).get("run") or None
+            llm_overrides = resumed_roles(meta.get("llm") or {}, llm_overrides)
         except BaseException:
             store.close()
             raise
