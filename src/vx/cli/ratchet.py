@@ -12,7 +12,8 @@ from vx.cli.common import UserError, cache_options, console, dump_json, err_cons
 from vx.cli.llm import llm_overrides
 
 DEFAULT_SCHEDULE = "15,8,5,2:25,25,25,25"
-DEMO_SCHEDULE = "1:6"  # a verifier phase of one round (co arms), then six skill rounds
+DEMO_SCHEDULE = "1:12"  # a verifier phase of one round (co arms), then twelve skill rounds
+DEMO_BATCH_SIZE = 16  # enough rounds × tasks that some tasks come back: contributions become measurable
 DEMO_ARMS = ("oracle", "always-pass")
 DEMO_LABEL = "SCRIPTED DEMO — no model is called: the solver, skill synthesizer and final judge are scripted"
 
@@ -63,7 +64,8 @@ def _plan_table(p: dict[str, Any]) -> Table:
               help=f"Verifier phase rounds : skill phase rounds (co arms alternate them; the others run the skill "
                    f"rounds' sum). Default {DEFAULT_SCHEDULE} ({DEMO_SCHEDULE} with --demo).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed (same seed, same run).")
-@click.option("--batch-size", type=int, default=8, show_default=True, help="Training tasks attempted per round.")
+@click.option("--batch-size", type=int, default=None,
+              help=f"Training tasks attempted per round (default 8; {DEMO_BATCH_SIZE} with --demo).")
 @click.option("--capacity", type=int, default=12, show_default=True, help="Skills the bank holds at most.")
 @click.option("--route-k", type=int, default=3, show_default=True, help="Skills routed into one prompt at most.")
 @click.option("--holdout", type=float, default=0.25, show_default=True,
@@ -145,8 +147,8 @@ def ratchet_cmd(family, arms, verifier, schedule, seed, batch_size, capacity, ro
             if not arms:
                 raise UserError("choose the arms to run: --oracle, --co, --naive, --always-pass, --frozen, "
                                 "--verifier FILE (e.g. --oracle --co)")
-            cfg = _config(arms, schedule or (DEMO_SCHEDULE if demo else DEFAULT_SCHEDULE), seed, batch_size,
-                          capacity, route_k, holdout, new_skills, no_rollback, rollback_tolerance, papers_protocol,
+            cfg = _config(arms, schedule or (DEMO_SCHEDULE if demo else DEFAULT_SCHEDULE), seed,
+                          batch_size or (DEMO_BATCH_SIZE if demo else 8), capacity, route_k, holdout, new_skills, no_rollback, rollback_tolerance, papers_protocol,
                           rollback_share, no_judge, judge_against, batch, verifier, jobs, timeout, final_rounds)
         else:
             cfg = RatchetConfig.from_dict(meta["config"])

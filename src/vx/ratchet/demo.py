@@ -142,5 +142,5 @@ def demo_client(family: Any, adapter: Any, truth: Any, run_path: str | Path) -> 
     config = load_config(overrides={"cache": str(cache), **{f"{r}.model": MODEL for r in ROLES}})
     client = LLMClient(config, run_id=f"demo-{Path(run_path).name}", sdk=ScriptedSDK(model),
                        cache=ResponseCache(cache))
-    client.demo_description = f"scripted demo: {model.description}"
+    client.demo_description = model.description
     return client

@@ -289,7 +289,9 @@ class Arm:
             for s in new:
                 bank.add(s)
                 events.append({"arm": self.name, "round": r, "skill": s.name, "kind": "born",
-                               "reason": f"from {len(capsules)} capsule(s)", "evidence": {"when": s.when,
+                               "reason": (f"from {len(capsules)} capsule(s)" if capsules else
+                                          f"from {len(practice)} passed attempt(s): no attempt failed"),
+                               "evidence": {"when": s.when,
                                                                                          "lesson": s.lesson,
                                                                                          **s.origin}})
                 touched[s.name] = {**s.as_dict(), "status": "active", "removed_round": None, "contribution": None}
