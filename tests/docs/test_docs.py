@@ -99,6 +99,9 @@ CHANGED: dict[str, str] = {
     "floods, a deadline): sandbox.md, hostile.md",
     "which the `rlimits` layer refuses through seccomp but the `unshare` layer does not": "the unshare layer "
     "refuses chmod too now (the same seccomp filter); known limits are named: sandbox.md",
+    # issue 22: lift comes from a report part of the held-out tasks that no loop reads
+    "It reports held-out lift on the locked tasks and **lift retention**": "lift is reported on the report part "
+    "now, rollback reads the rollback part: ratchet.md",
 }
 
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
