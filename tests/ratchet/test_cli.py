@@ -73,6 +73,21 @@ def test_resume_of_a_missing_or_foreign_file_is_a_user_error(tmp_path):
     assert r.exit_code == 2 and "not a vx ratchet run file" in r.output and "Traceback" not in r.output
 
 
+def test_a_run_file_of_the_first_format_is_refused_by_name(tmp_path):
+    import sqlite3
+
+    old = tmp_path / "old.vxratchet.sqlite"
+    db = sqlite3.connect(old)
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute("INSERT INTO meta VALUES ('format', 'vx-ratchet/1')")
+    db.commit()
+    db.close()
+    for args in (["report", str(old)], ["ratchet", "--resume", str(old)]):
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 2 and "a vx-ratchet/1 run file, written by an older vx" in r.output, r.output
+        assert r.exception is None or isinstance(r.exception, SystemExit)
+
+
 CLI_ARMS = ["--oracle", "--co", "--always-pass", "--schedule", "1,1:2,2", "--batch-size", "16", "--capacity", "3",
             "-j", "1"]
 

@@ -138,7 +138,9 @@ def ratchet_cmd(family, arms, verifier, schedule, seed, batch_size, capacity, ro
         except RatchetStoreError as exc:
             raise UserError(str(exc)) from None
         family = family or meta["family_dir"]
-        demo = demo or bool(meta.get("demo"))
+        if demo and not meta.get("demo"):
+            raise UserError(f"{resume} is a run with models, not a scripted demo: resume it without --demo")
+        demo = bool(meta.get("demo"))
     fam = Family(family)
     try:
         if resume is None:

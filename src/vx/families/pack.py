@@ -91,7 +91,7 @@ class GroundTruthUnavailable(VxError):
     the message says what to do."""
 
 
-class GroundTruth(Protocol):
+class FamilyTruth(Protocol):
     """A family's strongest reference, as `RatchetHooks.ground_truth` builds it at ratchet time.
 
     ``grade_many`` grades (task id, output) pairs; each result is a bool, a score in [0, 1] (a pass at
@@ -138,7 +138,7 @@ class RatchetHooks:
     - ``render_task(task) -> str`` -- the solver's view of a task: only what a verifier may see, never a
       reference, hidden test or gold query;
     - ``extract_output(reply) -> output`` -- the output graded, read from the solver's reply;
-    - ``ground_truth(family, data_dirs) -> GroundTruth`` -- the family's strongest reference, rebuilt at
+    - ``ground_truth(family, data_dirs) -> FamilyTruth`` -- the family's strongest reference, rebuilt at
       ratchet time from what the family's provenance names (``data_dirs``: ``--data-dir``, then
       ``$VX_DATA_DIR``); raises `GroundTruthUnavailable` when it cannot be; None: the family names one
       in ``[ratchet] ground_truth``;
@@ -151,7 +151,7 @@ class RatchetHooks:
     format_contract: str
     render_task: Callable[[Mapping[str, Any]], str] = attrs.field(eq=False)
     extract_output: Callable[[str], str] = attrs.field(eq=False)
-    ground_truth: Callable[[Any, Sequence[Path]], GroundTruth] | None = attrs.field(default=None, eq=False)
+    ground_truth: Callable[[Any, Sequence[Path]], FamilyTruth] | None = attrs.field(default=None, eq=False)
     demo: DemoScript | None = attrs.field(default=None, eq=False)
 
 
