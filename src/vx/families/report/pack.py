@@ -32,6 +32,7 @@ PACK = Pack(
     templates=(templates.FAMILY,),
     description="Analyst-report sections written from evidence cards: grounding, ledger, calibration, caliber",
     task_schema=TASK_SCHEMA,
+    output_language="markdown",
     ratchet=ratchet.HOOKS,
 )
 

@@ -50,6 +50,7 @@ PACK = Pack(
     templates=(templates.FAMILY,),
     description="Text-to-SQL graded by running the query: parse, static and execution checks",
     task_schema=TASK_SCHEMA,
+    output_language="sql",
     ratchet=ratchet.HOOKS,
 )
 
