@@ -120,6 +120,9 @@ CHANGED: dict[str, str] = {
     "The ops vote **within their failure class** (`detects`)": "one of the consensus modes now: evolve.md",
     "`vx data build humaneval\\|mbpp\\|sql\\|report` | build families from datasets": "the row names --dev-draw "
     "now: index.md",
+    # issue 22: lift comes from a report part of the held-out tasks that no loop reads
+    "It reports held-out lift on the locked tasks and **lift retention**": "lift is reported on the report part "
+    "now, rollback reads the rollback part: ratchet.md",
 }
 
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
