@@ -9,6 +9,9 @@ Families (``--families``, default all three):
 * ``codet`` -- the CodeT HumanEval family: CodeGen-16B's samples in ``<codet-dir>``, ``--per-task`` (10)
   attempts per task (seeded), its model-written test cases as the tasks' ``model_tests``, labelled
   with HumanEval+'s hidden tests;
+* ``spider`` -- the Spider family (``vx data build spider``): DIN-SQL's 20 prediction runs on 191 Spider dev
+  questions in ``<spider-dir>``, ``--spider-per-task`` attempts per question (seeded; several values give
+  one family each, default 5 and 20), labelled by Spider's execution match;
 * ``--family-dir DIR`` (repeatable) adds a prebuilt family directory, evaluated as built (one split).
 
 For each family and seed (a different task-disjoint train/dev/locked draw, so a different 10-item dev
@@ -88,7 +91,7 @@ class FamilySpec:
     tests: Path | None = None
     per_task: int | None = None
     subset: str = "all"
-    n_locked: int = 40
+    n_locked: int | None = 40
     directory: Path | None = None
 
 
@@ -115,6 +118,8 @@ class Builder:
     def build(self, spec: FamilySpec, seed: int) -> tuple[Path, dict[str, Any]]:
         from vx.families.code.data.build import BUILDER_VERSION, build_humaneval_samples, build_mbpp
 
+        if spec.kind == "spider":
+            return self.build_spider(spec, seed)
         if spec.kind == "prebuilt":
             from vx.families.family import Family
 
@@ -146,6 +151,29 @@ class Builder:
         counts = json.loads(json.dumps(report.counts, default=str))
         stamp_path.write_text(json.dumps({"key": key, "counts": counts,
                                           "seconds": time.perf_counter() - t0}, indent=2), encoding="utf-8")
+        return out, counts
+
+
+    def build_spider(self, spec: FamilySpec, seed: int) -> tuple[Path, dict[str, Any]]:
+        """The Spider family of one seed (its own gold-free seed expression, not --seed-expr's code seed)."""
+        from vx.families.sql.data.spider import BUILDER_VERSION, SEED_EXPRESSION, build_spider
+
+        out = self.work / spec.key / f"seed-{seed}" / "family"
+        stamp_path = out.parent / "build.json"
+        key = {"format": BUILD_FORMAT, "builder": f"spider-{BUILDER_VERSION}", "seed": seed,
+               "samples_sha256": [sha256(p) for p in spec.samples], "per_task": spec.per_task,
+               "seed_expr_sha256": hashlib.sha256(SEED_EXPRESSION.encode()).hexdigest(), "n_locked": spec.n_locked}
+        if stamp_path.is_file() and (out / "family.toml").is_file():
+            stamp = json.loads(stamp_path.read_text(encoding="utf-8"))
+            if stamp.get("key") == key:
+                return out, stamp["counts"]
+        log(f"building the {spec.title} family, seed {seed}")
+        t0 = time.perf_counter()
+        report = build_spider(spec.directory, out, samples=list(spec.samples), per_task=spec.per_task, seed=seed,
+                              n_locked=spec.n_locked)
+        counts = json.loads(json.dumps(report.counts, default=str))
+        stamp_path.write_text(json.dumps({"key": key, "counts": counts, "seconds": time.perf_counter() - t0},
+                                         indent=2), encoding="utf-8")
         return out, counts
 
 
@@ -308,17 +336,22 @@ def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path,
                        "items_per_second": n / matrix_seconds if matrix_seconds else None}}
 
 
+#: The gate a user ORs a plurality vote with: the visible example (code), "executes" (SQL).
+GATES = ("fails_visible_example", "execution_error")
+
+
 def attempt_baselines(op_names: Sequence[str]) -> list[Any]:
-    """Plurality vote (MBR-exec) and CodeT dual agreement, alone and with the visible example, when the
-    family's pool has them (the code family's shadow peer ops)."""
+    """Plurality vote (MBR-exec; for SQL, self-consistency over execution results) and CodeT dual
+    agreement, alone and with the family's gate, when the family's pool has them (shadow peer ops)."""
     from vx.baselines import FixedOps
 
+    gate = next((g for g in GATES if g in op_names), None)
     out = []
     for op, title in (("outside_plurality", "plurality vote (MBR-exec)"), ("outside_dual_agreement", "CodeT dual agreement")):
         if op in op_names:
             out.append(FixedOps((op,), name=title))
-            if "fails_visible_example" in op_names:
-                out.append(FixedOps(("fails_visible_example", op), name=f"{title} ∨ fails_visible_example"))
+            if gate is not None:
+                out.append(FixedOps((gate, op), name=f"{title} ∨ {gate}"))
     return out
 
 
@@ -417,7 +450,7 @@ def git_revision() -> str:
     return f"commit {rev}" + (" with local changes in src/" if dirty else "")
 
 
-FAMILIES = ("mbpp-per-file", "mbpp-both", "codet")
+FAMILIES = ("mbpp-per-file", "mbpp-both", "codet", "spider")
 
 
 def family_specs(args: argparse.Namespace) -> list[FamilySpec]:
@@ -435,6 +468,12 @@ def family_specs(args: argparse.Namespace) -> list[FamilySpec]:
         specs.append(FamilySpec(f"codet-k{args.per_task}", f"CodeT HumanEval (CodeGen-16B), k = {args.per_task}",
                                 "humaneval", (codet,), tests if tests.is_file() else None, args.per_task,
                                 subset=args.subset, n_locked=args.codet_locked))
+    spider = args.spider_dir / "questions.jsonl"
+    if "spider" in args.families and spider.is_file():
+        runs = tuple(sorted((args.spider_dir / "samples").glob("*.jsonl")))
+        for k in args.spider_per_task:
+            specs.append(FamilySpec(f"spider-k{k}", f"Spider dev (DIN-SQL, {len(runs)} runs), k = {k}", "spider", runs,
+                                    per_task=k, n_locked=None, directory=args.spider_dir))
     for d in args.family_dir:
         specs.append(FamilySpec(f"prebuilt-{Path(d).name}", f"{Path(d).name} (prebuilt)", "prebuilt", directory=Path(d)))
     return specs
@@ -449,6 +488,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="folder of MBPP samples files (*.jsonl) (default: %(default)s)")
     ap.add_argument("--codet-dir", type=Path, default=DEFAULT_DATA / "samples" / "humaneval-codet",
                     help="folder of CodeT's HumanEval files (default: %(default)s)")
+    ap.add_argument("--spider-dir", type=Path, default=DEFAULT_DATA / "sql" / "spider",
+                    help="the Spider folder: questions.jsonl, databases/, samples/ (default: %(default)s)")
+    ap.add_argument("--spider-per-task", type=int, nargs="+", default=[5, 20],
+                    help="attempts per question in the Spider families, one family per value (default: 5 20)")
     ap.add_argument("--family-dir", type=Path, action="append", default=[],
                     help="a prebuilt family directory to benchmark as built (repeatable)")
     ap.add_argument("--per-task", type=int, default=10, help="attempts per task in the CodeT family (default: 10)")
@@ -475,7 +518,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     specs = family_specs(args)
     if not specs:
-        print(f"no data in {args.samples_dir} or {args.codet_dir} and no --family-dir: nothing to benchmark (skipped)")
+        print(f"no data in {args.samples_dir}, {args.codet_dir} or {args.spider_dir} and no --family-dir: nothing to "
+              "benchmark (skipped)")
         return 0
     if not args.seed_expr.is_file():
         print(f"error: seed expression {args.seed_expr} not found (pass --seed-expr FILE)", file=sys.stderr)

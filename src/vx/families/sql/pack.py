@@ -1,6 +1,7 @@
-"""The SQL family's pack: root ``parses``, six static and four exec seed ops, the failure taxonomy,
-the classifier and the check templates (tag ``"sql"``); ``JUDGE`` (``"sql-judge"``) is the opt-in
-LLM judge op."""
+"""The SQL family's pack: root ``parses``, eight static and six exec ops, the peer op
+``disagrees_with_peers`` (and the self-consistency baseline in shadow), the failure taxonomy, the
+classifier and the check templates (tag ``"sql"``); ``JUDGE`` (``"sql-judge"``) is the opt-in LLM
+judge op."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 from vx.families.pack import Pack
 from vx.families.schema import task_schema
 from vx.families.sql import ops
-from vx.families.sql.ops import judge, templates
+from vx.families.sql.ops import judge, peers, templates  # noqa: F401  (peers: its template)
 from vx.families.sql.ops.taxonomy import TAXONOMY, classify_by_evidence
 
 
@@ -38,11 +39,15 @@ TASK_SCHEMA = task_schema("vx SQL task", {
     "ignore_order": {"type": "boolean"},
     "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds the query may run."},
     "max_rows": {"type": "integer", "minimum": 1},
+    "match": {"type": "string", "enum": ["spider"],
+              "description": "Compare results by Spider's execution match (vx.families.sql.spider)."},
+    "variants": {"type": "object", "description": "Neighbour databases the task's queries also run on "
+                                                  "(vx.families.sql.variants): seed, version, use."},
 }, required=("question",))
 
 PACK = Pack(
     name="sql",
-    ops=ops.SEED_OPS,
+    ops=ops.OPS,
     root=ops.ROOT,
     taxonomy=TAXONOMY,
     classify_failure=classify_failure,
