@@ -14,8 +14,9 @@ Every prediction becomes an attempt at its question (``<question>#<samples file>
   result): DISTINCT removed, rows as a bag, order only when the gold orders, column permutations tried,
   a time limit per query; a prediction that does not run is wrong;
 * **dev teacher** (`SpiderTeacher`) -- the same match on the original *and on every variant* of the
-  task's database (:mod:`vx.families.sql.variants`) the gold query is useful on; ``agreement`` = the
-  share of databases on which the prediction matches the gold.
+  task's database (:mod:`vx.families.sql.variants`) the gold query is useful on; its ``agreement``
+  weighs the original as half the evidence, so that only a prediction that differs on the original is
+  a *clear* dev failure.
 
 Splits are disjoint by task (:func:`vx.families.code.data.split.split_by_task`, the rule every
 multi-attempt family uses): dev holds 5 clear failures + 5 passes by the teacher, the other attempts of
@@ -279,15 +280,22 @@ class SpiderTeacher:
         return task_variant_specs(self.tasks[qid])
 
     def teach(self, qid: str, sql: str) -> TeacherLabel:
+        """Pass when the prediction matches the gold on every database. ``agreement`` weighs the original
+        database as half the evidence and the variants together as the other half: a prediction that
+        differs on the original (a failure by Spider's own rule) has agreement at most 0.5, a *clear*
+        failure for the dev draw; one that differs on variants only stays above 0.5 (the variants are
+        the weaker evidence: a few of their differences are false, docs/sql.md)."""
         dbs = self.databases(qid)
-        agree, first = 0, None
+        matched, first = [], None
         for name, spec in dbs:
             ok, _ = self.truth.matches(qid, sql, spec)
-            agree += ok
+            matched.append(ok)
             if not ok and first is None:
                 first = name
+        rest = matched[1:]
+        agreement = (0.5 * matched[0] + 0.5 * (sum(rest) / len(rest))) if rest else float(matched[0])
         detail = {"teacher_first_difference": first} if first else {}
-        return TeacherLabel("pass" if agree == len(dbs) else "fail", agree / len(dbs), len(dbs), detail)
+        return TeacherLabel("pass" if all(matched) else "fail", agreement, len(dbs), detail)
 
 
 # --------------------------------------------------------------------------- the build

@@ -36,8 +36,10 @@ ROOT = "parses"
 SEED_OPS = (parses, missing_group_by, select_star, top_n_missing_limit, unknown_identifier, cartesian_join,
             date_as_string_compare, execution_error, empty_result, null_heavy_result, timeout)
 #: Detectors of the failure classes real predictions show (measured on Spider: docs/sql.md), and the
-#: peer ops (the self-consistency baseline is a shadow: applied and recorded, never selected).
-REAL_OPS = (extra_aggregate_column, unused_join, literal_not_in_column, limit_over_ties)
+#: peer ops. Shadow ops are applied and recorded, never selected: the self-consistency baseline, and
+#: ``limit_over_ties``, whose firing rate on Spider's failures is the base rate (a tie under a LIMIT is
+#: a risk the gold query usually shares, not a failure by Spider's rule).
+REAL_OPS = (extra_aggregate_column, unused_join, literal_not_in_column, limit_over_ties.with_status("shadow"))
 OPS = SEED_OPS + REAL_OPS + PEER_OPS
 
 __all__ = ["OPS", "PEER_OPS", "REAL_OPS", "ROOT", "SEED_OPS", "TAXONOMY", "cartesian_join", "classify_by_evidence",
