@@ -68,7 +68,8 @@ def shop_spec(tmp_path):
     return script_spec(path, "shop")
 
 
-def spider_dir():
+@pytest.fixture
+def spider_root():
     """../shared/data/sql/spider (skips when absent)."""
     from pathlib import Path
 

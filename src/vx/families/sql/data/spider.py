@@ -52,7 +52,7 @@ from vx.families.sql.warehouse import QueryResult, Warehouse, open_warehouse
 BUILDER_VERSION = "1"
 TRUTH_TIMEOUT = 10.0  # seconds per query, as Spider's evaluator
 MAX_ROWS = 100_000
-MAX_LISTED = 50  # skipped input lines listed in the provenance (all are counted)
+MAX_LISTED = 10  # skipped input lines listed per reason in the provenance (all are counted)
 ROOT_OP = "parses"
 
 #: The seed written into a new Spider family: the SQL family's gold-free seed.
@@ -97,14 +97,14 @@ class Attempt:
 
 @attrs.define
 class Skipped:
-    """Input that was left out: counts per reason and the first few occurrences (file:line: why)."""
+    """Input that was left out: counts per reason and the first few occurrences of each (file:line: why)."""
 
     counts: Counter = attrs.field(factory=Counter)
     listed: list[str] = attrs.field(factory=list)
 
     def add(self, reason: str, where: str) -> None:
         self.counts[reason] += 1
-        if len(self.listed) < MAX_LISTED:
+        if self.counts[reason] <= MAX_LISTED:
             self.listed.append(f"{where}: {reason}")
 
     def as_dict(self) -> dict[str, Any]:
@@ -464,6 +464,9 @@ def build_spider(data_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
     notes = write_family(out, tasks=[tasks[t] for t in sorted(used, key=_question_order)], splits=splits,
                          references={qid: questions[qid].gold for qid in tasks}, provenance=provenance,
                          seed_expr=seed_expr)
+    if len({it.truth for it in splits.locked}) == 1:
+        notes.append(f"every locked item is labelled {splits.locked[0].truth}: agreement on that split cannot tell a "
+                     "verifier from a constant one; use more questions, more samples files or another --seed")
     if skipped.counts:
         notes.append(f"{sum(skipped.counts.values())} input line(s) skipped (provenance.input_skipped lists why)")
     if dropped:
