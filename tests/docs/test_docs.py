@@ -99,6 +99,19 @@ CHANGED: dict[str, str] = {
     "floods, a deadline): sandbox.md, hostile.md",
     "which the `rlimits` layer refuses through seccomp but the `unshare` layer does not": "the unshare layer "
     "refuses chmod too now (the same seccomp filter); known limits are named: sandbox.md",
+    # issue 21: the SQL pool gained the peer op and detectors of real failure classes; the bundled family's
+    # evolution was re-run with it (sql.md shows the new figures), and `vx data build spider` is new
+    "(any cartesian_join empty_result syn_forbids_construct__00949f)": "re-run with the larger pool: sql.md",
+    "`vx data build humaneval\\|mbpp\\|sql\\|report`": "spider added: index.md",
+    "11 ops": "the pool has more ops now; the measurement is dated: sql.md",
+    "40 s": "the re-run's time (under load): sql.md",
+    "`vx eval` on the locked split takes about 2 s": "dated to the 11 seed ops: sql.md",
+    "`vx evolve examples/sql` (10 rounds, offline template synthesizer": "the re-run: sql.md",
+    "The evolved expression is": "the re-run writes another expression: sql.md",
+    "where the synthesized op is `forbids_construct(construct=\"not\", cue=\"\")`": "the re-run: sql.md",
+    "\"the query uses NOT\".": "the re-run: sql.md",
+    "It was born as a shadow from an unlabeled gap cluster": "the re-run: sql.md",
+    "Five more template ops were born as shadows": "the re-run: sql.md",
 }
 
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")

@@ -11,7 +11,7 @@ from typing import Any
 from vx.families.pack import Pack
 from vx.families.schema import task_schema
 from vx.families.sql import ops
-from vx.families.sql.ops import judge, peers, templates  # noqa: F401  (peers: its template)
+from vx.families.sql.ops import judge, templates
 from vx.families.sql.ops.taxonomy import TAXONOMY, classify_by_evidence
 
 

@@ -38,7 +38,7 @@ from typing import Any
 
 import attrs
 
-from vx.errors import BuildError, DataError
+from vx.errors import DataError
 from vx.families.code.data.split import LabelledItem, Splits, split_by_task
 from vx.families.sql.catalog import Catalog, solver_prompt
 from vx.families.sql.compare import spider_match
