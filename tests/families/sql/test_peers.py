@@ -148,3 +148,16 @@ def test_unused_join_flags_a_table_joined_for_nothing(task):
     left = "SELECT T1.Name FROM singer AS T1 LEFT JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID"
     assert run(S.unused_join, task, left).verdict == 0
     assert run(S.unused_join, task, "SELECT Name FROM singer").verdict == -1
+
+
+def test_a_query_that_times_out_on_the_original_is_not_run_on_the_variants(task):
+    slow = ("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n")
+    obs = observe({**task, "timeout": 0.2}, slow)
+    assert not obs["ran"] and [row[:2] for row in obs["dbs"]] == [["original", "timeout"]]
+
+
+def test_what_an_output_returns_is_kept_bounded(task):
+    long = "SELECT '" + "x" * 5000 + "' FROM stadium, stadium AS b, stadium AS c"
+    obs = observe(task, long)
+    row = obs["dbs"][0]
+    assert row[1] == "ok" and len(row[-1]) == P.SAMPLE_ROWS and all(len(c) <= P.CELL_CHARS for r in row[-1] for c in r)
