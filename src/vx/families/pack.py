@@ -94,6 +94,14 @@ class Pack:
     #: shown by ``vx explain``; None: nothing to show
     describe_task: Callable[[Mapping[str, Any]], dict[str, Any]] | None = attrs.field(default=None, eq=False,
                                                                                        repr=False)
+    #: ``(spec, data_dir) -> TaskSource | None``: the tasks a dataset name (or a dataset's own file) names,
+    #: for grading samples files without a family (`vx grade --tasks`; :mod:`vx.families.sources`)
+    sources: Callable[[str, Any], Any] | None = attrs.field(default=None, eq=False, repr=False)
+    #: the dataset names ``sources`` knows (shown in help and errors)
+    datasets: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    #: the language of the outputs (a Pygments lexer name: "python", "sql", "markdown"), for showing
+    #: them highlighted (`vx explain`); None: plain text
+    output_language: str | None = None
 
     def __attrs_post_init__(self) -> None:
         names = [o.name for o in self.ops]
@@ -154,9 +162,13 @@ class Pack:
         envs = [p.describe_environment for p in packs if p.describe_environment is not None]
         classify = next((p.classify_failure for p in packs if p.classify_failure is not None), None)
         describe_task = next((p.describe_task for p in packs if p.describe_task is not None), None)
+        openers = [p.sources for p in packs if p.sources is not None]
 
         def environment() -> str:
             return "; ".join(str(fn()) for fn in envs)
+
+        def sources(spec: str, data_dir: Any = None) -> Any:
+            return next((found for fn in openers if (found := fn(spec, data_dir)) is not None), None)
 
         return cls(name or "+".join(p.name for p in packs), ops,
                    next((p.root for p in packs if p.root), None),
@@ -164,7 +176,9 @@ class Pack:
                    tuple(dict.fromkeys(t for p in packs for t in p.templates)),
                    environment if len(envs) > 1 else (envs[0] if envs else None), "",
                    next((p.task_schema for p in packs if p.task_schema is not None), None),
-                   describe_task=describe_task)
+                   describe_task=describe_task, sources=sources if openers else None,
+                   output_language=next((p.output_language for p in packs if p.output_language), None),
+                   datasets=tuple(dict.fromkeys(d for p in packs for d in p.datasets)))
 
     def pool(self, *, root: str | None = None, specs: Iterable[Mapping[str, Any]] = ()) -> OpPool:
         """An op pool of this pack's ops plus typed specs, with ``root`` (default: the pack's)."""
@@ -205,9 +219,19 @@ def _resolve(target: str, ref: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        raise PackError(f"op pack {ref!r} needs a module that is not installed: {exc.name} "
-                        "(install the matching extra, e.g. pip install 'vx-verifiers[code]')") from exc
+        raise PackError(missing_module_message(ref, exc.name)) from exc
     return getattr(module, attr) if attr else module
+
+
+def missing_module_message(ref: str, module: str | None) -> str:
+    """What to install when pack `ref` needs a module that is missing: the extra of vx's own family
+    (``sql`` and ``sql-judge`` need ``[sql]``), else the package that provides the module."""
+    family = ref.split("-", 1)[0]
+    if ref in BUILTIN and family in ("code", "sql", "report"):
+        how = f"pip install 'vx-verifiers[{family}]'"
+    else:
+        how = f"install the package that provides {module}"
+    return f"op pack {ref!r} needs a module that is not installed: {module} ({how})"
 
 
 def _as_pack(obj: Any, ref: str) -> Pack:
@@ -236,8 +260,7 @@ def load_pack(ref: str, base_dir: Path | None = None) -> Pack:
         try:
             obj = eps[ref].load()
         except ModuleNotFoundError as exc:
-            raise PackError(f"op pack {ref!r} needs a module that is not installed: {exc.name} "
-                            "(install the matching extra, e.g. pip install 'vx-verifiers[code]')") from exc
+            raise PackError(missing_module_message(ref, exc.name)) from exc
         return _as_pack(obj, ref)
     if ref in BUILTIN:
         return _as_pack(_resolve(BUILTIN[ref], ref), ref)
@@ -249,8 +272,7 @@ def load_pack(ref: str, base_dir: Path | None = None) -> Pack:
             hint = f"; did you mean {', '.join(near)}?" if near else f"; known packs: {', '.join(sorted(set(eps) | set(BUILTIN)))}"
             raise PackError(f"op pack {ref!r} is neither an importable module nor a registered "
                             f"'{ENTRY_POINT_GROUP}' entry point{hint}") from exc
-        raise PackError(f"op pack {ref!r} needs a module that is not installed: {exc.name} "
-                        "(install the matching extra, e.g. pip install 'vx-verifiers[code]')") from exc
+        raise PackError(missing_module_message(ref, exc.name)) from exc
     return _as_pack(module, ref)
 
 

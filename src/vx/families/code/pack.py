@@ -55,6 +55,13 @@ def describe_task(task: Mapping[str, Any]) -> dict[str, Any]:
             **({"no probes": why} if why and not gen else {})}
 
 
+def open_source(spec: str, data_dir: Any = None) -> Any:
+    """HumanEval+ / MBPP+ / HumanEval (or an evalplus release file) as a task source for `vx grade`."""
+    from vx.families.code.data.sources import open_source as open_code_source
+
+    return open_code_source(spec, data_dir)
+
+
 def values_short(value: Any) -> str:
     from vx.families.code.ops.values import short
 
@@ -116,6 +123,9 @@ PACK = Pack(
     description="Python functions graded by hidden unit tests: parse, static and sandboxed exec checks",
     describe_task=describe_task,
     task_schema=TASK_SCHEMA,
+    sources=open_source,
+    datasets=("humaneval+", "mbpp+", "humaneval"),
+    output_language="python",
 )
 
 JUDGE = Pack(

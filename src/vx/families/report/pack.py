@@ -31,6 +31,7 @@ PACK = Pack(
     templates=(templates.FAMILY,),
     description="Analyst-report sections written from evidence cards: grounding, ledger, calibration, caliber",
     task_schema=TASK_SCHEMA,
+    output_language="markdown",
 )
 
 JUDGE = Pack(name="report-judge", ops=tuple(judge.OPS), taxonomy=tuple(TAXONOMY), templates=(templates.FAMILY,),

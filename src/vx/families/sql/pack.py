@@ -54,6 +54,7 @@ PACK = Pack(
     templates=(templates.FAMILY,),
     description="Text-to-SQL graded by running the query: parse, static and execution checks",
     task_schema=TASK_SCHEMA,
+    output_language="sql",
 )
 
 JUDGE = Pack(name="sql-judge", ops=tuple(judge.OPS), taxonomy=TAXONOMY, templates=(templates.FAMILY,),
