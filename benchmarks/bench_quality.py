@@ -126,28 +126,35 @@ class Builder:
             fam = Family(spec.directory)
             return spec.directory, {"train_items": len(fam.split("train")), "dev_items": len(fam.split("dev")),
                                     "locked_items": len(fam.audit())}
-        out = self.work / spec.key / f"seed-{seed}" / "family"
-        stamp_path = out.parent / "build.json"
         key = {"format": BUILD_FORMAT, "builder": BUILDER_VERSION, "seed": seed, "kind": spec.kind,
                "samples_sha256": [sha256(p) for p in spec.samples], "tests_sha256": sha256(spec.tests) if spec.tests else None,
                "per_task": spec.per_task, "seed_expr_sha256": sha256(self.seed_expr), "subset": spec.subset,
                "n_locked": spec.n_locked}
+        d = str(self.data_dir) if self.data_dir else None
+
+        def make(out: Path) -> Any:
+            if spec.kind == "mbpp":
+                return build_mbpp(list(spec.samples), out, seed=seed, data_dir=d, subset=spec.subset,
+                                  n_locked=spec.n_locked, workers=self.workers, seed_expr=self.seed_expr,
+                                  grader=self.grader("mbpp+"), per_task=spec.per_task)
+            return build_humaneval_samples(list(spec.samples), out, seed=seed, data_dir=d, tests_path=spec.tests,
+                                           per_task=spec.per_task, subset=spec.subset, n_locked=spec.n_locked,
+                                           workers=self.workers, seed_expr=self.seed_expr,
+                                           grader=self.grader("humaneval+"))
+
+        return self.cached(spec, seed, key, make)
+
+    def cached(self, spec: FamilySpec, seed: int, key: dict[str, Any], make: Any) -> tuple[Path, dict[str, Any]]:
+        """The family of (spec, seed): reused when its build stamp has `key`, else ``make(out)`` builds it."""
+        out = self.work / spec.key / f"seed-{seed}" / "family"
+        stamp_path = out.parent / "build.json"
         if stamp_path.is_file() and (out / "family.toml").is_file():
             stamp = json.loads(stamp_path.read_text(encoding="utf-8"))
             if stamp.get("key") == key:
                 return out, stamp["counts"]
         log(f"building the {spec.title} family, seed {seed}")
         t0 = time.perf_counter()
-        d = str(self.data_dir) if self.data_dir else None
-        if spec.kind == "mbpp":
-            report = build_mbpp(list(spec.samples), out, seed=seed, data_dir=d, subset=spec.subset,
-                                n_locked=spec.n_locked, workers=self.workers, seed_expr=self.seed_expr,
-                                grader=self.grader("mbpp+"), per_task=spec.per_task)
-        else:
-            report = build_humaneval_samples(list(spec.samples), out, seed=seed, data_dir=d, tests_path=spec.tests,
-                                             per_task=spec.per_task, subset=spec.subset, n_locked=spec.n_locked,
-                                             workers=self.workers, seed_expr=self.seed_expr,
-                                             grader=self.grader("humaneval+"))
+        report = make(out)
         counts = json.loads(json.dumps(report.counts, default=str))
         stamp_path.write_text(json.dumps({"key": key, "counts": counts,
                                           "seconds": time.perf_counter() - t0}, indent=2), encoding="utf-8")
@@ -158,23 +165,11 @@ class Builder:
         """The Spider family of one seed (its own gold-free seed expression, not --seed-expr's code seed)."""
         from vx.families.sql.data.spider import BUILDER_VERSION, SEED_EXPRESSION, build_spider
 
-        out = self.work / spec.key / f"seed-{seed}" / "family"
-        stamp_path = out.parent / "build.json"
         key = {"format": BUILD_FORMAT, "builder": f"spider-{BUILDER_VERSION}", "seed": seed,
                "samples_sha256": [sha256(p) for p in spec.samples], "per_task": spec.per_task,
                "seed_expr_sha256": hashlib.sha256(SEED_EXPRESSION.encode()).hexdigest(), "n_locked": spec.n_locked}
-        if stamp_path.is_file() and (out / "family.toml").is_file():
-            stamp = json.loads(stamp_path.read_text(encoding="utf-8"))
-            if stamp.get("key") == key:
-                return out, stamp["counts"]
-        log(f"building the {spec.title} family, seed {seed}")
-        t0 = time.perf_counter()
-        report = build_spider(spec.directory, out, samples=list(spec.samples), per_task=spec.per_task, seed=seed,
-                              n_locked=spec.n_locked)
-        counts = json.loads(json.dumps(report.counts, default=str))
-        stamp_path.write_text(json.dumps({"key": key, "counts": counts, "seconds": time.perf_counter() - t0},
-                                         indent=2), encoding="utf-8")
-        return out, counts
+        return self.cached(spec, seed, key, lambda out: build_spider(
+            spec.directory, out, samples=list(spec.samples), per_task=spec.per_task, seed=seed, n_locked=spec.n_locked))
 
 
 # ---------------------------------------------------------------------------------------------- one seed

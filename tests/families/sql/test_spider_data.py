@@ -119,13 +119,13 @@ def test_build_spider_from_real_predictions_skips_bad_lines_with_reasons(small_s
     assert skipped["total"] == 5 + unknown
     first = jsonl(small_spider / "samples" / "din-sql-pred_Qwen2.5-Coder-7B-Instruct.jsonl")[0]["task_id"]
     assert {k.split(" (")[0] for k in skipped["counts"]} == {
-        "not JSON", "not a JSON object", "a prediction needs string fields task_id and sql",
+        "malformed JSON", "expected a JSON object, got list", "a prediction needs string fields task_id and sql",
         "the prediction's task_id is not a question of questions.jsonl",
         f"a second prediction of {first} in one file"}
     assert all(n <= 10 for n in Counter(x.split(": ", 1)[1] for x in skipped["listed"]).values())  # 10 per reason
     assert {x for x in skipped["listed"] if x.startswith("zz-bad.jsonl:")} >= {
-        "zz-bad.jsonl:1: not JSON (Expecting property name enclosed in double quotes)",
-        "zz-bad.jsonl:6: not a JSON object"}
+        "zz-bad.jsonl:1: malformed JSON (Expecting property name enclosed in double quotes at column 2)",
+        "zz-bad.jsonl:6: expected a JSON object, got list"}
     counts = report["counts"]
     assert counts["dev_items"] == 10 and counts["dev_labels"] == {"fail": 5, "pass": 5}
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -48,24 +48,31 @@ def database_file(spec: Mapping[str, Any], directory: Path | None = None) -> Pat
     return (Path(directory) if directory is not None else cache_dir()) / "script" / f"{name}-{digest}.sqlite"
 
 
-def build_file(text: str, path: Path) -> Path:
-    """Run a SQL script into a new SQLite file at `path` (atomically: a temporary file renamed)."""
+def write_atomically(path: Path, fill: Callable[[sqlite3.Connection], None]) -> Path:
+    """A new SQLite file at `path`, filled by ``fill(connection)`` in a temporary file that is then
+    renamed into place (so that several processes may build the same file at once)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
     try:
         con = sqlite3.connect(str(tmp))
         try:
-            con.executescript(text)
+            fill(con)
             con.commit()
         finally:
             con.close()
         os.replace(tmp, path)
-    except sqlite3.Error as exc:
-        raise DataError(f"{path.name}: the SQL script does not run in SQLite ({exc})") from None
     finally:
         tmp.unlink(missing_ok=True)
     return path
+
+
+def build_file(text: str, path: Path) -> Path:
+    """Run a SQL script into a new SQLite file at `path`."""
+    try:
+        return write_atomically(path, lambda con: con.executescript(text))
+    except sqlite3.Error as exc:
+        raise DataError(f"{path.name}: the SQL script does not run in SQLite ({exc})") from None
 
 
 def materialize(spec: Mapping[str, Any], directory: Path | None = None) -> Path:
@@ -85,4 +92,5 @@ def materialize(spec: Mapping[str, Any], directory: Path | None = None) -> Path:
     return build_file(raw.decode("utf-8"), path)
 
 
-__all__ = ["DIGEST_CHARS", "build_file", "database_file", "materialize", "script_digest", "script_spec"]
+__all__ = ["DIGEST_CHARS", "build_file", "database_file", "materialize", "script_digest", "script_spec",
+           "write_atomically"]

@@ -211,32 +211,18 @@ def infer_keys(tables: Mapping[str, TableData]) -> Keys:
 
 
 def _fresh(values: Sequence[Any], count: int, taken: set[str], rng: random.Random) -> list[Any]:
-    """`count` new distinct values for a key column, none of them in `taken` (text values as text)."""
+    """`count` new distinct values for a key column, none of them in `taken`: the next integers (or whole
+    floats) above the column's largest number, else an existing text with a number appended."""
+    numeric = bool(values) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    ints = numeric and all(isinstance(v, int) for v in values)
     out: list[Any] = []
-    if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-        nxt = max(values) + 1
-        while len(out) < count:
-            if str(nxt) not in taken:
-                out.append(nxt)
-                taken.add(str(nxt))
-            nxt += 1
-        return out
-    if values and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-        nxt = math.floor(max(values)) + 1.0
-        while len(out) < count:
-            if str(nxt) not in taken:
-                out.append(nxt)
-                taken.add(str(nxt))
-            nxt += 1.0
-        return out
-    n = 2
+    n = (max(values) + 1 if ints else math.floor(max(values)) + 1.0) if numeric else 2
     while len(out) < count:
-        base = str(rng.choice(values)) if values else "x"
-        v = f"{base} {n}"
+        v = n if numeric else f"{rng.choice(values) if values else 'x'} {n}"
         n += 1
-        if v not in taken:
+        if str(v) not in taken:
             out.append(v)
-            taken.add(v)
+            taken.add(str(v))
     return out
 
 
@@ -326,24 +312,15 @@ def perturb(tables: Mapping[str, TableData], keys: Keys, rng: random.Random, rat
 
 def write_tables(tables: Mapping[str, TableData], path: Path) -> Path:
     """A SQLite file with these tables (their own CREATE statements), written atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)
-    try:
-        con = sqlite3.connect(str(tmp))
-        try:
-            for t in tables.values():
-                con.execute(t.create)
-                if t.rows:
-                    marks = ", ".join("?" for _ in t.columns)
-                    con.executemany(f"INSERT INTO {_quote(t.name)} VALUES ({marks})", t.rows)
-            con.commit()
-        finally:
-            con.close()
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
+    from vx.families.sql.scripts import write_atomically
+
+    def fill(con: sqlite3.Connection) -> None:
+        for t in tables.values():
+            con.execute(t.create)
+            if t.rows:
+                con.executemany(f"INSERT INTO {_quote(t.name)} VALUES ({', '.join('?' for _ in t.columns)})", t.rows)
+
+    return write_atomically(path, fill)
 
 
 # --------------------------------------------------------------------------- specs and files

@@ -32,7 +32,7 @@ import json
 import os
 import random
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +40,11 @@ import attrs
 
 from vx.errors import DataError
 from vx.families.code.data.split import LabelledItem, Splits, split_by_task
+from vx.families.family import read_jsonl
 from vx.families.sql.catalog import Catalog, solver_prompt
 from vx.families.sql.compare import spider_match
+from vx.families.sql.data.build import SEED_EXPRESSION as SQL_SEED
+from vx.families.sql.data.build import Report as BuildReport
 from vx.families.sql.data.build import ignore_order_for
 from vx.families.sql.ops.analysis import limit_tie_probe, tie_at_limit
 from vx.families.sql.scripts import script_spec
@@ -55,19 +58,8 @@ MAX_ROWS = 100_000
 MAX_LISTED = 10  # skipped input lines listed per reason in the provenance (all are counted)
 ROOT_OP = "parses"
 
-#: The seed written into a new Spider family: the SQL family's gold-free seed.
-SEED_EXPRESSION = """\
-; family: spider
-; the hand-written seed: any known SQL drawback fails the query (no peer op, no gold)
-(any
-  execution_error
-  timeout
-  missing_group_by
-  unknown_identifier
-  cartesian_join
-  top_n_missing_limit
-  (vote 2 empty_result null_heavy_result date_as_string_compare select_star))
-"""
+#: The seed written into a new Spider family: the SQL family's gold-free seed (no peer op, no gold).
+SEED_EXPRESSION = "; family: spider\n" + SQL_SEED.split("\n", 1)[1]
 
 Progress = Callable[[str, "int | None", int], None]
 
@@ -112,23 +104,17 @@ class Skipped:
                 "total": sum(self.counts.values())}
 
 
-def _json_lines(path: Path, skipped: Skipped) -> Iterable[tuple[int, dict[str, Any]]]:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read ({exc})") from None
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            skipped.add(f"not JSON ({exc.msg})", f"{path.name}:{n}")
-            continue
-        if not isinstance(obj, dict):
-            skipped.add("not a JSON object", f"{path.name}:{n}")
-            continue
-        yield n, obj
+def _json_lines(path: Path, skipped: Skipped) -> list[tuple[int, dict[str, Any]]]:
+    """The JSON objects of a file, one a line (:func:`vx.families.family.read_jsonl`); the lines it
+    cannot read go to `skipped` under their reason."""
+    problems: list[str] = []
+    rows = read_jsonl(path, problems, "file")
+    for msg in problems:
+        line, _, reason = msg[len(str(path)) + 1:].partition(": ")
+        if not line.isdigit():  # the whole file is unreadable
+            raise DataError(msg)
+        skipped.add(reason, f"{path.name}:{line}")
+    return rows
 
 
 def read_questions(path: str | os.PathLike[str], skipped: Skipped) -> dict[str, Question]:
@@ -299,14 +285,6 @@ class SpiderTeacher:
 
 
 # --------------------------------------------------------------------------- the build
-
-
-@attrs.define
-class BuildReport:
-    out_dir: Path
-    counts: dict[str, Any]
-    provenance: dict[str, Any]
-    notes: list[str] = attrs.field(factory=list)
 
 
 def useful_variants(truth: SpiderTruth, qid: str, spec: Mapping[str, Any], n_variants: int, seed: int) -> list[int]:
@@ -493,7 +471,7 @@ def _teacher_agreement(splits: Splits) -> dict[str, Any]:
 def write_family(out: Path, *, tasks: Sequence[Mapping[str, Any]], splits: Splits, references: Mapping[str, str],
                  provenance: Mapping[str, Any], seed_expr: str | os.PathLike[str] | None = None) -> list[str]:
     """The family files (format: docs/ARCHITECTURE.md); returns notes for the user."""
-    from vx.families.sql.data.build import _toml_value, _write_jsonl
+    from vx.families.sql.data.build import _toml_value, _write_jsonl, family_toml_head
 
     out.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
@@ -515,24 +493,9 @@ def write_family(out: Path, *, tasks: Sequence[Mapping[str, Any]], splits: Split
     elif not seed_path.exists():
         seed_path.write_text(SEED_EXPRESSION, encoding="utf-8")
         notes.append(f"wrote the default Spider seed expression to {seed_path}")
-    lines = [
-        'name = "spider"',
-        'description = "Spider dev questions with real text-to-SQL predictions (several per question) on SQLite; '
-        'locked labels by Spider execution match, dev labels by an execution teacher on database variants"',
-        'packs = ["sql"]',
-        f'root = "{ROOT_OP}"',
-        'seed = "seed.vx"',
-        'tasks = "tasks.jsonl"',
-        "",
-        "[splits]",
-        'train = "train.jsonl"',
-        'dev = "dev.jsonl"',
-        'locked = "locked.jsonl"',
-    ]
-    if splits.dev_peers:
-        lines.append('peers = "peers.jsonl"')
-    lines += ["", "[objective]", "w = 1.0", "fail_weight = 2.0", "op_cost = 0.001", "op_floor = 3",
-              "llm_cost = 0.002", "", "[provenance]"]
+    lines = family_toml_head("spider", "Spider dev questions with real text-to-SQL predictions (several per question) "
+                             "on SQLite; locked labels by Spider execution match, dev labels by an execution teacher "
+                             "on database variants", peers=bool(splits.dev_peers))
     for k, v in provenance.items():
         if k in ("tasks_dropped", "attempts_per_task", "input_skipped", "samples"):
             continue
