@@ -191,7 +191,7 @@ class Sandbox:
         return "\n".join(lines)
 
     def known_limits(self) -> tuple[str, ...]:
-        """Holes this layer cannot close here ("unix-sockets", "shared-nproc", "host-files"); each
+        """Holes this layer cannot close here ("unix-sockets", "shared-nproc", "host-files", "host-ipc"); each
         is named in :meth:`describe` and covered by a test that skips only when it is listed."""
         return _known_limits(self._detection)
 
