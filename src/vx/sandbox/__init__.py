@@ -15,7 +15,7 @@ Public API::
     rep.detail        # why "timeout"/"crashed"
     rep.calls[0].status     # "ok" | "exception" | "timeout" | "unserializable" | "crashed" | "not_run"
     rep.calls[0].value      # plain data decoded in the parent (None unless status == "ok")
-    rep.calls[0].type_name, .exc_type, .exc_message, .stdout, .duration, .args_after
+    rep.calls[0].type_name, .exc_type, .exc_message, .stdout, .duration, .cpu, .budget, .args_after
 
     srep = sb.run_script(program_text, timeout=10.0)   # whole programs, e.g. MBPP `test` strings
     srep.status       # "ok" (exit 0) | "error" (non-zero exit) | "timeout" | "crashed"
@@ -27,12 +27,18 @@ Semantics callers rely on:
   ``setup`` and the candidate ``code`` were executed in one namespace (``__name__`` is
   ``"__vx_candidate__"``, so ``if __name__ == "__main__":`` blocks do not run; stdin is
   empty). Global state does not leak between ``run_calls`` invocations.
-* Module-level code (setup + candidate) gets ``config.load_timeout`` seconds; past that the
-  run is "timeout" (``rep.detail`` says so) and no call runs.
+* Time limits are **CPU seconds** of the candidate's process (every thread; ``ITIMER_PROF``), so
+  load on the machine does not shorten them; code that sleeps or blocks meets a wall-clock
+  backstop, ``config.wall_for(budget)`` (10 x the budget + 2 s by default). ``timeouts`` entries
+  are seconds or :class:`CallBudget` (relative to earlier reference calls of the run, within a
+  cap). Each call reports ``cpu`` (used) and ``budget`` (the CPU budget it ran under).
+* Module-level code (setup + candidate) gets ``config.load_timeout`` CPU seconds; past that the
+  run is "timeout" (``rep.detail`` says so) and no call runs. A run that reaches its
+  ``cpu_limit`` (RLIMIT_CPU) is "timeout" too.
 * A call that raises gets "exception" and later calls still run. A call that overruns its
-  timeout is interrupted ("timeout") and later calls still run, unless the candidate swallows
-  the interruption: then the parent kills the process ``kill_grace`` seconds later, that
-  call is "timeout", the rest "not_run" and ``rep.status`` is "timeout". A process that dies
+  budget (or backstop) is interrupted ("timeout") and later calls still run, unless the candidate
+  swallows the interruption: then the parent kills the process ``kill_grace`` seconds after the
+  backstop, that call is "timeout", the rest "not_run" and ``rep.status`` is "timeout". A process that dies
   (``os._exit``, segfault, memory kill) makes the call in progress "crashed", the rest
   "not_run", and ``rep.status`` "crashed".
 * Values come back as plain data only (None/bool/int/float/complex/str/bytes and

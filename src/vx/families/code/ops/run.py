@@ -40,7 +40,7 @@ PROBE_CPU = 0.05
 #: visible example call (so a correct but slow program is judged against its own pace) ...
 OWN_FACTOR = 20.0
 #: ... both scaled by the probe's size relative to its example (:func:`size_ratio`), up to this.
-PROBE_CPU_CAP = 0.25
+PROBE_CPU_CAP = 0.1
 #: CPU seconds of the candidate's module-level code.
 LOAD_CPU = 2.0
 #: CPU seconds of all probe calls of one run together: past it, the run stops.
