@@ -36,9 +36,18 @@ TASK = {"id": "T/0", "entry_point": "below", "prompt": "",
         "examples": [example("below([1, 2, 4, 10], 100)", "True"), example("below([1, 20, 4, 10], 5)", "False")]}
 RIGHT = "def below(l, t):\n    return all(x < t for x in l)\n"
 RIGHT2 = "def below(l, t):\n    for x in l:\n        if x >= t:\n            return False\n    return True\n"
-#: Correct, and slow at its own pace: CPU time grows with the input (a spin, so it is CPU time, not sleep).
-SLOW_RIGHT = ("import time\ndef below(l, t):\n    end = time.process_time() + 0.002 * len(l)\n"
-              "    while time.process_time() < end:\n        pass\n    return all(x < t for x in l)\n")
+
+
+def spinning(seconds_per_element: float) -> str:
+    """A correct `below` that spends CPU time (a spin, not a sleep) in proportion to its input."""
+    return (f"import time\ndef below(l, t):\n    end = time.process_time() + {seconds_per_element!r} * len(l)\n"
+            "    while time.process_time() < end:\n        pass\n    return all(x < t for x in l)\n")
+
+
+#: Correct and slow at its own pace: 3 ms per element, 12 ms on the examples, 0.15-0.6 s on `large` probes.
+SLOW_RIGHT = spinning(0.003)
+#: Correct and slower than its peers, yet under the peer line (at most 200 elements: 40 ms < 50 ms).
+SLOWER_RIGHT = spinning(0.0002)
 LOOPS_ON_EXAMPLE = "def below(l, t):\n    while t == 100:\n        pass\n    return all(x < t for x in l)\n"
 
 
@@ -80,7 +89,7 @@ def test_run_budgets_give_examples_a_fixed_reference_budget_and_larger_probes_mo
             continue
         r = run.size_ratio(p, [q for q in probes if q.klass == "example"])
         assert b.cpu == pytest.approx(min(run.PROBE_CPU_CAP, run.PROBE_CPU * r))
-        assert b.per_reference == pytest.approx(run.OWN_FACTOR * r) and b.ceiling == run.PROBE_CPU_CAP
+        assert b.per_reference == pytest.approx(run.OWN_FACTOR * r) and b.ceiling == run.OWN_CPU_CAP
         if p.klass in PEER_CLASSES:  # a timeout on a peer probe stands against peers that answer at once
             assert b.cpu >= run.PEER_FLOOR
     assert budgets.cpu_limit >= run.LOAD_CPU + run.RUN_CPU
@@ -118,19 +127,19 @@ def test_a_slow_attempt_stopped_at_its_own_budget_is_not_outvoted():
 
 
 def test_a_correct_program_slow_at_its_own_pace_gets_a_proportionally_larger_budget():
-    """SLOW_RIGHT spends 2 ms of CPU per element: 8 ms on the 4-element examples, 0.1 s on the
-    50-element `large` probes -- over PROBE_CPU, within OWN_FACTOR x its own example time x the size."""
+    """SLOW_RIGHT spends 3 ms of CPU per element: 12 ms on the 4-element examples, 0.15 s and more on the
+    `large` probes -- over PROBE_CPU_CAP, within OWN_FACTOR x its own example time x the size."""
     art = artifact_of(TASK, SLOW_RIGHT, Context())
     ex = run.run_probes(TASK, art, probes_for(TASK))
     assert ex.loaded
     ran = [(p, c) for p, c in zip(ex.probes, ex.calls) if c.status != "not_run"]
     assert not [(p.klass, c.cpu, c.budget) for p, c in ran if c.status == "timeout"]
-    assert any(c.cpu > run.PROBE_CPU and p.klass in ("large", "gen_large") for p, c in ran)
+    assert any(c.cpu > run.PROBE_CPU_CAP and p.klass in ("large", "gen_large") for p, c in ran)
 
 
 def test_a_slow_correct_attempt_is_not_accused_by_its_peers_and_a_looping_one_is():
     loops_on_large = "def below(l, t):\n    while len(l) > 30:\n        pass\n    return all(x < t for x in l)\n"
-    outputs = [RIGHT, RIGHT2, RIGHT, RIGHT2, SLOW_RIGHT, loops_on_large]
+    outputs = [RIGHT, RIGHT2, RIGHT, RIGHT2, SLOWER_RIGHT, loops_on_large]
     items = [Item(f"T/0#{k}", "T/0", o) for k, o in enumerate(outputs)]
     app = apply_ops(pool(), items, {"T/0": TASK}, jobs=1, progress=False,
                     ops=["parses", "timeout", "disagrees_with_peers"])

@@ -34,13 +34,14 @@ EXEC_OP_TIMEOUT = 60.0  # the op-level limit for exec ops (the first one pays fo
 
 #: CPU seconds of a visible example call, its repeat and its re-orderings (the examples are small).
 EXAMPLE_CPU = 0.25
-#: The least CPU seconds of any other probe call, for a probe the size of its example.
+#: Any other probe call: PROBE_CPU per unit of its input's size relative to its example
+#: (:func:`size_ratio`), at most PROBE_CPU_CAP ...
 PROBE_CPU = 0.05
-#: A probe call may also take this many times the CPU the candidate itself needed on its slowest
-#: visible example call (so a correct but slow program is judged against its own pace) ...
-OWN_FACTOR = 20.0
-#: ... both scaled by the probe's size relative to its example (:func:`size_ratio`), up to this.
 PROBE_CPU_CAP = 0.1
+#: ... or, when more, OWN_FACTOR x the size ratio x the CPU the candidate itself needed on its slowest
+#: visible example call (a correct but slow program judged by its own pace), at most OWN_CPU_CAP.
+OWN_FACTOR = 20.0
+OWN_CPU_CAP = 1.0
 #: CPU seconds of the candidate's module-level code.
 LOAD_CPU = 2.0
 #: CPU seconds of all probe calls of one run together: past it, the run stops.
@@ -113,8 +114,8 @@ def run_budgets(task: Mapping[str, Any], probes: list[Probe]) -> Budgets:
     """The budgets of one candidate's run over ``probes`` -- the one place where vx decides them.
 
     A visible example call (and its repeat and re-orderings) gets :data:`EXAMPLE_CPU`; the CPU they use
-    is the run's reference. Any other probe gets ``r x max(PROBE_CPU, OWN_FACTOR x reference)``, at
-    most :data:`PROBE_CPU_CAP`, where r is its input's size relative to its example (:func:`size_ratio`):
+    is the run's reference R. Any other probe, whose input is r times the size of its example
+    (:func:`size_ratio`), gets ``min(OWN_CPU_CAP, max(min(PROBE_CPU_CAP, PROBE_CPU x r), OWN_FACTOR x r x R))``:
     a program judged by its own pace on the examples, with more room for larger inputs."""
     from vx.sandbox import CallBudget
 
@@ -126,7 +127,7 @@ def run_budgets(task: Mapping[str, Any], probes: list[Probe]) -> Budgets:
             continue
         r = size_ratio(p, examples)
         floor = min(PROBE_CPU_CAP, PROBE_CPU * r)
-        calls.append(CallBudget(floor, per_reference=OWN_FACTOR * r, cap=PROBE_CPU_CAP))
+        calls.append(CallBudget(floor, per_reference=OWN_FACTOR * r, cap=max(floor, OWN_CPU_CAP)))
     largest = max((b.ceiling for b in calls), default=0.0)
     cpu_limit = LOAD_CPU + RUN_CPU + largest
     box = sandbox()
