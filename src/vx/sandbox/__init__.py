@@ -255,10 +255,12 @@ class Sandbox:
             cpu=cpu_limit,
             load=load_timeout,
         )
+        parsed: dict[int, Any] = {}  # frames parsed as they arrive, not parsed again by assemble
+
         def on_frame(index: int, payload: bytes) -> bool:
             if index == 0 or stop is None:  # frame 0 is the load report
                 return False
-            outcome = call_outcome(payload, index - 1, self.frame_limits)
+            outcome = call_outcome(payload, index - 1, self.frame_limits, parsed, index)
             return outcome is not None and bool(stop(index - 1, outcome))
 
         raw = launch(
@@ -273,7 +275,7 @@ class Sandbox:
             hash_seed=c.hash_seed,
             tmp_root=self._tmp_root,
         )
-        return assemble(raw, len(call_list), self.layer, limits, self.frame_limits)
+        return assemble(raw, len(call_list), self.layer, limits, self.frame_limits, parsed)
 
     def run_script(self, code: str, timeout: float | None = None) -> ScriptReport:
         """Run a whole program as ``__main__``; its stdout/stderr/exit code come back as text."""

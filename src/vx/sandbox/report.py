@@ -296,18 +296,36 @@ def _guarded(read: Callable[[], Any]) -> Any:
         raise ProtocolError(f"unreadable frame: {type(exc).__name__}: {clean_text(str(exc), 200)}") from None
 
 
-def call_outcome(payload: bytes, index: int, limits: FrameLimits | None = None) -> CallOutcome | None:
+def call_outcome(payload: bytes, index: int, limits: FrameLimits | None = None,
+                 parsed: dict[int, Any] | None = None, position: int = -1) -> CallOutcome | None:
     """The outcome in one call frame as it arrives (None if it is not a valid report of
-    call ``index``; ``assemble`` later rules on the whole stream)."""
+    call ``index``; ``assemble`` later rules on the whole stream). ``parsed`` keeps the parsed
+    frame (or its ProtocolError) under ``position`` in the stream, so ``assemble`` does not parse
+    a large frame twice."""
     limits = limits or FrameLimits()
     try:
-        return _guarded(lambda: _call(parse_frame(payload, max_cost=limits.decode_bytes), index, limits))
+        frame = _parsed(payload, position, limits, parsed)
+        return _guarded(lambda: _call(frame, index, limits))
     except ProtocolError:
         return None
 
 
+def _parsed(payload: bytes, position: int, limits: FrameLimits, memo: dict[int, Any] | None) -> dict[str, Any]:
+    found = memo.get(position) if memo is not None else None
+    if found is None:
+        try:
+            found = parse_frame(payload, max_cost=limits.decode_bytes)
+        except ProtocolError as exc:
+            found = exc
+        if memo is not None:
+            memo[position] = found
+    if isinstance(found, ProtocolError):
+        raise found
+    return found
+
+
 def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[float],
-             limits: FrameLimits | None = None) -> RunReport:
+             limits: FrameLimits | None = None, parsed: dict[int, Any] | None = None) -> RunReport:
     """Turn a child's raw output into a RunReport (strictly; see the module docstring)."""
     limits = limits or FrameLimits()
     load: dict[str, Any] | None = None
@@ -319,7 +337,7 @@ def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[floa
             for position, payload in enumerate(raw.frames):
                 if done:
                     raise ProtocolError("data after the final frame")
-                frame = parse_frame(payload, max_cost=limits.decode_bytes)
+                frame = _parsed(payload, position, limits, parsed)
                 if load is None:
                     load = _guarded(lambda: _load(frame, limits))
                     continue
