@@ -62,8 +62,8 @@ def sandbox_section(measure: bool = True) -> list[Check]:
                 text += f"; {status.overhead_ms:.0f} ms per trivial candidate"
         elif status.available is None:
             state, text = "info", status.reason
-        else:
-            state, text = "warn", status.reason
+        else:  # unavailable: worth a warning only when it is why a weaker layer runs the candidates
+            state, text = ("info" if strong else "warn"), status.reason
         checks.append(Check(f"  {status.layer}", state, text))
     ident = d.identity
     if ident.dropped:

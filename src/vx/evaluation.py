@@ -284,7 +284,9 @@ def load_eval_document(path: str | Path) -> dict[str, Any]:
             raise DataError(f"{path}:{number}: not an exported row (needs \"id\" and \"verdict\"; "
                             "write them with vx eval ... -o FILE.jsonl)")
         rows.append(row)
-    return document_from_rows(rows)
+    doc = document_from_rows(rows)
+    doc["title"] = f"vx eval — {path.name}" + (f" · {doc['split']}" if doc.get("split") else "")
+    return doc
 
 
 def document_from_rows(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

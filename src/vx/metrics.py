@@ -52,6 +52,12 @@ class Agreement:
         return self.tn / d if d else float("nan")
 
     @property
+    def pass_precision(self) -> float:
+        """Of the items the verifier passes (or abstains on), the share whose label is pass."""
+        d = self.tn + self.fn
+        return self.tn / d if d else float("nan")
+
+    @property
     def balanced_accuracy(self) -> float:
         return _weighted_recall(self.fail_recall, self.pass_recall, 1.0)
 
@@ -131,7 +137,8 @@ class OpSummary:
     polarity: tuple[str, ...]  # which verdicts it emits: "drawback", "clean"
     overlaps: float  # share of items where it and at least one other op opine
     conflicts: float  # share of items where it opines and some other opining op disagrees
-    accuracy: float  # on labeled, opined items: fires on fail / clean on pass (nan if none)
+    accuracy: float  # on labeled, opined items: fires on fail / clean on pass (nan if none, or if it never
+    #                  fired on one: an op that only says clean has no accuracy as a detector, just the pass rate)
     n_labeled: int  # labeled items it opined on
     fail_hits: int  # labeled fail items it fired on
     false_alarms: int  # labeled pass items it fired on
@@ -161,7 +168,7 @@ def op_summary(matrix_array: np.ndarray, op_names: Sequence[str], labels: Sequen
         out.append(OpSummary(
             name, o.mean() if n else float("nan"), f.mean() if n else float("nan"), pol,
             (o & (others_op > 0)).mean() if n else float("nan"), disagree.mean() if n else float("nan"),
-            correct.sum() / lo.sum() if lo.sum() else float("nan"), int(lo.sum()),
+            correct.sum() / lo.sum() if lo.sum() and (lo & f).any() else float("nan"), int(lo.sum()),
             int((f & fail).sum()), int((f & lab_mask & ~fail).sum())))
     return out
 

@@ -47,6 +47,14 @@ table.items tr.capsule>td{background:#fcfcfd}
 font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85em;background:#fff}
 .tag.fired{border-color:var(--fail);color:var(--fail)}
 .bad{background:#fff5f5}
+.scroll{overflow-x:auto;max-width:100%}.scroll>table{margin:.3em 0}
+svg{max-width:100%;height:auto}
+td code,li code,summary code,p code{overflow-wrap:anywhere}
+nav.toc{background:var(--soft);border-radius:6px;padding:.5em .9em;margin:1em 0}
+nav.toc ol{margin:.3em 0;padding-left:1.4em;columns:2 16em}nav.toc a{color:#0366d6;text-decoration:none}
+.flex{display:flex;flex-wrap:wrap;gap:1em 3em}
+@media (max-width:600px){body{margin:1em auto;padding:0 .6em;font-size:15px}h1{font-size:1.3em}
+h2{font-size:1.15em}th,td{padding:.25em .4em}td.prose{min-width:12em}pre{padding:.5em}}
 """
 
 
@@ -123,7 +131,8 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *, kinds: Seque
     head = "".join(f"<th{attr(kinds[i] if kinds[i] == 'num' else '')}>{esc(h)}</th>" for i, h in enumerate(headers))
     body = "".join("<tr>" + "".join(f"<td{attr(kinds[i] if i < len(kinds) else '')}>{c}</td>"
                                     for i, c in enumerate(r)) + "</tr>" for r in rows)
-    return f"<table{attr(cls)}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    # in a scrolling box: a table wider than a phone scrolls by itself, the page does not
+    return f"<div class='scroll'><table{attr(cls)}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 
 
 def svg(fig: Any) -> str:
@@ -265,12 +274,17 @@ def eval_body(data: Mapping[str, Any], *, max_items: int | None = None, interact
     items = list(data.get("items") or [])
     shown = items if max_items is None else items[:max_items]
     op_order = [o.get("op") for o in data.get("ops") or []] or sorted({k for it in items for k in (it.get("ops") or {})})
-    title = f"vx eval — {data.get('family') or '?'} · {data.get('split') or '?'}"
+    title = page_title(data)
+    label_name = data.get("label_name") or "labels"
+    expression = data.get("expression")
     out = [f"<h1>{esc(title)}</h1>",
-           f"<p class='muted'>{esc(data.get('n', len(items)))} items · expression <code>{esc(data.get('expression', ''))}</code></p>"]
+           f"<p class='muted'>{esc(data.get('n', len(items)))} items"
+           + (f" · expression <code>{esc(expression)}</code>" if expression else "") + "</p>"]
     for line in data.get("environment") or []:
         out.append(f"<p class='muted'>{esc(line)}</p>")
-    out.append("<h2>Agreement with labels</h2>" + metrics_table(data.get("metrics")))
+    if data.get("pass_at_k"):
+        out.append("<h2>pass@k</h2>" + pass_at_k_table(data["pass_at_k"]))
+    out.append(f"<h2>Agreement with {esc(label_name)}</h2>" + metrics_table(data.get("metrics")))
     op_rows = []
     for o in data.get("ops") or []:
         op_rows.append([f"<code>{esc(o.get('op'))}</code>" + (" <span class='muted'>(root)</span>"
@@ -299,8 +313,8 @@ def eval_body(data: Mapping[str, Any], *, max_items: int | None = None, interact
             "</div>")
     if max_items is not None and len(items) > len(shown):
         out.append(f"<p class='muted'>showing the first {len(shown)} of {len(items)} items</p>")
-    body = ["<table class='items' id='items'><thead><tr><th>item</th><th>task</th><th>label</th><th>verdict</th>"
-            "<th>fired ops</th></tr></thead>"]
+    body = ["<div class='scroll'><table class='items' id='items'><thead><tr><th>item</th><th>task</th>"
+            f"<th>{'label' if label_name == 'labels' else esc(label_name)}</th><th>verdict</th><th>fired ops</th></tr></thead>"]
     for k, it in enumerate(shown):
         ops = it.get("ops") or {}
         fired = [n for n in op_order if (ops.get(n) or {}).get("verdict") == "drawback"]
@@ -316,7 +330,7 @@ def eval_body(data: Mapping[str, Any], *, max_items: int | None = None, interact
             f"<tr class='head'><td><code>{esc(it.get('id'))}</code></td><td><code>{esc(it.get('task'))}</code></td>"
             f"<td>{verdict_html(label)}</td><td>{verdict_html(it.get('verdict'))}</td><td>{tags}</td></tr>"
             f"<tr class='capsule'{hidden}><td colspan='5'>{capsule_html(it, op_order)}</td></tr></tbody>")
-    body.append("</table>")
+    body.append("</table></div>")
     out.append("".join(body))
     if interactive:
         out.append("<noscript><style>tr.capsule[hidden]{display:table-row}</style></noscript>")
@@ -370,9 +384,28 @@ def eval_page(data: Mapping[str, Any]) -> str:
     agreement and fired op, each expandable to its failure capsule."""
     items = data.get("items") or []
     op_order = [o.get("op") for o in data.get("ops") or []] or sorted({k for it in items for k in (it.get("ops") or {})})
-    title = f"vx eval — {data.get('family') or '?'} · {data.get('split') or '?'}"
-    return page(title, eval_body(data), script=EVAL_SCRIPT, data={"op_order": op_order})
+    return page(page_title(data), eval_body(data), script=EVAL_SCRIPT, data={"op_order": op_order})
 
 
-__all__ = ["CSS", "NOTEBOOK_CSS", "notebook", "capsule_html", "clean_text", "esc", "eval_body", "eval_page", "grade_html", "inline_markdown", "svg",
-           "metrics_table", "num", "page", "script_json", "table", "trace_html", "verdict_html"]
+def page_title(data: Mapping[str, Any]) -> str:
+    """An evaluation page's title: the document's own, else its family and split (what is known)."""
+    if data.get("title"):
+        return str(data["title"])
+    named = " · ".join(str(x) for x in (data.get("family"), data.get("split")) if x)
+    return f"vx eval — {named}" if named else "vx eval"
+
+
+def pass_at_k_table(passk: Mapping[str, Any]) -> str:
+    """vx-estimated pass@k beside the true one (``{"estimated": {"pass@1": …}, "true": {…} | None}``)."""
+    est, true = passk.get("estimated") or {}, passk.get("true")
+    on_truth = passk.get("estimated_on_truth_tasks")  # some tasks have no ground truth: compare like with like
+    head = ["", "vx estimate"] + (["true (hidden tests)"] if true else [])
+    rows = [[esc(k), num((on_truth or est).get(k))] + ([num(true.get(k))] if true else []) for k in est]
+    note = ("<p class='muted'>on the tasks the hidden tests can grade; vx's estimate on all tasks: "
+            + ", ".join(f"{esc(k)} {num(v)}" for k, v in est.items()) + "</p>") if on_truth and true else ""
+    return table(head, rows, kinds=[""] + ["num"] * (len(head) - 1)) + note
+
+
+__all__ = ["CSS", "NOTEBOOK_CSS", "notebook", "capsule_html", "clean_text", "esc", "eval_body", "eval_page", "grade_html",
+           "inline_markdown", "svg", "metrics_table", "num", "page", "page_title", "pass_at_k_table", "script_json", "table",
+           "trace_html", "verdict_html"]

@@ -164,6 +164,10 @@ class Verifier:
 
         Synthesized ops named by a ``; specs: FILE`` header (written by `vx evolve`) join the pool.
         """
+        if not Path(path).is_file():  # said before any family is looked for
+            from vx.dsl.vxfile import VxFileError
+
+            raise VxFileError(f"{path}: no such .vx file" if not Path(path).exists() else f"{path}: not a file")
         fam = family if isinstance(family, Family) else Family(family or find_family_dir(path))
         pool = pool_for_vx(path, fam)
         from vx.dsl.vxfile import read_text

@@ -86,13 +86,13 @@ def test_cli_shards_equal_the_whole_split(tmp_path) -> None:
     runner = CliRunner()
     seed = str(EXAMPLE / "seed.vx")
     for i in (1, 2, 3):
-        res = runner.invoke(main, ["eval", seed, "-d", "dev", "--shard", f"{i}/3", "--out", str(tmp_path / f"s{i}.json"),
+        res = runner.invoke(main, ["eval", seed, "-d", "dev", "--shard", f"{i}/3", "--matrix", str(tmp_path / f"s{i}.json"),
                                    "--no-cache", "-j", "1"])
         assert res.exit_code == 0, res.output
     res = runner.invoke(main, ["matrix", "merge", *(str(tmp_path / f"s{i}.json") for i in (1, 2, 3)),
                                "-o", str(tmp_path / "joined.json")])
     assert res.exit_code == 0, res.output
-    res = runner.invoke(main, ["eval", seed, "-d", "dev", "--out", str(tmp_path / "whole.json"), "--no-cache", "-j", "1",
+    res = runner.invoke(main, ["eval", seed, "-d", "dev", "--matrix", str(tmp_path / "whole.json"), "--no-cache", "-j", "1",
                                "--json"])
     assert res.exit_code == 0, res.output
     joined, whole = load(tmp_path / "joined.json"), load(tmp_path / "whole.json")
@@ -100,4 +100,4 @@ def test_cli_shards_equal_the_whole_split(tmp_path) -> None:
     res = runner.invoke(main, ["matrix", "merge", str(tmp_path / "s1.json"), "-o", str(tmp_path / "x.json")])
     assert res.exit_code == 1 and "in none of the 1 shards" in res.output
     res = runner.invoke(main, ["eval", seed, "--shard", "1/2", "--no-cache"])
-    assert res.exit_code != 0 and "--shard needs --out" in res.output
+    assert res.exit_code != 0 and "--shard needs --matrix" in res.output

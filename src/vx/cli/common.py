@@ -43,6 +43,10 @@ class UserError(click.ClickException):
     exit_code = 2
 
     def show(self, file: Any = None) -> None:
+        first = self.message.split("\n", 1)[0]
+        if ": error: " in first or first.startswith("error: "):  # already a diagnostic (file:line:col: error: …)
+            err_console.print(esc(self.message), markup=True, highlight=False)
+            return
         err_console.print(f"[bold red]error:[/] {esc(self.message)}", markup=True, highlight=False)
 
 
@@ -98,6 +102,12 @@ POSITIVE = _Number(float, 0, low_open=True)
 NON_NEGATIVE = _Number(float, 0)
 FRACTION = _Number(float, 0, 1)
 FINITE = _Number(float)
+
+
+def show_option(default: int, what: str) -> Callable:
+    """``--show N``: how many of `what` a command lists (``--json`` has all)."""
+    return click.option("--show", type=COUNT, default=default, show_default=True,
+                        help=f"How many {what} to list (--json lists all).")
 
 
 def cache_options(fn: Callable) -> Callable:

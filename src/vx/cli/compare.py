@@ -6,8 +6,8 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from vx.cli.common import (POSITIVE_INT, UserError, cache_options, console, dump_document, fmt_num, friendly_errors,
-                           open_cache, run_options)
+from vx.cli.common import (POSITIVE_INT, UserError, cache_options, console, dump_document, esc, fmt_num,
+                           friendly_errors, open_cache, run_options, show_option)
 
 
 @click.command("compare")
@@ -20,11 +20,12 @@ from vx.cli.common import (POSITIVE_INT, UserError, cache_options, console, dump
 @click.option("--permutations", type=POSITIVE_INT, default=10000, show_default=True,
               help="Sign flips of the paired permutation test.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON (schema vx-compare/1).")
+@show_option(20, "fixed and broken items")
 @run_options
 @cache_options
 @friendly_errors
 def compare_cmd(paths: tuple[str, ...], dataset: str, seeds: bool, family_dir: str | None, permutations: int,
-                as_json: bool, jobs: int | None, timeout: float, cache_path: str | None, no_cache: bool) -> None:
+                as_json: bool, show: int, jobs: int | None, timeout: float, cache_path: str | None, no_cache: bool) -> None:
     """Compare two verifiers (or seed vs evolved over several runs) on a labeled split.
 
     Reports each verifier's agreement, the items B fixes and breaks relative to A, a paired
@@ -77,6 +78,11 @@ def compare_cmd(paths: tuple[str, ...], dataset: str, seeds: bool, family_dir: s
     ci = res["ci_task_mean_diff"]
     console.print(f"B vs A: fixed {res['fixed']}, broken {res['broken']} (both right {res['both_right']}, "
                   f"both wrong {res['both_wrong']})")
+    for label, key in (("fixed", "fixed_items"), ("broken", "broken_items")):
+        ids = res.get(key) or []
+        if ids:
+            shown = ", ".join(ids[:show]) + (f" … and {len(ids) - show} more (--json lists all)" if len(ids) > show else "")
+            console.print(f"  {label}: {esc(shown)}")
     console.print(f"Δ agreement {res['diff']:+.3f}  paired permutation p = {res['p_value']:.4f} (clustered by task, "
                   f"{res['n_permutations']} sign flips)  95% bootstrap CI of the per-task mean Δ "
                   f"[{ci['low']:+.3f}, {ci['high']:+.3f}]")

@@ -10,18 +10,28 @@ _STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "info": "cyan"}
 
 @click.command("doctor")
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON (schema vx-doctor/1).")
-def doctor(as_json: bool) -> None:
+@click.option("--brief", is_flag=True, help="One line for the sandbox layer, then only the warnings and failures.")
+def doctor(as_json: bool, brief: bool) -> None:
     """Show which sandbox layer is active (and why stronger ones are not), and other checks.
 
     Exit status 1 when a check fails.
     """
     from rich.table import Table
 
-    from vx.cli.common import console, dump_document
+    from vx.cli.common import console, dump_document, esc
     from vx.doctor import doctor_report
 
     checks = doctor_report()
-    if as_json:
+    if brief and not as_json:
+        layer = next((c for c in checks if c.name in ("sandbox layer", "sandbox")), None)
+        if layer is not None:
+            console.print(f"vx doctor: model code runs in [{_STYLE[layer.status]}]{esc(layer.detail.split(' - ')[0])}[/]"
+                          + ("" if layer.status == "ok" else f" ({layer.status})"), highlight=False)
+        for check in checks:
+            if check.status in ("warn", "fail") and check is not layer:
+                console.print(f"  [{_STYLE[check.status]}]{check.status}[/] {esc(check.name.strip())}: {esc(check.detail)}",
+                              highlight=False)
+    elif as_json:
         dump_document("vx-doctor/1", {"ok": not any(c.status == "fail" for c in checks),
                                       "checks": [attrs.asdict(c) for c in checks]})
     else:

@@ -67,7 +67,8 @@ def print_failures(app) -> None:
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Write a self-contained page browsing every item (filters, failure capsules) to FILE.")
 @click.option("--fail-under", type=FINITE, default=None, metavar="X",
-              help="Exit 1 when the chosen --metric is below X (a CI gate).")
+              help="Exit 1 when the chosen --metric is below X (a CI gate): a number from 0 to 1 (from -1 for "
+                   "kappa), checked before anything is graded.")
 @click.option("--metric", type=click.Choice(METRIC_CHOICES), default="accuracy", show_default=True,
               help="The agreement figure --fail-under gates on.")
 @click.option("--show", type=COUNT, default=20, show_default=True, help="How many disagreeing items to list.")
@@ -84,11 +85,14 @@ def print_failures(app) -> None:
 @click.option("--shard", default=None, metavar="I/N",
               help="Grade only every N-th item, starting at the I-th (1-based), and write a partial matrix "
                    "to --out; join the shards with `vx matrix merge`.")
-@click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
-              help="Write the verdict matrix to this file (vx-matrix/1 JSON); required with --shard.")
+@click.option("--matrix", "out_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Write the verdict matrix to FILE (vx-matrix/1 JSON); required with --shard. (Not to be "
+                   "confused with -o/--export, the per-item rows.)")
+@click.option("--out", "legacy_out", type=click.Path(dir_okay=False), default=None, hidden=True,
+              help="The old name of --matrix.")
 @friendly_errors
 def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, html_path, fail_under, metric, show,
-             max_op_failures, jobs, timeout, cache_path, no_cache, executor, scheduler, shard, out_path):
+             max_op_failures, jobs, timeout, cache_path, no_cache, executor, scheduler, shard, out_path, legacy_out):
     """Evaluate the verifier EXPR.vx on a split of its family.
 
     Prints agreement with the labels, a per-op table and the items where the verifier and the
@@ -98,8 +102,22 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, html_path, fa
     where); 3 ops failed on more than --max-op-failures items (their verdicts are missing, so the
     figures are not to be trusted).
     """
+    if legacy_out is not None:
+        if out_path is not None:
+            raise click.UsageError("--out is the old name of --matrix: give one of them")
+        err_console.print("[yellow]note[/]: vx eval --out is now --matrix (the verdict matrix file; -o/--export "
+                          "writes the per-item rows)")
+        out_path = legacy_out
     if export_path:
         check_export_path(export_path)
+    if fail_under is not None:  # checked before anything is graded
+        low = -1.0 if metric == "kappa" else 0.0
+        if not low <= fail_under <= 1.0:
+            raise click.BadParameter(f"{fail_under:g} is outside the range of {metric}: give a number from {low:g} to 1",
+                                     param_hint="'--fail-under'")
+        if dataset == "train":
+            raise click.BadParameter("the train split is unlabeled: there is no agreement to gate on; use "
+                                     "--dataset dev or locked", param_hint="'--fail-under'")
     verifier, fam = load_verifier(expr_path, family_dir)
     cache = open_cache(cache_path, no_cache)
     from vx.ops.executors import make_executor
@@ -111,7 +129,7 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, html_path, fa
                         executor=runner, as_json=as_json)
             return
         ev, agr, summ = evaluate_split(verifier, fam, dataset, jobs=jobs, timeout=timeout, cache=cache,
-                                       progress=None if not as_json else False, executor=runner)
+                                       progress=progress_for(as_json), executor=runner)
         split, grading = ev.items, ev.grading
     finally:
         runner.close()
@@ -182,8 +200,7 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, html_path, fa
         elif agr:
             console.print("no disagreements")
         print_failures(app)
-        console.print(f"[dim]{app.calls} op calls, {app.cache_hits} cached, {app.seconds:.1f}s"
-                      + (f" · cache {esc(cache.path)}" if cache else " · cache off") + "[/]")
+        console.print(verdicts_line(app, cache))
     failed_items = sorted({f.item for f in app.failures})
     if len(failed_items) > max_op_failures:
         err_console.print(f"ops failed on {len(failed_items)} item(s) (more than --max-op-failures {max_op_failures}): "
@@ -200,6 +217,19 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, html_path, fa
         if not value >= fail_under:  # NaN (e.g. κ when one class is absent) does not pass the gate
             err_console.print(f"{metric} {value:.3f} is below --fail-under {fail_under}")
             sys.exit(1)
+
+
+def progress_for(as_json: bool):
+    """Counted progress on stderr: bars on a terminal, plain lines in a pipe or a log file, none with --json."""
+    from vx.ops.progress import for_console
+
+    return False if as_json else for_console(err_console)
+
+
+def verdicts_line(app, cache) -> str:
+    """How the verdicts were had: computed now or read from the cache (disjoint counts), and the time."""
+    return (f"[dim]{app.calls + app.cache_hits} verdicts: {app.calls} computed, {app.cache_hits} from the cache, "
+            f"{app.seconds:.1f}s" + (f" · cache {esc(cache.path)}" if cache else " · cache off") + "[/]")
 
 
 def check_export_path(path: str) -> None:
@@ -245,12 +275,12 @@ def _eval_shard(verifier, fam, dataset, shard, out_path, *, jobs, timeout, cache
 
     i, n = parse_shard(shard)
     if not out_path:
-        raise click.UsageError("--shard needs --out FILE (where the partial matrix goes)")
+        raise click.UsageError("--shard needs --matrix FILE (where the partial matrix goes)")
     split = fam.split(dataset) if dataset != "locked" else fam.labeled(dataset)
     items = list(split.items)
     indices = shard_indices(len(items), i, n)
     grading = verifier.grade_items([items[k] for k in indices], jobs=jobs, timeout=timeout, cache=cache,
-                                   progress=None if not as_json else False, executor=executor)
+                                   progress=progress_for(as_json), executor=executor)
     _matrix_file(verifier, fam, dataset, grading.application, (i, n), len(items), indices).save(out_path)
     if as_json:
         dump_json({"shard": [i, n], "items": len(indices), "of": len(items), "out": out_path})

@@ -48,6 +48,19 @@ def _history_table(rows: list[dict[str, Any]], limit: int = 12, width: int | Non
     return Group(t, Text("incumbents (rounds where one was chosen):", style="bold"), *lines)
 
 
+def round_line(row: dict[str, Any]) -> str:
+    """One round as a plain line (for a pipe or a log file): its figures and, when it changed, the incumbent."""
+    text = (f"round {row['round']} ({row['seconds']:.1f}s): objective {fmt_num(row['objective'], 4)}, "
+            f"A_dev {fmt_num(row['a_dev'])}, A_train {fmt_num(row['a_train'])}, "
+            f"audit {fmt_num(row.get('audit_agreement'))}, {row['candidates']} candidates, "
+            f"born {row['born']}, rejected {row['rejected']}")
+    if row.get("replaced") or row["round"] == 0:
+        text += f"; {'seed' if row['round'] == 0 else 'new incumbent'}: " + " ".join(row["incumbent"].split())
+    else:
+        text += "; incumbent unchanged"
+    return text
+
+
 def _summary_table(summary: dict[str, Any]) -> Table:
     t = Table(title="seed vs evolved", title_justify="left", show_edge=False)
     t.add_column("")
@@ -65,9 +78,16 @@ def _summary_table(summary: dict[str, Any]) -> Table:
             cells.append(fmt_num(d.get(dev_key if split == "dev" else locked_key)))
         t.add_row(label, *cells)
     obj = summary["objective"]
-    t.add_row("objective S", fmt_num(obj["seed"]["objective"], 4), fmt_num(obj["evolved"]["objective"], 4),
+    t.add_row("objective S*", fmt_num(obj["seed"]["objective"], 4), fmt_num(obj["evolved"]["objective"], 4),
               *([""] * (len(cols) - 2)))
+    t.caption = FINAL_POOL_NOTE
+    t.caption_justify = "left"
     return t
+
+
+#: why the seed's S in the summary can differ from round 0's: A_train is agreement with the pool's consensus
+FINAL_POOL_NOTE = ("* both scored against the final pool's train consensus; round 0 of the history scored the seed "
+                   "against the seed pool")
 
 
 _FLAG_HINTS = (("choose another output file or resume it", "choose another --out or continue it with --resume"),
@@ -96,6 +116,9 @@ def _with_flags(message: str) -> str:
               help="Run file to write (default runs/<family>-<time>.vxrun.sqlite).")
 @click.option("--vx-out", type=click.Path(dir_okay=False), default=None,
               help="Where to write the evolved expression (default: next to the run file, .vx).")
+@click.option("--from", "seed_from", type=click.Path(exists=True, dir_okay=False), default=None, metavar="FILE.vx",
+              help="Start from this hand-written expression instead of the family's seed (its ops must be ops "
+                   "of the family's pool: `vx ops FAMILY` lists them).")
 @click.option("--resume", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Continue an interrupted (or finished) run from its last committed round.")
 @click.option("--abstain", type=click.Choice(["pass", "exclude"]), default="pass", show_default=True,
@@ -111,7 +134,8 @@ def _with_flags(message: str) -> str:
 @llm_options
 @friendly_errors
 def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str | None, patience: int | None,
-               min_delta: float, out: str | None, vx_out: str | None, resume: str | None, abstain: str,
+               min_delta: float, out: str | None, vx_out: str | None, seed_from: str | None, resume: str | None,
+               abstain: str,
                consensus: str, no_audit: bool,
                jobs: int | None, timeout: float, quiet: bool, cache_path: str | None, no_cache: bool,
                llm: bool | None = None, llm_models: tuple[str, ...] = (), llm_budget: float | None = None) -> None:
@@ -127,6 +151,8 @@ def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str 
 
     if family is None and resume is None:
         raise UserError("name a family directory (e.g. vx evolve examples/humaneval) or --resume RUN")
+    if seed_from is not None and resume is not None:
+        raise UserError("--from starts a new run and --resume continues one: give one of them")
     try:
         cfg = EvolveConfig(rounds=10 if rounds is None else rounds, seed=seed, ablation=ablation, patience=patience,
                            min_delta=min_delta, jobs=jobs, timeout=timeout, abstain=abstain,
@@ -141,7 +167,7 @@ def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str 
     cache = open_cache(cache_path, no_cache)
     rows: list[dict[str, Any]] = []
     status = Text("starting", style="dim")
-    from vx.ops.progress import Bars
+    from vx.ops.progress import Bars, Lines
 
     bars = Bars(err_console, embedded=True)  # counted bars with ETA for each phase applying ops
 
@@ -155,25 +181,32 @@ def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str 
 
     live = None if quiet or not err_console.is_terminal else Live(render(), console=err_console,
                                                                    refresh_per_second=4, transient=True)
+    plain = not quiet and live is None  # a pipe or a log file: plain lines, no live display
 
     def on_round(row: dict[str, Any]) -> None:
         rows.append(row)
         status.plain = f"round {row['round']} done in {row['seconds']:.1f}s"
         if live is not None:
             live.update(render())
+        elif plain:
+            err_console.print(round_line(row), markup=False, highlight=False)
 
     def on_status(msg: str) -> None:
         status.plain = msg
         if live is not None:
             live.update(render())
+        elif plain:
+            err_console.print(msg, markup=False, highlight=False)
 
     try:
         if live is not None:
             live.start()
         result = evolve_family(family, config=cfg, out=out, resume=resume, rounds=rounds, cache=cache,
                                on_round=on_round, on_status=on_status, audit=not no_audit, vx_out=vx_out,
-                               progress=bars if live is not None else False, llm=llm, llm_overrides=overrides,
-                               say=lambda m: err_console.print(m, markup=False, highlight=False))
+                               progress=bars if live is not None else (Lines(err_console.file) if plain else False),
+                               llm=llm, llm_overrides=overrides,
+                               say=lambda m: err_console.print(m, markup=False, highlight=False),
+                               seed_from=seed_from)
     except (LLMUnavailable, LLMConfigError) as exc:
         raise _user_error(exc) from None
     except (EvolutionError, RunStoreError) as exc:
@@ -195,7 +228,9 @@ def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str 
     vx_file = Path(result.vx_path)
     s = result.best_score
     console.print(f"[bold]evolved[/]: {' '.join(result.best_text.split())}")
-    console.print(f"objective {s.objective:.4f} (seed {result.seed_score.objective:.4f})")
+    first = history[0]["objective"] if history else None
+    console.print(f"objective {s.objective:.4f} (the seed's, scored with the final pool: {result.seed_score.objective:.4f}"
+                  + (f"; in round 0, with the seed pool: {first:.4f})" if first is not None else ")"))
     console.print(f"run file: {result.run_path}\nverifier: {vx_file}")
     if result.llm_usage is not None:
         console.print(usage_line(dict(result.llm_usage)), markup=False)

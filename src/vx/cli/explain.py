@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 from rich.tree import Tree
 
@@ -48,9 +50,31 @@ def find_item(fam, item_id: str):
     import difflib
 
     ids = [i for name in ("dev", "train", "locked") for i in fam.labeled(name).ids]
+    of_task = [(name, it.id) for name in ("dev", "train", "locked") for it in fam.labeled(name).items
+               if it.task == item_id]
+    if of_task:  # a task id: name the items of that task (item ids are <task>#<k>)
+        shown = ", ".join(i for _, i in of_task[:6]) + (f" … ({len(of_task)} in all)" if len(of_task) > 6 else "")
+        raise KeyError(f"{item_id!r} is a task, not an item; its items in family {fam.name} "
+                       f"({of_task[0][0]}): {shown}")
     near = difflib.get_close_matches(item_id, ids, n=3)
     hint = f" — did you mean {', '.join(near)}?" if near else ""
     raise KeyError(f"no item {item_id!r} in family {fam.name}{hint}")
+
+
+def print_output(output, language: str | None) -> None:
+    """The graded output: highlighted on a terminal (in the family's language), plain in a pipe."""
+    from vx.text import printable
+
+    text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, indent=2)
+    text = printable(text)
+    console.print("[bold]output[/]:")
+    if console.is_terminal and language:
+        from rich.syntax import Syntax
+
+        console.print(Syntax(text, language, theme="ansi_dark", background_color="default", line_numbers=True,
+                             word_wrap=True))
+    else:
+        console.print(text, markup=False, highlight=False)
 
 
 @click.command("explain")
@@ -79,7 +103,8 @@ def explain_cmd(expr_path, item_id, family_dir, as_json, jobs, timeout, cache_pa
     if as_json:
         dump_document("vx-explain/1", {"item": item.id, "task": item.task, "split": split_name,
                                         "label": item.hard_label(), "expression": verifier.text,
-                                        "other_attempts": n_peers, "task_inputs": about, **g.as_dict()})
+                                        "other_attempts": n_peers, "task_inputs": about, **g.as_dict(),
+                                        "output": item.output})
         return
     v = g.verdict.value
     color = {"fail": "bold red", "pass": "bold green", "abstain": "dim"}[v]
@@ -90,6 +115,7 @@ def explain_cmd(expr_path, item_id, family_dir, as_json, jobs, timeout, cache_pa
     from vx.dsl.lexer import VxLexer
 
     console.print(Syntax(verifier.text, VxLexer(), theme="ansi_dark", background_color="default", word_wrap=True))
+    print_output(item.output, pack.output_language)
     if g.root is not None:
         console.print("root " + _label(g.root))
     tree = Tree(_label(g.trace))

@@ -88,6 +88,54 @@ def funnel(store) -> dict[str, int]:
             "leaves": leaves}
 
 
+#: the history's columns, most telling first: (name, width it needs, the row's key, digits); a
+#: narrower terminal (or --width) keeps the first ones that fit, and the incumbents go under the table
+HISTORY_COLUMNS = (("round", 5, "round", None), ("objective", 9, "objective", 4), ("A_dev", 5, "a_dev", 3),
+                   ("A_train", 7, "a_train", 3), ("audit", 5, "audit_agreement", 3), ("cands", 5, "candidates", None),
+                   ("born", 4, "born", None), ("rej", 3, "rejected", None), ("active", 6, "n_active", None),
+                   ("shadow", 6, "n_shadow", None), ("retired", 7, "n_retired", None), ("misses", 6, "misses", None),
+                   ("gaps", 4, "gaps", None), ("cost", 5, "cost", 3), ("s", 5, "seconds", 1))
+
+
+def history_table(rounds: list[dict[str, Any]], width: int) -> Table:
+    """The run's history as a table that fits `width` columns: whole figures, never `0.…`; the
+    incumbent expressions are printed under it (:func:`incumbent_lines`), never squeezed into a cell."""
+    cols, used = [], 0
+    for col in HISTORY_COLUMNS:
+        need = max(col[1], len(col[0])) + 2
+        if used + need > width and cols:
+            break
+        cols.append(col)
+        used += need
+    left = [c[0] for c in HISTORY_COLUMNS if c not in cols]
+    title = "history (* = new incumbent)" + (f"; not shown at this width: {', '.join(left)} (--json has all)" if left else "")
+    t = Table(title=title, title_justify="left", show_edge=False, pad_edge=False, box=None)
+    for name, _, _, _ in cols:
+        t.add_column(name, justify="right", no_wrap=True)
+    for r in rounds:
+        cells = []
+        for name, _, key, digits in cols:
+            value = r.get(key)
+            if key == "round":
+                cells.append(f"{value}{'*' if r.get('replaced') else ''}")
+            elif key == "seconds":
+                cells.append(f"{value:.1f}" if isinstance(value, (int, float)) else "—")
+            else:
+                cells.append(fmt_num(value, digits) if digits is not None else fmt_num(value))
+        t.add_row(*cells)
+    return t
+
+
+def incumbent_lines(rounds: list[dict[str, Any]]) -> list[str]:
+    """The incumbent after round 0 and after each round that replaced it, one line each (wrapping as
+    text does, not three letters a line inside a table cell)."""
+    out = ["[bold]incumbents[/] (the rounds that chose one):"]
+    for r in rounds:
+        if r["round"] == 0 or r.get("replaced"):
+            out.append(f"  [dim]round {r['round']}:[/] {esc(' '.join(str(r['incumbent']).split()))}")
+    return out
+
+
 @runs_group.command("show")
 @click.argument("run", type=click.Path(exists=True, dir_okay=False))
 @click.option("--events", "show_events", is_flag=True, help="List every lifecycle event (births, rejections...).")
@@ -108,19 +156,12 @@ def show_cmd(run: str, show_events: bool, as_json: bool) -> None:
             dump_document("vx-run-summary/1", doc)
             return
         console.print(f"[bold]{esc(run)}[/]  family {esc(meta.get('family'))}  status {esc(meta.get('status'))}  "
-                      f"seed {esc(cfg.get('seed'))}  rounds {esc(cfg.get('rounds'))}  "
+                      f"seed {esc(cfg.get('seed'))}  rounds {esc(rounds[-1]['round'] if rounds else 0)} of "
+                      f"{esc(cfg.get('rounds'))}  "
                       f"ablation {esc(cfg.get('ablation') or 'none')}")
-        t = Table(title="history", title_justify="left", show_edge=False)
-        for col in ("round", "objective", "A_dev", "A_train", "cost", "audit (locked)", "candidates", "active",
-                    "shadow", "retired", "born", "rejected", "misses", "gaps", "s", "incumbent"):
-            t.add_column(col, justify="left" if col == "incumbent" else "right",
-                         overflow="fold" if col == "incumbent" else "ellipsis")
-        for r in rounds:
-            t.add_row(f"{r['round']}{'*' if r['replaced'] else ''}", fmt_num(r["objective"], 4), fmt_num(r["a_dev"]),
-                      fmt_num(r["a_train"]), fmt_num(r["cost"]), fmt_num(r["audit_agreement"]), str(r["candidates"]),
-                      str(r["n_active"]), str(r["n_shadow"]), str(r["n_retired"]), str(r["born"]), str(r["rejected"]),
-                      str(r["misses"]), str(r["gaps"]), f"{r['seconds']:.1f}", esc(" ".join(r["incumbent"].split())))
-        console.print(t)
+        console.print(history_table(rounds, console.size.width))
+        for line in incumbent_lines(rounds):
+            console.print(line)
         f = funnel(s)
         console.print(f"lifecycle: seed {f['seed']} → born {f['born']} (rejected {f['rejected']}, promoted "
                       f"{f['promoted']}, retired {f['retired']}) → pool {f['pool']} → leaves {f['leaves']}")
@@ -142,11 +183,12 @@ def show_cmd(run: str, show_events: bool, as_json: bool) -> None:
 
 @runs_group.command("export")
 @click.argument("run", type=click.Path(exists=True, dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, required=True, help="Write the whole run as JSON to stdout.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Write JSON (the only format, and the default; accepted for scripts that pass it).")
 @click.option("--no-verdicts", is_flag=True, help="Leave out per-item verdicts and traces.")
 @friendly_errors
 def export_cmd(run: str, as_json: bool, no_verdicts: bool) -> None:
-    """The run record as JSON (config, history, ops, events, elites, candidates, verdicts)."""
+    """The run record as JSON on stdout (config, history, ops, events, elites, candidates, verdicts)."""
     with _open(run) as s:
         rounds = s.rounds()
         out: dict[str, Any] = {"meta": s.meta(), "rounds": rounds, "ops": s.ops(), "events": s.events(),

@@ -77,6 +77,8 @@ def compare_graded(a: Graded, b: Graded, *, n_permutations: int = 10000, seed: i
     return {"a": {"name": a.name, **a.agreement().as_dict()}, "b": {"name": b.name, **b.agreement().as_dict()},
             "n": len(ca), "tasks": test.n_clusters, "fixed": int((~ca & cb).sum()), "broken": int((ca & ~cb).sum()),
             "both_right": int((ca & cb).sum()), "both_wrong": int((~ca & ~cb).sum()),
+            "fixed_items": [i for i, x, y in zip(a.item_ids, ca, cb) if y and not x],
+            "broken_items": [i for i, x, y in zip(a.item_ids, ca, cb) if x and not y],
             "diff": test.diff, "p_value": test.p_value, "n_permutations": test.n_permutations,
             "ci_task_mean_diff": {"mean": mean, "low": lo, "high": hi}}
 

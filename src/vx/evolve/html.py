@@ -157,21 +157,41 @@ def _confusion_html(title: str, c: Mapping[str, Any] | None) -> str:
             [["verifier FAIL", tp, fp], ["verifier PASS / abstain", fn, tn]], "tnn") + "</div>")
 
 
-def _locked_labels(meta: Mapping[str, Any]) -> tuple[dict[str, float], str]:
-    """The locked labels of the run's family ({} and the reason when the family cannot be read)."""
+def _family_record(meta: Mapping[str, Any]) -> tuple[dict[str, float], dict[str, Any], str]:
+    """The locked labels and every item's output, from the run's family ({}, {} and the reason when the
+    family cannot be read). The run file holds verdicts only; the outputs are the family's own."""
     from vx.families.family import Family
 
     where = meta.get("family_dir")
     if not where:
-        return {}, "the run file does not name its family directory"
+        return {}, {}, "the run file does not name its family directory"
     try:
         fam = Family(where)
     except Exception as exc:  # moved, deleted or changed since the run: the rest of the page still renders
-        return {}, f"the family at {where} cannot be loaded ({exc})"
+        return {}, {}, f"the family at {where} cannot be loaded ({exc})"
     if fam.name != meta.get("family"):
-        return {}, f"{where} now holds family {fam.name!r}, not {meta.get('family')!r}"
+        return {}, {}, f"{where} now holds family {fam.name!r}, not {meta.get('family')!r}"
     split = fam.audit().labeled_split()
-    return {it.id: it.label for it in split.items if it.label is not None}, ""
+    outputs = {it.id: it.output for name in ("dev", "train") for it in fam.split(name).items}
+    outputs.update({it.id: it.output for it in split.items})
+    return {it.id: it.label for it in split.items if it.label is not None}, outputs, ""
+
+
+def _output_html(output: Any) -> str:
+    """An item's output, collapsed (what was graded: the code, the query, the section)."""
+    if output is None:
+        return ""
+    text = output if isinstance(output, str) else _json(output)
+    return f"<details class='output'><summary>output ({len(text.splitlines()) or 1} lines)</summary><pre>{_e(text)}</pre></details>"
+
+
+def _json(value: Any) -> str:
+    import json
+
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=2)
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 def render_html(run_path: str | Path, *, max_items: int = 40) -> str:
@@ -278,7 +298,7 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
     # confusion
     ev_dev = dev.get("evolved", {}).get("confusion")
     ev_locked = locked.get("evolved")
-    parts.append("<section id='confusion'><h2>Confusion matrices (evolved verifier)</h2><div style='display:flex;gap:3em'>"
+    parts.append("<section id='confusion'><h2>Confusion matrices (evolved verifier)</h2><div class='flex'>"
                  + _confusion_html("dev", ev_dev) + _confusion_html("locked (audit)", ev_locked) + "</div></section>")
 
     # ops
@@ -289,13 +309,20 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
     def stat(name: str, key: str) -> Any:
         return stats.get(name, {}).get(key, every.get(name, {}).get(key))
 
+    def origin(o: Mapping[str, Any]) -> str:
+        return _e(o["origin"]) + (f" <span class='muted'>round {_e(o['born_round'])}</span>" if o["born_round"] else "")
+
+    def op_cell(o: Mapping[str, Any]) -> str:
+        extra = [f"detects {_e(o['detects'])}"] if o["detects"] and o["detects"] != o["name"] else []
+        extra += ["peer op"] if o["name"] in peer_ops else []
+        return f"<code>{_e(o['name'])}</code>" + (f"<br><span class='muted'>{' · '.join(extra)}</span>" if extra else "")
+
     parts.append("<section id='ops'><h2>Op pool</h2>" + _table(
-        ["op", "origin", "status", "tier", "detects", "born in round", "coverage", "fires", "dev accuracy", "description"],
-        [[f"<code>{_e(o['name'])}</code>" + (" <span class='muted'>(peer op)</span>" if o["name"] in peer_ops else ""),
-          _e(o["origin"]), _e(o["status"]), _e(o["tier"]), _e(o["detects"]),
-          o["born_round"], _f(stat(o["name"], "coverage")), _f(stat(o["name"], "fire_rate")),
-          _f(stats.get(o["name"], {}).get("dev_accuracy")), inline_markdown(o["description"])] for o in ops],
-        "tttttnnnnp")
+        ["op", "origin", "status", "tier", "coverage", "fires", "dev acc.", "description"],
+        [[op_cell(o), origin(o), _e(o["status"]), _e(o["tier"]), _f(stat(o["name"], "coverage")),
+          _f(stat(o["name"], "fire_rate")), _f(stats.get(o["name"], {}).get("dev_accuracy")),
+          inline_markdown(o["description"])] for o in ops],
+        "ttttnnnp")
         + "<p class='muted'>coverage and fires: over the recorded items (train, dev and, for the final verifier's ops, "
           "the audited locked items), for every op of the pool, peer ops (which compare an attempt with the other "
           "attempts at its task) included; dev accuracy for the ops the final verifier runs.</p></section>")
@@ -305,6 +332,7 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
     traces = defaultdict(list)
     for t in store.traces("dev"):
         traces[t["item"]].append(t)
+    locked_labels, outputs, why_not = _family_record(meta)
     bad = [v for v in verdicts if v["label"] is not None and (v["final"] == "fail") != (v["label"] < 0.5)]
     sec = f"<section id='disagreements'><h2>Disagreeing dev items ({len(bad)})</h2>"
     if not bad:
@@ -316,12 +344,11 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
                 for t in traces[v["item"]]]
         sec += (f"<details open><summary><code>{_e(v['item'])}</code> (task {_e(v['task'])}): label <b>{lab}</b>, "
                 f"verdict <span class='{_e(v['final'])}'>{_e(v['final']).upper()}</span></summary>"
-                + _table(["op", "verdict", "message"], rows, "ttp") + "</details>")
+                + _table(["op", "verdict", "message"], rows, "ttp") + _output_html(outputs.get(v["item"])) + "</details>")
     parts.append(sec + "</section>")
 
     # locked misses (the audit: shown to people, never read by evolution; the run file holds the locked
     # verdicts only, so the labels come from the family itself, as for `vx eval --dataset locked`)
-    locked_labels, why_not = _locked_labels(meta)
     locked_v = [{**v, "label": locked_labels.get(v["item"])} for v in store.verdicts("locked")]
     ltraces = defaultdict(list)
     for t in store.traces("locked"):
@@ -349,16 +376,29 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
         sec += (f"<details><summary><code>{_e(v['item'])}</code> (task {_e(v['task'])}): {kind} — label <b>{lab}</b>, "
                 f"verdict <span class='{_e(v['final'])}'>{_e(v['final']).upper()}</span></summary>"
                 + (_table(["op", "verdict", "message"], rows, "ttp") if rows else
-                   "<p class='muted'>no per-op trace recorded</p>") + "</details>")
+                   "<p class='muted'>no per-op trace recorded</p>") + _output_html(outputs.get(v["item"])) + "</details>")
     if len(lbad) > max_items:
         sec += f"<p class='muted'>… and {len(lbad) - max_items} more (vx runs export RUN --json has them all)</p>"
     parts.append(sec + "</section>")
 
     title = f"vx run — {meta.get('family', '?')}"
-    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>"
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<meta name='viewport' content='width=device-width,initial-scale=1'><title>{_e(title)}</title>"
             f"<style>{_CSS}</style></head><body><h1>{_e(title)}</h1><p class='muted'>{_e(run_path.name)} · "
             f"seed <code>{_e(seed_expr)}</code> → evolved <code>{_e(best)}</code></p>{note}"
-            + "".join(parts) + "</body></html>")
+            + toc_html(parts) + "".join(parts) + "</body></html>")
+
+
+def toc_html(sections: Sequence[str]) -> str:
+    """A table of contents: one link per ``<section id=…><h2>…</h2>`` of the page, in order."""
+    import re
+
+    links = []
+    for sec in sections:
+        found = re.match(r"<section id='([^']+)'><h2>(.*?)</h2>", sec)
+        if found:
+            links.append(f"<li><a href='#{found.group(1)}'>{found.group(2)}</a></li>")
+    return f"<nav class='toc' aria-label='contents'><b>Contents</b><ol>{''.join(links)}</ol></nav>" if links else ""
 
 
 def summary_html(summary: Mapping[str, Any]) -> str:
@@ -373,10 +413,11 @@ def summary_html(summary: Mapping[str, Any]) -> str:
         rows.append([_e(label)] + [_f((summary.get(split) or {}).get(which, {}).get(
             dev_key if split == "dev" else locked_key)) for split, which in cols])
     obj = summary.get("objective") or {}
-    rows.append(["objective S", _f((obj.get("seed") or {}).get("objective"), 4),
+    rows.append(["objective S*", _f((obj.get("seed") or {}).get("objective"), 4),
                  _f((obj.get("evolved") or {}).get("objective"), 4)] + [""] * (len(cols) - 2))
     return _table([""] + [f"{split} {which}" + (" (audit)" if split == "locked" else "") for split, which in cols],
-                  rows, "t" + "n" * len(cols))
+                  rows, "t" + "n" * len(cols)) + ("<p class='muted'>* both scored against the final pool's train consensus (round 0 "
+                                                 "scored the seed against the seed pool)</p>")
 
 
 def result_html(result: Any) -> str:

@@ -54,7 +54,7 @@ def evolve_family(family: str | Path | Family, *, config: EvolveConfig = EvolveC
                   audit: bool = True, vx_out: str | Path | None = None,
                   llm: bool | None | Any = None, llm_overrides: Mapping[str, Any] | None = None,
                   say: Callable[[str], None] | None = None, llm_factory: Callable | None = None,
-                  teach: bool = True) -> EvolutionResult:
+                  teach: bool = True, seed_from: str | Path | None = None) -> EvolutionResult:
     """Run (or resume) an evolution end to end -- everything `vx evolve` does; returns the result
     (with the whole round history and, with LLM roles on, their usage) and writes the run file and
     the `.vx`.
@@ -66,6 +66,9 @@ def evolve_family(family: str | Path | Family, *, config: EvolveConfig = EvolveC
     ``composers`` / ``synthesizers`` are given), the teacher labels the dev items after the run
     (``teach``), and the LLM setup, usage and role reports go into the run file. A resumed run keeps
     its LLM run id, hence its budget and usage ledger. ``llm_factory`` builds clients (tests).
+
+    ``seed_from``: a hand-written ``.vx`` file to start from instead of the family's seed (its ops must be
+    ops of the family's pool; an unknown one is an error naming the nearest).
     """
     from vx.evolve.roles.session import LLMSession, engine_roles, record_llm, start_session
 
@@ -93,11 +96,16 @@ def evolve_family(family: str | Path | Family, *, config: EvolveConfig = EvolveC
         path = Path(out) if out is not None else default_run_path(fam)
         if path.exists():
             raise EvolutionError(f"{path} already exists; choose another output file or resume it ({path})")
-        if fam.seed_text is None:
+        if seed_from is not None:
+            from vx.dsl.vxfile import read_text
+
+            seed_text = read_text(seed_from)
+        elif fam.seed_text is None:
             raise EvolutionError(f"{fam.seed_path}: the family has no seed expression; write one there (a .vx "
                                  "expression over the family's ops — `vx ops` lists them), e.g. "
                                  "(any crash fails_visible_example) for a code family")
-        seed_text = fam.seed_text
+        else:
+            seed_text = fam.seed_text
         llm_run_id = None
         store = None
     view = fam.evolution_view()
@@ -106,6 +114,10 @@ def evolve_family(family: str | Path | Family, *, config: EvolveConfig = EvolveC
         from vx.dsl.parse import parse
 
         seed = parse(seed_text, filename=f"{resume} (seed)", known_ops=pool.names)
+    elif seed_from is not None:  # an unknown op names the nearest ops of the pool, before any file is written
+        from vx.dsl.parse import parse
+
+        seed = parse(seed_text, filename=str(seed_from), known_ops=pool.names)
     else:
         seed = fam.seed(pool.names)  # a syntax error or an unknown op is reported before any file is written
     owns_session = not isinstance(llm, LLMSession)

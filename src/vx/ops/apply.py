@@ -458,11 +458,12 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
                 record(j, res)
                 advance()
             runner.run(work, run_objs, tasks, timeout, done)
-            if cache is not None and to_cache:
-                cache.put_many(to_cache)
-            if cache is not None and obs_to_cache:
-                cache.put_observations(obs_to_cache)
     finally:
+        # what was computed is kept even when the run is interrupted: the next one resumes from it
+        if cache is not None and to_cache:
+            cache.put_many(to_cache)
+        if cache is not None and obs_to_cache:
+            cache.put_observations(obs_to_cache)
         if runner is not executor:
             runner.close()  # an executor made here from a name: stop what it started
 

@@ -14,6 +14,15 @@ so a line never wraps and the phase's text is never cut.
 `Bars(embedded=True)` draws nothing itself: a command that already runs a live display (`vx evolve`)
 puts `bars.renderable` in it. Anything with a ``task(description, total)`` context manager can stand
 in for `Bars` (``apply_ops(progress=...)`` accepts one).
+
+`Lines()` is the same counted progress for a pipe or a log file: plain lines (no control codes), one
+when a phase starts, then at most one each `every` seconds or 25% of the way, and one when it ends:
+
+    grading 614 items: 0/614
+    grading 614 items: 160/614 (26%), 12s, about 34s left
+    grading 614 items: 614/614 done in 41s
+
+`for_console(console)` picks one: bars on a terminal, lines elsewhere (what the commands use).
 """
 
 from __future__ import annotations
@@ -140,6 +149,65 @@ class Bars:
             state["name"] = None
 
 
+class Lines:
+    """Counted progress as plain lines on a text stream (default: stderr), for pipes and log files."""
+
+    def __init__(self, stream: Any = None, *, every: float = 10.0, clock: Callable[[], float] | None = None) -> None:
+        import time
+
+        self.stream = stream
+        self.every = every
+        self.clock = clock or time.monotonic
+        self._lock = threading.Lock()
+
+    def _say(self, text: str) -> None:
+        stream = self.stream if self.stream is not None else sys.stderr
+        try:
+            stream.write(text + "\n")
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: progress is not worth failing for
+            pass
+
+    @contextlib.contextmanager
+    def task(self, description: str, total: int | None) -> Iterator[Callable[..., None]]:
+        if total is not None and total <= 0:
+            yield lambda n=1: None
+            return
+        start = self.clock()
+        state = {"done": 0, "said_at": start, "said_done": 0}
+        of = f"/{total}" if total else ""
+        self._say(f"{description}: 0{of}")
+
+        def advance(n: int = 1) -> None:
+            with self._lock:
+                state["done"] += n
+                done, now = state["done"], self.clock()
+                quarter = bool(total) and (done - state["said_done"]) * 4 >= total  # type: ignore[operator]
+                if (now - state["said_at"] < self.every and not quarter) or (total and done >= total):
+                    return
+                state["said_at"], state["said_done"] = now, done
+            elapsed = now - start
+            text = f"{description}: {done}{of}"
+            if total:
+                text += f" ({100 * done // total}%), {elapsed:.0f}s"
+                if done:
+                    text += f", about {elapsed * (total - done) / done:.0f}s left"
+            self._say(text)
+
+        try:
+            yield advance
+        finally:
+            self._say(f"{description}: {state['done']}{of} done in {self.clock() - start:.0f}s")
+
+
+def for_console(console: Any) -> Any:
+    """The progress reporter for a command printing on `console`: bars on a terminal, plain lines
+    (on the console's file) in a pipe or a log file."""
+    if console.is_terminal:
+        return Bars(console)
+    return Lines(console.file)
+
+
 def reporter_for(progress: Any) -> Reporter | None:
     """What `apply_ops(progress=...)` means: None → bars when stderr is a terminal, True → bars,
     False → none, anything with ``task()`` → itself."""
@@ -154,4 +222,4 @@ def reporter_for(progress: Any) -> Reporter | None:
     raise TypeError(f"progress must be None, a bool or a reporter with task(), not {type(progress).__name__}")
 
 
-__all__ = ["Bars", "COMPACT_WIDTH", "Reporter", "columns", "reporter_for", "stderr_is_tty"]
+__all__ = ["Bars", "COMPACT_WIDTH", "Lines", "Reporter", "columns", "for_console", "reporter_for", "stderr_is_tty"]

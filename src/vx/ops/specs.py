@@ -169,6 +169,15 @@ def validate_spec(spec: Any) -> dict[str, Any]:
     return out
 
 
+def describe_params(params: Mapping[str, Any]) -> str:
+    """A spec's parameters for people: ``klass = large, min_calls = 3`` (values as JSON, short)."""
+    parts = []
+    for key, value in sorted(params.items()):
+        text = value if isinstance(value, str) else canonical_json(value)
+        parts.append(f"{key} = {text if len(text) <= 60 else text[:57] + '...'}")
+    return ", ".join(parts) or "no parameters"
+
+
 def op_from_spec(spec: Mapping[str, Any], *, status: str = "active",
                  provenance: Mapping[str, Any] | None = None) -> Op:
     """Instantiate a typed spec as an Op. Same spec → same name and version."""
@@ -186,7 +195,7 @@ def op_from_spec(spec: Mapping[str, Any], *, status: str = "active",
         fn=fn,
         tier=s["kind"],
         detects=s["detects"],
-        description=s.get("description") or f"{tpl.description} ({canonical_json(s['params'])})",
+        description=s.get("description") or f"{tpl.description} ({describe_params(s['params'])})",
         version=version,
         provenance=dict(provenance or {"origin": "spec"}),
         status=status,

@@ -159,7 +159,7 @@ def test_vx_explain_shows_the_probes_and_the_peers(tmp_path):
 def test_bare_bodies_get_the_prompt_prepended_and_are_counted(tmp_path):
     from collections import Counter
 
-    from vx.families.code.data.build import _read_attempts
+    from vx.families.code.data.samples import read_attempts
     from vx.families.code.data.tasks import Task
 
     task = Task("HumanEval/0", "humaneval+", "def f(x):\n    \"\"\"doc\"\"\"\n", "f", "def f(x):\n    return x\n")
@@ -168,12 +168,12 @@ def test_bare_bodies_get_the_prompt_prepended_and_are_counted(tmp_path):
                     + json.dumps({"task_id": "HumanEval/0", "solution": "def f(x):\n    return x\n"}) + "\n"
                     + json.dumps({"task_id": "HumanEval/99", "solution": "x"}) + "\n")
     stats: Counter = Counter()
-    attempts, sources = _read_attempts([path], {"HumanEval/0": task}, codet_tasks=None, prepend_prompt=True,
-                                       stats=stats)
+    attempts, sources = read_attempts([path], {"HumanEval/0": task}, codet_tasks=None, prepend_prompt=True,
+                                      stats=stats)
     programs = [p for p, _ in attempts["HumanEval/0"]]
     assert programs[0] == task.prompt + "    return x\n" and programs[1].startswith("def f")
     assert stats["prompt_prepended"] == 1 and stats["attempts_of_unknown_tasks"] == 1
     assert sources[0]["attempts"] == 2 and sources[0]["format"] == "one-per-task"
     stats2: Counter = Counter()
-    kept, _ = _read_attempts([path], {"HumanEval/0": task}, codet_tasks=None, prepend_prompt=False, stats=stats2)
+    kept, _ = read_attempts([path], {"HumanEval/0": task}, codet_tasks=None, prepend_prompt=False, stats=stats2)
     assert kept["HumanEval/0"][0][0] == "    return x\n" and stats2["bare_bodies_kept"] == 1

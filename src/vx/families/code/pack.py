@@ -1,7 +1,8 @@
 """The code family's pack: Python function synthesis graded by hidden unit tests.
 
 ``PACK`` (``packs = ["code"]`` in a family.toml) holds the root ``parses`` and the eleven seed ops,
-the failure taxonomy, the failure classifier and the check templates (tag ``"code"``). ``JUDGE``
+the failure taxonomy, the failure classifier, the check templates (tag ``"code"``) and the skill
+loop's hooks (:mod:`vx.families.code.ratchet`: hidden tests, the solver's prompt, a demo). ``JUDGE``
 (``"code-judge"``) is the opt-in LLM judge op ``spec_mismatch``.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vx.families.code import ops
+from vx.families.code import ops, ratchet
 from vx.families.code.ops import judge, templates
 from vx.families.code.ops.taxonomy import TAXONOMY, classify_by_evidence
 from vx.families.pack import Pack
@@ -53,6 +54,13 @@ def describe_task(task: Mapping[str, Any]) -> dict[str, Any]:
             "generated probes": [f"{p.klass.removeprefix('gen_')}: {p.call}" for p in gen],
             "model-written tests": [f"{p.call} == {values_short(p.expected)} (written {n}x)" for p, n in tests],
             **({"no probes": why} if why and not gen else {})}
+
+
+def open_source(spec: str, data_dir: Any = None) -> Any:
+    """HumanEval+ / MBPP+ / HumanEval (or an evalplus release file) as a task source for `vx grade`."""
+    from vx.families.code.data.sources import open_source as open_code_source
+
+    return open_code_source(spec, data_dir)
 
 
 def values_short(value: Any) -> str:
@@ -116,6 +124,10 @@ PACK = Pack(
     description="Python functions graded by hidden unit tests: parse, static and sandboxed exec checks",
     describe_task=describe_task,
     task_schema=TASK_SCHEMA,
+    sources=open_source,
+    datasets=("humaneval+", "mbpp+", "humaneval"),
+    output_language="python",
+    ratchet=ratchet.HOOKS,
 )
 
 JUDGE = Pack(

@@ -1,6 +1,7 @@
 """The SQL family's pack: root ``parses``, six static and four exec seed ops, the failure taxonomy,
-the classifier and the check templates (tag ``"sql"``); ``JUDGE`` (``"sql-judge"``) is the opt-in
-LLM judge op."""
+the classifier, the check templates (tag ``"sql"``) and the skill loop's hooks
+(:mod:`vx.families.sql.ratchet`: execution comparison, the solver's prompt); ``JUDGE``
+(``"sql-judge"``) is the opt-in LLM judge op."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from vx.families.pack import Pack
 from vx.families.schema import task_schema
-from vx.families.sql import ops
+from vx.families.sql import ops, ratchet
 from vx.families.sql.ops import judge, templates
 from vx.families.sql.ops.taxonomy import TAXONOMY, classify_by_evidence
 
@@ -49,6 +50,8 @@ PACK = Pack(
     templates=(templates.FAMILY,),
     description="Text-to-SQL graded by running the query: parse, static and execution checks",
     task_schema=TASK_SCHEMA,
+    output_language="sql",
+    ratchet=ratchet.HOOKS,
 )
 
 JUDGE = Pack(name="sql-judge", ops=tuple(judge.OPS), taxonomy=TAXONOMY, templates=(templates.FAMILY,),

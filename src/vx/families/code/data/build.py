@@ -37,7 +37,7 @@ from vx.families.code.data.mutate import (
     mutate,
     normalize,
 )
-from vx.families.code.data.samples import read_samples, solution_flags
+from vx.families.code.data.samples import read_attempts, read_samples, solution_flags
 from vx.families.code.data.split import LabelledItem, Splits, split_by_task
 from vx.families.code.data.tasks import DataError, Task, file_sha256
 from vx.families.code.data.teacher import TeacherLabel, teach
@@ -281,68 +281,6 @@ def build_humaneval(out_dir: str | os.PathLike[str], *, seed: int = 0, n_mutants
 
 # --------------------------------------------------------------------------- HumanEval from model samples
 
-def _is_bare_body(solution: str) -> bool:
-    """A function body meant to follow the prompt: its first code line is indented."""
-    for line in solution.splitlines():
-        if line.strip() and not line.lstrip().startswith("#"):
-            return line[:1] in (" ", "\t")
-    return False
-
-
-def _read_attempts(paths: Sequence[str | os.PathLike[str]], known: Mapping[str, Task], *,
-                   codet_tasks: str | os.PathLike[str] | None, prepend_prompt: bool,
-                   stats: Counter[str]) -> tuple[dict[str, list[tuple[str, dict[str, Any]]]], list[dict[str, Any]]]:
-    """Every attempt of every samples file, per task id: (program, meta). Two formats: one output per
-    task (``task_id``, ``solution``: samples/humaneval, samples/mbpp) and CodeT's multi-sample files
-    (``prompt``, ``samples``: matched to tasks by the exact prompt through the CodeT task file)."""
-    from vx.families.code.data import codet
-
-    attempts: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-    sources: list[dict[str, Any]] = []
-    for path in paths:
-        model = Path(path).name.removesuffix(".jsonl")
-        if codet.is_codet_file(path):
-            model = model.removesuffix("_code_solution")
-            mapping = Path(codet_tasks) if codet_tasks else Path(path).parent / "HumanEval_for_code_generation.jsonl"
-            prompts, _ = codet.read_task_prompts(mapping)
-            rows = codet.read_solutions(path, prompts)
-            n = 0
-            for row in rows:
-                if row.task_id not in known:
-                    stats["attempts_of_unknown_tasks"] += len(row.programs)
-                    continue
-                for k, program in enumerate(row.programs):
-                    attempts.setdefault(row.task_id, []).append(
-                        (program, {"model": model, "sample": k, "source_line": row.line}))
-                    n += 1
-            sources.append({"path": os.fspath(path), "sha256": file_sha256(path), "format": "codet",
-                            "tasks": len(rows), "attempts": n, "task_file": os.fspath(mapping),
-                            "truncation": "prompt + completion cut at the earliest of CodeT's stop sequences "
-                                          + ", ".join(repr(t) for t in codet.STOP_TOKENS)})
-            continue
-        rows = read_samples(path)
-        n = 0
-        for sample in rows:
-            tid = sample.task_id
-            if tid not in known:
-                stats["attempts_of_unknown_tasks"] += 1
-                continue
-            program = sample.solution
-            meta: dict[str, Any] = {"model": model, "source_line": sample.line}
-            if _is_bare_body(program):
-                if prepend_prompt:
-                    program = (sample.prompt or known[tid].prompt) + program
-                    meta["prompt_prepended"] = True
-                    stats["prompt_prepended"] += 1
-                else:
-                    stats["bare_bodies_kept"] += 1
-            attempts.setdefault(tid, []).append((program, meta))
-            n += 1
-        sources.append({"path": os.fspath(path), "sha256": file_sha256(path), "format": "one-per-task",
-                        "samples": len(rows), "attempts": n})
-    return attempts, sources
-
-
 def build_humaneval_samples(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathLike[str], *,
                             seed: int = 0, data_dir: str | os.PathLike[str] | None = None,
                             dataset: str = "humaneval+", tests_path: str | os.PathLike[str] | None = None,
@@ -380,7 +318,7 @@ def build_humaneval_samples(samples_paths: Sequence[str | os.PathLike[str]], out
         else task_data.load_humaneval(ex_stats)
     version = task_data.dataset_version(dataset, data_dir)
     stats: Counter[str] = Counter()
-    attempts, sources = _read_attempts(samples_paths, all_tasks, codet_tasks=codet_tasks,
+    attempts, sources = read_attempts(samples_paths, all_tasks, codet_tasks=codet_tasks,
                                        prepend_prompt=prepend_prompt, stats=stats)
     dropped: dict[str, str] = {tid: "no attempt in the samples files" for tid in all_tasks if tid not in attempts}
     tasks = {tid: all_tasks[tid] for tid in attempts}

@@ -17,12 +17,14 @@ import builtins
 import json
 import os
 import sys
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from vx.families.code.data.tasks import DataError
+from vx.families.code.data.tasks import DataError, Task, file_sha256
 
 
 @attrs.frozen
@@ -35,6 +37,8 @@ class Sample:
     solution: str
     is_solved: bool | None
     line: int
+    #: the output continues the prompt (evalplus's ``completion`` field) rather than being a program
+    completion: bool = False
 
     @property
     def plus_id(self) -> str:
@@ -65,12 +69,15 @@ def read_samples(path: str | os.PathLike[str]) -> list[Sample]:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise DataError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
-            missing = [k for k in ("task_id", "solution") if k not in row]
+            if not isinstance(row, dict):
+                raise DataError(f"{path}:{n}: a sample line is a JSON object, not {type(row).__name__}")
+            field = "solution" if "solution" in row or "completion" not in row else "completion"
+            missing = [k for k in ("task_id", field) if k not in row]
             if missing:
                 raise DataError(f"{path}:{n}: missing field(s) {', '.join(missing)}; a sample needs "
-                                "task_id and solution (and prompt, entry_point, given_tests)")
-            if not isinstance(row["solution"], str):
-                raise DataError(f"{path}:{n}: solution must be a string")
+                                "task_id and solution (or completion), and may have prompt, entry_point, given_tests")
+            if not isinstance(row[field], str):
+                raise DataError(f"{path}:{n}: {field} must be a string")
             given = row.get("given_tests") or []
             if isinstance(given, str):
                 given = [given]
@@ -80,9 +87,10 @@ def read_samples(path: str | os.PathLike[str]) -> list[Sample]:
                 prompt=row.get("prompt", ""),
                 entry_point=row.get("entry_point", ""),
                 given_tests=tuple(given),
-                solution=row["solution"],
+                solution=row[field],
                 is_solved=_as_bool(row.get("is_solved")),
                 line=n,
+                completion=field == "completion",
             ))
     return samples
 
@@ -116,3 +124,69 @@ def solution_flags(solution: str, entry_point: str, aliases: tuple[str, ...] = (
     if modules:
         flags.append("unimported_modules:" + ",".join(modules))
     return flags
+
+
+def _is_bare_body(solution: str) -> bool:
+    """A function body meant to follow the prompt: its first code line is indented."""
+    for line in solution.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            return line[:1] in (" ", "\t")
+    return False
+
+
+def read_attempts(paths: Sequence[str | os.PathLike[str]], known: Mapping[str, Task], *,
+                   codet_tasks: str | os.PathLike[str] | None, prepend_prompt: bool,
+                   stats: Counter[str]) -> tuple[dict[str, list[tuple[str, dict[str, Any]]]], list[dict[str, Any]]]:
+    """Every attempt of every samples file, per task id: (program, meta). Two formats: one output per
+    task (``task_id``, ``solution``: samples/humaneval, samples/mbpp) and CodeT's multi-sample files
+    (``prompt``, ``samples``: matched to tasks by the exact prompt through the CodeT task file). MBPP
+    ids name MBPP+'s tasks (``MBPP/11`` is ``Mbpp/11``); a line with a ``completion`` instead of a
+    ``solution`` continues the task's prompt (evalplus's two sample forms)."""
+    from vx.families.code.data import codet
+
+    attempts: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    sources: list[dict[str, Any]] = []
+    for path in paths:
+        model = Path(path).name.removesuffix(".jsonl")
+        if codet.is_codet_file(path):
+            model = model.removesuffix("_code_solution")
+            mapping = Path(codet_tasks) if codet_tasks else Path(path).parent / "HumanEval_for_code_generation.jsonl"
+            prompts, _ = codet.read_task_prompts(mapping)
+            rows = codet.read_solutions(path, prompts)
+            n = 0
+            for row in rows:
+                if row.task_id not in known:
+                    stats["attempts_of_unknown_tasks"] += len(row.programs)
+                    continue
+                for k, program in enumerate(row.programs):
+                    attempts.setdefault(row.task_id, []).append(
+                        (program, {"model": model, "sample": k, "source_line": row.line}))
+                    n += 1
+            sources.append({"path": os.fspath(path), "sha256": file_sha256(path), "format": "codet",
+                            "tasks": len(rows), "attempts": n, "task_file": os.fspath(mapping),
+                            "truncation": "prompt + completion cut at the earliest of CodeT's stop sequences "
+                                          + ", ".join(repr(t) for t in codet.STOP_TOKENS)})
+            continue
+        rows = read_samples(path)
+        n = 0
+        for sample in rows:
+            tid = sample.task_id if sample.task_id in known else sample.plus_id
+            if tid not in known:
+                stats["attempts_of_unknown_tasks"] += 1
+                continue
+            program = sample.solution
+            meta: dict[str, Any] = {"model": model, "source_line": sample.line}
+            if sample.completion:
+                program = (sample.prompt or known[tid].prompt) + program
+            elif _is_bare_body(program):
+                if prepend_prompt:
+                    program = (sample.prompt or known[tid].prompt) + program
+                    meta["prompt_prepended"] = True
+                    stats["prompt_prepended"] += 1
+                else:
+                    stats["bare_bodies_kept"] += 1
+            attempts.setdefault(tid, []).append((program, meta))
+            n += 1
+        sources.append({"path": os.fspath(path), "sha256": file_sha256(path), "format": "one-per-task",
+                        "samples": len(rows), "attempts": n})
+    return attempts, sources

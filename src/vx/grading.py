@@ -1,0 +1,315 @@
+"""Grading samples files: every output graded with the other attempts at its task, and pass@k.
+
+    >>> from vx import Verifier
+    >>> from vx.grading import grade_samples, open_tasks
+    >>> source = open_tasks("humaneval+", data_dir="../shared/data/evalplus")
+    >>> v = Verifier.load("examples/humaneval/seed.vx")
+    >>> g = grade_samples(v, source, ["samples.jsonl"], truth=True)
+    >>> g.estimated, g.true        # {1: 0.71, 10: ...} -- pass@k from vx's verdicts / the hidden tests
+    >>> g.write("verdicts.jsonl"); g.write_html("verdicts.html")
+
+`vx grade` is a thin layer over :func:`grade_samples`. The attempts at one task are graded together,
+so peer ops compare each with the others. **vx-estimated pass@k** is the unbiased estimator of Chen et
+al. (2021), ``1 - C(n - c, k) / C(n, k)`` averaged over tasks, with ``c`` the attempts the verifier
+passes (a final ABSTAIN counts as a pass: no known drawback was found, as everywhere in vx); the
+**true pass@k** is the same estimator with ``c`` the attempts that pass the hidden tests. As evalplus,
+pass@k is given for k = 1, 10, 100 where every task has at least k attempts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from vx.errors import DataError
+from vx.evaluation import Evaluation, evaluate, write_rows
+from vx.families.pack import BUILTIN, Pack, PackError, load_pack
+from vx.families.sources import Attempt, TaskSource, tasks_file
+from vx.metrics import Agreement, agreement
+from vx.ops.cache import VerdictCache
+from vx.ops.item import Item
+from vx.verifier import Verifier
+
+SCHEMA = "vx-grade/1"
+KS = (1, 10, 100)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The unbiased pass@k of one task with `n` attempts of which `c` pass: 1 - C(n-c, k) / C(n, k)
+    (exact integer binomials; 1.0 when fewer than k attempts fail)."""
+    if not 0 <= c <= n or k < 1 or k > n:
+        raise ValueError(f"pass@k needs 0 <= c <= n and 1 <= k <= n (n={n}, c={c}, k={k})")
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_at_k_table(counts: Mapping[str, tuple[int, int]], ks: Iterable[int] = KS) -> dict[int, float]:
+    """Mean pass@k over tasks (``task -> (n attempts, c passing)``), for each k in `ks` that every task
+    has at least k attempts for (evalplus's rule)."""
+    if not counts:
+        return {}
+    least = min(n for n, _ in counts.values())
+    return {k: sum(pass_at_k(n, c, k) for n, c in counts.values()) / len(counts) for k in ks if k <= least}
+
+
+# ------------------------------------------------------------------------------------------------
+# task sources
+
+def _packs(first: Sequence[Pack]) -> Iterable[Pack]:
+    yield from first
+    for name in BUILTIN:  # vx's own families, loaded one at a time (a missing extra only skips that one)
+        try:
+            yield load_pack(name)
+        except PackError:
+            continue
+
+
+def open_tasks(spec: str, *, data_dir: str | Path | None = None, packs: Sequence[Pack] = ()) -> TaskSource:
+    """The tasks `spec` names: a dataset a pack knows (``humaneval+``, ``mbpp+``...; `packs` are asked
+    first, then vx's own), a dataset's own file (an evalplus release file), or a family-style
+    ``tasks.jsonl``."""
+    known: list[str] = []
+    for pack in _packs(packs):
+        if pack.sources is not None:
+            found = pack.sources(spec, data_dir)
+            if found is not None:
+                return found if found.pack is not None else attrs.evolve(found, pack=pack)
+        known += [d for d in pack.datasets if d not in known]
+    if Path(spec).is_file():
+        return tasks_file(spec)
+    raise DataError(f"--tasks {spec}: neither a dataset vx knows ({', '.join(known) or 'none installed'}) nor a "
+                    "file (a family's tasks.jsonl, or a dataset's release file)")
+
+
+# ------------------------------------------------------------------------------------------------
+# grading
+
+@attrs.define
+class SampleGrading:
+    """Samples graded by a verifier, with pass@k (and the hidden tests' verdicts, where asked)."""
+
+    evaluation: Evaluation
+    source: TaskSource
+    attempts: list[Attempt]
+    truth: list[dict[str, Any]] | None = None
+    samples: tuple[str, ...] = ()
+    #: what the samples reader said (samples left out, and why)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def items(self) -> list[Item]:
+        return self.evaluation.items
+
+    def _counts(self, passed: Sequence[bool]) -> dict[str, tuple[int, int]]:
+        out: dict[str, list[int]] = {}
+        for it, ok in zip(self.items, passed):
+            n_c = out.setdefault(it.task, [0, 0])
+            n_c[0] += 1
+            n_c[1] += bool(ok)
+        return {t: (n, c) for t, (n, c) in out.items()}
+
+    @property
+    def vx_passed(self) -> list[bool]:
+        """Per attempt: does the verifier pass it (FAIL is the only failing verdict)?"""
+        return [f.value != "fail" for f in self.evaluation.grading.finals]
+
+    @property
+    def estimated(self) -> dict[int, float]:
+        """vx-estimated pass@k (the verifier's verdicts as the judge)."""
+        return pass_at_k_table(self._counts(self.vx_passed))
+
+    @property
+    def true(self) -> dict[int, float] | None:
+        """pass@k from the hidden tests (None without `truth`), over the tasks that have ground truth."""
+        if self.truth is None:
+            return None
+        keep = self.truth_tasks
+        return pass_at_k_table({t: nc for t, nc in self._counts([t["label"] == "pass" for t in self.truth]).items()
+                                if t in keep})
+
+    @property
+    def truth_tasks(self) -> set[str]:
+        """The tasks whose attempts all have ground truth (every task, unless a reference cannot run)."""
+        if self.truth is None:
+            return set()
+        lacking = {it.task for it, t in zip(self.items, self.truth) if t["label"] is None}
+        return {it.task for it in self.items} - lacking
+
+    @property
+    def estimated_on_truth(self) -> dict[int, float]:
+        """vx-estimated pass@k over the tasks the hidden tests grade (what `true` is compared with)."""
+        keep = self.truth_tasks if self.truth is not None else {it.task for it in self.items}
+        return pass_at_k_table({t: nc for t, nc in self._counts(self.vx_passed).items() if t in keep})
+
+    @property
+    def no_truth(self) -> dict[str, str]:
+        """Tasks without ground truth, with the reason."""
+        return {it.task: str(t.get("why")) for it, t in zip(self.items, self.truth or []) if t["label"] is None}
+
+    @property
+    def agreement(self) -> Agreement | None:
+        """The verifier's verdicts against the hidden tests (None without `truth`)."""
+        return self.evaluation.metrics if self.truth is not None else None
+
+    @property
+    def per_task(self) -> dict[str, int]:
+        """How many attempts each task has (the same for all tasks when pass@k goes past k=1)."""
+        return {t: n for t, (n, _) in self._counts(self.vx_passed).items()}
+
+    # ---------------------------------------------------------------- rows and files
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per attempt: the evaluation's row (id, task, verdict, every op's verdict and message),
+        with ``truth`` (the hidden tests' verdict, "" without) and where the attempt came from."""
+        out = []
+        for row, att, i in zip(self.evaluation.rows(), self.attempts, range(len(self.attempts))):
+            row = {k: v for k, v in row.items() if k not in ("split", "label")}
+            truth = self.truth[i] if self.truth is not None else None
+            extra = {"model": att.meta.get("model", ""), "source_line": att.meta.get("source_line", ""),
+                     "truth": truth["label"] if truth else None,
+                     "truth_detail": _why(truth.get("why")) if truth else None}
+            out.append({"id": row.pop("id"), "task": row.pop("task"), "verdict": row.pop("verdict"), **extra, **row})
+        return out
+
+    def write(self, path: str | Path) -> Path:
+        """The rows as .csv, .jsonl or .parquet (by the suffix)."""
+        rows = self.rows()
+        columns = list(rows[0]) if rows else ["id", "task", "verdict", "model", "source_line", "truth"]
+        return write_rows(rows, path, columns=columns)
+
+    def summary(self) -> dict[str, Any]:
+        agr = self.agreement
+        per_task = sorted(set(self.per_task.values()))
+        out: dict[str, Any] = {"tasks": self.source.name, "tasks_version": self.source.version,
+                               "samples": list(self.samples), "attempts": len(self.items),
+                               "tasks_graded": len(self.per_task), "attempts_per_task": per_task,
+                               "expression": self.evaluation.verifier.text,
+                               "pass_at_k": {"estimated": _keys(self.estimated), "true": _keys(self.true)},
+                               "tasks_without_truth": self.no_truth, "notes": list(self.notes),
+                               "verdicts": _count(f.value for f in self.evaluation.grading.finals)}
+        if self.no_truth:
+            out["pass_at_k"]["estimated_on_truth_tasks"] = _keys(self.estimated_on_truth)
+        if agr is not None:
+            out["agreement"] = {**agr.as_dict(), "pass_precision": agr.pass_precision,
+                                "truth": self.source.truth_description}
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        """Everything, as plain data (schema vx-grade/1): the summary and one row per attempt."""
+        return {"schema": SCHEMA, **self.summary(), "items": self.rows()}
+
+    def page_document(self) -> dict[str, Any]:
+        """The evaluation page's document (vx-eval/1), titled for the samples, with the pass@k table."""
+        doc = self.evaluation.as_dict()
+        names = ", ".join(Path(s).name for s in self.samples) or "samples"
+        doc.update({"title": f"vx grade — {names} · {self.source.name}", "split": "samples",
+                    "family": self.source.name, "pass_at_k": self.summary()["pass_at_k"],
+                    "label_name": "hidden tests" if self.truth is not None else None})
+        return doc
+
+    def write_html(self, path: str | Path) -> Path:
+        from vx.pages import eval_page
+
+        path = Path(path)
+        path.write_text(eval_page(self.page_document()), encoding="utf-8")
+        return path
+
+
+def _keys(table: Mapping[int, float] | None) -> dict[str, float] | None:
+    return None if table is None else {f"pass@{k}": v for k, v in table.items()}
+
+
+def _count(values: Iterable[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for v in values:
+        out[v] = out.get(v, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def _why(why: Any) -> str:
+    if not why:
+        return ""
+    if isinstance(why, Mapping):
+        return f"{why.get('phase', '')} input {why.get('index', '?')}: {why.get('reason', '')}".strip()
+    return str(why)
+
+
+def attempt_items(attempts: Sequence[Attempt]) -> list[Item]:
+    """Items for attempts: ids ``<task>#<k>``, k counting each task's attempts from 0 in file order."""
+    seen: dict[str, int] = {}
+    items = []
+    for att in attempts:
+        k = seen.get(att.task, 0)
+        seen[att.task] = k + 1
+        items.append(Item(id=f"{att.task}#{k}", task=att.task, output=att.output, meta=dict(att.meta)))
+    return items
+
+
+def grade_samples(verifier: Verifier, source: TaskSource, samples: Sequence[str | Path], *, truth: bool = False,
+                  jobs: int | None = None, timeout: float = 10.0, cache: VerdictCache | None = None,
+                  progress: Any = None, executor: Any = None,
+                  on_phase: Callable[[str], None] | None = None) -> SampleGrading:
+    """Grade every attempt in the `samples` files against `source`'s tasks (the attempts at one task
+    together, so peer ops compare them), then -- with `truth` -- run the hidden tests on each.
+
+    Resumable: verdicts go to the verdict `cache` as they are computed and hidden-test results to
+    the source's own store, so a second call after an interruption redoes only what was missing.
+    `progress` as for :func:`vx.ops.apply.apply_ops`; `on_phase(text)` hears each phase start."""
+    if truth and source.truth is None:
+        raise DataError(f"--truth: the tasks {source.name} have no hidden tests (a dataset such as humaneval+ "
+                        "or mbpp+ has)")
+    say = on_phase or (lambda text: None)
+    attempts = source.read_samples(list(samples))
+    if not attempts:
+        raise DataError(f"{', '.join(map(str, samples))}: no samples to grade")
+    items = attempt_items(attempts)
+    truths = None
+    if truth:
+        grader = source.truth()  # type: ignore[misc]
+        say(f"running the hidden tests on {len(items)} attempts")
+        from vx.ops.progress import reporter_for
+
+        reporter = reporter_for(progress)
+        pairs = [(it.task, it.output) for it in items]
+        if reporter is None:
+            truths = grader(pairs, None)
+        else:
+            with reporter.task(f"hidden tests, {len(items)} attempts", len(items)) as advance:
+                truths = grader(pairs, advance)
+        items = [attrs.evolve(it, label=None if t["label"] is None else float(t["label"] == "pass"))
+                 for it, t in zip(items, truths)]
+    say(f"grading {len(items)} attempts at {len({it.task for it in items})} tasks")
+    ev = evaluate(verifier, items, tasks=source.tasks, jobs=jobs, timeout=timeout, cache=cache, progress=progress,
+                  peers={}, executor=executor)
+    ev.family, ev.split = source.name, "samples"
+    return SampleGrading(ev, source, list(attempts), truths, tuple(str(s) for s in samples),
+                         tuple(getattr(attempts, "notes", ())))
+
+
+def verifier_for(vx_path: str | Path, source: TaskSource, family_dir: str | Path | None = None) -> Verifier:
+    """The verifier of a .vx file for grading `source`'s tasks: with its family's pool when the file
+    lives in a family (or `family_dir` names one), else with the pool of the pack that knows the tasks."""
+    from vx.dsl.parse import parse
+    from vx.dsl.vxfile import read_text
+    from vx.families.family import FamilyError, find_family_dir
+
+    try:
+        where = family_dir or find_family_dir(vx_path)
+    except FamilyError:
+        where = None
+    if where is not None:
+        return Verifier.load(vx_path, where)
+    pack = source.pack
+    if pack is None:
+        raise DataError(f"{vx_path}: no family.toml above it, and the tasks {source.name} name no op pack; "
+                        "name the family whose ops the verifier uses (--family DIR)")
+    pool = pack.pool()
+    return Verifier(parse(read_text(vx_path), filename=str(vx_path), known_ops=pool.names), pool, source.tasks)
+
+
+__all__ = ["KS", "SCHEMA", "SampleGrading", "attempt_items", "grade_samples", "open_tasks", "pass_at_k",
+           "pass_at_k_table", "verifier_for"]

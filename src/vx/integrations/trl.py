@@ -1,0 +1,109 @@
+"""A TRL reward function that grades each prompt's group of completions with a `.vx` verifier
+(``vx-verifiers[trl]``).
+
+    from trl import GRPOConfig, GRPOTrainer
+    from vx.integrations.trl import VxReward
+
+    reward = VxReward("examples/humaneval/seed.vx", task_column="task_id")
+    trainer = GRPOTrainer(model=model, reward_funcs=[reward], train_dataset=dataset, args=GRPOConfig(...))
+
+GRPO samples several completions per prompt, a *group*, and learns from how they compare: exactly
+the setting of vx's peer ops. A :class:`VxReward` follows TRL's reward-function convention
+(``reward(prompts=..., completions=..., **dataset_columns) -> list[float]``): it groups the batch's
+completions by their task (the dataset column `task_column`: a task id of the verifier's family, or a
+task record), grades each group together with
+:meth:`vx.Verifier.grade_many` (peer ops compare the attempts), and maps each verdict to a reward
+(``rewards``: PASS 1.0, FAIL 0.0, ABSTAIN 0.5 by default). The completion graded is the first
+fenced code block of the reply (``extract=True``) or the reply itself; conversational completions
+(lists of messages) are read from their last message. When the trainer passes them, the verdicts and
+failed checks go to its completions table (``log_extra``) and the share of each verdict to its
+metrics (``log_metric``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from vx.integrations.common import IntegrationError, as_verifier, extract_output, resolve_task
+from vx.verifier import Verifier
+
+DEFAULT_REWARDS: Mapping[str, float] = {"pass": 1.0, "fail": 0.0, "abstain": 0.5}
+
+
+def _text(completion: Any) -> str:
+    """A completion's text: a string, or the content of the last message of a conversation."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Sequence) and completion and isinstance(completion[-1], Mapping):
+        content = completion[-1].get("content", "")
+        if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}]
+            return "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+        return str(content)
+    raise IntegrationError(f"a completion is a string or a list of messages, not {type(completion).__name__}")
+
+
+class VxReward:
+    """TRL reward function: grades each task's group of completions together (see the module docstring)."""
+
+    def __init__(self, verifier: Verifier | str | Path, *, task_column: str = "task_id",
+                 rewards: Mapping[str, float] | None = None, extract: bool = True, jobs: int | None = 1,
+                 timeout: float = 10.0, cache: Any = None, name: str | None = None) -> None:
+        self.verifier = as_verifier(verifier)
+        self.task_column = task_column
+        self.rewards = {**DEFAULT_REWARDS, **(rewards or {})}
+        unknown = set(self.rewards) - set(DEFAULT_REWARDS)
+        if unknown:
+            raise IntegrationError(f"rewards: unknown verdict(s) {', '.join(sorted(unknown))}; use pass, fail, abstain")
+        self.extract = extract
+        self.jobs, self.timeout, self.cache = jobs, timeout, cache
+        # TRL names the reward's logged metrics after it (rewards/<name>/mean)
+        self.__name__ = name or "vx_" + (Path(str(verifier)).stem if not isinstance(verifier, Verifier) else "verifier")
+
+    def __call__(self, prompts: Sequence[Any] | None = None, completions: Sequence[Any] = (), **kwargs: Any
+                 ) -> list[float]:
+        tasks = kwargs.get(self.task_column)
+        if tasks is None:
+            raise IntegrationError(f"the dataset has no {self.task_column!r} column: each row must name its task "
+                                   f"(a task id of the verifier's family); pass task_column= to use another column")
+        if len(tasks) != len(completions):
+            raise IntegrationError(f"{len(completions)} completions but {len(tasks)} values of {self.task_column!r}")
+        outputs = [_text(c) for c in completions]
+        if self.extract:
+            outputs = [extract_output(o) for o in outputs]
+        groups: dict[str, list[int]] = {}
+        records: dict[str, Mapping[str, Any]] = {}
+        for i, task in enumerate(tasks):
+            record = resolve_task(self.verifier, task, where=f"row {i} ({self.task_column})")
+            key = str(record.get("id", task))
+            groups.setdefault(key, []).append(i)
+            records[key] = record
+        verdicts: list[str] = [""] * len(outputs)
+        failed: list[str] = [""] * len(outputs)
+        for key, rows in groups.items():  # one group per task: its attempts are each other's peers
+            grades = self.verifier.grade_many(records[key], [outputs[i] for i in rows], jobs=self.jobs,
+                                              timeout=self.timeout, cache=self.cache)
+            for i, grade in zip(rows, grades):
+                verdicts[i] = grade.verdict.value
+                failed[i] = "; ".join(op for op, _ in grade.drawbacks)
+        self._log(kwargs, verdicts, failed)
+        return [float(self.rewards[v]) for v in verdicts]
+
+    @staticmethod
+    def _log(kwargs: Mapping[str, Any], verdicts: list[str], failed: list[str]) -> None:
+        log_extra, log_metric = kwargs.get("log_extra"), kwargs.get("log_metric")
+        if callable(log_extra):
+            log_extra("vx_verdict", verdicts)
+            log_extra("vx_failed_checks", failed)
+        if callable(log_metric) and verdicts:
+            for name in DEFAULT_REWARDS:
+                log_metric(f"vx/{name}", sum(v == name for v in verdicts) / len(verdicts))
+
+
+def vx_reward(verifier: Verifier | str | Path, **options: Any) -> VxReward:
+    """A :class:`VxReward` (the function form, for ``reward_funcs=[vx_reward("seed.vx")]``)."""
+    return VxReward(verifier, **options)
+
+
+__all__ = ["DEFAULT_REWARDS", "VxReward", "vx_reward"]
