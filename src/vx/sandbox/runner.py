@@ -157,7 +157,8 @@ class Plan:
 
     @property
     def uses_bwrap(self) -> bool:
-        return self.layer in ("bwrap", "forkserver") and bool(self.wrapper)
+        return self.layer in ("bwrap", "forkserver") and bool(self.wrapper) and \
+            os.path.basename(self.wrapper[0]) == "bwrap"
 
     def child_env(self, workdir: str, hash_seed: int | None) -> dict[str, str]:
         """The child's whole environment (an allow-list: nothing is inherited)."""
