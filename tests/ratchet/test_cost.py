@@ -16,7 +16,7 @@ CFG = dict(arms=("oracle",), verifier_rounds=(0,), skill_rounds=(3,), batch_size
 
 def heldout_curve(path):
     with RatchetStore(path) as s:
-        return [(r["round"], r["heldout"], r["bank_size"]) for r in s.rounds("oracle")], \
+        return [(r["round"], r["rollback_score"], r["report_score"], r["bank_size"]) for r in s.rounds("oracle")], \
             [(a["round"], a["kind"], a["task"], a["output"]) for a in s.attempts("oracle")]
 
 

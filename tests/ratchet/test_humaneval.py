@@ -56,10 +56,12 @@ def test_skill_loop_on_humaneval_learns_the_entry_point_lesson(tmp_path, arm):
     with RatchetStore(res.run_path) as s:
         rounds = s.rounds(arm)
         capsules = s.capsules(arm)
-        held0 = s.attempts(arm, kind="heldout", round_=0)
-    odd = sum(1 for a in held0 if int(a["task"].split("/")[1]) % 2)
-    assert rounds[0]["heldout"] == pytest.approx(1 - odd / 15)  # every renamed function fails its hidden tests
-    assert rounds[-1]["heldout"] == pytest.approx(1.0)
+        parts = s.parts()
+        assert len(s.attempts(arm, kind="heldout", round_=0)) == 15  # both parts, every round
+    for part, key in (("report_tasks", "report_score"), ("rollback_tasks", "rollback_score")):
+        odd = sum(1 for t in parts[part] if int(t.split("/")[1]) % 2)
+        assert rounds[0][key] == pytest.approx(1 - odd / len(parts[part]))  # every renamed function fails
+        assert rounds[-1][key] == pytest.approx(1.0)
     assert [k["name"] for k in rounds[-1]["state"]["bank"]] == ["keep-the-entry-point"]
     names = {c[0] for cap in capsules for c in cap["checks"]}
     assert names == ({"hidden_tests"} if arm == "oracle" else names) and names
@@ -78,5 +80,5 @@ def test_co_evolution_on_humaneval_offline(tmp_path):
         phases = s.phases("co")
         co = s.rounds("co")
     assert len(phases) == 2 and all(p["validity"]["agreement"] is not None for p in phases)
-    assert co[-1]["heldout"] == pytest.approx(1.0)
+    assert co[-1]["report_score"] == pytest.approx(1.0)
     assert res.figures["retention"]["co"]["peak"] == pytest.approx(1.0)

@@ -1,5 +1,5 @@
-"""The ratchet's parts on their own: schedule, contributions, eviction, routing, skill parsing, the judge's
-two-order rule, the dry-run plan."""
+"""The ratchet's parts on their own: schedule, the held-out parts, contributions, eviction, routing, skill
+parsing, the judge's two-order rule, the dry-run plan."""
 
 from __future__ import annotations
 
@@ -8,12 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vx.families.code.ratchet import extract_output as code_output
+from vx.families.pack import first_block
 from vx.ratchet.config import RatchetConfig, RatchetError, parse_schedule
 from vx.ratchet.loop import batch_tasks
 from vx.ratchet.roles import FinalJudge, SkillSynthesizer, parse_winner, solver_user_message
 from vx.ratchet.routing import Router
+from vx.ratchet.run import heldout_parts
 from vx.ratchet.skills import Bank, Contribution, Skill, SkillError, contributions, curate, validate_skill
-from vx.ratchet.tasks import Adapter, first_block
+from vx.ratchet.tasks import Adapter
 
 
 def test_schedule_parsing_and_phases():
@@ -31,6 +34,30 @@ def test_schedule_parsing_and_phases():
     assert RatchetConfig.from_dict(cfg.as_dict()) == cfg
     with pytest.raises(RatchetError, match="verifier arm needs"):
         RatchetConfig(arms=("verifier",))
+
+
+@given(st.integers(2, 60), st.integers(0, 10**6), st.floats(0.01, 0.99))
+@settings(max_examples=80, deadline=None)
+def test_the_held_out_parts_are_a_seeded_disjoint_split(n, seed, share):
+    held = [f"t{i}" for i in range(n)]
+    parts = heldout_parts(list(reversed(held)), RatchetConfig(seed=seed, rollback_share=share))
+    assert parts.protocol == "two-part" and parts.rollback and parts.report
+    assert not set(parts.rollback) & set(parts.report) and sorted(parts.tasks) == sorted(held)
+    assert len(parts.rollback) == min(n - 1, max(1, round(share * n)))
+    assert heldout_parts(held, RatchetConfig(seed=seed, rollback_share=share)) == parts  # seeded: same split
+    papers = heldout_parts(held, RatchetConfig(seed=seed, protocol="papers"))
+    assert papers.rollback == papers.report == tuple(sorted(held))
+
+
+def test_the_held_out_parts_differ_by_seed_and_refuse_a_single_task():
+    held = [f"t{i}" for i in range(20)]
+    assert len({heldout_parts(held, RatchetConfig(seed=s)).report for s in range(5)}) > 1
+    with pytest.raises(RatchetError, match="at least two held-out tasks"):
+        heldout_parts(["t0"], RatchetConfig())
+    with pytest.raises(RatchetError, match="protocol"):
+        RatchetConfig(protocol="mine")
+    with pytest.raises(RatchetError, match="rollback-share"):
+        RatchetConfig(rollback_share=1.0)
 
 
 @given(st.integers(1, 40), st.integers(1, 12), st.integers(0, 5))
@@ -137,7 +164,8 @@ def test_solver_prompt_and_extraction():
     assert solver_user_message("do it", []) == "<task>\ndo it\n</task>"
     assert first_block("text\n```python\ndef f():\n    return 1\n```\nmore") == "def f():\n    return 1"
     assert first_block("```sql\nSELECT 1\n```", ("sql",)) == "SELECT 1"
-    assert Adapter("code", "", "").extract("def f(): pass") == "def f(): pass\n"
+    assert code_output("def f(): pass") == "def f(): pass\n"
+    assert Adapter("generic", "", "").extract("  the answer \n") == "the answer"
 
 
 def test_dry_run_plan_counts_calls(notes):
@@ -148,8 +176,9 @@ def test_dry_run_plan_counts_calls(notes):
     p = plan(notes, cfg, load_config())
     by = {a["arm"]: a["roles"] for a in p["arms"]}
     assert p["train_tasks"] == 16 and p["heldout_tasks"] == 10
-    assert by["oracle"]["solver"]["calls"] == 10 * 6 + 4 * 5
+    assert (p["protocol"], p["rollback_tasks"], p["report_tasks"]) == ("two-part", 5, 5)
+    assert by["oracle"]["solver"]["calls"] == 10 * 6 + 4 * 5  # both parts are attempted every round
     assert by["oracle"]["skill_synthesizer"]["calls"] == 5
-    assert by["oracle"]["final_judge"]["calls"] == 10 * 2 * 2
+    assert by["oracle"]["final_judge"]["calls"] == 5 * 2 * 2  # the report part's pairs, both orders, two rubrics
     assert by["frozen"] == {"solver": by["frozen"]["solver"]} and by["frozen"]["solver"]["calls"] == 60
     assert p["worst_usd"] == pytest.approx(sum(a["worst_usd"] for a in p["arms"]), abs=1e-3) and p["worst_usd"] > 0

@@ -1,4 +1,5 @@
-"""The families' ground truth, rebuilt at ratchet time, reproduces the locked labels the builders computed."""
+"""The families' ground truth (each family's pack hook), rebuilt at ratchet time, reproduces the locked labels
+the builders computed."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from vx.families.family import Family
 from vx.ratchet.config import RatchetError
-from vx.ratchet.graders import CodeTruth, ReportTruth, ground_truth_for
+from vx.ratchet.graders import ground_truth_for
 from vx.ratchet.run import split_tasks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,7 +27,7 @@ def _agreement(truth, fam):
 def test_humaneval_hidden_tests_are_regenerated_from_the_dataset_and_match_the_locked_labels():
     fam = Family(ROOT / "examples" / "humaneval")
     truth = ground_truth_for(fam)
-    assert isinstance(truth, CodeTruth) and truth.describe()["dataset_version"] == fam.provenance["dataset_version"]
+    assert truth.kind == "hidden-tests" and truth.describe()["dataset_version"] == fam.provenance["dataset_version"]
     rows = _agreement(truth, fam)
     assert len(rows) == 60 and all(want == got for _, want, got in rows)
     task = fam.tasks["HumanEval/0"]
@@ -49,7 +50,7 @@ def test_a_family_built_from_another_dataset_version_is_refused(tmp_path):
 def test_report_rubric_truth_matches_the_locked_labels():
     fam = Family(ROOT / "examples" / "report")
     truth = ground_truth_for(fam)
-    assert isinstance(truth, ReportTruth)
+    assert truth.kind == "rubric"
     rows = _agreement(truth, fam)
     assert rows and all(want == got for _, want, got in rows)
     j = truth.grade_many([(fam.labeled("locked").items[0].task, "no title, nothing")])[0]
@@ -74,3 +75,11 @@ def test_example_families_split_into_disjoint_training_and_held_out_tasks():
     for name, (n_train, n_held) in {"humaneval": (136, 15), "report": (8, 14)}.items():
         train, held = split_tasks(Family(ROOT / "examples" / name))
         assert (len(train), len(held)) == (n_train, n_held) and not set(train) & set(held)
+
+
+def test_a_family_without_a_ground_truth_hook_says_what_to_add(tmp_path):
+    src = ROOT / "tests" / "fixtures" / "tiny"
+    dst = tmp_path / "tiny"
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
+    with pytest.raises(RatchetError, match=r"\[ratchet\] ground_truth"):
+        ground_truth_for(Family(dst))

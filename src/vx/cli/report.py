@@ -45,8 +45,12 @@ def report_cmd(run_path, out):
 
     if is_ratchet_run(run_path):  # a `vx ratchet` run: learning curves, the bank's life, the final judge
         from vx.ratchet.report import write_report as write_ratchet_report
+        from vx.ratchet.store import RatchetStoreError
 
-        console.print(f"wrote {write_ratchet_report(run_path, out)}")
+        try:
+            console.print(f"wrote {write_ratchet_report(run_path, out)}")
+        except RatchetStoreError as exc:  # not a run of this format, or its recorded parts are damaged
+            raise UserError(str(exc)) from None
         return
     from vx.evolve.html import write_report
     from vx.evolve.store import RunStoreError

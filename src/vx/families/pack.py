@@ -14,7 +14,11 @@ detectors:
 - ``task_schema`` -- a JSON Schema of its task records (``tasks.jsonl`` lines), checked when a family
   loads (built with :func:`vx.families.schema.task_schema`; None: only ``id`` is checked);
 - ``version`` -- a hash of its ops' versions (each op's version covers its source and everything it
-  declares with ``@op(depends=...)``: see :func:`vx.ops.core.source_version`).
+  declares with ``@op(depends=...)``: see :func:`vx.ops.core.source_version`);
+- ``ratchet`` -- a :class:`RatchetHooks`: what the skill loop (``vx ratchet``) needs to put a frozen
+  solver to work on the family's tasks -- the solver's instructions and view of a task, how an output
+  is read from its reply, the format contract the final judge is told, the family's ground truth, and
+  optionally a scripted demo (None: the ratchet's generic defaults and ``[ratchet] ground_truth``).
 
 Packs are referred to by name in a family's ``family.toml`` (``packs = ["code"]``) and found, in
 order, as: a ``.py`` file relative to the family directory; a name registered in the entry-point
@@ -22,7 +26,8 @@ group ``vx.ops`` (an ``module:attribute`` naming a :class:`Pack`, or a module); 
 families (:data:`BUILTIN`, so a source checkout works without installed metadata); or an importable
 module name. A module given instead of a :class:`Pack` exposes ``PACK``, or -- the older, still
 supported shape -- its module-level ``Op`` objects (``OPS`` if it lists them) with optional
-``ROOT``, ``TAXONOMY``, ``classify_failure``, ``TEMPLATE_FAMILY`` and ``describe_environment``.
+``ROOT``, ``TAXONOMY``, ``classify_failure``, ``TEMPLATE_FAMILY``, ``describe_environment`` and
+``RATCHET``.
 See ``docs/families.md`` for writing a third-party family.
 """
 
@@ -32,16 +37,18 @@ import difflib
 import hashlib
 import importlib
 import importlib.util
+import re
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
+from vx.errors import VxError
 from vx.ops.core import Op, OpError
 from vx.ops.pool import OpPool
 from vx.ops.specs import op_from_spec
@@ -77,6 +84,92 @@ class PackError(OpError):
     """A pack that cannot be found or loaded."""
 
 
+# --------------------------------------------------------------------------- the skill loop's hooks
+
+class GroundTruthUnavailable(VxError):
+    """A family's ground truth that cannot be built here (a dataset file missing or of another version);
+    the message says what to do."""
+
+
+class FamilyTruth(Protocol):
+    """A family's strongest reference, as `RatchetHooks.ground_truth` builds it at ratchet time.
+
+    ``grade_many`` grades (task id, output) pairs; each result is a bool, a score in [0, 1] (a pass at
+    0.5 or more) or a mapping ``{"passed": bool, "score": float, "checks": [[name, message], ...]}``, the
+    checks naming what failed (what a failure capsule shows the skill synthesizer). ``describe`` says
+    where it comes from (``{"kind": "hidden-tests", "dataset_version": ...}``) for the run file."""
+
+    def grade_many(self, pairs: Sequence[tuple[str, Any]]) -> Sequence[Any]: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+@attrs.frozen
+class DemoLesson:
+    """A lesson the scripted demo's skill synthesizer writes: after a failure capsule whose checks (as
+    ``name: message`` lines) match ``after_failure``, or -- with no capsule at all -- after a passed
+    attempt whose output matches ``after_practice`` (regular expressions; None: never)."""
+
+    name: str
+    lesson: str
+    when: str = "always"
+    after_failure: str | None = None
+    after_practice: str | None = None
+
+
+@attrs.frozen
+class DemoScript:
+    """An offline stand-in for the solver (``vx ratchet --demo``): ``solve(task, lessons)`` is the reply
+    to a task given the names of the lessons in the prompt; ``lessons`` is the scripted synthesizer's
+    repertoire. Labelled as scripted wherever a demo run is shown."""
+
+    solve: Callable[[Mapping[str, Any], Sequence[str]], str] = attrs.field(eq=False)
+    lessons: tuple[DemoLesson, ...] = attrs.field(converter=tuple)
+    description: str = ""
+
+
+@attrs.frozen
+class RatchetHooks:
+    """What the skill loop (`vx ratchet`) needs from a family (see the module docstring).
+
+    - ``solver_system`` -- the frozen solver's instructions (its system prompt);
+    - ``format_contract`` -- what the family's pipeline requires of an output, told to the task-aware
+      final judge so that required syntax is not mistaken for a defect;
+    - ``render_task(task) -> str`` -- the solver's view of a task: only what a verifier may see, never a
+      reference, hidden test or gold query;
+    - ``extract_output(reply) -> output`` -- the output graded, read from the solver's reply;
+    - ``ground_truth(family, data_dirs) -> FamilyTruth`` -- the family's strongest reference, rebuilt at
+      ratchet time from what the family's provenance names (``data_dirs``: ``--data-dir``, then
+      ``$VX_DATA_DIR``); raises `GroundTruthUnavailable` when it cannot be; None: the family names one
+      in ``[ratchet] ground_truth``;
+    - ``demo`` -- a `DemoScript` for ``vx ratchet --demo`` (None: the family has no demo).
+
+    family.toml's ``[ratchet] solver_system`` / ``format_contract`` / ``ground_truth`` override these."""
+
+    name: str
+    solver_system: str
+    format_contract: str
+    render_task: Callable[[Mapping[str, Any]], str] = attrs.field(eq=False)
+    extract_output: Callable[[str], str] = attrs.field(eq=False)
+    ground_truth: Callable[[Any, Sequence[Path]], FamilyTruth] | None = attrs.field(default=None, eq=False)
+    demo: DemoScript | None = attrs.field(default=None, eq=False)
+
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.DOTALL)
+
+
+def first_block(text: str, languages: tuple[str, ...] = ()) -> str:
+    """The body of a reply's first fenced block (preferring one tagged with a language of `languages`),
+    else the whole reply, stripped: how most families read an output from a solver's reply."""
+    blocks = _FENCE.findall(text or "")
+    for lang, body in blocks:
+        if lang.lower() in languages:
+            return body.strip("\n")
+    if blocks:
+        return blocks[0][1].strip("\n")
+    return (text or "").strip()
+
+
 @attrs.frozen
 class Pack:
     """A family's detectors and what synthesis needs to know about them (see the module docstring)."""
@@ -102,6 +195,8 @@ class Pack:
     #: the language of the outputs (a Pygments lexer name: "python", "sql", "markdown"), for showing
     #: them highlighted (`vx explain`); None: plain text
     output_language: str | None = None
+    #: what the skill loop (``vx ratchet``) needs from the family; None: the ratchet's generic defaults
+    ratchet: RatchetHooks | None = attrs.field(default=None, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         names = [o.name for o in self.ops]
@@ -137,16 +232,18 @@ class Pack:
         classify = getattr(module, "classify_failure", None)
         env = getattr(module, "describe_environment", None)
         schema = getattr(module, "TASK_SCHEMA", None)
+        hooks = getattr(module, "RATCHET", None)
         return cls(name or module.__name__, ops, root, tuple(getattr(module, "TAXONOMY", ()) or ()),
                    classify if callable(classify) else None, (tag,) if isinstance(tag, str) else (),
                    env if callable(env) else None, (module.__doc__ or "").strip().split("\n")[0],
-                   schema if isinstance(schema, Mapping) else None)
+                   schema if isinstance(schema, Mapping) else None,
+                   ratchet=hooks if isinstance(hooks, RatchetHooks) else None)
 
     @classmethod
     def combine(cls, packs: Iterable[Pack], name: str = "") -> Pack:
         """One pack made of several (a family's ``packs`` list): ops in order, the first declared
-        root, the union of taxonomies and template tags, the first classifier and task schema, every
-        environment."""
+        root, the union of taxonomies and template tags, the first classifier, task schema and ratchet
+        hooks, every environment."""
         packs = list(packs)
         ops: list[Op] = []
         seen: dict[str, Op] = {}
@@ -178,7 +275,8 @@ class Pack:
                    next((p.task_schema for p in packs if p.task_schema is not None), None),
                    describe_task=describe_task, sources=sources if openers else None,
                    output_language=next((p.output_language for p in packs if p.output_language), None),
-                   datasets=tuple(dict.fromkeys(d for p in packs for d in p.datasets)))
+                   datasets=tuple(dict.fromkeys(d for p in packs for d in p.datasets)),
+                   ratchet=next((p.ratchet for p in packs if p.ratchet is not None), None))
 
     def pool(self, *, root: str | None = None, specs: Iterable[Mapping[str, Any]] = ()) -> OpPool:
         """An op pool of this pack's ops plus typed specs, with ``root`` (default: the pack's)."""

@@ -66,14 +66,17 @@ FAMILY_SCHEMA: dict[str, Any] = {
         "llm": {"type": "object", "description": "The family's LLM role table (see docs: LLM roles)."},
         "ratchet": {
             "type": "object",
-            "description": "Settings of the skill loop (vx ratchet): how to prompt the solver, ground truth.",
+            "description": "Settings of the skill loop (vx ratchet), overriding the family's pack hooks: the "
+                           "ground truth, the solver's instructions, the format contract.",
             "additionalProperties": False,
             "properties": {
-                "kind": {"type": "string", "description": "code, sql, report or generic (default: from packs)."},
-                "ground_truth": {"type": "string", "minLength": 1, "description": "file.py:function"},
-                "solver_system": {"type": "string"},
-                "format_contract": {"type": "string"},
-                "final_rounds": {"type": "integer", "minimum": 0},
+                "ground_truth": {"type": "string", "minLength": 1,
+                                 "description": "file.py:function or module:function, called as function(task, "
+                                                "output)"},
+                "solver_system": {"type": "string", "description": "The solver's instructions (system prompt)."},
+                "format_contract": {"type": "string",
+                                    "description": "What the pipeline requires of an output (the task-aware final "
+                                                   "judge is told it)."},
             },
         },
     },

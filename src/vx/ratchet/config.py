@@ -16,6 +16,14 @@ Arms (each runs the same skill loop; they differ only in the grader of the train
 The schedule is the papers' front-loaded curriculum: verifier phases of 15/8/5/2 rounds before four
 25-round skill phases. Arms without a verifier loop run the same number of skill rounds (the sum of the
 skill phases), so every arm has the same skill budget.
+
+The held-out protocol (``protocol``):
+
+    two-part     the default: the family's held-out (locked) tasks are split, seeded by ``seed`` and disjoint,
+                 into a rollback part (``rollback_share`` of them; the only held-out tasks rollback reads)
+                 and a report part that no loop reads: the curves, lift and retention come from it
+    papers       the papers' protocol, kept for comparison: rollback reads the same held-out tasks the
+                 curves, lift and retention are reported on (so a reported curve cannot fall)
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ ARMS = ("oracle", "co", "naive", "always-pass", "verifier", "frozen")
 CO_ARMS = ("co", "naive")
 DEFAULT_VERIFIER_ROUNDS = (15, 8, 5, 2)
 DEFAULT_SKILL_ROUNDS = (25, 25, 25, 25)
+PROTOCOLS = ("two-part", "papers")
 
 
 class RatchetError(VxError):
@@ -84,6 +93,8 @@ class RatchetConfig:
     ridge: float = 1.0  # ridge penalty of the contribution fit
     rollback: bool = True  # restore the bank when the held-out score drops (off in the naive arm)
     rollback_tolerance: float = 0.0  # a drop larger than this triggers rollback
+    protocol: str = "two-part"  # "two-part": rollback and report read disjoint held-out parts; "papers": the same
+    rollback_share: float = 0.5  # two-part: the share of the held-out tasks in the rollback part
     judge: bool = True  # run the final pairwise judge after the loops
     judge_against: tuple[str, ...] = ("final",)  # "final" and/or "peak": which round's outputs meet round 0
     final_rounds: int = 10  # the "final rounds" mean is over the last this many rounds
@@ -112,6 +123,11 @@ class RatchetConfig:
                 raise RatchetError(f"{name.replace('_', '-')} must be at least 1")
         if not 0.0 <= self.holdout < 1.0:
             raise RatchetError("--holdout must be in [0, 1)")
+        if self.protocol not in PROTOCOLS:
+            raise RatchetError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {self.protocol!r}")
+        if not 0.0 < self.rollback_share < 1.0:
+            raise RatchetError("--rollback-share must be between 0 and 1 (the rest of the held-out tasks is the "
+                               "report part)")
         bad_j = [j for j in self.judge_against if j not in ("final", "peak")]
         if bad_j:
             raise RatchetError(f"--judge-against takes final and/or peak, not {', '.join(bad_j)}")

@@ -14,10 +14,18 @@ Round 0 measures the frozen solver (empty bank) on the held-out tasks. Each late
 4. **Curate** — contributions are refitted on every training attempt of the arm; harmful skills retire,
    and the bank is evicted down to ``capacity`` (`vx.ratchet.skills.curate`).
 5. **Measure** — the solver attempts every held-out task (the family's locked tasks) with the bank's
-   routed skills; the family's ground truth grades them. The mean is the round's held-out score.
-6. **Rollback** — if that score is lower than the score of the bank in force before the round by more
-   than ``rollback_tolerance``, the round's bank changes are undone (off in the naive arm). The held-out
-   split is read here only, as the papers specify; nothing of it reaches the grader or a verifier loop.
+   routed skills; the family's ground truth grades them. The held-out tasks are in two parts (`Parts`):
+   the mean over the *rollback* part is what rollback reads; the mean over the *report* part is recorded
+   for the curves, lift and retention and read by nothing here.
+6. **Rollback** — if the rollback part's score is lower than that of the bank in force before the round by
+   more than ``rollback_tolerance``, the round's bank changes are undone (off in the naive arm). Held-out
+   scores are read here only, and only the rollback part's; nothing of the held-out tasks reaches a grader
+   or a verifier loop. (Under the papers' protocol the two parts are the same tasks.)
+
+The record of a round keeps the rollback part's score of the bank in force (after a rollback: the restored
+bank's, measured in the round it was built, ``bank_round``), the rollback part's and the report part's scores
+measured for the round's own bank, and ``bank_round``. The loop's state holds no report-part number: the
+report curve (the bank in force's report-part score) is read off the record (`RatchetStore.rounds`).
 
 Determinism: the batch of round r and the holdout draws come from ``numpy.random.default_rng`` seeded by
 (seed, epoch) and (seed, r, task); with the LLM cache the same inputs give the same record, and a run
@@ -43,7 +51,37 @@ from vx.ratchet.store import RatchetStore
 
 
 class ArmStopped(Exception):
-    """The arm cannot go on now (the LLM budget is spent, a call failed); its committed rounds stand."""
+    """The arm cannot go on now (the LLM budget is spent, a call failed); its committed rounds stand and the
+    round in progress is not recorded (its replies are in the LLM cache: resuming pays nothing twice)."""
+
+    def __init__(self, message: str, *, budget: bool = False) -> None:
+        super().__init__(message)
+        self.budget = budget
+
+
+def stopped_by(exc: Exception) -> ArmStopped:
+    from vx.llm.client import BudgetExceeded
+
+    return ArmStopped(str(exc), budget=isinstance(exc, BudgetExceeded))
+
+
+@attrs.frozen
+class Parts:
+    """The held-out tasks in two parts: ``rollback`` (what rollback reads) and ``report`` (what the curves,
+    lift and retention are computed from; no loop reads it). Disjoint under the two-part protocol, the same
+    tasks under the papers'."""
+
+    protocol: str
+    rollback: tuple[str, ...]
+    report: tuple[str, ...]
+
+    @property
+    def tasks(self) -> list[str]:
+        """Every held-out task, each once (the solver attempts them all every round)."""
+        return sorted(set(self.rollback) | set(self.report))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"protocol": self.protocol, "rollback_tasks": list(self.rollback), "report_tasks": list(self.report)}
 
 
 @attrs.define
@@ -59,7 +97,7 @@ class Context:
     truth: Grader  # the family's ground truth: held-out measurement (and the oracle arm's grader)
     router: Router
     train_tasks: list[str]
-    heldout_tasks: list[str]
+    parts: Parts
     task_text: dict[str, str]
     verdict_cache: Any = None
     say: Callable[[str], None] = lambda m: None
@@ -134,19 +172,25 @@ class Arm:
         self.grader_phase = phase
         return self.grader
 
-    def _heldout(self, bank: Bank) -> tuple[list[dict[str, Any]], float]:
+    def _heldout(self, bank: Bank) -> tuple[list[dict[str, Any]], float, float]:
+        """The held-out attempts with `bank`, and the mean score of the rollback part and of the report part."""
         ctx = self.ctx
+        tasks = ctx.parts.tasks
         jobs, routes = [], []
-        for t in ctx.heldout_tasks:
+        for t in tasks:
             routed = ctx.router.route(ctx.task_text[t], list(bank))
             routes.append(routed)
             jobs.append((ctx.family.tasks[t], [bank.get(s) for s in routed]))
         outs = self._solve(jobs)
-        judged = ctx.truth.grade_many([(t, o) for t, (o, _k) in zip(ctx.heldout_tasks, outs)])
+        judged = ctx.truth.grade_many([(t, o) for t, (o, _k) in zip(tasks, outs)])
         rows = [self._attempt("heldout", t, routed, routed, o, key, j)
-                for t, routed, (o, key), j in zip(ctx.heldout_tasks, routes, outs, judged)]
-        score = float(np.mean([j.score for j in judged])) if judged else float("nan")
-        return rows, round(score, 10)
+                for t, routed, (o, key), j in zip(tasks, routes, outs, judged)]
+        score = {t: j.score for t, j in zip(tasks, judged)}
+
+        def mean(part: Sequence[str]) -> float:
+            return round(float(np.mean([score[t] for t in part])), 10) if part else float("nan")
+
+        return rows, mean(ctx.parts.rollback), mean(ctx.parts.report)
 
     def _solve(self, jobs: list[tuple[Mapping[str, Any], list[Skill]]]) -> list[tuple[str, str]]:
         from vx.llm.client import LLMError
@@ -154,7 +198,7 @@ class Arm:
         try:
             return self.ctx.solver.solve(jobs)
         except LLMError as exc:
-            raise ArmStopped(str(exc)) from None
+            raise stopped_by(exc) from None
 
     def _attempt(self, kind: str, task: str, routed: list[str], included: list[str], output: str, key: str,
                  j: Judgement, round_: int | None = None) -> dict[str, Any]:
@@ -164,14 +208,14 @@ class Arm:
 
     def _round0(self) -> None:
         t0 = time.perf_counter()
-        rows, score = self._heldout(Bank())
+        rows, rollback, report = self._heldout(Bank())
         for a in rows:
             a["round"] = 0
-        state = {"bank": [], "removed": [], "heldout_ref": score, "heldout_round": 0}
-        row = {"arm": self.name, "round": 0, "phase": 0, "heldout": score, "heldout_measured": score,
-               "heldout_round": 0, "train_pass": None, "train_score": None, "train_n": 0, "bank_size": 0, "born": 0,
-               "removed": 0, "rolled_back": False, "synth": {}, "grader": {}, "state": state,
-               "seconds": time.perf_counter() - t0}
+        state = {"bank": [], "removed": [], "rollback_ref": rollback, "bank_round": 0}
+        row = {"arm": self.name, "round": 0, "phase": 0, "rollback_score": rollback, "rollback_measured": rollback,
+               "report_measured": report, "bank_round": 0, "train_pass": None,
+               "train_score": None, "train_n": 0, "bank_size": 0, "born": 0, "removed": 0, "rolled_back": False,
+               "synth": {}, "grader": {}, "state": state, "seconds": time.perf_counter() - t0}
         self.ctx.store.write_round(row, attempts=rows, capsules=[], skills=[], events=[])
         self.ctx.on_round(row)
 
@@ -232,7 +276,7 @@ class Arm:
                 try:
                     completion = send_many(ctx.client, "skill_synthesizer", [req])[0]
                 except LLMError as exc:
-                    raise ArmStopped(str(exc)) from None
+                    raise stopped_by(exc) from None
                 origin = {"round": r, "capsules": [c["task"] for c in capsules],
                           "checks": sorted({c[0] for cap in capsules for c in cap["checks"]})}
                 new, dropped = ctx.synthesizer.parse(completion.text, born=r, origin=origin, bank=list(bank),
@@ -245,7 +289,9 @@ class Arm:
             for s in new:
                 bank.add(s)
                 events.append({"arm": self.name, "round": r, "skill": s.name, "kind": "born",
-                               "reason": f"from {len(capsules)} capsule(s)", "evidence": {"when": s.when,
+                               "reason": (f"from {len(capsules)} capsule(s)" if capsules else
+                                          f"from {len(practice)} passed attempt(s): no attempt failed"),
+                               "evidence": {"when": s.when,
                                                                                          "lesson": s.lesson,
                                                                                          **s.origin}})
                 touched[s.name] = {**s.as_dict(), "status": "active", "removed_round": None, "contribution": None}
@@ -254,24 +300,23 @@ class Arm:
             for rm in removals:
                 events.append({"arm": self.name, "round": r, "skill": rm.name, "kind": rm.kind, "reason": rm.reason,
                                "evidence": rm.contribution.as_dict()})
-        # 5. measure
-        held, measured = self._heldout(bank)
+        # 5. measure (the report part's score is recorded, never read)
+        held, measured, report_measured = self._heldout(bank)
         for a in held:
             a["round"] = r
         rolled_back = False
-        heldout, heldout_round = measured, r
-        ref = state["heldout_ref"]
+        rollback_score, bank_round = measured, r
+        ref = state["rollback_ref"]
         changed = bank.names != before.names
         if (cfg.rollback_for(self.name) and changed and ref is not None
                 and measured < ref - cfg.rollback_tolerance - 1e-12):
-            # 6. rollback: the bank before this round comes back
+            # 6. rollback: the bank before this round comes back, with the scores measured when it was built
             rolled_back = True
-            heldout, heldout_round = ref, state["heldout_round"]
-            born_now = {s.name for s in new}
+            rollback_score, bank_round = ref, state["bank_round"]
             for s in new:
-                if s.name in born_now:
-                    events.append({"arm": self.name, "round": r, "skill": s.name, "kind": "rolled_back",
-                                   "reason": f"held-out score fell from {ref:.3f} to {measured:.3f}", "evidence": {}})
+                events.append({"arm": self.name, "round": r, "skill": s.name, "kind": "rolled_back",
+                               "reason": f"the rollback part's score fell from {ref:.3f} to {measured:.3f}",
+                               "evidence": {}})
             for rm in removals:
                 if rm.name in before:
                     events.append({"arm": self.name, "round": r, "skill": rm.name, "kind": "restored",
@@ -296,11 +341,11 @@ class Arm:
         skill_rows = [{"arm": self.name, **d} for _, d in sorted(touched.items())]
         train_pass = float(np.mean([a["passed"] for a in attempts])) if attempts else None
         train_score = float(np.mean([a["score"] for a in attempts])) if attempts else None
-        new_state = {"bank": bank.as_list(), "removed": removed,
-                     "heldout_ref": heldout if cfg.rollback_for(self.name) else measured,
-                     "heldout_round": heldout_round}
-        row = {"arm": self.name, "round": r, "phase": cfg.skill_phase_of(r), "heldout": heldout,
-               "heldout_measured": measured, "heldout_round": heldout_round, "train_pass": train_pass,
+        new_state = {"bank": bank.as_list(), "removed": removed, "rollback_ref": rollback_score,
+                     "bank_round": bank_round}
+        row = {"arm": self.name, "round": r, "phase": cfg.skill_phase_of(r), "rollback_score": rollback_score,
+               "rollback_measured": measured, "report_measured": report_measured, "bank_round": bank_round,
+               "train_pass": train_pass,
                "train_score": train_score, "train_n": len(attempts), "bank_size": len(bank), "born": len(new),
                "removed": len(removals), "rolled_back": rolled_back, "synth": synth, "grader": grader_desc,
                "state": new_state, "seconds": time.perf_counter() - t0}

@@ -1,11 +1,12 @@
 """A self-contained HTML page for a ratchet run (`vx report RUN` on a ``.vxratchet.sqlite`` file).
 
-Everything comes from the run file: the summary table (init, peak, final-rounds mean, lift, lift retention
-against the oracle, the grader's own training pass rate, the co arms' verifier validity), the held-out
-learning curves of every arm (the frozen solver's round-0 score dotted), the training pass rate each arm's
-grader reported (what the loop itself sees: the always-pass control's is 1.0 throughout), the bank's life
-(a bar per skill from birth to removal, marked by how it ended), the verifier phases, the skill table and
-the final judge's win rates. Plots are matplotlib SVG inlined (the ``viz`` extra); without matplotlib the
+Everything comes from the run file: the held-out protocol, the summary table (init, peak, final-rounds mean,
+lift and lift retention against the oracle on the report part, the grader's own training pass rate, the
+verifier validity, the rollback part's lift), the learning curves of every arm on the report part (read by no
+loop) and on the rollback part (read by rollback), the frozen solver's round-0 score dotted, the training
+pass rate each arm's grader reported (what the loop itself sees: the always-pass control's is 1.0
+throughout), the bank's life (a bar per skill from birth to removal, marked by how it ended), the verifier
+phases, the skill table and the final judge's win rates. A scripted demo run says so at the top. Plots are matplotlib SVG inlined (the ``viz`` extra); without matplotlib the
 page shows the same numbers as tables.
 """
 
@@ -54,7 +55,8 @@ def _plt():
         return None
 
 
-def _curves(store: RatchetStore, key: str, ylabel: str, frozen: bool) -> str:
+def _curves(store: RatchetStore, key: str, ylabel: str, frozen: bool, measured: str | None = None) -> str:
+    """One line per arm of the rounds' `key`; with `measured`, rolled-back rounds' measured scores as ×."""
     plt = _plt()
     arms = store.arms()
     if plt is None:
@@ -68,12 +70,11 @@ def _curves(store: RatchetStore, key: str, ylabel: str, frozen: bool) -> str:
         ls, lw = STYLES.get(arm, ("-", 1.4))
         ax.plot([r["round"] for r in rows], [r[key] for r in rows], label=arm, color=COLORS.get(arm), ls=ls, lw=lw,
                 marker="o" if len(rows) < 30 else None, ms=3)
-        rb = [r for r in rows if r["rolled_back"]]
-        if rb and key == "heldout":
-            ax.scatter([r["round"] for r in rb], [r["heldout_measured"] for r in rb], marker="x",
-                       color=COLORS.get(arm), s=30)
+        rb = [r for r in rows if r["rolled_back"] and r[measured] is not None] if measured else []
+        if rb:
+            ax.scatter([r["round"] for r in rb], [r[measured] for r in rb], marker="x", color=COLORS.get(arm), s=30)
         if frozen:
-            base.append(store.rounds(arm)[0]["heldout"])
+            base.append(rows[0][key])
     if frozen and base:
         ax.axhline(sum(base) / len(base), ls=":", color="#333", label="frozen solver (round 0)")
     for p in store.phases():
@@ -113,22 +114,41 @@ def write_report(run_path: str | Path, out: str | Path | None = None) -> Path:
         meta = store.meta()
         cfg = meta.get("config") or {}
         fig = figures(store, int(cfg.get("final_rounds", 10)))
-        parts = [f"<h1>vx ratchet — {_e(meta.get('family', '?'))}</h1>",
-                 f"<p class='muted'>run file {_e(run_path.name)} · status {_e(meta.get('status', '?'))} · arms "
-                 f"{_e(', '.join(cfg.get('arms', [])))} · schedule verifier {_e(cfg.get('verifier_rounds'))} / skill "
-                 f"{_e(cfg.get('skill_rounds'))} · ground truth {_e((meta.get('ground_truth') or {}).get('kind', '?'))}"
-                 "</p>",
-                 "<p class='note'>Held-out scores are over the family's locked tasks, graded by its ground truth; "
-                 "a set of tens of tasks moves in steps of one task, so read the final-rounds mean and several "
-                 "seeds, not one round. Training pass rates are the arm's own grader's view; a grader that passes "
-                 "everything reports 1.0 while the held-out score stays where it was.</p>",
-                 "<h2>Summary</h2>", _table(TABLE_HEADERS, fmt_table_rows(fig)),
-                 "<h2>Held-out learning curves</h2>", _curves(store, "heldout", "held-out score", True),
-                 "<p class='muted'>× marks a round whose measured score triggered a rollback (the curve shows the "
-                 "restored bank). Grey lines separate skill phases.</p>",
-                 "<h2>Training pass rate (the arm's own grader)</h2>",
-                 _curves(store, "train_pass", "train pass rate", False),
-                 "<h2>The bank's life</h2>", _bank_life(store)]
+        held = store.parts()
+        demo = meta.get("demo") or {}
+        n_rb, n_rp = len(held["rollback_tasks"]), len(held["report_tasks"])
+        if held["protocol"] == "papers":
+            protocol = (f"<b>The papers' protocol</b>: rollback reads the same {n_rp} held-out tasks the curves, lift "
+                        "and retention are computed on, so a reported curve cannot fall below a bank rollback kept "
+                        "(an optimistic measurement, kept for comparison).")
+        else:
+            protocol = (f"<b>Two-part protocol</b>: the held-out (locked) tasks are split, seeded, into a rollback "
+                        f"part ({n_rb} tasks: the only held-out tasks rollback reads) and a report part ({n_rp} "
+                        "tasks, read by no loop). Lift and retention come from the report part.")
+        parts = [f"<h1>vx ratchet — {_e(meta.get('family', '?'))}{' (scripted demo)' if demo else ''}</h1>"]
+        if demo:
+            parts.append(f"<p class='note'><b>Scripted demo.</b> No model was called: the solver, the skill "
+                         f"synthesizer and the final judge are scripted stand-ins ({_e(demo.get('solver', ''))}). "
+                         "The page shows what the loop records, not how any model learns.</p>")
+        parts += [f"<p class='muted'>run file {_e(run_path.name)} · status {_e(meta.get('status', '?'))} · arms "
+                  f"{_e(', '.join(cfg.get('arms', [])))} · schedule verifier {_e(cfg.get('verifier_rounds'))} / skill "
+                  f"{_e(cfg.get('skill_rounds'))} · ground truth {_e((meta.get('ground_truth') or {}).get('kind', '?'))}"
+                  f" · seed {_e(cfg.get('seed'))}</p>",
+                  f"<p class='note'>{protocol} Held-out scores are graded by the family's ground truth; a set of "
+                  "tens of tasks moves in steps of one task, so read the final-rounds mean and several seeds, not "
+                  "one round. Training pass rates are the arm's own grader's view; a grader that passes everything "
+                  "reports 1.0 whatever it teaches.</p>",
+                  "<h2>Summary (report part)</h2>", _table(TABLE_HEADERS, fmt_table_rows(fig)),
+                  f"<h2>Learning curves: report part ({n_rp} tasks, read by no loop)</h2>",
+                  _curves(store, "report_score", "report-part score", True, "report_measured"),
+                  f"<h2>Learning curves: rollback part ({n_rb} tasks, read by rollback)</h2>",
+                  _curves(store, "rollback_score", "rollback-part score", True, "rollback_measured"),
+                  "<p class='muted'>Each curve is the score of the bank in force; × marks what the round's own bank "
+                  "scored when its rollback-part score triggered a rollback (the curve then shows the restored "
+                  "bank). Grey lines separate skill phases.</p>",
+                  "<h2>Training pass rate (the arm's own grader)</h2>",
+                  _curves(store, "train_pass", "train pass rate", False),
+                  "<h2>The bank's life</h2>", _bank_life(store)]
         phases = store.phases()
         if phases:
             parts += ["<h2>Verifier phases (co arms)</h2>", _table(

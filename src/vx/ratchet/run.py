@@ -1,40 +1,52 @@
 """The public entry point: run (or resume) a ratchet run on a family, then the final judge.
 
     >>> from vx.ratchet import run_ratchet, RatchetConfig
-    >>> result = run_ratchet("examples/humaneval", config=RatchetConfig(arms=("oracle", "co")), client=client)
+    >>> result = run_ratchet("examples/humaneval", config=RatchetConfig(arms=("oracle", "co")))
     >>> result.figures["retention"]["co"]
 
-``client`` is an `vx.llm.client.LLMClient` (the solver, skill synthesizer and final judge call it); by
-default the process's active client (`vx.llm.client.active_client`, on when ``ANTHROPIC_API_KEY`` is set).
-`plan` gives the number of calls of every role and the worst-case USD before anything is sent.
+LLM roles, as `vx.evolve.evolve_family` takes them: ``llm=None`` (the default) or ``True`` starts a session
+from the family's configuration (an `LLMUnavailable`-style `RatchetError` without a key: the solver, skill
+synthesizer and final judge are not optional here); an `LLMSession` already started is used as is (and not
+closed). The co arms' verifier loops get the session's LLM composer and synthesizer as `vx evolve` does.
+``client=`` takes a bare `vx.llm.client.LLMClient` instead (tests; the verifier loops then stay offline).
+``demo=True`` answers every role with the family's scripted demo (`vx.ratchet.demo`): offline, free, and
+labelled as scripted in the run file, the report and every printed line. `plan` gives the number of calls of
+every role and the worst-case USD before anything is sent.
 
-This module splits the family: the arms' skill loops get task texts and a grader; the family's ground
-truth grades held-out attempts (and, in the oracle arm only, training attempts); the verifier loop of a co
-arm gets the family's evolution view plus training attempts (`vx.ratchet.coevolve`).
+This module splits the family: the arms' skill loops get task texts and a grader; the family's ground truth
+grades held-out attempts (and, in the oracle arm only, training attempts); the held-out tasks are split into
+a rollback part and a report part (`heldout_parts`); the verifier loop of a co arm gets the family's
+evolution view plus training attempts (`vx.ratchet.coevolve`).
+
+**When the LLM budget runs out** (or a call fails for good) the run stops at the last whole round: the round
+in progress is not recorded (a round is all or nothing), every committed round, the figures so far and the
+status ``stopped`` are; the replies already paid for are in the LLM cache, so ``--resume`` (with a larger
+budget) replays them for nothing and continues exactly where the run stopped. `RatchetResult.stopped` says
+why and `RatchetResult.budget_spent` whether it was the budget.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
+import numpy as np
 
 from vx.ratchet.config import CO_ARMS, RatchetConfig, RatchetError
 from vx.ratchet.figures import figures as compute_figures
 from vx.ratchet.graders import Grader, ground_truth_for
-from vx.ratchet.loop import Arm, ArmStopped, Context
+from vx.ratchet.loop import Arm, ArmStopped, Context, Parts, stopped_by
 from vx.ratchet.roles import RUBRICS, FinalJudge, Solver, SkillSynthesizer, send_many
 from vx.ratchet.routing import Router
 from vx.ratchet.skills import MAX_LESSON
 from vx.ratchet.store import RatchetStore
 from vx.ratchet.tasks import adapter_for
 
-__all__ = ["RatchetResult", "default_run_path", "plan", "run_ratchet"]
+__all__ = ["RatchetResult", "default_run_path", "heldout_parts", "plan", "run_ratchet", "split_tasks"]
 
 
 @attrs.frozen
@@ -42,11 +54,15 @@ class RatchetResult:
     run_path: str
     figures: Mapping[str, Any]
     stopped: str | None = None  # why the run stopped early (budget, a failed call), if it did
+    budget_spent: bool = False  # it stopped because the LLM budget ran out (resume with a larger one)
+    demo: bool = False  # every role was the family's scripted demo, not a model
+    usage: Mapping[str, Any] | None = None  # the run's LLM usage (calls, cache hits, tokens, cost)
 
 
-def default_run_path(family: Any, runs_dir: str | Path = "runs") -> Path:
+def default_run_path(family: Any, runs_dir: str | Path = "runs", *, demo: bool = False) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    base = Path(runs_dir) / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', family.name)}-ratchet-{stamp}"
+    kind = "ratchet-demo" if demo else "ratchet"
+    base = Path(runs_dir) / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', family.name)}-{kind}-{stamp}"
     path = Path(f"{base}.vxratchet.sqlite")
     n = 1
     while path.exists():
@@ -76,6 +92,21 @@ def split_tasks(fam: Any) -> tuple[list[str], list[str]]:
     return train, held
 
 
+def heldout_parts(held: Sequence[str], config: RatchetConfig) -> Parts:
+    """The held-out tasks' rollback part and report part: under the two-part protocol a seeded (``seed``),
+    disjoint split with ``rollback_share`` of the tasks (at least one in each part) in the rollback part;
+    under the papers' protocol both parts are every held-out task."""
+    held = sorted(held)
+    if config.protocol == "papers":
+        return Parts("papers", tuple(held), tuple(held))
+    if len(held) < 2:
+        raise RatchetError(f"the two-part protocol needs at least two held-out tasks (the family has {len(held)}); "
+                           "use the papers' protocol (--papers-protocol) on a family this small")
+    order = np.random.default_rng([config.seed, 4099]).permutation(len(held)).tolist()
+    k = min(len(held) - 1, max(1, int(round(config.rollback_share * len(held)))))
+    return Parts("two-part", tuple(sorted(held[i] for i in order[:k])), tuple(sorted(held[i] for i in order[k:])))
+
+
 def _version() -> str:
     try:
         from vx import __version__
@@ -85,85 +116,155 @@ def _version() -> str:
         return "?"
 
 
+NO_KEY = ("vx ratchet needs the LLM roles solver, skill_synthesizer and final_judge, and ANTHROPIC_API_KEY is not "
+          "set: set it (export ANTHROPIC_API_KEY=…) and run again; --dry-run shows the calls and the worst-case "
+          "cost without a key, and --demo runs a scripted solver offline")
+
+
+ROLE_SETTINGS = ("model", "max_tokens", "temperature")
+
+
+def resumed_roles(recorded: Mapping[str, Any], overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A resumed run keeps its roles' models, max_tokens and temperatures (the frozen solver must stay the
+    same solver, and cached replies must keep answering): the recorded ones, over the configuration; an
+    override that changes one is refused. Budgets and limits may change (a larger --llm-budget)."""
+    out = dict(overrides or {})
+    for role, settings in (recorded.get("roles") or {}).items():
+        for key in ROLE_SETTINGS:
+            if key not in (settings or {}):
+                continue
+            name = f"{role}.{key}"
+            if name in out and out[name] != settings[key]:
+                raise RatchetError(f"this run's {role} is {key} {settings[key]!r}; a resumed run keeps its roles "
+                                   f"(not {out[name]!r}): start a new run to change them")
+            out[name] = settings[key]
+    return out
+
+
+def _session(fam: Any, llm: Any, overrides: Mapping[str, Any] | None, factory: Callable | None, run_id: str | None,
+             say: Callable[[str], None]) -> tuple[Any, bool]:
+    """(the LLM session, whether this run owns it)."""
+    from vx.evolve.roles.session import LLMSession, start_session
+    from vx.llm.client import LLMUnavailable
+
+    if isinstance(llm, LLMSession):
+        return llm, False
+    if llm is False:
+        raise RatchetError("vx ratchet cannot run with LLM roles off (llm=False): its solver, skill synthesizer and "
+                           "final judge are LLM roles; demo=True runs a scripted solver offline")
+    try:
+        session = start_session(fam, mode=True, overrides=overrides, say=say, run_id=run_id, factory=factory)
+    except LLMUnavailable as exc:
+        raise RatchetError(NO_KEY if "API key" in str(exc) else str(exc)) from None
+    return session, True
+
+
 def run_ratchet(family: Any = None, *, config: RatchetConfig | None = None, out: str | Path | None = None,
-                resume: str | Path | None = None, client: Any = None, truth: Grader | None = None,
-                data_dir: str | Path | None = None, verifier_roles: Callable[[Any], Mapping[str, Any]] | None = None,
-                verdict_cache: Any = None, say: Callable[[str], None] | None = None,
+                resume: str | Path | None = None, llm: Any = None, llm_overrides: Mapping[str, Any] | None = None,
+                llm_factory: Callable | None = None, client: Any = None, demo: bool = False,
+                truth: Grader | None = None, data_dir: str | Path | None = None,
+                verifier_roles: Callable[[Any], Mapping[str, Any]] | None = None, verdict_cache: Any = None,
+                say: Callable[[str], None] | None = None,
                 on_round: Callable[[dict[str, Any]], None] | None = None) -> RatchetResult:
-    """Run (or resume) every arm of `config` on `family`, then the final pairwise judge."""
+    """Run (or resume) every arm of `config` on `family`, then the final pairwise judge (see the module
+    docstring for `llm`, `client` and `demo`)."""
     say = say or (lambda m: None)
+    store: RatchetStore | None = None
+    llm_run_id = None
     if resume is not None:
         store = RatchetStore(resume)
-        meta = store.meta()
-        config = RatchetConfig.from_dict(meta["config"])
-        fam = _family(family or meta["family_dir"])
-        if fam.name != meta.get("family"):
+        try:
+            meta = store.meta()
+            config = RatchetConfig.from_dict(meta["config"])
+            fam = _family(family or meta["family_dir"])
+            if fam.name != meta.get("family"):
+                raise RatchetError(f"{resume} is a run of family {meta.get('family')!r}, not {fam.name!r}")
+            demo = bool(meta.get("demo"))
+            llm_run_id = (meta.get("llm") or {}).get("run") or None
+            llm_overrides = resumed_roles(meta.get("llm") or {}, llm_overrides)
+        except BaseException:
             store.close()
-            raise RatchetError(f"{resume} is a run of family {meta.get('family')!r}, not {fam.name!r}")
+            raise
+        path = store.path
     else:
         config = config or RatchetConfig()
         fam = _family(family)
-        path = Path(out) if out is not None else default_run_path(fam)
+        path = Path(out) if out is not None else default_run_path(fam, demo=demo)
         if path.exists():
             raise RatchetError(f"{path} already exists; choose another --out or continue it with --resume {path}")
-        store = None
-    if client is None:
-        from vx.llm.client import active_client
-
-        client = active_client()
-    if client is None:
-        if store is not None:
-            store.close()
-        raise RatchetError("vx ratchet needs the solver, skill_synthesizer and final_judge LLM roles: set "
-                           "ANTHROPIC_API_KEY (see the cost first with --dry-run)")
-    train, held = split_tasks(fam)
-    adapter = adapter_for(fam)
-    if truth is None:
-        truth = ground_truth_for(fam, data_dir=data_dir)
-    fixed = None
-    if "verifier" in config.arms:
-        from vx.verifier import Verifier
-
-        fixed = Verifier.load(config.verifier, fam)
-    if store is None:
-        store = RatchetStore(path, create=True)
-        store.set_meta({"family": fam.name, "family_dir": str(fam.dir), "config": config.as_dict(),
-                        "vx_version": _version(), "status": "running", "ground_truth": truth.describe(),
-                        "adapter": adapter.kind, "contract": adapter.contract,
-                        "llm": {"run": getattr(client, "run_id", ""),
-                                **({k: v for k, v in client.config.as_dict().items() if k != "cache"}
-                                   if hasattr(client, "config") else {})}})
-    task_text = {t: adapter.render(fam.tasks[t]) for t in train + held}
-    router = Router([task_text[t] for t in train], k=config.route_k, min_similarity=config.route_min_similarity,
-                    general_score=config.general_score)
-    solver = Solver(client, adapter, batch=config.batch, poll_seconds=config.poll_seconds, max_wait=config.max_wait,
-                    say=say)
-    ctx = Context(family=fam, config=config, store=store, client=client, solver=solver,
-                  synthesizer=SkillSynthesizer(client, adapter, fam.name, n=config.new_skills), truth=truth,
-                  router=router, train_tasks=train, heldout_tasks=held, task_text=task_text,
-                  verdict_cache=verdict_cache, say=say, on_round=on_round or (lambda row: None),
-                  verifier_roles=verifier_roles, fixed_verifier=fixed)
-    stopped = None
+    session, owns = None, False
     try:
+        train, held = split_tasks(fam)
+        parts = heldout_parts(held, config)
+        if store is not None and store.parts() != parts.as_dict():
+            raise RatchetError(f"{path}: the family's held-out tasks are not those the run was started with "
+                               "(its locked split changed); start a new run")
+        adapter = adapter_for(fam)
+        if truth is None:
+            truth = ground_truth_for(fam, data_dir=data_dir)
+        if demo:
+            from vx.ratchet.demo import demo_client
+
+            client = demo_client(fam, adapter, truth, path)
+            verifier_roles = None
+        elif client is None:
+            session, owns = _session(fam, llm, llm_overrides, llm_factory, llm_run_id, say)
+            client = session.client()
+            if verifier_roles is None:
+                from vx.evolve.roles.session import engine_roles
+
+                verifier_roles = lambda econf: engine_roles(session, econf)  # noqa: E731
+        fixed = None
+        if "verifier" in config.arms:
+            from vx.verifier import Verifier
+
+            fixed = Verifier.load(config.verifier, fam)
+        if store is None:
+            store = RatchetStore(path, create=True)
+            store.set_meta({"family": fam.name, "family_dir": str(fam.dir), "config": config.as_dict(),
+                            "vx_version": _version(), "status": "running", "ground_truth": truth.describe(),
+                            "heldout": parts.as_dict(), "adapter": adapter.source, "contract": adapter.contract,
+                            "demo": ({"scripted": True, "solver": client.demo_description} if demo else False),
+                            "llm": {"run": getattr(client, "run_id", ""),
+                                    **({k: v for k, v in client.config.as_dict().items() if k != "cache"}
+                                       if hasattr(client, "config") else {})}})
+        task_text = {t: adapter.render(fam.tasks[t]) for t in train + parts.tasks}
+        router = Router([task_text[t] for t in train], k=config.route_k, min_similarity=config.route_min_similarity,
+                        general_score=config.general_score)
+        solver = Solver(client, adapter, batch=config.batch, poll_seconds=config.poll_seconds,
+                        max_wait=config.max_wait, say=say)
+        ctx = Context(family=fam, config=config, store=store, client=client, solver=solver,
+                      synthesizer=SkillSynthesizer(client, adapter, fam.name, n=config.new_skills), truth=truth,
+                      router=router, train_tasks=train, parts=parts, task_text=task_text,
+                      verdict_cache=verdict_cache, say=say, on_round=on_round or (lambda row: None),
+                      verifier_roles=verifier_roles, fixed_verifier=fixed)
+        stop: ArmStopped | None = None
+        where = ""
         for arm in config.arms:
             try:
                 Arm(ctx, arm).run()
             except ArmStopped as exc:
-                stopped = f"{arm}: {exc}"
+                last = store.last_round(arm)
+                stop, where = exc, f"{arm} round {(last['round'] + 1) if last else 0}"
                 break
-        if stopped is None and config.judge:
+        if stop is None and config.judge:
             try:
                 final_judge(ctx)
             except ArmStopped as exc:
-                stopped = f"final judge: {exc}"
+                stop, where = exc, "the final judge"
+        stopped = f"{where}: {stop}" if stop is not None else None
         fig = compute_figures(store, config.final_rounds)
         store.write_summary(fig)
         store.set_meta({"status": "stopped" if stopped else "finished", "stopped": stopped or ""})
-        if hasattr(client, "usage"):
-            store.set_meta({"llm_usage": client.usage()})
-        return RatchetResult(str(store.path), fig, stopped)
+        usage = client.usage() if hasattr(client, "usage") else None
+        if usage is not None:
+            store.set_meta({"llm_usage": usage})
+        return RatchetResult(str(store.path), fig, stopped, bool(stop is not None and stop.budget), demo, usage)
     finally:
-        store.close()
+        if store is not None:
+            store.close()
+        if session is not None and owns:
+            session.close()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -174,14 +275,15 @@ def _compared_rounds(store: RatchetStore, arm: str, against: str) -> int | None:
     if len(rounds) < 2:
         return None
     if against == "final":
-        return int(rounds[-1]["heldout_round"])
-    best = max(rounds[1:], key=lambda r: (r["heldout"], -r["round"]))
-    return int(best["heldout_round"])
+        return int(rounds[-1]["bank_round"])
+    best = max(rounds[1:], key=lambda r: (r["report_score"], -r["round"]))
+    return int(best["bank_round"])
 
 
 def final_judge(ctx: Context) -> None:
-    """Judge each arm's final (and/or peak) held-out outputs against its round-0 outputs, both orders, both
-    rubrics; identical outputs are a tie without a call. Pairs already judged are kept (resume)."""
+    """Judge each arm's final (and/or peak, by the report curve) outputs on the report part against its
+    round-0 outputs, both orders, both rubrics; identical outputs are a tie without a call. Pairs already
+    judged are kept (resume)."""
     from vx.llm.client import LLMError
 
     store, cfg = ctx.store, ctx.config
@@ -198,7 +300,7 @@ def final_judge(ctx: Context) -> None:
             new = {a["task"]: a for a in store.attempts(arm, kind="heldout", round_=new_round)}
             todo, requests, rows = [], [], []
             for rubric in RUBRICS:
-                for task in ctx.heldout_tasks:
+                for task in ctx.parts.report:
                     if (arm, against, rubric, task) in done or task not in old or task not in new:
                         continue
                     base = {"arm": arm, "against": against, "rubric": rubric, "task": task, "old_round": 0,
@@ -215,7 +317,7 @@ def final_judge(ctx: Context) -> None:
                                     poll_seconds=cfg.poll_seconds, max_wait=cfg.max_wait, say=ctx.say)
             except LLMError as exc:
                 store.write_judge(rows)
-                raise ArmStopped(str(exc)) from None
+                raise stopped_by(exc) from None
             for k, base in enumerate(todo):
                 r1, r2 = replies[2 * k].text, replies[2 * k + 1].text
                 p1, p2, outcome = FinalJudge.outcome(r1, r2)
@@ -235,6 +337,7 @@ def plan(family: Any, config: RatchetConfig, llm_config: Any, *, verifier_llm: b
 
     fam = _family(family)
     train, held = split_tasks(fam)
+    parts = heldout_parts(held, config)
     adapter = adapter_for(fam)
     texts = [adapter.render(fam.tasks[t]) for t in train + held]
     longest = max(len(t) for t in texts)
@@ -260,7 +363,7 @@ def plan(family: Any, config: RatchetConfig, llm_config: Any, *, verifier_llm: b
             calls["solver"] += config.batch_size * rounds
             calls["skill_synthesizer"] = rounds
             if config.judge:
-                calls["final_judge"] = len(held) * 2 * len(RUBRICS) * len(config.judge_against)
+                calls["final_judge"] = len(parts.report) * 2 * len(RUBRICS) * len(config.judge_against)
         if arm in CO_ARMS:
             vr = sum(config.verifier_rounds)
             if verifier_llm:
@@ -281,11 +384,8 @@ def plan(family: Any, config: RatchetConfig, llm_config: Any, *, verifier_llm: b
             usd += n * one
         rows.append({"arm": arm, "roles": per_role, "worst_usd": round(usd, 4)})
         total += usd
-    return {"family": fam.name, "train_tasks": len(train), "heldout_tasks": len(held),
+    return {"family": fam.name, "train_tasks": len(train), "heldout_tasks": len(held), "protocol": parts.protocol,
+            "rollback_tasks": len(parts.rollback), "report_tasks": len(parts.report),
             "skill_rounds": config.total_skill_rounds, "arms": rows, "worst_usd": round(total, 4),
             "budget_usd": llm_config.budget_usd,
             "note": "worst case: every call a cache miss and every reply max_tokens long; cached prompts are free"}
-
-
-def plan_json(p: Mapping[str, Any]) -> str:
-    return json.dumps(p, indent=2)

@@ -2,12 +2,16 @@
 
 Tables (JSON columns hold canonical JSON):
 
-    meta      key → value: format (vx-ratchet/1), family and its directory, config, LLM run id, status
+    meta      key → value: format (vx-ratchet/2), family and its directory, config, the held-out parts
+              (``heldout``: protocol, rollback tasks, report tasks), LLM run id, status, ``demo`` (a scripted run)
     rounds    one row per committed skill round of an arm (round 0 = the frozen solver, empty bank): the
-              held-out score of the bank in force (after a rollback: the restored bank's), the score measured
-              for the round's bank before any rollback, the round whose held-out outputs belong to the bank
-              in force, the training grader's pass rate and mean score, bank size, births, removals,
-              rollback flag, the synthesizer's report, the grader, the loop state (what a resume restarts from)
+              rollback part's score of the bank in force (after a rollback: the restored bank's), the rollback
+              part's and the report part's scores measured for the round's own bank, the round whose bank is in
+              force and whose held-out outputs belong to it (``bank_round``); the training grader's pass rate
+              and mean score, bank size, births, removals, rollback flag, the synthesizer's report, the grader,
+              the loop state (what a resume restarts from; it holds no report-part number).
+              `RatchetStore.rounds` adds ``report_score``: the report part's score of the bank in force (the
+              ``report_measured`` of its ``bank_round``)
     attempts  every solver attempt: arm, round, kind (train | heldout), task, routed and included skills,
               output, passed, score, the grader's named failed checks, the reply's LLM cache key
     capsules  the failure capsules of each round (task, output, checks) as shown to the synthesizer
@@ -22,6 +26,10 @@ Tables (JSON columns hold canonical JSON):
 
 Each skill round is written in one transaction: a killed run loses at most the round in progress, and
 resuming from the last committed round writes the same rows the uninterrupted run would have.
+
+Reading is validated here, in one place: `RatchetStore` refuses a file that is not a run of this format
+(``vx-ratchet/1`` files, written before the held-out tasks were split in two, are named as such), and
+`RatchetStore.parts` checks the held-out parts a run recorded.
 """
 
 from __future__ import annotations
@@ -36,13 +44,14 @@ from typing import Any
 from vx.errors import VxError
 from vx.evolve.store import json_text
 
-FORMAT = "vx-ratchet/1"
+FORMAT = "vx-ratchet/2"
+OLD_FORMATS = {"vx-ratchet/1": "rollback and report read the same held-out tasks"}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS rounds (
-    arm TEXT NOT NULL, round INTEGER NOT NULL, phase INTEGER NOT NULL, heldout REAL, heldout_measured REAL,
-    heldout_round INTEGER NOT NULL, train_pass REAL, train_score REAL, train_n INTEGER NOT NULL,
+    arm TEXT NOT NULL, round INTEGER NOT NULL, phase INTEGER NOT NULL, rollback_score REAL, rollback_measured REAL,
+    report_measured REAL, bank_round INTEGER NOT NULL, train_pass REAL, train_score REAL, train_n INTEGER NOT NULL,
     bank_size INTEGER NOT NULL, born INTEGER NOT NULL, removed INTEGER NOT NULL, rolled_back INTEGER NOT NULL,
     synth TEXT NOT NULL, grader TEXT NOT NULL, state TEXT NOT NULL, seconds REAL NOT NULL,
     PRIMARY KEY (arm, round));
@@ -71,8 +80,8 @@ CREATE TABLE IF NOT EXISTS judge (
 CREATE TABLE IF NOT EXISTS summary (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
-ROUND_COLUMNS = ("arm", "round", "phase", "heldout", "heldout_measured", "heldout_round", "train_pass", "train_score",
-                 "train_n", "bank_size", "born", "removed", "rolled_back", "synth", "grader", "state", "seconds")
+ROUND_COLUMNS = ("arm", "round", "phase", "rollback_score", "rollback_measured", "report_measured", "bank_round", "train_pass", "train_score", "train_n", "bank_size", "born", "removed", "rolled_back",
+                 "synth", "grader", "state", "seconds")
 ATTEMPT_COLUMNS = ("arm", "round", "kind", "task", "routed", "included", "output", "passed", "score", "checks",
                    "reply_key")
 SKILL_COLUMNS = ("arm", "name", "lesson", "when", "born", "origin", "status", "removed_round", "contribution")
@@ -98,7 +107,7 @@ def is_ratchet_run(path: str | Path) -> bool:
             db.close()
     except sqlite3.DatabaseError:
         return False
-    return bool(row) and row[0] == FORMAT
+    return bool(row) and (row[0] == FORMAT or row[0] in OLD_FORMATS)  # an old one is refused by name on opening
 
 
 class RatchetStore:
@@ -117,7 +126,12 @@ class RatchetStore:
             row = self.db.execute("SELECT value FROM meta WHERE key='format'").fetchone()
         except sqlite3.DatabaseError as exc:
             raise RatchetStoreError(f"{self.path}: not a vx ratchet run file ({exc})") from None
+        if row and row[0] in OLD_FORMATS:
+            self.db.close()
+            raise RatchetStoreError(f"{self.path}: a {row[0]} run file, written by an older vx ({OLD_FORMATS[row[0]]}); "
+                                    f"this vx reads {FORMAT}: run the arms again")
         if not row or row[0] != FORMAT:
+            self.db.close()
             raise RatchetStoreError(f"{self.path}: not a vx ratchet run file (no '{FORMAT}' marker)")
 
     def close(self) -> None:
@@ -195,7 +209,8 @@ class RatchetStore:
         out: dict[str, Any] = {}
         for k, v in self.db.execute("SELECT key, value FROM meta ORDER BY key"):
             try:
-                out[k] = json.loads(v) if k in ("config", "arms", "llm", "llm_usage", "ground_truth") else v
+                out[k] = json.loads(v) if k in ("config", "arms", "llm", "llm_usage", "ground_truth", "heldout",
+                                                "demo") else v
             except json.JSONDecodeError:
                 out[k] = v
         return out
@@ -214,7 +229,12 @@ class RatchetStore:
         return out
 
     def rounds(self, arm: str | None = None) -> list[dict[str, Any]]:
-        return self._select("rounds", ROUND_COLUMNS, "arm=?" if arm else "", (arm,) if arm else (), "arm, round")
+        """Committed rounds, with ``report_score``: the report part's score of the bank in force."""
+        rows = self._select("rounds", ROUND_COLUMNS, "arm=?" if arm else "", (arm,) if arm else (), "arm, round")
+        measured = {(r["arm"], r["round"]): r["report_measured"] for r in rows}
+        for r in rows:
+            r["report_score"] = measured.get((r["arm"], r["bank_round"]))
+        return rows
 
     def last_round(self, arm: str) -> dict[str, Any] | None:
         rows = self._select("rounds", ROUND_COLUMNS, "arm=? AND round=(SELECT MAX(round) FROM rounds WHERE arm=?)",
@@ -249,6 +269,19 @@ class RatchetStore:
     def judge(self, arm: str | None = None) -> list[dict[str, Any]]:
         return self._select("judge", JUDGE_COLUMNS, "arm=?" if arm else "", (arm,) if arm else (),
                             "arm, against, rubric, task")
+
+    def parts(self) -> dict[str, Any]:
+        """The held-out parts the run recorded: ``{"protocol", "rollback_tasks", "report_tasks"}`` (checked)."""
+        d = self.meta().get("heldout")
+        ok = (isinstance(d, Mapping) and d.get("protocol") in ("two-part", "papers")
+              and all(isinstance(d.get(k), list) and d[k] and all(isinstance(t, str) for t in d[k])
+                      for k in ("rollback_tasks", "report_tasks")))
+        if not ok:
+            raise RatchetStoreError(f"{self.path}: the run's held-out parts (meta 'heldout') are missing or damaged")
+        if d["protocol"] == "two-part" and set(d["rollback_tasks"]) & set(d["report_tasks"]):
+            raise RatchetStoreError(f"{self.path}: the rollback and report parts of a two-part run share tasks")
+        return {"protocol": d["protocol"], "rollback_tasks": list(d["rollback_tasks"]),
+                "report_tasks": list(d["report_tasks"])}
 
     def summary(self) -> dict[str, Any]:
         return {k: json.loads(v) for k, v in self.db.execute("SELECT key, value FROM summary ORDER BY key")}

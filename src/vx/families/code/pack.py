@@ -1,7 +1,8 @@
 """The code family's pack: Python function synthesis graded by hidden unit tests.
 
 ``PACK`` (``packs = ["code"]`` in a family.toml) holds the root ``parses`` and the eleven seed ops,
-the failure taxonomy, the failure classifier and the check templates (tag ``"code"``). ``JUDGE``
+the failure taxonomy, the failure classifier, the check templates (tag ``"code"``) and the skill
+loop's hooks (:mod:`vx.families.code.ratchet`: hidden tests, the solver's prompt, a demo). ``JUDGE``
 (``"code-judge"``) is the opt-in LLM judge op ``spec_mismatch``.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vx.families.code import ops
+from vx.families.code import ops, ratchet
 from vx.families.code.ops import judge, templates
 from vx.families.code.ops.taxonomy import TAXONOMY, classify_by_evidence
 from vx.families.pack import Pack
@@ -126,6 +127,7 @@ PACK = Pack(
     sources=open_source,
     datasets=("humaneval+", "mbpp+", "humaneval"),
     output_language="python",
+    ratchet=ratchet.HOOKS,
 )
 
 JUDGE = Pack(

@@ -1,12 +1,13 @@
 """The report family's pack: root ``has_title``, eleven static seed ops, the failure taxonomy, the
-classifier and the check templates (tag ``"report"``); ``JUDGE`` (``"report-judge"``) holds the
-opt-in LLM judge ops."""
+classifier, the check templates (tag ``"report"``) and the skill loop's hooks
+(:mod:`vx.families.report.ratchet`: the rubric, the solver's prompt); ``JUDGE`` (``"report-judge"``)
+holds the opt-in LLM judge ops."""
 
 from __future__ import annotations
 
 from vx.families.pack import Pack
 from vx.families.schema import task_schema
-from vx.families.report import ops
+from vx.families.report import ops, ratchet
 from vx.families.report.ops import judge, templates
 from vx.families.report.ops.taxonomy import TAXONOMY, classify_failure
 
@@ -32,6 +33,7 @@ PACK = Pack(
     description="Analyst-report sections written from evidence cards: grounding, ledger, calibration, caliber",
     task_schema=TASK_SCHEMA,
     output_language="markdown",
+    ratchet=ratchet.HOOKS,
 )
 
 JUDGE = Pack(name="report-judge", ops=tuple(judge.OPS), taxonomy=tuple(TAXONOMY), templates=(templates.FAMILY,),

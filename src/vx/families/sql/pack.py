@@ -1,7 +1,8 @@
 """The SQL family's pack: root ``parses``, eight static and six exec ops, the peer op
 ``disagrees_with_peers`` (and the self-consistency baseline in shadow), the failure taxonomy, the
-classifier and the check templates (tag ``"sql"``); ``JUDGE`` (``"sql-judge"``) is the opt-in LLM
-judge op."""
+classifier, the check templates (tag ``"sql"``) and the skill loop's hooks
+(:mod:`vx.families.sql.ratchet`: execution comparison, the solver's prompt); ``JUDGE``
+(``"sql-judge"``) is the opt-in LLM judge op."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 from vx.families.pack import Pack
 from vx.families.schema import task_schema
-from vx.families.sql import ops
+from vx.families.sql import ops, ratchet
 from vx.families.sql.ops import judge, templates
 from vx.families.sql.ops.taxonomy import TAXONOMY, classify_by_evidence
 
@@ -55,6 +56,7 @@ PACK = Pack(
     description="Text-to-SQL graded by running the query: parse, static and execution checks",
     task_schema=TASK_SCHEMA,
     output_language="sql",
+    ratchet=ratchet.HOOKS,
 )
 
 JUDGE = Pack(name="sql-judge", ops=tuple(judge.OPS), taxonomy=TAXONOMY, templates=(templates.FAMILY,),
