@@ -29,8 +29,10 @@ stop sequences (``\\nclass``, ``\\ndef``, ``\\n#``, ``\\nif``, ``\\nprint``), so
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -109,6 +111,74 @@ def label_vx(programs, jobs: int, layer: str) -> tuple[float, float, dict]:
     return seconds, expected, {i: t.label for (i, _, _), t in zip(usable, truths)}
 
 
+@contextlib.contextmanager
+def busy(n: int):
+    """``n`` busy background processes (pure-Python loops) for the duration, killed afterwards."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
+def hidden_labels(dataset: str, items, tasks, cache: Path, jobs: int) -> dict[str, str]:
+    """Hidden-test labels ("pass"/"fail") of the items (vx's ``Grader``: the + tests, evalplus's rules),
+    computed once and kept in ``cache`` (JSON): labels must not move between the runs they compare."""
+    import attrs
+
+    from vx.families.code.data import tasks as task_data
+    from vx.families.code.data.groundtruth import Grader
+
+    known = json.loads(cache.read_text()) if cache.is_file() else {}
+    todo = [it for it in items if it.id not in known]
+    if todo:
+        plus = task_data.load(dataset, DATA / "evalplus")
+        version = task_data.plus_version(dataset, DATA / "evalplus")
+        graded = {}
+        for it in todo:
+            rec = tasks[it.task]
+            base = plus.get(str((rec.get("meta") or {}).get("evalplus_task") or it.task))
+            if base is None:
+                continue
+            graded[it.task] = attrs.evolve(base, entry_point=rec.get("entry_point") or base.entry_point,
+                                           aliases=tuple(rec.get("aliases") or ()))
+        grader = Grader(graded, version=version, workers=jobs)
+        problems = grader.prepare(sorted(graded))
+        usable = [it for it in todo if it.task in graded and it.task not in problems]
+        for it, truth in zip(usable, grader.grade_many([(graded[it.task], it.output) for it in usable])):
+            known[it.id] = truth.label
+        cache.write_text(json.dumps(known))
+    return {it.id: known[it.id] for it in items if it.id in known}
+
+
+#: Words of an op message that say a call ran out of time (the ``timeout`` op and the peer ops).
+TIME_WORDS = ("did not return", "in time", "time limit", "timed out", "timeout", "cpu budget")
+
+
+def accused(app, items, labels: dict[str, str]) -> dict:
+    """Hidden-test-passing items that a time limit made an op flag: the ``timeout`` op's drawbacks, and
+    drawbacks of any other op whose message says a call ran out of time (peer ops: "did not return in
+    time"). Load must not change these counts."""
+    from vx.dsl.verdict import Verdict
+
+    m = app.matrix
+    passing = [it for it in items if labels.get(it.id) == "pass"]
+    by_timeout, by_other = [], []
+    for it in passing:
+        for op_name in m.op_names:
+            if m.get(it.id, op_name) != Verdict.DRAWBACK:
+                continue
+            text = app.message(it.id, op_name).lower()
+            if op_name == "timeout":
+                by_timeout.append(it.id)
+            elif any(w in text for w in TIME_WORDS):
+                by_other.append(f"{it.id}:{op_name}")
+    return {"passing": len(passing), "flagged_timeout": len(by_timeout), "timeout_items": by_timeout[:20],
+            "flagged_by_time_elsewhere": len(by_other), "elsewhere": by_other[:20]}
+
+
 def label_evalplus(programs, jobs: int) -> tuple[float, float, dict]:
     from concurrent.futures import ProcessPoolExecutor
 
@@ -154,6 +224,17 @@ def main() -> int:
     parser.add_argument("--train", action="store_true", help="also the bundled train split")
     parser.add_argument("--label", action="store_true", help="also vx's ground-truth labelling of the CodeT programs")
     parser.add_argument("--evalplus", action="store_true", help="also evalplus's own evaluator on them")
+    parser.add_argument("--accused", action="store_true",
+                        help="count hidden-test-passing attempts flagged for running out of time (labels cached)")
+    parser.add_argument("--mbpp", type=Path, default=None,
+                        help="also an MBPP+ family built with `vx data build mbpp --subset all` (its every item)")
+    parser.add_argument("--quickstart", action="store_true",
+                        help="also the bundled family's 614 outputs: sandbox seconds (wall and CPU) of their runs")
+    parser.add_argument("--busy", type=int, default=0, help="busy background processes during the measurements")
+    parser.add_argument("--no-rerun", action="store_true", help="do not grade CodeT again without its slow items")
+    parser.add_argument("--skip-codet", action="store_true", help="skip the CodeT grading rows")
+    parser.add_argument("--labels", type=Path, default=Path(tempfile.gettempdir()) / "vx-bench-labels",
+                        help="directory where hidden-test labels are cached between runs")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     if not CODET.is_dir():
@@ -174,6 +255,35 @@ def main() -> int:
         rows.append(row)
         print(json.dumps(row), flush=True)
 
+    with busy(args.busy):
+        _measure(args, fam, programs, codet_items, layers, jobs_list, rows, report)
+    if args.json:
+        args.json.write_text(json.dumps([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows], indent=1))
+    return 0
+
+
+def sandbox_time(fam, items) -> dict:
+    """Grade ``items`` in this process (-j 1) and sum the wall and CPU seconds of their sandbox runs (the
+    runs memo of ``vx.families.code.ops.run`` holds each run once)."""
+    from vx.families.code.ops import run as code_ops
+
+    secs, _ = grade(fam, items, 1)
+    runs = list(code_ops._runs.values())
+
+    def cpu(run) -> float:
+        return sum(getattr(c, "cpu", None) or c.duration or 0.0 for c in run.calls)
+
+    timed_out = [r for r in runs if any(c.status == "timeout" for c in r.calls) or r.report.status == "timeout"]
+    return {"items": len(items), "seconds": round(secs, 2), "runs": len(runs),
+            "sandbox_wall_s": round(sum(r.report.wall_time for r in runs), 2),
+            "calls_cpu_s": round(sum(cpu(r) for r in runs), 2), "runs_with_a_timeout": len(timed_out),
+            "their_wall_s": round(sum(r.report.wall_time for r in timed_out), 2)}
+
+
+def _measure(args, fam, programs, codet_items, layers, jobs_list, rows, report) -> None:
+    from vx.families.family import Family
+
+    args.labels.mkdir(parents=True, exist_ok=True)
     for layer in layers:
         _use_layer(layer)
         from vx.families.code.ops.run import sandbox
@@ -186,18 +296,23 @@ def main() -> int:
                 secs, app = grade(fam, items, jobs)
                 report({"what": "grade", "data": "train", "layer": layer, "jobs": jobs, "items": len(items),
                         "seconds": round(secs, 2), "items_per_s": round(len(items) / secs, 1)})
-            secs, app = grade(fam, codet_items, jobs)
-            slow = [it for it in codet_items if app.item_seconds.get(it.id, 0.0) >= SLOW]
-            report({"what": "grade", "data": f"codet x{args.per_task}", "layer": layer, "jobs": jobs,
-                    "items": len(codet_items), "seconds": round(secs, 2),
-                    "items_per_s": round(len(codet_items) / secs, 1), "slow_items": len(slow),
-                    "seconds_in_slow_items": round(sum(app.item_seconds[it.id] for it in slow), 1)})
-            if slow:  # the same, cold again, without the items that run into a time limit
-                quick = [it for it in codet_items if app.item_seconds.get(it.id, 0.0) < SLOW]
-                secs, _ = grade(fam, quick, jobs)
-                report({"what": "grade", "data": f"codet x{args.per_task} without slow items", "layer": layer,
-                        "jobs": jobs, "items": len(quick), "seconds": round(secs, 2),
-                        "items_per_s": round(len(quick) / secs, 1)})
+            if not args.skip_codet:
+                _codet(args, fam, codet_items, layer, jobs, report)
+            if args.mbpp is not None:
+                mfam = Family(args.mbpp)
+                mitems = [it for split in ("train", "dev") for it in mfam.split(split).items]  # never the locked split
+                secs, app = grade(mfam, mitems, jobs)
+                report({"what": "grade", "data": f"mbpp+ {args.mbpp.name}", "layer": layer, "jobs": jobs,
+                        "items": len(mitems), "seconds": round(secs, 2), "items_per_s": round(len(mitems) / secs, 1),
+                        "busy": args.busy})
+                if args.accused:
+                    labels = hidden_labels("mbpp+", mitems, mfam.tasks, args.labels / f"mbpp-{args.mbpp.name}.json", jobs)
+                    report({"what": "accused", "data": f"mbpp+ {args.mbpp.name}", "layer": layer, "jobs": jobs,
+                            "busy": args.busy, **accused(app, mitems, labels)})
+            if args.quickstart:
+                qitems = [it for split in ("train", "dev") for it in fam.split(split).items]
+                report({"what": "quickstart sandbox time", "layer": layer, "jobs": 1, "busy": args.busy,
+                        **sandbox_time(fam, qitems)})
             if args.label:
                 secs, exp, labels = label_vx(programs, jobs, layer)
                 report({"what": "label", "data": f"codet x{args.per_task}", "by": "vx", "layer": layer, "jobs": jobs,
@@ -212,15 +327,35 @@ def main() -> int:
                     "items": len(programs), "seconds": round(secs, 2), "expected_seconds": round(exp, 2),
                     "items_per_s": round(len(programs) / secs, 1), "pass": sum(v == "pass" for v in labels.values())})
             rows[-1]["_labels"] = labels
+    _agreement(rows, report)
+
+
+def _codet(args, fam, codet_items, layer, jobs, report) -> None:
+    secs, app = grade(fam, codet_items, jobs)
+    slow = [it for it in codet_items if app.item_seconds.get(it.id, 0.0) >= SLOW]
+    report({"what": "grade", "data": f"codet x{args.per_task}", "layer": layer, "jobs": jobs,
+            "items": len(codet_items), "seconds": round(secs, 2),
+            "items_per_s": round(len(codet_items) / secs, 1), "slow_items": len(slow),
+            "seconds_in_slow_items": round(sum(app.item_seconds[it.id] for it in slow), 1)})
+    if args.accused:
+        labels = hidden_labels("humaneval+", codet_items, all_tasks(fam), args.labels / "codet.json", jobs)
+        report({"what": "accused", "data": f"codet x{args.per_task}", "layer": layer, "jobs": jobs,
+                "busy": args.busy, **accused(app, codet_items, labels)})
+    if slow and not args.no_rerun:  # the same, cold again, without the items that run into a time limit
+        quick = [it for it in codet_items if app.item_seconds.get(it.id, 0.0) < SLOW]
+        secs, _ = grade(fam, quick, jobs)
+        report({"what": "grade", "data": f"codet x{args.per_task} without slow items", "layer": layer,
+                "jobs": jobs, "items": len(quick), "seconds": round(secs, 2),
+                "items_per_s": round(len(quick) / secs, 1)})
+
+
+def _agreement(rows, report) -> None:
     ours = [r for r in rows if r.get("what") == "label" and r.get("by") == "vx"]
     theirs = [r for r in rows if r.get("what") == "label" and r.get("by") == "evalplus"]
     if ours and theirs:
         a, b = ours[0]["_labels"], theirs[0]["_labels"]
         report({"what": "label agreement", "agree": sum(a[k] == b[k] for k in a if k in b), "of": len(a),
                 "left_out_by_vx": len(b) - len(a)})
-    if args.json:
-        args.json.write_text(json.dumps([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows], indent=1))
-    return 0
 
 
 if __name__ == "__main__":

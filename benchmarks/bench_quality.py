@@ -9,7 +9,11 @@ Families (``--families``, default all three):
 * ``codet`` -- the CodeT HumanEval family: CodeGen-16B's samples in ``<codet-dir>``, ``--per-task`` (10)
   attempts per task (seeded), its model-written test cases as the tasks' ``model_tests``, labelled
   with HumanEval+'s hidden tests;
-* ``--family-dir DIR`` (repeatable) adds a prebuilt family directory, evaluated as built (one split).
+* ``spider`` -- the Spider family (``vx data build spider``): DIN-SQL's 20 prediction runs on 191 Spider dev
+  questions in ``<spider-dir>``, ``--spider-per-task`` attempts per question (seeded; several values give
+  one family each, default 5 and 20), labelled by Spider's execution match;
+* ``--family-dir DIR`` (repeatable) adds a prebuilt family directory, evaluated as built for every seed
+  (``{seed}`` in DIR is replaced by each seed: one prebuilt family per seed); alone, it runs without the defaults.
 
 For each family and seed (a different task-disjoint train/dev/locked draw, so a different 10-item dev
 set) the script
@@ -92,8 +96,8 @@ class FamilySpec:
     tests: Path | None = None
     per_task: int | None = None
     subset: str = "all"
-    n_locked: int = 40
-    directory: str | None = None  # prebuilt: a family directory, "{seed}" in it replaced by the seed
+    n_locked: int | None = 40
+    directory: str | Path | None = None  # prebuilt: a family directory ("{seed}" replaced by the seed); spider: its data
     dev_draw: str = "gross"
 
     def prebuilt_dir(self, seed: int) -> Path:
@@ -123,6 +127,8 @@ class Builder:
     def build(self, spec: FamilySpec, seed: int) -> tuple[Path, dict[str, Any]]:
         from vx.families.code.data.build import BUILDER_VERSION, build_humaneval_samples, build_mbpp
 
+        if spec.kind == "spider":
+            return self.build_spider(spec, seed)
         if spec.kind == "prebuilt":
             from vx.families.family import Family
 
@@ -132,35 +138,55 @@ class Builder:
                       "locked_items": len(fam.audit())}
             strata = fam.provenance.get("counts", {}).get("dev_strata") if isinstance(fam.provenance, dict) else None
             return d, {**counts, **({"dev_strata": strata} if strata else {})}
-        out = self.work / spec.key / f"seed-{seed}" / "family"
-        stamp_path = out.parent / "build.json"
         key = {"format": BUILD_FORMAT, "builder": BUILDER_VERSION, "seed": seed, "kind": spec.kind,
                "samples_sha256": [sha256(p) for p in spec.samples], "tests_sha256": sha256(spec.tests) if spec.tests else None,
                "per_task": spec.per_task, "seed_expr_sha256": sha256(self.seed_expr), "subset": spec.subset,
                "n_locked": spec.n_locked, "dev_draw": spec.dev_draw}
-        if stamp_path.is_file() and (out / "family.toml").is_file() and (out.parent / TRUTH_FILE).is_file():
+        d = str(self.data_dir) if self.data_dir else None
+
+        def make(out: Path) -> Any:
+            if spec.kind == "mbpp":
+                return build_mbpp(list(spec.samples), out, seed=seed, data_dir=d, subset=spec.subset,
+                                  n_locked=spec.n_locked, workers=self.workers, seed_expr=self.seed_expr,
+                                  grader=self.grader("mbpp+"), per_task=spec.per_task, dev_draw=spec.dev_draw)
+            return build_humaneval_samples(list(spec.samples), out, seed=seed, data_dir=d, tests_path=spec.tests,
+                                           per_task=spec.per_task, subset=spec.subset, n_locked=spec.n_locked,
+                                           workers=self.workers, seed_expr=self.seed_expr,
+                                           grader=self.grader("humaneval+"), dev_draw=spec.dev_draw)
+
+        return self.cached(spec, seed, key, make)
+
+    def cached(self, spec: FamilySpec, seed: int, key: dict[str, Any], make: Any) -> tuple[Path, dict[str, Any]]:
+        """The family of (spec, seed): reused when its build stamp has `key`, else ``make(out)`` builds it. A
+        build that knows every item's hidden-test label leaves them *beside* the family (TRUTH_FILE): evolution
+        never reads it; the train split's labels measure design choices without looking at the locked split."""
+        out = self.work / spec.key / f"seed-{seed}" / "family"
+        stamp_path = out.parent / "build.json"
+        if stamp_path.is_file() and (out / "family.toml").is_file():
             stamp = json.loads(stamp_path.read_text(encoding="utf-8"))
             if stamp.get("key") == key:
                 return out, stamp["counts"]
         log(f"building the {spec.title} family, seed {seed}")
         t0 = time.perf_counter()
-        d = str(self.data_dir) if self.data_dir else None
-        if spec.kind == "mbpp":
-            report = build_mbpp(list(spec.samples), out, seed=seed, data_dir=d, subset=spec.subset,
-                                n_locked=spec.n_locked, workers=self.workers, seed_expr=self.seed_expr,
-                                grader=self.grader("mbpp+"), per_task=spec.per_task, dev_draw=spec.dev_draw)
-        else:
-            report = build_humaneval_samples(list(spec.samples), out, seed=seed, data_dir=d, tests_path=spec.tests,
-                                             per_task=spec.per_task, subset=spec.subset, n_locked=spec.n_locked,
-                                             workers=self.workers, seed_expr=self.seed_expr,
-                                             grader=self.grader("humaneval+"), dev_draw=spec.dev_draw)
-        # every item's hidden-test label, *beside* the family (evolution never reads it): the train split's
-        # labels measure design choices (consensus, dev draw) without looking at the locked split
-        (out.parent / TRUTH_FILE).write_text(json.dumps(report.truth, sort_keys=True), encoding="utf-8")
+        report = make(out)
+        truth = getattr(report, "truth", None)
+        if truth:
+            (out.parent / TRUTH_FILE).write_text(json.dumps(truth, sort_keys=True), encoding="utf-8")
         counts = json.loads(json.dumps(report.counts, default=str))
         stamp_path.write_text(json.dumps({"key": key, "counts": counts,
                                           "seconds": time.perf_counter() - t0}, indent=2), encoding="utf-8")
         return out, counts
+
+
+    def build_spider(self, spec: FamilySpec, seed: int) -> tuple[Path, dict[str, Any]]:
+        """The Spider family of one seed (its own gold-free seed expression, not --seed-expr's code seed)."""
+        from vx.families.sql.data.spider import BUILDER_VERSION, SEED_EXPRESSION, build_spider
+
+        key = {"format": BUILD_FORMAT, "builder": f"spider-{BUILDER_VERSION}", "seed": seed,
+               "samples_sha256": [sha256(p) for p in spec.samples], "per_task": spec.per_task,
+               "seed_expr_sha256": hashlib.sha256(SEED_EXPRESSION.encode()).hexdigest(), "n_locked": spec.n_locked}
+        return self.cached(spec, seed, key, lambda out: build_spider(
+            spec.directory, out, samples=list(spec.samples), per_task=spec.per_task, seed=seed, n_locked=spec.n_locked))
 
 
 # ---------------------------------------------------------------------------------------------- one seed
@@ -399,17 +425,22 @@ def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path,
                        "items_per_second": n / matrix_seconds if matrix_seconds else None}}
 
 
+#: The gate a user ORs a plurality vote with: the visible example (code), "executes" (SQL).
+GATES = ("fails_visible_example", "execution_error")
+
+
 def attempt_baselines(op_names: Sequence[str]) -> list[Any]:
-    """Plurality vote (MBR-exec) and CodeT dual agreement, alone and with the visible example, when the
-    family's pool has them (the code family's shadow peer ops)."""
+    """Plurality vote (MBR-exec; for SQL, self-consistency over execution results) and CodeT dual
+    agreement, alone and with the family's gate, when the family's pool has them (shadow peer ops)."""
     from vx.baselines import FixedOps
 
+    gate = next((g for g in GATES if g in op_names), None)
     out = []
     for op, title in (("outside_plurality", "plurality vote (MBR-exec)"), ("outside_dual_agreement", "CodeT dual agreement")):
         if op in op_names:
             out.append(FixedOps((op,), name=title))
-            if "fails_visible_example" in op_names:
-                out.append(FixedOps(("fails_visible_example", op), name=f"{title} ∨ fails_visible_example"))
+            if gate is not None:
+                out.append(FixedOps((gate, op), name=f"{title} ∨ {gate}"))
     return out
 
 
@@ -553,8 +584,8 @@ def git_revision() -> str:
     return f"commit {rev}" + (" with local changes in src/" if dirty else "")
 
 
-FAMILIES = ("mbpp-per-file", "mbpp-both", "humaneval-both", "codet")
-DEFAULT_FAMILIES = ("mbpp-both", "humaneval-both", "codet")
+FAMILIES = ("mbpp-per-file", "mbpp-both", "humaneval-both", "codet", "spider")
+DEFAULT_FAMILIES = ("mbpp-both", "humaneval-both", "codet", "spider")
 
 
 def family_specs(args: argparse.Namespace) -> list[FamilySpec]:
@@ -586,6 +617,11 @@ def family_specs(args: argparse.Namespace) -> list[FamilySpec]:
                                     f"k = {args.per_task}{title}", "humaneval", (codet,),
                                     tests if tests.is_file() else None, args.per_task, subset=args.subset,
                                     n_locked=args.codet_locked, dev_draw=draw))
+    if "spider" in families and (args.spider_dir / "questions.jsonl").is_file():
+        runs = tuple(sorted((args.spider_dir / "samples").glob("*.jsonl")))
+        for k in args.spider_per_task:
+            specs.append(FamilySpec(f"spider-k{k}", f"Spider dev (DIN-SQL, {len(runs)} runs), k = {k}", "spider", runs,
+                                    per_task=k, n_locked=None, directory=args.spider_dir))
     for d in args.family_dir:
         name = Path(d.replace("{seed}", "S")).name if "{seed}" in d else Path(d).name
         specs.append(FamilySpec(f"prebuilt-{name}", f"{d} (prebuilt)", "prebuilt", directory=d))
@@ -610,6 +646,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="folder of MBPP samples files (*.jsonl) (default: %(default)s)")
     ap.add_argument("--codet-dir", type=Path, default=DEFAULT_DATA / "samples" / "humaneval-codet",
                     help="folder of CodeT's HumanEval files (default: %(default)s)")
+    ap.add_argument("--spider-dir", type=Path, default=DEFAULT_DATA / "sql" / "spider",
+                    help="the Spider folder: questions.jsonl, databases/, samples/ (default: %(default)s)")
+    ap.add_argument("--spider-per-task", type=int, nargs="+", default=[5, 20],
+                    help="attempts per question in the Spider families, one family per value (default: 5 20)")
     ap.add_argument("--family-dir", action="append", default=[],
                     help="a prebuilt family directory to benchmark as built, for every seed (repeatable); "
                          "'{seed}' in it is replaced by each seed (one prebuilt family per seed)")
@@ -637,7 +677,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     specs = family_specs(args)
     if not specs:
-        print(f"no data in {args.samples_dir} or {args.codet_dir} and no --family-dir: nothing to benchmark (skipped)")
+        print(f"no data in {args.samples_dir}, {args.codet_dir} or {args.spider_dir} and no --family-dir: nothing to "
+              "benchmark (skipped)")
         return 0
     if not args.seed_expr.is_file():
         print(f"error: seed expression {args.seed_expr} not found (pass --seed-expr FILE)", file=sys.stderr)

@@ -70,6 +70,17 @@ CHANGED: dict[str, str] = {
     "`docs/ARCHITECTURE.md` lists each module's job": "now a link to ARCHITECTURE.md: development.md",
     "installs `.[all]` from this repository": "CI installs .[all,docs] and builds the site too: development.md",
     "(see the LLM section)": "a cross-reference that became a link to llm.md: report.md",
+    # issue 25: time limits are CPU seconds calibrated per task; issue 23: every process is reaped
+    "`timeout` | exec | loading the code, or a call on the example or a re-ordering of it, does not finish within 2 s":
+    "the timeout op's budget is CPU time now: code-family.md, timelimits.md",
+    "Time limits: 2 s per in-domain call, 1 s per edge-class call": "CPU budgets calibrated per task: code-family.md, "
+    "timelimits.md",
+    "CPU seconds (total timeout + 1)": "RLIMIT_CPU is the run's cpu_limit now: sandbox.md",
+    "**the parent's wall clock is the real timeout**": "time limits are CPU seconds with a wall-clock backstop: "
+    "sandbox.md, timelimits.md",
+    "Inside the child, an alarm interrupts an overlong call first": "a CPU timer and a wall-clock backstop: sandbox.md",
+    "A killed tree is taken down from the inside out, so every process is reaped by its own parent": "the "
+    "bullet 'every process is reaped' (bubblewrap's init, the janitor): sandbox.md",
     # issue 16: the fork-server layer is the strongest and the default where it works
     "`bwrap` (strongest) | bubblewrap as an unprivileged account": "forkserver now sits above bwrap: sandbox.md",
     "**one fresh process per candidate** (all calls of one candidate run in it, in order);": "under forkserver a "
@@ -120,6 +131,19 @@ CHANGED: dict[str, str] = {
     "The ops vote **within their failure class** (`detects`)": "one of the consensus modes now: evolve.md",
     "`vx data build humaneval\\|mbpp\\|sql\\|report` | build families from datasets": "the row names --dev-draw "
     "now: index.md",
+    # issue 21: the SQL pool gained the peer op and detectors of real failure classes; the bundled family's
+    # evolution was re-run with it (sql.md shows the new figures), and `vx data build spider` is new
+    "(any cartesian_join empty_result syn_forbids_construct__00949f)": "re-run with the larger pool: sql.md",
+    "`vx data build humaneval\\|mbpp\\|sql\\|report`": "spider added: index.md",
+    "11 ops": "the pool has more ops now; the measurement is dated: sql.md",
+    "40 s": "the re-run's time (under load): sql.md",
+    "`vx eval` on the locked split takes about 2 s": "dated to the 11 seed ops: sql.md",
+    "`vx evolve examples/sql` (10 rounds, offline template synthesizer": "the re-run: sql.md",
+    "The evolved expression is": "the re-run writes another expression: sql.md",
+    "where the synthesized op is `forbids_construct(construct=\"not\", cue=\"\")`": "the re-run: sql.md",
+    "\"the query uses NOT\".": "the re-run: sql.md",
+    "It was born as a shadow from an unlabeled gap cluster": "the re-run: sql.md",
+    "Five more template ops were born as shadows": "the re-run: sql.md",
     # issue 22: lift comes from a report part of the held-out tasks that no loop reads
     "It reports held-out lift on the locked tasks and **lift retention**": "lift is reported on the report part "
     "now, rollback reads the rollback part: ratchet.md",

@@ -58,7 +58,7 @@ def grader(tmp_path_factory):
 def layer(request, monkeypatch):
     """Force the exec ops' process-wide sandbox onto one layer for the test."""
     mod = exec_module()
-    sb = layer_sandbox(request.param, per_call_timeout=mod.EXAMPLE_CALL_TIMEOUT, total_timeout=mod.RUN_TIMEOUT)
+    sb = layer_sandbox(request.param, per_call_timeout=mod.EXAMPLE_CPU, load_timeout=mod.LOAD_CPU)
     monkeypatch.setattr(mod, "_sandbox_instance", sb)
     if hasattr(mod, "_runs"):  # runs are remembered by code and probes: each layer must run its own
         import collections

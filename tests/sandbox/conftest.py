@@ -10,7 +10,7 @@ import pytest
 from vx.sandbox import LAYERS, Sandbox, SandboxConfig, SandboxUnavailable
 
 # Short limits keep the suite fast; the escape tests rely on these values.
-FAST = {"per_call_timeout": 0.5, "total_timeout": 8.0, "kill_grace": 0.5}
+FAST = {"per_call_timeout": 0.5, "total_timeout": 8.0, "kill_grace": 0.5, "wall_factor": 2.0, "wall_slack": 1.0}
 
 _SANDBOXES: dict[str, Sandbox | str] = {}
 

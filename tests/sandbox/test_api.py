@@ -120,12 +120,45 @@ def test_args_after_shows_mutation(any_sb: Sandbox) -> None:
 
 def test_per_call_timeouts_and_total_override(any_sb: Sandbox) -> None:
     code = "import time\ndef f(s):\n    time.sleep(s)\n    return s\n"
-    rep = any_sb.run_calls(code, "f", [([0.3], {}), ([0.3], {})], timeouts=[0.1, 1.0])
+    spin = "import time\ndef f(s):\n    end = time.process_time() + s\n    while time.process_time() < end: pass\n    return s\n"
+    rep = any_sb.run_calls(spin, "f", [([0.3], {}), ([0.3], {})], timeouts=[0.1, 1.0])
     assert [c.status for c in rep.calls] == ["timeout", "ok"]
-    assert "0.1" in rep.calls[0].exc_message
+    assert "CPU budget of 0.1 s" in rep.calls[0].exc_message
+    assert 0.09 <= rep.calls[0].cpu and rep.calls[1].cpu >= 0.29 and rep.calls[1].budget == 1.0
     total = any_sb.run_calls(code, "f", [([5], {})], timeouts=[10.0], total_timeout=0.8)
     assert total.status == "timeout" and total.calls[0].status == "timeout"
     assert total.wall_time < 3.0
+
+
+def test_a_budget_counts_cpu_time_and_a_sleeping_call_meets_its_wall_clock_backstop(any_sb: Sandbox) -> None:
+    """A call that sleeps spends no CPU time: it returns within a CPU budget far below its sleep, and one
+    that sleeps for ever is stopped by its wall-clock backstop (``wall_for``), after which later calls run."""
+    code = "import time\ndef f(s):\n    time.sleep(s)\n    return s\n"
+    rep = any_sb.run_calls(code, "f", [([0.3], {}), ([1000], {}), ([0], {})], timeouts=[0.05, 0.05, 0.05])
+    assert [c.status for c in rep.calls] == ["ok", "timeout", "ok"]
+    wall = any_sb.config.wall_for(0.05)
+    assert f"wall-clock limit of {wall:.3g} s" in rep.calls[1].exc_message, rep.calls[1].exc_message
+    assert SandboxConfig().wall_for(0.05) == 2.5  # the default backstop: 10 x the budget + 2 s
+
+
+def test_a_relative_budget_scales_with_the_reference_calls(any_sb: Sandbox) -> None:
+    """``CallBudget(per_reference=k)``: k x the most CPU an earlier reference call used, within [cpu, cap]."""
+    from vx.sandbox import CallBudget
+
+    spin = "import time\ndef f(s):\n    end = time.process_time() + s\n    while time.process_time() < end: pass\n    return s\n"
+    budgets = [CallBudget(1.0, reference=True), CallBudget(0.01, per_reference=3.0, cap=2.0),
+               CallBudget(0.01, per_reference=3.0, cap=2.0), CallBudget(0.01, per_reference=100.0, cap=0.2)]
+    rep = any_sb.run_calls(spin, "f", [([0.1], {}), ([0.2], {}), ([0.5], {}), ([0.3], {})], timeouts=budgets)
+    assert [c.status for c in rep.calls] == ["ok", "ok", "timeout", "timeout"]
+    assert 0.29 <= rep.calls[1].budget <= 0.45 and rep.calls[3].budget == 0.2
+    with pytest.raises(ValueError, match="finite cap"):
+        CallBudget(0.1, per_reference=2.0)
+
+
+def test_the_cpu_limit_of_a_run_is_a_timeout(any_sb: Sandbox) -> None:
+    rep = any_sb.run_calls("def f():\n    while True: pass\n", "f", [([], {})], timeouts=[30.0], cpu_limit=1)
+    assert rep.status == "timeout" and rep.calls[0].status == "timeout", rep.detail
+    assert "RLIMIT_CPU" in rep.detail
 
 
 def test_fresh_process_per_candidate(any_sb: Sandbox) -> None:
@@ -226,7 +259,7 @@ def _frame(text: str) -> bytes:
 
 LOAD_OK = '{"t":"load","status":"ok","stdout":"","stdout_truncated":false,"exc_type":null,"exc_message":null,"line":null}'
 CALL0 = ('{"t":"call","i":0,"status":"ok","value":{"tuple":[1]},"type":"tuple","exc_type":null,'
-         '"exc_message":null,"stdout":"","stdout_truncated":false,"duration":0.1,"args_after":null}')
+         '"exc_message":null,"stdout":"","stdout_truncated":false,"duration":0.1,"cpu":0.0,"budget":1.0,"args_after":null}')
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,7 @@ DONE = b'{"t":"done"}'
 
 def call_frame(value: str = "1", **fields: str) -> bytes:
     base = {"t": '"call"', "i": "0", "status": '"ok"', "value": value, "type": '"int"', "exc_type": "null",
-            "exc_message": "null", "stdout": '""', "stdout_truncated": "false", "duration": "0.001",
+            "exc_message": "null", "stdout": '""', "stdout_truncated": "false", "duration": "0.001", "cpu": "0.0", "budget": "1.0",
             "args_after": "null"}
     base.update(fields)
     return ("{" + ",".join(f'"{k}":{v}' for k, v in base.items()) + "}").encode()
@@ -83,7 +83,7 @@ def test_a_candidate_forging_a_huge_frame_crashes_its_run_and_the_parent_stays_s
                b'"exc_message":null,"line":null}'
         CALL = b'{"t":"call","i":0,"status":"ok","value":[' + b','.join([b'[]'] * 3_000_000) + \\
                b'],"type":"list","exc_type":null,"exc_message":null,"stdout":"","stdout_truncated":false,' \\
-               b'"duration":0.0,"args_after":null}'
+               b'"duration":0.0,"cpu":0.0,"budget":1.0,"args_after":null}'
         out = b''.join(len(f).to_bytes(4, 'big') + f for f in (BODY, CALL, b'{"t":"done"}'))
         for fd in range(3, 4096):
             try:

@@ -29,7 +29,7 @@ def honest_stream(rng: random.Random) -> list[bytes]:
     for i in range(n):
         value = rng.choice(VALUES)
         frame = ('{"t":"call","i":%d,"status":"ok","value":%s,"type":"x","exc_type":null,"exc_message":null,'
-                 '"stdout":"out","stdout_truncated":false,"duration":0.5,"args_after":%s}'
+                 '"stdout":"out","stdout_truncated":false,"duration":0.5,"cpu":0.0,"budget":1.0,"args_after":%s}'
                  % (i, harness.encode_value(value), '{"tuple":[{"tuple":[1]},{"dict":[]}]}' if rng.random() < 0.5
                     else "null"))
         frames.append(frame.encode())

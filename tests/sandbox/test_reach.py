@@ -188,7 +188,7 @@ def test_a_layer_without_seccomp_or_private_uids_names_its_holes(any_sb: Sandbox
     d = any_sb.detection
     weak = attrs.evolve(d, plan=attrs.evolve(d.plan, layer="rlimits", seccomp=None, private_uids=None,
                                              landlock=None), userns=False)
-    assert set(known_limits(weak)) == {"unix-sockets", "shared-nproc", "host-files"}
+    assert set(known_limits(weak)) == {"unix-sockets", "shared-nproc", "host-files", "host-ipc"}
     strong = attrs.evolve(d, plan=attrs.evolve(d.plan, layer="rlimits", seccomp={"rules": []},
                                                private_uids=(1, 2), landlock={"read": []}), userns=False)
     assert known_limits(strong) == ()

@@ -36,6 +36,8 @@ def _report(report: Any, as_json: bool = False) -> None:
                "attempts_per_task": report.provenance.get("attempts_per_task", {}),
                "solution_stats": report.provenance.get("solution_stats", report.provenance.get("solution_flags", {})),
                "notes": list(report.notes)}
+        if "input_skipped" in report.provenance:  # input lines a builder left out, counted and listed
+            out["input_skipped"] = report.provenance["input_skipped"]
         click.echo(json.dumps(out, indent=1, sort_keys=True, default=str))
         return
     table = Table(title=f"family written to {esc(report.out_dir)}", title_justify="left")
@@ -45,7 +47,7 @@ def _report(report: Any, as_json: bool = False) -> None:
         table.add_row(esc(key), esc(value))
     for key in ("sandbox_layer", "spec_drift_tasks_kept", "renamed_tasks", "solution_flags", "solution_stats",
                 "tasks_without_literal_test_inputs", "tasks_with_failing_reference", "tasks_dropped", "operators",
-                "dev_teacher_vs_truth"):
+                "dev_teacher_vs_truth", "variants"):
         if key in report.provenance:
             table.add_row(esc(key), esc(report.provenance[key]))
     console.print(table)
@@ -242,3 +244,42 @@ def build_sql_cmd(questions: str, out_dir: str, seed: int, n_locked: int, max_mu
     except (BuildError, DataError, WarehouseError) as exc:
         raise UserError(str(exc)) from None
     _report(report)
+
+
+@build_group.command("spider")
+@click.option("--data-dir", required=True, type=click.Path(exists=True, file_okay=False),
+              help="The Spider folder: questions.jsonl, databases/<db_id>.sql, samples/*.jsonl "
+                   "(e.g. ../shared/data/sql/spider).")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Family directory to write (created if needed).")
+@click.option("--samples", "samples", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="A predictions file ({task_id, sql} lines); repeat for several (default: every samples/*.jsonl).")
+@click.option("--per-task", type=POSITIVE_INT, default=None, help="Keep a seeded subsample of at most N attempts per question.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for the subsample and the splits.")
+@click.option("--n-locked", type=POSITIVE_INT, default=None, help="Minimum number of locked items (default: a third).")
+@click.option("--variants", "n_variants", type=COUNT, default=8, show_default=True,
+              help="Neighbour databases per database (0: the original only).")
+@click.option("--query-timeout", type=POSITIVE, default=10.0, show_default=True,
+              help="Time limit per query, in seconds (Spider's evaluator uses 10).")
+@click.option("--seed-expr", type=click.Path(exists=True, dir_okay=False),
+              help="A .vx file to copy into the family as seed.vx (default: keep an existing one, else the "
+                   "built-in gold-free seed).")
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON (machine-readable).")
+def build_spider_cmd(data_dir: str, out_dir: str, samples: tuple[str, ...], per_task: int | None, seed: int,
+                     n_locked: int | None, n_variants: int, query_timeout: float, seed_expr: str | None,
+                     as_json: bool) -> None:
+    """A Spider family: real text-to-SQL predictions, several per question, labelled by Spider's execution
+    match on SQLite; dev labels by a teacher that also compares with the gold on neighbour databases."""
+    from vx.errors import BuildError, DataError
+    from vx.families.code.data.split import SplitError
+    from vx.families.sql.data.spider import build_spider
+    from vx.families.sql.warehouse import WarehouseError
+
+    try:
+        with _progress_bars() as progress:
+            report = build_spider(data_dir, out_dir, samples=list(samples) or None, per_task=per_task, seed=seed,
+                                  n_locked=n_locked, n_variants=n_variants, timeout=query_timeout,
+                                  seed_expr=seed_expr, progress=progress)
+    except (BuildError, DataError, SplitError, WarehouseError) as exc:
+        raise UserError(str(exc)) from None
+    _report(report, as_json)

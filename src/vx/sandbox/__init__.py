@@ -15,7 +15,7 @@ Public API::
     rep.detail        # why "timeout"/"crashed"
     rep.calls[0].status     # "ok" | "exception" | "timeout" | "unserializable" | "crashed" | "not_run"
     rep.calls[0].value      # plain data decoded in the parent (None unless status == "ok")
-    rep.calls[0].type_name, .exc_type, .exc_message, .stdout, .duration, .args_after
+    rep.calls[0].type_name, .exc_type, .exc_message, .stdout, .duration, .cpu, .budget, .args_after
 
     srep = sb.run_script(program_text, timeout=10.0)   # whole programs, e.g. MBPP `test` strings
     srep.status       # "ok" (exit 0) | "error" (non-zero exit) | "timeout" | "crashed"
@@ -27,12 +27,18 @@ Semantics callers rely on:
   ``setup`` and the candidate ``code`` were executed in one namespace (``__name__`` is
   ``"__vx_candidate__"``, so ``if __name__ == "__main__":`` blocks do not run; stdin is
   empty). Global state does not leak between ``run_calls`` invocations.
-* Module-level code (setup + candidate) gets ``config.load_timeout`` seconds; past that the
-  run is "timeout" (``rep.detail`` says so) and no call runs.
+* Time limits are **CPU seconds** of the candidate's process (every thread; ``ITIMER_PROF``), so
+  load on the machine does not shorten them; code that sleeps or blocks meets a wall-clock
+  backstop, ``config.wall_for(budget)`` (10 x the budget + 2 s by default). ``timeouts`` entries
+  are seconds or :class:`CallBudget` (relative to earlier reference calls of the run, within a
+  cap). Each call reports ``cpu`` (used) and ``budget`` (the CPU budget it ran under).
+* Module-level code (setup + candidate) gets ``config.load_timeout`` CPU seconds; past that the
+  run is "timeout" (``rep.detail`` says so) and no call runs. A run that reaches its
+  ``cpu_limit`` (RLIMIT_CPU) is "timeout" too.
 * A call that raises gets "exception" and later calls still run. A call that overruns its
-  timeout is interrupted ("timeout") and later calls still run, unless the candidate swallows
-  the interruption: then the parent kills the process ``kill_grace`` seconds later, that
-  call is "timeout", the rest "not_run" and ``rep.status`` is "timeout". A process that dies
+  budget (or backstop) is interrupted ("timeout") and later calls still run, unless the candidate
+  swallows the interruption: then the parent kills the process ``kill_grace`` seconds after the
+  backstop, that call is "timeout", the rest "not_run" and ``rep.status`` is "timeout". A process that dies
   (``os._exit``, segfault, memory kill) makes the call in progress "crashed", the rest
   "not_run", and ``rep.status`` "crashed".
 * Values come back as plain data only (None/bool/int/float/complex/str/bytes and
@@ -63,7 +69,7 @@ import statistics
 import tempfile
 from typing import Any, Callable, Sequence
 
-from vx.sandbox.config import LAYER_ENV, LAYERS, SandboxConfig
+from vx.sandbox.config import LAYER_ENV, LAYERS, CallBudget, SandboxConfig
 from vx.sandbox.layers import LIMIT_TEXT, Detection, LayerStatus, SandboxUnavailable, clear_cache, detect
 from vx.sandbox.layers import known_limits as _known_limits
 from vx.sandbox.report import (
@@ -83,6 +89,7 @@ from vx.sandbox.runner import Plan, launch as _launch_process
 
 __all__ = [
     "CALL_STATUSES",
+    "CallBudget",
     "LAYERS",
     "LAYER_ENV",
     "RUN_STATUSES",
@@ -178,8 +185,8 @@ class Sandbox:
             f"sandbox layer: {d.layer} - {what}",
             f"runs as: {who}",
             f"interpreter: {d.python_note}",
-            f"limits: {c.memory_mb} MiB address space, {c.per_call_timeout:g} s per call, "
-            f"{c.total_timeout:g} s per candidate, files <= {c.fsize_mb} MiB, {c.nofile} open "
+            f"limits: {c.memory_mb} MiB address space, {c.per_call_timeout:g} s of CPU per call (wall-clock "
+            f"backstop {c.wall_for(c.per_call_timeout):g} s), {c.total_timeout:g} s per candidate, files <= {c.fsize_mb} MiB, {c.nofile} open "
             f"files, {d.nproc_limit} processes, no core dumps",
         ]
         for hole in self.known_limits():
@@ -190,7 +197,7 @@ class Sandbox:
         return "\n".join(lines)
 
     def known_limits(self) -> tuple[str, ...]:
-        """Holes this layer cannot close here ("unix-sockets", "shared-nproc", "host-files"); each
+        """Holes this layer cannot close here ("unix-sockets", "shared-nproc", "host-files", "host-ipc"); each
         is named in :meth:`describe` and covered by a test that skips only when it is listed."""
         return _known_limits(self._detection)
 
@@ -203,16 +210,22 @@ class Sandbox:
         calls: Sequence[Call],
         setup: str = "",
         *,
-        timeouts: Sequence[float] | None = None,
+        timeouts: Sequence[float | CallBudget] | None = None,
         total_timeout: float | None = None,
+        cpu_limit: float | None = None,
+        load_timeout: float | None = None,
         args_after: bool = True,
         stop: Callable[[int, CallOutcome], bool] | None = None,
     ) -> RunReport:
         """Load ``setup`` + ``code`` in a fresh sandboxed process and call ``entry_point``.
 
         ``calls`` is a list of ``(args, kwargs)``; arguments must be plain data (exact
-        built-in types). ``timeouts`` optionally gives one timeout per call (default
-        ``config.per_call_timeout``); ``total_timeout`` overrides ``config.total_timeout``.
+        built-in types). ``timeouts`` optionally gives one CPU budget per call, in seconds or as a
+        :class:`CallBudget` (default ``config.per_call_timeout``), each with its wall-clock backstop
+        (``config.wall_for``); ``total_timeout`` overrides ``config.total_timeout`` (the wall-clock
+        deadline of the whole run); ``cpu_limit`` is the process's CPU time limit (RLIMIT_CPU,
+        whole seconds; default: the total timeout), past which the run is "timeout"; ``load_timeout``
+        overrides ``config.load_timeout`` (CPU seconds of the setup and module-level code).
         ``args_after=False`` skips re-encoding the arguments after each call (faster).
         ``stop(i, outcome)`` is called in the parent as each call's report arrives; returning
         True ends the run there (e.g. at the first wrong answer): the process is killed, later
@@ -220,27 +233,34 @@ class Sandbox:
         """
         c = self.config
         call_list = [_normalise_call(call, i) for i, call in enumerate(calls)]
-        limits = list(timeouts) if timeouts is not None else [c.per_call_timeout] * len(call_list)
-        if len(limits) != len(call_list):
-            raise ValueError(f"timeouts has {len(limits)} entries for {len(call_list)} calls")
-        for value in limits:
-            if not (isinstance(value, (int, float)) and value > 0 and math.isfinite(value)):
-                raise ValueError(f"call timeouts must be positive finite numbers, got {value!r}")
+        budgets = [_call_budget(t) for t in timeouts] if timeouts is not None else \
+            [CallBudget(c.per_call_timeout)] * len(call_list)
+        if len(budgets) != len(call_list):
+            raise ValueError(f"timeouts has {len(budgets)} entries for {len(call_list)} calls")
+        limits = [b.ceiling for b in budgets]
         total = c.total_timeout if total_timeout is None else total_timeout
+        relative = any(b.per_reference for b in budgets)
         request = self._request(
             mode="calls",
             code=code,
             setup=setup,
             entry_point=entry_point,
             calls=call_list,
-            timeouts=[float(t) for t in limits],
+            timeouts=[float(b.cpu) for b in budgets],
+            scales=[float(b.per_reference) for b in budgets] if relative else None,
+            caps=[b.ceiling for b in budgets] if relative else None,
+            refs=[bool(b.reference) for b in budgets] if relative else None,
             args_after=args_after,
             total=total,
+            cpu=cpu_limit,
+            load=load_timeout,
         )
+        parsed: dict[int, Any] = {}  # frames parsed as they arrive, not parsed again by assemble
+
         def on_frame(index: int, payload: bytes) -> bool:
             if index == 0 or stop is None:  # frame 0 is the load report
                 return False
-            outcome = call_outcome(payload, index - 1, self.frame_limits)
+            outcome = call_outcome(payload, index - 1, self.frame_limits, parsed, index)
             return outcome is not None and bool(stop(index - 1, outcome))
 
         raw = launch(
@@ -248,14 +268,14 @@ class Sandbox:
             request,
             on_frame=on_frame if stop is not None else None,
             total_timeout=total,
-            frame_timeouts=[*limits, 0.0],
+            frame_timeouts=[*(c.wall_for(limit) for limit in limits), 0.0],
             kill_grace=c.kill_grace,
             stream_cap=c.stream_cap,
             max_result_bytes=c.max_result_mb << 20,
             hash_seed=c.hash_seed,
             tmp_root=self._tmp_root,
         )
-        return assemble(raw, len(call_list), self.layer, limits, self.frame_limits)
+        return assemble(raw, len(call_list), self.layer, limits, self.frame_limits, parsed)
 
     def run_script(self, code: str, timeout: float | None = None) -> ScriptReport:
         """Run a whole program as ``__main__``; its stdout/stderr/exit code come back as text."""
@@ -290,7 +310,8 @@ class Sandbox:
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _request(self, *, total: float, nproc: int | None = None, plan: Plan | None = None, **fields: Any) -> dict[str, Any]:
+    def _request(self, *, total: float, nproc: int | None = None, plan: Plan | None = None,
+                 cpu: float | None = None, load: float | None = None, **fields: Any) -> dict[str, Any]:
         c = self.config
         plan = plan or self._detection.plan
         nproc_limit = nproc if nproc is not None else self._detection.nproc_limit
@@ -298,7 +319,7 @@ class Sandbox:
             **fields,
             "limits": {
                 "RLIMIT_AS": c.memory_mb << 20,
-                "RLIMIT_CPU": int(math.ceil(total)) + 1,
+                "RLIMIT_CPU": int(math.ceil(total)) + 1 if cpu is None else max(1, int(math.ceil(cpu))),
                 "RLIMIT_FSIZE": c.fsize_mb << 20,
                 "RLIMIT_NOFILE": c.nofile,
                 "RLIMIT_NPROC": nproc_limit,
@@ -310,7 +331,10 @@ class Sandbox:
             "seccomp": dict(plan.seccomp, protect=[os.getpid()]) if plan.seccomp else None,
             "landlock": plan.landlock,
             "recursion_limit": c.recursion_limit,
-            "load_timeout": float(min(c.load_timeout, total)),
+            "load_timeout": float(min(c.load_timeout if load is None else load, total)),
+            "load_wall": float(total),
+            "wall_factor": float(c.wall_factor),
+            "wall_slack": float(c.wall_slack),
             "stdout_cap": c.stdout_cap,
             "message_cap": c.message_cap,
             "max_value_nodes": c.max_value_nodes,
@@ -390,6 +414,14 @@ def _check_reachable(path: str, detection: Detection, what: str, readable: bool 
         if parent == current:
             return
         current, need = parent, stat.S_IXOTH
+
+
+def _call_budget(value: Any) -> CallBudget:
+    if isinstance(value, CallBudget):
+        return value
+    if isinstance(value, bool) or not (isinstance(value, (int, float)) and value > 0 and math.isfinite(value)):
+        raise ValueError(f"call timeouts must be positive finite numbers or CallBudgets, got {value!r}")
+    return CallBudget(float(value))
 
 
 def _normalise_call(call: Any, index: int) -> list[Any]:

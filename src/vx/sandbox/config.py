@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 
 import attrs
@@ -27,21 +28,58 @@ def _layer(instance: object, attribute: attrs.Attribute, value: str | None) -> N
 
 
 @attrs.frozen
+class CallBudget:
+    """The CPU budget of one call, in seconds of the candidate process's CPU time (every thread).
+
+    ``cpu`` alone: a fixed budget. With ``per_reference``: the budget is
+    ``min(cap, max(cpu, per_reference x R))``, where R is the most CPU time any earlier call marked
+    ``reference`` used in the same run (computed in the child as the run goes, e.g. "ten times what the
+    candidate itself needed on the visible examples"). A candidate can forge R, but never get more than
+    ``cap``: the parent's deadlines are computed from it.
+    """
+
+    cpu: float = attrs.field(validator=_positive)
+    per_reference: float = attrs.field(default=0.0)
+    cap: float | None = None
+    reference: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        if not (self.per_reference >= 0 and math.isfinite(self.per_reference) and math.isfinite(self.cpu)):
+            raise ValueError(f"CallBudget: cpu and per_reference must be finite, got {self.cpu!r}, {self.per_reference!r}")
+        if self.per_reference and (self.cap is None or not math.isfinite(self.cap) or self.cap < self.cpu):
+            raise ValueError(f"CallBudget: a relative budget needs a finite cap >= cpu, got cap={self.cap!r}")
+
+    @property
+    def ceiling(self) -> float:
+        """The most CPU time the call can get."""
+        return float(self.cap) if self.per_reference and self.cap is not None else float(self.cpu)
+
+
+@attrs.frozen
 class SandboxConfig:
     """Limits for every candidate run by one :class:`~vx.sandbox.Sandbox`.
 
-    Sizes are in MiB; times in seconds. ``per_call_timeout`` is enforced inside the child
-    (an alarm that raises in the candidate) *and* by the parent (which kills the process
-    ``kill_grace`` seconds later if the alarm was swallowed); ``total_timeout`` is the
-    parent's wall-clock deadline for the whole process, startup included.
+    Sizes are in MiB; times in seconds. ``per_call_timeout`` is a **CPU-time** budget: the
+    child's process may spend that many seconds of CPU (``ITIMER_PROF``) in the call, so load on
+    the machine does not turn a correct program into a timeout; a call that sleeps or blocks is
+    stopped by its wall-clock backstop, :meth:`wall_for` of its budget (an alarm in the child). The
+    parent kills the process ``kill_grace`` seconds after the backstop if the candidate swallowed
+    the interruption. ``total_timeout`` is the parent's wall-clock deadline for the whole
+    process, startup included.
     """
 
     memory_mb: int = attrs.field(default=1024, validator=_positive)
     per_call_timeout: float = attrs.field(default=2.0, validator=_positive)
     total_timeout: float = attrs.field(default=20.0, validator=_positive)
-    #: Time allowed for executing the setup and the candidate's module-level code (an alarm
-    #: in the child; a load that swallows it is stopped by ``total_timeout``).
+    #: CPU time allowed for executing the setup and the candidate's module-level code (an
+    #: interruption in the child, with the wall-clock backstop of :meth:`wall_for`; a load that
+    #: swallows it is stopped by ``total_timeout``).
     load_timeout: float = attrs.field(default=10.0, validator=_positive)
+    #: A call's wall-clock backstop is ``wall_factor`` x its CPU budget + ``wall_slack`` seconds:
+    #: generous, so that a correct call slowed down by a busy machine still finishes (a CPU-bound
+    #: loop meets its CPU budget first); it bounds only code that sleeps or blocks.
+    wall_factor: float = attrs.field(default=10.0, validator=_positive)
+    wall_slack: float = attrs.field(default=2.0, validator=_positive)
     nproc: int = attrs.field(default=64, validator=_positive)
     fsize_mb: int = attrs.field(default=16, validator=_positive)
     #: bwrap: size of the private tmpfs holding the workdir (and, separately, of /tmp), so
@@ -103,6 +141,10 @@ class SandboxConfig:
             raise ValueError(f"SandboxConfig.nproc must be >= 8, got {self.nproc}")
         if self.nofile < 16:
             raise ValueError(f"SandboxConfig.nofile must be >= 16, got {self.nofile}")
+
+    def wall_for(self, cpu_seconds: float) -> float:
+        """The wall-clock backstop of a CPU budget (the harness applies the same formula)."""
+        return cpu_seconds * self.wall_factor + self.wall_slack
 
     def requested_layer(self) -> str | None:
         """The forced layer: ``self.layer``, else $VX_SANDBOX_LAYER, else None."""

@@ -58,6 +58,7 @@ import attrs
 
 from vx.sandbox.runner import (
     SANDBOX_HOME,
+    BwrapInit,
     Plan,
     RawRun,
     _Capped,
@@ -189,7 +190,8 @@ class _Server:
         kwargs: dict[str, Any] = {}
         if plan.popen_user is not None:
             kwargs.update(user=plan.popen_user, group=plan.popen_group, extra_groups=[])
-        argv = plan.argv("/", (), server_request["disk_bytes"])
+        self.init = BwrapInit()
+        argv = plan.argv("/", (), server_request["disk_bytes"], info_fd=self.init.write_fd)
         # Import paths appear read-only at the same path; those below a directory every child
         # replaces with a fresh tmpfs (/tmp, ...) are bound elsewhere and re-bound by each child.
         stash = dict(server_request["rebind"])
@@ -204,7 +206,7 @@ class _Server:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
-                pass_fds=(theirs.fileno(),),
+                pass_fds=(theirs.fileno(), self.init.write_fd),
                 env=plan.child_env(SANDBOX_HOME, hash_seed),
                 cwd="/",
                 start_new_session=True,
@@ -216,9 +218,11 @@ class _Server:
             self.proc = _SPAWNER.call(start)
         except OSError as exc:
             ours.close()
+            self.init.reap()
             raise ServerError(f"could not start bwrap: {exc}") from None
         finally:
             theirs.close()
+            self.init.close_write()
         with _LOCK:
             _ALL.add(self)
         try:
@@ -273,13 +277,15 @@ class _Server:
                 _kill_tree(self.proc)
         if self.proc.stderr is not None:
             self.proc.stderr.close()
+        self.init.reap()  # bubblewrap's init, once the server's bwrap is gone (no zombie at exit)
         with _LOCK:
             _ALL.discard(self)
 
     def forget(self) -> None:
         """In a forked copy of vx: drop our copies of the descriptors, leave the server alone."""
         self.broken = True
-        for closer in (self.sock.close, *(s.close for s in (self.proc.stdin, self.proc.stderr) if s)):
+        for closer in (self.sock.close, *(s.close for s in (self.proc.stdin, self.proc.stderr) if s),
+                       lambda: os.close(self.init.read_fd)):
             try:
                 closer()
             except OSError:

@@ -109,10 +109,15 @@ _os_exit = _os._exit
 _os_close = _os.close
 _getpid = _os.getpid
 _perf = _time.perf_counter
+_cpu = _time.process_time  # CPU seconds of this process (every thread), what ITIMER_PROF counts
 _setitimer = _signal.setitimer
 _set_handler = _signal.signal
 _ITIMER_REAL = _signal.ITIMER_REAL
+_ITIMER_PROF = _signal.ITIMER_PROF
 _SIGALRM = _signal.SIGALRM
+_SIGPROF = _signal.SIGPROF
+_max = max
+_min = min
 _setrecursionlimit = _sys.setrecursionlimit
 _settrace = _sys.settrace
 _setprofile = _sys.setprofile
@@ -126,7 +131,8 @@ class _Unserializable(Exception):
 
 
 class _CallTimeout(BaseException):
-    """Raised by the SIGALRM handler while a call runs (BaseException: not an Exception)."""
+    """Raised by the SIGPROF (CPU budget) or SIGALRM (wall-clock backstop) handler while a call
+    runs (BaseException: not an Exception)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -362,11 +368,38 @@ def _message(exc, cap):
 
 
 def _on_alarm(signum, frame):
-    _state["fired"] = True
+    _state["fired"] = "cpu" if signum == _SIGPROF else "wall"
     raise _CallTimeout()
 
 
-_state = {"fired": False, "pid": None, "written": 0}
+def _on_cpu_limit(signum, frame):
+    """RLIMIT_CPU's soft limit: leave with the status a SIGXCPU death has (128 + 24), which the parent
+    reports as a timeout; the hard limit's SIGKILL follows one CPU second later otherwise."""
+    _os_exit(128 + _signal.SIGXCPU)
+
+
+def _arm(cpu, wall):
+    """Interrupt the code about to run after ``cpu`` seconds of this process's CPU time (ITIMER_PROF:
+    load on the machine does not shorten it) or, for code that sleeps or blocks, ``wall`` seconds of
+    wall-clock time, whichever comes first. One shot each."""
+    _state["fired"] = False
+    _set_handler(_SIGALRM, _on_alarm)
+    _set_handler(_SIGPROF, _on_alarm)
+    _setitimer(_ITIMER_PROF, cpu, 0.0)
+    _setitimer(_ITIMER_REAL, wall, 0.0)
+
+
+def _disarm():
+    _setitimer(_ITIMER_PROF, 0.0, 0.0)
+    _setitimer(_ITIMER_REAL, 0.0, 0.0)
+
+
+def _wall_for(req, cpu):
+    """The wall-clock backstop of a CPU budget (``SandboxConfig.wall_for``: same formula)."""
+    return cpu * req["wall_factor"] + req["wall_slack"]
+
+
+_state = {"fired": False, "pid": None, "written": 0, "reference_cpu": 0.0}
 
 
 def _load(req, fd):
@@ -394,17 +427,19 @@ def _load(req, fd):
             status, exc_type, exc_message = "load_error", _type_name_of(_type(exc)), _message(exc, mcap)
         if status == "ok":
             caught = None
-            _state["fired"] = False
-            _set_handler(_SIGALRM, _on_alarm)
+            budget = req["load_timeout"]
             try:
-                _setitimer(_ITIMER_REAL, req["load_timeout"], 0.0)
+                _arm(budget, _min(req["load_wall"], _wall_for(req, budget)))
                 for unit in units:
                     _exec(unit, namespace)
             except _BaseException as exc:
                 caught = exc
-            _setitimer(_ITIMER_REAL, 0.0, 0.0)
+            _disarm()
             if _state["fired"] or _type(caught) is _CallTimeout:
-                status, exc_message = "timeout", "loading took longer than %.3g s" % req["load_timeout"]
+                status = "timeout"
+                exc_message = ("loading used more than %.3g s of CPU time" % budget if _state["fired"] != "wall"
+                               else "loading did not finish within its wall-clock limit of %.3g s"
+                               % _min(req["load_wall"], _wall_for(req, budget)))
                 line = _traceback_line(caught) if caught is not None else None
             elif caught is not None:
                 status, exc_type, exc_message = "load_error", _type_name_of(_type(caught)), _message(caught, mcap)
@@ -468,6 +503,7 @@ def _reset_interpreter(req):
     tries = 0
     while tries < 8:
         try:
+            _setitimer(_ITIMER_PROF, 0.0, 0.0)
             _setitimer(_ITIMER_REAL, 0.0, 0.0)
             _setprofile(None)
             _settrace(None)
@@ -477,20 +513,30 @@ def _reset_interpreter(req):
             tries += 1
 
 
+def _call_budget(req, i):
+    """Call ``i``'s CPU budget: ``timeouts[i]``, or where ``scales[i]`` is set, at least that many times the
+    most CPU an earlier reference call of this run used, at most ``caps[i]`` (``vx.sandbox.CallBudget``)."""
+    budget = req["timeouts"][i]
+    scale = req["scales"][i] if req.get("scales") else 0.0
+    if scale:
+        budget = _min(req["caps"][i], _max(budget, scale * _state["reference_cpu"]))
+    return budget
+
+
 def _call(fn, i, args, kwargs, timeout, req, fd):
     mcap = req["message_cap"]
     capture = _Capture(req["stdout_cap"])
     status, type_name, exc_type, exc_message = "ok", None, None, None
-    _state["fired"] = False
-    _set_handler(_SIGALRM, _on_alarm)
     _setrecursionlimit(req["recursion_limit"])
+    wall = _wall_for(req, timeout)
     saved_stdout = _sys.stdout
     _sys.stdout = capture
-    start = _perf()
     result = None
     caught = None
+    cpu0 = _cpu()
+    start = _perf()
     try:
-        _setitimer(_ITIMER_REAL, timeout, 0.0)  # one shot: never fires inside the harness twice
+        _arm(timeout, wall)  # one shot each: never fires inside the harness twice
         result = fn(*args, **kwargs)
     except _BaseException as exc:
         caught = exc
@@ -504,6 +550,7 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
         except _BaseException:
             n += 1
     duration = _perf() - start
+    cpu = _max(0.0, _cpu() - cpu0)
     _sys.stdout = saved_stdout
     if caught is not None:
         if _type(caught) is _CallTimeout:
@@ -514,7 +561,13 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
     if _state["fired"]:  # the candidate swallowed the timeout and returned anyway
         status, exc_type, exc_message = "timeout", None, None
     if status == "timeout":
-        exc_message = "call exceeded %.3g s" % timeout
+        if _state["fired"] == "wall":
+            exc_message = "call did not return within its wall-clock limit of %.3g s (it used %.3g s of CPU; " \
+                          "its CPU budget is %.3g s)" % (wall, cpu, timeout)
+        else:
+            exc_message = "call used more than its CPU budget of %.3g s" % timeout
+    elif req.get("refs") and req["refs"][i]:
+        _state["reference_cpu"] = _max(_state["reference_cpu"], cpu)
     encoded = None
     if status == "ok":
         type_name = _type_name_of(_type(result))
@@ -569,6 +622,8 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
             ("stdout", capture.value()),
             ("stdout_truncated", capture.truncated),
             ("duration", duration),
+            ("cpu", cpu),
+            ("budget", _float(timeout)),
             ("args_after", args_after),
         ],
     )
@@ -578,9 +633,8 @@ def _run_calls(req):
     fd = req["result_fd"]
     fn = _load(req, fd)
     if fn is not None:
-        timeouts = req["timeouts"]
         for i, (args, kwargs) in _enumerate(req["calls"]):
-            _call(fn, i, args, kwargs, timeouts[i], req, fd)
+            _call(fn, i, args, kwargs, _call_budget(req, i), req, fd)
     _frame(fd, [("t", "done")])
     _os_exit(0)
 
@@ -676,6 +730,7 @@ def _confine(req):
     if req["seccomp"] is not None:
         _install_seccomp(req["seccomp"])
     _set_handler(_signal.SIGXFSZ, _signal.SIG_IGN)  # oversized writes fail with EFBIG instead
+    _set_handler(_signal.SIGXCPU, _on_cpu_limit)  # an init (forkserver) would ignore it otherwise
 
 
 _LL_READ_DIR = (1 << 0) | (1 << 2) | (1 << 3)  # Landlock EXECUTE, READ_FILE, READ_DIR
@@ -1283,6 +1338,7 @@ def _forked_worker(req):
     _os.dup2(fd, 0)
     _os.close(fd)
     _set_handler(_signal.SIGXFSZ, _signal.SIG_IGN)  # oversized writes fail with EFBIG instead
+    _set_handler(_signal.SIGXCPU, _on_cpu_limit)  # an init (forkserver) would ignore it otherwise
     if req.get("import_paths"):
         _sys.path[0:0] = req["import_paths"]
     if req["mode"] == "script":

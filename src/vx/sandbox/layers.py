@@ -78,6 +78,14 @@ SECCOMP_RULES: list[tuple[str, int, list[tuple[int, int, int, int]]]] = [
         # Landlock does not cover file modes and owners: refuse changing them at all.
         "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "fchownat", "lchown",
     )],
+    # No System V or POSIX message-queue IPC: without an IPC namespace (the rlimits layer) a segment,
+    # queue or semaphore set outlives the candidate, and the next candidate (or any host process) can
+    # read it. (The namespace layers give every candidate an IPC namespace of its own as well.)
+    *[(name, _EPERM, []) for name in (
+        "shmget", "shmat", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop",
+        "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify",
+        "mq_getsetattr", "ipc",
+    )],
     # No socket() at all: AF_UNIX included (a host daemon's pathname socket, /dev/log,
     # abstract sockets); socketpair() stays (multiprocessing, asyncio use it).
     ("socket", _EPERM, []),
@@ -378,12 +386,16 @@ def known_limits(detection: Detection) -> tuple[str, ...]:
     (unshare / rlimits without a working seccomp filter); ``shared-nproc``: concurrent
     candidates share one RLIMIT_NPROC count and account, so one fork bomb can keep another
     candidate from starting processes (no user namespace and no private uids, i.e. vx not root);
-    ``host-files``: the host file system is visible as the sandbox account (no Landlock).
+    ``host-files``: the host file system is visible as the sandbox account (no Landlock);
+    ``host-ipc``: System V IPC objects and POSIX message queues outlive a candidate and are shared with
+    the next (rlimits without a working seccomp filter: no IPC namespace, nothing to refuse them).
     """
     plan = detection.plan
     holes = []
     if plan.layer in ("unshare", "rlimits") and plan.seccomp is None:
         holes.append("unix-sockets")
+    if plan.layer == "rlimits" and plan.seccomp is None:
+        holes.append("host-ipc")
     if not detection.userns and plan.private_uids is None:
         holes.append("shared-nproc")
     if plan.layer in ("unshare", "rlimits") and plan.landlock is None:
@@ -399,6 +411,9 @@ LIMIT_TEXT = {
                     "install bubblewrap)",
     "host-files": "known limit (host-files): no Landlock, so the host file system is visible as the sandbox "
                   "account",
+    "host-ipc": "known limit (host-ipc): no IPC namespace and no seccomp filter, so System V shared memory, "
+                "message queues, semaphores and POSIX message queues outlive a candidate and the next one can read "
+                "them (install libseccomp2, or bubblewrap)",
 }
 
 

@@ -32,7 +32,7 @@ SCRIPT_STATUSES = ("ok", "error", "timeout", "crashed")
 _LOAD_KEYS = frozenset({"t", "status", "stdout", "stdout_truncated", "exc_type", "exc_message", "line"})
 _CALL_KEYS = frozenset(
     {"t", "i", "status", "value", "type", "exc_type", "exc_message", "stdout",
-     "stdout_truncated", "duration", "args_after"}
+     "stdout_truncated", "duration", "cpu", "budget", "args_after"}
 )
 _LOAD_STATUSES = ("ok", "syntax_error", "load_error", "no_entry_point", "timeout")
 _CHILD_CALL_STATUSES = ("ok", "exception", "timeout", "unserializable")
@@ -91,7 +91,12 @@ class CallOutcome:
     exc_message: str | None = None
     stdout: str = ""
     stdout_truncated: bool = False
+    #: Wall-clock seconds the call took.
     duration: float | None = None
+    #: CPU seconds of the candidate's process during the call (every thread): what the budget counts.
+    cpu: float | None = None
+    #: The CPU budget the call ran under (seconds; for a relative ``CallBudget``, as the child computed it).
+    budget: float | None = None
     #: ``(args, kwargs)`` as plain data after the call (detects argument mutation); None when
     #: not requested, not reached, or not plain data.
     args_after: tuple[tuple[Any, ...], dict[Any, Any]] | None = None
@@ -178,6 +183,13 @@ def _exit_text(code: int | None) -> str:
     return f"exit code {code}"
 
 
+def _cpu_limit_death(code: int | None) -> bool:
+    """The process was ended by its CPU time limit: SIGXCPU at the soft RLIMIT_CPU (wrappers report
+    128 + n). (The hard limit's SIGKILL cannot be told from other kills.)"""
+    n = int(signal.SIGXCPU)
+    return code is not None and (code == -n or code == 128 + n)
+
+
 def _check(frame: dict[str, Any], keys: frozenset[str], what: str) -> None:
     if set(frame) != keys:
         missing, extra = sorted(keys - set(frame)), sorted(set(frame) - keys)
@@ -238,9 +250,10 @@ def _call(frame: dict[str, Any], index: int, limits: FrameLimits) -> CallOutcome
     status = _req(frame, "status", str, what)
     if status not in _CHILD_CALL_STATUSES:
         raise ProtocolError(f"{what}: unknown status {_brief(status)}")
-    duration = _req(frame, "duration", (float, int), what)
-    if not 0 <= duration <= _MAX_DURATION:  # also refuses ints too large for a float
-        raise ProtocolError(f"{what}: duration {_brief(duration)} is not a time in seconds")
+    duration, cpu, budget = (_req(frame, key, (float, int), what) for key in ("duration", "cpu", "budget"))
+    for key, seconds in (("duration", duration), ("cpu", cpu), ("budget", budget)):
+        if not 0 <= seconds <= _MAX_DURATION:  # also refuses ints too large for a float
+            raise ProtocolError(f"{what}: {key} {_brief(seconds)} is not a time in seconds")
     value = decode_value(frame["value"]) if status == "ok" else None
     if status != "ok" and frame["value"] is not None:
         raise ProtocolError(f"{what}: a {status} call cannot carry a value")
@@ -266,6 +279,8 @@ def _call(frame: dict[str, Any], index: int, limits: FrameLimits) -> CallOutcome
         stdout=clean_text(stdout[: limits.stdout_chars]),
         stdout_truncated=_req(frame, "stdout_truncated", bool, what) or len(stdout) > limits.stdout_chars,
         duration=float(duration),
+        cpu=float(cpu),
+        budget=float(budget),
         args_after=args_after,
     )
 
@@ -281,18 +296,36 @@ def _guarded(read: Callable[[], Any]) -> Any:
         raise ProtocolError(f"unreadable frame: {type(exc).__name__}: {clean_text(str(exc), 200)}") from None
 
 
-def call_outcome(payload: bytes, index: int, limits: FrameLimits | None = None) -> CallOutcome | None:
+def call_outcome(payload: bytes, index: int, limits: FrameLimits | None = None,
+                 parsed: dict[int, Any] | None = None, position: int = -1) -> CallOutcome | None:
     """The outcome in one call frame as it arrives (None if it is not a valid report of
-    call ``index``; ``assemble`` later rules on the whole stream)."""
+    call ``index``; ``assemble`` later rules on the whole stream). ``parsed`` keeps the parsed
+    frame (or its ProtocolError) under ``position`` in the stream, so ``assemble`` does not parse
+    a large frame twice."""
     limits = limits or FrameLimits()
     try:
-        return _guarded(lambda: _call(parse_frame(payload, max_cost=limits.decode_bytes), index, limits))
+        frame = _parsed(payload, position, limits, parsed)
+        return _guarded(lambda: _call(frame, index, limits))
     except ProtocolError:
         return None
 
 
+def _parsed(payload: bytes, position: int, limits: FrameLimits, memo: dict[int, Any] | None) -> dict[str, Any]:
+    found = memo.get(position) if memo is not None else None
+    if found is None:
+        try:
+            found = parse_frame(payload, max_cost=limits.decode_bytes)
+        except ProtocolError as exc:
+            found = exc
+        if memo is not None:
+            memo[position] = found
+    if isinstance(found, ProtocolError):
+        raise found
+    return found
+
+
 def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[float],
-             limits: FrameLimits | None = None) -> RunReport:
+             limits: FrameLimits | None = None, parsed: dict[int, Any] | None = None) -> RunReport:
     """Turn a child's raw output into a RunReport (strictly; see the module docstring)."""
     limits = limits or FrameLimits()
     load: dict[str, Any] | None = None
@@ -304,7 +337,7 @@ def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[floa
             for position, payload in enumerate(raw.frames):
                 if done:
                     raise ProtocolError("data after the final frame")
-                frame = parse_frame(payload, max_cost=limits.decode_bytes)
+                frame = _parsed(payload, position, limits, parsed)
                 if load is None:
                     load = _guarded(lambda: _load(frame, limits))
                     continue
@@ -373,13 +406,18 @@ def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[floa
         if raw.deadline == "call" and index < n_calls:
             limit = call_timeouts[index]
             detail = (
-                f"call {index} ran past its {limit:g} s timeout and did not stop; the process "
-                "was killed (later calls were not run)"
+                f"call {index} ran past its time limit ({limit:g} s of CPU, with its wall-clock backstop) and "
+                "did not stop; the process was killed (later calls were not run)"
             )
         elif raw.deadline == "call":
             detail = "the process did not finish after its last call and was killed"
         else:
             detail = f"killed at the {raw.wall_time:.1f} s total deadline"
+        return finish("timeout", detail, CallOutcome(status="timeout", exc_message=detail))
+    if _cpu_limit_death(raw.returncode):
+        if load is None or load["status"] != "ok":
+            return finish("timeout", "the process used up its CPU time limit (RLIMIT_CPU) while loading the code", None)
+        detail = f"the process used up its CPU time limit (RLIMIT_CPU) after {len(outcomes)} of {n_calls} calls"
         return finish("timeout", detail, CallOutcome(status="timeout", exc_message=detail))
     if not done:
         how = _exit_text(raw.returncode)

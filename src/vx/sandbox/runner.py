@@ -25,8 +25,10 @@ Nothing here interprets frames beyond their length prefix; ``report.py`` validat
 
 from __future__ import annotations
 
+import atexit
 import errno
 import fcntl
+import json
 import marshal
 import os
 import random
@@ -142,13 +144,21 @@ class Plan:
             private_uids=None,
         )
 
-    def argv(self, workdir: str, ro_paths: Sequence[str] = (), disk_bytes: int = 64 << 20) -> list[str]:
+    def argv(self, workdir: str, ro_paths: Sequence[str] = (), disk_bytes: int = 64 << 20,
+             info_fd: int | None = None) -> list[str]:
         wrapper = [part.replace("{workdir}", workdir).replace("{disk_bytes}", str(disk_bytes)) for part in self.wrapper]
+        if info_fd is not None and self.uses_bwrap:  # bubblewrap reports its init's pid there (BwrapInit)
+            wrapper[1:1] = ["--info-fd", str(info_fd)]
         if ro_paths and self.layer == "bwrap":  # make them visible, read-only, at the same path
             assert wrapper[-1] == "--"
             binds = [arg for path in ro_paths for arg in ("--ro-bind", path, path)]
             wrapper = [*wrapper[:-1], *binds, "--"]
         return [*wrapper, self.python, *PYTHON_FLAGS, "-c", BOOTSTRAP]
+
+    @property
+    def uses_bwrap(self) -> bool:
+        return self.layer in ("bwrap", "forkserver") and bool(self.wrapper) and \
+            os.path.basename(self.wrapper[0]) == "bwrap"
 
     def child_env(self, workdir: str, hash_seed: int | None) -> dict[str, str]:
         """The child's whole environment (an allow-list: nothing is inherited)."""
@@ -184,6 +194,79 @@ class RawRun:
     #: The caller's ``on_frame`` hook asked to stop after the last frame received.
     stopped: bool = False
     wall_time: float = 0.0
+
+
+def _prctl(option: int, value: int) -> bool:
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+_subreaper_pid: list[int] = [0]
+
+
+def become_subreaper() -> bool:
+    """Make this process a child subreaper (once per process; forked op workers make their own): an
+    orphan among its descendants is re-parented here instead of to the machine's pid 1, which in many
+    containers never reaps it. Needed for bubblewrap, whose outer process exits as soon as its init
+    reports the command's exit status, before the init itself is reaped (see :class:`BwrapInit`)."""
+    if _subreaper_pid[0] != os.getpid():
+        if not _prctl(36, 1):  # PR_SET_CHILD_SUBREAPER
+            return False
+        _subreaper_pid[0] = os.getpid()
+    return True
+
+
+class BwrapInit:
+    """Reaps bubblewrap's init process (its ``--info-fd`` names it): bubblewrap's outer process exits
+    when the init reports the command's exit status, so the init becomes an orphan that nobody reaps
+    (one zombie per candidate, and one per fork server at exit). vx is a child subreaper
+    (:func:`become_subreaper`), so the orphan comes to vx, which waits for it by its pid only (never a
+    child it did not start)."""
+
+    def __init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        become_subreaper()
+
+    def close_write(self) -> None:
+        if self.write_fd >= 0:
+            os.close(self.write_fd)
+            self.write_fd = -1
+
+    def reap(self, timeout: float = 5.0) -> None:
+        """Wait for the init (after the outer bwrap process was reaped) and close the pipe."""
+        self.close_write()
+        pid = self._pid()
+        os.close(self.read_fd)
+        if pid is None:
+            return
+        give_up = time.monotonic() + timeout
+        while True:
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:  # not ours (no subreaper here), or reaped already
+                return
+            if done or time.monotonic() > give_up:
+                return
+            time.sleep(0.001)
+
+    def _pid(self) -> int | None:
+        os.set_blocking(self.read_fd, False)
+        data = b""
+        try:
+            while len(data) < 65536 and (chunk := os.read(self.read_fd, 65536)):
+                data += chunk
+        except BlockingIOError:
+            pass
+        try:
+            pid = json.loads(data.decode("utf-8", "replace")).get("child-pid")
+        except (ValueError, AttributeError):
+            return None
+        return pid if type(pid) is int and pid > 1 else None
 
 
 class _Capped:
@@ -333,6 +416,28 @@ def _janitor_fd() -> int | None:
         return write_end
 
 
+def _end_janitor() -> None:
+    """At exit: close this process's end of the janitor's pipe and wait for the janitor, which leaves once
+    every holder of the pipe is gone (so it is reaped here, not left a zombie of the machine's pid 1).
+    Forked op workers that still hold the pipe keep it alive; then it leaves after them."""
+    with _janitor_lock:
+        fd, proc, owner = _janitor.get("fd"), _janitor.get("proc"), _janitor.get("owner")
+        if fd is None or owner != os.getpid():
+            return
+        _janitor.clear()
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+    try:
+        proc.wait(timeout=5.0)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+atexit.register(_end_janitor)
+
+
 def _tell_janitor(mark: str, path: str) -> None:
     line = os.fsencode(mark + path) + b"\n"
     if b"\n" in line[:-1] or len(line) > 4096:  # not expressible on one line: vx alone cleans it
@@ -463,14 +568,16 @@ def _launch_in(
     popen_kwargs: dict[str, Any] = {}
     if plan.popen_user is not None:
         popen_kwargs.update(user=plan.popen_user, group=plan.popen_group, extra_groups=[])
+    init = BwrapInit() if plan.uses_bwrap else None
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
-            plan.argv(workdir, request.get("import_paths", ()), request.get("disk_bytes", 64 << 20)),
+            plan.argv(workdir, request.get("import_paths", ()), request.get("disk_bytes", 64 << 20),
+                      info_fd=init.write_fd if init else None),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            pass_fds=(result_w,),
+            pass_fds=(result_w,) + ((init.write_fd,) if init else ()),
             env=plan.child_env(workdir, hash_seed),
             cwd=workdir,
             start_new_session=True,
@@ -480,10 +587,14 @@ def _launch_in(
     except OSError as exc:
         os.close(result_r)
         os.close(result_w)
+        if init is not None:
+            init.reap()
         run.spawn_error = f"could not start {plan.layer} sandbox: {exc}"
         run.wall_time = time.monotonic() - start
         return run
     os.close(result_w)
+    if init is not None:
+        init.close_write()
     try:
         _watch(
             proc,
@@ -501,6 +612,8 @@ def _launch_in(
         )
     finally:
         _terminate(proc, plan, kill_grace)
+        if init is not None:
+            init.reap()
         os.close(result_r)
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             if stream is not None and not stream.closed:

@@ -31,9 +31,10 @@ def _sandbox_available():
 def short_limits(monkeypatch):
     from vx.families.code.ops import run
 
-    monkeypatch.setattr(run, "EXAMPLE_CALL_TIMEOUT", 0.3)
-    monkeypatch.setattr(run, "EDGE_CALL_TIMEOUT", 0.2)
-    monkeypatch.setattr(run, "RUN_TIMEOUT", 1.5)
+    monkeypatch.setattr(run, "EXAMPLE_CPU", 0.1)
+    monkeypatch.setattr(run, "PROBE_CPU_CAP", 0.2)
+    monkeypatch.setattr(run, "LOAD_CPU", 0.3)
+    monkeypatch.setattr(run, "RUN_CPU", 1.0)
 
 
 def example(call: str, expected_src: str) -> dict:

@@ -31,7 +31,7 @@ def v(op, task, sql):
 def test_templates_registered_for_the_sql_family():
     names = {tp.check for tp in templates_for("sql") if tp.family == "sql"}
     assert names == {"forbids_construct", "requires_construct", "order_direction", "max_result_rows",
-                     "join_key_names"}
+                     "join_key_names", "results_disagree_with_peers"}
     assert all(TEMPLATES[n].induce is not None for n in names)
 
 

@@ -16,12 +16,23 @@ A predicted table matches a gold table when:
 
 ``condition_cols`` (Spider 2.0's per-instance choice of which gold columns must be matched) is
 supported as a list of gold column indices.
+
+**Spider (1.0) execution match** -- `spider_match`, the rule of test-suite-sql-eval's ``result_eq`` that
+Spider's EX is computed with -- is stricter and different: the two tables must have the same number of
+rows and columns; some permutation of the predicted columns must make the tables equal as *bags of
+rows* (as *lists* of rows when the order matters, i.e. when the gold query orders); cells are equal as
+Python values are (``1 == 1.0``, ``'1' != 1``, NULL equals only NULL); two empty tables match whatever
+their widths. `result_signature` is a digest of a table that two tables share exactly when they match
+under that rule, so that many attempts' results can be clustered by hashing (peer ops).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import itertools
 import math
+from collections import Counter
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
@@ -112,4 +123,95 @@ def matches_any(pred: Table, golds: Sequence[Table], *, ignore_order: bool = Fal
                             gold_width=w, condition_cols=c) for g, w, c in zip(golds, widths, conds))
 
 
-__all__ = ["ABS_TOL", "columns_match", "matches_any", "normalize", "tables_match", "values_equal"]
+# --------------------------------------------------------------------------- Spider (1.0) execution match
+
+MAX_TIE_ORDERS = 720  # column orders tried among columns of equal content before a signature settles
+
+
+def cell_token(value: Any) -> tuple:
+    """A cell as Spider's match compares it, in a form that sorts and hashes: numbers equal when
+    Python says they are (``1 == 1.0``; booleans are numbers), text, bytes and NULL kept apart."""
+    if value is None:
+        return (0,)
+    if isinstance(value, bool):
+        value = int(value)
+    if isinstance(value, Decimal):
+        value = float(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return (4, "nan")
+        if value.is_integer() and abs(value) < 2 ** 53:
+            return (1, int(value))
+        return (1, value)
+    if isinstance(value, int):
+        return (1, value)
+    if isinstance(value, (bytes, bytearray)):
+        return (3, bytes(value))
+    if isinstance(value, str):
+        return (2, value)
+    return (5, repr(value))
+
+
+def _token_rows(rows: Table) -> list[tuple[tuple, ...]]:
+    return [tuple(cell_token(v) for v in r) for r in rows]
+
+
+def spider_match(pred: Table, gold: Table, *, order_matters: bool = False) -> bool:
+    """Spider's execution match (test-suite-sql-eval ``result_eq``; see the module docstring)."""
+    if not gold and not pred:
+        return True
+    if len(gold) != len(pred):
+        return False
+    g, p = _token_rows(gold), _token_rows(pred)
+    width = len(g[0])
+    if any(len(r) != width for r in p):
+        return False
+    gcols = [Counter(r[i] for r in g) for i in range(width)]
+    pcols = [Counter(r[j] for r in p) for j in range(width)]
+    options = [[j for j in range(width) if pcols[j] == gcols[i]] for i in range(width)]
+    if any(not o for o in options):
+        return False
+    target = g if order_matters else Counter(g)
+
+    def assign(i: int, used: list[int]) -> bool:
+        if i == width:
+            perm = [tuple(r[j] for j in used) for r in p]
+            return perm == target if order_matters else Counter(perm) == target
+        return any(assign(i + 1, used + [j]) for j in options[i] if j not in used)
+
+    return assign(0, [])
+
+
+def result_signature(rows: Table, *, ordered: bool = False) -> str:
+    """A digest two tables share exactly when `spider_match` says they match (``ordered`` =
+    ``order_matters``). Columns are put in a canonical order (by their sorted content; among columns
+    of equal content, the order giving the smallest table) before the rows are hashed, sorted unless
+    ``ordered``. Past :data:`MAX_TIE_ORDERS` orders of equal-content columns the first is used."""
+    if not rows:
+        return "empty"
+    t = _token_rows(rows)
+    width = len(t[0])
+    keys = [tuple(sorted(r[j] for r in t)) for j in range(width)]
+    order = sorted(range(width), key=lambda j: keys[j])
+    groups: list[list[int]] = []
+    for j in order:
+        if groups and keys[groups[-1][0]] == keys[j]:
+            groups[-1].append(j)
+        else:
+            groups.append([j])
+    n_orders = math.prod(math.factorial(len(gr)) for gr in groups)
+
+    def table(cols: Sequence[int]) -> tuple:
+        body = [tuple(r[j] for j in cols) for r in t]
+        return tuple(body) if ordered else tuple(sorted(body))
+
+    if n_orders == 1 or n_orders > MAX_TIE_ORDERS:
+        best = table(order)
+    else:
+        best = min(table([j for perm in combo for j in perm])
+                   for combo in itertools.product(*(itertools.permutations(gr) for gr in groups)))
+    return hashlib.sha256(repr((width, best)).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+__all__ = ["ABS_TOL", "cell_token", "columns_match", "matches_any", "normalize", "result_signature", "spider_match",
+           "tables_match", "values_equal"]

@@ -1,5 +1,6 @@
-"""The SQL family's pack: root ``parses``, six static and four exec seed ops, the failure taxonomy,
-the classifier, the check templates (tag ``"sql"``) and the skill loop's hooks
+"""The SQL family's pack: root ``parses``, eight static and six exec ops, the peer op
+``disagrees_with_peers`` (and the self-consistency baseline in shadow), the failure taxonomy, the
+classifier, the check templates (tag ``"sql"``) and the skill loop's hooks
 (:mod:`vx.families.sql.ratchet`: execution comparison, the solver's prompt); ``JUDGE``
 (``"sql-judge"``) is the opt-in LLM judge op."""
 
@@ -39,11 +40,15 @@ TASK_SCHEMA = task_schema("vx SQL task", {
     "ignore_order": {"type": "boolean"},
     "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds the query may run."},
     "max_rows": {"type": "integer", "minimum": 1},
+    "match": {"type": "string", "enum": ["spider"],
+              "description": "Compare results by Spider's execution match (vx.families.sql.spider)."},
+    "variants": {"type": "object", "description": "Neighbour databases the task's queries also run on "
+                                                  "(vx.families.sql.variants): seed, version, use."},
 }, required=("question",))
 
 PACK = Pack(
     name="sql",
-    ops=ops.SEED_OPS,
+    ops=ops.OPS,
     root=ops.ROOT,
     taxonomy=TAXONOMY,
     classify_failure=classify_failure,

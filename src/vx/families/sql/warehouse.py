@@ -16,7 +16,11 @@ Which warehouse an item runs on is part of its task record, a *warehouse spec*::
 
     {"backend": "duckdb", "source": "defog", "database": "academic"}   # built from defog-data on first use
     {"backend": "sqlite", "path": "/data/shop.sqlite"}
+    {"backend": "sqlite", "source": "script", "script": "/data/x.sql", "sha256": "…"}   # vx.families.sql.scripts
     {"backend": "snowflake", "database": "SALES", "schema": "PUBLIC"}   # credentials: see SnowflakeWarehouse
+
+Any of the file-based specs plus ``"variant": {"index", "seed", "version"}`` is a neighbour database
+of it (:mod:`vx.families.sql.variants`), built on first use.
 
 `session(spec)` returns this process's open warehouse for a spec, opening it on first use (a
 forked worker opens its own); `close_sessions()` closes them, so a family run starts fresh.
@@ -418,8 +422,24 @@ def open_warehouse(spec: Mapping[str, Any]) -> Warehouse:
         return SnowflakeWarehouse(database=spec.get("database"), schema=spec.get("schema"),
                                   warehouse=spec.get("warehouse"), role=spec.get("role"),
                                   connection_name=spec.get("connection"))
-    if spec.get("path"):
+    if isinstance(spec.get("variant"), Mapping):  # a neighbour database (vx.families.sql.variants)
+        from vx.families.sql.variants import DataError as VariantError
+        from vx.families.sql.variants import materialize as build_variant
+
+        try:
+            path = build_variant(spec)
+        except VariantError as exc:
+            raise WarehouseError(str(exc)) from None
+    elif spec.get("path"):
         path = Path(str(spec["path"])).expanduser()
+    elif spec.get("source") == "script":  # a SQLite SQL script (vx.families.sql.scripts)
+        from vx.families.sql.scripts import DataError as ScriptError
+        from vx.families.sql.scripts import materialize as build_script
+
+        try:
+            path = build_script(spec)
+        except ScriptError as exc:
+            raise WarehouseError(str(exc)) from None
     elif spec.get("source") == "defog":
         from vx.families.sql.defog import DataError, materialize
 
@@ -428,7 +448,8 @@ def open_warehouse(spec: Mapping[str, Any]) -> Warehouse:
         except DataError as exc:
             raise WarehouseError(str(exc)) from None
     else:
-        raise WarehouseError(f"warehouse spec {dict(spec)} names no database: give \"path\", or "
+        raise WarehouseError(f"warehouse spec {dict(spec)} names no database: give \"path\", "
+                             "\"source\": \"script\" with a \"script\" and its \"sha256\", or "
                              "\"source\": \"defog\" with a \"database\"")
     return DuckDBWarehouse(path) if backend == "duckdb" else SQLiteWarehouse(path)
 

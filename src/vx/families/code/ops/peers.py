@@ -69,6 +69,9 @@ class Answer:
     kind: str
     value: Any = None
     detail: str = ""
+    #: CPU seconds the call used, and the CPU budget it ran under (:func:`.run.against_peers`).
+    cpu: float | None = attrs.field(default=None, eq=False)
+    budget: float | None = attrs.field(default=None, eq=False)
 
     def text(self, verb: str = "returned") -> str:
         if self.kind == "value":
@@ -76,7 +79,8 @@ class Answer:
         if self.kind == "raised":
             return ("raised " if verb == "returned" else "raise ") + (self.detail or "an exception")
         if self.kind == "timeout":
-            return "did not return in time" if verb == "returned" else "do not return in time"
+            why = f" ({self.detail})" if self.detail and verb == "returned" else ""
+            return ("did not return in time" if verb == "returned" else "do not return in time") + why
         if self.kind == "crashed":
             return "killed its process" if verb == "returned" else "kill their process"
         if self.kind == "opaque":
@@ -119,15 +123,45 @@ def same_answer(a: Answer, b: Answer) -> bool:
 
 
 def _answer(call: Any) -> Answer:
+    cpu, budget = getattr(call, "cpu", None), getattr(call, "budget", None)
     if call.status == "ok":
-        return Answer("value", call.value)
+        return Answer("value", call.value, cpu=cpu, budget=budget)
     if call.status == "exception":
-        return Answer("raised", None, str(call.exc_type or ""))
+        return Answer("raised", None, str(call.exc_type or ""), cpu=cpu, budget=budget)
     if call.status == "unserializable":
-        return Answer("opaque", None, str(call.type_name or ""))
-    if call.status in ("timeout", "crashed", "not_run"):
+        return Answer("opaque", None, str(call.type_name or ""), cpu=cpu, budget=budget)
+    if call.status == "timeout":
+        return Answer("timeout", cpu=cpu, budget=budget)
+    if call.status in ("crashed", "not_run"):
         return Answer(call.status)
     return Answer("not_run")
+
+
+#: Answer kinds whose CPU time is a measurement of the probe (the call returned or raised).
+_MEASURED = ("value", "raised", "opaque")
+
+
+def judged_against_peers(mine: Behaviour, voters: Sequence[Behaviour]) -> tuple[Behaviour, list[Behaviour]]:
+    """Every answer's time judged against the voters' on the same probe (:func:`.run.against_peers`, the
+    budget decision): one that used more than k x the others' median CPU becomes a timeout, and one
+    stopped at its own budget below that line becomes unknown (not run), so a slow correct attempt is
+    never outvoted for its own run's budget."""
+    everyone = [mine, *voters]
+    answers = [list(b.answers) for b in everyone]
+    for j in range(len(mine.answers)):
+        for a, b in enumerate(everyone):
+            if j >= len(b.answers) or b.answers[j].kind not in (*_MEASURED, "timeout"):
+                continue
+            ans = b.answers[j]
+            others = [o.answers[j].cpu for k, o in enumerate(everyone) if k and k != a and j < len(o.answers)
+                      and o.answers[j].kind in _MEASURED and o.answers[j].cpu is not None]
+            kind, why = _run.against_peers(ans.cpu, ans.budget, ans.kind == "timeout", others)
+            if kind == "timeout":
+                answers[a][j] = Answer("timeout", None, why, ans.cpu, ans.budget)
+            elif kind == "unknown":
+                answers[a][j] = Answer("not_run", None, why)
+    out = [attrs.evolve(b, answers=tuple(rows)) for b, rows in zip(everyone, answers)]
+    return out[0], out[1:]
 
 
 # --------------------------------------------------------------------------- the observer
@@ -156,13 +190,19 @@ class Behaviour:
         def answers(rows: Any) -> tuple[Answer, ...]:
             out = []
             for row in rows or ():
-                kind, value, detail = row if isinstance(row, (list, tuple)) and len(row) == 3 else ("not_run", None, "")
-                out.append(Answer(str(kind), value, str(detail)))
+                ok = isinstance(row, (list, tuple)) and len(row) in (3, 5)
+                kind, value, detail = row[:3] if ok else ("not_run", None, "")
+                cpu, budget = (_seconds(row[3]), _seconds(row[4])) if ok and len(row) == 5 else (None, None)
+                out.append(Answer(str(kind), value, str(detail), cpu, budget))
             return tuple(out)
 
         ok = data.get("examples_ok")
         return cls(bool(data.get("loaded")), ok if ok in (True, False) else None, answers(data.get("answers")),
                    answers(data.get("example_answers")), str(data.get("note", "")))
+
+
+def _seconds(value: Any) -> float | None:
+    return float(value) if type(value) in (int, float) and 0 <= value < 1e6 else None
 
 
 def _value_text(value: Any) -> str | bytes | None:
@@ -192,8 +232,8 @@ def _data_answer(a: Answer) -> list[Any]:
 
             raw = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
             value = "<digest " + hashlib.sha256(raw).hexdigest()[:16] + f" of a {type(a.value).__name__}>"
-            return ["value", value, ""]
-    return [a.kind, value, a.detail]
+            return ["value", value, "", a.cpu, a.budget]
+    return [a.kind, value, a.detail, a.cpu, a.budget]
 
 
 @observer(depends=DEPENDS)
@@ -261,6 +301,7 @@ def vote(mine: Behaviour, peers: Sequence[Behaviour], calls: Sequence[str], clas
     if guard is not None:
         return guard
     voters = [p for p in peers if p.trusted and len(p.answers) == len(mine.answers)]
+    mine, voters = judged_against_peers(mine, voters)
     agreed = hits = 0
     first: Vote | None = None
     for j, (ans, klass) in enumerate(zip(mine.answers, classes)):
@@ -313,6 +354,7 @@ def dual_cluster_vote(task: Mapping[str, Any], mine: Behaviour, peers: Sequence[
     if guard is not None:
         return guard
     voters = [p for p in peers if p.trusted and len(p.answers) == len(mine.answers)]
+    mine, voters = judged_against_peers(mine, voters)
     sel = [j for j, k in enumerate(classes) if k in selected]
     clusters: list[list[Behaviour]] = []
     for p in voters:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import copy
 import functools
+import statistics
 import threading
-import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -24,17 +24,38 @@ from vx.families.code.ops.probe import PEER_CLASSES, Probe, probes_for
 from vx.families.code.ops.values import _a, _clip
 from vx.ops.core import Context, Result, abstain, drawback
 
-EXAMPLE_CALL_TIMEOUT = 2.0  # seconds per in-domain probe call (the examples are small)
-EDGE_CALL_TIMEOUT = 1.0  # seconds per edge-class probe call
-RUN_TIMEOUT = 4.0  # the whole sandboxed run of one candidate (start-up, load, every probe)
-PEER_CALL_TIMEOUT = 1.0  # seconds per generated / model-test probe call
-PEER_RUN_BUDGET = 6.0  # extra seconds for a run that includes the peer ops' probes
-PEER_TIMEOUTS_STOP = 2  # a run ends after this many timeouts (on peer probes; one on a seed probe counts once)
-#: Why a run's peer probes were not run: it timed out on a visible example (which `timeout` reports)
-#: or spent the seed probes' budget timing out on them. Probing such a candidate further would cost
-#: up to the whole peer budget (most of the quick start's run time went there) for timeouts.
-SKIPPED_PEER_PROBES = "the run timed out on a seed probe, so the generated probes were not run"
 EXEC_OP_TIMEOUT = 60.0  # the op-level limit for exec ops (the first one pays for the run)
+
+# --------------------------------------------------------------------------- time budgets
+# Every limit below is CPU time of the candidate's own process (the sandbox's ITIMER_PROF and
+# RLIMIT_CPU), so a busy machine does not turn a correct program into a timeout; wall-clock time only
+# backstops code that sleeps or blocks (SandboxConfig.wall_for: 10 x the budget + 2 s). The numbers
+# were measured on the labelled CodeT (HumanEval+) and MBPP+ attempts (docs/timelimits.md).
+
+#: CPU seconds of a visible example call, its repeat and its re-orderings (the examples are small).
+EXAMPLE_CPU = 0.25
+#: Any other probe call: PROBE_CPU per unit of its input's size relative to its example
+#: (:func:`size_ratio`), at most PROBE_CPU_CAP ...
+PROBE_CPU = 0.05
+PROBE_CPU_CAP = 0.1
+#: ... or, when more, OWN_FACTOR x the size ratio x the CPU the candidate itself needed on its slowest
+#: visible example call (a correct but slow program judged by its own pace), at most OWN_CPU_CAP.
+OWN_FACTOR = 20.0
+OWN_CPU_CAP = 1.0
+#: CPU seconds of the candidate's module-level code.
+LOAD_CPU = 2.0
+#: CPU seconds of all probe calls of one run together: past it, the run stops.
+RUN_CPU = 1.0
+#: A run stops after this many calls out of time (on peer probes; one on a seed probe counts once).
+TIMEOUT_STRIKES = 2
+#: Judged against its peers (:func:`against_peers`), a call is out of time when it used more than
+#: PEER_FACTOR x the median CPU of the other attempts that answered the same probe, and more than
+#: PEER_FLOOR seconds (timer granularity and interpreter noise are below it).
+PEER_FACTOR = 10.0
+PEER_FLOOR = 0.05
+#: Why a run's peer probes were not run: it timed out on a visible example (which `timeout` reports),
+#: so its verdicts are settled; probing it further would only cost budgets for timeouts.
+SKIPPED_PEER_PROBES = "the run timed out on a seed probe, so the generated probes were not run"
 
 _sandbox_lock = threading.Lock()
 _sandbox_instance: Any = None
@@ -47,9 +68,116 @@ def sandbox() -> Any:
         if _sandbox_instance is None:
             from vx.sandbox import Sandbox, SandboxConfig
 
-            _sandbox_instance = Sandbox(SandboxConfig(per_call_timeout=EXAMPLE_CALL_TIMEOUT,
-                                                      total_timeout=RUN_TIMEOUT))
+            _sandbox_instance = Sandbox(SandboxConfig(per_call_timeout=EXAMPLE_CPU, load_timeout=LOAD_CPU))
         return _sandbox_instance
+
+
+def _size(value: Any, top: bool = True) -> int:
+    """How big an argument is, for budgets: an int's magnitude (as a top-level argument: loops run to
+    it), a string's length, a container's total size of its elements (scalars inside count 1)."""
+    t = type(value)
+    if t is int:
+        return max(1, min(abs(value), 10**9)) if top else 1
+    if t in (str, bytes):
+        return max(1, len(value))
+    if t in (list, tuple, set, frozenset):
+        return max(1, sum(_size(v, False) for v in value))
+    if t is dict:
+        return max(1, sum(_size(k, False) + _size(v, False) for k, v in value.items()))
+    return 1
+
+
+def size_ratio(probe: Probe, examples: Sequence[Probe]) -> float:
+    """How many times larger the probe's input is than the visible example it derives from (a generated
+    probe: than the largest visible example, argument by argument): the largest ratio over the
+    arguments, at least 1, at most 1000."""
+    own = [e for e in examples if e.example == probe.example] if probe.example >= 0 else []
+    same = [e for e in (own or examples) if len(e.args) == len(probe.args)]
+    if not same:
+        return 1.0
+    ratios = [_size(a) / max(_size(e.args[i]) for e in same) for i, a in enumerate(probe.args)]
+    return float(min(1000.0, max([1.0, *ratios])))
+
+
+@attrs.frozen
+class Budgets:
+    """The time limits of one candidate's sandboxed run, decided by :func:`run_budgets` (CPU seconds of
+    the candidate's process, except ``wall``)."""
+
+    calls: tuple[Any, ...]  # one vx.sandbox.CallBudget per probe
+    run_cpu: float  # all calls together: the run stops once they used more
+    cpu_limit: float  # RLIMIT_CPU of the process: load + run_cpu + the largest call
+    wall: float  # the wall-clock backstop of the whole run
+
+
+def run_budgets(task: Mapping[str, Any], probes: list[Probe]) -> Budgets:
+    """The budgets of one candidate's run over ``probes`` -- the one place where vx decides them.
+
+    A visible example call (and its repeat and re-orderings) gets :data:`EXAMPLE_CPU`; the CPU they use
+    is the run's reference R. Any other probe, whose input is r times the size of its example
+    (:func:`size_ratio`), gets ``min(OWN_CPU_CAP, max(min(PROBE_CPU_CAP, PROBE_CPU x r), OWN_FACTOR x r x R))``:
+    a program judged by its own pace on the examples, with more room for larger inputs."""
+    from vx.sandbox import CallBudget
+
+    examples = [p for p in probes if p.klass == "example"]
+    calls = []
+    for p in probes:
+        if p.in_domain:
+            calls.append(CallBudget(EXAMPLE_CPU, reference=True))
+            continue
+        r = size_ratio(p, examples)
+        floor = min(PROBE_CPU_CAP, PROBE_CPU * r)
+        calls.append(CallBudget(floor, per_reference=OWN_FACTOR * r, cap=max(floor, OWN_CPU_CAP)))
+    largest = max((b.ceiling for b in calls), default=0.0)
+    cpu_limit = LOAD_CPU + RUN_CPU + largest
+    box = sandbox()
+    return Budgets(tuple(calls), RUN_CPU, cpu_limit, box.config.wall_for(cpu_limit))
+
+
+def stop_rule(probes: list[Probe]) -> Callable[[int, Any], bool]:
+    """When a run's verdicts are settled, or its budget is spent (the sandbox's ``stop`` callback, called
+    as each call's report arrives): a call on a visible example out of time (``timeout`` fires; nothing
+    later changes that, and an endless loop would only cost more budgets: :data:`SKIPPED_PEER_PROBES`);
+    :data:`TIMEOUT_STRIKES` calls out of time, counting peer probes each and the other seed probes once
+    (so a candidate that loops on the ``large`` seed probes still meets the peer probes); or more than
+    :data:`RUN_CPU` spent by the calls."""
+    spent = [0.0]
+    peer_timeouts = [0]
+    seed_timeouts = [0]
+
+    def stop(i: int, outcome: Any) -> bool:
+        spent[0] += outcome.cpu or 0.0
+        if outcome.status == "timeout":
+            if probes[i].in_domain:
+                return True
+            (peer_timeouts if probes[i].klass in PEER_CLASSES else seed_timeouts)[0] += 1
+            if peer_timeouts[0] + min(1, seed_timeouts[0]) >= TIMEOUT_STRIKES:
+                return True
+        return spent[0] > RUN_CPU
+
+    return stop
+
+
+def against_peers(cpu: float | None, budget: float | None, timed_out: bool,
+                  peer_cpu: Sequence[float]) -> tuple[str, str]:
+    """One call judged against the other attempts at the same probe (``peer_cpu``: the CPU seconds of
+    those that answered it): ``("timeout", why)`` when it used, or was stopped at, more than the line
+    ``max(PEER_FLOOR, PEER_FACTOR x their median)``; ``("unknown", why)`` when it was stopped at its own
+    budget below that line (merely slower than its own pace: never an accusation); ``("", "")`` when the
+    call stands as the run reported it (too few peers: fewer than 3)."""
+    if len(peer_cpu) < 3:
+        return "", ""
+    median = statistics.median(peer_cpu)
+    line = max(PEER_FLOOR, PEER_FACTOR * median)
+    numbers = (f"the median of {len(peer_cpu)} other attempts is {median * 1000:.2g} ms; the line is "
+               f"{PEER_FACTOR:g}x that, at least {PEER_FLOOR * 1000:g} ms")
+    if timed_out:
+        if budget is not None and budget + 1e-9 >= line:
+            return "timeout", f"stopped at its CPU budget of {budget * 1000:.3g} ms; {numbers}"
+        return "unknown", f"stopped at its own CPU budget of {(budget or 0) * 1000:.3g} ms, below the line: {numbers}"
+    if cpu is not None and cpu > line:
+        return "timeout", f"used {cpu * 1000:.3g} ms of CPU; {numbers}"
+    return "", ""
 
 
 @attrs.frozen(eq=False)
@@ -114,11 +242,10 @@ _runs_lock = threading.Lock()
 
 
 def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> Execution:
-    """Run every probe of one candidate in one sandboxed process (once per process and probe set)."""
-    peer = [p.klass in PEER_CLASSES for p in probes]
-    timeouts = [PEER_CALL_TIMEOUT if is_peer else EXAMPLE_CALL_TIMEOUT if p.in_domain else EDGE_CALL_TIMEOUT
-                for p, is_peer in zip(probes, peer)]
-    key = (art.source, art.name, repr([(p.klass, p.args) for p in probes]) + repr(timeouts))
+    """Run every probe of one candidate in one sandboxed process (once per process and probe set), with
+    the budgets of :func:`run_budgets`, stopped early by :func:`stop_rule`."""
+    budgets = run_budgets(task, probes)
+    key = (art.source, art.name, repr([(p.klass, p.args) for p in probes]) + repr(budgets))
     with _runs_lock:
         found = _runs.get(key)
         if found is not None:
@@ -127,29 +254,9 @@ def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> E
     # Fresh argument objects per call: objects shared between calls in the parent would stay
     # shared in the child (marshal keeps references), so one call's mutation would leak into another.
     calls = [(copy.deepcopy(list(p.args)), {}) for p in probes]
-    timed_out: list[int] = []
-    base_timeouts: list[int] = []
-    last_base = max((i for i, is_peer in enumerate(peer) if not is_peer), default=-1)
-
-    started = time.monotonic()
-
-    def stop(i: int, outcome: Any) -> bool:
-        if outcome.status == "timeout":
-            (timed_out if peer[i] else base_timeouts).append(i)
-        if not peer[i] and base_timeouts:
-            # a candidate that loops on a visible example (what `timeout` reports) gets no peer
-            # probes (SKIPPED_PEER_PROBES); one that loops on a seed probe gets no more than the seed
-            # probes' own budget before them
-            if i == last_base and any(probes[k].in_domain for k in base_timeouts):
-                return True
-            return time.monotonic() - started > RUN_TIMEOUT
-        # one that loops on the peer probes would eat the whole budget: two strikes end the run (a
-        # timeout on a seed probe is the first)
-        return len(timed_out) + min(1, len(base_timeouts)) >= PEER_TIMEOUTS_STOP
-
-    total = RUN_TIMEOUT + (PEER_RUN_BUDGET if any(peer) else 0.0)
-    report = sandbox().run_calls(art.source, art.name, calls, timeouts=timeouts, total_timeout=total,
-                                 args_after=True, stop=stop if any(peer) else None)
+    report = sandbox().run_calls(art.source, art.name, calls, timeouts=budgets.calls, total_timeout=budgets.wall,
+                                 cpu_limit=budgets.cpu_limit, load_timeout=LOAD_CPU, args_after=True,
+                                 stop=stop_rule(probes))
     load, message = _load_state(report, art)
     result = Execution(tuple(probes), tuple(report.calls), report, load, message)
     with _runs_lock:

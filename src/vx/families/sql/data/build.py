@@ -363,13 +363,12 @@ def _toml_value(v: Any) -> str:
     return json.dumps(str(v), ensure_ascii=False)
 
 
-def _write_family_toml(path: Path, provenance: dict[str, Any], counts: dict[str, Any],
-                       backend: str = "duckdb") -> None:
-    engine = ENGINE_NAMES[backend]
-    lines = [
-        'name = "sql"',
-        f'description = "Text-to-SQL over defog-data\'s seven databases on {engine}: gold-query variants and '
-        'mutants, labelled by executing them and comparing results with the gold (Spider 2.0 rules)"',
+def family_toml_head(name: str, description: str, *, peers: bool = False) -> list[str]:
+    """The lines of a SQL family's family.toml up to ``[provenance]`` (the sql pack, root ``parses``,
+    the usual files, DESIGN §5's objective constants); ``peers`` adds ``peers.jsonl`` to the splits."""
+    return [
+        f"name = {json.dumps(name)}",
+        f"description = {json.dumps(description, ensure_ascii=False)}",
         'packs = ["sql"]',
         'root = "parses"',
         'seed = "seed.vx"',
@@ -379,6 +378,7 @@ def _write_family_toml(path: Path, provenance: dict[str, Any], counts: dict[str,
         'train = "train.jsonl"',
         'dev = "dev.jsonl"',
         'locked = "locked.jsonl"',
+        *(['peers = "peers.jsonl"'] if peers else []),
         "",
         "[objective]",
         "w = 1.0",
@@ -389,6 +389,14 @@ def _write_family_toml(path: Path, provenance: dict[str, Any], counts: dict[str,
         "",
         "[provenance]",
     ]
+
+
+def _write_family_toml(path: Path, provenance: dict[str, Any], counts: dict[str, Any],
+                       backend: str = "duckdb") -> None:
+    engine = ENGINE_NAMES[backend]
+    lines = family_toml_head("sql", f"Text-to-SQL over defog-data's seven databases on {engine}: gold-query variants "
+                             "and mutants, labelled by executing them and comparing results with the gold (Spider 2.0 "
+                             "rules)")
     for k, v in provenance.items():
         if k == "excluded":
             continue

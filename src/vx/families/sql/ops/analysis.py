@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from sqlglot import exp
@@ -112,6 +112,48 @@ def outer_limit(tree: exp.Expression) -> int | bool | None:
         except ValueError:
             return True
     return True
+
+
+def limit_tie_probe(tree: exp.Expression, dialect: str) -> tuple[str, int] | None:
+    """A query that shows whether the outer ``ORDER BY … LIMIT n`` of `tree` cuts through a tie: the
+    same query projecting only its ORDER BY keys (select aliases and positions resolved), with
+    ``LIMIT n + 1``. The tie is there when rows n and n + 1 of its result are equal. None when the
+    outer query is not one SELECT with ORDER BY and a literal LIMIT (or OFFSET is used)."""
+    if not isinstance(tree, exp.Select) or not tree.args.get("order") or tree.args.get("offset"):
+        return None
+    n = outer_limit(tree)
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        return None
+    aliases = {p.alias.lower(): p.this for p in tree.expressions if isinstance(p, exp.Alias) and p.alias}
+    keys, ordered = [], []
+    for o in tree.args["order"].expressions:
+        key = o.this
+        if isinstance(key, exp.Literal) and not key.is_string and key.this.isdigit():
+            k = int(key.this)
+            if not 1 <= k <= len(tree.expressions):
+                return None
+            key = tree.expressions[k - 1]
+            key = key.this if isinstance(key, exp.Alias) else key
+        elif isinstance(key, exp.Column) and not key.table and key.name.lower() in aliases:
+            key = aliases[key.name.lower()]
+        keys.append(key.copy())
+        o2 = o.copy()
+        o2.set("this", key.copy())
+        ordered.append(o2)
+    probe = tree.copy()
+    probe.set("expressions", keys)
+    probe.set("order", exp.Order(expressions=ordered))
+    probe.set("distinct", None)
+    probe.set("limit", exp.Limit(expression=exp.Literal.number(n + 1)))
+    try:
+        return probe.sql(dialect=dialect), n
+    except Exception:  # sqlglot cannot print it back: no probe
+        return None
+
+
+def tie_at_limit(rows: Sequence[Sequence[Any]], n: int) -> bool:
+    """Whether the result of a `limit_tie_probe` query shows a tie across the LIMIT."""
+    return len(rows) > n and tuple(rows[n - 1]) == tuple(rows[n])
 
 
 def bounds_rows_otherwise(tree: exp.Expression) -> bool:
@@ -444,6 +486,110 @@ def date_string_comparisons(tree: exp.Expression, catalog: Catalog) -> tuple[lis
     return problems, n
 
 
+# --------------------------------------------------------------------------- failure classes of real predictions
+
+
+def string_comparisons(tree: exp.Expression, catalog: Catalog) -> list[tuple[str, str, str, str]]:
+    """``(table, column, literal, how)`` for every column compared with a string literal: ``how`` is
+    ``"="`` (also ``!=``, ``IN``) or ``"like"`` (the literal is a LIKE pattern). Columns whose table
+    cannot be told are left out."""
+    out: list[tuple[str, str, str, str]] = []
+    for node in tree.find_all(exp.EQ, exp.NEQ, exp.Like, exp.ILike, exp.In):
+        if isinstance(node, exp.In):
+            pairs = [(node.this, e) for e in node.expressions]
+        else:
+            pairs = [(node.this, node.expression), (node.expression, node.this)]
+        how = "like" if isinstance(node, (exp.Like, exp.ILike)) else "="
+        for col, lit in pairs:
+            if isinstance(lit, exp.Literal) and lit.is_string:
+                ref = _column_ref(col, tree, catalog)
+                if ref is not None:
+                    out.append((ref[0], ref[1], lit.this, how))
+    return out
+
+
+_AGG_CUES = {
+    exp.Count: re.compile(r"\b(how many|number|numbers|count|counts|amount)\b", re.I),
+    exp.Sum: re.compile(r"\b(total|sum|overall|combined|altogether)\b", re.I),
+    exp.Avg: re.compile(r"\b(average|mean|avg)\b", re.I),
+}
+# "the most number of concerts", "fewest number of flights": a superlative over a figure, not a request for it
+_SUPERLATIVE_FIGURE = re.compile(r"\b(the\s+)?(most|least|largest|smallest|highest|lowest|fewest|greatest|biggest|"
+                                 r"max(imum)?|min(imum)?)\s+(total\s+)?(number|count|amount|sum|average)s?\s+of\b", re.I)
+
+
+def ordering_aggregates(tree: exp.Expression, question: str) -> list[str]:
+    """Aggregates (COUNT, SUM, AVG) the outer SELECT returns although it only needs them to order or
+    filter (they recur in ORDER BY or HAVING) and the question does not ask for such a figure:
+    ``SELECT name, COUNT(*) AS n … ORDER BY n DESC LIMIT 1`` for "which … has the most …"."""
+    if not isinstance(tree, exp.Select) or len(tree.expressions) < 2:
+        return []
+    used: set[str] = set()
+    for clause in ("order", "having"):
+        node = tree.args.get(clause)
+        if node is not None:
+            used |= {n.sql().lower() for n in node.find_all(exp.AggFunc)}
+            used |= {c.name.lower() for c in node.find_all(exp.Column) if not c.table}
+    found = []
+    asked = _SUPERLATIVE_FIGURE.sub(" ", question)
+    for proj in tree.expressions:
+        inner = proj.this if isinstance(proj, exp.Alias) else proj
+        if not isinstance(inner, tuple(_AGG_CUES)):
+            continue
+        cue = _AGG_CUES[type(inner)]
+        if cue.search(asked):
+            continue
+        if inner.sql().lower() in used or (isinstance(proj, exp.Alias) and proj.alias.lower() in used):
+            found.append(proj.sql())
+    return found
+
+
+def unused_joins(tree: exp.Expression, catalog: Catalog | None) -> list[str]:
+    """Tables an inner join brings in of which nothing is used outside the join's own ON condition:
+    the join can only multiply or drop rows (``singer JOIN singer_in_concert`` to list singers)."""
+    found = []
+    for sel in tree.find_all(exp.Select):
+        joins = sel.args.get("joins") or []
+        frm = from_clause(sel)
+        if not joins or frm is None:
+            continue
+        sources = [frm.this] + [j.this for j in joins]
+        if not all(isinstance(t, exp.Table) and t.name for t in sources):
+            continue
+        names = [t.alias_or_name.lower() for t in sources]
+        for j in joins:
+            if j.args.get("side") or j.args.get("kind") in ("CROSS",):
+                continue
+            t = j.this
+            me = t.alias_or_name.lower()
+            if names.count(me) > 1:
+                continue
+            on = j.args.get("on")
+            uses = 0
+            for col in sel.find_all(exp.Column):
+                if on is not None and _within(col, on):
+                    continue
+                if col.find_ancestor(exp.Select) is not sel and col.table.lower() != me:
+                    continue
+                if col.table:
+                    uses += col.table.lower() == me
+                elif catalog is None or catalog.has_column(t.name, col.name):
+                    uses += 1
+            if uses == 0 and len(sources) > 1:
+                found.append(f"{t.name}" + (f" AS {t.alias}" if t.alias else ""))
+    return found
+
+
+def _within(node: exp.Expression, container: exp.Expression) -> bool:
+    p = node
+    while p is not None:
+        if p is container:
+            return True
+        p = p.parent
+    return False
+
+
 __all__ = ["bounds_rows_otherwise", "cartesian_joins", "date_string_comparisons", "has_aggregate",
-           "missing_group_by", "outer_limit", "question_columns", "star_projections", "table_names",
-           "top_n_requested", "unknown_identifiers"]
+           "limit_tie_probe", "missing_group_by", "ordering_aggregates", "outer_limit", "question_columns",
+           "star_projections", "string_comparisons", "table_names", "tie_at_limit", "top_n_requested",
+           "unknown_identifiers", "unused_joins"]

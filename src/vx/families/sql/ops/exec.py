@@ -1,8 +1,11 @@
-"""The SQL family's four exec seed ops: they share one execution of the query per item
-(``ctx["execution"]``, see :mod:`vx.families.sql.ops.item`) and abstain when it could not produce
-what they look at."""
+"""The SQL family's exec ops: four share one execution of the query per item (``ctx["execution"]``,
+see :mod:`vx.families.sql.ops.item`) and abstain when it could not produce what they look at;
+``literal_not_in_column`` and ``limit_over_ties`` ask the database small questions of their own
+(does a column hold this value; do the rows around the LIMIT tie)."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from vx.families.sql.ops import analysis, item
 from vx.families.sql.ops.item import execution
@@ -61,4 +64,70 @@ def timeout(task, output, ctx):
         return abstain()
     if res.error_kind == "timeout":
         return drawback(res.error or "the query timed out")
+    return clean()
+
+
+MAX_DISTINCT = 5000  # distinct values of a column read to name the nearest one
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+@op(tier="exec", detects="wrong_literal", timeout=30.0, depends=DEPENDS)
+def literal_not_in_column(task, output, ctx):
+    """A column is compared with a text value it never holds (a value the data spells otherwise:
+    'Volvo' for 'volvo', 'Bachelors' for 'Bachelor'); the message names the value the column has."""
+    import difflib
+
+    art, cat = item.parsed(ctx), item.catalog(task, ctx)
+    spec = task.get("warehouse")
+    if art is None or cat is None or not isinstance(spec, Mapping):
+        return abstain()
+    found = analysis.string_comparisons(art.tree, cat)
+    if not found:
+        return abstain()
+    wh = item.session(spec)
+    timeout = float(task.get("timeout") or item.DEFAULT_TIMEOUT)
+    for table, column, value, how in found:
+        t, c = _quote(table), _quote(column)
+        test = "LIKE" if how == "like" else "="
+        hit = wh.execute(f"SELECT 1 FROM {t} WHERE {c} {test} {_string(value)} LIMIT 1", timeout=timeout, max_rows=1)
+        if not hit.ok or hit.rows:
+            continue
+        if how == "like":
+            return drawback(f"no value of {table}.{column} is LIKE '{value}'")
+        vals = wh.execute(f"SELECT DISTINCT CAST({c} AS TEXT) FROM {t} WHERE {c} IS NOT NULL LIMIT {MAX_DISTINCT}",
+                          timeout=timeout, max_rows=MAX_DISTINCT)
+        texts = [str(r[0]) for r in vals.rows] if vals.ok else []
+        same = [x for x in texts if x.strip().lower() == value.strip().lower()]
+        if same:
+            return drawback(f"{table}.{column} never equals '{value}'; the data spells it '{same[0]}'")
+        near = difflib.get_close_matches(value, texts, n=1, cutoff=0.6)
+        return drawback(f"{table}.{column} never equals '{value}'" + (f" (nearest value: '{near[0]}')" if near else ""))
+    return clean()
+
+
+@op(tier="exec", detects="limit_ties", timeout=30.0, depends=DEPENDS)
+def limit_over_ties(task, output, ctx):
+    """The outer ORDER BY … LIMIT n cuts through a tie: rows n and n + 1 have the same ordering key,
+    so which of them is returned is up to the engine."""
+    art = item.parsed(ctx)
+    spec = task.get("warehouse")
+    if art is None or not isinstance(spec, Mapping):
+        return abstain()
+    probe = analysis.limit_tie_probe(art.tree, art.dialect)
+    if probe is None:
+        return abstain()
+    res = item.session(spec).execute(probe[0], timeout=float(task.get("timeout") or item.DEFAULT_TIMEOUT),
+                                     max_rows=probe[1] + 1)
+    if not res.ok:
+        return abstain(f"the tie probe does not run: {res.error}")
+    if analysis.tie_at_limit(res.rows, probe[1]):
+        key = ", ".join(repr(v) for v in res.rows[probe[1]])
+        return drawback(f"LIMIT {probe[1]} cuts through a tie: rows {probe[1]} and {probe[1] + 1} both order by ({key})")
     return clean()

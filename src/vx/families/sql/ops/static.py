@@ -133,3 +133,31 @@ def date_as_string_compare(task, output, ctx):
     if n == 0:
         return abstain()
     return drawback(problems[0]) if problems else clean()
+
+
+@op(tier="static", detects="extra_columns", depends=DEPENDS)
+def extra_aggregate_column(task, output, ctx):
+    """The query also returns a COUNT / SUM / AVG it only needs to order or filter by, and the question
+    does not ask for that figure (``SELECT name, COUNT(*) … ORDER BY COUNT(*) DESC LIMIT 1``)."""
+    tree = _tree(ctx)
+    if tree is None or not isinstance(tree, exp.Select) or not (tree.args.get("order") or tree.args.get("having")):
+        return abstain()
+    found = analysis.ordering_aggregates(tree, str(task.get("question", "")))
+    if found:
+        return drawback(f"returns {found[0]} as well, which it only orders or filters by; the question does not "
+                        "ask for that figure")
+    return clean()
+
+
+@op(tier="static", detects="wrong_join_path", depends=DEPENDS)
+def unused_join(task, output, ctx):
+    """A table is inner-joined but nothing of it is used outside the join condition: the join can only
+    repeat or drop rows."""
+    tree = _tree(ctx)
+    if tree is None or tree.find(exp.Join) is None:
+        return abstain()
+    found = analysis.unused_joins(tree, catalog(task, ctx))
+    if found:
+        return drawback(f"{found[0]} is joined but none of its columns is used outside the join condition "
+                        "(the join only repeats or drops rows)")
+    return clean()

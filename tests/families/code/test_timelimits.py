@@ -1,0 +1,178 @@
+"""Time limits that fit the task (issue 25): CPU budgets per call and per run, calibrated from the
+visible examples, the input's size and the other attempts; runs stopped once their verdicts are
+settled; and no slow correct program accused -- also on a busy machine.
+
+Every budget here is CPU time of the candidate's own process, so these tests hold on a loaded 2-core
+machine: none asserts a wall-clock margin.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, strategies as st
+
+from vx.families.code.ops import peers as P
+from vx.families.code.ops import run
+from vx.families.code.ops.artifact import artifact_of
+from vx.families.code.ops.probe import PEER_CLASSES, Probe, probes_for
+from vx.ops.apply import apply_ops
+from vx.ops.core import Context
+from vx.ops.item import Item
+from vx.ops.pool import OpPool
+
+
+def example(call: str, expected_src: str) -> dict:
+    node = ast.parse(call, mode="eval").body
+    args = tuple(ast.literal_eval(a) for a in node.args)
+    return {"call": call, "function": node.func.id, "args": list(args), "expected": ast.literal_eval(expected_src),
+            "args_src": repr(args), "expected_src": expected_src, "source": "assert"}
+
+
+TASK = {"id": "T/0", "entry_point": "below", "prompt": "",
+        "examples": [example("below([1, 2, 4, 10], 100)", "True"), example("below([1, 20, 4, 10], 5)", "False")]}
+RIGHT = "def below(l, t):\n    return all(x < t for x in l)\n"
+RIGHT2 = "def below(l, t):\n    for x in l:\n        if x >= t:\n            return False\n    return True\n"
+
+
+def spinning(seconds_per_element: float) -> str:
+    """A correct `below` that spends CPU time (a spin, not a sleep) in proportion to its input."""
+    return (f"import time\ndef below(l, t):\n    end = time.process_time() + {seconds_per_element!r} * len(l)\n"
+            "    while time.process_time() < end:\n        pass\n    return all(x < t for x in l)\n")
+
+
+#: Correct and slow at its own pace: 3 ms per element, 12 ms on the examples, 0.15-0.6 s on `large` probes.
+SLOW_RIGHT = spinning(0.003)
+#: Correct and slower than its peers, yet under the peer line (at most 200 elements: 40 ms < 50 ms).
+SLOWER_RIGHT = spinning(0.0002)
+LOOPS_ON_EXAMPLE = "def below(l, t):\n    while t == 100:\n        pass\n    return all(x < t for x in l)\n"
+
+
+def pool():
+    from vx.families.code.pack import PACK
+
+    return OpPool(PACK.ops, root="parses")
+
+
+def probe(klass: str, *args, example: int = -1) -> Probe:
+    return Probe(klass, "f", tuple(args), example)
+
+
+# --------------------------------------------------------------------------- the budget decision (pure)
+
+
+def test_size_ratio_compares_a_probe_with_its_example_or_the_largest_example():
+    exs = [probe("example", [1, 2, 3], 5, example=0), probe("example", [1] * 10, 50, example=1)]
+    assert run.size_ratio(probe("large", [0] * 60, 5, example=0), exs) == 20.0  # 60 elements against 3
+    assert run.size_ratio(probe("gen_large", [0] * 60, 5), exs) == 6.0  # against the largest example (10)
+    assert run.size_ratio(probe("gen_large", [1], 500), exs) == 10.0  # an int's magnitude against 50
+    assert run.size_ratio(probe("empty", [], 5, example=0), exs) == 1.0  # never below 1
+    assert run.size_ratio(probe("gen_mutant", [1], 2, 3), exs) == 1.0  # another arity: no comparison
+
+
+@given(st.lists(st.integers(-10**6, 10**6), max_size=50), st.lists(st.integers(0, 10**4), min_size=1, max_size=5))
+def test_size_ratio_is_at_least_one_and_at_most_a_thousand(xs, ns):
+    exs = [probe("example", [0] * n, example=0) for n in ns]
+    assert 1.0 <= run.size_ratio(probe("gen_large", xs), exs) <= 1000.0
+
+
+def test_run_budgets_give_examples_a_fixed_reference_budget_and_larger_probes_more():
+    probes = probes_for(TASK)
+    budgets = run.run_budgets(TASK, probes)
+    assert len(budgets.calls) == len(probes)
+    for p, b in zip(probes, budgets.calls):
+        if p.in_domain:
+            assert b.reference and b.cpu == run.EXAMPLE_CPU and not b.per_reference
+            continue
+        r = run.size_ratio(p, [q for q in probes if q.klass == "example"])
+        assert b.cpu == pytest.approx(min(run.PROBE_CPU_CAP, run.PROBE_CPU * r))
+        assert b.per_reference == pytest.approx(run.OWN_FACTOR * r) and b.ceiling == run.OWN_CPU_CAP
+        if p.klass in PEER_CLASSES:  # a timeout on a peer probe stands against peers that answer at once
+            assert b.cpu >= run.PEER_FLOOR
+    assert budgets.cpu_limit >= run.LOAD_CPU + run.RUN_CPU
+
+
+def test_against_peers_turns_only_calls_over_k_times_the_median_into_timeouts():
+    fast = [0.001, 0.002, 0.0, 0.001]
+    assert run.against_peers(0.01, 0.05, False, fast) == ("", "")  # slower than its peers, under the line
+    kind, why = run.against_peers(0.2, 0.25, False, fast)  # 200 ms where peers take ~1 ms
+    assert kind == "timeout" and "median of 4 other attempts" in why and "200 ms" in why
+    assert run.against_peers(0.25, 0.25, True, fast)[0] == "timeout"  # stopped at a budget above the line
+    slow_peers = [0.03, 0.04, 0.05]  # the line is 10 x 40 ms = 0.4 s: a 0.25 s budget stops below it
+    assert run.against_peers(0.25, 0.25, True, slow_peers)[0] == "unknown"
+    assert run.against_peers(0.3, 0.5, False, slow_peers) == ("", "")
+    assert run.against_peers(1.0, 1.0, True, [0.001, 0.001]) == ("", "")  # too few peers: as the run said
+
+
+def test_a_slow_attempt_stopped_at_its_own_budget_is_not_outvoted():
+    """Peers that need 40 ms per probe put the line at 0.4 s: an attempt stopped at a 0.25 s budget was
+    stopped too early to be called out of time, so its answer is unknown, not a disagreement."""
+    def b(answer):
+        return P.Behaviour(True, True, (answer,))
+
+    voters = [b(P.Answer("value", 1, cpu=c, budget=0.25)) for c in (0.03, 0.04, 0.05)]
+    mine = b(P.Answer("timeout", cpu=0.25, budget=0.25))
+    v = P.vote(mine, voters, ["f(1)"], ["gen_mutant"], frozenset({"gen_mutant"}), min_support=2, min_peers=2)
+    assert v.verdict == -1, v.message
+    looping = P.Behaviour(True, True, (P.Answer("timeout", cpu=0.25, budget=0.25),))
+    quick = [b(P.Answer("value", 1, cpu=0.0, budget=0.05)) for _ in range(3)]
+    v = P.vote(looping, quick, ["f(1)"], ["gen_mutant"], frozenset({"gen_mutant"}), min_support=2, min_peers=2)
+    assert v.verdict == 1 and "did not return in time (stopped at its CPU budget of 250 ms" in v.message
+
+
+# --------------------------------------------------------------------------- in the sandbox
+
+
+def test_a_correct_program_slow_at_its_own_pace_gets_a_proportionally_larger_budget():
+    """SLOW_RIGHT spends 3 ms of CPU per element: 12 ms on the 4-element examples, 0.15 s and more on the
+    `large` probes -- over PROBE_CPU_CAP, within OWN_FACTOR x its own example time x the size."""
+    art = artifact_of(TASK, SLOW_RIGHT, Context())
+    ex = run.run_probes(TASK, art, probes_for(TASK))
+    assert ex.loaded
+    ran = [(p, c) for p, c in zip(ex.probes, ex.calls) if c.status != "not_run"]
+    assert not [(p.klass, c.cpu, c.budget) for p, c in ran if c.status == "timeout"]
+    assert any(c.cpu > run.PROBE_CPU_CAP and p.klass in ("large", "gen_large") for p, c in ran)
+
+
+def test_a_slow_correct_attempt_is_not_accused_by_its_peers_and_a_looping_one_is():
+    loops_on_large = "def below(l, t):\n    while len(l) > 30:\n        pass\n    return all(x < t for x in l)\n"
+    outputs = [RIGHT, RIGHT2, RIGHT, RIGHT2, SLOWER_RIGHT, loops_on_large]
+    items = [Item(f"T/0#{k}", "T/0", o) for k, o in enumerate(outputs)]
+    app = apply_ops(pool(), items, {"T/0": TASK}, jobs=1, progress=False,
+                    ops=["parses", "timeout", "disagrees_with_peers"])
+    peer = app.matrix.column("disagrees_with_peers").tolist()
+    assert peer[4] == 0, app.message("T/0#4", "disagrees_with_peers")
+    assert peer[5] == 1 and "did not return in time" in app.message("T/0#5", "disagrees_with_peers")
+    assert app.matrix.column("timeout").tolist()[:5] == [0] * 5
+
+
+def test_a_run_stops_at_the_first_visible_example_out_of_time():
+    """Its verdicts are settled (``timeout`` fires): no other probe is run, so the endless loop costs one
+    example budget of CPU, not the run's."""
+    art = artifact_of(TASK, LOOPS_ON_EXAMPLE, Context())
+    ex = run.run_probes(TASK, art, probes_for(TASK))
+    statuses = [c.status for c in ex.calls]
+    assert statuses[0] == "timeout" and set(statuses[1:]) == {"not_run"} and ex.report.stopped
+    assert "CPU budget of 0.25 s" in ex.calls[0].exc_message
+    assert sum(c.cpu or 0.0 for c in ex.calls) < run.EXAMPLE_CPU + 0.05
+
+
+def test_a_busy_machine_does_not_make_a_correct_program_time_out():
+    """The attack on wall-clock limits: two busy processes on the machine while a correct program spends
+    0.15 s of CPU on its example (under the 0.25 s budget), repeatedly. CPU time does not grow with load."""
+    spin = ("import time\ndef below(l, t):\n    end = time.process_time() + 0.15\n"
+            "    while time.process_time() < end:\n        pass\n    return all(x < t for x in l)\n")
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        for k in range(3):
+            art = artifact_of(TASK, spin + f"# run {k}\n", Context())
+            ex = run.run_probes(TASK, art, probes_for(TASK))
+            in_domain = [c for p, c in zip(ex.probes, ex.calls) if p.in_domain]
+            assert in_domain and all(c.status == "ok" for c in in_domain), [c.exc_message for c in in_domain]
+    finally:
+        for proc in busy:
+            proc.kill()
+            proc.wait()
