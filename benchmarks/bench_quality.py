@@ -98,7 +98,7 @@ class FamilySpec:
     subset: str = "all"
     n_locked: int | None = 40
     directory: str | Path | None = None  # prebuilt: a family directory ("{seed}" replaced by the seed); spider: its data
-    dev_draw: str = "gross"
+    dev_draw: str = "stratified"
 
     def prebuilt_dir(self, seed: int) -> Path:
         return Path(str(self.directory).replace("{seed}", str(seed)))
@@ -636,7 +636,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                          "--family-dir is given)")
     ap.add_argument("--humaneval-dir", type=Path, default=DEFAULT_DATA / "samples" / "humaneval",
                     help="folder of HumanEval samples files (*.jsonl, one output per task) (default: %(default)s)")
-    ap.add_argument("--dev-draw", choices=("gross", "stratified", "both"), default="gross",
+    ap.add_argument("--dev-draw", choices=("stratified", "gross", "both"), default="stratified",
                     help="the built families' dev draw (vx data build --dev-draw; both: every family twice)")
     ap.add_argument("--ablations", nargs="*", choices=("naive", "no-lifecycle"), default=["naive", "no-lifecycle"],
                     help="the ablations run beside anchored evolution (default: both; none: --ablations)")

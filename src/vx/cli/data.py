@@ -89,7 +89,7 @@ _common = [
                  help="Where expected outputs are cached (default: ~/.cache/vx/code-expected)."),
     click.option("--seed-expr", type=click.Path(exists=True, dir_okay=False),
                  help="A .vx file to copy into the family as seed.vx (an existing seed.vx is kept)."),
-    click.option("--dev-draw", type=click.Choice(["gross", "stratified"]), default="gross", show_default=True,
+    click.option("--dev-draw", type=click.Choice(["stratified", "gross"]), default="stratified", show_default=True,
                  help="Which failures the dev split takes: gross (clear failures, nearly all fail a visible example) "
                       "or stratified by the teacher's evidence (passes its example but differs from the reference / "
                       "fails a visible example / crashes)."),

@@ -206,7 +206,7 @@ def build_humaneval(out_dir: str | os.PathLike[str], *, seed: int = 0, n_mutants
                     n_dev_fail: int = 5, n_dev_pass: int = 5, workers: int | None = None,
                     cache_dir: str | os.PathLike[str] | None = None, seed_expr: str | os.PathLike[str] | None = None,
                     progress: Progress = _no_progress, grader: Grader | None = None,
-                    task_ids: Sequence[str] | None = None, dev_draw: str = "gross") -> BuildReport:
+                    task_ids: Sequence[str] | None = None, dev_draw: str = "stratified") -> BuildReport:
     """Build the bundled HumanEval family (offline): canonical solutions + `n_mutants` mutants per task.
 
     `task_ids` restricts the build to some tasks (default: all 164)."""
@@ -293,7 +293,7 @@ def build_humaneval_samples(samples_paths: Sequence[str | os.PathLike[str]], out
                             n_dev_fail: int = 5, n_dev_pass: int = 5, workers: int | None = None,
                             cache_dir: str | os.PathLike[str] | None = None,
                             seed_expr: str | os.PathLike[str] | None = None, progress: Progress = _no_progress,
-                            grader: Grader | None = None, dev_draw: str = "gross") -> BuildReport:
+                            grader: Grader | None = None, dev_draw: str = "stratified") -> BuildReport:
     """Build a HumanEval family from model samples: several files at once, one output per task each or
     CodeT's many per task; every attempt labelled with the hidden tests of `dataset` (HumanEval+ by
     default: base + plus inputs).
@@ -428,7 +428,7 @@ def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | o
                n_dev_fail: int = 5, n_dev_pass: int = 5, workers: int | None = None,
                cache_dir: str | os.PathLike[str] | None = None, seed_expr: str | os.PathLike[str] | None = None,
                progress: Progress = _no_progress, grader: Grader | None = None,
-               per_task: int | None = None, dev_draw: str = "gross") -> BuildReport:
+               per_task: int | None = None, dev_draw: str = "stratified") -> BuildReport:
     """Build an MBPP+ family from real model outputs (local JSONL files, one or more models).
 
     Several files give several attempts per task (all in one split); ``per_task`` keeps a seeded
