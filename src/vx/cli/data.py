@@ -57,7 +57,7 @@ def _report(report: Any, as_json: bool = False) -> None:
 
 def _wrap_errors(fn: Any, *args: Any, **kwargs: Any) -> Any:
     from vx.families.code.data.groundtruth import GroundTruthError
-    from vx.families.code.data.split import SplitError
+    from vx.families.split import SplitError
     from vx.families.code.data.tasks import DataError
     from vx.sandbox import SandboxUnavailable
 
@@ -271,7 +271,7 @@ def build_spider_cmd(data_dir: str, out_dir: str, samples: tuple[str, ...], per_
     """A Spider family: real text-to-SQL predictions, several per question, labelled by Spider's execution
     match on SQLite; dev labels by a teacher that also compares with the gold on neighbour databases."""
     from vx.errors import BuildError, DataError
-    from vx.families.code.data.split import SplitError
+    from vx.families.split import SplitError
     from vx.families.sql.data.spider import build_spider
     from vx.families.sql.warehouse import WarehouseError
 

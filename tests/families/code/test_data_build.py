@@ -139,7 +139,7 @@ def test_samples_reader_and_flags(tmp_path):
 
 def test_single_class_locked_split_is_reported(tmp_path):
     from vx.families.code.data.build import write_family
-    from vx.families.code.data.split import LabelledItem, split_by_task
+    from vx.families.split import LabelledItem, split_by_task
     from vx.families.code.data.tasks import Task
 
     class Teacher:

