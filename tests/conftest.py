@@ -16,6 +16,14 @@ def tiny_family(tmp_path) -> Path:
     return dst
 
 
+@pytest.fixture
+def evo(tmp_path) -> Path:
+    """A fresh, writable copy of the `evo` family (the evolution engine's synthetic text family)."""
+    dst = tmp_path / "evo"
+    shutil.copytree(FIXTURES / "evo", dst, ignore=shutil.ignore_patterns("__pycache__", "make_family.py"))
+    return dst
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path, monkeypatch):
     """Never touch the user's verdict cache from tests."""

@@ -4,7 +4,6 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from vx.cli.main import main
@@ -12,13 +11,6 @@ from vx.evolve.anchor import suggest
 from vx.families.family import Family
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "evo"
-
-
-@pytest.fixture
-def evo(tmp_path) -> Path:
-    dst = tmp_path / "evo"
-    shutil.copytree(FIXTURE, dst, ignore=shutil.ignore_patterns("__pycache__", "make_family.py"))
-    return dst
 
 
 def test_suggestions_are_unlabeled_train_items_one_per_task_with_their_evidence(evo):

@@ -1,22 +1,13 @@
 """`vx evolve`, `vx runs`, `vx compare` through the command line (on the evo fixture family)."""
 
 import json
-import shutil
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from vx.cli.main import main
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "evo"
-
-
-@pytest.fixture
-def evo(tmp_path) -> Path:
-    dst = tmp_path / "evo"
-    shutil.copytree(FIXTURE, dst, ignore=shutil.ignore_patterns("__pycache__", "make_family.py"))
-    return dst
 
 
 def invoke(*args):

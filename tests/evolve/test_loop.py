@@ -18,13 +18,6 @@ from vx.families.family import Family
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "evo"
 
 
-@pytest.fixture
-def evo(tmp_path) -> Path:
-    dst = tmp_path / "evo"
-    shutil.copytree(FIXTURE, dst, ignore=shutil.ignore_patterns("__pycache__", "make_family.py"))
-    return dst
-
-
 def run(family, out, *, rounds=3, seed=3, cache=None, **kw):
     cfg = EvolveConfig(rounds=rounds, seed=seed, jobs=1, **kw)
     return evolve_family(family, config=cfg, out=out, cache=cache)

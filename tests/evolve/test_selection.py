@@ -3,7 +3,6 @@ the .vx header states the written expression's scores, baselines never enter an 
 promoted, the anchor guard, and the consensus reference does not shrink as ops retire."""
 
 import re
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -19,13 +18,6 @@ from vx.evolve.store import RunStore
 from vx.families.family import Family
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "evo"
-
-
-@pytest.fixture
-def evo(tmp_path) -> Path:
-    dst = tmp_path / "evo"
-    shutil.copytree(FIXTURE, dst, ignore=shutil.ignore_patterns("__pycache__", "make_family.py"))
-    return dst
 
 
 def _engine(evo: Path, tmp_path: Path, seed: str, **cfg) -> Evolution:

@@ -1,7 +1,6 @@
 """`vx anchor label`: a person's label moves an item into dev (vx.families.anchoring)."""
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -10,13 +9,6 @@ from vx.families.anchoring import AnchorError, anchor_log, label_item
 from vx.families.family import Family
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "evo"
-
-
-@pytest.fixture
-def evo(tmp_path) -> Path:
-    dst = tmp_path / "evo"
-    shutil.copytree(FIXTURE, dst, ignore=shutil.ignore_patterns("__pycache__", "make_family.py"))
-    return dst
 
 
 def ids(path: Path) -> list[str]:

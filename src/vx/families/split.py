@@ -156,6 +156,19 @@ def _assign_dev(order: Sequence[str], shuffled: Mapping[str, Sequence[LabelledIt
     return None if need["fail"] or need["pass"] else picked
 
 
+def _tasks_in_seeded_order(items: Sequence[LabelledItem], seed: int
+                           ) -> tuple[dict[str, list[LabelledItem]], list[str], random.Random]:
+    """Items by task, the task ids in the seed's order (sorted first: the input order does not matter),
+    and the generator the draw goes on with."""
+    by_task: dict[str, list[LabelledItem]] = defaultdict(list)
+    for item in items:
+        by_task[item.task].append(item)
+    rng = random.Random(f"vx-split:{seed}")
+    order = sorted(by_task)
+    rng.shuffle(order)
+    return by_task, order, rng
+
+
 def _dev_key(item: LabelledItem, dev_draw: str, fail_max_agreement: float, default: str = "") -> str | None:
     """Which dev quota an item would fill (None: it may not enter dev under this draw)."""
     if item.teacher.label == "pass":
@@ -177,12 +190,7 @@ def split_by_task(items: Sequence[LabelledItem], *, seed: int, teacher: Callable
         return _split_stratified(items, seed=seed, teacher=teacher, n_dev_fail=n_dev_fail, n_dev_pass=n_dev_pass,
                                  n_locked=n_locked, dev_draw=dev_draw, fail_max_agreement=fail_max_agreement,
                                  strata=strata)
-    by_task: dict[str, list[LabelledItem]] = defaultdict(list)
-    for item in items:
-        by_task[item.task].append(item)
-    rng = random.Random(f"vx-split:{seed}")
-    order = sorted(by_task)
-    rng.shuffle(order)
+    by_task, order, rng = _tasks_in_seeded_order(items, seed)
 
     dev: list[LabelledItem] = []
     dev_tasks: list[str] = []
@@ -268,12 +276,7 @@ def _split_stratified(items: Sequence[LabelledItem], *, seed: int, teacher: Call
     """The stratified dev draw (module docstring): the same seeded task order and one item per task;
     a failure enters dev when its stratum still has a place. A stratum no task can fill gives its
     places to the others (a second walk over the tasks not taken)."""
-    by_task: dict[str, list[LabelledItem]] = defaultdict(list)
-    for item in items:
-        by_task[item.task].append(item)
-    rng = random.Random(f"vx-split:{seed}")
-    order = sorted(by_task)
-    rng.shuffle(order)
+    by_task, order, rng = _tasks_in_seeded_order(items, seed)
     need = dev_quotas(dev_draw, n_dev_fail, n_dev_pass, strata)
     shuffled: dict[str, list[LabelledItem]] = {}
     picked: dict[str, LabelledItem] = {}
