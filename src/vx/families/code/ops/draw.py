@@ -30,6 +30,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
 from hypothesis import strategies as st
 
 from vx.families.code.ops.generate import Domain, Path, PathDomain, in_domain
@@ -39,6 +40,10 @@ N_DRAWN = 100
 MAX_DRAWS = 3 * N_DRAWN
 #: Longest drawn collection (the ``large`` class is the one that makes long inputs).
 MAX_DRAWN_LEN = 10
+#: The ``wide`` class: magnitude bounds widened to max(WIDE_FACTOR x the bound, WIDE_MIN).
+N_WIDE = 40
+WIDE_FACTOR = 10
+WIDE_MIN = 100
 MAX_CHOICES = 4000  # hypothesis choices per drawn input (a draw past it is dropped)
 
 
@@ -186,13 +191,25 @@ def repair(args: tuple, dom: Domain) -> tuple:
     return tuple(out)
 
 
+def widened(dom: Domain) -> Domain:
+    """The domain with every magnitude bound widened to max(:data:`WIDE_FACTOR` x, :data:`WIDE_MIN`)
+    (lengths, signs, alphabets and relations unchanged): the ``wide`` class, numbers larger than the
+    examples suggest (digits of multi-digit negatives, bases past 10, large counts)."""
+    paths = {p: attrs.evolve(d, bound=min(max(d.bound * WIDE_FACTOR, WIDE_MIN), 10**6))
+             if math.isfinite(d.bound) else d for p, d in dom.paths.items()}
+    return attrs.evolve(dom, paths=paths)
+
+
 def draw_probes(examples: Sequence[tuple], dom: Domain | None, *, seed: str = "", n: int = N_DRAWN,
-                seen: set[str] | None = None) -> tuple[list[tuple], str]:
+                seen: set[str] | None = None, wide: bool = False) -> tuple[list[tuple], str]:
     """(argument tuples, why none): up to `n` distinct inputs drawn from the domain's strategies, each
     satisfying every inferred predicate, none equal to an example or to an input in `seen` (reprs;
-    updated). Deterministic in (`examples`, `seed`)."""
+    updated). Deterministic in (`examples`, `seed`). With `wide`, from :func:`widened` (the ``wide``
+    class: every predicate but the magnitude bounds, which are widened)."""
     if dom is None or not examples:
         return [], "no inferred domain to draw from"
+    if wide:
+        dom = widened(dom)
     strat = arguments(dom)
     if strat is None:
         return [], "the inferred domain leaves some argument without values to draw"
@@ -204,7 +221,7 @@ def draw_probes(examples: Sequence[tuple], dom: Domain | None, *, seed: str = ""
         return [], f"hypothesis's drawing internals are not available ({exc})"
     seen = set() if seen is None else seen
     seen.update(repr(tuple(a)) for a in examples)
-    rng = random.Random(f"vx-drawn:{seed}")
+    rng = random.Random(f"vx-{'wide' if wide else 'drawn'}:{seed}")
     out: list[tuple] = []
     for _ in range(MAX_DRAWS):
         if len(out) >= n:
@@ -226,4 +243,4 @@ def draw_probes(examples: Sequence[tuple], dom: Domain | None, *, seed: str = ""
     return out, "" if out else "no drawn input satisfies every inferred predicate"
 
 
-__all__ = ["MAX_DRAWS", "N_DRAWN", "arguments", "draw_probes", "repair", "strategy"]
+__all__ = ["MAX_DRAWS", "N_DRAWN", "N_WIDE", "widened", "arguments", "draw_probes", "repair", "strategy"]

@@ -31,6 +31,7 @@ gen_edge     no             generated: an argument emptied, zeroed, cut to one e
 gen_large    no             generated: an argument enlarged (ints ×10..×40, 50-200 elements)
 gen_drawn    no             generated (:mod:`~vx.families.code.ops.draw`): fresh inputs drawn by
                             hypothesis strategies built from the inferred domain
+gen_wide     no             generated: drawn likewise, magnitude bounds widened (×10, ≥ 100)
 model_test   no             the inputs of model-written test cases (task field ``model_tests``,
                             e.g. CodeT's), with the test's expected value kept in the parent
 ============ ============== ===================================================================
@@ -65,10 +66,11 @@ CLASSES: dict[str, bool] = {
     "gen_edge": False,
     "gen_large": False,
     "gen_drawn": False,
+    "gen_wide": False,
     "model_test": False,
 }
 #: The classes made by the probe generator (``gen_<generator class>``), and the model tests.
-GENERATED = ("gen_mutant", "gen_boundary", "gen_edge", "gen_large", "gen_drawn")
+GENERATED = ("gen_mutant", "gen_boundary", "gen_edge", "gen_large", "gen_drawn", "gen_wide")
 PEER_CLASSES = GENERATED + ("model_test",)
 #: The classes the seed exec ops and the exec check templates read.
 BASE_CLASSES = tuple(c for c in CLASSES if c not in PEER_CLASSES)
@@ -77,7 +79,7 @@ IN_DOMAIN = frozenset(c for c, ok in CLASSES.items() if ok)
 EDGE_CLASSES = tuple(c for c, ok in CLASSES.items() if not ok and c not in PEER_CLASSES)
 
 MAX_PROBES = 24  # per candidate, of the seed exec ops' classes: bounds the sandbox time of one item
-MAX_GENERATED = 42 + 100  # generated probes per task (generate.CLASS_SIZES, then draw.N_DRAWN drawn ones)
+MAX_GENERATED = 42 + 100 + 40  # generated probes per task (generate.CLASS_SIZES, draw.N_DRAWN, draw.N_WIDE)
 MAX_MODEL_TESTS = 30  # model-written test inputs per task, the most often written first
 _MAX_PER_CLASS = 4  # per (example, class)
 
@@ -355,7 +357,7 @@ def generated(task: Mapping[str, Any]) -> tuple[tuple[Probe, ...], tuple[str, ..
     elif len({ex.function for ex in examples}) != 1:
         why = "the visible examples call different functions"
     else:
-        from vx.families.code.ops.draw import draw_probes
+        from vx.families.code.ops.draw import N_WIDE, draw_probes
 
         args = [ex.args for ex in examples]
         made, dom, why = generate_probes(args, seed=str(task.get("id", "")))
@@ -365,6 +367,9 @@ def generated(task: Mapping[str, Any]) -> tuple[tuple[Probe, ...], tuple[str, ..
         if dom is not None:
             drawn, _ = draw_probes(args, dom, seed=str(task.get("id", "")), seen={repr(a) for _, a in made})
             probes += [Probe("gen_drawn", fn, a, -1, "drawn from the inferred domain") for a in drawn]
+            seen = {repr(a) for _, a in made} | {repr(a) for a in drawn}
+            wide, _ = draw_probes(args, dom, seed=str(task.get("id", "")), n=N_WIDE, seen=seen, wide=True)
+            probes += [Probe("gen_wide", fn, a, -1, "drawn from the inferred domain, numbers widened") for a in wide]
             why = "" if probes else why
     result = (tuple(probes[:MAX_GENERATED]), domain, why)
     if len(_GENERATED_CACHE) >= _GENERATED_CACHE_MAX:
