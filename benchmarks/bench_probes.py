@@ -78,7 +78,7 @@ def load(k: int, seed: int) -> tuple[dict[str, Any], list[tuple[str, str, str]]]
 
 def observe(record: dict[str, Any], program: str) -> dict[str, Any]:
     """One attempt's run over its probes (as grading runs it) in plain data."""
-    from vx.families.code.ops.exec import fails_visible_example
+    from vx.families.code.ops.exec import crashes_in_domain, fails_visible_example
     from vx.families.code.ops.peers import _answer
     from vx.families.code.ops.run import execution
     from vx.ops.core import Context
@@ -88,8 +88,10 @@ def observe(record: dict[str, Any], program: str) -> dict[str, Any]:
     if run is None or not run.loaded:
         return {"loaded": False, "examples_ok": False, "answers": [], "why": why or (run.load_message if run else "")}
     verdict = int(fails_visible_example(record, program, ctx).verdict)
+    crashes = crashes_in_domain(record, program, ctx)
     answers = [_answer(c) for p, c in zip(run.probes, run.calls) if p.klass.startswith("gen_") or p.klass == "model_test"]
     return {"loaded": True, "examples_ok": verdict == 0, "answers": answers,
+            "crashes_in_domain": [int(crashes.verdict), crashes.message],
             "classes": [p.klass for p in run.probes if p.klass.startswith("gen_") or p.klass == "model_test"],
             "calls": [p.call for p in run.probes if p.klass.startswith("gen_") or p.klass == "model_test"]}
 
@@ -99,13 +101,19 @@ def main() -> int:
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--drawn", type=int, help="drawn probes per task (default: draw.N_DRAWN)")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--items", type=Path, help="per-item results (JSON lines)")
     args = ap.parse_args()
 
     from vx.families.code.data import tasks as task_data
     from vx.families.code.data.groundtruth import Grader
+    from vx.families.code.ops import draw, probe
     from vx.families.code.ops.peers import PROBE_SETS, Behaviour, same_answer, vote
+
+    if args.drawn is not None:
+        probe.MAX_GENERATED += args.drawn - draw.N_DRAWN
+        draw.N_DRAWN = args.drawn
 
     t0 = time.time()
     tasks, items = load(args.k, args.seed)
@@ -131,6 +139,7 @@ def main() -> int:
     for (iid, tid, _), truth, o in zip(items, truths, obs):
         ref = refs[tid]
         row: dict[str, Any] = {"id": iid, "task": tid, "truth": truth.label, "examples_ok": o["examples_ok"],
+                               "crashes_in_domain": o.get("crashes_in_domain", [-1, o.get("why", "")]),
                                "differs": {}, "raises": {}, "times_out": {}, "first": {}}
         for klass in ("gen_mutant", "gen_boundary", "gen_large", "gen_edge", "gen_drawn", "gen_wide"):
             differs = raises = timeout = False
@@ -167,6 +176,12 @@ def main() -> int:
                       "hard_timeout": share(hard, "times_out", classes),
                       "correct_timeout": share(good, "times_out", classes)})
 
+    fails = [r for r in rows if r["truth"] == "fail"]
+    crash_op = {"fires_on_hard": sum(r["crashes_in_domain"][0] == 1 for r in hard) / max(1, len(hard)),
+                "fires_on_correct": sum(r["crashes_in_domain"][0] == 1 for r in good) / max(1, len(good)),
+                "fires_on_failures": sum(r["crashes_in_domain"][0] == 1 for r in fails) / max(1, len(fails)),
+                "correct_fired": [[r["id"], r["crashes_in_domain"][1]] for r in good if r["crashes_in_domain"][0] == 1]}
+
     # small-k peers: disjoint groups of each task's attempts
     by_task: dict[str, list[int]] = {}
     for n, (_, tid, _) in enumerate(items):
@@ -198,10 +213,11 @@ def main() -> int:
                                "correct_fired": fired[("good", 1)] / max(1, n_good),
                                "n_hard": n_hard, "n_good": n_good})
 
-    result = {"k": args.k, "seed": args.seed, "attempts": len(rows), "tasks": len(by_task),
+    result = {"k": args.k, "seed": args.seed, "drawn": draw.N_DRAWN, "wide": draw.N_WIDE, "attempts": len(rows), "tasks": len(by_task),
               "hard": len(hard), "correct": len(good), "correct_passing_example": len(good_ok),
               "label_seconds": round(t_label, 1), "run_seconds": round(t_run, 1),
-              "attempts_per_second_run": round(len(items) / t_run, 2), "classes": table, "small_k_peers": peers_rows}
+              "attempts_per_second_run": round(len(items) / t_run, 2), "classes": table, "crashes_in_domain": crash_op,
+              "small_k_peers": peers_rows}
     print(f"\nCodeT dev half, k={args.k}, seed {args.seed}: {len(rows)} attempts, {len(hard)} failures passing "
           f"their visible example, {len(good)} correct")
     print(f"{'classes':42} {'coverage':>8} {'corr.diff':>9} {'hard rai':>8} {'corr rai':>8} {'hard t/o':>8} "
@@ -209,6 +225,9 @@ def main() -> int:
     for r in table:
         print(f"{r['classes']:42} {r['coverage']:8.3f} {r['correct_differ']:9.3f} {r['hard_raise']:8.3f} "
               f"{r['correct_raise']:8.3f} {r['hard_timeout']:8.3f} {r['correct_timeout']:8.3f}")
+    print(f"\ncrashes_in_domain: fires on {crash_op['fires_on_hard']:.3f} of the failures passing their example, "
+          f"{crash_op['fires_on_failures']:.3f} of all failures, {crash_op['fires_on_correct']:.3f} of correct attempts "
+          f"{crash_op['correct_fired']}")
     print("\nsmall-k peer vote (disjoint groups of each task's attempts)")
     for r in peers_rows:
         print(f"  {r['probes']:16} group {r['group']:2} quorum {r['quorum']:.1f} support {r['min_support']}: "

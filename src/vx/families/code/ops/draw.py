@@ -65,16 +65,22 @@ def _balanced(alphabet: Sequence[str], d: PathDomain) -> Any:
         st.tuples(st.sampled_from(pairs), inner).map(lambda t: t[0][0] + t[1] + t[0][1])), max_leaves=8)
 
 
-def _pattern(pattern: str) -> Any:
+def _pattern(pattern: str, d: PathDomain) -> Any:
+    """Strings of the examples' digit-run pattern: numbers where the examples show all ten digits,
+    else runs over the digits they show (binary strings stay binary)."""
     pieces = pattern.split("#")
-    numbers = st.lists(st.integers(0, 120), min_size=len(pieces) - 1, max_size=len(pieces) - 1)
-    return numbers.map(lambda ns: "".join(p + (str(n) if k < len(ns) else "")
-                                          for k, (p, n) in enumerate(zip(pieces, [*ns, 0]))))
+    digits = sorted(c for c in (d.alphabet or "0123456789") if c.isdigit())
+    if len(digits) == 10:
+        run = st.integers(0, 120).map(str)
+    else:
+        run = st.text(alphabet=digits, min_size=1, max_size=max(1, min(d.max_len, 2 * MAX_DRAWN_LEN)))
+    runs = st.lists(run, min_size=len(pieces) - 1, max_size=len(pieces) - 1)
+    return runs.map(lambda rs: pieces[0] + "".join(r + p for r, p in zip(rs, pieces[1:])))
 
 
 def _string(d: PathDomain) -> Any:
     if d.pattern is not None:
-        return _pattern(d.pattern)
+        return _pattern(d.pattern, d)
     alphabet = sorted(d.alphabet or ())
     if not alphabet:
         pool = [x for x in d.ingredients if type(x) is str]
@@ -93,6 +99,9 @@ def _number(t: type, d: PathDomain) -> Any:
         if d.closed_ints is not None:
             return st.sampled_from(sorted(d.closed_ints))
         lo = 1 if d.positive else 0 if d.nonneg else -int(bound)
+        low = [x for x in ingredients if x >= 0]
+        if d.positive and low and min(low) >= 2:
+            lo = 2  # hypothesis leans to 1, where "n >= 2" tasks (divisors, primes) are undefined
         fresh = st.integers(lo, max(lo, int(bound)))
     else:
         lo = 0.0 if (d.positive or d.nonneg) else -float(bound)

@@ -63,8 +63,9 @@ MAX_VALUE_TEXT = 4000  # a returned value whose repr is longer is compared by a 
 @attrs.frozen
 class Answer:
     """What one attempt did on one probe: kind "value" (with ``value``), "raised" (``detail`` = the
-    exception type), "timeout", "crashed", "opaque" (a non-data object; ``detail`` = its type) or
-    "not_run" (the run ended before it)."""
+    exception type), "timeout", "crashed", "opaque" (a non-data object; ``detail`` = its type),
+    "not_run" (the run ended before it) or "ended" (the attempt itself ended its run before it:
+    ``detail`` says how; only ever made by the judge, from :attr:`Behaviour.ended`)."""
 
     kind: str
     value: Any = None
@@ -83,6 +84,9 @@ class Answer:
             return ("did not return in time" if verb == "returned" else "do not return in time") + why
         if self.kind == "crashed":
             return "killed its process" if verb == "returned" else "kill their process"
+        if self.kind == "ended":
+            return f"got no answer: the attempt ended its run before it ({self.detail})" if verb == "returned" \
+                else "were ended"
         if self.kind == "opaque":
             return f"{verb} a {self.detail or 'non-data'} object"
         return "was not run" if verb == "returned" else "were not run"
@@ -164,6 +168,15 @@ def judged_against_peers(mine: Behaviour, voters: Sequence[Behaviour]) -> tuple[
     return out[0], out[1:]
 
 
+def _ended_answers(b: Behaviour) -> Behaviour:
+    """An attempt that ended its own run (:attr:`Behaviour.ended`): each peer probe it left unanswered
+    gets the answer "ended" (compared like any answer: it differs from every value)."""
+    if not b.ended:
+        return b
+    rows = tuple(Answer("ended", None, b.ended) if a.kind == "not_run" else a for a in b.answers)
+    return attrs.evolve(b, answers=rows)
+
+
 # --------------------------------------------------------------------------- the observer
 
 
@@ -176,6 +189,10 @@ class Behaviour:
     answers: tuple[Answer, ...] = ()  # one per peer probe of the task (probe.peer_probes order)
     example_answers: tuple[Answer, ...] = ()
     note: str = ""
+    #: How the attempt ended its own run early (:meth:`.run.Execution.ended`), "" when it did not: the
+    #: peer probes it left unanswered then count as answers of their own ("the run was ended"), never
+    #: as probes that were not run (issue 20: dying, exiting or hanging is no way out of a verdict).
+    ended: str = ""
 
     @property
     def trusted(self) -> bool:
@@ -198,7 +215,7 @@ class Behaviour:
 
         ok = data.get("examples_ok")
         return cls(bool(data.get("loaded")), ok if ok in (True, False) else None, answers(data.get("answers")),
-                   answers(data.get("example_answers")), str(data.get("note", "")))
+                   answers(data.get("example_answers")), str(data.get("note", "")), str(data.get("ended") or ""))
 
 
 def _seconds(value: Any) -> float | None:
@@ -261,7 +278,9 @@ def behaviour(task, output, ctx):
         return {"loaded": True, "examples_ok": examples_ok, "answers": [], "example_answers": shown,
                 "note": SKIPPED_PEER_PROBES}
     note = "" if n else (probe.generated(task)[2] or "the task has no peer probes")
-    return {"loaded": True, "examples_ok": examples_ok, "answers": peer, "example_answers": shown, "note": note}
+    ended = run.ended()
+    return {"loaded": True, "examples_ok": examples_ok, "answers": peer, "example_answers": shown, "note": note,
+            "ended": ended[1] if ended else ""}
 
 
 # --------------------------------------------------------------------------- judging
@@ -302,6 +321,7 @@ def vote(mine: Behaviour, peers: Sequence[Behaviour], calls: Sequence[str], clas
         return guard
     voters = [p for p in peers if p.trusted and len(p.answers) == len(mine.answers)]
     mine, voters = judged_against_peers(mine, voters)
+    mine = _ended_answers(mine)
     agreed = hits = 0
     first: Vote | None = None
     for j, (ans, klass) in enumerate(zip(mine.answers, classes)):
@@ -355,6 +375,7 @@ def dual_cluster_vote(task: Mapping[str, Any], mine: Behaviour, peers: Sequence[
         return guard
     voters = [p for p in peers if p.trusted and len(p.answers) == len(mine.answers)]
     mine, voters = judged_against_peers(mine, voters)
+    mine = _ended_answers(mine)
     sel = [j for j, k in enumerate(classes) if k in selected]
     clusters: list[list[Behaviour]] = []
     for p in voters:

@@ -357,7 +357,7 @@ def generated(task: Mapping[str, Any]) -> tuple[tuple[Probe, ...], tuple[str, ..
     elif len({ex.function for ex in examples}) != 1:
         why = "the visible examples call different functions"
     else:
-        from vx.families.code.ops.draw import N_WIDE, draw_probes
+        from vx.families.code.ops import draw
 
         args = [ex.args for ex in examples]
         made, dom, why = generate_probes(args, seed=str(task.get("id", "")))
@@ -365,10 +365,11 @@ def generated(task: Mapping[str, Any]) -> tuple[tuple[Probe, ...], tuple[str, ..
         fn = examples[0].function
         probes = [Probe("gen_" + klass, fn, a, -1, f"generated ({klass})") for klass, a in made]
         if dom is not None:
-            drawn, _ = draw_probes(args, dom, seed=str(task.get("id", "")), seen={repr(a) for _, a in made})
+            drawn, _ = draw.draw_probes(args, dom, seed=str(task.get("id", "")), n=draw.N_DRAWN,
+                                        seen={repr(a) for _, a in made})
             probes += [Probe("gen_drawn", fn, a, -1, "drawn from the inferred domain") for a in drawn]
             seen = {repr(a) for _, a in made} | {repr(a) for a in drawn}
-            wide, _ = draw_probes(args, dom, seed=str(task.get("id", "")), n=N_WIDE, seen=seen, wide=True)
+            wide, _ = draw.draw_probes(args, dom, seed=str(task.get("id", "")), n=draw.N_WIDE, seen=seen, wide=True)
             probes += [Probe("gen_wide", fn, a, -1, "drawn from the inferred domain, numbers widened") for a in wide]
             why = "" if probes else why
     result = (tuple(probes[:MAX_GENERATED]), domain, why)

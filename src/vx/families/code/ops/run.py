@@ -209,6 +209,22 @@ class Execution:
     def in_domain(self) -> list[tuple[Probe, Any]]:
         return [(p, c) for p, c in self.pairs() if p.in_domain]
 
+    def ended(self) -> tuple[int, str] | None:
+        """(index, what happened) when the *candidate* ended its run early: its process died on a call
+        (``os._exit``, a signal it sent itself, the memory limit: "crashed"), or it swallowed a
+        timeout's interruption so that the sandbox killed it (the run "timeout", not stopped by
+        :func:`stop_rule`). None when the run ended normally or vx's stop rule ended it -- probes
+        left unrun then say nothing against the candidate; after a candidate's own ending they do."""
+        for i, c in enumerate(self.calls):
+            if c.status == "crashed":
+                return i, f"{self.probes[i].call} killed its process (os._exit, a signal or the memory limit)"
+        if getattr(self.report, "status", "") == "timeout" and not getattr(self.report, "stopped", False):
+            last = [i for i, c in enumerate(self.calls) if c.status == "timeout"]
+            if last and any(c.status == "not_run" for c in self.calls[last[-1] + 1:]):
+                i = last[-1]
+                return i, f"{self.probes[i].call} did not return and would not be interrupted, so its process was killed"
+        return None
+
 
 def _load_state(report: Any, art: Artifact) -> tuple[str, str]:
     status = report.status
