@@ -353,14 +353,54 @@ def vote(mine: Behaviour, peers: Sequence[Behaviour], calls: Sequence[str], clas
         if first is None:
             first = Vote(1, f"{calls[j]} {ans.text()}; {support} of {answered} other attempts that pass the "
                             f"visible example {top.text('return')}", j)
+    split = distinguishing([mine, *voters], calls, classes, selected)
     if first is not None:
         more = f" (and {hits - 1} more probe(s))" if hits > 1 else ""
-        return attrs.evolve(first, message=first.message + more)
+        return attrs.evolve(first, message=first.message + more + _split_text(split, first.probe))
     if agreed:
         return Vote(0, f"agrees with the clear plurality of the {len(voters)} other attempts that pass the visible "
-                       f"example on {agreed} probe(s)")
+                       f"example on {agreed} probe(s)" + _split_text(split))
     return Vote(-1, f"no probe has a clear plurality among the {len(voters)} other attempt(s) that pass the "
-                    "visible example")
+                    "visible example" + _split_text(split))
+
+
+#: How many distinguishing inputs a peer op's message shows.
+MAX_SHOWN_SPLITS = 3
+
+
+def distinguishing(behaviours: Sequence[Behaviour], calls: Sequence[str], classes: Sequence[str],
+                   selected: frozenset[str], cap: int = MAX_SHOWN_SPLITS) -> list[tuple[int, str]]:
+    """Distinguishing-input search over the probes already run: the probes of the selected classes on
+    which the given attempts (the attempt judged and its voters, all passing the visible example) give
+    more than one answer -- inputs that separate attempts the examples grade alike. At most `cap`, the
+    most even splits first (most answers, then the largest minority), each as (probe index, "call
+    (answer x n, answer x m)")."""
+    found = []
+    for j, klass in enumerate(classes):
+        if klass not in selected:
+            continue
+        groups: list[list[Any]] = []
+        for b in behaviours:
+            if j >= len(b.answers) or b.answers[j].kind == "not_run":
+                continue
+            for g in groups:
+                if same_answer(g[0], b.answers[j]):
+                    g[1] += 1
+                    break
+            else:
+                groups.append([b.answers[j], 1])
+        if len(groups) < 2:
+            continue
+        groups.sort(key=lambda g: -g[1])
+        text = ", ".join(f"{g[0].text('').strip() or g[0].kind} x{g[1]}" for g in groups[:3])
+        found.append((-len(groups), -groups[1][1], j, f"{calls[j]} ({text})"))
+    found.sort()
+    return [(j, text) for _, _, j, text in found[:cap]]
+
+
+def _split_text(split: list[tuple[int, str]], skip: int | None = None) -> str:
+    shown = [text for j, text in split if j != skip]
+    return f"; inputs that split the attempts passing the example: {'; '.join(shown)}" if shown else ""
 
 
 def dual_cluster_vote(task: Mapping[str, Any], mine: Behaviour, peers: Sequence[Behaviour], calls: Sequence[str],
@@ -578,7 +618,7 @@ def _induce_peer_variants(cluster: list, good: list) -> list[dict[str, Any]]:
 PEER_OPS = (disagrees_with_peers, outside_plurality.as_baseline(), outside_dual_agreement.as_baseline())
 
 
-__all__ = ["Answer", "Behaviour", "DEFAULT_PROBES", "PEER_OPS", "PROBE_SETS", "VARIANTS", "Vote", "behaviour",
+__all__ = ["Answer", "Behaviour", "DEFAULT_PROBES", "distinguishing", "MAX_SHOWN_SPLITS", "PEER_OPS", "PROBE_SETS", "VARIANTS", "Vote", "behaviour",
            "behaviour_clusters", "close", "disagrees_with_peers", "disagrees_with_peers_check", "dual_agreement_scores",
            "dual_cluster_vote", "TRUST",
            "outside_dual_agreement", "outside_plurality", "same_answer", "test_passes", "vote"]
