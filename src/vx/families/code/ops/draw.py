@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from vx.families.code.ops.generate import Domain, Path, PathDomain, in_domain
 
 #: How many drawn probes per task (at most), and how many draws may be spent to find them.
-N_DRAWN = 100
+N_DRAWN = 200
 MAX_DRAWS = 3 * N_DRAWN
 #: Longest drawn collection (the ``large`` class is the one that makes long inputs).
 MAX_DRAWN_LEN = 10
@@ -98,10 +98,7 @@ def _number(t: type, d: PathDomain) -> Any:
     if t is int:
         if d.closed_ints is not None:
             return st.sampled_from(sorted(d.closed_ints))
-        lo = 1 if d.positive else 0 if d.nonneg else -int(bound)
-        low = [x for x in ingredients if x >= 0]
-        if d.positive and low and min(low) >= 2:
-            lo = 2  # hypothesis leans to 1, where "n >= 2" tasks (divisors, primes) are undefined
+        lo = 2 if d.at_least_two else 1 if d.positive else 0 if d.nonneg else -int(bound)
         fresh = st.integers(lo, max(lo, int(bound)))
     else:
         lo = 0.0 if (d.positive or d.nonneg) else -float(bound)

@@ -18,6 +18,7 @@ Predicates (each is inferred only when it holds on every example):
 
 * per value path (argument i, its elements, a record tuple's field j, a dict's keys/values):
   type (a probe's leaves must have a type seen at that path), non-negative / positive numbers,
+  ints at least 2 (when every int seen is: 1 is where "n >= 2" tasks -- divisors, bases -- are undefined),
   a magnitude bound (|x| <= max(2·M, M + 4), M the largest magnitude seen), a small closed set
   of ints (at least 4 values seen, at most 2 distinct, e.g. a 0/1 grid), float decimals (values
   rounded to the most decimals seen), string alphabet (the characters seen; a whole class --
@@ -180,6 +181,7 @@ class PathDomain:
     positive: bool = False
     bound: float = math.inf  # magnitude bound for numbers
     closed_ints: frozenset[int] | None = None
+    at_least_two: bool = False  # ints, every one seen >= 2: 1 (and below) is where "n >= 2" tasks are undefined
     decimals: int = 6
     alphabet: frozenset[str] | None = None
     nonempty: bool = False
@@ -206,6 +208,8 @@ def _path_domain(values: list[Any]) -> PathDomain:
         ints = [v for v in nums if type(v) is int]
         if len(ints) >= 4 and len(set(ints)) <= 2 and len(ints) == len(nums):
             kw["closed_ints"] = frozenset(ints)
+        if ints and len(ints) == len(nums) and min(ints) >= 2:
+            kw["at_least_two"] = True
         floats = [v for v in nums if type(v) is float]
         if floats:
             kw["decimals"] = max(1, min(6, max(_decimals(f) for f in floats)))
@@ -265,7 +269,9 @@ class Domain:
         for path, d in sorted(self.paths.items(), key=lambda kv: [str(x) for x in kv[0]]):
             where = _path_text(path)
             facts = []
-            if d.positive:
+            if d.at_least_two:
+                facts.append(">= 2")
+            elif d.positive:
                 facts.append("> 0")
             elif d.nonneg:
                 facts.append(">= 0")
@@ -372,7 +378,7 @@ def _value_ok(v: Any, path: Path, dom: Domain, records: frozenset[Path], relax: 
     if t in (int, float) and t is not bool:
         if abs(v) > d.bound and "bound" not in relax:
             return False
-        if ((d.positive and v <= 0) or (d.nonneg and v < 0)) and "sign" not in relax:
+        if ((d.positive and v <= 0) or (d.nonneg and v < 0) or (d.at_least_two and v < 2)) and "sign" not in relax:
             return False
         if d.closed_ints is not None and v not in d.closed_ints and "closed" not in relax:
             return False

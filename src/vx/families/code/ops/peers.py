@@ -52,6 +52,8 @@ PROBE_SETS: dict[str, frozenset[str]] = {
     "all_generated": frozenset({"gen_mutant", "gen_boundary", "gen_large", "gen_edge"}),
     "with_tests": frozenset({"gen_mutant", "gen_boundary", "gen_large", "model_test"}),
     "tests": frozenset({"model_test"}),
+    # the generated classes plus the inputs drawn from the inferred domain (hypothesis: .draw)
+    "drawn": frozenset({"gen_mutant", "gen_boundary", "gen_large", "gen_drawn", "gen_wide"}),
 }
 DEFAULT_PROBES = "generated"
 MAX_VALUE_TEXT = 4000  # a returned value whose repr is longer is compared by a digest of it
@@ -589,6 +591,10 @@ VARIANTS: tuple[dict[str, Any], ...] = (
     {"quorum": 0.5, "min_support": 2, "probes": "generated", "trust": "vote"},
     {"quorum": 0.7, "min_support": 3, "probes": "generated", "trust": "vote"},
     {"quorum": 0.5, "min_support": 3, "probes": "in_domain", "trust": "vote"},
+    # small k (2-3 attempts): every other example-passing attempt, at least two, agree (docs/peers.md:
+    # measured, not on by default)
+    {"quorum": 1.0, "min_support": 2, "probes": "generated", "trust": "vote"},
+    {"quorum": 0.5, "min_support": 3, "probes": "drawn", "trust": "vote"},
 )
 
 
