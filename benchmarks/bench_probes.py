@@ -113,6 +113,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--drawn", type=int, help="drawn probes per task (default: draw.N_DRAWN)")
+    ap.add_argument("--wide", type=int, help="wide drawn probes per task (default: draw.N_WIDE)")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--items", type=Path, help="per-item results (JSON lines)")
     args = ap.parse_args()
@@ -125,6 +126,9 @@ def main() -> int:
     if args.drawn is not None:
         probe.MAX_GENERATED += args.drawn - draw.N_DRAWN
         draw.N_DRAWN = args.drawn
+    if args.wide is not None:
+        probe.MAX_GENERATED += args.wide - draw.N_WIDE
+        draw.N_WIDE = args.wide
 
     t0 = time.time()
     tasks, items = load(args.k, args.seed)

@@ -47,7 +47,7 @@ def test_relations_and_structure_hold_on_a_worked_example():
         assert len(a) == len(b) and set(a + b) <= {"0", "1"}
         assert xs == sorted(xs) and len(set(xs)) == len(xs) and k <= len(xs)
     # hypothesis reaches the small and extreme values the examples do not show
-    assert any(k == 1 for *_, k in got) and any(len(a) == 1 for a, *_ in got)
+    assert any(k == 2 for *_, k in got) and any(len(a) == 1 for a, *_ in got)  # k >= 2: every example is
 
 
 def test_digit_patterns_and_balanced_brackets_are_drawn_not_filtered_away():
@@ -74,7 +74,7 @@ def test_the_task_probes_carry_the_drawn_classes_after_the_mutants():
         {"call": "below([1, 20, 4, 10], 5)", "function": "below", "args": [[1, 20, 4, 10], 5], "expected": False}]}
     gen = P.generated(task)[0]
     classes = [p.klass for p in gen]
-    assert classes.count("gen_drawn") == draw.N_DRAWN and 0 < classes.count("gen_wide") <= draw.N_WIDE
+    assert classes.count("gen_drawn") == draw.N_DRAWN and classes.count("gen_wide") <= draw.N_WIDE
     assert classes.index("gen_drawn") > max(i for i, c in enumerate(classes) if c == "gen_large")
     assert len(gen) <= P.MAX_GENERATED
     assert len({repr(p.args) for p in gen}) == len(gen), "no input twice"

@@ -3,7 +3,7 @@
 ``artifact`` (the root's parse of an output and the AST helpers ops read it with) · ``values``
 (comparing and showing returned values) · ``static`` (the root ``parses`` and the static seed ops)
 · ``probe`` (visible examples and the probe inputs derived from them) · ``run`` (the one shared
-sandboxed run of a candidate over its probes) · ``exec`` (the exec seed ops) · ``generate`` (probe inputs generated from the visible examples) · ``peers`` (the peer ops: an
+sandboxed run of a candidate over its probes) · ``exec`` (the exec seed ops) · ``generate`` (probe inputs generated from the visible examples) · ``draw`` (probe inputs drawn by hypothesis strategies built from the inferred domain) · ``peers`` (the peer ops: an
 attempt compared with the other attempts at its task) · ``taxonomy`` (the
 closed failure classes and the evidence classifier) · ``templates`` (check templates and inducers
 for synthesis) · ``judge`` (the opt-in LLM judge op).

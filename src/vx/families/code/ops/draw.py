@@ -36,12 +36,12 @@ from hypothesis import strategies as st
 from vx.families.code.ops.generate import Domain, Path, PathDomain, in_domain
 
 #: How many drawn probes per task (at most), and how many draws may be spent to find them.
-N_DRAWN = 200
+N_DRAWN = 80
 MAX_DRAWS = 3 * N_DRAWN
 #: Longest drawn collection (the ``large`` class is the one that makes long inputs).
 MAX_DRAWN_LEN = 10
 #: The ``wide`` class: magnitude bounds widened to max(WIDE_FACTOR x the bound, WIDE_MIN).
-N_WIDE = 40
+N_WIDE = 0
 WIDE_FACTOR = 10
 WIDE_MIN = 100
 MAX_CHOICES = 4000  # hypothesis choices per drawn input (a draw past it is dropped)

@@ -154,13 +154,20 @@ def judged_against_peers(mine: Behaviour, voters: Sequence[Behaviour]) -> tuple[
     never outvoted for its own run's budget."""
     everyone = [mine, *voters]
     answers = [list(b.answers) for b in everyone]
+    judged = (*_MEASURED, "timeout")
     for j in range(len(mine.answers)):
-        for a, b in enumerate(everyone):
-            if j >= len(b.answers) or b.answers[j].kind not in (*_MEASURED, "timeout"):
+        column = [b.answers[j] if j < len(b.answers) else None for b in everyone]
+        # the voters' measured CPU on this probe, once per probe (k of them, not k^2)
+        measured = [(k, a.cpu) for k, a in enumerate(column) if k and a is not None and a.kind in _MEASURED
+                    and a.cpu is not None]
+        if len(measured) < 3:
+            continue  # against_peers needs 3 others; with fewer, every answer stands as reported
+        for a, ans in enumerate(column):
+            if ans is None or ans.kind not in judged:
                 continue
-            ans = b.answers[j]
-            others = [o.answers[j].cpu for k, o in enumerate(everyone) if k and k != a and j < len(o.answers)
-                      and o.answers[j].kind in _MEASURED and o.answers[j].cpu is not None]
+            if ans.kind != "timeout" and (ans.cpu is None or ans.cpu <= _run.PEER_FLOOR):
+                continue  # under the floor of every line: it stands
+            others = [cpu for k, cpu in measured if k != a]
             kind, why = _run.against_peers(ans.cpu, ans.budget, ans.kind == "timeout", others)
             if kind == "timeout":
                 answers[a][j] = Answer("timeout", None, why, ans.cpu, ans.budget)
@@ -203,6 +210,19 @@ class Behaviour:
 
     @classmethod
     def from_data(cls, data: Any) -> Behaviour:
+        """Decoded once per observation object: a task's k observations are each judged against the
+        others by every peer op, so without this a task would decode k^2 x (peer ops) of them."""
+        hit = _DECODED.get(id(data))
+        if hit is not None and hit[0] is data:
+            return hit[1]
+        made = cls._from_data(data)
+        if len(_DECODED) >= _DECODED_MAX:
+            _DECODED.clear()
+        _DECODED[id(data)] = (data, made)  # holds `data`, so its id is not reused while cached
+        return made
+
+    @classmethod
+    def _from_data(cls, data: Any) -> Behaviour:
         if not isinstance(data, Mapping):
             return cls(False, None, note="no observation")
 
@@ -218,6 +238,10 @@ class Behaviour:
         ok = data.get("examples_ok")
         return cls(bool(data.get("loaded")), ok if ok in (True, False) else None, answers(data.get("answers")),
                    answers(data.get("example_answers")), str(data.get("note", "")), str(data.get("ended") or ""))
+
+
+_DECODED: dict[int, tuple[Any, Behaviour]] = {}
+_DECODED_MAX = 4096
 
 
 def _seconds(value: Any) -> float | None:

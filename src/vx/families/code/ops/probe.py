@@ -79,7 +79,7 @@ IN_DOMAIN = frozenset(c for c, ok in CLASSES.items() if ok)
 EDGE_CLASSES = tuple(c for c, ok in CLASSES.items() if not ok and c not in PEER_CLASSES)
 
 MAX_PROBES = 24  # per candidate, of the seed exec ops' classes: bounds the sandbox time of one item
-MAX_GENERATED = 42 + 200 + 40  # generated probes per task (generate.CLASS_SIZES, draw.N_DRAWN, draw.N_WIDE)
+MAX_GENERATED = 42 + 80  # generated probes per task (generate.CLASS_SIZES, draw.N_DRAWN, draw.N_WIDE)
 MAX_MODEL_TESTS = 30  # model-written test inputs per task, the most often written first
 _MAX_PER_CLASS = 4  # per (example, class)
 
@@ -369,7 +369,8 @@ def generated(task: Mapping[str, Any]) -> tuple[tuple[Probe, ...], tuple[str, ..
                                         seen={repr(a) for _, a in made})
             probes += [Probe("gen_drawn", fn, a, -1, "drawn from the inferred domain") for a in drawn]
             seen = {repr(a) for _, a in made} | {repr(a) for a in drawn}
-            wide, _ = draw.draw_probes(args, dom, seed=str(task.get("id", "")), n=draw.N_WIDE, seen=seen, wide=True)
+            wide, _ = draw.draw_probes(args, dom, seed=str(task.get("id", "")), n=draw.N_WIDE, seen=seen,
+                                       wide=True) if draw.N_WIDE else ([], "")
             probes += [Probe("gen_wide", fn, a, -1, "drawn from the inferred domain, numbers widened") for a in wide]
             why = "" if probes else why
     result = (tuple(probes[:MAX_GENERATED]), domain, why)
