@@ -55,7 +55,7 @@ def test_digit_patterns_and_balanced_brackets_are_drawn_not_filtered_away():
     got, _ = draw.draw_probes([("5 apples and 6 oranges",), ("0 apples and 1 oranges",)], dom, seed="f", n=20)
     assert len(got) == 20 and all(pg._digit_pattern(s) == "# apples and # oranges" for (s,) in got)
     ex = [("(()())",), ("((()))",), ("()",)]
-    got, _ = draw.draw_probes(ex, pg.infer_domain(ex), seed="b", n=20)
+    got, _ = draw.draw_probes(ex, pg.infer_domain(ex), seed="b", n=60)
     assert len(got) >= 5 and all(pg._balanced(s, {"(": ")"}) for (s,) in got)
 
 

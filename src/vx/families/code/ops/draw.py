@@ -35,9 +35,9 @@ from hypothesis import strategies as st
 
 from vx.families.code.ops.generate import Domain, Path, PathDomain, in_domain
 
-#: How many drawn probes per task (at most), and how many draws may be spent to find them.
+#: How many drawn probes per task (at most).
 N_DRAWN = 80
-MAX_DRAWS = 3 * N_DRAWN
+DRAWS_PER_PROBE = 2  # draws spent per probe wanted, at most (a draw the predicates reject is lost)
 #: Longest drawn collection (the ``large`` class is the one that makes long inputs).
 MAX_DRAWN_LEN = 10
 #: The ``wide`` class: magnitude bounds widened to max(WIDE_FACTOR x the bound, WIDE_MIN).
@@ -229,7 +229,7 @@ def draw_probes(examples: Sequence[tuple], dom: Domain | None, *, seed: str = ""
     seen.update(repr(tuple(a)) for a in examples)
     rng = random.Random(f"vx-{'wide' if wide else 'drawn'}:{seed}")
     out: list[tuple] = []
-    for _ in range(MAX_DRAWS):
+    for _ in range(DRAWS_PER_PROBE * n):
         if len(out) >= n:
             break
         data = ConjectureData(random=rng, max_choices=MAX_CHOICES)
@@ -249,4 +249,4 @@ def draw_probes(examples: Sequence[tuple], dom: Domain | None, *, seed: str = ""
     return out, "" if out else "no drawn input satisfies every inferred predicate"
 
 
-__all__ = ["MAX_DRAWS", "N_DRAWN", "N_WIDE", "widened", "arguments", "draw_probes", "repair", "strategy"]
+__all__ = ["DRAWS_PER_PROBE", "N_DRAWN", "N_WIDE", "widened", "arguments", "draw_probes", "repair", "strategy"]

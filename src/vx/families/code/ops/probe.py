@@ -406,6 +406,14 @@ def model_tests(task: Mapping[str, Any]) -> list[Probe]:
     return [p for p, _ in model_tests_with_counts(task)]
 
 
+#: Generated classes run after the model tests, last of all: a run stops before them when the attempt
+#: fails a visible example (:func:`.run.stop_rule`: its verdict is settled, and these are most calls).
+LATE_CLASSES = ("gen_drawn", "gen_wide")
+
+
 def peer_probes(task: Mapping[str, Any]) -> list[Probe]:
-    """The probes the peer ops compare attempts on: the generated ones, then the model tests."""
-    return list(generated(task)[0]) + model_tests(task)
+    """The probes the peer ops compare attempts on: the generated ones, the model tests, then the drawn
+    ones (:data:`LATE_CLASSES`)."""
+    gen = generated(task)[0]
+    return [p for p in gen if p.klass not in LATE_CLASSES] + model_tests(task) + \
+        [p for p in gen if p.klass in LATE_CLASSES]
