@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from vx.families.code.ops.generate import Domain, Path, PathDomain, in_domain
 
 #: How many drawn probes per task (at most).
-N_DRAWN = 80
+N_DRAWN = 40
 DRAWS_PER_PROBE = 2  # draws spent per probe wanted, at most (a draw the predicates reject is lost)
 #: Longest drawn collection (the ``large`` class is the one that makes long inputs).
 MAX_DRAWN_LEN = 10

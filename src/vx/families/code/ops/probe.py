@@ -79,7 +79,7 @@ IN_DOMAIN = frozenset(c for c, ok in CLASSES.items() if ok)
 EDGE_CLASSES = tuple(c for c, ok in CLASSES.items() if not ok and c not in PEER_CLASSES)
 
 MAX_PROBES = 24  # per candidate, of the seed exec ops' classes: bounds the sandbox time of one item
-MAX_GENERATED = 42 + 80  # generated probes per task (generate.CLASS_SIZES, draw.N_DRAWN, draw.N_WIDE)
+MAX_GENERATED = 42 + 40  # generated probes per task (generate.CLASS_SIZES, draw.N_DRAWN, draw.N_WIDE)
 MAX_MODEL_TESTS = 30  # model-written test inputs per task, the most often written first
 _MAX_PER_CLASS = 4  # per (example, class)
 
