@@ -27,7 +27,7 @@ permutation_arg    returns the elements of argument ``arg`` rearranged (same mul
 subsequence_arg    returns elements of argument ``arg`` in their order
 sub_multiset_arg   returns only elements of argument ``arg`` (each at most as often)
 sorted             returns a sorted list (ascending or descending: ``detail``)
-sign               returns a non-negative (positive, non-positive, negative) number
+sign               returns a non-negative (or non-positive) number
 range              returns a number within the examples' largest magnitude widened as the probe
                    generator widens its bounds: max(2M, M + 4); checked on strictly in-domain probes
 monotone           returns a number that never decreases (or never increases) as the numeric argument
@@ -63,6 +63,9 @@ DEPENDS = (__name__, generate, probe, values, _run)
 
 #: Examples that could have broken a relation, at least: one example supports nothing.
 MIN_SUPPORT = 2
+#: A relation that one would see by chance with at least this probability (a random order of the outputs' elements
+#: being sorted, or keeping the argument's order) is no evidence: ``sorted``, ``subsequence_arg`` and ``monotone`` need less.
+CHANCE = 0.05
 #: Every kind, in the order the op checks them (and names the first broken one).
 KINDS = ("type", "length_eq_arg", "length_is_arg", "length_le_arg", "length_ge_arg", "equals_arg",
          "permutation_arg", "subsequence_arg", "sub_multiset_arg", "sorted", "sign", "range", "monotone",
@@ -180,9 +183,13 @@ def _distinct_count(v: Sequence[Any]) -> int:
     return len({_key(x) for x in v})
 
 
-def _size_arg(v: Any) -> int | None:
-    """The length of a sized argument (records excluded by the caller)."""
-    return len(v) if type(v) in _SIZED else None
+def _chance(distinct_counts: Any) -> float:
+    """The probability that random orders of outputs with these numbers of distinct elements all come out in
+    one given order (the product of 1/m!)."""
+    p = 1.0
+    for m in distinct_counts:
+        p /= math.factorial(min(int(m), 20))
+    return p
 
 
 def _type_paths(v: Any, path: tuple, exact: bool, out: dict[tuple, set[str]], depth: int = 0) -> None:
@@ -290,7 +297,7 @@ def infer_from(examples: Sequence[tuple[tuple[Any, ...], Any]], *, exact: bool =
                 if all(x == y for x, y in lens):
                     found.append(Invariant("length_eq_arg", i, None, len(lens), f"every example returns {what} as "
                                                                                 f"long as {aw}"))
-                else:
+                elif any(x == y for x, y in lens):  # one example at the bound: the relation is tight, not slack
                     if all(x <= y for x, y in lens) and sum(x < y for x, y in lens) >= 1:
                         found.append(Invariant("length_le_arg", i, None, len(lens), f"every example returns {what} "
                                                                                     f"no longer than {aw}"))
@@ -310,7 +317,11 @@ def infer_from(examples: Sequence[tuple[tuple[Any, ...], Any]], *, exact: bool =
                 found.append(Invariant("permutation_arg", i, None, len(multi),
                                        f"every example returns the elements of {aw}, rearranged"))
             nonempty = [(o, v) for o, v in zip(outs, args_i) if _elements(o)]
-            if len(nonempty) >= MIN_SUPPORT and all(_subsequence(o, v) for o, v in zip(outs, args_i)):
+            # order is evidence only where the output is not the argument itself, and not by chance
+            ordered = [o for o, v in nonempty if not _same(o, v) and _distinct_count(_elements(o)) >= 2]
+            if len(nonempty) >= MIN_SUPPORT and len(ordered) >= 1 and \
+                    _chance(_distinct_count(_elements(o)) for o in ordered) <= CHANCE and \
+                    all(_subsequence(o, v) for o, v in zip(outs, args_i)):
                 found.append(Invariant("subsequence_arg", i, None, len(nonempty),
                                        f"every example returns elements of {aw} in their order"))
             if len(nonempty) >= MIN_SUPPORT and all(_sub_multiset(o, v) for o, v in zip(outs, args_i)):
@@ -319,26 +330,21 @@ def infer_from(examples: Sequence[tuple[tuple[Any, ...], Any]], *, exact: bool =
     # sorted
     if all(type(o) in _SEQ for o in outs):
         could = [o for o in outs if _distinct_count(o) >= 2]
-        if len(could) >= MIN_SUPPORT:
-            dirs = {"asc", "desc"}
-            for o in outs:
-                dirs &= _sorted_dirs(o)
-            if len(dirs) == 1:
-                d = dirs.pop()
-                found.append(Invariant("sorted", -1, d, len(could), f"every example returns a list sorted in "
-                                                                    f"{'ascending' if d == 'asc' else 'descending'} "
-                                                                    "order"))
+        dirs = {"asc", "desc"}
+        for o in outs:
+            dirs &= _sorted_dirs(o)
+        if len(could) >= MIN_SUPPORT and len(dirs) == 1 and _chance(_distinct_count(o) for o in could) <= CHANCE:
+            d = dirs.pop()
+            found.append(Invariant("sorted", -1, d, len(could), f"every example returns a list sorted in "
+                                                                f"{'ascending' if d == 'asc' else 'descending'} order"))
     # numbers
     if all(_num(o) and type(o) is not bool for o in outs):
         nonzero = [o for o in outs if o != 0]
         if len(nonzero) >= MIN_SUPPORT:
+            # never "positive": a zero on a new input is too often right (a count, a remainder)
             sign = None
-            if all(o > 0 for o in outs):
-                sign = ("positive", "a positive number")
-            elif all(o >= 0 for o in outs):
+            if all(o >= 0 for o in outs):
                 sign = ("nonneg", "a non-negative number")
-            elif all(o < 0 for o in outs):
-                sign = ("negative", "a negative number")
             elif all(o <= 0 for o in outs):
                 sign = ("nonpos", "a non-positive number")
             if sign:
@@ -385,18 +391,25 @@ def _pairs_on(points: Sequence[tuple[tuple, Any]], i: int) -> list[tuple[Any, An
 
 
 def _monotone_direction(points: Sequence[tuple[tuple, Any]], i: int) -> tuple[str, int] | None:
-    """("inc" | "dec", pairs that could have broken it): the outputs move one way as argument i grows, on at
-    least MIN_SUPPORT pairs with a strict change (pairs with equal outputs never contradict either way)."""
+    """("inc" | "dec", pairs that could have broken it): the outputs move one way as argument i grows, on every
+    pair of points whose other arguments are equal, with at least one strict change, and not by chance: in each
+    group of points with equal other arguments, m distinct outputs fall in one order by chance 1/m!; the product
+    over the groups must be at most :data:`CHANCE`."""
     pairs = [p for p in _pairs_on(points, i) if _num(p[1]) and _num(p[3])]
     if len(pairs) < MIN_SUPPORT:
         return None
     up = sum(f2 > f1 for _, f1, _, f2 in pairs)
     down = sum(f2 < f1 for _, f1, _, f2 in pairs)
-    if up >= MIN_SUPPORT and not down:
-        return "inc", len(pairs)
-    if down >= MIN_SUPPORT and not up:
-        return "dec", len(pairs)
-    return None
+    if up and down or not (up or down):
+        return None
+    groups: dict[str, set] = {}
+    for a, f in points:
+        if i < len(a) and _num(a[i]) and type(a[i]) is not bool and _num(f):
+            key = repr([_key(x) for j, x in enumerate(a) if j != i])
+            groups.setdefault(key, set()).add(round(float(f), 9))
+    if _chance(len(v) for v in groups.values() if len(v) >= 2) > CHANCE:
+        return None
+    return ("inc" if up else "dec"), len(pairs)
 
 
 _INFERRED: OrderedDict[str, Inferred] = OrderedDict()
