@@ -85,8 +85,26 @@ def judge(task: Mapping[str, Any], output: str) -> dict[str, Any]:
     return row
 
 
+def labels(grader: Any, plus: Mapping[str, Any], items: Sequence[Mapping[str, Any]],
+           cache: Path | None) -> list[str]:
+    """Each attempt's hidden-test label ("pass"/"fail"), remembered in `cache` (a JSON file keyed by the dataset
+    version, task and a digest of the output) so that a rerun does not grade again."""
+    import hashlib
+
+    def key(it: Mapping[str, Any]) -> str:
+        return f"{grader.version}|{it['task']}|" + hashlib.sha256(it["output"].encode("utf-8", "surrogatepass")).hexdigest()
+
+    known: dict[str, str] = json.loads(cache.read_text(encoding="utf-8")) if cache and cache.is_file() else {}
+    todo = [it for it in items if key(it) not in known]
+    for it, truth in zip(todo, grader.grade_many([(plus[it["task"]], it["output"]) for it in todo])):
+        known[key(it)] = truth.label
+    if cache is not None and todo:
+        cache.write_text(json.dumps(known), encoding="utf-8")
+    return [known[key(it)] for it in items]
+
+
 def measure(name: str, family: Path, *, splits: Sequence[str], tasks_filter: str, data_dir: Path, workers: int,
-            records: Any = None) -> dict[str, Any]:
+            records: Any = None, truth_cache: Path | None = None) -> dict[str, Any]:
     from vx.families.code.ops import invariants as inv
 
     tasks = {t["id"]: t for t in read_jsonl(family / "tasks.jsonl")}
@@ -97,7 +115,7 @@ def measure(name: str, family: Path, *, splits: Sequence[str], tasks_filter: str
     started = time.perf_counter()
     grader, plus = grader_for(dataset, data_dir, workers)
     items = [it for it in items if it["task"] in plus]
-    truths = grader.grade_many([(plus[it["task"]], it["output"]) for it in items])
+    truths = labels(grader, plus, items, truth_cache)
     graded = time.perf_counter() - started
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -106,7 +124,7 @@ def measure(name: str, family: Path, *, splits: Sequence[str], tasks_filter: str
     per_kind = {k: Counter() for k in inv.KINDS}
     op = Counter()
     for it, truth, row in zip(items, truths, rows):
-        correct = truth.label == "pass"
+        correct = truth == "pass"
         hard = not correct and row["example"] == 0
         for k in inv.KINDS:
             c = per_kind[k]
@@ -132,7 +150,7 @@ def measure(name: str, family: Path, *, splits: Sequence[str], tasks_filter: str
         op["correct_total"] += correct
         op["hard_total"] += hard
         if records is not None:
-            records.write(json.dumps({"family": name, "id": it["id"], "task": it["task"], "truth": truth.label,
+            records.write(json.dumps({"family": name, "id": it["id"], "task": it["task"], "truth": truth,
                                       "passes_example": row["example"] == 0, **row}, ensure_ascii=False) + "\n")
     table = {}
     for k, c in per_kind.items():
@@ -181,6 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("-j", "--jobs", type=int, default=2, help="sandboxes at once (default: %(default)s)")
     ap.add_argument("--json", type=Path, help="write the results as JSON here")
     ap.add_argument("--records", type=Path, help="write one line per attempt here (JSONL)")
+    ap.add_argument("--truth-cache", type=Path, help="a JSON file remembering the hidden-test labels between runs")
     args = ap.parse_args(argv)
     splits = [s.strip() for s in args.splits.split(",") if s.strip()]
     if "locked" in splits:
@@ -197,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"bench_invariants: {d} is not a family directory (no tasks.jsonl); skipped", file=sys.stderr)
                 continue
             res = measure(name, Path(d), splits=splits, tasks_filter=args.tasks, data_dir=args.data_dir,
-                          workers=args.jobs, records=records)
+                          workers=args.jobs, records=records, truth_cache=args.truth_cache)
             results.append(res)
             print(render(res), flush=True)
             print()

@@ -65,7 +65,7 @@ DEPENDS = (__name__, generate, probe, values, _run)
 MIN_SUPPORT = 2
 #: A relation that one would see by chance with at least this probability (a random order of the outputs' elements
 #: being sorted, or keeping the argument's order) is no evidence: ``sorted``, ``subsequence_arg`` and ``monotone`` need less.
-CHANCE = 0.05
+CHANCE = 0.01
 #: Every kind, in the order the op checks them (and names the first broken one).
 KINDS = ("type", "length_eq_arg", "length_is_arg", "length_le_arg", "length_ge_arg", "equals_arg",
          "permutation_arg", "subsequence_arg", "sub_multiset_arg", "sorted", "sign", "range", "monotone",
@@ -108,6 +108,10 @@ def _cls(v: Any, exact: bool) -> str:
 _ARTICLE = {"number": "a number", "bool": "a bool", "str": "a str", "list": "a list", "tuple": "a tuple",
             "dict": "a dict", "set": "a set", "None": "None", "sequence": "a list", "bytes": "bytes",
             "object": "an object"}
+
+
+_PLURAL = {"number": "numbers", "bool": "bools", "str": "strs", "list": "lists", "tuple": "tuples", "dict": "dicts",
+           "set": "sets", "sequence": "lists", "object": "objects"}
 
 
 def _key(v: Any, depth: int = 0) -> Any:
@@ -265,7 +269,7 @@ def _infer_type(outs: list[Any], exact: bool) -> Invariant | None:
     if not kept or kept[0][0] != ():
         return None
     top = " or ".join(_ARTICLE[c] for c in sorted(kept[0][1]))
-    inner = [f"{_path_words(p)} {' or '.join(sorted(c))}" for p, c in kept[1:]]
+    inner = [f"{_path_words(p)}: {' or '.join(_PLURAL.get(x, x) for x in sorted(c))}" for p, c in kept[1:]]
     text = f"every example returns {top}" + (f" ({'; '.join(inner)})" if inner else "")
     return Invariant("type", -1, kept, support[()], text)
 
@@ -290,8 +294,10 @@ def infer_from(examples: Sequence[tuple[tuple[Any, ...], Any]], *, exact: bool =
     for i in range(arity):
         args_i = [a[i] for a, _ in pairs]
         aw = _arg_word(i, arity)
+        if _selects_another(pairs, i):
+            continue  # some example returns another argument whole: relations to this one are coincidences
         # lengths
-        if sized_out and all(type(v) in _SIZED for v in args_i):
+        if sized_out and all(_same_size_kind(o, v) for o, v in zip(outs, args_i)):
             lens = [(len(o), len(v)) for o, v in zip(outs, args_i)]
             if len({b for _, b in lens}) >= 2:
                 if all(x == y for x, y in lens):
@@ -371,6 +377,23 @@ def infer_from(examples: Sequence[tuple[tuple[Any, ...], Any]], *, exact: bool =
                                                                   "arguments"))
     order = {k: n for n, k in enumerate(KINDS)}
     return tuple(sorted(found, key=lambda inv: (order[inv.kind], inv.arg)))
+
+
+def _same_size_kind(out: Any, arg: Any) -> bool:
+    """Lengths are compared between two strings or two collections (a string's length against a list's is the
+    length of its elements' text, a coincidence of one-character elements)."""
+    return type(out) in _SIZED and type(arg) in _SIZED and (type(out) is str) == (type(arg) is str)
+
+
+def _selects_another(pairs: Sequence[tuple[tuple, Any]], i: int) -> bool:
+    """Some example returns another (non-empty) argument unchanged where argument `i` differs: a selector such
+    as "the list with fewer characters", whose output relates to argument `i` only when it picks it."""
+    for args, out in pairs:
+        if type(out) not in _SIZED or not out or _same(out, args[i]):
+            continue
+        if any(j != i and _same(out, a) for j, a in enumerate(args)):
+            return True
+    return False
 
 
 def _others_equal(a: tuple, b: tuple, i: int) -> bool:
