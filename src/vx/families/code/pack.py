@@ -43,14 +43,17 @@ def describe_environment() -> str:
 
 
 def describe_task(task: Mapping[str, Any]) -> dict[str, Any]:
-    """What the code ops derive from a task: its visible examples, the domain they imply, and the
-    probe inputs the peer ops compare attempts on (``vx explain`` shows it)."""
-    from vx.families.code.ops import probe
+    """What the code ops derive from a task: its visible examples, the domain they imply, the example
+    invariants, and the probe inputs the peer ops compare attempts on (``vx explain`` shows it)."""
+    from vx.families.code.ops import invariants, probe
 
     gen, domain, why = probe.generated(task)
     tests = probe.model_tests_with_counts(task)
+    inferred = invariants.infer(task)
     return {"visible examples": [e.call for e in probe.visible_examples(task)],
             "inferred domain": list(domain),
+            "example invariants": [f"{i.kind}: {i.text} ({i.support} examples could have broken it)"
+                                   for i in inferred.invariants] or [inferred.why],
             "generated probes": [f"{p.klass.removeprefix('gen_')}: {p.call}" for p in gen],
             "model-written tests": [f"{p.call} == {values_short(p.expected)} (written {n}x)" for p, n in tests],
             **({"no probes": why} if why and not gen else {})}
