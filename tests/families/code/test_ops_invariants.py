@@ -259,3 +259,35 @@ def test_a_string_is_not_as_long_as_a_list():
     """concatenate(['a', 'b', 'c']) == 'abc': the lengths agree only because the elements have one character."""
     pairs = [(([],), ""), ((["a", "b", "c"],), "abc")]
     assert ("length_eq_arg", 0) not in kinds(pairs)
+
+
+class _Outcome:
+    def __init__(self, value):
+        self.status, self.value, self.args_after = "ok", value, None
+
+
+class _Run:
+    """The two things check_run reads of a run: its (probe, outcome) pairs."""
+
+    def __init__(self, rows):
+        self.rows = rows
+
+    def pairs(self, *classes):
+        return [(p, c) for p, c in self.rows if not classes or p.klass in classes]
+
+
+def test_edge_probes_are_never_held_to_the_invariants():
+    """A task may leave an edge input undefined (the two closest elements of a one-element list): an answer there
+    breaks nothing, even where the inferred domain accepts the input."""
+    from vx.families.code.ops.probe import Probe
+
+    inferred = I.infer(SORT_EVEN)
+    edge = Probe("single", "sort_even", ([5],), 0, "argument 1 cut to one element")
+    mutant = Probe("gen_mutant", "sort_even", ([5, 6, 3],), -1, "generated (mutant)")
+    assert I.accepted(inferred, edge.args) and I.accepted(inferred, mutant.args)
+    broken, checked = I.check_run(inferred, _Run([(edge, _Outcome([]))]))
+    assert broken == [] and checked == 0
+    broken, checked = I.check_run(inferred, _Run([(edge, _Outcome([])), (mutant, _Outcome([3, 6]))]))
+    assert checked == 1 and broken[0].invariant.key == ("length_eq_arg", 0)
+    assert broken[0].message == ("sort_even([5, 6, 3]) returned [3, 6]; every example returns a list as long as "
+                                 "its argument")

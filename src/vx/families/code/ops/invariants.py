@@ -80,8 +80,11 @@ ARG_KINDS = frozenset({"length_eq_arg", "length_is_arg", "length_le_arg", "lengt
 #: fewer fruits than apples and oranges; a median of negative numbers), ``range`` (26-37%: outputs grow with the
 #: inputs, sum_to_n(200)) and ``no_mutation`` (4.8-8.3%: correct programs sort their list in place).
 DEFAULT_KINDS = tuple(k for k in KINDS if k not in ("sign", "range", "no_mutation"))
-#: Probe classes never checked: the examples themselves (``fails_visible_example`` judges them).
-_SKIP = frozenset({"example", "repeat"})
+#: Probe classes never checked: the examples themselves (``fails_visible_example`` judges them) and the edge
+#: classes, whose inputs the task may leave undefined even where the inferred domain accepts them (a list of one
+#: element for "the two closest elements": HumanEval/20's reference returns None there).
+EDGE = frozenset({"empty", "single", "zero", "negative", "gen_edge"})
+_SKIP = frozenset({"example", "repeat"}) | EDGE
 
 _SIZED = (str, list, tuple, dict, set, frozenset)
 _SEQ = (list, tuple)
@@ -694,6 +697,6 @@ def _induce_invariants(cluster: list, good: list) -> list[dict[str, Any]]:
     return [{"kind": k, "arg": a} for k, a in _rank(bad, ok, len(cluster))]
 
 
-__all__ = ["ARG_KINDS", "Broken", "DEFAULT_KINDS", "Inferred", "Invariant", "KINDS", "MIN_SUPPORT", "accepted",
+__all__ = ["ARG_KINDS", "Broken", "DEFAULT_KINDS", "EDGE", "Inferred", "Invariant", "KINDS", "MIN_SUPPORT", "accepted",
            "broken_keys", "check_run", "check_value", "infer", "infer_from", "invariant_check",
            "violates_example_invariant", "violates_invariant"]
