@@ -75,9 +75,9 @@ ARG_KINDS = frozenset({"length_eq_arg", "length_is_arg", "length_le_arg", "lengt
                        "permutation_arg", "subsequence_arg", "sub_multiset_arg", "monotone", "no_mutation"})
 #: The kinds ``violates_example_invariant`` checks: those that flagged no correct attempt on the CodeT development
 #: half and the two-file HumanEval+ family (benchmarks/bench_invariants.py; docs/invariants.md). Left to the
-#: template (synthesis proposes them per failure cluster, the birth gate decides): ``sign`` (14.8% of the judged
+#: template (synthesis proposes them per failure cluster, the birth gate decides): ``sign`` (7.4% of the judged
 #: correct HumanEval+ attempts: a probe the inferred domain accepts but the task does not, fruit_distribution with
-#: fewer fruits than apples and oranges; a median of negative numbers), ``range`` (26-37%: outputs grow with the
+#: fewer fruits than apples and oranges), ``range`` (26-37%: outputs grow with the
 #: inputs, sum_to_n(200)) and ``no_mutation`` (4.8-8.3%: correct programs sort their list in place).
 DEFAULT_KINDS = tuple(k for k in KINDS if k not in ("sign", "range", "no_mutation"))
 #: Probe classes never checked: the examples themselves (``fails_visible_example`` judges them) and the edge
