@@ -52,11 +52,18 @@ def describe_task(task: Mapping[str, Any]) -> dict[str, Any]:
     inferred = invariants.infer(task)
     return {"visible examples": [e.call for e in probe.visible_examples(task)],
             "inferred domain": list(domain),
-            "example invariants": [f"{i.kind}: {i.text} ({i.support} examples could have broken it)"
-                                   for i in inferred.invariants] or [inferred.why],
+            "example invariants": [_invariant_line(i, invariants.DEFAULT_KINDS) for i in inferred.invariants]
+                                  or [inferred.why],
             "generated probes": [f"{p.klass.removeprefix('gen_')}: {p.call}" for p in gen],
             "model-written tests": [f"{p.call} == {values_short(p.expected)} (written {n}x)" for p, n in tests],
             **({"no probes": why} if why and not gen else {})}
+
+
+def _invariant_line(inv: Any, default_kinds: tuple[str, ...]) -> str:
+    why = "a prior" if inv.kind in ("no_mutation", "deterministic") else \
+        f"{inv.support} examples could have broken it"
+    where = "" if inv.kind in default_kinds else "; template only"
+    return f"{inv.kind}: {inv.text} ({why}{where})"
 
 
 def open_source(spec: str, data_dir: Any = None) -> Any:
