@@ -4,7 +4,8 @@ The mutation classes of :mod:`.generate` stay close to the visible examples (one
 one example). This module adds the class ``drawn``: fresh inputs drawn from **hypothesis** strategies
 built from the same inferred predicates (:class:`.generate.Domain`): per value path its types, sign,
 magnitude bound, closed set of ints, float decimals, string alphabet, digit-run pattern, balanced
-brackets, words separated by single spaces, length bounds, sorted and distinct lists, rectangular
+brackets, words separated by single spaces, length bounds (lists and tuples of at least two elements
+when every example's are: "a list of at least two numbers" is a common unstated precondition), sorted and distinct lists, rectangular
 nested lists, record tuples and dicts; across arguments equal lengths, an int at most a length and
 the order of two ints are repaired after drawing. Every drawn input must still pass
 :func:`.generate.in_domain` (no predicate relaxed), so a drawn probe is as much "within what the
@@ -144,6 +145,8 @@ def _for_type(t: type, path: Path, d: PathDomain, dom: Domain) -> Any:
             rows = st.integers(max(1, ilo), max(1, ihi)).flatmap(
                 lambda n: st.lists(st.lists(cell, min_size=n, max_size=n).map(row_t), min_size=lo, max_size=hi))
             return rows.map(t) if t is tuple else rows
+        if d.min_len >= 2:  # "a list of at least two numbers": every example shows two or more
+            lo, hi = max(lo, 2), max(hi, 2)
         made = st.lists(elem, min_size=lo, max_size=hi, unique_by=repr if d.distinct else None)
         if d.sorted:
             made = made.map(lambda v, rev=d.sorted == "desc": _sorted(v, rev))

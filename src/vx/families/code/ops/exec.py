@@ -67,7 +67,7 @@ def crash(task, output, ctx, run):
 #: The generated probe classes ``crashes_in_domain`` reads: inputs every inferred predicate accepts
 #: (docs/peers.md: measured on the CodeT development half; ``edge`` and ``large`` probes are left out,
 #: correct programs raise on them -- an empty list where the prompt promises a non-empty one).
-CRASH_CLASSES = ("gen_mutant", "gen_boundary", "gen_drawn")
+CRASH_CLASSES = ("gen_boundary", "gen_drawn")
 #: Probe classes where a killed process may be the memory limit on a big input, not the candidate.
 _BIG_CLASSES = ("large", "gen_large", "gen_wide")
 
@@ -75,8 +75,10 @@ _BIG_CLASSES = ("large", "gen_large", "gen_wide")
 @op(tier="exec", detects="crash", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
 @judges_the_run
 def crashes_in_domain(task, output, ctx, run):
-    """The code raises or runs out of time on a generated input the inferred domain accepts while its
-    visible examples return normally; or it ends its own run on any probe (kills its process, exits,
+    """The code raises or runs out of time on a generated input the inferred domain accepts (a boundary
+    or drawn probe whose strings are all strings the examples show: a new string's structure, such as
+    the words of a vocabulary or a number in text, is beyond the domain) while its visible examples
+    return normally; or it ends its own run on any probe (kills its process, exits,
     or will not be interrupted), which no correct program does.
 
     A call's CPU budget grows with its input's size relative to the examples and with the code's own
@@ -97,8 +99,11 @@ def crashes_in_domain(task, output, ctx, run):
                         "the visible examples return normally")
     art = artifact_of(task, output, ctx)
     deliberate = raised_names(art.tree) if art.tree is not None else set()
+    shown_strings = {s for p, _ in shown for s in _strings(p.args)}
     checked = 0
     for p, c in run.pairs(*CRASH_CLASSES):
+        if not _strings(p.args) <= shown_strings:
+            continue  # a new string: its structure (words of a vocabulary, a number) the domain cannot know
         checked += 1
         if (c.status == "exception" and c.exc_type not in deliberate) or c.status == "timeout":
             return drawback(f"{p.call} {_failure_text(c)} (an input the inferred domain accepts: "
@@ -107,6 +112,20 @@ def crashes_in_domain(task, output, ctx, run):
         return abstain("no generated in-domain probe ran (the task's examples cannot be mutated, or the run "
                        "ended before them)")
     return clean(f"{checked} generated in-domain probe(s) returned or were rejected on purpose")
+
+
+def _strings(value: Any, depth: int = 0) -> set[str]:
+    """The strings anywhere in a value (arguments of a probe)."""
+    if isinstance(value, str):
+        return {value}
+    if depth > 8:
+        return set()
+    if isinstance(value, dict):
+        return set().union(*(_strings(k, depth + 1) | _strings(v, depth + 1) for k, v in value.items())) \
+            if value else set()
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return set().union(*(_strings(v, depth + 1) for v in value)) if value else set()
+    return set()
 
 
 def _comparator(task: Mapping[str, Any], entry: str) -> Any:

@@ -190,6 +190,7 @@ class PathDomain:
     balanced: tuple[tuple[str, str], ...] = ()
     pattern: str | None = None
     max_len: int = MAX_LIST
+    min_len: int = 0  # the shortest seen (the drawn class keeps lists and tuples at >= 2 when it is: .draw)
     sorted: str | None = None  # "asc" | "desc"
     distinct: bool = False
     rectangular: bool = False
@@ -236,6 +237,7 @@ def _path_domain(values: list[Any]) -> PathDomain:
     if sized:
         kw["nonempty"] = all(len(v) > 0 for v in sized)
         longest = max(len(v) for v in sized)
+        kw["min_len"] = min(len(v) for v in sized)
         cap = MAX_STR if all(type(v) is str for v in sized) else MAX_LIST
         kw["max_len"] = min(max(2 * longest, longest + 4), cap)
     seqs = [v for v in values if type(v) in (list, tuple)]
