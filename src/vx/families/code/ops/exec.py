@@ -68,6 +68,9 @@ def crash(task, output, ctx, run):
 #: (docs/peers.md: measured on the CodeT development half; ``edge`` and ``large`` probes are left out,
 #: correct programs raise on them -- an empty list where the prompt promises a non-empty one).
 CRASH_CLASSES = ("gen_boundary", "gen_drawn")
+#: ... and where running out of time counts too (a mutant's string edits break structured strings, so
+#: mutants are not held to raising nothing; but no correct program loops on one).
+TIMEOUT_CLASSES = ("gen_mutant", "gen_boundary", "gen_drawn")
 #: Probe classes where a killed process may be the memory limit on a big input, not the candidate.
 _BIG_CLASSES = ("large", "gen_large", "gen_wide")
 
@@ -101,11 +104,12 @@ def crashes_in_domain(task, output, ctx, run):
     deliberate = raised_names(art.tree) if art.tree is not None else set()
     shown_strings = {s for p, _ in shown for s in _strings(p.args)}
     checked = 0
-    for p, c in run.pairs(*CRASH_CLASSES):
+    for p, c in run.pairs(*TIMEOUT_CLASSES):
         if not _strings(p.args) <= shown_strings:
             continue  # a new string: its structure (words of a vocabulary, a number) the domain cannot know
         checked += 1
-        if (c.status == "exception" and c.exc_type not in deliberate) or c.status == "timeout":
+        raised = c.status == "exception" and c.exc_type not in deliberate and p.klass in CRASH_CLASSES
+        if raised or c.status == "timeout":
             return drawback(f"{p.call} {_failure_text(c)} (an input the inferred domain accepts: "
                             f"{p.klass.removeprefix('gen_')} probe); the visible examples return normally")
     if not checked:
