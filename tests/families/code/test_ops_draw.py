@@ -78,3 +78,4 @@ def test_the_task_probes_carry_the_drawn_classes_after_the_mutants():
     assert classes.index("gen_drawn") > max(i for i, c in enumerate(classes) if c == "gen_large")
     assert len(gen) <= P.MAX_GENERATED
     assert len({repr(p.args) for p in gen}) == len(gen), "no input twice"
+

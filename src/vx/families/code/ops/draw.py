@@ -18,8 +18,9 @@ costs ~0.25 s of CPU per 200 inputs and cannot run inside another ``@given`` (hy
 ``nested_given`` health check fails the *outer* test, which may be a user's). So vx drives the
 strategies itself: each input is one hypothesis ``ConjectureData`` fed by ``random.Random`` seeded
 with the task id (hypothesis's own primitive provider draws the choices), inside a ``BuildContext``.
-That is deterministic across processes (no hash seed involved), about 0.05 s per 200 inputs, and
-nests. It uses hypothesis internals (``hypothesis.internal.conjecture``): if a future hypothesis
+That is deterministic across processes (no hash seed involved; hypothesis's pool of constants,
+harvested from whatever modules a process imported, is left out: with it a worker drew other inputs
+than its parent), about 0.05 s per 200 inputs, and nests. It uses hypothesis internals (``hypothesis.internal.conjecture``): if a future hypothesis
 changes them, :func:`draw_probes` returns no drawn probes and says why (the other classes are
 unaffected); ``tests/families/code/test_ops_draw.py`` pins the behaviour.
 """
@@ -226,8 +227,19 @@ def draw_probes(examples: Sequence[tuple], dom: Domain | None, *, seed: str = ""
         from hypothesis.control import BuildContext
         from hypothesis.errors import StopTest
         from hypothesis.internal.conjecture.data import ConjectureData
+        from hypothesis.internal.conjecture.providers import HypothesisProvider
     except ImportError as exc:  # pragma: no cover - a hypothesis without these internals
         return [], f"hypothesis's drawing internals are not available ({exc})"
+
+    class Provider(HypothesisProvider):
+        """hypothesis's own provider without its pool of constants: that pool is harvested from the
+        modules imported in the process (and cached process-wide), so with it the same seed drew
+        different inputs in a dask worker than in its parent (the witness:
+        tests/ops/test_executors.py::test_killing_a_worker_mid_run_loses_and_doubles_nothing)."""
+
+        def _maybe_draw_constant(self, *args: Any, **kwargs: Any) -> Any:
+            return None
+
     seen = set() if seen is None else seen
     seen.update(repr(tuple(a)) for a in examples)
     rng = random.Random(f"vx-{'wide' if wide else 'drawn'}:{seed}")
@@ -235,7 +247,7 @@ def draw_probes(examples: Sequence[tuple], dom: Domain | None, *, seed: str = ""
     for _ in range(DRAWS_PER_PROBE * n):
         if len(out) >= n:
             break
-        data = ConjectureData(random=rng, max_choices=MAX_CHOICES)
+        data = ConjectureData(random=rng, max_choices=MAX_CHOICES, provider=Provider)
         try:
             with BuildContext(data, is_final=False, wrapped_test=None):
                 cand = repair(data.draw(strat), dom)
