@@ -30,6 +30,7 @@ from vx.metrics import Agreement, OpSummary, agreement, op_summary
 from vx.ops.cache import VerdictCache
 from vx.ops.item import Item
 from vx.verifier import Grading, Verifier
+from vx.text import json_dumps
 
 SCHEMA = "vx-eval/1"
 EXPORT_FORMATS = (".csv", ".jsonl", ".parquet")
@@ -177,7 +178,7 @@ class Evaluation:
 
 def _json_text(value: Any) -> str:
     try:
-        return json.dumps(value, ensure_ascii=False)
+        return json_dumps(value)
     except (TypeError, ValueError):
         return repr(value)
 
@@ -247,7 +248,7 @@ def write_rows(rows: Sequence[Mapping[str, Any]], path: str | Path, *, columns: 
         return path
     with open(path, "w", encoding="utf-8") as handle:
         for row in clean:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            handle.write(json_dumps(row) + "\n")
     return path
 
 

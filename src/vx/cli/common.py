@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import math
 import sys
 from collections.abc import Callable
@@ -11,6 +10,9 @@ from typing import Any
 
 import click
 from rich.console import Console
+
+from vx.text import json_dumps
+
 
 def _width() -> int | None:
     """Terminal width on a terminal; a roomy fixed width when piped (tables stay readable in logs)."""
@@ -161,7 +163,7 @@ def dump_json(obj: Any) -> None:
             return [clean(v) for v in o]
         return o
 
-    sys.stdout.write(json.dumps(clean(obj), indent=2, default=default, ensure_ascii=False) + "\n")
+    sys.stdout.write(json_dumps(clean(obj), indent=2, default=default) + "\n")
 
 
 def dump_document(schema: str, payload: Any) -> None:

@@ -20,6 +20,7 @@ from vx.dsl.ast import Node
 from vx.dsl.parse import VxSyntaxError, parse
 from vx.dsl.printer import to_text
 from vx.errors import VxError
+from vx.text import storable
 
 __all__ = ["VxFile", "VxFileError", "format_source", "read_header", "read_text", "split_header", "write_vx"]
 
@@ -156,5 +157,6 @@ def write_vx(path: str | Path, node: Node, *, header: Mapping[str, str] = {},
         side = path.with_suffix(".specs.json")
         side.write_text(json.dumps([dict(s) for s in specs], indent=2, sort_keys=True) + "\n", encoding="utf-8")
         lines.append(f"; specs: {side.name}")
-    path.write_text("".join(line + "\n" for line in lines) + to_text(node) + "\n", encoding="utf-8")
+    text = "".join(line + "\n" for line in lines) + to_text(node) + "\n"
+    path.write_text(storable(text), encoding="utf-8")  # an unpaired surrogate (a header value) as its escape
     return path

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from vx.errors import VxError
-from vx.text import clean as text_clean
+from vx.text import storable
 
 __all__ = ["RunStore", "RunStoreError", "FORMAT", "op_rows", "round_row"]
 
@@ -98,7 +98,8 @@ STATE_KEYS = {"ops": list, "specs": dict, "tried": list, "stale": int, "incumben
 
 
 def json_text(obj: Any) -> str:
-    """Canonical JSON for a run file's JSON columns: sorted keys, no spaces, NaN/inf as null."""
+    """Canonical JSON for a run file's JSON columns: sorted keys, no spaces, NaN/inf as null; an unpaired
+    surrogate is kept as its JSON escape (it reads back as itself)."""
     def clean(o: Any) -> Any:
         if isinstance(o, float) and not math.isfinite(o):
             return None
@@ -108,7 +109,7 @@ def json_text(obj: Any) -> str:
             return [clean(v) for v in o]
         return o
 
-    return text_clean(json.dumps(clean(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+    return storable(json.dumps(clean(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False))
 
 
 def _num(x: Any) -> float | None:
@@ -133,7 +134,7 @@ class RunStore:
         if create:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+            self.db = _Connection(sqlite3.connect(self.path, isolation_level=None, timeout=30.0))
             if create:
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.executescript(SCHEMA)
@@ -346,11 +347,36 @@ class RunStore:
             self.db.execute("DELETE FROM ops WHERE origin='synthesized' AND born_round > ?", (round,))
 
 
-class _Tx:
+def _storable_row(row: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple(storable(v) if isinstance(v, str) else v for v in row)
+
+
+class _Connection:
+    """The run file's connection: every text bound to a statement is made storable first (an
+    unpaired surrogate in an item id or an op message becomes its ``\\udXXX`` escape), so a
+    finished run is never lost at its final write (SQLite refuses text that is not UTF-8)."""
+
     def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
+        return self._db.execute(sql, _storable_row(args))
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> sqlite3.Cursor:
+        return self._db.executemany(sql, (_storable_row(r) for r in rows))
+
+    def executescript(self, script: str) -> sqlite3.Cursor:
+        return self._db.executescript(script)
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class _Tx:
+    def __init__(self, db: _Connection) -> None:
         self.db = db
 
-    def __enter__(self) -> sqlite3.Connection:
+    def __enter__(self) -> _Connection:
         self.db.execute("BEGIN IMMEDIATE")
         return self.db
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,27 @@ class Attempts(list):
     def __init__(self, items: Iterable[Attempt] = (), notes: Sequence[str] = ()) -> None:
         super().__init__(items)
         self.notes = list(notes)
+
+
+#: skipped input lines listed per reason in a build's provenance (all are counted)
+MAX_LISTED = 10
+
+
+@attrs.define
+class Skipped:
+    """Input that was left out: counts per reason and the first few occurrences of each (file:line: why)."""
+
+    counts: Counter = attrs.field(factory=Counter)
+    listed: list[str] = attrs.field(factory=list)
+
+    def add(self, reason: str, where: str) -> None:
+        self.counts[reason] += 1
+        if self.counts[reason] <= MAX_LISTED:
+            self.listed.append(f"{where}: {reason}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"counts": dict(sorted(self.counts.items())), "listed": list(self.listed),
+                "total": sum(self.counts.values())}
 
 
 #: ground truth: ``grade([(task id, output), ...], progress) -> [{"label": "pass"|"fail", "why": ...}]``
@@ -120,4 +142,4 @@ def tasks_file(path: str | os.PathLike[str]) -> TaskSource:
     return TaskSource(name=path.name, tasks=tasks, read_samples=lambda paths: read_plain_samples(paths, tasks))
 
 
-__all__ = ["Attempt", "Attempts", "OUTPUT_FIELDS", "TaskSource", "TruthGrader", "read_plain_samples", "tasks_file"]
+__all__ = ["Attempt", "Attempts", "MAX_LISTED", "OUTPUT_FIELDS", "Skipped", "TaskSource", "TruthGrader", "read_plain_samples", "tasks_file"]
