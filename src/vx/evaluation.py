@@ -30,6 +30,7 @@ from vx.metrics import Agreement, OpSummary, agreement, op_summary
 from vx.ops.cache import VerdictCache
 from vx.ops.item import Item
 from vx.verifier import Grading, Verifier
+from vx.inputs import read_input_text
 from vx.text import json_dumps
 
 SCHEMA = "vx-eval/1"
@@ -256,10 +257,7 @@ def load_eval_document(path: str | Path) -> dict[str, Any]:
     """An evaluation for `vx report`: a vx-eval/1 JSON file (`vx eval --json`) or a .jsonl export
     (`vx eval -o FILE.jsonl`), as the plain data the page is built from."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot read ({exc})") from None
+    text = read_input_text(path, "evaluation", error=DataError)  # a regular file of bounded size
     stripped = text.lstrip()
     if stripped.startswith("{") and path.suffix.lower() != ".jsonl":
         try:
