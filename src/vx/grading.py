@@ -176,11 +176,12 @@ class SampleGrading:
             out.append({"id": row.pop("id"), "task": row.pop("task"), "verdict": row.pop("verdict"), **extra, **row})
         return out
 
-    def write(self, path: str | Path) -> Path:
-        """The rows as .csv, .jsonl or .parquet (by the suffix)."""
+    def write(self, path: str | Path, *, escape_formulas: bool = True) -> Path:
+        """The rows as .csv, .jsonl or .parquet (by the suffix; `escape_formulas`: see
+        :func:`vx.evaluation.write_rows`)."""
         rows = self.rows()
         columns = list(rows[0]) if rows else ["id", "task", "verdict", "model", "source_line", "truth"]
-        return write_rows(rows, path, columns=columns)
+        return write_rows(rows, path, columns=columns, escape_formulas=escape_formulas)
 
     def summary(self) -> dict[str, Any]:
         agr = self.agreement

@@ -66,7 +66,13 @@ def friendly_errors(fn: Callable) -> Callable:
         except FileNotFoundError as exc:
             raise UserError(f"{exc.filename}: no such file") from None
         except KeyError as exc:  # unknown op / item names carry a readable message
-            raise UserError(str(exc.args[0]) if exc.args else str(exc)) from None
+            what = exc.args[0] if exc.args else None
+            if isinstance(what, str) and " " in what.strip():
+                raise UserError(what) from None
+            # a bare key is no message ("error: 101"): say what is missing and where it was looked up
+            raise UserError(f"{getattr(fn, '__name__', 'vx')}: nothing is recorded under {what!r} (a missing key: "
+                            "the input is incomplete or damaged; if it is not, this is a vx bug: please report "
+                            "it)") from None
 
     return wrapper
 
