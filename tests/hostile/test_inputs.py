@@ -85,3 +85,12 @@ def test_a_200k_line_tasks_file_is_read_in_linear_time(tmp_path: Path) -> None:
     start = time.process_time()
     source = tasks_file(path)
     assert len(source.tasks) == 200_000 and time.process_time() - start < 30
+
+
+def test_a_release_file_that_is_a_fifo(tmp_path: Path) -> None:
+    from vx.errors import DataError
+    from vx.families.code.data.tasks import read_plus_file
+
+    for name in ("MbppPlus-v0.2.0.jsonl.gz", "MbppPlus-v0.2.0.jsonl"):
+        with pytest.raises(DataError, match="FIFO"):
+            read_plus_file("mbpp+", fifo(tmp_path / name))
