@@ -138,3 +138,12 @@ def test_data_build_skips_a_surrogate_sample_with_a_listed_reason(tmp_path: Path
     assert out["counts"]["input_skipped"] == 1 and len(out["input_skipped"]["listed"]) == 1
     text = (tmp_path / "fam" / "family.toml").read_text(encoding="utf-8")
     assert "unpaired surrogate" in out["input_skipped"]["listed"][0] and "input_skipped" in text
+
+
+def test_the_verdict_cache_keeps_an_observation_holding_a_surrogate(tmp_path: Path) -> None:
+    """A peer op's observation is a candidate's returned value: it may be a str with a lone surrogate."""
+    from vx.ops.cache import VerdictCache
+
+    with VerdictCache(tmp_path / "c.sqlite") as cache:
+        cache.put_observations([("obs", "1", "h", {"returned": ["x\udc80", ("\ud800",)]})])
+        assert cache.get_observations([("obs", "1", "h")]) == {("obs", "1", "h"): {"returned": ["x\udc80", ("\ud800",)]}}
