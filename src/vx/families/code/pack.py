@@ -43,17 +43,27 @@ def describe_environment() -> str:
 
 
 def describe_task(task: Mapping[str, Any]) -> dict[str, Any]:
-    """What the code ops derive from a task: its visible examples, the domain they imply, and the
-    probe inputs the peer ops compare attempts on (``vx explain`` shows it)."""
-    from vx.families.code.ops import probe
+    """What the code ops derive from a task: its visible examples, the domain they imply, the example
+    invariants, and the probe inputs the peer ops compare attempts on (``vx explain`` shows it)."""
+    from vx.families.code.ops import invariants, probe
 
     gen, domain, why = probe.generated(task)
     tests = probe.model_tests_with_counts(task)
+    inferred = invariants.infer(task)
     return {"visible examples": [e.call for e in probe.visible_examples(task)],
             "inferred domain": list(domain),
+            "example invariants": [_invariant_line(i, invariants.DEFAULT_KINDS) for i in inferred.invariants]
+                                  or [inferred.why],
             "generated probes": [f"{p.klass.removeprefix('gen_')}: {p.call}" for p in gen],
             "model-written tests": [f"{p.call} == {values_short(p.expected)} (written {n}x)" for p, n in tests],
             **({"no probes": why} if why and not gen else {})}
+
+
+def _invariant_line(inv: Any, default_kinds: tuple[str, ...]) -> str:
+    why = "a prior" if inv.kind in ("no_mutation", "deterministic") else \
+        f"{inv.support} examples could have broken it"
+    where = "" if inv.kind in default_kinds else "; template only"
+    return f"{inv.kind}: {inv.text} ({why}{where})"
 
 
 def open_source(spec: str, data_dir: Any = None) -> Any:

@@ -4,7 +4,8 @@
 (comparing and showing returned values) · ``static`` (the root ``parses`` and the static seed ops)
 · ``probe`` (visible examples and the probe inputs derived from them) · ``run`` (the one shared
 sandboxed run of a candidate over its probes) · ``exec`` (the exec seed ops) · ``generate`` (probe inputs generated from the visible examples) · ``peers`` (the peer ops: an
-attempt compared with the other attempts at its task) · ``taxonomy`` (the
+attempt compared with the other attempts at its task) · ``invariants`` (relations that hold on every
+visible example, checked on the generated probes: ``violates_example_invariant``) · ``taxonomy`` (the
 closed failure classes and the evidence classifier) · ``templates`` (check templates and inducers
 for synthesis) · ``judge`` (the opt-in LLM judge op).
 
@@ -28,6 +29,7 @@ from vx.families.code.ops.exec import (
                                        returns_wrong_type,
                                        timeout,
 )
+from vx.families.code.ops.invariants import violates_example_invariant
 from vx.families.code.ops.peers import PEER_OPS, disagrees_with_peers, outside_dual_agreement, outside_plurality
 from vx.families.code.ops.run import Execution, execution, sandbox
 from vx.families.code.ops.static import (
@@ -43,10 +45,11 @@ from vx.families.code.ops.values import same_value, short, trivial_value, type_m
 ROOT = "parses"
 #: The seed ops, root first, in the order the family's pool lists them.
 SEED_OPS = (parses, wrong_entry_point, reads_stdin, hardcodes_example, undefined_name, crash, fails_visible_example,
-            returns_not_print_only, timeout, returns_wrong_type, mutates_argument, nondeterministic, *PEER_OPS)
+            returns_not_print_only, timeout, returns_wrong_type, mutates_argument, nondeterministic, *PEER_OPS,
+            violates_example_invariant)
 
 __all__ = ["PEER_OPS", "ROOT", "SEED_OPS", "disagrees_with_peers", "outside_dual_agreement", "outside_plurality", "TAXONOMY", "Artifact", "Execution", "accepted_names", "artifact_of", "build_artifact",
            "classify_by_evidence", "crash", "execution", "fails_visible_example", "hardcodes_example",
            "mutates_argument", "nondeterministic", "parses", "reads_stdin", "returns_not_print_only",
            "returns_wrong_type", "same_value", "sandbox", "short", "timeout", "trivial_value", "type_mismatch",
-           "undefined_name", "value_returns", "wrong_entry_point"]
+           "undefined_name", "value_returns", "violates_example_invariant", "wrong_entry_point"]
