@@ -30,7 +30,7 @@ from vx.errors import ArgumentError, DataError
 from vx.evaluation import Evaluation, evaluate, write_rows
 from vx.families.pack import BUILTIN, Pack, PackError, load_pack
 from vx.families.sources import Attempt, TaskSource, tasks_file
-from vx.metrics import Agreement, agreement
+from vx.metrics import Agreement
 from vx.ops.cache import VerdictCache
 from vx.ops.item import Item
 from vx.verifier import Verifier
