@@ -30,8 +30,13 @@ class MutationError(VxError, ValueError):
     """An output cannot be mutated (it does not parse, or lacks what the mutation needs)."""
 
 
+class ArgumentError(VxError, ValueError):
+    """A Python API call got an argument it cannot use (a NaN timeout, ``jobs="2"``, a string where a
+    list of outputs belongs, an unknown task id); the message names the argument and what it takes."""
+
+
 class MissingDependency(VxError, ImportError):
     """An optional dependency is not installed; the message names the extra to install."""
 
 
-__all__ = ["BuildError", "DataError", "MissingDependency", "MutationError", "VxError"]
+__all__ = ["ArgumentError", "BuildError", "DataError", "MissingDependency", "MutationError", "VxError"]

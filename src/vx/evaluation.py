@@ -30,6 +30,8 @@ from vx.metrics import Agreement, OpSummary, agreement, op_summary
 from vx.ops.cache import VerdictCache
 from vx.ops.item import Item
 from vx.verifier import Grading, Verifier
+from vx.inputs import read_input_text
+from vx.text import json_dumps
 
 SCHEMA = "vx-eval/1"
 EXPORT_FORMATS = (".csv", ".jsonl", ".parquet")
@@ -104,9 +106,10 @@ class Evaluation:
         return ["id", "task", "split", "label", "verdict"] + [f"{kind}:{op}" for op in self.op_names
                                                                 for kind in ("verdict", "message")]
 
-    def write(self, path: str | Path) -> Path:
-        """Write the rows to `path`; the format follows its suffix: .csv, .jsonl or .parquet."""
-        return write_rows(self.rows(), path, columns=self._columns())
+    def write(self, path: str | Path, *, escape_formulas: bool = True) -> Path:
+        """Write the rows to `path`; the format follows its suffix: .csv, .jsonl or .parquet
+        (`escape_formulas`: see :func:`write_rows`)."""
+        return write_rows(self.rows(), path, columns=self._columns(), escape_formulas=escape_formulas)
 
     # ---------------------------------------------------------------- the full record
     def items_detail(self) -> list[dict[str, Any]]:
@@ -177,7 +180,7 @@ class Evaluation:
 
 def _json_text(value: Any) -> str:
     try:
-        return json.dumps(value, ensure_ascii=False)
+        return json_dumps(value)
     except (TypeError, ValueError):
         return repr(value)
 
@@ -196,6 +199,10 @@ def evaluate(verifier: Verifier, items: str | Split | Sequence[Item] = "dev", *,
         items = fam.labeled(items)
     if isinstance(items, Split):
         split_name = split_name or items.name
+        if not items.items:  # a split with nothing in it is a mistake, not a perfect score over 0 items
+            where = f"{items.path}: " if items.path is not None else ""
+            raise DataError(f"{where}the {split_name} split is empty: there is nothing to evaluate; add items to it "
+                            "(or evaluate another split with --dataset)")
         items = list(items.items)
     items = list(items)
     grading = verifier.grade_items(items, tasks=tasks, jobs=jobs, timeout=timeout, cache=cache, progress=progress,
@@ -220,8 +227,26 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def write_rows(rows: Sequence[Mapping[str, Any]], path: str | Path, *, columns: Sequence[str] | None = None) -> Path:
-    """Write rows (dicts with the same keys) as .csv, .jsonl or .parquet, by the suffix of `path`."""
+#: What a spreadsheet reads as the start of a formula (or of a DDE command): a CSV cell beginning with one
+#: of these is written with a leading apostrophe, unless ``escape_formulas=False`` (`--csv-formulas`).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any, escape_formulas: bool = True) -> Any:
+    """A CSV cell: text a spreadsheet would run as a formula (`=HYPERLINK(...)`, `@SUM(...)`, a
+    candidate's `-2+3`...) gets a leading ``'`` so it shows as text (OWASP's CSV injection advice)."""
+    if escape_formulas and isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def write_rows(rows: Sequence[Mapping[str, Any]], path: str | Path, *, columns: Sequence[str] | None = None,
+               escape_formulas: bool = True) -> Path:
+    """Write rows (dicts with the same keys) as .csv, .jsonl or .parquet, by the suffix of `path`.
+
+    In a .csv file, a cell that begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (what
+    a spreadsheet runs as a formula: outputs and op messages quote candidates) gets a leading ``'``;
+    ``escape_formulas=False`` writes such cells as they are (.jsonl and .parquet are never changed)."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in EXPORT_FORMATS:
@@ -243,11 +268,12 @@ def write_rows(rows: Sequence[Mapping[str, Any]], path: str | Path, *, columns: 
         with open(path, "w", encoding="utf-8", newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=columns)
             writer.writeheader()
-            writer.writerows({k: ("" if v is None else v) for k, v in row.items()} for row in clean)
+            writer.writerows({k: ("" if v is None else csv_cell(v, escape_formulas)) for k, v in row.items()}
+                             for row in clean)
         return path
     with open(path, "w", encoding="utf-8") as handle:
         for row in clean:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            handle.write(json_dumps(row) + "\n")
     return path
 
 
@@ -255,10 +281,7 @@ def load_eval_document(path: str | Path) -> dict[str, Any]:
     """An evaluation for `vx report`: a vx-eval/1 JSON file (`vx eval --json`) or a .jsonl export
     (`vx eval -o FILE.jsonl`), as the plain data the page is built from."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot read ({exc})") from None
+    text = read_input_text(path, "evaluation", error=DataError)  # a regular file of bounded size
     stripped = text.lstrip()
     if stripped.startswith("{") and path.suffix.lower() != ".jsonl":
         try:
@@ -316,5 +339,5 @@ def document_from_rows(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "metrics": metrics, "ops": [{"op": op} for op in ops], "items": items, "root": ops[0] if ops else None}
 
 
-__all__ = ["EXPORT_FORMATS", "Evaluation", "METRICS", "SCHEMA", "document_from_rows", "evaluate",
+__all__ = ["EXPORT_FORMATS", "FORMULA_STARTS", "csv_cell", "Evaluation", "METRICS", "SCHEMA", "document_from_rows", "evaluate",
            "load_eval_document", "write_rows"]

@@ -19,17 +19,18 @@ pass@k is given for k = 1, 10, 100 where every task has at least k attempts.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from vx.errors import DataError
+from vx.errors import ArgumentError, DataError
 from vx.evaluation import Evaluation, evaluate, write_rows
 from vx.families.pack import BUILTIN, Pack, PackError, load_pack
 from vx.families.sources import Attempt, TaskSource, tasks_file
-from vx.metrics import Agreement, agreement
+from vx.metrics import Agreement
 from vx.ops.cache import VerdictCache
 from vx.ops.item import Item
 from vx.verifier import Verifier
@@ -80,7 +81,7 @@ def open_tasks(spec: str, *, data_dir: str | Path | None = None, packs: Sequence
             if found is not None:
                 return found if found.pack is not None else attrs.evolve(found, pack=pack)
         known += [d for d in pack.datasets if d not in known]
-    if Path(spec).is_file():
+    if Path(spec).exists():  # tasks_file refuses what is not a regular file, naming it
         return tasks_file(spec)
     raise DataError(f"--tasks {spec}: neither a dataset vx knows ({', '.join(known) or 'none installed'}) nor a "
                     "file (a family's tasks.jsonl, or a dataset's release file)")
@@ -175,11 +176,12 @@ class SampleGrading:
             out.append({"id": row.pop("id"), "task": row.pop("task"), "verdict": row.pop("verdict"), **extra, **row})
         return out
 
-    def write(self, path: str | Path) -> Path:
-        """The rows as .csv, .jsonl or .parquet (by the suffix)."""
+    def write(self, path: str | Path, *, escape_formulas: bool = True) -> Path:
+        """The rows as .csv, .jsonl or .parquet (by the suffix; `escape_formulas`: see
+        :func:`vx.evaluation.write_rows`)."""
         rows = self.rows()
         columns = list(rows[0]) if rows else ["id", "task", "verdict", "model", "source_line", "truth"]
-        return write_rows(rows, path, columns=columns)
+        return write_rows(rows, path, columns=columns, escape_formulas=escape_formulas)
 
     def summary(self) -> dict[str, Any]:
         agr = self.agreement
@@ -259,6 +261,9 @@ def grade_samples(verifier: Verifier, source: TaskSource, samples: Sequence[str 
     Resumable: verdicts go to the verdict `cache` as they are computed and hidden-test results to
     the source's own store, so a second call after an interruption redoes only what was missing.
     `progress` as for :func:`vx.ops.apply.apply_ops`; `on_phase(text)` hears each phase start."""
+    if isinstance(samples, (str, bytes, os.PathLike)):
+        raise ArgumentError(f"samples must be a list of samples files, not one {type(samples).__name__}: "
+                            f"[{os.fspath(samples)!r}]")
     if truth and source.truth is None:
         raise DataError(f"--truth: the tasks {source.name} have no hidden tests (a dataset such as humaneval+ "
                         "or mbpp+ has)")

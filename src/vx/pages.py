@@ -12,11 +12,12 @@ item, capsules open).
 from __future__ import annotations
 
 import html
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from vx.text import json_dumps
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -101,7 +102,7 @@ def num(x: Any, digits: int = 3) -> str:
 def script_json(data: Any) -> str:
     """JSON for a ``<script type="application/json">`` block: no ``</script>``, ``<!--`` or line
     separators can close or confuse it (``<``, ``>``, ``&``, U+2028 and U+2029 are \\u-escaped)."""
-    text = json.dumps(_plain(data), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    text = json_dumps(_plain(data), allow_nan=False, separators=(",", ":"))
     return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 

@@ -26,6 +26,7 @@ from vx.dsl.parse import parse
 from vx.dsl.printer import to_text
 from vx.dsl.semantics import evaluate_item, final_codes, final_verdict, to_finals
 from vx.dsl.verdict import Final, Verdict
+from vx.errors import ArgumentError
 from vx.ops.apply import Application, apply_ops, single
 from vx.ops.cache import VerdictCache
 from vx.families.family import Family, Item, find_family_dir
@@ -182,6 +183,27 @@ class Verifier:
         pool = fam.pool()
         return cls(fam.seed(pool.names), pool, fam.tasks, family=fam)
 
+    def __repr__(self) -> str:
+        text = to_text(self.expr)
+        text = text if len(text) <= 120 else text[:117] + "..."
+        where = f", family={self.family.name!r}" if self.family is not None else ""
+        return (f"Verifier({text!r}, root={self.pool.root_name!r}{where}, {len(self.ops)} ops, "
+                f"{len(self.tasks)} tasks)")
+
+    def _task(self, task: Any) -> Mapping[str, Any]:
+        """A task record, or this verifier's task of that id (an unknown id is an ArgumentError)."""
+        if isinstance(task, str):
+            if task not in self.tasks:
+                some = ", ".join(repr(t) for t in list(self.tasks)[:3])
+                raise ArgumentError(f"unknown task id {task!r}: " + (
+                    f"not one of this verifier's {len(self.tasks)} tasks (e.g. {some})" if self.tasks else
+                    "this verifier has no tasks; pass the task record itself"))
+            return self.tasks[task]
+        if not isinstance(task, Mapping):
+            raise ArgumentError(f"task must be a task record (a mapping) or a task id (str), not "
+                                f"{type(task).__name__}")
+        return task
+
     @property
     def text(self) -> str:
         return to_text(self.expr)
@@ -195,8 +217,7 @@ class Verifier:
 
     def grade(self, task: Mapping[str, Any] | str, output: Any, *, timeout: float = 10.0) -> Grade:
         """Grade one output. `task` is a task record, or a task id of this verifier's family."""
-        if isinstance(task, str):
-            task = self.tasks[task]
+        task = self._task(task)
         outs = single(self.pool, task, output, timeout=timeout, ops=self.ops)  # peer ops abstain: graded alone
         verdicts = {k: Verdict(v.verdict) for k, v in outs.items()}
         messages = {k: v.message for k, v in outs.items()}
@@ -230,8 +251,12 @@ class Verifier:
         """Grade several attempts at one task together (an agent loop that samples k attempts):
         peer ops compare each attempt with the others (and with `peers`, more attempts that are
         not graded). One attempt alone makes peer ops abstain, saying so."""
-        if isinstance(task, str):
-            task = self.tasks[task]
+        task = self._task(task)
+        if isinstance(outputs, (str, bytes)) or not isinstance(outputs, Sequence):
+            raise ArgumentError(f"outputs must be a list of outputs, not {type(outputs).__name__} (a str would be "
+                                "graded character by character); to grade one output: grade(task, output)")
+        if isinstance(peers, (str, bytes)) or not isinstance(peers, Sequence):
+            raise ArgumentError(f"peers must be a list of outputs, not {type(peers).__name__}")
         tid = str(task.get("id") or "task")
         items = [Item(id=f"{tid}#{k}", task=tid, output=o) for k, o in enumerate(outputs)]
         grading = self.grade_items(items, tasks={tid: task}, jobs=jobs, timeout=timeout, cache=cache,

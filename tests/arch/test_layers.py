@@ -19,7 +19,7 @@ LAYERS = (
     "vx.ops",
     ("vx.llm", "vx.sandbox"),
     "vx.dsl",
-    ("vx.grammar", "vx.pages"),
+    ("vx.grammar", "vx.pages", "vx.inputs"),
     ("vx.errors", "vx.text"),
 )
 

@@ -12,6 +12,8 @@ import time
 
 import pytest
 
+from conftest import TIME_MARGIN
+
 from .attacks import ATTACKS, HIDDEN, Attack
 from .conftest import EXAMPLE, exec_module, family_module, groundtruth_module, sandbox_api, tasks_module
 
@@ -91,7 +93,8 @@ def test_hostile_output_fails_the_seed_verifier_and_the_ground_truth(attack: Att
     why = "; ".join(f"{op}: {msg}" for op, msg in grade.drawbacks) or str(grade.trace.verdict)
     assert grade.verdict.value == "fail", f"{attack.trick}: the seed verifier says {grade.verdict.value} ({why})"
     assert truth.label == "fail", f"{attack.trick}: ground truth says {truth.label}"
-    assert seed_seconds + gt_seconds < attack.seconds, f"{attack.trick}: judging took {seed_seconds + gt_seconds:.1f} s"
+    assert seed_seconds + gt_seconds < attack.seconds * TIME_MARGIN, \
+        f"{attack.trick}: judging took {seed_seconds + gt_seconds:.1f} s"
 
 
 def test_the_suite_is_large_enough() -> None:

@@ -107,3 +107,73 @@ def test_garbage_is_not_a_run_file(tmp_path: Path) -> None:
     for args in (["runs", "show", bad], ["runs", "verify", bad], ["runs", "export", bad, "--json"]):
         res = invoke(*args)
         assert res.exit_code != 0 and "not a vx run file" in res.output, res.output
+
+
+# Issue 23, item 5: every field `vx runs verify` and `vx report` read is checked where it is read. Each
+# damage below is made with sqlite3 on a real run file; the commands that read the damaged field exit
+# non-zero naming the file and the table.column (or what is missing), and none tracebacks.
+TYPED_DAMAGE = {
+    "objective is text": ("UPDATE rounds SET objective = 'high' WHERE round = 1", "rounds.objective", "verify"),
+    "A_dev is text": ("UPDATE rounds SET a_dev = 'x' WHERE round = 2", "rounds.a_dev", "verify"),
+    "a matrix verdict is no verdict": ("UPDATE matrix SET verdict = 99", "matrix.verdict", "verify"),
+    "a dev label is text": ("UPDATE verdicts SET label = 'pass' WHERE split = 'dev'", "verdicts.label", "verify"),
+    "an event's round is text": ("UPDATE events SET round = 'x' WHERE id = 1", "events.round", "verify"),
+    "uses_llm is text": ("UPDATE ops SET uses_llm = 'yes'", "ops.uses_llm", "verify"),
+    "a final verdict is none": ("UPDATE verdicts SET final = 'maybe'", "verdicts.final", "verify"),
+    "a trace verdict is 99": ("UPDATE traces SET verdict = 99", "traces.verdict", "report"),
+    "an elite's objective is text": ("UPDATE elites SET objective = 'x'", "elites.objective", "export"),
+    "a candidate's cost is text": ("UPDATE candidates SET cost = 'cheap'", "candidates.cost", "export"),
+}
+STRUCTURAL_DAMAGE = {
+    "a round is missing": ("DELETE FROM rounds WHERE round = 1", "round 1 is missing"),
+    "a matrix verdict is missing": ("DELETE FROM matrix WHERE op = (SELECT MIN(op) FROM matrix) AND item = "
+                                    "(SELECT MIN(item) FROM matrix)", "no verdict of op"),
+    "no dev verdicts": ("DELETE FROM verdicts WHERE split = 'dev'", "no dev verdicts"),
+    "a dev label is NULL": ("UPDATE verdicts SET label = NULL WHERE split = 'dev'", "verdicts.label"),
+    "the config is gone": ("DELETE FROM meta WHERE key = 'config'", "meta.config"),
+    "an incumbent names an op the matrix lacks": ("UPDATE rounds SET incumbent = '(any no_such_op)' WHERE round = 1",
+                                                  "no_such_op"),
+    "the pool state lacks its marginals": ("UPDATE rounds SET state = json_set(state, '$.ops', json('[{\"name\": 1}]'))"
+                                           " WHERE round = 0", "rounds.state of round 0"),
+}
+
+
+def _report(run: Path, tmp: Path):
+    return invoke("report", run, "-o", tmp / "page.html")
+
+
+@pytest.mark.parametrize("damage", list(TYPED_DAMAGE), ids=list(TYPED_DAMAGE))
+def test_a_field_of_the_wrong_kind_is_a_clear_error(pristine, run_file: Path, tmp_path: Path, damage: str) -> None:
+    statement, where, reader = TYPED_DAMAGE[damage]
+    sql(run_file, statement)
+    results = {"verify": invoke("runs", "verify", run_file), "report": _report(run_file, tmp_path),
+               "export": invoke("runs", "export", run_file), "show": invoke("runs", "show", run_file)}
+    assert results[reader].exit_code != 0, f"vx {reader} accepted a run file where {damage}"
+    for name, res in results.items():
+        if res.exit_code != 0:
+            text = " ".join(res.output.split())
+            assert str(run_file) in text and where in text, (name, text)
+
+
+@pytest.mark.parametrize("damage", list(STRUCTURAL_DAMAGE), ids=list(STRUCTURAL_DAMAGE))
+def test_verify_names_what_a_damaged_run_lacks(run_file: Path, damage: str) -> None:
+    statement, needle = STRUCTURAL_DAMAGE[damage]
+    sql(run_file, statement)
+    res = invoke("runs", "verify", run_file)
+    text = " ".join(res.output.split())
+    assert res.exit_code != 0 and str(run_file) in text and needle in text, text
+
+
+def test_a_bare_missing_key_is_never_the_whole_message() -> None:
+    import click
+
+    from vx.cli.common import UserError, friendly_errors
+
+    @friendly_errors
+    def lookup() -> None:
+        raise KeyError(101)
+
+    with pytest.raises(UserError) as info:
+        lookup()
+    assert info.value.message != "101" and "101" in info.value.message and "missing" in info.value.message
+    assert isinstance(info.value, click.ClickException)

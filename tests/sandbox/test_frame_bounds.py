@@ -21,7 +21,7 @@ from vx.sandbox.runner import RawRun
 from vx.sandbox import serialize
 from vx.sandbox.serialize import ProtocolError, decode_value, parse_frame
 
-from .conftest import FAST
+from .conftest import GENEROUS
 
 P61 = 2**61 - 1  # CPython's int hash modulus: k * P61 all hash to 0
 
@@ -75,7 +75,7 @@ def test_an_honest_large_value_fits_the_default_budget() -> None:
 
 
 def test_a_candidate_forging_a_huge_frame_crashes_its_run_and_the_parent_stays_small() -> None:
-    sb = Sandbox(SandboxConfig(max_decode_mb=32, **FAST))
+    sb = Sandbox(SandboxConfig(max_decode_mb=32, **GENEROUS))
     code = textwrap.dedent(
         """
         import os
@@ -114,10 +114,10 @@ def test_hash_colliding_members_are_refused_quickly(tag: str) -> None:
         body = '{"dict":[' + ",".join(f"[{m},0]" for m in members) + "]}"
     else:
         body = '{"%s":[%s]}' % (tag, ",".join(members))
-    start = time.monotonic()
+    start = time.process_time()  # CPU time: decoding happens in this process
     with pytest.raises(ProtocolError, match="share one hash"):
         decode_value(json.loads(body))
-    assert time.monotonic() - start < 2.0
+    assert time.process_time() - start < 2.0
 
 
 def test_a_few_equal_hashes_are_still_decoded() -> None:
@@ -193,7 +193,7 @@ def test_the_load_frame_is_checked_too() -> None:
 def test_an_honest_child_reports_a_value_over_the_budget_as_unserializable() -> None:
     # The harness applies the parent's estimate before sending, so an honest report is never
     # refused as a broken protocol: the run goes on with the next call.
-    sb = Sandbox(SandboxConfig(max_decode_mb=8, **FAST))
+    sb = Sandbox(SandboxConfig(max_decode_mb=8, **GENEROUS))
     code = "def f(n):\n    return [[] for _ in range(n)]\n"
     rep = sb.run_calls(code, "f", [([300_000], {}), ([3], {})])
     assert rep.status == "ok", rep.detail

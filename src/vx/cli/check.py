@@ -11,6 +11,7 @@ import click
 from vx.cli.fmt import vx_files
 from vx.dsl.check import check as check_node
 from vx.dsl.parse import VxSyntaxError, parse_located, render_diagnostic
+from vx.dsl.vxfile import VxFileError, read_text
 
 
 def known_ops_from_options(ops: str | None) -> frozenset[str] | None:
@@ -115,9 +116,9 @@ def check(paths: tuple[str, ...], ops: str | None, family_dir: str | None) -> No
             text, name = sys.stdin.read(), "<stdin>"
         else:
             try:
-                text, name = Path(path).read_text(encoding="utf-8"), str(path)
-            except (OSError, UnicodeDecodeError) as exc:
-                click.echo(f"{path}: error: cannot read: {exc}")
+                text, name = read_text(path), str(path)  # a FIFO or /dev/zero is refused (vx.inputs)
+            except VxFileError as exc:
+                click.echo(f"error: {exc}")
                 total_errors += 1
                 continue
         known = explicit if explicit is not None else family_ops(family_dir, path)

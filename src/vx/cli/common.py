@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import math
 import sys
 from collections.abc import Callable
@@ -11,6 +10,9 @@ from typing import Any
 
 import click
 from rich.console import Console
+
+from vx.text import json_dumps
+
 
 def _width() -> int | None:
     """Terminal width on a terminal; a roomy fixed width when piped (tables stay readable in logs)."""
@@ -64,7 +66,13 @@ def friendly_errors(fn: Callable) -> Callable:
         except FileNotFoundError as exc:
             raise UserError(f"{exc.filename}: no such file") from None
         except KeyError as exc:  # unknown op / item names carry a readable message
-            raise UserError(str(exc.args[0]) if exc.args else str(exc)) from None
+            what = exc.args[0] if exc.args else None
+            if isinstance(what, str) and " " in what.strip():
+                raise UserError(what) from None
+            # a bare key is no message ("error: 101"): say what is missing and where it was looked up
+            raise UserError(f"{getattr(fn, '__name__', 'vx')}: nothing is recorded under {what!r} (a missing key: "
+                            "the input is incomplete or damaged; if it is not, this is a vx bug: please report "
+                            "it)") from None
 
     return wrapper
 
@@ -161,7 +169,7 @@ def dump_json(obj: Any) -> None:
             return [clean(v) for v in o]
         return o
 
-    sys.stdout.write(json.dumps(clean(obj), indent=2, default=default, ensure_ascii=False) + "\n")
+    sys.stdout.write(json_dumps(clean(obj), indent=2, default=default) + "\n")
 
 
 def dump_document(schema: str, payload: Any) -> None:

@@ -64,6 +64,9 @@ def print_failures(app) -> None:
 @click.option("--export", "-o", "export_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Write one row per item (id, task, label, final verdict, every op's verdict and message) to "
                    "FILE: .csv, .jsonl or .parquet (needs pyarrow).")
+@click.option("--csv-formulas", is_flag=True,
+              help="In a .csv export, write cells that begin with = + - @ or a tab as they are (by default they get a "
+                   "leading ' so that a spreadsheet shows them as text instead of running them as formulas).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Write a self-contained page browsing every item (filters, failure capsules) to FILE.")
 @click.option("--fail-under", type=FINITE, default=None, metavar="X",
@@ -91,7 +94,7 @@ def print_failures(app) -> None:
 @click.option("--out", "legacy_out", type=click.Path(dir_okay=False), default=None, hidden=True,
               help="The old name of --matrix.")
 @friendly_errors
-def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, html_path, fail_under, metric, show,
+def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, csv_formulas, html_path, fail_under, metric, show,
              max_op_failures, jobs, timeout, cache_path, no_cache, executor, scheduler, shard, out_path, legacy_out):
     """Evaluate the verifier EXPR.vx on a split of its family.
 
@@ -140,7 +143,7 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, html_path, fa
                      list(range(len(split)))).save(out_path)
     app = grading.application
     if export_path:
-        err_console.print(f"wrote {len(ev.items)} rows to {write_export(ev, export_path)}")
+        err_console.print(f"wrote {len(ev.items)} rows to {write_export(ev, export_path, csv_formulas)}")
     if html_path:
         err_console.print(f"wrote {ev.write_html(html_path)}")
     tiers = {o.name: o.tier for o in verifier.pool}
@@ -247,11 +250,11 @@ def check_export_path(path: str) -> None:
                             "'vx-verifiers[export]'); .csv and .jsonl need nothing") from None
 
 
-def write_export(ev, path: str):
+def write_export(ev, path: str, csv_formulas: bool = False):
     from vx.errors import VxError
 
     try:
-        return ev.write(path)
+        return ev.write(path, escape_formulas=not csv_formulas)
     except (VxError, OSError) as exc:
         raise UserError(f"{path}: {exc}") from None
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from vx.dsl.parse import VxSyntaxError
-from vx.dsl.vxfile import format_source
+from vx.dsl.vxfile import VxFileError, format_source, read_text
 
 
 def vx_files(paths: tuple[str, ...]) -> Iterator[Path]:
@@ -61,9 +61,9 @@ def fmt(paths: tuple[str, ...], check_only: bool, width: int) -> None:
             if str(path) == "-":
                 raise click.UsageError("'-' (standard input) cannot be mixed with file names")
             try:
-                text, name = path.read_text(encoding="utf-8"), str(path)
-            except (OSError, UnicodeDecodeError) as exc:
-                click.echo(f"{path}: error: cannot read: {exc}", err=True)
+                text, name = read_text(path), str(path)  # a FIFO or /dev/zero is refused (vx.inputs)
+            except VxFileError as exc:
+                click.echo(f"error: {exc}", err=True)
                 failed += 1
                 continue
         try:

@@ -29,6 +29,9 @@ from vx.cli.eval import check_export_path, print_failures, progress_for, verdict
 @click.option("--export", "-o", "export_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Write one row per sample (id, task, verdict, truth, every op's verdict and message) to FILE: "
                    ".csv, .jsonl or .parquet (needs pyarrow).")
+@click.option("--csv-formulas", is_flag=True,
+              help="In a .csv export, write cells that begin with = + - @ or a tab as they are (by default they get a "
+                   "leading ' so that a spreadsheet shows them as text instead of running them as formulas).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Write a self-contained page browsing every sample (filters, failure capsules) to FILE.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary and every row as JSON (schema vx-grade/1).")
@@ -36,7 +39,7 @@ from vx.cli.eval import check_export_path, print_failures, progress_for, verdict
 @run_options
 @cache_options
 @friendly_errors
-def grade_cmd(expr_path, samples, tasks_spec, data_dir, truth, family_dir, export_path, html_path, as_json, show,
+def grade_cmd(expr_path, samples, tasks_spec, data_dir, truth, family_dir, export_path, csv_formulas, html_path, as_json, show,
               jobs, timeout, cache_path, no_cache):
     """Grade every sample in SAMPLES.jsonl... with VERIFIER.vx and print pass@k.
 
@@ -76,7 +79,7 @@ def grade_cmd(expr_path, samples, tasks_spec, data_dir, truth, family_dir, expor
     if export_path:
         from vx.cli.eval import write_export
 
-        err_console.print(f"wrote {len(result.items)} rows to {write_export(result, export_path)}")
+        err_console.print(f"wrote {len(result.items)} rows to {write_export(result, export_path, csv_formulas)}")
     if html_path:
         err_console.print(f"wrote {result.write_html(html_path)}")
     if as_json:

@@ -7,12 +7,17 @@ from pathlib import Path
 import click
 
 from vx.cli.common import UserError, console
+from vx.errors import VxError
 
 
 def is_eval_file(path: str) -> bool:
     """An evaluation (`vx eval --json` output, or a `-o FILE.jsonl` export) rather than a run file."""
-    with open(path, "rb") as handle:
-        head = handle.read(16)
+    from vx.inputs import read_input_bytes
+
+    try:
+        head = read_input_bytes(path, "file given to vx report")[:16]  # a FIFO or a device is refused
+    except VxError as exc:
+        raise UserError(str(exc)) from None
     return not head.startswith(b"SQLite format 3") and head.lstrip()[:1] in (b"{", b"[")
 
 

@@ -20,8 +20,14 @@ from vx.dsl.ast import Node
 from vx.dsl.parse import VxSyntaxError, parse
 from vx.dsl.printer import to_text
 from vx.errors import VxError
+from vx.inputs import read_input_text
+from vx.text import storable
 
 __all__ = ["VxFile", "VxFileError", "format_source", "read_header", "read_text", "split_header", "write_vx"]
+
+
+#: the largest .vx file (or specs sidecar) vx reads: an expression is kilobytes, a sidecar a few hundred
+MAX_VX_BYTES = 16 * 2**20
 
 
 class VxFileError(VxError):
@@ -29,20 +35,10 @@ class VxFileError(VxError):
 
 
 def read_text(path: str | Path) -> str:
-    """A .vx file's text: UTF-8 (a byte-order mark is dropped), never silently mis-decoded."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise VxFileError(f"{path}: is a directory, not a .vx file") from None
-    except OSError as exc:
-        raise VxFileError(f"{path}: cannot be read: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise VxFileError(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
-                          "a .vx file is UTF-8: re-save it as UTF-8") from None
+    """A .vx file's text: a regular file of at most 16 MiB (a FIFO, a device or a directory is refused
+    before a byte is read: `vx.inputs`), UTF-8 (a byte-order mark is dropped), never silently mis-decoded."""
+    return read_input_text(path, ".vx file", limit=MAX_VX_BYTES, error=VxFileError,
+                           hint="a .vx file is UTF-8: re-save it as UTF-8")
 
 
 def read_header(text: str) -> dict[str, str]:
@@ -134,10 +130,13 @@ class VxFile:
         side = self.specs_path
         if side is None:
             return []
+        text = read_input_text(side, f"specs file named in the header of {self.path}", limit=MAX_VX_BYTES,
+                               error=VxFileError)
         try:
-            specs = json.loads(side.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise VxFileError(f"{self.path}: cannot read the specs file {side} named in its header: {exc}") from None
+            specs = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise VxFileError(f"{self.path}: cannot read the specs file {side} named in its header: "
+                              f"{str(exc)[:200]}") from None
         if not isinstance(specs, list) or not all(isinstance(s, dict) for s in specs):
             raise VxFileError(f"{self.path}: the specs file {side} named in its header must hold a JSON list of "
                               "op specs")
@@ -156,5 +155,6 @@ def write_vx(path: str | Path, node: Node, *, header: Mapping[str, str] = {},
         side = path.with_suffix(".specs.json")
         side.write_text(json.dumps([dict(s) for s in specs], indent=2, sort_keys=True) + "\n", encoding="utf-8")
         lines.append(f"; specs: {side.name}")
-    path.write_text("".join(line + "\n" for line in lines) + to_text(node) + "\n", encoding="utf-8")
+    text = "".join(line + "\n" for line in lines) + to_text(node) + "\n"
+    path.write_text(storable(text), encoding="utf-8")  # an unpaired surrogate (a header value) as its escape
     return path

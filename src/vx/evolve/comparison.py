@@ -85,13 +85,13 @@ def compare_graded(a: Graded, b: Graded, *, n_permutations: int = 10000, seed: i
 
 def _family_of(path: Path) -> Family:
     """The family above a .vx file, else the family of the run named in its ``; run:`` header."""
-    from vx.dsl.vxfile import read_header
+    from vx.dsl.vxfile import read_header, read_text
     from vx.families.family import FamilyError
 
     try:
         return Family(find_family_dir(path))
     except FamilyError:
-        run = read_header(path.read_text(encoding="utf-8")).get("run")
+        run = read_header(read_text(path)).get("run")
         if not run:
             raise
         from vx.evolve.store import RunStore, RunStoreError
@@ -111,7 +111,9 @@ def load_vx(path: str | Path, family: Family | None = None) -> tuple[Node, OpPoo
     path = Path(path)
     fam = family or _family_of(path)
     pool = load_pool_for_vx(path, fam)
-    return parse(path.read_text(encoding="utf-8"), filename=str(path), known_ops=pool.names), pool, fam
+    from vx.dsl.vxfile import read_text
+
+    return parse(read_text(path), filename=str(path), known_ops=pool.names), pool, fam
 
 
 def compare_files(a: str | Path, b: str | Path, dataset: str = "locked", *, family: Family | None = None,

@@ -23,6 +23,7 @@ from vx.dsl.printer import to_text
 from vx.evolve.store import RunStore
 from vx.pages import CSS as _CSS
 from vx.pages import esc, inline_markdown, num, svg, table
+from vx.text import json_dumps
 
 SECTIONS = ("summary", "objective", "audit", "funnel", "expression", "confusion", "ops", "disagreements",
             "locked-misses")
@@ -186,10 +187,8 @@ def _output_html(output: Any) -> str:
 
 
 def _json(value: Any) -> str:
-    import json
-
     try:
-        return json.dumps(value, ensure_ascii=False, indent=2)
+        return json_dumps(value, indent=2)
     except (TypeError, ValueError):
         return repr(value)
 

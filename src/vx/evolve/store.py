@@ -32,12 +32,12 @@ import json
 import math
 import sqlite3
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from vx.errors import VxError
-from vx.text import clean as text_clean
+from vx.text import storable
 
 __all__ = ["RunStore", "RunStoreError", "FORMAT", "op_rows", "round_row"]
 
@@ -88,6 +88,55 @@ class RunStoreError(VxError):
     file, the table and the record)."""
 
 
+#: What every column vx reads must hold (a damaged file -- text where a number belongs, a verdict code
+#: that is none -- is a RunStoreError naming the table, column and record, never a traceback later):
+#: int, num (int or float), text, bool (0/1), verdict (-1, 0, 1), final (pass/fail/abstain); "?" allows NULL.
+COLUMN_KINDS: dict[str, dict[str, str]] = {
+    "rounds": {"round": "int", "objective": "num?", "a_dev": "num?", "a_train": "num?", "cost": "num?",
+               "incumbent": "text", "replaced": "bool", "candidates": "int", "selectable": "int", "n_active": "int",
+               "n_shadow": "int", "n_retired": "int", "born": "int", "rejected": "int", "misses": "int",
+               "gaps": "int", "seconds": "num", "state": "text", "audit_agreement": "num?", "audit": "text?"},
+    "ops": {"name": "text", "origin": "text", "status": "text", "tier": "text", "detects": "text", "version": "text",
+            "uses_llm": "bool", "spec": "text?", "born_round": "int", "description": "text"},
+    "events": {"id": "int", "round": "int", "op": "text", "kind": "text", "status": "text", "reason": "text",
+               "evidence": "text"},
+    "elites": {"rank": "int", "expression": "text", "objective": "num?", "a_dev": "num?", "a_train": "num?"},
+    "candidates": {"rank": "int", "expression": "text", "composer": "text", "objective": "num?", "a_dev": "num?",
+                   "a_train": "num?", "cost": "num?", "selectable": "bool", "reason": "text"},
+    "verdicts": {"split": "text", "item": "text", "task": "text", "final": "final", "expr": "verdict",
+                 "label": "num?"},
+    "traces": {"split": "text", "item": "text", "op": "text", "verdict": "verdict", "message": "text"},
+    "matrix": {"op": "text", "item": "text", "verdict": "verdict"},
+    "meta": {"key": "text", "value": "text"},
+    "summary": {"key": "text", "value": "text"},
+}
+_FINALS = ("pass", "fail", "abstain")
+
+
+def _fits(value: Any, kind: str) -> bool:
+    if kind.endswith("?"):
+        if value is None:
+            return True
+        kind = kind[:-1]
+    if kind == "text":
+        return isinstance(value, str)
+    if kind == "int":
+        return isinstance(value, int)
+    if kind == "num":
+        return isinstance(value, (int, float)) and math.isfinite(value)
+    if kind == "bool":
+        return value in (0, 1) and isinstance(value, int)
+    if kind == "verdict":
+        return isinstance(value, int) and value in (-1, 0, 1)
+    if kind == "final":
+        return value in _FINALS
+    raise ValueError(kind)
+
+
+_WANTED = {"text": "text", "int": "an integer", "num": "a finite number", "bool": "0 or 1",
+           "verdict": "a verdict code (-1, 0 or 1)", "final": "pass, fail or abstain"}
+
+
 #: Tables every run file has had since FORMAT vx-run/1; `matrix` came later (older files lack
 #: it: they read as having no verdict matrix).
 REQUIRED_TABLES = ("meta", "rounds", "ops", "events", "elites", "candidates", "verdicts", "traces", "summary")
@@ -98,7 +147,8 @@ STATE_KEYS = {"ops": list, "specs": dict, "tried": list, "stale": int, "incumben
 
 
 def json_text(obj: Any) -> str:
-    """Canonical JSON for a run file's JSON columns: sorted keys, no spaces, NaN/inf as null."""
+    """Canonical JSON for a run file's JSON columns: sorted keys, no spaces, NaN/inf as null; an unpaired
+    surrogate is kept as its JSON escape (it reads back as itself)."""
     def clean(o: Any) -> Any:
         if isinstance(o, float) and not math.isfinite(o):
             return None
@@ -108,7 +158,7 @@ def json_text(obj: Any) -> str:
             return [clean(v) for v in o]
         return o
 
-    return text_clean(json.dumps(clean(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+    return storable(json.dumps(clean(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False))
 
 
 def _num(x: Any) -> float | None:
@@ -133,7 +183,7 @@ class RunStore:
         if create:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+            self.db = StorableConnection(sqlite3.connect(self.path, isolation_level=None, timeout=30.0))
             if create:
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.executescript(SCHEMA)
@@ -236,6 +286,24 @@ class RunStore:
         except sqlite3.DatabaseError as exc:
             raise RunStoreError(f"{self.path}: damaged run file ({exc})") from None
 
+    def _rows(self, table: str, cols: Sequence[str], sql: str, args: Sequence[Any] = (),
+              key: Callable[[dict[str, Any]], str] | None = None) -> list[dict[str, Any]]:
+        """The rows of a read query as dicts, every column checked against :data:`COLUMN_KINDS`."""
+        kinds = COLUMN_KINDS[table]
+        out = []
+        for n, r in enumerate(self._query(sql, args), 1):
+            d = dict(zip(cols, r))
+            for c in cols:
+                kind = kinds.get(c)
+                if kind is not None and not _fits(d[c], kind):
+                    where = key(d) if key is not None else f"row {n}"
+                    shown = repr(d[c]) if not isinstance(d[c], str) or len(d[c]) < 60 else repr(d[c][:57] + "...")
+                    raise RunStoreError(f"{self.path}: damaged run file: {table}.{c} of {where} is "
+                                        f"{'NULL' if d[c] is None else shown}, expected "
+                                        f"{_WANTED[kind.rstrip('?')]}")
+            out.append(d)
+        return out
+
     def _decode(self, text: Any, where: str, kind: type | None = None) -> Any:
         """A JSON column's value; malformed JSON (or the wrong kind) names the file and the field."""
         try:
@@ -262,7 +330,8 @@ class RunStore:
 
     def meta(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for k, v in self._query("SELECT key, value FROM meta ORDER BY key"):
+        for row in self._rows("meta", ("key", "value"), "SELECT key, value FROM meta ORDER BY key"):
+            k, v = row["key"], row["value"]
             if k in ("config", "objective_constants", "seed_score"):
                 out[k] = self._decode(v, f"meta.{k}", dict)
             else:
@@ -271,8 +340,8 @@ class RunStore:
 
     def rounds(self) -> list[dict[str, Any]]:
         rows = []
-        for r in self._query(f"SELECT {','.join(ROUND_COLUMNS)} FROM rounds ORDER BY round"):
-            d = dict(zip(ROUND_COLUMNS, r))
+        for d in self._rows("rounds", ROUND_COLUMNS, f"SELECT {','.join(ROUND_COLUMNS)} FROM rounds ORDER BY round",
+                            key=lambda d: f"round {d['round']!r}"):
             d["state"] = self._state(d["state"], d["round"])
             d["audit"] = self._decode(d["audit"], f"rounds.audit of round {d['round']}", dict) if d["audit"] else None
             rows.append(d)
@@ -283,15 +352,16 @@ class RunStore:
         if not rows:
             return None
         r, state = rows[0]
-        if not isinstance(r, int):
-            raise RunStoreError(f"{self.path}: damaged run file: rounds.round {r!r} is not a number")
+        if not isinstance(r, int) or isinstance(r, bool):
+            raise RunStoreError(f"{self.path}: damaged run file: rounds.round of round {r!r} is {r!r}, expected an "
+                                "integer")
         return r, self._state(state, r)
 
     def ops(self) -> list[dict[str, Any]]:
         cols = ("name", "origin", "status", "tier", "detects", "version", "uses_llm", "spec", "born_round", "description")
         out = []
-        for r in self._query(f"SELECT {','.join(cols)} FROM ops ORDER BY born_round, name"):
-            d = dict(zip(cols, r))
+        for d in self._rows("ops", cols, f"SELECT {','.join(cols)} FROM ops ORDER BY born_round, name",
+                            key=lambda d: f"op {d['name']!r}"):
             d["spec"] = self._decode(d["spec"], f"ops.spec of op {d['name']!r}", dict) if d["spec"] else None
             d["uses_llm"] = bool(d["uses_llm"])
             out.append(d)
@@ -299,31 +369,34 @@ class RunStore:
 
     def events(self) -> list[dict[str, Any]]:
         cols = ("id", "round", "op", "kind", "status", "reason", "evidence")
-        return [dict(zip(cols[1:], r[1:6] + (self._decode(r[6], f"events.evidence of event {r[0]}", dict),)))
-                for r in self._query(f"SELECT {','.join(cols)} FROM events ORDER BY id")]
+        rows = self._rows("events", cols, f"SELECT {','.join(cols)} FROM events ORDER BY id",
+                          key=lambda d: f"event {d['id']!r}")
+        return [{**{c: d[c] for c in cols[1:6]}, "evidence": self._decode(d["evidence"], f"events.evidence of event "
+                                                                           f"{d['id']}", dict)} for d in rows]
 
     def elites(self, round: int | None = None) -> list[dict[str, Any]]:
         if round is None:
             rows = self._query("SELECT MAX(round) FROM elites")
             round = rows[0][0] if rows and rows[0][0] is not None else 0
         cols = ("rank", "expression", "objective", "a_dev", "a_train")
-        return [dict(zip(cols, r)) for r in
-                self._query(f"SELECT {','.join(cols)} FROM elites WHERE round=? ORDER BY rank", (round,))]
+        return self._rows("elites", cols, f"SELECT {','.join(cols)} FROM elites WHERE round=? ORDER BY rank", (round,),
+                          key=lambda d: f"rank {d['rank']!r} of round {round}")
 
     def candidates(self, round: int) -> list[dict[str, Any]]:
         cols = ("rank", "expression", "composer", "objective", "a_dev", "a_train", "cost", "selectable", "reason")
-        return [dict(zip(cols, r)) for r in
-                self._query(f"SELECT {','.join(cols)} FROM candidates WHERE round=? ORDER BY rank", (round,))]
+        return self._rows("candidates", cols, f"SELECT {','.join(cols)} FROM candidates WHERE round=? ORDER BY rank",
+                          (round,), key=lambda d: f"rank {d['rank']!r} of round {round}")
 
     def verdicts(self, split: str | None = None) -> list[dict[str, Any]]:
         cols = ("split", "item", "task", "final", "expr", "label")
         q = f"SELECT {','.join(cols)} FROM verdicts" + (" WHERE split=?" if split else "") + " ORDER BY split, rowid"
-        return [dict(zip(cols, r)) for r in self._query(q, (split,) if split else ())]
+        return self._rows("verdicts", cols, q, (split,) if split else (), key=lambda d: f"item {d['item']!r}")
 
     def traces(self, split: str | None = None) -> list[dict[str, Any]]:
         cols = ("split", "item", "op", "verdict", "message")
         q = f"SELECT {','.join(cols)} FROM traces" + (" WHERE split=?" if split else "") + " ORDER BY split, item, op"
-        return [dict(zip(cols, r)) for r in self._query(q, (split,) if split else ())]
+        return self._rows("traces", cols, q, (split,) if split else (),
+                          key=lambda d: f"item {d['item']!r}, op {d['op']!r}")
 
     def matrix(self) -> dict[str, dict[str, int]]:
         """op → {item id → verdict code} of the pool's verdicts on train and dev items (empty for a
@@ -331,12 +404,14 @@ class RunStore:
         out: dict[str, dict[str, int]] = {}
         if "matrix" not in self._tables:
             return out
-        for op, item, v in self._query("SELECT op, item, verdict FROM matrix"):
-            out.setdefault(op, {})[item] = v
+        for d in self._rows("matrix", ("op", "item", "verdict"), "SELECT op, item, verdict FROM matrix",
+                            key=lambda d: f"item {d['item']!r}, op {d['op']!r}"):
+            out.setdefault(d["op"], {})[d["item"]] = d["verdict"]
         return out
 
     def summary(self) -> dict[str, Any]:
-        return {k: self._decode(v, f"summary.{k}") for k, v in self._query("SELECT key, value FROM summary ORDER BY key")}
+        rows = self._rows("summary", ("key", "value"), "SELECT key, value FROM summary ORDER BY key")
+        return {d["key"]: self._decode(d["value"], f"summary.{d['key']}") for d in rows}
 
     def truncate_after(self, round: int) -> None:
         """Drop everything recorded after ``round`` (used when resuming)."""
@@ -346,11 +421,36 @@ class RunStore:
             self.db.execute("DELETE FROM ops WHERE origin='synthesized' AND born_round > ?", (round,))
 
 
-class _Tx:
+def _storable_row(row: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple(storable(v) if isinstance(v, str) else v for v in row)
+
+
+class StorableConnection:
+    """The run file's connection: every text bound to a statement is made storable first (an
+    unpaired surrogate in an item id or an op message becomes its ``\\udXXX`` escape), so a
+    finished run is never lost at its final write (SQLite refuses text that is not UTF-8)."""
+
     def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
+        return self._db.execute(sql, _storable_row(args))
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> sqlite3.Cursor:
+        return self._db.executemany(sql, (_storable_row(r) for r in rows))
+
+    def executescript(self, script: str) -> sqlite3.Cursor:
+        return self._db.executescript(script)
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class _Tx:
+    def __init__(self, db: StorableConnection) -> None:
         self.db = db
 
-    def __enter__(self) -> sqlite3.Connection:
+    def __enter__(self) -> StorableConnection:
         self.db.execute("BEGIN IMMEDIATE")
         return self.db
 

@@ -13,7 +13,6 @@ live solely inside the `Audit` object returned by `Family.audit()`.
 from __future__ import annotations
 
 import json
-import stat as stat_mod
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -24,6 +23,7 @@ import attrs
 from vx.dsl.ast import Node
 from vx.dsl.parse import VxSyntaxError, parse
 from vx.errors import VxError
+from vx.inputs import read_input_text
 from vx.families import schema
 from vx.families.pack import Pack, load_packs
 from vx.ops.item import Item, parse_label
@@ -81,28 +81,10 @@ class Split:
 
 
 def read_file_text(path: Path, what: str) -> str:
-    """A family file's text: a regular file (a directory or a FIFO is refused before it is opened, so
-    nothing hangs), UTF-8 (a byte-order mark is dropped). Raises FamilyError naming the file."""
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        raise FamilyError(f"{path}: {what} not found") from None
-    except OSError as exc:
-        raise FamilyError(f"{path}: {what} cannot be read: {exc.strerror or exc}") from None
-    if not stat_mod.S_ISREG(st.st_mode):
-        kind = ("a directory" if stat_mod.S_ISDIR(st.st_mode) else "a FIFO" if stat_mod.S_ISFIFO(st.st_mode)
-                else "a socket" if stat_mod.S_ISSOCK(st.st_mode) else "a device")
-        raise FamilyError(f"{path}: the {what} is {kind}, not a regular file")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise FamilyError(f"{path}: {what} cannot be read: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise FamilyError(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
-                          f"save the {what} as UTF-8") from None
+    """A family file's text: a regular file of bounded size (a directory, a FIFO or a device is refused
+    before a byte is read, so nothing hangs; `vx.inputs`), UTF-8 (a byte-order mark is dropped). Raises
+    FamilyError naming the file."""
+    return read_input_text(path, what, error=FamilyError)
 
 
 def read_jsonl(path: Path, problems: list[str], what: str = "file") -> list[tuple[int, dict[str, Any]]]:

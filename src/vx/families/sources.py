@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 import attrs
 
 from vx.errors import DataError
+from vx.inputs import read_input_text
 
 #: the fields a plain samples line may hold its output in, in order of preference (evalplus writes
 #: ``solution`` -- a whole program -- or ``completion``, which continues the task's prompt)
@@ -43,6 +45,27 @@ class Attempts(list):
         self.notes = list(notes)
 
 
+#: skipped input lines listed per reason in a build's provenance (all are counted)
+MAX_LISTED = 10
+
+
+@attrs.define
+class Skipped:
+    """Input that was left out: counts per reason and the first few occurrences of each (file:line: why)."""
+
+    counts: Counter = attrs.field(factory=Counter)
+    listed: list[str] = attrs.field(factory=list)
+
+    def add(self, reason: str, where: str) -> None:
+        self.counts[reason] += 1
+        if self.counts[reason] <= MAX_LISTED:
+            self.listed.append(f"{where}: {reason}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"counts": dict(sorted(self.counts.items())), "listed": list(self.listed),
+                "total": sum(self.counts.values())}
+
+
 #: ground truth: ``grade([(task id, output), ...], progress) -> [{"label": "pass"|"fail", "why": ...}]``
 TruthGrader = Callable[[Sequence[tuple[str, Any]], "Callable[[int], None] | None"], list[dict[str, Any]]]
 
@@ -63,21 +86,14 @@ class TaskSource:
 
 
 def _lines(path: Path) -> Iterable[tuple[int, Any]]:
-    try:
-        handle = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    with handle:
+    text = read_input_text(path, "JSON-lines file", error=DataError)  # a regular file of bounded size
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
         try:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    yield number, json.loads(line)
-                except ValueError as exc:
-                    raise DataError(f"{path}:{number}: not a JSON line ({exc})") from None
-        except UnicodeDecodeError as exc:
-            raise DataError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+            yield number, json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            raise DataError(f"{path}:{number}: not a JSON line ({str(exc)[:200]})") from None
 
 
 def read_plain_samples(paths: Sequence[str | os.PathLike[str]], tasks: Mapping[str, Mapping[str, Any]]) -> list[Attempt]:
@@ -105,7 +121,7 @@ def read_plain_samples(paths: Sequence[str | os.PathLike[str]], tasks: Mapping[s
 def tasks_file(path: str | os.PathLike[str]) -> TaskSource:
     """A family-style ``tasks.jsonl`` (one task record per line, each with an ``id``): no ground truth."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise DataError(f"{path}: no such tasks file (--tasks takes a dataset name or a tasks.jsonl file)")
     tasks: dict[str, Mapping[str, Any]] = {}
     for number, row in _lines(path):
@@ -120,4 +136,4 @@ def tasks_file(path: str | os.PathLike[str]) -> TaskSource:
     return TaskSource(name=path.name, tasks=tasks, read_samples=lambda paths: read_plain_samples(paths, tasks))
 
 
-__all__ = ["Attempt", "Attempts", "OUTPUT_FIELDS", "TaskSource", "TruthGrader", "read_plain_samples", "tasks_file"]
+__all__ = ["Attempt", "Attempts", "MAX_LISTED", "OUTPUT_FIELDS", "Skipped", "TaskSource", "TruthGrader", "read_plain_samples", "tasks_file"]

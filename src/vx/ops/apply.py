@@ -20,6 +20,7 @@ so adding one attempt re-judges that task only.
 
 from __future__ import annotations
 
+import math
 import multiprocessing as mp
 import os
 import signal
@@ -34,6 +35,7 @@ import numpy as np
 
 from vx.dsl.matrix import VerdictMatrix
 from vx.dsl.verdict import Verdict
+from vx.errors import ArgumentError
 from vx.ops.cache import VerdictCache, attempt_set_hash, item_hash, peer_key
 from vx.ops.core import Context, Op, Result, observer_op
 from vx.ops.item import Item
@@ -99,13 +101,43 @@ def _alarm(signum, frame):  # pragma: no cover - exercised through timeouts
     raise OpTimeout()
 
 
+def check_timeout(timeout: Any, name: str = "timeout") -> float:
+    """A time limit in seconds as the API takes it: a finite number > 0 (else an ArgumentError)."""
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise ArgumentError(f"{name} must be a number of seconds, not {type(timeout).__name__} {timeout!r}")
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise ArgumentError(f"{name} must be a finite number of seconds > 0, not {timeout!r}")
+    return float(timeout)
+
+
+def check_jobs(jobs: Any) -> int | None:
+    """Worker processes as the API takes them: None (CPU count) or an int >= 1 (else an ArgumentError)."""
+    if jobs is None:
+        return None
+    if isinstance(jobs, bool) or not isinstance(jobs, int):
+        raise ArgumentError(f"jobs must be an int >= 1 or None (the CPU count), not {type(jobs).__name__} {jobs!r}")
+    if jobs < 1:
+        raise ArgumentError(f"jobs must be >= 1 (1: in this process), not {jobs}")
+    return jobs
+
+
+def check_cache(cache: Any) -> VerdictCache | None:
+    """A verdict cache as the API takes it: a VerdictCache or None (else an ArgumentError)."""
+    if cache is None or isinstance(cache, VerdictCache):
+        return cache
+    hint = (f"; open one with vx.ops.cache.VerdictCache({os.fspath(cache)!r})"
+            if isinstance(cache, (str, os.PathLike)) else "")
+    raise ArgumentError(f"cache must be a VerdictCache or None, not {type(cache).__name__}{hint}")
+
+
 def _run_op(o: Op, task: Mapping[str, Any], output: Any, ctx: Context, timeout: float | None) -> Outcome:
     t0 = time.perf_counter()
     use_alarm = bool(timeout) and _can_alarm()
     if use_alarm:
         old = signal.signal(signal.SIGALRM, _alarm)
-        signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
+        if use_alarm:  # armed inside the try: a limit that expires at once is a timeout, not an escape
+            signal.setitimer(signal.ITIMER_REAL, timeout)
         res = o(task, output, ctx)
         evidence = res.evidence if o.provenance.get("observes") else None
         return Outcome(int(res.verdict), _clip(res.message), time.perf_counter() - t0, evidence=evidence)
@@ -118,8 +150,18 @@ def _run_op(o: Op, task: Mapping[str, Any], output: Any, ctx: Context, timeout: 
                        f"{type(exc).__name__}: {_clip(str(exc), 300)}{where}", "error")
     finally:
         if use_alarm:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            _disarm()
             signal.signal(signal.SIGALRM, old)
+
+
+def _disarm() -> None:
+    """Stop the op's timer; an alarm that fires while it is being stopped is absorbed here."""
+    while True:
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            return
+        except OpTimeout:
+            continue
 
 
 def _can_alarm() -> bool:
@@ -135,12 +177,43 @@ def _clip(text: str, n: int = 500) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+#: The largest output (characters of a text, bytes of a bytes value) ops are run on. A larger one is
+#: judged without running an op: the root op reports the drawback ``output_too_large`` and the other
+#: ops abstain, so no parser, sandbox run or comparison ever works on megabytes of candidate text (a
+#: 3.2 MB output used to cost 66 s of parent-side work, and then the root abstained).
+MAX_OUTPUT_CHARS = 256 * 1024
+OUTPUT_TOO_LARGE = "output_too_large"
+
+
+def output_too_large(output: Any) -> str | None:
+    """The ``output_too_large`` drawback message for an output over :data:`MAX_OUTPUT_CHARS`, else None."""
+    if isinstance(output, (str, bytes, bytearray)) and len(output) > MAX_OUTPUT_CHARS:
+        unit = "characters" if isinstance(output, str) else "bytes"
+        return (f"{OUTPUT_TOO_LARGE}: the output has {len(output):,} {unit}, more than the "
+                f"{MAX_OUTPUT_CHARS:,} vx judges")
+    return None
+
+
 def run_item(ops: Sequence[Op], task: Mapping[str, Any], output: Any, timeout: float | None,
              on_start: Callable[[int], None] | None = None, skip: frozenset[int] = frozenset(),
              ctx: Context | None = None) -> dict[int, Outcome]:
-    """Run `ops` (root first) on one item with one shared context; keyed by index in `ops`."""
+    """Run `ops` (root first) on one item with one shared context; keyed by index in `ops`. An output
+    over :data:`MAX_OUTPUT_CHARS` runs no op: the root's verdict is the drawback ``output_too_large``,
+    every other op abstains (see :func:`output_too_large`)."""
     ctx = ctx if ctx is not None else Context()
     out: dict[int, Outcome] = {}
+    too_large = output_too_large(output)
+    if too_large is not None:
+        # the root reports it (with no root in the pool, every op does); a peer op's observer observes
+        # nothing (the peer op abstains on this attempt, and its peers are compared without it)
+        has_root = any(o.provenance.get("root") for o in ops)
+        for k, o in enumerate(ops):
+            if k in skip or o.provenance.get("observes"):
+                continue
+            fires = bool(o.provenance.get("root")) or not has_root
+            out[k] = Outcome(int(Verdict.DRAWBACK if fires else Verdict.ABSTAIN),
+                             too_large if fires else f"not run: {OUTPUT_TOO_LARGE}", 0.0)
+        return out
     for k, o in enumerate(ops):
         if k in skip:
             continue
@@ -335,6 +408,8 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
     the items of the batch are each other's peers already). Peer ops run in two phases: their
     observers run on every attempt wherever the items run, then the peer verdicts are judged here.
     """
+    jobs, cache = check_jobs(jobs), check_cache(cache)
+    timeout = check_timeout(timeout)
     t_start = time.perf_counter()
     root = pool.root_name
     names = list(ops) if ops is not None else [o.name for o in pool.runnable()]
@@ -442,7 +517,7 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
             if out.error:
                 failures.append(OpFailure(it.id, o.name, out.kind or "error", out.error))
             # only verdicts are cached: a failure may be the environment's (a missing dependency)
-            if cache is not None and not o.uses_llm and out.error is None:
+            if cache is not None and not o.uses_llm and out.error is None and OUTPUT_TOO_LARGE not in out.message:
                 to_cache.append((o.name, o.version, hashes[r], out.verdict, out.message, out.duration, out.error))
         if cache is not None and len(to_cache) >= 500:
             cache.put_many(to_cache)
@@ -509,7 +584,9 @@ def _judge_peers(op_objs: Sequence[Op], peer_cols: Sequence[int], op_observer: M
             continue
         obs_key = op_observer[c]
         t0 = time.perf_counter()
-        if (obs_key, r) not in observations:
+        if output_too_large(it.output) is not None:  # observed nothing (run_item): no opinion, no failure
+            out = Outcome(int(Verdict.ABSTAIN), f"not run: {OUTPUT_TOO_LARGE}", 0.0)
+        elif (obs_key, r) not in observations:
             why = obs_errors.get((obs_key, r), "not computed")
             out = Outcome(int(Verdict.ABSTAIN), "", 0.0, f"observing this attempt failed: {why}", "error")
         else:
@@ -571,6 +648,7 @@ class _progress:
 def single(pool: OpPool, task: Mapping[str, Any], output: Any, *, timeout: float = DEFAULT_TIMEOUT,
            ops: Sequence[str] | None = None) -> dict[str, Outcome]:
     """Apply ops to one (task, output) in this process: op name → Outcome (root first)."""
+    timeout = check_timeout(timeout)
     names = list(ops) if ops is not None else [o.name for o in pool.runnable()]
     if pool.root_name is not None:
         names = [pool.root_name] + [n for n in names if n != pool.root_name]
@@ -579,4 +657,5 @@ def single(pool: OpPool, task: Mapping[str, Any], output: Any, *, timeout: float
     return {names[k]: v for k, v in res.items()}
 
 
-__all__ = ["Application", "OpFailure", "Outcome", "Result", "apply_ops", "run_item", "single"]
+__all__ = ["Application", "MAX_OUTPUT_CHARS", "OUTPUT_TOO_LARGE", "OpFailure", "Outcome", "Result", "apply_ops",
+           "output_too_large", "run_item", "single"]

@@ -32,7 +32,7 @@ from typing import Any
 import attrs
 
 from vx.errors import VxError
-from vx.text import clean
+from vx.text import clean, json_dumps
 
 _COLUMNS = ("op", "version", "item", "verdict", "message", "duration", "error", "created")
 
@@ -226,7 +226,7 @@ class VerdictCache:
         encoded = []
         for name, version, h, value in rows:
             try:
-                encoded.append((name, version, h, json.dumps(encode_plain(value), ensure_ascii=False), now))
+                encoded.append((name, version, h, json_dumps(encode_plain(value)), now))  # surrogates as escapes
             except (ValueError, TypeError):
                 continue
         self._db.execute("BEGIN IMMEDIATE")

@@ -27,6 +27,7 @@ import attrs
 import numpy as np
 
 from vx.dsl.matrix import VerdictMatrix
+from vx.text import json_dumps
 
 FORMAT = "vx-matrix/1"
 _CODE = {1: "1", 0: "0", -1: "-"}
@@ -85,7 +86,7 @@ class MatrixFile:
         }
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.as_dict(), ensure_ascii=False) + "\n", encoding="utf-8")
+        Path(path).write_text(json_dumps(self.as_dict()) + "\n", encoding="utf-8")
 
 
 def from_application(app: Any, *, family: str, split: str, expression: str, shard: tuple[int, int],

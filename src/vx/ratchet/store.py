@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from vx.errors import VxError
-from vx.evolve.store import json_text
+from vx.evolve.store import StorableConnection, json_text
 
 FORMAT = "vx-ratchet/2"
 OLD_FORMATS = {"vx-ratchet/1": "rollback and report read the same held-out tasks"}
@@ -95,7 +95,31 @@ _JSON = {"synth", "grader", "state", "routed", "included", "checks", "origin", "
 
 
 class RatchetStoreError(VxError):
-    """A file that is not a ratchet run."""
+    """A file that is not a ratchet run, or one whose records are damaged (the message names the table,
+    the column and the record)."""
+
+
+def _column_kinds(schema: str) -> dict[str, dict[str, tuple[type | tuple[type, ...], bool]]]:
+    """table → column → (the Python types its values may have, NULL allowed), read off SCHEMA."""
+    kinds: dict[str, dict[str, tuple[type | tuple[type, ...], bool]]] = {}
+    for block in schema.split("CREATE TABLE IF NOT EXISTS ")[1:]:
+        table, _, body = block.partition(" (")
+        cols = kinds.setdefault(table.strip(), {})
+        for part in body.replace("\n", " ").split(","):
+            words = part.split()
+            if len(words) < 2 or words[0] in ("PRIMARY", "KEY") or words[1] not in ("TEXT", "INTEGER", "REAL"):
+                continue
+            types = {"TEXT": str, "INTEGER": int, "REAL": (int, float)}[words[1]]
+            cols[words[0].strip('"')] = (types, "NOT NULL" not in " ".join(words[2:4]))
+    return kinds
+
+
+#: the expected type of every column vx reads (a ratchet file with text where a number belongs is
+#: damaged: RatchetStoreError, never a traceback in the report)
+COLUMN_KINDS = _column_kinds(SCHEMA)
+#: meta keys holding JSON, and the kind of value each must decode to
+_META_JSON = {"config": dict, "arms": list, "llm": dict, "llm_usage": dict, "ground_truth": dict, "heldout": dict,
+              "demo": (dict, bool)}
 
 
 def is_ratchet_run(path: str | Path) -> bool:
@@ -118,7 +142,7 @@ class RatchetStore:
         if create:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+            self.db = StorableConnection(sqlite3.connect(self.path, isolation_level=None, timeout=30.0))
             self.db.execute("PRAGMA journal_mode=WAL")
             if create:
                 self.db.executescript(SCHEMA)
@@ -205,26 +229,52 @@ class RatchetStore:
                 self.db.execute(f"DELETE FROM {table} WHERE arm=? AND round > ?", (arm, round_))
 
     # --- reading ----------------------------------------------------------------------------
+    def _query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        try:
+            return self.db.execute(sql, tuple(args)).fetchall()
+        except sqlite3.DatabaseError as exc:  # a missing table or column, a damaged page
+            raise RatchetStoreError(f"{self.path}: damaged ratchet run file ({exc})") from None
+
+    def _json(self, text: Any, where: str, kind: type | None = None) -> Any:
+        try:
+            if not isinstance(text, str):
+                raise ValueError(f"a {type(text).__name__}, not JSON text")
+            value = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise RatchetStoreError(f"{self.path}: damaged ratchet run file: {where} is not valid JSON "
+                                    f"({str(exc)[:120]})") from None
+        if kind is not None and value is not None and not isinstance(value, kind):
+            raise RatchetStoreError(f"{self.path}: damaged ratchet run file: {where} is a JSON "
+                                    f"{type(value).__name__}, expected a JSON {'list' if kind is list else 'object'}")
+        return value
+
     def meta(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for k, v in self.db.execute("SELECT key, value FROM meta ORDER BY key"):
-            try:
-                out[k] = json.loads(v) if k in ("config", "arms", "llm", "llm_usage", "ground_truth", "heldout",
-                                                "demo") else v
-            except json.JSONDecodeError:
-                out[k] = v
+        for k, v in self._query("SELECT key, value FROM meta ORDER BY key"):
+            out[k] = self._json(v, f"meta.{k}", _META_JSON[k]) if k in _META_JSON else v
         return out
 
     def _select(self, table: str, cols: Sequence[str], where: str = "", args: Sequence[Any] = (),
                 order: str = "") -> list[dict[str, Any]]:
         names = ",".join('"when"' if c == "when" else c for c in cols)
         sql = f"SELECT {names} FROM {table}" + (f" WHERE {where}" if where else "") + (f" ORDER BY {order}" if order else "")
+        kinds = COLUMN_KINDS.get(table, {})
         out = []
-        for r in self.db.execute(sql, tuple(args)):
+        for n, r in enumerate(self._query(sql, args), 1):
             d = dict(zip(cols, r))
+            where = " ".join(f"{k} {d[k]!r}" for k in ("arm", "round", "task", "name") if k in d and k in cols)
             for c in cols:
-                if c in _JSON and d[c] is not None:
-                    d[c] = json.loads(d[c])
+                types, nullable = kinds.get(c, (object, True))
+                value = d[c]
+                if (value is None and not nullable) or (value is not None and (
+                        not isinstance(value, types) or isinstance(value, bool)
+                        or (isinstance(value, float) and not math.isfinite(value)))):
+                    shown = "NULL" if value is None else repr(value)[:60]
+                    raise RatchetStoreError(f"{self.path}: damaged ratchet run file: {table}.{c} of row {n} "
+                                            f"({where}) is {shown}, expected "
+                                            f"{'text' if types is str else 'an integer' if types is int else 'a number'}")
+                if c in _JSON and value is not None:
+                    d[c] = self._json(value, f"{table}.{c} of row {n} ({where})")
             out.append(d)
         return out
 
@@ -284,11 +334,11 @@ class RatchetStore:
                 "report_tasks": list(d["report_tasks"])}
 
     def summary(self) -> dict[str, Any]:
-        return {k: json.loads(v) for k, v in self.db.execute("SELECT key, value FROM summary ORDER BY key")}
+        return {k: self._json(v, f"summary.{k}") for k, v in self._query("SELECT key, value FROM summary ORDER BY key")}
 
     def arms(self) -> list[str]:
         """The arms with rounds, in the run's order (oracle first)."""
-        have = [r[0] for r in self.db.execute("SELECT DISTINCT arm FROM rounds ORDER BY arm")]
+        have = [r[0] for r in self._query("SELECT DISTINCT arm FROM rounds ORDER BY arm")]
         order = list((self.meta().get("config") or {}).get("arms") or [])
         return [a for a in order if a in have] + [a for a in have if a not in order]
 

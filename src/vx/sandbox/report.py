@@ -15,7 +15,6 @@ accepts) become U+FFFD.
 
 from __future__ import annotations
 
-import math
 import re
 import signal
 from typing import Any, Callable, Sequence

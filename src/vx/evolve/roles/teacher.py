@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 
 from vx.ops.judge import render_output, render_task
+from vx.text import json_dumps
 
 LABELS_FILE = "teacher_labels.jsonl"
 
@@ -125,7 +126,7 @@ def write_labels(family_dir: str | Path, records: list[dict[str, Any]]) -> Path:
     """Write the teacher's records to ``<family>/teacher_labels.jsonl`` (replacing an older file)."""
     path = Path(family_dir) / LABELS_FILE
     tmp = path.with_suffix(".jsonl.tmp")
-    tmp.write_text("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records),
+    tmp.write_text("".join(json_dumps(r, sort_keys=True) + "\n" for r in records),
                    encoding="utf-8")
     tmp.replace(path)
     return path
@@ -194,7 +195,7 @@ def apply_labels(dev_path: str | Path, records: Iterable[Mapping[str, Any]]) -> 
         meta["teacher"] = {"model": rec.get("model"), "verdict": rec.get("verdict"), "p_pass": rec["label"]}
         obj["label"] = rec["label"]
         obj["meta"] = meta
-        out.append(json.dumps(obj, ensure_ascii=False))
+        out.append(json_dumps(obj))
         changed += 1
     lacking = {"pass", "fail"} - hard
     if lacking:

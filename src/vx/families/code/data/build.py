@@ -40,8 +40,10 @@ from vx.families.code.data.mutate import (
 from vx.families.code.data.samples import read_attempts, read_samples, solution_flags
 from vx.families.split import LabelledItem, Splits, split_by_task
 from vx.families.code.data.tasks import DataError, Task, file_sha256
+from vx.families.sources import Skipped
 from vx.families.code.data.teacher import DRAW_STRATA, TeacherLabel, teach
 from vx.families.code.examples import ExtractionStats, mbpp_examples
+from vx.text import json_dumps, storable
 
 BUILDER_VERSION = "1"
 PACK = "code"
@@ -75,7 +77,7 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, (int, float)):
         return repr(value)
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return json_dumps(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     if isinstance(value, Mapping):
@@ -106,7 +108,7 @@ def _toml_table(name: str, table: Mapping[str, Any]) -> str:
 def _write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
     with path.open("w", encoding="utf-8") as handle:
         for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False, sort_keys=False) + "\n")
+            handle.write(json_dumps(row, sort_keys=False) + "\n")
 
 
 #: The seed composition written into a new code family (the same as examples/humaneval/seed.vx).
@@ -177,6 +179,22 @@ def write_family(out_dir: Path, *, name: str, description: str, tasks: Sequence[
 
 
 # --------------------------------------------------------------------------- shared steps
+
+def unusable_sample(program: str) -> str | None:
+    """Why a sample's program cannot be kept, or None: text that is not valid Unicode (an unpaired
+    surrogate, which a JSON ``\\udXXX`` escape produces) can be neither compiled nor written. The
+    builders skip such a sample, count it and list it (``provenance.input_skipped``), never abort."""
+    try:
+        program.encode("utf-8")
+    except UnicodeEncodeError:
+        return "the program is not valid Unicode text (an unpaired surrogate)"
+    return None
+
+
+def _skip_notes(skipped: Skipped) -> list[str]:
+    total = sum(skipped.counts.values())
+    return [f"{total} sample(s) skipped (provenance.input_skipped lists why)"] if total else []
+
 
 def _label_items(grader: Grader, tasks: Mapping[str, Task], items: list[LabelledItem],
                  progress: Progress) -> None:
@@ -332,8 +350,8 @@ def build_humaneval_samples(samples_paths: Sequence[str | os.PathLike[str]], out
         written = codet.read_tests(tests_path, prompts, entries)
         for tid, cases in written.items():
             if tid in tasks:
-                records, skipped = codet.model_test_records(cases, tasks[tid].entry_point)
-                stats["model_tests_not_literal"] += skipped
+                records, not_literal = codet.model_test_records(cases, tasks[tid].entry_point)
+                stats["model_tests_not_literal"] += not_literal
                 stats["model_tests_kept"] += len(records)
                 tasks[tid] = attrs.evolve(tasks[tid], model_tests=tuple(records))
         sources.append({"path": os.fspath(tests_path), "sha256": file_sha256(tests_path), "format": "codet-tests"})
@@ -346,6 +364,7 @@ def build_humaneval_samples(samples_paths: Sequence[str | os.PathLike[str]], out
         dropped[tid] = f"the reference cannot be graded: {why}"
 
     items: list[LabelledItem] = []
+    skipped = Skipped()
     per_task_counts: dict[str, int] = {}
     seen: Counter[str] = Counter()
     for tid in sorted(tasks, key=lambda t: int(t.split("/")[1])):
@@ -359,6 +378,10 @@ def build_humaneval_samples(samples_paths: Sequence[str | os.PathLike[str]], out
             key = f"{tid}#{meta['model']}" + (f".{meta['sample']}" if "sample" in meta else "")
             seen[key] += 1
             item_id = key if seen[key] == 1 else f"{key}.{seen[key]}"
+            bad = unusable_sample(program)
+            if bad is not None:
+                skipped.add(bad, f"{meta['model']} line {meta.get('source_line')} ({storable(item_id)})")
+                continue
             flags = solution_flags(program, tasks[tid].entry_point, tasks[tid].aliases)
             for flag in flags:
                 stats["flag:" + flag.split(":")[0]] += 1
@@ -396,6 +419,7 @@ def build_humaneval_samples(samples_paths: Sequence[str | os.PathLike[str]], out
         "attempts_per_task": {t: per_task_counts[t] for t in sorted(used, key=lambda t: int(t.split("/")[1]))},
         "visible_examples": _example_counts(ex_stats),
         "solution_stats": dict(sorted(stats.items())),
+        "input_skipped": skipped.as_dict(),
         "dev_teacher_vs_truth": teacher_vs_truth,
         "counts": splits.counts(),
     }
@@ -408,7 +432,8 @@ def build_humaneval_samples(samples_paths: Sequence[str | os.PathLike[str]], out
     counts = splits.counts(with_hidden_labels=True)
     counts["dev_teacher_vs_truth"] = teacher_vs_truth
     counts["tasks_dropped"] = len(dropped)
-    return BuildReport(out, counts, provenance, notes, truth=splits.truth())
+    counts["input_skipped"] = sum(skipped.counts.values())
+    return BuildReport(out, counts, provenance, notes + _skip_notes(skipped), truth=splits.truth())
 
 
 def _teacher_agreement(splits: Splits) -> dict[str, Any]:
@@ -491,18 +516,23 @@ def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | o
         tasks[tid] = attrs.evolve(tasks[tid], meta={**tasks[tid].meta, "spec_drift": True})
 
     items: list[LabelledItem] = []
+    skipped = Skipped()
     flag_counts: Counter[str] = Counter()
     seen: Counter[str] = Counter()
     for sample in in_plus:
         if sample.plus_id in problems:
             continue
         task = tasks[sample.plus_id]
-        flags = solution_flags(sample.solution, task.entry_point, task.aliases)
-        for flag in flags:
-            flag_counts[flag.split(":")[0]] += 1
         key = f"{sample.plus_id}#{sample.model}"
         seen[key] += 1
         item_id = key if seen[key] == 1 else f"{key}.{seen[key]}"
+        bad = unusable_sample(sample.solution)
+        if bad is not None:
+            skipped.add(bad, f"{sample.model} line {sample.line} ({storable(item_id)})")
+            continue
+        flags = solution_flags(sample.solution, task.entry_point, task.aliases)
+        for flag in flags:
+            flag_counts[flag.split(":")[0]] += 1
         meta: dict[str, Any] = {"model": sample.model, "source_line": sample.line}
         if sample.is_solved is not None:
             meta["is_solved_original_tests"] = sample.is_solved
@@ -555,6 +585,7 @@ def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | o
         "per_task": per_task,
         "attempts_per_task": dict(sorted(Counter(it.task for it in items if it.task in used).items())),
         "solution_flags": dict(sorted(flag_counts.items())),
+        "input_skipped": skipped.as_dict(),
         "dev_teacher_vs_truth": _teacher_agreement(splits),
         "counts": splits.counts(),
     }
@@ -567,7 +598,8 @@ def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | o
     counts["dev_teacher_vs_truth"] = provenance["dev_teacher_vs_truth"]
     counts["spec_drift_items"] = {
         split: sum(1 for it in getattr(splits, split) if it.meta.get("spec_drift")) for split in ("train", "dev", "locked")}
-    return BuildReport(out, counts, provenance, notes, truth=splits.truth())
+    counts["input_skipped"] = sum(skipped.counts.values())
+    return BuildReport(out, counts, provenance, notes + _skip_notes(skipped), truth=splits.truth())
 
 
 def _example_counts(stats: ExtractionStats) -> dict[str, Any]:

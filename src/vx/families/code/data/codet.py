@@ -24,6 +24,7 @@ from typing import Any
 import attrs
 
 from vx.errors import DataError
+from vx.inputs import read_input_text
 
 STOP_TOKENS = ("\nclass", "\ndef", "\n#", "\nif", "\nprint")
 TESTS_PER_SAMPLE = 5
@@ -64,30 +65,28 @@ class MultiSample:
 
 def is_codet_file(path: str | os.PathLike[str]) -> bool:
     """Whether a JSONL file has CodeT's layout (``prompt`` + ``samples`` list on its first line)."""
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError:
-                    return False
-                return isinstance(row, dict) and isinstance(row.get("samples"), list) and "prompt" in row
+    for line in read_input_text(path, "samples file", error=DataError).splitlines():  # bounded (vx.inputs)
+        if line.strip():
+            try:
+                row = json.loads(line)
+            except (ValueError, RecursionError):
+                return False
+            return isinstance(row, dict) and isinstance(row.get("samples"), list) and "prompt" in row
     return False
 
 
 def _rows(path: Path):
-    with path.open(encoding="utf-8") as handle:
-        for n, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict) or not isinstance(row.get("prompt"), str) or \
-                    not isinstance(row.get("samples"), list) or not all(isinstance(s, str) for s in row["samples"]):
-                raise DataError(f"{path}:{n}: a CodeT line needs a string 'prompt' and a 'samples' list of strings")
-            yield n, row
+    for n, line in enumerate(read_input_text(path, "CodeT file", error=DataError).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
+        if not isinstance(row, dict) or not isinstance(row.get("prompt"), str) or \
+                not isinstance(row.get("samples"), list) or not all(isinstance(s, str) for s in row["samples"]):
+            raise DataError(f"{path}:{n}: a CodeT line needs a string 'prompt' and a 'samples' list of strings")
+        yield n, row
 
 
 def read_solutions(path: str | os.PathLike[str], prompts: Mapping[str, str]) -> list[MultiSample]:
@@ -131,16 +130,15 @@ def read_task_prompts(path: str | os.PathLike[str]) -> tuple[dict[str, str], dic
     if not path.is_file():
         raise DataError(f"{path}: CodeT task file not found (HumanEval_for_code_generation.jsonl maps CodeT "
                         "prompts to task ids; pass it with --codet-tasks)")
-    with path.open(encoding="utf-8") as handle:
-        for n, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                prompts[row["prompt"]] = row["task_id"]
-                entries[row["task_id"]] = row["entry_point"]
-            except (json.JSONDecodeError, KeyError, TypeError):
-                raise DataError(f"{path}:{n}: a CodeT task line needs task_id, prompt and entry_point") from None
+    for n, line in enumerate(read_input_text(path, "CodeT task file", error=DataError).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            prompts[row["prompt"]] = row["task_id"]
+            entries[row["task_id"]] = row["entry_point"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise DataError(f"{path}:{n}: a CodeT task line needs task_id, prompt and entry_point") from None
     return prompts, entries
 
 

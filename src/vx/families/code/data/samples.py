@@ -25,6 +25,7 @@ from typing import Any
 import attrs
 
 from vx.families.code.data.tasks import DataError, Task, file_sha256
+from vx.inputs import read_input_text
 
 
 @attrs.frozen
@@ -57,41 +58,43 @@ def _as_bool(value: Any) -> bool | None:
 def read_samples(path: str | os.PathLike[str]) -> list[Sample]:
     """Read a samples JSONL file; errors name the file and line."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise DataError(f"{path}: samples file not found (pass a local JSONL file with --samples)")
     model = path.name.removesuffix(".jsonl")
     samples: list[Sample] = []
-    with path.open(encoding="utf-8") as handle:
-        for n, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise DataError(f"{path}:{n}: a sample line is a JSON object, not {type(row).__name__}")
-            field = "solution" if "solution" in row or "completion" not in row else "completion"
-            missing = [k for k in ("task_id", field) if k not in row]
-            if missing:
-                raise DataError(f"{path}:{n}: missing field(s) {', '.join(missing)}; a sample needs "
-                                "task_id and solution (or completion), and may have prompt, entry_point, given_tests")
-            if not isinstance(row[field], str):
-                raise DataError(f"{path}:{n}: {field} must be a string")
-            given = row.get("given_tests") or []
-            if isinstance(given, str):
-                given = [given]
-            samples.append(Sample(
-                task_id=str(row["task_id"]),
-                model=model,
-                prompt=row.get("prompt", ""),
-                entry_point=row.get("entry_point", ""),
-                given_tests=tuple(given),
-                solution=row[field],
-                is_solved=_as_bool(row.get("is_solved")),
-                line=n,
-                completion=field == "completion",
-            ))
+    # one bounded read: a FIFO or a device is refused (vx.inputs)
+    for n, line in enumerate(read_input_text(path, "samples file", error=DataError).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
+        except (ValueError, RecursionError) as exc:  # a 5,000-digit integer, deep nesting
+            raise DataError(f"{path}:{n}: unreadable JSON ({str(exc)[:120]})") from None
+        if not isinstance(row, dict):
+            raise DataError(f"{path}:{n}: a sample line is a JSON object, not {type(row).__name__}")
+        field = "solution" if "solution" in row or "completion" not in row else "completion"
+        missing = [k for k in ("task_id", field) if k not in row]
+        if missing:
+            raise DataError(f"{path}:{n}: missing field(s) {', '.join(missing)}; a sample needs "
+                            "task_id and solution (or completion), and may have prompt, entry_point, given_tests")
+        if not isinstance(row[field], str):
+            raise DataError(f"{path}:{n}: {field} must be a string")
+        given = row.get("given_tests") or []
+        if isinstance(given, str):
+            given = [given]
+        samples.append(Sample(
+            task_id=str(row["task_id"]),
+            model=model,
+            prompt=row.get("prompt", ""),
+            entry_point=row.get("entry_point", ""),
+            given_tests=tuple(given),
+            solution=row[field],
+            is_solved=_as_bool(row.get("is_solved")),
+            line=n,
+            completion=field == "completion",
+        ))
     return samples
 
 

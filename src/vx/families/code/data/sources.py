@@ -27,6 +27,7 @@ from vx.errors import DataError
 from vx.families.code.data import tasks as task_data
 from vx.families.code.data.samples import read_attempts
 from vx.families.sources import Attempt, Attempts, TaskSource
+from vx.text import json_dumps
 
 #: the dataset names `vx grade --tasks` takes for this family
 DATASETS = ("humaneval+", "mbpp+", "humaneval")
@@ -155,7 +156,7 @@ class _Truth:
                     known[keys[i]] = record
                     reason = str((truth.first_failure or {}).get("reason", ""))
                     if not reason.startswith(("timeout", "run timeout")):  # load-dependent: not kept
-                        handle.write(json.dumps({"key": keys[i], **record}, ensure_ascii=False, default=str) + "\n")
+                        handle.write(json_dumps({"key": keys[i], **record}, default=str) + "\n")
                         handle.flush()
                     if progress:
                         progress(1)

@@ -30,6 +30,7 @@ from typing import Any
 import attrs
 
 from vx.errors import DataError
+from vx.inputs import read_input_bytes
 from vx.families.code.examples import Example, ExtractionStats, humaneval_examples
 
 DATASETS = ("humaneval", "humaneval+", "mbpp+")
@@ -277,15 +278,16 @@ def read_plus_file(dataset: str, path: str | os.PathLike[str]) -> dict[str, dict
     """The tasks of an evalplus release file (``.jsonl`` or ``.jsonl.gz``), as evalplus's loaders
     return them: MBPP+ inputs deserialised (tuples, sets, complex numbers) by evalplus's own code."""
     import gzip
+    import io
 
     path = Path(path)
+    data = read_input_bytes(path, "release file", error=DataError)  # a FIFO or a device is refused (vx.inputs)
     try:
         if path.name.endswith(".gz"):
-            with gzip.open(path, "rt", encoding="utf-8") as handle:
+            with io.TextIOWrapper(gzip.GzipFile(fileobj=io.BytesIO(data)), encoding="utf-8") as handle:
                 problems = _parse_release(handle, str(path))
         else:
-            with open(path, encoding="utf-8") as handle:
-                problems = _parse_release(handle, str(path))
+            problems = _parse_release(io.StringIO(data.decode("utf-8")), str(path))
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise DataError(f"{path}: cannot read ({type(exc).__name__}: {exc})") from None
     if dataset == "mbpp+":

@@ -29,6 +29,7 @@ import attrs
 from vx.families.code.compare import Comparator
 from vx.families.code.data.groundtruth import Grader, PhaseResult
 from vx.families.code.data.tasks import Task
+from vx.families.code.ops.values import short
 
 #: Probe classes the teacher compares on (``edge`` probes are left out: their behaviour is often
 #: undefined by the prompt, so correct programs differ from the reference there).
@@ -126,9 +127,9 @@ def probe_agreement(grader: Grader, task: Task, solution: str) -> tuple[int, int
         if ok:
             agree += 1
         elif first is None:
-            got = ("load: " + str(report.status)) if mine is None else (
-                repr(mine.value)[:80] if mine.status == "ok" else f"{mine.status} {mine.exc_type or ''}".strip())
-            first = {"probe": p.call, "class": p.klass, "reference": repr(ref.value)[:80], "candidate": got}
+            got = ("load: " + str(report.status)) if mine is None else (  # short(): repr() refuses a huge int
+                short(mine.value) if mine.status == "ok" else f"{mine.status} {mine.exc_type or ''}".strip())
+            first = {"probe": p.call, "class": p.klass, "reference": short(ref.value), "candidate": got}
     return compared, agree, first
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from vx.families.code.ops import exec as X
 from vx.families.code.ops import static as S
 from vx.families.code.ops.artifact import artifact_of
+from vx.ops.apply import output_too_large
 from vx.ops.core import Context
 
 #: The code family's closed list of failure classes (every op's ``detects`` is one of them, and
@@ -29,6 +30,7 @@ TAXONOMY: tuple[str, ...] = (
     "wrong_logic",
     "missing_edge_case",
     "sabotaged_harness",  # the candidate kept vx from judging it (entry point removed, forged report...)
+    "output_too_large",  # more than vx.ops.apply.MAX_OUTPUT_CHARS: judged without running an op
 )
 
 #: Seed ops in the order classify_failure consults them (most specific evidence first).
@@ -42,6 +44,8 @@ def classify_by_evidence(task: Mapping[str, Any], output: Any) -> str | None:
     then the first seed op (in ``_CLASSIFY_ORDER``) that finds a drawback. Runs the sandbox at
     most once per call. Builder provenance (``meta``) is the pack's business: see
     :func:`vx.families.code.pack.classify_failure`."""
+    if output_too_large(output) is not None:
+        return "output_too_large"
     ctx = Context()
     art = artifact_of(task, output, ctx)
     if art.problem:

@@ -21,7 +21,6 @@ Item ids are opaque (``storage-03#4``); the numbering is shuffled so an id says 
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import re
@@ -36,6 +35,7 @@ from vx.errors import BuildError
 from vx.families.report.data import rubric
 from vx.families.report.data.degrade import DEGRADATIONS, degrade
 from vx.families.report.model import ReportTask, TaskError
+from vx.text import json_dumps
 
 GAMING_CLASS = "value_erasure"
 DEFAULT_SEED_EXPR = "(any uncited_claims ledger_metric_uncovered value_erasure missing_tldr)"
@@ -263,7 +263,7 @@ def _number(items: list[dict[str, Any]], rng: random.Random) -> None:
 def _write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
     with path.open("w", encoding="utf-8") as fh:
         for r in rows:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+            fh.write(json_dumps(r) + "\n")
 
 
 def _tv(value: Any) -> str:
@@ -273,7 +273,7 @@ def _tv(value: Any) -> str:
         return repr(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_tv(v) for v in value) + "]"
-    return json.dumps(str(value), ensure_ascii=False)
+    return json_dumps(str(value))
 
 
 def _write_family_toml(path: Path, provenance: Mapping[str, Any]) -> None:

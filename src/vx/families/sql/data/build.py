@@ -43,6 +43,7 @@ from vx.families.sql.warehouse import (
     QueryResult,
     open_warehouse,
 )
+from vx.text import json_dumps
 
 SEED_EXPRESSION = """\
 ; family: sql
@@ -348,7 +349,7 @@ def _failure_class(it: _Item) -> str:
 def _write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> None:
     with path.open("w", encoding="utf-8") as f:
         for r in rows:
-            f.write(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n")
+            f.write(json_dumps(r, sort_keys=False) + "\n")
 
 
 def _toml_value(v: Any) -> str:
@@ -360,7 +361,7 @@ def _toml_value(v: Any) -> str:
         return "{ " + ", ".join(f"{json.dumps(str(k))} = {_toml_value(x)}" for k, x in v.items()) + " }"
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    return json.dumps(str(v), ensure_ascii=False)
+    return json_dumps(str(v))
 
 
 def family_toml_head(name: str, description: str, *, peers: bool = False) -> list[str]:
@@ -368,7 +369,7 @@ def family_toml_head(name: str, description: str, *, peers: bool = False) -> lis
     the usual files, DESIGN §5's objective constants); ``peers`` adds ``peers.jsonl`` to the splits."""
     return [
         f"name = {json.dumps(name)}",
-        f"description = {json.dumps(description, ensure_ascii=False)}",
+        f"description = {json_dumps(description)}",
         'packs = ["sql"]',
         'root = "parses"',
         'seed = "seed.vx"',

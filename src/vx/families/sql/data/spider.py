@@ -39,8 +39,9 @@ from typing import Any
 import attrs
 
 from vx.errors import DataError
-from vx.families.split import LabelledItem, Splits, split_by_task
 from vx.families.family import read_jsonl
+from vx.families.sources import Skipped
+from vx.families.split import LabelledItem, Splits, split_by_task
 from vx.families.sql.catalog import Catalog, solver_prompt
 from vx.families.sql.compare import spider_match
 from vx.families.sql.data.build import SEED_EXPRESSION as SQL_SEED
@@ -55,7 +56,6 @@ from vx.families.sql.warehouse import QueryResult, Warehouse, open_warehouse
 BUILDER_VERSION = "1"
 TRUTH_TIMEOUT = 10.0  # seconds per query, as Spider's evaluator
 MAX_ROWS = 100_000
-MAX_LISTED = 10  # skipped input lines listed per reason in the provenance (all are counted)
 ROOT_OP = "parses"
 
 #: The seed written into a new Spider family: the SQL family's gold-free seed (no peer op, no gold).
@@ -85,23 +85,6 @@ class Attempt:
     sql: str
     run: str  # the samples file's stem
     line: int
-
-
-@attrs.define
-class Skipped:
-    """Input that was left out: counts per reason and the first few occurrences of each (file:line: why)."""
-
-    counts: Counter = attrs.field(factory=Counter)
-    listed: list[str] = attrs.field(factory=list)
-
-    def add(self, reason: str, where: str) -> None:
-        self.counts[reason] += 1
-        if self.counts[reason] <= MAX_LISTED:
-            self.listed.append(f"{where}: {reason}")
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"counts": dict(sorted(self.counts.items())), "listed": list(self.listed),
-                "total": sum(self.counts.values())}
 
 
 def _json_lines(path: Path, skipped: Skipped) -> list[tuple[int, dict[str, Any]]]:
