@@ -143,8 +143,10 @@ def _for_type(t: type, path: Path, d: PathDomain, dom: Domain) -> Any:
                 return None
             row_t = next(iter(inner.types))
             ilo, ihi = _sized(path + ("elem",), inner)
+            square = d.square
             rows = st.integers(max(1, ilo), max(1, ihi)).flatmap(
-                lambda n: st.lists(st.lists(cell, min_size=n, max_size=n).map(row_t), min_size=lo, max_size=hi))
+                lambda n: st.lists(st.lists(cell, min_size=n, max_size=n).map(row_t),
+                                   min_size=n if square else lo, max_size=n if square else hi))
             return rows.map(t) if t is tuple else rows
         if d.min_len >= 2:  # "a list of at least two numbers": every example shows two or more
             lo, hi = max(lo, 2), max(hi, 2)

@@ -194,6 +194,7 @@ class PathDomain:
     sorted: str | None = None  # "asc" | "desc"
     distinct: bool = False
     rectangular: bool = False
+    square: bool = False  # every nested list seen is n x n (the drawn class keeps it: .draw)
     ingredients: tuple[Any, ...] = ()  # scalar values seen here (evalplus's "ingredients")
 
 
@@ -251,6 +252,7 @@ def _path_domain(values: list[Any]) -> PathDomain:
     nested = [v for v in seqs if v and all(type(x) in (list, tuple) for x in v)]
     if nested and any(len(v) >= 2 for v in nested):
         kw["rectangular"] = all(len({len(x) for x in v}) == 1 for v in nested)
+        kw["square"] = kw["rectangular"] and all(len(v) == len(v[0]) for v in nested)
     return PathDomain(**kw)
 
 
