@@ -60,7 +60,7 @@ def test_the_pack_loads_through_family_toml(family_dir):
     pool = fam.pool()
     assert pool.root_name == "parses"
     assert pool.names == [o.name for o in pack.ops]
-    assert len(pool.names) == 16 and all(o.provenance.get("origin") == "seed" for o in pool)
+    assert len(pool.names) == 17 and all(o.provenance.get("origin") == "seed" for o in pool)
     assert [o.name for o in pool if o.is_peer] == ["disagrees_with_peers", "outside_plurality", "outside_dual_agreement"]
     assert fam.seed(pool.names) is not None
 

@@ -241,3 +241,17 @@ def test_the_dual_cluster_variant_follows_the_cluster_the_model_tests_support():
     assert P.dual_cluster_vote(task, att(True), [], c, k, sel).verdict == -1
     with pytest.raises(Exception, match="unknown trust"):
         P.disagrees_with_peers_check(trust="magic")
+
+
+def test_distinguishing_inputs_are_searched_kept_and_shown():
+    """Probes on which attempts that pass the visible example disagree: the most even split first,
+    and the peer op's message names them (issue 20's distinguishing-input search)."""
+    c, k = calls(4)
+    rows = [b(V(1), V(2), V(3), V(0)), b(V(1), V(2), V(4), V(0)), b(V(1), V(5), V(4), V(0)),
+            b(V(1), V(2), V(4), V(9))]
+    split = P.distinguishing(rows, c, k, SEL)
+    assert [j for j, _ in split] == [1, 2, 3]  # equally even splits: in probe order
+    assert all(j != 0 for j, _ in split), "a probe every attempt answers alike separates nothing"
+    assert "f(2) (4 x3, 3 x1)" in dict(split)[2]
+    v = P.vote(rows[0], rows[1:], c, k, SEL, min_support=3, quorum=0.5)
+    assert v.verdict == 1 and "inputs that split the attempts passing the example" in v.message

@@ -3,7 +3,7 @@
 ``artifact`` (the root's parse of an output and the AST helpers ops read it with) · ``values``
 (comparing and showing returned values) · ``static`` (the root ``parses`` and the static seed ops)
 · ``probe`` (visible examples and the probe inputs derived from them) · ``run`` (the one shared
-sandboxed run of a candidate over its probes) · ``exec`` (the exec seed ops) · ``generate`` (probe inputs generated from the visible examples) · ``peers`` (the peer ops: an
+sandboxed run of a candidate over its probes) · ``exec`` (the exec seed ops) · ``generate`` (probe inputs generated from the visible examples) · ``draw`` (probe inputs drawn by hypothesis strategies built from the inferred domain) · ``peers`` (the peer ops: an
 attempt compared with the other attempts at its task) · ``invariants`` (relations that hold on every
 visible example, checked on the generated probes: ``violates_example_invariant``) · ``taxonomy`` (the
 closed failure classes and the evidence classifier) · ``templates`` (check templates and inducers
@@ -22,6 +22,7 @@ from vx.families.code.ops.artifact import (
 )
 from vx.families.code.ops.exec import (
                                        crash,
+                                       crashes_in_domain,
                                        fails_visible_example,
                                        mutates_argument,
                                        nondeterministic,
@@ -46,10 +47,10 @@ ROOT = "parses"
 #: The seed ops, root first, in the order the family's pool lists them.
 SEED_OPS = (parses, wrong_entry_point, reads_stdin, hardcodes_example, undefined_name, crash, fails_visible_example,
             returns_not_print_only, timeout, returns_wrong_type, mutates_argument, nondeterministic, *PEER_OPS,
-            violates_example_invariant)
+            violates_example_invariant, crashes_in_domain)
 
 __all__ = ["PEER_OPS", "ROOT", "SEED_OPS", "disagrees_with_peers", "outside_dual_agreement", "outside_plurality", "TAXONOMY", "Artifact", "Execution", "accepted_names", "artifact_of", "build_artifact",
-           "classify_by_evidence", "crash", "execution", "fails_visible_example", "hardcodes_example",
+           "classify_by_evidence", "crash", "crashes_in_domain", "execution", "fails_visible_example", "hardcodes_example",
            "mutates_argument", "nondeterministic", "parses", "reads_stdin", "returns_not_print_only",
            "returns_wrong_type", "same_value", "sandbox", "short", "timeout", "trivial_value", "type_mismatch",
            "undefined_name", "value_returns", "violates_example_invariant", "wrong_entry_point"]

@@ -1,7 +1,8 @@
 """The code family's exec seed ops: they read the shared sandboxed run (:mod:`.run`).
 
 ``crash``, ``fails_visible_example``, ``returns_not_print_only``, ``timeout``,
-``returns_wrong_type``, ``mutates_argument``, ``nondeterministic``. Exec ops abstain only when they
+``returns_wrong_type``, ``mutates_argument``, ``nondeterministic``, and (in the pool, not the seed)
+``crashes_in_domain``. Exec ops abstain only when they
 have no opinion on the task (the root failed, the task has no visible example, nothing of their kind
 to check); whatever the candidate did that prevents judging is a drawback (``judges_the_run``).
 """
@@ -61,6 +62,74 @@ def crash(task, output, ctx, run):
     if any(c.status in ("ok", "unserializable", "exception") for _, c in run.in_domain()):
         return clean(f"{len(run.in_domain())} call(s) on the example and its re-orderings raised nothing")
     return drawback("no call on the example finished, so none could be checked for a crash")
+
+
+#: The generated probe classes ``crashes_in_domain`` reads: inputs every inferred predicate accepts
+#: (docs/peers.md: measured on the CodeT development half; ``edge`` and ``large`` probes are left out,
+#: correct programs raise on them -- an empty list where the prompt promises a non-empty one).
+CRASH_CLASSES = ("gen_boundary", "gen_drawn")
+#: ... and where running out of time counts too (a mutant's string edits break structured strings, so
+#: mutants are not held to raising nothing; but no correct program loops on one).
+TIMEOUT_CLASSES = ("gen_mutant", "gen_boundary", "gen_drawn")
+#: Probe classes where a killed process may be the memory limit on a big input, not the candidate.
+_BIG_CLASSES = ("large", "gen_large", "gen_wide")
+
+
+@op(tier="exec", detects="crash", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
+@judges_the_run
+def crashes_in_domain(task, output, ctx, run):
+    """The code raises or runs out of time on a generated input the inferred domain accepts (a boundary
+    or drawn probe whose strings are all strings the examples show: a new string's structure, such as
+    the words of a vocabulary or a number in text, is beyond the domain) while its visible examples
+    return normally; or it ends its own run on any probe (kills its process, exits,
+    or will not be interrupted), which no correct program does.
+
+    A call's CPU budget grows with its input's size relative to the examples and with the code's own
+    pace on them (:func:`.run.run_budgets`), so a timeout here is not a slow machine.
+
+    Works with one attempt per task (no peers, no reference). An exception type the code raises on
+    purpose (``raise ValueError``) does not count: the code rejects that input deliberately."""
+    shown = run.pairs("example")
+    if not shown:
+        return abstain("no visible example call ran")
+    if any(c.status != "ok" for _, c in shown):
+        return abstain("a visible example does not return normally (crash / fails_visible_example judge that)")
+    ended = run.ended()
+    if ended is not None and run.probes[ended[0]].klass not in _BIG_CLASSES:
+        i, what = ended
+        left = sum(1 for c in run.calls[i + 1:] if c.status == "not_run")
+        return drawback(f"{what} ({_what(run.probes[i])}), so {left} later probe(s) got no answer; "
+                        "the visible examples return normally")
+    art = artifact_of(task, output, ctx)
+    deliberate = raised_names(art.tree) if art.tree is not None else set()
+    shown_strings = {s for p, _ in shown for s in _strings(p.args)}
+    checked = 0
+    for p, c in run.pairs(*TIMEOUT_CLASSES):
+        if not _strings(p.args) <= shown_strings:
+            continue  # a new string: its structure (words of a vocabulary, a number) the domain cannot know
+        checked += 1
+        raised = c.status == "exception" and c.exc_type not in deliberate and p.klass in CRASH_CLASSES
+        if raised or c.status == "timeout":
+            return drawback(f"{p.call} {_failure_text(c)} (an input the inferred domain accepts: "
+                            f"{p.klass.removeprefix('gen_')} probe); the visible examples return normally")
+    if not checked:
+        return abstain("no generated in-domain probe ran (the task's examples cannot be mutated, or the run "
+                       "ended before them)")
+    return clean(f"{checked} generated in-domain probe(s) returned or were rejected on purpose")
+
+
+def _strings(value: Any, depth: int = 0) -> set[str]:
+    """The strings anywhere in a value (arguments of a probe)."""
+    if isinstance(value, str):
+        return {value}
+    if depth > 8:
+        return set()
+    if isinstance(value, dict):
+        return set().union(*(_strings(k, depth + 1) | _strings(v, depth + 1) for k, v in value.items())) \
+            if value else set()
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return set().union(*(_strings(v, depth + 1) for v in value)) if value else set()
+    return set()
 
 
 def _comparator(task: Mapping[str, Any], entry: str) -> Any:

@@ -18,6 +18,7 @@ Predicates (each is inferred only when it holds on every example):
 
 * per value path (argument i, its elements, a record tuple's field j, a dict's keys/values):
   type (a probe's leaves must have a type seen at that path), non-negative / positive numbers,
+  ints at least 2 (when every int seen is: 1 is where "n >= 2" tasks -- divisors, bases -- are undefined),
   a magnitude bound (|x| <= max(2·M, M + 4), M the largest magnitude seen), a small closed set
   of ints (at least 4 values seen, at most 2 distinct, e.g. a 0/1 grid), float decimals (values
   rounded to the most decimals seen), string alphabet (the characters seen; a whole class --
@@ -180,6 +181,7 @@ class PathDomain:
     positive: bool = False
     bound: float = math.inf  # magnitude bound for numbers
     closed_ints: frozenset[int] | None = None
+    at_least_two: bool = False  # ints, every one seen >= 2: 1 (and below) is where "n >= 2" tasks are undefined
     decimals: int = 6
     alphabet: frozenset[str] | None = None
     nonempty: bool = False
@@ -188,9 +190,11 @@ class PathDomain:
     balanced: tuple[tuple[str, str], ...] = ()
     pattern: str | None = None
     max_len: int = MAX_LIST
+    min_len: int = 0  # the shortest seen (the drawn class keeps lists and tuples at >= 2 when it is: .draw)
     sorted: str | None = None  # "asc" | "desc"
     distinct: bool = False
     rectangular: bool = False
+    square: bool = False  # every nested list seen is n x n (the drawn class keeps it: .draw)
     ingredients: tuple[Any, ...] = ()  # scalar values seen here (evalplus's "ingredients")
 
 
@@ -206,6 +210,8 @@ def _path_domain(values: list[Any]) -> PathDomain:
         ints = [v for v in nums if type(v) is int]
         if len(ints) >= 4 and len(set(ints)) <= 2 and len(ints) == len(nums):
             kw["closed_ints"] = frozenset(ints)
+        if ints and len(ints) == len(nums) and min(ints) >= 2:
+            kw["at_least_two"] = True
         floats = [v for v in nums if type(v) is float]
         if floats:
             kw["decimals"] = max(1, min(6, max(_decimals(f) for f in floats)))
@@ -232,6 +238,7 @@ def _path_domain(values: list[Any]) -> PathDomain:
     if sized:
         kw["nonempty"] = all(len(v) > 0 for v in sized)
         longest = max(len(v) for v in sized)
+        kw["min_len"] = min(len(v) for v in sized)
         cap = MAX_STR if all(type(v) is str for v in sized) else MAX_LIST
         kw["max_len"] = min(max(2 * longest, longest + 4), cap)
     seqs = [v for v in values if type(v) in (list, tuple)]
@@ -245,6 +252,7 @@ def _path_domain(values: list[Any]) -> PathDomain:
     nested = [v for v in seqs if v and all(type(x) in (list, tuple) for x in v)]
     if nested and any(len(v) >= 2 for v in nested):
         kw["rectangular"] = all(len({len(x) for x in v}) == 1 for v in nested)
+        kw["square"] = kw["rectangular"] and all(len(v) == len(v[0]) for v in nested)
     return PathDomain(**kw)
 
 
@@ -265,7 +273,9 @@ class Domain:
         for path, d in sorted(self.paths.items(), key=lambda kv: [str(x) for x in kv[0]]):
             where = _path_text(path)
             facts = []
-            if d.positive:
+            if d.at_least_two:
+                facts.append(">= 2")
+            elif d.positive:
                 facts.append("> 0")
             elif d.nonneg:
                 facts.append(">= 0")
@@ -372,7 +382,7 @@ def _value_ok(v: Any, path: Path, dom: Domain, records: frozenset[Path], relax: 
     if t in (int, float) and t is not bool:
         if abs(v) > d.bound and "bound" not in relax:
             return False
-        if ((d.positive and v <= 0) or (d.nonneg and v < 0)) and "sign" not in relax:
+        if ((d.positive and v <= 0) or (d.nonneg and v < 0) or (d.at_least_two and v < 2)) and "sign" not in relax:
             return False
         if d.closed_ints is not None and v not in d.closed_ints and "closed" not in relax:
             return False

@@ -52,6 +52,8 @@ PROBE_SETS: dict[str, frozenset[str]] = {
     "all_generated": frozenset({"gen_mutant", "gen_boundary", "gen_large", "gen_edge"}),
     "with_tests": frozenset({"gen_mutant", "gen_boundary", "gen_large", "model_test"}),
     "tests": frozenset({"model_test"}),
+    # the generated classes plus the inputs drawn from the inferred domain (hypothesis: .draw)
+    "drawn": frozenset({"gen_mutant", "gen_boundary", "gen_large", "gen_drawn", "gen_wide"}),
 }
 DEFAULT_PROBES = "generated"
 MAX_VALUE_TEXT = 4000  # a returned value whose repr is longer is compared by a digest of it
@@ -63,8 +65,9 @@ MAX_VALUE_TEXT = 4000  # a returned value whose repr is longer is compared by a 
 @attrs.frozen
 class Answer:
     """What one attempt did on one probe: kind "value" (with ``value``), "raised" (``detail`` = the
-    exception type), "timeout", "crashed", "opaque" (a non-data object; ``detail`` = its type) or
-    "not_run" (the run ended before it)."""
+    exception type), "timeout", "crashed", "opaque" (a non-data object; ``detail`` = its type),
+    "not_run" (the run ended before it) or "ended" (the attempt itself ended its run before it:
+    ``detail`` says how; only ever made by the judge, from :attr:`Behaviour.ended`)."""
 
     kind: str
     value: Any = None
@@ -83,6 +86,9 @@ class Answer:
             return ("did not return in time" if verb == "returned" else "do not return in time") + why
         if self.kind == "crashed":
             return "killed its process" if verb == "returned" else "kill their process"
+        if self.kind == "ended":
+            return f"got no answer: the attempt ended its run before it ({self.detail})" if verb == "returned" \
+                else "were ended"
         if self.kind == "opaque":
             return f"{verb} a {self.detail or 'non-data'} object"
         return "was not run" if verb == "returned" else "were not run"
@@ -148,13 +154,20 @@ def judged_against_peers(mine: Behaviour, voters: Sequence[Behaviour]) -> tuple[
     never outvoted for its own run's budget."""
     everyone = [mine, *voters]
     answers = [list(b.answers) for b in everyone]
+    judged = (*_MEASURED, "timeout")
     for j in range(len(mine.answers)):
-        for a, b in enumerate(everyone):
-            if j >= len(b.answers) or b.answers[j].kind not in (*_MEASURED, "timeout"):
+        column = [b.answers[j] if j < len(b.answers) else None for b in everyone]
+        # the voters' measured CPU on this probe, once per probe (k of them, not k^2)
+        measured = [(k, a.cpu) for k, a in enumerate(column) if k and a is not None and a.kind in _MEASURED
+                    and a.cpu is not None]
+        if len(measured) < 3:
+            continue  # against_peers needs 3 others; with fewer, every answer stands as reported
+        for a, ans in enumerate(column):
+            if ans is None or ans.kind not in judged:
                 continue
-            ans = b.answers[j]
-            others = [o.answers[j].cpu for k, o in enumerate(everyone) if k and k != a and j < len(o.answers)
-                      and o.answers[j].kind in _MEASURED and o.answers[j].cpu is not None]
+            if ans.kind != "timeout" and (ans.cpu is None or ans.cpu <= _run.PEER_FLOOR):
+                continue  # under the floor of every line: it stands
+            others = [cpu for k, cpu in measured if k != a]
             kind, why = _run.against_peers(ans.cpu, ans.budget, ans.kind == "timeout", others)
             if kind == "timeout":
                 answers[a][j] = Answer("timeout", None, why, ans.cpu, ans.budget)
@@ -162,6 +175,15 @@ def judged_against_peers(mine: Behaviour, voters: Sequence[Behaviour]) -> tuple[
                 answers[a][j] = Answer("not_run", None, why)
     out = [attrs.evolve(b, answers=tuple(rows)) for b, rows in zip(everyone, answers)]
     return out[0], out[1:]
+
+
+def _ended_answers(b: Behaviour) -> Behaviour:
+    """An attempt that ended its own run (:attr:`Behaviour.ended`): each peer probe it left unanswered
+    gets the answer "ended" (compared like any answer: it differs from every value)."""
+    if not b.ended:
+        return b
+    rows = tuple(Answer("ended", None, b.ended) if a.kind == "not_run" else a for a in b.answers)
+    return attrs.evolve(b, answers=rows)
 
 
 # --------------------------------------------------------------------------- the observer
@@ -176,6 +198,10 @@ class Behaviour:
     answers: tuple[Answer, ...] = ()  # one per peer probe of the task (probe.peer_probes order)
     example_answers: tuple[Answer, ...] = ()
     note: str = ""
+    #: How the attempt ended its own run early (:meth:`.run.Execution.ended`), "" when it did not: the
+    #: peer probes it left unanswered then count as answers of their own ("the run was ended"), never
+    #: as probes that were not run (issue 20: dying, exiting or hanging is no way out of a verdict).
+    ended: str = ""
 
     @property
     def trusted(self) -> bool:
@@ -184,6 +210,19 @@ class Behaviour:
 
     @classmethod
     def from_data(cls, data: Any) -> Behaviour:
+        """Decoded once per observation object: a task's k observations are each judged against the
+        others by every peer op, so without this a task would decode k^2 x (peer ops) of them."""
+        hit = _DECODED.get(id(data))
+        if hit is not None and hit[0] is data:
+            return hit[1]
+        made = cls._from_data(data)
+        if len(_DECODED) >= _DECODED_MAX:
+            _DECODED.clear()
+        _DECODED[id(data)] = (data, made)  # holds `data`, so its id is not reused while cached
+        return made
+
+    @classmethod
+    def _from_data(cls, data: Any) -> Behaviour:
         if not isinstance(data, Mapping):
             return cls(False, None, note="no observation")
 
@@ -198,7 +237,11 @@ class Behaviour:
 
         ok = data.get("examples_ok")
         return cls(bool(data.get("loaded")), ok if ok in (True, False) else None, answers(data.get("answers")),
-                   answers(data.get("example_answers")), str(data.get("note", "")))
+                   answers(data.get("example_answers")), str(data.get("note", "")), str(data.get("ended") or ""))
+
+
+_DECODED: dict[int, tuple[Any, Behaviour]] = {}
+_DECODED_MAX = 4096
 
 
 def _seconds(value: Any) -> float | None:
@@ -261,7 +304,9 @@ def behaviour(task, output, ctx):
         return {"loaded": True, "examples_ok": examples_ok, "answers": [], "example_answers": shown,
                 "note": SKIPPED_PEER_PROBES}
     note = "" if n else (probe.generated(task)[2] or "the task has no peer probes")
-    return {"loaded": True, "examples_ok": examples_ok, "answers": peer, "example_answers": shown, "note": note}
+    ended = run.ended()
+    return {"loaded": True, "examples_ok": examples_ok, "answers": peer, "example_answers": shown, "note": note,
+            "ended": ended[1] if ended else ""}
 
 
 # --------------------------------------------------------------------------- judging
@@ -302,6 +347,7 @@ def vote(mine: Behaviour, peers: Sequence[Behaviour], calls: Sequence[str], clas
         return guard
     voters = [p for p in peers if p.trusted and len(p.answers) == len(mine.answers)]
     mine, voters = judged_against_peers(mine, voters)
+    mine = _ended_answers(mine)
     agreed = hits = 0
     first: Vote | None = None
     for j, (ans, klass) in enumerate(zip(mine.answers, classes)):
@@ -333,14 +379,54 @@ def vote(mine: Behaviour, peers: Sequence[Behaviour], calls: Sequence[str], clas
         if first is None:
             first = Vote(1, f"{calls[j]} {ans.text()}; {support} of {answered} other attempts that pass the "
                             f"visible example {top.text('return')}", j)
+    split = distinguishing([mine, *voters], calls, classes, selected)
     if first is not None:
         more = f" (and {hits - 1} more probe(s))" if hits > 1 else ""
-        return attrs.evolve(first, message=first.message + more)
+        return attrs.evolve(first, message=first.message + more + _split_text(split, first.probe))
     if agreed:
         return Vote(0, f"agrees with the clear plurality of the {len(voters)} other attempts that pass the visible "
-                       f"example on {agreed} probe(s)")
+                       f"example on {agreed} probe(s)" + _split_text(split))
     return Vote(-1, f"no probe has a clear plurality among the {len(voters)} other attempt(s) that pass the "
-                    "visible example")
+                    "visible example" + _split_text(split))
+
+
+#: How many distinguishing inputs a peer op's message shows.
+MAX_SHOWN_SPLITS = 3
+
+
+def distinguishing(behaviours: Sequence[Behaviour], calls: Sequence[str], classes: Sequence[str],
+                   selected: frozenset[str], cap: int = MAX_SHOWN_SPLITS) -> list[tuple[int, str]]:
+    """Distinguishing-input search over the probes already run: the probes of the selected classes on
+    which the given attempts (the attempt judged and its voters, all passing the visible example) give
+    more than one answer -- inputs that separate attempts the examples grade alike. At most `cap`, the
+    most even splits first (most answers, then the largest minority), each as (probe index, "call
+    (answer x n, answer x m)")."""
+    found = []
+    for j, klass in enumerate(classes):
+        if klass not in selected:
+            continue
+        groups: list[list[Any]] = []
+        for b in behaviours:
+            if j >= len(b.answers) or b.answers[j].kind == "not_run":
+                continue
+            for g in groups:
+                if same_answer(g[0], b.answers[j]):
+                    g[1] += 1
+                    break
+            else:
+                groups.append([b.answers[j], 1])
+        if len(groups) < 2:
+            continue
+        groups.sort(key=lambda g: -g[1])
+        text = ", ".join(f"{g[0].text('').strip() or g[0].kind} x{g[1]}" for g in groups[:3])
+        found.append((-len(groups), -groups[1][1], j, f"{calls[j]} ({text})"))
+    found.sort()
+    return [(j, text) for _, _, j, text in found[:cap]]
+
+
+def _split_text(split: list[tuple[int, str]], skip: int | None = None) -> str:
+    shown = [text for j, text in split if j != skip]
+    return f"; inputs that split the attempts passing the example: {'; '.join(shown)}" if shown else ""
 
 
 def dual_cluster_vote(task: Mapping[str, Any], mine: Behaviour, peers: Sequence[Behaviour], calls: Sequence[str],
@@ -355,6 +441,7 @@ def dual_cluster_vote(task: Mapping[str, Any], mine: Behaviour, peers: Sequence[
         return guard
     voters = [p for p in peers if p.trusted and len(p.answers) == len(mine.answers)]
     mine, voters = judged_against_peers(mine, voters)
+    mine = _ended_answers(mine)
     sel = [j for j, k in enumerate(classes) if k in selected]
     clusters: list[list[Behaviour]] = []
     for p in voters:
@@ -528,6 +615,10 @@ VARIANTS: tuple[dict[str, Any], ...] = (
     {"quorum": 0.5, "min_support": 2, "probes": "generated", "trust": "vote"},
     {"quorum": 0.7, "min_support": 3, "probes": "generated", "trust": "vote"},
     {"quorum": 0.5, "min_support": 3, "probes": "in_domain", "trust": "vote"},
+    # small k (2-3 attempts): every other example-passing attempt, at least two, agree (docs/peers.md:
+    # measured, not on by default)
+    {"quorum": 1.0, "min_support": 2, "probes": "generated", "trust": "vote"},
+    {"quorum": 0.5, "min_support": 3, "probes": "drawn", "trust": "vote"},
 )
 
 
@@ -557,7 +648,7 @@ def _induce_peer_variants(cluster: list, good: list) -> list[dict[str, Any]]:
 PEER_OPS = (disagrees_with_peers, outside_plurality.as_baseline(), outside_dual_agreement.as_baseline())
 
 
-__all__ = ["Answer", "Behaviour", "DEFAULT_PROBES", "PEER_OPS", "PROBE_SETS", "VARIANTS", "Vote", "behaviour",
+__all__ = ["Answer", "Behaviour", "DEFAULT_PROBES", "distinguishing", "MAX_SHOWN_SPLITS", "PEER_OPS", "PROBE_SETS", "VARIANTS", "Vote", "behaviour",
            "behaviour_clusters", "close", "disagrees_with_peers", "disagrees_with_peers_check", "dual_agreement_scores",
            "dual_cluster_vote", "TRUST",
            "outside_dual_agreement", "outside_plurality", "same_answer", "test_passes", "vote"]

@@ -29,6 +29,9 @@ gen_mutant   no             generated (:mod:`~vx.families.code.ops.generate`): t
 gen_boundary no             generated: two values of an example call made equal or adjacent
 gen_edge     no             generated: an argument emptied, zeroed, cut to one element, negated
 gen_large    no             generated: an argument enlarged (ints ×10..×40, 50-200 elements)
+gen_drawn    no             generated (:mod:`~vx.families.code.ops.draw`): fresh inputs drawn by
+                            hypothesis strategies built from the inferred domain
+gen_wide     no             generated: drawn likewise, magnitude bounds widened (×10, ≥ 100)
 model_test   no             the inputs of model-written test cases (task field ``model_tests``,
                             e.g. CodeT's), with the test's expected value kept in the parent
 ============ ============== ===================================================================
@@ -62,10 +65,12 @@ CLASSES: dict[str, bool] = {
     "gen_boundary": False,
     "gen_edge": False,
     "gen_large": False,
+    "gen_drawn": False,
+    "gen_wide": False,
     "model_test": False,
 }
 #: The classes made by the probe generator (``gen_<generator class>``), and the model tests.
-GENERATED = ("gen_mutant", "gen_boundary", "gen_edge", "gen_large")
+GENERATED = ("gen_mutant", "gen_boundary", "gen_edge", "gen_large", "gen_drawn", "gen_wide")
 PEER_CLASSES = GENERATED + ("model_test",)
 #: The classes the seed exec ops and the exec check templates read.
 BASE_CLASSES = tuple(c for c in CLASSES if c not in PEER_CLASSES)
@@ -74,7 +79,7 @@ IN_DOMAIN = frozenset(c for c, ok in CLASSES.items() if ok)
 EDGE_CLASSES = tuple(c for c, ok in CLASSES.items() if not ok and c not in PEER_CLASSES)
 
 MAX_PROBES = 24  # per candidate, of the seed exec ops' classes: bounds the sandbox time of one item
-MAX_GENERATED = 42  # generated probes per task (generate.CLASS_SIZES)
+MAX_GENERATED = 42 + 40  # generated probes per task (generate.CLASS_SIZES, draw.N_DRAWN, draw.N_WIDE)
 MAX_MODEL_TESTS = 30  # model-written test inputs per task, the most often written first
 _MAX_PER_CLASS = 4  # per (example, class)
 
@@ -352,10 +357,22 @@ def generated(task: Mapping[str, Any]) -> tuple[tuple[Probe, ...], tuple[str, ..
     elif len({ex.function for ex in examples}) != 1:
         why = "the visible examples call different functions"
     else:
-        made, dom, why = generate_probes([ex.args for ex in examples], seed=str(task.get("id", "")))
+        from vx.families.code.ops import draw
+
+        args = [ex.args for ex in examples]
+        made, dom, why = generate_probes(args, seed=str(task.get("id", "")))
         domain = tuple(dom.describe()) if dom is not None else ()
         fn = examples[0].function
-        probes = [Probe("gen_" + klass, fn, args, -1, f"generated ({klass})") for klass, args in made]
+        probes = [Probe("gen_" + klass, fn, a, -1, f"generated ({klass})") for klass, a in made]
+        if dom is not None:
+            drawn, _ = draw.draw_probes(args, dom, seed=str(task.get("id", "")), n=draw.N_DRAWN,
+                                        seen={repr(a) for _, a in made})
+            probes += [Probe("gen_drawn", fn, a, -1, "drawn from the inferred domain") for a in drawn]
+            seen = {repr(a) for _, a in made} | {repr(a) for a in drawn}
+            wide, _ = draw.draw_probes(args, dom, seed=str(task.get("id", "")), n=draw.N_WIDE, seen=seen,
+                                       wide=True) if draw.N_WIDE else ([], "")
+            probes += [Probe("gen_wide", fn, a, -1, "drawn from the inferred domain, numbers widened") for a in wide]
+            why = "" if probes else why
     result = (tuple(probes[:MAX_GENERATED]), domain, why)
     if len(_GENERATED_CACHE) >= _GENERATED_CACHE_MAX:
         _GENERATED_CACHE.pop(next(iter(_GENERATED_CACHE)))
@@ -389,6 +406,14 @@ def model_tests(task: Mapping[str, Any]) -> list[Probe]:
     return [p for p, _ in model_tests_with_counts(task)]
 
 
+#: Generated classes run after the model tests, last of all: a run stops before them when the attempt
+#: fails a visible example (:func:`.run.stop_rule`: its verdict is settled, and these are most calls).
+LATE_CLASSES = ("gen_drawn", "gen_wide")
+
+
 def peer_probes(task: Mapping[str, Any]) -> list[Probe]:
-    """The probes the peer ops compare attempts on: the generated ones, then the model tests."""
-    return list(generated(task)[0]) + model_tests(task)
+    """The probes the peer ops compare attempts on: the generated ones, the model tests, then the drawn
+    ones (:data:`LATE_CLASSES`)."""
+    gen = generated(task)[0]
+    return [p for p in gen if p.klass not in LATE_CLASSES] + model_tests(task) + \
+        [p for p in gen if p.klass in LATE_CLASSES]

@@ -20,8 +20,9 @@ from typing import Any
 import attrs
 
 from vx.families.code.ops.artifact import Artifact, artifact_of
-from vx.families.code.ops.probe import PEER_CLASSES, Probe, probes_for
-from vx.families.code.ops.values import _a, _clip
+from vx.families.code.compare import Comparator
+from vx.families.code.ops.probe import LATE_CLASSES, PEER_CLASSES, Probe, probes_for
+from vx.families.code.ops.values import _a, _clip, _loose_equal
 from vx.ops.core import Context, Result, abstain, drawback
 
 EXEC_OP_TIMEOUT = 60.0  # the op-level limit for exec ops (the first one pays for the run)
@@ -134,19 +135,53 @@ def run_budgets(task: Mapping[str, Any], probes: list[Probe]) -> Budgets:
     return Budgets(tuple(calls), RUN_CPU, cpu_limit, box.config.wall_for(cpu_limit))
 
 
-def stop_rule(probes: list[Probe]) -> Callable[[int, Any], bool]:
+def example_comparator(task: Mapping[str, Any]) -> Comparator:
+    """evalplus's comparison for the task's visible examples (its special oracles are keyed by its own
+    function names: MBPP+ renamed a few, ``meta.evalplus_entry_point``)."""
+    meta = task.get("meta") if isinstance(task.get("meta"), Mapping) else {}
+    dataset = str(task.get("dataset") or "")
+    if not dataset:
+        tid = str(task.get("id", ""))
+        dataset = "mbpp+" if tid.startswith("Mbpp/") else ("humaneval+" if tid.startswith("HumanEval") else "")
+    entry = str(meta.get("evalplus_entry_point") or task.get("entry_point") or "")
+    return Comparator(dataset, entry, float(task.get("atol") or 0.0))
+
+
+def fails_example(compare: Comparator, p: Probe, outcome: Any) -> bool:
+    """Whether a visible example call's outcome misses its expected value (``fails_visible_example``'s
+    rule: types lost in JSON do not count)."""
+    if outcome.status != "ok":
+        return True
+    if compare.check(p.args, outcome.value, p.expected).ok:
+        return False
+    return p.exact_types or not _loose_equal(outcome.value, p.expected, False)
+
+
+def stop_rule(probes: list[Probe], task: Mapping[str, Any] | None = None) -> Callable[[int, Any], bool]:
     """When a run's verdicts are settled, or its budget is spent (the sandbox's ``stop`` callback, called
     as each call's report arrives): a call on a visible example out of time (``timeout`` fires; nothing
     later changes that, and an endless loop would only cost more budgets: :data:`SKIPPED_PEER_PROBES`);
     :data:`TIMEOUT_STRIKES` calls out of time, counting peer probes each and the other seed probes once
-    (so a candidate that loops on the ``large`` seed probes still meets the peer probes); or more than
-    :data:`RUN_CPU` spent by the calls."""
+    (so a candidate that loops on the ``large`` seed probes still meets the peer probes); more than
+    :data:`RUN_CPU` spent by the calls; or, given the `task`, a visible example missed its expected value
+    (compared in the parent: the child never sees it) by the time the drawn probes
+    (:data:`.probe.LATE_CLASSES`, run last) begin -- the verdict is settled, and they are most of the calls."""
     spent = [0.0]
     peer_timeouts = [0]
     seed_timeouts = [0]
+    late = next((i for i, p in enumerate(probes) if p.klass in LATE_CLASSES), None)
+    compare = example_comparator(task) if task is not None and late is not None else None
+    failed = [False]
 
     def stop(i: int, outcome: Any) -> bool:
         spent[0] += outcome.cpu or 0.0
+        if compare is not None and probes[i].klass == "example" and not failed[0]:
+            try:
+                failed[0] = fails_example(compare, probes[i], outcome)
+            except Exception:  # a value the comparison cannot read: fails_visible_example judges it
+                failed[0] = True
+        if failed[0] and late is not None and i + 1 >= late:
+            return True  # settled: it fails a visible example; the drawn probes would only cost calls
         if outcome.status == "timeout":
             if probes[i].in_domain:
                 return True
@@ -209,6 +244,22 @@ class Execution:
     def in_domain(self) -> list[tuple[Probe, Any]]:
         return [(p, c) for p, c in self.pairs() if p.in_domain]
 
+    def ended(self) -> tuple[int, str] | None:
+        """(index, what happened) when the *candidate* ended its run early: its process died on a call
+        (``os._exit``, a signal it sent itself, the memory limit: "crashed"), or it swallowed a
+        timeout's interruption so that the sandbox killed it (the run "timeout", not stopped by
+        :func:`stop_rule`). None when the run ended normally or vx's stop rule ended it -- probes
+        left unrun then say nothing against the candidate; after a candidate's own ending they do."""
+        for i, c in enumerate(self.calls):
+            if c.status == "crashed":
+                return i, f"{self.probes[i].call} killed its process (os._exit, a signal or the memory limit)"
+        if getattr(self.report, "status", "") == "timeout" and not getattr(self.report, "stopped", False):
+            last = [i for i, c in enumerate(self.calls) if c.status == "timeout"]
+            if last and any(c.status == "not_run" for c in self.calls[last[-1] + 1:]):
+                i = last[-1]
+                return i, f"{self.probes[i].call} did not return and would not be interrupted, so its process was killed"
+        return None
+
 
 def _load_state(report: Any, art: Artifact) -> tuple[str, str]:
     status = report.status
@@ -256,7 +307,7 @@ def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> E
     calls = [(copy.deepcopy(list(p.args)), {}) for p in probes]
     report = sandbox().run_calls(art.source, art.name, calls, timeouts=budgets.calls, total_timeout=budgets.wall,
                                  cpu_limit=budgets.cpu_limit, load_timeout=LOAD_CPU, args_after=True,
-                                 stop=stop_rule(probes))
+                                 stop=stop_rule(probes, task))
     load, message = _load_state(report, art)
     result = Execution(tuple(probes), tuple(report.calls), report, load, message)
     with _runs_lock:
