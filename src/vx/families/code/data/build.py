@@ -45,7 +45,7 @@ from vx.families.code.data.teacher import DRAW_STRATA, TeacherLabel, teach
 from vx.families.code.examples import ExtractionStats, mbpp_examples
 from vx.text import json_dumps, storable
 
-BUILDER_VERSION = "1"
+BUILDER_VERSION = "2"  # 2: the mutants the dev teacher compares on keep ints at least 2 where every example does (issue 20)
 PACK = "code"
 ROOT_OP = "parses"
 _TEACHER_STAGE = "teacher labels for dev candidates"
