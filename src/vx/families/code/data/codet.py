@@ -24,6 +24,7 @@ from typing import Any
 import attrs
 
 from vx.errors import DataError
+from vx.families.code.data.samples import jsonl_rows
 from vx.inputs import read_input_text
 
 STOP_TOKENS = ("\nclass", "\ndef", "\n#", "\nif", "\nprint")
@@ -76,13 +77,7 @@ def is_codet_file(path: str | os.PathLike[str]) -> bool:
 
 
 def _rows(path: Path):
-    for n, line in enumerate(read_input_text(path, "CodeT file", error=DataError).splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
+    for n, row in jsonl_rows(path, "CodeT file"):
         if not isinstance(row, dict) or not isinstance(row.get("prompt"), str) or \
                 not isinstance(row.get("samples"), list) or not all(isinstance(s, str) for s in row["samples"]):
             raise DataError(f"{path}:{n}: a CodeT line needs a string 'prompt' and a 'samples' list of strings")

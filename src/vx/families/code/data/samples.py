@@ -18,7 +18,7 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,20 @@ def _as_bool(value: Any) -> bool | None:
     return None
 
 
+def jsonl_rows(path: Path, what: str) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of every non-blank line of a JSON-lines file, read once through the bounded
+    reader (a FIFO or a device is refused: vx.inputs); a line that is not JSON is a DataError naming it."""
+    for n, line in enumerate(read_input_text(path, what, error=DataError).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            yield n, json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
+        except (ValueError, RecursionError) as exc:  # a 5,000-digit integer, deep nesting
+            raise DataError(f"{path}:{n}: unreadable JSON ({str(exc)[:120]})") from None
+
+
 def read_samples(path: str | os.PathLike[str]) -> list[Sample]:
     """Read a samples JSONL file; errors name the file and line."""
     path = Path(path)
@@ -62,16 +76,7 @@ def read_samples(path: str | os.PathLike[str]) -> list[Sample]:
         raise DataError(f"{path}: samples file not found (pass a local JSONL file with --samples)")
     model = path.name.removesuffix(".jsonl")
     samples: list[Sample] = []
-    # one bounded read: a FIFO or a device is refused (vx.inputs)
-    for n, line in enumerate(read_input_text(path, "samples file", error=DataError).splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
-        except (ValueError, RecursionError) as exc:  # a 5,000-digit integer, deep nesting
-            raise DataError(f"{path}:{n}: unreadable JSON ({str(exc)[:120]})") from None
+    for n, row in jsonl_rows(path, "samples file"):
         if not isinstance(row, dict):
             raise DataError(f"{path}:{n}: a sample line is a JSON object, not {type(row).__name__}")
         field = "solution" if "solution" in row or "completion" not in row else "completion"

@@ -153,7 +153,8 @@ def _digit_pattern(s: str) -> str:
     return re.sub(r"\d+", "#", s)
 
 
-def _sorted_dir(v: Sequence[Any]) -> set[str]:
+def sorted_directions(v: Sequence[Any]) -> set[str]:
+    """The directions ("asc", "desc") in which `v` is sorted; none for values that do not compare."""
     try:
         dirs = set()
         if all(v[i] <= v[i + 1] for i in range(len(v) - 1)):
@@ -245,7 +246,7 @@ def _path_domain(values: list[Any]) -> PathDomain:
     if seqs and any(len(v) >= 3 for v in seqs):
         dirs = {"asc", "desc"}
         for v in seqs:
-            dirs &= _sorted_dir(v)
+            dirs &= sorted_directions(v)
         if dirs:
             kw["sorted"] = "asc" if "asc" in dirs else "desc"
         kw["distinct"] = all(_distinct(v) for v in seqs)
@@ -403,7 +404,7 @@ def _value_ok(v: Any, path: Path, dom: Domain, records: frozenset[Path], relax: 
         if d.nonempty and len(v) == 0 and "empty" not in relax:
             return False
     if t in (list, tuple) and path not in records:
-        if d.sorted and d.sorted not in _sorted_dir(v):
+        if d.sorted and d.sorted not in sorted_directions(v):
             return False
         if d.distinct and not _distinct(v):
             return False

@@ -179,18 +179,6 @@ def _subsequence(out: Any, arg: Any) -> bool:
     return all(any(k == y for y in it) for k in (_key(x) for x in _elements(out) or ()))
 
 
-def _sorted_dirs(v: Sequence[Any]) -> set[str]:
-    try:
-        dirs = set()
-        if all(v[i] <= v[i + 1] for i in range(len(v) - 1)):
-            dirs.add("asc")
-        if all(v[i] >= v[i + 1] for i in range(len(v) - 1)):
-            dirs.add("desc")
-        return dirs
-    except Exception:
-        return set()
-
-
 def _distinct_count(v: Sequence[Any]) -> int:
     return len({_key(x) for x in v})
 
@@ -346,7 +334,7 @@ def infer_from(examples: Sequence[tuple[tuple[Any, ...], Any]], *, exact: bool =
         could = [o for o in outs if _distinct_count(o) >= 2]
         dirs = {"asc", "desc"}
         for o in outs:
-            dirs &= _sorted_dirs(o)
+            dirs &= generate.sorted_directions(o)
         if len(could) >= MIN_SUPPORT and len(dirs) == 1 and _chance(_distinct_count(o) for o in could) <= CHANCE:
             d = dirs.pop()
             found.append(Invariant("sorted", -1, d, len(could), f"every example returns a list sorted in "
@@ -531,7 +519,7 @@ def check_value(inv: Invariant, args: tuple, out: Any, *, exact: bool = True) ->
     if k == "sorted":
         if type(out) not in _SEQ:
             return None
-        return inv.detail in _sorted_dirs(out)
+        return inv.detail in generate.sorted_directions(out)
     if k == "sign":
         if not _num(out) or type(out) is bool:
             return None
