@@ -416,13 +416,50 @@ def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path,
                       "pass_recall": float((~says[~locked_fail]).mean()) if n_pass else float("nan"),
                       "hard_recall": float(says[hard].mean()) if hard.any() else float("nan"),
                       "design": design_figures(codes)}
-    return {"seed": seed, "methods": results, "traces": traces, "singles": singles,
+    false_alarms = false_alarm_design(matrix, family.pack(), active, is_train=is_train, dev=is_dev,
+                                      dev_labels=dev_labels, root=root, items=items, truth=truth)
+    return {"seed": seed, "methods": results, "traces": traces, "singles": singles, "false_alarms": false_alarms,
             "dev_strata": dict(family.provenance.get("counts", {}).get("dev_strata") or {}),
             "locked_tasks": [it.task for it in locked.items],
             "locked_ids": [it.id for it in locked.items], "hard_ids": [it.id for it, h in zip(locked.items, hard) if h],
             "active_ops": active, "true_locked_pass_share": float((~locked_fail).mean()) if len(locked_fail) else None,
             "matrix": {"items": n, "seconds": matrix_seconds, "calls": app.calls, "cache_hits": app.cache_hits,
                        "items_per_second": n / matrix_seconds if matrix_seconds else None}}
+
+
+def false_alarm_design(matrix: Any, pack: Any, ops: Sequence[str], *, is_train: np.ndarray, dev: np.ndarray,
+                       dev_labels: np.ndarray, root: str | None, items: Sequence[Any], truth: dict[str, str] | None
+                       ) -> dict[str, Any]:
+    """Every op's label-free false-alarm estimate (each estimator of `vx.evolve.estimates`) beside its true
+    false-alarm rate on the train split's hidden labels (the design split; no method reads it)."""
+    from vx.evolve.estimates import ESTIMATORS, op_estimates, pass_evidence
+
+    n = matrix.n_items
+    root_open = matrix.column(root) != 1 if root else np.ones(n, bool)
+    scope = is_train & root_open
+    dev_p = np.full(n, np.nan)
+    dev_p[np.flatnonzero(dev)] = dev_labels
+    est = {}
+    for e in ESTIMATORS:
+        ev = pass_evidence(matrix, scope, reference=ops, gate=pack.gate, agreement=pack.agreement, estimator=e,
+                           dev_p=dev_p, root=root)
+        est[e] = (ev, op_estimates(matrix, ev, ops))
+    truth = truth or {}
+    correct = np.array([scope[i] and truth.get(it.id) == "pass" for i, it in enumerate(items)])
+    pp = est["pseudo-positives"][0]
+    in_pp = pp.weight > 0
+    out: dict[str, Any] = {"evidence": {e: ev.describe() for e, (ev, _) in est.items()},
+                           "pseudo_positive_precision": float(correct[in_pp].mean()) if in_pp.any() and truth else None,
+                           "n_pseudo_positives": int(in_pp.sum()), "ops": {}}
+    for o in ops:
+        col = matrix.column(o)
+        opined = correct & (col != -1)
+        row = {"true": float((col[opined] == 1).mean()) if opined.any() else float("nan"), "n_true": int(opined.sum())}
+        for e, (_ev, table) in est.items():
+            row[e] = table[o].rate if o in table else float("nan")
+            row[f"n_{e}"] = table[o].n if o in table else 0.0
+        out["ops"][o] = row
+    return out
 
 
 #: The gate a user ORs a plurality vote with: the visible example (code), "executes" (SQL).
@@ -543,6 +580,31 @@ def summarize_file(name: str, runs: list[dict[str, Any]], n_permutations: int) -
                          + " | " + " | ".join(mean_std([v["design"].get(k, float("nan")) for v in vals])
                                               for k in ("balanced_accuracy", "pass_recall")) + " |")
         lines.append("\n</details>\n")
+    fa_runs = [r["false_alarms"] for r in runs if r.get("false_alarms", {}).get("ops")]
+    if fa_runs:
+        from vx.evolve.estimates import ESTIMATORS
+
+        prec = [r.get("pseudo_positive_precision") for r in fa_runs]
+        lines.append("False alarms without labels (design split: the **train** items' hidden labels): each op's "
+                     "estimated false-alarm rate on correct outputs, per estimator of `vx.evolve.estimates`, "
+                     "beside its true rate; pseudo-positives per seed "
+                     f"{mean_std([r['n_pseudo_positives'] for r in fa_runs])}, of which truly correct "
+                     f"{mean_std(prec)}.\n")
+        lines.append("| op | " + " | ".join(f"est. ({e})" for e in ESTIMATORS) + " | true | n correct |")
+        lines.append("|---|" + "---|" * len(ESTIMATORS) + "---|---|")
+        errs: dict[str, list[float]] = {e: [] for e in ESTIMATORS}
+        for o in sorted(fa_runs[0]["ops"]):
+            vals = [r["ops"][o] for r in fa_runs if o in r["ops"]]
+            for v in vals:
+                for e in ESTIMATORS:
+                    if not (np.isnan(v[e]) or np.isnan(v["true"])):
+                        errs[e].append(abs(v[e] - v["true"]))
+            lines.append(f"| {o} | " + " | ".join(mean_std([v[e] for v in vals]) for e in ESTIMATORS)
+                         + f" | {mean_std([v['true'] for v in vals])} | {mean_std([v['n_true'] for v in vals])} |")
+        lines.append("| mean abs. error | " + " | ".join(f"{np.mean(errs[e]):.4f}" if errs[e] else "—"
+                                                     for e in ESTIMATORS) + " | | |")
+        lines.append("")
+        summary["false_alarm_error"] = {e: float(np.mean(errs[e])) if errs[e] else None for e in ESTIMATORS}
     lines.append("<details><summary>evolution per seed: dev strata, objective by round, what changed the "
                  "incumbent, what was written</summary>\n")
     for r in runs:

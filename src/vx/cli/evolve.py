@@ -92,7 +92,8 @@ FINAL_POOL_NOTE = ("* both scored against the final pool's train consensus; roun
 
 _FLAG_HINTS = (("choose another output file or resume it", "choose another --out or continue it with --resume"),
                ("rounds must be", "--rounds must be"), ("abstain must be", "--abstain must be"),
-               ("consensus must be", "--consensus must be"))
+               ("consensus must be", "--consensus must be"), ("estimator must be", "--estimator must be"),
+               ("pass tolerance must be", "--pass-tolerance must be"))
 
 
 def _with_flags(message: str) -> str:
@@ -128,6 +129,18 @@ def _with_flags(message: str) -> str:
               default="corroborated", show_default=True,
               help="The train consensus A_train agrees with: a label model of the pool (class-conditional "
                    "Dawid–Skene, or -flat: one latent), a vote within each failure class, or one majority vote.")
+@click.option("--pass-tolerance", type=NON_NEGATIVE, default=None,
+              help="The pass-recall floor: a candidate's estimated pass recall on the train split's pseudo-positives "
+                   "may fall at most this far below the seed's (default: the family's [objective] pass_tolerance, "
+                   "else 0.01; 1 turns the floor off).")
+@click.option("--estimator", type=click.Choice(["pseudo-positives", "label-model"]), default="pseudo-positives",
+              show_default=True,
+              help="The pass evidence of the floor and of the false-alarm estimates: outputs that independent "
+                   "evidence calls correct (unanimous attempts passing their example; else outputs at most one op "
+                   "flags), or the flat label model's P(pass).")
+@click.option("--no-known-rules", is_flag=True,
+              help="Do not consider the known rules (seed ∨ each peer op, the label model's wvote, SPADE) as "
+                   "candidates.")
 @click.option("--no-audit", is_flag=True, help="Do not measure agreement with the locked split.")
 @click.option("--jobs", "-j", type=POSITIVE_INT, default=None, help="Worker processes for applying ops (default: CPU count).")
 @click.option("--timeout", type=POSITIVE, default=10.0, show_default=True, help="Time limit per op call, in seconds.")
@@ -138,7 +151,7 @@ def _with_flags(message: str) -> str:
 def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str | None, patience: int | None,
                min_delta: float, out: str | None, vx_out: str | None, seed_from: str | None, resume: str | None,
                abstain: str,
-               consensus: str, no_audit: bool,
+               consensus: str, pass_tolerance: float | None, estimator: str, no_known_rules: bool, no_audit: bool,
                jobs: int | None, timeout: float, quiet: bool, cache_path: str | None, no_cache: bool,
                llm: bool | None = None, llm_models: tuple[str, ...] = (), llm_budget: float | None = None) -> None:
     """Evolve FAMILY's verifier against its dev anchor; audit it on the locked split.
@@ -158,7 +171,8 @@ def evolve_cmd(family: str | None, rounds: int | None, seed: int, ablation: str 
     try:
         cfg = EvolveConfig(rounds=10 if rounds is None else rounds, seed=seed, ablation=ablation, patience=patience,
                            min_delta=min_delta, jobs=jobs, timeout=timeout, abstain=abstain,
-                           consensus=consensus)
+                           consensus=consensus, pass_tolerance=pass_tolerance, estimator=estimator,
+                           known_rules=not no_known_rules)
     except EvolutionError as exc:
         raise UserError(_with_flags(str(exc))) from None
     from vx.cli.llm import _user_error, llm_overrides, usage_line

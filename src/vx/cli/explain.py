@@ -77,6 +77,19 @@ def print_output(output, language: str | None) -> None:
         console.print(text, markup=False, highlight=False)
 
 
+def doubtful_drawbacks(expr_path: str, ops: list[str]) -> list[tuple[str, tuple[float, float]]]:
+    """The drawbacks whose op the .vx file's ``; false_alarms:`` header (written by `vx evolve`) estimates to
+    fire on at least `HIGH_FALSE_ALARM` of correct outputs."""
+    from vx.dsl.vxfile import read_header, read_text
+    from vx.evolve.estimates import HIGH_FALSE_ALARM, parse_header_estimates
+
+    try:
+        est = parse_header_estimates(read_header(read_text(expr_path)).get("false_alarms", ""))
+    except (OSError, ValueError):
+        return []
+    return [(o, est[o]) for o in dict.fromkeys(ops) if o in est and est[o][0] >= HIGH_FALSE_ALARM]
+
+
 @click.command("explain")
 @click.argument("expr_path", metavar="EXPR.vx", type=click.Path(exists=True, dir_okay=False))
 @click.option("--item", "item_id", required=True, help="Item id (searched in dev, train, then locked).")
@@ -100,10 +113,13 @@ def explain_cmd(expr_path, item_id, family_dir, as_json, jobs, timeout, cache_pa
     pack = fam.pack()
     about = pack.describe_task(fam.tasks[item.task]) if pack.describe_task is not None else {}
     n_peers = len(fam.attempts_for([item]).get(item.task, []))
+    doubtful = doubtful_drawbacks(expr_path, [o for o, _m in g.drawbacks])
     if as_json:
         dump_document("vx-explain/1", {"item": item.id, "task": item.task, "split": split_name,
                                         "label": item.hard_label(), "expression": verifier.text,
                                         "other_attempts": n_peers, "task_inputs": about, **g.as_dict(),
+                                        "doubtful_drawbacks": [{"op": o, "false_alarm_rate": r, "n": n}
+                                                               for o, (r, n) in doubtful],
                                         "output": item.output})
         return
     v = g.verdict.value
@@ -124,6 +140,9 @@ def explain_cmd(expr_path, item_id, family_dir, as_json, jobs, timeout, cache_pa
     console.print(tree)
     if g.drawbacks:
         console.print("drawbacks: " + "; ".join(f"[red]{esc(o)}[/]" + (f": {esc(m)}" if m else "") for o, m in g.drawbacks))
+    for o, (rate, n) in doubtful:
+        console.print(f"[yellow]note[/]: {esc(o)} fires on an estimated {rate:.1%} of correct outputs ({n:.0f} "
+                      "pseudo-positives of the train split, from the .vx header): this drawback may be a false alarm")
     if n_peers:
         console.print(f"peers: {n_peers} other attempt(s) at {esc(item.task)} in the family")
     for title, lines in about.items():

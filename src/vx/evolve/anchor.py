@@ -13,7 +13,8 @@ here change which expression is chosen?*
 * an item where exactly one op fires and no other op confirms it is where a specialist's precision is
   measured: it gets a bonus (``LONE_BONUS``) scaled by how unsure the consensus is (``4 q (1 − q)``);
 * and every item a little of that uncertainty (``UNSURE_WEIGHT``), so the list fills where nothing else
-  tells. ``q`` comes from the class-conditional label model whatever consensus the run selects under.
+  tells. ``q`` comes from the flat label model (one latent "fails") whatever consensus the run selects
+  under: the class-conditional one calls every firing of a one-op class a defect.
 
 One item per task (a label moves its task into dev: `vx.families.anchoring`), and no op's lone
 drawbacks take more than half of the places. Each suggestion carries its evidence: every op's verdict
@@ -98,12 +99,13 @@ def suggest(family: str | Path | Family, *, n: int = 10, rounds: int = 2, seed: 
     elites = [e.node for e in engine.elites[:top]] or [engine.incumbent]
     codes = np.stack([obj.final_codes(e) for e in elites])  # elites × items: 1 FAIL, 0 PASS, -1 ABSTAIN
     fails = codes == 1
-    # how sure the pool is of each item: the class-conditional label model, whatever the run's consensus
-    lm = obj.label_model if obj.config.consensus == "label-model" else engine_objective(
+    # how sure the pool is of each item: the flat label model, whatever the run's consensus (the
+    # class-conditional one calls every firing of a one-op class a defect: docs/evolve.md)
+    lm = obj.label_model if obj.config.consensus == "label-model-flat" else engine_objective(
         obj.data, statuses={k: r.status for k, r in engine.records.items()},
         marginals={k: r.marginal for k, r in engine.records.items()},
         classes={o.name: o.detects for o in engine.pool},
-        config=attrs.evolve(obj.config, consensus="label-model")).label_model
+        config=attrs.evolve(obj.config, consensus="label-model-flat")).label_model
     q = np.nan_to_num(lm.q, nan=0.5)
     m = engine.matrix
     sel = engine._selectable()

@@ -21,8 +21,15 @@ labelled pass. A dev failure is flaggable when some selectable op that flags no 
 candidates that meet it, the train-side estimate (A_train) decides. Both parts are judged on final
 verdicts of the dev items the root leaves open; a soft label counts as fail below 0.5.
 
+**The pass-recall floor.** Ten dev items cannot see a false-alarm rate, the train split can: a
+candidate's *estimated pass recall* -- the share of the train split's pseudo-positives (outputs that
+independent evidence calls correct, `vx.evolve.estimates`) its final verdict does not fail -- may not
+fall below the seed's estimate minus a tolerance (0.01 by default, `vx evolve --pass-tolerance`).
+
 **Best-so-far.** The incumbent is replaced only by a strictly better selectable candidate;
-equal objectives are broken deterministically: fewer leaves first, then the canonical text.
+equal objectives go to the higher estimated precision (the share of its train drawbacks that are not
+on pseudo-positives), then the incumbent keeps its place, then fewer leaves, then the canonical text
+(a deterministic last resort, never the first).
 Objectives are compared after rounding to 12 decimals so that float noise never decides.
 """
 
@@ -32,10 +39,11 @@ import attrs
 import numpy as np
 
 __all__ = ["Guards", "best_index", "VALID", "ALL_ABSTAIN", "ALL_PASS", "ALL_FAIL", "REASONS", "validity_codes",
-           "rank_key", "is_better", "GUARD_OK", "GUARD_MISSES", "GUARD_FALSE_ALARM", "GUARD_REASONS", "guard_codes"]
+           "rank_key", "is_better", "GUARD_OK", "GUARD_MISSES", "GUARD_FALSE_ALARM", "GUARD_PASS_FLOOR", "GUARD_REASONS",
+           "guard_codes"]
 
 VALID, ALL_ABSTAIN, ALL_PASS, ALL_FAIL = 0, 1, 2, 3
-GUARD_OK, GUARD_MISSES, GUARD_FALSE_ALARM = 0, 1, 2
+GUARD_OK, GUARD_MISSES, GUARD_FALSE_ALARM, GUARD_PASS_FLOOR = 0, 1, 2, 3
 REASONS = {
     ALL_ABSTAIN: "abstains on every item it could decide",
     ALL_PASS: "passes everything (never finds a drawback)",
@@ -45,6 +53,7 @@ UNANCHORED = "no usable dev opinion (abstains on every dev item the root leaves 
 GUARD_REASONS = {
     GUARD_MISSES: "misses a dev failure the pool can flag (the anchor guard)",
     GUARD_FALSE_ALARM: "flags a dev item labelled pass (the anchor guard)",
+    GUARD_PASS_FLOOR: "its estimated pass recall falls below the seed's minus the tolerance (the pass-recall floor)",
 }
 
 
@@ -55,10 +64,11 @@ class Guards:
     fail_closed: bool = True
     validity_gate: bool = True
     anchor: bool = True  # the anchor guard
+    pass_floor: bool = True  # the pass-recall floor (estimated on the train split's pass evidence)
 
     @classmethod
     def naive(cls) -> Guards:
-        return cls(False, False, False)
+        return cls(False, False, False, False)
 
 
 def validity_codes(n_decided: int, opined: np.ndarray, fired: np.ndarray) -> np.ndarray:
@@ -71,10 +81,14 @@ def validity_codes(n_decided: int, opined: np.ndarray, fired: np.ndarray) -> np.
     return codes
 
 
-def guard_codes(flagged: np.ndarray, n_flaggable: int, false_alarms: np.ndarray) -> np.ndarray:
-    """Per candidate: GUARD_OK or why it fails the anchor guard, from how many of the ``n_flaggable``
-    dev failures it flags and on how many open dev passes it fires."""
+def guard_codes(flagged: np.ndarray, n_flaggable: int, false_alarms: np.ndarray,
+                below_floor: np.ndarray | None = None) -> np.ndarray:
+    """Per candidate: GUARD_OK or why it fails a guard, from how many of the ``n_flaggable`` dev failures
+    it flags, on how many open dev passes it fires (the anchor guard) and whether its estimated pass
+    recall is below the floor (``below_floor``; the anchor's reasons take precedence)."""
     codes = np.full(np.shape(flagged), GUARD_OK, dtype=np.int8)
+    if below_floor is not None:
+        codes[np.asarray(below_floor, dtype=bool)] = GUARD_PASS_FLOOR
     codes[flagged < n_flaggable] = GUARD_MISSES
     codes[false_alarms > 0] = GUARD_FALSE_ALARM
     return codes
@@ -102,7 +116,12 @@ def best_index(scores, nodes, *, incumbent: int | None = None) -> int | None:
     if len(sel) == 0:
         return None
     obj = np.round(scores.objective[sel], 12)
-    tied = sel[obj == obj.max()].tolist()
+    tied = sel[obj == obj.max()]
+    precision = getattr(scores, "precision", None)
+    if precision is not None and len(tied) > 1:  # ties: the higher estimated precision first
+        prec = np.round(np.nan_to_num(np.asarray(precision, dtype=float)[tied], nan=-1.0), 12)
+        tied = tied[prec == prec.max()]
+    tied = tied.tolist()
     if incumbent is not None and incumbent in tied:
         return incumbent
     return min(tied, key=lambda i: (int(scores.size[i]), to_text(nodes[i])))

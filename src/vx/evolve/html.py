@@ -20,6 +20,7 @@ from vx.dsl.ast import Node, Not, Vote, WVote
 from vx.dsl.ast import OpRef
 from vx.dsl.parse import VxSyntaxError, parse
 from vx.dsl.printer import to_text
+from vx.evolve.estimates import HIGH_FALSE_ALARM
 from vx.evolve.store import RunStore
 from vx.pages import CSS as _CSS
 from vx.pages import esc, inline_markdown, num, svg, table
@@ -316,15 +317,28 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
         extra += ["peer op"] if o["name"] in peer_ops else []
         return f"<code>{_e(o['name'])}</code>" + (f"<br><span class='muted'>{' · '.join(extra)}</span>" if extra else "")
 
+    fa = (store.summary() or {}).get("false_alarms") or {}
+    est = {r["op"]: r for r in fa.get("ops") or () if isinstance(r, Mapping) and "op" in r}
+
+    def est_cell(name: str) -> str:
+        r = est.get(name)
+        if r is None or r.get("rate") is None:
+            return "—"
+        cell = f"{float(r['rate']):.1%} <span class='muted'>({float(r['fires']):.0f} of {float(r['n']):.0f})</span>"
+        return f"<strong>{cell}</strong>" if float(r["rate"]) >= HIGH_FALSE_ALARM else cell
+
     parts.append("<section id='ops'><h2>Op pool</h2>" + _table(
-        ["op", "origin", "status", "tier", "coverage", "fires", "dev acc.", "description"],
+        ["op", "origin", "status", "tier", "coverage", "fires", "dev acc.", "est. false alarms", "description"],
         [[op_cell(o), origin(o), _e(o["status"]), _e(o["tier"]), _f(stat(o["name"], "coverage")),
-          _f(stat(o["name"], "fire_rate")), _f(stats.get(o["name"], {}).get("dev_accuracy")),
+          _f(stat(o["name"], "fire_rate")), _f(stats.get(o["name"], {}).get("dev_accuracy")), est_cell(o["name"]),
           inline_markdown(o["description"])] for o in ops],
-        "ttttnnnp")
+        "ttttnnnnp")
         + "<p class='muted'>coverage and fires: over the recorded items (train, dev and, for the final verifier's ops, "
           "the audited locked items), for every op of the pool, peer ops (which compare an attempt with the other "
-          "attempts at its task) included; dev accuracy for the ops the final verifier runs.</p></section>")
+          "attempts at its task) included; dev accuracy for the ops the final verifier runs. Est. false alarms: the "
+          "op's firing rate on the train split's pseudo-positives, estimated without labels ("
+          + _e(fa.get("evidence") or "no pass evidence recorded") + "); bold: at least "
+          f"{HIGH_FALSE_ALARM:.0%}.</p></section>")
 
     # disagreements
     verdicts = store.verdicts("dev")

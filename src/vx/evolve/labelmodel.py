@@ -46,6 +46,7 @@ SENS_PRIOR = (1.0, 1.0)  # Beta(a, b) pseudo-counts: (fires, clean) among failur
 FPR_PRIOR = (1.0, 19.0)  # Beta(a, b) pseudo-counts: (fires, clean) among passes
 CLASS_PRIOR = (1.0, 1.0)  # Beta(a, b): (fail, pass)
 _EPS = 1e-6
+POOLED = "*pooled*"  # the latent shared by the failure classes that have one op each
 
 
 @attrs.frozen
@@ -88,6 +89,12 @@ def fit_label_model(votes: np.ndarray, ops: Sequence[str], *, modelled: np.ndarr
     each class is conditioned on that). Without ``classes`` there is one latent (the classic model)."""
     votes = np.asarray(votes)
     n, m = votes.shape
+    if classes is not None:
+        # a class of one op cannot be estimated from its own op (its rate fits any prior, sensitivity and
+        # false-alarm rate: the fit leaves the op at its prior and calls its firings defects); such
+        # classes share one pooled latent, where their ops are compared with each other
+        size = {c: list(classes).count(c) for c in classes}
+        classes = [c if size[c] > 1 else POOLED for c in classes]
     groups = list(dict.fromkeys(classes)) if classes is not None else ["*"]
     member = np.zeros((m, len(groups)))  # op -> its class (one-hot)
     for j, c in enumerate(classes if classes is not None else ["*"] * m):
@@ -98,41 +105,69 @@ def fit_label_model(votes: np.ndarray, ops: Sequence[str], *, modelled: np.ndarr
     fail_known = known & (anchors >= 0.5)
     pass_known = known & (anchors < 0.5)
     free = modelled & ~known
-    # first E-step: the drawback reading -- a class some op of which fires is present
-    r = np.where((fires @ member) > 0, 0.9, 0.1)
-    r[pass_known] = 0.0
-    sens = np.full(m, 0.5)
-    fpr = np.full(m, FPR_PRIOR[0] / sum(FPR_PRIOR))
-    prior = np.full(len(groups), 0.5)
-    converged = False
-    it = 0
     n_model = float(modelled.sum())
-    q = _item_fail(r)
-    for it in range(1, iterations + 1):
-        rm = np.where(modelled[:, None], r, 0.0)
-        pm = np.where(modelled[:, None], 1.0 - r, 0.0)
-        r_op, p_op = rm @ member.T, pm @ member.T  # each op's class responsibility, per item
-        sens = ((r_op * fires).sum(0) + SENS_PRIOR[0]) / ((r_op * (fires + cleans)).sum(0) + sum(SENS_PRIOR))
-        fpr = ((p_op * fires).sum(0) + FPR_PRIOR[0]) / ((p_op * (fires + cleans)).sum(0) + sum(FPR_PRIOR))
-        prior = (rm.sum(0) + CLASS_PRIOR[0]) / (n_model + sum(CLASS_PRIOR)) if n_model else np.full(len(groups), 0.5)
-        sens, fpr = np.clip(sens, _EPS, 1 - _EPS), np.clip(fpr, _EPS, 1 - _EPS)
-        prior = np.clip(prior, _EPS, 1 - _EPS)
+
+    def em(r: np.ndarray):
+        r = r.copy()
+        r[pass_known] = 0.0
+        sens = np.full(m, 0.5)
+        fpr = np.full(m, FPR_PRIOR[0] / sum(FPR_PRIOR))
+        prior = np.full(len(groups), 0.5)
+        converged, it = False, 0
+        q = _item_fail(r)
+        for it in range(1, iterations + 1):
+            rm = np.where(modelled[:, None], r, 0.0)
+            pm = np.where(modelled[:, None], 1.0 - r, 0.0)
+            r_op, p_op = rm @ member.T, pm @ member.T  # each op's class responsibility, per item
+            sens = ((r_op * fires).sum(0) + SENS_PRIOR[0]) / ((r_op * (fires + cleans)).sum(0) + sum(SENS_PRIOR))
+            fpr = ((p_op * fires).sum(0) + FPR_PRIOR[0]) / ((p_op * (fires + cleans)).sum(0) + sum(FPR_PRIOR))
+            prior = (rm.sum(0) + CLASS_PRIOR[0]) / (n_model + sum(CLASS_PRIOR)) if n_model else np.full(len(groups), 0.5)
+            sens, fpr = np.clip(sens, _EPS, 1 - _EPS), np.clip(fpr, _EPS, 1 - _EPS)
+            prior = np.clip(prior, _EPS, 1 - _EPS)
+            new = _posterior(sens, fpr, prior)
+            # anchors: a pass has no defect; a failure has at least one (condition each class on that)
+            new[pass_known] = 0.0
+            if fail_known.any():
+                none = np.prod(1.0 - new[fail_known], axis=1, keepdims=True)
+                new[fail_known] = new[fail_known] / np.maximum(1.0 - none, _EPS)
+                new[fail_known] = np.clip(new[fail_known], 0.0, 1.0)
+            q_new = _item_fail(new)
+            delta = float(np.max(np.abs(q_new[free] - q[free]))) if free.any() else 0.0
+            r, q = new, q_new
+            if delta < tol:
+                converged = True
+                break
+        return sens, fpr, prior, r, q, it, converged, _log_evidence(sens, fpr, prior)
+
+    def _posterior(sens, fpr, prior):
         w_fire = np.log(sens) - np.log(fpr)
         w_clean = np.log1p(-sens) - np.log1p(-fpr)
         logit = np.log(prior) - np.log1p(-prior) + (fires * w_fire) @ member + (cleans * w_clean) @ member
-        new = 1.0 / (1.0 + np.exp(-np.clip(logit, -50, 50)))
-        # anchors: a pass has no defect; a failure has at least one (condition each class on that)
-        new[pass_known] = 0.0
-        if fail_known.any():
-            none = np.prod(1.0 - new[fail_known], axis=1, keepdims=True)
-            new[fail_known] = new[fail_known] / np.maximum(1.0 - none, _EPS)
-            new[fail_known] = np.clip(new[fail_known], 0.0, 1.0)
-        q_new = _item_fail(new)
-        delta = float(np.max(np.abs(q_new[free] - q[free]))) if free.any() else 0.0
-        r, q = new, q_new
-        if delta < tol:
-            converged = True
-            break
+        return 1.0 / (1.0 + np.exp(-np.clip(logit, -50, 50)))
+
+    def _log_evidence(sens, fpr, prior):
+        """The log posterior density of the fit (the free items' marginal likelihood plus the Beta priors):
+        what chooses between the starts."""
+        ll_fail = np.log(prior) + (fires * np.log(sens)) @ member + (cleans * np.log1p(-sens)) @ member
+        ll_pass = np.log1p(-prior) + (fires * np.log(fpr)) @ member + (cleans * np.log1p(-fpr)) @ member
+        total = float(np.logaddexp(ll_fail, ll_pass)[free].sum())
+        total += float(((SENS_PRIOR[0] - 1) * np.log(sens) + (SENS_PRIOR[1] - 1) * np.log1p(-sens)).sum())
+        total += float(((FPR_PRIOR[0] - 1) * np.log(fpr) + (FPR_PRIOR[1] - 1) * np.log1p(-fpr)).sum())
+        return total
+
+    # starts: the drawback reading (an item some op fires on fails with 0.9), and the rare-evidence
+    # reading (only a drawback of an op that fires at most twice as often as the median op counts) -- an op that
+    # fires on a quarter of all items at random makes the first start settle on "that op fires", which the
+    # second avoids; the fit with the higher posterior density is kept
+    per_class_fires = fires @ member
+    starts = [np.where(per_class_fires > 0, 0.9, 0.1)]
+    opined = (fires + cleans).sum(0)
+    rate = np.divide(fires.sum(0), opined, out=np.zeros(m), where=opined > 0)
+    if m > 1 and (rate > 0).any():
+        rare = rate <= 2.0 * np.median(rate[rate > 0])
+        starts.append(np.where((fires * rare) @ member > 0, 0.9, 0.1))
+    fits = [em(r0) for r0 in starts]
+    sens, fpr, prior, r, q, it, converged, _ = max(fits, key=lambda f: f[-1])
     q = np.where(known, anchors, q)
     q = np.where(modelled, q, np.nan)
     return LabelModel(tuple(ops), sens, fpr, float(_item_fail(prior[None, :])[0]), q, it, converged,

@@ -16,6 +16,9 @@
   firing rate on the cluster at least ``presence_lift`` (3x) the rate on presumed-good items. This
   is statistical evidence of association (vx cannot run counterfactuals on a construct); it is
   what stops "a lambda is present" from being born out of one miss.
+* **Clean on pseudo-positives.** A born op fires on at most ``pseudo_positive_tolerance`` (1 %) of the
+  train split's known-good pseudo-positives (`vx.evolve.estimates.PassEvidence.known_good`: outputs that
+  every other attempt behaves like and that pass their visible example).
 * **Tiers.** Born from a cluster holding an anchored miss → *active* (selectable); born only from
   unlabeled gaps → *shadow* (applied and recorded, not selectable, not in the consensus).
 * **Promotion.** A shadow is promoted when adding it to the incumbent as a disjunct strictly raises
@@ -64,6 +67,7 @@ class LifecyclePolicy:
     min_support: int = 2  # cluster items the new op must fire on
     presence_tolerance: float = 0.05  # syntax-presence ops: at most this share of presumed-good train items
     presence_lift: float = 3.0  # syntax-presence ops: cluster rate / presumed-good rate
+    pseudo_positive_tolerance: float = 0.01  # a born op fires on at most this share of the pseudo-positives
 
     @classmethod
     def off(cls) -> LifecyclePolicy:
@@ -108,6 +112,8 @@ class GateResult:
     n_labelled_good: int
     fired_unlabeled_good: int
     n_unlabeled_good: int
+    fired_pseudo_positive: int = 0
+    n_pseudo_positive: int = 0
 
     def evidence(self) -> dict[str, Any]:
         return {k: v for k, v in attrs.asdict(self).items() if k not in ("admitted", "reason")}
@@ -116,7 +122,8 @@ class GateResult:
 def birth_gate(column: np.ndarray, cluster: np.ndarray, labelled_good: np.ndarray, unlabeled_good: np.ndarray,
                *, tolerance: float = 0.25, min_support: int = 1, presence: bool = False,
                cluster_tasks: np.ndarray | None = None, presence_tolerance: float = 0.05,
-               presence_lift: float = 3.0) -> GateResult:
+               presence_lift: float = 3.0, pseudo_positive: np.ndarray | None = None,
+               pseudo_positive_tolerance: float = 0.01) -> GateResult:
     """Gate one new op from its ``int8`` verdict column and boolean item masks.
 
     `presence` marks a syntax-presence op (see the module docstring); `cluster_tasks` (one task id
@@ -125,6 +132,8 @@ def birth_gate(column: np.ndarray, cluster: np.ndarray, labelled_good: np.ndarra
     fc, nc = int((fires & cluster).sum()), int(cluster.sum())
     fl, nl = int((fires & labelled_good).sum()), int(labelled_good.sum())
     fu, nu = int((fires & unlabeled_good).sum()), int(unlabeled_good.sum())
+    pp = np.zeros_like(fires) if pseudo_positive is None else np.asarray(pseudo_positive, dtype=bool)
+    fp, npp = int((fires & pp).sum()), int(pp.sum())
     if nc == 0:
         reason = "empty cluster"
     elif 2 * fc < nc:
@@ -135,6 +144,9 @@ def birth_gate(column: np.ndarray, cluster: np.ndarray, labelled_good: np.ndarra
         reason = f"fires on {fl} dev item(s) labelled pass"
     elif fu > tolerance * nu:
         reason = f"fires on {fu} of {nu} known-good train items (tolerance {tolerance:.0%})"
+    elif npp and fp > pseudo_positive_tolerance * npp:
+        reason = (f"fires on {fp} of {npp} pseudo-positives ({fp / npp:.1%}; a born op stays clean on at least "
+                  f"{1 - pseudo_positive_tolerance:.0%} of the outputs independent evidence calls correct)")
     else:
         reason = ""
     if not reason and presence:
@@ -148,7 +160,7 @@ def birth_gate(column: np.ndarray, cluster: np.ndarray, labelled_good: np.ndarra
         elif good_rate > 0 and (fc / nc) < presence_lift * good_rate:
             reason = (f"the construct is not specific to the failure: it is in {fc / nc:.0%} of the cluster and "
                       f"{good_rate:.0%} of the known-good train items (needs {presence_lift:g}x)")
-    return GateResult(not reason, reason, fc, nc, fl, nl, fu, nu)
+    return GateResult(not reason, reason, fc, nc, fl, nl, fu, nu, fp, npp)
 
 
 def redundancy_reason(same: np.ndarray, names: Sequence[str], *, limit: float) -> str:

@@ -38,6 +38,7 @@ from vx.evolve.compose import (
     normalize,
     prune_op,
 )
+from vx.evolve.estimates import DEFAULT_ESTIMATOR, ESTIMATORS, estimates_table, op_estimates
 from vx.evolve.guards import Guards, best_index, rank_key
 from vx.evolve.lifecycle import (
     Event,
@@ -49,6 +50,7 @@ from vx.evolve.lifecycle import (
     promotable,
     update_streaks,
 )
+from vx.evolve.rules import known_rules
 from vx.evolve.objective import (
     CONSENSUS_MODES,
     EvalData,
@@ -109,6 +111,9 @@ class EvolveConfig:
     timeout: float = 10.0  # seconds per op call
     abstain: str = "pass"  # how the objective scores a final ABSTAIN ("pass" or "exclude")
     consensus: str = "corroborated"  # the train consensus (`vx.evolve.objective.CONSENSUS_MODES`)
+    pass_tolerance: float | None = None  # the pass-recall floor's tolerance (None: the family's, else 0.01)
+    estimator: str = DEFAULT_ESTIMATOR  # the pass evidence (`vx.evolve.estimates.ESTIMATORS`)
+    known_rules: bool = True  # also consider seed ∨ each peer op, the label model's wvote and SPADE
 
     def __attrs_post_init__(self) -> None:
         if self.ablation is not None and self.ablation not in ABLATIONS:
@@ -119,6 +124,10 @@ class EvolveConfig:
             raise EvolutionError(f"abstain must be pass or exclude, not {self.abstain!r}")
         if self.consensus not in CONSENSUS_MODES:
             raise EvolutionError(f"consensus must be one of {', '.join(CONSENSUS_MODES)}, not {self.consensus!r}")
+        if self.estimator not in ESTIMATORS:
+            raise EvolutionError(f"estimator must be one of {', '.join(ESTIMATORS)}, not {self.estimator!r}")
+        if self.pass_tolerance is not None and not 0.0 <= self.pass_tolerance <= 1.0:
+            raise EvolutionError(f"pass tolerance must be between 0 and 1, not {self.pass_tolerance!r}")
 
     @property
     def guards(self) -> Guards:
@@ -178,6 +187,7 @@ class Round:
     top: tuple[Mapping[str, Any], ...] = ()  # the best candidates considered (Select)
     seconds: float = 0.0
     label_model: Mapping[str, Any] | None = None  # the label-model consensus's estimates (per op), when on
+    false_alarms: Mapping[str, Any] | None = None  # each op's estimated false-alarm rate, the pass evidence, the floor
 
 
 @attrs.frozen
@@ -220,7 +230,9 @@ class Evolution:
         self.guards = config.guards
         self.policy = config.lifecycle
         self.objective_config = ObjectiveConfig.from_mapping(view.objective, abstain=config.abstain,
-                                                             consensus=config.consensus)
+                                                             consensus=config.consensus,
+                                                             pass_tolerance=config.pass_tolerance,
+                                                             estimator=config.estimator)
         # items: train first, then dev
         self.items: list[Item] = list(view.train.items) + list(view.dev.items)
         n = len(self.items)
@@ -243,6 +255,7 @@ class Evolution:
         self.matrix: VerdictMatrix | None = None
         pack = view.pack()  # the family's Pack contract: taxonomy, failure classifier, template tags
         self.taxonomy, self.classify = pack.taxonomy, pack.classify_failure
+        self.gate, self.agreement = pack.gate, pack.agreement
         self.template_families = tuple(dict.fromkeys((view.name, *pack.templates)))
 
     # ------------------------------------------------------------------------------------------
@@ -280,7 +293,8 @@ class Evolution:
                                 marginals={n: r.marginal for n, r in self.records.items()},
                                 classes={o.name: o.detects for o in self.pool},
                                 llm_ops=[o.name for o in self.pool if o.uses_llm], config=self.objective_config,
-                                guards=self.guards)
+                                guards=self.guards, gate=self.gate, agreement=self.agreement,
+                                floor_node=self.seed_node)
 
     # ------------------------------------------------------------------------------------------
     # start / resume
@@ -309,8 +323,28 @@ class Evolution:
         events = tuple(Event(0, n, "seed", r.status) for n, r in self.records.items())
         self._commit(Round(0, score, replaced=False, candidates=1, selectable=int(score.selectable), events=events,
                            seconds=time.perf_counter() - t0,
-                           label_model=obj.label_model.summary() if obj.label_model is not None else None))
+                           label_model=obj.label_model.summary() if obj.label_model is not None else None,
+                           false_alarms=self._false_alarms(obj)))
         return 1
+
+    def _known_rules(self, obj: Objective) -> list[tuple[Node, str]]:
+        """seed ∨ each peer op, the label model's wvote, SPADE (`vx.evolve.rules`), over the selectable ops."""
+        if not self.config.known_rules:
+            return []
+        sel = self._selectable()
+        peers = [o.name for o in self.pool if o.is_peer and not o.baseline and o.name in sel]
+        return known_rules(obj, self.seed_node, sel, peers)
+
+    def _false_alarms(self, obj: Objective) -> dict[str, Any] | None:
+        """Each op's estimated false-alarm rate on the pass evidence, the evidence and the floor (for the record)."""
+        if obj.evidence is None:
+            return None
+        names = [n for n in self.matrix.op_names if n != self.root and self.records.get(n) is not None
+                 and not self.pool[n].baseline]
+        return {"estimator": obj.evidence.estimator, "evidence": obj.evidence.describe(),
+                "pseudo_positives": round(obj.evidence.n, 3), "floor": obj.pass_floor,
+                "tolerance": self.objective_config.pass_tolerance,
+                "ops": estimates_table(op_estimates(self.matrix, obj.evidence, names))}
 
     def _resume(self, last: int, state: Mapping[str, Any]) -> int:
         self.store.truncate_after(last)
@@ -403,7 +437,8 @@ class Evolution:
                      selectable=int(scores.selectable.sum()), born=growth.born, rejected=growth.rejected,
                      misses=int(misses.sum()), gaps=int(gaps.sum()), clusters=tuple(c.summary() for c in clusters),
                      events=tuple(events), top=tuple(top), seconds=time.perf_counter() - t0,
-                     label_model=obj.label_model.summary() if obj.label_model is not None else None)
+                     label_model=obj.label_model.summary() if obj.label_model is not None else None,
+                     false_alarms=self._false_alarms(obj))
         self._commit(done)
         return done
 
@@ -510,6 +545,7 @@ class Evolution:
         new = self._apply([o.name for o, *_ in built], pool=trial)
         labelled_good = obj.data.dev & (self.dev_p >= 0.5)
         unlabeled_good = self.train_mask & obj.cons_pass & (inc_codes == 0) & ~gaps
+        pseudo_positive = obj.evidence.known_good() if obj.evidence is not None else None
         index = {it.id: i for i, it in enumerate(self.items)}
         item_tasks = np.array([it.task for it in self.items], dtype=object)
         existing_names = [n for n in self.matrix.op_names if self.records[n].status != "retired"]
@@ -523,7 +559,8 @@ class Evolution:
             gate = birth_gate(column, cmask, labelled_good, unlabeled_good, tolerance=self.policy.good_tolerance,
                               min_support=self.policy.min_support, presence=bool(tpl is not None and tpl.presence),
                               cluster_tasks=item_tasks, presence_tolerance=self.policy.presence_tolerance,
-                              presence_lift=self.policy.presence_lift)
+                              presence_lift=self.policy.presence_lift, pseudo_positive=pseudo_positive,
+                              pseudo_positive_tolerance=self.policy.pseudo_positive_tolerance)
             evidence = {"spec": spec, "cluster": cl.summary(), "synthesizer": sname, **gate.evidence()}
             same = (np.stack(existing_cols) == column).mean(axis=1) if existing_cols else np.zeros(0)
             reason = admission_reason(gate, same, existing_names, self.policy)
@@ -570,6 +607,8 @@ class Evolution:
                 if not set(p.op_names()) <= allowed:
                     continue
                 found.setdefault(normalize(p), comp.name)
+        for node, rule in self._known_rules(obj):
+            found.setdefault(normalize(node), f"known rule: {rule}")
         # the anchor cover: the fewest selectable ops that flag every dev failure the pool can flag without
         # flagging a dev pass, alone and added to the incumbent -- so some candidate always meets the guard
         cover = [OpRef(n) for n in obj.guard_cover()]
@@ -637,11 +676,13 @@ class Evolution:
             pruned = [(n, prune_op(self.incumbent, n)) for n in names]
             pruned = [(n, normalize(p)) for n, p in pruned if p is not None]
             scores = obj.score([self.incumbent] + [p for _, p in pruned])
-            base = round(float(scores.objective[0]), 12)
+            merit = np.round(scores.objective + scores.cost, 12)  # leaf cost is not harm: S before its size cost
+            base = float(merit[0])
             for k, (n, _p) in enumerate(pruned, 1):
-                after = round(float(scores.objective[k]), 12)
+                after = float(merit[k])
                 if scores.selectable[k] and after > base:
-                    out.setdefault(n, f"removing it from the incumbent raises S from {base:.4f} to {after:.4f}")
+                    out.setdefault(n, f"removing it from the incumbent raises S (before the size cost) from "
+                                      f"{base:.4f} to {after:.4f}")
         return out
 
     def _curate(self, r: int, obj: Objective, events: list[Event]) -> None:
@@ -720,6 +761,7 @@ class Evolution:
             "stale": self.stale,
             "held": list(self.held),
             **({"label_model": dict(done.label_model)} if done.label_model is not None else {}),
+            **({"false_alarms": dict(done.false_alarms)} if done.false_alarms is not None else {}),
         }
         statuses = [rec.status for rec in self.records.values()]
         row = round_row(done.number, done.score, incumbent=_text(self.incumbent), replaced=done.replaced,
@@ -793,6 +835,7 @@ class Evolution:
             "dev": {"seed": dev_seed.as_dict(), "evolved": dev_best.as_dict()},
             "expressions": {"seed": _text(self.seed_node), "evolved": _text(best)},
             "selected": chosen,
+            **({"false_alarms": self._false_alarms(obj)} if obj.evidence is not None else {}),
         }
         if self.auditor is not None:
             summary["locked"] = {"seed": dict(self.auditor(self.seed_node, self.pool)),

@@ -58,6 +58,7 @@ from vx.dsl.compile import (
     compile_candidates,
     evaluate_batch,
 )
+from vx.evolve.estimates import DEFAULT_ESTIMATOR, PassEvidence, pass_evidence
 from vx.evolve.guards import (GUARD_OK, GUARD_REASONS, REASONS, UNANCHORED, VALID, Guards, guard_codes,
                               validity_codes)
 from vx.evolve.labelmodel import LabelModel, fit_label_model
@@ -80,19 +81,25 @@ class ObjectiveConfig:
     llm_cost: float = 0.002
     abstain: str = "pass"  # how a final ABSTAIN is scored: "pass" (the consumer convention) or "exclude"
     consensus: str = "corroborated"  # one of CONSENSUS_MODES (docs/evolve.md)
+    pass_tolerance: float = 0.01  # the pass-recall floor: the seed's estimated pass recall minus this
+    estimator: str = DEFAULT_ESTIMATOR  # the pass evidence of the floor (`vx.evolve.estimates.ESTIMATORS`)
 
     def __attrs_post_init__(self) -> None:
+        if not 0.0 <= self.pass_tolerance <= 1.0:
+            raise ValueError(f"pass_tolerance must be in [0, 1], not {self.pass_tolerance!r}")
         if self.abstain not in ABSTAIN_MODES:
             raise ValueError(f"abstain must be one of {', '.join(ABSTAIN_MODES)}, not {self.abstain!r}")
         if self.consensus not in CONSENSUS_MODES:
             raise ValueError(f"consensus must be one of {', '.join(CONSENSUS_MODES)}, not {self.consensus!r}")
 
     @classmethod
-    def from_mapping(cls, m: Mapping[str, float], *, abstain: str = "pass",
-                     consensus: str = "corroborated") -> ObjectiveConfig:
+    def from_mapping(cls, m: Mapping[str, float], *, abstain: str = "pass", consensus: str = "corroborated",
+                     pass_tolerance: float | None = None, estimator: str = DEFAULT_ESTIMATOR) -> ObjectiveConfig:
+        tol = float(m.get("pass_tolerance", 0.01)) if pass_tolerance is None else float(pass_tolerance)
         return cls(w=float(m.get("w", 1.0)), fail_weight=float(m.get("fail_weight", 2.0)),
                    op_cost=float(m.get("op_cost", 0.001)), op_floor=int(m.get("op_floor", 3)),
-                   llm_cost=float(m.get("llm_cost", 0.002)), abstain=abstain, consensus=consensus)
+                   llm_cost=float(m.get("llm_cost", 0.002)), abstain=abstain, consensus=consensus,
+                   pass_tolerance=tol, estimator=estimator)
 
     def as_dict(self) -> dict[str, float]:
         return attrs.asdict(self)
@@ -184,6 +191,10 @@ class Score:
     validity: int  # guards.VALID or the degenerate kind
     selectable: bool
     guard: int = GUARD_OK  # guards.GUARD_OK or why the candidate fails the anchor guard
+    #: estimated pass recall on the train split's pass evidence, and estimated precision of its train
+    #: drawbacks (nan without evidence); not part of equality (nan != nan)
+    pass_recall: float = attrs.field(default=float("nan"), eq=False)
+    precision: float = attrs.field(default=float("nan"), eq=False)
 
     @property
     def reason(self) -> str:
@@ -199,7 +210,9 @@ class Score:
     def as_dict(self) -> dict:
         return {"objective": self.objective, "a_dev": self.a_dev, "a_train": self.a_train, "cost": self.cost,
                 "size": self.size, "usable": self.usable, "validity": self.validity,
-                "selectable": self.selectable, "guard": self.guard, "reason": self.reason}
+                "selectable": self.selectable, "guard": self.guard, "reason": self.reason,
+                "pass_recall": None if np.isnan(self.pass_recall) else self.pass_recall,
+                "precision": None if np.isnan(self.precision) else self.precision}
 
 
 @attrs.frozen
@@ -215,14 +228,18 @@ class Scores:
     validity: np.ndarray
     selectable: np.ndarray
     guard: np.ndarray
+    pass_recall: np.ndarray | None = None
+    precision: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.objective)
 
     def get(self, i: int) -> Score:
+        pr = float(self.pass_recall[i]) if self.pass_recall is not None else float("nan")
+        pc = float(self.precision[i]) if self.precision is not None else float("nan")
         return Score(float(self.objective[i]), float(self.a_dev[i]), float(self.a_train[i]), float(self.cost[i]),
                      int(self.size[i]), bool(self.usable[i]), int(self.validity[i]), bool(self.selectable[i]),
-                     int(self.guard[i]))
+                     int(self.guard[i]), pr, pc)
 
 
 def _popcount_rows(a: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -250,7 +267,7 @@ class Objective:
                  guards: Guards = Guards(), consensus_ops: Sequence[str] = (),
                  consensus_weights: Mapping[str, float] | None = None,
                  consensus_classes: Mapping[str, str] | None = None, llm_ops: Sequence[str] = (),
-                 guard_ops: Sequence[str] | None = None) -> None:
+                 guard_ops: Sequence[str] | None = None, evidence: PassEvidence | None = None) -> None:
         self.data = data
         self.config = config
         self.guards = guards
@@ -318,6 +335,25 @@ class Objective:
         self.guard_fail_bits = pack_bits(flaggable)
         self.guard_pass_bits = pack_bits(dev_pass)
         self.n_flaggable = int(flaggable.sum())
+        # the pass evidence (pseudo-positives or the label model's P(pass)) and the pass-recall floor
+        self.evidence = evidence
+        self.pass_floor: float | None = None
+        width = 64 * self.decide_bits.shape[-1]
+        self._pp_w = np.zeros(width)
+        if evidence is not None:
+            self._pp_w[:n] = np.where(data.train & self.decide, evidence.weight, 0.0)
+        self._pp_total = float(self._pp_w.sum())
+        self.train_open_bits = pack_bits(data.train & self.decide)
+
+    def set_pass_floor(self, node: Node | None) -> float | None:
+        """Set the pass-recall floor to ``node``'s (the seed's) estimated pass recall minus the tolerance;
+        None (no floor) without pass evidence. Returns the floor."""
+        self.pass_floor = None
+        if node is not None and self._pp_total > 0:
+            est = self.score_one(node).pass_recall
+            if not np.isnan(est):
+                self.pass_floor = float(est) - self.config.pass_tolerance
+        return self.pass_floor
 
     def _fit_label_model(self, open_train: np.ndarray) -> LabelModel:
         """The Dawid–Skene model of the consensus ops on the open train items, anchored on the open dev items."""
@@ -410,17 +446,29 @@ class Objective:
             a_train = np.where(n_tr > 0, agree / np.maximum(n_tr, 1), self._no_consensus_value(closed))
         cost = cfg.op_cost * np.maximum(0, size - cfg.op_floor) + cfg.llm_cost * llm
         objective = a_dev * np.power(a_train, cfg.w) - cost
+        # the pass evidence: estimated pass recall (abstain = pass) and precision of the train drawbacks
+        if self._pp_total > 0:
+            false_w = _weighted_rows(fires, self._pp_w)
+            pass_recall = 1.0 - false_w / self._pp_total
+            n_fired = _popcount_rows(fires, self.train_open_bits)
+            precision = np.where(n_fired > 0, 1.0 - false_w / np.maximum(n_fired, 1), np.nan)
+        else:
+            pass_recall = np.full(len(opines), np.nan)
+            precision = np.full(len(opines), np.nan)
+        below = None
+        if self.pass_floor is not None and self.guards.pass_floor:
+            below = np.round(pass_recall, 12) < round(self.pass_floor, 12)
         guard = guard_codes(_popcount_rows(fires, self.guard_fail_bits), self.n_flaggable,
-                            _popcount_rows(fires, self.guard_pass_bits))
+                            _popcount_rows(fires, self.guard_pass_bits), below)
         selectable = np.ones(len(opines), dtype=bool)
         if self.guards.fail_closed:
             selectable &= usable
         if self.guards.validity_gate:
             selectable &= validity == VALID
-        if self.guards.anchor:
+        if self.guards.anchor or self.guards.pass_floor:
             selectable &= guard == GUARD_OK
         return Scores(objective, a_dev, a_train.astype(float), cost.astype(float), size, usable, validity, selectable,
-                      guard)
+                      guard, pass_recall, precision)
 
     def _no_consensus_value(self, closed: bool) -> float:
         """A_train when no consensus item counts: 1 when the train split offers no consensus at all
@@ -446,6 +494,8 @@ class Objective:
         dec_op = dec_fi = dev_usable = 0
         agree = n_tr = 0
         flagged = false_alarms = 0
+        pp_false = 0.0
+        n_fired_train = 0
         if not hasattr(self, "_ref_rows"):  # the op verdicts of every item, read once
             arr = m.to_array()
             self._ref_rows = [{o: Verdict(int(v)) for o, v in zip(m.op_names, row)} for row in arr.tolist()]
@@ -474,6 +524,9 @@ class Objective:
                     flagged += e is Verdict.DRAWBACK
                 elif p >= 0.5:
                     false_alarms += e is Verdict.DRAWBACK
+            if self.data.train[i] and open_ and e is Verdict.DRAWBACK:
+                n_fired_train += 1
+                pp_false += float(self._pp_w[i])
             if self.data.train[i] and open_ and (e is not Verdict.ABSTAIN or as_pass):
                 if self.label_model is not None:  # expected agreement under the label model's posterior
                     q = float(self.label_model.q[i])
@@ -494,10 +547,17 @@ class Objective:
         cost = cfg.op_cost * max(0, size - cfg.op_floor) + cfg.llm_cost * llm
         validity = int(validity_codes(self.n_decided, np.array([dec_op]), np.array([dec_fi]))[0])
         usable = dev_usable > 0
-        guard = int(guard_codes(np.array([flagged]), self.n_flaggable, np.array([false_alarms]))[0])
+        pass_recall = 1.0 - pp_false / self._pp_total if self._pp_total > 0 else float("nan")
+        precision = (1.0 - pp_false / n_fired_train if n_fired_train else float("nan")) if self._pp_total > 0 \
+            else float("nan")
+        below = None
+        if self.pass_floor is not None and self.guards.pass_floor:
+            below = np.array([round(pass_recall, 12) < round(self.pass_floor, 12)])
+        guard = int(guard_codes(np.array([flagged]), self.n_flaggable, np.array([false_alarms]), below)[0])
         selectable = ((usable or not closed) and (validity == VALID or not self.guards.validity_gate)
-                      and (guard == GUARD_OK or not self.guards.anchor))
-        return Score(a_dev * a_train ** cfg.w - cost, a_dev, a_train, cost, size, usable, validity, selectable, guard)
+                      and (guard == GUARD_OK or not (self.guards.anchor or self.guards.pass_floor)))
+        return Score(a_dev * a_train ** cfg.w - cost, a_dev, a_train, cost, size, usable, validity, selectable, guard,
+                     pass_recall, precision)
 
     def _reference_consensus(self, row: Mapping[str, Verdict]) -> str | None:
         groups: dict[str, list[str]] = {}
@@ -533,7 +593,8 @@ class Objective:
 
 def engine_objective(data: EvalData, *, statuses: Mapping[str, str], marginals: Mapping[str, float | None],
                      classes: Mapping[str, str], llm_ops: Sequence[str] = (), config: ObjectiveConfig = ObjectiveConfig(),
-                     guards: Guards = Guards()) -> Objective:
+                     guards: Guards = Guards(), gate: str | None = None, agreement: str | None = None,
+                     floor_node: Node | None = None) -> Objective:
     """The objective an evolution round selects under, from the op records (the one definition the
     engine and `vx.evolve.recompute` share).
 
@@ -541,13 +602,23 @@ def engine_objective(data: EvalData, *, statuses: Mapping[str, str], marginals: 
       retired* ops (not the root, not shadows -- baselines are shadows), so it does not shrink as ops
       retire; an op's consensus vote weight is its reliability weight (`reliability_weight`).
     * The **anchor guard** asks of the active ops only: what the pool can flag is what a selectable
-      expression could."""
+      expression could.
+    * The **pass evidence** (`vx.evolve.estimates.pass_evidence`, ``config.estimator``) is read on the
+      open train items with the same reference, the pack's ``gate`` and ``agreement`` ops; the
+      **pass-recall floor** is ``floor_node``'s (the seed's) estimate minus ``config.pass_tolerance``."""
     root = data.root
     reference = sorted(n for n, st in statuses.items() if st in ("active", "retired") and n != root)
     active = sorted(n for n, st in statuses.items() if st == "active" and n != root)
     weights = {n: reliability_weight(marginals.get(n)) for n in reference}
-    return Objective(data, config=config, guards=guards, consensus_ops=reference, consensus_weights=weights,
-                     consensus_classes={n: classes.get(n, n) for n in reference}, llm_ops=llm_ops, guard_ops=active)
+    root_open = data.matrix.column(root) != 1 if root is not None and root in data.matrix.op_names \
+        else np.ones(data.matrix.n_items, bool)
+    evidence = pass_evidence(data.matrix, data.train & root_open, reference=reference, gate=gate,
+                             agreement=agreement, estimator=config.estimator, dev_p=data.dev_p, root=root)
+    obj = Objective(data, config=config, guards=guards, consensus_ops=reference, consensus_weights=weights,
+                    consensus_classes={n: classes.get(n, n) for n in reference}, llm_ops=llm_ops, guard_ops=active,
+                    evidence=evidence)
+    obj.set_pass_floor(floor_node)
+    return obj
 
 
 #: The gap rule's split share: the minority side of the active pool's weighted vote on an item must

@@ -22,9 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import numpy as np
 
 from vx.evolve.audit import LockedAuditor
 from vx.evolve.compose import Composer
+from vx.evolve.estimates import header_estimates
 from vx.evolve.loop import Evolution, EvolutionError, EvolutionResult, EvolveConfig
 from vx.evolve.store import FORMAT, RunStore
 from vx.evolve.synthesize import Synthesizer
@@ -168,6 +170,13 @@ def write_vx(path: str | Path, result: EvolutionResult, *, family: str, pool: Op
     from vx.evolve.compose import normalize
 
     best = normalize(result.best)  # the simplest equivalent form: (wvote 1 a@1 b@3) is written (any a b)
+    fa = result.summary.get("false_alarms") if isinstance(result.summary, dict) else None
+    if fa:
+        if not np.isnan(s.pass_recall):
+            floor = fa.get("floor")
+            header["pass_recall"] = (f"{s.pass_recall:.4f} estimated on the train split's pass evidence"
+                                     + (f" (floor {floor:.4f})" if floor is not None else ""))
+        header["false_alarms"] = header_estimates([r for r in fa.get("ops", ()) if r["op"] in best.op_names()])
     used = [n for n in best.op_names() if n in specs]
     return write_file(path, best, header=header, specs=[{**specs[n], "name": n} for n in used])
 

@@ -197,6 +197,13 @@ class Pack:
     output_language: str | None = None
     #: what the skill loop (``vx ratchet``) needs from the family; None: the ratchet's generic defaults
     ratchet: RatchetHooks | None = attrs.field(default=None, eq=False, repr=False)
+    #: the op whose CLEAN verdict says the output does what its task visibly asks (the code family's
+    #: visible examples, SQL's "it executes"): half of the evidence that an output is correct, for the
+    #: label-free false-alarm estimates (`vx.evolve.estimates`); None: the family has none
+    gate: str | None = None
+    #: a baseline peer op whose CLEAN verdict says every other attempt at the task behaves as this one
+    #: does (the other half of that evidence, where a task has three or more attempts); None: none
+    agreement: str | None = None
 
     def __attrs_post_init__(self) -> None:
         names = [o.name for o in self.ops]
@@ -276,7 +283,9 @@ class Pack:
                    describe_task=describe_task, sources=sources if openers else None,
                    output_language=next((p.output_language for p in packs if p.output_language), None),
                    datasets=tuple(dict.fromkeys(d for p in packs for d in p.datasets)),
-                   ratchet=next((p.ratchet for p in packs if p.ratchet is not None), None))
+                   ratchet=next((p.ratchet for p in packs if p.ratchet is not None), None),
+                   gate=next((p.gate for p in packs if p.gate), None),
+                   agreement=next((p.agreement for p in packs if p.agreement), None))
 
     def pool(self, *, root: str | None = None, specs: Iterable[Mapping[str, Any]] = ()) -> OpPool:
         """An op pool of this pack's ops plus typed specs, with ``root`` (default: the pack's)."""

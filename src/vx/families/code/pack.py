@@ -138,6 +138,8 @@ PACK = Pack(
     datasets=("humaneval+", "mbpp+", "humaneval"),
     output_language="python",
     ratchet=ratchet.HOOKS,
+    gate="fails_visible_example",
+    agreement="outside_unanimity",
 )
 
 JUDGE = Pack(

@@ -57,6 +57,8 @@ PACK = Pack(
     task_schema=TASK_SCHEMA,
     output_language="sql",
     ratchet=ratchet.HOOKS,
+    gate="execution_error",
+    agreement="outside_unanimity",
 )
 
 JUDGE = Pack(name="sql-judge", ops=tuple(judge.OPS), taxonomy=TAXONOMY, templates=(templates.FAMILY,),
