@@ -12,6 +12,9 @@ Families (``--families``, default all three):
 * ``spider`` -- the Spider family (``vx data build spider``): DIN-SQL's 20 prediction runs on 191 Spider dev
   questions in ``<spider-dir>``, ``--spider-per-task`` attempts per question (seeded; several values give
   one family each, default 5 and 20), labelled by Spider's execution match;
+* ``spider-frontier`` -- the same questions with four published systems' predictions
+  (``<spider-dir>/samples-frontier/``: C3SQL, DAIL-SQL with and without self-consistency, Graphix-T5),
+  all four attempts per question;
 * ``--family-dir DIR`` (repeatable) adds a prebuilt family directory, evaluated as built for every seed
   (``{seed}`` in DIR is replaced by each seed: one prebuilt family per seed); alone, it runs without the defaults.
 
@@ -646,8 +649,8 @@ def git_revision() -> str:
     return f"commit {rev}" + (" with local changes in src/" if dirty else "")
 
 
-FAMILIES = ("mbpp-per-file", "mbpp-both", "humaneval-both", "codet", "spider")
-DEFAULT_FAMILIES = ("mbpp-both", "humaneval-both", "codet", "spider")
+FAMILIES = ("mbpp-per-file", "mbpp-both", "humaneval-both", "codet", "spider", "spider-frontier")
+DEFAULT_FAMILIES = ("mbpp-both", "humaneval-both", "codet", "spider", "spider-frontier")
 
 
 def family_specs(args: argparse.Namespace) -> list[FamilySpec]:
@@ -684,6 +687,11 @@ def family_specs(args: argparse.Namespace) -> list[FamilySpec]:
         for k in args.spider_per_task:
             specs.append(FamilySpec(f"spider-k{k}", f"Spider dev (DIN-SQL, {len(runs)} runs), k = {k}", "spider", runs,
                                     per_task=k, n_locked=None, directory=args.spider_dir))
+    frontier = tuple(sorted((args.spider_dir / "samples-frontier").glob("*.jsonl")))
+    if "spider-frontier" in families and (args.spider_dir / "questions.jsonl").is_file() and frontier:
+        specs.append(FamilySpec("spider-frontier", f"Spider dev (four published systems: "
+                                f"{', '.join(p.stem for p in frontier)}), k = {len(frontier)}", "spider", frontier,
+                                per_task=len(frontier), n_locked=None, directory=args.spider_dir))
     for d in args.family_dir:
         name = Path(d.replace("{seed}", "S")).name if "{seed}" in d else Path(d).name
         specs.append(FamilySpec(f"prebuilt-{name}", f"{d} (prebuilt)", "prebuilt", directory=d))
