@@ -11,6 +11,7 @@ import pytest
 from vx.dsl.matrix import VerdictMatrix
 from vx.dsl.parse import parse
 from vx.evolve.guards import GUARD_FALSE_ALARM, GUARD_MISSES, GUARD_OK, Guards
+from vx.evolve import record
 from vx.evolve.loop import Evolution, EvolveConfig
 from vx.evolve.objective import EvalData, Objective, engine_objective
 from vx.evolve.run import evolve_family
@@ -36,7 +37,7 @@ def test_the_result_is_the_best_incumbent_ever_held_rescored(evo, tmp_path):
     assert obj.score_one(better).objective > obj.score_one(eng.incumbent).objective
     # an incumbent held in an earlier round that scores better under the final pool is what is written
     eng.held.insert(0, {"expression": "(any missing_keyword too_long)", "round": 0})
-    res = eng._finish()
+    res = record.finish(eng)
     assert res.best == better
     assert res.best_score == obj.score_one(better)
     assert res.summary["selected"]["from_round"] == 0
@@ -50,7 +51,7 @@ def test_a_held_incumbent_loses_its_retired_ops_before_it_is_rescored(evo, tmp_p
     eng.held.insert(0, {"expression": "(any missing_keyword too_long very_short)", "round": 0})
     eng.records["very_short"].status = "retired"
     eng.pool.set_status("very_short", "retired")
-    res = eng._finish()
+    res = record.finish(eng)
     assert "very_short" not in res.best.op_names()
 
 

@@ -134,6 +134,16 @@ def _simpler_wvote(threshold: float, kids: list[Node], weights: list[float]) -> 
     return None
 
 
+def prune_ops(node: Node, names) -> Node | None:
+    """``node`` with every leaf of each op in ``names`` removed, then in normal form (`normalize`); None if
+    nothing is left. What retiring ops does to an incumbent, an elite or a held expression."""
+    for name in names:
+        node = prune_op(node, name)
+        if node is None:
+            return None
+    return normalize(node)
+
+
 def prune_op(node: Node, name: str) -> Node | None:
     """``node`` with every leaf ``name`` removed (K and weights adjusted); None if nothing is left."""
     if isinstance(node, OpRef):

@@ -619,18 +619,3 @@ def engine_objective(data: EvalData, *, statuses: Mapping[str, str], marginals: 
                     evidence=evidence)
     obj.set_pass_floor(floor_node)
     return obj
-
-
-#: The gap rule's split share: the minority side of the active pool's weighted vote on an item must
-#: hold at least this share of the total for the item to count as split.
-GAP_SPLIT_SHARE = 1 / 3
-
-
-def gap_mask(obj: Objective, train_mask: np.ndarray) -> np.ndarray:
-    """The gap rule (DESIGN §6, Sense): a train item the root leaves to the expression is a *gap*
-    when the active pool is silent on it (no op opines) or split (both sides hold weight and the
-    smaller at least `GAP_SPLIT_SHARE` of it). Gaps are where the pool needs a new detector."""
-    total = obj.fire_w + obj.clean_w
-    silent = total == 0
-    split = (obj.fire_w > 0) & (obj.clean_w > 0) & (3 * np.minimum(obj.fire_w, obj.clean_w) >= total)
-    return train_mask & obj.decide & (silent | split)

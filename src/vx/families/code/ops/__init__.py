@@ -32,6 +32,7 @@ from vx.families.code.ops.exec import (
 )
 from vx.families.code.ops.invariants import violates_example_invariant
 from vx.families.code.ops.peers import PEER_OPS, disagrees_with_peers, outside_dual_agreement, outside_plurality
+from vx.families.code.ops.agreement import AGREEMENT_OPS, outside_unanimity
 from vx.families.code.ops.run import Execution, execution, sandbox
 from vx.families.code.ops.static import (
                                        hardcodes_example,
@@ -46,10 +47,10 @@ from vx.families.code.ops.values import same_value, short, trivial_value, type_m
 ROOT = "parses"
 #: The seed ops, root first, in the order the family's pool lists them.
 SEED_OPS = (parses, wrong_entry_point, reads_stdin, hardcodes_example, undefined_name, crash, fails_visible_example,
-            returns_not_print_only, timeout, returns_wrong_type, mutates_argument, nondeterministic, *PEER_OPS,
+            returns_not_print_only, timeout, returns_wrong_type, mutates_argument, nondeterministic, *PEER_OPS, *AGREEMENT_OPS,
             violates_example_invariant, crashes_in_domain)
 
-__all__ = ["PEER_OPS", "ROOT", "SEED_OPS", "disagrees_with_peers", "outside_dual_agreement", "outside_plurality", "TAXONOMY", "Artifact", "Execution", "accepted_names", "artifact_of", "build_artifact",
+__all__ = ["AGREEMENT_OPS", "PEER_OPS", "outside_unanimity", "ROOT", "SEED_OPS", "disagrees_with_peers", "outside_dual_agreement", "outside_plurality", "TAXONOMY", "Artifact", "Execution", "accepted_names", "artifact_of", "build_artifact",
            "classify_by_evidence", "crash", "crashes_in_domain", "execution", "fails_visible_example", "hardcodes_example",
            "mutates_argument", "nondeterministic", "parses", "reads_stdin", "returns_not_print_only",
            "returns_wrong_type", "same_value", "sandbox", "short", "timeout", "trivial_value", "type_mismatch",

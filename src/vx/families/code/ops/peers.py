@@ -559,24 +559,6 @@ def outside_plurality(task, mine, peers, ctx):
     return drawback(f"in a cluster of {len(mine_cluster)} of {len(everyone)} attempts; the largest has {big}")
 
 
-@peer_op(observe=behaviour, detects="wrong_logic", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
-def outside_unanimity(task, mine, peers, ctx):
-    """Unanimity: clean when at least two other attempts are in the batch and every one of them behaves
-    exactly as this one on the visible examples and every peer probe; a drawback when one differs. Not a
-    detector to select (a baseline, kept in shadow): its clean verdict is the agreement evidence of the
-    label-free false-alarm estimates (`vx.evolve.estimates`)."""
-    if len(peers) < 2:
-        return abstain(f"{len(peers)} other attempt(s) in the batch: unanimity needs at least two")
-    everyone = [Behaviour.from_data(mine)] + [Behaviour.from_data(p) for p in peers]
-    if not everyone[0].loaded:
-        return abstain("the attempt does not load: no behaviour to compare")
-    clusters = behaviour_clusters(everyone)
-    if len(clusters) == 1:
-        return clean(f"every one of the {len(peers)} other attempts behaves the same")
-    mine_cluster = next(c for c in clusters if 0 in c)
-    return drawback(f"{len(everyone) - len(mine_cluster)} of the {len(peers)} other attempts behave differently")
-
-
 def test_passes(task: Mapping[str, Any], b: Behaviour) -> list[bool]:
     """Which of the task's model-written tests the attempt passes (its answer equals the test's
     expected value, with the family's comparator)."""
@@ -663,11 +645,10 @@ def _induce_peer_variants(cluster: list, good: list) -> list[dict[str, Any]]:
 
 
 #: The pack's peer ops: the seed op and the two baselines (shadow).
-PEER_OPS = (disagrees_with_peers, outside_plurality.as_baseline(), outside_dual_agreement.as_baseline(),
-            outside_unanimity.as_baseline())
+PEER_OPS = (disagrees_with_peers, outside_plurality.as_baseline(), outside_dual_agreement.as_baseline())
 
 
 __all__ = ["Answer", "Behaviour", "DEFAULT_PROBES", "distinguishing", "MAX_SHOWN_SPLITS", "PEER_OPS", "PROBE_SETS", "VARIANTS", "Vote", "behaviour",
            "behaviour_clusters", "close", "disagrees_with_peers", "disagrees_with_peers_check", "dual_agreement_scores",
            "dual_cluster_vote", "TRUST",
-           "outside_dual_agreement", "outside_plurality", "outside_unanimity", "same_answer", "test_passes", "vote"]
+           "outside_dual_agreement", "outside_plurality", "same_answer", "test_passes", "vote"]

@@ -18,6 +18,7 @@ from vx.families.sql.ops.exec import (
                                         timeout,
 )
 from vx.families.sql.ops.peers import PEER_OPS, disagrees_with_peers, outside_plurality
+from vx.families.sql.ops.agreement import AGREEMENT_OPS, outside_unanimity
 from vx.families.sql.ops.static import (
                                         cartesian_join,
                                         date_as_string_compare,
@@ -40,9 +41,9 @@ SEED_OPS = (parses, missing_group_by, select_star, top_n_missing_limit, unknown_
 #: ``limit_over_ties``, whose firing rate on Spider's failures is the base rate (a tie under a LIMIT is
 #: a risk the gold query usually shares, not a failure by Spider's rule).
 REAL_OPS = (extra_aggregate_column, unused_join, literal_not_in_column, limit_over_ties.with_status("shadow"))
-OPS = SEED_OPS + REAL_OPS + PEER_OPS
+OPS = SEED_OPS + REAL_OPS + PEER_OPS + AGREEMENT_OPS
 
-__all__ = ["OPS", "PEER_OPS", "REAL_OPS", "ROOT", "SEED_OPS", "TAXONOMY", "cartesian_join", "classify_by_evidence",
+__all__ = ["AGREEMENT_OPS", "OPS", "PEER_OPS", "outside_unanimity", "REAL_OPS", "ROOT", "SEED_OPS", "TAXONOMY", "cartesian_join", "classify_by_evidence",
            "date_as_string_compare", "disagrees_with_peers", "empty_result", "execution_error",
            "extra_aggregate_column", "limit_over_ties", "literal_not_in_column", "missing_group_by",
            "null_heavy_result", "outside_plurality", "parses", "select_star", "timeout", "top_n_missing_limit",

@@ -273,30 +273,6 @@ def outside_plurality(task, mine, peers, ctx):
                     f"common one by {big}")
 
 
-@peer_op(observe=results, detects="wrong_result", timeout=PEER_TIMEOUT, depends=DEPENDS)
-def outside_unanimity(task, mine, peers, ctx):
-    """Unanimity: clean when at least two other attempts are in the batch and every one of them runs and
-    returns this attempt's result on every database they share (original and variants); a drawback when
-    one differs. Not a detector to select (a baseline, kept in shadow): its clean verdict is the
-    agreement evidence of the label-free false-alarm estimates (`vx.evolve.estimates`)."""
-    ran, me, note = _results(mine)
-    if not ran:
-        return abstain(note or "the attempt does not run: no result to compare")
-    if len(peers) < 2:
-        return abstain(f"{len(peers)} other attempt(s) in the batch: unanimity needs at least two")
-    mine_by = {r.label: r.answer for r in me}
-    for k, p in enumerate(peers, 1):
-        ok, rs, _ = _results(p)
-        theirs = {r.label: r.answer for r in rs}
-        shared = [lab for lab in mine_by if lab in theirs]
-        if not ok or not shared:
-            return drawback(f"another attempt ({k} of {len(peers)}) does not run")
-        differs = [lab for lab in shared if theirs[lab] != mine_by[lab]]
-        if differs:
-            return drawback(f"another attempt ({k} of {len(peers)}) returns a different result on {differs[0]}")
-    return clean(f"every one of the {len(peers)} other attempts returns the same result")
-
-
 # --------------------------------------------------------------------------- the template
 
 #: Variants the inducer proposes (the birth gate decides); the seed op's parameters first.
@@ -328,7 +304,7 @@ def _induce_peer_variants(cluster: list, good: list) -> list[dict[str, Any]]:
 
 
 #: The pack's peer ops: the seed op and the self-consistency baseline (shadow).
-PEER_OPS = (disagrees_with_peers, outside_plurality.with_status("shadow"), outside_unanimity.as_baseline())
+PEER_OPS = (disagrees_with_peers, outside_plurality.with_status("shadow"))
 
 __all__ = ["DATABASES", "PEER_OPS", "VARIANTS", "Vote", "comparable_sql", "disagrees_with_peers",
-           "disagrees_with_peers_check", "outside_plurality", "outside_unanimity", "results", "results_disagree_with_peers", "vote"]
+           "disagrees_with_peers_check", "outside_plurality", "results", "results_disagree_with_peers", "vote"]

@@ -1,0 +1,144 @@
+"""Select (DESIGN §6, step 3): the round's candidates, scored in one batch, and the replacement rule.
+
+Candidates: the incumbent, the seed, the elites, every composer's proposals, the **known rules** (seed ∨
+each peer op, the label model's wvote, SPADE: `vx.evolve.rules`) and the anchor cover; all normalised
+and de-duplicated. The incumbent is replaced only by a strictly better selectable candidate (ties:
+`vx.evolve.guards.best_index`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the engine that holds the run's state (the phases are its steps)
+    from vx.evolve.loop import Evolution
+
+import attrs
+import numpy as np
+
+from vx.dsl.ast import Any as AnyNode, Node, OpRef
+from vx.dsl.parse import VxSyntaxError, parse
+from vx.dsl.printer import to_text
+from vx.evolve.compose import CompositionContext, Elite, normalize
+from vx.evolve.guards import best_index, rank_key
+from vx.evolve.objective import Objective, Scores
+from vx.evolve.rules import known_rules
+from vx.evolve.synthesize import Cluster
+
+__all__ = ["Selection", "candidates", "rules", "select", "shortcomings", "top_candidates", "update_elites"]
+
+
+@attrs.frozen
+class Selection:
+    """What Select did: the candidates, their scores, whether the incumbent was replaced and by how much."""
+
+    nodes: tuple[Node, ...]
+    scores: Scores
+    replaced: bool
+    gain: float
+    top: tuple[dict[str, Any], ...]
+
+
+def select(ev: Evolution, r: int, rng: np.random.Generator, obj: Objective, gaps: np.ndarray,
+           clusters: Sequence[Cluster]) -> Selection:
+    """Score the round's candidates, replace the incumbent by a strictly better one, update the elites."""
+    nodes, origin = candidates(ev, r, rng, obj, gaps, clusters)
+    scores = obj.score(nodes)
+    inc_score = scores.get(0)
+    best_i = best_index(scores, nodes, incumbent=0)
+    replaced = False
+    gain = 0.0
+    if best_i is not None and best_i != 0:
+        cand = scores.get(best_i)
+        better = (not inc_score.selectable) or round(cand.objective, 12) > round(inc_score.objective, 12)
+        if better:
+            gain = cand.objective - inc_score.objective if inc_score.selectable else float("inf")
+            ev.incumbent = nodes[best_i]
+            replaced = True
+    update_elites(ev, nodes, scores)
+    return Selection(tuple(nodes), scores, replaced, gain, tuple(top_candidates(ev, nodes, origin, scores)))
+
+
+def candidates(ev: Evolution, r: int, rng: np.random.Generator, obj: Objective, gaps: np.ndarray,
+                clusters: Sequence[Cluster]) -> tuple[list[Node], list[str]]:
+    sel = ev._selectable()
+    allowed = set(sel)
+    gap_summary = ({"gaps": int(gaps.sum()), "clusters": [c.summary() for c in clusters]},)
+    elites = tuple(attrs.evolve(e, shortcomings=shortcomings(ev, obj, e.node)) for e in ev.elites)
+    ctx = CompositionContext(r, tuple(sel), ev.incumbent, elites, tuple(ev.pool.catalog()), gap_summary, rng)
+    found: dict[Node, str] = {ev.incumbent: "incumbent"}
+    if set(ev.seed_node.op_names()) <= allowed:
+        found.setdefault(ev.seed_node, "seed")
+    for e in ev.elites:
+        found.setdefault(e.node, "elite")
+    for comp in ev.composers:
+        for p in comp.propose(ctx):
+            if isinstance(p, str):
+                try:
+                    p = parse(p, known_ops=sel)
+                except VxSyntaxError:
+                    continue
+            if not set(p.op_names()) <= allowed:
+                continue
+            found.setdefault(normalize(p), comp.name)
+    for node, rule in rules(ev, obj):
+        found.setdefault(normalize(node), f"known rule: {rule}")
+    # the anchor cover: the fewest selectable ops that flag every dev failure the pool can flag without
+    # flagging a dev pass, alone and added to the incumbent -- so some candidate always meets the guard
+    cover = [OpRef(n) for n in obj.guard_cover()]
+    if cover:
+        found.setdefault(normalize(AnyNode(cover)), "anchor cover")
+        found.setdefault(normalize(AnyNode([ev.incumbent, *cover])), "anchor cover")
+    return list(found), list(found.values())
+
+
+def rules(ev: Evolution, obj: Objective) -> list[tuple[Node, str]]:
+    """seed ∨ each peer op, the label model's wvote, SPADE (`vx.evolve.rules`), over the selectable ops."""
+    if not ev.config.known_rules:
+        return []
+    sel = ev._selectable()
+    peers = [o.name for o in ev.pool if o.is_peer and not o.baseline and o.name in sel]
+    return known_rules(obj, ev.seed_node, sel, peers)
+
+
+def shortcomings(ev: Evolution, obj: Objective, node: Node) -> tuple[dict[str, Any], ...]:
+    """The dev items an expression gets wrong (what an LLM composer is shown about an elite)."""
+    codes = obj.final_codes(node)
+    out = []
+    for i in np.flatnonzero(obj.data.dev).tolist():
+        fail_label = ev.dev_p[i] < 0.5
+        says_fail = codes[i] == 1
+        if fail_label != says_fail:
+            out.append({"item": ev.items[i].id, "kind": "missed drawback" if fail_label else "false alarm"})
+    return tuple(out)
+
+
+def update_elites(ev: Evolution, nodes: list[Node], scores) -> None:
+    sel = np.flatnonzero(scores.selectable)
+    if len(sel) == 0:
+        ev.elites = []
+        return
+    order = sel[np.lexsort((scores.size[sel], -np.round(scores.objective[sel], 12)))]
+    head = order[: ev.config.elite_size * 4].tolist()
+    ranked = sorted(head, key=lambda i: rank_key(scores.objective[i], int(scores.size[i]), to_text(nodes[i])))
+    ev.elites = [Elite(nodes[i], float(scores.objective[i]), float(scores.a_dev[i]), float(scores.a_train[i]))
+                   for i in ranked[: ev.config.elite_size]]
+
+
+def top_candidates(ev: Evolution, nodes: list[Node], origin: list[str], scores) -> list[dict[str, Any]]:
+    k = ev.config.record_candidates
+    if k <= 0:
+        return []
+    key = np.where(scores.selectable, np.round(scores.objective, 12), -np.inf)
+    order = np.lexsort((scores.size, -key))[: k * 2].tolist()
+    ranked = sorted(order, key=lambda i: (-key[i], int(scores.size[i]), to_text(nodes[i])))[:k]
+    out = []
+    for i in ranked:
+        s = scores.get(i)
+        out.append({"expression": to_text(nodes[i]), "composer": origin[i], "objective": s.objective,
+                    "a_dev": s.a_dev, "a_train": s.a_train, "cost": s.cost, "selectable": s.selectable,
+                    "reason": s.reason})
+    return out
