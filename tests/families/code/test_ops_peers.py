@@ -255,3 +255,21 @@ def test_distinguishing_inputs_are_searched_kept_and_shown():
     assert "f(2) (4 x3, 3 x1)" in dict(split)[2]
     v = P.vote(rows[0], rows[1:], c, k, SEL, min_support=3, quorum=0.5)
     assert v.verdict == 1 and "inputs that split the attempts passing the example" in v.message
+
+
+def _data(loaded=True, ok=True, answers=(1, 2)):
+    return {"loaded": loaded, "examples_ok": ok, "answers": [["value", a, "", 0.0, 0.0] for a in answers],
+            "example_answers": [], "note": ""}
+
+
+def test_unanimity_is_clean_only_when_every_other_attempt_behaves_the_same():
+    from vx.families.code.ops.agreement import outside_unanimity
+
+    task = {"id": "t", "entry_point": "f"}
+    judge = outside_unanimity.judge
+    assert judge(task, _data(), [_data(), _data()]).verdict == 0
+    v = judge(task, _data(), [_data(), _data(answers=(1, 3))])
+    assert v.verdict == 1 and "1 of the 2 other attempts behave differently" in v.message
+    assert judge(task, _data(), [_data()]).verdict == -1  # one other attempt is no unanimity
+    assert judge(task, _data(loaded=False), [_data(), _data()]).verdict == -1
+    assert judge(task, _data(), [_data(), _data(loaded=False)]).verdict == 1  # a peer that does not load differs

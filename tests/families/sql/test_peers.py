@@ -161,3 +161,17 @@ def test_what_an_output_returns_is_kept_bounded(task):
     obs = observe(task, long)
     row = obs["dbs"][0]
     assert row[1] == "ok" and len(row[-1]) == P.SAMPLE_ROWS and all(len(c) <= P.CELL_CHARS for r in row[-1] for c in r)
+
+
+def test_unanimity_is_clean_only_when_every_other_attempt_returns_the_same_result(task):
+    from vx.families.sql.ops.agreement import outside_unanimity
+
+    def unanimity(mine, others):
+        return outside_unanimity.judge(task, observe(task, mine), [observe(task, s) for s in others])
+
+    assert unanimity(RIGHT, [SAME, RIGHT]).verdict == 0  # the same result on every database
+    v = unanimity(RIGHT, [SAME, WRONG])
+    assert v.verdict == 1 and "different result" in v.message
+    assert unanimity(RIGHT, [SAME]).verdict == -1  # one other attempt is no unanimity
+    assert unanimity("SELECT nope FROM stadium", [RIGHT, SAME]).verdict == -1  # it does not run
+    assert unanimity(RIGHT, [SAME, "SELECT nope FROM stadium"]).verdict == 1  # another does not run
