@@ -131,3 +131,28 @@ def test_check_warns_when_a_specs_header_points_nowhere(tiny_family):
     r = CliRunner().invoke(main, ["check", str(tiny_family / "evolved.vx")])
     assert r.exit_code == 1
     assert "cannot read the specs file" in r.output and "unknown op 'syn_x'" in r.output
+
+
+def test_explain_says_when_a_drawback_comes_from_an_op_estimated_to_false_alarm(tiny_family):
+    # what `vx evolve` writes in an evolved .vx: each op's estimated false-alarm rate on the train split
+    (tiny_family / "doubt.vx").write_text("; family: tiny\n; false_alarms: missing_keyword 0.0800 (n 250), "
+                                          "shouting 0.0000 (n 250)\n(any missing_keyword shouting too_long)\n")
+    r = run("explain", str(tiny_family / "doubt.vx"), "--item", "d2")
+    assert r.exit_code == 0, r.output
+    assert "missing_keyword fires on an estimated 8.0% of correct outputs" in " ".join(r.output.split())
+    j = json.loads(run("explain", str(tiny_family / "doubt.vx"), "--item", "d2", "--json").output)
+    assert j["doubtful_drawbacks"] == [{"op": "missing_keyword", "false_alarm_rate": 0.08, "n": 250.0}]
+    # without the header (a hand-written .vx) nothing is said
+    plain = json.loads(run("explain", str(tiny_family / "seed.vx"), "--item", "d2", "--json").output)
+    assert plain["doubtful_drawbacks"] == []
+
+
+def test_ops_false_alarms_applies_the_pool_and_reports_each_op_with_its_evidence(tiny_family, tmp_path):
+    cache = str(tmp_path / "c3.sqlite")
+    r = run("ops", str(tiny_family), "--false-alarms", "-j", "1", "--cache", cache)
+    assert r.exit_code == 0, r.output
+    assert "est. false alarms" in r.output and "false alarms estimated without labels" in r.output
+    doc = json.loads(run("ops", str(tiny_family), "--false-alarms", "--json", "-j", "1", "--cache", cache).output)
+    fa = doc["false_alarms"]
+    assert fa["estimator"] == "pseudo-positives" and {r["op"] for r in fa["ops"]} >= {"missing_keyword", "shouting"}
+    assert all({"rate", "n", "fires", "evidence"} <= set(row) for row in fa["ops"])
