@@ -163,6 +163,9 @@ def bounds_rows_otherwise(tree: exp.Expression) -> bool:
     for sub in tree.find_all(exp.Subquery):
         if sub.find(exp.Max, exp.Min) is not None and isinstance(sub.parent, (exp.EQ, exp.GTE, exp.LTE, exp.In)):
             return True
+        inner = sub.this
+        if isinstance(inner, exp.Query) and outer_limit(inner) is not None and inner.args.get("order"):
+            return True  # WHERE id = (SELECT id … ORDER BY … LIMIT 1), or a derived table of the top rows
     if tree.find(exp.Qualify) is not None:
         return True
     for w in tree.find_all(exp.Window):  # a ranking window used to filter (… WHERE rn <= 3)
@@ -355,6 +358,33 @@ def unknown_identifiers(tree: exp.Expression, catalog: Catalog) -> list[str]:
     return problems
 
 
+def query_names(tree: exp.Expression, catalog: Catalog) -> set[str]:
+    """Every name (lower case) a column reference of `tree` may resolve to: the columns of the base
+    tables it reads, its select-list and table aliases' column names, and CTE / derived-table columns."""
+    names = {c.lower() for t in table_names(tree) for c in catalog.columns(catalog.table(t) or t)}
+    names |= {a.alias.lower() for a in tree.find_all(exp.Alias) if a.alias}
+    for ta in tree.find_all(exp.TableAlias):
+        names |= {c.name.lower() for c in ta.columns}
+    return names
+
+
+def sqlite_string_literals(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expression, int]:
+    """`tree` read by SQLite's rule for double quotes: a double-quoted name that is no column the query
+    can see (:func:`query_names`) is a string literal (``WHERE region = "Central Africa"``), as SQLite
+    and Spider's evaluator run it. Returns the tree (changed in place) and how many names became strings."""
+    names = query_names(tree, catalog)
+    n = 0
+    for col in list(tree.find_all(exp.Column)):
+        ident = col.this
+        if col.table or not isinstance(ident, exp.Identifier) or not ident.quoted:
+            continue
+        if ident.name.lower() in names:
+            continue
+        col.replace(exp.Literal.string(ident.name))
+        n += 1
+    return tree, n
+
+
 # --------------------------------------------------------------------------- joins
 
 
@@ -544,40 +574,98 @@ def ordering_aggregates(tree: exp.Expression, question: str) -> list[str]:
     return found
 
 
-def unused_joins(tree: exp.Expression, catalog: Catalog | None) -> list[str]:
-    """Tables an inner join brings in of which nothing is used outside the join's own ON condition:
-    the join can only multiply or drop rows (``singer JOIN singer_in_concert`` to list singers)."""
+def unused_joins(tree: exp.Expression, catalog: Catalog | None) -> list[tuple[str, exp.Join]]:
+    """Inner joins of the outer SELECT of which nothing is used outside the join's own ON condition, in a
+    query whose result would show repeated rows: ``(table, join)`` pairs. Such a join is a *semi-join*
+    (it keeps the rows that have a match), which is often what the question asks; it is a defect only
+    when it also repeats rows, which only the data can tell (:func:`without_join`). Not a candidate: a
+    join in a nested query (IN / EXISTS / derived tables only test membership or are aggregated), a
+    SELECT that aggregates, groups or is DISTINCT, the arms of UNION / INTERSECT / EXCEPT (they remove
+    duplicates), joins without ON, outer and cross joins, and self-joins of one table name."""
+    sel = tree
+    if not isinstance(sel, exp.Select) or sel.args.get("group") or sel.args.get("distinct"):
+        return []
+    if any(aggregates_in(p, sel) for p in sel.expressions) or sel.args.get("having"):
+        return []
+    joins = sel.args.get("joins") or []
+    frm = from_clause(sel)
+    if not joins or frm is None:
+        return []
+    sources = [frm.this] + [j.this for j in joins]
+    if not all(isinstance(t, exp.Table) and t.name for t in sources):
+        return []
+    names = [t.alias_or_name.lower() for t in sources]
     found = []
-    for sel in tree.find_all(exp.Select):
-        joins = sel.args.get("joins") or []
-        frm = from_clause(sel)
-        if not joins or frm is None:
+    for j in joins:
+        on = j.args.get("on")
+        if on is None or j.args.get("side") or j.args.get("kind") in ("CROSS",):
             continue
-        sources = [frm.this] + [j.this for j in joins]
-        if not all(isinstance(t, exp.Table) and t.name for t in sources):
+        t = j.this
+        me = t.alias_or_name.lower()
+        if names.count(me) > 1 or [x.name.lower() for x in sources].count(t.name.lower()) > 1:
             continue
-        names = [t.alias_or_name.lower() for t in sources]
-        for j in joins:
-            if j.args.get("side") or j.args.get("kind") in ("CROSS",):
+        uses = 0
+        for col in sel.find_all(exp.Column):
+            if _within(col, on):
                 continue
-            t = j.this
-            me = t.alias_or_name.lower()
-            if names.count(me) > 1:
-                continue
-            on = j.args.get("on")
-            uses = 0
-            for col in sel.find_all(exp.Column):
-                if on is not None and _within(col, on):
-                    continue
-                if col.find_ancestor(exp.Select) is not sel and col.table.lower() != me:
-                    continue
-                if col.table:
-                    uses += col.table.lower() == me
-                elif catalog is None or catalog.has_column(t.name, col.name):
-                    uses += 1
-            if uses == 0 and len(sources) > 1:
-                found.append(f"{t.name}" + (f" AS {t.alias}" if t.alias else ""))
+            if col.table:
+                uses += col.table.lower() == me
+            elif catalog is None or catalog.has_column(t.name, col.name):
+                uses += 1
+        if uses == 0:
+            found.append((f"{t.name}" + (f" AS {t.alias}" if t.alias else ""), j))
     return found
+
+
+def without_join(tree: exp.Select, join: exp.Join) -> exp.Select:
+    """A copy of `tree` without `join` (its ON condition goes with it) and without the outer ORDER BY,
+    LIMIT and OFFSET: what the query returns when the joined table only could have filtered or repeated
+    rows."""
+    idx = (tree.args.get("joins") or []).index(join)
+    out = tree.copy()
+    js = list(out.args.get("joins") or [])
+    del js[idx]
+    out.set("joins", js or None)
+    for k in ("order", "limit", "offset"):
+        out.set(k, None)
+    return out
+
+
+def unbounded(tree: exp.Select) -> exp.Select:
+    """A copy of `tree` without the outer ORDER BY, LIMIT and OFFSET."""
+    out = tree.copy()
+    for k in ("order", "limit", "offset"):
+        out.set(k, None)
+    return out
+
+
+def column_refs(tree: exp.Expression, catalog: Catalog) -> set[tuple[str, str]]:
+    """``(table, column)`` of every column reference whose base table can be told (catalog spelling)."""
+    out = set()
+    for col in tree.find_all(exp.Column):
+        ref = _column_ref(col, tree, catalog)
+        if ref is not None:
+            t = catalog.table(ref[0]) or ref[0]
+            out.add((t, next((c for c in catalog.columns(t) if c.lower() == ref[1].lower()), ref[1])))
+    return out
+
+
+def has_threshold(tree: exp.Expression) -> bool:
+    """Whether some SELECT of the query keeps groups by a HAVING condition (``HAVING COUNT(*) >= 2``):
+    a threshold the data may leave unmet, so that an empty answer is a possible right one."""
+    return any(s.args.get("having") is not None for s in selects(tree))
+
+
+def bare_column_projection(tree: exp.Expression, index: int) -> bool:
+    """Whether the outer SELECT's `index`-th projection is a plain column of a table read through FROM
+    or an inner join (so its NULLs are the data's own, not made by an outer join or an expression)."""
+    if not isinstance(tree, exp.Select) or index >= len(tree.expressions):
+        return False
+    if any(j.args.get("side") for j in tree.args.get("joins") or []):
+        return False
+    p = tree.expressions[index]
+    p = p.this if isinstance(p, exp.Alias) else p
+    return isinstance(p, exp.Column) and not isinstance(p.this, exp.Star)
 
 
 def _within(node: exp.Expression, container: exp.Expression) -> bool:
@@ -590,6 +678,8 @@ def _within(node: exp.Expression, container: exp.Expression) -> bool:
 
 
 __all__ = ["bounds_rows_otherwise", "cartesian_joins", "date_string_comparisons", "has_aggregate",
-           "limit_tie_probe", "missing_group_by", "ordering_aggregates", "outer_limit", "question_columns",
+           "limit_tie_probe", "missing_group_by", "ordering_aggregates", "outer_limit", "query_names", "question_columns",
+           "sqlite_string_literals",
            "star_projections", "string_comparisons", "table_names", "tie_at_limit", "top_n_requested",
-           "unknown_identifiers", "unused_joins"]
+           "unbounded", "unknown_identifiers", "unused_joins", "without_join",
+           "column_refs", "has_threshold", "bare_column_projection"]

@@ -41,6 +41,9 @@ def parses(task, output, ctx):
     tree = trees[0]
     if not isinstance(tree, exp.Query):
         return drawback(f"a {tree.key.upper()} statement, not a query")
+    cat = catalog(task, ctx)
+    if d == "sqlite" and cat is not None:  # SQLite's rule: "x" is a string when no column x is in sight
+        tree, _ = analysis.sqlite_string_literals(tree, cat)
     ctx["artifact"] = Parsed(tree, d)
     return clean()
 
@@ -146,18 +149,4 @@ def extra_aggregate_column(task, output, ctx):
     if found:
         return drawback(f"returns {found[0]} as well, which it only orders or filters by; the question does not "
                         "ask for that figure")
-    return clean()
-
-
-@op(tier="static", detects="wrong_join_path", depends=DEPENDS)
-def unused_join(task, output, ctx):
-    """A table is inner-joined but nothing of it is used outside the join condition: the join can only
-    repeat or drop rows."""
-    tree = _tree(ctx)
-    if tree is None or tree.find(exp.Join) is None:
-        return abstain()
-    found = analysis.unused_joins(tree, catalog(task, ctx))
-    if found:
-        return drawback(f"{found[0]} is joined but none of its columns is used outside the join condition "
-                        "(the join only repeats or drops rows)")
     return clean()
