@@ -8,9 +8,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from vx.families.family import Family
 from vx.families.sql import variants
+from vx.families.sql.compare import result_signature, spider_match
 from vx.families.sql.data.spider import Databases, SpiderTruth, Skipped, read_attempts, read_questions
 from vx.families.sql.scripts import script_spec
 
@@ -149,3 +152,39 @@ def test_build_spider_from_real_predictions_skips_bad_lines_with_reasons(small_s
     questions = read_questions(small_spider / "questions.jsonl", Skipped())
     truth = truth_for(small_spider, questions)
     assert all(truth.grade(it.task, it.output).label == it.hard_label() for it in list(locked)[:60])
+
+
+mixed_cells = st.one_of(st.none(), st.integers(-2, 2), st.sampled_from([1.0, 1.5, 2.0, -0.5, 0.0]),
+                        st.sampled_from(["a", "1", "1.5"]))
+
+
+@st.composite
+def mixed_pairs(draw):
+    """Two tables of one width whose rows mix ints and floats: often the same rows with some ints made
+    floats (``(1, 1.5)`` against ``(1.0, 1.5)``), columns permuted and rows shuffled."""
+    width = draw(st.integers(1, 4))
+    a = draw(st.lists(st.tuples(*([mixed_cells] * width)), min_size=1, max_size=4))
+    b = [tuple(float(v) if isinstance(v, int) and draw(st.booleans()) else v for v in r) for r in a]
+    if draw(st.booleans()):
+        perm = draw(st.permutations(range(width)))
+        b = [tuple(r[j] for j in perm) for r in b]
+    b = draw(st.permutations(b))
+    if draw(st.booleans()):
+        b = draw(st.lists(st.tuples(*([mixed_cells] * width)), min_size=len(a), max_size=len(a)))
+    return a, list(b)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pair=mixed_pairs(), ordered=st.booleans())
+def test_spider_match_is_the_reference_result_eq_on_int_float_mixing(spider_root, pair, ordered):
+    gold, pred = pair
+    ref = shared_grader(spider_root).result_eq(gold, pred, ordered)
+    assert spider_match(pred, gold, order_matters=ordered) == ref
+    assert (result_signature(pred, ordered=ordered) == result_signature(gold, ordered=ordered)) == ref
+
+
+def test_the_issue_s_int_float_row_is_different_as_the_reference_says(spider_root):
+    ref = shared_grader(spider_root)
+    assert not ref.result_eq([(1, 1.5)], [(1.0, 1.5)], False)
+    assert not spider_match([(1.0, 1.5)], [(1, 1.5)])
+    assert spider_match([(1.0, 2.0)], [(1, 2)]) and ref.result_eq([(1, 2)], [(1.0, 2.0)], False)
