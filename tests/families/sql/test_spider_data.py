@@ -188,3 +188,53 @@ def test_the_issue_s_int_float_row_is_different_as_the_reference_says(spider_roo
     assert not ref.result_eq([(1, 1.5)], [(1.0, 1.5)], False)
     assert not spider_match([(1.0, 1.5)], [(1, 1.5)])
     assert spider_match([(1.0, 2.0)], [(1, 2)]) and ref.result_eq([(1, 2)], [(1.0, 2.0)], False)
+
+
+def test_the_frontier_family_builds_from_samples_frontier_with_the_stratified_draw(spider_root, tmp_path):
+    """``vx data build spider --samples-dir samples-frontier``: the four published systems, k = 4, and the
+    dev failures stratified by the teacher's evidence (a small folder of six databases' questions)."""
+    from vx.cli.main import main
+    from vx.families.sql.data.spider import DRAW_STRATA
+
+    data = tmp_path / "spider"
+    (data / "samples-frontier").mkdir(parents=True)
+    small = {"concert_singer", "singer", "pets_1", "poker_player", "orchestra", "employee_hire_evaluation",
+             "car_1", "world_1"}
+    lines = [x for x in (spider_root / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+             if x.strip() and json.loads(x)["db_id"] in small]
+    (data / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (data / "databases").symlink_to(spider_root / "databases")
+    keep = {json.loads(x)["id"] for x in lines}
+    systems = sorted(p.name for p in (spider_root / "samples-frontier").glob("*.jsonl"))
+    assert len(systems) == 4
+    for name in systems:
+        rows = [r for r in jsonl(spider_root / "samples-frontier" / name) if r["task_id"] in keep]
+        (data / "samples-frontier" / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "fam"
+    r = CliRunner().invoke(main, ["data", "build", "spider", "--data-dir", str(data), "--out", str(out),
+                                  "--samples-dir", "samples-frontier", "--dev-draw", "stratified",
+                                  "--variants", "1", "--json"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.output[r.output.index("{"):])
+    assert report["counts"]["dev_labels"] == {"fail": 5, "pass": 5}
+    fam = Family(out)
+    assert fam.provenance["samples_dir"] == "samples-frontier" and fam.provenance["dev_draw"] == "stratified"
+    per_task = Counter(it.task for it in list(fam.split("train").items) + list(fam.audit().labeled_split().items))
+    assert set(per_task.values()) == {4}
+    runs = {it.id.split("#", 1)[1] for it in fam.audit().labeled_split()}
+    assert runs == {s.removesuffix(".jsonl") for s in systems}
+    fails = [it for it in fam.split("dev") if it.hard_label() == "fail"]
+    evidence = Counter(it.meta["teacher_evidence"] for it in fails)
+    assert set(evidence) <= set(DRAW_STRATA) and len(evidence) >= 2  # not all in one stratum
+    assert all(it.meta["teacher_agreement"] <= 0.5 for it in fails)  # variant-only differences never enter dev
+
+
+def test_bench_quality_lists_the_frontier_family(spider_root):
+    spec = importlib.util.spec_from_file_location("bench_quality", Path(__file__).resolve().parents[3] / "benchmarks"
+                                                  / "bench_quality.py")
+    bq = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bq)
+    assert "spider-frontier" in bq.FAMILIES and "spider-frontier" in bq.DEFAULT_FAMILIES
+    fs = bq.spider_frontier_spec(spider_root)
+    assert fs.kind == "spider" and fs.per_task is None and len(fs.samples) == 4
+    assert all(p.parent.name == "samples-frontier" for p in fs.samples)
