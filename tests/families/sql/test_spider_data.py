@@ -238,3 +238,36 @@ def test_bench_quality_lists_the_frontier_family(spider_root):
     fs = bq.spider_frontier_spec(spider_root)
     assert fs.kind == "spider" and fs.per_task is None and len(fs.samples) == 4
     assert all(p.parent.name == "samples-frontier" for p in fs.samples)
+
+
+def test_vx_ratchet_runs_on_a_spider_family_demo_and_oracle(small_spider, tmp_path):
+    """`vx ratchet` on a Spider family: the scripted SQL solver (--demo) and Spider's execution match as the
+    oracle's ground truth (the gold queries come from the Spider folder, never from the family)."""
+    from vx.cli.main import main
+    from vx.families.sql.ratchet import SpiderMatch
+    from vx.ratchet.store import RatchetStore
+
+    (small_spider / "samples" / "zz-bad.jsonl").unlink()
+    fam_dir = tmp_path / "fam"
+    r = CliRunner().invoke(main, ["data", "build", "spider", "--data-dir", str(small_spider), "--out", str(fam_dir),
+                                  "--variants", "0"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    fam = Family(fam_dir)
+    truth = SpiderMatch(fam, [])
+    tid = next(iter(fam.tasks))
+    gold = {q["id"]: q["gold"] for q in jsonl(small_spider / "questions.jsonl")}[tid]
+    ok, bad = truth.grade_many([(tid, gold), (tid, "SELECT nope FROM nowhere")])
+    assert ok["passed"] and not bad["passed"] and bad["checks"][0][0] == "execution"
+
+    out = tmp_path / "demo.vxratchet.sqlite"
+    r = CliRunner().invoke(main, ["ratchet", str(fam_dir), "--demo", "--oracle", "--schedule", "0:4", "--out",
+                                  str(out), "-j", "1"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "SCRIPTED DEMO" in r.output
+    with RatchetStore(out) as s:
+        meta = s.meta()
+        assert meta["ground_truth"]["kind"] == "spider-execution-match"
+        oracle = s.rounds("oracle")
+        skills = {k["name"] for k in s.skills("oracle")}
+    assert oracle[0]["report_score"] < oracle[-1]["report_score"]  # the scripted lessons repair the queries
+    assert "use-the-schema-names" in skills
