@@ -1,7 +1,8 @@
 """Measurements behind docs/sql.md's Spider section, on ../shared/data/sql/spider (every prediction run).
 
     python benchmarks/bench_spider.py variants    # what the neighbour databases catch, and false differences
-    python benchmarks/bench_spider.py ops         # every SQL op alone on every prediction, per file
+    python benchmarks/bench_spider.py ops --dump V.json   # every SQL op alone on every prediction, per file
+    python benchmarks/bench_spider.py draws --dump V.json # the dev draws compared on the train labels
 
 ``variants``: for every prediction, Spider's match with the gold on the original database (the ground
 truth) and on each variant the task uses (the dev teacher's extra evidence). It prints the counts, then
@@ -24,6 +25,7 @@ import json
 import sys
 import time
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -179,20 +181,106 @@ def format_table(ops, status, everything, seconds=None) -> str:
     return "\n".join(lines)
 
 
+def draws_report(data: Path, work: Path, verdicts: Path, seeds: Sequence[int], per_task: int) -> str:
+    """Which dev draw anchors better, judged on the TRAIN labels only (never the locked split): for each
+    seed, the DIN-SQL family's attempts (a seeded subsample of ``per_task`` per question, as the builder
+    draws it) are split by task with each draw; the dev items pick the single active op of the best dev
+    balanced accuracy (what the anchor rewards; the mean over ties), and that op is scored on the train
+    items' ground truth. The verdicts are the ``ops`` dump's (peers: all of a question's attempts).
+    Also reported: how many teacher evidence classes the five dev failures cover."""
+    import random
+
+    from vx.families.family import Family
+    from vx.families.split import LabelledItem, split_by_task
+    from vx.families.sql.data.spider import BUILDER_VERSION, DRAW_STRATA, SpiderTeacher
+
+    dump = json.loads(verdicts.read_text(encoding="utf-8"))
+    rows = dump["rows"]["din-sql"]
+    active = [op for op in dump["ops"] if dump["status"][op] == "active"]
+    fam = Family(work / f"spider-din-sql-v{BUILDER_VERSION}")
+    questions, specs, truth, _ = _setup(data, 0)
+    teacher = SpiderTeacher(truth, fam.tasks)
+    by_task: dict[str, list] = defaultdict(list)
+    for r in rows:
+        if r[1] in fam.tasks:
+            by_task[r[1]].append(r)
+    cache: dict[str, object] = {}
+
+    def teach(it):
+        if it.id not in cache:
+            label = teacher.teach(it.task, it.output)
+            cache[it.id] = label
+        label = cache[it.id]
+        if draw == "stratified" and label.evidence == "variant_only":
+            import attrs
+
+            label = attrs.evolve(label, label="unsure")
+        return label
+
+    def balanced(pred, fails):
+        tp = sum(p and f for p, f in zip(pred, fails)); tn = sum((not p) and (not f) for p, f in zip(pred, fails))
+        nf = sum(fails); npass = len(fails) - nf
+        return 0.5 * (tp / max(1, nf) + tn / max(1, npass))
+
+    sql_of = {}
+    for f in sorted((data / "samples").glob("*.jsonl")):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                o = json.loads(line)
+                sql_of[(o["task_id"], f.stem)] = o["sql"]
+    lines = [f"dev draws on the DIN-SQL family, k = {per_task}, seeds {list(seeds)}: the dev-chosen op's balanced "
+             "accuracy on the train labels", "", "| draw | seed | dev failures' evidence | op chosen on dev | "
+             "balanced accuracy on train |", "|---|---|---|---|---|"]
+    means: dict[str, list[float]] = defaultdict(list)
+    for seed in seeds:
+        for draw in ("gross", "stratified"):
+            items = []
+            for qid, rs in sorted(by_task.items()):
+                idx = list(range(len(rs)))
+                if len(idx) > per_task:
+                    idx = sorted(random.Random(f"vx-per-task:{seed}:{qid}").sample(idx, per_task))
+                for i in idx:
+                    r = rs[i]
+                    items.append(LabelledItem(id=f"{qid}#{r[0]}", task=qid, output=sql_of[(qid, r[0])],
+                                              truth="fail" if r[2] else "pass", meta={"v": r[3]}))
+            sp = split_by_task(items, seed=seed, teacher=teach, n_locked=max(1, len(items) // 3),
+                               dev_draw=draw, strata=DRAW_STRATA)
+            dev_fail = [it.teacher_label == "fail" for it in sp.dev]
+            on_dev = {op: balanced([it.meta["v"][op] == 1 for it in sp.dev], dev_fail) for op in active}
+            best = [op for op in active if on_dev[op] == max(on_dev.values())]  # ties: their mean on train
+            train_fail = [it.truth == "fail" for it in sp.train]
+            train_acc = float(np.mean([balanced([it.meta["v"][op] == 1 for it in sp.train], train_fail) for op in best]))
+            ev = Counter(it.teacher.evidence for it in sp.dev if it.teacher_label == "fail")
+            means[draw].append(train_acc)
+            lines.append(f"| {draw} | {seed} | {dict(sorted(ev.items()))} | {', '.join(f'`{b}`' for b in best)} | "
+                         f"{train_acc:.3f} |")
+    lines += ["", "| draw | mean balanced accuracy on train |", "|---|---|"]
+    lines += [f"| {d} | {np.mean(v):.3f} |" for d, v in means.items()]
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("what", choices=("variants", "ops"))
+    ap.add_argument("what", choices=("variants", "ops", "draws"))
     ap.add_argument("--data-dir", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--variants", type=int, default=8, help="neighbour databases per database (default 8)")
     ap.add_argument("--work", type=Path, default=Path.home() / ".cache" / "vx" / "bench-spider")
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--dump", type=Path, default=None, help="ops: also write every verdict to this JSON file")
+    ap.add_argument("--dump", type=Path, default=None, help="ops: also write every verdict to this JSON file; "
+                    "draws: the file ops wrote")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4], help="draws: split seeds")
+    ap.add_argument("--per-task", type=int, default=5, help="draws: attempts per question")
     args = ap.parse_args(argv)
     if not (args.data_dir / "questions.jsonl").is_file():
         print(f"no Spider data in {args.data_dir}: nothing to measure (skipped)")
         return 0
     if args.what == "variants":
         print(json.dumps(variants_report(args.data_dir, args.variants), indent=1))
+    elif args.what == "draws":
+        if args.dump is None or not args.dump.is_file():
+            print("draws needs --dump FILE, the verdicts `ops --dump FILE` wrote")
+            return 2
+        print(draws_report(args.data_dir, args.work, args.dump, args.seeds, args.per_task))
     else:
         args.work.mkdir(parents=True, exist_ok=True)
         print(ops_report(args.data_dir, args.work, args.jobs, args.dump))
