@@ -46,7 +46,7 @@ def test_labels_agree_with_the_shared_grader_on_every_prediction(spider_root):
     truth = truth_for(root, questions)
     conns, golds = {}, {}
     agree, disagreements = 0, []
-    files = sorted((root / "samples").glob("*.jsonl"))
+    files = sorted((root / "samples").glob("*.jsonl")) + sorted((root / "samples-frontier").glob("*.jsonl"))
     for f in files:
         for a in read_attempts(f, questions, skipped):
             q = questions[a.task]
