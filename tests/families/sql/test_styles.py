@@ -159,3 +159,11 @@ def test_a_limit_in_a_subquery_bounds_the_rows(task):
            "GROUP BY CountryCode ORDER BY COUNT(*) DESC LIMIT 1)")
     assert run(S.top_n_missing_limit, task, sub, **q).verdict == C
     assert run(S.top_n_missing_limit, task, "SELECT Name FROM country", **q).verdict == D
+
+
+def test_a_column_is_resolved_in_its_own_scope(task):
+    # Name is a column of teacher and of country: inside the subquery only country is in scope
+    # (the shape of a real C3SQL prediction for car_1, `Maker IN (SELECT Id FROM car_makers WHERE Maker = …)`)
+    sql = 'SELECT Name FROM teacher WHERE Hometown IN (SELECT Name FROM country WHERE Name = "netherlands")'
+    v = run(X.literal_not_in_column, task, sql)
+    assert v.verdict == D and "country.Name" in v.message and "'Netherlands'" in v.message

@@ -459,18 +459,81 @@ _DATEISH = re.compile(r"^(\d{4}-\d{1,2}(-\d{1,2})?|\d{1,2}/\d{1,2}/\d{2,4}|\d{4}
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
 
 
-def _column_ref(node: exp.Expression, tree: exp.Expression, catalog: Catalog) -> tuple[str, str, str] | None:
-    """(table, column, TYPE) of a column reference, resolved through aliases when possible."""
+def resolve_columns(tree: exp.Expression, catalog: Catalog) -> dict[int, tuple[str, str, str]]:
+    """``id(column node) -> (table, column, TYPE)`` for every column reference of `tree` that names a base
+    table's column, resolved by sqlglot's scopes (:func:`sqlglot.optimizer.scope.traverse_scope`): a
+    qualified name through its scope's (or an enclosing scope's) aliases, an unqualified one by the one
+    table of its own scope that has the column (else of an enclosing scope: a correlated reference).
+    Names are case-insensitive, as in SQLite. References to select-list aliases and to derived tables'
+    or CTEs' columns are left out, and so are ambiguous ones."""
+    out: dict[int, tuple[str, str, str]] = {}
+    try:
+        scopes = list(traverse_scope(tree))
+    except Exception:  # sqlglot cannot build scopes for some constructs: nothing is resolved
+        return out
+    for scope in scopes:  # innermost scopes first: a column is resolved where it is written
+        chain: list[Scope] = []
+        sc: Scope | None = scope
+        while sc is not None:
+            chain.append(sc)
+            sc = sc.parent
+        for col in scope.columns:
+            if id(col) in out or isinstance(col.this, exp.Star) or not col.name:
+                continue
+            ref = _resolve_one(col, chain, catalog)
+            if ref is not None:
+                out[id(col)] = ref
+    return out
+
+
+def _base_table(src: Any, catalog: Catalog) -> str | None:
+    return catalog.table(src.name) if isinstance(src, exp.Table) and src.name else None
+
+
+def _resolve_one(col: exp.Column, chain: list[Scope], catalog: Catalog) -> tuple[str, str, str] | None:
+    name = col.name
+    if col.table:
+        q = col.table.lower()
+        for sc in chain:
+            hit = next((src for alias, (_, src) in sc.selected_sources.items() if alias.lower() == q), None)
+            if hit is not None:
+                t = _base_table(hit, catalog)
+                ty = catalog.column_type(t, name) if t else None
+                return (t, _spelt(catalog, t, name), ty) if ty else None
+        t = catalog.table(col.table)  # a table named, not aliased, in no FROM of the chain
+        ty = catalog.column_type(t, name) if t else None
+        return (t, _spelt(catalog, t, name), ty) if ty else None
+    for sc in chain:
+        hits = []
+        for _, (_, src) in sc.selected_sources.items():
+            t = _base_table(src, catalog)
+            if t is not None and catalog.has_column(t, name):
+                hits.append(t)
+            elif isinstance(src, Scope):
+                cols = _scope_columns_of(src)
+                if cols is None or name.lower() in cols:
+                    return None  # a derived table's column (or its *): not a base column
+        if len(set(hits)) == 1:
+            t = hits[0]
+            return t, _spelt(catalog, t, name), catalog.column_type(t, name) or ""
+        if hits:
+            return None  # ambiguous
+    return None
+
+
+def _spelt(catalog: Catalog, table: str, column: str) -> str:
+    return next((c for c in catalog.columns(table) if c.lower() == column.lower()), column)
+
+
+def _column_ref(node: exp.Expression, tree: exp.Expression, catalog: Catalog,
+                resolved: dict[int, tuple[str, str, str]] | None = None) -> tuple[str, str, str] | None:
+    """(table, column, TYPE) of a column reference (:func:`resolve_columns`)."""
     if not isinstance(node, exp.Column):
         return None
-    tables = {t.alias_or_name.lower(): t.name for t in tree.find_all(exp.Table)}
-    if node.table:
-        t = tables.get(node.table.lower(), node.table)
-        ty = catalog.column_type(t, node.name)
-        return (t, node.name, ty) if ty else None
-    hits = [(t, node.name, catalog.column_type(t, node.name)) for t in dict.fromkeys(tables.values())
-            if catalog.has_column(t, node.name)]
-    return hits[0] if len(hits) == 1 else None
+    if resolved is None:
+        resolved = resolve_columns(tree, catalog)
+    ref = resolved.get(id(node))
+    return ref if ref is not None and ref[2] else None
 
 
 def date_string_comparisons(tree: exp.Expression, catalog: Catalog) -> tuple[list[str], int]:
@@ -480,6 +543,7 @@ def date_string_comparisons(tree: exp.Expression, catalog: Catalog) -> tuple[lis
     compared by range with a date string."""
     problems: list[str] = []
     n = 0
+    resolved = resolve_columns(tree, catalog)
     for cmp in tree.find_all(*_COMPARISONS, exp.Between):
         if isinstance(cmp, exp.Between):
             pairs = [(cmp.this, cmp.args.get("low")), (cmp.this, cmp.args.get("high"))]
@@ -490,7 +554,7 @@ def date_string_comparisons(tree: exp.Expression, catalog: Catalog) -> tuple[lis
         for col, lit in pairs:
             if not (isinstance(lit, exp.Literal) and lit.is_string):
                 continue
-            ref = _column_ref(col, tree, catalog)
+            ref = _column_ref(col, tree, catalog, resolved)
             if ref is None:
                 continue
             t, c, ty = ref
@@ -524,6 +588,7 @@ def string_comparisons(tree: exp.Expression, catalog: Catalog) -> list[tuple[str
     ``"="`` (also ``!=``, ``IN``) or ``"like"`` (the literal is a LIKE pattern). Columns whose table
     cannot be told are left out."""
     out: list[tuple[str, str, str, str]] = []
+    resolved = resolve_columns(tree, catalog)
     for node in tree.find_all(exp.EQ, exp.NEQ, exp.Like, exp.ILike, exp.In):
         if isinstance(node, exp.In):
             pairs = [(node.this, e) for e in node.expressions]
@@ -532,7 +597,7 @@ def string_comparisons(tree: exp.Expression, catalog: Catalog) -> list[tuple[str
         how = "like" if isinstance(node, (exp.Like, exp.ILike)) else "="
         for col, lit in pairs:
             if isinstance(lit, exp.Literal) and lit.is_string:
-                ref = _column_ref(col, tree, catalog)
+                ref = _column_ref(col, tree, catalog, resolved)
                 if ref is not None:
                     out.append((ref[0], ref[1], lit.this, how))
     return out
@@ -641,13 +706,7 @@ def unbounded(tree: exp.Select) -> exp.Select:
 
 def column_refs(tree: exp.Expression, catalog: Catalog) -> set[tuple[str, str]]:
     """``(table, column)`` of every column reference whose base table can be told (catalog spelling)."""
-    out = set()
-    for col in tree.find_all(exp.Column):
-        ref = _column_ref(col, tree, catalog)
-        if ref is not None:
-            t = catalog.table(ref[0]) or ref[0]
-            out.add((t, next((c for c in catalog.columns(t) if c.lower() == ref[1].lower()), ref[1])))
-    return out
+    return {(t, c) for t, c, _ in resolve_columns(tree, catalog).values()}
 
 
 def has_threshold(tree: exp.Expression) -> bool:
@@ -682,4 +741,4 @@ __all__ = ["bounds_rows_otherwise", "cartesian_joins", "date_string_comparisons"
            "sqlite_string_literals",
            "star_projections", "string_comparisons", "table_names", "tie_at_limit", "top_n_requested",
            "unbounded", "unknown_identifiers", "unused_joins", "without_join",
-           "column_refs", "has_threshold", "bare_column_projection"]
+           "column_refs", "has_threshold", "bare_column_projection", "resolve_columns"]
