@@ -628,8 +628,8 @@ def family_specs(args: argparse.Namespace) -> list[FamilySpec]:
             specs.append(FamilySpec(f"spider-k{k}", f"Spider dev (DIN-SQL, {len(runs)} runs), k = {k}", "spider", runs,
                                     per_task=k, n_locked=None, directory=args.spider_dir,
                                     dev_draw=spider_dev_draw()))
-    frontier = tuple(sorted((args.spider_dir / "samples-frontier").glob("*.jsonl")))
-    if "spider-frontier" in families and (args.spider_dir / "questions.jsonl").is_file() and frontier:
+    if "spider-frontier" in families and (args.spider_dir / "questions.jsonl").is_file() and \
+            any((args.spider_dir / "samples-frontier").glob("*.jsonl")):
         specs.append(spider_frontier_spec(args.spider_dir))
     for d in args.family_dir:
         name = Path(d.replace("{seed}", "S")).name if "{seed}" in d else Path(d).name
