@@ -190,6 +190,8 @@ def draws_report(data: Path, work: Path, verdicts: Path, seeds: Sequence[int], p
     Also reported: how many teacher evidence classes the five dev failures cover."""
     import random
 
+    import attrs
+
     from vx.families.family import Family
     from vx.families.split import LabelledItem, split_by_task
     from vx.families.sql.data.spider import BUILDER_VERSION, DRAW_STRATA, SpiderTeacher
@@ -211,15 +213,15 @@ def draws_report(data: Path, work: Path, verdicts: Path, seeds: Sequence[int], p
             label = teacher.teach(it.task, it.output)
             cache[it.id] = label
         label = cache[it.id]
-        if draw == "stratified" and label.evidence == "variant_only":
-            import attrs
-
+        if draw == "stratified" and label.evidence == "variant_only":  # as build_spider's teacher does
             label = attrs.evolve(label, label="unsure")
         return label
 
     def balanced(pred, fails):
-        tp = sum(p and f for p, f in zip(pred, fails)); tn = sum((not p) and (not f) for p, f in zip(pred, fails))
-        nf = sum(fails); npass = len(fails) - nf
+        tp = sum(p and f for p, f in zip(pred, fails))
+        tn = sum((not p) and (not f) for p, f in zip(pred, fails))
+        nf = sum(fails)
+        npass = len(fails) - nf
         return 0.5 * (tp / max(1, nf) + tn / max(1, npass))
 
     sql_of = {}

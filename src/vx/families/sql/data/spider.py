@@ -447,7 +447,7 @@ def build_spider(data_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
         "samples": sources,
         "seed": seed,
         "per_task": per_task,
-        "samples_dir": samples_dir if not samples else None,
+        "samples_dir": samples_dir if not samples else "(the files given)",
         "dev_draw": dev_draw,
         "labels": {"locked": "Spider execution match on the original SQLite database (DISTINCT removed, rows as "
                              "a bag, order when the gold orders, column permutations tried, "
