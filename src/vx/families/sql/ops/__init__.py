@@ -2,7 +2,7 @@
 
 ``item`` (what ops read from a task; the shared parse and execution) · ``analysis`` (static analysis
 of parsed SQL and of questions) · ``static`` (the root ``parses`` and seven static ops) · ``exec``
-(eight exec ops) · ``peers`` (the peer op ``disagrees_with_peers`` and the self-consistency baseline) ·
+(seven exec ops) · ``peers`` (the peer op ``disagrees_with_peers`` and the self-consistency baseline) ·
 ``taxonomy`` (failure classes and the evidence classifier) · ``templates`` (check templates and
 inducers for synthesis) · ``judge`` (the opt-in LLM judge op).
 

@@ -1,7 +1,9 @@
 """The SQL family's exec ops: four share one execution of the query per item (``ctx["execution"]``,
 see :mod:`vx.families.sql.ops.item`) and abstain when it could not produce what they look at;
-``literal_not_in_column`` and ``limit_over_ties`` ask the database small questions of their own
-(does a column hold this value; do the rows around the LIMIT tie)."""
+``literal_not_in_column``, ``limit_over_ties`` and ``unused_join`` ask the database small questions of
+their own (does a column hold this value, or is it padded with spaces; do the rows around the LIMIT tie;
+does the query return some row fewer times without the join), and ``empty_result`` asks whether the
+columns it reads are padded."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The SQL family's root ``parses`` and its six static seed ops (the query's parse tree only).
+"""The SQL family's root ``parses``, its six static seed ops and ``extra_aggregate_column`` (the query's
+parse tree only; on SQLite the root reads double-quoted names no column matches as strings, as SQLite does).
 
 Ops read the task record (question, catalog, warehouse spec — see `vx.families.sql.ops.item`) and
 the SQL output; none reads the gold SQL. Static ops inspect the root's parse tree and abstain
