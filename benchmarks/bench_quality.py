@@ -1,7 +1,7 @@
 """Verifier quality against peers on real data: does an evolved vx verifier agree with the truth
 better than what a person could use instead?
 
-Families (``--families``, default all three):
+Families (``--families``; default: all but ``mbpp-per-file``):
 
 * ``mbpp-per-file`` -- one MBPP+ family per samples file in ``<samples-dir>/*.jsonl`` (one attempt per
   task; the benchmark's original rows);
@@ -12,9 +12,9 @@ Families (``--families``, default all three):
 * ``spider`` -- the Spider family (``vx data build spider``): DIN-SQL's 20 prediction runs on 191 Spider dev
   questions in ``<spider-dir>``, ``--spider-per-task`` attempts per question (seeded; several values give
   one family each, default 5 and 20), labelled by Spider's execution match;
-* ``spider-frontier`` -- the same questions with four published systems' predictions
-  (``<spider-dir>/samples-frontier/``: C3SQL, DAIL-SQL with and without self-consistency, Graphix-T5),
-  all four attempts per question;
+* ``spider-frontier`` -- the Spider family of the four published systems' predictions in
+  ``<spider-dir>/samples-frontier`` (C3SQL, DAIL-SQL with and without self-consistency, Graphix-T5) on the
+  same questions, all four attempts per question (k = 4);
 * ``--family-dir DIR`` (repeatable) adds a prebuilt family directory, evaluated as built for every seed
   (``{seed}`` in DIR is replaced by each seed: one prebuilt family per seed); alone, it runs without the defaults.
 
@@ -187,9 +187,11 @@ class Builder:
 
         key = {"format": BUILD_FORMAT, "builder": f"spider-{BUILDER_VERSION}", "seed": seed,
                "samples_sha256": [sha256(p) for p in spec.samples], "per_task": spec.per_task,
-               "seed_expr_sha256": hashlib.sha256(SEED_EXPRESSION.encode()).hexdigest(), "n_locked": spec.n_locked}
+               "seed_expr_sha256": hashlib.sha256(SEED_EXPRESSION.encode()).hexdigest(), "n_locked": spec.n_locked,
+               "dev_draw": spec.dev_draw}
         return self.cached(spec, seed, key, lambda out: build_spider(
-            spec.directory, out, samples=list(spec.samples), per_task=spec.per_task, seed=seed, n_locked=spec.n_locked))
+            spec.directory, out, samples=list(spec.samples), per_task=spec.per_task, seed=seed, n_locked=spec.n_locked,
+            dev_draw=spec.dev_draw))
 
 
 # ---------------------------------------------------------------------------------------------- one seed
@@ -686,16 +688,31 @@ def family_specs(args: argparse.Namespace) -> list[FamilySpec]:
         runs = tuple(sorted((args.spider_dir / "samples").glob("*.jsonl")))
         for k in args.spider_per_task:
             specs.append(FamilySpec(f"spider-k{k}", f"Spider dev (DIN-SQL, {len(runs)} runs), k = {k}", "spider", runs,
-                                    per_task=k, n_locked=None, directory=args.spider_dir))
-    frontier = tuple(sorted((args.spider_dir / "samples-frontier").glob("*.jsonl")))
-    if "spider-frontier" in families and (args.spider_dir / "questions.jsonl").is_file() and frontier:
-        specs.append(FamilySpec("spider-frontier", f"Spider dev (four published systems: "
-                                f"{', '.join(p.stem for p in frontier)}), k = {len(frontier)}", "spider", frontier,
-                                per_task=len(frontier), n_locked=None, directory=args.spider_dir))
+                                    per_task=k, n_locked=None, directory=args.spider_dir,
+                                    dev_draw=spider_dev_draw()))
+    if "spider-frontier" in families and (args.spider_dir / "questions.jsonl").is_file() and \
+            any((args.spider_dir / "samples-frontier").glob("*.jsonl")):
+        specs.append(spider_frontier_spec(args.spider_dir))
     for d in args.family_dir:
         name = Path(d.replace("{seed}", "S")).name if "{seed}" in d else Path(d).name
         specs.append(FamilySpec(f"prebuilt-{name}", f"{d} (prebuilt)", "prebuilt", directory=d))
     return specs
+
+
+def spider_dev_draw() -> str:
+    """The Spider builder's default dev draw (chosen on the benchmark's train labels: docs/sql.md)."""
+    from vx.families.sql.data.spider import DEFAULT_DEV_DRAW
+
+    return DEFAULT_DEV_DRAW
+
+
+def spider_frontier_spec(spider_dir: Path) -> FamilySpec:
+    """The Spider frontier family: the four published systems' predictions (``samples-frontier/``: C3SQL,
+    DAIL-SQL with and without self-consistency, Graphix-T5), all four attempts per question (k = 4)."""
+    files = tuple(sorted((Path(spider_dir) / "samples-frontier").glob("*.jsonl")))
+    return FamilySpec("spider-frontier", f"Spider dev (frontier systems: {', '.join(f.stem for f in files)}), "
+                      f"k = {len(files)}", "spider", files, per_task=None, n_locked=None, directory=spider_dir,
+                      dev_draw=spider_dev_draw())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

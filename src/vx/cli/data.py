@@ -253,7 +253,14 @@ def build_sql_cmd(questions: str, out_dir: str, seed: int, n_locked: int, max_mu
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Family directory to write (created if needed).")
 @click.option("--samples", "samples", multiple=True, type=click.Path(exists=True, dir_okay=False),
-              help="A predictions file ({task_id, sql} lines); repeat for several (default: every samples/*.jsonl).")
+              help="A predictions file ({task_id, sql} lines); repeat for several (default: every "
+                   "<samples-dir>/*.jsonl).")
+@click.option("--samples-dir", default="samples", show_default=True,
+              help="The folder of prediction files, in the data folder or absolute: samples (DIN-SQL's 20 runs) or "
+                   "samples-frontier (C3SQL, DAIL-SQL, DAIL-SQL + self-consistency, Graphix-T5).")
+@click.option("--dev-draw", type=click.Choice(["gross", "stratified"]), default="gross", show_default=True,
+              help="Dev failures: clear ones (gross), or stratified by the teacher's evidence (wrong rows, empty vs "
+                   "rows, does not run).")
 @click.option("--per-task", type=POSITIVE_INT, default=None, help="Keep a seeded subsample of at most N attempts per question.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for the subsample and the splits.")
 @click.option("--n-locked", type=POSITIVE_INT, default=None, help="Minimum number of locked items (default: a third).")
@@ -265,9 +272,9 @@ def build_sql_cmd(questions: str, out_dir: str, seed: int, n_locked: int, max_mu
               help="A .vx file to copy into the family as seed.vx (default: keep an existing one, else the "
                    "built-in gold-free seed).")
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON (machine-readable).")
-def build_spider_cmd(data_dir: str, out_dir: str, samples: tuple[str, ...], per_task: int | None, seed: int,
-                     n_locked: int | None, n_variants: int, query_timeout: float, seed_expr: str | None,
-                     as_json: bool) -> None:
+def build_spider_cmd(data_dir: str, out_dir: str, samples: tuple[str, ...], samples_dir: str, dev_draw: str,
+                     per_task: int | None, seed: int, n_locked: int | None, n_variants: int, query_timeout: float,
+                     seed_expr: str | None, as_json: bool) -> None:
     """A Spider family: real text-to-SQL predictions, several per question, labelled by Spider's execution
     match on SQLite; dev labels by a teacher that also compares with the gold on neighbour databases."""
     from vx.errors import BuildError, DataError
@@ -279,7 +286,8 @@ def build_spider_cmd(data_dir: str, out_dir: str, samples: tuple[str, ...], per_
         with _progress_bars() as progress:
             report = build_spider(data_dir, out_dir, samples=list(samples) or None, per_task=per_task, seed=seed,
                                   n_locked=n_locked, n_variants=n_variants, timeout=query_timeout,
-                                  seed_expr=seed_expr, progress=progress)
+                                  seed_expr=seed_expr, progress=progress, samples_dir=samples_dir,
+                                  dev_draw=dev_draw)
     except (BuildError, DataError, SplitError, WarehouseError) as exc:
         raise UserError(str(exc)) from None
     _report(report, as_json)

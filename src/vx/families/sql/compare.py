@@ -22,7 +22,9 @@ Spider's EX is computed with -- is stricter and different: the two tables must h
 rows and columns; some permutation of the predicted columns must make the tables equal as *bags of
 rows* (as *lists* of rows when the order matters, i.e. when the gold query orders); cells are equal as
 Python values are (``1 == 1.0``, ``'1' != 1``, NULL equals only NULL); two empty tables match whatever
-their widths. `result_signature` is a digest of a table that two tables share exactly when they match
+their widths; and, as the reference's quick rejection does first, the rows with their cells sorted by
+``str(x) + str(type(x))`` must agree as sets (lists when ordered) -- which makes ``(1, 1.5)`` and
+``(1.0, 1.5)`` different rows, as test-suite-sql-eval says. `result_signature` is a digest of a table that two tables share exactly when they match
 under that rule, so that many attempts' results can be clustered by hashing (peer ops).
 """
 
@@ -156,8 +158,25 @@ def _token_rows(rows: Table) -> list[tuple[tuple, ...]]:
     return [tuple(cell_token(v) for v in r) for r in rows]
 
 
+def _unordered_row(row: Sequence[Any]) -> tuple:
+    """A row's cells sorted as test-suite-sql-eval's quick rejection sorts them (by ``str(x) + str(type(x))``),
+    then as cell tokens (:func:`cell_token`). The order depends on the cells' types: ``(1, 1.5)`` sorts to
+    ``(1.5, 1)`` (``'1.5<class…'`` < ``'1<class…'``) but ``(1.0, 1.5)`` stays, so the reference grader
+    calls those two rows different although they are equal cell by cell."""
+    return tuple(cell_token(v) for v in sorted(row, key=lambda x: str(x) + str(type(x))))
+
+
+def _quick_view(rows: Table, ordered: bool) -> Any:
+    """What the reference's quick rejection compares: the rows' unordered forms, as a list when the order
+    matters, else as a set."""
+    u = [_unordered_row(r) for r in rows]
+    return u if ordered else frozenset(u)
+
+
 def spider_match(pred: Table, gold: Table, *, order_matters: bool = False) -> bool:
-    """Spider's execution match (test-suite-sql-eval ``result_eq``; see the module docstring)."""
+    """Spider's execution match (test-suite-sql-eval ``result_eq``; see the module docstring), including
+    its quick rejection (:func:`_unordered_row`), so that a row mixing ints and floats is judged as the
+    reference judges it."""
     if not gold and not pred:
         return True
     if len(gold) != len(pred):
@@ -165,6 +184,8 @@ def spider_match(pred: Table, gold: Table, *, order_matters: bool = False) -> bo
     g, p = _token_rows(gold), _token_rows(pred)
     width = len(g[0])
     if any(len(r) != width for r in p):
+        return False
+    if _quick_view(gold, order_matters) != _quick_view(pred, order_matters):
         return False
     gcols = [Counter(r[i] for r in g) for i in range(width)]
     pcols = [Counter(r[j] for r in p) for j in range(width)]
@@ -210,7 +231,9 @@ def result_signature(rows: Table, *, ordered: bool = False) -> str:
     else:
         best = min(table([j for perm in combo for j in perm])
                    for combo in itertools.product(*(itertools.permutations(gr) for gr in groups)))
-    return hashlib.sha256(repr((width, best)).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    quick = _quick_view(rows, ordered)
+    quick = tuple(quick) if ordered else tuple(sorted(quick))
+    return hashlib.sha256(repr((width, best, quick)).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 __all__ = ["ABS_TOL", "cell_token", "columns_match", "matches_any", "normalize", "result_signature", "spider_match",

@@ -1,8 +1,8 @@
 """The SQL family's ops, one concern per module.
 
 ``item`` (what ops read from a task; the shared parse and execution) · ``analysis`` (static analysis
-of parsed SQL and of questions) · ``static`` (the root ``parses`` and eight static ops) · ``exec``
-(six exec ops) · ``peers`` (the peer op ``disagrees_with_peers`` and the self-consistency baseline) ·
+of parsed SQL and of questions) · ``static`` (the root ``parses`` and seven static ops) · ``exec``
+(seven exec ops) · ``peers`` (the peer op ``disagrees_with_peers`` and the self-consistency baseline) ·
 ``taxonomy`` (failure classes and the evidence classifier) · ``templates`` (check templates and
 inducers for synthesis) · ``judge`` (the opt-in LLM judge op).
 
@@ -16,6 +16,7 @@ from vx.families.sql.ops.exec import (
                                         literal_not_in_column,
                                         null_heavy_result,
                                         timeout,
+                                        unused_join,
 )
 from vx.families.sql.ops.peers import PEER_OPS, disagrees_with_peers, outside_plurality
 from vx.families.sql.ops.agreement import AGREEMENT_OPS, outside_unanimity
@@ -28,7 +29,6 @@ from vx.families.sql.ops.static import (
                                         select_star,
                                         top_n_missing_limit,
                                         unknown_identifier,
-                                        unused_join,
 )
 from vx.families.sql.ops.taxonomy import TAXONOMY, classify_by_evidence
 

@@ -163,6 +163,9 @@ def bounds_rows_otherwise(tree: exp.Expression) -> bool:
     for sub in tree.find_all(exp.Subquery):
         if sub.find(exp.Max, exp.Min) is not None and isinstance(sub.parent, (exp.EQ, exp.GTE, exp.LTE, exp.In)):
             return True
+        inner = sub.this
+        if isinstance(inner, exp.Query) and outer_limit(inner) is not None and inner.args.get("order"):
+            return True  # WHERE id = (SELECT id … ORDER BY … LIMIT 1), or a derived table of the top rows
     if tree.find(exp.Qualify) is not None:
         return True
     for w in tree.find_all(exp.Window):  # a ranking window used to filter (… WHERE rn <= 3)
@@ -355,6 +358,33 @@ def unknown_identifiers(tree: exp.Expression, catalog: Catalog) -> list[str]:
     return problems
 
 
+def query_names(tree: exp.Expression, catalog: Catalog) -> set[str]:
+    """Every name (lower case) a column reference of `tree` may resolve to: the columns of the base
+    tables it reads, its select-list and table aliases' column names, and CTE / derived-table columns."""
+    names = {c.lower() for t in table_names(tree) for c in catalog.columns(catalog.table(t) or t)}
+    names |= {a.alias.lower() for a in tree.find_all(exp.Alias) if a.alias}
+    for ta in tree.find_all(exp.TableAlias):
+        names |= {c.name.lower() for c in ta.columns}
+    return names
+
+
+def sqlite_string_literals(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expression, int]:
+    """`tree` read by SQLite's rule for double quotes: a double-quoted name that is no column the query
+    can see (:func:`query_names`) is a string literal (``WHERE region = "Central Africa"``), as SQLite
+    and Spider's evaluator run it. Returns the tree (changed in place) and how many names became strings."""
+    names = query_names(tree, catalog)
+    n = 0
+    for col in list(tree.find_all(exp.Column)):
+        ident = col.this
+        if col.table or not isinstance(ident, exp.Identifier) or not ident.quoted:
+            continue
+        if ident.name.lower() in names:
+            continue
+        col.replace(exp.Literal.string(ident.name))
+        n += 1
+    return tree, n
+
+
 # --------------------------------------------------------------------------- joins
 
 
@@ -429,18 +459,81 @@ _DATEISH = re.compile(r"^(\d{4}-\d{1,2}(-\d{1,2})?|\d{1,2}/\d{1,2}/\d{2,4}|\d{4}
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
 
 
-def _column_ref(node: exp.Expression, tree: exp.Expression, catalog: Catalog) -> tuple[str, str, str] | None:
-    """(table, column, TYPE) of a column reference, resolved through aliases when possible."""
+def resolve_columns(tree: exp.Expression, catalog: Catalog) -> dict[int, tuple[str, str, str]]:
+    """``id(column node) -> (table, column, TYPE)`` for every column reference of `tree` that names a base
+    table's column, resolved by sqlglot's scopes (:func:`sqlglot.optimizer.scope.traverse_scope`): a
+    qualified name through its scope's (or an enclosing scope's) aliases, an unqualified one by the one
+    table of its own scope that has the column (else of an enclosing scope: a correlated reference).
+    Names are case-insensitive, as in SQLite. References to select-list aliases and to derived tables'
+    or CTEs' columns are left out, and so are ambiguous ones."""
+    out: dict[int, tuple[str, str, str]] = {}
+    try:
+        scopes = list(traverse_scope(tree))
+    except Exception:  # sqlglot cannot build scopes for some constructs: nothing is resolved
+        return out
+    for scope in scopes:  # innermost scopes first: a column is resolved where it is written
+        chain: list[Scope] = []
+        sc: Scope | None = scope
+        while sc is not None:
+            chain.append(sc)
+            sc = sc.parent
+        for col in scope.columns:
+            if id(col) in out or isinstance(col.this, exp.Star) or not col.name:
+                continue
+            ref = _resolve_one(col, chain, catalog)
+            if ref is not None:
+                out[id(col)] = ref
+    return out
+
+
+def _base_table(src: Any, catalog: Catalog) -> str | None:
+    return catalog.table(src.name) if isinstance(src, exp.Table) and src.name else None
+
+
+def _resolve_one(col: exp.Column, chain: list[Scope], catalog: Catalog) -> tuple[str, str, str] | None:
+    name = col.name
+    if col.table:
+        q = col.table.lower()
+        for sc in chain:
+            hit = next((src for alias, (_, src) in sc.selected_sources.items() if alias.lower() == q), None)
+            if hit is not None:
+                t = _base_table(hit, catalog)
+                ty = catalog.column_type(t, name) if t else None
+                return (t, _spelt(catalog, t, name), ty) if ty else None
+        t = catalog.table(col.table)  # a table named, not aliased, in no FROM of the chain
+        ty = catalog.column_type(t, name) if t else None
+        return (t, _spelt(catalog, t, name), ty) if ty else None
+    for sc in chain:
+        hits = []
+        for _, (_, src) in sc.selected_sources.items():
+            t = _base_table(src, catalog)
+            if t is not None and catalog.has_column(t, name):
+                hits.append(t)
+            elif isinstance(src, Scope):
+                cols = _scope_columns_of(src)
+                if cols is None or name.lower() in cols:
+                    return None  # a derived table's column (or its *): not a base column
+        if len(set(hits)) == 1:
+            t = hits[0]
+            return t, _spelt(catalog, t, name), catalog.column_type(t, name) or ""
+        if hits:
+            return None  # ambiguous
+    return None
+
+
+def _spelt(catalog: Catalog, table: str, column: str) -> str:
+    return next((c for c in catalog.columns(table) if c.lower() == column.lower()), column)
+
+
+def _column_ref(node: exp.Expression, tree: exp.Expression, catalog: Catalog,
+                resolved: dict[int, tuple[str, str, str]] | None = None) -> tuple[str, str, str] | None:
+    """(table, column, TYPE) of a column reference (:func:`resolve_columns`)."""
     if not isinstance(node, exp.Column):
         return None
-    tables = {t.alias_or_name.lower(): t.name for t in tree.find_all(exp.Table)}
-    if node.table:
-        t = tables.get(node.table.lower(), node.table)
-        ty = catalog.column_type(t, node.name)
-        return (t, node.name, ty) if ty else None
-    hits = [(t, node.name, catalog.column_type(t, node.name)) for t in dict.fromkeys(tables.values())
-            if catalog.has_column(t, node.name)]
-    return hits[0] if len(hits) == 1 else None
+    if resolved is None:
+        resolved = resolve_columns(tree, catalog)
+    ref = resolved.get(id(node))
+    return ref if ref is not None and ref[2] else None
 
 
 def date_string_comparisons(tree: exp.Expression, catalog: Catalog) -> tuple[list[str], int]:
@@ -450,6 +543,7 @@ def date_string_comparisons(tree: exp.Expression, catalog: Catalog) -> tuple[lis
     compared by range with a date string."""
     problems: list[str] = []
     n = 0
+    resolved = resolve_columns(tree, catalog)
     for cmp in tree.find_all(*_COMPARISONS, exp.Between):
         if isinstance(cmp, exp.Between):
             pairs = [(cmp.this, cmp.args.get("low")), (cmp.this, cmp.args.get("high"))]
@@ -460,7 +554,7 @@ def date_string_comparisons(tree: exp.Expression, catalog: Catalog) -> tuple[lis
         for col, lit in pairs:
             if not (isinstance(lit, exp.Literal) and lit.is_string):
                 continue
-            ref = _column_ref(col, tree, catalog)
+            ref = _column_ref(col, tree, catalog, resolved)
             if ref is None:
                 continue
             t, c, ty = ref
@@ -494,6 +588,7 @@ def string_comparisons(tree: exp.Expression, catalog: Catalog) -> list[tuple[str
     ``"="`` (also ``!=``, ``IN``) or ``"like"`` (the literal is a LIKE pattern). Columns whose table
     cannot be told are left out."""
     out: list[tuple[str, str, str, str]] = []
+    resolved = resolve_columns(tree, catalog)
     for node in tree.find_all(exp.EQ, exp.NEQ, exp.Like, exp.ILike, exp.In):
         if isinstance(node, exp.In):
             pairs = [(node.this, e) for e in node.expressions]
@@ -502,7 +597,7 @@ def string_comparisons(tree: exp.Expression, catalog: Catalog) -> list[tuple[str
         how = "like" if isinstance(node, (exp.Like, exp.ILike)) else "="
         for col, lit in pairs:
             if isinstance(lit, exp.Literal) and lit.is_string:
-                ref = _column_ref(col, tree, catalog)
+                ref = _column_ref(col, tree, catalog, resolved)
                 if ref is not None:
                     out.append((ref[0], ref[1], lit.this, how))
     return out
@@ -544,40 +639,92 @@ def ordering_aggregates(tree: exp.Expression, question: str) -> list[str]:
     return found
 
 
-def unused_joins(tree: exp.Expression, catalog: Catalog | None) -> list[str]:
-    """Tables an inner join brings in of which nothing is used outside the join's own ON condition:
-    the join can only multiply or drop rows (``singer JOIN singer_in_concert`` to list singers)."""
+def unused_joins(tree: exp.Expression, catalog: Catalog | None) -> list[tuple[str, exp.Join]]:
+    """Inner joins of the outer SELECT of which nothing is used outside the join's own ON condition, in a
+    query whose result would show repeated rows: ``(table, join)`` pairs. Such a join is a *semi-join*
+    (it keeps the rows that have a match), which is often what the question asks; it is a defect only
+    when it also repeats rows, which only the data can tell (:func:`without_join`). Not a candidate: a
+    join in a nested query (IN / EXISTS / derived tables only test membership or are aggregated), a
+    SELECT that aggregates, groups or is DISTINCT, the arms of UNION / INTERSECT / EXCEPT (they remove
+    duplicates), joins without ON, outer and cross joins, and self-joins of one table name."""
+    sel = tree
+    if not isinstance(sel, exp.Select) or sel.args.get("group") or sel.args.get("distinct"):
+        return []
+    if any(aggregates_in(p, sel) for p in sel.expressions) or sel.args.get("having"):
+        return []
+    joins = sel.args.get("joins") or []
+    frm = from_clause(sel)
+    if not joins or frm is None:
+        return []
+    sources = [frm.this] + [j.this for j in joins]
+    if not all(isinstance(t, exp.Table) and t.name for t in sources):
+        return []
+    names = [t.alias_or_name.lower() for t in sources]
     found = []
-    for sel in tree.find_all(exp.Select):
-        joins = sel.args.get("joins") or []
-        frm = from_clause(sel)
-        if not joins or frm is None:
+    for j in joins:
+        on = j.args.get("on")
+        if on is None or j.args.get("side") or j.args.get("kind") in ("CROSS",):
             continue
-        sources = [frm.this] + [j.this for j in joins]
-        if not all(isinstance(t, exp.Table) and t.name for t in sources):
+        t = j.this
+        me = t.alias_or_name.lower()
+        if names.count(me) > 1 or [x.name.lower() for x in sources].count(t.name.lower()) > 1:
             continue
-        names = [t.alias_or_name.lower() for t in sources]
-        for j in joins:
-            if j.args.get("side") or j.args.get("kind") in ("CROSS",):
+        uses = 0
+        for col in sel.find_all(exp.Column):
+            if _within(col, on):
                 continue
-            t = j.this
-            me = t.alias_or_name.lower()
-            if names.count(me) > 1:
-                continue
-            on = j.args.get("on")
-            uses = 0
-            for col in sel.find_all(exp.Column):
-                if on is not None and _within(col, on):
-                    continue
-                if col.find_ancestor(exp.Select) is not sel and col.table.lower() != me:
-                    continue
-                if col.table:
-                    uses += col.table.lower() == me
-                elif catalog is None or catalog.has_column(t.name, col.name):
-                    uses += 1
-            if uses == 0 and len(sources) > 1:
-                found.append(f"{t.name}" + (f" AS {t.alias}" if t.alias else ""))
+            if col.table:
+                uses += col.table.lower() == me
+            elif catalog is None or catalog.has_column(t.name, col.name):
+                uses += 1
+        if uses == 0:
+            found.append((f"{t.name}" + (f" AS {t.alias}" if t.alias else ""), j))
     return found
+
+
+def without_join(tree: exp.Select, join: exp.Join) -> exp.Select:
+    """A copy of `tree` without `join` (its ON condition goes with it) and without the outer ORDER BY,
+    LIMIT and OFFSET: what the query returns when the joined table only could have filtered or repeated
+    rows."""
+    idx = (tree.args.get("joins") or []).index(join)
+    out = tree.copy()
+    js = list(out.args.get("joins") or [])
+    del js[idx]
+    out.set("joins", js or None)
+    for k in ("order", "limit", "offset"):
+        out.set(k, None)
+    return out
+
+
+def unbounded(tree: exp.Select) -> exp.Select:
+    """A copy of `tree` without the outer ORDER BY, LIMIT and OFFSET."""
+    out = tree.copy()
+    for k in ("order", "limit", "offset"):
+        out.set(k, None)
+    return out
+
+
+def column_refs(tree: exp.Expression, catalog: Catalog) -> set[tuple[str, str]]:
+    """``(table, column)`` of every column reference whose base table can be told (catalog spelling)."""
+    return {(t, c) for t, c, _ in resolve_columns(tree, catalog).values()}
+
+
+def has_threshold(tree: exp.Expression) -> bool:
+    """Whether some SELECT of the query keeps groups by a HAVING condition (``HAVING COUNT(*) >= 2``):
+    a threshold the data may leave unmet, so that an empty answer is a possible right one."""
+    return any(s.args.get("having") is not None for s in selects(tree))
+
+
+def bare_column_projection(tree: exp.Expression, index: int) -> bool:
+    """Whether the outer SELECT's `index`-th projection is a plain column of a table read through FROM
+    or an inner join (so its NULLs are the data's own, not made by an outer join or an expression)."""
+    if not isinstance(tree, exp.Select) or index >= len(tree.expressions):
+        return False
+    if any(j.args.get("side") for j in tree.args.get("joins") or []):
+        return False
+    p = tree.expressions[index]
+    p = p.this if isinstance(p, exp.Alias) else p
+    return isinstance(p, exp.Column) and not isinstance(p.this, exp.Star)
 
 
 def _within(node: exp.Expression, container: exp.Expression) -> bool:
@@ -590,6 +737,8 @@ def _within(node: exp.Expression, container: exp.Expression) -> bool:
 
 
 __all__ = ["bounds_rows_otherwise", "cartesian_joins", "date_string_comparisons", "has_aggregate",
-           "limit_tie_probe", "missing_group_by", "ordering_aggregates", "outer_limit", "question_columns",
+           "limit_tie_probe", "missing_group_by", "ordering_aggregates", "outer_limit", "query_names", "question_columns",
+           "sqlite_string_literals",
            "star_projections", "string_comparisons", "table_names", "tie_at_limit", "top_n_requested",
-           "unknown_identifiers", "unused_joins"]
+           "unbounded", "unknown_identifiers", "unused_joins", "without_join",
+           "column_refs", "has_threshold", "bare_column_projection", "resolve_columns"]

@@ -1,4 +1,5 @@
-"""The SQL family's root ``parses`` and its six static seed ops (the query's parse tree only).
+"""The SQL family's root ``parses``, its six static seed ops and ``extra_aggregate_column`` (the query's
+parse tree only; on SQLite the root reads double-quoted names no column matches as strings, as SQLite does).
 
 Ops read the task record (question, catalog, warehouse spec — see `vx.families.sql.ops.item`) and
 the SQL output; none reads the gold SQL. Static ops inspect the root's parse tree and abstain
@@ -41,6 +42,9 @@ def parses(task, output, ctx):
     tree = trees[0]
     if not isinstance(tree, exp.Query):
         return drawback(f"a {tree.key.upper()} statement, not a query")
+    cat = catalog(task, ctx)
+    if d == "sqlite" and cat is not None:  # SQLite's rule: "x" is a string when no column x is in sight
+        tree, _ = analysis.sqlite_string_literals(tree, cat)
     ctx["artifact"] = Parsed(tree, d)
     return clean()
 
@@ -146,18 +150,4 @@ def extra_aggregate_column(task, output, ctx):
     if found:
         return drawback(f"returns {found[0]} as well, which it only orders or filters by; the question does not "
                         "ask for that figure")
-    return clean()
-
-
-@op(tier="static", detects="wrong_join_path", depends=DEPENDS)
-def unused_join(task, output, ctx):
-    """A table is inner-joined but nothing of it is used outside the join condition: the join can only
-    repeat or drop rows."""
-    tree = _tree(ctx)
-    if tree is None or tree.find(exp.Join) is None:
-        return abstain()
-    found = analysis.unused_joins(tree, catalog(task, ctx))
-    if found:
-        return drawback(f"{found[0]} is joined but none of its columns is used outside the join condition "
-                        "(the join only repeats or drops rows)")
     return clean()

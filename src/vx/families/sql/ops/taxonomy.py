@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from vx.families.sql.ops import exec as X
 from vx.families.sql.ops import static as S
 
 # Closed taxonomy of failure classes (clusters for synthesis).
@@ -25,7 +26,7 @@ def classify_by_evidence(task: Mapping[str, Any], output: Any) -> str:
     for o, cls in ((S.unknown_identifier, "unknown_identifier"), (S.missing_group_by, "missing_group_by"),
                    (S.cartesian_join, "cartesian_join"), (S.top_n_missing_limit, "missing_limit"),
                    (S.select_star, "select_star"), (S.date_as_string_compare, "date_format"),
-                   (S.extra_aggregate_column, "extra_columns"), (S.unused_join, "wrong_join_path")):
+                   (S.extra_aggregate_column, "extra_columns"), (X.unused_join, "wrong_join_path")):
         if o(task, output, ctx).verdict == 1:
             return cls
     return "wrong_result"
