@@ -31,6 +31,7 @@ import attrs
 
 from vx.families.family import Family, FamilyError
 from vx.ops.item import parse_label
+from vx.text import file_lines
 
 __all__ = ["ANCHOR_LOG", "AnchorError", "Labelled", "label_item", "anchor_log"]
 
@@ -73,7 +74,7 @@ def anchor_log(directory: str | Path) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in file_lines(path.read_text(encoding="utf-8")):
         if line.strip():
             out.append(json.loads(line))
     return out
@@ -83,7 +84,7 @@ def _lines(path: Path) -> list[tuple[str, dict[str, Any]]]:
     if not path.is_file():
         return []
     rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in file_lines(path.read_text(encoding="utf-8")):
         if line.strip():
             rows.append((line, json.loads(line)))
     return rows
@@ -216,7 +217,7 @@ def _append_log(d: Path, record: Mapping[str, Any]) -> None:
 
 def _add_peers_to_toml(path: Path, name: str) -> None:
     """Name the peers file under ``[splits]`` (added when the family had none), keeping the rest as it is."""
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = file_lines(path.read_text(encoding="utf-8"))
     for i, line in enumerate(lines):
         if line.strip() == "[splits]":
             lines.insert(i + 1, f'peers = "{name}"')

@@ -26,6 +26,7 @@ import attrs
 
 from vx.families.code.data.tasks import DataError, Task, file_sha256
 from vx.inputs import read_input_text
+from vx.text import file_lines
 
 
 @attrs.frozen
@@ -58,7 +59,7 @@ def _as_bool(value: Any) -> bool | None:
 def jsonl_rows(path: Path, what: str) -> Iterator[tuple[int, Any]]:
     """(line number, value) of every non-blank line of a JSON-lines file, read once through the bounded
     reader (a FIFO or a device is refused: vx.inputs); a line that is not JSON is a DataError naming it."""
-    for n, line in enumerate(read_input_text(path, what, error=DataError).splitlines(), 1):
+    for n, line in enumerate(file_lines(read_input_text(path, what, error=DataError)), 1):
         if not line.strip():
             continue
         try:
