@@ -159,7 +159,8 @@ def test_humaneval_plus_samples_with_their_hidden_tests(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert doc["attempts"] == len(wanted) and doc["tasks"] == "humaneval+"
-    assert doc["notes"] == ["1 sample(s) name tasks that are not in this dataset: left out"]
+    assert doc["notes"] == ["1 sample(s) name tasks that are not in this dataset: left out (codellama.jsonl:9 "
+                            "'HumanEval/9999'; task ids look like 'HumanEval/0')"]
     rows = doc["items"]
     assert {r["truth"] for r in rows} <= {"pass", "fail"} and {r["verdict"] for r in rows} <= {"pass", "fail", "abstain"}
     true = sum(r["truth"] == "pass" for r in rows) / len(rows)

@@ -31,7 +31,7 @@ from vx.ops.cache import VerdictCache
 from vx.ops.item import Item
 from vx.verifier import Grading, Verifier
 from vx.inputs import read_input_text
-from vx.text import json_dumps
+from vx.text import file_lines, json_dumps
 
 SCHEMA = "vx-eval/1"
 EXPORT_FORMATS = (".csv", ".jsonl", ".parquet")
@@ -296,7 +296,7 @@ def load_eval_document(path: str | Path) -> dict[str, Any]:
             raise DataError(f"{path}: \"items\" must be a list")
         return doc
     rows = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(file_lines(text), 1):
         if not line.strip():
             continue
         try:

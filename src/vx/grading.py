@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,8 @@ from vx.verifier import Verifier
 
 SCHEMA = "vx-grade/1"
 KS = (1, 10, 100)
+#: attempts at one task beyond which `grade_samples` says, before grading, that they are held in memory together
+LARGE_TASK = 10_000
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -287,7 +290,13 @@ def grade_samples(verifier: Verifier, source: TaskSource, samples: Sequence[str 
                 truths = grader(pairs, advance)
         items = [attrs.evolve(it, label=None if t["label"] is None else float(t["label"] == "pass"))
                  for it, t in zip(items, truths)]
-    say(f"grading {len(items)} attempts at {len({it.task for it in items})} tasks")
+    per_task = Counter(it.task for it in items)
+    say(f"grading {len(items)} attempts at {len(per_task)} tasks")
+    crowded = [(task, n) for task, n in per_task.most_common(3) if n > LARGE_TASK]
+    if crowded:
+        say(f"{', '.join(f'{n:,} attempts at {task}' for task, n in crowded)}: the attempts at one task are graded "
+            "together (peer ops compare them), so memory grows with the largest task (about 5 KB an attempt on HumanEval); "
+            "split the samples file by task, or subsample it, to bound it")
     ev = evaluate(verifier, items, tasks=source.tasks, jobs=jobs, timeout=timeout, cache=cache, progress=progress,
                   peers={}, executor=executor)
     ev.family, ev.split = source.name, "samples"

@@ -14,6 +14,8 @@ and to show. Depends on nothing; every layer may use it.
 * :func:`json_dumps` -- JSON text any UTF-8 writer accepts (surrogates stay JSON escapes: exact).
 * :func:`storable_obj` -- :func:`storable` applied to every string (and mapping key) of nested
   lists, tuples and mappings (for JSON writers).
+* :func:`file_lines` -- the lines of a JSON-lines or TOML text as those formats define them (split
+  at ``\n`` only). Every reader of such a file splits with it, never with ``str.splitlines()``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 
-__all__ = ["clean", "json_dumps", "printable", "storable", "storable_obj"]
+__all__ = ["clean", "file_lines", "json_dumps", "printable", "storable", "storable_obj"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -65,3 +67,14 @@ def json_dumps(obj: object, **kwargs: object) -> str:
     """``json.dumps(obj, ensure_ascii=False, **kwargs)`` that any UTF-8 writer accepts: an unpaired
     surrogate stays its JSON ``\\udXXX`` escape, so the text reads back as the same ``str``."""
     return storable(json.dumps(obj, ensure_ascii=False, **kwargs))  # type: ignore[arg-type]
+
+
+def file_lines(text: str) -> list[str]:
+    r"""The lines of a JSON-lines (or TOML) text: split at ``"\n"`` (a ``"\r"`` before it is dropped), and
+    never at the other characters ``str.splitlines()`` splits at (U+2028, U+2029, U+0085, ``\v``, ``\f``,
+    ``\x1c``-``\x1e``): those are valid raw inside a JSON string, and vx's writers write them raw. A final
+    newline does not begin another line."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]

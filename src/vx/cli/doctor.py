@@ -8,6 +8,10 @@ import click
 _STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "info": "cyan"}
 
 
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
 @click.command("doctor")
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON (schema vx-doctor/1).")
 @click.option("--brief", is_flag=True, help="One line for the sandbox layer, then only the warnings and failures.")
@@ -23,14 +27,16 @@ def doctor(as_json: bool, brief: bool) -> None:
 
     checks = doctor_report()
     if brief and not as_json:
+        # one line per check whatever the terminal's width: a script reads them line by line
         layer = next((c for c in checks if c.name in ("sandbox layer", "sandbox")), None)
         if layer is not None:
-            console.print(f"vx doctor: model code runs in [{_STYLE[layer.status]}]{esc(layer.detail.split(' - ')[0])}[/]"
-                          + ("" if layer.status == "ok" else f" ({layer.status})"), highlight=False)
+            console.print(f"vx doctor: model code runs in [{_STYLE[layer.status]}]"
+                          f"{esc(_one_line(layer.detail.split(' - ')[0]))}[/]"
+                          + ("" if layer.status == "ok" else f" ({layer.status})"), highlight=False, soft_wrap=True)
         for check in checks:
             if check.status in ("warn", "fail") and check is not layer:
-                console.print(f"  [{_STYLE[check.status]}]{check.status}[/] {esc(check.name.strip())}: {esc(check.detail)}",
-                              highlight=False)
+                console.print(f"  [{_STYLE[check.status]}]{check.status}[/] {esc(_one_line(check.name))}: "
+                              f"{esc(_one_line(check.detail))}", highlight=False, soft_wrap=True)
     elif as_json:
         dump_document("vx-doctor/1", {"ok": not any(c.status == "fail" for c in checks),
                                       "checks": [attrs.asdict(c) for c in checks]})

@@ -71,7 +71,7 @@ def grade_cmd(expr_path, samples, tasks_spec, data_dir, truth, family_dir, expor
     progress = progress_for(as_json)
     try:
         result = grade_samples(verifier, source, samples, truth=truth, jobs=jobs, timeout=timeout, cache=cache,
-                               progress=progress)
+                               progress=progress, on_phase=None if as_json else _say)
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted[/]: what was graded is kept (verdict cache, hidden-test results); "
                           "run the same command again to continue")
@@ -86,6 +86,10 @@ def grade_cmd(expr_path, samples, tasks_spec, data_dir, truth, family_dir, expor
         dump_json(result.as_dict())
         return
     print_result(result, expr_path, show, cache)
+
+
+def _say(text: str) -> None:
+    err_console.print(f"[dim]{esc(text)}[/]", soft_wrap=True)
 
 
 def print_result(result, expr_path: str, show: int, cache) -> None:

@@ -207,10 +207,16 @@ def verify_cmd(run: str) -> None:
     """Recompute every round's objective from RUN alone and compare with what was recorded."""
     from vx.evolve.recompute import RecomputeError, round_score
 
+    from vx.evolve.store import RunStoreError
+
     bad = 0
     with _open(run) as s:
         if not s.rounds():
             raise UserError(f"{run}: no rounds recorded; there is nothing to verify")
+        try:
+            s.check()  # every record, not only what recomputing reads
+        except RunStoreError as exc:
+            raise UserError(str(exc)) from None
         t = Table(title="recorded vs recomputed", title_justify="left", show_edge=False)
         for col in ("round", "objective", "recomputed", "A_dev", "recomputed", "A_train", "recomputed", ""):
             t.add_column(col, justify="right")

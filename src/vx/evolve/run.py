@@ -75,6 +75,8 @@ def evolve_family(family: str | Path | Family, *, config: EvolveConfig = EvolveC
     from vx.evolve.roles.session import LLMSession, engine_roles, record_llm, start_session
 
     if resume is not None:
+        with RunStore(resume) as checked:  # refuse a damaged file before anything is written to it
+            checked.check(finished=False, family_dir=family is None)
         store = RunStore(resume, upgrade=True)
         meta = store.meta()
         if meta.get("format") != FORMAT:

@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from vx.dsl.parse import VxSyntaxError, parse
 from vx.errors import VxError
 from vx.text import storable
 
@@ -91,15 +92,17 @@ class RunStoreError(VxError):
 #: What every column vx reads must hold (a damaged file -- text where a number belongs, a verdict code
 #: that is none -- is a RunStoreError naming the table, column and record, never a traceback later):
 #: int, num (int or float), text, bool (0/1), verdict (-1, 0, 1), final (pass/fail/abstain); "?" allows NULL.
+#: text is at most MAX_TEXT_CHARS characters (what vx writes there is cut to it); doc (JSON documents, the
+#: seed's text) is unbounded.
 COLUMN_KINDS: dict[str, dict[str, str]] = {
     "rounds": {"round": "int", "objective": "num?", "a_dev": "num?", "a_train": "num?", "cost": "num?",
                "incumbent": "text", "replaced": "bool", "candidates": "int", "selectable": "int", "n_active": "int",
                "n_shadow": "int", "n_retired": "int", "born": "int", "rejected": "int", "misses": "int",
-               "gaps": "int", "seconds": "num", "state": "text", "audit_agreement": "num?", "audit": "text?"},
+               "gaps": "int", "seconds": "num", "state": "doc", "audit_agreement": "num?", "audit": "doc?"},
     "ops": {"name": "text", "origin": "text", "status": "text", "tier": "text", "detects": "text", "version": "text",
-            "uses_llm": "bool", "spec": "text?", "born_round": "int", "description": "text"},
+            "uses_llm": "bool", "spec": "doc?", "born_round": "int", "description": "text"},
     "events": {"id": "int", "round": "int", "op": "text", "kind": "text", "status": "text", "reason": "text",
-               "evidence": "text"},
+               "evidence": "doc"},
     "elites": {"rank": "int", "expression": "text", "objective": "num?", "a_dev": "num?", "a_train": "num?"},
     "candidates": {"rank": "int", "expression": "text", "composer": "text", "objective": "num?", "a_dev": "num?",
                    "a_train": "num?", "cost": "num?", "selectable": "bool", "reason": "text"},
@@ -107,9 +110,10 @@ COLUMN_KINDS: dict[str, dict[str, str]] = {
                  "label": "num?"},
     "traces": {"split": "text", "item": "text", "op": "text", "verdict": "verdict", "message": "text"},
     "matrix": {"op": "text", "item": "text", "verdict": "verdict"},
-    "meta": {"key": "text", "value": "text"},
-    "summary": {"key": "text", "value": "text"},
+    "meta": {"key": "text", "value": "doc"},
+    "summary": {"key": "text", "value": "doc"},
 }
+MAX_TEXT_CHARS = 1 << 20  # a message, a reason, an expression, an id
 _FINALS = ("pass", "fail", "abstain")
 
 
@@ -119,6 +123,8 @@ def _fits(value: Any, kind: str) -> bool:
             return True
         kind = kind[:-1]
     if kind == "text":
+        return isinstance(value, str) and len(value) <= MAX_TEXT_CHARS
+    if kind == "doc":
         return isinstance(value, str)
     if kind == "int":
         return isinstance(value, int)
@@ -133,7 +139,7 @@ def _fits(value: Any, kind: str) -> bool:
     raise ValueError(kind)
 
 
-_WANTED = {"text": "text", "int": "an integer", "num": "a finite number", "bool": "0 or 1",
+_WANTED = {"text": f"text of at most {MAX_TEXT_CHARS:,} characters", "doc": "text", "int": "an integer", "num": "a finite number", "bool": "0 or 1",
            "verdict": "a verdict code (-1, 0 or 1)", "final": "pass, fail or abstain"}
 
 
@@ -159,6 +165,14 @@ def json_text(obj: Any) -> str:
         return o
 
     return storable(json.dumps(clean(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+
+
+def clip(text: Any) -> Any:
+    """A free text (a message, a reason) cut to :data:`MAX_TEXT_CHARS` characters, saying so."""
+    if isinstance(text, str) and len(text) > MAX_TEXT_CHARS:
+        note = f" … (cut: {len(text):,} characters)"
+        return text[: MAX_TEXT_CHARS - len(note)] + note
+    return text
 
 
 def _num(x: Any) -> float | None:
@@ -250,7 +264,7 @@ class RunStore:
                                  int(o["uses_llm"]), None if o.get("spec") is None else json_text(o["spec"]),
                                  int(o["born_round"]), o.get("description", "")))
             self.db.executemany("INSERT INTO events (round, op, kind, status, reason, evidence) VALUES (?,?,?,?,?,?)",
-                                [(e.round, e.op, e.kind, e.status, e.reason, json_text(dict(e.evidence)))
+                                [(e.round, e.op, e.kind, e.status, clip(e.reason), json_text(dict(e.evidence)))
                                  for e in events])
             r = row["round"]
             self.db.execute("DELETE FROM elites WHERE round=?", (r,))
@@ -260,7 +274,7 @@ class RunStore:
             self.db.execute("DELETE FROM candidates WHERE round=?", (r,))
             self.db.executemany("INSERT INTO candidates VALUES (?,?,?,?,?,?,?,?,?,?)",
                                 [(r, i, c["expression"], c["composer"], _num(c["objective"]), _num(c["a_dev"]),
-                                  _num(c["a_train"]), _num(c["cost"]), int(c["selectable"]), c["reason"])
+                                  _num(c["a_train"]), _num(c["cost"]), int(c["selectable"]), clip(c["reason"]))
                                  for i, c in enumerate(candidates)])
 
     def write_final(self, verdicts: Sequence[tuple], traces: Sequence[tuple], summary: Mapping[str, Any],
@@ -273,7 +287,8 @@ class RunStore:
             self.db.execute("DELETE FROM matrix")
             self.db.executemany("INSERT INTO matrix VALUES (?,?,?,?)", matrix)
             self.db.executemany("INSERT INTO verdicts VALUES (?,?,?,?,?,?)", verdicts)
-            self.db.executemany("INSERT INTO traces VALUES (?,?,?,?,?)", traces)
+            self.db.executemany("INSERT INTO traces VALUES (?,?,?,?,?)",
+                                ((*t[:4], clip(t[4])) if len(t) == 5 and isinstance(t[4], str) else t for t in traces))
             self.db.executemany("INSERT OR REPLACE INTO summary VALUES (?, ?)",
                                 [(k, json_text(v)) for k, v in summary.items()])
             self._set_meta(meta)
@@ -297,7 +312,8 @@ class RunStore:
                 kind = kinds.get(c)
                 if kind is not None and not _fits(d[c], kind):
                     where = key(d) if key is not None else f"row {n}"
-                    shown = repr(d[c]) if not isinstance(d[c], str) or len(d[c]) < 60 else repr(d[c][:57] + "...")
+                    shown = repr(d[c]) if not isinstance(d[c], str) or len(d[c]) < 60 else \
+                        f"{d[c][:57]!r}... ({len(d[c]):,} characters)"
                     raise RunStoreError(f"{self.path}: damaged run file: {table}.{c} of {where} is "
                                         f"{'NULL' if d[c] is None else shown}, expected "
                                         f"{_WANTED[kind.rstrip('?')]}")
@@ -412,6 +428,49 @@ class RunStore:
     def summary(self) -> dict[str, Any]:
         rows = self._rows("summary", ("key", "value"), "SELECT key, value FROM summary ORDER BY key")
         return {d["key"]: self._decode(d["value"], f"summary.{d['key']}") for d in rows}
+
+    def check(self, *, finished: bool = True, family_dir: bool = True) -> None:
+        """Read every record of the file and check it; the first damage found is a RunStoreError naming
+        the file, the table.column and the record: every column's kind (`COLUMN_KINDS`: text where a
+        number belongs, a message longer than :data:`MAX_TEXT_CHARS`, text that is not UTF-8), every JSON
+        column, every recorded expression parses over the run's ops, the family directory the run names
+        exists (``family_dir``) and the run finished (``finished``). `vx runs verify` checks all of it,
+        `vx evolve --resume` all but the last (an interrupted run is what it resumes)."""
+        damaged = f"{self.path}: damaged run file:"
+        meta = self.meta()
+        rounds = self.rounds()
+        names = {o["name"] for o in self.ops()}
+        for check in (self.events, self.verdicts, self.traces, self.matrix):
+            check()
+        summary = self.summary()
+        expressions = [(f"meta.{k}", meta[k]) for k in ("seed_expression", "best_expression") if k in meta]
+        for r in rounds:
+            n = r["round"]
+            expressions.append((f"rounds.incumbent of round {n}", r["incumbent"]))
+            expressions += [(f"elites.expression of rank {e['rank']} of round {n}", e["expression"])
+                            for e in self.elites(n)]
+            expressions += [(f"candidates.expression of rank {c['rank']} of round {n}", c["expression"])
+                            for c in self.candidates(n)]
+        shown = summary.get("expressions")
+        if shown is not None and not isinstance(shown, dict):
+            raise RunStoreError(f"{damaged} summary.expressions is a JSON {type(shown).__name__}, expected an object")
+        expressions += [(f"summary.expressions.{k}", v) for k, v in (shown or {}).items()]
+        for where, text in expressions:
+            if not isinstance(text, str):
+                raise RunStoreError(f"{damaged} {where} is {type(text).__name__}, expected a vx expression")
+            try:
+                parse(text, filename=where, known_ops=names)
+            except VxSyntaxError as exc:
+                first = str(exc).strip().split("\n")[0][:300]
+                raise RunStoreError(f"{damaged} {where} is not an expression over the run's ops ({first})") from None
+        if family_dir:
+            where = meta.get("family_dir")
+            if not where or not Path(where, "family.toml").is_file():
+                raise RunStoreError(f"{self.path}: the family the run was made on is not at {where!r} any more "
+                                    "(moved or deleted): put it back there, or name it: vx evolve FAMILY --resume RUN")
+        if finished and meta.get("status") != "finished":
+            raise RunStoreError(f"{self.path}: the run did not finish (meta.status is {meta.get('status')!r}): its "
+                                "final verdicts are missing; continue it with vx evolve FAMILY --resume RUN")
 
     def truncate_after(self, round: int) -> None:
         """Drop everything recorded after ``round`` (used when resuming)."""

@@ -20,19 +20,23 @@ is restored and the error is raised.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from vx.families.family import Family, FamilyError
+from vx.inputs import read_input_text
 from vx.ops.item import parse_label
+from vx.text import file_lines
 
-__all__ = ["ANCHOR_LOG", "AnchorError", "Labelled", "label_item", "anchor_log"]
+__all__ = ["ANCHOR_LOG", "AnchorError", "Labelled", "anchor_log", "cli_label", "label_item"]
 
 ANCHOR_LOG = "anchor.jsonl"
 
@@ -68,25 +72,98 @@ class Labelled:
 
 
 def anchor_log(directory: str | Path) -> list[dict[str, Any]]:
-    """The family's recorded labels, oldest first (empty when none)."""
+    """The family's recorded labels, oldest first (empty when none). A record that is not one vx wrote
+    (not JSON, not an object, no item, a label that is none of pass/fail/P(pass), an unknown status) is
+    an AnchorError naming its line."""
     path = Path(directory) / ANCHOR_LOG
-    if not path.is_file():
+    return [_log_record(path, n, row) for n, row in _json_rows(path, "anchor log")]
+
+
+def _json_rows(path: Path, what: str) -> list[tuple[int, Any]]:
+    """(line number, value) of a JSON-lines file's lines, none when it is absent. Read through the bounded
+    reader (a FIFO, a device or a directory is refused before a byte is read); a line that is not JSON is
+    an AnchorError naming it."""
+    if not os.path.lexists(path):
         return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            out.append(json.loads(line))
-    return out
+    text = read_input_text(path, what, error=AnchorError)
+    rows = []
+    for n, line in enumerate(file_lines(text), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append((n, json.loads(line)))
+        except (ValueError, RecursionError) as exc:
+            raise AnchorError(f"{path}:{n}: not a JSON line ({str(exc)[:200]})") from None
+    return rows
+
+
+def _log_record(path: Path, n: int, rec: Any) -> dict[str, Any]:
+    fix = "fix or delete that line (it is only the record; the labels themselves are in dev.jsonl)"
+    if not isinstance(rec, dict):
+        raise AnchorError(f"{path}:{n}: expected a label record (a JSON object), got {type(rec).__name__}; {fix}")
+    if not isinstance(rec.get("item"), str):
+        raise AnchorError(f"{path}:{n}: a label record needs the item's id as a string (\"item\"); {fix}")
+    if rec.get("status") not in ("pending", "moved"):
+        raise AnchorError(f"{path}:{n}: status {rec.get('status')!r} is neither \"pending\" nor \"moved\"; {fix}")
+    try:
+        parse_label(rec.get("label"))
+    except ValueError as exc:
+        raise AnchorError(f"{path}:{n}: {exc}; {fix}") from None
+    pending = rec.get("with_pending")
+    if pending is not None and not (isinstance(pending, list) and all(isinstance(p, str) for p in pending)):
+        raise AnchorError(f"{path}:{n}: \"with_pending\" must be a list of item ids; {fix}")
+    return rec
 
 
 def _lines(path: Path) -> list[tuple[str, dict[str, Any]]]:
-    if not path.is_file():
+    """(line text, record) of a split file's items (none when it is absent)."""
+    if not os.path.lexists(path):
         return []
+    text = read_input_text(path, "split file", error=AnchorError)
     rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            rows.append((line, json.loads(line)))
+    for n, line in enumerate(file_lines(text), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            raise AnchorError(f"{path}:{n}: not a JSON line ({str(exc)[:200]})") from None
+        if not isinstance(obj, dict) or not isinstance(obj.get("id"), str) or not isinstance(obj.get("task"), str):
+            raise AnchorError(f"{path}:{n}: an item needs string \"id\" and \"task\"")
+        rows.append((line, obj))
     return rows
+
+
+def cli_label(text: str) -> str | float:
+    """A label as typed on the command line: ``pass``, ``fail`` or a probability of pass (``0.7``), as
+    dev.jsonl holds it (DESIGN: ``"label": "fail" | "pass" | 0.8``). Raises AnchorError."""
+    word = text.strip().lower()
+    if word in ("pass", "fail"):
+        return word
+    try:
+        value = float(word)
+    except ValueError:
+        value = None
+    try:
+        return parse_label(value if value is not None else text)
+    except ValueError:
+        raise AnchorError(f"{text!r} is not a label: use pass, fail or a probability of pass in [0, 1] "
+                          "(such as 0.7)") from None
+
+
+@contextmanager
+def _exclusive(d: Path) -> Iterator[None]:
+    """Hold the family directory locked (``flock`` on the directory itself, so no lock file is left
+    behind): one label at a time reads and rewrites the family's files."""
+    try:
+        fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise AnchorError(f"{d}: cannot open the family directory ({exc.strerror})") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def _dump(row: Mapping[str, Any]) -> str:
@@ -94,22 +171,30 @@ def _dump(row: Mapping[str, Any]) -> str:
 
 
 def _write(path: Path, lines: list[str]) -> None:
+    """Replace a file by `lines` atomically (a temporary file renamed into place)."""
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     os.replace(tmp, path)
 
 
-def label_item(directory: str | Path, item_id: str, label: str, *, note: str | None = None) -> Labelled:
-    """Label ``item_id`` of the family at ``directory`` as ``label`` ("pass", "fail" or a P(pass))."""
-    fam = Family(directory)
-    d = fam.dir
+def label_item(directory: str | Path, item_id: str, label: str | float, *, note: str | None = None) -> Labelled:
+    """Label ``item_id`` of the family at ``directory`` as ``label`` ("pass", "fail" or a P(pass), also as
+    text: "0.7"). Labels of one family are recorded one at a time (a lock on its anchor log), so
+    concurrent calls all succeed, in some order."""
+    d = Family(directory).dir
+    text_label: Any = cli_label(label) if isinstance(label, str) else label
     try:
-        p = parse_label(label)
+        p = parse_label(text_label)
     except ValueError as exc:
         raise AnchorError(f"{label!r} is not a label: {exc} (use pass, fail or a probability of pass)", str(d)) \
             from None
+    with _exclusive(d):
+        return _label(Family(d), item_id, text_label, p, note)
+
+
+def _label(fam: Family, item_id: str, text_label: Any, p: float, note: str | None) -> Labelled:
+    d = fam.dir
     hard = "pass" if p >= 0.5 else "fail"
-    text_label: Any = label if label in ("pass", "fail") else p
     if item_id in fam.audit().split.ids:
         raise AnchorError(f"{item_id} is a locked item: the locked split only audits, it is never labelled "
                           "or moved (choose a train item; `vx anchor suggest` proposes some)", str(d))
@@ -216,11 +301,11 @@ def _append_log(d: Path, record: Mapping[str, Any]) -> None:
 
 def _add_peers_to_toml(path: Path, name: str) -> None:
     """Name the peers file under ``[splits]`` (added when the family had none), keeping the rest as it is."""
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = file_lines(path.read_text(encoding="utf-8"))
     for i, line in enumerate(lines):
         if line.strip() == "[splits]":
             lines.insert(i + 1, f'peers = "{name}"')
             break
     else:
         lines += ["", "[splits]", f'peers = "{name}"']
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _write(path, lines)

@@ -28,6 +28,7 @@ from vx.families import schema
 from vx.families.pack import Pack, load_packs
 from vx.ops.item import Item, parse_label
 from vx.ops.pool import OpPool
+from vx.text import file_lines
 
 SPLITS = ("train", "dev", "locked")
 OBJECTIVE_DEFAULTS: dict[str, float] = {
@@ -95,7 +96,7 @@ def read_jsonl(path: Path, problems: list[str], what: str = "file") -> list[tupl
     except FamilyError as exc:
         problems.append(str(exc))
         return rows
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(file_lines(text), 1):
         if not line.strip():
             continue
         try:
@@ -120,7 +121,7 @@ def _toml_line(text: str, path: tuple[Any, ...]) -> int | None:
     """The line of ``key = ...`` (or of the ``[table]`` header) a family.toml path points at."""
     table: tuple[str, ...] = ()
     want_table, key = tuple(str(p) for p in path[:-1]), str(path[-1]) if path else ""
-    for n, raw in enumerate(text.splitlines(), 1):
+    for n, raw in enumerate(file_lines(text), 1):
         line = raw.strip()
         if line.startswith("["):
             table = tuple(part.strip().strip('"') for part in line.strip("[]").split("."))

@@ -22,6 +22,7 @@ import attrs
 
 from vx.errors import DataError
 from vx.inputs import read_input_text
+from vx.text import file_lines
 
 #: the fields a plain samples line may hold its output in, in order of preference (evalplus writes
 #: ``solution`` -- a whole program -- or ``completion``, which continues the task's prompt)
@@ -87,7 +88,7 @@ class TaskSource:
 
 def _lines(path: Path) -> Iterable[tuple[int, Any]]:
     text = read_input_text(path, "JSON-lines file", error=DataError)  # a regular file of bounded size
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(file_lines(text), 1):
         if not line.strip():
             continue
         try:

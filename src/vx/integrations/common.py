@@ -1,14 +1,18 @@
 """What the integrations share: a verifier from a path or an object, the task an output answers,
-the code inside a chat reply, and the failure capsule as text (for a score's explanation)."""
+the code inside a chat reply, the failure capsule as text (for a score's explanation), and the checks
+of their options at construction (``check_*``: a bad option is an ArgumentError when the integration
+is built, never a TypeError at its first call)."""
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vx.errors import VxError
+from vx.errors import ArgumentError, VxError
+from vx.ops.apply import check_cache, check_jobs, check_timeout
 from vx.verifier import Grade, TraceNode, Verifier
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.S)
@@ -16,6 +20,62 @@ _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.S)
 
 class IntegrationError(VxError):
     """An integration that cannot grade (no task for a sample, a verifier that cannot load...)."""
+
+
+class OptionError(IntegrationError, ArgumentError):
+    """An integration built with an option it cannot use (a NaN reward, an unknown verdict)."""
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_rewards(rewards: Any, defaults: Mapping[str, float], name: str = "rewards") -> dict[str, float]:
+    """``defaults`` updated by `rewards` (None: the defaults): a mapping of verdicts (the keys of
+    ``defaults``) to finite numbers. Anything else is an OptionError naming the entry."""
+    if rewards is None:
+        return dict(defaults)
+    if not isinstance(rewards, Mapping):
+        raise OptionError(f"{name} must be a mapping of verdicts to numbers such as {{'fail': -1.0}}, not "
+                          f"{type(rewards).__name__} {rewards!r}"[:300])
+    unknown = [k for k in rewards if k not in defaults]
+    if unknown:
+        raise OptionError(f"{name}: unknown verdict(s) {', '.join(sorted(map(repr, unknown)))}; use "
+                          f"{', '.join(defaults)}")
+    bad = {k: v for k, v in rewards.items() if not _number(v)}
+    if bad:
+        k, v = next(iter(bad.items()))
+        raise OptionError(f"{name}[{k!r}] must be a finite number, not {type(v).__name__} {v!r}"[:300])
+    return {**defaults, **{k: float(v) for k, v in rewards.items()}}
+
+
+def check_choice(value: Any, name: str, words: Sequence[str], *, numbers: bool = False) -> Any:
+    """`value` when it is one of `words` (or, with `numbers`, a finite number); else an OptionError."""
+    if (isinstance(value, str) and value in words) or (numbers and _number(value)):
+        return value
+    allowed = ", ".join(repr(w) for w in words) + (" or a finite number" if numbers else "")
+    raise OptionError(f"{name} must be {allowed}, not {type(value).__name__} {value!r}"[:300])
+
+
+def as_list(values: Any, name: str) -> list[Any]:
+    """A batch given as any iterable (a generator too) as a list; a str, bytes or a mapping (which would
+    be iterated by character or key) or a non-iterable is an OptionError."""
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        raise OptionError(f"{name} must be a list (or an iterable) with one value per row, not "
+                          f"{type(values).__name__}")
+    return list(values)
+
+
+def sample_task(metadata: Any, key: str, default: Any) -> Any:
+    """What a sample's metadata names as its task under `key` (`default` when the metadata is not a
+    mapping or lacks the key)."""
+    return metadata.get(key, default) if isinstance(metadata, Mapping) else default
+
+
+def graded_output(completion: Any, extract: bool) -> Any:
+    """What to grade of a completion: the code inside it (`extract`) when it is text, else the value
+    itself (a verifier judges a non-text output: the code family's root reports it as not source)."""
+    return extract_output(completion) if extract and isinstance(completion, str) else completion
 
 
 def as_verifier(verifier: Verifier | str | Path) -> Verifier:
@@ -71,4 +131,6 @@ def capsule_text(grade: Grade, *, expression: str = "") -> str:
     return "\n".join(lines)
 
 
-__all__ = ["IntegrationError", "as_verifier", "capsule_text", "extract_output", "resolve_task"]
+__all__ = ["IntegrationError", "OptionError", "as_list", "as_verifier", "capsule_text", "check_cache", "check_choice",
+           "check_jobs", "check_rewards", "check_timeout", "extract_output", "graded_output", "resolve_task",
+           "sample_task"]

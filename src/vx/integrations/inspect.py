@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, scorer, stderr
+    from inspect_ai.scorer import CORRECT, INCORRECT, NOANSWER, PARTIAL, Score, Target, accuracy, scorer, stderr
     from inspect_ai.solver import TaskState
 except ImportError as exc:  # pragma: no cover - the extra brings it
     from vx.errors import MissingDependency
@@ -36,7 +36,8 @@ except ImportError as exc:  # pragma: no cover - the extra brings it
     raise MissingDependency("vx.integrations.inspect needs Inspect AI: pip install 'vx-verifiers[inspect]' "
                             "(or pip install inspect-ai)") from exc
 
-from vx.integrations.common import as_verifier, capsule_text, extract_output, resolve_task
+from vx.integrations.common import (as_verifier, capsule_text, check_choice, check_timeout, graded_output, resolve_task,
+                                    sample_task)
 from vx.verifier import Verifier
 
 
@@ -47,15 +48,16 @@ def vx_scorer(verifier: Verifier | str | Path, *, task_key: str = "task", extrac
     """Score each sample by grading its output with `verifier` (a :class:`~vx.Verifier` or a .vx
     path). `task_key`: the metadata key naming the sample's task; `abstain`: the value of a final
     ABSTAIN; `output(state)`: what to grade, instead of the completion."""
+    abstain = check_choice(abstain, "abstain", (CORRECT, INCORRECT, PARTIAL, NOANSWER), numbers=True)
+    timeout = check_timeout(timeout)
     v = as_verifier(verifier)
 
     async def score(state: TaskState, target: Target) -> Score:
         import anyio
 
-        task = resolve_task(v, (state.metadata or {}).get(task_key, state.sample_id),
+        task = resolve_task(v, sample_task(state.metadata, task_key, state.sample_id),
                             where=f"sample {state.sample_id!r}")
-        graded = output(state) if output is not None else (
-            extract_output(state.output.completion) if extract else state.output.completion)
+        graded = output(state) if output is not None else graded_output(state.output.completion, extract)
         grade = await anyio.to_thread.run_sync(lambda: v.grade(task, graded, timeout=timeout))
         value = {"pass": CORRECT, "fail": INCORRECT}.get(grade.verdict.value, abstain)
         return Score(value=value, answer=grade.verdict.value,

@@ -26,7 +26,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vx.integrations.common import IntegrationError, as_verifier, extract_output, resolve_task
+from vx.integrations.common import (IntegrationError, as_list, as_verifier, check_cache, check_jobs, check_rewards,
+                                    check_timeout, extract_output, resolve_task)
 from vx.verifier import Verifier
 
 DEFAULT_REWARDS: Mapping[str, float] = {"pass": 1.0, "fail": 0.0, "abstain": 0.5}
@@ -50,14 +51,12 @@ class VxReward:
     def __init__(self, verifier: Verifier | str | Path, *, task_column: str = "task_id",
                  rewards: Mapping[str, float] | None = None, extract: bool = True, jobs: int | None = 1,
                  timeout: float = 10.0, cache: Any = None, name: str | None = None) -> None:
+        # every option checked here, so a bad one fails when the reward is built, not at the first batch
+        self.rewards = check_rewards(rewards, DEFAULT_REWARDS)
+        self.jobs, self.timeout, self.cache = check_jobs(jobs), check_timeout(timeout), check_cache(cache)
         self.verifier = as_verifier(verifier)
         self.task_column = task_column
-        self.rewards = {**DEFAULT_REWARDS, **(rewards or {})}
-        unknown = set(self.rewards) - set(DEFAULT_REWARDS)
-        if unknown:
-            raise IntegrationError(f"rewards: unknown verdict(s) {', '.join(sorted(unknown))}; use pass, fail, abstain")
         self.extract = extract
-        self.jobs, self.timeout, self.cache = jobs, timeout, cache
         # TRL names the reward's logged metrics after it (rewards/<name>/mean)
         self.__name__ = name or "vx_" + (Path(str(verifier)).stem if not isinstance(verifier, Verifier) else "verifier")
 
@@ -67,6 +66,8 @@ class VxReward:
         if tasks is None:
             raise IntegrationError(f"the dataset has no {self.task_column!r} column: each row must name its task "
                                    f"(a task id of the verifier's family); pass task_column= to use another column")
+        tasks = as_list(tasks, f"the {self.task_column!r} column")
+        completions = as_list(completions, "completions")  # a generator is read once, here
         if len(tasks) != len(completions):
             raise IntegrationError(f"{len(completions)} completions but {len(tasks)} values of {self.task_column!r}")
         outputs = [_text(c) for c in completions]

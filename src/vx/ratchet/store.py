@@ -92,6 +92,9 @@ JUDGE_COLUMNS = ("arm", "against", "rubric", "task", "old_round", "new_round", "
                  "raw_first", "raw_second")
 _JSON = {"synth", "grader", "state", "routed", "included", "checks", "origin", "contribution", "evidence", "specs",
          "validity"}
+#: what a round's loop state must hold for a resume (the keys `vx.ratchet.loop` reads), and their kinds
+STATE_KEYS: dict[str, type | tuple[type, ...]] = {"bank": list, "removed": list,
+                                                  "rollback_ref": (int, float, type(None)), "bank_round": int}
 
 
 class RatchetStoreError(VxError):
@@ -275,8 +278,21 @@ class RatchetStore:
                                             f"{'text' if types is str else 'an integer' if types is int else 'a number'}")
                 if c in _JSON and value is not None:
                     d[c] = self._json(value, f"{table}.{c} of row {n} ({where})")
+            if table == "rounds" and "state" in cols:
+                self._check_state(d["state"], f"rounds.state of row {n} ({where})")
             out.append(d)
         return out
+
+    def _check_state(self, state: Any, where: str) -> None:
+        if not isinstance(state, dict):
+            raise RatchetStoreError(f"{self.path}: damaged ratchet run file: {where} is a JSON {type(state).__name__}, "
+                                    "expected an object (the loop state a resume restarts from)")
+        for key, kind in STATE_KEYS.items():
+            value = state.get(key)
+            if key not in state or not isinstance(value, kind) or isinstance(value, bool):
+                raise RatchetStoreError(f"{self.path}: damaged ratchet run file: {where} has "
+                                        + (f"no {key!r}" if key not in state else f"{key!r} = {repr(value)[:40]}, "
+                                           f"not {'a list' if kind is list else 'an integer' if kind is int else 'a number'}"))
 
     def rounds(self, arm: str | None = None) -> list[dict[str, Any]]:
         """Committed rounds, with ``report_score``: the report part's score of the bank in force."""

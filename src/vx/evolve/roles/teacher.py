@@ -26,7 +26,7 @@ from typing import Any
 import attrs
 
 from vx.ops.judge import render_output, render_task
-from vx.text import json_dumps
+from vx.text import file_lines, json_dumps
 
 LABELS_FILE = "teacher_labels.jsonl"
 
@@ -137,7 +137,7 @@ def read_labels(family_dir: str | Path) -> dict[str, dict[str, Any]]:
     if not path.is_file():
         return {}
     out = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in file_lines(path.read_text(encoding="utf-8")):
         if line.strip():
             rec = json.loads(line)
             out[rec["id"]] = rec
@@ -172,7 +172,7 @@ def apply_labels(dev_path: str | Path, records: Iterable[Mapping[str, Any]]) -> 
     number of items relabelled."""
     path = Path(dev_path)
     by_id = {r["id"]: r for r in records if r.get("label") is not None}
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = file_lines(path.read_text(encoding="utf-8"))
     out, changed = [], 0
     hard: set[str] = set()
     for line in lines:

@@ -7,10 +7,24 @@ wrong (``syntax``, ``runtime``, ``timeout``, or ``rejected`` for anything that i
 read query). Configuration problems (a missing database file, absent Snowflake credentials) raise
 `WarehouseError` with what to do.
 
-Read-only is enforced twice: the statement must parse (sqlglot, in the warehouse's dialect) as
-one query (SELECT / WITH / set operation) — statements sqlglot cannot parse are left to the
-engine on DuckDB and SQLite, which are opened read-only, and rejected on Snowflake, where only
-the role's grants could stop a write — and the embedded engines open their files read-only.
+Read-only does not depend on a parser. A statement must first parse (sqlglot, in the warehouse's
+dialect) as one query (SELECT / WITH / set operation); statements sqlglot cannot parse are
+rejected on Snowflake, where only the role's grants could stop a write, and left to the engine on
+DuckDB and SQLite, whose own guards hold whatever the statement is:
+
+* **SQLite**: every query runs on a fresh connection (so nothing one prediction does, such as a TEMP
+  table shadowing a real one, is seen by the next), opened ``mode=ro``, with ``PRAGMA query_only``,
+  no database may be attached (``SQLITE_LIMIT_ATTACHED`` = 0) and an authorizer that allows only
+  reading (SELECT, reading columns, calling functions, recursive CTEs): ATTACH, DETACH, CREATE, DROP,
+  INSERT, UPDATE, DELETE, PRAGMA, transactions, VACUUM and ``load_extension`` are refused
+  (``rejected``). Eponymous virtual tables (``json_each``, ``pragma_table_info``) are refused with them.
+* **DuckDB**: the file is opened ``read_only``, without access to the file system or extensions
+  (``enable_external_access = false``, no auto-install or auto-load, ``lock_configuration``), every
+  query runs on a fresh connection to it (DuckDB's TEMP objects and ``SET`` search paths live in
+  their connection) and must be one statement DuckDB's own parser types as SELECT.
+
+So a prediction cannot write a host file, read one, reach the verdict cache or change what another
+prediction sees.
 
 Which warehouse an item runs on is part of its task record, a *warehouse spec*::
 
@@ -30,6 +44,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -44,6 +59,12 @@ from vx.errors import VxError
 DEFAULT_TIMEOUT = 5.0  # seconds per query
 DEFAULT_MAX_ROWS = 10_000
 DUCKDB_MEMORY_LIMIT = "1GB"
+# one thread per connection: ops already run one item per worker process, and a query that explodes (a
+# cartesian product) hits the memory limit instead of the machine's memory; no file system, no extensions,
+# and no statement changes a setting (the progress bar stays off: it would draw on the user's terminal)
+DUCKDB_CONFIG = {"threads": 1, "memory_limit": DUCKDB_MEMORY_LIMIT, "enable_external_access": False,
+                 "autoinstall_known_extensions": False, "autoload_known_extensions": False,
+                 "lock_configuration": True}
 BACKENDS = ("duckdb", "sqlite", "snowflake")
 ERROR_KINDS = ("syntax", "runtime", "timeout", "rejected")
 
@@ -173,20 +194,21 @@ class DuckDBWarehouse(Warehouse):
         if not self.path.is_file():
             raise WarehouseError(f"DuckDB database {self.path} does not exist")
         self._duckdb = duckdb
-        # one thread per connection: ops already run one item per worker process, and a query that
-        # explodes (a cartesian product) hits the memory limit instead of the machine's memory
-        self._con = duckdb.connect(str(self.path), read_only=True,
-                                   config={"threads": 1, "memory_limit": DUCKDB_MEMORY_LIMIT})
-        self._con.execute("SET enable_progress_bar = false")  # never draw on the user's terminal
+        # DuckDB shares one instance per file within a process, so the configuration is given, never SET
+        self._con = duckdb.connect(str(self.path), read_only=True, config=dict(DUCKDB_CONFIG))
 
     def _run(self, sql, timeout, max_rows):
-        con = self._con
+        con = self._con.cursor()  # a fresh connection to the database: its TEMP objects die with it
         timer = threading.Timer(timeout, con.interrupt) if timeout else None
-        if timer is not None:
-            timer.daemon = True
-            timer.start()
         t0 = time.monotonic()
         try:
+            statements = con.extract_statements(sql)
+            if len(statements) != 1 or statements[0].type != self._duckdb.StatementType.SELECT:
+                kinds = ", ".join(str(st.type.name) for st in statements) or "no statement"
+                raise _QueryFailed(f"DuckDB reads this as {kinds}; only one read query (SELECT) runs", "rejected")
+            if timer is not None:
+                timer.daemon = True
+                timer.start()
             cur = con.execute(sql)
             columns = [d[0] for d in cur.description or ()]
             rows, truncated = _fetch(cur, max_rows)
@@ -195,6 +217,8 @@ class DuckDBWarehouse(Warehouse):
             raise _QueryFailed(f"query interrupted after the {timeout:g}s time limit", "timeout") from None
         except self._duckdb.ParserException as exc:
             raise _QueryFailed(str(exc), "syntax") from None
+        except self._duckdb.PermissionException as exc:
+            raise _QueryFailed(str(exc), "rejected") from None
         except self._duckdb.Error as exc:
             if timeout and time.monotonic() - t0 >= timeout and "interrupt" in str(exc).lower():
                 raise _QueryFailed(f"query interrupted after the {timeout:g}s time limit", "timeout") from None
@@ -202,6 +226,7 @@ class DuckDBWarehouse(Warehouse):
         finally:
             if timer is not None:
                 timer.cancel()
+            con.close()
 
     def tables(self):
         rows = self._con.execute(
@@ -220,43 +245,55 @@ class DuckDBWarehouse(Warehouse):
 
 
 class SQLiteWarehouse(Warehouse):
-    """A SQLite database file, opened read-only (``mode=ro``)."""
+    """A SQLite database file, read on a fresh guarded connection per query (see the module docstring)."""
 
     backend = "sqlite"
     dialect = "sqlite"
 
     def __init__(self, path: str | Path) -> None:
-        import sqlite3
-
         self.path = Path(path)
         if not self.path.is_file():
             raise WarehouseError(f"SQLite database {self.path} does not exist")
-        self._sqlite3 = sqlite3
-        self._con = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        self._uri = f"{self.path.resolve().as_uri()}?mode=ro"
+        self._con = self._connect()  # for tables(): our own catalogue reads, never a prediction's SQL
         self._deadline = 0.0
-        self._con.set_progress_handler(self._progress, 1000)
+
+    def _connect(self) -> sqlite3.Connection:
+        con = sqlite3.connect(self._uri, uri=True, check_same_thread=False)
+        try:
+            con.execute("PRAGMA query_only = ON")
+            con.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+        except sqlite3.Error as exc:
+            con.close()
+            raise WarehouseError(f"SQLite database {self.path} cannot be opened read-only ({exc})") from None
+        return con
 
     def _progress(self) -> int:
         return 1 if self._deadline and time.monotonic() > self._deadline else 0
 
     def _run(self, sql, timeout, max_rows):
         self._deadline = time.monotonic() + timeout if timeout else 0.0
-        cur = self._con.cursor()
+        con = self._connect()  # a fresh connection per query: nothing a query leaves behind is seen again
+        con.set_authorizer(_sqlite_authorizer)
+        con.set_progress_handler(self._progress, 1000)
+        cur = con.cursor()
         try:
             cur.execute(sql)
             columns = [d[0] for d in cur.description or ()]
             rows, truncated = _fetch(cur, max_rows)
             return columns, rows, truncated
-        except self._sqlite3.OperationalError as exc:
+        except sqlite3.OperationalError as exc:
             if "interrupted" in str(exc) and self._deadline and time.monotonic() > self._deadline:
                 raise _QueryFailed(f"query interrupted after the {timeout:g}s time limit", "timeout") from None
-            kind = "syntax" if "syntax error" in str(exc) or "incomplete input" in str(exc) else "runtime"
-            raise _QueryFailed(str(exc), kind) from None
-        except (self._sqlite3.Error, ValueError) as exc:
-            raise _QueryFailed(str(exc), "runtime") from None
+            raise _QueryFailed(str(exc), _sqlite_error_kind(str(exc))) from None
+        except sqlite3.ProgrammingError as exc:  # several statements
+            raise _QueryFailed(str(exc), "rejected") from None
+        except (sqlite3.Error, ValueError) as exc:
+            raise _QueryFailed(str(exc), _sqlite_error_kind(str(exc))) from None
         finally:
             self._deadline = 0.0
             cur.close()
+            con.close()
 
     def tables(self):
         names = [r[0] for r in self._con.execute(
@@ -270,6 +307,27 @@ class SQLiteWarehouse(Warehouse):
 
     def close(self) -> None:
         self._con.close()
+
+
+_SQLITE_READ_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
+                                  sqlite3.SQLITE_RECURSIVE})
+
+
+def _sqlite_authorizer(action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None) -> int:
+    """Allow reading only (see the module docstring)."""
+    if action not in _SQLITE_READ_ACTIONS:
+        return sqlite3.SQLITE_DENY
+    if arg2 is not None and arg2.lower() == "load_extension":  # SQLITE_FUNCTION: arg2 is the function's name
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
+def _sqlite_error_kind(message: str) -> str:
+    if "not authorized" in message or "authorization denied" in message or "readonly" in message:
+        return "rejected"
+    if "syntax error" in message or "incomplete input" in message:
+        return "syntax"
+    return "runtime"
 
 
 # --------------------------------------------------------------------------- Snowflake

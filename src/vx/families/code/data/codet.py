@@ -26,6 +26,7 @@ import attrs
 from vx.errors import DataError
 from vx.families.code.data.samples import jsonl_rows
 from vx.inputs import read_input_text
+from vx.text import file_lines
 
 STOP_TOKENS = ("\nclass", "\ndef", "\n#", "\nif", "\nprint")
 TESTS_PER_SAMPLE = 5
@@ -66,7 +67,7 @@ class MultiSample:
 
 def is_codet_file(path: str | os.PathLike[str]) -> bool:
     """Whether a JSONL file has CodeT's layout (``prompt`` + ``samples`` list on its first line)."""
-    for line in read_input_text(path, "samples file", error=DataError).splitlines():  # bounded (vx.inputs)
+    for line in file_lines(read_input_text(path, "samples file", error=DataError)):  # bounded (vx.inputs)
         if line.strip():
             try:
                 row = json.loads(line)
@@ -125,7 +126,7 @@ def read_task_prompts(path: str | os.PathLike[str]) -> tuple[dict[str, str], dic
     if not path.is_file():
         raise DataError(f"{path}: CodeT task file not found (HumanEval_for_code_generation.jsonl maps CodeT "
                         "prompts to task ids; pass it with --codet-tasks)")
-    for n, line in enumerate(read_input_text(path, "CodeT task file", error=DataError).splitlines(), 1):
+    for n, line in enumerate(file_lines(read_input_text(path, "CodeT task file", error=DataError)), 1):
         if not line.strip():
             continue
         try:

@@ -26,6 +26,10 @@ import attrs
 
 from vx.families.code.data.tasks import DataError, Task, file_sha256
 from vx.inputs import read_input_text
+from vx.text import file_lines
+
+
+MAX_UNKNOWN_LISTED = 5  # samples naming unknown tasks listed by read_attempts (the rest are counted)
 
 
 @attrs.frozen
@@ -43,8 +47,10 @@ class Sample:
 
     @property
     def plus_id(self) -> str:
-        """The MBPP+ id of the task: ``MBPP/11`` -> ``Mbpp/11``."""
-        return "Mbpp/" + self.task_id.split("/", 1)[1]
+        """The MBPP+ id of the task: ``MBPP/11`` -> ``Mbpp/11``; an id without "/" (``53``, ``add``) is
+        itself (no dataset's id: the sample is counted as naming an unknown task, never an error)."""
+        _, slash, number = self.task_id.partition("/")
+        return f"Mbpp/{number}" if slash else self.task_id
 
 
 def _as_bool(value: Any) -> bool | None:
@@ -58,7 +64,7 @@ def _as_bool(value: Any) -> bool | None:
 def jsonl_rows(path: Path, what: str) -> Iterator[tuple[int, Any]]:
     """(line number, value) of every non-blank line of a JSON-lines file, read once through the bounded
     reader (a FIFO or a device is refused: vx.inputs); a line that is not JSON is a DataError naming it."""
-    for n, line in enumerate(read_input_text(path, what, error=DataError).splitlines(), 1):
+    for n, line in enumerate(file_lines(read_input_text(path, what, error=DataError)), 1):
         if not line.strip():
             continue
         try:
@@ -144,12 +150,15 @@ def _is_bare_body(solution: str) -> bool:
 
 def read_attempts(paths: Sequence[str | os.PathLike[str]], known: Mapping[str, Task], *,
                    codet_tasks: str | os.PathLike[str] | None, prepend_prompt: bool,
-                   stats: Counter[str]) -> tuple[dict[str, list[tuple[str, dict[str, Any]]]], list[dict[str, Any]]]:
+                   stats: Counter[str], unknown: list[str] | None = None,
+                   ) -> tuple[dict[str, list[tuple[str, dict[str, Any]]]], list[dict[str, Any]]]:
     """Every attempt of every samples file, per task id: (program, meta). Two formats: one output per
     task (``task_id``, ``solution``: samples/humaneval, samples/mbpp) and CodeT's multi-sample files
     (``prompt``, ``samples``: matched to tasks by the exact prompt through the CodeT task file). MBPP
     ids name MBPP+'s tasks (``MBPP/11`` is ``Mbpp/11``); a line with a ``completion`` instead of a
-    ``solution`` continues the task's prompt (evalplus's two sample forms)."""
+    ``solution`` continues the task's prompt (evalplus's two sample forms). A sample naming no task of
+    `known` is counted in ``stats["attempts_of_unknown_tasks"]`` and, when `unknown` is given, the first
+    :data:`MAX_UNKNOWN_LISTED` are listed there as ``file:line 'id'``."""
     from vx.families.code.data import codet
 
     attempts: dict[str, list[tuple[str, dict[str, Any]]]] = {}
@@ -181,6 +190,8 @@ def read_attempts(paths: Sequence[str | os.PathLike[str]], known: Mapping[str, T
             tid = sample.task_id if sample.task_id in known else sample.plus_id
             if tid not in known:
                 stats["attempts_of_unknown_tasks"] += 1
+                if unknown is not None and len(unknown) < MAX_UNKNOWN_LISTED:
+                    unknown.append(f"{Path(path).name}:{sample.line} {sample.task_id!r}")
                 continue
             program = sample.solution
             meta: dict[str, Any] = {"model": model, "source_line": sample.line}

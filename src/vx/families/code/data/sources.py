@@ -80,14 +80,17 @@ def _source(name: str, dataset: str, loaded: Mapping[str, task_data.Task], versi
 
 def _read(paths: Sequence[str | os.PathLike[str]], loaded: Mapping[str, task_data.Task]) -> list[Attempt]:
     stats: Counter[str] = Counter()
-    attempts, _ = read_attempts(paths, loaded, codet_tasks=None, prepend_prompt=True, stats=stats)
-    if stats.get("attempts_of_unknown_tasks") and not attempts:
-        raise DataError(f"{', '.join(map(str, paths))}: no sample names a task of this dataset (task ids like "
-                        f"{next(iter(loaded), '?')})")
+    unknown: list[str] = []
+    attempts, _ = read_attempts(paths, loaded, codet_tasks=None, prepend_prompt=True, stats=stats, unknown=unknown)
+    n_unknown = stats.get("attempts_of_unknown_tasks", 0)
+    listed = ", ".join(unknown) + (" …" if n_unknown > len(unknown) else "")
+    if n_unknown and not attempts:
+        raise DataError(f"{', '.join(map(str, paths))}: no sample names a task of this dataset ({listed}; task ids "
+                        f"look like {next(iter(loaded), '?')!r})")
     notes = []
-    if stats.get("attempts_of_unknown_tasks"):
-        notes.append(f"{stats['attempts_of_unknown_tasks']} sample(s) name tasks that are not in this dataset: "
-                     "left out")
+    if n_unknown:
+        notes.append(f"{n_unknown} sample(s) name tasks that are not in this dataset: left out ({listed}; task ids "
+                     f"look like {next(iter(loaded), '?')!r})")
     if stats.get("prompt_prepended"):
         notes.append(f"{stats['prompt_prepended']} solution(s) were a bare function body: graded after the prompt")
     return Attempts((Attempt(task=tid, output=program, meta=meta)

@@ -32,6 +32,7 @@ import attrs
 from vx.errors import DataError
 from vx.inputs import read_input_bytes
 from vx.families.code.examples import Example, ExtractionStats, humaneval_examples
+from vx.text import file_lines
 
 DATASETS = ("humaneval", "humaneval+", "mbpp+")
 
@@ -227,7 +228,7 @@ def download_plus_file(dataset: str) -> Path:
     except (OSError, EOFError, ValueError) as exc:  # URLError, timeouts, a truncated gzip, bad UTF-8
         raise DataError(f"could not download {stem} {version} from {url} ({type(exc).__name__}: {exc}); "
                         + advice) from exc
-    problems = _parse_release(text.splitlines(), f"{url} (downloaded)")
+    problems = _parse_release(file_lines(text), f"{url} (downloaded)")
     if not problems:
         raise DataError(f"{url}: the download holds no tasks; " + advice)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)

@@ -35,7 +35,7 @@ from vx.errors import BuildError
 from vx.families.report.data import rubric
 from vx.families.report.data.degrade import DEGRADATIONS, degrade
 from vx.families.report.model import ReportTask, TaskError
-from vx.text import json_dumps
+from vx.text import file_lines, json_dumps
 
 GAMING_CLASS = "value_erasure"
 DEFAULT_SEED_EXPR = "(any uncited_claims ledger_metric_uncovered value_erasure missing_tldr)"
@@ -103,7 +103,7 @@ def load_sources(sources: str | Path) -> list[ReportTask]:
 
 def _line_of(text: str, needle: str, after: int = 0) -> int:
     """1-based line of the first occurrence of `needle` at or after line `after` (0 if absent)."""
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(file_lines(text), 1):
         if n >= after and needle in line:
             return n
     return 0
