@@ -306,7 +306,7 @@ def _guarded(read: Callable[[], Any]) -> Any:
 
 
 def call_outcome(payload: bytes, index: int, limits: FrameLimits | None = None,
-                 parsed: dict[int, Any] | None = None, position: int = -1) -> CallOutcome | None:
+                 parsed: dict[Any, Any] | None = None, position: int = -1) -> CallOutcome | None:
     """The outcome in one call frame as it arrives (None if it is not a valid report of
     call ``index``; ``assemble`` later rules on the whole stream). ``parsed`` keeps the parsed
     frame (or its ProtocolError) under ``position`` in the stream, so ``assemble`` does not parse
@@ -314,12 +314,15 @@ def call_outcome(payload: bytes, index: int, limits: FrameLimits | None = None,
     limits = limits or FrameLimits()
     try:
         frame = _parsed(payload, position, limits, parsed)
-        return _guarded(lambda: _call(frame, index, limits))
+        outcome = _guarded(lambda: _call(frame, index, limits))
     except ProtocolError:
         return None
+    if parsed is not None:
+        parsed[("call", position, index)] = outcome  # assemble takes it as it is (decoded once)
+    return outcome
 
 
-def _parsed(payload: bytes, position: int, limits: FrameLimits, memo: dict[int, Any] | None) -> dict[str, Any]:
+def _parsed(payload: bytes, position: int, limits: FrameLimits, memo: dict[Any, Any] | None) -> dict[str, Any]:
     found = memo.get(position) if memo is not None else None
     if found is None:
         try:
@@ -334,7 +337,7 @@ def _parsed(payload: bytes, position: int, limits: FrameLimits, memo: dict[int, 
 
 
 def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[float],
-             limits: FrameLimits | None = None, parsed: dict[int, Any] | None = None) -> RunReport:
+             limits: FrameLimits | None = None, parsed: dict[Any, Any] | None = None) -> RunReport:
     """Turn a child's raw output into a RunReport (strictly; see the module docstring)."""
     limits = limits or FrameLimits()
     load: dict[str, Any] | None = None
@@ -362,7 +365,8 @@ def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[floa
                     raise ProtocolError("call report after a failed load")
                 if len(outcomes) >= n_calls:
                     raise ProtocolError(f"more call reports than the {n_calls} calls requested")
-                outcomes.append(_guarded(lambda: _call(frame, len(outcomes), limits)))
+                known = parsed.get(("call", position, len(outcomes))) if parsed is not None else None
+                outcomes.append(known if known is not None else _guarded(lambda: _call(frame, len(outcomes), limits)))
         except ProtocolError as exc:
             problem = str(exc)
 

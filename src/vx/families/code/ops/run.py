@@ -341,11 +341,33 @@ _runs: OrderedDict[tuple[str, str, str], Execution] = OrderedDict()
 _runs_lock = threading.Lock()
 
 
+#: Per task: (its probes, their budgets, their text for the runs memo's key) -- the same for every
+#: attempt at the task, so computed once per task and process (:func:`_plan`).
+_plans: OrderedDict[int, tuple[tuple[Probe, ...], Budgets, str]] = OrderedDict()
+
+
+def _plan(task: Mapping[str, Any], probes: list[Probe]) -> tuple[Budgets, str]:
+    """The budgets of ``probes`` and their key text, reused while the same probe objects come back
+    (``probes_for`` returns a task's cached probes to every attempt)."""
+    first = id(probes[0]) if probes else 0
+    with _runs_lock:
+        hit = _plans.get(first)
+    if hit is not None and len(hit[0]) == len(probes) and all(a is b for a, b in zip(hit[0], probes)):
+        return hit[1], hit[2]
+    budgets = run_budgets(task, probes)
+    text = repr([(p.klass, p.args) for p in probes]) + repr(budgets)
+    with _runs_lock:
+        _plans[first] = (tuple(probes), budgets, text)
+        while len(_plans) > RUN_MEMO_SIZE:
+            _plans.popitem(last=False)
+    return budgets, text
+
+
 def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> Execution:
     """Run every probe of one candidate in one sandboxed process (once per process and probe set), with
     the budgets of :func:`run_budgets`, stopped early by :func:`stop_rule`."""
-    budgets = run_budgets(task, probes)
-    key = (art.source, art.name, repr([(p.klass, p.args) for p in probes]) + repr(budgets))
+    budgets, text = _plan(task, probes)
+    key = (art.source, art.name, text)
     with _runs_lock:
         found = _runs.get(key)
         if found is not None:
