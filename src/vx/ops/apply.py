@@ -288,6 +288,7 @@ class _Worker:
         self.started = 0.0
         self.done: dict[int, Outcome] = {}
         self.skip: set[int] = set()
+        self.task: str | None = None  # the task of the last item it was given (see _Pending)
 
     def assign(self, j: int, skip: set[int]) -> None:
         self.job, self.current, self.started, self.skip = j, None, time.monotonic(), set(skip)
@@ -301,11 +302,41 @@ class _Worker:
         self.conn.close()
 
 
+class _Pending:
+    """The jobs not yet given to a worker, handed out with task affinity: a worker keeps the attempts of
+    the task it is on, and a free worker starts the next task no other worker holds (the last attempts of
+    a task are shared when nothing else is left). So each task's per-process work -- the code family's
+    generated probes, its run budgets -- is done in one worker rather than in every worker."""
+
+    def __init__(self, jobs: Sequence[tuple[Item, list[int]]]) -> None:
+        self.by_task: dict[str, list[int]] = {}
+        for j, (item, _) in enumerate(jobs):
+            self.by_task.setdefault(item.task, []).append(j)
+        for queue in self.by_task.values():
+            queue.reverse()  # pop() takes them in order
+        self.order = list(self.by_task)[::-1]
+        self.n = len(jobs)
+
+    def __bool__(self) -> bool:
+        return self.n > 0
+
+    def take(self, w: Any, held: Sequence[str | None]) -> int:
+        queue = self.by_task.get(w.task) if w.task is not None else None
+        if not queue:
+            while self.order and not self.by_task.get(self.order[-1]):
+                self.order.pop()
+            free = next((t for t in reversed(self.order) if t not in held and self.by_task.get(t)), None)
+            task = free if free is not None else next(t for t in reversed(self.order) if self.by_task.get(t))
+            queue = self.by_task[task]
+        self.n -= 1
+        return queue.pop()
+
+
 def _parallel(jobs: list[tuple[Item, list[int]]], ops: list[Op], tasks, timeout: float, n_workers: int,
               on_done: Callable[[int, dict[int, Outcome]], None]) -> None:
     ctx = mp.get_context("fork")
     _STATE.update(jobs=jobs, ops=ops, tasks=tasks, timeout=timeout)
-    pending = list(range(len(jobs)))[::-1]
+    pending = _Pending(jobs)
     retry: list[tuple[int, dict[int, Outcome], set[int]]] = []
     workers = [_Worker(ctx) for _ in range(min(n_workers, len(jobs)))]
     partial: dict[int, dict[int, Outcome]] = {}
@@ -316,9 +347,10 @@ def _parallel(jobs: list[tuple[Item, list[int]]], ops: list[Op], tasks, timeout:
                 partial[j] = done
                 w.assign(j, skip)
             elif pending:
-                j = pending.pop()
+                j = pending.take(w, [x.task for x in workers if x is not w])
                 partial[j] = {}
                 w.assign(j, set())
+                w.task = jobs[j][0].task
             else:
                 w.job = None
 

@@ -255,7 +255,7 @@ class Sandbox:
             cpu=cpu_limit,
             load=load_timeout,
         )
-        parsed: dict[int, Any] = {}  # frames parsed as they arrive, not parsed again by assemble
+        parsed: dict[Any, Any] = {}  # frames parsed (and calls decoded) as they arrive, not again by assemble
 
         def on_frame(index: int, payload: bytes) -> bool:
             if index == 0 or stop is None:  # frame 0 is the load report

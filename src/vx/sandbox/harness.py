@@ -36,6 +36,7 @@ import sys as _sys
 import time as _time
 
 import _signal
+import opcode as _opcode
 
 try:
     from _json import encode_basestring_ascii as _quote
@@ -108,6 +109,9 @@ _os_read = _os.read
 _os_exit = _os._exit
 _os_close = _os.close
 _getpid = _os.getpid
+#: The instruction of a ``raise`` statement: a call's exception raised by one in the candidate's code
+#: (not by an operation such as ``l[3]``, nor re-raised by a bare ``raise``) is one it raised on purpose.
+_RAISE_VARARGS = _opcode.opmap["RAISE_VARARGS"]
 _perf = _time.perf_counter
 _cpu = _time.process_time  # CPU seconds of this process (every thread), what ITIMER_PROF counts
 _setitimer = _signal.setitimer
@@ -492,6 +496,29 @@ def _traceback_line(exc):
     return line if _type(line) is _int else None
 
 
+def _raised_on_purpose(exc):
+    """Whether the innermost frame of the exception's traceback is the candidate's own code stopped at
+    a ``raise`` statement: it raised the exception deliberately, rather than an operation of its code
+    (``l[3]``, ``int(s)``) or library code raising it. (A candidate can forge this as it can forge any
+    report: no stronger than raising the exception itself.)"""
+    try:
+        tb = _BaseException.__dict__["__traceback__"].__get__(exc)  # not an override
+        last = None
+        while tb is not None:
+            last = tb
+            tb = tb.tb_next
+        if last is None:
+            return False
+        code = last.tb_frame.f_code
+        if code.co_filename != "<candidate>":
+            return False
+        at = last.tb_lasti
+        raw = code.co_code
+        return _type(at) is _int and 0 <= at < _len(raw) and raw[at] == _RAISE_VARARGS
+    except _BaseException:
+        return False
+
+
 def _reset_interpreter(req):
     """Undo interpreter-wide settings the candidate may have changed that the harness needs.
 
@@ -527,6 +554,7 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
     mcap = req["message_cap"]
     capture = _Capture(req["stdout_cap"])
     status, type_name, exc_type, exc_message = "ok", None, None, None
+    on_purpose = False
     _setrecursionlimit(req["recursion_limit"])
     wall = _wall_for(req, timeout)
     saved_stdout = _sys.stdout
@@ -557,6 +585,7 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
             status = "timeout"
         else:
             status, exc_type, exc_message = "exception", _type_name_of(_type(caught)), _message(caught, mcap)
+            on_purpose = _raised_on_purpose(caught)
         caught = None
     if _state["fired"]:  # the candidate swallowed the timeout and returned anyway
         status, exc_type, exc_message = "timeout", None, None
@@ -625,6 +654,7 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
             ("cpu", cpu),
             ("budget", _float(timeout)),
             ("args_after", args_after),
+            ("raised", on_purpose and status == "exception"),
         ],
     )
 

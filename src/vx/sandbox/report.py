@@ -33,6 +33,9 @@ _CALL_KEYS = frozenset(
     {"t", "i", "status", "value", "type", "exc_type", "exc_message", "stdout",
      "stdout_truncated", "duration", "cpu", "budget", "args_after"}
 )
+#: ... and the key a harness of this version adds (whether an exception came from a ``raise`` statement
+#: of the candidate's code); a frame without it reports False.
+_CALL_KEYS_RAISED = _CALL_KEYS | {"raised"}
 _LOAD_STATUSES = ("ok", "syntax_error", "load_error", "no_entry_point", "timeout")
 _CHILD_CALL_STATUSES = ("ok", "exception", "timeout", "unserializable")
 
@@ -99,6 +102,9 @@ class CallOutcome:
     #: ``(args, kwargs)`` as plain data after the call (detects argument mutation); None when
     #: not requested, not reached, or not plain data.
     args_after: tuple[tuple[Any, ...], dict[Any, Any]] | None = None
+    #: For an "exception": it was raised by a ``raise`` statement of the candidate's own code (the
+    #: innermost frame of its traceback), not by an operation (``l[3]``) or by library code.
+    raised: bool = False
 
     @property
     def ok(self) -> bool:
@@ -243,7 +249,7 @@ def _call(frame: dict[str, Any], index: int, limits: FrameLimits) -> CallOutcome
     what = f"call {index}"
     if frame.get("t") != "call":
         raise ProtocolError(f"expected the report of call {index}, got t={_brief(frame.get('t'))}")
-    _check(frame, _CALL_KEYS, "call")
+    _check(frame, _CALL_KEYS_RAISED if "raised" in frame else _CALL_KEYS, "call")
     if type(frame["i"]) is not int or frame["i"] != index:
         raise ProtocolError(f"expected the report of call {index}, got i={_brief(frame['i'])}")
     status = _req(frame, "status", str, what)
@@ -269,6 +275,9 @@ def _call(frame: dict[str, Any], index: int, limits: FrameLimits) -> CallOutcome
         args_after = decoded
     type_name, exc_type, message = (_opt(frame, key, str, what) for key in ("type", "exc_type", "exc_message"))
     stdout = _req(frame, "stdout", str, what)
+    raised = frame.get("raised", False)
+    if type(raised) is not bool or (raised and status != "exception"):
+        raise ProtocolError(f"{what}: raised must be true only for an exception, got {_brief(raised)}")
     return CallOutcome(
         status=status,
         value=value,
@@ -281,6 +290,7 @@ def _call(frame: dict[str, Any], index: int, limits: FrameLimits) -> CallOutcome
         cpu=float(cpu),
         budget=float(budget),
         args_after=args_after,
+        raised=raised,
     )
 
 
@@ -296,7 +306,7 @@ def _guarded(read: Callable[[], Any]) -> Any:
 
 
 def call_outcome(payload: bytes, index: int, limits: FrameLimits | None = None,
-                 parsed: dict[int, Any] | None = None, position: int = -1) -> CallOutcome | None:
+                 parsed: dict[Any, Any] | None = None, position: int = -1) -> CallOutcome | None:
     """The outcome in one call frame as it arrives (None if it is not a valid report of
     call ``index``; ``assemble`` later rules on the whole stream). ``parsed`` keeps the parsed
     frame (or its ProtocolError) under ``position`` in the stream, so ``assemble`` does not parse
@@ -304,12 +314,15 @@ def call_outcome(payload: bytes, index: int, limits: FrameLimits | None = None,
     limits = limits or FrameLimits()
     try:
         frame = _parsed(payload, position, limits, parsed)
-        return _guarded(lambda: _call(frame, index, limits))
+        outcome = _guarded(lambda: _call(frame, index, limits))
     except ProtocolError:
         return None
+    if parsed is not None:
+        parsed[("call", position, index)] = outcome  # assemble takes it as it is (decoded once)
+    return outcome
 
 
-def _parsed(payload: bytes, position: int, limits: FrameLimits, memo: dict[int, Any] | None) -> dict[str, Any]:
+def _parsed(payload: bytes, position: int, limits: FrameLimits, memo: dict[Any, Any] | None) -> dict[str, Any]:
     found = memo.get(position) if memo is not None else None
     if found is None:
         try:
@@ -324,7 +337,7 @@ def _parsed(payload: bytes, position: int, limits: FrameLimits, memo: dict[int, 
 
 
 def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[float],
-             limits: FrameLimits | None = None, parsed: dict[int, Any] | None = None) -> RunReport:
+             limits: FrameLimits | None = None, parsed: dict[Any, Any] | None = None) -> RunReport:
     """Turn a child's raw output into a RunReport (strictly; see the module docstring)."""
     limits = limits or FrameLimits()
     load: dict[str, Any] | None = None
@@ -352,7 +365,8 @@ def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[floa
                     raise ProtocolError("call report after a failed load")
                 if len(outcomes) >= n_calls:
                     raise ProtocolError(f"more call reports than the {n_calls} calls requested")
-                outcomes.append(_guarded(lambda: _call(frame, len(outcomes), limits)))
+                known = parsed.get(("call", position, len(outcomes))) if parsed is not None else None
+                outcomes.append(known if known is not None else _guarded(lambda: _call(frame, len(outcomes), limits)))
         except ProtocolError as exc:
             problem = str(exc)
 

@@ -114,3 +114,18 @@ def test_no_probes_reasons():
     assert pg.generate_probes([], seed="")[2] == "the task shows no visible example call"
     assert "without arguments" in pg.generate_probes([()], seed="")[2]
     assert "opaque" in pg.generate_probes([(object(),)], seed="")[2]
+
+
+def test_a_class_that_cannot_succeed_stops_early_without_changing_a_probe(monkeypatch):
+    """HumanEval/129's square grids: no grid grown to 50-120 rows stays square, so the ``large`` class
+    used to spend all its 1,500 tries growing grids (seconds per task). It now stops after
+    STALL_TRIES tries without a probe; the probes are those of the full 1,500 tries."""
+    gen = pg
+    examples = [([[1, 2, 3], [4, 5, 6], [7, 8, 9]], 3), ([[5, 9, 3], [4, 1, 6], [7, 8, 2]], 1)]
+    calls = []
+    real = gen._large
+    monkeypatch.setattr(gen, "_large", lambda *a: calls.append(1) or real(*a))
+    stalled = gen.generate_probes(examples, seed="HumanEval/129")[0]
+    assert len(calls) <= gen.STALL_TRIES + 1 and not [k for k, _ in stalled if k == "large"]
+    monkeypatch.setattr(gen, "STALL_TRIES", gen.MAX_TRIES)
+    assert gen.generate_probes(examples, seed="HumanEval/129")[0] == stalled

@@ -56,7 +56,7 @@ def crash(task, output, ctx, run):
             return drawback(f"{p.call} {_failure_text(c)} ({_what(p)})")
         if c.status != "exception":
             continue
-        if p.klass == "permuted" and c.exc_type in deliberate:
+        if p.klass == "permuted" and on_purpose(c, deliberate):
             continue  # the code rejects this input on purpose
         return drawback(f"{p.call} {_failure_text(c)} ({_what(p)})")
     if any(c.status in ("ok", "unserializable", "exception") for _, c in run.in_domain()):
@@ -71,8 +71,14 @@ CRASH_CLASSES = ("gen_boundary", "gen_drawn")
 #: ... and where running out of time counts too (a mutant's string edits break structured strings, so
 #: mutants are not held to raising nothing; but no correct program loops on one).
 TIMEOUT_CLASSES = ("gen_mutant", "gen_boundary", "gen_drawn")
-#: Probe classes where a killed process may be the memory limit on a big input, not the candidate.
-_BIG_CLASSES = ("large", "gen_large", "gen_wide")
+
+
+def on_purpose(call: Any, deliberate: set[str]) -> bool:
+    """A call's exception the code raised on purpose: a ``raise`` statement of the candidate's own code
+    raised it (the sandbox reads the innermost frame of its traceback: ``CallOutcome.raised``), and the
+    code names its type in a ``raise`` (:func:`.artifact.raised_names`). Dead code (``if 0: raise
+    IndexError``) buys no excuse for an IndexError that ``l[3]`` raises."""
+    return call.status == "exception" and bool(getattr(call, "raised", False)) and call.exc_type in deliberate
 
 
 @op(tier="exec", detects="crash", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
@@ -94,8 +100,8 @@ def crashes_in_domain(task, output, ctx, run):
         return abstain("no visible example call ran")
     if any(c.status != "ok" for _, c in shown):
         return abstain("a visible example does not return normally (crash / fails_visible_example judge that)")
-    ended = run.ended()
-    if ended is not None and run.probes[ended[0]].klass not in _BIG_CLASSES:
+    ended = run.ended()  # one policy with the peer op: an attempt that ends its own run is never excused
+    if ended is not None:
         i, what = ended
         left = sum(1 for c in run.calls[i + 1:] if c.status == "not_run")
         return drawback(f"{what} ({_what(run.probes[i])}), so {left} later probe(s) got no answer; "
@@ -108,7 +114,7 @@ def crashes_in_domain(task, output, ctx, run):
         if not _strings(p.args) <= shown_strings:
             continue  # a new string: its structure (words of a vocabulary, a number) the domain cannot know
         checked += 1
-        raised = c.status == "exception" and c.exc_type not in deliberate and p.klass in CRASH_CLASSES
+        raised = c.status == "exception" and not on_purpose(c, deliberate) and p.klass in CRASH_CLASSES
         if raised or c.status == "timeout":
             return drawback(f"{p.call} {_failure_text(c)} (an input the inferred domain accepts: "
                             f"{p.klass.removeprefix('gen_')} probe); the visible examples return normally")

@@ -50,6 +50,13 @@ import attrs
 
 N_PROBES = 30
 MAX_TRIES = 1500
+#: The last class (``large``) stops after this many tries in a row that made no new probe: on some
+#: tasks no enlarged input satisfies the domain (a square grid grown to 50 rows), and its 1,500 tries
+#: each cost a grown container -- seconds per task (HumanEval/115, /129, /81). The longest run of
+#: failed ``large`` tries before a success over the 164 HumanEval tasks is 298 (docs/scale.md), and
+#: the tries of the last class shape nothing after them (an earlier class's failed candidates do: they
+#: enter ``seen``), so this changes no probe there.
+STALL_TRIES = 500
 MAX_LIST = 30
 MAX_STR = 80
 MAX_INT = 10**6
@@ -824,13 +831,16 @@ def generate_probes(examples: Sequence[Sequence[Any]], *, seed: str = "",
     dom = infer_domain(examples)
     seen = {_key(a) for a in examples}
     probes: list[tuple[str, tuple]] = []
+    final = list(sizes)[-1] if sizes else None
     for klass, want in sizes.items():
+        stall = STALL_TRIES if klass == final else max_tries
         rng = random.Random(f"vx-probes:{klass}:{seed}")
         mut = _Mutator(dom, rng)
         got = 0
+        last = 0  # the try that made the last probe
         queue = _extremes(examples) if klass == "boundary" else []
         for tries in range(1, max_tries + 1):
-            if got >= want:
+            if got >= want or tries - last > stall:
                 break
             if queue:
                 cand = queue.pop(0)
@@ -839,6 +849,7 @@ def generate_probes(examples: Sequence[Sequence[Any]], *, seed: str = "",
                     seen.add(key)
                     probes.append((klass, cand))
                     got += 1
+                    last = tries
                 continue
             base = examples[tries % len(examples)] if tries <= len(examples) * 4 else rng.choice(examples)
             if klass == "mutant":
@@ -866,6 +877,7 @@ def generate_probes(examples: Sequence[Sequence[Any]], *, seed: str = "",
             if in_domain(cand, dom, _RELAX[klass]):
                 probes.append((klass, cand))
                 got += 1
+                last = tries
     if not probes:
         return [], dom, "no mutation of the visible examples stays within the domain they imply"
     return probes, dom, ""

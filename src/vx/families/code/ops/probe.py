@@ -295,9 +295,19 @@ def probes_for(task: Mapping[str, Any], *, limit: int = MAX_PROBES,
     `function` of a probe is the name its visible example calls; the exec layer redirects it to
     the function the candidate actually defines.
     """
-    base = _base_probes(task, limit=limit, classes=classes)
-    extra = [p for p in peer_probes(task) if classes is None or p.klass in classes]
-    return base + extra
+    key = (_task_key(task), limit, None if classes is None else tuple(classes))
+    hit = _PROBES_CACHE.get(key)
+    if hit is None:  # once per task and process: every attempt at the task runs the same probes
+        base = _base_probes(task, limit=limit, classes=classes)
+        extra = [p for p in peer_probes(task) if classes is None or p.klass in classes]
+        hit = tuple(base + extra)
+        if len(_PROBES_CACHE) >= _GENERATED_CACHE_MAX:
+            _PROBES_CACHE.pop(next(iter(_PROBES_CACHE)))
+        _PROBES_CACHE[key] = hit
+    return list(hit)
+
+
+_PROBES_CACHE: dict[tuple[str, int, tuple[str, ...] | None], tuple[Probe, ...]] = {}
 
 
 def _base_probes(task: Mapping[str, Any], *, limit: int, classes: Sequence[str] | None) -> list[Probe]:

@@ -157,7 +157,16 @@ def fails_example(compare: Comparator, p: Probe, outcome: Any) -> bool:
     return p.exact_types or not _loose_equal(outcome.value, p.expected, False)
 
 
-def stop_rule(probes: list[Probe], task: Mapping[str, Any] | None = None) -> Callable[[int, Any], bool]:
+#: A run stopped for its CPU budget (:data:`RUN_CPU`) with probes left unrun was *starved* by the
+#: candidate -- evidence against it (issue 33: probes it prevented from running are no abstention) --
+#: when at least this share of the budget went on the candidate's own choices: calls that returned
+#: within their budgets (a burn under the example budget, on the visible examples or anywhere), and the
+#: part of a timed-out call's budget its own pace on the examples bought (above vx's fixed floor). A
+#: correct program uses a few ms per call (docs/timelimits.md: 6.9 ms at most on CodeT and MBPP+).
+STARVE_SHARE = 0.5
+
+
+class StopRule:
     """When a run's verdicts are settled, or its budget is spent (the sandbox's ``stop`` callback, called
     as each call's report arrives): a call on a visible example out of time (``timeout`` fires; nothing
     later changes that, and an endless loop would only cost more budgets: :data:`SKIPPED_PEER_PROBES`);
@@ -165,32 +174,65 @@ def stop_rule(probes: list[Probe], task: Mapping[str, Any] | None = None) -> Cal
     (so a candidate that loops on the ``large`` seed probes still meets the peer probes); more than
     :data:`RUN_CPU` spent by the calls; or, given the `task`, a visible example missed its expected value
     (compared in the parent: the child never sees it) by the time the drawn probes
-    (:data:`.probe.LATE_CLASSES`, run last) begin -- the verdict is settled, and they are most of the calls."""
-    spent = [0.0]
-    peer_timeouts = [0]
-    seed_timeouts = [0]
-    late = next((i for i, p in enumerate(probes) if p.klass in LATE_CLASSES), None)
-    compare = example_comparator(task) if task is not None and late is not None else None
-    failed = [False]
+    (:data:`.probe.LATE_CLASSES`, run last) begin -- the verdict is settled, and they are most of the calls.
 
-    def stop(i: int, outcome: Any) -> bool:
-        spent[0] += outcome.cpu or 0.0
-        if compare is not None and probes[i].klass == "example" and not failed[0]:
+    After the run, ``reason`` says why it stopped ("" when it did not: "settled", "example_timeout",
+    "strikes", "spent") and ``own`` how much CPU the candidate spent by its own choice (see
+    :data:`STARVE_SHARE`); :attr:`starved` whether the candidate starved its own probes."""
+
+    def __init__(self, probes: list[Probe], task: Mapping[str, Any] | None = None,
+                 budgets: Budgets | None = None) -> None:
+        self.probes = probes
+        self.floors = [None if b.reference else b.cpu for b in budgets.calls] if budgets is not None else None
+        self.late = next((i for i, p in enumerate(probes) if p.klass in LATE_CLASSES), None)
+        self.compare = example_comparator(task) if task is not None and self.late is not None else None
+        self.spent = self.own = 0.0
+        self.peer_timeouts = self.seed_timeouts = 0
+        self.failed = False
+        self.reason = ""
+        self.at = -1
+
+    @property
+    def starved(self) -> bool:
+        return self.reason == "spent" and self.own >= STARVE_SHARE * RUN_CPU and self.at + 1 < len(self.probes)
+
+    def _stop(self, i: int, reason: str) -> bool:
+        self.reason, self.at = reason, i
+        return True
+
+    def __call__(self, i: int, outcome: Any) -> bool:
+        cpu = outcome.cpu or 0.0
+        self.spent += cpu
+        if outcome.status != "timeout":
+            self.own += cpu
+        elif self.floors is not None and i < len(self.floors) and self.floors[i] is not None:
+            self.own += max(0.0, cpu - self.floors[i])  # the part of its budget its own pace bought
+        p = self.probes[i]
+        if self.compare is not None and p.klass == "example" and not self.failed:
             try:
-                failed[0] = fails_example(compare, probes[i], outcome)
+                self.failed = fails_example(self.compare, p, outcome)
             except Exception:  # a value the comparison cannot read: fails_visible_example judges it
-                failed[0] = True
-        if failed[0] and late is not None and i + 1 >= late:
-            return True  # settled: it fails a visible example; the drawn probes would only cost calls
+                self.failed = True
+        if self.failed and self.late is not None and i + 1 >= self.late:
+            return self._stop(i, "settled")  # it fails a visible example; the drawn probes would only cost calls
         if outcome.status == "timeout":
-            if probes[i].in_domain:
-                return True
-            (peer_timeouts if probes[i].klass in PEER_CLASSES else seed_timeouts)[0] += 1
-            if peer_timeouts[0] + min(1, seed_timeouts[0]) >= TIMEOUT_STRIKES:
-                return True
-        return spent[0] > RUN_CPU
+            if p.in_domain:
+                return self._stop(i, "example_timeout")
+            if p.klass in PEER_CLASSES:
+                self.peer_timeouts += 1
+            else:
+                self.seed_timeouts += 1
+            if self.peer_timeouts + min(1, self.seed_timeouts) >= TIMEOUT_STRIKES:
+                return self._stop(i, "strikes")
+        if self.spent > RUN_CPU:
+            return self._stop(i, "spent")
+        return False
 
-    return stop
+
+def stop_rule(probes: list[Probe], task: Mapping[str, Any] | None = None,
+              budgets: Budgets | None = None) -> StopRule:
+    """The run's early stop (:class:`StopRule`)."""
+    return StopRule(probes, task, budgets)
 
 
 def against_peers(cpu: float | None, budget: float | None, timed_out: bool,
@@ -231,6 +273,8 @@ class Execution:
     report: Any
     load: str
     load_message: str = ""
+    #: The candidate starved its own probes (:attr:`StopRule.starved`): "" or what it spent.
+    starved: str = ""
 
     @property
     def loaded(self) -> bool:
@@ -249,7 +293,8 @@ class Execution:
         (``os._exit``, a signal it sent itself, the memory limit: "crashed"), or it swallowed a
         timeout's interruption so that the sandbox killed it (the run "timeout", not stopped by
         :func:`stop_rule`). None when the run ended normally or vx's stop rule ended it -- probes
-        left unrun then say nothing against the candidate; after a candidate's own ending they do."""
+        left unrun then say nothing against the candidate; after a candidate's own ending they do.
+        Spending the run's CPU budget by its own choice (:data:`STARVE_SHARE`) is such an ending too."""
         for i, c in enumerate(self.calls):
             if c.status == "crashed":
                 return i, f"{self.probes[i].call} killed its process (os._exit, a signal or the memory limit)"
@@ -258,6 +303,10 @@ class Execution:
             if last and any(c.status == "not_run" for c in self.calls[last[-1] + 1:]):
                 i = last[-1]
                 return i, f"{self.probes[i].call} did not return and would not be interrupted, so its process was killed"
+        if self.starved:
+            ran = [i for i, c in enumerate(self.calls) if c.status != "not_run"]
+            if ran and ran[-1] + 1 < len(self.calls):
+                return ran[-1], self.starved
         return None
 
 
@@ -292,11 +341,33 @@ _runs: OrderedDict[tuple[str, str, str], Execution] = OrderedDict()
 _runs_lock = threading.Lock()
 
 
+#: Per task: (its probes, their budgets, their text for the runs memo's key) -- the same for every
+#: attempt at the task, so computed once per task and process (:func:`_plan`).
+_plans: OrderedDict[int, tuple[tuple[Probe, ...], Budgets, str]] = OrderedDict()
+
+
+def _plan(task: Mapping[str, Any], probes: list[Probe]) -> tuple[Budgets, str]:
+    """The budgets of ``probes`` and their key text, reused while the same probe objects come back
+    (``probes_for`` returns a task's cached probes to every attempt)."""
+    first = id(probes[0]) if probes else 0
+    with _runs_lock:
+        hit = _plans.get(first)
+    if hit is not None and len(hit[0]) == len(probes) and all(a is b for a, b in zip(hit[0], probes)):
+        return hit[1], hit[2]
+    budgets = run_budgets(task, probes)
+    text = repr([(p.klass, p.args) for p in probes]) + repr(budgets)
+    with _runs_lock:
+        _plans[first] = (tuple(probes), budgets, text)
+        while len(_plans) > RUN_MEMO_SIZE:
+            _plans.popitem(last=False)
+    return budgets, text
+
+
 def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> Execution:
     """Run every probe of one candidate in one sandboxed process (once per process and probe set), with
     the budgets of :func:`run_budgets`, stopped early by :func:`stop_rule`."""
-    budgets = run_budgets(task, probes)
-    key = (art.source, art.name, repr([(p.klass, p.args) for p in probes]) + repr(budgets))
+    budgets, text = _plan(task, probes)
+    key = (art.source, art.name, text)
     with _runs_lock:
         found = _runs.get(key)
         if found is not None:
@@ -307,9 +378,14 @@ def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> E
     calls = [(copy.deepcopy(list(p.args)), {}) for p in probes]
     report = sandbox().run_calls(art.source, art.name, calls, timeouts=budgets.calls, total_timeout=budgets.wall,
                                  cpu_limit=budgets.cpu_limit, load_timeout=LOAD_CPU, args_after=True,
-                                 stop=stop_rule(probes, task))
+                                 stop=(rule := stop_rule(probes, task, budgets)))
     load, message = _load_state(report, art)
-    result = Execution(tuple(probes), tuple(report.calls), report, load, message)
+    starved = ""
+    if rule.starved and getattr(report, "stopped", False):
+        shown = sum(c.cpu or 0.0 for p, c in zip(probes, report.calls) if p.in_domain and c.status != "not_run")
+        starved = (f"it used the run's CPU budget of {RUN_CPU:g} s ({rule.spent:.2f} s; {shown:.2f} s of it on the "
+                   f"visible examples and their repeats), so vx stopped the run before its other probes")
+    result = Execution(tuple(probes), tuple(report.calls), report, load, message, starved)
     with _runs_lock:
         _runs[key] = result
         while len(_runs) > RUN_MEMO_SIZE:
