@@ -57,15 +57,20 @@ def test_without_a_gate_there_is_no_quiet_evidence():
     assert ev.n == 0 and np.isnan(ev.pass_recall(np.zeros(3, bool)))
 
 
-def test_an_op_that_fires_at_random_is_charged_its_rate_by_the_pseudo_positives():
-    # the issue's simulation: nine precise one-op classes and one op firing on 25 % of items at random
-    rng = np.random.default_rng(0)
-    n, k = 4000, 9
+def one_op_classes(n: int, k: int = 9, seed: int = 0):
+    """The issue's simulation: 30 % failures, each of one of ``k`` classes that one precise op detects, and one
+    op firing on 25 % of the items at random. Returns (fail, the k precise columns, the random column, rng)."""
+    rng = np.random.default_rng(seed)
     fail = rng.random(n) < 0.3
     cls = rng.integers(0, k, n)
     cols = [np.where(fail & (cls == j), rng.random(n) < 0.9, rng.random(n) < 0.005) for j in range(k)]
+    return fail, cols, rng.random(n) < 0.25, rng
+
+
+def test_an_op_that_fires_at_random_is_charged_its_rate_by_the_pseudo_positives():
+    n, k = 4000, 9
+    fail, cols, rand, rng = one_op_classes(n, k)
     gate = np.where(fail, rng.random(n) < 0.5, rng.random(n) < 0.01)  # the visible example
-    rand = rng.random(n) < 0.25
     votes = np.stack([gate, *cols, rand], axis=1).astype(np.int8)
     names = ["gate"] + [f"o{j}" for j in range(k)] + ["rand"]
     m = VerdictMatrix.from_array(votes, [f"i{i}" for i in range(n)], names)
@@ -229,12 +234,9 @@ def test_spade_rule_covers_the_dev_failures_within_its_bound():
 
 
 def test_one_op_classes_share_a_pooled_latent_so_the_failure_rate_is_not_every_firing():
-    rng = np.random.default_rng(0)
     n, k = 2000, 9
-    fail = rng.random(n) < 0.3
-    cls = rng.integers(0, k, n)
-    cols = [np.where(fail & (cls == j), rng.random(n) < 0.9, rng.random(n) < 0.005) for j in range(k)]
-    votes = np.stack([*cols, rng.random(n) < 0.25], axis=1).astype(np.int8)
+    _fail, cols, rand, _rng = one_op_classes(n, k)
+    votes = np.stack([*cols, rand], axis=1).astype(np.int8)
     names = [f"o{j}" for j in range(k + 1)]
     lm = fit_label_model(votes, names, modelled=np.ones(n, bool), anchors=np.full(n, np.nan),
                          classes=[f"c{j}" for j in range(k)] + ["random"])
