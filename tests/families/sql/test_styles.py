@@ -167,3 +167,13 @@ def test_a_column_is_resolved_in_its_own_scope(task):
     sql = 'SELECT Name FROM teacher WHERE Hometown IN (SELECT Name FROM country WHERE Name = "netherlands")'
     v = run(X.literal_not_in_column, task, sql)
     assert v.verdict == D and "country.Name" in v.message and "'Netherlands'" in v.message
+
+
+def test_a_scope_sqlglot_rejects_leaves_its_columns_unresolved():
+    from vx.families.sql.ops.analysis import resolve_columns
+
+    cat = Catalog.from_json({"tables": {"author": [["aid", "INT"]]}, "samples": {}})
+    tree = __import__("sqlglot").parse_one("SELECT aid FROM author a JOIN author a", read="sqlite")  # alias twice
+    assert resolve_columns(tree, cat) == {}
+    ok = __import__("sqlglot").parse_one("SELECT a.aid FROM author a", read="sqlite")
+    assert list(resolve_columns(ok, cat).values()) == [("author", "aid", "INT")]

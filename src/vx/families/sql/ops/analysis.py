@@ -477,12 +477,15 @@ def resolve_columns(tree: exp.Expression, catalog: Catalog) -> dict[int, tuple[s
         while sc is not None:
             chain.append(sc)
             sc = sc.parent
-        for col in scope.columns:
-            if id(col) in out or isinstance(col.this, exp.Star) or not col.name:
-                continue
-            ref = _resolve_one(col, chain, catalog)
-            if ref is not None:
-                out[id(col)] = ref
+        try:
+            for col in scope.columns:
+                if id(col) in out or isinstance(col.this, exp.Star) or not col.name:
+                    continue
+                ref = _resolve_one(col, chain, catalog)
+                if ref is not None:
+                    out[id(col)] = ref
+        except Exception:  # sqlglot rejects the scope (an alias used twice, …): its columns stay unresolved
+            continue
     return out
 
 
