@@ -59,9 +59,9 @@ def test_an_anchor_log_and_an_eval_export_with_raw_separators_read_back(tmp_path
     from vx.evaluation import load_eval_document
     from vx.families.anchoring import anchor_log
 
-    (tmp_path / "anchor.jsonl").write_text(json_dumps({"item": "a", "note": SEPARATORS}) + "\n",
-                                           encoding="utf-8")
-    assert anchor_log(tmp_path) == [{"item": "a", "note": SEPARATORS}]
+    record = {"item": "a", "label": "pass", "status": "pending", "note": SEPARATORS}
+    (tmp_path / "anchor.jsonl").write_text(json_dumps(record) + "\n", encoding="utf-8")
+    assert anchor_log(tmp_path) == [record]
     export = tmp_path / "eval.jsonl"
     export.write_text(json_dumps({"id": SEPARATORS, "verdict": "pass"}) + "\n", encoding="utf-8")
     assert [r["id"] for r in load_eval_document(export)["items"]] == [SEPARATORS]

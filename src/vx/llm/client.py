@@ -8,7 +8,9 @@ Every call goes through `LLMClient.complete(role, ...)`:
 3. the run's budget is checked (tokens and USD, shared by all processes of the run through the
    ledger): a call that could overrun it is not made, and `BudgetExceeded` is raised;
 4. at most ``concurrency`` calls are in flight per process; 429 / 529 / 5xx / timeouts / connection
-   errors are retried with exponential backoff and full jitter (a ``retry-after`` header is honoured);
+   errors are retried with exponential backoff and full jitter (a ``retry-after`` header is honoured),
+   a connection that cannot be made at all (no network, DNS) at most :data:`CONNECTION_RETRIES` times,
+   each retry announced to ``on_retry`` (the command's status line);
 5. the successful response is cached and its usage recorded; errors are recorded but never cached.
 
 The SDK is imported only when a client is made, so the rest of vx works without it. With no key in
@@ -37,6 +39,9 @@ from vx.llm.config import OFF_MESSAGE, LLMConfig, has_credentials
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 BACKOFF_BASE = 1.0  # seconds; attempt n waits a uniform random time in [0, min(cap, base·2ⁿ)]
 BACKOFF_CAP = 60.0
+#: retries of a call whose connection could not be made (not a timeout, not an HTTP status): no network
+#: is not a load spike, so a run without one fails in seconds instead of retrying for minutes
+CONNECTION_RETRIES = 2
 
 
 class LLMError(VxError):
@@ -132,6 +137,8 @@ class LLMClient:
         self._lock = threading.Lock()  # serialises budget check + accounting within this process
         self._reserved: tuple[int, float] = (0, 0.0)  # worst case of the calls in flight in this process
         self.api_calls = 0  # made by this object (the ledger has the run's total)
+        #: hears "<role> call to <model>: <what>; retry n of m in s seconds" before each retry's wait
+        self.on_retry: Callable[[str], None] | None = None
 
     # --- requests -----------------------------------------------------------------------------
     def build_request(self, role: str, messages: str | Sequence[Mapping[str, Any]], *, system: str | None = None,
@@ -238,17 +245,22 @@ class LLMClient:
             except (status_error, connection_error) as exc:
                 status = getattr(exc, "status_code", None)
                 retryable = isinstance(exc, connection_error) or status in RETRY_STATUSES
+                unreachable = isinstance(exc, connection_error) and not isinstance(exc, timeout_error)
                 what = (f"HTTP {status}" if status is not None
                         else ("timed out" if isinstance(exc, timeout_error) else "connection failed"))
-                if not retryable or attempt >= self.config.max_retries:
+                limit = min(self.config.max_retries, CONNECTION_RETRIES) if unreachable else self.config.max_retries
+                if not retryable or attempt >= limit:
                     detail = _error_detail(exc)
                     self.cache.record(self.run_id, role, model, key, cached=False, retries=attempt,
                                       error=f"{what}: {detail}")
-                    hint = _HINTS.get(status, "")
+                    hint = _HINTS.get(status, " (is the network up? vx doctor checks the API)" if unreachable else "")
                     tries = f" after {attempt + 1} attempts" if attempt else ""
                     raise LLMCallFailed(f"{role} call to {model} failed{tries}: {what}: {detail}{hint}",
                                         status) from None
-                self._sleep(self._backoff(attempt, exc))
+                delay = self._backoff(attempt, exc)
+                if self.on_retry is not None:
+                    self.on_retry(f"{role} call to {model}: {what}; retry {attempt + 1} of {limit} in {delay:.1f}s")
+                self._sleep(delay)
                 attempt += 1
             except Exception as exc:  # anything else the SDK raises (a malformed response, a credentials problem)
                 detail = f"{type(exc).__name__}: {str(exc)[:300]}"

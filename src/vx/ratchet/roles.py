@@ -44,6 +44,7 @@ def send_many(client: Any, role: str, requests: Sequence[Mapping[str, Any]], *, 
               say: Callable[[str], None] | None = None) -> list[Any]:
     """Send requests built with ``client.build_request(role, …)``, in order; raises the first LLM error
     (a round is all or nothing). With `batch`, a Message Batches prefetch fills the cache first."""
+    from vx.llm.cache import request_key
     from vx.llm.client import BudgetExceeded, LLMError
 
     if not requests:
@@ -59,11 +60,25 @@ def send_many(client: Any, role: str, requests: Sequence[Mapping[str, Any]], *, 
         except LLMError as exc:
             return exc
 
-    if len(requests) == 1:
-        results = [one(requests[0])]
-    else:
+    # the first request the cache cannot answer goes alone: a key without a network (or a bad model id)
+    # fails on it, before the other requests are sent and each retried
+    cache = getattr(client, "cache", None)
+    todo = [i for i, r in enumerate(requests) if cache is None or cache.get(request_key(r, None)) is None]
+    if say is not None and todo:
+        say(f"{role}: {len(todo)} request(s) to the API" + (f", {len(requests) - len(todo)} answered from the cache"
+                                                            if len(todo) < len(requests) else ""))
+    results: list[Any] = [None] * len(requests)
+    if len(todo) > 1:
+        first = results[todo[0]] = one(requests[todo[0]])
+        if isinstance(first, LLMError):
+            raise first
+    rest = [i for i in range(len(requests)) if results[i] is None]
+    if len(rest) == 1:
+        results[rest[0]] = one(requests[rest[0]])
+    elif rest:
         with ThreadPoolExecutor(max_workers=client.config.concurrency) as ex:
-            results = list(ex.map(one, requests))
+            for i, r in zip(rest, ex.map(one, [requests[i] for i in rest])):
+                results[i] = r
     errors = [r for r in results if isinstance(r, LLMError)]
     if errors:
         raise next((e for e in errors if isinstance(e, BudgetExceeded)), errors[0])

@@ -210,6 +210,8 @@ def run_ratchet(family: Any = None, *, config: RatchetConfig | None = None, out:
         elif client is None:
             session, owns = _session(fam, llm, llm_overrides, llm_factory, llm_run_id, say)
             client = session.client()
+            if hasattr(client, "on_retry"):
+                client.on_retry = say  # a retry is said, not waited through in silence
             if verifier_roles is None:
                 from vx.evolve.roles.session import engine_roles
 

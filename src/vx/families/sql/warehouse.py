@@ -286,8 +286,8 @@ class SQLiteWarehouse(Warehouse):
             if "interrupted" in str(exc) and self._deadline and time.monotonic() > self._deadline:
                 raise _QueryFailed(f"query interrupted after the {timeout:g}s time limit", "timeout") from None
             raise _QueryFailed(str(exc), _sqlite_error_kind(str(exc))) from None
-        except sqlite3.ProgrammingError as exc:  # several statements
-            raise _QueryFailed(str(exc), "rejected") from None
+        except sqlite3.ProgrammingError as exc:  # several statements, or parameters (?) with no bindings
+            raise _QueryFailed(str(exc), "rejected" if "one statement" in str(exc) else "runtime") from None
         except (sqlite3.Error, ValueError) as exc:
             raise _QueryFailed(str(exc), _sqlite_error_kind(str(exc))) from None
         finally:
