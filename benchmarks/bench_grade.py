@@ -49,6 +49,9 @@ SEED_EXPR = ROOT / "examples" / "humaneval" / "seed.vx"
 def codet_cut(src_dir: Path, per_task: int, work: Path) -> Path:
     """CodeT's solution file with the first `per_task` samples of each task (same layout)."""
     out = work / f"codet-first{per_task}.jsonl"
+    tasks = work / "HumanEval_for_code_generation.jsonl"  # the samples reader looks for it beside the file
+    if not tasks.exists():
+        tasks.write_bytes((src_dir / "HumanEval_for_code_generation.jsonl").read_bytes())
     if not out.exists():
         lines = (src_dir / "codegen16B_code_solution.jsonl").read_text(encoding="utf-8").splitlines()
         rows = [json.loads(line) for line in lines if line.strip()]
@@ -116,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     cache = VerdictCache(args.cache)
     codet_tasks = args.samples_dir / "humaneval-codet" / "HumanEval_for_code_generation.jsonl"
     rows: list[dict[str, Any]] = []
+    out = args.out or args.work / "grade.md"
     for name, dataset, path in samples_files(args.samples_dir, args.codet_per_task, args.work, args.files):
         source = open_tasks(dataset, data_dir=args.data_dir)
         for seed in args.seeds:
@@ -142,18 +146,22 @@ def main(argv: list[str] | None = None) -> int:
                              "anchor_pass": list(c.anchor_pass), "anchor_fail": list(c.anchor_fail),
                              "verdicts": g.summary()["verdicts"], "build_s": round(built, 1),
                              "grade_s": round(graded, 1)})
+                write(rows, out)  # after every row: an interrupted run keeps what it measured
                 print(f"{name} seed {seed} {anchor}: raw {raw:.3f} corrected {c.estimate:.3f} [{c.low:.3f}, "
                       f"{c.high:.3f}] RG {c.rogan_gladen:.3f} true {true:.3f} ({graded:.0f} s)", file=sys.stderr,
                       flush=True)
     if not rows:
         print("nothing to benchmark (skipped)")
         return 0
+    print(write(rows, out))
+    return 0
+
+
+def write(rows: list[dict[str, Any]], out: Path) -> str:
     text = table(rows)
-    print(text)
-    out = args.out or args.work / "grade.md"
     out.write_text(text + "\n", encoding="utf-8")
     out.with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
-    return 0
+    return text
 
 
 def table(rows: list[dict[str, Any]]) -> str:
