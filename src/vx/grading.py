@@ -112,6 +112,7 @@ class SampleGrading:
     anchor: Agreement | None = None
     #: where the anchor labels came from, one line per source ("dev split of family humaneval: 10 labels")
     anchor_sources: tuple[str, ...] = ()
+    _memo: dict[Any, Any] = attrs.field(factory=dict, init=False, repr=False, eq=False)
 
     @property
     def items(self) -> list[Item]:
@@ -159,6 +160,12 @@ class SampleGrading:
         return pass_at_k_table({t: nc for t, nc in self._counts(self.vx_passed).items() if t in keep})
 
     def _corrected(self, keep: set[str] | None) -> CorrectedRate | None:
+        key = None if keep is None else frozenset(keep)
+        if key not in self._memo:  # a Monte Carlo of a few 10^6 numbers: once per grading
+            self._memo[key] = self._corrected_now(keep)
+        return self._memo[key]
+
+    def _corrected_now(self, keep: set[str] | None) -> CorrectedRate | None:
         if self.anchor is None or self.anchor.n == 0:
             return None
         counts = {t: nc for t, nc in self._counts(self.vx_passed).items() if keep is None or t in keep}
