@@ -137,7 +137,8 @@ def test_sigterm_finishes_the_request_in_flight_then_exits_0(own_server):
             pass
         own_server.proc.send_signal(signal.SIGTERM)
         thread.join()
-    code, err = own_server.stop()
+    _, err = own_server.proc.communicate(timeout=120)  # one signal only: a second one may end the exit itself
+    code = own_server.proc.returncode
     assert result["r"].status_code == 200
     assert result["r"].json()["verdict"] == "fail"  # graded to the end (the loop hit the time limit)
     assert code == 0 and "vx serve: stopped" in err
