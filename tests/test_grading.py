@@ -187,3 +187,92 @@ def test_humaneval_plus_samples_with_their_hidden_tests(tmp_path, monkeypatch):
     assert again.exit_code == 0, again.output
     assert set(graded_again) <= timed_out  # everything else came from the store
     assert [r["truth"] for r in json.loads(again.stdout)["items"]] == [r["truth"] for r in rows] or timed_out
+
+
+# ------------------------------------------------------------------------------------------------ corrected pass@1
+
+def test_the_corrected_rate_recovers_the_truth_from_known_error_rates():
+    """With many anchor labels the error rates are known: the verifier passes 90% of passes and 30% of
+    failures, so a true pass rate of 0.4 shows as 0.54; the correction gives 0.4 back (Rogan–Gladen
+    exactly, the posterior within a narrow interval)."""
+    from vx.metrics import Agreement, corrected_pass_rate
+
+    anchor = Agreement(n=1000, tp=350, fp=50, tn=450, fn=150, abstained=0)  # a = 0.9, b = 0.3
+    c = corrected_pass_rate(0.4 * 0.9 + 0.6 * 0.3, 10_000, anchor)
+    assert c.rogan_gladen == pytest.approx(0.4)
+    assert c.estimate == pytest.approx(0.4, abs=0.02) and c.low < 0.4 < c.high and c.high - c.low < 0.12
+    assert (c.pass_recall, c.fail_recall) == (0.9, 0.7) and c.anchor_pass == (450, 500) and c.anchor_fail == (150, 500)
+    perfect = corrected_pass_rate(0.6, 10_000, Agreement(n=1000, tp=500, fp=0, tn=500, fn=0, abstained=0))
+    assert perfect.estimate == pytest.approx(0.6, abs=0.01) and perfect.rogan_gladen == pytest.approx(0.6)
+    assert corrected_pass_rate(0.54, 10_000, anchor) == c  # deterministic (seeded Monte Carlo)
+    with pytest.raises(ValueError, match="raw pass rate"):
+        corrected_pass_rate(1.5, 10, anchor)
+
+
+def test_the_interval_from_ten_labels_covers_the_truth_as_often_as_it_says():
+    """Calibration by simulation: worlds with a random true pass rate and random error rates, an
+    anchor of 5 labelled passes and 5 labelled failures drawn from them, 300 graded attempts. The 95%
+    interval covers the true rate in about 95% of them (here: at least 88% of 100 worlds, fixed seed);
+    Rogan–Gladen's plug-in point has no interval at all, and is degenerate (rates 1 and 0) often."""
+    import numpy as np
+
+    from vx.metrics import Agreement, corrected_pass_rate
+
+    rng = np.random.default_rng(7)
+    covered = degenerate = 0
+    width = 0.0
+    worlds = 100
+    for _ in range(worlds):
+        pi, a, b = rng.uniform(0.1, 0.9), rng.uniform(0.7, 1.0), rng.uniform(0.0, 0.5)
+        passes = rng.random(300) < pi
+        vx_pass = np.where(passes, rng.random(300) < a, rng.random(300) < b)
+        tn, fn = int((rng.random(5) < a).sum()), int((rng.random(5) < b).sum())
+        anchor = Agreement(n=10, tp=5 - fn, fp=5 - tn, tn=tn, fn=fn, abstained=0)
+        c = corrected_pass_rate(float(vx_pass.mean()), 300, anchor, draws=1500, grid=301)
+        covered += c.low <= passes.mean() <= c.high
+        width += c.high - c.low
+        degenerate += tn == 5 and fn == 0
+    assert covered >= 0.88 * worlds, covered
+    assert width / worlds < 0.85  # ten labels say little, but not nothing (measured: 0.79)
+    assert degenerate > 0
+
+
+def test_grade_reports_the_corrected_pass_rate_from_the_family_s_dev_labels_and_labels_files(tiny_family, tmp_path):
+    seed, tasks = str(tiny_family / "seed.vx"), str(tiny_family / "tasks.jsonl")
+    samples = _samples(tmp_path / "model.jsonl", [
+        {"task_id": "t1", "output": "an apple a day"}, {"task_id": "t1", "output": "a banana"},
+        {"task_id": "t2", "output": "one pear"}, {"task_id": "t2", "output": "A PEAR!!!"}])
+    runner = CliRunner()
+    res = runner.invoke(main, ["grade", seed, str(samples), "--tasks", tasks, "-j", "1", "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    corrected, anchor = doc["corrected_pass_at_1"], doc["anchor"]
+    assert anchor["n"] == 6 and anchor["sources"] == ["dev split of family tiny: 6 labels"]
+    assert corrected["raw"] == 0.5 and corrected["method"] == "bayes-beta-mc"
+    assert 0.0 <= corrected["interval"][0] <= corrected["corrected"] <= corrected["interval"][1] <= 1.0
+    assert corrected["anchor"] == {"labelled_pass": 2, "labelled_pass_vx_passes": 2, "labelled_fail": 4,
+                                   "labelled_fail_vx_passes": 0}
+    # labels of graded samples (ids as -o writes them) and labelled outputs add to the anchor
+    labels = _samples(tmp_path / "labels.jsonl", [{"id": "t1#0", "label": "pass"}, {"id": "t2#1", "label": "pass"},
+                                                   {"task": "t3", "output": "a plum", "label": "fail"}])
+    res = runner.invoke(main, ["grade", seed, str(samples), "--tasks", tasks, "-j", "1", "--json",
+                               "--labels", str(labels)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["anchor"]["n"] == 9 and len(doc["anchor"]["sources"]) == 3
+    # "A PEAR!!!" is labelled pass but failed (shouting); "a plum" at t3 is passed but labelled fail
+    assert doc["corrected_pass_at_1"]["anchor"] == {"labelled_pass": 4, "labelled_pass_vx_passes": 3,
+                                                    "labelled_fail": 5, "labelled_fail_vx_passes": 1}
+    res = runner.invoke(main, ["grade", seed, str(samples), "--tasks", tasks, "-j", "1", "--json", "--no-anchor",
+                               "--labels", str(labels)])
+    assert json.loads(res.stdout)["anchor"]["n"] == 3
+    res = runner.invoke(main, ["grade", seed, str(samples), "--tasks", tasks, "-j", "1", "--no-anchor"])
+    assert res.exit_code == 0 and "no anchor labels" in res.output and "corrected (95% interval)" not in res.output
+    res = runner.invoke(main, ["grade", seed, str(samples), "--tasks", tasks, "-j", "1"])
+    assert "corrected (95% interval)" in res.output and "6 anchor labels" in res.output
+    bad = _samples(tmp_path / "bad.jsonl", [{"id": "t9#0", "label": "pass"}])
+    res = runner.invoke(main, ["grade", seed, str(samples), "--tasks", tasks, "--labels", str(bad)])
+    assert res.exit_code == 2 and "name no graded sample: 't9#0'" in res.output
+    worse = _samples(tmp_path / "worse.jsonl", [{"id": "t1#0", "label": "maybe"}])
+    res = runner.invoke(main, ["grade", seed, str(samples), "--tasks", tasks, "--labels", str(worse)])
+    assert res.exit_code == 2 and "worse.jsonl:1: label 'maybe'" in res.output

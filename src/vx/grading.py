@@ -14,10 +14,17 @@ al. (2021), ``1 - C(n - c, k) / C(n, k)`` averaged over tasks, with ``c`` the at
 passes (a final ABSTAIN counts as a pass: no known drawback was found, as everywhere in vx); the
 **true pass@k** is the same estimator with ``c`` the attempts that pass the hidden tests. As evalplus,
 pass@k is given for k = 1, 10, 100 where every task has at least k attempts.
+
+The raw pass@1 is biased by exactly the verifier's errors (it passes some failures, fails some
+passes). **Corrected pass@1** (:attr:`SampleGrading.corrected`) undoes that bias with the verifier's
+error rates measured on labelled **anchor** items -- the family's dev split, and any ``labels`` given
+(:func:`read_labels`) -- as a Bayesian prevalence estimate with a 95% interval
+(:func:`vx.metrics.corrected_pass_rate`).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections import Counter
@@ -31,9 +38,9 @@ from vx.errors import ArgumentError, DataError
 from vx.evaluation import Evaluation, evaluate, write_rows
 from vx.families.pack import BUILTIN, Pack, PackError, load_pack
 from vx.families.sources import Attempt, TaskSource, tasks_file
-from vx.metrics import Agreement
+from vx.metrics import Agreement, CorrectedRate, agreement, corrected_pass_rate
 from vx.ops.cache import VerdictCache
-from vx.ops.item import Item
+from vx.ops.item import Item, parse_label
 from vx.verifier import Verifier
 
 SCHEMA = "vx-grade/1"
@@ -104,6 +111,11 @@ class SampleGrading:
     samples: tuple[str, ...] = ()
     #: what the samples reader said (samples left out, and why)
     notes: tuple[str, ...] = ()
+    #: the verifier's verdicts against the anchor labels (the family's dev split, `labels`), None without any
+    anchor: Agreement | None = None
+    #: where the anchor labels came from, one line per source ("dev split of family humaneval: 10 labels")
+    anchor_sources: tuple[str, ...] = ()
+    _memo: dict[Any, Any] = attrs.field(factory=dict, init=False, repr=False, eq=False)
 
     @property
     def items(self) -> list[Item]:
@@ -149,6 +161,32 @@ class SampleGrading:
         """vx-estimated pass@k over the tasks the hidden tests grade (what `true` is compared with)."""
         keep = self.truth_tasks if self.truth is not None else {it.task for it in self.items}
         return pass_at_k_table({t: nc for t, nc in self._counts(self.vx_passed).items() if t in keep})
+
+    def _corrected(self, keep: set[str] | None) -> CorrectedRate | None:
+        key = None if keep is None else frozenset(keep)
+        if key not in self._memo:  # a Monte Carlo of a few 10^6 numbers: once per grading
+            self._memo[key] = self._corrected_now(keep)
+        return self._memo[key]
+
+    def _corrected_now(self, keep: set[str] | None) -> CorrectedRate | None:
+        if self.anchor is None or self.anchor.n == 0:
+            return None
+        counts = {t: nc for t, nc in self._counts(self.vx_passed).items() if keep is None or t in keep}
+        if not counts:
+            return None
+        raw = pass_at_k_table(counts, (1,))[1]
+        return corrected_pass_rate(raw, sum(n for n, _ in counts.values()), self.anchor)
+
+    @property
+    def corrected(self) -> CorrectedRate | None:
+        """pass@1 corrected for the verifier's errors on the anchor labels, with its 95% interval (None
+        without anchor labels); over every task graded."""
+        return self._corrected(None)
+
+    @property
+    def corrected_on_truth(self) -> CorrectedRate | None:
+        """:attr:`corrected` over the tasks the hidden tests grade (what `true` is compared with)."""
+        return self._corrected(self.truth_tasks if self.truth is not None else None)
 
     @property
     def no_truth(self) -> dict[str, str]:
@@ -201,6 +239,12 @@ class SampleGrading:
         if agr is not None:
             out["agreement"] = {**agr.as_dict(), "pass_precision": agr.pass_precision,
                                 "truth": self.source.truth_description}
+        corrected = self.corrected
+        out["corrected_pass_at_1"] = corrected.as_dict() if corrected is not None else None
+        if corrected is not None and self.no_truth:
+            out["corrected_pass_at_1_on_truth_tasks"] = self.corrected_on_truth.as_dict()  # type: ignore[union-attr]
+        out["anchor"] = {"sources": list(self.anchor_sources),
+                         **(self.anchor.as_dict() if self.anchor is not None else {"n": 0})}
         return out
 
     def as_dict(self) -> dict[str, Any]:
@@ -254,12 +298,102 @@ def attempt_items(attempts: Sequence[Attempt]) -> list[Item]:
     return items
 
 
+def read_labels(path: str | Path) -> list[dict[str, Any]]:
+    """Anchor labels from a JSON-lines file, one labelled output a line: ``{"id", "label"}`` labels a
+    sample being graded (its id as ``vx grade -o`` writes it, ``<task>#<k>``), ``{"task", "output",
+    "label"}`` any output at one of the tasks (graded by the verifier for the anchor only). A label is
+    ``"pass"``, ``"fail"`` or a probability of pass (thresholded at 0.5)."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"--labels {path}: no such file")
+    rows: list[dict[str, Any]] = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{path}:{n}: not a JSON line ({exc.msg})") from None
+        if not isinstance(row, dict) or "label" not in row:
+            raise DataError(f"{path}:{n}: a labels line is an object with a \"label\" and an \"id\" (a graded "
+                            "sample's id, <task>#<k>) or a \"task\" and an \"output\"")
+        try:
+            label = parse_label(row["label"])
+        except ValueError as exc:
+            raise DataError(f"{path}:{n}: {exc}") from None
+        if "output" in row:
+            if not isinstance(row.get("task"), str):
+                raise DataError(f"{path}:{n}: a labelled output needs the \"task\" it answers (a task id)")
+            rows.append({"task": row["task"], "output": row["output"], "label": label, "where": f"{path}:{n}",
+                         "id": str(row.get("id") or f"{path.name}:{n}")})
+        elif isinstance(row.get("id"), str):
+            rows.append({"id": row["id"], "label": label, "where": f"{path}:{n}"})
+        else:
+            raise DataError(f"{path}:{n}: give the \"id\" of a graded sample (<task>#<k>) or a \"task\" and an "
+                            "\"output\"")
+    if not rows:
+        raise DataError(f"--labels {path}: no labels in it")
+    return rows
+
+
+def _sum_agreements(parts: Sequence[Agreement]) -> Agreement:
+    return Agreement(sum(a.n for a in parts), sum(a.tp for a in parts), sum(a.fp for a in parts),
+                     sum(a.tn for a in parts), sum(a.fn for a in parts), sum(a.abstained for a in parts))
+
+
+def anchor_agreement(verifier: Verifier, evaluation: Evaluation, source: TaskSource, *, family: bool = True,
+                     labels: Sequence[Mapping[str, Any]] = (), jobs: int | None = None, timeout: float = 10.0,
+                     cache: VerdictCache | None = None) -> tuple[Agreement | None, tuple[str, ...]]:
+    """The verifier's verdicts against the anchor labels: its family's dev split (`family`) and the
+    `labels` rows (:func:`read_labels`; a row with an ``id`` labels a sample of `evaluation`, one with an
+    ``output`` is graded here, the outputs at one task together). Returns the summed confusion counts
+    (None when there is no label) and one line per source."""
+    parts: list[Agreement] = []
+    sources: list[str] = []
+    fam = verifier.family
+    if family and fam is not None:
+        dev = fam.split("dev")
+        if any(it.label is not None for it in dev):
+            dev_eval = evaluate(verifier, dev, jobs=jobs, timeout=timeout, cache=cache, progress=False)
+            if dev_eval.metrics is not None:
+                parts.append(dev_eval.metrics)
+                sources.append(f"dev split of family {fam.name}: {dev_eval.metrics.n} labels")
+    by_id = [r for r in labels if "output" not in r]
+    if by_id:
+        index = {it.id: i for i, it in enumerate(evaluation.items)}
+        finals = evaluation.grading.finals
+        unknown = [r for r in by_id if r["id"] not in index]
+        if unknown:
+            some = ", ".join(f"{r['id']!r} ({r['where']})" for r in unknown[:3])
+            raise DataError(f"--labels: {len(unknown)} label(s) name no graded sample: {some}; ids are <task>#<k> "
+                            f"as vx grade -o writes them (e.g. {evaluation.items[0].id!r})")
+        parts.append(agreement([finals[index[r["id"]]] for r in by_id], [r["label"] for r in by_id]))
+        sources.append(f"labels of graded samples: {len(by_id)}")
+    outputs = [r for r in labels if "output" in r]
+    if outputs:
+        missing = [r for r in outputs if r["task"] not in source.tasks]
+        if missing:
+            raise DataError(f"--labels {missing[0]['where']}: {missing[0]['task']!r} is not a task of {source.name}")
+        items = [Item(id=f"label:{i}:{r['id']}", task=r["task"], output=r["output"], label=r["label"])
+                 for i, r in enumerate(outputs)]
+        ev = evaluate(verifier, items, tasks=source.tasks, jobs=jobs, timeout=timeout, cache=cache, progress=False,
+                      peers={})
+        if ev.metrics is not None:
+            parts.append(ev.metrics)
+            sources.append(f"labelled outputs graded for the anchor: {ev.metrics.n}")
+    return (_sum_agreements(parts) if parts else None), tuple(sources)
+
+
 def grade_samples(verifier: Verifier, source: TaskSource, samples: Sequence[str | Path], *, truth: bool = False,
                   jobs: int | None = None, timeout: float = 10.0, cache: VerdictCache | None = None,
                   progress: Any = None, executor: Any = None,
-                  on_phase: Callable[[str], None] | None = None) -> SampleGrading:
+                  on_phase: Callable[[str], None] | None = None, anchor: bool = True,
+                  labels: Sequence[Mapping[str, Any]] = ()) -> SampleGrading:
     """Grade every attempt in the `samples` files against `source`'s tasks (the attempts at one task
     together, so peer ops compare them), then -- with `truth` -- run the hidden tests on each.
+
+    The anchor for the corrected pass@1: the verifier's family's dev labels (`anchor`; off: only
+    `labels`) and `labels` (rows of :func:`read_labels`).
 
     Resumable: verdicts go to the verdict `cache` as they are computed and hidden-test results to
     the source's own store, so a second call after an interruption redoes only what was missing.
@@ -300,8 +434,12 @@ def grade_samples(verifier: Verifier, source: TaskSource, samples: Sequence[str 
     ev = evaluate(verifier, items, tasks=source.tasks, jobs=jobs, timeout=timeout, cache=cache, progress=progress,
                   peers={}, executor=executor)
     ev.family, ev.split = source.name, "samples"
+    if anchor or labels:
+        say("grading the anchor's labelled items")
+    agr, anchor_sources = anchor_agreement(verifier, ev, source, family=anchor, labels=labels, jobs=jobs,
+                                           timeout=timeout, cache=cache)
     return SampleGrading(ev, source, list(attempts), truths, tuple(str(s) for s in samples),
-                         tuple(getattr(attempts, "notes", ())))
+                         tuple(getattr(attempts, "notes", ())), agr, anchor_sources)
 
 
 def verifier_for(vx_path: str | Path, source: TaskSource, family_dir: str | Path | None = None) -> Verifier:
@@ -325,5 +463,5 @@ def verifier_for(vx_path: str | Path, source: TaskSource, family_dir: str | Path
     return Verifier(parse(read_text(vx_path), filename=str(vx_path), known_ops=pool.names), pool, source.tasks)
 
 
-__all__ = ["KS", "SCHEMA", "SampleGrading", "attempt_items", "grade_samples", "open_tasks", "pass_at_k",
-           "pass_at_k_table", "verifier_for"]
+__all__ = ["KS", "SCHEMA", "SampleGrading", "anchor_agreement", "attempt_items", "grade_samples", "open_tasks",
+           "pass_at_k", "pass_at_k_table", "read_labels", "verifier_for"]

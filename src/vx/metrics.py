@@ -238,3 +238,94 @@ def summarize(values: Sequence[float]) -> Mapping[str, float]:
     v = np.asarray(values, dtype=float)
     return {"mean": float(np.nanmean(v)) if len(v) else float("nan"),
             "std": float(np.nanstd(v, ddof=1)) if len(v) > 1 else 0.0}
+
+
+# ----------------------------------------------------------------------------------------------
+# a pass rate corrected for the verifier's own errors (vx grade)
+
+@attrs.frozen
+class CorrectedRate:
+    """A pass rate corrected for the verifier's errors, from anchor labels (see :func:`corrected_pass_rate`).
+
+    `estimate` is the posterior median of the true pass rate, (`low`, `high`) its central interval of
+    probability `level`; `rogan_gladen` the classical point estimate (nan where the anchor cannot give
+    one: no labelled item of a class, or a verifier that passes failures at least as often as passes);
+    `pass_recall` / `fail_recall` the anchor's own rates (vx's specificity and sensitivity, FAIL being
+    the condition found)."""
+
+    raw: float
+    estimate: float
+    low: float
+    high: float
+    level: float
+    rogan_gladen: float
+    pass_recall: float
+    fail_recall: float
+    anchor_pass: tuple[int, int]  # (items labelled pass that the verifier passes, items labelled pass)
+    anchor_fail: tuple[int, int]  # (items labelled fail that the verifier passes, items labelled fail)
+    attempts: float
+    method: str = "bayes-beta-mc"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"raw": self.raw, "corrected": self.estimate, "interval": [self.low, self.high], "level": self.level,
+                "rogan_gladen": None if np.isnan(self.rogan_gladen) else self.rogan_gladen,
+                "pass_recall": _none_nan(self.pass_recall), "fail_recall": _none_nan(self.fail_recall),
+                "anchor": {"labelled_pass": self.anchor_pass[1], "labelled_pass_vx_passes": self.anchor_pass[0],
+                           "labelled_fail": self.anchor_fail[1], "labelled_fail_vx_passes": self.anchor_fail[0]},
+                "method": self.method}
+
+
+def _none_nan(x: float) -> float | None:
+    return None if np.isnan(x) else float(x)
+
+
+def corrected_pass_rate(raw: float, attempts: float, anchor: Agreement, *, level: float = 0.95, draws: int = 4000,
+                        grid: int = 801, seed: int = 0) -> CorrectedRate:
+    """The true pass rate behind an observed one, corrected for the verifier's errors measured on labelled
+    anchor items: Bayesian prevalence under a misclassifying test.
+
+    Model: the verifier passes a truly passing output with probability `a` (its pass recall, the
+    specificity of FAIL) and a truly failing one with probability `b` (1 − its fail recall), so of
+    `attempts` outputs with true pass rate π it passes a share q = π·a + (1 − π)·b. Priors: π, a, b
+    uniform; the anchor's counts (labelled pass: passed or not; labelled fail: passed or not) make
+    a ~ Beta(1 + tn, 1 + fp) and b ~ Beta(1 + fn, 1 + tp); the observed vx passes, ``raw · attempts``,
+    are binomial in q. The joint posterior is sampled by Monte Carlo (numpy): `draws` pairs (a, b) from
+    the anchor's Beta posteriors, each weighted by how well it explains the observed passes (its
+    likelihood integrated over π on a `grid`), then π from its conditional posterior on the grid,
+    jittered within a cell. A class of labels the anchor lacks leaves its rate uniform: the interval
+    says so by being wide. Deterministic for a given `seed`.
+
+    Rogan–Gladen's (q − b̂)/(â − b̂) is given beside it (clipped to [0, 1]): with ten labels its
+    plug-in rates are often 1 and 0 (no correction at all) or close to each other (an estimate off
+    [0, 1]), and its delta-method interval is not valid at such counts."""
+    if not 0.0 <= raw <= 1.0:
+        raise ValueError(f"raw pass rate must lie in [0, 1], not {raw}")
+    if attempts <= 0:
+        raise ValueError(f"attempts must be positive, not {attempts}")
+    rng = np.random.default_rng(seed)
+    tn, fp, fn, tp = anchor.tn, anchor.fp, anchor.fn, anchor.tp
+    a = rng.beta(1 + tn, 1 + fp, size=draws)
+    b = rng.beta(1 + fn, 1 + tp, size=draws)
+    pis = np.linspace(0.0, 1.0, grid)
+    q = np.clip(pis[None, :] * a[:, None] + (1.0 - pis[None, :]) * b[:, None], 1e-12, 1 - 1e-12)
+    x = raw * attempts
+    loglik = x * np.log(q) + (attempts - x) * np.log1p(-q)
+    loglik -= loglik.max()
+    lik = np.exp(loglik)
+    weight = lik.sum(axis=1)
+    chosen = rng.choice(draws, size=draws, p=weight / weight.sum())
+    cond = lik[chosen]
+    cum = np.cumsum(cond, axis=1)
+    u = rng.random(draws) * cum[:, -1]
+    cell = np.minimum((cum < u[:, None]).sum(axis=1), grid - 1)
+    step = 1.0 / (grid - 1)
+    sample = np.clip(pis[cell] + (rng.random(draws) - 0.5) * step, 0.0, 1.0)
+    lo, med, hi = np.quantile(sample, [(1 - level) / 2, 0.5, 1 - (1 - level) / 2])
+    a_hat = tn / (tn + fp) if tn + fp else float("nan")
+    b_hat = fn / (fn + tp) if fn + tp else float("nan")
+    rg = float("nan")
+    if not (np.isnan(a_hat) or np.isnan(b_hat)) and a_hat > b_hat:
+        rg = float(min(1.0, max(0.0, (raw - b_hat) / (a_hat - b_hat))))
+    return CorrectedRate(raw=float(raw), estimate=float(med), low=float(lo), high=float(hi), level=level,
+                         rogan_gladen=rg, pass_recall=anchor.pass_recall, fail_recall=anchor.fail_recall,
+                         anchor_pass=(tn, tn + fp), anchor_fail=(fn, fn + tp), attempts=float(attempts))

@@ -10,6 +10,7 @@ grimp = pytest.importorskip("grimp")
 #: Top to bottom; a tuple is one layer of siblings that must not import each other.
 LAYERS = (
     ("vx.cli", "vx.integrations"),
+    "vx.serve",
     "vx.ratchet",
     ("vx.evolve", "vx.grading"),
     "vx.evaluation",

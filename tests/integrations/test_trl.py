@@ -6,6 +6,7 @@ rewards. A real GRPOTrainer step on a tiny random model runs with -m slow (torch
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,27 @@ def test_conversational_completions_and_reward_mapping():
     convo = [[{"role": "assistant", "content": good}], [{"role": "assistant", "content": [{"type": "text", "text": bad}]}]]
     assert reward(prompts=[[{"role": "user", "content": "solve"}]] * 2, completions=convo,
                   task_id=["HumanEval/0", "HumanEval/0"]) == [1.0, -1.0]
+
+
+def test_an_abstention_earns_nothing_by_default_and_a_split_group_is_said(tmp_path):
+    """A peer op alone abstains on one attempt: reward 0.0 by default (no evidence the completion is
+    right), what `rewards` says otherwise; with group_size, a group smaller than it (a distributed
+    trainer's split) is warned about."""
+    expr = tmp_path / "peers.vx"
+    expr.write_text("disagrees_with_peers\n")
+    from vx.verifier import Verifier
+
+    v = Verifier.load(expr, HUMANEVAL)
+    logged = {}
+    kwargs = dict(prompts=["p"], completions=[_group()[0]], task_id=["HumanEval/0"],
+                  log_extra=lambda col, vals: logged.__setitem__(col, vals))
+    assert VxReward(v)(**kwargs) == [0.0] and logged["vx_verdict"] == ["abstain"]
+    assert VxReward(v, rewards={"abstain": 0.5})(**kwargs) == [0.5]
+    with pytest.warns(UserWarning, match="fewer than group_size=4 completions"):
+        VxReward(v, group_size=4)(**kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        VxReward(v, group_size=4)(prompts=["p"] * 4, completions=_group(), task_id=["HumanEval/0"] * 4)
 
 
 def test_misuse_is_a_clear_error():

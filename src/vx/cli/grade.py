@@ -34,13 +34,20 @@ from vx.cli.eval import check_export_path, print_failures, progress_for, verdict
                    "leading ' so that a spreadsheet shows them as text instead of running them as formulas).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Write a self-contained page browsing every sample (filters, failure capsules) to FILE.")
+@click.option("--labels", "labels_paths", multiple=True, type=click.Path(exists=True, dir_okay=False), metavar="FILE",
+              help="More anchor labels for the corrected pass@1 (repeatable): JSON lines {\"id\", \"label\"} naming a "
+                   "graded sample (<task>#<k>, as -o writes ids) or {\"task\", \"output\", \"label\"}; label pass, fail "
+                   "or a probability of pass.")
+@click.option("--no-anchor", is_flag=True,
+              help="Leave the family's dev labels out of the anchor (only --labels): when the dev items are not "
+                   "like the samples (e.g. mutants of canonical solutions).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary and every row as JSON (schema vx-grade/1).")
 @show_option(10, "samples where vx and the hidden tests disagree (with --truth)")
 @run_options
 @cache_options
 @friendly_errors
-def grade_cmd(expr_path, samples, tasks_spec, data_dir, truth, family_dir, export_path, csv_formulas, html_path, as_json, show,
-              jobs, timeout, cache_path, no_cache):
+def grade_cmd(expr_path, samples, tasks_spec, data_dir, truth, family_dir, export_path, csv_formulas, html_path,
+              labels_paths, no_anchor, as_json, show, jobs, timeout, cache_path, no_cache):
     """Grade every sample in SAMPLES.jsonl... with VERIFIER.vx and print pass@k.
 
     The attempts at one task are graded together (peer ops compare them). vx-estimated pass@k
@@ -49,13 +56,16 @@ def grade_cmd(expr_path, samples, tasks_spec, data_dir, truth, family_dir, expor
     is {"task_id", "solution"} (a whole program) or {"task_id", "completion"} (continuing the
     prompt), as evalplus writes them; CodeT's {"prompt", "samples": [...]} files work too.
 
+    Beside it, pass@1 corrected for the verifier's own errors, with a 95% interval: a Bayesian
+    estimate from the verifier's verdicts on anchor labels (the family's dev split, --labels).
+
     Resumable: verdicts are kept in the verdict cache and hidden-test results beside the expected
     outputs, so running the same command again after an interruption only does what is left.
     """
     if export_path:
         check_export_path(export_path)
     from vx.families.family import Family, FamilyError, find_family_dir
-    from vx.grading import grade_samples, open_tasks, verifier_for
+    from vx.grading import grade_samples, open_tasks, read_labels, verifier_for
 
     packs = []
     try:
@@ -67,11 +77,13 @@ def grade_cmd(expr_path, samples, tasks_spec, data_dir, truth, family_dir, expor
         raise UserError(f"--truth: the tasks in {tasks_spec} have no hidden tests; a dataset such as humaneval+ "
                         "or mbpp+ has them")
     verifier = verifier_for(expr_path, source, family_dir)
+    labels = [row for path in labels_paths for row in read_labels(path)]
     cache = open_cache(cache_path, no_cache)
     progress = progress_for(as_json)
     try:
         result = grade_samples(verifier, source, samples, truth=truth, jobs=jobs, timeout=timeout, cache=cache,
-                               progress=progress, on_phase=None if as_json else _say)
+                               progress=progress, on_phase=None if as_json else _say, anchor=not no_anchor,
+                               labels=labels)
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted[/]: what was graded is kept (verdict cache, hidden-test results); "
                           "run the same command again to continue")
@@ -109,18 +121,31 @@ def print_result(result, expr_path: str, show: int, cache) -> None:
                       f"{len(result.truth_tasks)} tasks (vx's estimate on all: "
                       + ", ".join(f"pass@{k} {fmt_num(v)}" for k, v in est.items()) + ")")
         est = result.estimated_on_truth
+    corrected = result.corrected_on_truth if result.no_truth else result.corrected
     t = Table(title="pass@k", title_justify="left", show_edge=False)
     t.add_column("")
     t.add_column("vx estimate", justify="right")
+    if corrected is not None:
+        t.add_column("corrected (95% interval)", justify="right")
     if true is not None:
         t.add_column("true (hidden tests)", justify="right")
         t.add_column("difference", justify="right")
     for k, value in est.items():
         row = [f"pass@{k}", fmt_num(value)]
+        if corrected is not None:
+            row.append(f"{corrected.estimate:.3f} [{corrected.low:.3f}, {corrected.high:.3f}]" if k == 1 else "")
         if true is not None:
             row += [fmt_num(true.get(k)), f"{value - true[k]:+.3f}" if k in true else "—"]
         t.add_row(*row)
     console.print(t)
+    if corrected is not None:
+        pr, fr = corrected.anchor_pass, corrected.anchor_fail
+        console.print(f"corrected for the verifier's errors on {result.anchor.n} anchor labels "
+                      f"({esc('; '.join(result.anchor_sources))}): it passes {pr[0]}/{pr[1]} labelled passes and "
+                      f"{fr[0]}/{fr[1]} labelled failures (Bayesian, Beta priors; Rogan–Gladen "
+                      f"{fmt_num(corrected.rogan_gladen)})")
+    else:
+        console.print("[dim]no anchor labels (no family dev split, no --labels): no corrected pass@1[/]")
     if len(per) > 1 and 1 in est:
         console.print("[dim]pass@10 and pass@100 need at least that many samples of every task[/]")
     v = s["verdicts"]

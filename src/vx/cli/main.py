@@ -18,6 +18,7 @@ COMMANDS: dict[str, str] = {
     "fmt": "vx.cli.fmt:fmt",
     "eval": "vx.cli.eval:eval_cmd",
     "grade": "vx.cli.grade:grade_cmd",
+    "serve": "vx.cli.serve:serve_cmd",
     "explain": "vx.cli.explain:explain_cmd",
     "ops": "vx.cli.ops:ops_cmd",
     "cache": "vx.cli.cache:cache_group",
@@ -56,6 +57,7 @@ SHORT_HELP: dict[str, str] = {
     "ratchet": "Run the skill loop on FAMILY with one or more graders and compare their held-out lift.",
     "report": "Write an HTML page (viewable offline) for a run file or an evaluation.",
     "runs": "Inspect evolution runs (the .vxrun.sqlite files `vx evolve` writes).",
+    "serve": "Serve VERIFIER.vx over HTTP: GET /health, POST /grade.",
 }
 
 

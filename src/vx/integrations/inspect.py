@@ -10,7 +10,10 @@
     eval(task, model="mockllm/model")
 
 The score's value is ``CORRECT`` when the verifier passes the output and ``INCORRECT`` when it fails
-it (a final ABSTAIN counts as ``abstain``: CORRECT by default, as everywhere in vx); its ``answer`` is
+it; a final ABSTAIN is ``abstain``, by default ``NOANSWER`` (``"N"``): Inspect's metrics count it as 0,
+not as a pass -- an abstention is no evidence that the output is right, and a score that pays it
+as CORRECT rewards outputs the verifier cannot check (set ``abstain=CORRECT`` for vx's own convention,
+"no known drawback was found"); its ``answer`` is
 the verdict, its ``explanation`` the failure capsule as text (the checks that failed with their
 messages, then every node of the expression), and its ``metadata`` the capsule as data
 (``Grade.as_dict()``: what ``vx explain --json`` prints). Grading runs in a worker thread (the
@@ -19,6 +22,15 @@ verifier's ops run in the sandbox), so the event loop keeps going.
 The task an output answers is ``metadata["task"]`` (a task id of the verifier's family, or a task
 record), else the sample's id. The output is the model's completion, or the first fenced code block in
 it (``extract=True``, the default).
+
+**Epochs graded together.** Inspect scores each epoch of a sample on its own, so peer ops (which
+compare attempts at one task) abstain in the scorer. :func:`vx_epochs` (or ``Epochs(n,
+vx_group_reducer(verifier))``) is Inspect's own epoch reduction done by vx: once every epoch of a
+sample is scored, the reducer grades the epochs' outputs together with :meth:`vx.Verifier.grade_many`
+-- peer ops vote -- and the sample's reduced score is the share of its epochs the verifier passes,
+with every epoch's verdict and failed checks in its explanation and metadata::
+
+    Task(dataset=..., solver=generate(), scorer=vx_scorer(v), epochs=vx_epochs(v, 5))
 """
 
 from __future__ import annotations
@@ -28,7 +40,9 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from inspect_ai.scorer import CORRECT, INCORRECT, NOANSWER, PARTIAL, Score, Target, accuracy, scorer, stderr
+    from inspect_ai import Epochs
+    from inspect_ai.scorer import (CORRECT, INCORRECT, NOANSWER, PARTIAL, Score, Target, accuracy, score_reducer,
+                                   scorer, stderr)
     from inspect_ai.solver import TaskState
 except ImportError as exc:  # pragma: no cover - the extra brings it
     from vx.errors import MissingDependency
@@ -36,18 +50,29 @@ except ImportError as exc:  # pragma: no cover - the extra brings it
     raise MissingDependency("vx.integrations.inspect needs Inspect AI: pip install 'vx-verifiers[inspect]' "
                             "(or pip install inspect-ai)") from exc
 
-from vx.integrations.common import (as_verifier, capsule_text, check_choice, check_timeout, graded_output, resolve_task,
-                                    sample_task)
+from vx.dsl.verdict import Verdict
+from vx.integrations.common import (IntegrationError, as_verifier, capsule_text, check_choice, check_timeout,
+                                    graded_output, resolve_task, sample_task)
 from vx.verifier import Verifier
+
+#: where vx_scorer keeps what it graded in the score's metadata, for vx_group_reducer to grade again
+GRADED_KEY = "vx_graded"
+_VALUE = {CORRECT: 1.0, INCORRECT: 0.0, NOANSWER: 0.0}
+
+
+def _value(verdict: str, abstain: str) -> str:
+    return {"pass": CORRECT, "fail": INCORRECT}.get(verdict, abstain)
 
 
 @scorer(metrics=[accuracy(), stderr()])
 def vx_scorer(verifier: Verifier | str | Path, *, task_key: str = "task", extract: bool = True,
-              abstain: str = CORRECT, timeout: float = 10.0,
+              abstain: str = NOANSWER, timeout: float = 10.0,
               output: Callable[[TaskState], Any] | None = None) -> Any:
     """Score each sample by grading its output with `verifier` (a :class:`~vx.Verifier` or a .vx
     path). `task_key`: the metadata key naming the sample's task; `abstain`: the value of a final
-    ABSTAIN; `output(state)`: what to grade, instead of the completion."""
+    ABSTAIN (NOANSWER: counted 0 by Inspect's metrics); `output(state)`: what to grade, instead of the
+    completion. The score's metadata also keeps the task and the output graded (``vx_graded``), so
+    that :func:`vx_group_reducer` can grade a sample's epochs together."""
     abstain = check_choice(abstain, "abstain", (CORRECT, INCORRECT, PARTIAL, NOANSWER), numbers=True)
     timeout = check_timeout(timeout)
     v = as_verifier(verifier)
@@ -55,15 +80,68 @@ def vx_scorer(verifier: Verifier | str | Path, *, task_key: str = "task", extrac
     async def score(state: TaskState, target: Target) -> Score:
         import anyio
 
-        task = resolve_task(v, sample_task(state.metadata, task_key, state.sample_id),
-                            where=f"sample {state.sample_id!r}")
+        task_ref = sample_task(state.metadata, task_key, state.sample_id)
+        task = resolve_task(v, task_ref, where=f"sample {state.sample_id!r}")
         graded = output(state) if output is not None else graded_output(state.output.completion, extract)
         grade = await anyio.to_thread.run_sync(lambda: v.grade(task, graded, timeout=timeout))
-        value = {"pass": CORRECT, "fail": INCORRECT}.get(grade.verdict.value, abstain)
-        return Score(value=value, answer=grade.verdict.value,
-                     explanation=capsule_text(grade, expression=v.text), metadata=grade.as_dict())
+        return Score(value=_value(grade.verdict.value, abstain), answer=grade.verdict.value,
+                     explanation=capsule_text(grade, expression=v.text),
+                     metadata={**grade.as_dict(), GRADED_KEY: {"task": task_ref, "output": graded}})
 
     return score
 
 
-__all__ = ["vx_scorer"]
+def vx_group_reducer(verifier: Verifier | str | Path, *, abstain: str = NOANSWER, jobs: int | None = 1,
+                     timeout: float = 10.0) -> Any:
+    """An Inspect score reducer that grades a sample's epochs together (peer ops compare them).
+
+    It takes the epochs' scores from :func:`vx_scorer` (their ``vx_graded`` metadata), grades their
+    outputs as one group with `verifier` and returns one score: the share of epochs the verifier
+    passes (an ABSTAIN is worth what `abstain` is: NOANSWER 0, CORRECT 1), ``answer`` the verdicts in
+    epoch order ("pass,fail,..."), the explanation every epoch's failure capsule, and the metadata
+    each epoch's grade (``epochs``) and whether a peer op gave an opinion (``peers_opined``)."""
+    v = as_verifier(verifier)
+    if abstain not in _VALUE:
+        raise IntegrationError(f"abstain={abstain!r}: use CORRECT, INCORRECT or NOANSWER")
+    peer_ops = [n for n in v.ops if v.pool[n].is_peer]
+
+    @score_reducer(name="vx_group")
+    def vx_group() -> Any:
+        def reduce(scores: list[Score]) -> Score:
+            graded = [(s.metadata or {}).get(GRADED_KEY) for s in scores]
+            if not scores or any(g is None for g in graded):
+                raise IntegrationError("vx_group_reducer reduces the scores of vx_scorer (their metadata keeps "
+                                       "what was graded): use it with scorer=vx_scorer(...)")
+            tasks = {str(g["task"]) for g in graded}
+            if len(tasks) > 1:
+                raise IntegrationError(f"one sample's epochs name different tasks ({', '.join(sorted(tasks))})")
+            task = resolve_task(v, graded[0]["task"], where="the epochs' task")
+            grades = v.grade_many(task, [g["output"] for g in graded], jobs=jobs, timeout=timeout)
+            verdicts = [g.verdict.value for g in grades]
+            values = [_VALUE[_value(x, abstain)] for x in verdicts]
+            opined = any(node.text in peer_ops and node.verdict is not Verdict.ABSTAIN
+                         for g in grades for node in _nodes(g.trace))
+            explanation = "\n\n".join(f"epoch {i + 1}:\n{capsule_text(g, expression=v.text)}"
+                                       for i, g in enumerate(grades))
+            return Score(value=sum(values) / len(values), answer=",".join(verdicts), explanation=explanation,
+                         metadata={"epochs": [g.as_dict() for g in grades], "peers_opined": opined})
+
+        return reduce
+
+    return vx_group()
+
+
+def _nodes(node: Any) -> list[Any]:
+    out = [node]
+    for child in node.children:
+        out += _nodes(child)
+    return out
+
+
+def vx_epochs(verifier: Verifier | str | Path, epochs: int, **options: Any) -> Any:
+    """``Epochs(epochs, vx_group_reducer(verifier, **options))``: run each sample `epochs` times and
+    grade the epochs together."""
+    return Epochs(epochs, vx_group_reducer(verifier, **options))
+
+
+__all__ = ["GRADED_KEY", "vx_epochs", "vx_group_reducer", "vx_scorer"]

@@ -13,15 +13,29 @@ the setting of vx's peer ops. A :class:`VxReward` follows TRL's reward-function 
 completions by their task (the dataset column `task_column`: a task id of the verifier's family, or a
 task record), grades each group together with
 :meth:`vx.Verifier.grade_many` (peer ops compare the attempts), and maps each verdict to a reward
-(``rewards``: PASS 1.0, FAIL 0.0, ABSTAIN 0.5 by default). The completion graded is the first
+(``rewards``: PASS 1.0, FAIL 0.0, ABSTAIN 0.0 by default). The completion graded is the first
 fenced code block of the reply (``extract=True``) or the reply itself; conversational completions
 (lists of messages) are read from their last message. When the trainer passes them, the verdicts and
 failed checks go to its completions table (``log_extra``) and the share of each verdict to its
 metrics (``log_metric``).
+
+**Abstentions earn nothing by default.** An ABSTAIN means no check had an opinion: no evidence that the
+completion is right. A policy optimised against a reward that pays it (0.5, or 1.0 as vx's own
+"no known drawback" convention) learns to reach the outputs the checks cannot read before it learns
+to be right -- and with a verifier whose recall on failures that pass the visible example is 0.15--0.25,
+that is cheap. Pass ``rewards={"abstain": 0.5}`` (or 1.0) to choose otherwise.
+
+**A distributed trainer.** GRPOTrainer computes rewards on each process for that process's slice of
+the batch, then gathers them: the reward sees only the completions on its own process. A group whose
+completions straddle two processes is graded as two smaller groups (peer ops compare fewer attempts;
+one attempt alone makes them abstain, and the abstention's reward applies). Keep each process's share
+whole groups: ``per_device_train_batch_size`` a multiple of ``num_generations``. With
+``group_size=num_generations`` the reward warns when a call holds a smaller group of some task.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,7 +44,8 @@ from vx.integrations.common import (IntegrationError, as_list, as_verifier, chec
                                     check_timeout, extract_output, resolve_task)
 from vx.verifier import Verifier
 
-DEFAULT_REWARDS: Mapping[str, float] = {"pass": 1.0, "fail": 0.0, "abstain": 0.5}
+#: an abstention is paid as a failure, not as a pass (see the module docstring)
+DEFAULT_REWARDS: Mapping[str, float] = {"pass": 1.0, "fail": 0.0, "abstain": 0.0}
 
 
 def _text(completion: Any) -> str:
@@ -50,11 +65,13 @@ class VxReward:
 
     def __init__(self, verifier: Verifier | str | Path, *, task_column: str = "task_id",
                  rewards: Mapping[str, float] | None = None, extract: bool = True, jobs: int | None = 1,
-                 timeout: float = 10.0, cache: Any = None, name: str | None = None) -> None:
+                 timeout: float = 10.0, cache: Any = None, name: str | None = None,
+                 group_size: int | None = None) -> None:
         # every option checked here, so a bad one fails when the reward is built, not at the first batch
         self.rewards = check_rewards(rewards, DEFAULT_REWARDS)
         self.jobs, self.timeout, self.cache = check_jobs(jobs), check_timeout(timeout), check_cache(cache)
         self.verifier = as_verifier(verifier)
+        self.group_size = group_size
         self.task_column = task_column
         self.extract = extract
         # TRL names the reward's logged metrics after it (rewards/<name>/mean)
@@ -80,6 +97,12 @@ class VxReward:
             key = str(record.get("id", task))
             groups.setdefault(key, []).append(i)
             records[key] = record
+        small = {k: len(r) for k, r in groups.items() if self.group_size is not None and len(r) < self.group_size}
+        if small:
+            warnings.warn(f"{len(small)} task(s) have fewer than group_size={self.group_size} completions in this call "
+                          f"(e.g. {next(iter(small))}: {next(iter(small.values()))}): a distributed trainer split "
+                          "their group, so peer ops compare fewer attempts; make per_device_train_batch_size a "
+                          "multiple of num_generations", stacklevel=2)
         verdicts: list[str] = [""] * len(outputs)
         failed: list[str] = [""] * len(outputs)
         for key, rows in groups.items():  # one group per task: its attempts are each other's peers

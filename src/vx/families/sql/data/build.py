@@ -70,6 +70,9 @@ class Report:
     counts: dict[str, Any]
     provenance: dict[str, Any]
     notes: list[str]
+    #: every written item's ground-truth label by id (train, dev and locked), for a benchmark that measures
+    #: design choices on the train split; kept in memory only, never written into the family
+    truth: dict[str, str] = attrs.field(factory=dict, repr=False)
 
 
 @attrs.define

@@ -478,7 +478,7 @@ def build_spider(data_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
     counts["dev_teacher_vs_truth"] = teacher_vs_truth
     counts["tasks_dropped"] = len(dropped)
     counts["input_skipped"] = sum(skipped.counts.values())
-    return BuildReport(out, counts, provenance, notes)
+    return BuildReport(out, counts, provenance, notes, truth=splits.truth())
 
 
 def _question_order(qid: str) -> tuple[int, str]:
