@@ -153,8 +153,11 @@ def hidden_labels(dataset: str, items, tasks, cache: Path, jobs: int) -> dict[st
     return {it.id: known[it.id] for it in items if it.id in known}
 
 
-#: Words of an op message that say a call ran out of time (the ``timeout`` op and the peer ops).
-TIME_WORDS = ("did not return", "in time", "time limit", "timed out", "timeout", "cpu budget")
+#: Words of an op message that say a call ran out of time (the ``timeout`` op and the peer ops), or that
+#: the attempt ended its own run (died, or spent the run's CPU budget: issue 33) -- what a slow or
+#: memory-hungry correct attempt could be accused of.
+TIME_WORDS = ("did not return", "in time", "time limit", "timed out", "timeout", "cpu budget",
+              "killed its process", "got no answer", "were ended")
 
 
 def accused(app, items, labels: dict[str, str]) -> dict:

@@ -384,7 +384,7 @@ def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> E
     if rule.starved and getattr(report, "stopped", False):
         shown = sum(c.cpu or 0.0 for p, c in zip(probes, report.calls) if p.in_domain and c.status != "not_run")
         starved = (f"it used the run's CPU budget of {RUN_CPU:g} s ({rule.spent:.2f} s; {shown:.2f} s of it on the "
-                   f"visible examples and their repeats), so vx stopped the run before its other probes")
+                   f"visible examples and their repeats) before its other probes")
     result = Execution(tuple(probes), tuple(report.calls), report, load, message, starved)
     with _runs_lock:
         _runs[key] = result
