@@ -37,6 +37,7 @@ import numpy as np
 
 from vx.dsl.matrix import VerdictMatrix
 from vx.evolve.labelmodel import fit_label_model
+from vx.ops.apply import apply_ops
 
 __all__ = ["ESTIMATORS", "DEFAULT_ESTIMATOR", "PassEvidence", "OpEstimate", "pass_evidence", "op_estimates",
            "HIGH_FALSE_ALARM", "estimates_table", "header_estimates", "parse_header_estimates"]
@@ -211,8 +212,6 @@ def family_false_alarms(family, *, estimator: str = DEFAULT_ESTIMATOR, jobs: int
                         timeout: float = 10.0, cache=None, progress: bool = False) -> FamilyEstimates:
     """Apply a family's pool to its train and dev items and estimate each op's false-alarm rate there
     (what `vx ops FAMILY --false-alarms` shows; the engine computes the same every round)."""
-    from vx.ops.apply import apply_ops
-
     view = family.evolution_view()
     pool = view.pool()
     items = list(view.train.items) + list(view.dev.items)
