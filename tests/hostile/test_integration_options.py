@@ -44,7 +44,7 @@ def test_a_bad_reward_option_fails_when_the_reward_is_built(options, needle):
 
 def test_reward_defaults_and_overrides_are_numbers():
     assert check_rewards(None, DEFAULT_REWARDS) == DEFAULT_REWARDS
-    assert check_rewards({"fail": -1}, DEFAULT_REWARDS) == {"pass": 1.0, "fail": -1.0, "abstain": 0.5}
+    assert check_rewards({"fail": -1}, DEFAULT_REWARDS) == {"pass": 1.0, "fail": -1.0, "abstain": 0.0}
 
 
 def test_a_generator_of_completions_is_graded_like_a_list():

@@ -60,8 +60,9 @@ def test_the_pack_loads_through_family_toml(family_dir):
     pool = fam.pool()
     assert pool.root_name == "parses"
     assert pool.names == [o.name for o in pack.ops]
-    assert len(pool.names) == 17 and all(o.provenance.get("origin") == "seed" for o in pool)
-    assert [o.name for o in pool if o.is_peer] == ["disagrees_with_peers", "outside_plurality", "outside_dual_agreement"]
+    assert len(pool.names) == 18 and all(o.provenance.get("origin") == "seed" for o in pool)
+    assert [o.name for o in pool if o.is_peer] == ["disagrees_with_peers", "outside_plurality", "outside_dual_agreement",
+                                                  "outside_unanimity"]
     assert fam.seed(pool.names) is not None
 
 
