@@ -23,7 +23,10 @@ def shared_data(*parts: str) -> Path:
 
 
 def _check(res, tmp_path):
-    assert res.best_score.selectable
+    # a selectable result, or -- when no candidate meets both the anchor guard and the pass-recall floor (the
+    # floor is the seed's estimate, so a seed that misses a flaggable dev failure may be all there is) -- the
+    # final incumbent as it is, and the record says so
+    assert res.best_score.selectable or "no held incumbent is selectable" in res.summary["selected"]["why"]
     assert res.best_score.objective >= res.seed_score.objective
     summary = res.summary
     assert {"dev", "locked", "objective"} <= set(summary)

@@ -159,10 +159,12 @@ def fails_example(compare: Comparator, p: Probe, outcome: Any) -> bool:
 
 #: A run stopped for its CPU budget (:data:`RUN_CPU`) with probes left unrun was *starved* by the
 #: candidate -- evidence against it (issue 33: probes it prevented from running are no abstention) --
-#: when at least this share of the budget went on the candidate's own choices: calls that returned
-#: within their budgets (a burn under the example budget, on the visible examples or anywhere), and the
-#: part of a timed-out call's budget its own pace on the examples bought (above vx's fixed floor). A
-#: correct program uses a few ms per call (docs/timelimits.md: 6.9 ms at most on CodeT and MBPP+).
+#: when at least this share of the budget went on the candidate's own choices on the calls its visible
+#: examples show (the example, repeat and permuted classes): calls that returned within their budgets (a
+#: burn under the example budget), and the part of a timed-out call's budget its own pace on the examples
+#: bought (above vx's fixed floor). A correct program uses a few ms per example call (docs/timelimits.md:
+#: 6.9 ms at most on CodeT and MBPP+). CPU spent on probes the examples do not show never counts: a correct
+#: but slow program spends its budget there (HumanEval/75's canonical solution on large drawn inputs).
 STARVE_SHARE = 0.5
 
 
@@ -203,11 +205,13 @@ class StopRule:
     def __call__(self, i: int, outcome: Any) -> bool:
         cpu = outcome.cpu or 0.0
         self.spent += cpu
-        if outcome.status != "timeout":
+        p = self.probes[i]
+        if not p.in_domain:
+            pass  # a probe the examples do not show: a correct slow program may spend its budget there
+        elif outcome.status != "timeout":
             self.own += cpu
         elif self.floors is not None and i < len(self.floors) and self.floors[i] is not None:
             self.own += max(0.0, cpu - self.floors[i])  # the part of its budget its own pace bought
-        p = self.probes[i]
         if self.compare is not None and p.klass == "example" and not self.failed:
             try:
                 self.failed = fails_example(self.compare, p, outcome)
