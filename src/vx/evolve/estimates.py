@@ -47,9 +47,8 @@ DEFAULT_ESTIMATOR = "pseudo-positives"
 #: an op whose estimated false-alarm rate is at least this is flagged as such (`vx ops`, `vx explain`)
 HIGH_FALSE_ALARM = 0.02
 
-AGREEMENT, QUIET = 1, 2
-KINDS = {AGREEMENT: "every other attempt behaves the same and it passes the gate",
-         QUIET: "passes the gate and at most one op flags it"}
+AGREEMENT, QUIET = 1, 2  # PassEvidence.kind: every other attempt behaves the same and it passes the gate; it
+#                          passes the gate and at most one op flags it
 
 
 @attrs.frozen

@@ -117,9 +117,8 @@ def best_index(scores, nodes, *, incumbent: int | None = None) -> int | None:
         return None
     obj = np.round(scores.objective[sel], 12)
     tied = sel[obj == obj.max()]
-    precision = getattr(scores, "precision", None)
-    if precision is not None and len(tied) > 1:  # ties: the higher estimated precision first
-        prec = np.round(np.nan_to_num(np.asarray(precision, dtype=float)[tied], nan=-1.0), 12)
+    if scores.precision is not None and len(tied) > 1:  # ties: the higher estimated precision first
+        prec = np.round(np.nan_to_num(np.asarray(scores.precision, dtype=float)[tied], nan=-1.0), 12)
         tied = tied[prec == prec.max()]
     tied = tied.tolist()
     if incumbent is not None and incumbent in tied:
