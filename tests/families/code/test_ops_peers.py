@@ -273,3 +273,35 @@ def test_unanimity_is_clean_only_when_every_other_attempt_behaves_the_same():
     assert judge(task, _data(), [_data()]).verdict == -1  # one other attempt is no unanimity
     assert judge(task, _data(loaded=False), [_data(), _data()]).verdict == -1
     assert judge(task, _data(), [_data(), _data(loaded=False)]).verdict == 1  # a peer that does not load differs
+
+
+def test_the_driver_judges_peers_from_the_observations_without_rebuilding_the_probes(monkeypatch):
+    """Issue 32: the workers build a task's probes; the driver, which judges the peer ops, used to build
+    them all again (a third of a CodeT x 10 grading). The observation now carries the probes' texts and
+    classes, so the judge needs no probe at all -- and its verdicts and messages are the same."""
+    from vx.families.code.ops import probe
+
+    outputs = [RIGHT, RIGHT2, RIGHT, OFF_BY_ONE, "def below(l, t):\n    return undefined\n"]
+    items = [Item(f"T/0#{k}", "T/0", o) for k, o in enumerate(outputs)]
+    ops = ["parses", "fails_visible_example", "disagrees_with_peers", "outside_plurality"]
+    before = apply_ops(pool(), items, {"T/0": TASK}, jobs=1, progress=False, ops=ops)
+    obs = P.behaviour(TASK, RIGHT, {})
+    calls_, classes = probe.peer_probe_texts(TASK)
+    assert obs["calls"] == list(calls_) and obs["classes"] == list(classes) and len(classes) == len(obs["answers"])
+    assert P.Behaviour.from_data(obs).calls == calls_
+
+    def no_probes(task):
+        raise AssertionError("the judge rebuilt the task's probes")
+
+    real = probe.generated
+    judge = pool()["disagrees_with_peers"].judge
+    others = [P.behaviour(TASK, o, {}) for o in outputs[1:4]]
+    monkeypatch.setattr(probe, "generated", no_probes)
+    monkeypatch.setattr(probe, "_TEXTS_CACHE", {})
+    monkeypatch.setattr(probe, "_PROBES_CACHE", {})
+    res = judge(TASK, others[2], [obs] + others[:2], {})  # OFF_BY_ONE against RIGHT, RIGHT2, RIGHT
+    assert int(res.verdict) == 1 and before.message("T/0#3", "disagrees_with_peers") == res.message
+    # an observation without the texts (cached before they were recorded) still judges, by rebuilding them
+    monkeypatch.setattr(probe, "generated", real)
+    bare = [{k: v for k, v in o.items() if k not in ("calls", "classes")} for o in (obs, *others)]
+    assert judge(TASK, bare[3], bare[:3], {}).message == res.message

@@ -202,6 +202,10 @@ class Behaviour:
     #: peer probes it left unanswered then count as answers of their own ("the run was ended"), never
     #: as probes that were not run (issue 20: dying, exiting or hanging is no way out of a verdict).
     ended: str = ""
+    #: The peer probes the answers belong to, as text (``f(1, [2])``) and class, when the observation
+    #: carries them (issue 32: the judge, in the driver, then never rebuilds the task's probes).
+    calls: tuple[str, ...] = ()
+    classes: tuple[str, ...] = ()
 
     @property
     def trusted(self) -> bool:
@@ -236,8 +240,14 @@ class Behaviour:
             return tuple(out)
 
         ok = data.get("examples_ok")
-        return cls(bool(data.get("loaded")), ok if ok in (True, False) else None, answers(data.get("answers")),
-                   answers(data.get("example_answers")), str(data.get("note", "")), str(data.get("ended") or ""))
+        rows = answers(data.get("answers"))
+        calls, classes = data.get("calls"), data.get("classes")
+        texts = ((tuple(calls), tuple(classes)) if isinstance(calls, list) and isinstance(classes, list)
+                 and len(calls) == len(classes) == len(rows) and all(type(t) is str for t in calls + classes)
+                 else ((), ()))
+        return cls(bool(data.get("loaded")), ok if ok in (True, False) else None, rows,
+                   answers(data.get("example_answers")), str(data.get("note", "")), str(data.get("ended") or ""),
+                   *texts)
 
 
 _DECODED: dict[int, tuple[Any, Behaviour]] = {}
@@ -305,8 +315,9 @@ def behaviour(task, output, ctx):
         return {"loaded": True, "examples_ok": examples_ok, "answers": [], "example_answers": shown,
                 "note": SKIPPED_PEER_PROBES}
     note = "" if n else (probe.generated(task)[2] or "the task has no peer probes")
+    calls, classes = probe.peer_probe_texts(task)
     return {"loaded": True, "examples_ok": examples_ok, "answers": peer, "example_answers": shown, "note": note,
-            "ended": ended[1] if ended else ""}
+            "ended": ended[1] if ended else "", "calls": list(calls), "classes": list(classes)}
 
 
 # --------------------------------------------------------------------------- judging
@@ -474,9 +485,14 @@ def dual_cluster_vote(task: Mapping[str, Any], mine: Behaviour, peers: Sequence[
     return Vote(0, f"behaves like the top cluster of other attempts ({len(top)} of {len(voters)}) on {len(sel)} probe(s)")
 
 
-def _probe_texts(task: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-    probes = peer_probes(task)
-    return [p.call for p in probes], [p.klass for p in probes]
+def _probe_texts(task: Mapping[str, Any], *behaviours: Behaviour) -> tuple[Sequence[str], Sequence[str]]:
+    """The task's peer probes as text and class: read from the first observation that carries them (the
+    worker that ran the attempt knew its probes), else rebuilt (an observation cached before they were
+    recorded; in the driver that means generating the task's probes once more)."""
+    for b in behaviours:
+        if b.calls:
+            return b.calls, b.classes
+    return probe.peer_probe_texts(task)
 
 
 TRUST = ("vote", "dual_cluster")
@@ -499,11 +515,14 @@ def disagrees_with_peers_check(quorum: float = 0.5, min_support: int = 3, probes
     need = min_support if min_peers is None else min_peers
 
     def judge(task, mine, peers, ctx):
-        calls, classes = _probe_texts(task)
         mine_b = Behaviour.from_data(mine)
-        if mine_b.answers and len(mine_b.answers) != len(calls):
-            return abstain("the attempt's answers do not match the task's probes (rebuilt probes?)")
+        if not mine_b.loaded or not mine_b.answers:  # before the probes' texts: nothing of theirs is needed
+            return abstain(mine_b.note or ("the task has no peer probes" if mine_b.loaded
+                                           else "the attempt does not load: no answers to compare"))
         others = [Behaviour.from_data(p) for p in peers]
+        calls, classes = _probe_texts(task, mine_b, *others)
+        if len(mine_b.answers) != len(calls):
+            return abstain("the attempt's answers do not match the task's probes (rebuilt probes?)")
         if trust == "dual_cluster":
             v = dual_cluster_vote(task, mine_b, others, calls, classes, selected, quorum=quorum,
                                   min_support=min_support, min_peers=need)
@@ -564,12 +583,14 @@ def test_passes(task: Mapping[str, Any], b: Behaviour) -> list[bool]:
     expected value, with the family's comparator)."""
     from vx.families.code.ops.exec import _comparator
 
-    probes = peer_probes(task)
+    tests = probe.model_tests(task)
+    if not b.answers:  # no answer to any probe: it passes none
+        return [False] * len(tests)
+    classes = b.classes or probe.peer_probe_texts(task)[1]
+    rows = [a for a, klass in zip(b.answers, classes) if klass == "model_test"]
     out = []
     entry = str((task.get("meta") or {}).get("evalplus_entry_point") or task.get("entry_point") or "")
-    for p, a in zip(probes, b.answers or [Answer("not_run")] * len(probes)):
-        if p.klass != "model_test":
-            continue
+    for p, a in zip(tests, rows + [Answer("not_run")] * (len(tests) - len(rows))):
         ok = a.kind == "value" and _comparator(task, entry).check(list(p.args), a.value, p.expected).ok
         out.append(bool(ok) and b.loaded)
     return out

@@ -421,6 +421,23 @@ def model_tests(task: Mapping[str, Any]) -> list[Probe]:
 LATE_CLASSES = ("gen_drawn", "gen_wide")
 
 
+def peer_probe_texts(task: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The task's peer probes as (call texts, classes), for the peer ops' messages and probe selections
+    (once per task and process: the texts of large inputs cost a repr each)."""
+    key = _task_key(task)
+    hit = _TEXTS_CACHE.get(key)
+    if hit is None:
+        probes = peer_probes(task)
+        hit = (tuple(p.call for p in probes), tuple(p.klass for p in probes))
+        if len(_TEXTS_CACHE) >= _GENERATED_CACHE_MAX:
+            _TEXTS_CACHE.pop(next(iter(_TEXTS_CACHE)))
+        _TEXTS_CACHE[key] = hit
+    return hit
+
+
+_TEXTS_CACHE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+
 def peer_probes(task: Mapping[str, Any]) -> list[Probe]:
     """The probes the peer ops compare attempts on: the generated ones, the model tests, then the drawn
     ones (:data:`LATE_CLASSES`)."""
