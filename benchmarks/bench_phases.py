@@ -10,7 +10,6 @@ inflate the Python-heavy phases):
 * **probe generation** -- the task's generated and drawn probes (``probe.generated``: once per task and
   process, shown per run);
 * **run budgets** -- ``run.run_budgets`` (per task since issue 32);
-* **argument copies** -- ``copy.deepcopy`` of each call's arguments (fresh objects per attempt);
 * **waiting for the child** -- the fork server's ``_watch``: fork, isolation, load, every call, the
   child's encoding and the transfer of its frames (the parent decodes frames inside this wait);
 * **parent decoding** -- ``call_outcome`` (each frame as it arrives, for the stop rule) and ``assemble``;
@@ -24,7 +23,6 @@ Everything else (static ops, the exec ops' own bodies, apply's bookkeeping) is t
 from __future__ import annotations
 
 import argparse
-import copy
 import functools
 import json
 import os
@@ -85,7 +83,6 @@ def main() -> int:
 
     wrap(P, "generated", "probe generation")
     wrap(R, "run_budgets", "run budgets")
-    wrap(copy, "deepcopy", "argument copies")
     wrap(S.Sandbox, "run_calls", "sandbox run, parent side in all")
     wrap(FS, "_watch", "waiting for the child (fork .. last frame)")
     wrap(S, "call_outcome", "parent decoding: frames as they arrive")

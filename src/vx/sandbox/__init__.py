@@ -62,6 +62,7 @@ the README section "Running untrusted code: the sandbox". ``$VX_SANDBOX_LAYER`` 
 
 from __future__ import annotations
 
+import marshal
 import math
 import os
 import stat
@@ -70,6 +71,7 @@ import tempfile
 from typing import Any, Callable, Sequence
 
 from vx.sandbox.config import LAYER_ENV, LAYERS, CallBudget, SandboxConfig
+from vx.sandbox.harness import encode_value  # the child's own encoder: args_before byte for byte
 from vx.sandbox.layers import LIMIT_TEXT, Detection, LayerStatus, SandboxUnavailable, clear_cache, detect
 from vx.sandbox.layers import known_limits as _known_limits
 from vx.sandbox.report import (
@@ -214,7 +216,7 @@ class Sandbox:
         total_timeout: float | None = None,
         cpu_limit: float | None = None,
         load_timeout: float | None = None,
-        args_after: bool = True,
+        args_after: bool | Sequence[bool] = True,
         stop: Callable[[int, CallOutcome], bool] | None = None,
     ) -> RunReport:
         """Load ``setup`` + ``code`` in a fresh sandboxed process and call ``entry_point``.
@@ -226,7 +228,10 @@ class Sandbox:
         deadline of the whole run); ``cpu_limit`` is the process's CPU time limit (RLIMIT_CPU,
         whole seconds; default: the total timeout), past which the run is "timeout"; ``load_timeout``
         overrides ``config.load_timeout`` (CPU seconds of the setup and module-level code).
-        ``args_after=False`` skips re-encoding the arguments after each call (faster).
+        ``args_after=False`` skips re-encoding the arguments after each call (faster); a sequence
+        of booleans asks for them on some calls only (the others report None). Arguments that come
+        back as they were sent are not sent back: the child compares their encoding with the one
+        the parent made (``args_before``) and says "unchanged", and the parent fills in its own copy.
         ``stop(i, outcome)`` is called in the parent as each call's report arrives; returning
         True ends the run there (e.g. at the first wrong answer): the process is killed, later
         calls are "not_run", ``rep.status`` is "ok" and ``rep.stopped`` is True.
@@ -239,6 +244,14 @@ class Sandbox:
             raise ValueError(f"timeouts has {len(budgets)} entries for {len(call_list)} calls")
         limits = [b.ceiling for b in budgets]
         total = c.total_timeout if total_timeout is None else total_timeout
+        if isinstance(args_after, bool):
+            want: bool | list[bool] = args_after
+        else:
+            want = [bool(w) for w in args_after]
+            if len(want) != len(call_list):
+                raise ValueError(f"args_after has {len(want)} entries for {len(call_list)} calls")
+        before = [_args_text(call, c.max_value_nodes) if want is True or (want and want[i]) else None
+                  for i, call in enumerate(call_list)] if want else None
         relative = any(b.per_reference for b in budgets)
         request = self._request(
             mode="calls",
@@ -250,7 +263,8 @@ class Sandbox:
             scales=[float(b.per_reference) for b in budgets] if relative else None,
             caps=[b.ceiling for b in budgets] if relative else None,
             refs=[bool(b.reference) for b in budgets] if relative else None,
-            args_after=args_after,
+            args_after=want,
+            args_before=before,
             total=total,
             cpu=cpu_limit,
             load=load_timeout,
@@ -260,7 +274,7 @@ class Sandbox:
         def on_frame(index: int, payload: bytes) -> bool:
             if index == 0 or stop is None:  # frame 0 is the load report
                 return False
-            outcome = call_outcome(payload, index - 1, self.frame_limits, parsed, index)
+            outcome = call_outcome(payload, index - 1, self.frame_limits, parsed, index, call_list)
             return outcome is not None and bool(stop(index - 1, outcome))
 
         raw = launch(
@@ -275,7 +289,7 @@ class Sandbox:
             hash_seed=c.hash_seed,
             tmp_root=self._tmp_root,
         )
-        return assemble(raw, len(call_list), self.layer, limits, self.frame_limits, parsed)
+        return assemble(raw, len(call_list), self.layer, limits, self.frame_limits, parsed, call_list)
 
     def run_script(self, code: str, timeout: float | None = None) -> ScriptReport:
         """Run a whole program as ``__main__``; its stdout/stderr/exit code come back as text."""
@@ -422,6 +436,33 @@ def _call_budget(value: Any) -> CallBudget:
     if isinstance(value, bool) or not (isinstance(value, (int, float)) and value > 0 and math.isfinite(value)):
         raise ValueError(f"call timeouts must be positive finite numbers or CallBudgets, got {value!r}")
     return CallBudget(float(value))
+
+
+#: Encodings of call arguments already made, by their marshal bytes (exact types and values): a
+#: task's probes are sent to every attempt at it, so each is encoded once (bounded, oldest out).
+_ARGS_TEXTS: dict[bytes, str | None] = {}
+_ARGS_TEXTS_MAX = 8192
+
+
+def _args_text(call: Sequence[Any], max_nodes: int) -> str | None:
+    """The harness's encoding of ``(args, kwargs)`` as it writes ``args_after`` (None: not encodable here,
+    so the child sends whatever it finds)."""
+    try:
+        key = marshal.dumps(call)
+    except ValueError:
+        return None
+    hit = _ARGS_TEXTS.get(key, False)
+    if hit is not False:
+        return hit
+    try:
+        text: str | None = ('{"tuple":[' + encode_value(tuple(call[0]), max_nodes) + ","
+                            + encode_value(call[1], max_nodes) + "]}")
+    except Exception:
+        text = None
+    if len(_ARGS_TEXTS) >= _ARGS_TEXTS_MAX:
+        _ARGS_TEXTS.pop(next(iter(_ARGS_TEXTS)))
+    _ARGS_TEXTS[key] = text
+    return text
 
 
 def _normalise_call(call: Any, index: int) -> list[Any]:

@@ -290,6 +290,9 @@ class _Raw:
         self.text = text
 
 
+_TRUE = _Raw("true")
+
+
 def _json_field(v):
     if v is None:
         return "null"
@@ -612,7 +615,9 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
             status = "unserializable"
             exc_message = "the value changed while it was being encoded (%s)" % _type_name_of(_type(exc))
     args_after = None
-    if req["args_after"]:
+    unchanged = False
+    want = req["args_after"]
+    if want is True or (want and want[i]):
         try:
             args_after = _Raw(
                 '{"tuple":[' + encode_value(_tuple(args), req["max_value_nodes"]) + ","
@@ -620,6 +625,9 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
             )
         except _BaseException:
             args_after = None
+        before = req.get("args_before")
+        if args_after is not None and before and before[i] is not None and args_after.text == before[i]:
+            args_after, unchanged = None, True  # the parent has them: it sent them (the frame says `true`)
     # Stay inside the parent's budget for the whole result stream (it treats an oversized
     # stream as a broken protocol): a value that does not fit is reported as too large.
     room = req["max_stream_bytes"] - _state["written"] - 65536 - _len(capture.value()) * 6
@@ -653,7 +661,7 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
             ("duration", duration),
             ("cpu", cpu),
             ("budget", _float(timeout)),
-            ("args_after", args_after),
+            ("args_after", _TRUE if unchanged else args_after),
             ("raised", on_purpose and status == "exception"),
         ],
     )

@@ -245,7 +245,7 @@ def _load(frame: dict[str, Any], limits: FrameLimits) -> dict[str, Any]:
     }
 
 
-def _call(frame: dict[str, Any], index: int, limits: FrameLimits) -> CallOutcome:
+def _call(frame: dict[str, Any], index: int, limits: FrameLimits, sent: Sequence[Any] | None = None) -> CallOutcome:
     what = f"call {index}"
     if frame.get("t") != "call":
         raise ProtocolError(f"expected the report of call {index}, got t={_brief(frame.get('t'))}")
@@ -263,7 +263,11 @@ def _call(frame: dict[str, Any], index: int, limits: FrameLimits) -> CallOutcome
     if status != "ok" and frame["value"] is not None:
         raise ProtocolError(f"{what}: a {status} call cannot carry a value")
     args_after = None
-    if frame["args_after"] is not None:
+    if frame["args_after"] is True:  # "unchanged": they equal the encoding the parent sent (``args_before``)
+        if sent is None or index >= len(sent):
+            raise ProtocolError(f"{what}: args_after says the arguments are unchanged, but none were sent to compare")
+        args_after = (tuple(sent[index][0]), dict(sent[index][1]))
+    elif frame["args_after"] is not None:
         decoded = decode_value(frame["args_after"])
         if not (
             type(decoded) is tuple
@@ -306,15 +310,17 @@ def _guarded(read: Callable[[], Any]) -> Any:
 
 
 def call_outcome(payload: bytes, index: int, limits: FrameLimits | None = None,
-                 parsed: dict[Any, Any] | None = None, position: int = -1) -> CallOutcome | None:
+                 parsed: dict[Any, Any] | None = None, position: int = -1,
+                 sent: Sequence[Any] | None = None) -> CallOutcome | None:
     """The outcome in one call frame as it arrives (None if it is not a valid report of
     call ``index``; ``assemble`` later rules on the whole stream). ``parsed`` keeps the parsed
     frame (or its ProtocolError) under ``position`` in the stream, so ``assemble`` does not parse
-    a large frame twice."""
+    a large frame twice. ``sent``: the calls' ``(args, kwargs)`` as sent, for a frame whose
+    ``args_after`` is ``true`` (unchanged)."""
     limits = limits or FrameLimits()
     try:
         frame = _parsed(payload, position, limits, parsed)
-        outcome = _guarded(lambda: _call(frame, index, limits))
+        outcome = _guarded(lambda: _call(frame, index, limits, sent))
     except ProtocolError:
         return None
     if parsed is not None:
@@ -337,8 +343,10 @@ def _parsed(payload: bytes, position: int, limits: FrameLimits, memo: dict[Any, 
 
 
 def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[float],
-             limits: FrameLimits | None = None, parsed: dict[Any, Any] | None = None) -> RunReport:
-    """Turn a child's raw output into a RunReport (strictly; see the module docstring)."""
+             limits: FrameLimits | None = None, parsed: dict[Any, Any] | None = None,
+             sent: Sequence[Any] | None = None) -> RunReport:
+    """Turn a child's raw output into a RunReport (strictly; see the module docstring). ``sent``: the
+    calls as sent (see :func:`call_outcome`)."""
     limits = limits or FrameLimits()
     load: dict[str, Any] | None = None
     outcomes: list[CallOutcome] = []
@@ -366,7 +374,7 @@ def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[floa
                 if len(outcomes) >= n_calls:
                     raise ProtocolError(f"more call reports than the {n_calls} calls requested")
                 known = parsed.get(("call", position, len(outcomes))) if parsed is not None else None
-                outcomes.append(known if known is not None else _guarded(lambda: _call(frame, len(outcomes), limits)))
+                outcomes.append(known if known is not None else _guarded(lambda: _call(frame, len(outcomes), limits, sent)))
         except ProtocolError as exc:
             problem = str(exc)
 

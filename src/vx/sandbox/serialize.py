@@ -293,9 +293,15 @@ def _decode(encoded: Any, _depth: int, clock: _Clock) -> Any:
     raise ProtocolError(f"unknown type tag {_brief(tag)}")
 
 
+_JSON_SCALARS = frozenset({int, str, bool, type(None)})
+
+
 def _decode_items(items: list[Any], depth: int, clock: _Clock) -> list[Any]:
-    """Decode a JSON array's elements (plain scalars take an inline fast path)."""
+    """Decode a JSON array's elements (plain scalars take an inline fast path; an array of ints, strings,
+    booleans and nulls only is copied whole: one pass in C tells)."""
     clock.tick(len(items))
+    if set(map(type, items)) <= _JSON_SCALARS:
+        return list(items)
     out = []
     add = out.append
     for item in items:

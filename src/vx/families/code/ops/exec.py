@@ -25,7 +25,7 @@ from vx.families.code.ops.artifact import (
     value_returns,
 )
 from vx.families.code.ops.probe import Probe
-from vx.families.code.ops.run import EXEC_OP_TIMEOUT, _failure_text, _what, execution, judges_the_run
+from vx.families.code.ops.run import EXEC_OP_TIMEOUT, MUTABLE, _failure_text, _what, execution, judges_the_run
 from vx.families.code.ops.values import (
     _a,
     _clip,
@@ -255,7 +255,7 @@ def returns_wrong_type(task, output, ctx, run):
     return clean(f"{seen} example call(s) return the expected type")
 
 
-_MUTABLE = (list, dict, set, bytearray)
+_MUTABLE = MUTABLE  # the types whose arguments the run reports back
 
 
 def _takes_mutable(task, run) -> bool:

@@ -54,7 +54,7 @@ import attrs
 from vx.families.code.ops import generate, probe, values
 from vx.families.code.ops import run as _run
 from vx.families.code.ops.probe import VisibleExample, visible_examples
-from vx.families.code.ops.run import EXEC_OP_TIMEOUT, execution, judges_the_run
+from vx.families.code.ops.run import EXEC_OP_TIMEOUT, MUTABLE, execution, judges_the_run
 from vx.families.code.ops.values import short
 from vx.ops.core import Context, Result, abstain, clean, drawback, op
 from vx.ops.specs import SpecError, inducer, template
@@ -88,7 +88,7 @@ _SKIP = frozenset({"example", "repeat"}) | EDGE
 
 _SIZED = (str, list, tuple, dict, set, frozenset)
 _SEQ = (list, tuple)
-_MUTABLE = (list, dict, set, bytearray)
+_MUTABLE = MUTABLE  # the types whose arguments the run reports back
 
 
 # --------------------------------------------------------------------------- values

@@ -9,7 +9,6 @@ happens there.
 
 from __future__ import annotations
 
-import copy
 import functools
 import statistics
 import threading
@@ -337,6 +336,11 @@ def _load_state(report: Any, art: Artifact) -> tuple[str, str]:
     return "ok", ""
 
 
+#: Argument types whose change by a call the exec ops check (``mutates_argument``, the ``no_mutation``
+#: invariant): the run asks for the arguments after a call only where one of these is passed.
+MUTABLE = (list, dict, set, bytearray)
+
+
 #: Sandbox runs already made in this process, by (code, entry point, probe set): an item's run is
 #: computed once and reused by every op, inducer and the failure classifier that asks for it
 #: (evolution asks again every round). Forked workers inherit what the parent has.
@@ -345,43 +349,47 @@ _runs: OrderedDict[tuple[str, str, str], Execution] = OrderedDict()
 _runs_lock = threading.Lock()
 
 
-#: Per task: (its probes, their budgets, their text for the runs memo's key) -- the same for every
-#: attempt at the task, so computed once per task and process (:func:`_plan`).
-_plans: OrderedDict[int, tuple[tuple[Probe, ...], Budgets, str]] = OrderedDict()
+#: Per task: (its probes, their budgets, their text for the runs memo's key, which calls report their
+#: arguments afterwards) -- the same for every attempt at the task, so computed once per task and
+#: process (:func:`_plan`).
+_plans: OrderedDict[int, tuple[tuple[Probe, ...], Budgets, str, tuple[bool, ...]]] = OrderedDict()
 
 
-def _plan(task: Mapping[str, Any], probes: list[Probe]) -> tuple[Budgets, str]:
-    """The budgets of ``probes`` and their key text, reused while the same probe objects come back
+def _plan(task: Mapping[str, Any], probes: list[Probe]) -> tuple[Budgets, str, tuple[bool, ...]]:
+    """The budgets of ``probes``, their key text and the calls whose arguments come back (those passing a
+    :data:`MUTABLE`: no op reads the others'), reused while the same probe objects come back
     (``probes_for`` returns a task's cached probes to every attempt)."""
     first = id(probes[0]) if probes else 0
     with _runs_lock:
         hit = _plans.get(first)
     if hit is not None and len(hit[0]) == len(probes) and all(a is b for a, b in zip(hit[0], probes)):
-        return hit[1], hit[2]
+        return hit[1], hit[2], hit[3]
     budgets = run_budgets(task, probes)
     text = repr([(p.klass, p.args) for p in probes]) + repr(budgets)
+    after = tuple(any(isinstance(a, MUTABLE) for a in p.args) for p in probes)
     with _runs_lock:
-        _plans[first] = (tuple(probes), budgets, text)
+        _plans[first] = (tuple(probes), budgets, text, after)
         while len(_plans) > RUN_MEMO_SIZE:
             _plans.popitem(last=False)
-    return budgets, text
+    return budgets, text, after
 
 
 def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> Execution:
     """Run every probe of one candidate in one sandboxed process (once per process and probe set), with
     the budgets of :func:`run_budgets`, stopped early by :func:`stop_rule`."""
-    budgets, text = _plan(task, probes)
+    budgets, text, after = _plan(task, probes)
     key = (art.source, art.name, text)
     with _runs_lock:
         found = _runs.get(key)
         if found is not None:
             _runs.move_to_end(key)
             return found
-    # Fresh argument objects per call: objects shared between calls in the parent would stay
-    # shared in the child (marshal keeps references), so one call's mutation would leak into another.
-    calls = [(copy.deepcopy(list(p.args)), {}) for p in probes]
+    # The probes' own argument objects: the request is marshalled without object references
+    # (serialize.MARSHAL_VERSION), so every call gets fresh objects in the child and no call's mutation
+    # reaches another (a deep copy per attempt, made here until issue 32, copied them once more).
+    calls = [(list(p.args), {}) for p in probes]
     report = sandbox().run_calls(art.source, art.name, calls, timeouts=budgets.calls, total_timeout=budgets.wall,
-                                 cpu_limit=budgets.cpu_limit, load_timeout=LOAD_CPU, args_after=True,
+                                 cpu_limit=budgets.cpu_limit, load_timeout=LOAD_CPU, args_after=after,
                                  stop=(rule := stop_rule(probes, task, budgets)))
     load, message = _load_state(report, art)
     starved = ""
