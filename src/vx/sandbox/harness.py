@@ -15,6 +15,11 @@ ASCII JSON (value encoding: ``serialize.py``), in this order::
     {"t": "call", "i": 0, ...} ...         one per call, in order (only if the load was ok)
     {"t": "done"}                          last; then the process leaves with os._exit(0)
 
+A call frame's ``args_after`` is the arguments' encoding after the call (mutation), ``null`` when not
+asked for (``req["args_after"]``: all calls or a flag per call) or not encodable, and ``true`` when the
+encoding equals ``req["args_before"][i]``, the parent's encoding of what it sent: "unchanged", so an
+honest run's arguments never travel back.
+
 Process model (``req["supervise"]``; ``req["mode"] == "server"`` is the fork server, see the
 section "fork-server mode"): "none" (bwrap: this process is the worker), "init"
 (unshare: this process is pid 1 of a new pid namespace and forks the worker), "subreaper"
