@@ -248,7 +248,7 @@ def _die_with_parent(parent: int) -> None:
         os._exit(0)
 
 
-def _worker_main(conn: Connection, parent: int, slot: Any, lock: Any) -> None:
+def _worker_main(conn: Connection, parent: int) -> None:
     for end in list(_PARENT_ENDS):
         end.close()  # this process's copies only
     _PARENT_ENDS.clear()
@@ -268,56 +268,30 @@ def _worker_main(conn: Connection, parent: int, slot: Any, lock: Any) -> None:
         j, skip = msg
         item, op_idx = jobs[j]
         ops = [ops_list[i] for i in op_idx]
-        def on_start(k: int) -> None:  # shared memory, not a message: ~20 ops an item, no wake-up each
-            with lock:
-                slot[0], slot[1] = k, time.monotonic()
-
         try:
-            res = run_item(ops, tasks[item.task], item.output, timeout, on_start=on_start, skip=frozenset(skip))
+            res = run_item(ops, tasks[item.task], item.output, timeout,
+                           on_start=lambda k: conn.send(("start", j, k)), skip=frozenset(skip))
             conn.send(("done", j, res))
         except BaseException as exc:  # a failure outside any op (pickling a result, ...)
             conn.send(("fatal", j, f"{type(exc).__name__}: {exc}"))
 
 
 class _Worker:
-    """One worker process. The op it is running (index in its job's op list) and since when
-    (``time.monotonic()``, one clock for every process) are in shared memory, written by the worker as
-    each op starts and read by the driver when it checks for a stuck op."""
-
     def __init__(self, ctx: mp.context.BaseContext) -> None:
         self.conn, child = ctx.Pipe()
         _PARENT_ENDS.add(self.conn)
-        self.slot = ctx.RawArray("d", [-1.0, time.monotonic()])
-        self.lock = ctx.Lock()
-        self.last: tuple[int | None, float] = (None, self.slot[1])
-        self.proc = ctx.Process(target=_worker_main, args=(child, os.getpid(), self.slot, self.lock), daemon=True)
+        self.proc = ctx.Process(target=_worker_main, args=(child, os.getpid()), daemon=True)
         self.proc.start()
         child.close()
         self.job: int | None = None
+        self.current: int | None = None  # index (in the job's op list) of the op running now
+        self.started = 0.0
         self.done: dict[int, Outcome] = {}
         self.skip: set[int] = set()
         self.task: str | None = None  # the task of the last item it was given (see _Pending)
 
-    def running(self) -> tuple[int | None, float]:
-        """(index of the op running now or None, when it -- or, before any op, the job -- started). A worker
-        killed while it held the lock (a few microseconds an op) must not hang the driver: then the last
-        reading stands (the dead worker is replaced anyway)."""
-        if self.lock.acquire(timeout=0.5):
-            try:
-                k, started = self.slot[0], self.slot[1]
-            finally:
-                self.lock.release()
-            self.last = ((None if k < 0 else int(k)), started)
-        return self.last
-
     def assign(self, j: int, skip: set[int]) -> None:
-        if self.lock.acquire(timeout=0.5):  # the worker is idle (waiting for this message): never held long
-            try:
-                self.slot[0], self.slot[1] = -1.0, time.monotonic()
-            finally:
-                self.lock.release()
-        self.last = (None, time.monotonic())
-        self.job, self.skip = j, set(skip)
+        self.job, self.current, self.started, self.skip = j, None, time.monotonic(), set(skip)
         self.conn.send((j, sorted(skip)))
 
     def kill(self) -> None:
@@ -393,7 +367,9 @@ def _parallel(jobs: list[tuple[Item, list[int]]], ops: list[Op], tasks, timeout:
                 try:
                     while w.conn in ready and w.conn.poll():
                         kind, j, payload = w.conn.recv()
-                        if kind == "done":
+                        if kind == "start":
+                            w.current, w.started = payload, now
+                        elif kind == "done":
                             partial[j].update(payload)
                             on_done(j, partial.pop(j))
                             feed(w)
@@ -406,18 +382,17 @@ def _parallel(jobs: list[tuple[Item, list[int]]], ops: list[Op], tasks, timeout:
                 if job is None:
                     continue
                 op_idx = jobs[job][1]
-                current, started = w.running()
-                limit = max(ops[op_idx[current]].timeout or timeout, 0) + KILL_GRACE if current is not None else None
-                stuck = limit is not None and now - started > limit
+                limit = max(ops[op_idx[w.current]].timeout or timeout, 0) + KILL_GRACE if w.current is not None else None
+                stuck = limit is not None and now - w.started > limit
                 if died or stuck or not w.proc.is_alive():
                     # the op running now gets ABSTAIN; the rest of the item continues in a new worker
-                    k = current
+                    k = w.current
                     done = partial.pop(job, {})
                     if k is not None:
                         kind = "timeout" if stuck else "died"
                         err = (f"did not stop within {limit:g}s; its worker was killed" if stuck
                                else f"its worker process died (exit code {w.proc.exitcode})")
-                        done[k] = Outcome(int(Verdict.ABSTAIN), "", now - started, err, kind)
+                        done[k] = Outcome(int(Verdict.ABSTAIN), "", now - w.started, err, kind)
                     w.kill()
                     workers[i] = _Worker(ctx)
                     skip = set(done)
