@@ -198,3 +198,32 @@ def test_grade_many_grades_attempts_together():
     assert grades[3].drawbacks[0][0] == "odd_length"
     alone = v.grade_many({"id": "t1"}, ["ddd"])
     assert alone[0].verdict.name == "PASS"  # the peer op abstains alone: no known drawback
+
+
+def test_a_task_is_judged_as_soon_as_its_attempts_are_in_while_other_tasks_still_run():
+    """Phase 2 overlaps phase 1: a task's peer verdicts are judged once its last attempt is recorded, not
+    after every task has run (issue 32), and the verdicts are the same as judging them all at the end."""
+    from vx.ops.apply import run_item
+    from vx.ops.executors import Executor
+
+    events: list[str] = []
+
+    @peer_op(observe=length, tier="static", detects="odd_one_out")
+    def odd_logged(task, mine, peers, ctx):
+        """Fires when the attempt's length differs from its peers' most common one (and logs the judging)."""
+        events.append(f"judge {task['id']}")
+        return odd_length.judge(task, mine, peers, ctx)
+
+    class InOrder(Executor):
+        def run(self, jobs, ops, tasks, timeout, on_done):
+            for j, (it, need) in enumerate(jobs):
+                events.append(f"ran {it.id}")
+                on_done(j, run_item([ops[c] for c in need], tasks[it.task], it.output, timeout))
+
+    items = items_of({"t1": ["aa", "bb", "cc", "ddd"], "t2": ["eee", "fff", "g"]})
+    p = OpPool([nonempty, has_x, odd_logged], root="nonempty")
+    app = apply_ops(p, items, TASKS, executor=InOrder(), progress=False)
+    first_t2 = events.index("ran t2#0")
+    assert events[:first_t2].count("judge t1") == 4 and "judge t2" not in events[:first_t2]
+    assert events[-3:] == ["judge t2"] * 3
+    assert verdicts(app, "odd_logged") == verdicts(apply_ops(pool(), items, TASKS, jobs=1, progress=False))

@@ -438,7 +438,8 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
     same whichever runs it; the cache is read and written here only.
     peers: extra attempts per task id (outputs that are not graded but that peer ops compare with;
     the items of the batch are each other's peers already). Peer ops run in two phases: their
-    observers run on every attempt wherever the items run, then the peer verdicts are judged here.
+    observers run on every attempt wherever the items run, then the peer verdicts are judged here, each
+    task's as soon as all its attempts are in (while the workers go on with other tasks).
     """
     jobs, cache = check_jobs(jobs), check_cache(cache)
     timeout = check_timeout(timeout)
@@ -559,10 +560,15 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
 
     runner = make_executor(executor, jobs=jobs)
     show = progress if progress is not None else _stderr_is_tty()
+    # phase 2, peer verdicts in the parent: each task is judged once its last attempt is recorded
+    judge = _PeerJudge(op_objs, peer_cols, op_observer, attempts, n_items, hashes, tasks, observations,
+                       obs_errors, arr, messages, failures, durations, cache, work) if peer_cols else None
     try:
         with _progress(show, description, len(work)) as advance:
             def done(j, res):
                 record(j, res)
+                if judge is not None:
+                    judge.recorded(work[j][0].task)
                 advance()
             runner.run(work, run_objs, tasks, timeout, done)
     finally:
@@ -574,10 +580,8 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
         if runner is not executor:
             runner.close()  # an executor made here from a name: stop what it started
 
-    # phase 2: peer verdicts, per task, in the parent
-    if peer_cols:
-        judged, judged_hits = _judge_peers(op_objs, peer_cols, op_observer, attempts, n_items, hashes, tasks,
-                                           observations, obs_errors, arr, messages, failures, durations, cache)
+    if judge is not None:  # the tasks not judged yet (none of their attempts needed work)
+        judged, judged_hits = judge.finish()
         calls += judged
         hits += judged_hits
     failures.sort(key=lambda f: (f.op, f.item))
@@ -586,65 +590,103 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
                        item_seconds)
 
 
-def _judge_peers(op_objs: Sequence[Op], peer_cols: Sequence[int], op_observer: Mapping[int, tuple[str, str]],
-                 attempts: Sequence[Item], n_items: int, hashes: Sequence[str], tasks: Mapping[str, Mapping[str, Any]],
-                 observations: Mapping[tuple[tuple[str, str], int], Any], obs_errors: Mapping[tuple[tuple[str, str], int], str],
-                 arr: np.ndarray, messages: dict, failures: list, durations: dict,
-                 cache: VerdictCache | None) -> tuple[int, int]:
-    """Phase 2 of :func:`apply_ops`: judge every peer op on every item from the observations;
-    returns (judgements made, cache hits). A verdict is cached only when every attempt of its task
-    was observed (a failed observation must not freeze a verdict computed without it)."""
-    by_task: dict[str, list[int]] = {}
-    for r, it in enumerate(attempts):
-        by_task.setdefault(it.task, []).append(r)
-    set_hash = {t: attempt_set_hash([hashes[r] for r in rows]) for t, rows in by_task.items()}
-    keys = {(c, r): peer_key(hashes[r], set_hash[attempts[r].task]) for c in peer_cols for r in range(n_items)}
-    cached = cache.get_many((op_objs[c].name, op_objs[c].version, keys[(c, r)]) for c, r in keys) if cache else {}
-    to_cache = []
-    calls = hits = 0
-    for (c, r), key in keys.items():
-        o = op_objs[c]
-        it = attempts[r]
-        hit = cached.get((o.name, o.version, key))
+class _PeerJudge:
+    """Phase 2 of :func:`apply_ops`: judges every peer op on every item from the observations, one task
+    at a time, as soon as every attempt of the task that had work has been recorded (:meth:`recorded`),
+    so that the judging overlaps the workers still running other tasks instead of following them all;
+    :meth:`finish` judges the tasks left (those with no work, or all of them when no count was kept).
+    A verdict is cached only when every attempt of its task was observed (a failed observation must not
+    freeze a verdict computed without it). A task's verdicts depend on its attempts' observations only,
+    so the order in which tasks are judged changes nothing."""
+
+    def __init__(self, op_objs: Sequence[Op], peer_cols: Sequence[int], op_observer: Mapping[int, tuple[str, str]],
+                 attempts: Sequence[Item], n_items: int, hashes: Sequence[str],
+                 tasks: Mapping[str, Mapping[str, Any]], observations: Mapping[tuple[tuple[str, str], int], Any],
+                 obs_errors: Mapping[tuple[tuple[str, str], int], str], arr: np.ndarray, messages: dict,
+                 failures: list, durations: dict, cache: VerdictCache | None, work: Sequence[tuple[Item, list[int]]]):
+        self.op_objs, self.peer_cols, self.op_observer = op_objs, peer_cols, op_observer
+        self.attempts, self.tasks, self.observations, self.obs_errors = attempts, tasks, observations, obs_errors
+        self.arr, self.messages, self.failures, self.durations, self.cache = arr, messages, failures, durations, cache
+        self.by_task: dict[str, list[int]] = {}
+        for r, it in enumerate(attempts):
+            self.by_task.setdefault(it.task, []).append(r)
+        set_hash = {t: attempt_set_hash([hashes[r] for r in rows]) for t, rows in self.by_task.items()}
+        self.keys = {(c, r): peer_key(hashes[r], set_hash[attempts[r].task]) for c in peer_cols for r in range(n_items)}
+        self.cached = cache.get_many((op_objs[c].name, op_objs[c].version, self.keys[(c, r)])
+                                     for c, r in self.keys) if cache else {}
+        self.waiting: dict[str, int] = {}
+        for it, _ in work:
+            self.waiting[it.task] = self.waiting.get(it.task, 0) + 1
+        self.judged: set[str] = set()
+        self.to_cache: list[tuple] = []
+        self.calls = self.hits = 0
+
+    def recorded(self, task_id: str) -> None:
+        """One job of `task_id` has been recorded; judge the task once its last one has."""
+        left = self.waiting[task_id] - 1
+        self.waiting[task_id] = left
+        if left == 0:
+            self._judge(task_id)
+
+    def finish(self) -> tuple[int, int]:
+        """Judge every task not judged yet, store what is to be cached; (judgements made, cache hits)."""
+        for task_id in self.by_task:
+            if task_id not in self.judged:
+                self._judge(task_id)
+        if self.cache is not None and self.to_cache:
+            self.cache.put_many(self.to_cache)
+            self.to_cache.clear()
+        return self.calls, self.hits
+
+    def _judge(self, task_id: str) -> None:
+        self.judged.add(task_id)
+        rows = self.by_task[task_id]
+        for c in self.peer_cols:
+            o = self.op_objs[c]
+            obs_key = self.op_observer[c]
+            complete = all((obs_key, q) in self.observations for q in rows)
+            for r in rows:
+                if (c, r) in self.keys:  # a graded item (the extra peers only take part)
+                    self._judge_one(c, r, o, obs_key, rows, complete)
+
+    def _judge_one(self, c: int, r: int, o: Op, obs_key: tuple[str, str], rows: Sequence[int], complete: bool) -> None:
+        it = self.attempts[r]
+        key = self.keys[(c, r)]
+        hit = self.cached.get((o.name, o.version, key))
         if hit is not None:
-            hits += 1
-            arr[r, c] = hit.verdict
+            self.hits += 1
+            self.arr[r, c] = hit.verdict
             if hit.message:
-                messages[(it.id, o.name)] = hit.message
+                self.messages[(it.id, o.name)] = hit.message
             if hit.error:
-                failures.append(OpFailure(it.id, o.name, "error", hit.error))
-            continue
-        obs_key = op_observer[c]
+                self.failures.append(OpFailure(it.id, o.name, "error", hit.error))
+            return
         t0 = time.perf_counter()
         if output_too_large(it.output) is not None:  # observed nothing (run_item): no opinion, no failure
             out = Outcome(int(Verdict.ABSTAIN), f"not run: {OUTPUT_TOO_LARGE}", 0.0)
-        elif (obs_key, r) not in observations:
-            why = obs_errors.get((obs_key, r), "not computed")
+        elif (obs_key, r) not in self.observations:
+            why = self.obs_errors.get((obs_key, r), "not computed")
             out = Outcome(int(Verdict.ABSTAIN), "", 0.0, f"observing this attempt failed: {why}", "error")
         else:
-            mine = observations[(obs_key, r)]
-            others = [observations[(obs_key, q)] for q in by_task[it.task] if q != r and (obs_key, q) in observations]
+            mine = self.observations[(obs_key, r)]
+            others = [self.observations[(obs_key, q)] for q in rows if q != r and (obs_key, q) in self.observations]
             try:
-                res = o.judge(tasks[it.task], mine, others, Context())
+                res = o.judge(self.tasks[it.task], mine, others, Context())
                 out = Outcome(int(res.verdict), _clip(res.message), time.perf_counter() - t0)
             except Exception as exc:  # a judging bug: abstain on this item, record it
                 tb = traceback.extract_tb(exc.__traceback__)
                 where = f" at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
                 out = Outcome(int(Verdict.ABSTAIN), "", time.perf_counter() - t0,
                               f"{type(exc).__name__}: {_clip(str(exc), 300)}{where}", "error")
-        calls += 1
-        arr[r, c] = out.verdict
-        durations[o.name] = durations.get(o.name, 0.0) + out.duration
+        self.calls += 1
+        self.arr[r, c] = out.verdict
+        self.durations[o.name] = self.durations.get(o.name, 0.0) + out.duration
         if out.message:
-            messages[(it.id, o.name)] = out.message
+            self.messages[(it.id, o.name)] = out.message
         if out.error:
-            failures.append(OpFailure(it.id, o.name, out.kind or "error", out.error))
-        complete = all((obs_key, q) in observations for q in by_task[it.task])
-        if cache is not None and complete and out.kind is None:
-            to_cache.append((o.name, o.version, key, out.verdict, out.message, out.duration, out.error))
-    if cache is not None and to_cache:
-        cache.put_many(to_cache)
-    return calls, hits
+            self.failures.append(OpFailure(it.id, o.name, out.kind or "error", out.error))
+        if self.cache is not None and complete and out.kind is None:
+            self.to_cache.append((o.name, o.version, key, out.verdict, out.message, out.duration, out.error))
 
 
 def _stderr_is_tty() -> bool:

@@ -67,6 +67,64 @@ def test_floats_are_compared_with_a_tolerance_and_types_matter():
     assert P.vote(b(V(0.30000000000000004)), [b(V(0.3))] * 3, c, k, SEL).verdict == 0
 
 
+def _close_by_definition(a, b, depth=0):
+    """`close` as its docstring defines it, without the fast paths (the reference for the law below)."""
+    import math
+
+    if depth > 40:
+        return False
+    ta, tb = type(a), type(b)
+    if ta is bool or tb is bool:
+        return ta is tb and a == b
+    if (ta is float or tb is float) and ta in (int, float) and tb in (int, float):
+        return (ta is tb is float and math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6)
+    if ta is not tb:
+        return False
+    if ta in (list, tuple):
+        return len(a) == len(b) and all(_close_by_definition(x, y, depth + 1) for x, y in zip(a, b))
+    if ta is dict:
+        return a.keys() == b.keys() and all(_close_by_definition(a[k], b[k], depth + 1) for k in a)
+    return a == b
+
+
+_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([0.0, 1.0, 1.0000001, -0.0, 2.5,
+                                                                                  float("nan")]),
+                    st.sampled_from(["", "a", "b"]), st.sampled_from([b"", b"a"]))
+_VALUE = st.recursive(_SCALAR, lambda inner: st.one_of(st.lists(inner, max_size=3), st.tuples(inner, inner),
+                                                      st.dictionaries(st.sampled_from([0, 1, "k"]), inner, max_size=2),
+                                                      st.frozensets(st.integers(0, 2), max_size=2)), max_leaves=8)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_VALUE, _VALUE)
+def test_close_with_its_fast_paths_is_close_by_its_definition(a, b):
+    """Law: the scalar fast paths (``==`` for same-typed str/int/None/bytes, inline in lists) never change an
+    answer -- True is still not 1, a list is still not a tuple, floats keep their tolerance."""
+    assert P.close(a, b) == _close_by_definition(a, b)
+    assert P.close(a, a) == _close_by_definition(a, a)
+    assert P.close([a, b], [a, a]) == _close_by_definition([a, b], [a, a])
+
+
+def test_clustering_every_attempt_of_a_task_compares_each_pair_of_behaviours_once(monkeypatch):
+    """Every peer baseline clusters all k attempts for each of the k attempts it judges; the pairs are
+    remembered (issue 32), so a pair of behaviours is compared once, not once per attempt judged, and the
+    clusters are the same."""
+    answers = [V(1), V(2), V([1, 2])]
+    behaviours = [b(*(answers if i % 3 else answers[::-1])) for i in range(9)]
+    orders = [[behaviours[i]] + behaviours[:i] + behaviours[i + 1:] for i in range(9)]
+    compared = []
+    real = P.same_answer
+    monkeypatch.setattr(P, "same_answer", lambda x, y: compared.append(1) or real(x, y))
+    P._SAME.clear()
+    first = [P.behaviour_clusters(order) for order in orders]
+    assert compared and all(sorted(map(len, c)) == [3, 6] for c in first)
+    compared.clear()
+    again = [P.behaviour_clusters(order) for order in orders]  # every pair met already: no comparison
+    assert again == first and not compared
+    P._SAME.clear()
+    assert P.behaviour_clusters(behaviours) == [[0, 3, 6], [1, 2, 4, 5, 7, 8]] and compared
+
+
 def test_only_the_selected_probe_classes_count():
     c = ["f(0)", "f(1)"]
     k = ["gen_mutant", "gen_edge"]

@@ -42,6 +42,21 @@ def test_visible_examples_fallbacks():
     assert [(e.function, e.args, e.exact_types) for e in exs] == [("g", ((1, 2),), False), ("f", ([1, 2],), False)]
 
 
+def test_visible_examples_are_parsed_once_per_task_and_again_when_they_change(monkeypatch):
+    """A dozen ops of every attempt read the task's examples: parsed once per task and process (issue 32);
+    the list is new on every call, and a task with other examples is read anew."""
+    parsed = []
+    real = P._literal
+    monkeypatch.setattr(P, "_literal", lambda text: parsed.append(text) or real(text))
+    t = {"id": "once", "entry_point": "f", "examples": [record("f([1, 2])", args_src="([1, 2],)", expected_src="3")]}
+    a, b = P.visible_examples(t), P.visible_examples(dict(t))
+    assert a == b and a is not b and len(parsed) == 2
+    a.clear()
+    assert len(P.visible_examples(t)) == 1 and len(parsed) == 2
+    changed = dict(t, examples=[record("f([5])", args_src="([5],)", expected_src="5")])
+    assert P.visible_examples(changed)[0].args == ([5],) and len(parsed) == 4
+
+
 def test_probe_order_and_content():
     t = {"entry_point": "f", "examples": [record("f([3, 1, 2], 5)", args_src="([3, 1, 2], 5)", expected_src="9")]}
     probes = P.probes_for(t)

@@ -479,6 +479,25 @@ def accepted(inferred: Inferred, args: tuple, *, strict: bool = False) -> bool:
     return generate.in_domain(tuple(args), inferred.domain, frozenset() if strict else frozenset({"bound"}))
 
 
+def _accepted_probe(inferred: Inferred, p: Any) -> tuple[bool, bool]:
+    """(:func:`accepted`, :func:`accepted` strictly) of a probe's arguments, remembered per (inferred
+    domain, probe): both are the task's (:func:`infer` and the probe list are made once per task and
+    process), so every attempt at the task would otherwise test each probe against the domain again."""
+    hit = _ACCEPTED.get((id(inferred), id(p)))
+    if hit is not None and hit[0] is inferred and hit[1] is p:
+        return hit[2]
+    loose = accepted(inferred, p.args)
+    both = (loose, loose and accepted(inferred, p.args, strict=True))
+    if len(_ACCEPTED) >= _ACCEPTED_MAX:
+        _ACCEPTED.clear()
+    _ACCEPTED[(id(inferred), id(p))] = (inferred, p, both)  # holds both, so neither id is reused
+    return both
+
+
+_ACCEPTED: dict[tuple[int, int], tuple[Inferred, Any, tuple[bool, bool]]] = {}
+_ACCEPTED_MAX = 1 << 16
+
+
 def _type_break(inv: Invariant, out: Any, exact: bool) -> str | None:
     seen: dict[tuple, set[str]] = {}
     _type_paths(out, (), exact, seen)
@@ -545,9 +564,11 @@ def check_run(inferred: Inferred, run: Any, kinds: Sequence[str] | None = None,
     broken: list[Broken] = []
     answered = []  # (probe, outcome, strict) of accepted probes that returned
     for p, c in run.pairs():
-        if p.klass in _SKIP or c.status != "ok" or not accepted(inferred, p.args):
+        if p.klass in _SKIP or c.status != "ok":
             continue
-        answered.append((p, c, accepted(inferred, p.args, strict=True)))
+        loose, strict = _accepted_probe(inferred, p)
+        if loose:
+            answered.append((p, c, strict))
     for inv in wanted:
         hit = _first_break(inv, inferred, run, answered, exact)
         if hit is not None:

@@ -94,12 +94,18 @@ class Answer:
         return "was not run" if verb == "returned" else "were not run"
 
 
+#: Types whose values `close` compares with ``==`` alone when both sides have the type (the fast path).
+_EXACT = frozenset({str, int, type(None), bytes})
+
+
 def close(a: Any, b: Any, _depth: int = 0) -> bool:
     """Equal as data for clustering: types respected (a list is not a tuple; True is not 1), ints and
     floats compared as numbers, floats within 1e-6 (relative or absolute), NaN equal to NaN."""
     if _depth > 40:
         return False
     ta, tb = type(a), type(b)
+    if ta is tb and ta in _EXACT:  # the commonest answers (bool is not int here: type() is exact)
+        return a == b
     if ta is bool or tb is bool:
         return ta is tb and a == b
     if (ta is float or tb is float) and ta in (int, float) and tb in (int, float):
@@ -109,7 +115,13 @@ def close(a: Any, b: Any, _depth: int = 0) -> bool:
     if ta is not tb:
         return False
     if ta in (list, tuple):
-        return len(a) == len(b) and all(close(x, y, _depth + 1) for x, y in zip(a, b))
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):  # the scalar fast path inline: most elements are ints and strings
+            tx = type(x)
+            if not (x == y if tx is type(y) and tx in _EXACT else close(x, y, _depth + 1)):
+                return False
+        return True
     if ta is dict:
         return a.keys() == b.keys() and all(close(a[k], b[k], _depth + 1) for k in a)
     try:
@@ -543,19 +555,34 @@ def disagrees_with_peers(task, mine, peers, ctx):
 # --------------------------------------------------------------------------- the baselines
 
 
+def same_behaviour(a: Behaviour, b: Behaviour) -> bool:
+    """Identical answers on the examples and every peer probe (and both load, or neither does).
+
+    Remembered per pair of decoded observations (:meth:`Behaviour.from_data` returns the same object for
+    the same observation): every peer op judging each of a task's k attempts clusters all k of them, so
+    without this a task would compare k^3 pairs of behaviours instead of k^2."""
+    hit = _SAME.get((id(a), id(b)))
+    if hit is not None and hit[0] is a and hit[1] is b:
+        return hit[2]
+    ka, kb = a.example_answers + a.answers, b.example_answers + b.answers
+    same = a.loaded == b.loaded and len(ka) == len(kb) and all(same_answer(x, y) for x, y in zip(ka, kb))
+    if len(_SAME) >= _SAME_MAX:
+        _SAME.clear()
+    _SAME[(id(a), id(b))] = (a, b, same)  # holds both, so neither id is reused while remembered
+    return same
+
+
+_SAME: dict[tuple[int, int], tuple[Behaviour, Behaviour, bool]] = {}
+_SAME_MAX = 1 << 16
+
+
 def behaviour_clusters(behaviours: Sequence[Behaviour]) -> list[list[int]]:
     """Indices grouped by identical answers on the examples and every peer probe (greedy, in order);
     attempts that do not load form one cluster."""
     clusters: list[list[int]] = []
-
-    def key(b: Behaviour) -> tuple[Answer, ...]:
-        return b.example_answers + b.answers
-
     for i, b in enumerate(behaviours):
         for c in clusters:
-            r = behaviours[c[0]]
-            if r.loaded == b.loaded and len(key(r)) == len(key(b)) and \
-                    all(same_answer(x, y) for x, y in zip(key(r), key(b))):
+            if same_behaviour(behaviours[c[0]], b):
                 c.append(i)
                 break
         else:

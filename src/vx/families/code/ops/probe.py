@@ -150,7 +150,23 @@ def visible_examples(task: Mapping[str, Any]) -> list[VisibleExample]:
 
     Reads ``examples`` records (``call``, ``function``, ``args``, ``expected`` and, when present,
     ``args_src`` / ``expected_src`` with exact types). Records that cannot be read are skipped.
+    Parsed once per task and process (a dozen ops of every attempt read them); the list is new on every
+    call, its examples are shared (like the probes made from them: read them, never change them).
     """
+    key = _task_key(task)
+    hit = _EXAMPLES_CACHE.get(key)
+    if hit is None:
+        hit = tuple(_read_examples(task))
+        if len(_EXAMPLES_CACHE) >= _GENERATED_CACHE_MAX:
+            _EXAMPLES_CACHE.pop(next(iter(_EXAMPLES_CACHE)))
+        _EXAMPLES_CACHE[key] = hit
+    return list(hit)
+
+
+_EXAMPLES_CACHE: dict[str, tuple[VisibleExample, ...]] = {}
+
+
+def _read_examples(task: Mapping[str, Any]) -> list[VisibleExample]:
     out: list[VisibleExample] = []
     entry = str(task.get("entry_point") or "")
     for record in task.get("examples") or ():
