@@ -79,12 +79,25 @@ def all_tasks(fam) -> dict:
     return tasks
 
 
-def grade(fam, items, jobs: int) -> tuple[float, object]:
+def forget_per_task_work() -> None:
+    """Clear this process's memos of per-task work (probes, examples, domains, run plans, sandbox runs), so
+    that a measurement -- and the workers it forks, which inherit the memos -- starts cold."""
+    from vx.families.code.ops import invariants, peers, probe, run as code_ops
+
+    for memo in (code_ops._runs, code_ops._plans, probe._GENERATED_CACHE, probe._PROBES_CACHE, probe._TEXTS_CACHE,
+                 probe._EXAMPLES_CACHE, invariants._INFERRED, invariants._ACCEPTED, peers._DECODED, peers._SAME):
+        memo.clear()
+
+
+def grade(fam, items, jobs: int, probes_dir: Path | None = None) -> tuple[float, object]:
+    """Seconds and the Application of grading `items` with the whole seed pool, `jobs` workers, cold: no
+    verdict cache, no per-task work in memory, and the generated probes from an empty store (a fresh
+    directory) -- unless `probes_dir` names a store an earlier grading filled (what a second process
+    grading the same tasks finds: ``vx.families.code.ops.probestore``)."""
     from vx.ops.apply import apply_ops
 
-    from vx.families.code.ops import run as code_ops
-
-    code_ops._runs.clear()  # cold: no sandbox run remembered from an earlier measurement
+    forget_per_task_work()
+    os.environ["VX_PROBE_CACHE"] = str(probes_dir or tempfile.mkdtemp(prefix="vx-bench-probes-"))
     pool = fam.pool()
     start = time.perf_counter()
     app = apply_ops(pool, items, all_tasks(fam), jobs=jobs, cache=None, progress=False)
@@ -339,16 +352,21 @@ def _measure(args, fam, programs, codet_items, layers, jobs_list, rows, report) 
 
 def _codet(args, fam, codet_items, layer, jobs, report) -> None:
     secs, app = grade(fam, codet_items, jobs)
+    probes_dir = Path(os.environ["VX_PROBE_CACHE"])  # the store this cold grading filled
     slow = [it for it in codet_items if app.item_seconds.get(it.id, 0.0) >= SLOW]
     report({"what": "grade", "data": f"codet x{args.per_task}", "layer": layer, "jobs": jobs,
             "items": len(codet_items), "seconds": round(secs, 2),
             "items_per_s": round(len(codet_items) / secs, 1), "slow_items": len(slow),
             "seconds_in_slow_items": round(sum(app.item_seconds[it.id] for it in slow), 1)})
+    # the same again in a process that finds the probes stored (a second `vx grade` of these tasks)
+    secs, _ = grade(fam, codet_items, jobs, probes_dir=probes_dir)
+    report({"what": "grade", "data": f"codet x{args.per_task}, probes stored", "layer": layer, "jobs": jobs,
+            "items": len(codet_items), "seconds": round(secs, 2), "items_per_s": round(len(codet_items) / secs, 1)})
     if args.accused:
         labels = hidden_labels("humaneval+", codet_items, all_tasks(fam), args.labels / "codet.json", jobs)
         report({"what": "accused", "data": f"codet x{args.per_task}", "layer": layer, "jobs": jobs,
                 "busy": args.busy, **accused(app, codet_items, labels)})
-    if slow and not args.no_rerun:  # the same, cold again, without the items that run into a time limit
+    if slow and not args.no_rerun:  # the same, cold again (empty store), without the items that run into a time limit
         quick = [it for it in codet_items if app.item_seconds.get(it.id, 0.0) < SLOW]
         secs, _ = grade(fam, quick, jobs)
         report({"what": "grade", "data": f"codet x{args.per_task} without slow items", "layer": layer,

@@ -1,6 +1,6 @@
 """Where a real attempt's time goes: the phases of grading CodeT attempts with the bundled seed pool.
 
-    python benchmarks/bench_phases.py [--tasks 30] [--json OUT]
+    python benchmarks/bench_phases.py [--tasks 30] [--stored] [--json OUT]
 
 Grades the first ``--tasks`` HumanEval tasks' CodeT x10 attempts (as ``bench_apply.py`` loads them) with
 the whole seed pool in this process (-j 1, fork server, no verdict cache) and times each phase with
@@ -8,12 +8,12 @@ wrappers around the functions that do it (``time.perf_counter``; no profiler, wh
 inflate the Python-heavy phases):
 
 * **probe generation** -- the task's generated and drawn probes (``probe.generated``: once per task and
-  process, shown per run);
+  process, shown per run; from an empty probe store, or with ``--stored`` read from a filled one);
 * **run budgets** -- ``run.run_budgets`` (per task since issue 32);
 * **waiting for the child** -- the fork server's ``_watch``: fork, isolation, load, every call, the
   child's encoding and the transfer of its frames (the parent decodes frames inside this wait);
 * **parent decoding** -- ``call_outcome`` (each frame as it arrives, for the stop rule) and ``assemble``;
-* **peer comparison** -- ``apply._judge_peers`` (every peer op of every attempt, in the driver);
+* **peer comparison** -- ``apply._PeerJudge._judge`` (every peer op of every attempt, in the driver);
 * in the child, the time inside the candidate's function per probe class (``CallOutcome.duration``);
 * the trivial candidate's cost (``Sandbox.measure_overhead``) before and after, for the ratio.
 
@@ -27,6 +27,7 @@ import functools
 import json
 import os
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -39,6 +40,8 @@ import bench_apply as B  # noqa: E402  (the CodeT loader and the task records)
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=30, help="the first N CodeT tasks (x10 attempts each)")
+    parser.add_argument("--stored", action="store_true",
+                        help="with the generated probes found in the probe store (a second process), not cold")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     os.environ["VX_SANDBOX_LAYER"] = "forkserver"
@@ -87,10 +90,14 @@ def main() -> int:
     wrap(FS, "_watch", "waiting for the child (fork .. last frame)")
     wrap(S, "call_outcome", "parent decoding: frames as they arrive")
     wrap(S, "assemble", "parent decoding: assemble")
-    wrap(A, "_judge_peers", "peer comparison")
+    wrap(A._PeerJudge, "_judge", "peer comparison")
 
+    os.environ["VX_PROBE_CACHE"] = tempfile.mkdtemp(prefix="vx-bench-probes-")  # an empty probe store: cold
+    if args.stored:  # fill the store, then measure what a second process grading these tasks does
+        A.apply_ops(fam.pool(), items, tasks, jobs=1, cache=None, progress=False)
+        seconds.clear()
+    B.forget_per_task_work()
     trivial = [box.measure_overhead(runs=15)]
-    R._runs.clear()
     start = time.perf_counter()
     A.apply_ops(fam.pool(), items, tasks, jobs=1, cache=None, progress=False)
     total = time.perf_counter() - start

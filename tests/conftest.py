@@ -30,8 +30,10 @@ def evo(tmp_path) -> Path:
 
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path, monkeypatch):
-    """Never touch the user's verdict cache from tests."""
+    """Never touch the user's verdict cache or probe store from tests (the store is off: a test that
+    changes the generator must see it run; the store's own tests turn it on in a tmp directory)."""
     monkeypatch.setenv("VX_CACHE", str(tmp_path / "cache.sqlite"))
+    monkeypatch.setenv("VX_PROBE_CACHE", "off")
 
 
 @pytest.fixture

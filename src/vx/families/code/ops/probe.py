@@ -51,6 +51,8 @@ from typing import Any
 
 import attrs
 
+from vx.families.code.ops import probestore
+
 #: Probe classes in run order, and whether a correct solution must handle them.
 CLASSES: dict[str, bool] = {
     "example": True,
@@ -367,11 +369,29 @@ def _task_key(task: Mapping[str, Any]) -> str:
 def generated(task: Mapping[str, Any]) -> tuple[tuple[Probe, ...], tuple[str, ...], str]:
     """(generated probes, the inferred domain as text lines, why there are none) of a task.
 
-    Computed once per task and process (the generator is deterministic: seeded by the task id)."""
+    Computed once per task and process (the generator is deterministic: seeded by the task id), and
+    kept on disk for the next process (:mod:`.probestore`; ``VX_PROBE_CACHE=off`` turns that off)."""
     key = _task_key(task)
     hit = _GENERATED_CACHE.get(key)
     if hit is not None:
         return hit
+    stored = probestore.load(key)  # made by an earlier process (the generator's version is in the key)
+    if stored is not None:
+        rows, domain, why = stored
+        return _remember(key, (tuple(Probe(k, fn, a, -1, d) for k, fn, a, d in rows), domain, why))
+    result = _generate(task)
+    probestore.store(key, [(p.klass, p.function, p.args, p.detail) for p in result[0]], result[1], result[2])
+    return _remember(key, result)
+
+
+def _remember(key: str, result: tuple[tuple[Probe, ...], tuple[str, ...], str]) -> tuple[tuple[Probe, ...], tuple[str, ...], str]:
+    if len(_GENERATED_CACHE) >= _GENERATED_CACHE_MAX:
+        _GENERATED_CACHE.pop(next(iter(_GENERATED_CACHE)))
+    _GENERATED_CACHE[key] = result
+    return result
+
+
+def _generate(task: Mapping[str, Any]) -> tuple[tuple[Probe, ...], tuple[str, ...], str]:
     from vx.families.code.ops.generate import generate_probes
 
     examples = visible_examples(task)
@@ -399,11 +419,7 @@ def generated(task: Mapping[str, Any]) -> tuple[tuple[Probe, ...], tuple[str, ..
                                        wide=True) if draw.N_WIDE else ([], "")
             probes += [Probe("gen_wide", fn, a, -1, "drawn from the inferred domain, numbers widened") for a in wide]
             why = "" if probes else why
-    result = (tuple(probes[:MAX_GENERATED]), domain, why)
-    if len(_GENERATED_CACHE) >= _GENERATED_CACHE_MAX:
-        _GENERATED_CACHE.pop(next(iter(_GENERATED_CACHE)))
-    _GENERATED_CACHE[key] = result
-    return result
+    return tuple(probes[:MAX_GENERATED]), domain, why
 
 
 def model_tests_with_counts(task: Mapping[str, Any]) -> list[tuple[Probe, int]]:
