@@ -164,6 +164,10 @@ def _reject_constant(name: str) -> Any:
     raise ProtocolError(f"bare JSON constant {name} (non-finite floats must be tagged)")
 
 
+#: One decoder for every frame (``json.loads`` with an option builds a new one per call).
+_FRAME_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def parse_frame(payload: bytes, *, max_cost: int | None = None) -> dict[str, Any]:
     """Parse one frame's JSON payload; the top level must be an object.
 
@@ -181,7 +185,7 @@ def parse_frame(payload: bytes, *, max_cost: int | None = None) -> dict[str, Any
             raise ProtocolError(f"frame has {extra} more JSON object members than a frame can have")
     try:
         text = payload.decode("utf-8")
-        obj = json.loads(text, parse_constant=_reject_constant)
+        obj = _FRAME_DECODER.decode(text)
     except ProtocolError:
         raise
     except (UnicodeDecodeError, ValueError, RecursionError, MemoryError) as exc:
