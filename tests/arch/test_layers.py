@@ -21,7 +21,7 @@ LAYERS = (
     ("vx.llm", "vx.sandbox"),
     "vx.dsl",
     ("vx.grammar", "vx.pages", "vx.inputs"),
-    ("vx.errors", "vx.text"),
+    ("vx.errors", "vx.text", "vx.memo"),
 )
 
 #: Inside every family: the pack assembles ops and data; data (builders, ground truth) may use the

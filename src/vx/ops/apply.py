@@ -594,7 +594,7 @@ class _PeerJudge:
     """Phase 2 of :func:`apply_ops`: judges every peer op on every item from the observations, one task
     at a time, as soon as every attempt of the task that had work has been recorded (:meth:`recorded`),
     so that the judging overlaps the workers still running other tasks instead of following them all;
-    :meth:`finish` judges the tasks left (those with no work, or all of them when no count was kept).
+    :meth:`finish` judges the tasks left (those none of whose attempts needed work).
     A verdict is cached only when every attempt of its task was observed (a failed observation must not
     freeze a verdict computed without it). A task's verdicts depend on its attempts' observations only,
     so the order in which tasks are judged changes nothing."""

@@ -57,6 +57,7 @@ from vx.families.code.ops.probe import VisibleExample, visible_examples
 from vx.families.code.ops.run import EXEC_OP_TIMEOUT, MUTABLE, execution, judges_the_run
 from vx.families.code.ops.values import short
 from vx.ops.core import Context, Result, abstain, clean, drawback, op
+from vx.memo import MISSING, IdentityMemo
 from vx.ops.specs import SpecError, inducer, template
 
 DEPENDS = (__name__, generate, probe, values, _run)
@@ -483,19 +484,14 @@ def _accepted_probe(inferred: Inferred, p: Any) -> tuple[bool, bool]:
     """(:func:`accepted`, :func:`accepted` strictly) of a probe's arguments, remembered per (inferred
     domain, probe): both are the task's (:func:`infer` and the probe list are made once per task and
     process), so every attempt at the task would otherwise test each probe against the domain again."""
-    hit = _ACCEPTED.get((id(inferred), id(p)))
-    if hit is not None and hit[0] is inferred and hit[1] is p:
-        return hit[2]
+    hit = _ACCEPTED.get(inferred, p)
+    if hit is not MISSING:
+        return hit
     loose = accepted(inferred, p.args)
-    both = (loose, loose and accepted(inferred, p.args, strict=True))
-    if len(_ACCEPTED) >= _ACCEPTED_MAX:
-        _ACCEPTED.clear()
-    _ACCEPTED[(id(inferred), id(p))] = (inferred, p, both)  # holds both, so neither id is reused
-    return both
+    return _ACCEPTED.put((loose, loose and accepted(inferred, p.args, strict=True)), inferred, p)
 
 
-_ACCEPTED: dict[tuple[int, int], tuple[Inferred, Any, tuple[bool, bool]]] = {}
-_ACCEPTED_MAX = 1 << 16
+_ACCEPTED = IdentityMemo(1 << 16)
 
 
 def _type_break(inv: Invariant, out: Any, exact: bool) -> str | None:

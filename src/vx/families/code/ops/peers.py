@@ -41,6 +41,7 @@ from vx.families.code.ops.artifact import artifact_of
 from vx.families.code.ops.probe import PEER_CLASSES, model_tests_with_counts, peer_probes
 from vx.families.code.ops.run import EXEC_OP_TIMEOUT, SKIPPED_PEER_PROBES, execution
 from vx.ops.core import abstain, clean, drawback, observer, peer_op
+from vx.memo import MISSING, IdentityMemo
 from vx.ops.specs import SpecError, inducer, template
 
 DEPENDS = (__name__, generate, probe, values, _run, "vx.families.code.compare", "vx.families.code.ops.exec")
@@ -228,14 +229,8 @@ class Behaviour:
     def from_data(cls, data: Any) -> Behaviour:
         """Decoded once per observation object: a task's k observations are each judged against the
         others by every peer op, so without this a task would decode k^2 x (peer ops) of them."""
-        hit = _DECODED.get(id(data))
-        if hit is not None and hit[0] is data:
-            return hit[1]
-        made = cls._from_data(data)
-        if len(_DECODED) >= _DECODED_MAX:
-            _DECODED.clear()
-        _DECODED[id(data)] = (data, made)  # holds `data`, so its id is not reused while cached
-        return made
+        hit = _DECODED.get(data)
+        return hit if hit is not MISSING else _DECODED.put(cls._from_data(data), data)
 
     @classmethod
     def _from_data(cls, data: Any) -> Behaviour:
@@ -262,8 +257,7 @@ class Behaviour:
                    *texts)
 
 
-_DECODED: dict[int, tuple[Any, Behaviour]] = {}
-_DECODED_MAX = 4096
+_DECODED = IdentityMemo(4096)
 
 
 def _seconds(value: Any) -> float | None:
@@ -561,19 +555,15 @@ def same_behaviour(a: Behaviour, b: Behaviour) -> bool:
     Remembered per pair of decoded observations (:meth:`Behaviour.from_data` returns the same object for
     the same observation): every peer op judging each of a task's k attempts clusters all k of them, so
     without this a task would compare k^3 pairs of behaviours instead of k^2."""
-    hit = _SAME.get((id(a), id(b)))
-    if hit is not None and hit[0] is a and hit[1] is b:
-        return hit[2]
+    hit = _SAME.get(a, b)
+    if hit is not MISSING:
+        return hit
     ka, kb = a.example_answers + a.answers, b.example_answers + b.answers
     same = a.loaded == b.loaded and len(ka) == len(kb) and all(same_answer(x, y) for x, y in zip(ka, kb))
-    if len(_SAME) >= _SAME_MAX:
-        _SAME.clear()
-    _SAME[(id(a), id(b))] = (a, b, same)  # holds both, so neither id is reused while remembered
-    return same
+    return _SAME.put(same, a, b)
 
 
-_SAME: dict[tuple[int, int], tuple[Behaviour, Behaviour, bool]] = {}
-_SAME_MAX = 1 << 16
+_SAME = IdentityMemo(1 << 16)
 
 
 def behaviour_clusters(behaviours: Sequence[Behaviour]) -> list[list[int]]:

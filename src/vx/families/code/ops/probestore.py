@@ -115,8 +115,9 @@ def store(task_key: str, probes: Sequence[tuple[str, str, tuple, str]], domain: 
     path, key = _path(root, task_key)
     try:
         rows = [[klass, function, encode_plain(tuple(args)), detail] for klass, function, args, detail in probes]
+        # ASCII (json's default): lone surrogates in strings survive as escapes
         text = json.dumps({"format": FORMAT, "key": key, "probes": rows, "domain": list(domain), "why": why},
-                          allow_nan=False)  # ASCII: lone surrogates in strings survive as escapes
+                          allow_nan=False)
     except (ValueError, TypeError, RecursionError):  # not plain data (or too deep): generated again next time
         return False
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
