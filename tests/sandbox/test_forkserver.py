@@ -209,6 +209,39 @@ def test_a_dead_server_is_replaced(fs: Sandbox) -> None:
     assert rep.status == "ok" and rep.calls[0].value == 3
 
 
+def test_a_run_stopped_before_the_fork_report_is_read_keeps_its_server(fs: Sandbox, monkeypatch) -> None:
+    """The caller's stop rule can fire on a call frame that arrives in the same wake-up as the server's
+    report of the fork (a loaded machine): the child is still ended, and the server is kept (it used to
+    be killed and restarted, ~50 ms each)."""
+    fs.run_calls("def f():\n    return 1\n", "f", [([], {})])
+    before = _server_pids()
+    watching = {"on": False}
+    real_on_message, real_watch = forkserver._on_message, forkserver._watch
+
+    def late_report(server, state):  # while the run is watched, leave the fork report unread
+        if watching["on"] and state.pidfd is None:
+            return
+        real_on_message(server, state)
+
+    def watch(*args, **kwargs):
+        watching["on"] = True
+        try:
+            real_watch(*args, **kwargs)
+        finally:
+            watching["on"] = False
+
+    monkeypatch.setattr(forkserver, "_on_message", late_report)
+    monkeypatch.setattr(forkserver, "_watch", watch)
+    code = "def f(x):\n    if x:\n        while True:\n            pass\n    return 0\n"
+    for _ in range(3):
+        rep = fs.run_calls(code, "f", [([0], {}), ([1], {})], timeouts=[10.0, 10.0], stop=lambda i, c: True)
+        assert rep.stopped and rep.calls[0].status == "ok" and rep.calls[1].status == "not_run"
+    assert _server_pids() == before
+    monkeypatch.undo()
+    assert fs.run_calls("def f():\n    return 8\n", "f", [([], {})]).calls[0].value == 8
+    assert _server_pids() == before
+
+
 def test_servers_started_by_short_lived_threads_survive_them(fs: Sandbox) -> None:
     forkserver.shutdown()
     results = []

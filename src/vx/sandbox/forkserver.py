@@ -522,6 +522,13 @@ def _run_one(
         if state.lost:  # the server went away
             nothing = not (run.frames or run.stdout or run.stderr)
             return "retry" if state.pidfd is None and nothing else "broken"
+        if state.pidfd is None and run.stopped and not state.error:
+            # the caller stopped the run at a frame the child sent before the server's report of the
+            # fork was read: take the report now, so that the child is ended and the server kept
+            _await_fork(server, state, max(kill_grace, REAP_TIMEOUT))
+            if state.error is not None:
+                run.spawn_error = state.error
+                return "ok"
         if state.pidfd is None:  # no report of the fork within the deadline: the server is stuck
             return "broken"
         if state.status is None:
@@ -574,6 +581,17 @@ def _on_message(server: _Server, state: _RunState) -> None:
         state.error = "the fork server could not start a child: " + data[1:].decode("utf-8", "replace")[:300]
     else:  # end of file, or not our protocol
         state.lost = True
+
+
+def _await_fork(server: _Server, state: _RunState, timeout: float) -> None:
+    """Wait (at most ``timeout`` s) for the server's report that it forked the child (its pidfd)."""
+    give_up = time.monotonic() + timeout
+    while state.pidfd is None and not state.lost and state.error is None:
+        left = give_up - time.monotonic()
+        if left <= 0:
+            return
+        if select.select([server.sock], [], [], left)[0]:
+            _on_message(server, state)
 
 
 def _await_status(server: _Server, state: _RunState, timeout: float) -> bool:
