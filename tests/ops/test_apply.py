@@ -128,3 +128,25 @@ def test_cache_info_and_clear(tmp_path):
         assert c.get_many([("a", "v1", "h1"), ("a", "v2", "h1")]).keys() == {("a", "v1", "h1")}
         assert c.clear("a") == 2
         assert c.info()["entries"] == 1
+
+
+def test_a_workers_running_slot_names_the_op_of_its_current_job_only():
+    """The parent learns which op a worker runs from a shared slot (no message per op): a value left from
+    the worker's previous job never starts the clock of the new one."""
+    import multiprocessing as mp
+
+    from vx.ops import apply as A
+
+    w = A._Worker.__new__(A._Worker)
+    w.running, w.seen, w.job, w.current, w.started = mp.get_context("fork").RawValue("q", 0), 0, 7, None, 0.0
+    w.running.value = A._running_code(6, 3)  # the last op of job 6, not yet overwritten
+    w.look(100.0)
+    assert w.current is None
+    w.running.value = A._running_code(7, 0)
+    w.look(101.0)
+    assert (w.current, w.started) == (0, 101.0)
+    w.look(105.0)  # the same op still running: its clock keeps its start
+    assert (w.current, w.started) == (0, 101.0)
+    w.running.value = A._running_code(7, 4)
+    w.look(106.0)
+    assert (w.current, w.started) == (4, 106.0)

@@ -248,7 +248,7 @@ def _die_with_parent(parent: int) -> None:
         os._exit(0)
 
 
-def _worker_main(conn: Connection, parent: int) -> None:
+def _worker_main(conn: Connection, parent: int, running: Any) -> None:
     for end in list(_PARENT_ENDS):
         end.close()  # this process's copies only
     _PARENT_ENDS.clear()
@@ -268,24 +268,38 @@ def _worker_main(conn: Connection, parent: int) -> None:
         j, skip = msg
         item, op_idx = jobs[j]
         ops = [ops_list[i] for i in op_idx]
+        running.value = 0
         try:
             res = run_item(ops, tasks[item.task], item.output, timeout,
-                           on_start=lambda k: conn.send(("start", j, k)), skip=frozenset(skip))
+                           on_start=lambda k: setattr(running, "value", _running_code(j, k)), skip=frozenset(skip))
             conn.send(("done", j, res))
         except BaseException as exc:  # a failure outside any op (pickling a result, ...)
             conn.send(("fatal", j, f"{type(exc).__name__}: {exc}"))
 
 
+def _running_code(j: int, k: int) -> int:
+    """What a worker writes in its ``running`` slot as it starts op ``k`` (an index in the job's op list) of
+    job ``j``: one 64-bit word (written and read whole), 0 before the job's first op."""
+    return (j + 1) << 20 | k
+
+
 class _Worker:
+    """A worker process, its pipe (jobs in, results out) and its ``running`` slot: the job and op it is
+    running, written by the worker into shared memory as each op starts and read by the parent when it
+    wakes (on a result, or every 0.2 s), so that the parent can end an op that will not stop, without a
+    message (and a wake-up of the parent) for every op of every item."""
+
     def __init__(self, ctx: mp.context.BaseContext) -> None:
         self.conn, child = ctx.Pipe()
         _PARENT_ENDS.add(self.conn)
-        self.proc = ctx.Process(target=_worker_main, args=(child, os.getpid()), daemon=True)
+        self.running = ctx.RawValue("q", 0)
+        self.proc = ctx.Process(target=_worker_main, args=(child, os.getpid(), self.running), daemon=True)
         self.proc.start()
         child.close()
         self.job: int | None = None
-        self.current: int | None = None  # index (in the job's op list) of the op running now
-        self.started = 0.0
+        self.current: int | None = None  # index (in the job's op list) of the op running now, as last seen
+        self.seen = 0  # the running slot's value when last read
+        self.started = 0.0  # when the parent first saw the op running (never earlier than its start)
         self.done: dict[int, Outcome] = {}
         self.skip: set[int] = set()
         self.task: str | None = None  # the task of the last item it was given (see _Pending)
@@ -293,6 +307,14 @@ class _Worker:
     def assign(self, j: int, skip: set[int]) -> None:
         self.job, self.current, self.started, self.skip = j, None, time.monotonic(), set(skip)
         self.conn.send((j, sorted(skip)))
+
+    def look(self, now: float) -> None:
+        """Read the running slot: a new op of the current job starts its clock at ``now``."""
+        code = self.running.value
+        if code != self.seen:
+            self.seen = code
+            if self.job is not None and code >> 20 == self.job + 1:
+                self.current, self.started = code & 0xFFFFF, now
 
     def kill(self) -> None:
         if self.proc.is_alive():
@@ -367,9 +389,7 @@ def _parallel(jobs: list[tuple[Item, list[int]]], ops: list[Op], tasks, timeout:
                 try:
                     while w.conn in ready and w.conn.poll():
                         kind, j, payload = w.conn.recv()
-                        if kind == "start":
-                            w.current, w.started = payload, now
-                        elif kind == "done":
+                        if kind == "done":
                             partial[j].update(payload)
                             on_done(j, partial.pop(j))
                             feed(w)
@@ -381,6 +401,7 @@ def _parallel(jobs: list[tuple[Item, list[int]]], ops: list[Op], tasks, timeout:
                 job = w.job
                 if job is None:
                     continue
+                w.look(now)
                 op_idx = jobs[job][1]
                 limit = max(ops[op_idx[w.current]].timeout or timeout, 0) + KILL_GRACE if w.current is not None else None
                 stuck = limit is not None and now - w.started > limit
