@@ -153,7 +153,7 @@ class Evaluation:
                 "ops": [{**attrs.asdict(s), "tier": tiers.get(s.op)} for s in self.op_stats],
                 "environment": self.verifier.pool.describe_environment(),
                 "items": self.items_detail(), "failures": failures,
-                "op_calls": app.calls, "cache_hits": app.cache_hits, "seconds": app.seconds}
+                "op_calls": app.calls, "cache_hits": app.cache_hits, "shared": app.shared, "seconds": app.seconds}
 
     # ---------------------------------------------------------------- pages
     def to_html(self) -> str:

@@ -227,3 +227,70 @@ def test_a_task_is_judged_as_soon_as_its_attempts_are_in_while_other_tasks_still
     assert events[:first_t2].count("judge t1") == 4 and "judge t2" not in events[:first_t2]
     assert events[-3:] == ["judge t2"] * 3
     assert verdicts(app, "odd_logged") == verdicts(apply_ops(pool(), items, TASKS, jobs=1, progress=False))
+
+
+@op(detects="bang")
+def bangs(task, output, ctx):
+    """Raises on an output with a '!' (an op bug), says the output's length otherwise."""
+    if "!" in output:
+        raise ValueError("no bangs")
+    return False, f"{len(output)} characters"
+
+
+def _reference(outputs: dict[str, list[str]]) -> tuple[dict, dict, set]:
+    """Each attempt graded on its own, as if no two were alike: odd_length's verdict and message against
+    all its task's other attempts, and the items bangs fails on."""
+    verdict, message, failed = {}, {}, set()
+    for t, outs in outputs.items():
+        for k, o in enumerate(outs):
+            mine = {"n": len(o), "seen_root": True}
+            others = [{"n": len(p), "seen_root": True} for q, p in enumerate(outs) if q != k]
+            res = odd_length.judge(TASKS[t], mine, others, Context())
+            verdict[f"{t}#{k}"], message[f"{t}#{k}"] = int(res.verdict), res.message
+            if "!" in o:
+                failed.add(f"{t}#{k}")
+    return verdict, message, failed
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.dictionaries(st.sampled_from(["t1", "t2"]),
+                       st.lists(st.sampled_from(["a", "aa", "bb", "b!", "ccc"]), min_size=1, max_size=7), min_size=1))
+def test_identical_attempts_are_graded_once_and_get_what_each_would_have_got(outputs):
+    """An attempt identical to another of the batch (same task, same output) is not run again: it takes a
+    copy of the other's outcomes (its observation too) -- and every verdict, message and failure is the
+    one grading each attempt on its own gives. Peer verdicts are still judged per attempt: a judge may
+    break ties by its peers' order, which differs between two identical attempts."""
+    items = items_of(outputs)
+    p = OpPool([nonempty, has_x, bangs, odd_length], root="nonempty")
+    CALLS.clear()
+    app = apply_ops(p, items, TASKS, jobs=1, progress=False)
+    unique = {(t, o) for t, outs in outputs.items() for o in outs}
+    assert CALLS["observe"] == len(unique)
+    verdict, message, failed = _reference(outputs)
+    assert verdicts(app) == verdict
+    assert {i: app.message(i, "odd_length") for i in verdict} == message
+    assert {f.item for f in app.failures if f.op == "bangs"} == failed
+    for it in items:
+        if "!" not in it.output:
+            assert app.message(it.id, "bangs") == f"{len(it.output)} characters"
+    n_ops = 3  # nonempty, has_x, bangs
+    assert app.calls == n_ops * len(unique) + len(items) and app.shared == n_ops * (len(items) - len(unique))
+
+
+def test_identical_attempts_in_parallel_match_the_serial_grading_and_the_progress_counts_items():
+    outputs = {"t1": ["aa", "aa", "bb", "ccc", "ccc", "ccc"], "t2": ["x", "x"]}
+    items = items_of(outputs)
+    serial = apply_ops(pool(), items, TASKS, jobs=1, progress=False)
+    steps: list[int] = []
+
+    class Reporter:
+        def task(self, description, total):
+            import contextlib
+
+            steps.append(total)
+            return contextlib.nullcontext(lambda n=1: steps.append(-n))
+
+    parallel = apply_ops(pool(), items, TASKS, jobs=2, progress=Reporter())
+    assert (serial.matrix.to_array() == parallel.matrix.to_array()).all() and serial.messages == parallel.messages
+    assert steps[0] == len(items) and -sum(steps[1:]) == len(items)  # items counted, copies included
+    assert serial.item_seconds.keys() == {it.id for it in items}

@@ -230,9 +230,12 @@ def progress_for(as_json: bool):
 
 
 def verdicts_line(app, cache) -> str:
-    """How the verdicts were had: computed now or read from the cache (disjoint counts), and the time."""
-    return (f"[dim]{app.calls + app.cache_hits} verdicts: {app.calls} computed, {app.cache_hits} from the cache, "
-            f"{app.seconds:.1f}s" + (f" · cache {esc(cache.path)}" if cache else " · cache off") + "[/]")
+    """How the verdicts were had: computed now, read from the cache, or copied from an identical attempt of
+    the batch (disjoint counts), and the time."""
+    shared = f", {app.shared} copied from identical attempts" if app.shared else ""
+    return (f"[dim]{app.calls + app.cache_hits + app.shared} verdicts: {app.calls} computed, {app.cache_hits} "
+            f"from the cache{shared}, {app.seconds:.1f}s"
+            + (f" · cache {esc(cache.path)}" if cache else " · cache off") + "[/]")
 
 
 def check_export_path(path: str) -> None:

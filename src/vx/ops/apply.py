@@ -6,7 +6,8 @@ yields ABSTAIN on that item with its error recorded; an op that exceeds its time
 interrupted (SIGALRM) or, if it will not stop, its worker process is killed and replaced — the op
 abstains on that item and the rest of the item's ops still run. Nothing is lost, and serial and
 parallel application produce identical matrices (same per-item function, results put in place by
-index).
+index). Identical attempts (the same task record and output: the verdict cache's key) run once; the
+others take copies of the outcomes (``Application.shared`` counts them).
 
 **Peer ops** (:func:`vx.ops.core.peer_op`) are applied in two phases. Phase 1 runs each peer op's
 observer on every attempt, as one more op of the item (sharing its context, so an observer can reuse
@@ -82,7 +83,9 @@ class Application:
     cache_hits: int
     seconds: float
     durations: dict[str, float] = attrs.field(factory=dict)  # op -> total seconds of the calls made
-    item_seconds: dict[str, float] = attrs.field(factory=dict)  # item id -> seconds of its op calls made
+    # item id -> seconds of its op calls (an identical attempt's: the calls that gave it its verdicts)
+    item_seconds: dict[str, float] = attrs.field(factory=dict)
+    shared: int = 0  # verdicts copied from an identical attempt of the batch (same task and output)
 
     def message(self, item_id: str, op_name: str) -> str:
         return self.messages.get((item_id, op_name), "")
@@ -515,6 +518,10 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
     hits = 0
     work: list[tuple[Item, list[int]]] = []
     work_rows: list[int] = []
+    # Identical attempts (the same task record and output: the same item hash, the key the verdict cache
+    # gives them too) with the same ops to run are run once: the others take copies of its outcomes.
+    first_job: dict[tuple[str, tuple[int, ...]], int] = {}
+    copies: dict[int, list[int]] = {}  # job -> the rows of the identical attempts that copy it
     for r, it in enumerate(attempts):
         need = []
         if r < n_items:
@@ -536,46 +543,62 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
         if need:
             if root is not None and 0 not in need:
                 need.insert(0, 0)  # the root re-runs so that the others find its artifact in ctx
+            key = (hashes[r], tuple(need))
+            j = first_job.get(key)
+            if j is not None:
+                copies.setdefault(j, []).append(r)
+                continue
+            first_job[key] = len(work)
             work.append((it, need))
             work_rows.append(r)
 
     to_cache: list[tuple] = []
     obs_to_cache: list[tuple] = []
-    calls = 0
+    calls = shared = 0
 
     def record(j: int, res: dict[int, Outcome]) -> None:
-        nonlocal calls
         it, need = work[j]
-        r = work_rows[j]
+        record_row(work_rows[j], it, need, res, made=True)
+        for r in copies.get(j, ()):
+            record_row(r, attempts[r], need, res, made=False)
+        if cache is not None and len(to_cache) >= 500:
+            cache.put_many(to_cache)
+            to_cache.clear()
+
+    def record_row(r: int, it: Item, need: list[int], res: dict[int, Outcome], made: bool) -> None:
+        """Row `r` gets the outcomes `res`: computed for it (`made`), or for an identical attempt (then
+        nothing is counted as computed, timed or cached twice)."""
+        nonlocal calls, shared
         item_seconds[it.id] = item_seconds.get(it.id, 0.0) + sum(out.duration for out in res.values())
         for k, out in res.items():
             c = need[k]
             o = run_objs[c]
             if c >= n_ops:  # an observer
                 key = obs_keys[c - n_ops]
-                durations[o.name] = durations.get(o.name, 0.0) + out.duration
+                if made:
+                    durations[o.name] = durations.get(o.name, 0.0) + out.duration
                 if out.error:
                     obs_errors[(key, r)] = out.error
                     continue
                 observations[(key, r)] = out.evidence
-                if cache is not None:
+                if cache is not None and made:
                     obs_to_cache.append((key[0], key[1], hashes[r], out.evidence))
                 continue
             if r >= n_items:  # the root of an extra peer: not part of the matrix
                 continue
-            calls += 1
             arr[r, c] = out.verdict
-            durations[o.name] = durations.get(o.name, 0.0) + out.duration
             if out.message:
                 messages[(it.id, o.name)] = out.message
             if out.error:
                 failures.append(OpFailure(it.id, o.name, out.kind or "error", out.error))
+            if not made:
+                shared += 1
+                continue
+            calls += 1
+            durations[o.name] = durations.get(o.name, 0.0) + out.duration
             # only verdicts are cached: a failure may be the environment's (a missing dependency)
             if cache is not None and not o.uses_llm and out.error is None and OUTPUT_TOO_LARGE not in out.message:
                 to_cache.append((o.name, o.version, hashes[r], out.verdict, out.message, out.duration, out.error))
-        if cache is not None and len(to_cache) >= 500:
-            cache.put_many(to_cache)
-            to_cache.clear()
 
     from vx.ops.executors import make_executor
 
@@ -585,12 +608,12 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
     judge = _PeerJudge(op_objs, peer_cols, op_observer, attempts, n_items, hashes, tasks, observations,
                        obs_errors, arr, messages, failures, durations, cache, work) if peer_cols else None
     try:
-        with _progress(show, description, len(work)) as advance:
+        with _progress(show, description, len(work) + sum(map(len, copies.values()))) as advance:
             def done(j, res):
                 record(j, res)
                 if judge is not None:
                     judge.recorded(work[j][0].task)
-                advance()
+                advance(1 + len(copies.get(j, ())))
             runner.run(work, run_objs, tasks, timeout, done)
     finally:
         # what was computed is kept even when the run is interrupted: the next one resumes from it
@@ -608,7 +631,7 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
     failures.sort(key=lambda f: (f.op, f.item))
     matrix = VerdictMatrix.from_array(arr, [it.id for it in items], names)
     return Application(matrix, messages, failures, calls, hits, time.perf_counter() - t_start, durations,
-                       item_seconds)
+                       item_seconds, shared)
 
 
 class _PeerJudge:
@@ -718,7 +741,7 @@ def _stderr_is_tty() -> bool:
 
 class _progress:
     """A counted progress bar with ETA over items (`vx.ops.progress`), as a context manager yielding
-    `advance()`. `show`: False (nothing), True (bars on stderr) or a reporter with ``task()`` (e.g. the
+    `advance(n)`. `show`: False (nothing), True (bars on stderr) or a reporter with ``task()`` (e.g. the
     bars `vx evolve` embeds in its live display)."""
 
     def __init__(self, show: Any, description: str, total: int) -> None:
@@ -728,12 +751,11 @@ class _progress:
         self.description, self.total = description, total
         self._cm: Any = None
 
-    def __enter__(self) -> Callable[[], None]:
+    def __enter__(self) -> Callable[[int], None]:
         if self.reporter is None or self.total <= 0:
-            return lambda: None
+            return lambda n: None
         self._cm = self.reporter.task(self.description, self.total)
-        advance = self._cm.__enter__()
-        return lambda: advance(1)
+        return self._cm.__enter__()
 
     def __exit__(self, *exc: object) -> None:
         if self._cm is not None:
