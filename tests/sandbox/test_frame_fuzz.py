@@ -116,3 +116,28 @@ def test_random_json_decodes_or_is_a_protocol_error(value) -> None:
         parse_frame(payload, max_cost=1 << 20)
     except ProtocolError:
         pass
+
+
+@given(st.binary(max_size=600) | st.lists(st.sampled_from(TOKENS), max_size=300).map(b"".join))
+def test_a_small_frame_is_never_over_the_budget_its_length_bounds(payload) -> None:
+    """``parse_frame`` does not measure a frame of at most SMALL_FRAME bytes when its length times
+    ``_MAX_COST_PER_BYTE`` is within the budget: that bound must hold for every payload, hostile ones too."""
+    from vx.sandbox import serialize
+
+    assert serialize.decode_cost(payload) <= len(payload) * serialize._MAX_COST_PER_BYTE
+
+
+def test_a_small_frame_with_a_flood_of_members_is_still_refused() -> None:
+    """Unmeasured small frames still have their keys checked: extra members in the frame or in a value's
+    tag are a protocol error, as the member count refused them before."""
+    keys = ",".join(f'"k{i}":0' for i in range(60))
+    frame = ('{"t":"call","i":0,"status":"ok","value":{"tuple":[1],%s},"type":"x","exc_type":null,'
+             '"exc_message":null,"stdout":"","stdout_truncated":false,"duration":0.5,"cpu":0.0,"budget":1.0,'
+             '"args_after":null}' % keys).encode()
+    assert len(frame) < 4096
+    assert call_outcome(frame, 0) is None  # refused (not a valid report of call 0)
+    with pytest.raises(ProtocolError):
+        decode_value(parse_frame(frame, max_cost=256 << 20)["value"])
+    flood = ('{"t":"done",%s}' % keys).encode()
+    run = RawRun(frames=[json.dumps(LOAD).encode(), flood])
+    assert assemble(run, 0, "forkserver", [], None).status == "crashed"

@@ -164,6 +164,13 @@ def _reject_constant(name: str) -> Any:
     raise ProtocolError(f"bare JSON constant {name} (non-finite floats must be tagged)")
 
 
+#: Frames up to this many bytes are not measured before parsing (most call frames: a few hundred bytes):
+#: at most ``_MAX_COST_PER_BYTE`` bytes of memory per byte of text, they cannot be over a decode budget
+#: above that product, and too few members fit in them to cost anything (the frame's keys and every
+#: value's one-key tags are still checked after parsing).
+SMALL_FRAME = 4096
+_MAX_COST_PER_BYTE = COST_OBJECT + COST_QUOTE + COST_BYTE
+
 #: One decoder for every frame (``json.loads`` with an option builds a new one per call).
 _FRAME_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
@@ -174,7 +181,7 @@ def parse_frame(payload: bytes, *, max_cost: int | None = None) -> dict[str, Any
     ``max_cost`` bounds :func:`decode_cost` (bytes of parent memory): a frame over it is refused
     before anything is allocated for it.
     """
-    if max_cost is not None:
+    if max_cost is not None and (len(payload) > SMALL_FRAME or len(payload) * _MAX_COST_PER_BYTE > max_cost):
         cost, extra = _measure(payload, max_cost)
         if cost > max_cost:
             raise ProtocolError(
