@@ -372,6 +372,10 @@ def _codet(args, fam, codet_items, layer, jobs, report) -> None:
         report({"what": "grade", "data": f"codet x{args.per_task} without slow items", "layer": layer,
                 "jobs": jobs, "items": len(quick), "seconds": round(secs, 2),
                 "items_per_s": round(len(quick) / secs, 1)})
+        secs, _ = grade(fam, quick, jobs, probes_dir=probes_dir)
+        report({"what": "grade", "data": f"codet x{args.per_task} without slow items, probes stored", "layer": layer,
+                "jobs": jobs, "items": len(quick), "seconds": round(secs, 2),
+                "items_per_s": round(len(quick) / secs, 1)})
 
 
 def _agreement(rows, report) -> None:
