@@ -300,6 +300,35 @@ def sandbox_time(fam, items) -> dict:
             "their_wall_s": round(sum(r.report.wall_time for r in timed_out), 2)}
 
 
+def _trivial_runs(n: int, ready) -> None:
+    from vx.families.code.ops.run import sandbox
+
+    box = sandbox()
+    for k in range(3 + n):
+        if k == 3:
+            ready.wait()  # warm (its fork server started): the timed runs start together
+        box.run_calls("def vx_probe(x):\n    return x\n", "vx_probe", [([1], {})], args_after=False)
+
+
+def trivial_per_worker(jobs: int, runs: int = 150) -> float:
+    """The trivial candidate's cost per worker with `jobs` workers running it side by side (forked processes,
+    each with its own fork server, as `apply_ops` workers; ``Sandbox.run_calls`` whole, parent side
+    included): `jobs` x wall ms per run -- the measure a real attempt's cost at that `-j` is given in
+    (`jobs` x wall per item), so that the two compare alike when the workers compete for the cores."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    ready = ctx.Barrier(jobs + 1)
+    procs = [ctx.Process(target=_trivial_runs, args=(runs, ready)) for _ in range(jobs)]
+    for p in procs:
+        p.start()
+    ready.wait()
+    start = time.perf_counter()
+    for p in procs:
+        p.join()
+    return jobs * 1000 * (time.perf_counter() - start) / (jobs * runs)
+
+
 def _measure(args, fam, programs, codet_items, layers, jobs_list, rows, report) -> None:
     from vx.families.family import Family
 
@@ -311,6 +340,8 @@ def _measure(args, fam, programs, codet_items, layers, jobs_list, rows, report) 
         overhead = sandbox().measure_overhead(runs=9)
         report({"what": "overhead", "layer": layer, "ms_per_trivial_candidate": round(overhead, 2)})
         for jobs in jobs_list:
+            report({"what": "overhead", "layer": layer, "jobs": jobs,
+                    "ms_per_trivial_candidate_per_worker": round(trivial_per_worker(jobs), 2)})
             if args.train:
                 items = list(fam.split("train").items)
                 secs, app = grade(fam, items, jobs)
