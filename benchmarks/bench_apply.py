@@ -14,6 +14,9 @@ What it measures, in one run (so ratios are comparable on a shared machine):
 * **label** (``--label``) -- vx's ground truth (``Grader``: HumanEval+ base + plus inputs, one sandboxed
   process per program, stop at the first wrong answer) on the same CodeT programs, expected outputs
   computed cold;
+* **overhead** -- the trivial candidate's cost one at a time (``Sandbox.measure_overhead``) and per worker
+  with ``-j`` workers running it side by side (the measure a real attempt's cost at that ``-j`` is given in:
+  workers x wall per item);
 * **evalplus** (``--evalplus``) -- evalplus's own evaluator on the same programs (``check_correctness``,
   what ``evalplus.evaluate`` runs per sample: unsandboxed, forked processes; expected outputs with its
   ``trusted_exec``), with the same number of workers: the reference a user would otherwise run.
