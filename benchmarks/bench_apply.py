@@ -307,10 +307,9 @@ def _trivial_runs(n: int, ready) -> None:
     from vx.families.code.ops.run import sandbox
 
     box = sandbox()
-    for k in range(3 + n):
-        if k == 3:
-            ready.wait()  # warm (its fork server started): the timed runs start together
-        box.run_calls("def vx_probe(x):\n    return x\n", "vx_probe", [([1], {})], args_after=False)
+    box.measure_overhead(runs=3)  # warm: its fork server started
+    ready.wait()  # the timed runs of every worker start together
+    box.measure_overhead(runs=n)
 
 
 def trivial_per_worker(jobs: int, runs: int = 150) -> float:

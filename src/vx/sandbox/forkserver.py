@@ -583,10 +583,11 @@ def _on_message(server: _Server, state: _RunState) -> None:
         state.lost = True
 
 
-def _await_fork(server: _Server, state: _RunState, timeout: float) -> None:
-    """Wait (at most ``timeout`` s) for the server's report that it forked the child (its pidfd)."""
+def _await(server: _Server, state: _RunState, timeout: float, pending: Callable[[], bool]) -> None:
+    """Take the server's control messages into ``state`` while ``pending()`` and the server is there, at
+    most ``timeout`` s."""
     give_up = time.monotonic() + timeout
-    while state.pidfd is None and not state.lost and state.error is None:
+    while pending() and not state.lost:
         left = give_up - time.monotonic()
         if left <= 0:
             return
@@ -594,15 +595,14 @@ def _await_fork(server: _Server, state: _RunState, timeout: float) -> None:
             _on_message(server, state)
 
 
+def _await_fork(server: _Server, state: _RunState, timeout: float) -> None:
+    """Wait for the server's report that it forked the child (its pidfd), or that it could not."""
+    _await(server, state, timeout, lambda: state.pidfd is None and state.error is None)
+
+
 def _await_status(server: _Server, state: _RunState, timeout: float) -> bool:
-    give_up = time.monotonic() + timeout
-    while state.status is None and not state.lost:
-        left = give_up - time.monotonic()
-        if left <= 0:
-            return False
-        ready = select.select([server.sock], [], [], left)[0]
-        if ready:
-            _on_message(server, state)
+    """Wait for the server's report that it reaped the child; whether it came."""
+    _await(server, state, timeout, lambda: state.status is None)
     return state.status is not None
 
 

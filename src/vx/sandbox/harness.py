@@ -314,10 +314,7 @@ def _json_field(v):
 
 
 def _frame(fd, fields):
-    _send_frame(fd, _comma_join([_quote(k) + ":" + _json_field(v) for k, v in fields]))
-
-
-def _send_frame(fd, body):
+    body = _comma_join([_quote(k) + ":" + _json_field(v) for k, v in fields])
     data = ("{" + body + "}").encode("ascii")
     n = _len(data)
     _state["written"] += n + 4
@@ -329,17 +326,6 @@ def _send_frame(fd, body):
             view = view[written:]
     except _BaseException:
         _os_exit(3)  # the parent is gone or the candidate closed our fd: nothing to report to
-
-
-#: The keys of a call frame, quoted once (a frame per call: the harness's most frequent work).
-_CALL_KEYS = [_quote(k) + ":" for k in ("t", "i", "status", "value", "type", "exc_type", "exc_message", "stdout",
-                                         "stdout_truncated", "duration", "cpu", "budget", "args_after", "raised")]
-
-
-def _call_frame(fd, values):
-    """A call frame: ``values`` in the order of :data:`_CALL_KEYS` (what ``_frame`` writes, keys quoted once)."""
-    keys = _CALL_KEYS
-    _send_frame(fd, _comma_join([keys[n] + _json_field(v) for n, v in _enumerate(values)]))
 
 
 class _Capture:
@@ -665,24 +651,24 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
         if encoded is not None and _decode_cost(encoded.text, budget) > budget - (budget // 2 if args_after else 0):
             status, encoded, args_after = "unserializable", None, None
             exc_message = "value too large to report (decoding it would take over %d MiB)" % (budget >> 20)
-    _call_frame(
+    _frame(
         fd,
-        (
-            "call",
-            i,
-            status,
-            encoded,
-            type_name,
-            exc_type,
-            exc_message,
-            capture.value(),
-            capture.truncated,
-            duration,
-            cpu,
-            _float(timeout),
-            _TRUE if unchanged else args_after,
-            on_purpose and status == "exception",
-        ),
+        [
+            ("t", "call"),
+            ("i", i),
+            ("status", status),
+            ("value", encoded),
+            ("type", type_name),
+            ("exc_type", exc_type),
+            ("exc_message", exc_message),
+            ("stdout", capture.value()),
+            ("stdout_truncated", capture.truncated),
+            ("duration", duration),
+            ("cpu", cpu),
+            ("budget", _float(timeout)),
+            ("args_after", _TRUE if unchanged else args_after),
+            ("raised", on_purpose and status == "exception"),
+        ],
     )
 
 
