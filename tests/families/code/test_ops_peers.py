@@ -108,8 +108,8 @@ def test_close_with_its_fast_paths_is_close_by_its_definition(a, b):
 def test_clustering_every_attempt_of_a_task_compares_each_pair_of_behaviours_once(monkeypatch):
     """Every peer baseline clusters all k attempts for each of the k attempts it judges; the pairs are
     remembered (issue 32), so a pair of behaviours is compared once, not once per attempt judged, and the
-    clusters are the same."""
-    answers = [V(1), V(2), V([1, 2])]
+    clusters are the same. (Floats: answers with keys are clustered by key, comparing no pair at all.)"""
+    answers = [V(1.5), V(2), V([1, 2.5])]
     behaviours = [b(*(answers if i % 3 else answers[::-1])) for i in range(9)]
     orders = [[behaviours[i]] + behaviours[:i] + behaviours[i + 1:] for i in range(9)]
     compared = []
@@ -123,6 +123,9 @@ def test_clustering_every_attempt_of_a_task_compares_each_pair_of_behaviours_onc
     assert again == first and not compared
     P._SAME.clear()
     assert P.behaviour_clusters(behaviours) == [[0, 3, 6], [1, 2, 4, 5, 7, 8]] and compared
+    keyed = [b(*(a if i % 3 else a[::-1])) for i in range(9) for a in [[V(1), V(2), V([1, 2])]]]
+    compared.clear()
+    assert P.behaviour_clusters(keyed) == [[0, 3, 6], [1, 2, 4, 5, 7, 8]] and not compared
 
 
 def test_only_the_selected_probe_classes_count():

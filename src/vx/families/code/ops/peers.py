@@ -30,7 +30,7 @@ a top-scoring consensus set of the model-written tests). The check template ``di
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -141,6 +141,130 @@ def same_answer(a: Answer, b: Answer) -> bool:
     return True
 
 
+# --------------------------------------------------------------------------- answer keys (issue 32)
+
+#: Scalar types whose values `close` compares with ``==`` and types respected (bool is not int).
+_KEYED_SCALARS = frozenset({str, int, type(None), bytes, bool})
+_MAX_KEY_DEPTH = 40  # `close` gives up below this depth (a value is then not even equal to itself)
+_NAN = ("nan",)  # every NaN keys alike (`close` holds NaN equal to NaN; NaN != NaN would split them)
+
+
+def _value_key(value: Any, depth: int, floats: list[bool]) -> Any:
+    if depth > _MAX_KEY_DEPTH:
+        return None
+    t = type(value)
+    if t in _KEYED_SCALARS:
+        return (t, value)
+    if t is float:
+        floats.append(True)
+        return (float, _NAN if value != value else value)
+    if t is list or t is tuple:
+        keys = []
+        for x in value:
+            k = _value_key(x, depth + 1, floats)
+            if k is None:
+                return None
+            keys.append(k)
+        return (t, tuple(keys))
+    if t is dict:
+        items = []
+        for name, x in value.items():
+            k = _value_key(x, depth + 1, floats)
+            if k is None or type(name) not in _KEYED_SCALARS:
+                return None
+            items.append((name, k))
+        return (dict, frozenset(items))
+    return None
+
+
+def answer_key(a: Answer) -> Any:
+    """A hashable key of an answer: answers with equal keys are equal as data (:func:`same_answer`) and
+    compare alike with every other answer. Without a float (a key not tagged ``"value~"``: see
+    :func:`_tolerant`) equal keys also means exactly ``same_answer``; floats are compared within 1e-6,
+    which is not transitive, so answers whose keys differ may still be the same answer. None where no
+    key is known: a type `close` compares by ``==`` alone, a dict keyed by other than scalars, nesting
+    deeper than `close` compares. (A law in the tests checks all of this against `same_answer`.)"""
+    if a.kind == "value":
+        floats: list[bool] = []
+        k = _value_key(a.value, 0, floats)
+        return None if k is None else ("value~" if floats else "value", k)
+    if a.kind == "opaque":
+        return ("opaque", a.detail)
+    return (a.kind,)
+
+
+def _tolerant(key: Any) -> bool:
+    return key[0] == "value~"
+
+
+def _answer_keys(b: Behaviour) -> tuple[Any, ...]:
+    """The keys of an attempt's peer-probe answers, once per decoded observation object."""
+    hit = _KEYS.get(b)
+    return hit if hit is not MISSING else _KEYS.put(tuple(map(answer_key, b.answers)), b)
+
+
+def behaviour_key(b: Behaviour) -> Any:
+    """A hashable key of a behaviour (its answers' keys, the examples' first; :func:`answer_key`): equal
+    keys are the same behaviour (:func:`same_behaviour`), and without a float exactly so; its first
+    element says whether a float is in it. None when an answer has no key."""
+    hit = _BEHAVIOUR_KEYS.get(b)
+    if hit is not MISSING:
+        return hit
+    keys = (*map(answer_key, b.example_answers), *_answer_keys(b))
+    key = None if None in keys else (any(map(_tolerant, keys)), b.loaded, keys)
+    return _BEHAVIOUR_KEYS.put(key, b)
+
+
+def _groups(answers: Sequence[Answer], keys: Sequence[Any] | None = None) -> list[list[Any]]:
+    """Answers grouped by :func:`same_answer` as ``[first answer, count]`` in order of first appearance,
+    leaving out those not run -- the greedy rule: each answer joins the first group whose first answer
+    it equals. Answers with equal keys are counted together first (they all join the group the first of
+    them joins); then, if a float is among them, the distinct ones are grouped pairwise."""
+    return _grouped(answers, [answer_key(a) for a in answers] if keys is None else keys)[0]
+
+
+def _grouped(answers: Sequence[Answer], keys: Sequence[Any]) -> tuple[list[list[Any]], bool]:
+    """:func:`_groups`, and whether the groups are classes (every answer keyed, no float among them)."""
+    found: dict[Any, list[Any]] = {}
+    tolerant = False
+    for a, k in zip(answers, keys):
+        if a.kind == "not_run":
+            continue
+        if k is None:
+            return _pairwise_groups(answers), False
+        g = found.get(k)
+        if g is None:
+            found[k] = [a, 1]
+            tolerant = tolerant or _tolerant(k)
+        else:
+            g[1] += 1
+    if not tolerant:  # distinct keys are different answers
+        return list(found.values()), True
+    groups: list[list[Any]] = []
+    for a, n in found.values():
+        for g in groups:
+            if same_answer(g[0], a):
+                g[1] += n
+                break
+        else:
+            groups.append([a, n])
+    return groups, False
+
+
+def _pairwise_groups(answers: Sequence[Answer]) -> list[list[Any]]:
+    groups: list[list[Any]] = []
+    for a in answers:
+        if a.kind == "not_run":
+            continue
+        for g in groups:
+            if same_answer(g[0], a):
+                g[1] += 1
+                break
+        else:
+            groups.append([a, 1])
+    return groups
+
+
 def _answer(call: Any) -> Answer:
     cpu, budget = getattr(call, "cpu", None), getattr(call, "budget", None)
     if call.status == "ok":
@@ -164,11 +288,38 @@ def judged_against_peers(mine: Behaviour, voters: Sequence[Behaviour]) -> tuple[
     """Every answer's time judged against the voters' on the same probe (:func:`.run.against_peers`, the
     budget decision): one that used more than k x the others' median CPU becomes a timeout, and one
     stopped at its own budget below that line becomes unknown (not run), so a slow correct attempt is
-    never outvoted for its own run's budget."""
+    never outvoted for its own run's budget. Behaviours with no answer changed are returned as given."""
     everyone = [mine, *voters]
-    answers = [list(b.answers) for b in everyone]
+    changes = _timing_changes(everyone)
+    if not changes:
+        return mine, list(voters)
+    rows: dict[int, list[Answer]] = {}
+    for (a, j), answer in changes.items():
+        rows.setdefault(a, list(everyone[a].answers))[j] = answer
+    out = [attrs.evolve(b, answers=tuple(rows[a])) if a in rows else b for a, b in enumerate(everyone)]
+    return out[0], out[1:]
+
+
+def _hot_columns(b: Behaviour) -> frozenset[int]:
+    """The probes on which this answer may be judged for its time (a timeout, or a measured answer above
+    :data:`.run.PEER_FLOOR`); every other answer stands as reported."""
+    hit = _HOT.get(b)
+    if hit is not MISSING:
+        return hit
+    hot = frozenset(j for j, a in enumerate(b.answers) if a.kind == "timeout" or (
+        a.kind in _MEASURED and a.cpu is not None and a.cpu > _run.PEER_FLOOR))
+    return _HOT.put(hot, b)
+
+
+def _timing_changes(everyone: Sequence[Behaviour]) -> dict[tuple[int, int], Answer]:
+    """What :func:`judged_against_peers` changes, as ``{(attempt, probe): new answer}`` (``everyone[0]``
+    is the attempt judged; the others are its voters). Only the probes some attempt is hot on
+    (:func:`_hot_columns`) are looked at: on the rest nothing can change."""
+    mine = everyone[0]
+    hot = sorted(j for j in frozenset().union(*map(_hot_columns, everyone)) if j < len(mine.answers))
+    changes: dict[tuple[int, int], Answer] = {}
     judged = (*_MEASURED, "timeout")
-    for j in range(len(mine.answers)):
+    for j in hot:
         column = [b.answers[j] if j < len(b.answers) else None for b in everyone]
         # the voters' measured CPU on this probe, once per probe (k of them, not k^2)
         measured = [(k, a.cpu) for k, a in enumerate(column) if k and a is not None and a.kind in _MEASURED
@@ -183,11 +334,10 @@ def judged_against_peers(mine: Behaviour, voters: Sequence[Behaviour]) -> tuple[
             others = [cpu for k, cpu in measured if k != a]
             kind, why = _run.against_peers(ans.cpu, ans.budget, ans.kind == "timeout", others)
             if kind == "timeout":
-                answers[a][j] = Answer("timeout", None, why, ans.cpu, ans.budget)
+                changes[(a, j)] = Answer("timeout", None, why, ans.cpu, ans.budget)
             elif kind == "unknown":
-                answers[a][j] = Answer("not_run", None, why)
-    out = [attrs.evolve(b, answers=tuple(rows)) for b, rows in zip(everyone, answers)]
-    return out[0], out[1:]
+                changes[(a, j)] = Answer("not_run", None, why)
+    return changes
 
 
 def _ended_answers(b: Behaviour) -> Behaviour:
@@ -258,6 +408,9 @@ class Behaviour:
 
 
 _DECODED = IdentityMemo(4096)
+_KEYS = IdentityMemo(4096)  # per decoded observation: its answers' keys (answer_key)
+_BEHAVIOUR_KEYS = IdentityMemo(4096)
+_HOT = IdentityMemo(4096)  # per decoded observation: the probes its time may be judged on
 
 
 def _seconds(value: Any) -> float | None:
@@ -363,25 +516,34 @@ def vote(mine: Behaviour, peers: Sequence[Behaviour], calls: Sequence[str], clas
     if guard is not None:
         return guard
     voters = [p for p in peers if p.trusted and len(p.answers) == len(mine.answers)]
-    mine, voters = judged_against_peers(mine, voters)
-    mine = _ended_answers(mine)
+    # Per probe, the voters' answers are grouped once (by key, :func:`_groups`); the same groups with this
+    # attempt's answer added are the distinguishing-input search's (:func:`distinguishing`, which groups
+    # the attempt and its voters, the attempt first).
+    changes = _timing_changes([mine, *voters])
+    answers = [changes.get((0, j), a) for j, a in enumerate(mine.answers)] if changes else list(mine.answers)
+    if mine.ended:  # the probes it left unanswered are answers of their own (_ended_answers)
+        answers = [Answer("ended", None, mine.ended) if a.kind == "not_run" else a for a in answers]
+    keys = [_answer_keys(p) for p in voters]
     agreed = hits = 0
     first: Vote | None = None
-    for j, (ans, klass) in enumerate(zip(mine.answers, classes)):
-        if klass not in selected or ans.kind == "not_run":
+    splits: list[tuple[int, int, int, list[list[Any]]]] = []
+    for j in range(min(len(classes), len(answers))):
+        if classes[j] not in selected:
             continue
-        groups: list[list[Any]] = []  # [answer, count]
-        for p in voters:
-            other = p.answers[j]
-            if other.kind == "not_run":
-                continue
-            for g in groups:
-                if same_answer(g[0], other):
-                    g[1] += 1
-                    break
-            else:
-                groups.append([other, 1])
-        if not groups:
+        ans = answers[j]
+        if changes:
+            column = [changes.get((i, j)) or p.answers[j] for i, p in enumerate(voters, 1)]
+            column_keys = [k[j] if column[i] is p.answers[j] else answer_key(column[i])
+                           for i, (p, k) in enumerate(zip(voters, keys))]
+        else:
+            column = [p.answers[j] for p in voters]
+            column_keys = [k[j] for k in keys]
+        groups, partition = _grouped(column, column_keys)
+        split = _with_answer(ans, groups, partition, column, column_keys)
+        if len(split) >= 2:
+            split.sort(key=lambda g: -g[1])
+            splits.append((-len(split), -split[1][1], j, split))
+        if ans.kind == "not_run" or not groups:
             continue
         groups.sort(key=lambda g: -g[1])
         top, support = groups[0]
@@ -396,7 +558,7 @@ def vote(mine: Behaviour, peers: Sequence[Behaviour], calls: Sequence[str], clas
         if first is None:
             first = Vote(1, f"{calls[j]} {ans.text()}; {support} of {answered} other attempts that pass the "
                             f"visible example {top.text('return')}", j)
-    split = distinguishing([mine, *voters], calls, classes, selected)
+    split = _split_texts(splits, calls)
     if first is not None:
         more = f" (and {hits - 1} more probe(s))" if hits > 1 else ""
         return attrs.evolve(first, message=first.message + more + _split_text(split, first.probe))
@@ -405,6 +567,25 @@ def vote(mine: Behaviour, peers: Sequence[Behaviour], calls: Sequence[str], clas
                        f"example on {agreed} probe(s)" + _split_text(split))
     return Vote(-1, f"no probe has a clear plurality among the {len(voters)} other attempt(s) that pass the "
                     "visible example" + _split_text(split))
+
+
+def _with_answer(ans: Answer, groups: list[list[Any]], partition: bool, column: Sequence[Answer],
+                 keys: Sequence[Any]) -> list[list[Any]]:
+    """The groups of ``[ans, *column]`` (the attempt first), made from the groups of ``column`` when the
+    answers fall into classes (no float): its answer's group first, holding the voter group equal to it."""
+    if ans.kind == "not_run":
+        return [list(g) for g in groups]
+    key = answer_key(ans)
+    if not partition or key is None or _tolerant(key):
+        return _groups([ans, *column], [key, *keys])  # not classes: group again with the attempt first
+    mine = [ans, 1]
+    out = [mine]
+    for g in groups:
+        if same_answer(ans, g[0]):  # all of a keyed group's answers are equal: it joins whole or not at all
+            mine[1] += g[1]
+        else:
+            out.append(list(g))
+    return out
 
 
 #: How many distinguishing inputs a peer op's message shows.
@@ -418,27 +599,28 @@ def distinguishing(behaviours: Sequence[Behaviour], calls: Sequence[str], classe
     more than one answer -- inputs that separate attempts the examples grade alike. At most `cap`, the
     most even splits first (most answers, then the largest minority), each as (probe index, "call
     (answer x n, answer x m)")."""
-    found = []
+    splits = []
     for j, klass in enumerate(classes):
         if klass not in selected:
             continue
-        groups: list[list[Any]] = []
-        for b in behaviours:
-            if j >= len(b.answers) or b.answers[j].kind == "not_run":
-                continue
-            for g in groups:
-                if same_answer(g[0], b.answers[j]):
-                    g[1] += 1
-                    break
-            else:
-                groups.append([b.answers[j], 1])
+        groups = _groups([b.answers[j] for b in behaviours if j < len(b.answers)])
         if len(groups) < 2:
             continue
         groups.sort(key=lambda g: -g[1])
-        text = ", ".join(f"{g[0].text('').strip() or g[0].kind} x{g[1]}" for g in groups[:3])
-        found.append((-len(groups), -groups[1][1], j, f"{calls[j]} ({text})"))
-    found.sort()
-    return [(j, text) for _, _, j, text in found[:cap]]
+        splits.append((-len(groups), -groups[1][1], j, groups))
+    return _split_texts(splits, calls, cap)
+
+
+def _split_texts(splits: list[tuple[int, int, int, list[list[Any]]]], calls: Sequence[str],
+                 cap: int = MAX_SHOWN_SPLITS) -> list[tuple[int, str]]:
+    """The `cap` most even splits, ``(-groups, -the second group's size, probe, groups sorted by size)``,
+    as text (made for those shown only)."""
+    splits.sort(key=lambda s: s[:3])
+
+    def shown(g: list[Any]) -> str:
+        return f"{g[0].text('').strip() or g[0].kind} x{g[1]}"
+
+    return [(j, f"{calls[j]} ({', '.join(map(shown, groups[:3]))})") for _, _, j, groups in splits[:cap]]
 
 
 def _split_text(split: list[tuple[int, str]], skip: int | None = None) -> str:
@@ -460,14 +642,10 @@ def dual_cluster_vote(task: Mapping[str, Any], mine: Behaviour, peers: Sequence[
     mine, voters = judged_against_peers(mine, voters)
     mine = _ended_answers(mine)
     sel = [j for j, k in enumerate(classes) if k in selected]
-    clusters: list[list[Behaviour]] = []
-    for p in voters:
-        for c in clusters:
-            if all(same_answer(c[0].answers[j], p.answers[j]) for j in sel):
-                c.append(p)
-                break
-        else:
-            clusters.append([p])
+    keys = [tuple(_answer_keys(p)[j] for j in sel) for p in voters]
+    clusters = [[voters[i] for i in c] for c in _clusters(
+        [None if None in k else (any(map(_tolerant, k)), k) for k in keys],
+        lambda i, q: all(same_answer(voters[i].answers[j], voters[q].answers[j]) for j in sel))]
     weights = [count for _, count in model_tests_with_counts(task)]
 
     def score(c: list[Behaviour]) -> float:
@@ -568,15 +746,65 @@ _SAME = IdentityMemo(1 << 16)
 
 def behaviour_clusters(behaviours: Sequence[Behaviour]) -> list[list[int]]:
     """Indices grouped by identical answers on the examples and every peer probe (greedy, in order);
-    attempts that do not load form one cluster."""
-    clusters: list[list[int]] = []
-    for i, b in enumerate(behaviours):
+    attempts that do not load form one cluster. By key in one pass when every behaviour has one
+    (:func:`behaviour_key`), pairwise otherwise."""
+    classes = _behaviour_classes(behaviours)
+    return _clusters(classes if classes is not None else [None] * len(behaviours),
+                     lambda i, q: same_behaviour(behaviours[i], behaviours[q]))
+
+
+def _behaviour_classes(behaviours: Sequence[Behaviour]) -> list[tuple[bool, int]] | None:
+    """Per behaviour, ``(has a float, number)``, the number equal for equal :func:`behaviour_key` s (None
+    when one has no key). Numbered once per set of behaviours: each attempt of a task clusters the same
+    k behaviours (in its own order), and hashing k large keys for each would cost k^2 hashes a task."""
+    objects = tuple(sorted(behaviours, key=id))
+    numbers = _CLASSES.get(*objects)
+    if numbers is MISSING:
+        keys: dict[Any, tuple[bool, int]] | None = {}
+        by_id: dict[int, tuple[bool, int]] | None = {}
+        for b in objects:
+            k = behaviour_key(b)
+            if k is None:
+                by_id = None
+                break
+            by_id[id(b)] = keys.setdefault(k, (k[0], len(keys)))
+        numbers = _CLASSES.put(by_id, *objects)
+    return None if numbers is None else [numbers[id(b)] for b in behaviours]
+
+
+_CLASSES = IdentityMemo(256)
+
+
+def _clusters(keys: Sequence[Any], same: Callable[[int, int], bool]) -> list[list[int]]:
+    """Indices clustered by the greedy rule (each joins the first cluster whose first member it is the
+    same as: ``same(first, i)``), in order. ``keys[i]``: a ``(has a float, key)`` pair equal for items that
+    are the same and compare alike with every other (None: not known). Items with equal keys are
+    clustered together first; only without floats are distinct keys distinct clusters at once."""
+    if None in keys:
+        clusters: list[list[int]] = []
+        for i in range(len(keys)):
+            for c in clusters:
+                if same(c[0], i):
+                    c.append(i)
+                    break
+            else:
+                clusters.append([i])
+        return clusters
+    by_key: dict[Any, list[int]] = {}
+    for i, k in enumerate(keys):
+        by_key.setdefault(k, []).append(i)
+    if not any(k[0] for k in by_key):
+        return list(by_key.values())
+    clusters = []
+    for members in by_key.values():  # in order of first appearance: a cluster's first member comes first
         for c in clusters:
-            if same_behaviour(behaviours[c[0]], b):
-                c.append(i)
+            if same(c[0], members[0]):
+                c.extend(members)
                 break
         else:
-            clusters.append([i])
+            clusters.append(list(members))
+    for c in clusters:
+        c.sort()
     return clusters
 
 
@@ -598,6 +826,14 @@ def outside_plurality(task, mine, peers, ctx):
 def test_passes(task: Mapping[str, Any], b: Behaviour) -> list[bool]:
     """Which of the task's model-written tests the attempt passes (its answer equals the test's
     expected value, with the family's comparator)."""
+    hit = _PASSES.get(task, b)
+    return list(hit) if hit is not MISSING else list(_PASSES.put(tuple(_test_passes(task, b)), task, b))
+
+
+_PASSES = IdentityMemo(4096)  # every attempt of a task scores all k: once per (task, observation) object
+
+
+def _test_passes(task: Mapping[str, Any], b: Behaviour) -> list[bool]:
     from vx.families.code.ops.exec import _comparator
 
     tests = probe.model_tests(task)
