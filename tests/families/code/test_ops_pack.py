@@ -121,3 +121,34 @@ def test_op_versions_follow_the_shared_machinery():
     assert source_version(fn, [O.crash.fn.__module__, "vx.families.code.ops.run"]) == a
     assert O.crash.version == source_version(fn, __import__("vx.families.code.ops.exec", fromlist=["x"]).DEPENDS)
     assert len({o.version for o in pack.ops}) == len(pack.ops)
+
+
+def test_every_op_that_runs_the_probes_is_versioned_by_the_modules_that_make_them():
+    """An op whose verdict comes from the sandboxed run over a task's probes (its module depends on
+    `run`) must go stale when the probes change: the modules that make them (every module of the pack
+    that `probe` imports, at the top or inside a function) are in its version."""
+    import ast
+    import importlib
+    import pkgutil
+
+    from vx.families.code.ops import probe
+
+    tree = ast.parse(Path(probe.__file__).read_text())
+    makers = {f"vx.families.code.ops.{a.name}" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+              and n.module == "vx.families.code.ops" for a in n.names}
+    makers |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+               and (n.module or "").startswith("vx.families.code.ops.")}
+    makers -= {"vx.families.code.ops.probestore"}  # where probes are kept, not how they are made
+    assert {"vx.families.code.ops.generate", "vx.families.code.ops.draw"} <= makers
+
+    def name(dep):
+        return dep if isinstance(dep, str) else getattr(dep, "__name__", "")
+
+    checked = 0
+    for info in pkgutil.iter_modules(O.__path__):
+        module = importlib.import_module(f"vx.families.code.ops.{info.name}")
+        deps = {name(d) for d in getattr(module, "DEPENDS", ())}
+        if "vx.families.code.ops.run" in deps:
+            checked += 1
+            assert makers <= deps, f"{info.name}.DEPENDS lacks {sorted(makers - deps)}"
+    assert checked >= 4  # exec, peers, invariants, templates (and agreement, through peers)

@@ -38,7 +38,8 @@ from vx.families.code.ops.values import (
 from vx.ops.core import abstain, clean, drawback, op
 
 #: What these ops' verdicts depend on besides their own function (it goes into their versions).
-DEPENDS = (__name__, _run, artifact, values, probe, "vx.families.code.compare", "vx.families.code.ops.generate")
+DEPENDS = (__name__, _run, artifact, values, probe, "vx.families.code.compare", "vx.families.code.ops.generate",
+           "vx.families.code.ops.draw")
 
 # --------------------------------------------------------------------------- exec ops
 

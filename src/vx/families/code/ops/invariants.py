@@ -60,7 +60,7 @@ from vx.ops.core import Context, Result, abstain, clean, drawback, op
 from vx.memo import MISSING, IdentityMemo
 from vx.ops.specs import SpecError, inducer, template
 
-DEPENDS = (__name__, generate, probe, values, _run)
+DEPENDS = (__name__, generate, probe, values, _run, "vx.families.code.ops.draw")
 
 #: Examples that could have broken a relation, at least: one example supports nothing.
 MIN_SUPPORT = 2

@@ -44,7 +44,8 @@ from vx.ops.core import abstain, clean, drawback, observer, peer_op
 from vx.memo import MISSING, IdentityMemo
 from vx.ops.specs import SpecError, inducer, template
 
-DEPENDS = (__name__, generate, probe, values, _run, "vx.families.code.compare", "vx.families.code.ops.exec")
+DEPENDS = (__name__, generate, probe, values, _run, "vx.families.code.compare", "vx.families.code.ops.exec",
+           "vx.families.code.ops.draw")
 
 #: Probe selections of the template's ``probes`` parameter.
 PROBE_SETS: dict[str, frozenset[str]] = {

@@ -54,7 +54,7 @@ from vx.ops.specs import SpecError, inducer, template
 
 FAMILY = "code"
 #: What every template's verdict depends on besides its factory (goes into the versions of its ops).
-DEPENDS = (__name__, artifact, values, _run, probe_mod)
+DEPENDS = (__name__, artifact, values, _run, probe_mod, "vx.families.code.ops.generate", "vx.families.code.ops.draw")
 MAX_PROPOSALS = 5
 
 Pair = tuple[Mapping[str, Any], Any]
