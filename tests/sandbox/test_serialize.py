@@ -168,3 +168,48 @@ def test_request_accepts_only_plain_data() -> None:
         encode_request({"calls": [collections.namedtuple("Point", "x")(1)]})
     with pytest.raises(TypeError, match="not plain data"):
         check_plain({"f": compile("1", "x", "eval")})
+
+
+_texts = st.none() | st.text(max_size=30)
+_raws = st.none() | st.sampled_from(["true", "[1,2]", '{"tuple":[[1],{"dict":[]}]}', '"x"'])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=10**6),
+    st.sampled_from(["ok", "exception", "timeout", "unserializable"]),
+    _raws, _texts, _texts, _texts, st.text(max_size=40), st.booleans(),
+    st.floats(allow_nan=True, allow_infinity=True), st.floats(min_value=0), st.floats(min_value=0),
+    _raws, st.booleans(),
+)
+def test_a_call_frame_is_the_frame_written_field_by_field(
+    i, status, value, type_name, exc_type, exc_message, stdout, truncated, duration, cpu, budget, after, raised
+):
+    """The harness formats a call's frame in one step (`_call_frame`); it is byte for byte what the generic
+    `_frame` writes for the same fields in the parent's schema order, so the parent reads it the same way."""
+    import os
+
+    raw = [None if v is None else harness._Raw(v) for v in (value, after)]
+    fields = [("t", "call"), ("i", i), ("status", status), ("value", raw[0]), ("type", type_name),
+              ("exc_type", exc_type), ("exc_message", exc_message), ("stdout", stdout),
+              ("stdout_truncated", truncated), ("duration", duration), ("cpu", cpu), ("budget", budget),
+              ("args_after", raw[1]), ("raised", raised)]
+    written = []
+    for write in (lambda fd: harness._frame(fd, fields),
+                  lambda fd: harness._call_frame(fd, i, status, raw[0], type_name, exc_type, exc_message, stdout,
+                                                 truncated, duration, cpu, budget, raw[1], raised)):
+        r, w = os.pipe()
+        try:
+            write(w)
+            os.close(w)
+            w = -1
+            chunks = []
+            while chunk := os.read(r, 1 << 16):
+                chunks.append(chunk)
+            written.append(b"".join(chunks))
+        finally:
+            os.close(r)
+            if w != -1:
+                os.close(w)
+    assert written[0] == written[1]
+    assert [k for k, _ in fields] == list(json.loads(written[1][4:]))

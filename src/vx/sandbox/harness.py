@@ -314,8 +314,35 @@ def _json_field(v):
 
 
 def _frame(fd, fields):
-    body = _comma_join([_quote(k) + ":" + _json_field(v) for k, v in fields])
-    data = ("{" + body + "}").encode("ascii")
+    _write_frame(fd, "{" + _comma_join([_quote(k) + ":" + _json_field(v) for k, v in fields]) + "}")
+
+
+#: A call's frame: the fields `_frame` would write for it, in the same order (the parent's schema,
+#: ``report._CALL_KEYS_RAISED``), formatted in one step -- it is written once a call, and field-by-field
+#: rendering was a third of the harness's time per call. A test checks it against `_frame`.
+_CALL_FRAME = (
+    '{"t":"call","i":%s,"status":%s,"value":%s,"type":%s,"exc_type":%s,"exc_message":%s,"stdout":%s,'
+    '"stdout_truncated":%s,"duration":%s,"cpu":%s,"budget":%s,"args_after":%s,"raised":%s}'
+)
+
+
+def _text_or_null(v):
+    return "null" if v is None else _quote(_str_copy(v))
+
+
+def _call_frame(fd, i, status, value, type_name, exc_type, exc_message, stdout, truncated, duration, cpu,
+                budget, args_after, raised):
+    """Write one call's frame (``value`` and ``args_after``: a `_Raw` fragment or None)."""
+    _write_frame(fd, _CALL_FRAME % (
+        _int_repr(i), _quote(status), "null" if value is None else value.text, _text_or_null(type_name),
+        _text_or_null(exc_type), _text_or_null(exc_message), _quote(_str_copy(stdout)),
+        "true" if truncated else "false", _float_text(duration), _float_text(cpu), _float_text(budget),
+        "null" if args_after is None else args_after.text, "true" if raised else "false",
+    ))
+
+
+def _write_frame(fd, text):
+    data = text.encode("ascii")
     n = _len(data)
     _state["written"] += n + 4
     data = n.to_bytes(4, "big") + data
@@ -651,25 +678,9 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
         if encoded is not None and _decode_cost(encoded.text, budget) > budget - (budget // 2 if args_after else 0):
             status, encoded, args_after = "unserializable", None, None
             exc_message = "value too large to report (decoding it would take over %d MiB)" % (budget >> 20)
-    _frame(
-        fd,
-        [
-            ("t", "call"),
-            ("i", i),
-            ("status", status),
-            ("value", encoded),
-            ("type", type_name),
-            ("exc_type", exc_type),
-            ("exc_message", exc_message),
-            ("stdout", capture.value()),
-            ("stdout_truncated", capture.truncated),
-            ("duration", duration),
-            ("cpu", cpu),
-            ("budget", _float(timeout)),
-            ("args_after", _TRUE if unchanged else args_after),
-            ("raised", on_purpose and status == "exception"),
-        ],
-    )
+    _call_frame(fd, i, status, encoded, type_name, exc_type, exc_message, capture.value(), capture.truncated,
+                duration, cpu, _float(timeout), _TRUE if unchanged else args_after,
+                on_purpose and status == "exception")
 
 
 def _run_calls(req):
