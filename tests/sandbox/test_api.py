@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import copy
 import math
 import os
 import shutil
@@ -339,6 +340,40 @@ def test_calls_never_share_argument_objects(any_sb: Sandbox) -> None:
     rep = any_sb.run_calls(code, "f", [([shared, shared], {}), ([shared, shared], {})])
     assert [c.value for c in rep.calls] == [[[3, 1, 2, 9], [3, 1, 2]]] * 2
     assert shared == [3, 1, 2]
+
+
+def test_prepared_calls_run_as_the_calls_themselves_and_are_a_private_copy(any_sb: Sandbox) -> None:
+    """Issue 32: a task's probes go to every attempt at it, so they are checked, copied and encoded once
+    (``prepare_calls``). A run of prepared calls reports what a run of the calls does; a candidate that
+    mutates its arguments does not change what the next candidate receives, and neither does the caller
+    changing the objects it prepared them from."""
+    code = ("def f(xs, d=None, *rest):\n    if d: xs.sort()\n    if len(xs) < 3: xs.append(len(xs))\n"
+            "    return [xs, sorted(d or {}), [type(r).__name__ for r in rest]]\n")
+    calls = [([[3, 1, 2]], {}), ([[3, 1, 2]], {"d": {"k": 1.5}}),
+             ([[0], None, (2, 1), {1, 2}, frozenset({3}), b"x", 1 + 2j, True, float("inf")], {})]
+
+    def seen(rep):  # a copy: an unchanged call's args_after are the objects that were sent
+        return copy.deepcopy([(c.status, c.value, c.args_after) for c in rep.calls])
+
+    for after in (True, False, [False, True, True]):
+        direct = seen(any_sb.run_calls(code, "f", calls, args_after=after))
+        assert direct[2][1][2] == ["tuple", "set", "frozenset", "bytes", "complex", "bool", "float"]
+        prepared = any_sb.prepare_calls(calls, args_after=after)
+        assert len(prepared) == 3 and [a for a, _ in prepared][0] == ([3, 1, 2],)
+        calls[0][0][0].append(99)  # the caller's objects change after preparing: the prepared calls do not
+        calls[1][1]["d"]["k2"] = 0
+        first = seen(any_sb.run_calls(code, "f", prepared, args_after=after))
+        again = seen(any_sb.run_calls(code, "f", prepared, args_after=after))
+        assert first == again == direct
+        calls[0][0][0].pop()
+        del calls[1][1]["d"]["k2"]
+    assert direct[0][2] is None and direct[1][2] == (([1, 2, 3],), {"d": {"k": 1.5}})  # [False, True, True]
+    with pytest.raises(ValueError, match="prepared for another args_after"):
+        any_sb.run_calls(code, "f", any_sb.prepare_calls(calls, args_after=False))
+    with pytest.raises(TypeError, match=r"request\['calls'\]\[0\]\[0\]\[0\]: builtins.object is not plain data"):
+        any_sb.prepare_calls([([object()], {})])
+    with pytest.raises(ValueError, match="entries for 3 calls"):
+        any_sb.prepare_calls(calls, args_after=[True])
 
 
 def test_import_paths_are_the_only_extra_modules(sb: Sandbox) -> None:

@@ -70,6 +70,8 @@ import statistics
 import tempfile
 from typing import Any, Callable, Sequence
 
+import attrs
+
 from vx.sandbox.config import LAYER_ENV, LAYERS, CallBudget, SandboxConfig
 from vx.sandbox.harness import encode_value  # the child's own encoder: args_before byte for byte
 from vx.sandbox.layers import LIMIT_TEXT, Detection, LayerStatus, SandboxUnavailable, clear_cache, detect
@@ -88,6 +90,7 @@ from vx.sandbox.report import (
 )
 from vx.sandbox import forkserver
 from vx.sandbox.runner import Plan, launch as _launch_process
+from vx.sandbox.serialize import MARSHAL_VERSION, check_plain
 
 __all__ = [
     "CALL_STATUSES",
@@ -100,6 +103,7 @@ __all__ = [
     "Detection",
     "FrameLimits",
     "LayerStatus",
+    "PreparedCalls",
     "RunReport",
     "Sandbox",
     "SandboxConfig",
@@ -118,6 +122,31 @@ def launch(plan: Plan, request: dict[str, Any], **kwargs: Any) -> Any:
     if plan.layer == forkserver.LAYER:
         return forkserver.launch(plan, request, **kwargs)
     return _launch_process(plan, request, **kwargs)
+
+
+@attrs.frozen(eq=False)
+class PreparedCalls:
+    """Calls checked, copied and encoded once (:meth:`Sandbox.prepare_calls`), to send to many candidates:
+    one task's probes to every attempt at it. Later changes to the objects they were made from do not
+    reach them."""
+
+    #: The calls as the child receives them: ``[args tuple, kwargs dict]`` each (a private copy).
+    calls: tuple[list[Any], ...]
+    #: ``marshal`` of :attr:`calls` (the request carries it as it is).
+    blob: bytes
+    #: Whether each call reports its arguments afterwards (``run_calls``' ``args_after``), and the encoding
+    #: the child compares them with.
+    args_after: bool | tuple[bool, ...]
+    args_before: tuple[str | None, ...] | None
+
+    def __len__(self) -> int:
+        return len(self.calls)
+
+    def __iter__(self) -> Any:
+        return iter(self.calls)
+
+    def __getitem__(self, index: int) -> list[Any]:
+        return self.calls[index]
 
 
 class Sandbox:
@@ -209,7 +238,7 @@ class Sandbox:
         self,
         code: str,
         entry_point: str,
-        calls: Sequence[Call],
+        calls: Sequence[Call] | PreparedCalls,
         setup: str = "",
         *,
         timeouts: Sequence[float | CallBudget] | None = None,
@@ -222,7 +251,7 @@ class Sandbox:
         """Load ``setup`` + ``code`` in a fresh sandboxed process and call ``entry_point``.
 
         ``calls`` is a list of ``(args, kwargs)``; arguments must be plain data (exact
-        built-in types). ``timeouts`` optionally gives one CPU budget per call, in seconds or as a
+        built-in types); or the same made once by :meth:`prepare_calls`. ``timeouts`` optionally gives one CPU budget per call, in seconds or as a
         :class:`CallBudget` (default ``config.per_call_timeout``), each with its wall-clock backstop
         (``config.wall_for``); ``total_timeout`` overrides ``config.total_timeout`` (the wall-clock
         deadline of the whole run); ``cpu_limit`` is the process's CPU time limit (RLIMIT_CPU,
@@ -237,44 +266,44 @@ class Sandbox:
         calls are "not_run", ``rep.status`` is "ok" and ``rep.stopped`` is True.
         """
         c = self.config
-        call_list = [_normalise_call(call, i) for i, call in enumerate(calls)]
+        if isinstance(calls, PreparedCalls):
+            prepared = calls
+            if _wanted(args_after, len(prepared)) != prepared.args_after:
+                raise ValueError("these calls were prepared for another args_after: pass the one they were "
+                                 "prepared with (or the calls themselves)")
+        else:
+            prepared = self.prepare_calls(calls, args_after=args_after)
+        call_list = prepared.calls
         budgets = [_call_budget(t) for t in timeouts] if timeouts is not None else \
             [CallBudget(c.per_call_timeout)] * len(call_list)
         if len(budgets) != len(call_list):
             raise ValueError(f"timeouts has {len(budgets)} entries for {len(call_list)} calls")
         limits = [b.ceiling for b in budgets]
         total = c.total_timeout if total_timeout is None else total_timeout
-        if isinstance(args_after, bool):
-            want: bool | list[bool] = args_after
-        else:
-            want = [bool(w) for w in args_after]
-            if len(want) != len(call_list):
-                raise ValueError(f"args_after has {len(want)} entries for {len(call_list)} calls")
-        before = [_args_text(call, c.max_value_nodes) if want is True or (want and want[i]) else None
-                  for i, call in enumerate(call_list)] if want else None
         relative = any(b.per_reference for b in budgets)
         request = self._request(
             mode="calls",
             code=code,
             setup=setup,
             entry_point=entry_point,
-            calls=call_list,
+            calls=prepared.blob,
             timeouts=[float(b.cpu) for b in budgets],
             scales=[float(b.per_reference) for b in budgets] if relative else None,
             caps=[b.ceiling for b in budgets] if relative else None,
             refs=[bool(b.reference) for b in budgets] if relative else None,
-            args_after=want,
-            args_before=before,
+            args_after=prepared.args_after if isinstance(prepared.args_after, bool) else list(prepared.args_after),
+            args_before=None if prepared.args_before is None else list(prepared.args_before),
             total=total,
             cpu=cpu_limit,
             load=load_timeout,
         )
         parsed: dict[Any, Any] = {}  # frames parsed (and calls decoded) as they arrive, not again by assemble
+        frame_limits = self.frame_limits
 
         def on_frame(index: int, payload: bytes) -> bool:
             if index == 0 or stop is None:  # frame 0 is the load report
                 return False
-            outcome = call_outcome(payload, index - 1, self.frame_limits, parsed, index, call_list)
+            outcome = call_outcome(payload, index - 1, frame_limits, parsed, index, call_list)
             return outcome is not None and bool(stop(index - 1, outcome))
 
         raw = launch(
@@ -289,7 +318,21 @@ class Sandbox:
             hash_seed=c.hash_seed,
             tmp_root=self._tmp_root,
         )
-        return assemble(raw, len(call_list), self.layer, limits, self.frame_limits, parsed, call_list)
+        return assemble(raw, len(call_list), self.layer, limits, frame_limits, parsed, call_list)
+
+    def prepare_calls(self, calls: Sequence[Call], *, args_after: bool | Sequence[bool] = True) -> PreparedCalls:
+        """``calls`` (``(args, kwargs)`` pairs of plain data) checked, copied and encoded for :meth:`run_calls`,
+        which takes the result in their place: calls sent to many candidates are prepared once. ``args_after``
+        as for ``run_calls`` (a run of prepared calls must ask for the same). Raises ``ValueError`` for a
+        malformed call and ``TypeError`` for an argument that is not plain data."""
+        call_list = [_normalise_call(call, i) for i, call in enumerate(calls)]
+        check_plain(call_list, where="request['calls']")
+        blob = marshal.dumps(call_list, MARSHAL_VERSION)
+        own = tuple(marshal.loads(blob))  # a copy no caller holds
+        want = _wanted(args_after, len(own))
+        before = tuple(_args_text(call, self.config.max_value_nodes) if want is True or (want and want[i]) else None
+                       for i, call in enumerate(own)) if want else None
+        return PreparedCalls(own, blob, want, before)
 
     def run_script(self, code: str, timeout: float | None = None) -> ScriptReport:
         """Run a whole program as ``__main__``; its stdout/stderr/exit code come back as text."""
@@ -463,6 +506,15 @@ def _args_text(call: Sequence[Any], max_nodes: int) -> str | None:
         _ARGS_TEXTS.pop(next(iter(_ARGS_TEXTS)))
     _ARGS_TEXTS[key] = text
     return text
+
+
+def _wanted(args_after: bool | Sequence[bool], n: int) -> bool | tuple[bool, ...]:
+    if isinstance(args_after, bool):
+        return args_after
+    want = tuple(bool(w) for w in args_after)
+    if len(want) != n:
+        raise ValueError(f"args_after has {len(want)} entries for {n} calls")
+    return want
 
 
 def _normalise_call(call: Any, index: int) -> list[Any]:

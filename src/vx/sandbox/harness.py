@@ -110,6 +110,7 @@ _type_name_of = type.__dict__["__name__"].__get__
 _join = "".join
 _comma_join = ",".join
 _os_write = _os.write
+_marshal_loads = _marshal.loads
 _os_read = _os.read
 _os_exit = _os._exit
 _os_close = _os.close
@@ -685,9 +686,12 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
 
 def _run_calls(req):
     fd = req["result_fd"]
+    calls = req["calls"]
+    if _type(calls) is _bytes:  # the parent's calls, encoded once for every candidate (``PreparedCalls``)
+        calls = _marshal_loads(calls)  # before the candidate's code runs
     fn = _load(req, fd)
     if fn is not None:
-        for i, (args, kwargs) in _enumerate(req["calls"]):
+        for i, (args, kwargs) in _enumerate(calls):
             _call(fn, i, args, kwargs, _call_budget(req, i), req, fd)
     _frame(fd, [("t", "done")])
     _os_exit(0)

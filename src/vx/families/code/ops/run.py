@@ -349,16 +349,16 @@ _runs: OrderedDict[tuple[str, str, str], Execution] = OrderedDict()
 _runs_lock = threading.Lock()
 
 
-#: Per task: (its probes, their budgets, their text for the runs memo's key, which calls report their
-#: arguments afterwards) -- the same for every attempt at the task, so computed once per task and
-#: process (:func:`_plan`).
-_plans: OrderedDict[int, tuple[tuple[Probe, ...], Budgets, str, tuple[bool, ...]]] = OrderedDict()
+#: Per task: (its probes, their budgets, their text for the runs memo's key, their calls prepared for the
+#: sandbox with the arguments asked back where a call passes a :data:`MUTABLE`) -- the same for every
+#: attempt at the task, so computed once per task and process (:func:`_plan`).
+_plans: OrderedDict[int, tuple[tuple[Probe, ...], Budgets, str, Any]] = OrderedDict()
 
 
-def _plan(task: Mapping[str, Any], probes: list[Probe]) -> tuple[Budgets, str, tuple[bool, ...]]:
-    """The budgets of ``probes``, their key text and the calls whose arguments come back (those passing a
-    :data:`MUTABLE`: no op reads the others'), reused while the same probe objects come back
-    (``probes_for`` returns a task's cached probes to every attempt)."""
+def _plan(task: Mapping[str, Any], probes: list[Probe]) -> tuple[Budgets, str, Any]:
+    """The budgets of ``probes``, their key text and their calls (``Sandbox.prepare_calls``; the arguments
+    come back only from calls passing a :data:`MUTABLE`: no op reads the others'), reused while the same
+    probe objects come back (``probes_for`` returns a task's cached probes to every attempt)."""
     first = id(probes[0]) if probes else 0
     with _runs_lock:
         hit = _plans.get(first)
@@ -367,29 +367,29 @@ def _plan(task: Mapping[str, Any], probes: list[Probe]) -> tuple[Budgets, str, t
     budgets = run_budgets(task, probes)
     text = repr([(p.klass, p.args) for p in probes]) + repr(budgets)
     after = tuple(any(isinstance(a, MUTABLE) for a in p.args) for p in probes)
+    # The probes' own argument objects, copied once: the request is marshalled without object references
+    # (serialize.MARSHAL_VERSION), so every call gets fresh objects in the child and no call's mutation
+    # reaches another.
+    calls = sandbox().prepare_calls([(list(p.args), {}) for p in probes], args_after=after)
     with _runs_lock:
-        _plans[first] = (tuple(probes), budgets, text, after)
+        _plans[first] = (tuple(probes), budgets, text, calls)
         while len(_plans) > RUN_MEMO_SIZE:
             _plans.popitem(last=False)
-    return budgets, text, after
+    return budgets, text, calls
 
 
 def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> Execution:
     """Run every probe of one candidate in one sandboxed process (once per process and probe set), with
     the budgets of :func:`run_budgets`, stopped early by :func:`stop_rule`."""
-    budgets, text, after = _plan(task, probes)
+    budgets, text, calls = _plan(task, probes)
     key = (art.source, art.name, text)
     with _runs_lock:
         found = _runs.get(key)
         if found is not None:
             _runs.move_to_end(key)
             return found
-    # The probes' own argument objects: the request is marshalled without object references
-    # (serialize.MARSHAL_VERSION), so every call gets fresh objects in the child and no call's mutation
-    # reaches another (a deep copy per attempt, made here until issue 32, copied them once more).
-    calls = [(list(p.args), {}) for p in probes]
     report = sandbox().run_calls(art.source, art.name, calls, timeouts=budgets.calls, total_timeout=budgets.wall,
-                                 cpu_limit=budgets.cpu_limit, load_timeout=LOAD_CPU, args_after=after,
+                                 cpu_limit=budgets.cpu_limit, load_timeout=LOAD_CPU, args_after=calls.args_after,
                                  stop=(rule := stop_rule(probes, task, budgets)))
     load, message = _load_state(report, art)
     starved = ""
