@@ -362,14 +362,14 @@ def test_prepared_calls_run_as_the_calls_themselves_and_are_a_private_copy(any_s
         assert len(prepared) == 3 and [a for a, _ in prepared][0] == ([3, 1, 2],)
         calls[0][0][0].append(99)  # the caller's objects change after preparing: the prepared calls do not
         calls[1][1]["d"]["k2"] = 0
-        first = seen(any_sb.run_calls(code, "f", prepared, args_after=after))
+        first = seen(any_sb.run_calls(code, "f", prepared))  # with the args_after it was prepared with
         again = seen(any_sb.run_calls(code, "f", prepared, args_after=after))
         assert first == again == direct
         calls[0][0][0].pop()
         del calls[1][1]["d"]["k2"]
     assert direct[0][2] is None and direct[1][2] == (([1, 2, 3],), {"d": {"k": 1.5}})  # [False, True, True]
     with pytest.raises(ValueError, match="prepared for another args_after"):
-        any_sb.run_calls(code, "f", any_sb.prepare_calls(calls, args_after=False))
+        any_sb.run_calls(code, "f", any_sb.prepare_calls(calls, args_after=False), args_after=True)
     with pytest.raises(TypeError, match=r"request\['calls'\]\[0\]\[0\]\[0\]: builtins.object is not plain data"):
         any_sb.prepare_calls([([object()], {})])
     with pytest.raises(ValueError, match="entries for 3 calls"):

@@ -245,20 +245,22 @@ class Sandbox:
         total_timeout: float | None = None,
         cpu_limit: float | None = None,
         load_timeout: float | None = None,
-        args_after: bool | Sequence[bool] = True,
+        args_after: bool | Sequence[bool] | None = None,
         stop: Callable[[int, CallOutcome], bool] | None = None,
     ) -> RunReport:
         """Load ``setup`` + ``code`` in a fresh sandboxed process and call ``entry_point``.
 
         ``calls`` is a list of ``(args, kwargs)``; arguments must be plain data (exact
-        built-in types); or the same made once by :meth:`prepare_calls`. ``timeouts`` optionally gives one CPU budget per call, in seconds or as a
-        :class:`CallBudget` (default ``config.per_call_timeout``), each with its wall-clock backstop
-        (``config.wall_for``); ``total_timeout`` overrides ``config.total_timeout`` (the wall-clock
+        built-in types); or the same made once by :meth:`prepare_calls`. ``timeouts`` optionally
+        gives one CPU budget per call, in seconds or as a :class:`CallBudget` (default
+        ``config.per_call_timeout``), each with its wall-clock backstop (``config.wall_for``);
+        ``total_timeout`` overrides ``config.total_timeout`` (the wall-clock
         deadline of the whole run); ``cpu_limit`` is the process's CPU time limit (RLIMIT_CPU,
         whole seconds; default: the total timeout), past which the run is "timeout"; ``load_timeout``
         overrides ``config.load_timeout`` (CPU seconds of the setup and module-level code).
         ``args_after=False`` skips re-encoding the arguments after each call (faster); a sequence
-        of booleans asks for them on some calls only (the others report None). Arguments that come
+        of booleans asks for them on some calls only (the others report None); left out, every call
+        reports them (prepared calls: as they were prepared). Arguments that come
         back as they were sent are not sent back: the child compares their encoding with the one
         the parent made (``args_before``) and says "unchanged", and the parent fills in its own copy.
         ``stop(i, outcome)`` is called in the parent as each call's report arrives; returning
@@ -268,11 +270,11 @@ class Sandbox:
         c = self.config
         if isinstance(calls, PreparedCalls):
             prepared = calls
-            if _wanted(args_after, len(prepared)) != prepared.args_after:
-                raise ValueError("these calls were prepared for another args_after: pass the one they were "
-                                 "prepared with (or the calls themselves)")
+            if args_after is not None and _wanted(args_after, len(prepared)) != prepared.args_after:
+                raise ValueError("these calls were prepared for another args_after: leave it out, or pass the "
+                                 "calls themselves")
         else:
-            prepared = self.prepare_calls(calls, args_after=args_after)
+            prepared = self.prepare_calls(calls, args_after=True if args_after is None else args_after)
         call_list = prepared.calls
         budgets = [_call_budget(t) for t in timeouts] if timeouts is not None else \
             [CallBudget(c.per_call_timeout)] * len(call_list)
@@ -291,8 +293,8 @@ class Sandbox:
             scales=[float(b.per_reference) for b in budgets] if relative else None,
             caps=[b.ceiling for b in budgets] if relative else None,
             refs=[bool(b.reference) for b in budgets] if relative else None,
-            args_after=prepared.args_after if isinstance(prepared.args_after, bool) else list(prepared.args_after),
-            args_before=None if prepared.args_before is None else list(prepared.args_before),
+            args_after=prepared.args_after,
+            args_before=prepared.args_before,
             total=total,
             cpu=cpu_limit,
             load=load_timeout,
@@ -323,7 +325,7 @@ class Sandbox:
     def prepare_calls(self, calls: Sequence[Call], *, args_after: bool | Sequence[bool] = True) -> PreparedCalls:
         """``calls`` (``(args, kwargs)`` pairs of plain data) checked, copied and encoded for :meth:`run_calls`,
         which takes the result in their place: calls sent to many candidates are prepared once. ``args_after``
-        as for ``run_calls`` (a run of prepared calls must ask for the same). Raises ``ValueError`` for a
+        as for ``run_calls``, which runs prepared calls with it. Raises ``ValueError`` for a
         malformed call and ``TypeError`` for an argument that is not plain data."""
         call_list = [_normalise_call(call, i) for i, call in enumerate(calls)]
         check_plain(call_list, where="request['calls']")

@@ -389,7 +389,7 @@ def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> E
             _runs.move_to_end(key)
             return found
     report = sandbox().run_calls(art.source, art.name, calls, timeouts=budgets.calls, total_timeout=budgets.wall,
-                                 cpu_limit=budgets.cpu_limit, load_timeout=LOAD_CPU, args_after=calls.args_after,
+                                 cpu_limit=budgets.cpu_limit, load_timeout=LOAD_CPU,
                                  stop=(rule := stop_rule(probes, task, budgets)))
     load, message = _load_state(report, art)
     starved = ""
