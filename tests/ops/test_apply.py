@@ -138,7 +138,7 @@ def test_a_workers_running_slot_names_the_op_of_its_current_job_only():
     from vx.ops import apply as A
 
     w = A._Worker.__new__(A._Worker)
-    w.running, w.seen, w.job, w.current, w.started = mp.get_context("fork").RawValue("q", 0), 0, 7, None, 0.0
+    w.running, w.seen, w.queue, w.current, w.started = mp.get_context("fork").RawValue("q", 0), 0, [7, 8], None, 0.0
     w.running.value = A._running_code(6, 3)  # the last op of job 6, not yet overwritten
     w.look(100.0)
     assert w.current is None
@@ -150,3 +150,11 @@ def test_a_workers_running_slot_names_the_op_of_its_current_job_only():
     w.running.value = A._running_code(7, 4)
     w.look(106.0)
     assert (w.current, w.started) == (4, 106.0)
+    # job 8 was sent ahead: the worker starts it before the parent has read job 7's result
+    w.running.value = A._running_code(8, 0)
+    w.look(107.0)
+    assert (w.job, w.current, w.started) == (7, 4, 106.0)  # not job 7's op
+    w.answered(7)
+    assert (w.job, w.current) == (8, None)
+    w.look(108.0)  # the slot named job 8's op before job 7 was answered: read afresh, its clock starts now
+    assert (w.current, w.started) == (0, 108.0)

@@ -286,11 +286,18 @@ def _running_code(j: int, k: int) -> int:
     return (j + 1) << 20 | k
 
 
+#: Jobs a worker holds at once: the one it runs and the next, sent ahead, so that it starts the next one
+#: without waiting for the parent to take its last result and answer (~1 ms an item at ``-j 2``, when
+#: the parent is busy recording and judging peers).
+WORKER_DEPTH = 2
+
+
 class _Worker:
     """A worker process, its pipe (jobs in, results out) and its ``running`` slot: the job and op it is
     running, written by the worker into shared memory as each op starts and read by the parent when it
     wakes (on a result, or every 0.2 s), so that the parent can end an op that will not stop, without a
-    message (and a wake-up of the parent) for every op of every item."""
+    message (and a wake-up of the parent) for every op of every item. The worker holds up to
+    :data:`WORKER_DEPTH` jobs (``queue``, in the order it runs them): the first is the one running."""
 
     def __init__(self, ctx: mp.context.BaseContext) -> None:
         self.conn, child = ctx.Pipe()
@@ -299,17 +306,29 @@ class _Worker:
         self.proc = ctx.Process(target=_worker_main, args=(child, os.getpid(), self.running), daemon=True)
         self.proc.start()
         child.close()
-        self.job: int | None = None
+        self.queue: list[int] = []  # the jobs sent to it and not yet answered, the running one first
         self.current: int | None = None  # index (in the job's op list) of the op running now, as last seen
         self.seen = 0  # the running slot's value when last read
         self.started = 0.0  # when the parent first saw the op running (never earlier than its start)
-        self.done: dict[int, Outcome] = {}
-        self.skip: set[int] = set()
         self.task: str | None = None  # the task of the last item it was given (see _Pending)
 
+    @property
+    def job(self) -> int | None:
+        """The job it runs now (the first it holds), None when it holds none."""
+        return self.queue[0] if self.queue else None
+
     def assign(self, j: int, skip: set[int]) -> None:
-        self.job, self.current, self.started, self.skip = j, None, time.monotonic(), set(skip)
+        if not self.queue:
+            self.current, self.started = None, time.monotonic()
+        self.queue.append(j)
         self.conn.send((j, sorted(skip)))
+
+    def answered(self, j: int) -> None:
+        """Job ``j``, the one it ran, is answered: the next one it holds is running (the slot is read afresh,
+        as it may already name the next job's op)."""
+        assert self.queue and self.queue[0] == j, (self.queue, j)
+        self.queue.pop(0)
+        self.current, self.seen, self.started = None, 0, time.monotonic()
 
     def look(self, now: float) -> None:
         """Read the running slot: a new op of the current job starts its clock at ``now``."""
@@ -367,17 +386,18 @@ def _parallel(jobs: list[tuple[Item, list[int]]], ops: list[Op], tasks, timeout:
     partial: dict[int, dict[int, Outcome]] = {}
     try:
         def feed(w: _Worker) -> None:
-            if retry:
-                j, done, skip = retry.pop()
-                partial[j] = done
-                w.assign(j, skip)
-            elif pending:
-                j = pending.take(w, [x.task for x in workers if x is not w])
-                partial[j] = {}
-                w.assign(j, set())
-                w.task = jobs[j][0].task
-            else:
-                w.job = None
+            while len(w.queue) < WORKER_DEPTH:
+                if retry:
+                    j, done, skip = retry.pop()
+                    partial[j] = done
+                    w.assign(j, skip)
+                elif pending:
+                    j = pending.take(w, [x.task for x in workers if x is not w])
+                    partial[j] = {}
+                    w.assign(j, set())
+                    w.task = jobs[j][0].task
+                else:
+                    return
 
         for w in workers:
             feed(w)
@@ -393,9 +413,11 @@ def _parallel(jobs: list[tuple[Item, list[int]]], ops: list[Op], tasks, timeout:
                     while w.conn in ready and w.conn.poll():
                         kind, j, payload = w.conn.recv()
                         if kind == "done":
+                            w.answered(j)
                             partial[j].update(payload)
-                            on_done(j, partial.pop(j))
-                            feed(w)
+                            res = partial.pop(j)
+                            feed(w)  # the worker's next job first: it need not wait while this one is recorded
+                            on_done(j, res)
                             break
                         else:  # fatal: record on every op not yet done
                             raise RuntimeError(payload)
@@ -418,6 +440,8 @@ def _parallel(jobs: list[tuple[Item, list[int]]], ops: list[Op], tasks, timeout:
                                else f"its worker process died (exit code {w.proc.exitcode})")
                         done[k] = Outcome(int(Verdict.ABSTAIN), "", now - w.started, err, kind)
                     w.kill()
+                    for q in w.queue[1:]:  # sent ahead, not started: another worker runs them
+                        retry.append((q, partial.pop(q), set()))
                     workers[i] = _Worker(ctx)
                     skip = set(done)
                     if k is None and not done:
