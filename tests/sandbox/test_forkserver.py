@@ -242,6 +242,44 @@ def test_a_run_stopped_before_the_fork_report_is_read_keeps_its_server(fs: Sandb
     assert _server_pids() == before
 
 
+def test_frames_that_gather_are_all_taken_when_the_child_exits(fs: Sandbox, monkeypatch) -> None:
+    """Frames gather in their pipe between reads (``FRAME_GATHER``), but the child's exit wakes the parent at
+    once: with a window far longer than the run's total deadline, a run still ends as it should, every call
+    reported, the stop rule shown every frame in order."""
+    monkeypatch.setattr(forkserver, "FRAME_GATHER", 600.0)
+    seen: list[int] = []
+    calls = [([i], {}) for i in range(40)]
+    rep = fs.run_calls("def f(x):\n    return x * 3\n", "f", calls, timeouts=[30.0] * 40,
+                       stop=lambda i, c: seen.append(i) or False)
+    assert rep.status == "ok", rep.detail  # not the total deadline (8 s): the exit ended the wait
+    assert [c.value for c in rep.calls] == [3 * i for i in range(40)] and seen == list(range(40))
+    stopped = fs.run_calls("def f(x):\n    return x\n", "f", calls, timeouts=[30.0] * 40, stop=lambda i, c: i == 5)
+    assert stopped.stopped and [c.status for c in stopped.calls] == ["ok"] * 6 + ["not_run"] * 34
+
+
+def test_a_call_deadline_is_judged_after_the_frames_that_gathered(fs: Sandbox, monkeypatch) -> None:
+    """A call's deadline runs from the last frame read. Frames that gathered unread are taken before a
+    deadline is judged: calls that each return within their backstop, but together outlast one, are not
+    cut off; the call that hangs (its alarms ignored) is."""
+    monkeypatch.setattr(forkserver, "FRAME_GATHER", 600.0)
+    code = _code(
+        """
+        import signal, time
+        def f(s):
+            if s is None:
+                signal.signal(signal.SIGALRM, signal.SIG_IGN)
+                signal.signal(signal.SIGPROF, signal.SIG_IGN)
+                time.sleep(1000)
+            time.sleep(s)
+            return s
+        """
+    )
+    # backstop of a 0.05 s budget: 2 x 0.05 + 1 s; the parent's deadline 0.5 s after it; 7 x 0.3 s > 1.6 s
+    calls = [([0.3], {})] * 7 + [([None], {})]
+    rep = fs.run_calls(code, "f", calls, timeouts=[0.05] * 8)
+    assert [c.status for c in rep.calls] == ["ok"] * 7 + ["timeout"], rep.detail
+
+
 def test_servers_started_by_short_lived_threads_survive_them(fs: Sandbox) -> None:
     forkserver.shutdown()
     results = []
