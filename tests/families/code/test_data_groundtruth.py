@@ -38,6 +38,10 @@ class CountingSandbox:
         self.runs += 1
         return self.inner.run_calls(*args, **kwargs)
 
+    def prepare_calls(self, *args, **kwargs):
+        self.prepared = getattr(self, "prepared", 0) + 1
+        return self.inner.prepare_calls(*args, **kwargs)
+
 
 @pytest.fixture(scope="module")
 def grader(tmp_path_factory):
@@ -67,6 +71,20 @@ def test_grade(grader, solution, label, phase, reason):
     else:
         assert truth.first_failure is None
         assert truth.meta()["passed_inputs"] == {"base": 2, "plus": 2}
+
+
+def test_a_tasks_inputs_are_prepared_once_for_all_its_candidates_and_mutation_does_not_carry_over(grader, tmp_path):
+    """The hidden inputs are checked and encoded once per task (``Sandbox.prepare_calls``), not per candidate;
+    a candidate that mutates its arguments changes nothing the next one is sent."""
+    counting = CountingSandbox(grader.sandbox)
+    g = Grader(TASKS, version="test-v1", cache_dir=grader.cache_path.parent, sandbox=counting)
+    g.prepare()
+    mutating = "def f(xs, k):\n    xs.clear()\n    xs.append(99)\n    return []\n"
+    truths = [g.grade(TASK, code) for code in (mutating, REFERENCE, REFERENCE.replace("xs", "ys"))]
+    assert [t.label for t in truths] == ["fail", "pass", "pass"]
+    assert counting.runs == 3 and counting.prepared == 1
+    assert TASK.base_inputs[0] == [[3, 1, 2], 2]
+    assert g.grade(FLOAT_TASK, "def g(x):\n    return x / 3\n").label == "pass" and counting.prepared == 2
 
 
 def test_forged_equality_is_not_trusted(grader):

@@ -40,6 +40,8 @@ TIME_LIMIT_FACTOR = 4.0  # evalplus DEFAULT_GT_TIME_LIMIT_FACTOR
 MAX_PHASE_SECONDS = 60.0  # evalplus EVALPLUS_TIMEOUT_PER_TASK
 MEMORY_MB = 4096  # evalplus EVALPLUS_MAX_MEMORY_BYTES (4 GiB address space)
 STARTUP_SLACK = 5.0  # process start-up and harness load, on top of the call limits
+#: Stages whose calls a Grader keeps prepared (its candidates come grouped by task; a few threads at once).
+PLANS_KEPT = 16
 REFERENCE_CALL_TIMEOUT = 20.0
 PLUS_HEAD = 3  # plus inputs run in the first process, with the base inputs
 PLUS_MIDDLE = 10  # plus inputs run in the second process; the rest run in a third
@@ -153,6 +155,7 @@ class Grader:
         self._lock = threading.Lock()
         self._prepare_lock = threading.RLock()
         self._grades: dict[tuple[str, str], Truth] = {}  # (task id, solution) -> truth, for this grader's life
+        self._plans: dict[tuple[str, tuple[tuple[str, int, int], ...]], tuple[Any, list[Any], float]] = {}
 
     # -- sandbox ------------------------------------------------------------------------------
     @property
@@ -167,16 +170,35 @@ class Grader:
     def layer(self) -> str:
         return str(getattr(self.sandbox, "layer", ""))
 
-    def _run(self, code: str, entry_point: str, phases: Sequence[tuple[Sequence[Any], Sequence[float]]],
+    def _run(self, code: str, entry_point: str, task: Task, stage: Sequence[tuple[str, int, int]],
              stop: Any = None) -> Any:
-        """One sandboxed process running every phase's inputs in order, with evalplus's limits.
+        """One sandboxed process running the inputs of the `stage`'s segments in order, with evalplus's limits.
 
         `stop(i, outcome)` is called in the parent as each result arrives; True ends the run there."""
-        inputs = [list(args) for phase_inputs, _ in phases for args in phase_inputs]
-        limits = [limit for _, phase_limits in phases for limit in phase_limits]
-        total = sum(min(MAX_PHASE_SECONDS, sum(phase_limits)) + 1.0 for _, phase_limits in phases) + STARTUP_SLACK
-        return self.sandbox.run_calls(code, entry_point, [(args, {}) for args in inputs], timeouts=limits,
-                                      total_timeout=total, args_after=False, stop=stop)
+        calls, budgets, total = self._plan(task, stage)
+        return self.sandbox.run_calls(code, entry_point, calls, timeouts=budgets, total_timeout=total, stop=stop)
+
+    def _plan(self, task: Task, stage: Sequence[tuple[str, int, int]]) -> tuple[Any, list[Any], float]:
+        """The calls of a stage, checked and encoded once (``Sandbox.prepare_calls``), their budgets and the
+        run's deadline: every candidate of the task is sent the same (the last :data:`PLANS_KEPT` are kept)."""
+        from vx.sandbox import CallBudget
+
+        key = (task.id, tuple(stage))
+        plan = self._plans.get(key)
+        if plan is None:
+            expected = self.expected(task.id)
+            segments = [((task.base_inputs if phase == "base" else task.plus_inputs)[lo:hi],
+                         _call_limits(expected.times[phase][lo:hi])) for phase, lo, hi in stage]
+            calls = self.sandbox.prepare_calls([(list(args), {}) for inputs, _ in segments for args in inputs],
+                                               args_after=False)
+            budgets = [CallBudget(limit) for _, limits in segments for limit in limits]
+            total = sum(min(MAX_PHASE_SECONDS, sum(limits)) + 1.0 for _, limits in segments) + STARTUP_SLACK
+            plan = (calls, budgets, total)
+            with self._lock:
+                while len(self._plans) >= PLANS_KEPT:
+                    self._plans.pop(next(iter(self._plans)))
+                self._plans[key] = plan
+        return plan
 
     # -- expected outputs -----------------------------------------------------------------------
     def _load_cache(self) -> dict[str, Any]:
@@ -336,9 +358,7 @@ class Grader:
             segments = [((task.base_inputs if phase == "base" else task.plus_inputs)[lo:hi], phase, lo, hi)
                         for phase, lo, hi in stage]
             stop = self._stop_at_first_failure(task, segments, expected) if stop_at_failure else None
-            report = self._run(solution, entry_point,
-                               [(inputs, _call_limits(expected.times[phase][lo:hi])) for inputs, phase, lo, hi in segments],
-                               stop=stop)
+            report = self._run(solution, entry_point, task, stage, stop=stop)
             layer = getattr(report, "layer", layer)
             offset = 0
             failed = False
