@@ -92,6 +92,29 @@ def suicide(task, output, ctx):
     assert kinds == {("s", "stubborn"): "timeout", ("d", "suicide"): "died"}
 
 
+@pytest.mark.parametrize("n_items", [2, 3, 5, 9])
+def test_no_worker_is_left_idle_while_another_holds_a_job_sent_ahead(tiny_family, n_items):
+    """Jobs are sent ahead only while more are left than the workers can hold: with few jobs each worker
+    gets its own (two jobs on two workers run in two processes, not one after the other in one)."""
+    (tiny_family / "ops.py").write_text((tiny_family / "ops.py").read_text() + '''
+
+@op(tier="exec", detects="whose")
+def whose(task, output, ctx):
+    """Names the process it ran in."""
+    import os
+    return drawback(f"pid {os.getpid()}")
+''')
+    from vx.ops import apply as A
+
+    fam = Family(tiny_family)
+    items = [Item(f"i{k}", "t1", f"apple {k}") for k in range(n_items)]
+    app = apply_ops(fam.pool(), items, fam.tasks, ops=["whose"], jobs=2, progress=False)
+    pids = [app.messages[(it.id, "whose")] for it in items]
+    assert len(set(pids)) == 2
+    if n_items <= 2 * A.WORKER_DEPTH:  # no job sent ahead at the start: the first two go to two workers
+        assert pids[0] != pids[1]
+
+
 def test_cache_hits_misses_and_version_invalidation(tiny_family, tmp_path):
     fam = Family(tiny_family)
     items = list(fam.split("dev").items)

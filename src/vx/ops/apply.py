@@ -288,7 +288,9 @@ def _running_code(j: int, k: int) -> int:
 
 #: Jobs a worker holds at once: the one it runs and the next, sent ahead, so that it starts the next one
 #: without waiting for the parent to take its last result and answer (~1 ms an item at ``-j 2``, when
-#: the parent is busy recording and judging peers).
+#: the parent is busy recording and judging peers). Jobs are sent ahead only while more are left than
+#: the workers can hold: a job never waits behind another while a worker is idle, except at the very end,
+#: where one sent ahead may wait for the (possibly slow) job before it.
 WORKER_DEPTH = 2
 
 
@@ -387,6 +389,8 @@ def _parallel(jobs: list[tuple[Item, list[int]]], ops: list[Op], tasks, timeout:
     try:
         def feed(w: _Worker) -> None:
             while len(w.queue) < WORKER_DEPTH:
+                if w.queue and len(retry) + pending.n <= len(workers) * WORKER_DEPTH:
+                    return  # near the end, or few jobs: none sent ahead, so no worker waits idle for one
                 if retry:
                     j, done, skip = retry.pop()
                     partial[j] = done
