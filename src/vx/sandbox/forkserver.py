@@ -655,14 +655,26 @@ def _watch(
     total_deadline = start + total_timeout
     frame_deadline: float | None = None
     gather_until = 0.0  # frames arrived: until then the next ones gather in the pipe (see FRAME_GATHER)
+
+    def take(fd: int) -> None:
+        """Read what ``fd`` has; frames that came in a small read start a gathering window."""
+        nonlocal frame_deadline, gather_until
+        if fd not in sel.get_map():
+            return
+        had, size = len(frames.frames), frames.total
+        frame_deadline = _take_output(fd, sel, readers, frames, run, on_frame, frame_timeouts, kill_grace,
+                                      frame_deadline)
+        if fd == res_r and FRAME_GATHER and len(frames.frames) > had and frames.total - size < _GATHER_BELOW:
+            gather_until = time.monotonic() + FRAME_GATHER
+        elif fd not in sel.get_map() and fd in calm.get_map():
+            calm.unregister(fd)  # its end of file
+
     try:
         while True:
             now = time.monotonic()
             if gather_until and (now >= gather_until or (frame_deadline is not None and now >= frame_deadline)):
-                gather_until = 0.0  # take what gathered before any deadline is judged
-                if res_r >= 0 and res_r in sel.get_map():
-                    frame_deadline = _take_output(res_r, sel, readers, frames, run, on_frame, frame_timeouts,
-                                                  kill_grace, frame_deadline)
+                gather_until = 0.0  # take what gathered before any deadline is judged (and gather again)
+                take(res_r)
                 if run.stopped or frames.error:
                     break
                 continue
@@ -697,23 +709,15 @@ def _watch(
                     sel.unregister(fd)
                     calm.unregister(fd)
                 else:
-                    had, size = len(frames.frames), frames.total
-                    frame_deadline = _take_output(fd, sel, readers, frames, run, on_frame, frame_timeouts,
-                                                  kill_grace, frame_deadline)
-                    if fd == res_r and FRAME_GATHER and len(frames.frames) > had and frames.total - size < _GATHER_BELOW:
-                        gather_until = time.monotonic() + FRAME_GATHER
-                    elif fd not in sel.get_map() and fd in calm.get_map():
-                        calm.unregister(fd)  # its end of file
+                    take(fd)
                 if run.stopped:
                     break
             if run.stopped or frames.error or state.exited or state.lost or state.error:
                 break
         if frames.error:
             run.protocol_error = frames.error
-        if state.exited and not run.stopped and not frames.error and res_r >= 0 and res_r in sel.get_map():
-            # the frames that gathered: taken as they would have been (the stop rule sees each)
-            frame_deadline = _take_output(res_r, sel, readers, frames, run, on_frame, frame_timeouts,
-                                          kill_grace, frame_deadline)
+        if state.exited and not run.stopped and not frames.error and res_r >= 0:
+            take(res_r)  # the frames that gathered: taken as they would have been (the stop rule sees each)
         _drain(sel, readers, frames, run)
     finally:
         calm.close()
