@@ -52,13 +52,18 @@ N_PROBES = 30
 MAX_TRIES = 1500
 #: The last class (``large``) stops after this many tries in a row that made no new probe: on some
 #: tasks no enlarged input satisfies the domain (a square grid grown to 50 rows), and its 1,500 tries
-#: each cost a grown container -- seconds per task (HumanEval/115, /129, /81). The longest run of
+#: each cost a grown container -- seconds per task (HumanEval/115, /129, /81, before `_grow` kept the
+#: container's own predicates: now only /129's square grid still stalls, cheaply). The longest run of
 #: failed ``large`` tries before a success over the 164 HumanEval tasks is 298 (docs/scale.md), and
 #: the tries of the last class shape nothing after them (an earlier class's failed candidates do: they
 #: enter ``seen``), so this changes no probe there; of the 223 MBPP+ tasks of `vx data build mbpp
 #: --subset all` it changes one (Mbpp/120 loses its second ``large`` probe, found after 1,444 failed
 #: tries, at the cost of 33 s on a loaded machine).
 STALL_TRIES = 500
+#: `_grow` stops after this many tries in a row that added no element: a domain with few distinct
+#: elements (distinct grid rows of four 0/1 cells: 16 of them) never reaches 50, and its 2,400 tries
+#: a grown container were most of HumanEval/115's generation time.
+GROW_STALL = 200
 MAX_LIST = 30
 MAX_STR = 80
 MAX_INT = 10**6
@@ -383,53 +388,115 @@ def _aligned(examples: Sequence[tuple], a: Path, b: Path) -> list[tuple[Any, Any
 
 
 def _value_ok(v: Any, path: Path, dom: Domain, records: frozenset[Path], relax: frozenset[str] = frozenset()) -> bool:
-    d = dom.paths.get(path)
-    if d is None:
-        return False  # a path the examples never showed (e.g. elements of a list always empty)
-    t = type(v)
-    if t not in d.types:
-        return False
-    if t in (int, float) and t is not bool:
-        if abs(v) > d.bound and "bound" not in relax:
-            return False
-        if ((d.positive and v <= 0) or (d.nonneg and v < 0) or (d.at_least_two and v < 2)) and "sign" not in relax:
-            return False
-        if d.closed_ints is not None and v not in d.closed_ints and "closed" not in relax:
-            return False
-    if t is str:
-        if d.alphabet is not None and not set(v) <= d.alphabet:
-            return False
-        if d.strip and v != v.strip():
-            return False
-        if d.single_spaces and "  " in v:
-            return False
-        if d.balanced and not all(_balanced(v, {o: c}) for o, c in d.balanced):
-            return False
-        if d.pattern is not None and _digit_pattern(v) != d.pattern and not (v == "" and "empty" in relax):
-            return False
-    if t in (str, list, tuple, set, frozenset, dict):
-        if len(v) > d.max_len and "bound" not in relax:
-            return False
-        if d.nonempty and len(v) == 0 and "empty" not in relax:
-            return False
-    if t in (list, tuple) and path not in records:
-        if d.sorted and d.sorted not in sorted_directions(v):
-            return False
-        if d.distinct and not _distinct(v):
-            return False
-        if d.rectangular and v and len({len(x) if type(x) in (list, tuple) else -1 for x in v}) != 1:
-            return False
-        return all(_value_ok(x, path + ("elem",), dom, records, relax) for x in v)
-    if t is tuple:  # a record
-        return all(_value_ok(x, path + (j,), dom, records, relax) for j, x in enumerate(v)) and \
-            all(path + (j,) in dom.paths for j in range(len(v)))
-    if t in (set, frozenset):
-        return all(_value_ok(x, path + ("elem",), dom, records, relax) for x in v)
-    if t is dict:
-        return all(_value_ok(k, path + ("key",), dom, records, relax) and
-                   _value_ok(x, path + ("val",), dom, records, relax)
-                   for k, x in v.items())
-    return True
+    """Whether value `v` at `path` satisfies every predicate the domain holds there (but those in `relax`)."""
+    return _checks(dom, records, relax).at(path)(v)
+
+
+#: Compiled checks kept per (domain, records, relax): the generator asks `_value_ok` up to a million
+#: times per task (each ``large`` try grows a container and checks every element), and the compiled
+#: form reads no PathDomain field and builds no path tuple per value.
+_CHECKS: dict[tuple[int, int, frozenset[str]], "_Checks"] = {}
+_CHECKS_KEPT = 64
+
+
+def _checks(dom: Domain, records: frozenset[Path], relax: frozenset[str]) -> "_Checks":
+    key = (id(dom), id(records), relax)
+    hit = _CHECKS.get(key)
+    if hit is not None and hit.dom is dom and hit.records is records:
+        return hit
+    if len(_CHECKS) >= _CHECKS_KEPT:
+        _CHECKS.pop(next(iter(_CHECKS)))
+    made = _CHECKS[key] = _Checks(dom, records, relax)
+    return made
+
+
+def _never(v: Any) -> bool:
+    return False  # a path the examples never showed (e.g. elements of a list always empty)
+
+
+class _Checks:
+    """`_value_ok` compiled per path: one closure a path, made on first use (the domain and the kept
+    objects make a key of identities: the holder keeps them alive, so no id is reused under it)."""
+
+    def __init__(self, dom: Domain, records: frozenset[Path], relax: frozenset[str]) -> None:
+        self.dom, self.records, self.relax = dom, records, relax
+        self._made: dict[Path, Any] = {}
+
+    def at(self, path: Path) -> Any:
+        fn = self._made.get(path)
+        if fn is None:
+            fn = self._made[path] = self._compile(path)
+        return fn
+
+    def _compile(self, path: Path) -> Any:  # noqa: C901 - one branch per predicate, as in the domain
+        d = self.dom.paths.get(path)
+        if d is None:
+            return _never
+        relax, at = self.relax, self.at
+        types = d.types
+        bound = d.bound if "bound" not in relax else None
+        sign = "sign" not in relax
+        positive, nonneg, at_least_two = d.positive and sign, d.nonneg and sign, d.at_least_two and sign
+        closed = d.closed_ints if "closed" not in relax else None
+        alphabet, strip, single_spaces, balanced, pattern = d.alphabet, d.strip, d.single_spaces, d.balanced, d.pattern
+        empty_ok = "empty" in relax
+        max_len = d.max_len if "bound" not in relax else None
+        nonempty = d.nonempty and not empty_ok
+        is_record = path in self.records
+        want_sorted, distinct, rectangular = d.sorted, d.distinct, d.rectangular
+        elem, key, val = path + ("elem",), path + ("key",), path + ("val",)
+        dom_paths = self.dom.paths
+
+        def check(v: Any) -> bool:
+            t = type(v)
+            if t not in types:
+                return False
+            if t is int or t is float:
+                if bound is not None and abs(v) > bound:
+                    return False
+                if (positive and v <= 0) or (nonneg and v < 0) or (at_least_two and v < 2):
+                    return False
+                if closed is not None and v not in closed:
+                    return False
+                return True
+            if t is str:
+                if alphabet is not None and not set(v) <= alphabet:
+                    return False
+                if strip and v != v.strip():
+                    return False
+                if single_spaces and "  " in v:
+                    return False
+                if balanced and not all(_balanced(v, {o: c}) for o, c in balanced):
+                    return False
+                if pattern is not None and _digit_pattern(v) != pattern and not (v == "" and empty_ok):
+                    return False
+            if t is str or t is list or t is tuple or t is set or t is frozenset or t is dict:
+                n = len(v)
+                if max_len is not None and n > max_len:
+                    return False
+                if nonempty and n == 0:
+                    return False
+            if (t is list or t is tuple) and not is_record:
+                if want_sorted and want_sorted not in sorted_directions(v):
+                    return False
+                if distinct and not _distinct(v):
+                    return False
+                if rectangular and v and len({len(x) if type(x) in (list, tuple) else -1 for x in v}) != 1:
+                    return False
+                ok = at(elem)
+                return all(ok(x) for x in v)
+            if t is tuple:  # a record
+                return all(at(path + (j,))(x) for j, x in enumerate(v)) and \
+                    all(path + (j,) in dom_paths for j in range(len(v)))
+            if t is set or t is frozenset:
+                ok = at(elem)
+                return all(ok(x) for x in v)
+            if t is dict:
+                ok_k, ok_v = at(key), at(val)
+                return all(ok_k(k) and ok_v(x) for k, x in v.items())
+            return True
+
+        return check
 
 
 def in_domain(args: tuple, dom: Domain, relax: frozenset[str] = frozenset()) -> bool:
@@ -787,29 +854,56 @@ _RELAX = {"mutant": frozenset(), "boundary": frozenset({"relations"}),
 
 
 def _grow(v: Any, i: int, target: int, dom: Domain, rng: random.Random, mut: _Mutator) -> Any:
-    """Sequence argument `i` grown to `target` elements within its element domain (None if it cannot be)."""
+    """Sequence argument `i` grown to `target` elements within its element domain (None if it cannot be).
+
+    The container's own predicates are kept as it grows, so that the grown value can pass
+    :func:`in_domain`: distinct elements stay distinct as :func:`_distinct` counts them (``4`` and
+    ``4.0`` are one value), the rows of a rectangular grid keep its width, and a square grid is not
+    grown (rows alone cannot keep it square; the drawn class makes square grids of other sizes). Without that, a grown grid or a list of distinct
+    numbers failed the domain on nearly every try, and the ``large`` class spent its 500 stalled tries
+    (about a second of CPU a task: HumanEval/115, /129, /81) to make no probe."""
     t = type(v)
     if t not in (list, tuple) or not v:
         return None
-    items = list(v)
     d = dom.paths.get((i,))
-    seen_items = {repr(x) for x in items}
+    if d is not None and d.square and (i, "elem") not in dom.records:
+        return None  # (a few records of as many fields are not a square grid)
+    items = list(v)
+    width = len(items[0]) if d is not None and d.rectangular and type(items[0]) in (list, tuple) else None
+    distinct = d is not None and d.distinct
+    ok = _checks(dom, dom.records, frozenset({"bound"})).at((i, "elem"))
+    seen_items = {_distinct_key(x) for x in items}
+    missed = 0
     for _ in range(target * 20):
-        if len(items) >= target:
+        if len(items) >= target or missed > GROW_STALL:
             break
+        missed += 1
         new_item = mut.mutate(rng.choice(items), (i, "elem"))
-        if not _value_ok(new_item, (i, "elem"), dom, dom.records, frozenset({"bound"})):
+        if not ok(new_item):
             continue
-        if d is not None and d.distinct and repr(new_item) in seen_items:
+        if width is not None and len(new_item) != width:
             continue
-        seen_items.add(repr(new_item))
+        key = _distinct_key(new_item)
+        if distinct and key in seen_items:
+            continue
+        seen_items.add(key)
         items.append(new_item)
+        missed = 0
     if d is not None and d.sorted:
         try:
             items.sort(reverse=d.sorted == "desc")
         except TypeError:
             pass
     return t(items) if t is tuple else items
+
+
+def _distinct_key(x: Any) -> Any:
+    """What :func:`_distinct` tells elements apart by: the value where it hashes, else its repr."""
+    try:
+        hash(x)
+    except TypeError:
+        return ("repr", repr(x))
+    return x
 
 
 def generate_probes(examples: Sequence[Sequence[Any]], *, seed: str = "",
