@@ -197,6 +197,24 @@ def test_a_relative_budget_scales_with_the_reference_calls(any_sb: Sandbox) -> N
         CallBudget(0.1, per_reference=2.0)
 
 
+def test_a_spent_cpu_pool_skips_its_later_calls_and_no_others(any_sb: Sandbox) -> None:
+    """``CallBudget(pool=...)``: once the pool's earlier calls used its seconds, its later calls are
+    "not_run" and cost nothing; calls outside the pool still run, after them too."""
+    from vx.sandbox import CallBudget
+
+    spin = "import time\ndef f(s):\n    end = time.process_time() + s\n    while time.process_time() < end: pass\n    return s\n"
+    pooled = CallBudget(0.1, pool="edge")
+    budgets = [pooled, CallBudget(1.0), pooled, pooled, CallBudget(1.0), pooled]
+    calls = [([0.5], {}), ([0.01], {}), ([0.08], {}), ([0.0], {}), ([0.02], {}), ([0.0], {})]
+    rep = any_sb.run_calls(spin, "f", calls, timeouts=budgets, pools={"edge": 0.15})
+    assert [c.status for c in rep.calls] == ["timeout", "ok", "ok", "not_run", "ok", "not_run"], rep.summary()
+    assert rep.status == "ok" and rep.calls[3].cpu == 0.0 and rep.calls[4].value == 0.02
+    with pytest.raises(ValueError, match="pools= does not give: edge"):
+        any_sb.run_calls(spin, "f", calls, timeouts=budgets)
+    with pytest.raises(ValueError, match="positive finite"):
+        any_sb.run_calls(spin, "f", calls, timeouts=budgets, pools={"edge": 0})
+
+
 def test_the_cpu_limit_of_a_run_is_a_timeout(any_sb: Sandbox) -> None:
     rep = any_sb.run_calls("def f():\n    while True: pass\n", "f", [([], {})], timeouts=[30.0], cpu_limit=1)
     assert rep.status == "timeout" and rep.calls[0].status == "timeout", rep.detail

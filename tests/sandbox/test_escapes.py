@@ -528,6 +528,37 @@ def test_forged_frames_on_the_result_fd_crash_the_run(sb: Sandbox, payload: str)
     assert all(c.status == "not_run" and c.value is None for c in rep.calls)
 
 
+@pytest.mark.parametrize("pooled", [False, True], ids=["outside-a-pool", "pool-not-spent"])
+def test_a_forged_skip_crashes_the_run(sb: Sandbox, pooled: bool) -> None:
+    """A candidate that reports a call it does not want to answer as skipped ("not_run": no value to
+    compare) -- a call of no CPU pool, or of a pool its calls have not spent -- breaks the protocol."""
+    from vx.sandbox import CallBudget
+
+    code = _code(
+        """
+        import os
+        S = b'{"t":"call","i":1,"status":"skipped","value":null,"type":null,"exc_type":null,' \
+            b'"exc_message":null,"stdout":"","stdout_truncated":false,"duration":0.0,"cpu":0.0,"budget":0.0,' \
+            b'"args_after":null,"raised":false}'
+        D = b'{"t":"done"}'
+        def f(x):
+            if x == 1:  # the report of this call, skipped, and the end of the stream: a complete one
+                for fd in range(3, 4096):
+                    try:
+                        os.write(fd, len(S).to_bytes(4, 'big') + S + len(D).to_bytes(4, 'big') + D)
+                    except OSError:
+                        pass
+                os._exit(0)
+            return x
+        """
+    )
+    budget = CallBudget(1.0, pool="p" if pooled else "")
+    rep = sb.run_calls(code, "f", [([0], {}), ([1], {})], timeouts=[budget, budget], pools={"p": 5.0})
+    assert rep.status == "crashed", rep.summary()
+    assert "malformed result stream" in rep.detail and ("skipped" in rep.detail), rep.detail
+    assert all(c.status == "not_run" for c in rep.calls)
+
+
 def test_the_result_channel_is_a_low_descriptor_whatever_the_parent_holds(sb: Sandbox) -> None:
     # A parent with many files open (a long-lived agent loop, a test session) must not move the
     # result channel above the candidate's descriptor limit, where a forging candidate scanning

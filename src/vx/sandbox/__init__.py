@@ -35,6 +35,9 @@ Semantics callers rely on:
 * Module-level code (setup + candidate) gets ``config.load_timeout`` CPU seconds; past that the
   run is "timeout" (``rep.detail`` says so) and no call runs. A run that reaches its
   ``cpu_limit`` (RLIMIT_CPU) is "timeout" too.
+* Calls may draw from named CPU pools (``CallBudget.pool``, ``run_calls(pools=...)``): once a pool's
+  calls used its seconds, its later calls are "not_run" (skipped; the parent checks the child's
+  claim against the CPU the pool's calls reported) and the calls of no pool run as before.
 * A call that raises gets "exception" and later calls still run. A call that overruns its
   budget (or backstop) is interrupted ("timeout") and later calls still run, unless the candidate
   swallows the interruption: then the parent kills the process ``kill_grace`` seconds after the
@@ -68,7 +71,7 @@ import os
 import stat
 import statistics
 import tempfile
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import attrs
 
@@ -247,6 +250,7 @@ class Sandbox:
         load_timeout: float | None = None,
         args_after: bool | Sequence[bool] | None = None,
         stop: Callable[[int, CallOutcome], bool] | None = None,
+        pools: Mapping[str, float] | None = None,
     ) -> RunReport:
         """Load ``setup`` + ``code`` in a fresh sandboxed process and call ``entry_point``.
 
@@ -266,6 +270,8 @@ class Sandbox:
         ``stop(i, outcome)`` is called in the parent as each call's report arrives; returning
         True ends the run there (e.g. at the first wrong answer): the process is killed, later
         calls are "not_run", ``rep.status`` is "ok" and ``rep.stopped`` is True.
+        ``pools`` names the CPU pools of the budgets' ``pool`` fields, with their seconds: a call whose
+        pool its earlier calls have used up is skipped ("not_run", no CPU).
         """
         c = self.config
         if isinstance(calls, PreparedCalls):
@@ -283,6 +289,7 @@ class Sandbox:
         limits = [b.ceiling for b in budgets]
         total = c.total_timeout if total_timeout is None else total_timeout
         relative = any(b.per_reference for b in budgets)
+        pool_of, pool_caps = _pools(budgets, pools)
         request = self._request(
             mode="calls",
             code=code,
@@ -293,6 +300,8 @@ class Sandbox:
             scales=[float(b.per_reference) for b in budgets] if relative else None,
             caps=[b.ceiling for b in budgets] if relative else None,
             refs=[bool(b.reference) for b in budgets] if relative else None,
+            pools=pool_of,
+            pool_caps=pool_caps,
             args_after=prepared.args_after,
             args_before=prepared.args_before,
             total=total,
@@ -305,7 +314,8 @@ class Sandbox:
         def on_frame(index: int, payload: bytes) -> bool:
             if index == 0 or stop is None:  # frame 0 is the load report
                 return False
-            outcome = call_outcome(payload, index - 1, frame_limits, parsed, index, call_list)
+            outcome = call_outcome(payload, index - 1, frame_limits, parsed, index, call_list,
+                                   skippable=pool_of is not None and 0 <= index - 1 < len(pool_of) and pool_of[index - 1] >= 0)
             return outcome is not None and bool(stop(index - 1, outcome))
 
         raw = launch(
@@ -320,7 +330,8 @@ class Sandbox:
             hash_seed=c.hash_seed,
             tmp_root=self._tmp_root,
         )
-        return assemble(raw, len(call_list), self.layer, limits, frame_limits, parsed, call_list)
+        return assemble(raw, len(call_list), self.layer, limits, frame_limits, parsed, call_list,
+                        pools=None if pool_of is None else (pool_of, pool_caps))
 
     def prepare_calls(self, calls: Sequence[Call], *, args_after: bool | Sequence[bool] = True) -> PreparedCalls:
         """``calls`` (``(args, kwargs)`` pairs of plain data) checked, copied and encoded for :meth:`run_calls`,
@@ -473,6 +484,21 @@ def _check_reachable(path: str, detection: Detection, what: str, readable: bool 
         if parent == current:
             return
         current, need = parent, stat.S_IXOTH
+
+
+def _pools(budgets: Sequence[CallBudget], pools: Mapping[str, float] | None) -> tuple[list[int] | None, list[float] | None]:
+    """Each call's pool as an index into the pools' seconds (-1: none), or (None, None) when no call has one."""
+    names = sorted(pools or {})
+    for name in names:
+        seconds = pools[name]  # type: ignore[index]
+        if isinstance(seconds, bool) or not (isinstance(seconds, (int, float)) and seconds > 0 and math.isfinite(seconds)):
+            raise ValueError(f"pool {name!r}: its CPU seconds must be a positive finite number, got {seconds!r}")
+    unknown = sorted({b.pool for b in budgets if b.pool and b.pool not in names})
+    if unknown:
+        raise ValueError(f"call budgets name pools that pools= does not give: {', '.join(unknown)}")
+    if not any(b.pool for b in budgets):
+        return None, None
+    return [names.index(b.pool) if b.pool else -1 for b in budgets], [float(pools[n]) for n in names]  # type: ignore[index]
 
 
 def _call_budget(value: Any) -> CallBudget:

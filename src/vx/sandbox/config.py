@@ -36,12 +36,18 @@ class CallBudget:
     ``reference`` used in the same run (computed in the child as the run goes, e.g. "ten times what the
     candidate itself needed on the visible examples"). A candidate can forge R, but never get more than
     ``cap``: the parent's deadlines are computed from it.
+
+    ``pool``: the name of a CPU pool the call draws from (``Sandbox.run_calls(pools={name: seconds})``):
+    once the earlier calls of its pool used that many seconds together, the call is not run ("not_run")
+    and costs nothing -- so calls that may all run out of time cannot spend the run's time for the
+    calls after them.
     """
 
     cpu: float = attrs.field(validator=_positive)
     per_reference: float = attrs.field(default=0.0)
     cap: float | None = None
     reference: bool = False
+    pool: str = ""
 
     def __attrs_post_init__(self) -> None:
         if not (self.per_reference >= 0 and math.isfinite(self.per_reference) and math.isfinite(self.cpu)):

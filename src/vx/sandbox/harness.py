@@ -682,6 +682,7 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
     _call_frame(fd, i, status, encoded, type_name, exc_type, exc_message, capture.value(), capture.truncated,
                 duration, cpu, _float(timeout), _TRUE if unchanged else args_after,
                 on_purpose and status == "exception")
+    return cpu
 
 
 def _run_calls(req):
@@ -689,10 +690,19 @@ def _run_calls(req):
     calls = req["calls"]
     if _type(calls) is _bytes:  # the parent's calls, encoded once for every candidate (``PreparedCalls``)
         calls = _marshal_loads(calls)  # before the candidate's code runs
+    pools = req.get("pools")
+    caps = req.get("pool_caps")
+    used = [0.0] * _len(caps) if pools else None
     fn = _load(req, fd)
     if fn is not None:
         for i, (args, kwargs) in _enumerate(calls):
-            _call(fn, i, args, kwargs, _call_budget(req, i), req, fd)
+            k = pools[i] if pools else -1
+            if k >= 0 and used[k] >= caps[k]:  # its pool is spent: skipped (the parent checks the sum)
+                _call_frame(fd, i, "skipped", None, None, None, None, "", False, 0.0, 0.0, 0.0, None, False)
+                continue
+            cpu = _call(fn, i, args, kwargs, _call_budget(req, i), req, fd)
+            if k >= 0:
+                used[k] += cpu
     _frame(fd, [("t", "done")])
     _os_exit(0)
 

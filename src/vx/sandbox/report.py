@@ -81,7 +81,7 @@ class CallOutcome:
     (``exc_type``/``exc_message``), ``"timeout"`` (the call overran its timeout),
     ``"unserializable"`` (the return value is not plain data; ``type_name`` names the
     offending type, ``exc_message`` says why), ``"crashed"`` (the process died or broke the
-    protocol during this call), ``"not_run"`` (never reached).
+    protocol during this call), ``"not_run"`` (never reached, or skipped: its CPU pool was spent).
     """
 
     status: str
@@ -245,7 +245,8 @@ def _load(frame: dict[str, Any], limits: FrameLimits) -> dict[str, Any]:
     }
 
 
-def _call(frame: dict[str, Any], index: int, limits: FrameLimits, sent: Sequence[Any] | None = None) -> CallOutcome:
+def _call(frame: dict[str, Any], index: int, limits: FrameLimits, sent: Sequence[Any] | None = None,
+          skippable: bool = False) -> CallOutcome:
     what = f"call {index}"
     if frame.get("t") != "call":
         raise ProtocolError(f"expected the report of call {index}, got t={_brief(frame.get('t'))}")
@@ -253,6 +254,12 @@ def _call(frame: dict[str, Any], index: int, limits: FrameLimits, sent: Sequence
     if type(frame["i"]) is not int or frame["i"] != index:
         raise ProtocolError(f"expected the report of call {index}, got i={_brief(frame['i'])}")
     status = _req(frame, "status", str, what)
+    if status == "skipped":  # its CPU pool was spent (CallBudget.pool); ``assemble`` checks the sum
+        if not skippable:
+            raise ProtocolError(f"{what}: skipped, but it draws from no CPU pool")
+        if frame["value"] is not None or frame["args_after"] is not None or frame.get("raised", False) is not False:
+            raise ProtocolError(f"{what}: a skipped call cannot carry a value")
+        return CallOutcome(status="not_run", cpu=0.0, duration=0.0)
     if status not in _CHILD_CALL_STATUSES:
         raise ProtocolError(f"{what}: unknown status {_brief(status)}")
     duration, cpu, budget = (_req(frame, key, (float, int), what) for key in ("duration", "cpu", "budget"))
@@ -311,16 +318,17 @@ def _guarded(read: Callable[[], Any]) -> Any:
 
 def call_outcome(payload: bytes, index: int, limits: FrameLimits | None = None,
                  parsed: dict[Any, Any] | None = None, position: int = -1,
-                 sent: Sequence[Any] | None = None) -> CallOutcome | None:
+                 sent: Sequence[Any] | None = None, skippable: bool = False) -> CallOutcome | None:
     """The outcome in one call frame as it arrives (None if it is not a valid report of
     call ``index``; ``assemble`` later rules on the whole stream). ``parsed`` keeps the parsed
     frame (or its ProtocolError) under ``position`` in the stream, so ``assemble`` does not parse
     a large frame twice. ``sent``: the calls' ``(args, kwargs)`` as sent, for a frame whose
-    ``args_after`` is ``true`` (unchanged)."""
+    ``args_after`` is ``true`` (unchanged). ``skippable``: the call draws from a CPU pool, so the child
+    may report it skipped ("not_run")."""
     limits = limits or FrameLimits()
     try:
         frame = _parsed(payload, position, limits, parsed)
-        outcome = _guarded(lambda: _call(frame, index, limits, sent))
+        outcome = _guarded(lambda: _call(frame, index, limits, sent, skippable))
     except ProtocolError:
         return None
     if parsed is not None:
@@ -344,10 +352,14 @@ def _parsed(payload: bytes, position: int, limits: FrameLimits, memo: dict[Any, 
 
 def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[float],
              limits: FrameLimits | None = None, parsed: dict[Any, Any] | None = None,
-             sent: Sequence[Any] | None = None) -> RunReport:
+             sent: Sequence[Any] | None = None,
+             pools: tuple[Sequence[int], Sequence[float]] | None = None) -> RunReport:
     """Turn a child's raw output into a RunReport (strictly; see the module docstring). ``sent``: the
-    calls as sent (see :func:`call_outcome`)."""
+    calls as sent (see :func:`call_outcome`). ``pools``: each call's CPU pool (-1: none) and the pools'
+    seconds; a call the child skipped must be one whose pool the earlier calls' reported CPU used up."""
     limits = limits or FrameLimits()
+    pool_of, caps = pools if pools is not None else ((), ())
+    used = [0.0] * len(caps)
     load: dict[str, Any] | None = None
     outcomes: list[CallOutcome] = []
     done = False
@@ -373,8 +385,15 @@ def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[floa
                     raise ProtocolError("call report after a failed load")
                 if len(outcomes) >= n_calls:
                     raise ProtocolError(f"more call reports than the {n_calls} calls requested")
-                known = parsed.get(("call", position, len(outcomes))) if parsed is not None else None
-                outcomes.append(known if known is not None else _guarded(lambda: _call(frame, len(outcomes), limits, sent)))
+                i = len(outcomes)
+                k = pool_of[i] if i < len(pool_of) else -1
+                known = parsed.get(("call", position, i)) if parsed is not None else None
+                outcome = known if known is not None else _guarded(lambda: _call(frame, i, limits, sent, k >= 0))
+                if k >= 0:
+                    if outcome.status == "not_run" and used[k] < caps[k]:
+                        raise ProtocolError(f"call {i}: skipped after {used[k]:.3g} s of its CPU pool's {caps[k]:.3g} s")
+                    used[k] += outcome.cpu or 0.0
+                outcomes.append(outcome)
         except ProtocolError as exc:
             problem = str(exc)
 
