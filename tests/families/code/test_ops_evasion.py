@@ -60,6 +60,33 @@ def test_an_evading_attempt_is_flagged_alone(name):
     assert "below(" in app.message("T/0#0", "crashes_in_domain"), "the input is named"
 
 
+#: The endless loop again, after spending CPU on every visible example call (its repeats and re-orderings
+#: too): its own pace raises the budgets of the seed probes outside the domain (OWN_FACTOR x that CPU), on
+#: each of which it runs out of time. Before the seed pool (run.SEED_CPU) those timeouts spent the run's
+#: whole budget before any generated probe, and both ops abstained; 2 ms is what a loaded machine's CPU
+#: accounting gave the plain endless loop by chance (a CI failure), 60 ms stays below the share of its
+#: own CPU that makes a run starved (run.STARVE_SHARE: 6 calls x 60 ms < 0.5 s).
+SLOW_ATTACK = ("import time\n"
+               "def below(l, t):\n"
+               "    if len(l) == 4:\n"
+               "        end = time.process_time() + {spin}\n"
+               "        while time.process_time() < end:\n"
+               "            pass\n"
+               "        return all(x < t for x in l)\n"
+               "    while True:\n"
+               "        pass\n")
+
+
+@pytest.mark.parametrize("spin", [0.002, 0.06])
+def test_an_endless_loop_slow_on_its_examples_still_meets_the_generated_probes(spin):
+    bad = SLOW_ATTACK.format(spin=spin)
+    cols, app = _verdicts([RIGHT, RIGHT2, RIGHT, RIGHT2, bad], ["fails_visible_example", "disagrees_with_peers"])
+    assert cols["fails_visible_example"][4] == 0, "the attack passes its visible examples"
+    assert cols["disagrees_with_peers"] == [0, 0, 0, 0, 1], app.message("T/0#4", "disagrees_with_peers")
+    cols, app = _verdicts([bad], ["crashes_in_domain"])
+    assert cols["crashes_in_domain"] == [1], app.message("T/0#0", "crashes_in_domain")
+
+
 def test_correct_attempts_are_clean_and_deliberate_rejections_do_not_count():
     rejects = ("def below(l, t):\n    if len(l) > 4:\n        raise ValueError('at most 4 numbers')\n"
                "    return all(x < t for x in l)\n")

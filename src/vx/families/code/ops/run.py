@@ -44,8 +44,18 @@ OWN_FACTOR = 20.0
 OWN_CPU_CAP = 1.0
 #: CPU seconds of the candidate's module-level code.
 LOAD_CPU = 2.0
-#: CPU seconds of all probe calls of one run together: past it, the run stops.
+#: CPU seconds of all probe calls of one run together, the seed probes outside the domain aside: past
+#: it, the run stops.
 RUN_CPU = 1.0
+#: CPU seconds the seed probes outside the domain (the empty, single, zero, negative and large classes)
+#: may use together, apart from :data:`RUN_CPU`: once they did, the rest of them are skipped. A candidate
+#: that runs out of time on every one of them (a timeout there counts once, :data:`TIMEOUT_STRIKES`) thus
+#: cannot spend the run's time before the generated probes, which the peer ops and ``crashes_in_domain``
+#: read -- however much CPU it takes on the examples to raise its own-pace budgets (the attack in
+#: tests/families/code/test_ops_evasion.py).
+SEED_CPU = 0.5
+#: The sandbox's name of that pool (``CallBudget.pool``).
+SEED_POOL = "seed"
 #: A run stops after this many calls out of time (on peer probes; one on a seed probe counts once).
 TIMEOUT_STRIKES = 2
 #: Judged against its peers (:func:`against_peers`), a call is out of time when it used more than
@@ -105,9 +115,10 @@ class Budgets:
     the candidate's process, except ``wall``)."""
 
     calls: tuple[Any, ...]  # one vx.sandbox.CallBudget per probe
-    run_cpu: float  # all calls together: the run stops once they used more
-    cpu_limit: float  # RLIMIT_CPU of the process: load + run_cpu + the largest call
+    run_cpu: float  # all calls together (the seed pool's aside): the run stops once they used more
+    cpu_limit: float  # RLIMIT_CPU of the process: load + run_cpu + the seed pool + the largest call twice
     wall: float  # the wall-clock backstop of the whole run
+    pools: Mapping[str, float] = attrs.field(factory=dict)  # the CPU pools of the calls (SEED_POOL)
 
 
 def run_budgets(task: Mapping[str, Any], probes: list[Probe]) -> Budgets:
@@ -116,7 +127,9 @@ def run_budgets(task: Mapping[str, Any], probes: list[Probe]) -> Budgets:
     A visible example call (and its repeat and re-orderings) gets :data:`EXAMPLE_CPU`; the CPU they use
     is the run's reference R. Any other probe, whose input is r times the size of its example
     (:func:`size_ratio`), gets ``min(OWN_CPU_CAP, max(min(PROBE_CPU_CAP, PROBE_CPU x r), OWN_FACTOR x r x R))``:
-    a program judged by its own pace on the examples, with more room for larger inputs."""
+    a program judged by its own pace on the examples, with more room for larger inputs. The seed probes
+    outside the domain draw from :data:`SEED_CPU` (the pool :data:`SEED_POOL`), the others from
+    :data:`RUN_CPU`; each may overrun by one call, hence the process's limit."""
     from vx.sandbox import CallBudget
 
     examples = [p for p in probes if p.klass == "example"]
@@ -127,11 +140,18 @@ def run_budgets(task: Mapping[str, Any], probes: list[Probe]) -> Budgets:
             continue
         r = size_ratio(p, examples)
         floor = min(PROBE_CPU_CAP, PROBE_CPU * r)
-        calls.append(CallBudget(floor, per_reference=OWN_FACTOR * r, cap=max(floor, OWN_CPU_CAP)))
+        calls.append(CallBudget(floor, per_reference=OWN_FACTOR * r, cap=max(floor, OWN_CPU_CAP),
+                                pool=SEED_POOL if _seeded(p) else ""))
     largest = max((b.ceiling for b in calls), default=0.0)
-    cpu_limit = LOAD_CPU + RUN_CPU + largest
+    pools = {SEED_POOL: SEED_CPU} if any(b.pool for b in calls) else {}
+    cpu_limit = LOAD_CPU + RUN_CPU + (SEED_CPU if pools else 0.0) + 2 * largest
     box = sandbox()
-    return Budgets(tuple(calls), RUN_CPU, cpu_limit, box.config.wall_for(cpu_limit))
+    return Budgets(tuple(calls), RUN_CPU, cpu_limit, box.config.wall_for(cpu_limit), pools)
+
+
+def _seeded(p: Probe) -> bool:
+    """Whether a probe draws from the seed pool (:data:`SEED_CPU`): a seed class outside the domain."""
+    return not p.in_domain and p.klass not in PEER_CLASSES
 
 
 def example_comparator(task: Mapping[str, Any]) -> Comparator:
@@ -173,7 +193,8 @@ class StopRule:
     later changes that, and an endless loop would only cost more budgets: :data:`SKIPPED_PEER_PROBES`);
     :data:`TIMEOUT_STRIKES` calls out of time, counting peer probes each and the other seed probes once
     (so a candidate that loops on the ``large`` seed probes still meets the peer probes); more than
-    :data:`RUN_CPU` spent by the calls; or, given the `task`, a visible example missed its expected value
+    :data:`RUN_CPU` spent by the calls outside the seed pool (:data:`SEED_CPU`, which the sandbox
+    enforces itself by skipping the pool's later calls); or, given the `task`, a visible example missed its expected value
     (compared in the parent: the child never sees it) by the time the drawn probes
     (:data:`.probe.LATE_CLASSES`, run last) begin -- the verdict is settled, and they are most of the calls.
 
@@ -186,8 +207,9 @@ class StopRule:
         self.probes = probes
         self.floors = [None if b.reference else b.cpu for b in budgets.calls] if budgets is not None else None
         self.late = next((i for i, p in enumerate(probes) if p.klass in LATE_CLASSES), None)
+        self.seeded = [_seeded(p) for p in probes]
         self.compare = example_comparator(task) if task is not None and self.late is not None else None
-        self.spent = self.own = 0.0
+        self.spent = self.own = self.seed_spent = 0.0
         self.peer_timeouts = self.seed_timeouts = 0
         self.failed = False
         self.reason = ""
@@ -203,8 +225,11 @@ class StopRule:
 
     def __call__(self, i: int, outcome: Any) -> bool:
         cpu = outcome.cpu or 0.0
-        self.spent += cpu
         p = self.probes[i]
+        if self.seeded[i]:
+            self.seed_spent += cpu  # the seed pool's: the sandbox skips the rest of them past SEED_CPU
+        else:
+            self.spent += cpu
         if not p.in_domain:
             pass  # a probe the examples do not show: a correct slow program may spend its budget there
         elif outcome.status != "timeout":
@@ -389,7 +414,7 @@ def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> E
             _runs.move_to_end(key)
             return found
     report = sandbox().run_calls(art.source, art.name, calls, timeouts=budgets.calls, total_timeout=budgets.wall,
-                                 cpu_limit=budgets.cpu_limit, load_timeout=LOAD_CPU,
+                                 cpu_limit=budgets.cpu_limit, load_timeout=LOAD_CPU, pools=budgets.pools,
                                  stop=(rule := stop_rule(probes, task, budgets)))
     load, message = _load_state(report, art)
     starved = ""
