@@ -301,3 +301,45 @@ def test_a_square_grid_is_not_grown_but_as_many_records_as_fields_are():
     mut = pg._Mutator(dom, random.Random(1))
     grown = pg._grow(records[0][0], 0, 60, dom, mut.rng, mut)
     assert grown is not None and len(grown) == 60
+
+
+def test_a_task_whose_growth_keeps_stalling_stops_at_its_growth_budget(monkeypatch):
+    """Distinct records with an ordered pair of small fields (MBPP's interval lists): few such records
+    exist within the domain, so each ``large`` try grew for ~200 mutations and found nothing, and the
+    class's 500 stalled tries spent 140,000 mutations (over a second of CPU). The task's growth now
+    stops at GROW_BUDGET; below the budget the probes are those of an unbounded run."""
+    examples = [([(3, 4), (5, 6), (9, 10), (4, 5)], [(5, 4), (3, 4), (6, 5), (9, 11)])]
+    spent: list = []
+    real = pg._grow
+
+    def grow(v, i, target, dom, rng, mut):
+        out = real(v, i, target, dom, rng, mut)
+        spent.append(mut.grown)
+        return out
+
+    monkeypatch.setattr(pg, "_grow", grow)
+    bounded = pg.generate_probes(examples, seed="T/473")[0]
+    assert spent and max(spent) <= pg.GROW_BUDGET
+    assert max(spent) > pg.GROW_BUDGET // 2, "the task is one the budget is for"
+    monkeypatch.setattr(pg, "GROW_BUDGET", 10**9)
+    spent.clear()
+    unbounded = pg.generate_probes(examples, seed="T/473")[0]
+    assert max(spent) > 100_000, "unbounded, it grows far longer"
+    assert [p for p in bounded if p[0] != "large"] == [p for p in unbounded if p[0] != "large"]
+    assert set(map(repr, bounded)) <= set(map(repr, unbounded))
+
+
+def test_the_growth_budget_changes_no_probe_of_the_bundled_tasks(monkeypatch):
+    """On every task of the bundled HumanEval family the budget is never what ends the ``large`` class:
+    the probes are those of an unbounded run (so its default was not bought with probes there)."""
+    import json
+    from pathlib import Path
+
+    from vx.families.code.ops import probe as P
+
+    rows = [json.loads(line) for line in (Path(__file__).resolve().parents[3] / "examples" / "humaneval" / "tasks.jsonl").open()]
+    args = [[ex.args for ex in P.visible_examples(t)] for t in rows]
+    args = [(t["id"], a) for t, a in zip(rows, args) if a and len({len(x) for x in a}) == 1]
+    bounded = [pg.generate_probes(a, seed=tid)[0] for tid, a in args]
+    monkeypatch.setattr(pg, "GROW_BUDGET", 10**9)
+    assert [pg.generate_probes(a, seed=tid)[0] for tid, a in args] == bounded

@@ -64,6 +64,14 @@ STALL_TRIES = 500
 #: elements (distinct grid rows of four 0/1 cells: 16 of them) never reaches 50, and its 2,400 tries
 #: a grown container were most of HumanEval/115's generation time.
 GROW_STALL = 200
+#: Element mutations `_grow` may spend on one task's ``large`` class, all its tries together; once they
+#: are spent the class ends. Tasks whose elements admit few distinct values within the domain grew for
+#: seconds: distinct records with ordered small fields (Mbpp/409, /473, /120: 89,000-142,000 mutations,
+#: 0.7-1.2 s of CPU each). The latest a ``large`` probe was found over the 164 HumanEval tasks is after
+#: 45,142 (HumanEval/115), so none changes there; of MBPP+'s 223 (`vx data build mbpp --subset all`)
+#: Mbpp/409 loses its second and third (found after 58,363 and 61,732) and no other task changes
+#: (docs/scale.md, eighth round).
+GROW_BUDGET = 50_000
 MAX_LIST = 30
 MAX_STR = 80
 MAX_INT = 10**6
@@ -529,6 +537,7 @@ class _Mutator:
     def __init__(self, dom: Domain, rng: random.Random) -> None:
         self.dom = dom
         self.rng = rng
+        self.grown = 0  # element mutations `_grow` spent with this mutator (GROW_BUDGET)
 
     def ingredient(self, path: Path, t: type) -> Any:
         d = self.dom.paths.get(path)
@@ -875,9 +884,10 @@ def _grow(v: Any, i: int, target: int, dom: Domain, rng: random.Random, mut: _Mu
     seen_items = {_distinct_key(x) for x in items}
     missed = 0
     for _ in range(target * 20):
-        if len(items) >= target or missed > GROW_STALL:
+        if len(items) >= target or missed > GROW_STALL or mut.grown >= GROW_BUDGET:
             break
         missed += 1
+        mut.grown += 1
         new_item = mut.mutate(rng.choice(items), (i, "elem"))
         if not ok(new_item):
             continue
@@ -889,6 +899,8 @@ def _grow(v: Any, i: int, target: int, dom: Domain, rng: random.Random, mut: _Mu
         seen_items.add(key)
         items.append(new_item)
         missed = 0
+    if len(items) < target and mut.grown >= GROW_BUDGET:
+        return None  # cut short by the task's budget, not by the domain: no probe from it
     if d is not None and d.sorted:
         try:
             items.sort(reverse=d.sorted == "desc")
@@ -936,7 +948,7 @@ def generate_probes(examples: Sequence[Sequence[Any]], *, seed: str = "",
         last = 0  # the try that made the last probe
         queue = _extremes(examples) if klass == "boundary" else []
         for tries in range(1, max_tries + 1):
-            if got >= want or tries - last > stall:
+            if got >= want or tries - last > stall or mut.grown >= GROW_BUDGET:
                 break
             if queue:
                 cand = queue.pop(0)
