@@ -18,7 +18,7 @@ from hypothesis import given, strategies as st
 from vx.families.code.ops import peers as P
 from vx.families.code.ops import run
 from vx.families.code.ops.artifact import artifact_of
-from vx.families.code.ops.probe import PEER_CLASSES, Probe, probes_for
+from vx.families.code.ops.probe import DOMAIN_CLASSES, PEER_CLASSES, Probe, probes_for
 from vx.ops.apply import apply_ops
 from vx.ops.core import Context
 from vx.ops.item import Item
@@ -88,7 +88,10 @@ def test_run_budgets_give_examples_a_fixed_reference_budget_and_larger_probes_mo
             assert b.reference and b.cpu == run.EXAMPLE_CPU and not b.per_reference
             continue
         r = run.size_ratio(p, [q for q in probes if q.klass == "example"])
-        assert b.cpu == pytest.approx(min(run.PROBE_CPU_CAP, run.PROBE_CPU * r))
+        floor = min(run.PROBE_CPU_CAP, run.PROBE_CPU * r)
+        if p.klass in DOMAIN_CLASSES:  # crashes_in_domain judges timeouts there: never a tiny floor
+            floor = max(floor, run.EXAMPLE_CPU)
+        assert b.cpu == pytest.approx(floor)
         assert b.per_reference == pytest.approx(run.OWN_FACTOR * r) and b.ceiling == run.OWN_CPU_CAP
         if p.klass in PEER_CLASSES:  # a timeout on a peer probe stands against peers that answer at once
             assert b.cpu >= run.PEER_FLOOR
@@ -135,6 +138,30 @@ def test_a_correct_program_slow_at_its_own_pace_gets_a_proportionally_larger_bud
     ran = [(p, c) for p, c in zip(ex.probes, ex.calls) if c.status != "not_run"]
     assert not [(p.klass, c.cpu, c.budget) for p, c in ran if c.status == "timeout"]
     assert any(c.cpu > run.PROBE_CPU_CAP and p.klass in ("large", "gen_large") for p, c in ran)
+
+
+#: Correct, quick on the visible examples (and their re-orderings) and a constant 60 ms on every other input: HumanEval/75's canonical
+#: solution, a triple loop over the primes below 100 that returns early on the examples' products and takes
+#: 25-36 ms of CPU on a mutant such as ``is_multiply_prime(17)`` on a quiet machine, more on a busy one
+#: -- whatever the input's size.
+CONSTANT_SEARCH = ("import time\ndef below(l, t):\n    if sorted(l) not in ([1, 2, 4, 10], [1, 4, 10, 20]):\n"
+                   "        end = time.process_time() + 0.06\n        while time.process_time() < end:\n"
+                   "            pass\n    return all(x < t for x in l)\n")
+
+
+def test_a_correct_search_slow_at_a_constant_pace_is_not_accused_on_in_domain_probes():
+    """Its pace on the examples is ~0 (an early return), so its own-pace budgets are the floors: the
+    in-domain generated probes' floor is EXAMPLE_CPU, not PROBE_CPU's 50 ms, which the 60 ms overrun (as
+    HumanEval/75's 25-36 ms did on a busy machine: the slow suite's canonical-solutions test)."""
+    art = artifact_of(TASK, CONSTANT_SEARCH, Context())
+    ex = run.run_probes(TASK, art, probes_for(TASK))
+    domain = [(p, c) for p, c in zip(ex.probes, ex.calls) if p.klass in DOMAIN_CLASSES and c.status != "not_run"]
+    assert domain and all(c.budget >= run.EXAMPLE_CPU for _, c in domain)
+    assert any((c.cpu or 0) >= 0.06 for _, c in domain)  # the probes did cost it the 60 ms
+    assert not [(p.klass, p.args, c.cpu) for p, c in domain if c.status == "timeout"]
+    items = [Item("T/0#0", "T/0", CONSTANT_SEARCH)]
+    app = apply_ops(pool(), items, {"T/0": TASK}, jobs=1, progress=False, ops=["parses", "crashes_in_domain"])
+    assert app.matrix.column("crashes_in_domain").tolist() == [0], app.message("T/0#0", "crashes_in_domain")
 
 
 def test_a_slow_correct_attempt_is_not_accused_by_its_peers_and_a_looping_one_is():

@@ -24,7 +24,7 @@ from vx.families.code.ops.artifact import (
     raised_names,
     value_returns,
 )
-from vx.families.code.ops.probe import Probe
+from vx.families.code.ops.probe import DOMAIN_CLASSES, Probe
 from vx.families.code.ops.run import EXEC_OP_TIMEOUT, MUTABLE, _failure_text, _what, execution, judges_the_run
 from vx.families.code.ops.values import (
     _a,
@@ -70,8 +70,9 @@ def crash(task, output, ctx, run):
 #: correct programs raise on them -- an empty list where the prompt promises a non-empty one).
 CRASH_CLASSES = ("gen_boundary", "gen_drawn")
 #: ... and where running out of time counts too (a mutant's string edits break structured strings, so
-#: mutants are not held to raising nothing; but no correct program loops on one).
-TIMEOUT_CLASSES = ("gen_mutant", "gen_boundary", "gen_drawn")
+#: mutants are not held to raising nothing; but no correct program loops on one). Their calls get at least
+#: a visible example's budget (:data:`.run.EXAMPLE_CPU`), so a timeout here is never a tight floor.
+TIMEOUT_CLASSES = DOMAIN_CLASSES
 
 
 def on_purpose(call: Any, deliberate: set[str]) -> bool:

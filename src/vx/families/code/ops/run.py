@@ -20,7 +20,7 @@ import attrs
 
 from vx.families.code.ops.artifact import Artifact, artifact_of
 from vx.families.code.compare import Comparator
-from vx.families.code.ops.probe import LATE_CLASSES, PEER_CLASSES, Probe, probes_for
+from vx.families.code.ops.probe import DOMAIN_CLASSES, LATE_CLASSES, PEER_CLASSES, Probe, probes_for
 from vx.families.code.ops.values import _a, _clip, _loose_equal
 from vx.ops.core import Context, Result, abstain, drawback
 
@@ -127,7 +127,10 @@ def run_budgets(task: Mapping[str, Any], probes: list[Probe]) -> Budgets:
     A visible example call (and its repeat and re-orderings) gets :data:`EXAMPLE_CPU`; the CPU they use
     is the run's reference R. Any other probe, whose input is r times the size of its example
     (:func:`size_ratio`), gets ``min(OWN_CPU_CAP, max(min(PROBE_CPU_CAP, PROBE_CPU x r), OWN_FACTOR x r x R))``:
-    a program judged by its own pace on the examples, with more room for larger inputs. The seed probes
+    a program judged by its own pace on the examples, with more room for larger inputs; a probe of the
+    generated in-domain classes (:data:`.probe.DOMAIN_CLASSES`, where ``crashes_in_domain`` judges timeouts)
+    gets at least :data:`EXAMPLE_CPU` -- a correct program's constant cost per call (a search that needs
+    25-36 ms on any input, HumanEval/75) is not accused by a floor sized for tiny calls. The seed probes
     outside the domain draw from :data:`SEED_CPU` (the pool :data:`SEED_POOL`), the others from
     :data:`RUN_CPU`; each may overrun by one call, hence the process's limit."""
     from vx.sandbox import CallBudget
@@ -140,6 +143,8 @@ def run_budgets(task: Mapping[str, Any], probes: list[Probe]) -> Budgets:
             continue
         r = size_ratio(p, examples)
         floor = min(PROBE_CPU_CAP, PROBE_CPU * r)
+        if p.klass in DOMAIN_CLASSES:
+            floor = max(floor, EXAMPLE_CPU)
         calls.append(CallBudget(floor, per_reference=OWN_FACTOR * r, cap=max(floor, OWN_CPU_CAP),
                                 pool=SEED_POOL if _seeded(p) else ""))
     largest = max((b.ceiling for b in calls), default=0.0)
