@@ -140,10 +140,10 @@ def test_a_correct_program_slow_at_its_own_pace_gets_a_proportionally_larger_bud
     assert any(c.cpu > run.PROBE_CPU_CAP and p.klass in ("large", "gen_large") for p, c in ran)
 
 
-#: Correct, quick on the visible examples (and their re-orderings) and a constant 60 ms on every other input: HumanEval/75's canonical
-#: solution, a triple loop over the primes below 100 that returns early on the examples' products and takes
-#: 25-36 ms of CPU on a mutant such as ``is_multiply_prime(17)`` on a quiet machine, more on a busy one
-#: -- whatever the input's size.
+#: Correct, quick on the visible examples (and their re-orderings) and a constant 60 ms on every other
+#: input: HumanEval/75's canonical solution, a triple loop over the primes below 100 that returns early on
+#: the examples' products and takes 25-36 ms of CPU on a mutant such as ``is_multiply_prime(17)`` on a quiet
+#: machine, more on a busy one -- whatever the input's size.
 CONSTANT_SEARCH = ("import time\ndef below(l, t):\n    if sorted(l) not in ([1, 2, 4, 10], [1, 4, 10, 20]):\n"
                    "        end = time.process_time() + 0.06\n        while time.process_time() < end:\n"
                    "            pass\n    return all(x < t for x in l)\n")

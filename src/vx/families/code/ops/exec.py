@@ -69,10 +69,8 @@ def crash(task, output, ctx, run):
 #: (docs/peers.md: measured on the CodeT development half; ``edge`` and ``large`` probes are left out,
 #: correct programs raise on them -- an empty list where the prompt promises a non-empty one).
 CRASH_CLASSES = ("gen_boundary", "gen_drawn")
-#: ... and where running out of time counts too (a mutant's string edits break structured strings, so
-#: mutants are not held to raising nothing; but no correct program loops on one). Their calls get at least
-#: a visible example's budget (:data:`.run.EXAMPLE_CPU`), so a timeout here is never a tight floor.
-TIMEOUT_CLASSES = DOMAIN_CLASSES
+#: Running out of time counts on :data:`.probe.DOMAIN_CLASSES` (the mutants too: their string edits break
+#: structured strings, so they are not held to raising nothing, but no correct program loops on one).
 
 
 def on_purpose(call: Any, deliberate: set[str]) -> bool:
@@ -112,7 +110,7 @@ def crashes_in_domain(task, output, ctx, run):
     deliberate = raised_names(art.tree) if art.tree is not None else set()
     shown_strings = {s for p, _ in shown for s in _strings(p.args)}
     checked = 0
-    for p, c in run.pairs(*TIMEOUT_CLASSES):
+    for p, c in run.pairs(*DOMAIN_CLASSES):
         if not _strings(p.args) <= shown_strings:
             continue  # a new string: its structure (words of a vocabulary, a number) the domain cannot know
         checked += 1
