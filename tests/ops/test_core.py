@@ -56,6 +56,32 @@ def test_version_changes_with_code():
     assert a.version != b.version
 
 
+def test_version_follows_what_runs_not_its_layout(tmp_path, monkeypatch):
+    """Reformatting an op, or editing its comments and docstring, keeps its version (cached verdicts
+    stay valid); changing what it computes does not."""
+    import importlib
+    import sys
+
+    def version_of(source, name):
+        path = tmp_path / f"{name}.py"
+        path.write_text(source)
+        monkeypatch.syspath_prepend(str(tmp_path))
+        module = importlib.import_module(name)
+        try:
+            return op(module.f).version
+        finally:
+            sys.modules.pop(name, None)
+
+    base = version_of("def f(task, output, ctx):\n    return len(output) > 3\n", "m_base")
+    laid_out = version_of(
+        'def f(task,\n      output, ctx):  # a comment\n    """Says why."""\n    return (len(output)\n            > 3)\n',
+        "m_laid_out",
+    )
+    changed = version_of("def f(task, output, ctx):\n    return len(output) > 4\n", "m_changed")
+    assert base == laid_out
+    assert changed != base
+
+
 def test_context_is_shared_scratch():
     ctx = Context()
     ctx["artifact"] = 42

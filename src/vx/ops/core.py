@@ -16,6 +16,8 @@ the other ops of each item, then judges every peer op per task in the parent
 
 from __future__ import annotations
 
+import ast
+import functools
 import hashlib
 import importlib
 import inspect
@@ -98,9 +100,27 @@ class Context(dict):
         return self.get("artifact")
 
 
+@functools.lru_cache(maxsize=512)
+def _normalized(text: str) -> str:
+    """Python source as its syntax tree: what the code does, not how it is laid out. Formatting,
+    comments and docstrings leave a version unchanged; any change to what runs changes it. Text that
+    does not parse on its own (a lambda cut from its line) is kept as it is."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, annotate_fields=False, include_attributes=False)
+
+
 def _source_text(fn: Callable) -> str:
     try:
-        return textwrap.dedent(inspect.getsource(fn))
+        return _normalized(textwrap.dedent(inspect.getsource(fn)))
     except (OSError, TypeError):  # built in a REPL or from a C function: fall back to bytecode
         code = getattr(fn, "__code__", None)
         return repr((code.co_code, code.co_consts)) if code is not None else repr(fn)
@@ -120,14 +140,15 @@ def _dependency_text(dep: Dependency) -> str:
     if isinstance(dep, ModuleType):
         path = getattr(dep, "__file__", None)
         try:
-            return Path(path).read_text(encoding="utf-8") if path else dep.__name__
+            return _normalized(Path(path).read_text(encoding="utf-8")) if path else dep.__name__
         except OSError:  # not installed as files (zipapp...): the name is all there is
             return dep.__name__
     return _source_text(dep)
 
 
 def source_version(fn: Callable, depends: Iterable[Dependency] = ()) -> str:
-    """An op's version: a hash of its function's source and of everything it `depends` on.
+    """An op's version: a hash of its function's syntax tree and of everything it `depends` on
+    (formatting, comments and docstrings do not count).
 
     The one versioning mechanism of vx: ``@op(depends=...)``, typed-spec templates
     (``@template(depends=...)``) and family packs all use it, so that a cached verdict is never
