@@ -36,8 +36,11 @@ KEEP = 2  # labels kept from the default draw (one failure, one pass)
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()] \
-        if path.is_file() else []
+    return (
+        [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        if path.is_file()
+        else []
+    )
 
 
 def _write(path: Path, rows: Sequence[dict[str, Any]]) -> None:
@@ -73,11 +76,15 @@ def teacher_for(builder: Any, spec: Any, family_dir: Path) -> Any:
     tasks = {}
     for tid, rec in fam.tasks.items():
         base = grader.tasks[tid]
-        tasks[tid] = attrs.evolve(base, prompt=rec.get("prompt", base.prompt),
-                                  entry_point=rec.get("entry_point", base.entry_point),
-                                  reference=rec.get("reference", base.reference),
-                                  examples=tuple(Example.from_json(e) for e in rec.get("examples", ())),
-                                  aliases=tuple(rec.get("aliases") or ()), meta=dict(rec.get("meta") or {}))
+        tasks[tid] = attrs.evolve(
+            base,
+            prompt=rec.get("prompt", base.prompt),
+            entry_point=rec.get("entry_point", base.entry_point),
+            reference=rec.get("reference", base.reference),
+            examples=tuple(Example.from_json(e) for e in rec.get("examples", ())),
+            aliases=tuple(rec.get("aliases") or ()),
+            meta=dict(rec.get("meta") or {}),
+        )
     grader.tasks.update(tasks)
 
     def label(task_id: str, output: str) -> Any:
@@ -105,15 +112,35 @@ def run_seed(spec: Any, seed: int, args: argparse.Namespace, builder: Any, cache
     for s in res.items:
         t = teacher(s.task, s.output)
         label_item(arm, s.item, t.label, note=f"teacher ({t.kind}): {t.evidence or 'pass'}")
-        labelled.append({"item": s.item, "why": s.why, "teacher": t.label, "evidence": t.evidence,
-                         "truth": (truth or {}).get(s.item)})
+        labelled.append(
+            {
+                "item": s.item,
+                "why": s.why,
+                "teacher": t.label,
+                "evidence": t.evidence,
+                "truth": (truth or {}).get(s.item),
+            }
+        )
     seconds = time.perf_counter() - t0
     out: dict[str, Any] = {"seed": seed, "kept": kept, "suggested": labelled, "suggest_seconds": seconds}
     for name, d, runs in (("default", family_dir, work / "runs-default"), ("suggest", arm, work / "runs-suggest")):
-        r = bq.evaluate_family(d, seed=seed, rounds=args.rounds, runs_dir=runs, jobs=args.jobs, cache=cache,
-                               ablations=[(bq.REF, None)], label=f"{spec.title} [{name}]", truth=truth)
-        out[name] = {"row": r["methods"][bq.REF], "locked_tasks": r["locked_tasks"], "locked_ids": r["locked_ids"],
-                     "trace": r["traces"].get(bq.REF)}
+        r = bq.evaluate_family(
+            d,
+            seed=seed,
+            rounds=args.rounds,
+            runs_dir=runs,
+            jobs=args.jobs,
+            cache=cache,
+            ablations=[(bq.REF, None)],
+            label=f"{spec.title} [{name}]",
+            truth=truth,
+        )
+        out[name] = {
+            "row": r["methods"][bq.REF],
+            "locked_tasks": r["locked_tasks"],
+            "locked_ids": r["locked_ids"],
+            "trace": r["traces"].get(bq.REF),
+        }
     return out
 
 
@@ -121,27 +148,39 @@ def summarize(spec: Any, runs: list[dict[str, Any]], n_permutations: int) -> str
     from vx.metrics import paired_permutation_test
 
     lines = [f"### {spec.title}\n"]
-    lines.append("| dev draw | locked balanced acc. | locked accuracy | pass recall | recall, failures passing the "
-                 "visible example | train balanced acc. (design) |")
+    lines.append(
+        "| dev draw | locked balanced acc. | locked accuracy | pass recall | recall, failures passing the "
+        "visible example | train balanced acc. (design) |"
+    )
     lines.append("|---|---|---|---|---|---|")
     for arm in ("default", "suggest"):
         rows = [r[arm]["row"] for r in runs]
-        lines.append(f"| {arm} | " + " | ".join(bq.mean_std([x[k] for x in rows]) for k in
-                                               ("balanced_accuracy", "accuracy", "pass_recall", "hard_recall"))
-                     + " | " + bq.mean_std([x.get("design", {}).get("balanced_accuracy", float("nan")) for x in rows])
-                     + " |")
+        lines.append(
+            f"| {arm} | "
+            + " | ".join(
+                bq.mean_std([x[k] for x in rows])
+                for k in ("balanced_accuracy", "accuracy", "pass_recall", "hard_recall")
+            )
+            + " | "
+            + bq.mean_std([x.get("design", {}).get("balanced_accuracy", float("nan")) for x in rows])
+            + " |"
+        )
     clusters = [t for r in runs for t in r["default"]["locked_tasks"]]
     a = [x for r in runs for x in r["suggest"]["row"]["weighted_correct"]]
     b = [x for r in runs for x in r["default"]["row"]["weighted_correct"]]
     t = paired_permutation_test(a, b, clusters, n_permutations=n_permutations, seed=0)
-    lines.append(f"\nsuggest − default, balanced accuracy: {t.diff:+.3f} (paired task-clustered sign-flip test, "
-                 f"p = {t.p_value:.4f}, {t.n_clusters} tasks)\n")
+    lines.append(
+        f"\nsuggest − default, balanced accuracy: {t.diff:+.3f} (paired task-clustered sign-flip test, "
+        f"p = {t.p_value:.4f}, {t.n_clusters} tasks)\n"
+    )
     lines.append("<details><summary>what was suggested and written, per seed</summary>\n")
     for r in runs:
         agree = sum(1 for s in r["suggested"] if s["truth"] is not None and s["teacher"] == s["truth"])
-        lines.append(f"- seed {r['seed']}: kept {', '.join(r['kept'])}; suggested {len(r['suggested'])} "
-                     f"(teacher agrees with the hidden tests on {agree}); default wrote "
-                     f"`{r['default']['row']['detail']}`, suggest wrote `{r['suggest']['row']['detail']}`")
+        lines.append(
+            f"- seed {r['seed']}: kept {', '.join(r['kept'])}; suggested {len(r['suggested'])} "
+            f"(teacher agrees with the hidden tests on {agree}); default wrote "
+            f"`{r['default']['row']['detail']}`, suggest wrote `{r['suggest']['row']['detail']}`"
+        )
         for s in r["suggested"]:
             lines.append(f"  - `{s['item']}` → {s['teacher']} ({s['evidence'] or 'pass'}): {s['why']}")
     lines.append("\n</details>\n")
@@ -184,11 +223,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         runs = [run_seed(spec, s, args, builder, cache) for s in args.seeds]
         sections.append(summarize(spec, runs, args.permutations))
         everything[spec.key] = runs
-    head = (f"## Spending the ten labels: `vx anchor suggest` against the default dev draw\n\n"
-            f"`python benchmarks/bench_anchor.py --families {' '.join(args.families)} --seeds "
-            f"{' '.join(map(str, args.seeds))}` — {(time.perf_counter() - t0) / 60:.1f} min, vx at "
-            f"{bq.git_revision()}; {KEEP} labels kept from the default draw + {10 - KEEP} suggested (labelled by the "
-            f"family's dev teacher) against the default 10; evolution `EvolveConfig(rounds={args.rounds}, seed=<seed>)`.\n")
+    head = (
+        f"## Spending the ten labels: `vx anchor suggest` against the default dev draw\n\n"
+        f"`python benchmarks/bench_anchor.py --families {' '.join(args.families)} --seeds "
+        f"{' '.join(map(str, args.seeds))}` — {(time.perf_counter() - t0) / 60:.1f} min, vx at "
+        f"{bq.git_revision()}; {KEEP} labels kept from the default draw + {10 - KEEP} suggested (labelled by the "
+        f"family's dev teacher) against the default 10; evolution `EvolveConfig(rounds={args.rounds}, seed=<seed>)`.\n"
+    )
     text = "\n".join([head] + sections)
     out = args.out or args.work / "anchor.md"
     out.write_text(text + "\n", encoding="utf-8")

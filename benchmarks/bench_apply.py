@@ -58,8 +58,11 @@ def load_codet(per_task: int) -> list[tuple[str, str, str]]:
     prompts, _ = codet.read_task_prompts(CODET / "HumanEval_for_code_generation.jsonl")
     order = {tid: i for i, tid in enumerate(prompts.values())}
     rows = codet.read_solutions(CODET / "codegen16B_code_solution.jsonl", prompts)
-    out = [(f"{r.task_id}#codet{k}", r.task_id, program)
-           for r in sorted(rows, key=lambda r: order[r.task_id]) for k, program in enumerate(r.programs[:per_task])]
+    out = [
+        (f"{r.task_id}#codet{k}", r.task_id, program)
+        for r in sorted(rows, key=lambda r: order[r.task_id])
+        for k, program in enumerate(r.programs[:per_task])
+    ]
     return out
 
 
@@ -77,18 +80,30 @@ def all_tasks(fam) -> dict:
     tasks = dict(fam.tasks)
     for line in (CODET / "HumanEval_for_code_generation.jsonl").open():
         t = json.loads(line)
-        tasks.setdefault(t["task_id"], {"id": t["task_id"], "prompt": t["prompt"], "entry_point": t["entry_point"],
-                                        "examples": []})
+        tasks.setdefault(
+            t["task_id"], {"id": t["task_id"], "prompt": t["prompt"], "entry_point": t["entry_point"], "examples": []}
+        )
     return tasks
 
 
 def forget_per_task_work() -> None:
     """Clear this process's memos of per-task work (probes, examples, domains, run plans, sandbox runs), so
     that a measurement -- and the workers it forks, which inherit the memos -- starts cold."""
-    from vx.families.code.ops import invariants, peers, probe, run as code_ops
+    from vx.families.code.ops import invariants, peers, probe
+    from vx.families.code.ops import run as code_ops
 
-    for memo in (code_ops._runs, code_ops._plans, probe._GENERATED_CACHE, probe._PROBES_CACHE, probe._TEXTS_CACHE,
-                 probe._EXAMPLES_CACHE, invariants._INFERRED, invariants._ACCEPTED, peers._DECODED, peers._SAME):
+    for memo in (
+        code_ops._runs,
+        code_ops._plans,
+        probe._GENERATED_CACHE,
+        probe._PROBES_CACHE,
+        probe._TEXTS_CACHE,
+        probe._EXAMPLES_CACHE,
+        invariants._INFERRED,
+        invariants._ACCEPTED,
+        peers._DECODED,
+        peers._SAME,
+    ):
         memo.clear()
 
 
@@ -115,8 +130,13 @@ def label_vx(programs, jobs: int, layer: str) -> tuple[float, float, dict]:
     plus = task_data.load_humaneval_plus(DATA / "evalplus")
     version = task_data.plus_version("humaneval+", DATA / "evalplus")
     with tempfile.TemporaryDirectory() as cache:
-        grader = Grader(plus, version=version, cache_dir=cache, workers=jobs,
-                        sandbox=Sandbox(SandboxConfig(memory_mb=4096, layer=layer)))
+        grader = Grader(
+            plus,
+            version=version,
+            cache_dir=cache,
+            workers=jobs,
+            sandbox=Sandbox(SandboxConfig(memory_mb=4096, layer=layer)),
+        )
         start = time.perf_counter()
         problems = grader.prepare({t for _, t, _ in programs})
         expected = time.perf_counter() - start
@@ -158,8 +178,9 @@ def hidden_labels(dataset: str, items, tasks, cache: Path, jobs: int) -> dict[st
             base = plus.get(str((rec.get("meta") or {}).get("evalplus_task") or it.task))
             if base is None:
                 continue
-            graded[it.task] = attrs.evolve(base, entry_point=rec.get("entry_point") or base.entry_point,
-                                           aliases=tuple(rec.get("aliases") or ()))
+            graded[it.task] = attrs.evolve(
+                base, entry_point=rec.get("entry_point") or base.entry_point, aliases=tuple(rec.get("aliases") or ())
+            )
         grader = Grader(graded, version=version, workers=jobs)
         problems = grader.prepare(sorted(graded))
         usable = [it for it in todo if it.task in graded and it.task not in problems]
@@ -172,8 +193,17 @@ def hidden_labels(dataset: str, items, tasks, cache: Path, jobs: int) -> dict[st
 #: Words of an op message that say a call ran out of time (the ``timeout`` op and the peer ops), or that
 #: the attempt ended its own run (died, or spent the run's CPU budget: issue 33) -- what a slow or
 #: memory-hungry correct attempt could be accused of.
-TIME_WORDS = ("did not return", "in time", "time limit", "timed out", "timeout", "cpu budget",
-              "killed its process", "got no answer", "were ended")
+TIME_WORDS = (
+    "did not return",
+    "in time",
+    "time limit",
+    "timed out",
+    "timeout",
+    "cpu budget",
+    "killed its process",
+    "got no answer",
+    "were ended",
+)
 
 
 def accused(app, items, labels: dict[str, str]) -> dict:
@@ -194,8 +224,13 @@ def accused(app, items, labels: dict[str, str]) -> dict:
                 by_timeout.append(it.id)
             elif any(w in text for w in TIME_WORDS):
                 by_other.append(f"{it.id}:{op_name}")
-    return {"passing": len(passing), "flagged_timeout": len(by_timeout), "timeout_items": by_timeout[:20],
-            "flagged_by_time_elsewhere": len(by_other), "elsewhere": by_other[:20]}
+    return {
+        "passing": len(passing),
+        "flagged_timeout": len(by_timeout),
+        "timeout_items": by_timeout[:20],
+        "flagged_by_time_elsewhere": len(by_other),
+        "elsewhere": by_other[:20],
+    }
 
 
 def label_evalplus(programs, jobs: int) -> tuple[float, float, dict]:
@@ -223,16 +258,33 @@ def label_evalplus(programs, jobs: int) -> tuple[float, float, dict]:
         oracle = {}
         for phase in ("base", "plus"):
             oracle[phase], oracle[f"{phase}_time"] = trusted_exec(
-                p["prompt"] + p["canonical_solution"], p[f"{phase}_input"], p["entry_point"], record_time=True,
-                output_not_none=False)
+                p["prompt"] + p["canonical_solution"],
+                p[f"{phase}_input"],
+                p["entry_point"],
+                record_time=True,
+                output_not_none=False,
+            )
         expected[tid] = oracle
     expected_seconds = time.perf_counter() - start
     start = time.perf_counter()
     labels = {}
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = {i: pool.submit(check_correctness, "humaneval", n, problems[t], prog, expected[t], False, True, i,
-                                  DEFAULT_MIN_TIME_LIMIT, DEFAULT_GT_TIME_LIMIT_FACTOR)
-                   for n, (i, t, prog) in enumerate(programs)}
+        futures = {
+            i: pool.submit(
+                check_correctness,
+                "humaneval",
+                n,
+                problems[t],
+                prog,
+                expected[t],
+                False,
+                True,
+                i,
+                DEFAULT_MIN_TIME_LIMIT,
+                DEFAULT_GT_TIME_LIMIT_FACTOR,
+            )
+            for n, (i, t, prog) in enumerate(programs)
+        }
         for i, fut in futures.items():
             r = fut.result()
             labels[i] = "pass" if r["base"][0] == r["plus"][0] == "pass" else "fail"
@@ -247,17 +299,31 @@ def main() -> int:
     parser.add_argument("--train", action="store_true", help="also the bundled train split")
     parser.add_argument("--label", action="store_true", help="also vx's ground-truth labelling of the CodeT programs")
     parser.add_argument("--evalplus", action="store_true", help="also evalplus's own evaluator on them")
-    parser.add_argument("--accused", action="store_true",
-                        help="count hidden-test-passing attempts flagged for running out of time (labels cached)")
-    parser.add_argument("--mbpp", type=Path, default=None,
-                        help="also an MBPP+ family built with `vx data build mbpp --subset all` (its every item)")
-    parser.add_argument("--quickstart", action="store_true",
-                        help="also the bundled family's 614 outputs: sandbox seconds (wall and CPU) of their runs")
+    parser.add_argument(
+        "--accused",
+        action="store_true",
+        help="count hidden-test-passing attempts flagged for running out of time (labels cached)",
+    )
+    parser.add_argument(
+        "--mbpp",
+        type=Path,
+        default=None,
+        help="also an MBPP+ family built with `vx data build mbpp --subset all` (its every item)",
+    )
+    parser.add_argument(
+        "--quickstart",
+        action="store_true",
+        help="also the bundled family's 614 outputs: sandbox seconds (wall and CPU) of their runs",
+    )
     parser.add_argument("--busy", type=int, default=0, help="busy background processes during the measurements")
     parser.add_argument("--no-rerun", action="store_true", help="do not grade CodeT again without its slow items")
     parser.add_argument("--skip-codet", action="store_true", help="skip the CodeT grading rows")
-    parser.add_argument("--labels", type=Path, default=Path(tempfile.gettempdir()) / "vx-bench-labels",
-                        help="directory where hidden-test labels are cached between runs")
+    parser.add_argument(
+        "--labels",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "vx-bench-labels",
+        help="directory where hidden-test labels are cached between runs",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     if not CODET.is_dir():
@@ -281,7 +347,9 @@ def main() -> int:
     with busy(args.busy):
         _measure(args, fam, programs, codet_items, layers, jobs_list, rows, report)
     if args.json:
-        args.json.write_text(json.dumps([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows], indent=1))
+        args.json.write_text(
+            json.dumps([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows], indent=1)
+        )
     return 0
 
 
@@ -297,10 +365,15 @@ def sandbox_time(fam, items) -> dict:
         return sum(getattr(c, "cpu", None) or c.duration or 0.0 for c in run.calls)
 
     timed_out = [r for r in runs if any(c.status == "timeout" for c in r.calls) or r.report.status == "timeout"]
-    return {"items": len(items), "seconds": round(secs, 2), "runs": len(runs),
-            "sandbox_wall_s": round(sum(r.report.wall_time for r in runs), 2),
-            "calls_cpu_s": round(sum(cpu(r) for r in runs), 2), "runs_with_a_timeout": len(timed_out),
-            "their_wall_s": round(sum(r.report.wall_time for r in timed_out), 2)}
+    return {
+        "items": len(items),
+        "seconds": round(secs, 2),
+        "runs": len(runs),
+        "sandbox_wall_s": round(sum(r.report.wall_time for r in runs), 2),
+        "calls_cpu_s": round(sum(cpu(r) for r in runs), 2),
+        "runs_with_a_timeout": len(timed_out),
+        "their_wall_s": round(sum(r.report.wall_time for r in timed_out), 2),
+    }
 
 
 def _trivial_runs(n: int, ready) -> None:
@@ -342,43 +415,104 @@ def _measure(args, fam, programs, codet_items, layers, jobs_list, rows, report) 
         overhead = sandbox().measure_overhead(runs=9)
         report({"what": "overhead", "layer": layer, "ms_per_trivial_candidate": round(overhead, 2)})
         for jobs in jobs_list:
-            report({"what": "overhead", "layer": layer, "jobs": jobs,
-                    "ms_per_trivial_candidate_per_worker": round(trivial_per_worker(jobs), 2)})
+            report(
+                {
+                    "what": "overhead",
+                    "layer": layer,
+                    "jobs": jobs,
+                    "ms_per_trivial_candidate_per_worker": round(trivial_per_worker(jobs), 2),
+                }
+            )
             if args.train:
                 items = list(fam.split("train").items)
                 secs, app = grade(fam, items, jobs)
-                report({"what": "grade", "data": "train", "layer": layer, "jobs": jobs, "items": len(items),
-                        "seconds": round(secs, 2), "items_per_s": round(len(items) / secs, 1)})
+                report(
+                    {
+                        "what": "grade",
+                        "data": "train",
+                        "layer": layer,
+                        "jobs": jobs,
+                        "items": len(items),
+                        "seconds": round(secs, 2),
+                        "items_per_s": round(len(items) / secs, 1),
+                    }
+                )
             if not args.skip_codet:
                 _codet(args, fam, codet_items, layer, jobs, report)
             if args.mbpp is not None:
                 mfam = Family(args.mbpp)
                 mitems = [it for split in ("train", "dev") for it in mfam.split(split).items]  # never the locked split
                 secs, app = grade(mfam, mitems, jobs)
-                report({"what": "grade", "data": f"mbpp+ {args.mbpp.name}", "layer": layer, "jobs": jobs,
-                        "items": len(mitems), "seconds": round(secs, 2), "items_per_s": round(len(mitems) / secs, 1),
-                        "busy": args.busy})
+                report(
+                    {
+                        "what": "grade",
+                        "data": f"mbpp+ {args.mbpp.name}",
+                        "layer": layer,
+                        "jobs": jobs,
+                        "items": len(mitems),
+                        "seconds": round(secs, 2),
+                        "items_per_s": round(len(mitems) / secs, 1),
+                        "busy": args.busy,
+                    }
+                )
                 if args.accused:
-                    labels = hidden_labels("mbpp+", mitems, mfam.tasks, args.labels / f"mbpp-{args.mbpp.name}.json", jobs)
-                    report({"what": "accused", "data": f"mbpp+ {args.mbpp.name}", "layer": layer, "jobs": jobs,
-                            "busy": args.busy, **accused(app, mitems, labels)})
+                    labels = hidden_labels(
+                        "mbpp+", mitems, mfam.tasks, args.labels / f"mbpp-{args.mbpp.name}.json", jobs
+                    )
+                    report(
+                        {
+                            "what": "accused",
+                            "data": f"mbpp+ {args.mbpp.name}",
+                            "layer": layer,
+                            "jobs": jobs,
+                            "busy": args.busy,
+                            **accused(app, mitems, labels),
+                        }
+                    )
             if args.quickstart:
                 qitems = [it for split in ("train", "dev") for it in fam.split(split).items]
-                report({"what": "quickstart sandbox time", "layer": layer, "jobs": 1, "busy": args.busy,
-                        **sandbox_time(fam, qitems)})
+                report(
+                    {
+                        "what": "quickstart sandbox time",
+                        "layer": layer,
+                        "jobs": 1,
+                        "busy": args.busy,
+                        **sandbox_time(fam, qitems),
+                    }
+                )
             if args.label:
                 secs, exp, labels = label_vx(programs, jobs, layer)
-                report({"what": "label", "data": f"codet x{args.per_task}", "by": "vx", "layer": layer, "jobs": jobs,
-                        "items": len(labels), "seconds": round(secs, 2), "expected_seconds": round(exp, 2),
+                report(
+                    {
+                        "what": "label",
+                        "data": f"codet x{args.per_task}",
+                        "by": "vx",
+                        "layer": layer,
+                        "jobs": jobs,
+                        "items": len(labels),
+                        "seconds": round(secs, 2),
+                        "expected_seconds": round(exp, 2),
                         "items_per_s": round(len(labels) / secs, 1),
-                        "pass": sum(v == "pass" for v in labels.values())})
+                        "pass": sum(v == "pass" for v in labels.values()),
+                    }
+                )
                 rows[-1]["_labels"] = labels
     if args.evalplus:
         for jobs in jobs_list:
             secs, exp, labels = label_evalplus(programs, jobs)
-            report({"what": "label", "data": f"codet x{args.per_task}", "by": "evalplus", "jobs": jobs,
-                    "items": len(programs), "seconds": round(secs, 2), "expected_seconds": round(exp, 2),
-                    "items_per_s": round(len(programs) / secs, 1), "pass": sum(v == "pass" for v in labels.values())})
+            report(
+                {
+                    "what": "label",
+                    "data": f"codet x{args.per_task}",
+                    "by": "evalplus",
+                    "jobs": jobs,
+                    "items": len(programs),
+                    "seconds": round(secs, 2),
+                    "expected_seconds": round(exp, 2),
+                    "items_per_s": round(len(programs) / secs, 1),
+                    "pass": sum(v == "pass" for v in labels.values()),
+                }
+            )
             rows[-1]["_labels"] = labels
     _agreement(rows, report)
 
@@ -387,28 +521,70 @@ def _codet(args, fam, codet_items, layer, jobs, report) -> None:
     secs, app = grade(fam, codet_items, jobs)
     probes_dir = Path(os.environ["VX_PROBE_CACHE"])  # the store this cold grading filled
     slow = [it for it in codet_items if app.item_seconds.get(it.id, 0.0) >= SLOW]
-    report({"what": "grade", "data": f"codet x{args.per_task}", "layer": layer, "jobs": jobs,
-            "items": len(codet_items), "seconds": round(secs, 2),
-            "items_per_s": round(len(codet_items) / secs, 1), "slow_items": len(slow),
-            "seconds_in_slow_items": round(sum(app.item_seconds[it.id] for it in slow), 1)})
+    report(
+        {
+            "what": "grade",
+            "data": f"codet x{args.per_task}",
+            "layer": layer,
+            "jobs": jobs,
+            "items": len(codet_items),
+            "seconds": round(secs, 2),
+            "items_per_s": round(len(codet_items) / secs, 1),
+            "slow_items": len(slow),
+            "seconds_in_slow_items": round(sum(app.item_seconds[it.id] for it in slow), 1),
+        }
+    )
     # the same again in a process that finds the probes stored (a second `vx grade` of these tasks)
     secs, _ = grade(fam, codet_items, jobs, probes_dir=probes_dir)
-    report({"what": "grade", "data": f"codet x{args.per_task}, probes stored", "layer": layer, "jobs": jobs,
-            "items": len(codet_items), "seconds": round(secs, 2), "items_per_s": round(len(codet_items) / secs, 1)})
+    report(
+        {
+            "what": "grade",
+            "data": f"codet x{args.per_task}, probes stored",
+            "layer": layer,
+            "jobs": jobs,
+            "items": len(codet_items),
+            "seconds": round(secs, 2),
+            "items_per_s": round(len(codet_items) / secs, 1),
+        }
+    )
     if args.accused:
         labels = hidden_labels("humaneval+", codet_items, all_tasks(fam), args.labels / "codet.json", jobs)
-        report({"what": "accused", "data": f"codet x{args.per_task}", "layer": layer, "jobs": jobs,
-                "busy": args.busy, **accused(app, codet_items, labels)})
+        report(
+            {
+                "what": "accused",
+                "data": f"codet x{args.per_task}",
+                "layer": layer,
+                "jobs": jobs,
+                "busy": args.busy,
+                **accused(app, codet_items, labels),
+            }
+        )
     if slow and not args.no_rerun:  # the same, cold again (empty store), without the items that run into a time limit
         quick = [it for it in codet_items if app.item_seconds.get(it.id, 0.0) < SLOW]
         secs, _ = grade(fam, quick, jobs)
-        report({"what": "grade", "data": f"codet x{args.per_task} without slow items", "layer": layer,
-                "jobs": jobs, "items": len(quick), "seconds": round(secs, 2),
-                "items_per_s": round(len(quick) / secs, 1)})
+        report(
+            {
+                "what": "grade",
+                "data": f"codet x{args.per_task} without slow items",
+                "layer": layer,
+                "jobs": jobs,
+                "items": len(quick),
+                "seconds": round(secs, 2),
+                "items_per_s": round(len(quick) / secs, 1),
+            }
+        )
         secs, _ = grade(fam, quick, jobs, probes_dir=probes_dir)
-        report({"what": "grade", "data": f"codet x{args.per_task} without slow items, probes stored", "layer": layer,
-                "jobs": jobs, "items": len(quick), "seconds": round(secs, 2),
-                "items_per_s": round(len(quick) / secs, 1)})
+        report(
+            {
+                "what": "grade",
+                "data": f"codet x{args.per_task} without slow items, probes stored",
+                "layer": layer,
+                "jobs": jobs,
+                "items": len(quick),
+                "seconds": round(secs, 2),
+                "items_per_s": round(len(quick) / secs, 1),
+            }
+        )
 
 
 def _agreement(rows, report) -> None:
@@ -416,17 +592,36 @@ def _agreement(rows, report) -> None:
     theirs = [r for r in rows if r.get("what") == "label" and r.get("by") == "evalplus"]
     if ours and theirs:
         a, b = ours[0]["_labels"], theirs[0]["_labels"]
-        report({"what": "label agreement", "agree": sum(a[k] == b[k] for k in a if k in b), "of": len(a),
-                "left_out_by_vx": len(b) - len(a)})
+        report(
+            {
+                "what": "label agreement",
+                "agree": sum(a[k] == b[k] for k in a if k in b),
+                "of": len(a),
+                "left_out_by_vx": len(b) - len(a),
+            }
+        )
     # vx's grading (the whole seed pool) and labelling as ratios of evalplus's evaluator, same programs and
     # workers, measured in this run: > 1 is faster than evalplus
     for ref in theirs:
-        same = [r for r in rows if r.get("jobs") == ref["jobs"] and r.get("data") == ref["data"]
-                and (r.get("what") == "grade" or (r.get("what") == "label" and r.get("by") == "vx"))]
+        same = [
+            r
+            for r in rows
+            if r.get("jobs") == ref["jobs"]
+            and r.get("data") == ref["data"]
+            and (r.get("what") == "grade" or (r.get("what") == "label" and r.get("by") == "vx"))
+        ]
         for r in same:
-            report({"what": "ratio to evalplus", "of": "vx grade" if r["what"] == "grade" else "vx label",
-                    "layer": r.get("layer"), "jobs": ref["jobs"], "items_per_s": r["items_per_s"],
-                    "evalplus_items_per_s": ref["items_per_s"], "ratio": round(r["items_per_s"] / ref["items_per_s"], 3)})
+            report(
+                {
+                    "what": "ratio to evalplus",
+                    "of": "vx grade" if r["what"] == "grade" else "vx label",
+                    "layer": r.get("layer"),
+                    "jobs": ref["jobs"],
+                    "items_per_s": r["items_per_s"],
+                    "evalplus_items_per_s": ref["items_per_s"],
+                    "ratio": round(r["items_per_s"] / ref["items_per_s"], 3),
+                }
+            )
 
 
 if __name__ == "__main__":

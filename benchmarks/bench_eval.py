@@ -125,16 +125,20 @@ def memo_lines(matrix: VerdictMatrix, rnd: random.Random) -> list[str]:
         for a, b, c in (rnd.sample(elites, 3) for _ in range(200))
     ]
     lines = []
-    for label, candidates in [("200 one-leaf mutants of a 10-leaf tree", mutants),
-                              ("200 compositions of 20 elite 10-leaf trees", compositions)]:
+    for label, candidates in [
+        ("200 one-leaf mutants of a 10-leaf tree", mutants),
+        ("200 compositions of 20 elite 10-leaf trees", compositions),
+    ]:
         cold = time_fast(matrix, candidates, repeats=1)
         ev = BatchEvaluator(matrix)
         t0 = time.perf_counter()
         for candidate in candidates:
             ev.evaluate(candidate)
         warm = time.perf_counter() - t0
-        lines.append(f"memo, {label}, {matrix.n_items:.0e} items: {cold * 1e3:.0f} ms without, "
-                     f"{warm * 1e3:.0f} ms with ({ev.hits} subtree results reused, {ev.misses} computed)")
+        lines.append(
+            f"memo, {label}, {matrix.n_items:.0e} items: {cold * 1e3:.0f} ms without, "
+            f"{warm * 1e3:.0f} ms with ({ev.hits} subtree results reused, {ev.misses} computed)"
+        )
     return lines
 
 
@@ -150,11 +154,15 @@ def main() -> None:
     rnd = random.Random(7)
     rng = np.random.default_rng(7)
 
-    print(f"vx evaluator benchmark — {N_OPS} ops, {N_TREES} trees per row, numpy {np.__version__}, "
-          f"Python {platform.python_version()}, {platform.machine()}")
-    print("rates are item-leaf evaluations per second; reference timed on "
-          f"{REFERENCE_SAMPLE} sampled items and extrapolated per item\n")
-    header = ("| items | trees | leaves | reference | fast | fast / reference | bitwise_or bound | fast / bound |")
+    print(
+        f"vx evaluator benchmark — {N_OPS} ops, {N_TREES} trees per row, numpy {np.__version__}, "
+        f"Python {platform.python_version()}, {platform.machine()}"
+    )
+    print(
+        "rates are item-leaf evaluations per second; reference timed on "
+        f"{REFERENCE_SAMPLE} sampled items and extrapolated per item\n"
+    )
+    header = "| items | trees | leaves | reference | fast | fast / reference | bitwise_or bound | fast / bound |"
     print(header)
     print("|---|---|---|---|---|---|---|---|")
     verdicts = []
@@ -172,8 +180,10 @@ def main() -> None:
             total_leaves = sum(t.size() for t in trees)
             fast = n * total_leaves / time_fast(matrix, trees, repeats)
             ref = total_leaves / time_reference_per_item(matrix, trees, rng)
-            print(f"| {n:.0e} | {label} | {leaves} | {fmt_rate(ref)} | {fmt_rate(fast)} | "
-                  f"{fast / ref:,.0f}× | {fmt_rate(bound)} | {100 * fast / bound:.0f}% |")
+            print(
+                f"| {n:.0e} | {label} | {leaves} | {fmt_rate(ref)} | {fmt_rate(fast)} | "
+                f"{fast / ref:,.0f}× | {fmt_rate(bound)} | {100 * fast / bound:.0f}% |"
+            )
             verdicts.append((n, label, leaves, fast / ref, fast / bound))
 
     big = max(sizes)
@@ -183,10 +193,14 @@ def main() -> None:
     print()
     worst_ratio = min(r for n, _, _, r, _ in verdicts if n == big)
     worst_any = min(b for n, label, _, _, b in verdicts if n == big and label == "any")
-    print(f"bar 1: fast ≥ 1000× reference at {big:.0e} items — worst {worst_ratio:,.0f}×: "
-          f"{'PASS' if worst_ratio >= 1000 else 'FAIL'}")
-    print(f"bar 2: pure-any trees ≥ 25% of the bitwise_or bound at {big:.0e} items — worst "
-          f"{100 * worst_any:.0f}%: {'PASS' if worst_any >= 0.25 else 'FAIL'}")
+    print(
+        f"bar 1: fast ≥ 1000× reference at {big:.0e} items — worst {worst_ratio:,.0f}×: "
+        f"{'PASS' if worst_ratio >= 1000 else 'FAIL'}"
+    )
+    print(
+        f"bar 2: pure-any trees ≥ 25% of the bitwise_or bound at {big:.0e} items — worst "
+        f"{100 * worst_any:.0f}%: {'PASS' if worst_any >= 0.25 else 'FAIL'}"
+    )
 
 
 if __name__ == "__main__":

@@ -49,8 +49,12 @@ def shapes_3(leaves: list[str]) -> list[Node]:
 
 def shapes_10(leaves: list[str]) -> list[Node]:
     o = [OpRef(x) for x in leaves]
-    return [Any(o), Vote(3, o), Any([All(o[0:2]), Vote(2, o[2:5]), *o[5:8], Not(o[8]), o[9]]),
-            All([Any(o[0:5]), Any(o[5:10])])]
+    return [
+        Any(o),
+        Vote(3, o),
+        Any([All(o[0:2]), Vote(2, o[2:5]), *o[5:8], Not(o[8]), o[9]]),
+        All([Any(o[0:5]), Any(o[5:10])]),
+    ]
 
 
 def candidates(n: int, size: int, ops: list[str], rng: np.random.Generator) -> list[Node]:
@@ -84,9 +88,17 @@ def bench_scoring(n_items: int, size: int, n_batch: int, n_ref: int, seed: int =
     score_rate = n_batch / (t2 - t1)
     e2e_rate = n_batch / (t2 - t0)
     ref_rate = n_ref / (t4 - t3)
-    return {"items": n_items, "leaves": size, "candidates": n_batch, "shapes": len(batch.groups),
-            "batch_per_s": score_rate, "batch_with_compile_per_s": e2e_rate, "reference_per_s": ref_rate,
-            "speedup": score_rate / ref_rate, "speedup_with_compile": e2e_rate / ref_rate}
+    return {
+        "items": n_items,
+        "leaves": size,
+        "candidates": n_batch,
+        "shapes": len(batch.groups),
+        "batch_per_s": score_rate,
+        "batch_with_compile_per_s": e2e_rate,
+        "reference_per_s": ref_rate,
+        "speedup": score_rate / ref_rate,
+        "speedup_with_compile": e2e_rate / ref_rate,
+    }
 
 
 def bench_rounds(rounds: int, jobs: int | None) -> dict:
@@ -110,8 +122,14 @@ def bench_rounds(rounds: int, jobs: int | None) -> dict:
             secs = [r["seconds"] for r in s.rounds() if r["round"] > 0]
             cands = [r["candidates"] for r in s.rounds() if r["round"] > 0]
         cache.close()
-        return {"family": fam.name, "rounds": rounds, "total_s": total, "mean_round_s": float(np.mean(secs)),
-                "max_round_s": float(np.max(secs)), "mean_candidates": float(np.mean(cands))}
+        return {
+            "family": fam.name,
+            "rounds": rounds,
+            "total_s": total,
+            "mean_round_s": float(np.mean(secs)),
+            "max_round_s": float(np.max(secs)),
+            "mean_candidates": float(np.mean(cands)),
+        }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -123,22 +141,33 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=None)
     args = ap.parse_args(argv)
     k = 10 if args.quick else 1
-    plan = [(100, 3, 200_000 // k, 200 // k), (100, 10, 100_000 // k, 100 // k),
-            (10_000, 3, 20_000 // k, 6), (10_000, 10, 10_000 // k, 3)]
-    print(f"{'items':>6} {'leaves':>6} {'cands':>7} {'shapes':>6} {'batch/s':>12} {'+compile/s':>12} "
-          f"{'reference/s':>12} {'speedup':>9} {'(+compile)':>10}")
+    plan = [
+        (100, 3, 200_000 // k, 200 // k),
+        (100, 10, 100_000 // k, 100 // k),
+        (10_000, 3, 20_000 // k, 6),
+        (10_000, 10, 10_000 // k, 3),
+    ]
+    print(
+        f"{'items':>6} {'leaves':>6} {'cands':>7} {'shapes':>6} {'batch/s':>12} {'+compile/s':>12} "
+        f"{'reference/s':>12} {'speedup':>9} {'(+compile)':>10}"
+    )
     ok = True
     for n_items, size, n_batch, n_ref in plan:
         r = bench_scoring(n_items, size, n_batch, n_ref)
-        print(f"{r['items']:>6} {r['leaves']:>6} {r['candidates']:>7} {r['shapes']:>6} {r['batch_per_s']:>12,.0f} "
-              f"{r['batch_with_compile_per_s']:>12,.0f} {r['reference_per_s']:>12,.1f} {r['speedup']:>8,.0f}x "
-              f"{r['speedup_with_compile']:>9,.0f}x", flush=True)
+        print(
+            f"{r['items']:>6} {r['leaves']:>6} {r['candidates']:>7} {r['shapes']:>6} {r['batch_per_s']:>12,.0f} "
+            f"{r['batch_with_compile_per_s']:>12,.0f} {r['reference_per_s']:>12,.1f} {r['speedup']:>8,.0f}x "
+            f"{r['speedup_with_compile']:>9,.0f}x",
+            flush=True,
+        )
         if n_items == 100 and r["speedup"] < 500:
             ok = False
     r = bench_rounds(args.rounds, args.jobs)
-    print(f"\nper round on the {r['family']} family ({r['rounds']} rounds, warm cache): mean {r['mean_round_s']:.2f} s, "
-          f"max {r['max_round_s']:.2f} s, {r['mean_candidates']:.0f} candidates per round; "
-          f"whole run {r['total_s']:.1f} s")
+    print(
+        f"\nper round on the {r['family']} family ({r['rounds']} rounds, warm cache): mean {r['mean_round_s']:.2f} s, "
+        f"max {r['max_round_s']:.2f} s, {r['mean_candidates']:.0f} candidates per round; "
+        f"whole run {r['total_s']:.1f} s"
+    )
     print("bar (batch >= 500x reference at 100 items):", "met" if ok else "NOT met")
     return 0 if ok else 1
 

@@ -40,8 +40,12 @@ def main() -> int:
     parser.add_argument("--samples", type=Path, default=DATA / "samples" / "mbpp" / "gpt-3.5-turbo-0613.jsonl")
     parser.add_argument("--data-dir", type=Path, default=DATA / "evalplus")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
-    parser.add_argument("--repeat", type=int, default=2,
-                        help="runs of each side, alternating; the fastest counts (the machine is shared)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=2,
+        help="runs of each side, alternating; the fastest counts (the machine is shared)",
+    )
     args = parser.parse_args()
     if not args.samples.is_file() or not args.data_dir.is_dir():
         print(f"needs {args.samples} and {args.data_dir} (../shared/data); not found", file=sys.stderr)
@@ -84,22 +88,32 @@ def main() -> int:
     n = len(samples)
     agree = sum(t.label == theirs.verdicts[f"{s.plus_id}#{s.model}"]["label"] for s, t in zip(samples, truths))
     ratio = vx_label / theirs.check_seconds
-    print(f"samples: {args.samples.name}, {n} candidates on {len({s.plus_id for s in samples})} MBPP+ tasks "
-          f"(base + plus inputs), {args.workers} workers, sandbox layer: {sandbox.layer}")
+    print(
+        f"samples: {args.samples.name}, {n} candidates on {len({s.plus_id for s in samples})} MBPP+ tasks "
+        f"(base + plus inputs), {args.workers} workers, sandbox layer: {sandbox.layer}"
+    )
     if problems:
         print(f"excluded (reference unusable in the sandbox): {problems}")
-    print(f"label all candidates   vx (sandboxed) {vx_label:7.1f} s   evalplus {theirs.check_seconds:7.1f} s   "
-          f"ratio {ratio:.2f}x  (bar: <= 1.5x; best of {args.repeat}: vx "
-          f"{', '.join(f'{t:.1f}' for t in vx_runs)} s, evalplus "
-          f"{', '.join(f'{r.check_seconds:.1f}' for r in evalplus_runs)} s)")
+    print(
+        f"label all candidates   vx (sandboxed) {vx_label:7.1f} s   evalplus {theirs.check_seconds:7.1f} s   "
+        f"ratio {ratio:.2f}x  (bar: <= 1.5x; best of {args.repeat}: vx "
+        f"{', '.join(f'{t:.1f}' for t in vx_runs)} s, evalplus "
+        f"{', '.join(f'{r.check_seconds:.1f}' for r in evalplus_runs)} s)"
+    )
     print(f"expected outputs       vx (sandboxed) {vx_expected:7.1f} s   evalplus {theirs.groundtruth_seconds:7.1f} s")
     total_ratio = (vx_label + vx_expected) / (theirs.check_seconds + theirs.groundtruth_seconds)
-    print(f"total                  vx {vx_label + vx_expected:7.1f} s   evalplus "
-          f"{theirs.check_seconds + theirs.groundtruth_seconds:7.1f} s   ratio {total_ratio:.2f}x")
-    print(f"per candidate          vx {1000 * vx_label * args.workers / n:6.0f} ms x worker   "
-          f"evalplus {1000 * theirs.check_seconds * args.workers / n:6.0f} ms x worker")
-    print(f"sandbox overhead       {overhead_ms:.0f} ms per candidate (median start-to-report of a trivial one-call "
-          f"candidate, {sandbox.layer})")
+    print(
+        f"total                  vx {vx_label + vx_expected:7.1f} s   evalplus "
+        f"{theirs.check_seconds + theirs.groundtruth_seconds:7.1f} s   ratio {total_ratio:.2f}x"
+    )
+    print(
+        f"per candidate          vx {1000 * vx_label * args.workers / n:6.0f} ms x worker   "
+        f"evalplus {1000 * theirs.check_seconds * args.workers / n:6.0f} ms x worker"
+    )
+    print(
+        f"sandbox overhead       {overhead_ms:.0f} ms per candidate (median start-to-report of a trivial one-call "
+        f"candidate, {sandbox.layer})"
+    )
     print(f"label agreement        {agree}/{n}")
     return 0 if ratio <= 1.5 else 1
 

@@ -55,8 +55,9 @@ def codet_cut(src_dir: Path, per_task: int, work: Path) -> Path:
     if not out.exists():
         lines = (src_dir / "codegen16B_code_solution.jsonl").read_text(encoding="utf-8").splitlines()
         rows = [json.loads(line) for line in lines if line.strip()]
-        out.write_text("".join(json.dumps({**r, "samples": r["samples"][:per_task]}) + "\n" for r in rows),
-                       encoding="utf-8")
+        out.write_text(
+            "".join(json.dumps({**r, "samples": r["samples"][:per_task]}) + "\n" for r in rows), encoding="utf-8"
+        )
     return out
 
 
@@ -76,13 +77,15 @@ def build(name: str, dataset: str, path: Path, seed: int, args: argparse.Namespa
     out = args.work / "families" / f"{name.replace('/', '-').replace(' ', '_')}-s{seed}"
     if (out / "family.toml").is_file():
         return out
-    common = dict(seed=seed, data_dir=args.data_dir, workers=args.jobs, seed_expr=str(SEED_EXPR),
-                  dev_draw=args.dev_draw)
+    common = dict(
+        seed=seed, data_dir=args.data_dir, workers=args.jobs, seed_expr=str(SEED_EXPR), dev_draw=args.dev_draw
+    )
     if dataset == "mbpp+":
         build_mbpp([path], out, subset="all", **common)
     else:
-        build_humaneval_samples([path], out, subset="all",
-                                codet_tasks=codet_tasks if "codet" in name else None, **common)
+        build_humaneval_samples(
+            [path], out, subset="all", codet_tasks=codet_tasks if "codet" in name else None, **common
+        )
     return out
 
 
@@ -91,9 +94,13 @@ def random_anchor(g: SampleGrading, source: Any, verifier: Verifier, n: int, see
     hidden tests -- as ``--labels FILE --no-anchor`` with a person's labels."""
     labelled = [(it.id, t["label"]) for it, t in zip(g.items, g.truth or []) if t["label"] is not None]
     drawn = random.Random(seed).sample(labelled, min(n, len(labelled)))
-    agr, sources = anchor_agreement(verifier, g.evaluation, source, family=False,
-                                    labels=[{"id": i, "label": 1.0 if lab == "pass" else 0.0, "where": "bench"}
-                                            for i, lab in drawn])
+    agr, sources = anchor_agreement(
+        verifier,
+        g.evaluation,
+        source,
+        family=False,
+        labels=[{"id": i, "label": 1.0 if lab == "pass" else 0.0, "where": "bench"} for i, lab in drawn],
+    )
     return attrs.evolve(g, anchor=agr, anchor_sources=sources)
 
 
@@ -139,17 +146,36 @@ def main(argv: list[str] | None = None) -> int:
             for anchor, graded_with in anchors:
                 c, true, raw = graded_with.corrected_on_truth, g.true[1], g.estimated_on_truth[1]
                 assert c is not None, f"{fam}: no anchor labels"
-                rows.append({"file": name, "seed": seed, "anchor": anchor, "attempts": len(g.items),
-                             "tasks": len(g.truth_tasks), "raw": raw, "corrected": c.estimate, "low": c.low,
-                             "high": c.high, "rogan_gladen": c.rogan_gladen, "true": true, "raw_error": abs(raw - true),
-                             "corrected_error": abs(c.estimate - true), "covered": c.low <= true <= c.high,
-                             "anchor_pass": list(c.anchor_pass), "anchor_fail": list(c.anchor_fail),
-                             "verdicts": g.summary()["verdicts"], "build_s": round(built, 1),
-                             "grade_s": round(graded, 1)})
+                rows.append(
+                    {
+                        "file": name,
+                        "seed": seed,
+                        "anchor": anchor,
+                        "attempts": len(g.items),
+                        "tasks": len(g.truth_tasks),
+                        "raw": raw,
+                        "corrected": c.estimate,
+                        "low": c.low,
+                        "high": c.high,
+                        "rogan_gladen": c.rogan_gladen,
+                        "true": true,
+                        "raw_error": abs(raw - true),
+                        "corrected_error": abs(c.estimate - true),
+                        "covered": c.low <= true <= c.high,
+                        "anchor_pass": list(c.anchor_pass),
+                        "anchor_fail": list(c.anchor_fail),
+                        "verdicts": g.summary()["verdicts"],
+                        "build_s": round(built, 1),
+                        "grade_s": round(graded, 1),
+                    }
+                )
                 write(rows, out)  # after every row: an interrupted run keeps what it measured
-                print(f"{name} seed {seed} {anchor}: raw {raw:.3f} corrected {c.estimate:.3f} [{c.low:.3f}, "
-                      f"{c.high:.3f}] RG {c.rogan_gladen:.3f} true {true:.3f} ({graded:.0f} s)", file=sys.stderr,
-                      flush=True)
+                print(
+                    f"{name} seed {seed} {anchor}: raw {raw:.3f} corrected {c.estimate:.3f} [{c.low:.3f}, "
+                    f"{c.high:.3f}] RG {c.rogan_gladen:.3f} true {true:.3f} ({graded:.0f} s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
     if not rows:
         print("nothing to benchmark (skipped)")
         return 0
@@ -165,26 +191,35 @@ def write(rows: list[dict[str, Any]], out: Path) -> str:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = ["| file | seed | anchor | attempts | raw | corrected [95% interval] | Rogan–Gladen | true | |raw − true| | "
-             "|corrected − true| | covered | anchor: passes passed, failures passed |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| file | seed | anchor | attempts | raw | corrected [95% interval] | Rogan–Gladen | true | |raw − true| | "
+        "|corrected − true| | covered | anchor: passes passed, failures passed |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r['file']} | {r['seed']} | {r['anchor']} | {r['attempts']} | {r['raw']:.3f} | {r['corrected']:.3f} "
-                     f"[{r['low']:.3f}, {r['high']:.3f}] | {r['rogan_gladen']:.3f} | {r['true']:.3f} | "
-                     f"{r['raw_error']:.3f} | {r['corrected_error']:.3f} | {'yes' if r['covered'] else 'no'} | "
-                     f"{r['anchor_pass'][0]}/{r['anchor_pass'][1]}, {r['anchor_fail'][0]}/{r['anchor_fail'][1]} |")
-    lines += ["", "| anchor | file | mean |raw − true| | mean |corrected − true| | corrected closer | coverage | "
-              "mean width |", "|---|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {r['file']} | {r['seed']} | {r['anchor']} | {r['attempts']} | {r['raw']:.3f} | {r['corrected']:.3f} "
+            f"[{r['low']:.3f}, {r['high']:.3f}] | {r['rogan_gladen']:.3f} | {r['true']:.3f} | "
+            f"{r['raw_error']:.3f} | {r['corrected_error']:.3f} | {'yes' if r['covered'] else 'no'} | "
+            f"{r['anchor_pass'][0]}/{r['anchor_pass'][1]}, {r['anchor_fail'][0]}/{r['anchor_fail'][1]} |"
+        )
+    lines += [
+        "",
+        "| anchor | file | mean |raw − true| | mean |corrected − true| | corrected closer | coverage | mean width |",
+        "|---|---|---|---|---|---|---|",
+    ]
     files = list(dict.fromkeys(r["file"] for r in rows))
     for a, f in [(a, f) for a in dict.fromkeys(r["anchor"] for r in rows) for f in [*files, "all"]]:
         sub = [r for r in rows if r["anchor"] == a and f in ("all", r["file"])]
         n = len(sub)
         if not n:
             continue
-        lines.append(f"| {a} | {f} | {sum(r['raw_error'] for r in sub) / n:.3f} | "
-                     f"{sum(r['corrected_error'] for r in sub) / n:.3f} | "
-                     f"{sum(r['corrected_error'] < r['raw_error'] for r in sub)}/{n} | "
-                     f"{sum(r['covered'] for r in sub)}/{n} | {sum(r['high'] - r['low'] for r in sub) / n:.3f} |")
+        lines.append(
+            f"| {a} | {f} | {sum(r['raw_error'] for r in sub) / n:.3f} | "
+            f"{sum(r['corrected_error'] for r in sub) / n:.3f} | "
+            f"{sum(r['corrected_error'] < r['raw_error'] for r in sub)}/{n} | "
+            f"{sum(r['covered'] for r in sub)}/{n} | {sum(r['high'] - r['low'] for r in sub) / n:.3f} |"
+        )
     return "\n".join(lines)
 
 

@@ -70,8 +70,12 @@ def judge(task: Mapping[str, Any], output: str) -> dict[str, Any]:
     example = int(O.fails_visible_example(task, output, ctx).verdict)
     inferred = inv.infer(task)
     run, _ = O.execution(task, output, ctx)
-    row: dict[str, Any] = {"example": example, "kinds": sorted({i.kind for i in inferred.invariants}),
-                           "judged": [], "broken": {}}
+    row: dict[str, Any] = {
+        "example": example,
+        "kinds": sorted({i.kind for i in inferred.invariants}),
+        "judged": [],
+        "broken": {},
+    }
     if run is None or not run.loaded or inferred.domain is None:
         return row
     broken, checked = inv.check_run(inferred, run)
@@ -85,14 +89,16 @@ def judge(task: Mapping[str, Any], output: str) -> dict[str, Any]:
     return row
 
 
-def labels(grader: Any, plus: Mapping[str, Any], items: Sequence[Mapping[str, Any]],
-           cache: Path | None) -> list[str]:
+def labels(grader: Any, plus: Mapping[str, Any], items: Sequence[Mapping[str, Any]], cache: Path | None) -> list[str]:
     """Each attempt's hidden-test label ("pass"/"fail"), remembered in `cache` (a JSON file keyed by the dataset
     version, task and a digest of the output) so that a rerun does not grade again."""
     import hashlib
 
     def key(it: Mapping[str, Any]) -> str:
-        return f"{grader.version}|{it['task']}|" + hashlib.sha256(it["output"].encode("utf-8", "surrogatepass")).hexdigest()
+        return (
+            f"{grader.version}|{it['task']}|"
+            + hashlib.sha256(it["output"].encode("utf-8", "surrogatepass")).hexdigest()
+        )
 
     known: dict[str, str] = json.loads(cache.read_text(encoding="utf-8")) if cache and cache.is_file() else {}
     todo = [it for it in items if key(it) not in known]
@@ -103,8 +109,17 @@ def labels(grader: Any, plus: Mapping[str, Any], items: Sequence[Mapping[str, An
     return [known[key(it)] for it in items]
 
 
-def measure(name: str, family: Path, *, splits: Sequence[str], tasks_filter: str, data_dir: Path, workers: int,
-            records: Any = None, truth_cache: Path | None = None) -> dict[str, Any]:
+def measure(
+    name: str,
+    family: Path,
+    *,
+    splits: Sequence[str],
+    tasks_filter: str,
+    data_dir: Path,
+    workers: int,
+    records: Any = None,
+    truth_cache: Path | None = None,
+) -> dict[str, Any]:
     from vx.families.code.ops import invariants as inv
 
     tasks = {t["id"]: t for t in read_jsonl(family / "tasks.jsonl")}
@@ -150,52 +165,102 @@ def measure(name: str, family: Path, *, splits: Sequence[str], tasks_filter: str
         op["correct_total"] += correct
         op["hard_total"] += hard
         if records is not None:
-            records.write(json.dumps({"family": name, "id": it["id"], "task": it["task"], "truth": truth,
-                                      "passes_example": row["example"] == 0, **row}, ensure_ascii=False) + "\n")
+            records.write(
+                json.dumps(
+                    {
+                        "family": name,
+                        "id": it["id"],
+                        "task": it["task"],
+                        "truth": truth,
+                        "passes_example": row["example"] == 0,
+                        **row,
+                    },
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
     table = {}
     for k, c in per_kind.items():
-        table[k] = {"tasks": sum(1 for key in c if key.startswith("tasks_")),
-                    "correct_judged": c["correct"], "false_alarms": c["false_alarms"],
-                    "false_alarm_rate": round(c["false_alarms"] / c["correct"], 4) if c["correct"] else None,
-                    "hard_judged": c["hard"], "hard_caught": c["caught"],
-                    "other_fail_judged": c["other_fail"], "other_fail_hit": c["other_fail_hit"]}
-    return {"family": name, "dir": str(family), "splits": list(splits), "tasks_filter": tasks_filter,
-            "dataset": dataset, "attempts": len(items), "tasks": len({it["task"] for it in items}),
-            "correct": op["correct_total"], "hard_failures": op["hard_total"],
-            "op": {"default_kinds": list(inv.DEFAULT_KINDS), **dict(op)},
-            "kinds": table, "seconds": {"grading": round(graded, 1), "runs": round(ran, 1)}}
+        table[k] = {
+            "tasks": sum(1 for key in c if key.startswith("tasks_")),
+            "correct_judged": c["correct"],
+            "false_alarms": c["false_alarms"],
+            "false_alarm_rate": round(c["false_alarms"] / c["correct"], 4) if c["correct"] else None,
+            "hard_judged": c["hard"],
+            "hard_caught": c["caught"],
+            "other_fail_judged": c["other_fail"],
+            "other_fail_hit": c["other_fail_hit"],
+        }
+    return {
+        "family": name,
+        "dir": str(family),
+        "splits": list(splits),
+        "tasks_filter": tasks_filter,
+        "dataset": dataset,
+        "attempts": len(items),
+        "tasks": len({it["task"] for it in items}),
+        "correct": op["correct_total"],
+        "hard_failures": op["hard_total"],
+        "op": {"default_kinds": list(inv.DEFAULT_KINDS), **dict(op)},
+        "kinds": table,
+        "seconds": {"grading": round(graded, 1), "runs": round(ran, 1)},
+    }
 
 
 def render(result: Mapping[str, Any]) -> str:
-    lines = [f"## {result['family']} ({result['dataset']}, splits {'+'.join(result['splits'])}, tasks "
-             f"{result['tasks_filter']}): {result['attempts']} attempts of {result['tasks']} tasks, "
-             f"{result['correct']} correct, {result['hard_failures']} failures that pass their visible example",
-             "", "| kind | tasks | correct judged | false alarms | rate | hard judged | hard caught |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"## {result['family']} ({result['dataset']}, splits {'+'.join(result['splits'])}, tasks "
+        f"{result['tasks_filter']}): {result['attempts']} attempts of {result['tasks']} tasks, "
+        f"{result['correct']} correct, {result['hard_failures']} failures that pass their visible example",
+        "",
+        "| kind | tasks | correct judged | false alarms | rate | hard judged | hard caught |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for k, r in result["kinds"].items():
         rate = "" if r["false_alarm_rate"] is None else f"{100 * r['false_alarm_rate']:.1f}%"
-        lines.append(f"| {k} | {r['tasks']} | {r['correct_judged']} | {r['false_alarms']} | {rate} | "
-                     f"{r['hard_judged']} | {r['hard_caught']} |")
+        lines.append(
+            f"| {k} | {r['tasks']} | {r['correct_judged']} | {r['false_alarms']} | {rate} | "
+            f"{r['hard_judged']} | {r['hard_caught']} |"
+        )
     op = result["op"]
-    lines += ["", f"`violates_example_invariant` (kinds: {', '.join(op['default_kinds'])}): fires on "
-                  f"{op.get('correct_fired', 0)} of {result['correct']} correct attempts "
-                  f"({op.get('correct_judged', 0)} judged), catches {op.get('hard_fired', 0)} of "
-                  f"{result['hard_failures']} failures that pass their visible example "
-                  f"({op.get('hard_judged', 0)} judged); fires on {op.get('other_fail_fired', 0)} other failures",
-              f"time: grading {result['seconds']['grading']} s, runs {result['seconds']['runs']} s"]
+    lines += [
+        "",
+        f"`violates_example_invariant` (kinds: {', '.join(op['default_kinds'])}): fires on "
+        f"{op.get('correct_fired', 0)} of {result['correct']} correct attempts "
+        f"({op.get('correct_judged', 0)} judged), catches {op.get('hard_fired', 0)} of "
+        f"{result['hard_failures']} failures that pass their visible example "
+        f"({op.get('hard_judged', 0)} judged); fires on {op.get('other_fail_fired', 0)} other failures",
+        f"time: grading {result['seconds']['grading']} s, runs {result['seconds']['runs']} s",
+    ]
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--family", action="append", required=True, metavar="NAME=DIR",
-                    help="a family directory built by vx data build (repeatable)")
-    ap.add_argument("--splits", default="train,dev,peers",
-                    help="which splits to read, comma-separated (never locked) (default: %(default)s)")
-    ap.add_argument("--tasks", choices=("all", "even"), default="all",
-                    help="even: only HumanEval tasks with an even number (the CodeT development half)")
-    ap.add_argument("--data-dir", type=Path, default=DEFAULT_DATA / "evalplus",
-                    help="folder with the HumanEval+ / MBPP+ release files (default: %(default)s)")
+    ap.add_argument(
+        "--family",
+        action="append",
+        required=True,
+        metavar="NAME=DIR",
+        help="a family directory built by vx data build (repeatable)",
+    )
+    ap.add_argument(
+        "--splits",
+        default="train,dev,peers",
+        help="which splits to read, comma-separated (never locked) (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--tasks",
+        choices=("all", "even"),
+        default="all",
+        help="even: only HumanEval tasks with an even number (the CodeT development half)",
+    )
+    ap.add_argument(
+        "--data-dir",
+        type=Path,
+        default=DEFAULT_DATA / "evalplus",
+        help="folder with the HumanEval+ / MBPP+ release files (default: %(default)s)",
+    )
     ap.add_argument("-j", "--jobs", type=int, default=2, help="sandboxes at once (default: %(default)s)")
     ap.add_argument("--json", type=Path, help="write the results as JSON here")
     ap.add_argument("--records", type=Path, help="write one line per attempt here (JSONL)")
@@ -215,8 +280,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not (Path(d) / "tasks.jsonl").is_file():
                 print(f"bench_invariants: {d} is not a family directory (no tasks.jsonl); skipped", file=sys.stderr)
                 continue
-            res = measure(name, Path(d), splits=splits, tasks_filter=args.tasks, data_dir=args.data_dir,
-                          workers=args.jobs, records=records, truth_cache=args.truth_cache)
+            res = measure(
+                name,
+                Path(d),
+                splits=splits,
+                tasks_filter=args.tasks,
+                data_dir=args.data_dir,
+                workers=args.jobs,
+                records=records,
+                truth_cache=args.truth_cache,
+            )
             results.append(res)
             print(render(res), flush=True)
             print()

@@ -40,8 +40,11 @@ import bench_apply as B  # noqa: E402  (the CodeT loader and the task records)
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=30, help="the first N CodeT tasks (x10 attempts each)")
-    parser.add_argument("--stored", action="store_true",
-                        help="with the generated probes found in the probe store (a second process), not cold")
+    parser.add_argument(
+        "--stored",
+        action="store_true",
+        help="with the generated probes found in the probe store (a second process), not cold",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     os.environ["VX_SANDBOX_LAYER"] = "forkserver"
@@ -60,7 +63,7 @@ def main() -> int:
     for _, t, _ in programs:
         if t not in order:
             order.append(t)
-    keep = set(order[:args.tasks])
+    keep = set(order[: args.tasks])
     items = [Item(id=i, task=t, output=p) for i, t, p in programs if t in keep]
     tasks = B.all_tasks(fam)
     box = R.sandbox()
@@ -112,13 +115,17 @@ def main() -> int:
                 calls += 1
     n, nr = len(items), max(1, len(runs))
     out = {
-        "items": n, "runs": len(runs), "loadavg": [round(x, 1) for x in os.getloadavg()],
+        "items": n,
+        "runs": len(runs),
+        "loadavg": [round(x, 1) for x in os.getloadavg()],
         "trivial_candidate_ms": [round(x, 2) for x in trivial],
-        "ms_per_item": round(1000 * total / n, 2), "calls_per_run": round(calls / nr, 1),
+        "ms_per_item": round(1000 * total / n, 2),
+        "calls_per_run": round(calls / nr, 1),
         "ms_per_run": {k: round(1000 * v / nr, 2) for k, v in seconds.items()},
         "child_in_function_ms_per_run": round(1000 * sum(inside.values()) / nr, 2),
-        "child_in_function_ms_per_run_by_class": {k: round(1000 * v / nr, 3)
-                                                   for k, v in sorted(inside.items(), key=lambda kv: -kv[1])},
+        "child_in_function_ms_per_run_by_class": {
+            k: round(1000 * v / nr, 3) for k, v in sorted(inside.items(), key=lambda kv: -kv[1])
+        },
         "child_wall_ms_per_run": round(1000 * sum(r.report.wall_time for r in runs) / nr, 2),
     }
     print(json.dumps(out, indent=1))

@@ -61,8 +61,9 @@ def load(k: int, seed: int) -> tuple[dict[str, Any], list[tuple[str, str, str]]]
     from vx.families.code.data.samples import read_attempts
 
     tasks = task_data.load_humaneval_plus(DATA / "evalplus")
-    attempts, _ = read_attempts([CODET / "codegen16B_code_solution.jsonl"], tasks, codet_tasks=None,
-                                prepend_prompt=True, stats=Counter())
+    attempts, _ = read_attempts(
+        [CODET / "codegen16B_code_solution.jsonl"], tasks, codet_tasks=None, prepend_prompt=True, stats=Counter()
+    )
     items = []
     dev = {}
     for tid in sorted(attempts, key=lambda t: int(t.split("/")[1])):
@@ -100,11 +101,17 @@ def _observe(record: dict[str, Any], program: str) -> dict[str, Any]:
         return {"loaded": False, "examples_ok": False, "answers": [], "why": why or (run.load_message if run else "")}
     verdict = int(fails_visible_example(record, program, ctx).verdict)
     crashes = crashes_in_domain(record, program, ctx)
-    answers = [_answer(c) for p, c in zip(run.probes, run.calls) if p.klass.startswith("gen_") or p.klass == "model_test"]
-    return {"loaded": True, "examples_ok": verdict == 0, "answers": answers,
-            "crashes_in_domain": [int(crashes.verdict), crashes.message],
-            "classes": [p.klass for p in run.probes if p.klass.startswith("gen_") or p.klass == "model_test"],
-            "calls": [p.call for p in run.probes if p.klass.startswith("gen_") or p.klass == "model_test"]}
+    answers = [
+        _answer(c) for p, c in zip(run.probes, run.calls) if p.klass.startswith("gen_") or p.klass == "model_test"
+    ]
+    return {
+        "loaded": True,
+        "examples_ok": verdict == 0,
+        "answers": answers,
+        "crashes_in_domain": [int(crashes.verdict), crashes.message],
+        "classes": [p.klass for p in run.probes if p.klass.startswith("gen_") or p.klass == "model_test"],
+        "calls": [p.call for p in run.probes if p.klass.startswith("gen_") or p.klass == "model_test"],
+    }
 
 
 def main() -> int:
@@ -137,8 +144,11 @@ def main() -> int:
     items = [it for it in items if it[1] not in problems]
     truths = grader.grade_many([(tasks[tid], prog) for _, tid, prog in items])
     t_label = time.time() - t0
-    print(f"{len(items)} attempts of {len({i[1] for i in items})} dev-half tasks labelled in {t_label:.0f} s "
-          f"(pass {sum(t.label == 'pass' for t in truths)})", file=sys.stderr)
+    print(
+        f"{len(items)} attempts of {len({i[1] for i in items})} dev-half tasks labelled in {t_label:.0f} s "
+        f"(pass {sum(t.label == 'pass' for t in truths)})",
+        file=sys.stderr,
+    )
 
     records = {tid: t.family_record() for tid, t in tasks.items()}
     t_gen = time.process_time()
@@ -147,9 +157,12 @@ def main() -> int:
     t_gen = time.process_time() - t_gen
     t1 = time.time()
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        refs = dict(zip(sorted({i[1] for i in items}),
-                        pool.map(lambda tid: observe(records[tid], tasks[tid].reference),
-                                 sorted({i[1] for i in items}))))
+        refs = dict(
+            zip(
+                sorted({i[1] for i in items}),
+                pool.map(lambda tid: observe(records[tid], tasks[tid].reference), sorted({i[1] for i in items})),
+            )
+        )
         obs = list(pool.map(lambda it: observe(records[it[1]], it[2]), items))
     t_run = time.time() - t1
     print(f"ran in {t_run:.0f} s ({len(items) / t_run:.1f} attempts/s)", file=sys.stderr)
@@ -157,9 +170,17 @@ def main() -> int:
     rows = []
     for (iid, tid, _), truth, o in zip(items, truths, obs):
         ref = refs[tid]
-        row: dict[str, Any] = {"id": iid, "task": tid, "truth": truth.label, "examples_ok": o["examples_ok"],
-                               "crashes_in_domain": o.get("crashes_in_domain", [-1, o.get("why", "")]),
-                               "differs": {}, "raises": {}, "times_out": {}, "first": {}}
+        row: dict[str, Any] = {
+            "id": iid,
+            "task": tid,
+            "truth": truth.label,
+            "examples_ok": o["examples_ok"],
+            "crashes_in_domain": o.get("crashes_in_domain", [-1, o.get("why", "")]),
+            "differs": {},
+            "raises": {},
+            "times_out": {},
+            "first": {},
+        }
         for klass in ("gen_mutant", "gen_boundary", "gen_large", "gen_edge", "gen_drawn", "gen_wide"):
             differs = raises = timeout = False
             first = ""
@@ -189,69 +210,120 @@ def main() -> int:
 
     table = []
     for name, classes in CLASS_SETS.items():
-        table.append({"classes": name, "coverage": share(hard, "differs", classes),
-                      "correct_differ": share(good, "differs", classes),
-                      "hard_raise": share(hard, "raises", classes), "correct_raise": share(good, "raises", classes),
-                      "hard_timeout": share(hard, "times_out", classes),
-                      "correct_timeout": share(good, "times_out", classes)})
+        table.append(
+            {
+                "classes": name,
+                "coverage": share(hard, "differs", classes),
+                "correct_differ": share(good, "differs", classes),
+                "hard_raise": share(hard, "raises", classes),
+                "correct_raise": share(good, "raises", classes),
+                "hard_timeout": share(hard, "times_out", classes),
+                "correct_timeout": share(good, "times_out", classes),
+            }
+        )
 
     fails = [r for r in rows if r["truth"] == "fail"]
-    crash_op = {"fires_on_hard": sum(r["crashes_in_domain"][0] == 1 for r in hard) / max(1, len(hard)),
-                "fires_on_correct": sum(r["crashes_in_domain"][0] == 1 for r in good) / max(1, len(good)),
-                "fires_on_failures": sum(r["crashes_in_domain"][0] == 1 for r in fails) / max(1, len(fails)),
-                "correct_fired": [[r["id"], r["crashes_in_domain"][1]] for r in good if r["crashes_in_domain"][0] == 1]}
+    crash_op = {
+        "fires_on_hard": sum(r["crashes_in_domain"][0] == 1 for r in hard) / max(1, len(hard)),
+        "fires_on_correct": sum(r["crashes_in_domain"][0] == 1 for r in good) / max(1, len(good)),
+        "fires_on_failures": sum(r["crashes_in_domain"][0] == 1 for r in fails) / max(1, len(fails)),
+        "correct_fired": [[r["id"], r["crashes_in_domain"][1]] for r in good if r["crashes_in_domain"][0] == 1],
+    }
 
     # small-k peers: disjoint groups of each task's attempts
     by_task: dict[str, list[int]] = {}
     for n, (_, tid, _) in enumerate(items):
         by_task.setdefault(tid, []).append(n)
-    behaviours = [Behaviour(o["loaded"], o["examples_ok"] if o["loaded"] else False, tuple(o["answers"]))
-                  for o in obs]
+    behaviours = [Behaviour(o["loaded"], o["examples_ok"] if o["loaded"] else False, tuple(o["answers"])) for o in obs]
     peers_rows = []
     for probes_name in ("generated", "generated+drawn+wide"):
         selected = PROBE_SETS["generated"] | ({"gen_drawn", "gen_wide"} if "drawn" in probes_name else frozenset())
         for group_size, quorum, support in ((2, 1.0, 2), (3, 1.0, 2), (args.k, 0.5, 3), (args.k, 1.0, 2)):
             fired = Counter()
             for tid, members in by_task.items():
-                groups = [members[i:i + group_size] for i in range(0, len(members) - group_size + 1, group_size)]
+                groups = [members[i : i + group_size] for i in range(0, len(members) - group_size + 1, group_size)]
                 ref = refs[tid]
                 for g in groups:
                     for m in g:
                         mine = behaviours[m]
                         others = [behaviours[x] for x in g if x != m]
-                        v = vote(mine, others, ref.get("calls", []), ref.get("classes", []), selected,
-                                 quorum=quorum, min_support=support, min_peers=support)
-                        kind = ("hard" if rows[m]["truth"] == "fail" and rows[m]["examples_ok"] else
-                                "good" if rows[m]["truth"] == "pass" else "other")
+                        v = vote(
+                            mine,
+                            others,
+                            ref.get("calls", []),
+                            ref.get("classes", []),
+                            selected,
+                            quorum=quorum,
+                            min_support=support,
+                            min_peers=support,
+                        )
+                        kind = (
+                            "hard"
+                            if rows[m]["truth"] == "fail" and rows[m]["examples_ok"]
+                            else "good"
+                            if rows[m]["truth"] == "pass"
+                            else "other"
+                        )
                         fired[(kind, v.verdict)] += 1
             n_hard = sum(fired[("hard", v)] for v in (1, 0, -1))
             n_good = sum(fired[("good", v)] for v in (1, 0, -1))
-            peers_rows.append({"probes": probes_name, "group": group_size, "quorum": quorum, "min_support": support,
-                               "hard_recall": fired[("hard", 1)] / max(1, n_hard),
-                               "hard_abstain": fired[("hard", -1)] / max(1, n_hard),
-                               "correct_fired": fired[("good", 1)] / max(1, n_good),
-                               "n_hard": n_hard, "n_good": n_good})
+            peers_rows.append(
+                {
+                    "probes": probes_name,
+                    "group": group_size,
+                    "quorum": quorum,
+                    "min_support": support,
+                    "hard_recall": fired[("hard", 1)] / max(1, n_hard),
+                    "hard_abstain": fired[("hard", -1)] / max(1, n_hard),
+                    "correct_fired": fired[("good", 1)] / max(1, n_good),
+                    "n_hard": n_hard,
+                    "n_good": n_good,
+                }
+            )
 
-    result = {"k": args.k, "seed": args.seed, "drawn": draw.N_DRAWN, "wide": draw.N_WIDE, "attempts": len(rows), "tasks": len(by_task),
-              "hard": len(hard), "correct": len(good), "correct_passing_example": len(good_ok),
-              "label_seconds": round(t_label, 1), "generation_cpu_seconds": round(t_gen, 1), "run_seconds": round(t_run, 1),
-              "attempts_per_second_run": round(len(items) / t_run, 2), "classes": table, "crashes_in_domain": crash_op,
-              "small_k_peers": peers_rows}
-    print(f"\nCodeT dev half, k={args.k}, seed {args.seed}: {len(rows)} attempts, {len(hard)} failures passing "
-          f"their visible example, {len(good)} correct")
-    print(f"{'classes':42} {'coverage':>8} {'corr.diff':>9} {'hard rai':>8} {'corr rai':>8} {'hard t/o':>8} "
-          f"{'corr t/o':>8}")
+    result = {
+        "k": args.k,
+        "seed": args.seed,
+        "drawn": draw.N_DRAWN,
+        "wide": draw.N_WIDE,
+        "attempts": len(rows),
+        "tasks": len(by_task),
+        "hard": len(hard),
+        "correct": len(good),
+        "correct_passing_example": len(good_ok),
+        "label_seconds": round(t_label, 1),
+        "generation_cpu_seconds": round(t_gen, 1),
+        "run_seconds": round(t_run, 1),
+        "attempts_per_second_run": round(len(items) / t_run, 2),
+        "classes": table,
+        "crashes_in_domain": crash_op,
+        "small_k_peers": peers_rows,
+    }
+    print(
+        f"\nCodeT dev half, k={args.k}, seed {args.seed}: {len(rows)} attempts, {len(hard)} failures passing "
+        f"their visible example, {len(good)} correct"
+    )
+    print(
+        f"{'classes':42} {'coverage':>8} {'corr.diff':>9} {'hard rai':>8} {'corr rai':>8} {'hard t/o':>8} "
+        f"{'corr t/o':>8}"
+    )
     for r in table:
-        print(f"{r['classes']:42} {r['coverage']:8.3f} {r['correct_differ']:9.3f} {r['hard_raise']:8.3f} "
-              f"{r['correct_raise']:8.3f} {r['hard_timeout']:8.3f} {r['correct_timeout']:8.3f}")
-    print(f"\ncrashes_in_domain: fires on {crash_op['fires_on_hard']:.3f} of the failures passing their example, "
-          f"{crash_op['fires_on_failures']:.3f} of all failures, {crash_op['fires_on_correct']:.3f} of correct attempts "
-          f"{crash_op['correct_fired']}")
+        print(
+            f"{r['classes']:42} {r['coverage']:8.3f} {r['correct_differ']:9.3f} {r['hard_raise']:8.3f} "
+            f"{r['correct_raise']:8.3f} {r['hard_timeout']:8.3f} {r['correct_timeout']:8.3f}"
+        )
+    print(
+        f"\ncrashes_in_domain: fires on {crash_op['fires_on_hard']:.3f} of the failures passing their example, "
+        f"{crash_op['fires_on_failures']:.3f} of all failures, {crash_op['fires_on_correct']:.3f} of correct attempts "
+        f"{crash_op['correct_fired']}"
+    )
     print("\nsmall-k peer vote (disjoint groups of each task's attempts)")
     for r in peers_rows:
-        print(f"  {r['probes']:16} group {r['group']:2} quorum {r['quorum']:.1f} support {r['min_support']}: "
-              f"hard recall {r['hard_recall']:.3f} (abstains {r['hard_abstain']:.3f}, n={r['n_hard']}), "
-              f"fires on correct {r['correct_fired']:.3f} (n={r['n_good']})")
+        print(
+            f"  {r['probes']:16} group {r['group']:2} quorum {r['quorum']:.1f} support {r['min_support']}: "
+            f"hard recall {r['hard_recall']:.3f} (abstains {r['hard_abstain']:.3f}, n={r['n_hard']}), "
+            f"fires on correct {r['correct_fired']:.3f} (n={r['n_good']})"
+        )
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))
     if args.items:

@@ -69,8 +69,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 REF = "vx evolved (anchored)"  # the row every other method is tested against
-ABLATIONS: tuple[tuple[str, str | None], ...] = ((REF, None), ("vx naive", "naive"),
-                                                 ("vx no-lifecycle", "no-lifecycle"))
+ABLATIONS: tuple[tuple[str, str | None], ...] = (
+    (REF, None),
+    ("vx naive", "naive"),
+    ("vx no-lifecycle", "no-lifecycle"),
+)
 BUILD_FORMAT = 3  # 3: the dev draw is part of the build, and every item's hidden-test label is kept beside it
 
 
@@ -100,7 +103,9 @@ class FamilySpec:
     per_task: int | None = None
     subset: str = "all"
     n_locked: int | None = 40
-    directory: str | Path | None = None  # prebuilt: a family directory ("{seed}" replaced by the seed); spider: its data
+    directory: str | Path | None = (
+        None  # prebuilt: a family directory ("{seed}" replaced by the seed); spider: its data
+    )
     dev_draw: str = "stratified"
 
     def prebuilt_dir(self, seed: int) -> Path:
@@ -123,8 +128,9 @@ class Builder:
             from vx.families.code.data.groundtruth import Grader
 
             d = str(self.data_dir) if self.data_dir else None
-            self._graders[dataset] = Grader(task_data.load(dataset, d), version=task_data.dataset_version(dataset, d),
-                                            workers=self.workers)
+            self._graders[dataset] = Grader(
+                task_data.load(dataset, d), version=task_data.dataset_version(dataset, d), workers=self.workers
+            )
         return self._graders[dataset]
 
     def build(self, spec: FamilySpec, seed: int) -> tuple[Path, dict[str, Any]]:
@@ -137,25 +143,57 @@ class Builder:
 
             d = spec.prebuilt_dir(seed)
             fam = Family(d)
-            counts = {"train_items": len(fam.split("train")), "dev_items": len(fam.split("dev")),
-                      "locked_items": len(fam.audit())}
+            counts = {
+                "train_items": len(fam.split("train")),
+                "dev_items": len(fam.split("dev")),
+                "locked_items": len(fam.audit()),
+            }
             strata = fam.provenance.get("counts", {}).get("dev_strata") if isinstance(fam.provenance, dict) else None
             return d, {**counts, **({"dev_strata": strata} if strata else {})}
-        key = {"format": BUILD_FORMAT, "builder": BUILDER_VERSION, "seed": seed, "kind": spec.kind,
-               "samples_sha256": [sha256(p) for p in spec.samples], "tests_sha256": sha256(spec.tests) if spec.tests else None,
-               "per_task": spec.per_task, "seed_expr_sha256": sha256(self.seed_expr), "subset": spec.subset,
-               "n_locked": spec.n_locked, "dev_draw": spec.dev_draw}
+        key = {
+            "format": BUILD_FORMAT,
+            "builder": BUILDER_VERSION,
+            "seed": seed,
+            "kind": spec.kind,
+            "samples_sha256": [sha256(p) for p in spec.samples],
+            "tests_sha256": sha256(spec.tests) if spec.tests else None,
+            "per_task": spec.per_task,
+            "seed_expr_sha256": sha256(self.seed_expr),
+            "subset": spec.subset,
+            "n_locked": spec.n_locked,
+            "dev_draw": spec.dev_draw,
+        }
         d = str(self.data_dir) if self.data_dir else None
 
         def make(out: Path) -> Any:
             if spec.kind == "mbpp":
-                return build_mbpp(list(spec.samples), out, seed=seed, data_dir=d, subset=spec.subset,
-                                  n_locked=spec.n_locked, workers=self.workers, seed_expr=self.seed_expr,
-                                  grader=self.grader("mbpp+"), per_task=spec.per_task, dev_draw=spec.dev_draw)
-            return build_humaneval_samples(list(spec.samples), out, seed=seed, data_dir=d, tests_path=spec.tests,
-                                           per_task=spec.per_task, subset=spec.subset, n_locked=spec.n_locked,
-                                           workers=self.workers, seed_expr=self.seed_expr,
-                                           grader=self.grader("humaneval+"), dev_draw=spec.dev_draw)
+                return build_mbpp(
+                    list(spec.samples),
+                    out,
+                    seed=seed,
+                    data_dir=d,
+                    subset=spec.subset,
+                    n_locked=spec.n_locked,
+                    workers=self.workers,
+                    seed_expr=self.seed_expr,
+                    grader=self.grader("mbpp+"),
+                    per_task=spec.per_task,
+                    dev_draw=spec.dev_draw,
+                )
+            return build_humaneval_samples(
+                list(spec.samples),
+                out,
+                seed=seed,
+                data_dir=d,
+                tests_path=spec.tests,
+                per_task=spec.per_task,
+                subset=spec.subset,
+                n_locked=spec.n_locked,
+                workers=self.workers,
+                seed_expr=self.seed_expr,
+                grader=self.grader("humaneval+"),
+                dev_draw=spec.dev_draw,
+            )
 
         return self.cached(spec, seed, key, make)
 
@@ -176,22 +214,39 @@ class Builder:
         if truth:
             (out.parent / TRUTH_FILE).write_text(json.dumps(truth, sort_keys=True), encoding="utf-8")
         counts = json.loads(json.dumps(report.counts, default=str))
-        stamp_path.write_text(json.dumps({"key": key, "counts": counts,
-                                          "seconds": time.perf_counter() - t0}, indent=2), encoding="utf-8")
+        stamp_path.write_text(
+            json.dumps({"key": key, "counts": counts, "seconds": time.perf_counter() - t0}, indent=2), encoding="utf-8"
+        )
         return out, counts
-
 
     def build_spider(self, spec: FamilySpec, seed: int) -> tuple[Path, dict[str, Any]]:
         """The Spider family of one seed (its own gold-free seed expression, not --seed-expr's code seed)."""
         from vx.families.sql.data.spider import BUILDER_VERSION, SEED_EXPRESSION, build_spider
 
-        key = {"format": BUILD_FORMAT, "builder": f"spider-{BUILDER_VERSION}", "seed": seed,
-               "samples_sha256": [sha256(p) for p in spec.samples], "per_task": spec.per_task,
-               "seed_expr_sha256": hashlib.sha256(SEED_EXPRESSION.encode()).hexdigest(), "n_locked": spec.n_locked,
-               "dev_draw": spec.dev_draw}
-        return self.cached(spec, seed, key, lambda out: build_spider(
-            spec.directory, out, samples=list(spec.samples), per_task=spec.per_task, seed=seed, n_locked=spec.n_locked,
-            dev_draw=spec.dev_draw))
+        key = {
+            "format": BUILD_FORMAT,
+            "builder": f"spider-{BUILDER_VERSION}",
+            "seed": seed,
+            "samples_sha256": [sha256(p) for p in spec.samples],
+            "per_task": spec.per_task,
+            "seed_expr_sha256": hashlib.sha256(SEED_EXPRESSION.encode()).hexdigest(),
+            "n_locked": spec.n_locked,
+            "dev_draw": spec.dev_draw,
+        }
+        return self.cached(
+            spec,
+            seed,
+            key,
+            lambda out: build_spider(
+                spec.directory,
+                out,
+                samples=list(spec.samples),
+                per_task=spec.per_task,
+                seed=seed,
+                n_locked=spec.n_locked,
+                dev_draw=spec.dev_draw,
+            ),
+        )
 
 
 # ---------------------------------------------------------------------------------------------- one seed
@@ -205,8 +260,16 @@ def final_codes(node: Any, matrix: Any, root: str | None) -> np.ndarray:
     return final_codes(matrix.column(root) if root else None, e)
 
 
-def evolve_one(family: Any, runs_dir: Path, ablation: str | None, seed: int, rounds: int, jobs: int,
-               cache: Any, consensus: str | None = None) -> tuple[Path, float, Path]:
+def evolve_one(
+    family: Any,
+    runs_dir: Path,
+    ablation: str | None,
+    seed: int,
+    rounds: int,
+    jobs: int,
+    cache: Any,
+    consensus: str | None = None,
+) -> tuple[Path, float, Path]:
     """Run (or reuse a finished) evolution; returns the evolved .vx file, the seconds it took and the run file."""
     from vx.evolve import EvolveConfig, evolve_family
     from vx.evolve.store import RunStore
@@ -220,15 +283,19 @@ def evolve_one(family: Any, runs_dir: Path, ablation: str | None, seed: int, rou
             meta = store.meta()
         finally:
             store.close()
-        if meta.get("status") == "finished" and meta.get("family_dir") == str(family.dir) \
-                and meta.get("bench_code") == code_stamp():
+        if (
+            meta.get("status") == "finished"
+            and meta.get("family_dir") == str(family.dir)
+            and meta.get("bench_code") == code_stamp()
+        ):
             return vx, float(meta.get("bench_seconds", 0.0)), run
     for stale in (run, vx, vx.with_suffix(".specs.json")):
         stale.unlink(missing_ok=True)
     runs_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    config = EvolveConfig(rounds=rounds, seed=seed, ablation=ablation, jobs=jobs,
-                          **({"consensus": consensus} if consensus else {}))
+    config = EvolveConfig(
+        rounds=rounds, seed=seed, ablation=ablation, jobs=jobs, **({"consensus": consensus} if consensus else {})
+    )
     evolve_family(family, config=config, out=run, cache=cache, audit=False, vx_out=vx)
     seconds = time.perf_counter() - t0
     store = RunStore(run)
@@ -263,38 +330,69 @@ def run_trace(run: Path) -> dict[str, Any]:
     held: set[str] = set()
     for r in rounds:
         held.update(r["incumbent"].replace("(", " ").replace(")", " ").split())
-    changed = [{"round": e["round"], "op": e["op"], "kind": e["kind"], "reason": e["reason"]} for e in events
-               if e["kind"] in ("retired", "promoted") or (e["kind"] == "born" and e["op"] in held)]
-    return {"rounds": [{"round": r["round"], "objective": r["objective"], "a_dev": r["a_dev"], "a_train": r["a_train"],
-                        "incumbent": r["incumbent"], "replaced": bool(r["replaced"])} for r in rounds],
-            "events": changed, "selected": summary.get("selected")}
+    changed = [
+        {"round": e["round"], "op": e["op"], "kind": e["kind"], "reason": e["reason"]}
+        for e in events
+        if e["kind"] in ("retired", "promoted") or (e["kind"] == "born" and e["op"] in held)
+    ]
+    return {
+        "rounds": [
+            {
+                "round": r["round"],
+                "objective": r["objective"],
+                "a_dev": r["a_dev"],
+                "a_train": r["a_train"],
+                "incumbent": r["incumbent"],
+                "replaced": bool(r["replaced"]),
+            }
+            for r in rounds
+        ],
+        "events": changed,
+        "selected": summary.get("selected"),
+    }
 
 
 def peers_for(seed: int, alpha: float, tau: float) -> list[Any]:
-    from vx.baselines import (BestSingleOp, LogisticRegression, MajorityVote, SnorkelLabelModel, SnorkelMajority,
-                          Spade)
+    from vx.baselines import BestSingleOp, LogisticRegression, MajorityVote, SnorkelLabelModel, SnorkelMajority, Spade
 
-    return [BestSingleOp(), MajorityVote(), SnorkelLabelModel(seed=seed), SnorkelMajority(),
-            Spade(alpha=alpha, tau=tau), LogisticRegression()]
+    return [
+        BestSingleOp(),
+        MajorityVote(),
+        SnorkelLabelModel(seed=seed),
+        SnorkelMajority(),
+        Spade(alpha=alpha, tau=tau),
+        LogisticRegression(),
+    ]
 
 
-def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path, jobs: int = 2, cache: Any = None,
-                    alpha: float = 0.9, tau: float = 0.25, ablations: Sequence[tuple[str, str | None]] = ABLATIONS,
-                    label: str = "", consensus: Sequence[str] = (), truth: dict[str, str] | None = None
-                    ) -> dict[str, Any]:
+def evaluate_family(
+    family_dir: Path,
+    *,
+    seed: int,
+    rounds: int,
+    runs_dir: Path,
+    jobs: int = 2,
+    cache: Any = None,
+    alpha: float = 0.9,
+    tau: float = 0.25,
+    ablations: Sequence[tuple[str, str | None]] = ABLATIONS,
+    label: str = "",
+    consensus: Sequence[str] = (),
+    truth: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """Every method on one family: one verdict matrix over train+dev+locked, the same splits for all.
 
     Per method: locked accuracy / balanced accuracy / coverage / confusion, the share of train items
     it passes, per-locked-item correctness (for the paired test) and what it chose."""
+    from vx.baselines import MissingDependency, run_peer
+    from vx.dsl.ast import OpRef as OpRefNode
     from vx.dsl.parse import parse_file
     from vx.dsl.printer import to_text
+    from vx.dsl.semantics import to_finals
     from vx.evolve.run import load_pool_for_vx
+    from vx.families.family import Family
     from vx.metrics import agreement
     from vx.ops.apply import apply_ops
-    from vx.families.family import Family
-    from vx.baselines import MissingDependency, run_peer
-    from vx.dsl.semantics import to_finals
-    from vx.dsl.ast import OpRef as OpRefNode
 
     family = Family(family_dir)
     pool = family.pool()
@@ -306,7 +404,7 @@ def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path,
     is_train = np.zeros(n, bool)
     is_train[:n_tr] = True
     is_dev = np.zeros(n, bool)
-    is_dev[n_tr:n_tr + n_dev] = True
+    is_dev[n_tr : n_tr + n_dev] = True
     is_locked = ~(is_train | is_dev)
     dev_labels = np.array([it.label for it in dev.items], dtype=float)
     locked_labels = [it.label for it in locked.items]
@@ -315,8 +413,9 @@ def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path,
     log(f"{label} seed {seed}: verdict matrix of {len(pool)} ops × {n} items")
     peers = family.peers
     t0 = time.perf_counter()
-    app = apply_ops(pool, items, family.tasks, jobs=jobs, cache=cache, progress=False,
-                    description="verdict matrix", peers=peers)
+    app = apply_ops(
+        pool, items, family.tasks, jobs=jobs, cache=cache, progress=False, description="verdict matrix", peers=peers
+    )
     matrix_seconds = time.perf_counter() - t0
     matrix = app.matrix
     active = [o.name for o in pool if o.status == "active" and o.name != root]
@@ -334,8 +433,11 @@ def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path,
     design = np.array([is_train[i] and items[i].id in truth for i in range(n)])
     design_fail = np.array([truth.get(it.id) == "fail" for it in items])
     fve_all = matrix.column("fails_visible_example") if "fails_visible_example" in matrix.op_names else None
-    design_hard = design & design_fail & (fve_all == 0) & (root_col != 1) if fve_all is not None and root_col is not None \
+    design_hard = (
+        design & design_fail & (fve_all == 0) & (root_col != 1)
+        if fve_all is not None and root_col is not None
         else np.zeros(n, bool)
+    )
 
     results: dict[str, dict[str, Any]] = {}
 
@@ -346,14 +448,22 @@ def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path,
         correct = says_fail == locked_fail
         d = agreement([finals[i] for i in np.flatnonzero(is_dev)], list(dev_labels))
         results[name] = {
-            "dev_recall_weighted": d.recall_weighted, "accuracy": a.accuracy, "balanced_accuracy": a.balanced_accuracy, "coverage": a.coverage,
+            "dev_recall_weighted": d.recall_weighted,
+            "accuracy": a.accuracy,
+            "balanced_accuracy": a.balanced_accuracy,
+            "coverage": a.coverage,
             "fail_recall": float(says_fail[locked_fail].mean()) if n_fail else float("nan"),
             "pass_recall": float((~says_fail[~locked_fail]).mean()) if n_pass else float("nan"),
-            "hard_recall": float(says_fail[hard].mean()) if hard.any() else float("nan"), "n_hard": int(hard.sum()),
+            "hard_recall": float(says_fail[hard].mean()) if hard.any() else float("nan"),
+            "n_hard": int(hard.sum()),
             "confusion": {"tp": a.tp, "fp": a.fp, "tn": a.tn, "fn": a.fn},
             "train_pass_share": float((codes[is_train] != 1).mean()) if n_tr else float("nan"),
-            "correct": correct.astype(int).tolist(), "weighted_correct": (correct * weights).tolist(),
-            "detail": detail, "seconds": seconds, "design": design_figures(codes)}
+            "correct": correct.astype(int).tolist(),
+            "weighted_correct": (correct * weights).tolist(),
+            "detail": detail,
+            "seconds": seconds,
+            "design": design_figures(codes),
+        }
 
     def design_figures(codes: np.ndarray) -> dict[str, float]:
         if not design.any():
@@ -363,8 +473,14 @@ def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path,
         fr = float(says[fail].mean()) if fail.any() else float("nan")
         pr = float((~says[~fail]).mean()) if (~fail).any() else float("nan")
         hard = design_hard[design]
-        return {"items": int(design.sum()), "accuracy": float((says == fail).mean()), "balanced_accuracy": (fr + pr) / 2,
-                "fail_recall": fr, "pass_recall": pr, "hard_recall": float(says[hard].mean()) if hard.any() else float("nan")}
+        return {
+            "items": int(design.sum()),
+            "accuracy": float((says == fail).mean()),
+            "balanced_accuracy": (fr + pr) / 2,
+            "fail_recall": fr,
+            "pass_recall": pr,
+            "hard_recall": float(says[hard].mean()) if hard.any() else float("nan"),
+        }
 
     # 1. the hand-written seed
     seed_node = family.seed(pool.names)
@@ -384,15 +500,24 @@ def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path,
     # 7. what a user with many attempts per task picks instead: the code family's peer baselines, and the
     #    fixed rule "the seed or the peer op" (chosen by no method: what the issue measures evolution against)
     for peer in attempt_baselines(matrix.op_names):
-        res = run_peer(peer, matrix.select_ops(list(peer.ops)).to_array(), list(peer.ops), train=is_train,
-                       dev=is_dev, dev_labels=dev_labels, root=root_col)
+        res = run_peer(
+            peer,
+            matrix.select_ops(list(peer.ops)).to_array(),
+            list(peer.ops),
+            train=is_train,
+            dev=is_dev,
+            dev_labels=dev_labels,
+            root=root_col,
+        )
         record(peer.name, res.codes, res.detail)
     peer_ops = [o.name for o in pool if o.is_peer and not o.baseline and o.status == "active"]
     if peer_ops:
-        from vx.dsl.ast import Any as AnyNode, OpRef
+        from vx.dsl.ast import Any as AnyNode
+        from vx.dsl.ast import OpRef
 
-        rule = AnyNode(list(seed_node.children if isinstance(seed_node, AnyNode) else (seed_node,))
-                       + [OpRef(o) for o in peer_ops])
+        rule = AnyNode(
+            list(seed_node.children if isinstance(seed_node, AnyNode) else (seed_node,)) + [OpRef(o) for o in peer_ops]
+        )
         record("fixed rule: seed ∨ peer ops", final_codes(rule, matrix, root), to_text(rule, width=10_000))
 
     # 8. vx evolution and its ablations (they see family.evolution_view() only)
@@ -406,8 +531,9 @@ def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path,
         node = parse_file(vx_path, known_ops=ext.names)
         missing = [o for o in node.op_names() if o not in matrix.op_names]
         if missing:  # synthesized ops: their verdicts on every item, from their stored specs
-            extra = apply_ops(ext, items, family.tasks, ops=missing, jobs=jobs, cache=cache, progress=False,
-                              peers=peers)
+            extra = apply_ops(
+                ext, items, family.tasks, ops=missing, jobs=jobs, cache=cache, progress=False, peers=peers
+            )
             matrix = matrix.with_ops(extra.matrix.select_ops(missing))
         record(name, final_codes(node, matrix, root), to_text(node, width=10_000), seconds)
         traces[name] = run_trace(run)
@@ -417,24 +543,57 @@ def evaluate_family(family_dir: Path, *, seed: int, rounds: int, runs_dir: Path,
         codes = final_codes(OpRefNode(o), matrix, root)
         finals = codes[is_locked]
         says = finals == 1
-        singles[o] = {"fail_recall": float(says[locked_fail].mean()) if n_fail else float("nan"),
-                      "pass_recall": float((~says[~locked_fail]).mean()) if n_pass else float("nan"),
-                      "hard_recall": float(says[hard].mean()) if hard.any() else float("nan"),
-                      "design": design_figures(codes)}
-    false_alarms = false_alarm_design(matrix, family.pack(), active, is_train=is_train, dev=is_dev,
-                                      dev_labels=dev_labels, root=root, items=items, truth=truth)
-    return {"seed": seed, "methods": results, "traces": traces, "singles": singles, "false_alarms": false_alarms,
-            "dev_strata": dict(family.provenance.get("counts", {}).get("dev_strata") or {}),
-            "locked_tasks": [it.task for it in locked.items],
-            "locked_ids": [it.id for it in locked.items], "hard_ids": [it.id for it, h in zip(locked.items, hard) if h],
-            "active_ops": active, "true_locked_pass_share": float((~locked_fail).mean()) if len(locked_fail) else None,
-            "matrix": {"items": n, "seconds": matrix_seconds, "calls": app.calls, "cache_hits": app.cache_hits,
-                       "items_per_second": n / matrix_seconds if matrix_seconds else None}}
+        singles[o] = {
+            "fail_recall": float(says[locked_fail].mean()) if n_fail else float("nan"),
+            "pass_recall": float((~says[~locked_fail]).mean()) if n_pass else float("nan"),
+            "hard_recall": float(says[hard].mean()) if hard.any() else float("nan"),
+            "design": design_figures(codes),
+        }
+    false_alarms = false_alarm_design(
+        matrix,
+        family.pack(),
+        active,
+        is_train=is_train,
+        dev=is_dev,
+        dev_labels=dev_labels,
+        root=root,
+        items=items,
+        truth=truth,
+    )
+    return {
+        "seed": seed,
+        "methods": results,
+        "traces": traces,
+        "singles": singles,
+        "false_alarms": false_alarms,
+        "dev_strata": dict(family.provenance.get("counts", {}).get("dev_strata") or {}),
+        "locked_tasks": [it.task for it in locked.items],
+        "locked_ids": [it.id for it in locked.items],
+        "hard_ids": [it.id for it, h in zip(locked.items, hard) if h],
+        "active_ops": active,
+        "true_locked_pass_share": float((~locked_fail).mean()) if len(locked_fail) else None,
+        "matrix": {
+            "items": n,
+            "seconds": matrix_seconds,
+            "calls": app.calls,
+            "cache_hits": app.cache_hits,
+            "items_per_second": n / matrix_seconds if matrix_seconds else None,
+        },
+    }
 
 
-def false_alarm_design(matrix: Any, pack: Any, ops: Sequence[str], *, is_train: np.ndarray, dev: np.ndarray,
-                       dev_labels: np.ndarray, root: str | None, items: Sequence[Any], truth: dict[str, str] | None
-                       ) -> dict[str, Any]:
+def false_alarm_design(
+    matrix: Any,
+    pack: Any,
+    ops: Sequence[str],
+    *,
+    is_train: np.ndarray,
+    dev: np.ndarray,
+    dev_labels: np.ndarray,
+    root: str | None,
+    items: Sequence[Any],
+    truth: dict[str, str] | None,
+) -> dict[str, Any]:
     """Every op's label-free false-alarm estimate (each estimator of `vx.evolve.estimates`) beside its true
     false-alarm rate on the train split's hidden labels (the design split; no method reads it)."""
     from vx.evolve.estimates import ESTIMATORS, op_estimates, pass_evidence
@@ -446,16 +605,20 @@ def false_alarm_design(matrix: Any, pack: Any, ops: Sequence[str], *, is_train: 
     dev_p[np.flatnonzero(dev)] = dev_labels
     est = {}
     for e in ESTIMATORS:
-        ev = pass_evidence(matrix, scope, reference=ops, gate=pack.gate, agreement=pack.agreement, estimator=e,
-                           dev_p=dev_p, root=root)
+        ev = pass_evidence(
+            matrix, scope, reference=ops, gate=pack.gate, agreement=pack.agreement, estimator=e, dev_p=dev_p, root=root
+        )
         est[e] = (ev, op_estimates(matrix, ev, ops))
     truth = truth or {}
     correct = np.array([scope[i] and truth.get(it.id) == "pass" for i, it in enumerate(items)])
     pp = est["pseudo-positives"][0]
     in_pp = pp.weight > 0
-    out: dict[str, Any] = {"evidence": {e: ev.describe() for e, (ev, _) in est.items()},
-                           "pseudo_positive_precision": float(correct[in_pp].mean()) if in_pp.any() and truth else None,
-                           "n_pseudo_positives": int(in_pp.sum()), "ops": {}}
+    out: dict[str, Any] = {
+        "evidence": {e: ev.describe() for e, (ev, _) in est.items()},
+        "pseudo_positive_precision": float(correct[in_pp].mean()) if in_pp.any() and truth else None,
+        "n_pseudo_positives": int(in_pp.sum()),
+        "ops": {},
+    }
     for o in ops:
         col = matrix.column(o)
         opined = correct & (col != -1)
@@ -478,7 +641,10 @@ def attempt_baselines(op_names: Sequence[str]) -> list[Any]:
 
     gate = next((g for g in GATES if g in op_names), None)
     out = []
-    for op, title in (("outside_plurality", "plurality vote (MBR-exec)"), ("outside_dual_agreement", "CodeT dual agreement")):
+    for op, title in (
+        ("outside_plurality", "plurality vote (MBR-exec)"),
+        ("outside_dual_agreement", "CodeT dual agreement"),
+    ):
         if op in op_names:
             out.append(FixedOps((op,), name=title))
             if gate is not None:
@@ -492,9 +658,20 @@ def run_seed(spec: FamilySpec, seed: int, args: argparse.Namespace, builder: Bui
     truth_path = family_dir.parent / TRUTH_FILE
     truth = json.loads(truth_path.read_text(encoding="utf-8")) if truth_path.is_file() else None
     ablations = [(REF, None)] + [(name, a) for name, a in ABLATIONS if a in args.ablations]
-    out = evaluate_family(family_dir, seed=seed, rounds=args.rounds, runs_dir=runs_dir, jobs=args.jobs,
-                          cache=cache, alpha=args.alpha, tau=args.tau, label=spec.title, ablations=ablations,
-                          consensus=tuple(args.consensus), truth=truth)
+    out = evaluate_family(
+        family_dir,
+        seed=seed,
+        rounds=args.rounds,
+        runs_dir=runs_dir,
+        jobs=args.jobs,
+        cache=cache,
+        alpha=args.alpha,
+        tau=args.tau,
+        label=spec.title,
+        ablations=ablations,
+        consensus=tuple(args.consensus),
+        truth=truth,
+    )
     truth_train = counts.get("train_truth", {})
     n_truth = sum(truth_train.values()) if truth_train else 0
     return {**out, "counts": counts, "true_train_pass_share": truth_train.get("pass", 0) / n_truth if n_truth else None}
@@ -522,15 +699,19 @@ def summarize_file(name: str, runs: list[dict[str, Any]], n_permutations: int) -
     lines.append(f"### {name}\n")
     n_hard = [r["methods"].get(ref, {}).get("n_hard", 0) for r in runs]
     speed = runs[0].get("matrix", {})
-    lines.append(f"{len(runs)} seeds ({', '.join(str(r['seed']) for r in runs)}); per seed ≈ "
-                 f"{c.get('train_items')} train, {c.get('dev_items')} dev, {c.get('locked_items')} locked items; "
-                 f"true pass share: train {mean_std([r['true_train_pass_share'] for r in runs])}, "
-                 f"locked {mean_std([r['true_locked_pass_share'] for r in runs])}; locked failures that pass "
-                 f"their visible example: {sum(n_hard)} over the seeds. Verdict matrix of the first seed: "
-                 f"{speed.get('items')} items in {speed.get('seconds', 0):.0f} s "
-                 f"({speed.get('items_per_second') or 0:.2f} items/s, {speed.get('cache_hits', 0)} cache hits).\n")
-    lines.append("| method | dev agreement (rw) | locked accuracy | locked balanced acc. | fail recall | pass recall | "
-                 "recall, failures passing the visible example | train pass share | Δ acc. | p | Δ bal. | p (bal.) |")
+    lines.append(
+        f"{len(runs)} seeds ({', '.join(str(r['seed']) for r in runs)}); per seed ≈ "
+        f"{c.get('train_items')} train, {c.get('dev_items')} dev, {c.get('locked_items')} locked items; "
+        f"true pass share: train {mean_std([r['true_train_pass_share'] for r in runs])}, "
+        f"locked {mean_std([r['true_locked_pass_share'] for r in runs])}; locked failures that pass "
+        f"their visible example: {sum(n_hard)} over the seeds. Verdict matrix of the first seed: "
+        f"{speed.get('items')} items in {speed.get('seconds', 0):.0f} s "
+        f"({speed.get('items_per_second') or 0:.2f} items/s, {speed.get('cache_hits', 0)} cache hits).\n"
+    )
+    lines.append(
+        "| method | dev agreement (rw) | locked accuracy | locked balanced acc. | fail recall | pass recall | "
+        "recall, failures passing the visible example | train pass share | Δ acc. | p | Δ bal. | p (bal.) |"
+    )
     lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
     summary: dict[str, Any] = {}
     for m in methods:
@@ -539,9 +720,18 @@ def summarize_file(name: str, runs: list[dict[str, Any]], n_permutations: int) -
             why = next((row.get("missing", "") for row in rows if "missing" in row), "not run")
             lines.append(f"| {m} | not run | | | | | | | | | | {why.split(';')[0]} |")
             continue
-        col = {k: [row.get(k, float("nan")) for row in rows] for k in
-               ("dev_recall_weighted", "accuracy", "balanced_accuracy", "fail_recall", "pass_recall", "hard_recall",
-                "train_pass_share")}
+        col = {
+            k: [row.get(k, float("nan")) for row in rows]
+            for k in (
+                "dev_recall_weighted",
+                "accuracy",
+                "balanced_accuracy",
+                "fail_recall",
+                "pass_recall",
+                "hard_recall",
+                "train_pass_share",
+            )
+        }
         if m == ref:
             cells = ["", "", "", ""]
         else:
@@ -552,49 +742,87 @@ def summarize_file(name: str, runs: list[dict[str, Any]], n_permutations: int) -
                 t = paired_permutation_test(a, b, clusters, n_permutations=n_permutations, seed=0)
                 cells += [f"{t.diff:+.3f}", f"{t.p_value:.4f}"]
                 summary.setdefault("tests" if field == "correct" else "tests_balanced", {})[m] = {
-                    "diff": t.diff, "p": t.p_value, "clusters": t.n_clusters, "items": t.n_items}
-        lines.append(f"| {m} | " + " | ".join(mean_std(col[k]) for k in
-                                               ("dev_recall_weighted", "accuracy", "balanced_accuracy", "fail_recall",
-                                                "pass_recall", "hard_recall", "train_pass_share"))
-                     + " | " + " | ".join(cells) + " |")
+                    "diff": t.diff,
+                    "p": t.p_value,
+                    "clusters": t.n_clusters,
+                    "items": t.n_items,
+                }
+        lines.append(
+            f"| {m} | "
+            + " | ".join(
+                mean_std(col[k])
+                for k in (
+                    "dev_recall_weighted",
+                    "accuracy",
+                    "balanced_accuracy",
+                    "fail_recall",
+                    "pass_recall",
+                    "hard_recall",
+                    "train_pass_share",
+                )
+            )
+            + " | "
+            + " | ".join(cells)
+            + " |"
+        )
         summary.setdefault("methods", {})[m] = col
     lines.append("")
     design = [m for m in methods if all(r["methods"].get(m, {}).get("design") for r in runs)]
     if design:
         n_items = runs[0]["methods"][design[0]]["design"]["items"]
-        lines.append(f"Design figures (the **train** split's hidden-test labels, ≈ {n_items} items per seed; read by "
-                     "no method, used to choose vx's defaults -- never the locked split):\n")
-        lines.append("| method | train balanced acc. | train fail recall | train pass recall | train recall, failures "
-                     "passing the visible example |")
+        lines.append(
+            f"Design figures (the **train** split's hidden-test labels, ≈ {n_items} items per seed; read by "
+            "no method, used to choose vx's defaults -- never the locked split):\n"
+        )
+        lines.append(
+            "| method | train balanced acc. | train fail recall | train pass recall | train recall, failures "
+            "passing the visible example |"
+        )
         lines.append("|---|---|---|---|---|")
         for m in design:
             d = [r["methods"][m]["design"] for r in runs]
-            lines.append(f"| {m} | " + " | ".join(mean_std([x[k] for x in d]) for k in
-                                                   ("balanced_accuracy", "fail_recall", "pass_recall", "hard_recall")) + " |")
+            lines.append(
+                f"| {m} | "
+                + " | ".join(
+                    mean_std([x[k] for x in d])
+                    for k in ("balanced_accuracy", "fail_recall", "pass_recall", "hard_recall")
+                )
+                + " |"
+            )
         lines.append("")
     singles = runs[0].get("singles") or {}
     if singles:
         lines.append("<details><summary>every active op alone (locked; design split)</summary>\n")
-        lines.append("| op | locked fail recall | locked pass recall | locked recall, failures passing the visible "
-                     "example | train balanced acc. | train pass recall |")
+        lines.append(
+            "| op | locked fail recall | locked pass recall | locked recall, failures passing the visible "
+            "example | train balanced acc. | train pass recall |"
+        )
         lines.append("|---|---|---|---|---|---|")
         for o in sorted(singles):
             vals = [r["singles"].get(o) for r in runs if r.get("singles", {}).get(o)]
-            lines.append(f"| {o} | " + " | ".join(mean_std([v[k] for v in vals]) for k in
-                                                   ("fail_recall", "pass_recall", "hard_recall"))
-                         + " | " + " | ".join(mean_std([v["design"].get(k, float("nan")) for v in vals])
-                                              for k in ("balanced_accuracy", "pass_recall")) + " |")
+            lines.append(
+                f"| {o} | "
+                + " | ".join(mean_std([v[k] for v in vals]) for k in ("fail_recall", "pass_recall", "hard_recall"))
+                + " | "
+                + " | ".join(
+                    mean_std([v["design"].get(k, float("nan")) for v in vals])
+                    for k in ("balanced_accuracy", "pass_recall")
+                )
+                + " |"
+            )
         lines.append("\n</details>\n")
     fa_runs = [r["false_alarms"] for r in runs if r.get("false_alarms", {}).get("ops")]
     if fa_runs:
         from vx.evolve.estimates import ESTIMATORS
 
         prec = [r.get("pseudo_positive_precision") for r in fa_runs]
-        lines.append("False alarms without labels (design split: the **train** items' hidden labels): each op's "
-                     "estimated false-alarm rate on correct outputs, per estimator of `vx.evolve.estimates`, "
-                     "beside its true rate; pseudo-positives per seed "
-                     f"{mean_std([r['n_pseudo_positives'] for r in fa_runs])}, of which truly correct "
-                     f"{mean_std(prec)}.\n")
+        lines.append(
+            "False alarms without labels (design split: the **train** items' hidden labels): each op's "
+            "estimated false-alarm rate on correct outputs, per estimator of `vx.evolve.estimates`, "
+            "beside its true rate; pseudo-positives per seed "
+            f"{mean_std([r['n_pseudo_positives'] for r in fa_runs])}, of which truly correct "
+            f"{mean_std(prec)}.\n"
+        )
         lines.append("| op | " + " | ".join(f"est. ({e})" for e in ESTIMATORS) + " | true | n correct |")
         lines.append("|---|" + "---|" * len(ESTIMATORS) + "---|---|")
         errs: dict[str, list[float]] = {e: [] for e in ESTIMATORS}
@@ -604,21 +832,31 @@ def summarize_file(name: str, runs: list[dict[str, Any]], n_permutations: int) -
                 for e in ESTIMATORS:
                     if not (np.isnan(v[e]) or np.isnan(v["true"])):
                         errs[e].append(abs(v[e] - v["true"]))
-            lines.append(f"| {o} | " + " | ".join(mean_std([v[e] for v in vals]) for e in ESTIMATORS)
-                         + f" | {mean_std([v['true'] for v in vals])} | {mean_std([v['n_true'] for v in vals])} |")
-        lines.append("| mean abs. error | " + " | ".join(f"{np.mean(errs[e]):.4f}" if errs[e] else "—"
-                                                     for e in ESTIMATORS) + " | | |")
+            lines.append(
+                f"| {o} | "
+                + " | ".join(mean_std([v[e] for v in vals]) for e in ESTIMATORS)
+                + f" | {mean_std([v['true'] for v in vals])} | {mean_std([v['n_true'] for v in vals])} |"
+            )
+        lines.append(
+            "| mean abs. error | "
+            + " | ".join(f"{np.mean(errs[e]):.4f}" if errs[e] else "—" for e in ESTIMATORS)
+            + " | | |"
+        )
         lines.append("")
         summary["false_alarm_error"] = {e: float(np.mean(errs[e])) if errs[e] else None for e in ESTIMATORS}
-    lines.append("<details><summary>evolution per seed: dev strata, objective by round, what changed the "
-                 "incumbent, what was written</summary>\n")
+    lines.append(
+        "<details><summary>evolution per seed: dev strata, objective by round, what changed the "
+        "incumbent, what was written</summary>\n"
+    )
     for r in runs:
         for m, tr in r.get("traces", {}).items():
             strata = ", ".join(f"{k} {v}" for k, v in sorted((r.get("dev_strata") or {}).items())) or "not recorded"
             objective = " → ".join(f"{x['objective']:.4f}" for x in tr["rounds"])
-            lines.append(f"- seed {r['seed']}, {m}: dev failures by evidence: {strata}; objective by round: "
-                         f"{objective}; written: `{r['methods'][m]['detail']}` "
-                         f"({(tr.get('selected') or {}).get('why', '?')})")
+            lines.append(
+                f"- seed {r['seed']}, {m}: dev failures by evidence: {strata}; objective by round: "
+                f"{objective}; written: `{r['methods'][m]['detail']}` "
+                f"({(tr.get('selected') or {}).get('why', '?')})"
+            )
             for x in tr["rounds"]:
                 if x["replaced"]:
                     lines.append(f"  - round {x['round']}: incumbent `{x['incumbent']}`")
@@ -632,8 +870,11 @@ def summarize_file(name: str, runs: list[dict[str, Any]], n_permutations: int) -
         for m in methods:
             row = r["methods"].get(m, {})
             if row.get("detail") and m not in ("majority vote", "Snorkel MajorityLabelVoter"):
-                lines.append(f"| {r['seed']} | {m} | `{row['detail']}` |" if m.startswith(("vx", "hand", "best", "SPADE"))
-                             else f"| {r['seed']} | {m} | {row['detail']} |")
+                lines.append(
+                    f"| {r['seed']} | {m} | `{row['detail']}` |"
+                    if m.startswith(("vx", "hand", "best", "SPADE"))
+                    else f"| {r['seed']} | {m} | {row['detail']} |"
+                )
     lines.append("\n</details>\n")
     return "\n".join(lines), summary
 
@@ -642,10 +883,15 @@ def git_revision() -> str:
     import subprocess
 
     try:
-        rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                             check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no", "src"],
-                               capture_output=True, text=True, check=True).stdout.strip()
+        rev = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no", "src"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown revision"
     return f"commit {rev}" + (" with local changes in src/" if dirty else "")
@@ -666,32 +912,71 @@ def family_specs(args: argparse.Namespace) -> list[FamilySpec]:
         title = "" if draw == "gross" else ", stratified dev draw"
         files = sorted(args.samples_dir.glob("*.jsonl")) if args.samples_dir.is_dir() else []
         if "mbpp-per-file" in families:
-            specs += [FamilySpec(f.stem + tag, f.stem + title, "mbpp", (f,), subset="all", n_locked=40, dev_draw=draw)
-                      for f in files]
+            specs += [
+                FamilySpec(f.stem + tag, f.stem + title, "mbpp", (f,), subset="all", n_locked=40, dev_draw=draw)
+                for f in files
+            ]
         if "mbpp-both" in families and len(files) > 1:
-            specs.append(FamilySpec("mbpp-both" + tag, f"MBPP+, {len(files)} samples files "
-                                    f"({', '.join(f.stem for f in files)}){title}", "mbpp", tuple(files),
-                                    subset=args.subset, n_locked=80, dev_draw=draw))
+            specs.append(
+                FamilySpec(
+                    "mbpp-both" + tag,
+                    f"MBPP+, {len(files)} samples files ({', '.join(f.stem for f in files)}){title}",
+                    "mbpp",
+                    tuple(files),
+                    subset=args.subset,
+                    n_locked=80,
+                    dev_draw=draw,
+                )
+            )
         he = sorted(args.humaneval_dir.glob("*.jsonl")) if args.humaneval_dir.is_dir() else []
         if "humaneval-both" in families and len(he) > 1:
-            specs.append(FamilySpec("humaneval-both" + tag, f"HumanEval+, {len(he)} samples files "
-                                    f"({', '.join(f.stem for f in he)}){title}", "humaneval", tuple(he),
-                                    subset=args.subset, n_locked=60, dev_draw=draw))
+            specs.append(
+                FamilySpec(
+                    "humaneval-both" + tag,
+                    f"HumanEval+, {len(he)} samples files ({', '.join(f.stem for f in he)}){title}",
+                    "humaneval",
+                    tuple(he),
+                    subset=args.subset,
+                    n_locked=60,
+                    dev_draw=draw,
+                )
+            )
         codet = args.codet_dir / "codegen16B_code_solution.jsonl"
         if "codet" in families and codet.is_file():
             tests = args.codet_dir / "codegen16B_test_case.jsonl"
-            specs.append(FamilySpec(f"codet-k{args.per_task}{tag}", f"CodeT HumanEval (CodeGen-16B), "
-                                    f"k = {args.per_task}{title}", "humaneval", (codet,),
-                                    tests if tests.is_file() else None, args.per_task, subset=args.subset,
-                                    n_locked=args.codet_locked, dev_draw=draw))
+            specs.append(
+                FamilySpec(
+                    f"codet-k{args.per_task}{tag}",
+                    f"CodeT HumanEval (CodeGen-16B), k = {args.per_task}{title}",
+                    "humaneval",
+                    (codet,),
+                    tests if tests.is_file() else None,
+                    args.per_task,
+                    subset=args.subset,
+                    n_locked=args.codet_locked,
+                    dev_draw=draw,
+                )
+            )
     if "spider" in families and (args.spider_dir / "questions.jsonl").is_file():
         runs = tuple(sorted((args.spider_dir / "samples").glob("*.jsonl")))
         for k in args.spider_per_task:
-            specs.append(FamilySpec(f"spider-k{k}", f"Spider dev (DIN-SQL, {len(runs)} runs), k = {k}", "spider", runs,
-                                    per_task=k, n_locked=None, directory=args.spider_dir,
-                                    dev_draw=spider_dev_draw()))
-    if "spider-frontier" in families and (args.spider_dir / "questions.jsonl").is_file() and \
-            any((args.spider_dir / "samples-frontier").glob("*.jsonl")):
+            specs.append(
+                FamilySpec(
+                    f"spider-k{k}",
+                    f"Spider dev (DIN-SQL, {len(runs)} runs), k = {k}",
+                    "spider",
+                    runs,
+                    per_task=k,
+                    n_locked=None,
+                    directory=args.spider_dir,
+                    dev_draw=spider_dev_draw(),
+                )
+            )
+    if (
+        "spider-frontier" in families
+        and (args.spider_dir / "questions.jsonl").is_file()
+        and any((args.spider_dir / "samples-frontier").glob("*.jsonl"))
+    ):
         specs.append(spider_frontier_spec(args.spider_dir))
     for d in args.family_dir:
         name = Path(d.replace("{seed}", "S")).name if "{seed}" in d else Path(d).name
@@ -710,62 +995,139 @@ def spider_frontier_spec(spider_dir: Path) -> FamilySpec:
     """The Spider frontier family: the four published systems' predictions (``samples-frontier/``: C3SQL,
     DAIL-SQL with and without self-consistency, Graphix-T5), all four attempts per question (k = 4)."""
     files = tuple(sorted((Path(spider_dir) / "samples-frontier").glob("*.jsonl")))
-    return FamilySpec("spider-frontier", f"Spider dev (frontier systems: {', '.join(f.stem for f in files)}), "
-                      f"k = {len(files)}", "spider", files, per_task=None, n_locked=None, directory=spider_dir,
-                      dev_draw=spider_dev_draw())
+    return FamilySpec(
+        "spider-frontier",
+        f"Spider dev (frontier systems: {', '.join(f.stem for f in files)}), k = {len(files)}",
+        "spider",
+        files,
+        per_task=None,
+        n_locked=None,
+        directory=spider_dir,
+        dev_draw=spider_dev_draw(),
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--families", nargs="+", choices=FAMILIES, default=None,
-                    help=f"which families to build and benchmark (default: {' '.join(DEFAULT_FAMILIES)}; none when "
-                         "--family-dir is given)")
-    ap.add_argument("--humaneval-dir", type=Path, default=DEFAULT_DATA / "samples" / "humaneval",
-                    help="folder of HumanEval samples files (*.jsonl, one output per task) (default: %(default)s)")
-    ap.add_argument("--dev-draw", choices=("stratified", "gross", "both"), default="stratified",
-                    help="the built families' dev draw (vx data build --dev-draw; both: every family twice)")
-    ap.add_argument("--ablations", nargs="*", choices=("naive", "no-lifecycle"), default=["naive", "no-lifecycle"],
-                    help="the ablations run beside anchored evolution (default: both; none: --ablations)")
-    ap.add_argument("--consensus", nargs="*", default=[],
-                    help="also run vx evolved with each of these train consensus modes (design comparison)")
-    ap.add_argument("--samples-dir", type=Path, default=DEFAULT_DATA / "samples" / "mbpp",
-                    help="folder of MBPP samples files (*.jsonl) (default: %(default)s)")
-    ap.add_argument("--codet-dir", type=Path, default=DEFAULT_DATA / "samples" / "humaneval-codet",
-                    help="folder of CodeT's HumanEval files (default: %(default)s)")
-    ap.add_argument("--spider-dir", type=Path, default=DEFAULT_DATA / "sql" / "spider",
-                    help="the Spider folder: questions.jsonl, databases/, samples/ (default: %(default)s)")
-    ap.add_argument("--spider-per-task", type=int, nargs="+", default=[5, 20],
-                    help="attempts per question in the Spider families, one family per value (default: 5 20)")
-    ap.add_argument("--family-dir", action="append", default=[],
-                    help="a prebuilt family directory to benchmark as built, for every seed (repeatable); "
-                         "'{seed}' in it is replaced by each seed (one prebuilt family per seed)")
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--families",
+        nargs="+",
+        choices=FAMILIES,
+        default=None,
+        help=f"which families to build and benchmark (default: {' '.join(DEFAULT_FAMILIES)}; none when "
+        "--family-dir is given)",
+    )
+    ap.add_argument(
+        "--humaneval-dir",
+        type=Path,
+        default=DEFAULT_DATA / "samples" / "humaneval",
+        help="folder of HumanEval samples files (*.jsonl, one output per task) (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--dev-draw",
+        choices=("stratified", "gross", "both"),
+        default="stratified",
+        help="the built families' dev draw (vx data build --dev-draw; both: every family twice)",
+    )
+    ap.add_argument(
+        "--ablations",
+        nargs="*",
+        choices=("naive", "no-lifecycle"),
+        default=["naive", "no-lifecycle"],
+        help="the ablations run beside anchored evolution (default: both; none: --ablations)",
+    )
+    ap.add_argument(
+        "--consensus",
+        nargs="*",
+        default=[],
+        help="also run vx evolved with each of these train consensus modes (design comparison)",
+    )
+    ap.add_argument(
+        "--samples-dir",
+        type=Path,
+        default=DEFAULT_DATA / "samples" / "mbpp",
+        help="folder of MBPP samples files (*.jsonl) (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--codet-dir",
+        type=Path,
+        default=DEFAULT_DATA / "samples" / "humaneval-codet",
+        help="folder of CodeT's HumanEval files (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--spider-dir",
+        type=Path,
+        default=DEFAULT_DATA / "sql" / "spider",
+        help="the Spider folder: questions.jsonl, databases/, samples/ (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--spider-per-task",
+        type=int,
+        nargs="+",
+        default=[5, 20],
+        help="attempts per question in the Spider families, one family per value (default: 5 20)",
+    )
+    ap.add_argument(
+        "--family-dir",
+        action="append",
+        default=[],
+        help="a prebuilt family directory to benchmark as built, for every seed (repeatable); "
+        "'{seed}' in it is replaced by each seed (one prebuilt family per seed)",
+    )
     ap.add_argument("--per-task", type=int, default=10, help="attempts per task in the CodeT family (default: 10)")
-    ap.add_argument("--codet-locked", type=int, default=540,
-                    help="minimum locked items of the CodeT family (default: 540, about a third of the tasks)")
-    ap.add_argument("--subset", choices=("hard", "all"), default="all",
-                    help="task subset of the multi-attempt builds (mbpp-both, codet; default: all)")
-    ap.add_argument("--data-dir", type=Path, default=DEFAULT_DATA / "evalplus",
-                    help="folder holding MbppPlus-/HumanEvalPlus-<version>.jsonl.gz (default: %(default)s; evalplus "
-                         "downloads them when absent)")
+    ap.add_argument(
+        "--codet-locked",
+        type=int,
+        default=540,
+        help="minimum locked items of the CodeT family (default: 540, about a third of the tasks)",
+    )
+    ap.add_argument(
+        "--subset",
+        choices=("hard", "all"),
+        default="all",
+        help="task subset of the multi-attempt builds (mbpp-both, codet; default: all)",
+    )
+    ap.add_argument(
+        "--data-dir",
+        type=Path,
+        default=DEFAULT_DATA / "evalplus",
+        help="folder holding MbppPlus-/HumanEvalPlus-<version>.jsonl.gz (default: %(default)s; evalplus "
+        "downloads them when absent)",
+    )
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     ap.add_argument("--rounds", type=int, default=3, help="evolution rounds per run (default: %(default)s)")
     ap.add_argument("--alpha", type=float, default=0.9, help="SPADE dev failure coverage bound")
     ap.add_argument("--tau", type=float, default=0.25, help="SPADE dev false-failure bound")
     ap.add_argument("--jobs", type=int, default=2, help="worker processes / sandboxes at once")
-    ap.add_argument("--seed-expr", type=Path, default=ROOT / "examples" / "humaneval" / "seed.vx",
-                    help="the hand-written seed composition copied into each family (default: %(default)s)")
-    ap.add_argument("--work", type=Path, default=Path.home() / ".cache" / "vx" / "bench-quality",
-                    help="work dir: built families, runs, verdict cache (default: %(default)s)")
-    ap.add_argument("--out", type=Path, default=None,
-                    help="markdown file to write (default: <work>/quality.md; a .json beside it has every number)")
+    ap.add_argument(
+        "--seed-expr",
+        type=Path,
+        default=ROOT / "examples" / "humaneval" / "seed.vx",
+        help="the hand-written seed composition copied into each family (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--work",
+        type=Path,
+        default=Path.home() / ".cache" / "vx" / "bench-quality",
+        help="work dir: built families, runs, verdict cache (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="markdown file to write (default: <work>/quality.md; a .json beside it has every number)",
+    )
     ap.add_argument("--permutations", type=int, default=10000)
     args = ap.parse_args(argv)
 
     specs = family_specs(args)
     if not specs:
-        print(f"no data in {args.samples_dir}, {args.codet_dir} or {args.spider_dir} and no --family-dir: nothing to "
-              "benchmark (skipped)")
+        print(
+            f"no data in {args.samples_dir}, {args.codet_dir} or {args.spider_dir} and no --family-dir: nothing to "
+            "benchmark (skipped)"
+        )
         return 0
     if not args.seed_expr.is_file():
         print(f"error: seed expression {args.seed_expr} not found (pass --seed-expr FILE)", file=sys.stderr)

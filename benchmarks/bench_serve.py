@@ -95,18 +95,32 @@ def main(argv: list[str] | None = None) -> int:
     verifier = Verifier.load(HUMANEVAL / "seed.vx")
 
     t0 = time.perf_counter()
-    graded = grade_samples(verifier, open_tasks(str(HUMANEVAL / "tasks.jsonl")), [plain], jobs=args.jobs, cache=None,
-                           anchor=False)
+    graded = grade_samples(
+        verifier, open_tasks(str(HUMANEVAL / "tasks.jsonl")), [plain], jobs=args.jobs, cache=None, anchor=False
+    )
     grade_s = time.perf_counter() - t0
     expected = [f.value for f in graded.evaluation.grading.finals]
     grade_rate = len(pairs) / grade_s
-    print(f"vx grade: {len(pairs)} samples in {grade_s:.1f} s = {grade_rate:.2f} samples/s (jobs {args.jobs})",
-          file=sys.stderr, flush=True)
+    print(
+        f"vx grade: {len(pairs)} samples in {grade_s:.1f} s = {grade_rate:.2f} samples/s (jobs {args.jobs})",
+        file=sys.stderr,
+        flush=True,
+    )
 
-    cmd = [sys.executable, "-c", "import sys; from vx.cli.main import main; sys.exit(main())", "serve",
-           str(HUMANEVAL / "seed.vx"), "--port", "0", "--max-concurrency", str(args.jobs)]
-    server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    cmd = [
+        sys.executable,
+        "-c",
+        "import sys; from vx.cli.main import main; sys.exit(main())",
+        "serve",
+        str(HUMANEVAL / "seed.vx"),
+        "--port",
+        "0",
+        "--max-concurrency",
+        str(args.jobs),
+    ]
+    server = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+    )
     try:
         line = server.stdout.readline()
         if " on http://" not in line:
@@ -121,16 +135,26 @@ def main(argv: list[str] | None = None) -> int:
     latencies = sorted(r[3] for r in ok)
     serve_rate = len(ok) / run["elapsed"]
     figures = {
-        "clients": args.clients, "seconds": args.seconds, "samples": len(pairs), "jobs": args.jobs,
-        "sent": run["sent"], "answered_200": len(ok), "errors": len(results) - len(ok),
+        "clients": args.clients,
+        "seconds": args.seconds,
+        "samples": len(pairs),
+        "jobs": args.jobs,
+        "sent": run["sent"],
+        "answered_200": len(ok),
+        "errors": len(results) - len(ok),
         "error_kinds": sorted({f"{r[1]} {r[2]}" for r in results if r[1] != 200}),
         "lost": run["sent"] - len(results),
         "verdicts_differing_from_vx_grade": sum(r[2] != expected[r[0]] for r in ok),
-        "latency_s": {"p50": statistics.median(latencies) if latencies else None,
-                      "p95": latencies[int(0.95 * (len(latencies) - 1))] if latencies else None,
-                      "max": latencies[-1] if latencies else None},
-        "elapsed_s": run["elapsed"], "serve_per_s": serve_rate, "grade_per_s": grade_rate,
-        "ratio_serve_to_grade": serve_rate / grade_rate, "server_exit_code": server.returncode,
+        "latency_s": {
+            "p50": statistics.median(latencies) if latencies else None,
+            "p95": latencies[int(0.95 * (len(latencies) - 1))] if latencies else None,
+            "max": latencies[-1] if latencies else None,
+        },
+        "elapsed_s": run["elapsed"],
+        "serve_per_s": serve_rate,
+        "grade_per_s": grade_rate,
+        "ratio_serve_to_grade": serve_rate / grade_rate,
+        "server_exit_code": server.returncode,
         "server_stopped_cleanly": server.returncode == 0 and "vx serve: stopped" in err,
     }
     text = json.dumps(figures, indent=1)

@@ -83,11 +83,15 @@ def variants_report(data: Path, n_variants: int) -> dict:
             mutants["matching on the original"] += 1
             mutants["told apart by a variant"] += caught
             mutants[f"{op}: {'caught' if caught else 'missed'}"] += 1
-    return {"seconds": time.perf_counter() - t0, "variants_per_database": n_variants,
-            "tasks_by_variants_used": dict(sorted(Counter(len(u) for u in use.values()).items())),
-            "predictions": dict(counts), "flagged_passes": len(sum(flagged.values(), [])),
-            "flagged_distinct": [{"task": t, "sql": s, "runs": len(r)} for (t, s), r in sorted(flagged.items())],
-            "gold_mutants": dict(sorted(mutants.items()))}
+    return {
+        "seconds": time.perf_counter() - t0,
+        "variants_per_database": n_variants,
+        "tasks_by_variants_used": dict(sorted(Counter(len(u) for u in use.values()).items())),
+        "predictions": dict(counts),
+        "flagged_passes": len(sum(flagged.values(), [])),
+        "flagged_distinct": [{"task": t, "sql": s, "runs": len(r)} for (t, s), r in sorted(flagged.items())],
+        "gold_mutants": dict(sorted(mutants.items())),
+    }
 
 
 SYSTEM_SETS = {"din-sql": "samples", "frontier": "samples-frontier"}
@@ -107,15 +111,23 @@ def _verdicts(data: Path, work: Path, jobs: int, name: str, samples_dir: str):
     fam = Family(out)
     questions, specs, truth, _ = _setup(data, 0)
     items = list(fam.split("train").items) + list(fam.split("dev").items) + list(fam.audit().labeled_split().items)
-    items += [Item(id=p["id"], task=p["task"], output=p["output"])
-              for p in (json.loads(x) for x in (out / "peers.jsonl").read_text().splitlines() if x.strip())]
+    items += [
+        Item(id=p["id"], task=p["task"], output=p["output"])
+        for p in (json.loads(x) for x in (out / "peers.jsonl").read_text().splitlines() if x.strip())
+    ]
     m = apply_ops(fam.pool(), items, fam.tasks, jobs=jobs, progress=False).matrix
     pool = fam.pool()
     rows = []
     cols = {op: m.column(op) for op in m.op_names}
     for i, it in enumerate(items):
-        rows.append((it.id.split("#", 1)[1], it.task, truth.grade(it.task, it.output).label == "fail",
-                     {op: int(cols[op][i]) for op in m.op_names}))
+        rows.append(
+            (
+                it.id.split("#", 1)[1],
+                it.task,
+                truth.grade(it.task, it.output).label == "fail",
+                {op: int(cols[op][i]) for op in m.op_names},
+            )
+        )
     return list(m.op_names), {op: pool[op].status for op in m.op_names}, rows
 
 
@@ -147,19 +159,26 @@ def format_table(ops, status, everything, seconds=None) -> str:
             runs[r[0]].append(r)
     n = sum(len(v) for v in everything.values())
     wrong = sum(r[2] for v in everything.values() for r in v)
-    lines = [f"{n} predictions in {len(runs)} files ({wrong} wrong by Spider's rule), {len(ops)} ops"
-             + (f", {seconds:.0f} s" if seconds is not None else ""), "",
-             "False alarms: the share of a file's right predictions an op fires on (worst file, and how many of the "
-             f"{len(runs)} files are above 1%); fail recall: the share of the wrong ones it fires on, per set.", "",
-             "| op | status | false alarms, DIN-SQL | false alarms, frontier | worst file | files > 1% "
-             "| fail recall, DIN-SQL | fail recall, frontier |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"{n} predictions in {len(runs)} files ({wrong} wrong by Spider's rule), {len(ops)} ops"
+        + (f", {seconds:.0f} s" if seconds is not None else ""),
+        "",
+        "False alarms: the share of a file's right predictions an op fires on (worst file, and how many of the "
+        f"{len(runs)} files are above 1%); fail recall: the share of the wrong ones it fires on, per set.",
+        "",
+        "| op | status | false alarms, DIN-SQL | false alarms, frontier | worst file | files > 1% "
+        "| fail recall, DIN-SQL | fail recall, frontier |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for op in ops:
         per_set = {}
         for name, rows in everything.items():
             passes = [r for r in rows if not r[2]]
             fails = [r for r in rows if r[2]]
-            per_set[name] = (sum(r[3][op] == 1 for r in passes) / max(1, len(passes)),
-                             sum(r[3][op] == 1 for r in fails) / max(1, len(fails)))
+            per_set[name] = (
+                sum(r[3][op] == 1 for r in passes) / max(1, len(passes)),
+                sum(r[3][op] == 1 for r in fails) / max(1, len(fails)),
+            )
         rates = {}
         for run, rows in runs.items():
             passes = [r for r in rows if not r[2]]
@@ -168,16 +187,18 @@ def format_table(ops, status, everything, seconds=None) -> str:
         over = sum(v > 0.01 for v in rates.values())
         fa = {k: f"{v[0]:.3f}" for k, v in per_set.items()}
         rec = {k: f"{v[1]:.3f}" for k, v in per_set.items()}
-        lines.append(f"| `{op}` | {status[op]} | {fa.get('din-sql', '—')} | {fa.get('frontier', '—')} | "
-                     f"{rates[worst]:.3f} ({worst}) | {over} | {rec.get('din-sql', '—')} | {rec.get('frontier', '—')} |")
+        lines.append(
+            f"| `{op}` | {status[op]} | {fa.get('din-sql', '—')} | {fa.get('frontier', '—')} | "
+            f"{rates[worst]:.3f} ({worst}) | {over} | {rec.get('din-sql', '—')} | {rec.get('frontier', '—')} |"
+        )
     lines += ["", "Per file (false alarms / right predictions, for the ops that fire on any right one):", ""]
     firing = [op for op in ops if any(r[3][op] == 1 and not r[2] for v in everything.values() for r in v)]
-    lines += ["| file | right | " + " | ".join(f"`{op}`" for op in firing) + " |",
-              "|---|---|" + "---|" * len(firing)]
+    lines += ["| file | right | " + " | ".join(f"`{op}`" for op in firing) + " |", "|---|---|" + "---|" * len(firing)]
     for run in sorted(runs):
         passes = [r for r in runs[run] if not r[2]]
-        lines.append(f"| {run} | {len(passes)} | " + " | ".join(str(sum(r[3][op] == 1 for r in passes))
-                                                               for op in firing) + " |")
+        lines.append(
+            f"| {run} | {len(passes)} | " + " | ".join(str(sum(r[3][op] == 1 for r in passes)) for op in firing) + " |"
+        )
     return "\n".join(lines)
 
 
@@ -230,9 +251,13 @@ def draws_report(data: Path, work: Path, verdicts: Path, seeds: Sequence[int], p
             if line.strip():
                 o = json.loads(line)
                 sql_of[(o["task_id"], f.stem)] = o["sql"]
-    lines = [f"dev draws on the DIN-SQL family, k = {per_task}, seeds {list(seeds)}: the dev-chosen op's balanced "
-             "accuracy on the train labels", "", "| draw | seed | dev failures' evidence | op chosen on dev | "
-             "balanced accuracy on train |", "|---|---|---|---|---|"]
+    lines = [
+        f"dev draws on the DIN-SQL family, k = {per_task}, seeds {list(seeds)}: the dev-chosen op's balanced "
+        "accuracy on the train labels",
+        "",
+        "| draw | seed | dev failures' evidence | op chosen on dev | balanced accuracy on train |",
+        "|---|---|---|---|---|",
+    ]
     means: dict[str, list[float]] = defaultdict(list)
     for seed in seeds:
         for draw in ("gross", "stratified"):
@@ -243,19 +268,31 @@ def draws_report(data: Path, work: Path, verdicts: Path, seeds: Sequence[int], p
                     idx = sorted(random.Random(f"vx-per-task:{seed}:{qid}").sample(idx, per_task))
                 for i in idx:
                     r = rs[i]
-                    items.append(LabelledItem(id=f"{qid}#{r[0]}", task=qid, output=sql_of[(qid, r[0])],
-                                              truth="fail" if r[2] else "pass", meta={"v": r[3]}))
-            sp = split_by_task(items, seed=seed, teacher=teach, n_locked=max(1, len(items) // 3),
-                               dev_draw=draw, strata=DRAW_STRATA)
+                    items.append(
+                        LabelledItem(
+                            id=f"{qid}#{r[0]}",
+                            task=qid,
+                            output=sql_of[(qid, r[0])],
+                            truth="fail" if r[2] else "pass",
+                            meta={"v": r[3]},
+                        )
+                    )
+            sp = split_by_task(
+                items, seed=seed, teacher=teach, n_locked=max(1, len(items) // 3), dev_draw=draw, strata=DRAW_STRATA
+            )
             dev_fail = [it.teacher_label == "fail" for it in sp.dev]
             on_dev = {op: balanced([it.meta["v"][op] == 1 for it in sp.dev], dev_fail) for op in active}
             best = [op for op in active if on_dev[op] == max(on_dev.values())]  # ties: their mean on train
             train_fail = [it.truth == "fail" for it in sp.train]
-            train_acc = float(np.mean([balanced([it.meta["v"][op] == 1 for it in sp.train], train_fail) for op in best]))
+            train_acc = float(
+                np.mean([balanced([it.meta["v"][op] == 1 for it in sp.train], train_fail) for op in best])
+            )
             ev = Counter(it.teacher.evidence for it in sp.dev if it.teacher_label == "fail")
             means[draw].append(train_acc)
-            lines.append(f"| {draw} | {seed} | {dict(sorted(ev.items()))} | {', '.join(f'`{b}`' for b in best)} | "
-                         f"{train_acc:.3f} |")
+            lines.append(
+                f"| {draw} | {seed} | {dict(sorted(ev.items()))} | {', '.join(f'`{b}`' for b in best)} | "
+                f"{train_acc:.3f} |"
+            )
     lines += ["", "| draw | mean balanced accuracy on train |", "|---|---|"]
     lines += [f"| {d} | {np.mean(v):.3f} |" for d, v in means.items()]
     return "\n".join(lines)
@@ -268,8 +305,12 @@ def main(argv=None) -> int:
     ap.add_argument("--variants", type=int, default=8, help="neighbour databases per database (default 8)")
     ap.add_argument("--work", type=Path, default=Path.home() / ".cache" / "vx" / "bench-spider")
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--dump", type=Path, default=None, help="ops: also write every verdict to this JSON file; "
-                    "draws: the file ops wrote")
+    ap.add_argument(
+        "--dump",
+        type=Path,
+        default=None,
+        help="ops: also write every verdict to this JSON file; draws: the file ops wrote",
+    )
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4], help="draws: split seeds")
     ap.add_argument("--per-task", type=int, default=5, help="draws: attempts per question")
     args = ap.parse_args(argv)

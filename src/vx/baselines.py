@@ -39,15 +39,30 @@ import attrs
 import numpy as np
 
 from vx.dsl.ast import Any as AnyNode
-from vx.dsl.ast import Node
-from vx.dsl.ast import OpRef
+from vx.dsl.ast import Node, OpRef
 from vx.dsl.printer import to_text
 from vx.dsl.semantics import final_codes
 from vx.errors import MissingDependency
 
-__all__ = ["FitData", "Fitted", "FixedOps", "Peer", "PeerResult", "BestSingleOp", "MajorityVote", "SnorkelLabelModel",
-           "SnorkelMajority", "Spade", "LogisticRegression", "MissingDependency", "run_peer", "majority_codes",
-           "any_codes", "dev_score", "logistic_fit_numpy"]
+__all__ = [
+    "FitData",
+    "Fitted",
+    "FixedOps",
+    "Peer",
+    "PeerResult",
+    "BestSingleOp",
+    "MajorityVote",
+    "SnorkelLabelModel",
+    "SnorkelMajority",
+    "Spade",
+    "LogisticRegression",
+    "MissingDependency",
+    "run_peer",
+    "majority_codes",
+    "any_codes",
+    "dev_score",
+    "logistic_fit_numpy",
+]
 
 DRAWBACK, CLEAN, ABSTAIN = 1, 0, -1
 
@@ -58,8 +73,10 @@ def _require(module: str, peer: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise MissingDependency(f"the {peer} peer needs the {module.split('.')[0]!r} package ({exc}); "
-                                "install the benchmark extra: pip install 'vx-verifiers[bench]'") from None
+        raise MissingDependency(
+            f"the {peer} peer needs the {module.split('.')[0]!r} package ({exc}); "
+            "install the benchmark extra: pip install 'vx-verifiers[bench]'"
+        ) from None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -100,8 +117,11 @@ class FitData:
             raise ValueError(f"{self.dev.shape[0]} dev rows but {self.dev_labels.shape} dev labels")
         if np.isnan(self.dev_labels).any() or ((self.dev_labels < 0) | (self.dev_labels > 1)).any():
             raise ValueError("dev labels must be probabilities of pass in [0, 1]")
-        forced = np.zeros(self.dev.shape[0], dtype=bool) if self.dev_forced is None else \
-            np.asarray(self.dev_forced, dtype=bool)
+        forced = (
+            np.zeros(self.dev.shape[0], dtype=bool)
+            if self.dev_forced is None
+            else np.asarray(self.dev_forced, dtype=bool)
+        )
         if forced.shape != (self.dev.shape[0],):
             raise ValueError("dev_forced must have one entry per dev row")
         object.__setattr__(self, "dev_forced", forced)
@@ -142,12 +162,12 @@ def any_codes(votes: np.ndarray, columns: Sequence[int]) -> np.ndarray:
     if len(columns) == 0:
         return np.zeros(v.shape[0], dtype=np.int8)
     sub = v[:, list(columns)]
-    return np.where((sub == DRAWBACK).any(axis=1), DRAWBACK,
-                    np.where((sub == CLEAN).any(axis=1), CLEAN, ABSTAIN)).astype(np.int8)
+    return np.where(
+        (sub == DRAWBACK).any(axis=1), DRAWBACK, np.where((sub == CLEAN).any(axis=1), CLEAN, ABSTAIN)
+    ).astype(np.int8)
 
 
-def dev_score(codes: np.ndarray, fail: np.ndarray, forced: np.ndarray | None = None,
-              fail_weight: float = 2.0) -> float:
+def dev_score(codes: np.ndarray, fail: np.ndarray, forced: np.ndarray | None = None, fail_weight: float = 2.0) -> float:
     """Recall-weighted dev agreement of final verdicts (an abstention counts as PASS; a forced
     row — the root fails it — counts as FAIL), the way vx's A_dev weighs the classes."""
     says_fail = np.asarray(codes) == DRAWBACK
@@ -205,8 +225,12 @@ class BestSingleOp:
         best: tuple | None = None
         for j, op in enumerate(data.op_names):
             col = data.dev[:, j]
-            key = (-round(dev_score(col, data.dev_fail, data.dev_forced, self.fail_weight), 12),
-                   -int((col >= 0).sum()), -int((data.train[:, j] >= 0).sum()), op)
+            key = (
+                -round(dev_score(col, data.dev_fail, data.dev_forced, self.fail_weight), 12),
+                -int((col >= 0).sum()),
+                -int((data.train[:, j] >= 0).sum()),
+                op,
+            )
             if best is None or key < best[0]:
                 best = (key, j)
         assert best is not None
@@ -289,8 +313,7 @@ class SnorkelLabelModel:
         if data.train.shape[0] == 0:
             raise ValueError("the Snorkel LabelModel needs unlabeled train rows to fit on")
         model = lm.LabelModel(cardinality=2, verbose=False)
-        model.fit(data.train.astype(np.int64), n_epochs=self.n_epochs, lr=self.lr, seed=self.seed,
-                  progress_bar=False)
+        model.fit(data.train.astype(np.int64), n_epochs=self.n_epochs, lr=self.lr, seed=self.seed, progress_bar=False)
         weights = model.get_weights()
         top = sorted(zip(data.op_names, weights), key=lambda t: -t[1])[:3]
         return _SnorkelModel(model, "estimated op accuracies: " + ", ".join(f"{n} {w:.2f}" for n, w in top) + " …")
@@ -331,14 +354,18 @@ class Spade:
     def fit(self, data: FitData) -> Fitted:
         x, feasible = spade_select(data.dev, data.dev_fail, data.dev_forced, alpha=self.alpha, tau=self.tau)
         cols = tuple(int(j) for j in np.flatnonzero(x))
-        node = AnyNode(tuple(OpRef(data.op_names[j]) for j in cols)) if len(cols) > 1 else \
-            (OpRef(data.op_names[cols[0]]) if cols else None)
+        node = (
+            AnyNode(tuple(OpRef(data.op_names[j]) for j in cols))
+            if len(cols) > 1
+            else (OpRef(data.op_names[cols[0]]) if cols else None)
+        )
         note = f"α={self.alpha:g}, τ={self.tau:g}" + ("" if feasible else "; infeasible: best coverage within τ")
         return _Columns(node, cols, "any", note)
 
 
-def spade_select(dev: np.ndarray, fail: np.ndarray, forced: np.ndarray | None = None, *, alpha: float = 0.9,
-                 tau: float = 0.25) -> tuple[np.ndarray, bool]:
+def spade_select(
+    dev: np.ndarray, fail: np.ndarray, forced: np.ndarray | None = None, *, alpha: float = 0.9, tau: float = 0.25
+) -> tuple[np.ndarray, bool]:
     """The 0/1 op selection of `Spade` and whether it meets both bounds (see `Spade`)."""
     optimize = _require("scipy.optimize", "SPADE")
     v = _votes(dev, "dev votes")
@@ -374,9 +401,9 @@ def spade_select(dev: np.ndarray, fail: np.ndarray, forced: np.ndarray | None = 
             r[k + nf + t] = -1
             rows.append(r), lo.append(-np.inf), hi.append(0)
     budget_row = row()
-    budget_row[k + nf:] = 1
+    budget_row[k + nf :] = 1
     cover_row = row()
-    cover_row[k:k + nf] = 1
+    cover_row[k : k + nf] = 1
     integrality = np.ones(nv)
     bounds = optimize.Bounds(np.zeros(nv), np.ones(nv))
     w_size = nf + npass + 1  # one op more outweighs any change of the two counts
@@ -408,8 +435,9 @@ def _features(votes: np.ndarray) -> np.ndarray:
     return _votes(votes, "votes").astype(float)
 
 
-def logistic_fit_numpy(X: np.ndarray, y: np.ndarray, C: float = 1.0, *, tol: float = 1e-10,
-                       max_iter: int = 100) -> tuple[np.ndarray, float]:
+def logistic_fit_numpy(
+    X: np.ndarray, y: np.ndarray, C: float = 1.0, *, tol: float = 1e-10, max_iter: int = 100
+) -> tuple[np.ndarray, float]:
     """Minimise C·Σ logloss + ½‖w‖² (intercept not penalised) — scikit-learn's
     ``LogisticRegression(C=C)`` objective — by Newton's method. Returns (w, b)."""
     X = np.asarray(X, dtype=float)
@@ -516,8 +544,16 @@ class PeerResult:
     detail: str
 
 
-def run_peer(peer: Peer, votes: np.ndarray, op_names: Sequence[str], *, train: np.ndarray, dev: np.ndarray,
-             dev_labels: np.ndarray, root: np.ndarray | None = None) -> PeerResult:
+def run_peer(
+    peer: Peer,
+    votes: np.ndarray,
+    op_names: Sequence[str],
+    *,
+    train: np.ndarray,
+    dev: np.ndarray,
+    dev_labels: np.ndarray,
+    root: np.ndarray | None = None,
+) -> PeerResult:
     """Fit `peer` on the train rows (unlabeled) and dev rows (with `dev_labels`, aligned with
     ``np.flatnonzero(dev)``), predict every row of `votes`, and conjoin the root: a row the root
     fails is FAIL whatever the peer says. Rows that are neither train nor dev (locked) are only
@@ -531,8 +567,9 @@ def run_peer(peer: Peer, votes: np.ndarray, op_names: Sequence[str], *, train: n
     if (train & dev).any():
         raise ValueError("train and dev rows overlap")
     root_fails = np.zeros(n, dtype=bool) if root is None else (np.asarray(root) == DRAWBACK)
-    data = FitData(tuple(op_names), v[train & ~root_fails], v[dev], np.asarray(dev_labels, dtype=float),
-                   root_fails[dev])
+    data = FitData(
+        tuple(op_names), v[train & ~root_fails], v[dev], np.asarray(dev_labels, dtype=float), root_fails[dev]
+    )
     fitted = peer.fit(data)
     codes = np.asarray(fitted.predict(v), dtype=np.int8)
     if codes.shape != (n,):

@@ -91,8 +91,15 @@ def sandbox_section(measure: bool = True) -> list[Check]:
     from vx.sandbox.layers import LIMIT_TEXT
 
     for hole in sb.known_limits():  # tested holes of this layer on this machine (tests/sandbox/test_reach.py)
-        checks.append(Check("known limit", "warn", LIMIT_TEXT[hole].removeprefix(f"known limit ({hole}): ")
-                            + f" [{hole}]" + (f" ({d.uid_note})" if hole == "shared-nproc" and d.uid_note else "")))
+        checks.append(
+            Check(
+                "known limit",
+                "warn",
+                LIMIT_TEXT[hole].removeprefix(f"known limit ({hole}): ")
+                + f" [{hole}]"
+                + (f" ({d.uid_note})" if hole == "shared-nproc" and d.uid_note else ""),
+            )
+        )
     if measure:
         try:
             ms = sb.measure_overhead(runs=5)
@@ -101,8 +108,10 @@ def sandbox_section(measure: bool = True) -> list[Check]:
                 try:
                     slow = Sandbox(SandboxConfig(layer="bwrap")).measure_overhead(runs=5)
                     ms = sb.measure_overhead(runs=5)
-                    text = (f"{ms:.1f} ms per candidate (median of 5, forkserver) against {slow:.1f} ms "
-                            f"under bwrap alone: {slow / ms:.1f}x less")
+                    text = (
+                        f"{ms:.1f} ms per candidate (median of 5, forkserver) against {slow:.1f} ms "
+                        f"under bwrap alone: {slow / ms:.1f}x less"
+                    )
                 except SandboxUnavailable:
                     pass
             checks.append(Check("sandbox overhead", "info", text))
@@ -119,8 +128,10 @@ def llm_section(probe: bool = True) -> list[Check]:
 
     try:
         family = _family_here()
-        cfg = load_config(getattr(family, "llm_config", None),
-                          family_path=(family.dir / "family.toml") if family is not None else None)
+        cfg = load_config(
+            getattr(family, "llm_config", None),
+            family_path=(family.dir / "family.toml") if family is not None else None,
+        )
     except LLMConfigError as exc:
         return [Check("LLM roles", "fail", str(exc))]
     except Exception as exc:  # a broken family around here must not break the doctor
@@ -159,6 +170,7 @@ def doctor_report() -> list[Check]:
 
 
 # --------------------------------------------------------------------------- LLM roles
+
 
 @attrs.frozen
 class RoleStatus:
@@ -199,8 +211,9 @@ def probe_model(sdk: Any, model: str) -> tuple[bool, str]:
     return True, name
 
 
-def role_status(config: LLMConfig, *, probe: bool = True, sdk: Any = None,
-                env: Mapping[str, str] | None = None) -> list[RoleStatus]:
+def role_status(
+    config: LLMConfig, *, probe: bool = True, sdk: Any = None, env: Mapping[str, str] | None = None
+) -> list[RoleStatus]:
     """One status per role. `probe=False` only reports the configuration (no request at all)."""
     keyed = has_credentials(env) or sdk is not None
     results: dict[str, tuple[bool, str]] = {}

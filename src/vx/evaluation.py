@@ -26,18 +26,22 @@ import attrs
 
 from vx.errors import DataError, MissingDependency
 from vx.families.family import Family, Split
+from vx.inputs import read_input_text
 from vx.metrics import Agreement, OpSummary, agreement, op_summary
 from vx.ops.cache import VerdictCache
 from vx.ops.item import Item
-from vx.verifier import Grading, Verifier
-from vx.inputs import read_input_text
 from vx.text import file_lines, json_dumps
+from vx.verifier import Grading, Verifier
 
 SCHEMA = "vx-eval/1"
 EXPORT_FORMATS = (".csv", ".jsonl", ".parquet")
 #: --metric names → Agreement attributes
-METRICS = {"accuracy": "accuracy", "balanced": "balanced_accuracy", "recall-weighted": "recall_weighted",
-           "kappa": "kappa"}
+METRICS = {
+    "accuracy": "accuracy",
+    "balanced": "balanced_accuracy",
+    "recall-weighted": "recall_weighted",
+    "kappa": "kappa",
+}
 _VERDICT_NAMES = {1: "drawback", 0: "clean", -1: "abstain"}
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -83,8 +87,13 @@ class Evaluation:
         arr = app.matrix.to_array()
         out = []
         for r, (it, final) in enumerate(zip(self.items, self.grading.finals)):
-            row: dict[str, Any] = {"id": it.id, "task": it.task, "split": self.split, "label": it.hard_label(),
-                                   "verdict": final.value}
+            row: dict[str, Any] = {
+                "id": it.id,
+                "task": it.task,
+                "split": self.split,
+                "label": it.hard_label(),
+                "verdict": final.value,
+            }
             for c, op in enumerate(names):
                 row[f"verdict:{op}"] = _VERDICT_NAMES[int(arr[r, c])]
                 message = app.message(it.id, op)
@@ -98,13 +107,15 @@ class Evaluation:
         try:
             import pandas as pd
         except ImportError as exc:
-            raise MissingDependency("to_pandas() needs pandas: pip install pandas "
-                                    "(or pip install 'vx-verifiers[export]')") from exc
+            raise MissingDependency(
+                "to_pandas() needs pandas: pip install pandas (or pip install 'vx-verifiers[export]')"
+            ) from exc
         return pd.DataFrame(self.rows(), columns=self._columns())
 
     def _columns(self) -> list[str]:
-        return ["id", "task", "split", "label", "verdict"] + [f"{kind}:{op}" for op in self.op_names
-                                                                for kind in ("verdict", "message")]
+        return ["id", "task", "split", "label", "verdict"] + [
+            f"{kind}:{op}" for op in self.op_names for kind in ("verdict", "message")
+        ]
 
     def write(self, path: str | Path, *, escape_formulas: bool = True) -> Path:
         """Write the rows to `path`; the format follows its suffix: .csv, .jsonl or .parquet
@@ -131,11 +142,19 @@ class Evaluation:
                 ops[op] = entry
             grade = self.verifier.explain(it, self.grading)
             fired = [op for op in names if ops[op]["verdict"] == "drawback"]
-            out.append({"id": it.id, "task": it.task, "label": it.hard_label(), "verdict": final.value,
-                        "fired": [{"op": op, "message": ops[op].get("message", "")} for op in fired],
-                        "drawbacks": [{"op": o, "message": m} for o, m in grade.drawbacks],
-                        "ops": ops, "trace": grade.trace.as_dict(),
-                        "output": it.output if isinstance(it.output, str) else _json_text(it.output)})
+            out.append(
+                {
+                    "id": it.id,
+                    "task": it.task,
+                    "label": it.hard_label(),
+                    "verdict": final.value,
+                    "fired": [{"op": op, "message": ops[op].get("message", "")} for op in fired],
+                    "drawbacks": [{"op": o, "message": m} for o, m in grade.drawbacks],
+                    "ops": ops,
+                    "trace": grade.trace.as_dict(),
+                    "output": it.output if isinstance(it.output, str) else _json_text(it.output),
+                }
+            )
         return out
 
     def as_dict(self) -> dict[str, Any]:
@@ -145,15 +164,32 @@ class Evaluation:
         tiers = {o.name: o.tier for o in self.verifier.pool}
         failures = []
         for (op_name, kind), fs in sorted(app.failure_summary().items()):
-            failures.append({"op": op_name, "kind": kind, "count": len(fs), "example_item": fs[0].item,
-                             "example_error": fs[0].error})
-        return {"schema": SCHEMA, "family": self.family, "split": self.split, "expression": self.verifier.text,
-                "root": self.verifier.pool.root_name, "n": len(self.items),
-                "metrics": self.metrics.as_dict() if self.metrics else None,
-                "ops": [{**attrs.asdict(s), "tier": tiers.get(s.op)} for s in self.op_stats],
-                "environment": self.verifier.pool.describe_environment(),
-                "items": self.items_detail(), "failures": failures,
-                "op_calls": app.calls, "cache_hits": app.cache_hits, "shared": app.shared, "seconds": app.seconds}
+            failures.append(
+                {
+                    "op": op_name,
+                    "kind": kind,
+                    "count": len(fs),
+                    "example_item": fs[0].item,
+                    "example_error": fs[0].error,
+                }
+            )
+        return {
+            "schema": SCHEMA,
+            "family": self.family,
+            "split": self.split,
+            "expression": self.verifier.text,
+            "root": self.verifier.pool.root_name,
+            "n": len(self.items),
+            "metrics": self.metrics.as_dict() if self.metrics else None,
+            "ops": [{**attrs.asdict(s), "tier": tiers.get(s.op)} for s in self.op_stats],
+            "environment": self.verifier.pool.describe_environment(),
+            "items": self.items_detail(),
+            "failures": failures,
+            "op_calls": app.calls,
+            "cache_hits": app.cache_hits,
+            "shared": app.shared,
+            "seconds": app.seconds,
+        }
 
     # ---------------------------------------------------------------- pages
     def to_html(self) -> str:
@@ -185,9 +221,18 @@ def _json_text(value: Any) -> str:
         return repr(value)
 
 
-def evaluate(verifier: Verifier, items: str | Split | Sequence[Item] = "dev", *, family: Family | None = None,
-             tasks: Mapping[str, Mapping[str, Any]] | None = None, jobs: int | None = None, timeout: float = 10.0,
-             cache: VerdictCache | None = None, progress: Any = None, **grade_kwargs: Any) -> Evaluation:
+def evaluate(
+    verifier: Verifier,
+    items: str | Split | Sequence[Item] = "dev",
+    *,
+    family: Family | None = None,
+    tasks: Mapping[str, Mapping[str, Any]] | None = None,
+    jobs: int | None = None,
+    timeout: float = 10.0,
+    cache: VerdictCache | None = None,
+    progress: Any = None,
+    **grade_kwargs: Any,
+) -> Evaluation:
     """Grade `items` (a split name of the verifier's family, a Split, or a list of Items) and measure
     agreement with their labels (items without a label are left out of the figures)."""
     fam = family or verifier.family
@@ -201,23 +246,35 @@ def evaluate(verifier: Verifier, items: str | Split | Sequence[Item] = "dev", *,
         split_name = split_name or items.name
         if not items.items:  # a split with nothing in it is a mistake, not a perfect score over 0 items
             where = f"{items.path}: " if items.path is not None else ""
-            raise DataError(f"{where}the {split_name} split is empty: there is nothing to evaluate; add items to it "
-                            "(or evaluate another split with --dataset)")
+            raise DataError(
+                f"{where}the {split_name} split is empty: there is nothing to evaluate; add items to it "
+                "(or evaluate another split with --dataset)"
+            )
         items = list(items.items)
     items = list(items)
-    grading = verifier.grade_items(items, tasks=tasks, jobs=jobs, timeout=timeout, cache=cache, progress=progress,
-                                   **grade_kwargs)
+    grading = verifier.grade_items(
+        items, tasks=tasks, jobs=jobs, timeout=timeout, cache=cache, progress=progress, **grade_kwargs
+    )
     labels = [it.label for it in items]
     fail_weight = float((fam.objective if fam is not None else {}).get("fail_weight", 2.0))
     labeled = any(lab is not None for lab in labels)
     metrics = agreement(grading.finals, labels, fail_weight=fail_weight) if labeled else None
     stats = op_summary(grading.matrix.to_array(), grading.matrix.op_names, labels if labeled else None)
-    return Evaluation(verifier, items, grading, split=split_name, family=fam.name if fam is not None else None,
-                      fail_weight=fail_weight, metrics=metrics, op_stats=stats)
+    return Evaluation(
+        verifier,
+        items,
+        grading,
+        split=split_name,
+        family=fam.name if fam is not None else None,
+        fail_weight=fail_weight,
+        metrics=metrics,
+        op_stats=stats,
+    )
 
 
 # ------------------------------------------------------------------------------------------------
 # writing and reading rows
+
 
 def _cell(value: Any) -> Any:
     if isinstance(value, str):
@@ -240,8 +297,13 @@ def csv_cell(value: Any, escape_formulas: bool = True) -> Any:
     return value
 
 
-def write_rows(rows: Sequence[Mapping[str, Any]], path: str | Path, *, columns: Sequence[str] | None = None,
-               escape_formulas: bool = True) -> Path:
+def write_rows(
+    rows: Sequence[Mapping[str, Any]],
+    path: str | Path,
+    *,
+    columns: Sequence[str] | None = None,
+    escape_formulas: bool = True,
+) -> Path:
     """Write rows (dicts with the same keys) as .csv, .jsonl or .parquet, by the suffix of `path`.
 
     In a .csv file, a cell that begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (what
@@ -250,8 +312,9 @@ def write_rows(rows: Sequence[Mapping[str, Any]], path: str | Path, *, columns: 
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in EXPORT_FORMATS:
-        raise DataError(f"{path}: unknown export format {path.suffix or '(none)'!r}; use one of "
-                        f"{', '.join(EXPORT_FORMATS)}")
+        raise DataError(
+            f"{path}: unknown export format {path.suffix or '(none)'!r}; use one of {', '.join(EXPORT_FORMATS)}"
+        )
     columns = list(columns) if columns is not None else (list(rows[0]) if rows else ["id"])
     clean = [{k: _cell(row.get(k)) for k in columns} for row in rows]
     if suffix == ".parquet":
@@ -259,8 +322,10 @@ def write_rows(rows: Sequence[Mapping[str, Any]], path: str | Path, *, columns: 
             import pyarrow as pa
             import pyarrow.parquet as pq
         except ImportError as exc:
-            raise MissingDependency(f"{path}: writing .parquet needs pyarrow: pip install pyarrow (or pip install "
-                                    "'vx-verifiers[export]'); .csv and .jsonl need nothing") from exc
+            raise MissingDependency(
+                f"{path}: writing .parquet needs pyarrow: pip install pyarrow (or pip install "
+                "'vx-verifiers[export]'); .csv and .jsonl need nothing"
+            ) from exc
         schema = pa.schema([(c, pa.string()) for c in columns])
         pq.write_table(pa.Table.from_pylist(clean, schema=schema), path)
         return path
@@ -268,8 +333,9 @@ def write_rows(rows: Sequence[Mapping[str, Any]], path: str | Path, *, columns: 
         with open(path, "w", encoding="utf-8", newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=columns)
             writer.writeheader()
-            writer.writerows({k: ("" if v is None else csv_cell(v, escape_formulas)) for k, v in row.items()}
-                             for row in clean)
+            writer.writerows(
+                {k: ("" if v is None else csv_cell(v, escape_formulas)) for k, v in row.items()} for row in clean
+            )
         return path
     with open(path, "w", encoding="utf-8") as handle:
         for row in clean:
@@ -290,10 +356,12 @@ def load_eval_document(path: str | Path) -> dict[str, Any]:
             raise DataError(f"{path}: not JSON ({exc})") from None
         if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
             found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
-            raise DataError(f"{path}: not a vx evaluation (expected \"schema\": \"{SCHEMA}\", found {found!r}); "
-                            "write one with vx eval ... --json > FILE.json")
+            raise DataError(
+                f'{path}: not a vx evaluation (expected "schema": "{SCHEMA}", found {found!r}); '
+                "write one with vx eval ... --json > FILE.json"
+            )
         if not isinstance(doc.get("items"), list):
-            raise DataError(f"{path}: \"items\" must be a list")
+            raise DataError(f'{path}: "items" must be a list')
         return doc
     rows = []
     for number, line in enumerate(file_lines(text), 1):
@@ -304,8 +372,10 @@ def load_eval_document(path: str | Path) -> dict[str, Any]:
         except ValueError as exc:
             raise DataError(f"{path}:{number}: not a JSON line ({exc})") from None
         if not isinstance(row, dict) or "id" not in row or "verdict" not in row:
-            raise DataError(f"{path}:{number}: not an exported row (needs \"id\" and \"verdict\"; "
-                            "write them with vx eval ... -o FILE.jsonl)")
+            raise DataError(
+                f'{path}:{number}: not an exported row (needs "id" and "verdict"; '
+                "write them with vx eval ... -o FILE.jsonl)"
+            )
         rows.append(row)
     doc = document_from_rows(rows)
     doc["title"] = f"vx eval — {path.name}" + (f" · {doc['split']}" if doc.get("split") else "")
@@ -321,12 +391,22 @@ def document_from_rows(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 ops.append(key[8:])
     items = []
     for row in rows:
-        entry = {op: {"verdict": row.get(f"verdict:{op}"), "message": row.get(f"message:{op}") or ""}
-                 for op in ops if f"verdict:{op}" in row}
+        entry = {
+            op: {"verdict": row.get(f"verdict:{op}"), "message": row.get(f"message:{op}") or ""}
+            for op in ops
+            if f"verdict:{op}" in row
+        }
         fired = [op for op in ops if (entry.get(op) or {}).get("verdict") == "drawback"]
-        items.append({"id": row.get("id"), "task": row.get("task"), "label": row.get("label") or None,
-                      "verdict": row.get("verdict"), "ops": entry,
-                      "drawbacks": [{"op": op, "message": entry[op]["message"]} for op in fired]})
+        items.append(
+            {
+                "id": row.get("id"),
+                "task": row.get("task"),
+                "label": row.get("label") or None,
+                "verdict": row.get("verdict"),
+                "ops": entry,
+                "drawbacks": [{"op": op, "message": entry[op]["message"]} for op in fired],
+            }
+        )
     labels = [None if it["label"] is None else (0.0 if it["label"] == "fail" else 1.0) for it in items]
     metrics = None
     if any(lab is not None for lab in labels):
@@ -335,9 +415,28 @@ def document_from_rows(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         except ValueError:
             metrics = None
     splits = sorted({str(r.get("split")) for r in rows if r.get("split")})
-    return {"schema": SCHEMA, "family": None, "split": ", ".join(splits) or None, "expression": "", "n": len(items),
-            "metrics": metrics, "ops": [{"op": op} for op in ops], "items": items, "root": ops[0] if ops else None}
+    return {
+        "schema": SCHEMA,
+        "family": None,
+        "split": ", ".join(splits) or None,
+        "expression": "",
+        "n": len(items),
+        "metrics": metrics,
+        "ops": [{"op": op} for op in ops],
+        "items": items,
+        "root": ops[0] if ops else None,
+    }
 
 
-__all__ = ["EXPORT_FORMATS", "FORMULA_STARTS", "csv_cell", "Evaluation", "METRICS", "SCHEMA", "document_from_rows", "evaluate",
-           "load_eval_document", "write_rows"]
+__all__ = [
+    "EXPORT_FORMATS",
+    "FORMULA_STARTS",
+    "csv_cell",
+    "Evaluation",
+    "METRICS",
+    "SCHEMA",
+    "document_from_rows",
+    "evaluate",
+    "load_eval_document",
+    "write_rows",
+]

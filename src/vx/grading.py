@@ -71,6 +71,7 @@ def pass_at_k_table(counts: Mapping[str, tuple[int, int]], ks: Iterable[int] = K
 # ------------------------------------------------------------------------------------------------
 # task sources
 
+
 def _packs(first: Sequence[Pack]) -> Iterable[Pack]:
     yield from first
     for name in BUILTIN:  # vx's own families, loaded one at a time (a missing extra only skips that one)
@@ -93,12 +94,15 @@ def open_tasks(spec: str, *, data_dir: str | Path | None = None, packs: Sequence
         known += [d for d in pack.datasets if d not in known]
     if Path(spec).exists():  # tasks_file refuses what is not a regular file, naming it
         return tasks_file(spec)
-    raise DataError(f"--tasks {spec}: neither a dataset vx knows ({', '.join(known) or 'none installed'}) nor a "
-                    "file (a family's tasks.jsonl, or a dataset's release file)")
+    raise DataError(
+        f"--tasks {spec}: neither a dataset vx knows ({', '.join(known) or 'none installed'}) nor a "
+        "file (a family's tasks.jsonl, or a dataset's release file)"
+    )
 
 
 # ------------------------------------------------------------------------------------------------
 # grading
+
 
 @attrs.define
 class SampleGrading:
@@ -145,8 +149,9 @@ class SampleGrading:
         if self.truth is None:
             return None
         keep = self.truth_tasks
-        return pass_at_k_table({t: nc for t, nc in self._counts([t["label"] == "pass" for t in self.truth]).items()
-                                if t in keep})
+        return pass_at_k_table(
+            {t: nc for t, nc in self._counts([t["label"] == "pass" for t in self.truth]).items() if t in keep}
+        )
 
     @property
     def truth_tasks(self) -> set[str]:
@@ -211,9 +216,12 @@ class SampleGrading:
         for row, att, i in zip(self.evaluation.rows(), self.attempts, range(len(self.attempts))):
             row = {k: v for k, v in row.items() if k not in ("split", "label")}
             truth = self.truth[i] if self.truth is not None else None
-            extra = {"model": att.meta.get("model", ""), "source_line": att.meta.get("source_line", ""),
-                     "truth": truth["label"] if truth else None,
-                     "truth_detail": _why(truth.get("why")) if truth else None}
+            extra = {
+                "model": att.meta.get("model", ""),
+                "source_line": att.meta.get("source_line", ""),
+                "truth": truth["label"] if truth else None,
+                "truth_detail": _why(truth.get("why")) if truth else None,
+            }
             out.append({"id": row.pop("id"), "task": row.pop("task"), "verdict": row.pop("verdict"), **extra, **row})
         return out
 
@@ -227,24 +235,35 @@ class SampleGrading:
     def summary(self) -> dict[str, Any]:
         agr = self.agreement
         per_task = sorted(set(self.per_task.values()))
-        out: dict[str, Any] = {"tasks": self.source.name, "tasks_version": self.source.version,
-                               "samples": list(self.samples), "attempts": len(self.items),
-                               "tasks_graded": len(self.per_task), "attempts_per_task": per_task,
-                               "expression": self.evaluation.verifier.text,
-                               "pass_at_k": {"estimated": _keys(self.estimated), "true": _keys(self.true)},
-                               "tasks_without_truth": self.no_truth, "notes": list(self.notes),
-                               "verdicts": _count(f.value for f in self.evaluation.grading.finals)}
+        out: dict[str, Any] = {
+            "tasks": self.source.name,
+            "tasks_version": self.source.version,
+            "samples": list(self.samples),
+            "attempts": len(self.items),
+            "tasks_graded": len(self.per_task),
+            "attempts_per_task": per_task,
+            "expression": self.evaluation.verifier.text,
+            "pass_at_k": {"estimated": _keys(self.estimated), "true": _keys(self.true)},
+            "tasks_without_truth": self.no_truth,
+            "notes": list(self.notes),
+            "verdicts": _count(f.value for f in self.evaluation.grading.finals),
+        }
         if self.no_truth:
             out["pass_at_k"]["estimated_on_truth_tasks"] = _keys(self.estimated_on_truth)
         if agr is not None:
-            out["agreement"] = {**agr.as_dict(), "pass_precision": agr.pass_precision,
-                                "truth": self.source.truth_description}
+            out["agreement"] = {
+                **agr.as_dict(),
+                "pass_precision": agr.pass_precision,
+                "truth": self.source.truth_description,
+            }
         corrected = self.corrected
         out["corrected_pass_at_1"] = corrected.as_dict() if corrected is not None else None
         if corrected is not None and self.no_truth:
             out["corrected_pass_at_1_on_truth_tasks"] = self.corrected_on_truth.as_dict()  # type: ignore[union-attr]
-        out["anchor"] = {"sources": list(self.anchor_sources),
-                         **(self.anchor.as_dict() if self.anchor is not None else {"n": 0})}
+        out["anchor"] = {
+            "sources": list(self.anchor_sources),
+            **(self.anchor.as_dict() if self.anchor is not None else {"n": 0}),
+        }
         return out
 
     def as_dict(self) -> dict[str, Any]:
@@ -255,9 +274,15 @@ class SampleGrading:
         """The evaluation page's document (vx-eval/1), titled for the samples, with the pass@k table."""
         doc = self.evaluation.as_dict()
         names = ", ".join(Path(s).name for s in self.samples) or "samples"
-        doc.update({"title": f"vx grade — {names} · {self.source.name}", "split": "samples",
-                    "family": self.source.name, "pass_at_k": self.summary()["pass_at_k"],
-                    "label_name": "hidden tests" if self.truth is not None else None})
+        doc.update(
+            {
+                "title": f"vx grade — {names} · {self.source.name}",
+                "split": "samples",
+                "family": self.source.name,
+                "pass_at_k": self.summary()["pass_at_k"],
+                "label_name": "hidden tests" if self.truth is not None else None,
+            }
+        )
         return doc
 
     def write_html(self, path: str | Path) -> Path:
@@ -315,35 +340,57 @@ def read_labels(path: str | Path) -> list[dict[str, Any]]:
         except json.JSONDecodeError as exc:
             raise DataError(f"{path}:{n}: not a JSON line ({exc.msg})") from None
         if not isinstance(row, dict) or "label" not in row:
-            raise DataError(f"{path}:{n}: a labels line is an object with a \"label\" and an \"id\" (a graded "
-                            "sample's id, <task>#<k>) or a \"task\" and an \"output\"")
+            raise DataError(
+                f'{path}:{n}: a labels line is an object with a "label" and an "id" (a graded '
+                'sample\'s id, <task>#<k>) or a "task" and an "output"'
+            )
         try:
             label = parse_label(row["label"])
         except ValueError as exc:
             raise DataError(f"{path}:{n}: {exc}") from None
         if "output" in row:
             if not isinstance(row.get("task"), str):
-                raise DataError(f"{path}:{n}: a labelled output needs the \"task\" it answers (a task id)")
-            rows.append({"task": row["task"], "output": row["output"], "label": label, "where": f"{path}:{n}",
-                         "id": str(row.get("id") or f"{path.name}:{n}")})
+                raise DataError(f'{path}:{n}: a labelled output needs the "task" it answers (a task id)')
+            rows.append(
+                {
+                    "task": row["task"],
+                    "output": row["output"],
+                    "label": label,
+                    "where": f"{path}:{n}",
+                    "id": str(row.get("id") or f"{path.name}:{n}"),
+                }
+            )
         elif isinstance(row.get("id"), str):
             rows.append({"id": row["id"], "label": label, "where": f"{path}:{n}"})
         else:
-            raise DataError(f"{path}:{n}: give the \"id\" of a graded sample (<task>#<k>) or a \"task\" and an "
-                            "\"output\"")
+            raise DataError(f'{path}:{n}: give the "id" of a graded sample (<task>#<k>) or a "task" and an "output"')
     if not rows:
         raise DataError(f"--labels {path}: no labels in it")
     return rows
 
 
 def _sum_agreements(parts: Sequence[Agreement]) -> Agreement:
-    return Agreement(sum(a.n for a in parts), sum(a.tp for a in parts), sum(a.fp for a in parts),
-                     sum(a.tn for a in parts), sum(a.fn for a in parts), sum(a.abstained for a in parts))
+    return Agreement(
+        sum(a.n for a in parts),
+        sum(a.tp for a in parts),
+        sum(a.fp for a in parts),
+        sum(a.tn for a in parts),
+        sum(a.fn for a in parts),
+        sum(a.abstained for a in parts),
+    )
 
 
-def anchor_agreement(verifier: Verifier, evaluation: Evaluation, source: TaskSource, *, family: bool = True,
-                     labels: Sequence[Mapping[str, Any]] = (), jobs: int | None = None, timeout: float = 10.0,
-                     cache: VerdictCache | None = None) -> tuple[Agreement | None, tuple[str, ...]]:
+def anchor_agreement(
+    verifier: Verifier,
+    evaluation: Evaluation,
+    source: TaskSource,
+    *,
+    family: bool = True,
+    labels: Sequence[Mapping[str, Any]] = (),
+    jobs: int | None = None,
+    timeout: float = 10.0,
+    cache: VerdictCache | None = None,
+) -> tuple[Agreement | None, tuple[str, ...]]:
     """The verifier's verdicts against the anchor labels: its family's dev split (`family`) and the
     `labels` rows (:func:`read_labels`; a row with an ``id`` labels a sample of `evaluation`, one with an
     ``output`` is graded here, the outputs at one task together). Returns the summed confusion counts
@@ -365,8 +412,10 @@ def anchor_agreement(verifier: Verifier, evaluation: Evaluation, source: TaskSou
         unknown = [r for r in by_id if r["id"] not in index]
         if unknown:
             some = ", ".join(f"{r['id']!r} ({r['where']})" for r in unknown[:3])
-            raise DataError(f"--labels: {len(unknown)} label(s) name no graded sample: {some}; ids are <task>#<k> "
-                            f"as vx grade -o writes them (e.g. {evaluation.items[0].id!r})")
+            raise DataError(
+                f"--labels: {len(unknown)} label(s) name no graded sample: {some}; ids are <task>#<k> "
+                f"as vx grade -o writes them (e.g. {evaluation.items[0].id!r})"
+            )
         parts.append(agreement([finals[index[r["id"]]] for r in by_id], [r["label"] for r in by_id]))
         sources.append(f"labels of graded samples: {len(by_id)}")
     outputs = [r for r in labels if "output" in r]
@@ -374,21 +423,34 @@ def anchor_agreement(verifier: Verifier, evaluation: Evaluation, source: TaskSou
         missing = [r for r in outputs if r["task"] not in source.tasks]
         if missing:
             raise DataError(f"--labels {missing[0]['where']}: {missing[0]['task']!r} is not a task of {source.name}")
-        items = [Item(id=f"label:{i}:{r['id']}", task=r["task"], output=r["output"], label=r["label"])
-                 for i, r in enumerate(outputs)]
-        ev = evaluate(verifier, items, tasks=source.tasks, jobs=jobs, timeout=timeout, cache=cache, progress=False,
-                      peers={})
+        items = [
+            Item(id=f"label:{i}:{r['id']}", task=r["task"], output=r["output"], label=r["label"])
+            for i, r in enumerate(outputs)
+        ]
+        ev = evaluate(
+            verifier, items, tasks=source.tasks, jobs=jobs, timeout=timeout, cache=cache, progress=False, peers={}
+        )
         if ev.metrics is not None:
             parts.append(ev.metrics)
             sources.append(f"labelled outputs graded for the anchor: {ev.metrics.n}")
     return (_sum_agreements(parts) if parts else None), tuple(sources)
 
 
-def grade_samples(verifier: Verifier, source: TaskSource, samples: Sequence[str | Path], *, truth: bool = False,
-                  jobs: int | None = None, timeout: float = 10.0, cache: VerdictCache | None = None,
-                  progress: Any = None, executor: Any = None,
-                  on_phase: Callable[[str], None] | None = None, anchor: bool = True,
-                  labels: Sequence[Mapping[str, Any]] = ()) -> SampleGrading:
+def grade_samples(
+    verifier: Verifier,
+    source: TaskSource,
+    samples: Sequence[str | Path],
+    *,
+    truth: bool = False,
+    jobs: int | None = None,
+    timeout: float = 10.0,
+    cache: VerdictCache | None = None,
+    progress: Any = None,
+    executor: Any = None,
+    on_phase: Callable[[str], None] | None = None,
+    anchor: bool = True,
+    labels: Sequence[Mapping[str, Any]] = (),
+) -> SampleGrading:
     """Grade every attempt in the `samples` files against `source`'s tasks (the attempts at one task
     together, so peer ops compare them), then -- with `truth` -- run the hidden tests on each.
 
@@ -399,11 +461,13 @@ def grade_samples(verifier: Verifier, source: TaskSource, samples: Sequence[str 
     the source's own store, so a second call after an interruption redoes only what was missing.
     `progress` as for :func:`vx.ops.apply.apply_ops`; `on_phase(text)` hears each phase start."""
     if isinstance(samples, (str, bytes, os.PathLike)):
-        raise ArgumentError(f"samples must be a list of samples files, not one {type(samples).__name__}: "
-                            f"[{os.fspath(samples)!r}]")
+        raise ArgumentError(
+            f"samples must be a list of samples files, not one {type(samples).__name__}: [{os.fspath(samples)!r}]"
+        )
     if truth and source.truth is None:
-        raise DataError(f"--truth: the tasks {source.name} have no hidden tests (a dataset such as humaneval+ "
-                        "or mbpp+ has)")
+        raise DataError(
+            f"--truth: the tasks {source.name} have no hidden tests (a dataset such as humaneval+ or mbpp+ has)"
+        )
     say = on_phase or (lambda text: None)
     attempts = source.read_samples(list(samples))
     if not attempts:
@@ -422,24 +486,46 @@ def grade_samples(verifier: Verifier, source: TaskSource, samples: Sequence[str 
         else:
             with reporter.task(f"hidden tests, {len(items)} attempts", len(items)) as advance:
                 truths = grader(pairs, advance)
-        items = [attrs.evolve(it, label=None if t["label"] is None else float(t["label"] == "pass"))
-                 for it, t in zip(items, truths)]
+        items = [
+            attrs.evolve(it, label=None if t["label"] is None else float(t["label"] == "pass"))
+            for it, t in zip(items, truths)
+        ]
     per_task = Counter(it.task for it in items)
     say(f"grading {len(items)} attempts at {len(per_task)} tasks")
     crowded = [(task, n) for task, n in per_task.most_common(3) if n > LARGE_TASK]
     if crowded:
-        say(f"{', '.join(f'{n:,} attempts at {task}' for task, n in crowded)}: the attempts at one task are graded "
+        say(
+            f"{', '.join(f'{n:,} attempts at {task}' for task, n in crowded)}: the attempts at one task are graded "
             "together (peer ops compare them), so memory grows with the largest task (about 5 KB an attempt on HumanEval); "
-            "split the samples file by task, or subsample it, to bound it")
-    ev = evaluate(verifier, items, tasks=source.tasks, jobs=jobs, timeout=timeout, cache=cache, progress=progress,
-                  peers={}, executor=executor)
+            "split the samples file by task, or subsample it, to bound it"
+        )
+    ev = evaluate(
+        verifier,
+        items,
+        tasks=source.tasks,
+        jobs=jobs,
+        timeout=timeout,
+        cache=cache,
+        progress=progress,
+        peers={},
+        executor=executor,
+    )
     ev.family, ev.split = source.name, "samples"
     if anchor or labels:
         say("grading the anchor's labelled items")
-    agr, anchor_sources = anchor_agreement(verifier, ev, source, family=anchor, labels=labels, jobs=jobs,
-                                           timeout=timeout, cache=cache)
-    return SampleGrading(ev, source, list(attempts), truths, tuple(str(s) for s in samples),
-                         tuple(getattr(attempts, "notes", ())), agr, anchor_sources)
+    agr, anchor_sources = anchor_agreement(
+        verifier, ev, source, family=anchor, labels=labels, jobs=jobs, timeout=timeout, cache=cache
+    )
+    return SampleGrading(
+        ev,
+        source,
+        list(attempts),
+        truths,
+        tuple(str(s) for s in samples),
+        tuple(getattr(attempts, "notes", ())),
+        agr,
+        anchor_sources,
+    )
 
 
 def verifier_for(vx_path: str | Path, source: TaskSource, family_dir: str | Path | None = None) -> Verifier:
@@ -457,11 +543,24 @@ def verifier_for(vx_path: str | Path, source: TaskSource, family_dir: str | Path
         return Verifier.load(vx_path, where)
     pack = source.pack
     if pack is None:
-        raise DataError(f"{vx_path}: no family.toml above it, and the tasks {source.name} name no op pack; "
-                        "name the family whose ops the verifier uses (--family DIR)")
+        raise DataError(
+            f"{vx_path}: no family.toml above it, and the tasks {source.name} name no op pack; "
+            "name the family whose ops the verifier uses (--family DIR)"
+        )
     pool = pack.pool()
     return Verifier(parse(read_text(vx_path), filename=str(vx_path), known_ops=pool.names), pool, source.tasks)
 
 
-__all__ = ["KS", "SCHEMA", "SampleGrading", "anchor_agreement", "attempt_items", "grade_samples", "open_tasks",
-           "pass_at_k", "pass_at_k_table", "read_labels", "verifier_for"]
+__all__ = [
+    "KS",
+    "SCHEMA",
+    "SampleGrading",
+    "anchor_agreement",
+    "attempt_items",
+    "grade_samples",
+    "open_tasks",
+    "pass_at_k",
+    "pass_at_k_table",
+    "read_labels",
+    "verifier_for",
+]

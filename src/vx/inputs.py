@@ -53,8 +53,13 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_input_bytes(path: str | os.PathLike[str], what: str = "file", *, limit: int | None = None,
-                     error: type[Exception] = InputFileError) -> bytes:
+def read_input_bytes(
+    path: str | os.PathLike[str],
+    what: str = "file",
+    *,
+    limit: int | None = None,
+    error: type[Exception] = InputFileError,
+) -> bytes:
     """The bytes of the regular file ``path`` (``what`` names it in messages, e.g. "specs file"), at
     most ``limit`` bytes (default :func:`input_limit`); anything else raises ``error`` (an
     :class:`InputFileError` unless the caller's layer has its own kind) naming the file."""
@@ -72,11 +77,15 @@ def read_input_bytes(path: str | os.PathLike[str], what: str = "file", *, limit:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise error(f"{path}: cannot read the {what}: it is {_kind(st.st_mode)}, not a regular file; "
-                        "give the path of a file")
+            raise error(
+                f"{path}: cannot read the {what}: it is {_kind(st.st_mode)}, not a regular file; "
+                "give the path of a file"
+            )
         if st.st_size > limit:
-            raise error(f"{path}: cannot read the {what}: it is {st.st_size / 2**20:.1f} MiB, more than vx reads "
-                        f"({limit / 2**20:.0f} MiB); split it, or raise the limit with VX_MAX_INPUT_MB")
+            raise error(
+                f"{path}: cannot read the {what}: it is {st.st_size / 2**20:.1f} MiB, more than vx reads "
+                f"({limit / 2**20:.0f} MiB); split it, or raise the limit with VX_MAX_INPUT_MB"
+            )
         os.set_blocking(fd, True)
         chunks, size = [], 0
         while True:
@@ -86,9 +95,11 @@ def read_input_bytes(path: str | os.PathLike[str], what: str = "file", *, limit:
             chunks.append(chunk)
             size += len(chunk)
             if size > limit:  # it grew while being read
-                raise error(f"{path}: cannot read the {what}: it grew past what vx reads ({limit / 2**20:.0f} MiB); "
-                            "split it, or "
-                            "raise the limit with VX_MAX_INPUT_MB")
+                raise error(
+                    f"{path}: cannot read the {what}: it grew past what vx reads ({limit / 2**20:.0f} MiB); "
+                    "split it, or "
+                    "raise the limit with VX_MAX_INPUT_MB"
+                )
         return b"".join(chunks)
     except OSError as exc:
         raise error(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
@@ -96,8 +107,14 @@ def read_input_bytes(path: str | os.PathLike[str], what: str = "file", *, limit:
         os.close(fd)
 
 
-def read_input_text(path: str | os.PathLike[str], what: str = "file", *, limit: int | None = None,
-                    error: type[Exception] = InputFileError, hint: str = "") -> str:
+def read_input_text(
+    path: str | os.PathLike[str],
+    what: str = "file",
+    *,
+    limit: int | None = None,
+    error: type[Exception] = InputFileError,
+    hint: str = "",
+) -> str:
     """:func:`read_input_bytes` decoded as UTF-8 (a byte-order mark is dropped); text that is not
     UTF-8 names the line and byte (``hint``: what to do, default: re-save it as UTF-8)."""
     data = read_input_bytes(path, what, limit=limit, error=error)
@@ -105,5 +122,7 @@ def read_input_text(path: str | os.PathLike[str], what: str = "file", *, limit: 
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise error(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
-                    f"{hint or f'save the {what} as UTF-8'}") from None
+        raise error(
+            f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+            f"{hint or f'save the {what} as UTF-8'}"
+        ) from None

@@ -83,11 +83,18 @@ class Agreement:
         return (po - pe) / (1 - pe) if pe < 1 else (1.0 if po == 1 else 0.0)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"n": self.n, "accuracy": self.accuracy, "recall_weighted": self.recall_weighted,
-                "balanced_accuracy": self.balanced_accuracy, "fail_recall": self.fail_recall,
-                "pass_recall": self.pass_recall, "kappa": self.kappa, "coverage": self.coverage,
-                "confusion": {"tp": self.tp, "fp": self.fp, "tn": self.tn, "fn": self.fn},
-                "abstained": self.abstained}
+        return {
+            "n": self.n,
+            "accuracy": self.accuracy,
+            "recall_weighted": self.recall_weighted,
+            "balanced_accuracy": self.balanced_accuracy,
+            "fail_recall": self.fail_recall,
+            "pass_recall": self.pass_recall,
+            "kappa": self.kappa,
+            "coverage": self.coverage,
+            "confusion": {"tp": self.tp, "fp": self.fp, "tn": self.tn, "fn": self.fn},
+            "abstained": self.abstained,
+        }
 
 
 def _weighted_recall(r_fail: float, r_pass: float, fw: float) -> float:
@@ -100,8 +107,9 @@ def _weighted_recall(r_fail: float, r_pass: float, fw: float) -> float:
     return (fw * r_fail + r_pass) / (fw + 1)
 
 
-def agreement(verdicts: Sequence[Final | str], labels: Sequence[float | None], *,
-              fail_weight: float = 2.0) -> Agreement:
+def agreement(
+    verdicts: Sequence[Final | str], labels: Sequence[float | None], *, fail_weight: float = 2.0
+) -> Agreement:
     """Confusion counts of final verdicts against labels (unlabeled items are skipped)."""
     if len(verdicts) != len(labels):
         raise ValueError(f"{len(verdicts)} verdicts but {len(labels)} labels")
@@ -129,6 +137,7 @@ def agreement(verdicts: Sequence[Final | str], labels: Sequence[float | None], *
 # ----------------------------------------------------------------------------------------------
 # per-op analysis (in the spirit of Snorkel's LF summary)
 
+
 @attrs.frozen
 class OpSummary:
     op: str
@@ -144,8 +153,11 @@ class OpSummary:
     false_alarms: int  # labeled pass items it fired on
 
 
-def op_summary(matrix_array: np.ndarray, op_names: Sequence[str], labels: Sequence[float | None] | None = None,
-               ) -> list[OpSummary]:
+def op_summary(
+    matrix_array: np.ndarray,
+    op_names: Sequence[str],
+    labels: Sequence[float | None] | None = None,
+) -> list[OpSummary]:
     """Per-op coverage, overlaps, conflicts and empirical accuracy over an int8 verdict array."""
     a = np.asarray(matrix_array, dtype=np.int8)
     n = a.shape[0]
@@ -165,11 +177,20 @@ def op_summary(matrix_array: np.ndarray, op_names: Sequence[str], labels: Sequen
         lo = o & lab_mask
         correct = lo & (f == fail)
         pol = tuple(p for p, present in (("drawback", f.any()), ("clean", (o & ~f).any())) if present)
-        out.append(OpSummary(
-            name, o.mean() if n else float("nan"), f.mean() if n else float("nan"), pol,
-            (o & (others_op > 0)).mean() if n else float("nan"), disagree.mean() if n else float("nan"),
-            correct.sum() / lo.sum() if lo.sum() and (lo & f).any() else float("nan"), int(lo.sum()),
-            int((f & fail).sum()), int((f & lab_mask & ~fail).sum())))
+        out.append(
+            OpSummary(
+                name,
+                o.mean() if n else float("nan"),
+                f.mean() if n else float("nan"),
+                pol,
+                (o & (others_op > 0)).mean() if n else float("nan"),
+                disagree.mean() if n else float("nan"),
+                correct.sum() / lo.sum() if lo.sum() and (lo & f).any() else float("nan"),
+                int(lo.sum()),
+                int((f & fail).sum()),
+                int((f & lab_mask & ~fail).sum()),
+            )
+        )
     return out
 
 
@@ -187,6 +208,7 @@ def conflict_matrix(matrix_array: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------
 # comparisons
 
+
 @attrs.frozen
 class PermutationTest:
     diff: float  # mean per-item accuracy of A minus B
@@ -196,8 +218,14 @@ class PermutationTest:
     n_permutations: int
 
 
-def paired_permutation_test(correct_a: Sequence[bool], correct_b: Sequence[bool], clusters: Sequence[Any], *,
-                            n_permutations: int = 10000, seed: int = 0) -> PermutationTest:
+def paired_permutation_test(
+    correct_a: Sequence[bool],
+    correct_b: Sequence[bool],
+    clusters: Sequence[Any],
+    *,
+    n_permutations: int = 10000,
+    seed: int = 0,
+) -> PermutationTest:
     """Paired sign-flip permutation test, clustered: the sign of each cluster's summed
     difference is flipped at random (items of one task move together), two-sided."""
     a = np.asarray(correct_a, dtype=float)
@@ -222,8 +250,9 @@ def paired_permutation_test(correct_a: Sequence[bool], correct_b: Sequence[bool]
     return PermutationTest(obs / n, (extreme + 1) / (n_permutations + 1), len(d), n, n_permutations)
 
 
-def bootstrap_ci(values: Sequence[float], *, n_resamples: int = 10000, alpha: float = 0.05,
-                 seed: int = 0) -> tuple[float, float, float]:
+def bootstrap_ci(
+    values: Sequence[float], *, n_resamples: int = 10000, alpha: float = 0.05, seed: int = 0
+) -> tuple[float, float, float]:
     """Mean and percentile bootstrap (1 − alpha) confidence interval of `values` (e.g. over seeds)."""
     v = np.asarray([x for x in values if not np.isnan(x)], dtype=float)
     if len(v) == 0:
@@ -236,12 +265,15 @@ def bootstrap_ci(values: Sequence[float], *, n_resamples: int = 10000, alpha: fl
 
 def summarize(values: Sequence[float]) -> Mapping[str, float]:
     v = np.asarray(values, dtype=float)
-    return {"mean": float(np.nanmean(v)) if len(v) else float("nan"),
-            "std": float(np.nanstd(v, ddof=1)) if len(v) > 1 else 0.0}
+    return {
+        "mean": float(np.nanmean(v)) if len(v) else float("nan"),
+        "std": float(np.nanstd(v, ddof=1)) if len(v) > 1 else 0.0,
+    }
 
 
 # ----------------------------------------------------------------------------------------------
 # a pass rate corrected for the verifier's own errors (vx grade)
+
 
 @attrs.frozen
 class CorrectedRate:
@@ -267,20 +299,38 @@ class CorrectedRate:
     method: str = "bayes-beta-mc"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"raw": self.raw, "corrected": self.estimate, "interval": [self.low, self.high], "level": self.level,
-                "rogan_gladen": None if np.isnan(self.rogan_gladen) else self.rogan_gladen,
-                "pass_recall": _none_nan(self.pass_recall), "fail_recall": _none_nan(self.fail_recall),
-                "anchor": {"labelled_pass": self.anchor_pass[1], "labelled_pass_vx_passes": self.anchor_pass[0],
-                           "labelled_fail": self.anchor_fail[1], "labelled_fail_vx_passes": self.anchor_fail[0]},
-                "method": self.method}
+        return {
+            "raw": self.raw,
+            "corrected": self.estimate,
+            "interval": [self.low, self.high],
+            "level": self.level,
+            "rogan_gladen": None if np.isnan(self.rogan_gladen) else self.rogan_gladen,
+            "pass_recall": _none_nan(self.pass_recall),
+            "fail_recall": _none_nan(self.fail_recall),
+            "anchor": {
+                "labelled_pass": self.anchor_pass[1],
+                "labelled_pass_vx_passes": self.anchor_pass[0],
+                "labelled_fail": self.anchor_fail[1],
+                "labelled_fail_vx_passes": self.anchor_fail[0],
+            },
+            "method": self.method,
+        }
 
 
 def _none_nan(x: float) -> float | None:
     return None if np.isnan(x) else float(x)
 
 
-def corrected_pass_rate(raw: float, attempts: float, anchor: Agreement, *, level: float = 0.95, draws: int = 4000,
-                        grid: int = 801, seed: int = 0) -> CorrectedRate:
+def corrected_pass_rate(
+    raw: float,
+    attempts: float,
+    anchor: Agreement,
+    *,
+    level: float = 0.95,
+    draws: int = 4000,
+    grid: int = 801,
+    seed: int = 0,
+) -> CorrectedRate:
     """The true pass rate behind an observed one, corrected for the verifier's errors measured on labelled
     anchor items: Bayesian prevalence under a misclassifying test.
 
@@ -326,6 +376,16 @@ def corrected_pass_rate(raw: float, attempts: float, anchor: Agreement, *, level
     rg = float("nan")
     if not (np.isnan(a_hat) or np.isnan(b_hat)) and a_hat > b_hat:
         rg = float(min(1.0, max(0.0, (raw - b_hat) / (a_hat - b_hat))))
-    return CorrectedRate(raw=float(raw), estimate=float(med), low=float(lo), high=float(hi), level=level,
-                         rogan_gladen=rg, pass_recall=anchor.pass_recall, fail_recall=anchor.fail_recall,
-                         anchor_pass=(tn, tn + fp), anchor_fail=(fn, fn + tp), attempts=float(attempts))
+    return CorrectedRate(
+        raw=float(raw),
+        estimate=float(med),
+        low=float(lo),
+        high=float(hi),
+        level=level,
+        rogan_gladen=rg,
+        pass_recall=anchor.pass_recall,
+        fail_recall=anchor.fail_recall,
+        anchor_pass=(tn, tn + fp),
+        anchor_fail=(fn, fn + tp),
+        attempts=float(attempts),
+    )

@@ -103,8 +103,13 @@ def script_json(data: Any) -> str:
     """JSON for a ``<script type="application/json">`` block: no ``</script>``, ``<!--`` or line
     separators can close or confuse it (``<``, ``>``, ``&``, U+2028 and U+2029 are \\u-escaped)."""
     text = json_dumps(_plain(data), allow_nan=False, separators=(",", ":"))
-    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
 
 
 def _plain(x: Any) -> Any:
@@ -119,8 +124,9 @@ def _plain(x: Any) -> Any:
     return x
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *, kinds: Sequence[str] | None = None,
-          cls: str = "") -> str:
+def table(
+    headers: Sequence[str], rows: Iterable[Sequence[Any]], *, kinds: Sequence[str] | None = None, cls: str = ""
+) -> str:
     """An HTML table. Cells are *already HTML* (escape with :func:`esc` / :func:`num`). `kinds` names
     each column's alignment: "num" (right-aligned, no wrapping), "prose" (left, a roomy minimum
     width: descriptions and messages) or "" (left)."""
@@ -130,8 +136,10 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *, kinds: Seque
         return f" class='{k}'" if k else ""
 
     head = "".join(f"<th{attr(kinds[i] if kinds[i] == 'num' else '')}>{esc(h)}</th>" for i, h in enumerate(headers))
-    body = "".join("<tr>" + "".join(f"<td{attr(kinds[i] if i < len(kinds) else '')}>{c}</td>"
-                                    for i, c in enumerate(r)) + "</tr>" for r in rows)
+    body = "".join(
+        "<tr>" + "".join(f"<td{attr(kinds[i] if i < len(kinds) else '')}>{c}</td>" for i, c in enumerate(r)) + "</tr>"
+        for r in rows
+    )
     # in a scrolling box: a table wider than a phone scrolls by itself, the page does not
     return f"<div class='scroll'><table{attr(cls)}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 
@@ -146,9 +154,9 @@ def svg(fig: Any) -> str:
     fig.savefig(buf, format="svg", bbox_inches="tight")
     plt.close(fig)
     text = buf.getvalue()
-    text = text[text.find("<svg"):]
+    text = text[text.find("<svg") :]
     a, b = text.find("<metadata>"), text.find("</metadata>")
-    return text[:a] + text[b + len("</metadata>"):] if a >= 0 and b > a else text
+    return text[:a] + text[b + len("</metadata>") :] if a >= 0 and b > a else text
 
 
 def inline_markdown(text: Any) -> str:
@@ -163,15 +171,16 @@ def page(title: str, body: str, *, script: str = "", data: Any = None) -> str:
     """A complete page: inline stylesheet, `body` (HTML), optional inline data and script."""
     blob = f"<script type='application/json' id='vx-data'>{script_json(data)}</script>" if data is not None else ""
     code = f"<script>{script}</script>" if script else ""
-    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            f"<meta name='viewport' content='width=device-width,initial-scale=1'>"
-            f"<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'; "
-            f"script-src 'unsafe-inline'; img-src data:\">"
-            f"<title>{esc(title)}</title><style>{CSS}</style></head><body>{body}{blob}{code}</body></html>")
+    return (
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        f"<meta name='viewport' content='width=device-width,initial-scale=1'>"
+        f"<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        f"script-src 'unsafe-inline'; img-src data:\">"
+        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>{body}{blob}{code}</body></html>"
+    )
 
 
-VERDICT_CLASS = {"drawback": "drawback", "clean": "clean", "abstain": "abstain",
-                 "fail": "fail", "pass": "pass"}
+VERDICT_CLASS = {"drawback": "drawback", "clean": "clean", "abstain": "abstain", "fail": "fail", "pass": "pass"}
 
 
 def verdict_html(v: Any) -> str:
@@ -200,26 +209,42 @@ def trace_html(node: Mapping[str, Any] | None) -> str:
 # --------------------------------------------------------------------------------------------
 # grading one output (Grade._repr_html_)
 
+
 def grade_html(grade: Mapping[str, Any]) -> str:
     """A verifier's verdict on one output (``Grade.as_dict()``): verdict, drawbacks, trace."""
     out = f"<div><b>verdict</b> {verdict_html(grade.get('verdict'))}"
     drawbacks = grade.get("drawbacks") or []
     if drawbacks:
-        out += "<ul>" + "".join(f"<li><code>{esc(d['op'])}</code>" + (f": {esc(d['message'])}" if d.get("message")
-                                                                     else "") + "</li>" for d in drawbacks) + "</ul>"
+        out += (
+            "<ul>"
+            + "".join(
+                f"<li><code>{esc(d['op'])}</code>" + (f": {esc(d['message'])}" if d.get("message") else "") + "</li>"
+                for d in drawbacks
+            )
+            + "</ul>"
+        )
     root = grade.get("root")
     if root:
-        out += f"<div>root <code>{esc(root.get('text'))}</code> {verdict_html(root.get('verdict'))}" + (
-            f" <span class='muted'>— {esc(root['message'])}</span>" if root.get("message") else "") + "</div>"
+        out += (
+            f"<div>root <code>{esc(root.get('text'))}</code> {verdict_html(root.get('verdict'))}"
+            + (f" <span class='muted'>— {esc(root['message'])}</span>" if root.get("message") else "")
+            + "</div>"
+        )
     return out + trace_html(grade.get("trace")) + "</div>"
 
 
 # --------------------------------------------------------------------------------------------
 # browsing an evaluation
 
-METRIC_COLUMNS = (("accuracy", "accuracy"), ("recall-weighted", "recall_weighted"),
-                  ("balanced", "balanced_accuracy"), ("fail recall", "fail_recall"), ("pass recall", "pass_recall"),
-                  ("κ", "kappa"), ("coverage", "coverage"))
+METRIC_COLUMNS = (
+    ("accuracy", "accuracy"),
+    ("recall-weighted", "recall_weighted"),
+    ("balanced", "balanced_accuracy"),
+    ("fail recall", "fail_recall"),
+    ("pass recall", "pass_recall"),
+    ("κ", "kappa"),
+    ("coverage", "coverage"),
+)
 
 
 def metrics_table(metrics: Mapping[str, Any] | None) -> str:
@@ -228,10 +253,12 @@ def metrics_table(metrics: Mapping[str, Any] | None) -> str:
     head = [h for h, _ in METRIC_COLUMNS] + ["n"]
     row = [num(metrics.get(k)) for _, k in METRIC_COLUMNS] + [num(metrics.get("n"))]
     c = metrics.get("confusion") or {}
-    return (table(head, [row], kinds=["num"] * len(head))
-            + f"<p>confusion: <span class='fail'>FAIL &amp; fail {num(c.get('tp'))}</span> · FAIL &amp; pass "
-              f"{num(c.get('fp'))} (false alarm) · <span class='pass'>PASS &amp; pass {num(c.get('tn'))}</span> · "
-              f"PASS &amp; fail {num(c.get('fn'))} (missed) · abstained {num(metrics.get('abstained'))}</p>")
+    return (
+        table(head, [row], kinds=["num"] * len(head))
+        + f"<p>confusion: <span class='fail'>FAIL &amp; fail {num(c.get('tp'))}</span> · FAIL &amp; pass "
+        f"{num(c.get('fp'))} (false alarm) · <span class='pass'>PASS &amp; pass {num(c.get('tn'))}</span> · "
+        f"PASS &amp; fail {num(c.get('fn'))} (missed) · abstained {num(metrics.get('abstained'))}</p>"
+    )
 
 
 def _disagrees(item: Mapping[str, Any]) -> bool:
@@ -246,9 +273,16 @@ def capsule_html(item: Mapping[str, Any], op_order: Sequence[str]) -> str:
     parts = []
     drawbacks = item.get("drawbacks") or []
     if drawbacks:
-        parts.append("<b>failed checks</b><ul>" + "".join(
-            f"<li><code>{esc(d.get('op'))}</code>" + (f": {esc(d['message'])}" if d.get("message") else "") + "</li>"
-            for d in drawbacks) + "</ul>")
+        parts.append(
+            "<b>failed checks</b><ul>"
+            + "".join(
+                f"<li><code>{esc(d.get('op'))}</code>"
+                + (f": {esc(d['message'])}" if d.get("message") else "")
+                + "</li>"
+                for d in drawbacks
+            )
+            + "</ul>"
+        )
     elif item.get("verdict") == "fail":
         parts.append("<b>failed checks</b>: <span class='muted'>none recorded</span>")
     else:
@@ -258,11 +292,20 @@ def capsule_html(item: Mapping[str, Any], op_order: Sequence[str]) -> str:
         o = ops.get(name)
         if o is None:
             continue
-        rows.append([f"<code>{esc(name)}</code>", verdict_html(o.get("verdict")), esc(o.get("message") or ""),
-                     esc(o.get("error") or "")])
+        rows.append(
+            [
+                f"<code>{esc(name)}</code>",
+                verdict_html(o.get("verdict")),
+                esc(o.get("message") or ""),
+                esc(o.get("error") or ""),
+            ]
+        )
     if rows:
-        parts.append("<details open><summary>every op's verdict</summary>"
-                     + table(["op", "verdict", "message", "error"], rows, kinds=["", "", "prose", "prose"]) + "</details>")
+        parts.append(
+            "<details open><summary>every op's verdict</summary>"
+            + table(["op", "verdict", "message", "error"], rows, kinds=["", "", "prose", "prose"])
+            + "</details>"
+        )
     if item.get("trace"):
         parts.append("<details><summary>explained expression</summary>" + trace_html(item.get("trace")) + "</details>")
     if item.get("output") is not None:
@@ -274,13 +317,18 @@ def eval_body(data: Mapping[str, Any], *, max_items: int | None = None, interact
     """The body of an evaluation page (``Evaluation.as_dict()``, schema vx-eval/1)."""
     items = list(data.get("items") or [])
     shown = items if max_items is None else items[:max_items]
-    op_order = [o.get("op") for o in data.get("ops") or []] or sorted({k for it in items for k in (it.get("ops") or {})})
+    op_order = [o.get("op") for o in data.get("ops") or []] or sorted(
+        {k for it in items for k in (it.get("ops") or {})}
+    )
     title = page_title(data)
     label_name = data.get("label_name") or "labels"
     expression = data.get("expression")
-    out = [f"<h1>{esc(title)}</h1>",
-           f"<p class='muted'>{esc(data.get('n', len(items)))} items"
-           + (f" · expression <code>{esc(expression)}</code>" if expression else "") + "</p>"]
+    out = [
+        f"<h1>{esc(title)}</h1>",
+        f"<p class='muted'>{esc(data.get('n', len(items)))} items"
+        + (f" · expression <code>{esc(expression)}</code>" if expression else "")
+        + "</p>",
+    ]
     for line in data.get("environment") or []:
         out.append(f"<p class='muted'>{esc(line)}</p>")
     if data.get("pass_at_k"):
@@ -288,13 +336,26 @@ def eval_body(data: Mapping[str, Any], *, max_items: int | None = None, interact
     out.append(f"<h2>Agreement with {esc(label_name)}</h2>" + metrics_table(data.get("metrics")))
     op_rows = []
     for o in data.get("ops") or []:
-        op_rows.append([f"<code>{esc(o.get('op'))}</code>" + (" <span class='muted'>(root)</span>"
-                                                              if o.get("op") == data.get("root") else ""),
-                        esc(o.get("tier") or ""), num(o.get("coverage")), num(o.get("fire_rate")),
-                        num(o.get("accuracy")), num(o.get("n_labeled"))])
+        op_rows.append(
+            [
+                f"<code>{esc(o.get('op'))}</code>"
+                + (" <span class='muted'>(root)</span>" if o.get("op") == data.get("root") else ""),
+                esc(o.get("tier") or ""),
+                num(o.get("coverage")),
+                num(o.get("fire_rate")),
+                num(o.get("accuracy")),
+                num(o.get("n_labeled")),
+            ]
+        )
     if op_rows:
-        out.append("<h2>Ops</h2>" + table(["op", "tier", "coverage", "fires", "accuracy", "n labeled"], op_rows,
-                                          kinds=["", "", "num", "num", "num", "num"]))
+        out.append(
+            "<h2>Ops</h2>"
+            + table(
+                ["op", "tier", "coverage", "fires", "accuracy", "n labeled"],
+                op_rows,
+                kinds=["", "", "num", "num", "num", "num"],
+            )
+        )
     out.append(f"<h2>Items ({len(items)})</h2>")
     if interactive:
         opts = "".join(f"<option value='{esc(n)}'>{esc(n)}</option>" for n in op_order)
@@ -311,26 +372,32 @@ def eval_body(data: Mapping[str, Any], *, max_items: int | None = None, interact
             "<button type='button' id='f-expand'>expand all</button>"
             "<button type='button' id='f-collapse'>collapse all</button>"
             f"<span id='f-count' class='muted' data-visible='{len(shown)}'>{len(shown)} of {len(items)} items</span>"
-            "</div>")
+            "</div>"
+        )
     if max_items is not None and len(items) > len(shown):
         out.append(f"<p class='muted'>showing the first {len(shown)} of {len(items)} items</p>")
-    body = ["<div class='scroll'><table class='items' id='items'><thead><tr><th>item</th><th>task</th>"
-            f"<th>{'label' if label_name == 'labels' else esc(label_name)}</th><th>verdict</th><th>fired ops</th></tr></thead>"]
+    body = [
+        "<div class='scroll'><table class='items' id='items'><thead><tr><th>item</th><th>task</th>"
+        f"<th>{'label' if label_name == 'labels' else esc(label_name)}</th><th>verdict</th><th>fired ops</th></tr></thead>"
+    ]
     for k, it in enumerate(shown):
         ops = it.get("ops") or {}
         fired = [n for n in op_order if (ops.get(n) or {}).get("verdict") == "drawback"]
         tags = "".join(f"<span class='tag fired'>{esc(n)}</span>" for n in fired) or "<span class='muted'>—</span>"
         label = it.get("label")
-        attrs_ = (f" data-verdict='{esc(it.get('verdict') or '')}' data-label='{esc(label or 'none')}'"
-                  f" data-agree='{'disagree' if _disagrees(it) else 'agree'}'"
-                  f" data-fired='{esc(' '.join(str(op_order.index(n)) for n in fired))}'"
-                  f" data-text='{esc((str(it.get('id', '')) + ' ' + str(it.get('task', ''))).lower())}'")
+        attrs_ = (
+            f" data-verdict='{esc(it.get('verdict') or '')}' data-label='{esc(label or 'none')}'"
+            f" data-agree='{'disagree' if _disagrees(it) else 'agree'}'"
+            f" data-fired='{esc(' '.join(str(op_order.index(n)) for n in fired))}'"
+            f" data-text='{esc((str(it.get('id', '')) + ' ' + str(it.get('task', ''))).lower())}'"
+        )
         hidden = " hidden" if interactive else ""
         body.append(
             f"<tbody class='item{' bad' if _disagrees(it) else ''}' id='item-{k}'{attrs_}>"
             f"<tr class='head'><td><code>{esc(it.get('id'))}</code></td><td><code>{esc(it.get('task'))}</code></td>"
             f"<td>{verdict_html(label)}</td><td>{verdict_html(it.get('verdict'))}</td><td>{tags}</td></tr>"
-            f"<tr class='capsule'{hidden}><td colspan='5'>{capsule_html(it, op_order)}</td></tr></tbody>")
+            f"<tr class='capsule'{hidden}><td colspan='5'>{capsule_html(it, op_order)}</td></tr></tbody>"
+        )
     body.append("</table></div>")
     out.append("".join(body))
     if interactive:
@@ -384,7 +451,9 @@ def eval_page(data: Mapping[str, Any]) -> str:
     """A self-contained page browsing an evaluation: every item, filterable by verdict, label,
     agreement and fired op, each expandable to its failure capsule."""
     items = data.get("items") or []
-    op_order = [o.get("op") for o in data.get("ops") or []] or sorted({k for it in items for k in (it.get("ops") or {})})
+    op_order = [o.get("op") for o in data.get("ops") or []] or sorted(
+        {k for it in items for k in (it.get("ops") or {})}
+    )
     return page(page_title(data), eval_body(data), script=EVAL_SCRIPT, data={"op_order": op_order})
 
 
@@ -402,11 +471,37 @@ def pass_at_k_table(passk: Mapping[str, Any]) -> str:
     on_truth = passk.get("estimated_on_truth_tasks")  # some tasks have no ground truth: compare like with like
     head = ["", "vx estimate"] + (["true (hidden tests)"] if true else [])
     rows = [[esc(k), num((on_truth or est).get(k))] + ([num(true.get(k))] if true else []) for k in est]
-    note = ("<p class='muted'>on the tasks the hidden tests can grade; vx's estimate on all tasks: "
-            + ", ".join(f"{esc(k)} {num(v)}" for k, v in est.items()) + "</p>") if on_truth and true else ""
+    note = (
+        (
+            "<p class='muted'>on the tasks the hidden tests can grade; vx's estimate on all tasks: "
+            + ", ".join(f"{esc(k)} {num(v)}" for k, v in est.items())
+            + "</p>"
+        )
+        if on_truth and true
+        else ""
+    )
     return table(head, rows, kinds=[""] + ["num"] * (len(head) - 1)) + note
 
 
-__all__ = ["CSS", "NOTEBOOK_CSS", "notebook", "capsule_html", "clean_text", "esc", "eval_body", "eval_page", "grade_html",
-           "inline_markdown", "svg", "metrics_table", "num", "page", "page_title", "pass_at_k_table", "script_json", "table",
-           "trace_html", "verdict_html"]
+__all__ = [
+    "CSS",
+    "NOTEBOOK_CSS",
+    "notebook",
+    "capsule_html",
+    "clean_text",
+    "esc",
+    "eval_body",
+    "eval_page",
+    "grade_html",
+    "inline_markdown",
+    "svg",
+    "metrics_table",
+    "num",
+    "page",
+    "page_title",
+    "pass_at_k_table",
+    "script_json",
+    "table",
+    "trace_html",
+    "verdict_html",
+]

@@ -73,8 +73,11 @@ def grade_json(grade: Grade) -> dict[str, Any]:
         if node.error:
             entry["error"] = node.error
         ops.setdefault(node.text, entry)
-    return {"verdict": grade.verdict.value, "drawbacks": [{"op": o, "message": m} for o, m in grade.drawbacks],
-            "ops": ops}
+    return {
+        "verdict": grade.verdict.value,
+        "drawbacks": [{"op": o, "message": m} for o, m in grade.drawbacks],
+        "ops": ops,
+    }
 
 
 async def _body(request: Request, limit: int) -> bytes:
@@ -89,8 +92,14 @@ async def _body(request: Request, limit: int) -> bytes:
     return bytes(data)
 
 
-def make_app(verifier: Verifier, *, max_body: int = MAX_BODY, max_solutions: int = MAX_SOLUTIONS,
-             max_concurrency: int = MAX_CONCURRENCY, timeout: float = 10.0) -> Starlette:
+def make_app(
+    verifier: Verifier,
+    *,
+    max_body: int = MAX_BODY,
+    max_solutions: int = MAX_SOLUTIONS,
+    max_concurrency: int = MAX_CONCURRENCY,
+    timeout: float = 10.0,
+) -> Starlette:
     """The ASGI app serving `verifier` (see the module docstring)."""
     if max_body < 1 or max_solutions < 1 or max_concurrency < 1:
         raise ValueError("max_body, max_solutions and max_concurrency must be at least 1")
@@ -98,8 +107,15 @@ def make_app(verifier: Verifier, *, max_body: int = MAX_BODY, max_solutions: int
     limiter: list[anyio.CapacityLimiter] = []  # made on the server's event loop, at the first request
 
     async def health(request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok", "expression": verifier.text, "tasks": len(verifier.tasks),
-                             "in_flight": state["in_flight"], "graded": state["graded"]})
+        return JSONResponse(
+            {
+                "status": "ok",
+                "expression": verifier.text,
+                "tasks": len(verifier.tasks),
+                "in_flight": state["in_flight"],
+                "graded": state["graded"],
+            }
+        )
 
     async def grade(request: Request) -> JSONResponse:
         try:
@@ -131,7 +147,8 @@ def make_app(verifier: Verifier, *, max_body: int = MAX_BODY, max_solutions: int
         state["in_flight"] += 1
         try:
             grades = await anyio.to_thread.run_sync(
-                lambda: verifier.grade_many(task_id, outputs, jobs=1, timeout=timeout), limiter=limiter[0])
+                lambda: verifier.grade_many(task_id, outputs, jobs=1, timeout=timeout), limiter=limiter[0]
+            )
         finally:
             state["in_flight"] -= 1
         state["graded"] += len(grades)
@@ -159,12 +176,24 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(verifier: Verifier, sock: socket.socket, *, max_connections: int = MAX_CONNECTIONS,
-          graceful: float = 30.0, log_level: str = "warning", **app_options: Any) -> None:
+def serve(
+    verifier: Verifier,
+    sock: socket.socket,
+    *,
+    max_connections: int = MAX_CONNECTIONS,
+    graceful: float = 30.0,
+    log_level: str = "warning",
+    **app_options: Any,
+) -> None:
     """Serve `verifier` on the listening `sock` until SIGINT/SIGTERM (requests in flight finish, up
     to `graceful` seconds)."""
-    config = uvicorn.Config(make_app(verifier, **app_options), limit_concurrency=max_connections,
-                            timeout_graceful_shutdown=graceful, log_level=log_level, access_log=False)
+    config = uvicorn.Config(
+        make_app(verifier, **app_options),
+        limit_concurrency=max_connections,
+        timeout_graceful_shutdown=graceful,
+        log_level=log_level,
+        access_log=False,
+    )
     # uvicorn handles SIGINT/SIGTERM (stop accepting, finish what is in flight), then raises the signal
     # again for the handler that was there before it: here one that does nothing, so that a stop asked
     # for is a normal return (exit 0), not a death by the signal.
@@ -177,5 +206,13 @@ def serve(verifier: Verifier, sock: socket.socket, *, max_connections: int = MAX
             signal.signal(sig, handler)
 
 
-__all__ = ["MAX_BODY", "MAX_CONCURRENCY", "MAX_CONNECTIONS", "MAX_SOLUTIONS", "grade_json", "listening_socket",
-           "make_app", "serve"]
+__all__ = [
+    "MAX_BODY",
+    "MAX_CONCURRENCY",
+    "MAX_CONNECTIONS",
+    "MAX_SOLUTIONS",
+    "grade_json",
+    "listening_socket",
+    "make_app",
+    "serve",
+]

@@ -27,9 +27,9 @@ from vx.dsl.printer import to_text
 from vx.dsl.semantics import evaluate_item, final_codes, final_verdict, to_finals
 from vx.dsl.verdict import Final, Verdict
 from vx.errors import ArgumentError
+from vx.families.family import Family, Item, find_family_dir
 from vx.ops.apply import Application, apply_ops, single
 from vx.ops.cache import VerdictCache
-from vx.families.family import Family, Item, find_family_dir
 from vx.ops.pool import OpPool
 
 
@@ -71,9 +71,12 @@ class Grade:
         return self.verdict is not Final.FAIL
 
     def as_dict(self) -> dict[str, Any]:
-        return {"verdict": self.verdict.value,
-                "drawbacks": [{"op": o, "message": m} for o, m in self.drawbacks],
-                "root": self.root.as_dict() if self.root else None, "trace": self.trace.as_dict()}
+        return {
+            "verdict": self.verdict.value,
+            "drawbacks": [{"op": o, "message": m} for o, m in self.drawbacks],
+            "root": self.root.as_dict() if self.root else None,
+            "trace": self.trace.as_dict(),
+        }
 
     def _repr_html_(self) -> str:
         """Notebook display: the verdict, the drawbacks and the explained expression."""
@@ -96,8 +99,13 @@ class Grading:
         return self.application.matrix
 
 
-def explain_tree(node: Node, verdicts: Mapping[str, Verdict | int], messages: Mapping[str, str] | None = None,
-                 errors: Mapping[str, str] | None = None, path: tuple[int, ...] = ()) -> TraceNode:
+def explain_tree(
+    node: Node,
+    verdicts: Mapping[str, Verdict | int],
+    messages: Mapping[str, str] | None = None,
+    errors: Mapping[str, str] | None = None,
+    path: tuple[int, ...] = (),
+) -> TraceNode:
     """Every node's verdict on one item (reference semantics), with each op's message."""
     messages = messages or {}
     errors = errors or {}
@@ -140,8 +148,14 @@ def pool_for_vx(vx_path: str | Path, family: Family) -> OpPool:
 class Verifier:
     """An expression plus the op pool (and root) it is evaluated with."""
 
-    def __init__(self, expr: Node | str, pool: OpPool, tasks: Mapping[str, Mapping[str, Any]] | None = None,
-                 *, family: Family | None = None) -> None:
+    def __init__(
+        self,
+        expr: Node | str,
+        pool: OpPool,
+        tasks: Mapping[str, Mapping[str, Any]] | None = None,
+        *,
+        family: Family | None = None,
+    ) -> None:
         self.expr = parse(expr, known_ops=pool.names) if isinstance(expr, str) else expr
         missing = [n for n in self.expr.op_names() if n not in pool]
         if missing:
@@ -187,21 +201,24 @@ class Verifier:
         text = to_text(self.expr)
         text = text if len(text) <= 120 else text[:117] + "..."
         where = f", family={self.family.name!r}" if self.family is not None else ""
-        return (f"Verifier({text!r}, root={self.pool.root_name!r}{where}, {len(self.ops)} ops, "
-                f"{len(self.tasks)} tasks)")
+        return f"Verifier({text!r}, root={self.pool.root_name!r}{where}, {len(self.ops)} ops, {len(self.tasks)} tasks)"
 
     def _task(self, task: Any) -> Mapping[str, Any]:
         """A task record, or this verifier's task of that id (an unknown id is an ArgumentError)."""
         if isinstance(task, str):
             if task not in self.tasks:
                 some = ", ".join(repr(t) for t in list(self.tasks)[:3])
-                raise ArgumentError(f"unknown task id {task!r}: " + (
-                    f"not one of this verifier's {len(self.tasks)} tasks (e.g. {some})" if self.tasks else
-                    "this verifier has no tasks; pass the task record itself"))
+                raise ArgumentError(
+                    f"unknown task id {task!r}: "
+                    + (
+                        f"not one of this verifier's {len(self.tasks)} tasks (e.g. {some})"
+                        if self.tasks
+                        else "this verifier has no tasks; pass the task record itself"
+                    )
+                )
             return self.tasks[task]
         if not isinstance(task, Mapping):
-            raise ArgumentError(f"task must be a task record (a mapping) or a task id (str), not "
-                                f"{type(task).__name__}")
+            raise ArgumentError(f"task must be a task record (a mapping) or a task id (str), not {type(task).__name__}")
         return task
 
     @property
@@ -224,8 +241,9 @@ class Verifier:
         errors = {k: v.error for k, v in outs.items() if v.error}
         return self._grade_from(verdicts, messages, errors)
 
-    def _grade_from(self, verdicts: Mapping[str, Verdict], messages: Mapping[str, str],
-                    errors: Mapping[str, str]) -> Grade:
+    def _grade_from(
+        self, verdicts: Mapping[str, Verdict], messages: Mapping[str, str], errors: Mapping[str, str]
+    ) -> Grade:
         trace = explain_tree(self.expr, verdicts, messages, errors)
         root_name = self.pool.root_name
         root_t = None
@@ -245,28 +263,53 @@ class Verifier:
                     drawbacks.append((leaf.text, leaf.message))
         return Grade(final, tuple(drawbacks), root_t, trace)
 
-    def grade_many(self, task: Mapping[str, Any] | str, outputs: Sequence[Any], *, jobs: int | None = 1,
-                   timeout: float = 10.0, cache: VerdictCache | None = None,
-                   peers: Sequence[Any] = ()) -> list[Grade]:
+    def grade_many(
+        self,
+        task: Mapping[str, Any] | str,
+        outputs: Sequence[Any],
+        *,
+        jobs: int | None = 1,
+        timeout: float = 10.0,
+        cache: VerdictCache | None = None,
+        peers: Sequence[Any] = (),
+    ) -> list[Grade]:
         """Grade several attempts at one task together (an agent loop that samples k attempts):
         peer ops compare each attempt with the others (and with `peers`, more attempts that are
         not graded). One attempt alone makes peer ops abstain, saying so."""
         task = self._task(task)
         if isinstance(outputs, (str, bytes)) or not isinstance(outputs, Sequence):
-            raise ArgumentError(f"outputs must be a list of outputs, not {type(outputs).__name__} (a str would be "
-                                "graded character by character); to grade one output: grade(task, output)")
+            raise ArgumentError(
+                f"outputs must be a list of outputs, not {type(outputs).__name__} (a str would be "
+                "graded character by character); to grade one output: grade(task, output)"
+            )
         if isinstance(peers, (str, bytes)) or not isinstance(peers, Sequence):
             raise ArgumentError(f"peers must be a list of outputs, not {type(peers).__name__}")
         tid = str(task.get("id") or "task")
         items = [Item(id=f"{tid}#{k}", task=tid, output=o) for k, o in enumerate(outputs)]
-        grading = self.grade_items(items, tasks={tid: task}, jobs=jobs, timeout=timeout, cache=cache,
-                                   progress=False, peers={tid: list(peers)} if peers else None)
+        grading = self.grade_items(
+            items,
+            tasks={tid: task},
+            jobs=jobs,
+            timeout=timeout,
+            cache=cache,
+            progress=False,
+            peers={tid: list(peers)} if peers else None,
+        )
         return [self.explain(it, grading) for it in items]
 
-    def grade_items(self, items: Sequence[Item], *, tasks: Mapping[str, Mapping[str, Any]] | None = None,
-                    jobs: int | None = None, timeout: float = 10.0, cache: VerdictCache | None = None,
-                    progress: bool | None = None, all_ops: bool = False,
-                    peers: Mapping[str, Sequence[Any]] | None = None, executor: Any = None) -> Grading:
+    def grade_items(
+        self,
+        items: Sequence[Item],
+        *,
+        tasks: Mapping[str, Mapping[str, Any]] | None = None,
+        jobs: int | None = None,
+        timeout: float = 10.0,
+        cache: VerdictCache | None = None,
+        progress: bool | None = None,
+        all_ops: bool = False,
+        peers: Mapping[str, Sequence[Any]] | None = None,
+        executor: Any = None,
+    ) -> Grading:
         """Grade many items: one verdict matrix (root + the expression's ops, or every runnable
         op with `all_ops`), the expression's verdicts and the final verdicts. The items of one task
         are each other's peers; `peers` adds attempts that are not graded (default: when the
@@ -276,9 +319,19 @@ class Verifier:
         ops = None if all_ops else self.ops
         if peers is None and self.family is not None and any(self.pool[n].is_peer for n in (ops or self.pool.names)):
             peers = self.family.attempts_for(items)
-        app = apply_ops(self.pool, items, tasks, ops=ops, jobs=jobs, timeout=timeout, cache=cache,
-                        progress=progress, description=f"grading {len(items)} items", peers=peers,
-                        executor=executor)
+        app = apply_ops(
+            self.pool,
+            items,
+            tasks,
+            ops=ops,
+            jobs=jobs,
+            timeout=timeout,
+            cache=cache,
+            progress=progress,
+            description=f"grading {len(items)} items",
+            peers=peers,
+            executor=executor,
+        )
         expr = BatchEvaluator(app.matrix).evaluate_int8(self.expr)
         root = app.matrix.column(self.pool.root_name) if self.pool.root_name else None
         finals = to_finals(final_codes(root, expr))

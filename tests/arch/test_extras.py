@@ -47,5 +47,7 @@ def test_a_family_s_module_level_imports_are_declared_by_its_extra(family):
             names = {d.lower().replace("_", "-") for d in dists.get(mod, [mod])}
             if not names & declared:
                 missing.setdefault(mod, []).append(str(path.relative_to(ROOT)))
-    assert not missing, (f"imported at module level by the {family} family but not in [{FAMILY_EXTRAS[family]}] "
-                         f"or the core dependencies: {missing}")
+    assert not missing, (
+        f"imported at module level by the {family} family but not in [{FAMILY_EXTRAS[family]}] "
+        f"or the core dependencies: {missing}"
+    )

@@ -78,14 +78,20 @@ def test_a_family_s_ops_never_import_its_data_side(graph):
 
 
 def test_no_import_cycle_between_subpackages(graph):
-    packages = sorted({".".join(m.split(".")[:3]) for m in graph.modules if m.count(".") >= 2
-                       and graph.find_children(".".join(m.split(".")[:3]))})
+    packages = sorted(
+        {
+            ".".join(m.split(".")[:3])
+            for m in graph.modules
+            if m.count(".") >= 2 and graph.find_children(".".join(m.split(".")[:3]))
+        }
+    )
     cycles = []
     for i, a in enumerate(packages):
-        for b in packages[i + 1:]:
+        for b in packages[i + 1 :]:
             if a.startswith(b + ".") or b.startswith(a + "."):
                 continue
-            if graph.chain_exists(importer=a, imported=b, as_packages=True) and \
-                    graph.chain_exists(importer=b, imported=a, as_packages=True):
+            if graph.chain_exists(importer=a, imported=b, as_packages=True) and graph.chain_exists(
+                importer=b, imported=a, as_packages=True
+            ):
                 cycles.append(f"{a} <-> {b}")
     assert not cycles, "import cycles: " + ", ".join(cycles)

@@ -27,10 +27,19 @@ def test_evalplus_labels_codet_programs_and_the_ratios_are_reported():
     secs, expected, labels = bench.label_evalplus(programs, 1)
     assert set(labels) == {i for i, _, _ in programs} and set(labels.values()) <= {"pass", "fail"}
     assert secs > 0 and expected > 0
-    rows = [{"what": "label", "by": "evalplus", "jobs": 1, "data": "codet x1", "items_per_s": 50.0, "_labels": labels},
-            {"what": "grade", "data": "codet x1", "layer": "forkserver", "jobs": 1, "items_per_s": 25.0},
-            {"what": "label", "by": "vx", "data": "codet x1", "layer": "forkserver", "jobs": 1, "items_per_s": 100.0,
-             "_labels": labels}]
+    rows = [
+        {"what": "label", "by": "evalplus", "jobs": 1, "data": "codet x1", "items_per_s": 50.0, "_labels": labels},
+        {"what": "grade", "data": "codet x1", "layer": "forkserver", "jobs": 1, "items_per_s": 25.0},
+        {
+            "what": "label",
+            "by": "vx",
+            "data": "codet x1",
+            "layer": "forkserver",
+            "jobs": 1,
+            "items_per_s": 100.0,
+            "_labels": labels,
+        },
+    ]
     out: list[dict] = []
     bench._agreement(rows, out.append)
     ratios = {r["of"]: r["ratio"] for r in out if r["what"] == "ratio to evalplus"}

@@ -37,16 +37,31 @@ ABLATIONS = (("vx evolved (anchored)", None), ("vx naive", "naive"))
 def evaluate(bench, family: Path, tmp_path: Path, tag: str):
     from vx.ops.cache import VerdictCache
 
-    return bench.evaluate_family(family, seed=0, rounds=1, runs_dir=tmp_path / f"runs-{tag}", jobs=1,
-                                 cache=VerdictCache(tmp_path / "verdicts.sqlite"), ablations=ABLATIONS, label=tag)
+    return bench.evaluate_family(
+        family,
+        seed=0,
+        rounds=1,
+        runs_dir=tmp_path / f"runs-{tag}",
+        jobs=1,
+        cache=VerdictCache(tmp_path / "verdicts.sqlite"),
+        ablations=ABLATIONS,
+        label=tag,
+    )
 
 
 def test_every_method_is_scored_on_the_same_locked_items_and_locked_labels_change_no_choice(tmp_path):
     bench = load_bench()
     a = evaluate(bench, family_copy(tmp_path, "a"), tmp_path, "a")
     b = evaluate(bench, family_copy(tmp_path, "b", flip_locked=True), tmp_path, "b")
-    expected = {"hand-written seed", "best single op", "majority vote", "SPADE (min. conjunction)",
-                "logistic regression (dev)", "vx evolved (anchored)", "vx naive"}
+    expected = {
+        "hand-written seed",
+        "best single op",
+        "majority vote",
+        "SPADE (min. conjunction)",
+        "logistic regression (dev)",
+        "vx evolved (anchored)",
+        "vx naive",
+    }
     assert expected <= set(a["methods"])
     n_locked = len(a["locked_tasks"])
     assert n_locked == 40
@@ -72,12 +87,40 @@ def test_prebuilt_families_run_alone_for_every_seed_and_print_what_evolution_did
     truth = {json.loads(line)["id"]: "fail" for line in (FIXTURE / "train.jsonl").read_text().splitlines()[:30]}
     (tmp_path / "s0" / bench.TRUTH_FILE).write_text(json.dumps(truth))
     out = tmp_path / "q.md"
-    args = ["--family-dir", str(tmp_path / "s{seed}" / "evo"), "--seeds", "0", "1", "--rounds", "1", "--jobs", "1",
-            "--work", str(tmp_path / "work"), "--out", str(out), "--permutations", "200"]
-    specs = bench.family_specs(type("A", (), {"families": None, "family_dir": [args[1]], "dev_draw": "gross",
-                                             "samples_dir": tmp_path / "none", "humaneval_dir": tmp_path / "none",
-                                             "codet_dir": tmp_path / "none", "subset": "all", "per_task": 10,
-                                             "codet_locked": 540})())
+    args = [
+        "--family-dir",
+        str(tmp_path / "s{seed}" / "evo"),
+        "--seeds",
+        "0",
+        "1",
+        "--rounds",
+        "1",
+        "--jobs",
+        "1",
+        "--work",
+        str(tmp_path / "work"),
+        "--out",
+        str(out),
+        "--permutations",
+        "200",
+    ]
+    specs = bench.family_specs(
+        type(
+            "A",
+            (),
+            {
+                "families": None,
+                "family_dir": [args[1]],
+                "dev_draw": "gross",
+                "samples_dir": tmp_path / "none",
+                "humaneval_dir": tmp_path / "none",
+                "codet_dir": tmp_path / "none",
+                "subset": "all",
+                "per_task": 10,
+                "codet_locked": 540,
+            },
+        )()
+    )
     assert [s.kind for s in specs] == ["prebuilt"]  # no default family runs beside a prebuilt one
     assert specs[0].prebuilt_dir(1) == tmp_path / "s1" / "evo"
     assert bench.main(args) == 0

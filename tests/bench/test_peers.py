@@ -6,10 +6,22 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from vx.baselines import (BestSingleOp, FitData, LogisticRegression, MajorityVote, MissingDependency, Spade,
-                      any_codes, dev_score, logistic_fit_numpy, majority_codes, run_peer)
+from vx.baselines import (
+    BestSingleOp,
+    FitData,
+    LogisticRegression,
+    MajorityVote,
+    MissingDependency,
+    Spade,
+    any_codes,
+    dev_score,
+    logistic_fit_numpy,
+    majority_codes,
+    run_peer,
+)
 
 D, C, A = 1, 0, -1
 FAIL, PASS = 0.0, 1.0
@@ -23,6 +35,7 @@ def fit_data(dev, labels, train=None, forced=None, names=None):
 
 
 # ---------------------------------------------------------------------------------------------- shared pieces
+
 
 def test_majority_codes_counts_opining_ops_and_abstains_on_ties():
     votes = np.array([[D, D, C], [D, C, C], [D, C, A], [A, A, A], [D, A, A], [C, A, A]])
@@ -41,8 +54,9 @@ def test_dev_score_weights_missed_failures_twice():
     # catches one of two failures, no false alarm: (2*0.5 + 1*1) / 3
     assert dev_score(np.array([D, C, C, C]), fail) == pytest.approx(2 / 3)
     # an abstention counts as pass; a forced row counts as fail
-    assert dev_score(np.array([A, A, A, A]), fail, forced=np.array([True, False, False, True])) == \
-        pytest.approx((2 * 0.5 + 0.5) / 3)
+    assert dev_score(np.array([A, A, A, A]), fail, forced=np.array([True, False, False, True])) == pytest.approx(
+        (2 * 0.5 + 0.5) / 3
+    )
 
 
 def test_fit_data_validates_its_inputs():
@@ -55,6 +69,7 @@ def test_fit_data_validates_its_inputs():
 
 
 # ---------------------------------------------------------------------------------------------- best single op
+
 
 def test_best_single_op_picks_the_op_with_the_best_recall_weighted_dev_agreement():
     # a: catches both failures, one false alarm -> (2*1 + 0.5)/3 = .833
@@ -77,6 +92,7 @@ def test_best_single_op_breaks_ties_by_dev_then_train_coverage_then_name():
 
 # ---------------------------------------------------------------------------------------------- majority vote
 
+
 def test_majority_vote_learns_nothing():
     fitted = MajorityVote().fit(fit_data([[D, C, C]], [FAIL]))
     assert fitted.predict(np.array([[D, D, C], [A, A, A]])).tolist() == [D, A]
@@ -90,16 +106,18 @@ LABELS5 = [FAIL] * 5 + [PASS] * 5
 def test_spade_picks_the_smallest_conjunction_within_both_bounds():
     pytest.importorskip("scipy")
     #        a  b  c  d
-    dev = [[D, C, D, C],   # five failures
-           [D, C, D, C],
-           [D, C, D, C],
-           [C, D, D, C],
-           [C, D, D, C],
-           [C, C, D, D],   # five passes: c falsely fails two (40% > 25%), b one, d one
-           [C, C, D, D],
-           [C, D, C, C],
-           [C, C, C, C],
-           [C, C, C, C]]
+    dev = [
+        [D, C, D, C],  # five failures
+        [D, C, D, C],
+        [D, C, D, C],
+        [C, D, D, C],
+        [C, D, D, C],
+        [C, C, D, D],  # five passes: c falsely fails two (40% > 25%), b one, d one
+        [C, C, D, D],
+        [C, D, C, C],
+        [C, C, C, C],
+        [C, C, C, C],
+    ]
     fitted = Spade().fit(fit_data(dev, LABELS5))
     assert fitted.describe().startswith("(any a b)")
     assert fitted.predict(np.array(dev)).tolist() == [D] * 5 + [C, C, D, C, C]
@@ -145,10 +163,16 @@ def _brute(dev, fail, forced, alpha, tau):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(2, 5).flatmap(lambda k: st.tuples(
-    st.lists(st.lists(st.sampled_from([D, C, A]), min_size=k, max_size=k), min_size=10, max_size=10),
-    st.lists(st.booleans(), min_size=10, max_size=10),
-    st.sampled_from([0.6, 0.8, 0.9, 1.0]), st.sampled_from([0.0, 0.2, 0.25, 0.4]))))
+@given(
+    st.integers(2, 5).flatmap(
+        lambda k: st.tuples(
+            st.lists(st.lists(st.sampled_from([D, C, A]), min_size=k, max_size=k), min_size=10, max_size=10),
+            st.lists(st.booleans(), min_size=10, max_size=10),
+            st.sampled_from([0.6, 0.8, 0.9, 1.0]),
+            st.sampled_from([0.0, 0.2, 0.25, 0.4]),
+        )
+    )
+)
 def test_spade_is_exact_against_brute_force(case):
     pytest.importorskip("scipy")
     from vx.baselines import spade_select
@@ -166,6 +190,7 @@ def test_spade_is_exact_against_brute_force(case):
 
 
 # ---------------------------------------------------------------------------------------------- logistic regression
+
 
 def test_logistic_regression_numpy_fits_the_dev_items_and_never_abstains():
     dev = [[D, C], [D, D], [D, C], [C, D], [C, C], [C, D]]
@@ -210,6 +235,7 @@ def test_numpy_backend_matches_scikit_learn():
 
 
 # ---------------------------------------------------------------------------------------------- Snorkel (bench extra)
+
 
 @settings(max_examples=20, deadline=None)
 @given(st.lists(st.lists(st.sampled_from([D, C, A]), min_size=4, max_size=4), min_size=1, max_size=30))
@@ -266,6 +292,7 @@ def test_snorkel_peers_say_what_to_install_when_missing(monkeypatch):
 
 
 # ---------------------------------------------------------------------------------------------- run_peer
+
 
 class Spy:
     name = "spy"

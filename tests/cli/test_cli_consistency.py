@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 
 import click
 import pytest
@@ -29,8 +28,12 @@ COMMANDS_TREE = list(walk(main, click.Context(main, info_name="vx")))
 
 
 def test_every_option_has_help_text():
-    missing = [f"{path} {opt.opts[0]}" for path, cmd in [("vx", main), *COMMANDS_TREE] for opt in cmd.params
-               if isinstance(opt, click.Option) and not opt.hidden and not (opt.help or "").strip()]
+    missing = [
+        f"{path} {opt.opts[0]}"
+        for path, cmd in [("vx", main), *COMMANDS_TREE]
+        for opt in cmd.params
+        if isinstance(opt, click.Option) and not opt.hidden and not (opt.help or "").strip()
+    ]
     assert not missing, "options without help text: " + ", ".join(missing)
 
 
@@ -75,12 +78,14 @@ def test_short_help_table_matches_the_commands():
 
 
 def test_vx_help_imports_no_command_and_is_quick():
-    code = ("import sys, time; t = time.perf_counter()\n"
-            "from vx.cli.main import main\n"
-            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'rich', 'lark', 'attrs')\n"
-            "               or m.startswith('vx.cli.') and m != 'vx.cli.main')\n"
-            "print('\\nRESULT', time.perf_counter() - t, ','.join(heavy))\n")
+    code = (
+        "import sys, time; t = time.perf_counter()\n"
+        "from vx.cli.main import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'rich', 'lark', 'attrs')\n"
+        "               or m.startswith('vx.cli.') and m != 'vx.cli.main')\n"
+        "print('\\nRESULT', time.perf_counter() - t, ','.join(heavy))\n"
+    )
     best = float("inf")
     for _ in range(3):  # the machine may be busy: the fastest of three counts
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -96,15 +101,18 @@ def _json(*args):
     return json.loads(res.stdout)
 
 
-@pytest.mark.parametrize("schema_args", [
-    ("vx-ops/1", ("ops", "{tiny}", "--json")),
-    ("vx-doctor/1", ("doctor", "--json")),
-    ("vx-cache-info/1", ("cache", "info", "--json")),
-    ("vx-runs/1", ("runs", "list", "{tmp}", "--json")),
-    ("vx-eval/1", ("eval", "{tiny}/seed.vx", "-j", "1", "--json")),
-    ("vx-explain/1", ("explain", "{tiny}/seed.vx", "--item", "d2", "--json")),
-    ("vx-llm-config/1", ("llm", "config", "{tiny}", "--json")),
-])
+@pytest.mark.parametrize(
+    "schema_args",
+    [
+        ("vx-ops/1", ("ops", "{tiny}", "--json")),
+        ("vx-doctor/1", ("doctor", "--json")),
+        ("vx-cache-info/1", ("cache", "info", "--json")),
+        ("vx-runs/1", ("runs", "list", "{tmp}", "--json")),
+        ("vx-eval/1", ("eval", "{tiny}/seed.vx", "-j", "1", "--json")),
+        ("vx-explain/1", ("explain", "{tiny}/seed.vx", "--item", "d2", "--json")),
+        ("vx-llm-config/1", ("llm", "config", "{tiny}", "--json")),
+    ],
+)
 def test_json_documents_name_their_schema(schema_args, tiny_family, tmp_path):
     schema, args = schema_args
     doc = _json(*(a.format(tiny=tiny_family, tmp=tmp_path) for a in args))

@@ -2,7 +2,6 @@
 
 import json
 
-import pytest
 from click.testing import CliRunner
 
 from vx.cli.main import main
@@ -135,8 +134,10 @@ def test_check_warns_when_a_specs_header_points_nowhere(tiny_family):
 
 def test_explain_says_when_a_drawback_comes_from_an_op_estimated_to_false_alarm(tiny_family):
     # what `vx evolve` writes in an evolved .vx: each op's estimated false-alarm rate on the train split
-    (tiny_family / "doubt.vx").write_text("; family: tiny\n; false_alarms: missing_keyword 0.0800 (n 250), "
-                                          "shouting 0.0000 (n 250)\n(any missing_keyword shouting too_long)\n")
+    (tiny_family / "doubt.vx").write_text(
+        "; family: tiny\n; false_alarms: missing_keyword 0.0800 (n 250), "
+        "shouting 0.0000 (n 250)\n(any missing_keyword shouting too_long)\n"
+    )
     r = run("explain", str(tiny_family / "doubt.vx"), "--item", "d2")
     assert r.exit_code == 0, r.output
     assert "missing_keyword fires on an estimated 8.0% of correct outputs" in " ".join(r.output.split())

@@ -48,14 +48,20 @@ def test_fail_under_gates_on_the_chosen_metric(tiny_family):
     (tiny_family / "weak.vx").write_text("shouting\n")
     weak = str(tiny_family / "weak.vx")
     doc = json.loads(run("eval", weak, "-d", "locked", "-j", 1, "--json").stdout)["metrics"]
-    for metric, key in (("accuracy", "accuracy"), ("balanced", "balanced_accuracy"),
-                        ("recall-weighted", "recall_weighted"), ("kappa", "kappa")):
+    for metric, key in (
+        ("accuracy", "accuracy"),
+        ("balanced", "balanced_accuracy"),
+        ("recall-weighted", "recall_weighted"),
+        ("kappa", "kappa"),
+    ):
         value = doc[key]
-        below = CliRunner().invoke(main, ["eval", weak, "-d", "locked", "-j", "1", "--metric", metric,
-                                          "--fail-under", str(value + 0.01)])
+        below = CliRunner().invoke(
+            main, ["eval", weak, "-d", "locked", "-j", "1", "--metric", metric, "--fail-under", str(value + 0.01)]
+        )
         assert below.exit_code == 1 and f"{metric} {value:.3f} is below" in below.output, metric
-        at = CliRunner().invoke(main, ["eval", weak, "-d", "locked", "-j", "1", "--metric", metric,
-                                       "--fail-under", str(value - 1e-9)])
+        at = CliRunner().invoke(
+            main, ["eval", weak, "-d", "locked", "-j", "1", "--metric", metric, "--fail-under", str(value - 1e-9)]
+        )
         assert at.exit_code == 0, (metric, at.output)
 
 

@@ -169,7 +169,9 @@ def test_a_missing_extra_is_named_for_its_own_family(monkeypatch):
 
     assert "vx-verifiers[sql]" in missing_module_message("sql", "duckdb")
     assert "vx-verifiers[sql]" in missing_module_message("sql-judge", "sqlglot")
-    assert "[code]" not in missing_module_message("mine", "foo") and "provides foo" in missing_module_message("mine", "foo")
+    assert "[code]" not in missing_module_message("mine", "foo") and "provides foo" in missing_module_message(
+        "mine", "foo"
+    )
 
 
 def test_an_op_that_never_fires_has_no_accuracy():
@@ -193,11 +195,26 @@ def test_doctor_brief_is_one_line_and_the_warnings(monkeypatch):
 def test_compare_names_the_fixed_and_broken_items(evo, tmp_path):
     better = tmp_path / "b.vx"
     better.write_text("(any too_long shouting missing_keyword)\n")
-    res = invoke("compare", evo / "seed.vx", better, "--family", evo, "--dataset", "locked", "-j", 1,
-                 "--permutations", 200)
+    res = invoke(
+        "compare", evo / "seed.vx", better, "--family", evo, "--dataset", "locked", "-j", 1, "--permutations", 200
+    )
     assert res.exit_code == 0, res.output
-    data = json.loads(invoke("compare", evo / "seed.vx", better, "--family", evo, "--dataset", "locked", "-j", 1,
-                             "--permutations", 200, "--json").output)
+    data = json.loads(
+        invoke(
+            "compare",
+            evo / "seed.vx",
+            better,
+            "--family",
+            evo,
+            "--dataset",
+            "locked",
+            "-j",
+            1,
+            "--permutations",
+            200,
+            "--json",
+        ).output
+    )
     assert len(data["fixed_items"]) == data["fixed"] and len(data["broken_items"]) == data["broken"]
     for item in (data["fixed_items"] + data["broken_items"])[:3]:
         assert item in res.output

@@ -100,10 +100,7 @@ def test_check_unknown_ops_exit_1_with_nearest_names(runner, tmp_path):
     result = runner.invoke(main, ["check", str(f), "--ops", "crash, timeout"])
     assert result.exit_code == 1
     assert result.stdout == (
-        f"{f}:2:6: error: unknown op 'crsh'\n"
-        "   2 | (any crsh\n"
-        "     |      ^^^^\n"
-        "  hint: did you mean 'crash'?\n"
+        f"{f}:2:6: error: unknown op 'crsh'\n   2 | (any crsh\n     |      ^^^^\n  hint: did you mean 'crash'?\n"
     )
     assert "1 error, 0 warnings" in result.stderr
 

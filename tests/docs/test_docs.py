@@ -55,7 +55,7 @@ CHANGED: dict[str, str] = {
     "must pass the **birth gate**: fire on at least half its cluster, never fire on a dev item labelled pass": "the "
     "birth gate also wants a born op clean on the known-good pseudo-positives: evolve.md, One round",
     # issue 30: the SQL ops say less where real predictions showed false alarms; sql.md says what is true now
-    "`top_n_missing_limit` | static | the question asks for the top N (or \"which … has the most …\") and the query "
+    '`top_n_missing_limit` | static | the question asks for the top N (or "which … has the most …") and the query '
     "has no LIMIT, or LIMIT ≠ N | N and the LIMIT": "a LIMIT in a subquery bounds the rows too: sql.md",
     "`unknown_identifier` | static | a table, alias or column is not in the catalog (aliases, CTE and subquery columns "
     "resolved) | the identifier, with the nearest real name": "SQLite's double-quoted literals: sql.md",
@@ -88,8 +88,7 @@ CHANGED: dict[str, str] = {
     "installs `.[all]` from this repository": "CI installs .[all,docs] and builds the site too: development.md",
     "(see the LLM section)": "a cross-reference that became a link to llm.md: report.md",
     # issue 25: time limits are CPU seconds calibrated per task; issue 23: every process is reaped
-    "`timeout` | exec | loading the code, or a call on the example or a re-ordering of it, does not finish within 2 s":
-    "the timeout op's budget is CPU time now: code-family.md, timelimits.md",
+    "`timeout` | exec | loading the code, or a call on the example or a re-ordering of it, does not finish within 2 s": "the timeout op's budget is CPU time now: code-family.md, timelimits.md",
     "Time limits: 2 s per in-domain call, 1 s per edge-class call": "CPU budgets calibrated per task: code-family.md, "
     "timelimits.md",
     "CPU seconds (total timeout + 1)": "RLIMIT_CPU is the run's cpu_limit now: sandbox.md",
@@ -157,8 +156,8 @@ CHANGED: dict[str, str] = {
     "`vx eval` on the locked split takes about 2 s": "dated to the 11 seed ops: sql.md",
     "`vx evolve examples/sql` (10 rounds, offline template synthesizer": "the re-run: sql.md",
     "The evolved expression is": "the re-run writes another expression: sql.md",
-    "where the synthesized op is `forbids_construct(construct=\"not\", cue=\"\")`": "the re-run: sql.md",
-    "\"the query uses NOT\".": "the re-run: sql.md",
+    'where the synthesized op is `forbids_construct(construct="not", cue="")`': "the re-run: sql.md",
+    '"the query uses NOT".': "the re-run: sql.md",
     "It was born as a shadow from an unlabeled gap cluster": "the re-run: sql.md",
     "Five more template ops were born as shadows": "the re-run: sql.md",
     # issue 22: lift comes from a report part of the held-out tasks that no loop reads
@@ -205,7 +204,9 @@ class Doc:
                 mark = m.group(2)
                 body = []
                 i += 1
-                while i < len(lines) and not re.match(r"^\s*" + re.escape(mark[0]) + "{%d,}\\s*$" % len(mark), lines[i]):
+                while i < len(lines) and not re.match(
+                    r"^\s*" + re.escape(mark[0]) + "{%d,}\\s*$" % len(mark), lines[i]
+                ):
                     body.append(lines[i])
                     i += 1
                 self.blocks.append(norm_block("\n".join(body)))
@@ -266,8 +267,9 @@ def load_docs() -> list[Doc]:
 
 def old_readme() -> Doc:
     try:
-        out = subprocess.run(["git", "show", f"{BASE}:README.md"], cwd=ROOT, capture_output=True, text=True,
-                             timeout=60, check=False)
+        out = subprocess.run(
+            ["git", "show", f"{BASE}:README.md"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
+        )
     except (OSError, subprocess.SubprocessError) as e:  # pragma: no cover - no git
         pytest.skip(f"git is not available ({e}): cannot read the README of {BASE}")
     if out.returncode != 0:
@@ -313,8 +315,9 @@ def missing_items(old: Doc, docs: list[Doc]) -> dict[str, list[str]]:
         for s in sentences(p):
             if s in prose or s in flat or changed(s):
                 continue
-            best = max((difflib.SequenceMatcher(None, s, c).ratio() for c in close_candidates(s, new_sentences)),
-                       default=0.0)
+            best = max(
+                (difflib.SequenceMatcher(None, s, c).ratio() for c in close_candidates(s, new_sentences)), default=0.0
+            )
             if best < FUZZY:
                 out["sentence"].append(f"{s}  [best match {best:.2f}]")
     return {k: v for k, v in out.items() if v}
@@ -358,10 +361,14 @@ def test_every_deliberate_change_is_still_needed():
 
 def test_the_check_sees_a_loss():
     """The comparison itself: dropping a table row, a code block or a sentence from a page is noticed."""
-    old = Doc("# T\n\nThe sandbox kills every process after 4 s of wall time.\n\n| a | b |\n|---|---|\n| x | 1 ms |\n\n"
-              "```sh\nvx doctor\n```\n")
-    same = Doc("# T\n\nThe sandbox kills every process after\n4 s of wall time.\n\n| a | b |\n| --- | --- |\n"
-               "|x|1 ms|\n\n```console\n  vx doctor\n```\n")
+    old = Doc(
+        "# T\n\nThe sandbox kills every process after 4 s of wall time.\n\n| a | b |\n|---|---|\n| x | 1 ms |\n\n"
+        "```sh\nvx doctor\n```\n"
+    )
+    same = Doc(
+        "# T\n\nThe sandbox kills every process after\n4 s of wall time.\n\n| a | b |\n| --- | --- |\n"
+        "|x|1 ms|\n\n```console\n  vx doctor\n```\n"
+    )
     assert missing_items(old, [same]) == {}
     lost = missing_items(old, [Doc("# T\n\nNothing here.\n")])
     assert set(lost) == {"table row", "code block", "number", "sentence"}
@@ -488,8 +495,9 @@ def test_the_link_check_sees_a_broken_link(tmp_path, monkeypatch):
     page = tmp_path / "docs" / "a.md"
     page.parent.mkdir()
     (tmp_path / "docs" / "b.md").write_text("# Bee\n\n## The `vx.sandbox` layers\n", encoding="utf-8")
-    page.write_text("[ok](b.md#the-vxsandbox-layers) [gone](c.md) [anchor](b.md#nope) `[code](c.md)`\n",
-                    encoding="utf-8")
+    page.write_text(
+        "[ok](b.md#the-vxsandbox-layers) [gone](c.md) [anchor](b.md#nope) `[code](c.md)`\n", encoding="utf-8"
+    )
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     monkeypatch.setattr(sys.modules[__name__], "DOCS", tmp_path / "docs")
     bad = broken_links(page)
@@ -502,8 +510,14 @@ def test_the_link_check_sees_a_broken_link(tmp_path, monkeypatch):
 def test_mkdocs_build_strict(tmp_path):
     if importlib.util.find_spec("mkdocs") is None:
         pytest.skip("mkdocs is not installed (pip install -e '.[docs]')")
-    out = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    out = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert (tmp_path / "site" / "index.html").is_file()
 

@@ -15,9 +15,7 @@ from vx.dsl.matrix import VerdictMatrix
 POOL = ("a", "b", "c", "crash", "x.y", "sql:star", "t-1", "_z")
 
 #: Arbitrary legal op names (for printing and parsing round trips).
-identifiers = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.:-]{0,12}", fullmatch=True).filter(
-    lambda s: s not in KEYWORDS
-)
+identifiers = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.:-]{0,12}", fullmatch=True).filter(lambda s: s not in KEYWORDS)
 
 #: Exact decimal numbers, including negative ones and sums that tie with floats (0.1 + 0.2).
 numbers = st.one_of(
@@ -73,10 +71,16 @@ def small_trees(depth=3):
     def extend(children):
         kids = st.lists(children, min_size=1, max_size=4)
         return st.one_of(
-            kids.map(Any), kids.map(All), children.map(Not),
+            kids.map(Any),
+            kids.map(All),
+            children.map(Not),
             kids.flatmap(lambda ks: st.integers(1, len(ks)).map(lambda k: Vote(k, ks))),
-            kids.flatmap(lambda ks: st.tuples(st.sampled_from(["0.5", "1", "1.5", "-1"]),
-                                              st.lists(st.sampled_from(["0.5", "1", "2", "-0.5"]), min_size=len(ks),
-                                                       max_size=len(ks))).map(lambda tw: WVote(tw[0], ks, tw[1]))))
+            kids.flatmap(
+                lambda ks: st.tuples(
+                    st.sampled_from(["0.5", "1", "1.5", "-1"]),
+                    st.lists(st.sampled_from(["0.5", "1", "2", "-0.5"]), min_size=len(ks), max_size=len(ks)),
+                ).map(lambda tw: WVote(tw[0], ks, tw[1]))
+            ),
+        )
 
     return st.recursive(leaf, extend, max_leaves=8)

@@ -14,7 +14,9 @@ TREE = Any([a, Vote(2, [b, c, Not(a)]), WVote("0.5", [c], [1])])
 
 
 def test_structural_equality_and_hash():
-    twin = Any((OpRef("a"), Vote(2, (OpRef("b"), OpRef("c"), Not(OpRef("a")))), WVote(Fraction(1, 2), [OpRef("c")], ["1"])))
+    twin = Any(
+        (OpRef("a"), Vote(2, (OpRef("b"), OpRef("c"), Not(OpRef("a")))), WVote(Fraction(1, 2), [OpRef("c")], ["1"]))
+    )
     assert TREE == twin and hash(TREE) == hash(twin)
     assert Any([a]) != All([a])
     assert len({TREE, twin, Any([a])}) == 2
@@ -37,8 +39,15 @@ def test_measures():
 def test_walk_is_preorder_with_paths():
     walked = [(path, type(n).__name__) for path, n in TREE.walk()]
     assert walked == [
-        ((), "Any"), ((0,), "OpRef"), ((1,), "Vote"), ((1, 0), "OpRef"), ((1, 1), "OpRef"),
-        ((1, 2), "Not"), ((1, 2, 0), "OpRef"), ((2,), "WVote"), ((2, 0), "OpRef"),
+        ((), "Any"),
+        ((0,), "OpRef"),
+        ((1,), "Vote"),
+        ((1, 0), "OpRef"),
+        ((1, 1), "OpRef"),
+        ((1, 2), "Not"),
+        ((1, 2, 0), "OpRef"),
+        ((2,), "WVote"),
+        ((2, 0), "OpRef"),
     ]
 
 
@@ -100,7 +109,8 @@ def test_invalid_nodes_cannot_be_built(build, message):
 
 
 @pytest.mark.parametrize(
-    "build", [lambda: OpRef(3), lambda: Any(["a"]), lambda: Vote(True, [a]), lambda: WVote(True, [a], [1]), lambda: Not("a")]
+    "build",
+    [lambda: OpRef(3), lambda: Any(["a"]), lambda: Vote(True, [a]), lambda: WVote(True, [a], [1]), lambda: Not("a")],
 )
 def test_wrong_types_are_rejected(build):
     with pytest.raises(TypeError):

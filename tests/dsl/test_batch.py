@@ -1,19 +1,24 @@
 """Many-candidate evaluation equals the reference interpreter, item by item."""
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from vx.dsl.compile import ABSTAIN_OP, ABSTAIN_SLOT, compile_candidates, evaluate_batch, shape_of
 from vx.dsl.matrix import Packed, VerdictMatrix
 from vx.dsl.semantics import evaluate_item
-from vx.dsl.compile import ABSTAIN_OP, ABSTAIN_SLOT, compile_candidates, evaluate_batch, shape_of
 
-from .strategies import NAMES, small_trees as trees
+from .strategies import NAMES
+from .strategies import small_trees as trees
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.integers(1, 150).flatmap(lambda n: st.lists(st.lists(st.sampled_from([-1, 0, 1]), min_size=5, max_size=5),
-                                                      min_size=n, max_size=n)),
-       st.lists(trees(), min_size=1, max_size=10))
+@given(
+    st.integers(1, 150).flatmap(
+        lambda n: st.lists(st.lists(st.sampled_from([-1, 0, 1]), min_size=5, max_size=5), min_size=n, max_size=n)
+    ),
+    st.lists(trees(), min_size=1, max_size=10),
+)
 def test_evaluate_batch_matches_the_reference(rows, nodes):
     m = VerdictMatrix.from_array(np.array(rows, dtype=np.int8), None, NAMES)
     cols = {n: j for j, n in enumerate(NAMES)}

@@ -74,14 +74,22 @@ def test_empty_matrix():
 @pytest.mark.parametrize("scale", [1, 10**25])  # bit-sliced packed sums, and unpacked Python ints
 @pytest.mark.parametrize(
     "threshold, weights",
-    [("1", ["1", "1", "1"]), ("0.5", ["0.25", "-0.5", "0.75"]), ("-1", ["-1", "-1", "0.5"]), ("3", ["1", "2", "0"]),
-     ("0", ["-0.1", "0.2", "-0.3"]), ("2.5", ["1.5", "1", "0.1"])],
+    [
+        ("1", ["1", "1", "1"]),
+        ("0.5", ["0.25", "-0.5", "0.75"]),
+        ("-1", ["-1", "-1", "0.5"]),
+        ("3", ["1", "2", "0"]),
+        ("0", ["-0.1", "0.2", "-0.3"]),
+        ("2.5", ["1.5", "1", "0.1"]),
+    ],
 )
 def test_wvote_matches_the_reference_on_every_combination(scale, threshold, weights):
     from fractions import Fraction
 
     from vx.dsl.semantics import evaluate_item
 
-    node = WVote(Fraction(threshold) * scale, [OpRef("a"), OpRef("b"), OpRef("c")], [Fraction(w) * scale for w in weights])
+    node = WVote(
+        Fraction(threshold) * scale, [OpRef("a"), OpRef("b"), OpRef("c")], [Fraction(w) * scale for w in weights]
+    )
     expected = [int(evaluate_item(node, dict(zip("abc", map(int, row))))) for row in GRID]
     np.testing.assert_array_equal(evaluate(node, M), expected)

@@ -16,22 +16,50 @@ SAMPLE = """; family: humaneval
   (wvote 1.5 timeout@2 (not wrong_entry_point)@-0.5))
 """
 EXPECTED = [  # (text, kind) for every non-blank token, in order
-    (";", "header"), ("family", "header-key"), (":", "header"), ("humaneval", "header"),
+    (";", "header"),
+    ("family", "header-key"),
+    (":", "header"),
+    ("humaneval", "header"),
     ("; a plain comment (any not a keyword here)", "comment"),
-    ("(", "paren"), ("any", "keyword"), ("crash", "op"),
-    ("(", "paren"), ("vote", "keyword"), ("2", "number"), ("fails_visible_example", "op"),
-    ("returns_not_print_only", "op"), ("pkg.mod:op-1", "op"), (")", "paren"),
-    ("(", "paren"), ("wvote", "keyword"), ("1.5", "number"), ("timeout", "op"), ("@", "weight"), ("2", "number"),
-    ("(", "paren"), ("not", "keyword"), ("wrong_entry_point", "op"), (")", "paren"), ("@", "weight"),
-    ("-0.5", "number"), (")", "paren"), (")", "paren"),
+    ("(", "paren"),
+    ("any", "keyword"),
+    ("crash", "op"),
+    ("(", "paren"),
+    ("vote", "keyword"),
+    ("2", "number"),
+    ("fails_visible_example", "op"),
+    ("returns_not_print_only", "op"),
+    ("pkg.mod:op-1", "op"),
+    (")", "paren"),
+    ("(", "paren"),
+    ("wvote", "keyword"),
+    ("1.5", "number"),
+    ("timeout", "op"),
+    ("@", "weight"),
+    ("2", "number"),
+    ("(", "paren"),
+    ("not", "keyword"),
+    ("wrong_entry_point", "op"),
+    (")", "paren"),
+    ("@", "weight"),
+    ("-0.5", "number"),
+    (")", "paren"),
+    (")", "paren"),
 ]
 
 
 def pygments_kind(token) -> str:
     from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation
 
-    for kind, base in (("keyword", Keyword), ("number", Number), ("op", Name), ("weight", Operator),
-                       ("paren", Punctuation), ("header", Comment.Special), ("comment", Comment)):
+    for kind, base in (
+        ("keyword", Keyword),
+        ("number", Number),
+        ("op", Name),
+        ("weight", Operator),
+        ("paren", Punctuation),
+        ("header", Comment.Special),
+        ("comment", Comment),
+    ):
         if token in base:
             return kind
     return str(token)
@@ -71,6 +99,7 @@ def test_pygments_lexes_every_example_without_errors():
 
 
 # ---------------------------------------------------------------- TextMate
+
 
 def load_grammar():
     return json.loads((ROOT / "editors" / "vx.tmLanguage.json").read_text())
@@ -114,10 +143,15 @@ def tm_tokens(grammar, text):
 
 
 def tm_kind(scope: str) -> str:
-    for prefix, kind in (("keyword.control", "keyword"), ("constant.numeric", "number"),
-                         ("entity.name.function", "op"), ("keyword.operator.weight", "weight"),
-                         ("punctuation.section", "paren"), ("keyword.other.header", "header-key"),
-                         ("comment.line.semicolon", "comment")):
+    for prefix, kind in (
+        ("keyword.control", "keyword"),
+        ("constant.numeric", "number"),
+        ("entity.name.function", "op"),
+        ("keyword.operator.weight", "weight"),
+        ("punctuation.section", "paren"),
+        ("keyword.other.header", "header-key"),
+        ("comment.line.semicolon", "comment"),
+    ):
         if scope.startswith(prefix):
             return kind
     if scope.endswith(".header.vx") or scope.startswith(("punctuation.definition.comment", "punctuation.separator")):
@@ -144,6 +178,8 @@ def test_textmate_and_pygments_agree_on_every_example():
     grammar = load_grammar()
     for path in sorted((ROOT / "examples").rglob("*.vx")):
         text = path.read_text()
-        tm = [(t, "header" if k == "header-key" else k) for t, k in ((t, tm_kind(s)) for t, s in tm_tokens(grammar, text))]
+        tm = [
+            (t, "header" if k == "header-key" else k) for t, k in ((t, tm_kind(s)) for t, s in tm_tokens(grammar, text))
+        ]
         pg = [(v.strip(), pygments_kind(tok)) for tok, v in VxLexer().get_tokens(text) if v.strip()]
         assert tm == pg, path

@@ -26,9 +26,7 @@ ABSTAIN = int(Verdict.ABSTAIN)
 
 def reference(node: Node, m: VerdictMatrix) -> np.ndarray:
     rows = m.to_array()
-    return np.array(
-        [int(evaluate_item(node, dict(zip(m.op_names, map(int, row))))) for row in rows], dtype=np.int8
-    )
+    return np.array([int(evaluate_item(node, dict(zip(m.op_names, map(int, row))))) for row in rows], dtype=np.int8)
 
 
 def verdicts(node: Node, m: VerdictMatrix) -> np.ndarray:

@@ -106,7 +106,11 @@ def test_take_select_with_ops():
         (lambda: VerdictMatrix.from_array(np.array([[0.5]])), TypeError, "must be integers"),
         (lambda: VerdictMatrix.from_array(np.zeros(3, np.int8)), ValueError, "2-D"),
         (lambda: VerdictMatrix.from_array(np.zeros((2, 1), np.int8), ["x", "x"]), ValueError, "duplicate item id 'x'"),
-        (lambda: VerdictMatrix.from_array(np.zeros((1, 2), np.int8), op_names=["a", "a"]), ValueError, "duplicate op name"),
+        (
+            lambda: VerdictMatrix.from_array(np.zeros((1, 2), np.int8), op_names=["a", "a"]),
+            ValueError,
+            "duplicate op name",
+        ),
         (lambda: VerdictMatrix.from_array(np.zeros((2, 1), np.int8), ["x"]), ValueError, "1 item ids for 2 rows"),
     ],
 )

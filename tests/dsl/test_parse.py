@@ -6,8 +6,8 @@ from hypothesis import strategies as st
 
 from vx.dsl.ast import All, Any, Not, OpRef, Vote, WVote
 from vx.dsl.parse import MAX_DEPTH, VxSyntaxError, parse, parse_file, parse_located
-from vx.dsl.vxfile import read_header
 from vx.dsl.printer import to_text
+from vx.dsl.vxfile import read_header
 
 from .strategies import trees
 
@@ -94,7 +94,15 @@ ERRORS = [
     ("(wvote .5 a@1)", "character", "unexpected character '.'", 1, 8, "^", "leading digit"),
     ("(vote +2 a b)", "character", "unexpected character '+'", 1, 7, "^", "no '+' sign"),
     ("(any a %)", "character", "unexpected character '%'", 1, 8, "^", "';' starts a comment"),
-    ("(" * (MAX_DEPTH + 1) + "a", "too-deep", f"nested deeper than {MAX_DEPTH} levels", 1, MAX_DEPTH + 1, "^", "flatten"),
+    (
+        "(" * (MAX_DEPTH + 1) + "a",
+        "too-deep",
+        f"nested deeper than {MAX_DEPTH} levels",
+        1,
+        MAX_DEPTH + 1,
+        "^",
+        "flatten",
+    ),
     ("(wvote 1 a@" + "9" * 5000 + ")", "number", "number too long", 1, 12, "^", "digits"),
 ]
 
@@ -184,7 +192,9 @@ def test_parse_rejects_non_text():
 
 
 # --- fuzzing: any text either parses or raises VxSyntaxError with a sane position ---------
-ALPHABET = st.sampled_from(list("()@;.-_:\n\t 0123456789abxyz") + ["any", "all", "not", "vote", "wvote", "é", "\x00", "[", "\r"])
+ALPHABET = st.sampled_from(
+    list("()@;.-_:\n\t 0123456789abxyz") + ["any", "all", "not", "vote", "wvote", "é", "\x00", "[", "\r"]
+)
 
 
 def _assert_parses_or_explains(text: str) -> None:

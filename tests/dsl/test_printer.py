@@ -15,9 +15,16 @@ from .strategies import numbers, trees
 @pytest.mark.parametrize(
     "value, text",
     [
-        (Fraction(2), "2"), (Fraction(-1), "-1"), (Fraction(0), "0"), (Fraction(1, 2), "0.5"),
-        (Fraction(-1, 8), "-0.125"), (Fraction(3, 2), "1.5"), (Fraction(1, 10), "0.1"),
-        (Fraction(-123456789, 1000), "-123456.789"), (Fraction(1, 2**10), "0.0009765625"), (7, "7"),
+        (Fraction(2), "2"),
+        (Fraction(-1), "-1"),
+        (Fraction(0), "0"),
+        (Fraction(1, 2), "0.5"),
+        (Fraction(-1, 8), "-0.125"),
+        (Fraction(3, 2), "1.5"),
+        (Fraction(1, 10), "0.1"),
+        (Fraction(-123456789, 1000), "-123456.789"),
+        (Fraction(1, 2**10), "0.0009765625"),
+        (7, "7"),
     ],
 )
 def test_format_number(value, text):
@@ -59,14 +66,7 @@ def test_wrapping():
 
 def test_weights_follow_wrapped_children():
     e = parse("(wvote 1 (any aaaaaaaaaa bbbbbbbbbb cccccccccc)@0.5 d@1)")
-    assert to_text(e, width=30) == (
-        "(wvote 1\n"
-        "  (any\n"
-        "    aaaaaaaaaa\n"
-        "    bbbbbbbbbb\n"
-        "    cccccccccc)@0.5\n"
-        "  d@1)"
-    )
+    assert to_text(e, width=30) == ("(wvote 1\n  (any\n    aaaaaaaaaa\n    bbbbbbbbbb\n    cccccccccc)@0.5\n  d@1)")
 
 
 def test_long_op_names_stay_whole():

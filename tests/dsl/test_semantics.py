@@ -17,8 +17,12 @@ def ev(node, **verdicts):
 @pytest.mark.parametrize(
     "va, vb, any_, all_",
     [
-        (D, D, D, D), (D, C, D, C), (C, C, C, C),
-        (D, A, D, D), (C, A, C, C), (A, A, A, A),
+        (D, D, D, D),
+        (D, C, D, C),
+        (C, C, C, C),
+        (D, A, D, D),
+        (C, A, C, C),
+        (A, A, A, A),
     ],
 )
 def test_any_and_all(va, vb, any_, all_):
@@ -34,7 +38,12 @@ def test_not(v, expected):
 @pytest.mark.parametrize(
     "va, vb, vc, vote2",
     [
-        (D, D, C, D), (D, C, C, C), (D, A, A, C), (D, D, A, D), (A, A, A, A), (C, A, A, C),
+        (D, D, C, D),
+        (D, C, C, C),
+        (D, A, A, C),
+        (D, D, A, D),
+        (A, A, A, A),
+        (C, A, A, C),
     ],
 )
 def test_vote_counts_opining_drawbacks(va, vb, vc, vote2):
@@ -68,9 +77,15 @@ def test_int_codes_are_accepted():
 @pytest.mark.parametrize(
     "root, expr, final",
     [
-        (D, D, Final.FAIL), (D, C, Final.FAIL), (D, A, Final.FAIL),
-        (C, D, Final.FAIL), (C, C, Final.PASS), (C, A, Final.ABSTAIN),
-        (A, D, Final.FAIL), (A, C, Final.PASS), (A, A, Final.ABSTAIN),
+        (D, D, Final.FAIL),
+        (D, C, Final.FAIL),
+        (D, A, Final.FAIL),
+        (C, D, Final.FAIL),
+        (C, C, Final.PASS),
+        (C, A, Final.ABSTAIN),
+        (A, D, Final.FAIL),
+        (A, C, Final.PASS),
+        (A, A, Final.ABSTAIN),
     ],
 )
 def test_final_verdict(root, expr, final):

@@ -10,14 +10,16 @@ from vx.evolve.objective import EvalData
 ITEMS = ["t0", "t1", "t2", "t3", "d0", "d1", "d2", "d3"]
 OPS = ["r", "a", "b", "c", "z"]
 #            r   a   b   c   z
-ROWS = [[0, 1, 1, 0, 1],     # t0   consensus (a, b, c): 2 fire vs 1 clean  -> FAIL
-        [0, 0, 0, 0, 0],     # t1   3 clean                                 -> PASS
-        [1, -1, -1, -1, -1],  # t2  the root fires                         -> not decided by the expression
-        [0, 1, 0, -1, 1],    # t3   1 vs 1                                  -> tie, no consensus
-        [0, 1, -1, 0, -1],   # d0   label fail
-        [0, 0, 1, -1, -1],   # d1   label fail
-        [0, 0, 0, 0, -1],    # d2   label pass
-        [0, -1, 1, -1, -1]]  # d3   label pass
+ROWS = [
+    [0, 1, 1, 0, 1],  # t0   consensus (a, b, c): 2 fire vs 1 clean  -> FAIL
+    [0, 0, 0, 0, 0],  # t1   3 clean                                 -> PASS
+    [1, -1, -1, -1, -1],  # t2  the root fires                         -> not decided by the expression
+    [0, 1, 0, -1, 1],  # t3   1 vs 1                                  -> tie, no consensus
+    [0, 1, -1, 0, -1],  # d0   label fail
+    [0, 0, 1, -1, -1],  # d1   label fail
+    [0, 0, 0, 0, -1],  # d2   label pass
+    [0, -1, 1, -1, -1],
+]  # d3   label pass
 LABELS = {"d0": 0.0, "d1": 0.0, "d2": 1.0, "d3": 1.0}
 
 

@@ -38,16 +38,18 @@ def test_the_locked_split_changes_no_suggestion(evo, tmp_path):
     shutil.copytree(evo, other)
     path = other / "locked.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    path.write_text("".join(json.dumps({**r, "label": "pass" if r["label"] == "fail" else "fail"}) + "\n"
-                            for r in rows))
+    path.write_text(
+        "".join(json.dumps({**r, "label": "pass" if r["label"] == "fail" else "fail"}) + "\n" for r in rows)
+    )
     a, b = suggest(evo, n=5, rounds=1, jobs=1), suggest(other, n=5, rounds=1, jobs=1)
     assert [s.as_dict() for s in a.items] == [s.as_dict() for s in b.items]
 
 
 def test_the_cli_suggests_labels_and_logs(evo):
     runner = CliRunner()
-    res = runner.invoke(main, ["anchor", "suggest", str(evo), "-n", "2", "--rounds", "1", "-j", "1", "--no-cache",
-                               "--json"])
+    res = runner.invoke(
+        main, ["anchor", "suggest", str(evo), "-n", "2", "--rounds", "1", "-j", "1", "--no-cache", "--json"]
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     assert doc["schema"] == "vx-anchor-suggest/1" and len(doc["suggestions"]) == 2

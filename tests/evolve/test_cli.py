@@ -35,8 +35,9 @@ def test_evolve_runs_and_compare(evo, tmp_path):
     assert [r["round"] for r in data["rounds"]] == [0, 1, 2]
     assert data["funnel"]["seed"] >= 5 and data["verdicts"]
 
-    res = invoke("compare", evo / "seed.vx", vx, "--family", evo, "--dataset", "locked", "-j", 1, "--json",
-                 "--permutations", 500)
+    res = invoke(
+        "compare", evo / "seed.vx", vx, "--family", evo, "--dataset", "locked", "-j", 1, "--json", "--permutations", 500
+    )
     assert res.exit_code == 0, res.output
     cmp = json.loads(res.output)
     assert cmp["n"] == 40 and cmp["fixed"] + cmp["broken"] + cmp["both_right"] + cmp["both_wrong"] == 40
@@ -79,8 +80,9 @@ def test_one_run_loads_its_family_once_and_opens_its_run_file_once(evo, tmp_path
 
     monkeypatch.setattr(family_mod.Family, "__init__", family_init)
     monkeypatch.setattr(store_mod.RunStore, "__init__", store_init)
-    res = invoke("evolve", evo, "--rounds", 1, "--seed", 1, "-j", 1, "--out", tmp_path / "r.vxrun.sqlite", "--quiet",
-                 "--no-llm")
+    res = invoke(
+        "evolve", evo, "--rounds", 1, "--seed", 1, "-j", 1, "--out", tmp_path / "r.vxrun.sqlite", "--quiet", "--no-llm"
+    )
     assert res.exit_code == 0, res.output
     assert len(loads) == 1 and len(opens) == 1, (loads, opens)
 

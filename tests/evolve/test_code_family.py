@@ -56,8 +56,9 @@ def test_evolve_mbpp_plus_from_shared_data(tmp_path):
     from vx.cli.main import main
 
     fam = tmp_path / "mbpp"
-    out = CliRunner().invoke(main, ["data", "build", "mbpp", "--samples", str(samples), "--data-dir", str(data_dir),
-                                    "--out", str(fam)])
+    out = CliRunner().invoke(
+        main, ["data", "build", "mbpp", "--samples", str(samples), "--data-dir", str(data_dir), "--out", str(fam)]
+    )
     assert out.exit_code == 0, out.output
     if not (fam / "seed.vx").exists():
         (fam / "seed.vx").write_text("(any crash timeout)\n")

@@ -3,19 +3,29 @@
 import itertools
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vx.dsl.ast import Node
 from vx.dsl.semantics import evaluate_item
 from vx.dsl.verdict import Verdict
-from vx.evolve.compose import (CompositionContext, Elite, EnumerativeComposer, EvolutionaryComposer, crossover,
-                               mutate, normalize, prune_op)
+from vx.evolve.compose import (
+    CompositionContext,
+    Elite,
+    EnumerativeComposer,
+    EvolutionaryComposer,
+    crossover,
+    mutate,
+    normalize,
+    prune_op,
+)
 
 from .test_objective import trees
 
 OPS = ["a", "b", "c", "d"]
-ALL_ROWS = [dict(zip(OPS, vs)) for vs in itertools.product([Verdict.DRAWBACK, Verdict.CLEAN, Verdict.ABSTAIN],
-                                                            repeat=len(OPS))]
+ALL_ROWS = [
+    dict(zip(OPS, vs)) for vs in itertools.product([Verdict.DRAWBACK, Verdict.CLEAN, Verdict.ABSTAIN], repeat=len(OPS))
+]
 ALL_ROWS = [{"r": Verdict.CLEAN, **row} for row in ALL_ROWS]
 
 
@@ -87,20 +97,28 @@ def test_wvote_is_written_in_its_simplest_equal_form():
     from vx.dsl.parse import parse
     from vx.dsl.printer import to_text
 
-    for text, simple in (("(wvote 1 a@1 b@3)", "(any a b)"), ("(wvote 2 a@1 b@1 c@1)", "(vote 2 a b c)"),
-                         ("(wvote 0.5 a@1)", "a"), ("(wvote 1.5 a@1 b@2)", "(wvote 1.5 a@1 b@2)")):
+    for text, simple in (
+        ("(wvote 1 a@1 b@3)", "(any a b)"),
+        ("(wvote 2 a@1 b@1 c@1)", "(vote 2 a b c)"),
+        ("(wvote 0.5 a@1)", "a"),
+        ("(wvote 1.5 a@1 b@2)", "(wvote 1.5 a@1 b@2)"),
+    ):
         node = parse(text)
         assert to_text(normalize(node)) == simple
         assert same_semantics(node, normalize(node))
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(OPS), min_size=1, max_size=4, unique=True),
-       st.floats(0.1, 4, allow_nan=False).map(lambda x: round(x, 2)), st.data())
+@given(
+    st.lists(st.sampled_from(OPS), min_size=1, max_size=4, unique=True),
+    st.floats(0.1, 4, allow_nan=False).map(lambda x: round(x, 2)),
+    st.data(),
+)
 def test_wvote_simplification_keeps_the_meaning(names, theta, data):
     from vx.dsl.ast import OpRef, WVote
 
-    weights = data.draw(st.lists(st.sampled_from([theta, 1.0, 2.0, round(theta / 2, 2), 0.5]),
-                                 min_size=len(names), max_size=len(names)))
+    weights = data.draw(
+        st.lists(st.sampled_from([theta, 1.0, 2.0, round(theta / 2, 2), 0.5]), min_size=len(names), max_size=len(names))
+    )
     node = WVote(theta, [OpRef(n) for n in names], weights)
     assert same_semantics(node, normalize(node))

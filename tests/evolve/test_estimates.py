@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
 from dsl.strategies import small_trees as trees
-from vx.dsl.ast import Any as AnyNode, OpRef, WVote
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vx.dsl.ast import Any as AnyNode
+from vx.dsl.ast import OpRef, WVote
 from vx.dsl.matrix import VerdictMatrix
 from vx.dsl.parse import parse
 from vx.dsl.semantics import evaluate_item
 from vx.dsl.verdict import Verdict
-from vx.evolve.estimates import AGREEMENT, QUIET, op_estimates, parse_header_estimates, header_estimates, \
-    pass_evidence
+from vx.evolve.estimates import AGREEMENT, QUIET, header_estimates, op_estimates, parse_header_estimates, pass_evidence
 from vx.evolve.guards import GUARD_PASS_FLOOR, Guards, best_index
 from vx.evolve.labelmodel import fit_label_model
 from vx.evolve.lifecycle import birth_gate
@@ -35,19 +36,22 @@ def _matrix(rows, ops):
 
 def test_pseudo_positives_need_agreement_and_the_gate_or_a_gate_and_quiet():
     ops = ["gate", "agree", "x", "y"]
-    rows = [[0, 0, 1, 1],    # unanimous, passes its gate: pseudo-positive (agreement) though two ops flag it
-            [1, 0, 0, 0],    # unanimous but fails its gate (every attempt prints instead of returning): no
-            [0, 1, 0, 0],    # another attempt behaves otherwise: no evidence of a pass
-            [0, -1, 1, 0],   # no agreement evidence; passes its gate, one op flags it: quiet
-            [0, -1, 1, 1],   # ... two ops flag it: a corroborated failure, not a pass
-            [-1, -1, 0, 0]]  # the gate abstains: no quiet evidence
+    rows = [
+        [0, 0, 1, 1],  # unanimous, passes its gate: pseudo-positive (agreement) though two ops flag it
+        [1, 0, 0, 0],  # unanimous but fails its gate (every attempt prints instead of returning): no
+        [0, 1, 0, 0],  # another attempt behaves otherwise: no evidence of a pass
+        [0, -1, 1, 0],  # no agreement evidence; passes its gate, one op flags it: quiet
+        [0, -1, 1, 1],  # ... two ops flag it: a corroborated failure, not a pass
+        [-1, -1, 0, 0],
+    ]  # the gate abstains: no quiet evidence
     m = _matrix(rows, ops)
     ev = pass_evidence(m, np.ones(6, bool), reference=["gate", "x", "y"], gate="gate", agreement="agree")
     assert ev.kind.tolist() == [AGREEMENT, 0, 0, QUIET, 0, 0]
     assert ev.known_good().tolist() == [True, False, False, False, False, False]
     # outside the scope (dev, root-failed) nothing is evidence
-    scoped = pass_evidence(m, np.array([False, True, True, True, True, True]), reference=["x", "y"], gate="gate",
-                           agreement="agree")
+    scoped = pass_evidence(
+        m, np.array([False, True, True, True, True, True]), reference=["x", "y"], gate="gate", agreement="agree"
+    )
     assert scoped.kind[0] == 0
 
 
@@ -103,8 +107,10 @@ def test_the_header_round_trips_the_estimates():
 @st.composite
 def datasets(draw):
     n = draw(st.integers(1, 60))
-    arr = np.array(draw(st.lists(st.lists(st.sampled_from([-1, 0, 1]), min_size=5, max_size=5), min_size=n,
-                                 max_size=n)), dtype=np.int8)
+    arr = np.array(
+        draw(st.lists(st.lists(st.sampled_from([-1, 0, 1]), min_size=5, max_size=5), min_size=n, max_size=n)),
+        dtype=np.int8,
+    )
     train = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)))
     p = draw(st.lists(st.sampled_from([0.0, 1.0]), min_size=n, max_size=n))
     m = VerdictMatrix.from_array(arr, [f"i{i}" for i in range(n)], NAMES)
@@ -112,12 +118,24 @@ def datasets(draw):
 
 
 @settings(max_examples=80, deadline=None)
-@given(datasets(), st.lists(trees(), min_size=1, max_size=5), st.sampled_from(["pseudo-positives", "label-model"]),
-       st.sampled_from([0.0, 0.01, 0.2]))
+@given(
+    datasets(),
+    st.lists(trees(), min_size=1, max_size=5),
+    st.sampled_from(["pseudo-positives", "label-model"]),
+    st.sampled_from([0.0, 0.01, 0.2]),
+)
 def test_estimated_pass_recall_and_precision_equal_the_reference(data, nodes, estimator, tol):
     statuses = {o: "active" for o in NAMES}
-    obj = engine_objective(data, statuses=statuses, marginals={}, classes={}, gate="a", agreement="b",
-                           config=ObjectiveConfig(estimator=estimator, pass_tolerance=tol), floor_node=nodes[0])
+    obj = engine_objective(
+        data,
+        statuses=statuses,
+        marginals={},
+        classes={},
+        gate="a",
+        agreement="b",
+        config=ObjectiveConfig(estimator=estimator, pass_tolerance=tol),
+        floor_node=nodes[0],
+    )
     scores = obj.score(nodes)
     for i, node in enumerate(nodes):
         ref = obj.reference(node)
@@ -150,23 +168,46 @@ def test_a_candidate_below_the_pass_recall_floor_is_not_selectable():
     assert noisy.guard == GUARD_PASS_FLOOR and not noisy.selectable
     assert "pass-recall floor" in noisy.reason
     # the tolerance is configurable: 1 turns the floor off
-    loose = engine_objective(data, statuses=statuses, marginals={}, classes={}, gate="g", floor_node=seed,
-                             config=ObjectiveConfig(pass_tolerance=1.0))
+    loose = engine_objective(
+        data,
+        statuses=statuses,
+        marginals={},
+        classes={},
+        gate="g",
+        floor_node=seed,
+        config=ObjectiveConfig(pass_tolerance=1.0),
+    )
     assert loose.score_one(parse("(any g x noisy)")).selectable
     # and the naive ablation has no floor
-    naive = engine_objective(data, statuses=statuses, marginals={}, classes={}, gate="g", floor_node=seed,
-                             guards=Guards.naive())
+    naive = engine_objective(
+        data, statuses=statuses, marginals={}, classes={}, gate="g", floor_node=seed, guards=Guards.naive()
+    )
     assert naive.score_one(parse("(any g x noisy)")).guard != GUARD_PASS_FLOOR
 
 
 def test_ties_go_to_the_higher_estimated_precision_not_to_names():
     data = _floor_data()
-    obj = Objective(data, consensus_ops=["g", "x", "noisy"], guards=Guards(anchor=False),
-                    evidence=pass_evidence(data.matrix, data.train, reference=["g", "x", "noisy"], gate="g"))
+    obj = Objective(
+        data,
+        consensus_ops=["g", "x", "noisy"],
+        guards=Guards(anchor=False),
+        evidence=pass_evidence(data.matrix, data.train, reference=["g", "x", "noisy"], gate="g"),
+    )
     nodes = [parse("noisy"), parse("x")]
     sc = obj.score(nodes)
-    sc = type(sc)(np.zeros(2), sc.a_dev, sc.a_train, sc.cost, sc.size, sc.usable, sc.validity,
-                  np.ones(2, bool), sc.guard, sc.pass_recall, sc.precision)  # force a tie on the objective
+    sc = type(sc)(
+        np.zeros(2),
+        sc.a_dev,
+        sc.a_train,
+        sc.cost,
+        sc.size,
+        sc.usable,
+        sc.validity,
+        np.ones(2, bool),
+        sc.guard,
+        sc.pass_recall,
+        sc.precision,
+    )  # force a tie on the objective
     assert sc.precision[1] > sc.precision[0]
     assert best_index(sc, nodes) == 1  # x: "noisy" would win on the name
 
@@ -214,8 +255,12 @@ def test_the_label_model_vote_reads_as_its_decision_where_every_op_opines():
     vote = label_model_vote(obj, ["a", "b", "c"])
     assert isinstance(vote, WVote)
     lm = fit_label_model(arr[:, 1:], ["a", "b", "c"], modelled=np.ones(n, bool), anchors=np.full(n, np.nan))
-    says = np.array([evaluate_item(vote, {o: Verdict(int(v)) for o, v in zip("abc", row)}) is Verdict.DRAWBACK
-                     for row in arr[:, 1:]])
+    says = np.array(
+        [
+            evaluate_item(vote, {o: Verdict(int(v)) for o, v in zip("abc", row)}) is Verdict.DRAWBACK
+            for row in arr[:, 1:]
+        ]
+    )
     agree = (says == (lm.q > 0.5)).mean()
     assert agree > 0.97  # two-decimal weights: the same decision on (almost) every item
 
@@ -238,7 +283,12 @@ def test_one_op_classes_share_a_pooled_latent_so_the_failure_rate_is_not_every_f
     _fail, cols, rand, _rng = one_op_classes(n, k)
     votes = np.stack([*cols, rand], axis=1).astype(np.int8)
     names = [f"o{j}" for j in range(k + 1)]
-    lm = fit_label_model(votes, names, modelled=np.ones(n, bool), anchors=np.full(n, np.nan),
-                         classes=[f"c{j}" for j in range(k)] + ["random"])
+    lm = fit_label_model(
+        votes,
+        names,
+        modelled=np.ones(n, bool),
+        anchors=np.full(n, np.nan),
+        classes=[f"c{j}" for j in range(k)] + ["random"],
+    )
     # before pooling, every one-op class was its own latent and the model said 0.81-0.90 of the items fail
     assert lm.prior < 0.5

@@ -27,8 +27,12 @@ def run_file(tmp_path_factory):
     from vx.evolve import EvolveConfig, evolve_family
 
     d = tmp_path_factory.mktemp("run")
-    r = evolve_family(Path(__file__).parents[1] / "fixtures" / "tiny", config=EvolveConfig(rounds=2, seed=3), out=d / "t.vxrun.sqlite",
-                      vx_out=d / "t.vx")
+    r = evolve_family(
+        Path(__file__).parents[1] / "fixtures" / "tiny",
+        config=EvolveConfig(rounds=2, seed=3),
+        out=d / "t.vxrun.sqlite",
+        vx_out=d / "t.vx",
+    )
     return r.run_path
 
 
@@ -69,8 +73,7 @@ def run_with_locked_misses(tmp_path_factory):
 
     d = tmp_path_factory.mktemp("flipped")
     fam = d / "tiny"
-    shutil.copytree(Path(__file__).parents[1] / "fixtures" / "tiny", fam,
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(Path(__file__).parents[1] / "fixtures" / "tiny", fam, ignore=shutil.ignore_patterns("__pycache__"))
     rows = [json.loads(line) for line in (fam / "locked.jsonl").read_text().splitlines() if line.strip()]
     for row in rows:
         row["label"] = "pass" if row["label"] == "fail" else "fail"
@@ -90,7 +93,7 @@ def test_report_layout_fixes_and_locked_misses(run_with_locked_misses, tmp_path)
     run_file = run_with_locked_misses
     page = render_html(run_file)
     assert "<h2>Op pool</h2>" in page
-    ops = page[page.index("id='ops'"):page.index("id='disagreements'")]
+    ops = page[page.index("id='ops'") : page.index("id='disagreements'")]
     assert ops.count("<td class='prose'>") >= 3  # every op's description
     assert "<td class='num'>" in ops
     from vx.families.family import Family
@@ -100,7 +103,7 @@ def test_report_layout_fixes_and_locked_misses(run_with_locked_misses, tmp_path)
     labels = {it.id: it.label for it in Family(family_dir).audit().labeled_split().items}
     bad = [v for v in locked if (v["final"] == "fail") != (labels[v["item"]] < 0.5)]
     assert locked and len(bad) == len(locked)  # every label flipped
-    section = page[page.index("id='locked-misses'"):]
+    section = page[page.index("id='locked-misses'") :]
     assert f"Locked misses ({len(bad)} of {len(locked)}, audit)" in section
     for v in bad:
         assert f"<code>{v['item']}</code>" in section
@@ -126,7 +129,7 @@ def test_funnel_plot_ticks_are_whole_numbers(run_file):
     from vx.evolve.html import render_html
 
     page = render_html(run_file)
-    funnel = page[page.index("id='funnel'"):page.index("id='expression'")]
+    funnel = page[page.index("id='funnel'") : page.index("id='expression'")]
     ticks = re.findall(r"<!-- ([0-9.]+) -->", funnel)  # matplotlib labels each tick in an SVG comment
     assert ticks and all(float(t) == int(float(t)) for t in ticks), ticks
 
@@ -136,8 +139,12 @@ def test_evolution_result_displays_in_a_notebook(tmp_path):
 
     from vx.evolve import EvolveConfig, evolve_family
 
-    r = evolve_family(Path(__file__).parents[1] / "fixtures" / "tiny", config=EvolveConfig(rounds=1, seed=3),
-                      out=tmp_path / "n.vxrun.sqlite", vx_out=tmp_path / "n.vx")
+    r = evolve_family(
+        Path(__file__).parents[1] / "fixtures" / "tiny",
+        config=EvolveConfig(rounds=1, seed=3),
+        out=tmp_path / "n.vxrun.sqlite",
+        vx_out=tmp_path / "n.vx",
+    )
     html = r._repr_html_()
     assert "<b>evolved</b>" in html and "objective S" in html and "locked evolved (audit)" in html
     assert f"<code>{r.best_text}</code>" in html and "<script" not in html

@@ -2,7 +2,8 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vx.evolve.labelmodel import fit_label_model
 
@@ -59,8 +60,9 @@ def test_an_op_that_fires_where_nothing_else_agrees_is_charged_for_it():
     votes, fail = simulate(3000, [0.8, 0.7, 0.75], [0.02, 0.02, 0.02], 0.5, seed=2)
     rng = np.random.default_rng(3)
     lone = (rng.random(len(fail)) < 0.3).astype(np.int8)[:, None]
-    lm = fit_label_model(np.hstack([votes, lone]), list("abcl"), modelled=np.ones(len(fail), bool),
-                         anchors=np.full(len(fail), np.nan))
+    lm = fit_label_model(
+        np.hstack([votes, lone]), list("abcl"), modelled=np.ones(len(fail), bool), anchors=np.full(len(fail), np.nan)
+    )
     assert lm.fpr[3] > 0.2 and lm.fpr[:3].max() < 0.05
     # its drawback alone does not make an item fail
     alone = (votes.sum(axis=1) == 0) & (lone[:, 0] == 1)
@@ -81,8 +83,13 @@ def test_a_precise_specialist_is_believed_where_it_fires_alone_by_the_class_cond
     alone = ~a & ~b & spec
     assert alone.sum() > 50 and fail[alone].mean() > 0.9
     # class-conditional: a's and b's clean verdicts say nothing about spec's class
-    lm = fit_label_model(votes, ["a", "b", "spec"], modelled=np.ones(n, bool), anchors=np.full(n, np.nan),
-                         classes=["gross", "gross", "subtle"])
+    lm = fit_label_model(
+        votes,
+        ["a", "b", "spec"],
+        modelled=np.ones(n, bool),
+        anchors=np.full(n, np.nan),
+        classes=["gross", "gross", "subtle"],
+    )
     assert (lm.q[alone] > 0.5).mean() > 0.9
     # a class of one op has no other op to be compared with: it shares the pooled latent
     assert lm.classes == ("gross", "*pooled*")
@@ -93,10 +100,15 @@ def test_a_precise_specialist_is_believed_where_it_fires_alone_by_the_class_cond
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(1, 60).flatmap(lambda n: st.tuples(
-    st.lists(st.lists(st.sampled_from([-1, 0, 1]), min_size=3, max_size=3), min_size=n, max_size=n),
-    st.lists(st.sampled_from([np.nan, 0.0, 1.0]), min_size=n, max_size=n),
-    st.permutations(list(range(n))))))
+@given(
+    st.integers(1, 60).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.lists(st.sampled_from([-1, 0, 1]), min_size=3, max_size=3), min_size=n, max_size=n),
+            st.lists(st.sampled_from([np.nan, 0.0, 1.0]), min_size=n, max_size=n),
+            st.permutations(list(range(n))),
+        )
+    )
+)
 def test_posteriors_are_probabilities_and_follow_the_items(case):
     rows, anchors, perm = case
     votes = np.array(rows, dtype=np.int8)
@@ -107,6 +119,7 @@ def test_posteriors_are_probabilities_and_follow_the_items(case):
     assert ((lm.q >= 0) & (lm.q <= 1)).all()
     assert ((lm.sens > 0) & (lm.sens < 1) & (lm.fpr > 0) & (lm.fpr < 1)).all()
     perm = np.array(perm)
-    again = fit_label_model(votes[perm], ["a", "b", "c"], modelled=np.ones(n, bool), anchors=anchors[perm],
-                            classes=classes)
+    again = fit_label_model(
+        votes[perm], ["a", "b", "c"], modelled=np.ones(n, bool), anchors=anchors[perm], classes=classes
+    )
     assert again.q == pytest.approx(lm.q[perm], abs=1e-6)

@@ -12,8 +12,8 @@ import pytest
 from vx.evolve.loop import Evolution, EvolveConfig
 from vx.evolve.run import evolve_family, load_pool_for_vx
 from vx.evolve.store import RunStore
-from vx.ops.cache import VerdictCache
 from vx.families.family import Family
+from vx.ops.cache import VerdictCache
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "evo"
 
@@ -35,9 +35,16 @@ def dump(path, *, audit=True) -> dict:
                 r.pop("audit")
             rounds.append(r)
         events = s.events()
-        out = {"rounds": rounds, "ops": s.ops(), "events": events, "elites": s.elites(),
-               "candidates": [s.candidates(r["round"]) for r in rounds], "verdicts": s.verdicts(),
-               "traces": s.traces(), "best": s.meta()["best_expression"]}
+        out = {
+            "rounds": rounds,
+            "ops": s.ops(),
+            "events": events,
+            "elites": s.elites(),
+            "candidates": [s.candidates(r["round"]) for r in rounds],
+            "verdicts": s.verdicts(),
+            "traces": s.traces(),
+            "best": s.meta()["best_expression"],
+        }
         summary = s.summary()
         if not audit:
             summary.pop("locked", None)
@@ -107,8 +114,7 @@ def test_resume_after_an_interrupted_round(evo, tmp_path):
             raise Boom
 
     with pytest.raises(Boom):
-        evolve_family(evo, config=EvolveConfig(rounds=3, seed=3, jobs=1), out=out,
-                      on_round=bomb)
+        evolve_family(evo, config=EvolveConfig(rounds=3, seed=3, jobs=1), out=out, on_round=bomb)
     with RunStore(out) as s:
         assert [r["round"] for r in s.rounds()] == [0, 1, 2]  # round 2 was committed before the callback
     resumed = evolve_family(evo, resume=out)
@@ -149,8 +155,11 @@ def test_no_lifecycle_ablation_admits_everything_and_retires_nothing(evo, tmp_pa
     with RunStore(res.run_path) as s:
         events = s.events()
         assert not [e for e in events if e["kind"] == "retired"]
-        assert not [e for e in events if e["kind"] == "rejected" and "spec" in e["evidence"]
-                    and not e["reason"].startswith("invalid spec")]
+        assert not [
+            e
+            for e in events
+            if e["kind"] == "rejected" and "spec" in e["evidence"] and not e["reason"].startswith("invalid spec")
+        ]
         assert all(e["status"] == "active" for e in events if e["kind"] == "born")
         assert s.meta()["config"]["ablation"] == "no-lifecycle"
 
@@ -185,8 +194,10 @@ class FixedSynthesizer:
 def test_gap_born_ops_enter_as_shadows_and_requests_carry_no_locked_data(evo, tmp_path):
     from vx.evolve.store import RunStore
 
-    synth = FixedSynthesizer({"kind": "static", "check": "longer_than", "params": {"n": 34}, "detects": "too_long",
-                              "name": "syn_long34"}, gaps_only=True)
+    synth = FixedSynthesizer(
+        {"kind": "static", "check": "longer_than", "params": {"n": 34}, "detects": "too_long", "name": "syn_long34"},
+        gaps_only=True,
+    )
     cfg = EvolveConfig(rounds=2, seed=3, jobs=1)
     res = evolve_family(evo, config=cfg, out=tmp_path / "s.vxrun.sqlite", synthesizers=[synth])
     born = [e for e in RunStore(res.run_path).events() if e["op"] == "syn_long34"]
@@ -211,8 +222,9 @@ def test_a_synthesizer_failure_is_recorded_not_fatal(evo, tmp_path):
         def propose(self, request):
             raise RuntimeError("model unavailable")
 
-    res = evolve_family(evo, config=EvolveConfig(rounds=1, seed=3, jobs=1), out=tmp_path / "b.vxrun.sqlite",
-                        synthesizers=[Broken()])
+    res = evolve_family(
+        evo, config=EvolveConfig(rounds=1, seed=3, jobs=1), out=tmp_path / "b.vxrun.sqlite", synthesizers=[Broken()]
+    )
     events = RunStore(res.run_path).events()
     assert any(e["op"] == "<broken>" and "model unavailable" in e["reason"] for e in events)
 
@@ -227,8 +239,9 @@ def test_a_composer_sees_elites_with_shortcomings_and_its_text_proposals_are_use
             seen.append(ctx)
             return ["(any missing_keyword too_long shouting)", "(any nonempty too_long)", "((broken"]
 
-    res = evolve_family(evo, config=EvolveConfig(rounds=2, seed=3, jobs=1), out=tmp_path / "c.vxrun.sqlite",
-                        composers=[Recorder()])
+    res = evolve_family(
+        evo, config=EvolveConfig(rounds=2, seed=3, jobs=1), out=tmp_path / "c.vxrun.sqlite", composers=[Recorder()]
+    )
     assert len(seen) == 2
     ctx = seen[0]
     assert "nonempty" not in ctx.selectable  # the root is never selectable
@@ -253,7 +266,8 @@ def test_identical_across_processes_with_different_hash_seeds(evo, tmp_path):
         "import json, sys\n"
         "from vx.evolve.loop import EvolveConfig\n"
         "from vx.evolve.run import evolve_family\n"
-        "evolve_family(sys.argv[1], config=EvolveConfig(rounds=2, seed=5, jobs=1), out=sys.argv[2])\n")
+        "evolve_family(sys.argv[1], config=EvolveConfig(rounds=2, seed=5, jobs=1), out=sys.argv[2])\n"
+    )
     outs = []
     for h in ("1", "2"):
         out = tmp_path / f"h{h}.vxrun.sqlite"
@@ -264,8 +278,9 @@ def test_identical_across_processes_with_different_hash_seeds(evo, tmp_path):
 
 
 def test_an_inducer_bug_is_reported_not_fatal(evo, tmp_path, monkeypatch):
-    from vx.ops.specs import TEMPLATES
     import attrs as _attrs
+
+    from vx.ops.specs import TEMPLATES
 
     def broken(cluster, good):
         raise ZeroDivisionError("bad inducer")
@@ -287,14 +302,20 @@ def test_every_rounds_objective_is_recomputable_from_the_run_file(evo, tmp_path,
         for row in s.rounds():
             got = round_score(s, row["round"])
             assert (got.objective, got.a_dev, got.a_train, got.cost) == pytest.approx(
-                (row["objective"], row["a_dev"], row["a_train"], row["cost"]), abs=1e-12), row["round"]
+                (row["objective"], row["a_dev"], row["a_train"], row["cost"]), abs=1e-12
+            ), row["round"]
 
 
 def test_an_op_without_marginal_never_retires(evo, tmp_path):
     # no composers and no synthesizers; no dev item shouts, so `shouting` has a zero leave-one-out
     # marginal every round: no evidence that it hurts, so it stays in the pool
-    res = evolve_family(evo, config=EvolveConfig(rounds=4, seed=3, jobs=1), out=tmp_path / "ret.vxrun.sqlite",
-                        composers=[], synthesizers=[])
+    res = evolve_family(
+        evo,
+        config=EvolveConfig(rounds=4, seed=3, jobs=1),
+        out=tmp_path / "ret.vxrun.sqlite",
+        composers=[],
+        synthesizers=[],
+    )
     with RunStore(res.run_path) as s:
         assert not [e for e in s.events() if e["kind"] == "retired"]
         assert [o["status"] for o in s.ops() if o["name"] == "shouting"] == ["active"]

@@ -2,15 +2,15 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from dsl.strategies import NAMES
+from dsl.strategies import small_trees as trees
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from vx.dsl.ast import All, Any, Not, OpRef, Vote, WVote
 from vx.dsl.matrix import VerdictMatrix
 from vx.dsl.parse import parse
 from vx.evolve.guards import ALL_ABSTAIN, ALL_FAIL, ALL_PASS, VALID, Guards, best_index
 from vx.evolve.objective import CONSENSUS_MODES, EvalData, Objective, ObjectiveConfig, reliability_weight
-
-from dsl.strategies import NAMES, small_trees as trees
 
 from .helpers import hand_data
 
@@ -44,15 +44,19 @@ def test_hand_computed_missing_fail_evidence_and_weights():
 
 def test_abstaining_does_not_buy_agreement():
     #                      r  narrow  w
-    rows = {"t0": [0, -1, 1], "t1": [0, 0, 0],
-            "d0": [0, 1, 0], "d1": [0, -1, 1], "d2": [0, 0, 0], "d3": [0, -1, 0]}
+    rows = {"t0": [0, -1, 1], "t1": [0, 0, 0], "d0": [0, 1, 0], "d1": [0, -1, 1], "d2": [0, 0, 0], "d3": [0, -1, 0]}
     ids = list(rows)
     m = VerdictMatrix.from_array(np.array([rows[i] for i in ids], dtype=np.int8), ids, ["r", "narrow", "w"])
-    data = EvalData(m, np.array([i.startswith("t") for i in ids]),
-                    np.array([{"d0": 0.0, "d1": 0.0, "d2": 1.0, "d3": 1.0}.get(i, np.nan) for i in ids]), "r")
+    data = EvalData(
+        m,
+        np.array([i.startswith("t") for i in ids]),
+        np.array([{"d0": 0.0, "d1": 0.0, "d2": 1.0, "d3": 1.0}.get(i, np.nan) for i in ids]),
+        "r",
+    )
     node = parse("narrow")
-    excl = Objective(data, consensus_ops=["w"],
-                     config=ObjectiveConfig(abstain="exclude", consensus="per-class")).score_one(node)
+    excl = Objective(
+        data, consensus_ops=["w"], config=ObjectiveConfig(abstain="exclude", consensus="per-class")
+    ).score_one(node)
     # only d0 (fail, fires) and d2 (pass, clean) are opined: perfect; t1 only on train: perfect
     assert (excl.a_dev, excl.a_train) == (1.0, 1.0)
     as_pass = Objective(data, consensus_ops=["w"], config=ObjectiveConfig(consensus="per-class")).score_one(node)
@@ -65,13 +69,15 @@ def test_per_class_consensus_follows_drawback_semantics():
     # a and c detect class x, b detects y.  t0: x votes a=1 vs c=0 (tie), y: b fires -> FAIL
     # t1: everything clean -> PASS;  t3: x: a fires (c abstains) -> FAIL
     classes = {"a": "x", "b": "y", "c": "x"}
-    obj = Objective(hand_data(), consensus_ops=CONS, consensus_classes=classes,
-                    config=ObjectiveConfig(consensus="per-class"))
+    obj = Objective(
+        hand_data(), consensus_ops=CONS, consensus_classes=classes, config=ObjectiveConfig(consensus="per-class")
+    )
     assert obj.cons_fail.tolist()[:4] == [True, False, False, True]
     assert obj.cons_pass.tolist()[:4] == [False, True, False, False]
     # the one-vote majority over the same ops calls t3 a tie
-    maj = Objective(hand_data(), consensus_ops=CONS, consensus_classes=classes,
-                    config=ObjectiveConfig(consensus="majority"))
+    maj = Objective(
+        hand_data(), consensus_ops=CONS, consensus_classes=classes, config=ObjectiveConfig(consensus="majority")
+    )
     assert maj.cons_fail.tolist()[:4] == [True, False, False, False]
     # b alone: fires on t0 (FAIL: agree), clean on t1 (PASS: agree), clean on t3 (FAIL: disagree)
     assert obj.score_one(parse("b")).a_train == pytest.approx(2 / 3)
@@ -102,7 +108,7 @@ def test_complexity_cost_counts_leaves_beyond_three_and_llm_leaves():
     cfg = ObjectiveConfig(w=0.25, op_cost=0.01, op_floor=1)
     s3 = objective(config=cfg).score_one(parse("(any a b)"))
     assert s3.cost == pytest.approx(0.01)
-    assert s3.objective == pytest.approx(s3.a_dev * s3.a_train ** 0.25 - 0.01)
+    assert s3.objective == pytest.approx(s3.a_dev * s3.a_train**0.25 - 0.01)
 
 
 def test_validity_gate_drops_all_pass_all_fail_all_abstain():
@@ -150,11 +156,14 @@ def test_ties_keep_the_incumbent_then_prefer_small_then_text():
 # ------------------------------------------------------------------------------------------------
 # the vectorised objective equals the per-item reference definition
 
+
 @st.composite
 def datasets(draw):
     n = draw(st.integers(1, 80))
-    arr = np.array(draw(st.lists(st.lists(st.sampled_from([-1, 0, 1]), min_size=5, max_size=5), min_size=n,
-                                 max_size=n)), dtype=np.int8)
+    arr = np.array(
+        draw(st.lists(st.lists(st.sampled_from([-1, 0, 1]), min_size=5, max_size=5), min_size=n, max_size=n)),
+        dtype=np.int8,
+    )
     train = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)))
     p = draw(st.lists(st.sampled_from([0.0, 0.3, 0.5, 1.0]), min_size=n, max_size=n))
     dev_p = np.where(train, np.nan, np.array(p))
@@ -163,15 +172,26 @@ def datasets(draw):
 
 
 @settings(max_examples=100, deadline=None)
-@given(datasets(), st.lists(trees(), min_size=1, max_size=6), st.booleans(),
-       st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.sampled_from([1.0, 2.0, 3.5])),
-       st.sampled_from(["pass", "exclude"]), st.sampled_from(list(CONSENSUS_MODES)),
-       st.lists(st.sampled_from(["x", "y"]), min_size=4, max_size=4))
+@given(
+    datasets(),
+    st.lists(trees(), min_size=1, max_size=6),
+    st.booleans(),
+    st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.sampled_from([1.0, 2.0, 3.5])),
+    st.sampled_from(["pass", "exclude"]),
+    st.sampled_from(list(CONSENSUS_MODES)),
+    st.lists(st.sampled_from(["x", "y"]), min_size=4, max_size=4),
+)
 def test_batch_scores_equal_the_reference(data, nodes, closed, weights, abstain, consensus, classes):
     guards = Guards() if closed else Guards.naive()
-    obj = Objective(data, guards=guards, consensus_ops=["a", "b", "c", "d"], consensus_weights=weights,
-                    consensus_classes=dict(zip("abcd", classes)), llm_ops=["d"],
-                    config=ObjectiveConfig(abstain=abstain, consensus=consensus))
+    obj = Objective(
+        data,
+        guards=guards,
+        consensus_ops=["a", "b", "c", "d"],
+        consensus_weights=weights,
+        consensus_classes=dict(zip("abcd", classes)),
+        llm_ops=["d"],
+        config=ObjectiveConfig(abstain=abstain, consensus=consensus),
+    )
     scores = obj.score(nodes)
     for i, node in enumerate(nodes):
         ref = obj.reference(node)
@@ -180,18 +200,23 @@ def test_batch_scores_equal_the_reference(data, nodes, closed, weights, abstain,
         assert got.a_train == pytest.approx(ref.a_train, abs=1e-12)
         assert got.cost == pytest.approx(ref.cost)
         assert got.objective == pytest.approx(ref.objective, abs=1e-12)
-        assert (got.usable, got.validity, got.guard, got.selectable) == (ref.usable, ref.validity, ref.guard,
-                                                                         ref.selectable)
-
+        assert (got.usable, got.validity, got.guard, got.selectable) == (
+            ref.usable,
+            ref.validity,
+            ref.guard,
+            ref.selectable,
+        )
 
 
 def test_the_corroborated_consensus_takes_no_side_on_a_lone_drawback():
     # t0: a and b fire (FAIL); t3: a fires alone (per-class: FAIL; corroborated: no consensus)
     classes = {"a": "x", "b": "y", "c": "x"}
-    per = Objective(hand_data(), consensus_ops=CONS, consensus_classes=classes,
-                    config=ObjectiveConfig(consensus="per-class"))
-    cor = Objective(hand_data(), consensus_ops=CONS, consensus_classes=classes,
-                    config=ObjectiveConfig(consensus="corroborated"))
+    per = Objective(
+        hand_data(), consensus_ops=CONS, consensus_classes=classes, config=ObjectiveConfig(consensus="per-class")
+    )
+    cor = Objective(
+        hand_data(), consensus_ops=CONS, consensus_classes=classes, config=ObjectiveConfig(consensus="corroborated")
+    )
     assert per.cons_fail.tolist()[:4] == [True, False, False, True]
     assert cor.cons_fail.tolist()[:4] == [True, False, False, False]
     assert cor.cons_pass.tolist()[:4] == per.cons_pass.tolist()[:4]

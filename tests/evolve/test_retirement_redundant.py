@@ -39,8 +39,13 @@ def _family(tmp_path, seed):
 
 def test_two_ops_that_overlap_on_dev_both_stay(tmp_path):
     fam = _family(tmp_path, "(any missing_keyword too_long too_long_twin repeats_words)")
-    res = evolve_family(fam, config=EvolveConfig(rounds=5, seed=1, jobs=1), out=tmp_path / "r.vxrun.sqlite",
-                        composers=[], synthesizers=[])
+    res = evolve_family(
+        fam,
+        config=EvolveConfig(rounds=5, seed=1, jobs=1),
+        out=tmp_path / "r.vxrun.sqlite",
+        composers=[],
+        synthesizers=[],
+    )
     with RunStore(res.run_path) as s:
         retired = [e["op"] for e in s.events() if e["kind"] == "retired"]
         status = {o["name"]: o["status"] for o in s.ops()}
@@ -54,7 +59,9 @@ def test_two_ops_that_overlap_on_dev_both_stay(tmp_path):
 
 def test_an_op_that_false_alarms_on_the_anchor_retires_after_the_grace(tmp_path):
     fam = _family(tmp_path, "(any missing_keyword too_long says_here)")
-    (fam / "ops.py").write_text((fam / "ops.py").read_text() + '''
+    (fam / "ops.py").write_text(
+        (fam / "ops.py").read_text()
+        + '''
 
 @op(detects="marker")
 def says_here(task, output, ctx):
@@ -62,9 +69,15 @@ def says_here(task, output, ctx):
     if ctx.artifact is None:
         return None
     return "here" in output.split()
-''')
-    res = evolve_family(fam, config=EvolveConfig(rounds=4, seed=3, jobs=1), out=tmp_path / "h.vxrun.sqlite",
-                        composers=[], synthesizers=[])
+'''
+    )
+    res = evolve_family(
+        fam,
+        config=EvolveConfig(rounds=4, seed=3, jobs=1),
+        out=tmp_path / "h.vxrun.sqlite",
+        composers=[],
+        synthesizers=[],
+    )
     with RunStore(res.run_path) as s:
         retired = [e for e in s.events() if e["kind"] == "retired"]
         assert [(e["op"], e["round"]) for e in retired] == [("says_here", 3)]
@@ -72,6 +85,11 @@ def says_here(task, output, ctx):
         assert [o["status"] for o in s.ops() if o["name"] == "says_here"] == ["retired"]
     assert "says_here" not in res.best.op_names()
     # no-lifecycle: nothing retires
-    res = evolve_family(fam, config=EvolveConfig(rounds=4, seed=3, jobs=1, ablation="no-lifecycle"),
-                        out=tmp_path / "nl.vxrun.sqlite", composers=[], synthesizers=[])
+    res = evolve_family(
+        fam,
+        config=EvolveConfig(rounds=4, seed=3, jobs=1, ablation="no-lifecycle"),
+        out=tmp_path / "nl.vxrun.sqlite",
+        composers=[],
+        synthesizers=[],
+    )
     assert not [e for e in RunStore(res.run_path).events() if e["kind"] == "retired"]

@@ -10,8 +10,8 @@ import pytest
 
 from vx.dsl.matrix import VerdictMatrix
 from vx.dsl.parse import parse
-from vx.evolve.guards import GUARD_FALSE_ALARM, GUARD_MISSES, GUARD_OK, Guards
 from vx.evolve import record
+from vx.evolve.guards import GUARD_FALSE_ALARM, GUARD_MISSES, GUARD_OK, Guards
 from vx.evolve.loop import Evolution, EvolveConfig
 from vx.evolve.objective import EvalData, Objective, engine_objective
 from vx.evolve.run import evolve_family
@@ -25,8 +25,9 @@ def _engine(evo: Path, tmp_path: Path, seed: str, **cfg) -> Evolution:
     fam = Family(evo)
     store = RunStore(tmp_path / "e.vxrun.sqlite", create=True)
     store.set_meta({"format": 1, "family": fam.name, "family_dir": str(evo)})
-    return Evolution(fam.evolution_view(), seed, store=store, config=EvolveConfig(jobs=1, **cfg), composers=[],
-                     synthesizers=[])
+    return Evolution(
+        fam.evolution_view(), seed, store=store, config=EvolveConfig(jobs=1, **cfg), composers=[], synthesizers=[]
+    )
 
 
 def test_the_result_is_the_best_incumbent_ever_held_rescored(evo, tmp_path):
@@ -89,12 +90,17 @@ def test_a_baseline_is_never_promoted_nor_selectable():
 
 #        items: t0 t1 t2 t3 | d0(fail) d1(fail) d2(fail) d3(pass) d4(pass)
 OPS = ["r", "a", "b", "c", "noisy"]
-ROWS = [[0, 1, 0, 0, 1], [0, 0, 0, 0, 0], [0, 0, 1, 0, 1], [0, 0, 0, 1, 0],
-        [0, 1, 0, 0, 0],    # d0: a flags it
-        [0, 0, 1, 0, 1],    # d1: b flags it (noisy too)
-        [0, 0, 0, 0, 0],    # d2: nothing flags it
-        [0, 0, 0, 0, 1],    # d3: noisy false-alarms on a pass
-        [0, 0, 0, 0, 0]]
+ROWS = [
+    [0, 1, 0, 0, 1],
+    [0, 0, 0, 0, 0],
+    [0, 0, 1, 0, 1],
+    [0, 0, 0, 1, 0],
+    [0, 1, 0, 0, 0],  # d0: a flags it
+    [0, 0, 1, 0, 1],  # d1: b flags it (noisy too)
+    [0, 0, 0, 0, 0],  # d2: nothing flags it
+    [0, 0, 0, 0, 1],  # d3: noisy false-alarms on a pass
+    [0, 0, 0, 0, 0],
+]
 IDS = ["t0", "t1", "t2", "t3", "d0", "d1", "d2", "d3", "d4"]
 P = {"d0": 0.0, "d1": 0.0, "d2": 0.0, "d3": 1.0, "d4": 1.0}
 
@@ -110,8 +116,12 @@ def test_the_anchor_guard_asks_for_every_flaggable_dev_failure_and_no_false_alar
     assert obj.guard_clean_ops == ("a", "b", "c") and obj.n_flaggable == 2
     assert obj.guard_cover() == ["a", "b"]
     codes = {e: obj.score_one(parse(e)).guard for e in ("(any a b)", "a", "(any a noisy)", "(any a b c)")}
-    assert codes == {"(any a b)": GUARD_OK, "a": GUARD_MISSES, "(any a noisy)": GUARD_FALSE_ALARM,
-                     "(any a b c)": GUARD_OK}
+    assert codes == {
+        "(any a b)": GUARD_OK,
+        "a": GUARD_MISSES,
+        "(any a noisy)": GUARD_FALSE_ALARM,
+        "(any a b c)": GUARD_OK,
+    }
     s = obj.score_one(parse("a"))
     assert not s.selectable and "misses a dev failure the pool can flag" in s.reason
     assert not obj.score_one(parse("(any a noisy)")).selectable
@@ -149,8 +159,9 @@ def test_a_baseline_that_would_raise_dev_agreement_is_never_promoted_nor_written
     (evo / "ops.py").write_text((evo / "ops.py").read_text() + BASELINE)
     pool = Family(evo).pool()
     assert pool["looks_like_filler"].baseline
-    res = evolve_family(evo, config=EvolveConfig(rounds=3, seed=3, jobs=1), out=tmp_path / "b.vxrun.sqlite",
-                        synthesizers=[])
+    res = evolve_family(
+        evo, config=EvolveConfig(rounds=3, seed=3, jobs=1), out=tmp_path / "b.vxrun.sqlite", synthesizers=[]
+    )
     with RunStore(res.run_path) as st:
         assert not [e for e in st.events() if e["op"] == "looks_like_filler" and e["kind"] == "promoted"]
         assert all("looks_like_filler" not in r["incumbent"] for r in st.rounds())

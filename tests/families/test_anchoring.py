@@ -18,8 +18,12 @@ def ids(path: Path) -> list[str]:
 def _disjoint(evo: Path) -> None:
     """The evo fixture shares tasks between splits; drop the train items of dev and locked tasks, as a
     builder's family is disjoint by task."""
-    held = {json.loads(line)["task"] for name in ("dev.jsonl", "locked.jsonl")
-            for line in (evo / name).read_text().splitlines() if line.strip()}
+    held = {
+        json.loads(line)["task"]
+        for name in ("dev.jsonl", "locked.jsonl")
+        for line in (evo / name).read_text().splitlines()
+        if line.strip()
+    }
     held -= {"t2"}
     rows = [line for line in (evo / "train.jsonl").read_text().splitlines() if json.loads(line)["task"] not in held]
     (evo / "train.jsonl").write_text("\n".join(rows) + "\n")
@@ -36,8 +40,9 @@ def test_a_train_item_moves_into_dev_and_its_task_mates_become_peers(evo):
     fam = Family(evo)
     dev = {it.id: it for it in fam.split("dev").items}
     assert dev["tr2"].label == 1.0
-    task_of = {json.loads(line)["id"]: json.loads(line)["task"] for line in
-               (FIXTURE / "train.jsonl").read_text().splitlines()}
+    task_of = {
+        json.loads(line)["id"]: json.loads(line)["task"] for line in (FIXTURE / "train.jsonl").read_text().splitlines()
+    }
     mates = [i for i in train_before if i != "tr2" and task_of[i] == dev["tr2"].task]
     assert res.peers_moved == len(mates) > 0
     assert set(mates) <= set(ids(evo / "peers.jsonl")) and not set(mates) & set(ids(evo / "train.jsonl"))
@@ -72,8 +77,11 @@ def test_a_task_of_the_locked_split_keeps_its_train_attempts(evo):
 
 
 def test_a_label_waits_while_dev_would_hold_one_class_only(evo):
-    rows = [line for line in (evo / "dev.jsonl").read_text().splitlines()
-            if json.loads(line)["label"] == "fail" or json.loads(line)["id"] == "dv5"]
+    rows = [
+        line
+        for line in (evo / "dev.jsonl").read_text().splitlines()
+        if json.loads(line)["label"] == "fail" or json.loads(line)["id"] == "dv5"
+    ]
     (evo / "dev.jsonl").write_text("\n".join(rows) + "\n")  # five failures and one pass (dv5)
     first = label_item(evo, "dv5", "fail")  # relabelling the only pass would leave no pass
     assert not first.moved and "pending" in first.summary()

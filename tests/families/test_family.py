@@ -48,18 +48,33 @@ def test_locked_labels_only_through_audit(tiny_family):
     assert [it.hard_label() for it in audit.labeled_split()] == ["pass", "fail", "fail", "pass"]
 
 
-@pytest.mark.parametrize("split,line,msg", [
-    ("dev.jsonl", '{"id": "x", "task": "t1", "output": "a", "label": "maybe"}', 'must be "pass", "fail" or a probability'),
-    ("dev.jsonl", '{"id": "x", "task": "t1", "output": "a", "label": 1.5}', "probability"),
-    ("dev.jsonl", '{"id": "x", "task": "nope", "output": "a", "label": "pass"}', "task 'nope' is not in the tasks file"),
-    ("dev.jsonl", '{"id": "d1", "task": "t1", "output": "a", "label": "pass"}', "duplicate item id 'd1' (first at line 1)"),
-    ("dev.jsonl", '{"id": "x", "task": "t1", "label": "pass"}', "missing field(s) 'output'"),
-    ("dev.jsonl", '{"id": "x", "task": "t1", "output": "a"}', 'need a "label"'),
-    ("dev.jsonl", '{"id": "x", "task": "t1", "output": "a", "label": "pass"', "malformed JSON"),
-    ("train.jsonl", '{"id": "x", "task": "t1", "output": "a", "label": "pass"}', "train items are unlabeled"),
-    ("locked.jsonl", '{"id": "d2", "task": "t1", "output": "a", "label": "pass"}', "also in the dev split"),
-    ("tasks.jsonl", '{"id": "t1"}', "duplicate task id 't1'"),
-])
+@pytest.mark.parametrize(
+    "split,line,msg",
+    [
+        (
+            "dev.jsonl",
+            '{"id": "x", "task": "t1", "output": "a", "label": "maybe"}',
+            'must be "pass", "fail" or a probability',
+        ),
+        ("dev.jsonl", '{"id": "x", "task": "t1", "output": "a", "label": 1.5}', "probability"),
+        (
+            "dev.jsonl",
+            '{"id": "x", "task": "nope", "output": "a", "label": "pass"}',
+            "task 'nope' is not in the tasks file",
+        ),
+        (
+            "dev.jsonl",
+            '{"id": "d1", "task": "t1", "output": "a", "label": "pass"}',
+            "duplicate item id 'd1' (first at line 1)",
+        ),
+        ("dev.jsonl", '{"id": "x", "task": "t1", "label": "pass"}', "missing field(s) 'output'"),
+        ("dev.jsonl", '{"id": "x", "task": "t1", "output": "a"}', 'need a "label"'),
+        ("dev.jsonl", '{"id": "x", "task": "t1", "output": "a", "label": "pass"', "malformed JSON"),
+        ("train.jsonl", '{"id": "x", "task": "t1", "output": "a", "label": "pass"}', "train items are unlabeled"),
+        ("locked.jsonl", '{"id": "d2", "task": "t1", "output": "a", "label": "pass"}', "also in the dev split"),
+        ("tasks.jsonl", '{"id": "t1"}', "duplicate task id 't1'"),
+    ],
+)
 def test_every_loader_error_names_file_and_line(tiny_family, split, line, msg):
     p = tiny_family / split
     n = len(p.read_text().splitlines()) + 1
@@ -81,7 +96,7 @@ def test_dev_needs_both_classes(tiny_family):
 
 def test_all_problems_reported_at_once(tiny_family):
     with (tiny_family / "dev.jsonl").open("a") as f:
-        f.write("not json\n{\"id\": \"q\", \"task\": \"zz\", \"output\": 1, \"label\": \"pass\"}\n")
+        f.write('not json\n{"id": "q", "task": "zz", "output": 1, "label": "pass"}\n')
     with pytest.raises(FamilyError) as ei:
         Family(tiny_family)
     assert len(ei.value.problems) == 2
@@ -112,7 +127,9 @@ def test_find_family_upwards(tiny_family):
 
 def test_train_reaches_evolution_without_meta(tiny_family):
     train = tiny_family / "train.jsonl"
-    train.write_text(train.read_text().replace('"output": "apples"}', '"output": "apples", "meta": {"operator": "off_by_one"}}'))
+    train.write_text(
+        train.read_text().replace('"output": "apples"}', '"output": "apples", "meta": {"operator": "off_by_one"}}')
+    )
     fam = Family(tiny_family)
     assert fam.split("train").items[0].meta == {"operator": "off_by_one"}  # a person still sees provenance
     assert all(it.meta == {} for it in fam.evolution_view().train)  # evolution does not

@@ -26,8 +26,11 @@ def teacher(item):
 
 def make_items(spec):
     """spec: list of per-task lists of labels."""
-    return [LabelledItem(id=f"T{t}#{k}", task=f"T{t}", output=f"out {t} {k}", truth=label)
-            for t, labels in enumerate(spec) for k, label in enumerate(labels)]
+    return [
+        LabelledItem(id=f"T{t}#{k}", task=f"T{t}", output=f"out {t} {k}", truth=label)
+        for t, labels in enumerate(spec)
+        for k, label in enumerate(labels)
+    ]
 
 
 task_spec = st.lists(st.lists(st.sampled_from(["pass", "fail"]), min_size=1, max_size=4), min_size=30, max_size=60)
@@ -114,6 +117,7 @@ def test_tasks_with_both_classes_do_not_use_up_the_scarce_one(seed):
 # ------------------------------------------------------------------------------------------------
 # the stratified dev draw
 
+
 @attrs.frozen
 class EvidenceTeacher:
     label: str
@@ -135,8 +139,9 @@ def evidence_teacher(item):
     return EvidenceTeacher("fail", 0.9 if item.truth == "f2" else 0.1, STRATA_OF[item.truth])
 
 
-strata_spec = st.lists(st.lists(st.sampled_from(["pass", "f1", "f2", "f3"]), min_size=1, max_size=3),
-                       min_size=30, max_size=60)
+strata_spec = st.lists(
+    st.lists(st.sampled_from(["pass", "f1", "f2", "f3"]), min_size=1, max_size=3), min_size=30, max_size=60
+)
 
 
 @settings(max_examples=40, deadline=None)
@@ -144,8 +149,9 @@ strata_spec = st.lists(st.lists(st.sampled_from(["pass", "f1", "f2", "f3"]), min
 def test_stratified_draw_laws(spec, seed):
     items = make_items(spec)
     try:
-        splits = split_by_task(items, seed=seed, teacher=evidence_teacher, n_locked=15, dev_draw="stratified",
-                               strata=STRATA)
+        splits = split_by_task(
+            items, seed=seed, teacher=evidence_teacher, n_locked=15, dev_draw="stratified", strata=STRATA
+        )
     except SplitError as exc:
         assert "stratified draw" in str(exc) or "locked" in str(exc) or "train" in str(exc)
         return
@@ -164,8 +170,14 @@ def test_stratified_draw_laws(spec, seed):
         for k in short:
             code = next(c for c, st_ in STRATA_OF.items() if st_ == k)
             assert not any(code in labels for t, labels in enumerate(spec) if f"T{t}" not in taken)
-    again = split_by_task(list(reversed(make_items(spec))), seed=seed, teacher=evidence_teacher, n_locked=15,
-                          dev_draw="stratified", strata=STRATA)
+    again = split_by_task(
+        list(reversed(make_items(spec))),
+        seed=seed,
+        teacher=evidence_teacher,
+        n_locked=15,
+        dev_draw="stratified",
+        strata=STRATA,
+    )
     assert [it.id for it in again.dev] == [it.id for it in splits.dev]
 
 
@@ -173,16 +185,18 @@ def test_the_stratified_draw_takes_subtle_failures_the_gross_draw_leaves_out():
     spec = [["f2", "pass"], ["f1"], ["f3"], ["pass"]] * 10
     items = make_items(spec)
     gross = split_by_task(items, seed=1, teacher=evidence_teacher, n_locked=15)
-    strat = split_by_task(make_items(spec), seed=1, teacher=evidence_teacher, n_locked=15, dev_draw="stratified",
-                          strata=STRATA)
+    strat = split_by_task(
+        make_items(spec), seed=1, teacher=evidence_teacher, n_locked=15, dev_draw="stratified", strata=STRATA
+    )
     assert "passes_example_differs" not in gross.counts()["dev_strata"]  # agreement 0.9 > 0.5: not "clear"
     assert strat.counts()["dev_strata"] == {"crashes": 1, "fails_visible_example": 2, "passes_example_differs": 2}
 
 
 def test_a_stratum_the_tasks_cannot_fill_gives_its_places_to_the_others():
     spec = [["f1"], ["f2"], ["pass"], ["pass"]] * 10  # no crashes at all
-    splits = split_by_task(make_items(spec), seed=2, teacher=evidence_teacher, n_locked=15, dev_draw="stratified",
-                           strata=STRATA)
+    splits = split_by_task(
+        make_items(spec), seed=2, teacher=evidence_teacher, n_locked=15, dev_draw="stratified", strata=STRATA
+    )
     strata = splits.counts()["dev_strata"]
     assert sum(strata.values()) == 5 and "crashes" not in strata and strata["passes_example_differs"] >= 2
 

@@ -48,8 +48,9 @@ def test_a_family_names_the_pack_and_grades_with_it(installed, tmp_path, ref):
 def test_the_pack_s_task_schema_is_checked_on_load(installed, tmp_path):
     import json
 
-    from vx.families.family import FamilyError
     from vx_family_greetings.data.build import build
+
+    from vx.families.family import FamilyError
 
     fam = build(tmp_path / "fam", pack="greetings")
     tasks = fam / "tasks.jsonl"

@@ -30,7 +30,8 @@ def code_family(root: Path, task_ids: tuple[str, ...], outputs: dict[str, list[t
     packs = ", ".join(json.dumps(p) for p in config["packs"])
     (fam / "family.toml").write_text(
         f'name = "hostile"\npacks = [{packs}]\nroot = {json.dumps(config["root"])}\nseed = "seed.vx"\n',
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     (fam / "seed.vx").write_text((EXAMPLE / "seed.vx").read_text(encoding="utf-8"), encoding="utf-8")
     tasks = example_tasks(*task_ids)
     (fam / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks.values()), encoding="utf-8")

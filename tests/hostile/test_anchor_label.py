@@ -32,10 +32,12 @@ def fam(tmp_path) -> Path:
     def rows(name):
         return [line for line in (dst / name).read_text(encoding="utf-8").split("\n") if line.strip()]
 
-    (dst / "train.jsonl").write_text("\n".join(r for r in rows("train.jsonl") if json.loads(r)["task"] == "t2") + "\n",
-                                     encoding="utf-8")
-    (dst / "locked.jsonl").write_text("\n".join(r for r in rows("locked.jsonl") if json.loads(r)["task"] != "t2")
-                                      + "\n", encoding="utf-8")
+    (dst / "train.jsonl").write_text(
+        "\n".join(r for r in rows("train.jsonl") if json.loads(r)["task"] == "t2") + "\n", encoding="utf-8"
+    )
+    (dst / "locked.jsonl").write_text(
+        "\n".join(r for r in rows("locked.jsonl") if json.loads(r)["task"] != "t2") + "\n", encoding="utf-8"
+    )
     return dst
 
 
@@ -63,13 +65,16 @@ def test_a_directory_as_the_anchor_log_is_refused(fam):
     clean_error(label(fam, "tr2", "pass"), "anchor.jsonl", "directory")
 
 
-@pytest.mark.parametrize("line, says", [
-    ("{garbage", "anchor.jsonl:2: not a JSON line"),
-    ("[1, 2]", "anchor.jsonl:2: expected a label record (a JSON object), got list"),
-    ('{"item": "tr3", "label": "banana", "status": "pending"}', "anchor.jsonl:2: label 'banana' must be"),
-    ('{"item": 7, "label": "pass", "status": "pending"}', "anchor.jsonl:2: a label record needs the item's id"),
-    ('{"item": "tr3", "label": "pass", "status": "maybe"}', "anchor.jsonl:2: status 'maybe'"),
-])
+@pytest.mark.parametrize(
+    "line, says",
+    [
+        ("{garbage", "anchor.jsonl:2: not a JSON line"),
+        ("[1, 2]", "anchor.jsonl:2: expected a label record (a JSON object), got list"),
+        ('{"item": "tr3", "label": "banana", "status": "pending"}', "anchor.jsonl:2: label 'banana' must be"),
+        ('{"item": 7, "label": "pass", "status": "pending"}', "anchor.jsonl:2: a label record needs the item's id"),
+        ('{"item": "tr3", "label": "pass", "status": "maybe"}', "anchor.jsonl:2: status 'maybe'"),
+    ],
+)
 def test_a_damaged_anchor_log_is_a_clear_error_naming_its_line(fam, line, says):
     good = {"time": "2026-01-01T00:00:00Z", "item": "tr9", "task": "t2", "label": "fail", "status": "pending"}
     (fam / "anchor.jsonl").write_text(json.dumps(good) + "\n" + line + "\n", encoding="utf-8")
@@ -85,8 +90,11 @@ def test_a_probability_label_is_accepted_as_help_offers(fam):
     assert res.exit_code == 0, res.output
     dev = {it.id: it for it in Family(fam).split("dev").items}
     assert dev["tr2"].label == 0.7
-    row = next(json.loads(x) for x in (fam / "dev.jsonl").read_text(encoding="utf-8").split("\n")
-               if x.strip() and json.loads(x)["id"] == "tr2")
+    row = next(
+        json.loads(x)
+        for x in (fam / "dev.jsonl").read_text(encoding="utf-8").split("\n")
+        if x.strip() and json.loads(x)["id"] == "tr2"
+    )
     assert row["label"] == 0.7  # a number, as DESIGN.md's dev.jsonl holds a soft label
     for bad in ("banana", "1.5", "nan", "inf", "-0.1"):
         clean_error(CliRunner().invoke(main, ["anchor", "label", str(fam), "tr8", "--", bad]), "is not a label")
@@ -97,9 +105,16 @@ def test_three_labels_at_once_all_succeed(fam):
     ids = [json.loads(x)["id"] for x in (fam / "train.jsonl").read_text(encoding="utf-8").split("\n") if x.strip()]
     assert set(items) <= set(ids)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    procs = [subprocess.Popen([sys.executable, "-m", "vx.cli.main", "anchor", "label", str(fam), item, lab],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-             for item, lab in zip(items, ["pass", "fail", "0.7"])]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "vx.cli.main", "anchor", "label", str(fam), item, lab],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+        )
+        for item, lab in zip(items, ["pass", "fail", "0.7"])
+    ]
     outs = [p.communicate(timeout=300)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0], outs
     fam_now = Family(fam)

@@ -21,8 +21,10 @@ from .test_bad_input import fam, run  # noqa: F401 (fixture)
 from .test_hostile_outputs import layer  # noqa: F401 (fixture: every sandbox layer)
 
 TASK = example_tasks("HumanEval/0")["HumanEval/0"]
-RIGHT = ("def has_close_elements(numbers, threshold):\n"
-         "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n")
+RIGHT = (
+    "def has_close_elements(numbers, threshold):\n"
+    "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n"
+)
 
 
 @pytest.fixture(scope="module")
@@ -50,14 +52,26 @@ BAD_CALLS = {
     "unknown task id (grade_many)": lambda v: v.grade_many("HumanEval/9999", [RIGHT]),
     "task of the wrong type": lambda v: v.grade(17, RIGHT),
     "evaluate with a nan timeout": lambda v: evaluate(v, "dev", timeout=math.nan),
-    "grade_samples with one path": lambda v: grade_samples(v, open_tasks(str(EXAMPLE / "tasks.jsonl")),
-                                                           str(EXAMPLE / "dev.jsonl")),
+    "grade_samples with one path": lambda v: grade_samples(
+        v, open_tasks(str(EXAMPLE / "tasks.jsonl")), str(EXAMPLE / "dev.jsonl")
+    ),
 }
-NEEDLES = {"negative timeout": "> 0", "nan timeout": "finite", "inf timeout": "finite", "text timeout": "number",
-           "text jobs": "int", "zero jobs": ">= 1", "path cache": "VerdictCache(", "str outputs": "list of outputs",
-           "str peers": "list of outputs", "unknown task id (grade)": "unknown task id 'HumanEval/9999'",
-           "unknown task id (grade_many)": "unknown task id", "task of the wrong type": "task record",
-           "evaluate with a nan timeout": "finite", "grade_samples with one path": "list of samples files"}
+NEEDLES = {
+    "negative timeout": "> 0",
+    "nan timeout": "finite",
+    "inf timeout": "finite",
+    "text timeout": "number",
+    "text jobs": "int",
+    "zero jobs": ">= 1",
+    "path cache": "VerdictCache(",
+    "str outputs": "list of outputs",
+    "str peers": "list of outputs",
+    "unknown task id (grade)": "unknown task id 'HumanEval/9999'",
+    "unknown task id (grade_many)": "unknown task id",
+    "task of the wrong type": "task record",
+    "evaluate with a nan timeout": "finite",
+    "grade_samples with one path": "list of samples files",
+}
 
 
 @pytest.mark.parametrize("case", list(BAD_CALLS))

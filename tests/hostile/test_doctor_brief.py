@@ -10,13 +10,16 @@ from click.testing import CliRunner
 from vx.cli.main import main
 from vx.doctor import Check
 
-ACCOUNT_WARNING = ("running as root; candidates run as nobody (uid 65534, gid 65534); create the dedicated "
-                   "account: sudo bash .ci/install-system.sh")
+ACCOUNT_WARNING = (
+    "running as root; candidates run as nobody (uid 65534, gid 65534); create the dedicated "
+    "account: sudo bash .ci/install-system.sh"
+)
 
 
 def brief(monkeypatch, *extra: Check) -> list[str]:
-    monkeypatch.setattr("vx.doctor.doctor_report",
-                        lambda: [Check("sandbox layer", "ok", "bwrap - namespaces, seccomp"), *extra])
+    monkeypatch.setattr(
+        "vx.doctor.doctor_report", lambda: [Check("sandbox layer", "ok", "bwrap - namespaces, seccomp"), *extra]
+    )
     res = CliRunner().invoke(main, ["doctor", "--brief"])
     assert res.exit_code in (0, 1), res.output
     return res.output.splitlines()

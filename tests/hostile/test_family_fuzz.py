@@ -20,12 +20,64 @@ from vx.families.schema import published
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "tiny"
 
-TOML_TOKENS = ["[", "]", "=", '"', "'", "\n", "[splits]", "[objective]", "[split]", "w = -5", "op_floor = 1.5",
-               "name = 7", "packs = [1]", "root = []", "seed = \"missing.vx\"", "train = \"tasks.jsonl\"",
-               "dev = \"..\"", "sed = 1", "\x00", "\xff", "é", "1e999", "nan", "inf", "true", "[[x]]", "{}",
-               "tasks = \"/dev/zero\"", "specs = \"seed.vx\"", "locked = \"family.toml\""]
-JSON_TOKENS = ['{', '}', '[', ']', ',', ':', '"', '\\', '\\ud800', 'null', 'true', '1' * 400, '"id"', '"task"',
-               '"output"', '"label"', '"pass"', '"fail"', '"meta"', '2', '-1', '0.5', '{"a": {"b": []}}', '"\\u0000"']
+TOML_TOKENS = [
+    "[",
+    "]",
+    "=",
+    '"',
+    "'",
+    "\n",
+    "[splits]",
+    "[objective]",
+    "[split]",
+    "w = -5",
+    "op_floor = 1.5",
+    "name = 7",
+    "packs = [1]",
+    "root = []",
+    'seed = "missing.vx"',
+    'train = "tasks.jsonl"',
+    'dev = ".."',
+    "sed = 1",
+    "\x00",
+    "\xff",
+    "é",
+    "1e999",
+    "nan",
+    "inf",
+    "true",
+    "[[x]]",
+    "{}",
+    'tasks = "/dev/zero"',
+    'specs = "seed.vx"',
+    'locked = "family.toml"',
+]
+JSON_TOKENS = [
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ":",
+    '"',
+    "\\",
+    "\\ud800",
+    "null",
+    "true",
+    "1" * 400,
+    '"id"',
+    '"task"',
+    '"output"',
+    '"label"',
+    '"pass"',
+    '"fail"',
+    '"meta"',
+    "2",
+    "-1",
+    "0.5",
+    '{"a": {"b": []}}',
+    '"\\u0000"',
+]
 
 
 def mutate(rng: random.Random, text: str, tokens: list[str]) -> str:
@@ -34,13 +86,13 @@ def mutate(rng: random.Random, text: str, tokens: list[str]) -> str:
         at = rng.randrange(len(chars) + 1)
         op = rng.randrange(4)
         if op == 0 and chars:
-            del chars[at:at + rng.randrange(1, 10)]
+            del chars[at : at + rng.randrange(1, 10)]
         elif op == 1:
             chars[at:at] = list(rng.choice(tokens))
         elif op == 2 and chars:
-            chars[at:at] = chars[at:at + rng.randrange(1, 30)]
+            chars[at:at] = chars[at : at + rng.randrange(1, 30)]
         else:
-            chars[at:at + 1] = list(rng.choice(tokens))
+            chars[at : at + 1] = list(rng.choice(tokens))
     return "".join(chars)
 
 
@@ -48,8 +100,10 @@ def run_family_fuzz(tmp_path: Path, seed: int, count: int) -> dict[str, int]:
     shm = Path("/dev/shm")
     base = (Path(tempfile.mkdtemp(dir=shm)) if shm.is_dir() and os.access(shm, os.W_OK) else tmp_path) / "fam"
     shutil.copytree(FIXTURE, base, ignore=shutil.ignore_patterns("__pycache__"))
-    originals = {name: (base / name).read_text(encoding="utf-8")
-                 for name in ("family.toml", "tasks.jsonl", "train.jsonl", "dev.jsonl", "locked.jsonl", "seed.vx")}
+    originals = {
+        name: (base / name).read_text(encoding="utf-8")
+        for name in ("family.toml", "tasks.jsonl", "train.jsonl", "dev.jsonl", "locked.jsonl", "seed.vx")
+    }
     rng = random.Random(seed)
     outcomes = {"loaded": 0, "refused": 0}
     dirty: list[str] = []
@@ -60,8 +114,9 @@ def run_family_fuzz(tmp_path: Path, seed: int, count: int) -> dict[str, int]:
         for name in dirty:
             tokens = TOML_TOKENS if name.endswith(".toml") or name.endswith(".vx") else JSON_TOKENS
             mutated = mutate(rng, originals[name], tokens)
-            (base / name).write_bytes(mutated.encode("utf-8", "surrogatepass") if rng.random() < 0.9
-                                      else mutated.encode("latin-1", "replace"))
+            (base / name).write_bytes(
+                mutated.encode("utf-8", "surrogatepass") if rng.random() < 0.9 else mutated.encode("latin-1", "replace")
+            )
         try:
             fam = Family(base)
             fam.pool()

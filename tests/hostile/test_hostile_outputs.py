@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from conftest import TIME_MARGIN
 
 from .attacks import ATTACKS, HIDDEN, Attack
@@ -49,9 +48,17 @@ def grader(tmp_path_factory):
     gt, tasks = groundtruth_module(), tasks_module()
     fam = family_module().Family(EXAMPLE)
     records = {tid: fam.tasks[tid] for tid in HIDDEN}
-    task_objs = {tid: tasks.Task(id=tid, dataset="humaneval", prompt=r["prompt"], entry_point=r["entry_point"],
-                                 reference=r["reference"], base_inputs=HIDDEN[tid])
-                 for tid, r in records.items()}
+    task_objs = {
+        tid: tasks.Task(
+            id=tid,
+            dataset="humaneval",
+            prompt=r["prompt"],
+            entry_point=r["entry_point"],
+            reference=r["reference"],
+            base_inputs=HIDDEN[tid],
+        )
+        for tid, r in records.items()
+    }
     cache = tmp_path_factory.mktemp("expected")
     return gt, task_objs, cache
 
@@ -78,23 +85,26 @@ def _params():
 
 
 @pytest.mark.parametrize("attack", _params())
-def test_hostile_output_fails_the_seed_verifier_and_the_ground_truth(attack: Attack, layer: str, seed_verifier,
-                                                                       grader) -> None:
+def test_hostile_output_fails_the_seed_verifier_and_the_ground_truth(
+    attack: Attack, layer: str, seed_verifier, grader
+) -> None:
     verifier, fam = seed_verifier
     start = time.monotonic()
     grade = verifier.grade(fam.tasks[attack.task], attack.code)
     seed_seconds = time.monotonic() - start
     gt, tasks, cache = grader
-    g = gt.Grader(tasks, version="hostile-suite", cache_dir=cache, workers=1,
-                  sandbox=layer_sandbox(layer, memory_mb=gt.MEMORY_MB))
+    g = gt.Grader(
+        tasks, version="hostile-suite", cache_dir=cache, workers=1, sandbox=layer_sandbox(layer, memory_mb=gt.MEMORY_MB)
+    )
     start = time.monotonic()
     truth = g.grade(tasks[attack.task], attack.code)
     gt_seconds = time.monotonic() - start
     why = "; ".join(f"{op}: {msg}" for op, msg in grade.drawbacks) or str(grade.trace.verdict)
     assert grade.verdict.value == "fail", f"{attack.trick}: the seed verifier says {grade.verdict.value} ({why})"
     assert truth.label == "fail", f"{attack.trick}: ground truth says {truth.label}"
-    assert seed_seconds + gt_seconds < attack.seconds * TIME_MARGIN, \
+    assert seed_seconds + gt_seconds < attack.seconds * TIME_MARGIN, (
         f"{attack.trick}: judging took {seed_seconds + gt_seconds:.1f} s"
+    )
 
 
 def test_the_suite_is_large_enough() -> None:

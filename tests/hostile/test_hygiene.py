@@ -28,7 +28,7 @@ def _children(pid: int) -> list[int]:
                 stat = Path(f"/proc/{name}/stat").read_bytes()
             except OSError:
                 continue
-            fields = stat[stat.rfind(b")") + 2:].split()
+            fields = stat[stat.rfind(b")") + 2 :].split()
             if int(fields[1]) == pid:
                 kids.append(int(name))
     return kids
@@ -39,7 +39,7 @@ def _alive(pid: int) -> bool:
         stat = Path(f"/proc/{pid}/stat").read_bytes()
     except OSError:
         return False
-    return stat[stat.rfind(b")") + 2:][:1] not in (b"Z", b"X")
+    return stat[stat.rfind(b")") + 2 :][:1] not in (b"Z", b"X")
 
 
 def _cwd_under(root: Path) -> list[int]:
@@ -86,14 +86,34 @@ def test_killing_vx_eval_leaves_no_worker_sandbox_or_workdir(tmp_path: Path, lay
     tmp = Path(tempfile.mkdtemp(prefix="vx-test-hygiene-", dir="/tmp"))
     os.chmod(tmp, 0o755)
     env = dict(os.environ, TMPDIR=str(tmp), VX_SANDBOX_LAYER=layer)
-    proc = subprocess.Popen([sys.executable, "-m", "vx.cli.main", "eval", str(fam / "seed.vx"), "--family", str(fam),
-                             "-j", "2", "--no-cache"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "vx.cli.main",
+            "eval",
+            str(fam / "seed.vx"),
+            "--family",
+            str(fam),
+            "-j",
+            "2",
+            "--no-cache",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     workers: list[int] = []
     tree: list[int] = []
     try:
+
         def running() -> bool:  # two op workers, each running a sandboxed candidate
-            workers[:] = [k for k in _children(proc.pid) if b"vx" in Path(f"/proc/{k}/cmdline").read_bytes()
-                          and b"shutil" not in Path(f"/proc/{k}/cmdline").read_bytes()]
+            workers[:] = [
+                k
+                for k in _children(proc.pid)
+                if b"vx" in Path(f"/proc/{k}/cmdline").read_bytes()
+                and b"shutil" not in Path(f"/proc/{k}/cmdline").read_bytes()
+            ]
             return len(workers) >= 2 and all(_children(w) for w in workers[:2])
 
         assert _wait(running, 60.0), f"vx eval never started two workers running sandboxes ({workers})"
@@ -103,13 +123,16 @@ def test_killing_vx_eval_leaves_no_worker_sandbox_or_workdir(tmp_path: Path, lay
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     try:
-        assert _wait(lambda: not any(_alive(w) for w in workers), 10.0), \
+        assert _wait(lambda: not any(_alive(w) for w in workers), 10.0), (
             f"op workers {[w for w in workers if _alive(w)]} outlived vx"
-        assert _wait(lambda: not any(_alive(p) for p in tree), 10.0), \
+        )
+        assert _wait(lambda: not any(_alive(p) for p in tree), 10.0), (
             f"processes {[p for p in tree if _alive(p)]} started by vx outlived it"
+        )
         assert _wait(lambda: not _cwd_under(tmp), 10.0), f"sandboxed processes {_cwd_under(tmp)} outlived vx"
-        assert _wait(lambda: not any(p.name.startswith("vx-sb-") for p in tmp.iterdir()), 10.0), \
+        assert _wait(lambda: not any(p.name.startswith("vx-sb-") for p in tmp.iterdir()), 10.0), (
             f"workdirs left behind: {sorted(p.name for p in tmp.iterdir())}"
+        )
     finally:
         for pid in tree + _cwd_under(tmp):
             try:

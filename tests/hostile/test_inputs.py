@@ -45,8 +45,9 @@ def test_a_specs_header_naming_a_device_or_a_fifo(fam: Path, target: str) -> Non
     vx.write_text(f"; specs: {side}\n" + (fam / "seed.vx").read_text(encoding="utf-8"), encoding="utf-8")
     checked = run("check", vx, timeout=60)  # a warning (its synthesized ops would be unknown), not a hang
     assert "specs file" in checked.output and "not a regular file" in " ".join(checked.output.split())
-    assert_error(run("eval", vx, "--family", fam, "-d", "locked", "-j", "1", "--no-cache"), "specs file",
-                 "not a regular file")
+    assert_error(
+        run("eval", vx, "--family", fam, "-d", "locked", "-j", "1", "--no-cache"), "specs file", "not a regular file"
+    )
 
 
 @pytest.mark.parametrize("target", ["device", "fifo", "directory"])
@@ -59,10 +60,16 @@ def test_a_family_seed_naming_a_device_a_fifo_or_a_directory(fam: Path, target: 
 def test_tasks_and_samples_files_that_are_fifos(fam: Path, tmp_path: Path) -> None:
     samples = tmp_path / "s.jsonl"
     samples.write_text(json.dumps({"task_id": "HumanEval/0", "solution": "def f(): pass\n"}) + "\n")
-    assert_error(run("grade", fam / "seed.vx", samples, "--tasks", fifo(tmp_path / "tasks.jsonl"), "--no-cache"),
-                 "tasks.jsonl", "FIFO")
-    assert_error(run("grade", fam / "seed.vx", fifo(tmp_path / "pipe.jsonl"), "--tasks", fam / "tasks.jsonl",
-                     "--no-cache"), "pipe.jsonl", "FIFO")
+    assert_error(
+        run("grade", fam / "seed.vx", samples, "--tasks", fifo(tmp_path / "tasks.jsonl"), "--no-cache"),
+        "tasks.jsonl",
+        "FIFO",
+    )
+    assert_error(
+        run("grade", fam / "seed.vx", fifo(tmp_path / "pipe.jsonl"), "--tasks", fam / "tasks.jsonl", "--no-cache"),
+        "pipe.jsonl",
+        "FIFO",
+    )
 
 
 def test_report_refuses_a_fifo(tmp_path: Path) -> None:

@@ -19,24 +19,27 @@ HUMANEVAL = Path(__file__).resolve().parents[2] / "examples" / "humaneval"
 SEED = HUMANEVAL / "seed.vx"
 
 
-@pytest.mark.parametrize("options, needle", [
-    ({"rewards": {"pass": math.nan}}, r"rewards\['pass'\] must be a finite number"),
-    ({"rewards": {"fail": math.inf}}, r"rewards\['fail'\] must be a finite number"),
-    ({"rewards": {"fail": None}}, r"rewards\['fail'\] must be a finite number, not NoneType"),
-    ({"rewards": {"fail": "zero"}}, r"rewards\['fail'\] must be a finite number, not str"),
-    ({"rewards": {"pass": True}}, r"rewards\['pass'\] must be a finite number, not bool"),
-    ({"rewards": "zero"}, "rewards must be a mapping"),
-    ({"rewards": {"great": 2.0}}, "unknown verdict"),
-    ({"jobs": 0}, "jobs must be >= 1"),
-    ({"jobs": -1}, "jobs must be >= 1"),
-    ({"jobs": "2"}, "jobs must be an int"),
-    ({"timeout": -1}, "timeout must be a finite number of seconds > 0"),
-    ({"timeout": 0}, "timeout must be a finite number of seconds > 0"),
-    ({"timeout": math.nan}, "timeout must be a finite number of seconds > 0"),
-    ({"timeout": None}, "timeout must be a number of seconds"),
-    ({"timeout": "zero"}, "timeout must be a number of seconds"),
-    ({"cache": "cache.sqlite"}, "cache must be a VerdictCache"),
-])
+@pytest.mark.parametrize(
+    "options, needle",
+    [
+        ({"rewards": {"pass": math.nan}}, r"rewards\['pass'\] must be a finite number"),
+        ({"rewards": {"fail": math.inf}}, r"rewards\['fail'\] must be a finite number"),
+        ({"rewards": {"fail": None}}, r"rewards\['fail'\] must be a finite number, not NoneType"),
+        ({"rewards": {"fail": "zero"}}, r"rewards\['fail'\] must be a finite number, not str"),
+        ({"rewards": {"pass": True}}, r"rewards\['pass'\] must be a finite number, not bool"),
+        ({"rewards": "zero"}, "rewards must be a mapping"),
+        ({"rewards": {"great": 2.0}}, "unknown verdict"),
+        ({"jobs": 0}, "jobs must be >= 1"),
+        ({"jobs": -1}, "jobs must be >= 1"),
+        ({"jobs": "2"}, "jobs must be an int"),
+        ({"timeout": -1}, "timeout must be a finite number of seconds > 0"),
+        ({"timeout": 0}, "timeout must be a finite number of seconds > 0"),
+        ({"timeout": math.nan}, "timeout must be a finite number of seconds > 0"),
+        ({"timeout": None}, "timeout must be a number of seconds"),
+        ({"timeout": "zero"}, "timeout must be a number of seconds"),
+        ({"cache": "cache.sqlite"}, "cache must be a VerdictCache"),
+    ],
+)
 def test_a_bad_reward_option_fails_when_the_reward_is_built(options, needle):
     with pytest.raises(ArgumentError, match=needle):
         VxReward(SEED, **options)
@@ -51,8 +54,9 @@ def test_a_generator_of_completions_is_graded_like_a_list():
     task = json.loads((HUMANEVAL / "tasks.jsonl").read_text(encoding="utf-8").split("\n")[0])
     good, bad = task["reference"], task["reference"].replace("distance < threshold", "distance > threshold")
     reward = VxReward(SEED)
-    assert reward(prompts=["p", "p"], completions=(c for c in (good, bad)),
-                  task_id=(t for t in ["HumanEval/0", "HumanEval/0"])) == [1.0, 0.0]
+    assert reward(
+        prompts=["p", "p"], completions=(c for c in (good, bad)), task_id=(t for t in ["HumanEval/0", "HumanEval/0"])
+    ) == [1.0, 0.0]
     with pytest.raises(ArgumentError, match="completions must be a list"):
         reward(prompts=["p"], completions="def f(): pass", task_id=["HumanEval/0"])
 
@@ -92,8 +96,15 @@ def test_the_inspect_scorer_checks_its_options_and_takes_an_int_completion():
     score = vx_scorer(SEED)
     output = ModelOutput.from_content("mockllm/model", "x")
     output.completion = 5  # a solver may leave anything there
-    state = TaskState(model="mockllm/model", sample_id="HumanEval/0", epoch=1, input="x", messages=[], output=output,
-                      metadata=["not", "a", "dict"])
+    state = TaskState(
+        model="mockllm/model",
+        sample_id="HumanEval/0",
+        epoch=1,
+        input="x",
+        messages=[],
+        output=output,
+        metadata=["not", "a", "dict"],
+    )
     result = asyncio.run(score(state, Target("")))
     assert result.value == "I" and result.answer == "fail"
     assert "not Python source text" in result.explanation

@@ -48,8 +48,13 @@ def test_a_valid_samples_file_with_raw_line_separators_is_read(tmp_path):
 
     solution = f'def f(x):\n    return "{SEPARATORS}"\n'
     path = tmp_path / "samples.jsonl"
-    path.write_text(json.dumps({"task_id": "HumanEval/0", "solution": solution}, ensure_ascii=False) + "\n"
-                    + json.dumps({"task_id": "HumanEval/1", "solution": "x = 1\n"}) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps({"task_id": "HumanEval/0", "solution": solution}, ensure_ascii=False)
+        + "\n"
+        + json.dumps({"task_id": "HumanEval/1", "solution": "x = 1\n"})
+        + "\n",
+        encoding="utf-8",
+    )
     assert [s.solution for s in read_samples(path)] == [solution, "x = 1\n"]
     plain = read_plain_samples([path], {"HumanEval/0": {}, "HumanEval/1": {}})
     assert [a.output for a in plain] == [solution, "x = 1\n"]
@@ -67,10 +72,20 @@ def test_an_anchor_log_and_an_eval_export_with_raw_separators_read_back(tmp_path
     assert [r["id"] for r in load_eval_document(export)["items"]] == [SEPARATORS]
 
 
-@pytest.mark.parametrize("module", ["evaluation.py", "families/family.py", "families/sources.py",
-                                    "families/anchoring.py", "families/code/data/samples.py",
-                                    "families/code/data/codet.py", "families/code/data/tasks.py",
-                                    "families/report/data/build.py", "evolve/roles/teacher.py"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "evaluation.py",
+        "families/family.py",
+        "families/sources.py",
+        "families/anchoring.py",
+        "families/code/data/samples.py",
+        "families/code/data/codet.py",
+        "families/code/data/tasks.py",
+        "families/report/data/build.py",
+        "evolve/roles/teacher.py",
+    ],
+)
 def test_no_json_lines_reader_splits_with_splitlines(module):
     # a reader of a file's text (read_text / read_input_text / a variable named text) never calls .splitlines()
     tree = ast.parse((SRC / module).read_text(encoding="utf-8"))
@@ -78,4 +93,5 @@ def test_no_json_lines_reader_splits_with_splitlines(module):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "splitlines":
             target = ast.unparse(node.func.value)
             assert not ("read_text" in target or "read_input_text" in target or target == "text"), (
-                f"{module}:{node.lineno}: {target}.splitlines() splits JSON lines at U+2028; use vx.text.file_lines")
+                f"{module}:{node.lineno}: {target}.splitlines() splits JSON lines at U+2028; use vx.text.file_lines"
+            )

@@ -47,8 +47,9 @@ def overloaded() -> Exception:
 
 def client(tmp_path: Path, sdk: Offline, slept: list[float]) -> LLMClient:
     config = load_config(overrides={"cache": str(tmp_path / "llm.sqlite")})
-    return LLMClient(config, run_id="offline", sdk=sdk, cache=ResponseCache(tmp_path / "llm.sqlite"),
-                     sleep=slept.append)
+    return LLMClient(
+        config, run_id="offline", sdk=sdk, cache=ResponseCache(tmp_path / "llm.sqlite"), sleep=slept.append
+    )
 
 
 def test_fifteen_requests_without_a_network_make_one_call_and_three_attempts(tmp_path, isolated_llm):

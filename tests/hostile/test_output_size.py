@@ -18,8 +18,10 @@ from vx.verifier import Verifier
 from .conftest import EXAMPLE, example_tasks
 
 TASK = example_tasks("HumanEval/0")["HumanEval/0"]
-RIGHT = ("def has_close_elements(numbers, threshold):\n"
-         "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n")
+RIGHT = (
+    "def has_close_elements(numbers, threshold):\n"
+    "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n"
+)
 
 
 @pytest.fixture(scope="module")

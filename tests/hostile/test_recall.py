@@ -22,7 +22,11 @@ def test_deleting_the_entry_point_does_not_hide_failures() -> None:
     verifier = Verifier.load(EXAMPLE / "seed.vx", fam)
     items = list(fam.labeled("locked").items)
     weight = fam.objective["fail_weight"]
-    hostile = [attrs.evolve(it, output=it.output.rstrip("\n") + f"\ndel {fam.tasks[it.task]['entry_point']}\n")
-               if it.hard_label() == "fail" else it for it in items]
+    hostile = [
+        attrs.evolve(it, output=it.output.rstrip("\n") + f"\ndel {fam.tasks[it.task]['entry_point']}\n")
+        if it.hard_label() == "fail"
+        else it
+        for it in items
+    ]
     before, after = _fail_recall(verifier, items, weight), _fail_recall(verifier, hostile, weight)
     assert after >= before, f"fail recall {before:.3f} as given, {after:.3f} with `del <entry_point>` appended"

@@ -20,23 +20,33 @@ SURROGATE = "UPDATE traces SET message = CAST(X'61EDB080' AS TEXT) WHERE rowid =
 
 #: damage → (statement, what the error names); each one also refused by vx evolve --resume
 DAMAGE = {
-    "the best expression does not parse": ("UPDATE meta SET value = '(any' WHERE key = 'best_expression'",
-                                           "meta.best_expression"),
-    "an elite names an op the run never had": ("UPDATE elites SET expression = '(any no_such_op)' WHERE rank = 0",
-                                               "elites.expression"),
-    "a candidate is not an expression": ("UPDATE candidates SET expression = ')(' WHERE rank = 0",
-                                         "candidates.expression"),
+    "the best expression does not parse": (
+        "UPDATE meta SET value = '(any' WHERE key = 'best_expression'",
+        "meta.best_expression",
+    ),
+    "an elite names an op the run never had": (
+        "UPDATE elites SET expression = '(any no_such_op)' WHERE rank = 0",
+        "elites.expression",
+    ),
+    "a candidate is not an expression": (
+        "UPDATE candidates SET expression = ')(' WHERE rank = 0",
+        "candidates.expression",
+    ),
     "a trace message holds a lone surrogate": (SURROGATE, "not UTF-8|decode"),
     "an event reason is 5 MB": (FIVE_MB, "events.reason"),
-    "the expressions summary is a list": ("UPDATE summary SET value = '[1]' WHERE key = 'expressions'",
-                                          "summary.expressions"),
+    "the expressions summary is a list": (
+        "UPDATE summary SET value = '[1]' WHERE key = 'expressions'",
+        "summary.expressions",
+    ),
 }
 #: damage → (statement, what the error names); vx evolve --resume may continue these (they are what it is for,
 #: or the family is given on its command line)
 VERIFY_ONLY = {
     "the status is still running": ("UPDATE meta SET value = 'running' WHERE key = 'status'", "did not finish"),
-    "the family directory is gone": ("UPDATE meta SET value = '/nonexistent/evo' WHERE key = 'family_dir'",
-                                     "/nonexistent/evo"),
+    "the family directory is gone": (
+        "UPDATE meta SET value = '/nonexistent/evo' WHERE key = 'family_dir'",
+        "/nonexistent/evo",
+    ),
 }
 
 
@@ -46,8 +56,10 @@ def pristine(tmp_path_factory) -> tuple[Path, Path]:
     fam = root / "evo"
     shutil.copytree(FIXTURE / "evo", fam, ignore=shutil.ignore_patterns("__pycache__", "make_family.py"))
     run = root / "a.vxrun.sqlite"
-    res = CliRunner().invoke(main, ["evolve", str(fam), "--rounds", "2", "--seed", "1", "-j", "1", "--out", str(run),
-                                    "--quiet", "--no-cache"])
+    res = CliRunner().invoke(
+        main,
+        ["evolve", str(fam), "--rounds", "2", "--seed", "1", "-j", "1", "--out", str(run), "--quiet", "--no-cache"],
+    )
     assert res.exit_code == 0, res.output
     return fam, run
 
@@ -87,8 +99,9 @@ def test_resume_refuses_the_damaged_file_and_leaves_it_as_it_was(pristine, tmp_p
     statement, needle = DAMAGE[damage]
     run = damaged(pristine, tmp_path, statement)
     before = run.read_bytes()
-    res = CliRunner().invoke(main, ["evolve", str(pristine[0]), "--resume", str(run), "--rounds", "3", "-j", "1",
-                                    "--quiet", "--no-cache"])
+    res = CliRunner().invoke(
+        main, ["evolve", str(pristine[0]), "--resume", str(run), "--rounds", "3", "-j", "1", "--quiet", "--no-cache"]
+    )
     refused(res, needle)
     assert run.read_bytes() == before
 
@@ -107,11 +120,14 @@ def test_a_ratchet_run_whose_state_is_a_list_is_refused(tmp_path, isolated_llm):
     notes = tmp_path / "notes"
     shutil.copytree(FIXTURE / "ratchet", notes, ignore=shutil.ignore_patterns("__pycache__", "make_family.py"))
     out = tmp_path / "demo.vxratchet.sqlite"
-    res = CliRunner().invoke(main, ["ratchet", str(notes), "--demo", "--schedule", "0:2", "--out", str(out), "-j", "1",
-                                    "-q"])
+    res = CliRunner().invoke(
+        main, ["ratchet", str(notes), "--demo", "--schedule", "0:2", "--out", str(out), "-j", "1", "-q"]
+    )
     assert res.exit_code == 0, res.output
-    for state, needle in (("[1]", "rounds.state of row .* is a JSON list, expected an object"),
-                          ('{"bank": [], "removed": []}', "rounds.state of row .* has no 'rollback_ref'")):
+    for state, needle in (
+        ("[1]", "rounds.state of row .* is a JSON list, expected an object"),
+        ('{"bank": [], "removed": []}', "rounds.state of row .* has no 'rollback_ref'"),
+    ):
         copy = tmp_path / "copy.vxratchet.sqlite"
         shutil.copy(out, copy)
         db = sqlite3.connect(copy)
@@ -119,6 +135,7 @@ def test_a_ratchet_run_whose_state_is_a_list_is_refused(tmp_path, isolated_llm):
         db.commit()
         db.close()
         refused(CliRunner().invoke(main, ["report", str(copy), "-o", str(tmp_path / "page.html")]), needle)
-        resumed = CliRunner().invoke(main, ["ratchet", str(notes), "--demo", "--schedule", "0:3", "--resume",
-                                            str(copy), "-j", "1", "-q"])
+        resumed = CliRunner().invoke(
+            main, ["ratchet", str(notes), "--demo", "--schedule", "0:3", "--resume", str(copy), "-j", "1", "-q"]
+        )
         refused(resumed, needle)

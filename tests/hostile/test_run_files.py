@@ -23,8 +23,10 @@ def pristine(tmp_path_factory) -> tuple[Path, Path]:
     fam = root / "evo"
     shutil.copytree(FIXTURE, fam, ignore=shutil.ignore_patterns("__pycache__", "make_family.py"))
     run = root / "a.vxrun.sqlite"
-    res = CliRunner().invoke(main, ["evolve", str(fam), "--rounds", "2", "--seed", "1", "-j", "1", "--out", str(run),
-                                    "--quiet", "--no-cache"])
+    res = CliRunner().invoke(
+        main,
+        ["evolve", str(fam), "--rounds", "2", "--seed", "1", "-j", "1", "--out", str(run), "--quiet", "--no-cache"],
+    )
     assert res.exit_code == 0, res.output
     return fam, run
 
@@ -50,8 +52,12 @@ def invoke(*args):
 
 
 def commands(run: Path, fam: Path) -> list[list]:
-    return [["runs", "show", run, "--events"], ["runs", "verify", run], ["runs", "export", run, "--json"],
-            ["evolve", fam, "--resume", run, "--rounds", "3", "-j", "1", "--quiet", "--no-cache"]]
+    return [
+        ["runs", "show", run, "--events"],
+        ["runs", "verify", run],
+        ["runs", "export", run, "--json"],
+        ["evolve", fam, "--resume", run, "--rounds", "3", "-j", "1", "--quiet", "--no-cache"],
+    ]
 
 
 DAMAGE = {
@@ -62,8 +68,10 @@ DAMAGE = {
     "config is not JSON": ("UPDATE meta SET value = '{' WHERE key = 'config'", "meta.config"),
     "an event's evidence is not JSON": ("UPDATE events SET evidence = '[' WHERE id = 1", "events.evidence"),
     "a spec is not JSON": ("UPDATE ops SET spec = '{' WHERE name = (SELECT name FROM ops LIMIT 1)", "ops.spec"),
-    "a summary is not JSON": ("UPDATE summary SET value = '{' WHERE key = (SELECT key FROM summary LIMIT 1)",
-                              "summary"),
+    "a summary is not JSON": (
+        "UPDATE summary SET value = '{' WHERE key = (SELECT key FROM summary LIMIT 1)",
+        "summary",
+    ),
 }
 
 
@@ -80,8 +88,9 @@ def test_damaged_json_is_a_clear_error(pristine, run_file: Path, damage: str) ->
     assert failed, f"no command noticed that {damage}"
 
 
-@pytest.mark.parametrize("table", ["rounds", "meta", "ops", "events", "elites", "candidates", "verdicts", "traces",
-                                   "summary"])
+@pytest.mark.parametrize(
+    "table", ["rounds", "meta", "ops", "events", "elites", "candidates", "verdicts", "traces", "summary"]
+)
 def test_a_missing_table_is_an_error_and_is_not_recreated(pristine, run_file: Path, table: str) -> None:
     sql(run_file, f"DROP TABLE {table}")
     before = run_file.read_bytes()
@@ -126,15 +135,21 @@ TYPED_DAMAGE = {
 }
 STRUCTURAL_DAMAGE = {
     "a round is missing": ("DELETE FROM rounds WHERE round = 1", "round 1 is missing"),
-    "a matrix verdict is missing": ("DELETE FROM matrix WHERE op = (SELECT MIN(op) FROM matrix) AND item = "
-                                    "(SELECT MIN(item) FROM matrix)", "no verdict of op"),
+    "a matrix verdict is missing": (
+        "DELETE FROM matrix WHERE op = (SELECT MIN(op) FROM matrix) AND item = (SELECT MIN(item) FROM matrix)",
+        "no verdict of op",
+    ),
     "no dev verdicts": ("DELETE FROM verdicts WHERE split = 'dev'", "no dev verdicts"),
     "a dev label is NULL": ("UPDATE verdicts SET label = NULL WHERE split = 'dev'", "verdicts.label"),
     "the config is gone": ("DELETE FROM meta WHERE key = 'config'", "meta.config"),
-    "an incumbent names an op the matrix lacks": ("UPDATE rounds SET incumbent = '(any no_such_op)' WHERE round = 1",
-                                                  "no_such_op"),
-    "the pool state lacks its marginals": ("UPDATE rounds SET state = json_set(state, '$.ops', json('[{\"name\": 1}]'))"
-                                           " WHERE round = 0", "rounds.state of round 0"),
+    "an incumbent names an op the matrix lacks": (
+        "UPDATE rounds SET incumbent = '(any no_such_op)' WHERE round = 1",
+        "no_such_op",
+    ),
+    "the pool state lacks its marginals": (
+        "UPDATE rounds SET state = json_set(state, '$.ops', json('[{\"name\": 1}]')) WHERE round = 0",
+        "rounds.state of round 0",
+    ),
 }
 
 
@@ -146,8 +161,12 @@ def _report(run: Path, tmp: Path):
 def test_a_field_of_the_wrong_kind_is_a_clear_error(pristine, run_file: Path, tmp_path: Path, damage: str) -> None:
     statement, where, reader = TYPED_DAMAGE[damage]
     sql(run_file, statement)
-    results = {"verify": invoke("runs", "verify", run_file), "report": _report(run_file, tmp_path),
-               "export": invoke("runs", "export", run_file), "show": invoke("runs", "show", run_file)}
+    results = {
+        "verify": invoke("runs", "verify", run_file),
+        "report": _report(run_file, tmp_path),
+        "export": invoke("runs", "export", run_file),
+        "show": invoke("runs", "show", run_file),
+    }
     assert results[reader].exit_code != 0, f"vx {reader} accepted a run file where {damage}"
     for name, res in results.items():
         if res.exit_code != 0:

@@ -88,19 +88,22 @@ def test_my_temp_table_does_not_shadow_concert_for_the_next_prediction(spec):
     assert W.session(spec).execute(honest).rows == ((4,),)
 
 
-@pytest.mark.parametrize("sql", [
-    "ATTACH DATABASE '{target}' AS e",
-    "VACUUM INTO '{target}'",
-    "CREATE TEMP TABLE concert(x)",
-    "CREATE TEMP VIEW concert AS SELECT 1",
-    "CREATE TABLE pwned(x)",
-    "INSERT INTO concert VALUES (9, 'x', '1', '2020')",
-    "DELETE FROM concert",
-    "DROP TABLE concert",
-    "PRAGMA query_only = 0",
-    "BEGIN",
-    "SELECT load_extension('/tmp/x')",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "ATTACH DATABASE '{target}' AS e",
+        "VACUUM INTO '{target}'",
+        "CREATE TEMP TABLE concert(x)",
+        "CREATE TEMP VIEW concert AS SELECT 1",
+        "CREATE TABLE pwned(x)",
+        "INSERT INTO concert VALUES (9, 'x', '1', '2020')",
+        "DELETE FROM concert",
+        "DROP TABLE concert",
+        "PRAGMA query_only = 0",
+        "BEGIN",
+        "SELECT load_extension('/tmp/x')",
+    ],
+)
 def test_the_engine_refuses_my_writes_without_the_parser(sql, tmp_path):
     # SQLite's own guards hold with the parser's check skipped entirely (_run is below it)
     wh = W.SQLiteWarehouse(W.open_warehouse(sqlite_spec(tmp_path)).path)
@@ -112,13 +115,16 @@ def test_the_engine_refuses_my_writes_without_the_parser(sql, tmp_path):
     assert wh._run("SELECT count(*) FROM concert", 5.0, 10)[1] == [(4,)]
 
 
-@pytest.mark.parametrize("sql", [
-    "ATTACH '{target}' AS e",
-    "CREATE TEMP TABLE concert(x INT)",
-    "COPY (SELECT 42) TO '{target}'",
-    "SET threads = 64",
-    "INSTALL httpfs",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "ATTACH '{target}' AS e",
+        "CREATE TEMP TABLE concert(x INT)",
+        "COPY (SELECT 42) TO '{target}'",
+        "SET threads = 64",
+        "INSTALL httpfs",
+    ],
+)
 def test_duckdb_refuses_my_writes_without_the_parser(sql, tmp_path):
     wh = W.open_warehouse(duckdb_spec(tmp_path))
     target = tmp_path / "x.db"
@@ -143,9 +149,13 @@ def test_i_cannot_reach_a_copy_of_the_verdict_cache(spec, tmp_path):
     with VerdictCache(cache_path) as cache:
         cache.put_many([("item", "op", "v1", 1, "a message", 0.1, None)])
     before = cache_path.read_bytes()
-    for sql in [f"ATTACH DATABASE '{cache_path}' AS c", "DROP TABLE c.observations", "DELETE FROM c.verdicts",
-                f"ATTACH DATABASE '{cache_path}' AS c KEY ''",
-                "CREATE TABLE c.verdicts2 AS SELECT 1 WHERE CAST(1 AS)=1"]:
+    for sql in [
+        f"ATTACH DATABASE '{cache_path}' AS c",
+        "DROP TABLE c.observations",
+        "DELETE FROM c.verdicts",
+        f"ATTACH DATABASE '{cache_path}' AS c KEY ''",
+        "CREATE TABLE c.verdicts2 AS SELECT 1 WHERE CAST(1 AS)=1",
+    ]:
         assert not W.session(spec).execute(sql).ok
     assert cache_path.read_bytes() == before
     db = sqlite3.connect(cache_path)
@@ -165,14 +175,20 @@ def spider_folder(tmp_path):
     small = {"concert_singer", "singer", "pets_1", "poker_player", "orchestra", "employee_hire_evaluation"}
     data = tmp_path / "spider"
     (data / "samples").mkdir(parents=True)
-    questions = [json.loads(x) for x in (root / "questions.jsonl").read_text(encoding="utf-8").splitlines()
-                 if x.strip() and json.loads(x)["db_id"] in small]
+    questions = [
+        json.loads(x)
+        for x in (root / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+        if x.strip() and json.loads(x)["db_id"] in small
+    ]
     (data / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in questions), encoding="utf-8")
     (data / "databases").symlink_to(root / "databases")
     ids = {q["id"] for q in questions}
     for name in ("din-sql-pred_Qwen2.5-Coder-7B-Instruct.jsonl", "din-sql-pred_Phi-3.5-mini-instruct.jsonl"):
-        rows = [x for x in (root / "samples" / name).read_text(encoding="utf-8").splitlines()
-                if x.strip() and json.loads(x)["task_id"] in ids]
+        rows = [
+            x
+            for x in (root / "samples" / name).read_text(encoding="utf-8").splitlines()
+            if x.strip() and json.loads(x)["task_id"] in ids
+        ]
         (data / "samples" / name).write_text("\n".join(rows) + "\n", encoding="utf-8")
     concert = [q["id"] for q in questions if q["db_id"] == "concert_singer"]
     return data, concert
@@ -191,8 +207,11 @@ def labels(fam: Path) -> dict[str, str]:
 def build(data: Path, out: Path) -> None:
     from vx.cli.main import main
 
-    r = CliRunner().invoke(main, ["data", "build", "spider", "--data-dir", str(data), "--out", str(out),
-                                  "--variants", "2", "--json"], catch_exceptions=False)
+    r = CliRunner().invoke(
+        main,
+        ["data", "build", "spider", "--data-dir", str(data), "--out", str(out), "--variants", "2", "--json"],
+        catch_exceptions=False,
+    )
     assert r.exit_code == 0, r.output
 
 
@@ -203,7 +222,8 @@ def test_data_build_spider_with_my_predictions_writes_nothing_and_flips_no_label
     attacks = [attach(target), UNPARSABLE_CREATE, SHADOW]
     for n, sql in enumerate(attacks):  # one file per statement: a file holds one prediction per question
         (data / "samples" / f"zz-attack-{n}.jsonl").write_text(
-            "".join(json.dumps({"task_id": q, "sql": sql}) + "\n" for q in concert), encoding="utf-8")
+            "".join(json.dumps({"task_id": q, "sql": sql}) + "\n" for q in concert), encoding="utf-8"
+        )
     build(data, tmp_path / "attacked")
     assert not target.exists()
     clean, attacked = labels(tmp_path / "clean"), labels(tmp_path / "attacked")

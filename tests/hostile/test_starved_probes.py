@@ -44,13 +44,24 @@ def _sandbox_available():
 
 def _example(args: list, expected: bool) -> dict:
     call = f"below({args[0]!r}, {args[1]!r})"
-    return {"call": call, "function": "below", "args": args, "expected": expected, "args_src": repr(tuple(args)),
-            "expected_src": repr(expected), "source": "doctest"}
+    return {
+        "call": call,
+        "function": "below",
+        "args": args,
+        "expected": expected,
+        "args_src": repr(tuple(args)),
+        "expected_src": repr(expected),
+        "source": "doctest",
+    }
 
 
 #: The task of the peer tests (tests/families/code/test_ops_peers.py): "are all numbers in l below t?"
-TASK = {"id": "T/0", "entry_point": "below", "prompt": "",
-        "examples": [_example([[1, 2, 4, 10], 100], True), _example([[1, 20, 4, 10], 5], False)]}
+TASK = {
+    "id": "T/0",
+    "entry_point": "below",
+    "prompt": "",
+    "examples": [_example([[1, 2, 4, 10], 100], True), _example([[1, 20, 4, 10], 5], False)],
+}
 RIGHT = "def below(l, t):\n    return all(x < t for x in l)\n"
 RIGHT2 = "def below(l, t):\n    for x in l:\n        if x >= t:\n            return False\n    return True\n"
 
@@ -69,13 +80,12 @@ def _verdicts(outputs: list[str], ops: list[str]) -> tuple[dict[str, list[int]],
 
 # --------------------------------------------------------------------------- item 2: starving the probes
 
-BURN = ("    import time\n"
-        "    t0 = time.process_time()\n"
-        "    while time.process_time() - t0 < {burn}:\n"
-        "        pass\n")
+BURN = "    import time\n    t0 = time.process_time()\n    while time.process_time() - t0 < {burn}:\n        pass\n"
 #: The attacker's candidate for HumanEval/0: the visible examples looked up, every other input False.
-TABLE = ("    table = {(1.0, 2.0, 3.0, 0.5): False, (1.0, 2.8, 3.0, 4.0, 5.0, 2.0, 0.3): True}\n"
-         "    return table.get((*numbers, threshold), False)\n")
+TABLE = (
+    "    table = {(1.0, 2.0, 3.0, 0.5): False, (1.0, 2.8, 3.0, 4.0, 5.0, 2.0, 0.3): True}\n"
+    "    return table.get((*numbers, threshold), False)\n"
+)
 
 
 def _humaneval0() -> dict:
@@ -91,20 +101,31 @@ def test_burning_the_run_budget_on_the_examples_does_not_pass_alone_or_beside_co
     expr.write_text("(any disagrees_with_peers crashes_in_domain fails_visible_example timeout crash)\n")
     reward = VxReward(Verifier.load(expr, HUMANEVAL), name="vx")
     logged: dict = {}
-    rewards = reward(prompts=["p"] * 4, completions=group, task_id=["HumanEval/0"] * 4,
-                     log_extra=lambda col, vals: logged.__setitem__(col, vals))
+    rewards = reward(
+        prompts=["p"] * 4,
+        completions=group,
+        task_id=["HumanEval/0"] * 4,
+        log_extra=lambda col, vals: logged.__setitem__(col, vals),
+    )
     assert rewards == [1.0, 1.0, 1.0, 0.0], logged
     assert "disagrees_with_peers" in logged["vx_failed_checks"][3]
     assert reward(prompts=["p"], completions=[attack], task_id=["HumanEval/0"]) == [0.0], "alone it fails too"
 
 
 def test_the_starving_attempt_is_told_why_and_a_correct_attempt_is_not_accused():
-    slow_table = ("def below(l, t):\n" + BURN.format(burn=0.2)
-                  + "    return {(1, 2, 4, 10, 100): True, (1, 20, 4, 10, 5): False}.get((*l, t), True)\n")
-    cols, app = _verdicts([RIGHT, RIGHT2, RIGHT, RIGHT2, slow_table], ["fails_visible_example", "crashes_in_domain",
-                                                                       "disagrees_with_peers"])
+    slow_table = (
+        "def below(l, t):\n"
+        + BURN.format(burn=0.2)
+        + "    return {(1, 2, 4, 10, 100): True, (1, 20, 4, 10, 5): False}.get((*l, t), True)\n"
+    )
+    cols, app = _verdicts(
+        [RIGHT, RIGHT2, RIGHT, RIGHT2, slow_table],
+        ["fails_visible_example", "crashes_in_domain", "disagrees_with_peers"],
+    )
     assert cols["fails_visible_example"][4] == 0, app.message("T/0#4", "fails_visible_example")
-    assert cols["crashes_in_domain"] == [0, 0, 0, 0, 1], [app.message(f"T/0#{k}", "crashes_in_domain") for k in range(5)]
+    assert cols["crashes_in_domain"] == [0, 0, 0, 0, 1], [
+        app.message(f"T/0#{k}", "crashes_in_domain") for k in range(5)
+    ]
     assert "CPU budget" in app.message("T/0#4", "crashes_in_domain")
     assert cols["disagrees_with_peers"] == [0, 0, 0, 0, 1], app.message("T/0#4", "disagrees_with_peers")
 
@@ -112,13 +133,15 @@ def test_the_starving_attempt_is_told_why_and_a_correct_attempt_is_not_accused()
 def test_a_candidate_that_is_merely_slower_than_vx_floor_is_not_called_a_starver():
     """The rule's other side: time a candidate spends *out of time* at vx's own fixed budgets (a slow
     large input) is not its choice, so stopping the run for it accuses nothing by itself."""
-    slow_large = ("def below(l, t):\n"
-                  "    if len(l) > 30:\n"
-                  "        import time\n"
-                  "        s = time.process_time()\n"
-                  "        while time.process_time() - s < 5:\n"
-                  "            pass\n"
-                  "    return all(x < t for x in l)\n")
+    slow_large = (
+        "def below(l, t):\n"
+        "    if len(l) > 30:\n"
+        "        import time\n"
+        "        s = time.process_time()\n"
+        "        while time.process_time() - s < 5:\n"
+        "            pass\n"
+        "    return all(x < t for x in l)\n"
+    )
     cols, app = _verdicts([slow_large], ["crashes_in_domain"])
     assert "CPU budget of 1 s" not in app.message("T/0#0", "crashes_in_domain")
 
@@ -138,16 +161,19 @@ def test_a_dead_raise_buys_no_excuse_for_real_index_errors():
 
 
 def test_a_raise_that_runs_is_still_a_deliberate_rejection():
-    rejects = ("def below(l, t):\n    if len(l) < 4:\n        raise IndexError('at least 4 numbers')\n"
-               "    return all(x < t for x in l)\n")
+    rejects = (
+        "def below(l, t):\n    if len(l) < 4:\n        raise IndexError('at least 4 numbers')\n"
+        "    return all(x < t for x in l)\n"
+    )
     cols, app = _verdicts([rejects], ["crashes_in_domain"])
     assert cols["crashes_in_domain"] == [0], app.message("T/0#0", "crashes_in_domain")
 
 
 # --------------------------------------------------------------------------- item 4: exiting on large inputs
 
-EXITS_ON_LARGE = ("def below(l, t):\n    if len(l) > 8:\n        import os\n        os._exit(0)\n"
-                  "    return all(x < t for x in l)\n")
+EXITS_ON_LARGE = (
+    "def below(l, t):\n    if len(l) > 8:\n        import os\n        os._exit(0)\n    return all(x < t for x in l)\n"
+)
 
 
 def test_exiting_on_the_first_large_input_is_flagged_alone_and_by_peers_alike():

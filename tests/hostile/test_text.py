@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from vx.cli.main import main
+from vx.families.family import Family
 from vx.ops.apply import apply_ops
 from vx.ops.cache import VerdictCache, item_hash
-from vx.families.family import Family
 from vx.ops.item import Item
 
 from .conftest import code_family

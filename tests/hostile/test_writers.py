@@ -25,8 +25,9 @@ FIXTURES = ROOT / "tests" / "fixtures"
 def vx(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
     """The real command line in a process of its own (its real stdout, whose encoding is the test)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    return subprocess.run([sys.executable, "-m", "vx.cli.main", *args], cwd=cwd, env=env, capture_output=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "vx.cli.main", *args], cwd=cwd, env=env, capture_output=True, timeout=timeout
+    )
 
 
 def surrogate_family(tmp_path: Path) -> Path:
@@ -50,8 +51,9 @@ def test_text_helpers_keep_distinct_surrogates_distinct_and_json_exact() -> None
 def test_a_surrogate_item_id_does_not_lose_a_finished_evolve_run(tmp_path: Path) -> None:
     fam = surrogate_family(tmp_path)
     run = tmp_path / "run.vxrun.sqlite"
-    res = vx("evolve", str(fam), "--rounds", "1", "-q", "-j", "1", "--no-cache", "--no-llm", "--out", str(run),
-             cwd=tmp_path)
+    res = vx(
+        "evolve", str(fam), "--rounds", "1", "-q", "-j", "1", "--no-cache", "--no-llm", "--out", str(run), cwd=tmp_path
+    )
     assert res.returncode == 0, res.stderr.decode(errors="replace")[-2000:]
     assert (tmp_path / "run.vx").read_text(encoding="utf-8")
     with RunStore(run) as store:
@@ -77,8 +79,20 @@ def test_eval_json_with_a_surrogate_output_prints_valid_json(tmp_path: Path) -> 
 def test_exports_and_html_take_a_surrogate(tmp_path: Path, suffix: str) -> None:
     fam = surrogate_family(tmp_path)
     out, page = tmp_path / f"rows{suffix}", tmp_path / "page.html"
-    res = vx("eval", str(fam / "seed.vx"), "--family", str(fam), "--no-cache", "-j", "1", "-o", str(out),
-             "--html", str(page), cwd=tmp_path)
+    res = vx(
+        "eval",
+        str(fam / "seed.vx"),
+        "--family",
+        str(fam),
+        "--no-cache",
+        "-j",
+        "1",
+        "-o",
+        str(out),
+        "--html",
+        str(page),
+        cwd=tmp_path,
+    )
     assert res.returncode == 0, res.stderr.decode(errors="replace")[-2000:]
     assert "dv" in out.read_bytes().decode("utf-8") and page.read_bytes().decode("utf-8")
 
@@ -87,9 +101,13 @@ def test_the_run_store_writes_and_reads_back_any_str(tmp_path: Path) -> None:
     path = tmp_path / "r.sqlite"
     with RunStore(path, create=True) as store:
         store.set_meta({"format": "vx-run/1", "family": "f\udc80"})
-        store.write_final([("dev", "id\udc80", "pass", "pass", 1.0, None)],
-                          [("dev", "id\udc80", "op", "drawback", "msg \ud800")],
-                          {"note\udc80": "v\udc80"}, {"status": "finished"}, [("op", "dev", "id\udc80", "clean")])
+        store.write_final(
+            [("dev", "id\udc80", "pass", "pass", 1.0, None)],
+            [("dev", "id\udc80", "op", "drawback", "msg \ud800")],
+            {"note\udc80": "v\udc80"},
+            {"status": "finished"},
+            [("op", "dev", "id\udc80", "clean")],
+        )
     db = sqlite3.connect(path)
     assert db.execute("SELECT item FROM verdicts").fetchone()[0] == "id\\udc80"
     assert json.loads(db.execute("SELECT value FROM summary").fetchone()[0]) == "v\udc80"
@@ -102,10 +120,19 @@ def test_the_teacher_shows_a_huge_int_instead_of_aborting(tmp_path: Path) -> Non
     from vx.families.code.data.teacher import teach
     from vx.families.code.examples import Example
 
-    example = Example(call="inc(1)", function="inc", args=[1], expected=2, args_src="(1,)", expected_src="2",
-                      source="doctest")
-    task = Task(id="T/9", dataset="mbpp+", prompt="", entry_point="inc", reference="def inc(x):\n    return x + 1\n",
-                examples=(example,), base_inputs=([1],), plus_inputs=())
+    example = Example(
+        call="inc(1)", function="inc", args=[1], expected=2, args_src="(1,)", expected_src="2", source="doctest"
+    )
+    task = Task(
+        id="T/9",
+        dataset="mbpp+",
+        prompt="",
+        entry_point="inc",
+        reference="def inc(x):\n    return x + 1\n",
+        examples=(example,),
+        base_inputs=([1],),
+        plus_inputs=(),
+    )
     grader = Grader({task.id: task}, version="writers", cache_dir=tmp_path, workers=1)
     assert grader.prepare() == {}
     label = teach(grader, task, "def inc(x):\n    return x + 1 if x == 1 else 10**5000\n")
@@ -130,9 +157,27 @@ def test_data_build_skips_a_surrogate_sample_with_a_listed_reason(tmp_path: Path
     rows[2]["solution"] = f"def {rows[2]['entry_point']}(*a):\n    return 10**5000\n"
     path = tmp_path / "bad.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    res = vx("data", "build", "mbpp", "--samples", str(path), "--data-dir", str(plus), "--subset", "all",
-             "--out", str(tmp_path / "fam"), "-j", "2", "--n-locked", "2", "--cache-dir", str(tmp_path / "c"),
-             "--json", cwd=tmp_path)
+    res = vx(
+        "data",
+        "build",
+        "mbpp",
+        "--samples",
+        str(path),
+        "--data-dir",
+        str(plus),
+        "--subset",
+        "all",
+        "--out",
+        str(tmp_path / "fam"),
+        "-j",
+        "2",
+        "--n-locked",
+        "2",
+        "--cache-dir",
+        str(tmp_path / "c"),
+        "--json",
+        cwd=tmp_path,
+    )
     assert res.returncode == 0, res.stderr.decode(errors="replace")[-3000:]
     out = json.loads(res.stdout)
     assert out["counts"]["input_skipped"] == 1 and len(out["input_skipped"]["listed"]) == 1
@@ -146,4 +191,6 @@ def test_the_verdict_cache_keeps_an_observation_holding_a_surrogate(tmp_path: Pa
 
     with VerdictCache(tmp_path / "c.sqlite") as cache:
         cache.put_observations([("obs", "1", "h", {"returned": ["x\udc80", ("\ud800",)]})])
-        assert cache.get_observations([("obs", "1", "h")]) == {("obs", "1", "h"): {"returned": ["x\udc80", ("\ud800",)]}}
+        assert cache.get_observations([("obs", "1", "h")]) == {
+            ("obs", "1", "h"): {"returned": ["x\udc80", ("\ud800",)]}
+        }

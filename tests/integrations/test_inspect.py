@@ -38,8 +38,13 @@ def test_a_real_inspect_eval_scored_by_a_vx_verifier(tmp_path):
     wrong = task["reference"].replace("distance < threshold", "distance > threshold")
     model = get_model("mockllm/model", custom_outputs=[_reply(right), _reply(wrong)])
     samples = [Sample(input=task["prompt"], id=name, metadata={"task": "HumanEval/0"}) for name in ("right", "wrong")]
-    logs = eval(Task(dataset=samples, solver=generate(), scorer=vx_scorer(SEED)), model=model,
-                log_dir=str(tmp_path / "logs"), display="none", max_samples=1)
+    logs = eval(
+        Task(dataset=samples, solver=generate(), scorer=vx_scorer(SEED)),
+        model=model,
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+        max_samples=1,
+    )
     log = logs[0]
     assert log.status == "success", log.error
     scores = {s.id: next(iter(s.scores.values())) for s in log.samples}
@@ -57,8 +62,12 @@ def _attempts() -> list[str]:
     examples and is wrong elsewhere -- only the other attempts can tell."""
     task = json.loads((ROOT / "examples" / "humaneval" / "tasks.jsonl").read_text().splitlines()[0])
     good = task["reference"]
-    return [good, good.replace("for idx, elem", "for idx,  elem"), good.replace("distance = ", "distance  = "),
-            task["prompt"] + "    return len(numbers) > 4\n"]
+    return [
+        good,
+        good.replace("for idx, elem", "for idx,  elem"),
+        good.replace("distance = ", "distance  = "),
+        task["prompt"] + "    return len(numbers) > 4\n",
+    ]
 
 
 def test_a_multi_epoch_eval_grades_the_epochs_together_so_peer_ops_vote(tmp_path):
@@ -76,8 +85,12 @@ def test_a_multi_epoch_eval_grades_the_epochs_together_so_peer_ops_vote(tmp_path
     v = Verifier.load(expr, ROOT / "examples" / "humaneval")
     attempts = _attempts()
     model = get_model("mockllm/model", custom_outputs=[_reply("```python\n" + a + "```") for a in attempts])
-    task = Task(dataset=[Sample(input="solve", id="he0", metadata={"task": "HumanEval/0"})], solver=generate(),
-                scorer=vx_scorer(v), epochs=vx_epochs(v, len(attempts)))
+    task = Task(
+        dataset=[Sample(input="solve", id="he0", metadata={"task": "HumanEval/0"})],
+        solver=generate(),
+        scorer=vx_scorer(v),
+        epochs=vx_epochs(v, len(attempts)),
+    )
     log = eval(task, model=model, log_dir=str(tmp_path / "logs"), display="none", max_samples=1)[0]
     assert log.status == "success", log.error
     # each epoch alone: the peer op abstains, and the wrong attempt passes the visible examples
@@ -116,8 +129,16 @@ def test_abstention_is_not_paid_as_a_pass(tmp_path):
     values = {}
     for name, scorer in (("default", vx_scorer(v)), ("as pass", vx_scorer(v, abstain=CORRECT))):
         model = get_model("mockllm/model", custom_outputs=[_reply(good)])
-        log = eval(Task(dataset=[Sample(input="solve", id="s", metadata={"task": "HumanEval/0"})], solver=generate(),
-                        scorer=scorer), model=model, log_dir=str(tmp_path / "logs"), display="none")[0]
+        log = eval(
+            Task(
+                dataset=[Sample(input="solve", id="s", metadata={"task": "HumanEval/0"})],
+                solver=generate(),
+                scorer=scorer,
+            ),
+            model=model,
+            log_dir=str(tmp_path / "logs"),
+            display="none",
+        )[0]
         score = next(iter(log.samples[0].scores.values()))
         assert score.answer == "abstain"
         values[name] = (score.value, log.results.scores[0].metrics["accuracy"].value)

@@ -29,16 +29,28 @@ def _task(i: int = 0) -> dict:
 
 def _group() -> list[str]:
     good = _task()["reference"]
-    return [good, good.replace("for idx, elem", "for idx,  elem"), good.replace("distance = ", "distance  = "),
-            _task()["prompt"] + "    return len(numbers) > 4\n"]
+    return [
+        good,
+        good.replace("for idx, elem", "for idx,  elem"),
+        good.replace("distance = ", "distance  = "),
+        _task()["prompt"] + "    return len(numbers) > 4\n",
+    ]
 
 
 class Server:
     def __init__(self, *args: str) -> None:
-        cmd = [sys.executable, "-c", "import sys; from vx.cli.main import main; sys.exit(main())", "serve", *args,
-               "--port", "0"]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        cmd = [
+            sys.executable,
+            "-c",
+            "import sys; from vx.cli.main import main; sys.exit(main())",
+            "serve",
+            *args,
+            "--port",
+            "0",
+        ]
+        self.proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+        )
         line = self.proc.stdout.readline()  # printed once the socket listens
         assert "on http://127.0.0.1:" in line, line + self.proc.stderr.read()
         self.url = line.split(" on ", 1)[1].split()[0]
@@ -53,8 +65,9 @@ class Server:
 def _start(directory: Path) -> Server:
     expr = directory / "peers.vx"
     expr.write_text("(any disagrees_with_peers fails_visible_example timeout)\n")
-    return Server(str(expr), "--family", str(HUMANEVAL), "--timeout", "3", "--max-solutions", "8",
-                  "--max-body", "200000")
+    return Server(
+        str(expr), "--family", str(HUMANEVAL), "--timeout", "3", "--max-solutions", "8", "--max-body", "200000"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -85,11 +98,15 @@ def test_grade_one_solution_and_a_group_over_http(peers_server):
         group = client.post("/grade", json={"task_id": "HumanEval/0", "solutions": _group()}).json()
         assert [r["verdict"] for r in group["results"]] == ["pass", "pass", "pass", "fail"] and "verdict" not in group
         assert group["results"][3]["drawbacks"][0]["op"] == "disagrees_with_peers"
-        assert group["results"][3]["drawbacks"][0]["message"] == group["results"][3]["ops"]["disagrees_with_peers"]["message"]
+        assert (
+            group["results"][3]["drawbacks"][0]["message"]
+            == group["results"][3]["ops"]["disagrees_with_peers"]["message"]
+        )
 
 
 def test_errors_are_json_with_a_message(peers_server):
     with httpx.Client(base_url=peers_server.url, timeout=120) as client:
+
         def error(status, **kw):
             r = client.post("/grade", **kw)
             assert r.status_code == status, r.text
@@ -130,8 +147,11 @@ def test_sigterm_finishes_the_request_in_flight_then_exits_0(own_server):
     looping = _task()["prompt"] + "    while True:\n        pass\n"
     result = {}
     with httpx.Client(base_url=own_server.url, timeout=300) as client:
-        thread = threading.Thread(target=lambda: result.setdefault(
-            "r", client.post("/grade", json={"task_id": "HumanEval/0", "solution": looping})))
+        thread = threading.Thread(
+            target=lambda: result.setdefault(
+                "r", client.post("/grade", json={"task_id": "HumanEval/0", "solution": looping})
+            )
+        )
         thread.start()
         while client.get("/health").json()["in_flight"] == 0:  # the request is being graded
             pass
@@ -146,6 +166,18 @@ def test_sigterm_finishes_the_request_in_flight_then_exits_0(own_server):
 
 def test_a_port_in_use_is_a_clear_error(peers_server):
     port = peers_server.url.rsplit(":", 1)[1]
-    res = subprocess.run([sys.executable, "-c", "import sys; from vx.cli.main import main; sys.exit(main())", "serve",
-                          str(HUMANEVAL / "seed.vx"), "--port", port], capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from vx.cli.main import main; sys.exit(main())",
+            "serve",
+            str(HUMANEVAL / "seed.vx"),
+            "--port",
+            port,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in res.stderr

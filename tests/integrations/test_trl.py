@@ -26,8 +26,12 @@ def _group() -> list[str]:
     """Four attempts at HumanEval/0: three right (written differently), one that passes the visible
     examples and is wrong elsewhere -- only the other attempts can tell."""
     good = _task()["reference"]
-    return [good, good.replace("for idx, elem", "for idx,  elem"), good.replace("distance = ", "distance  = "),
-            _task()["prompt"] + "    return len(numbers) > 4\n"]
+    return [
+        good,
+        good.replace("for idx, elem", "for idx,  elem"),
+        good.replace("distance = ", "distance  = "),
+        _task()["prompt"] + "    return len(numbers) > 4\n",
+    ]
 
 
 def test_groups_are_graded_together_as_trl_calls_it(tmp_path):
@@ -38,11 +42,20 @@ def test_groups_are_graded_together_as_trl_calls_it(tmp_path):
     reward = VxReward(Verifier.load(expr, HUMANEVAL), name="vx_peers")
     logged, metrics = {}, {}
     other = _task(2)  # HumanEval/2 (truncate_number): one right, one wrong, in the same batch
-    completions = [f"```python\n{c}\n```" for c in _group()] + [other["reference"], other["prompt"] + "    return 0.0\n"]
+    completions = [f"```python\n{c}\n```" for c in _group()] + [
+        other["reference"],
+        other["prompt"] + "    return 0.0\n",
+    ]
     tasks = ["HumanEval/0"] * 4 + ["HumanEval/2"] * 2
-    rewards = reward(prompts=["p"] * 6, completions=completions, completion_ids=[[1]] * 6, task_id=tasks,
-                     trainer_state=None, log_extra=lambda col, vals: logged.__setitem__(col, vals),
-                     log_metric=lambda name, value: metrics.__setitem__(name, value))
+    rewards = reward(
+        prompts=["p"] * 6,
+        completions=completions,
+        completion_ids=[[1]] * 6,
+        task_id=tasks,
+        trainer_state=None,
+        log_extra=lambda col, vals: logged.__setitem__(col, vals),
+        log_metric=lambda name, value: metrics.__setitem__(name, value),
+    )
     assert rewards == [1.0, 1.0, 1.0, 0.0, 1.0, 0.0]
     assert logged["vx_verdict"] == ["pass", "pass", "pass", "fail", "pass", "fail"]
     assert logged["vx_failed_checks"][3] == "disagrees_with_peers"
@@ -53,9 +66,13 @@ def test_groups_are_graded_together_as_trl_calls_it(tmp_path):
 def test_conversational_completions_and_reward_mapping():
     reward = VxReward(HUMANEVAL / "seed.vx", rewards={"fail": -1.0})
     good, bad = _task()["reference"], _task()["reference"].replace("distance < threshold", "distance > threshold")
-    convo = [[{"role": "assistant", "content": good}], [{"role": "assistant", "content": [{"type": "text", "text": bad}]}]]
-    assert reward(prompts=[[{"role": "user", "content": "solve"}]] * 2, completions=convo,
-                  task_id=["HumanEval/0", "HumanEval/0"]) == [1.0, -1.0]
+    convo = [
+        [{"role": "assistant", "content": good}],
+        [{"role": "assistant", "content": [{"type": "text", "text": bad}]}],
+    ]
+    assert reward(
+        prompts=[[{"role": "user", "content": "solve"}]] * 2, completions=convo, task_id=["HumanEval/0", "HumanEval/0"]
+    ) == [1.0, -1.0]
 
 
 def test_an_abstention_earns_nothing_by_default_and_a_split_group_is_said(tmp_path):
@@ -68,8 +85,12 @@ def test_an_abstention_earns_nothing_by_default_and_a_split_group_is_said(tmp_pa
 
     v = Verifier.load(expr, HUMANEVAL)
     logged = {}
-    kwargs = dict(prompts=["p"], completions=[_group()[0]], task_id=["HumanEval/0"],
-                  log_extra=lambda col, vals: logged.__setitem__(col, vals))
+    kwargs = dict(
+        prompts=["p"],
+        completions=[_group()[0]],
+        task_id=["HumanEval/0"],
+        log_extra=lambda col, vals: logged.__setitem__(col, vals),
+    )
     assert VxReward(v)(**kwargs) == [0.0] and logged["vx_verdict"] == ["abstain"]
     assert VxReward(v, rewards={"abstain": 0.5})(**kwargs) == [0.5]
     with pytest.warns(UserWarning, match="fewer than group_size=4 completions"):
@@ -108,8 +129,18 @@ def test_a_real_grpo_step(tmp_path):
     tok.decoder = decoders.Fuse()
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>")
     torch.manual_seed(0)
-    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(vocab), n_positions=256, n_embd=32, n_layer=1, n_head=2,
-                                       pad_token_id=0, eos_token_id=1, bos_token_id=1))
+    model = GPT2LMHeadModel(
+        GPT2Config(
+            vocab_size=len(vocab),
+            n_positions=256,
+            n_embd=32,
+            n_layer=1,
+            n_head=2,
+            pad_token_id=0,
+            eos_token_id=1,
+            bos_token_id=1,
+        )
+    )
     calls = []
 
     class Recording(VxReward):
@@ -118,10 +149,24 @@ def test_a_real_grpo_step(tmp_path):
             return super().__call__(*args, **kwargs)
 
     rows = [{"prompt": "def f(x):\n", "task_id": "HumanEval/0"}, {"prompt": "def g(y):\n", "task_id": "HumanEval/2"}]
-    args = GRPOConfig(output_dir=str(tmp_path / "out"), max_steps=1, per_device_train_batch_size=4, num_generations=2,
-                      max_completion_length=12, report_to=[], use_cpu=True, logging_steps=1, save_strategy="no")
-    trainer = GRPOTrainer(model=model, reward_funcs=[Recording(HUMANEVAL / "seed.vx")], args=args,
-                          train_dataset=Dataset.from_list(rows * 2), processing_class=tokenizer)
+    args = GRPOConfig(
+        output_dir=str(tmp_path / "out"),
+        max_steps=1,
+        per_device_train_batch_size=4,
+        num_generations=2,
+        max_completion_length=12,
+        report_to=[],
+        use_cpu=True,
+        logging_steps=1,
+        save_strategy="no",
+    )
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=[Recording(HUMANEVAL / "seed.vx")],
+        args=args,
+        train_dataset=Dataset.from_list(rows * 2),
+        processing_class=tokenizer,
+    )
     trainer.train()
     assert len(calls) == 1 and sorted(calls[0]) == ["HumanEval/0"] * 2 + ["HumanEval/2"] * 2
     logged = trainer.state.log_history[0]

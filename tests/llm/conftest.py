@@ -30,8 +30,14 @@ def make_client(tmp_path, fake_api):
 
     def make(api=None, run_id: str = "run1", **overrides):
         cfg = load_config(overrides=overrides)
-        c = llm_client.LLMClient(cfg, run_id=run_id, sdk=(api or fake_api).sdk(),
-                                 cache=ResponseCache(cfg.cache), sleep=sleeps.append, rng=random.Random(0))
+        c = llm_client.LLMClient(
+            cfg,
+            run_id=run_id,
+            sdk=(api or fake_api).sdk(),
+            cache=ResponseCache(cfg.cache),
+            sleep=sleeps.append,
+            rng=random.Random(0),
+        )
         c.sleeps = sleeps
         return c
 

@@ -29,21 +29,42 @@ def _http_module():
 http = _http_module()
 
 
-def message(text: str, *, model: str = "claude-haiku-4-5", input_tokens: int = 100, output_tokens: int = 10,
-            cache_write: int = 0, cache_read: int = 0) -> dict[str, Any]:
+def message(
+    text: str,
+    *,
+    model: str = "claude-haiku-4-5",
+    input_tokens: int = 100,
+    output_tokens: int = 10,
+    cache_write: int = 0,
+    cache_read: int = 0,
+) -> dict[str, Any]:
     """A Messages API response body, in the shape the API returns."""
     return {
-        "id": "msg_01FAKE", "type": "message", "role": "assistant", "model": model,
+        "id": "msg_01FAKE",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
         "content": [{"type": "text", "text": text}],
-        "stop_reason": "end_turn", "stop_sequence": None,
-        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens,
-                  "cache_creation_input_tokens": cache_write, "cache_read_input_tokens": cache_read},
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "cache_creation_input_tokens": cache_write,
+            "cache_read_input_tokens": cache_read,
+        },
     }
 
 
 def error_body(status: int) -> dict[str, Any]:
-    kind = {429: "rate_limit_error", 529: "overloaded_error", 500: "api_error", 400: "invalid_request_error",
-            401: "authentication_error", 404: "not_found_error"}.get(status, "api_error")
+    kind = {
+        429: "rate_limit_error",
+        529: "overloaded_error",
+        500: "api_error",
+        400: "invalid_request_error",
+        401: "authentication_error",
+        404: "not_found_error",
+    }.get(status, "api_error")
     return {"type": "error", "error": {"type": kind, "message": f"fake {kind}"}}
 
 
@@ -70,6 +91,7 @@ class FakeAPI:
     def timeout(self) -> FakeAPI:
         def raise_timeout(req):
             raise http.ReadTimeout("fake read timeout", request=req)
+
         self.queue.append(raise_timeout)
         return self
 
@@ -84,8 +106,15 @@ class FakeAPI:
             self.model_lookups.append(model)
             if model in self.unknown_models:
                 return http.Response(404, json=error_body(404))
-            return http.Response(200, json={"type": "model", "id": model, "display_name": model.upper(),
-                                            "created_at": "2025-10-01T00:00:00Z"})
+            return http.Response(
+                200,
+                json={
+                    "type": "model",
+                    "id": model,
+                    "display_name": model.upper(),
+                    "created_at": "2025-10-01T00:00:00Z",
+                },
+            )
         path = request.url.path
         if path.startswith("/v1/messages/batches"):
             return self._batches(request, path)
@@ -100,12 +129,22 @@ class FakeAPI:
         ended = b["polls_left"] <= 0
         n = len(b["requests"])
         failed = sum(1 for r in b["requests"] if r["custom_id"] in self.batch_failures)
-        return {"id": bid, "type": "message_batch", "processing_status": "ended" if ended else "in_progress",
-                "request_counts": {"processing": 0 if ended else n, "succeeded": n - failed if ended else 0,
-                                   "errored": failed if ended else 0, "canceled": 0, "expired": 0},
-                "created_at": "2025-10-01T00:00:00Z", "expires_at": "2025-10-02T00:00:00Z",
-                "ended_at": "2025-10-01T01:00:00Z" if ended else None,
-                "results_url": f"https://api.anthropic.com/v1/messages/batches/{bid}/results" if ended else None}
+        return {
+            "id": bid,
+            "type": "message_batch",
+            "processing_status": "ended" if ended else "in_progress",
+            "request_counts": {
+                "processing": 0 if ended else n,
+                "succeeded": n - failed if ended else 0,
+                "errored": failed if ended else 0,
+                "canceled": 0,
+                "expired": 0,
+            },
+            "created_at": "2025-10-01T00:00:00Z",
+            "expires_at": "2025-10-02T00:00:00Z",
+            "ended_at": "2025-10-01T01:00:00Z" if ended else None,
+            "results_url": f"https://api.anthropic.com/v1/messages/batches/{bid}/results" if ended else None,
+        }
 
     def _batches(self, request, path: str) -> Any:
         if request.method == "POST" and path == "/v1/messages/batches":
@@ -118,18 +157,22 @@ class FakeAPI:
             lines = []
             for r in self.batches[bid]["requests"]:
                 if r["custom_id"] in self.batch_failures:
-                    res = {"type": "errored", "error": {"type": "error", "error": {"type": "api_error",
-                                                                                    "message": "fake failure"}}}
+                    res = {
+                        "type": "errored",
+                        "error": {"type": "error", "error": {"type": "api_error", "message": "fake failure"}},
+                    }
                 else:
                     params = r["params"]
                     res = {"type": "succeeded", "message": message(self.default(params), model=params["model"])}
                 lines.append(json.dumps({"custom_id": r["custom_id"], "result": res}))
-            return http.Response(200, content=("\n".join(lines) + "\n").encode(),
-                                 headers={"content-type": "application/binary"})
+            return http.Response(
+                200, content=("\n".join(lines) + "\n").encode(), headers={"content-type": "application/binary"}
+            )
         self.batches[bid]["polls_left"] -= 1
         return http.Response(200, json=self._batch_json(bid))
 
     def sdk(self) -> Any:
         """A real `anthropic.Anthropic` whose HTTP goes to this fake (the SDK's own retries off)."""
-        return anthropic.Anthropic(api_key="sk-test-not-a-real-key", max_retries=0,
-                                   http_client=http.Client(transport=http.MockTransport(self)))
+        return anthropic.Anthropic(
+            api_key="sk-test-not-a-real-key", max_retries=0, http_client=http.Client(transport=http.MockTransport(self))
+        )

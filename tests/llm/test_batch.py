@@ -7,11 +7,13 @@ import pytest
 from vx.dsl.verdict import Verdict
 from vx.llm import client as llm_client
 from vx.llm.batch import BATCH_DISCOUNT, prefetch
-from vx.ops.judge import judge_sweep_requests
 from vx.llm.client import BudgetExceeded
+from vx.ops.judge import judge_sweep_requests
 
-PAIRS = [({"id": f"T{i}", "prompt": f"def f{i}(x):\n    'Return x + {i}.'\n"}, f"def f{i}(x):\n    return x + {i}\n")
-         for i in range(5)]
+PAIRS = [
+    ({"id": f"T{i}", "prompt": f"def f{i}(x):\n    'Return x + {i}.'\n"}, f"def f{i}(x):\n    return x + {i}\n")
+    for i in range(5)
+]
 
 
 def judge_op():
@@ -79,8 +81,8 @@ def test_vx_llm_prefetch_then_evaluation_makes_no_judge_calls(tiny_family, monke
     from click.testing import CliRunner
 
     from vx.cli.main import main
-    from vx.ops.apply import apply_ops
     from vx.families.family import Family
+    from vx.ops.apply import apply_ops
 
     from .fake import FakeAPI
 

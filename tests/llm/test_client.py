@@ -40,7 +40,7 @@ def test_transient_failures_are_retried_with_backoff(make_client, fake_api, fail
     assert len(c.sleeps) == 3
     # full jitter within an exponentially growing cap: attempt n waits in [0, 2^n] seconds
     for n, s in enumerate(c.sleeps):
-        assert 0.0 <= s <= 2.0 ** n
+        assert 0.0 <= s <= 2.0**n
     assert c.usage()["retries"] == 3 and c.usage()["api_calls"] == 1
 
 
@@ -91,10 +91,10 @@ def test_cache_hit_makes_no_call_and_costs_nothing(make_client, fake_api):
 def test_cache_key_covers_model_and_full_request(make_client, fake_api):
     c = make_client()
     c.complete("judge", "q")
-    c.complete("judge", "q", max_tokens=17)           # a different request field
-    c.complete("judge", "q", system="other prefix")    # a different system block
-    c.complete("teacher", "q")                          # a different model (and max_tokens)
-    c.complete("judge", "q", tag="sample-2")            # the same request, another sample
+    c.complete("judge", "q", max_tokens=17)  # a different request field
+    c.complete("judge", "q", system="other prefix")  # a different system block
+    c.complete("teacher", "q")  # a different model (and max_tokens)
+    c.complete("judge", "q", tag="sample-2")  # the same request, another sample
     assert len(fake_api.requests) == 5
     c2 = make_client(**{"judge.model": "claude-sonnet-4-6"})
     c2.complete("judge", "q")
@@ -190,8 +190,10 @@ def test_no_key_means_no_client_and_one_notice(monkeypatch):
     said: list[str] = []
     assert mod.notice_off_once(said.append) is True
     assert mod.notice_off_once(said.append) is False
-    assert said == ["LLM roles are off: set ANTHROPIC_API_KEY to enable the judge ops, teacher, composer and "
-                    "synthesizer (see docs: LLM roles)"]
+    assert said == [
+        "LLM roles are off: set ANTHROPIC_API_KEY to enable the judge ops, teacher, composer and "
+        "synthesizer (see docs: LLM roles)"
+    ]
     with pytest.raises(mod.LLMUnavailable, match="ANTHROPIC_API_KEY"):
         mod.make_sdk_client(load_config())
 
@@ -207,15 +209,16 @@ def test_with_a_key_roles_are_on_and_no_notice(monkeypatch):
     assert mod.notice_off_once(lambda m: None) is False
     mod.deactivate()  # back to "auto": still on, since the key is set
     assert mod.enabled()
-    mod.disable()      # --no-llm
+    mod.disable()  # --no-llm
     assert not mod.enabled() and mod.notice_off_once(lambda m: None) is True
 
 
 def test_a_malformed_response_is_a_clean_failure_and_not_cached(make_client, fake_api):
     from .fake import http
 
-    fake_api.queue.append(lambda req: http.Response(200, content=b"<html>not json</html>",
-                                                    headers={"content-type": "application/json"}))
+    fake_api.queue.append(
+        lambda req: http.Response(200, content=b"<html>not json</html>", headers={"content-type": "application/json"})
+    )
     c = make_client()
     with pytest.raises(LLMCallFailed, match="judge call to claude-haiku-4-5 failed"):
         c.complete("judge", "q")

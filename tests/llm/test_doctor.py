@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from vx.llm.config import ROLES, load_config
 from vx.doctor import role_status, summary_line
+from vx.llm.config import ROLES, load_config
 
 
 def test_without_a_key_nothing_is_sent_and_roles_are_off(fake_api):

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from vx.evolve.loop import Evolution, EvolveConfig
+from vx.evolve.roles.session import engine_roles, start_session
 from vx.evolve.run import evolve_family
 from vx.evolve.store import RunStore
+from vx.families.family import Family
 from vx.llm import client as llm_client
 from vx.llm.cache import ResponseCache
-from vx.evolve.roles.session import engine_roles, start_session
-from vx.families.family import Family
 
 from .fake import FakeAPI
 
@@ -51,8 +51,14 @@ def fake_model(req: dict) -> str:
 
 def evolve(evo_dir, out, api, run_id):
     def factory(config, rid):
-        return llm_client.LLMClient(config, run_id=rid, sdk=api.sdk(), cache=ResponseCache(config.cache),
-                                    sleep=lambda s: None, rng=random.Random(0))
+        return llm_client.LLMClient(
+            config,
+            run_id=rid,
+            sdk=api.sdk(),
+            cache=ResponseCache(config.cache),
+            sleep=lambda s: None,
+            rng=random.Random(0),
+        )
 
     fam = Family(evo_dir)
     session = start_session(fam, mode=True, factory=factory, run_id=run_id, say=lambda m: None)
@@ -103,8 +109,9 @@ def test_with_roles_off_the_engine_keeps_its_own_defaults(evo, tmp_path):
     # the offline part of engine_roles is exactly what the engine builds by itself
     fam = Family(evo)
     cfg = EvolveConfig(rounds=1, enum_max_size=2, mutations_per_elite=7, synth_per_cluster=5)
-    engine = Evolution(fam.evolution_view(), fam.seed_text, store=Store(tmp_path / "x.vxrun.sqlite", create=True),
-                       config=cfg)
+    engine = Evolution(
+        fam.evolution_view(), fam.seed_text, store=Store(tmp_path / "x.vxrun.sqlite", create=True), config=cfg
+    )
 
     class Stub:
         def composer(self):
@@ -133,13 +140,15 @@ def test_judge_ops_abstain_in_a_run_without_a_key(evo, tmp_path):
 
 # --- the `vx evolve` command -------------------------------------------------------------------------
 
+
 def cli(*args):
     from click.testing import CliRunner
 
     from vx.cli.main import main
 
-    return CliRunner().invoke(main, ["evolve", *map(str, args), "--rounds", "1", "-j", "1", "-q"],
-                              catch_exceptions=False)
+    return CliRunner().invoke(
+        main, ["evolve", *map(str, args), "--rounds", "1", "-j", "1", "-q"], catch_exceptions=False
+    )
 
 
 def test_vx_evolve_without_a_key_says_once_that_roles_are_off(evo, tmp_path, monkeypatch):
@@ -176,8 +185,9 @@ def test_vx_evolve_with_a_key_accounts_every_call_and_reruns_free(evo, tmp_path,
 
     from vx.cli.main import main
 
-    r = CliRunner().invoke(main, ["evolve", "--resume", str(out), "--rounds", "2", "-j", "1", "-q"],
-                           catch_exceptions=False)
+    r = CliRunner().invoke(
+        main, ["evolve", "--resume", str(out), "--rounds", "2", "-j", "1", "-q"], catch_exceptions=False
+    )
     assert r.exit_code == 0, r.output
     with RunStore(out) as s:
         assert json.loads(s.meta()["llm"])["run"] == llm_meta["run"]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from vx.dsl.verdict import Verdict
 from vx.llm import client as llm_client
@@ -16,28 +17,48 @@ from vx.ops.specs import SpecError, op_from_spec, validate_spec
 
 from .fake import FakeAPI
 
-TASK = {"id": "T/0", "prompt": "def add(a, b):\n    \"\"\"Return a + b.\"\"\"\n", "entry_point": "add",
-        "reference": "def add(a, b):\n    return a + b\n"}
+TASK = {
+    "id": "T/0",
+    "prompt": 'def add(a, b):\n    """Return a + b."""\n',
+    "entry_point": "add",
+    "reference": "def add(a, b):\n    return a + b\n",
+}
 
 
-@pytest.mark.parametrize("text, answer, reason", [
-    ("ANSWER: YES", "yes", ""),
-    ("ANSWER: NO", "no", ""),
-    ("answer: no", "no", ""),
-    ("  ANSWER:NO  \n", "no", ""),
-    ("ANSWER: YES\nREASON: it returns a - b", "yes", "it returns a - b"),
-    ("\nANSWER: NO\n\nREASON: fine.\n", "no", "fine."),
-])
+@pytest.mark.parametrize(
+    "text, answer, reason",
+    [
+        ("ANSWER: YES", "yes", ""),
+        ("ANSWER: NO", "no", ""),
+        ("answer: no", "no", ""),
+        ("  ANSWER:NO  \n", "no", ""),
+        ("ANSWER: YES\nREASON: it returns a - b", "yes", "it returns a - b"),
+        ("\nANSWER: NO\n\nREASON: fine.\n", "no", "fine."),
+    ],
+)
 def test_well_formed_answers(text, answer, reason):
     a = parse_answer(text)
     assert (a.answer, a.reason, a.raw) == (answer, reason, text)
 
 
-@pytest.mark.parametrize("text", [
-    "", "YES", "No.", "ANSWER: YES.", "ANSWER: MAYBE", "ANSWER: YES NO", "Sure! ANSWER: YES",
-    "I think the answer is yes.\nANSWER: YES", "ANSWER: YES\nBecause it is wrong", "ANSWER: NO\nREASON: a\nREASON: b",
-    "ANSWER: yes, mostly", "ANSWER - YES", "**ANSWER: YES**",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "YES",
+        "No.",
+        "ANSWER: YES.",
+        "ANSWER: MAYBE",
+        "ANSWER: YES NO",
+        "Sure! ANSWER: YES",
+        "I think the answer is yes.\nANSWER: YES",
+        "ANSWER: YES\nBecause it is wrong",
+        "ANSWER: NO\nREASON: a\nREASON: b",
+        "ANSWER: yes, mostly",
+        "ANSWER - YES",
+        "**ANSWER: YES**",
+    ],
+)
 def test_anything_else_is_unparsable(text):
     assert parse_answer(text).answer is None
 
@@ -79,8 +100,14 @@ def judge_on(tmp_path):
     cfg = load_config()
 
     def factory(config, run_id):
-        return llm_client.LLMClient(config, run_id=run_id, sdk=api.sdk(), cache=ResponseCache(config.cache),
-                                    sleep=lambda s: None, rng=random.Random(0))
+        return llm_client.LLMClient(
+            config,
+            run_id=run_id,
+            sdk=api.sdk(),
+            cache=ResponseCache(config.cache),
+            sleep=lambda s: None,
+            rng=random.Random(0),
+        )
 
     llm_client.activate(cfg, run_id="judge-run", factory=factory)
     return api
@@ -126,9 +153,9 @@ def test_judge_abstains_when_budget_is_spent(judge_on, monkeypatch):
 def test_judge_ops_in_apply_are_cached_by_the_llm_cache_not_the_verdict_cache(judge_on, tiny_family, tmp_path):
     """A judge op inside apply_ops: answers come from the LLM cache on rerun; the verdict cache never
     stores them (so "roles off" verdicts cannot leak into a later run with a key)."""
+    from vx.families.family import Family
     from vx.ops.apply import apply_ops
     from vx.ops.cache import VerdictCache
-    from vx.families.family import Family
 
     fam = Family(tiny_family)
     pool = fam.pool()
@@ -169,8 +196,8 @@ def test_with_a_key_judge_ops_work_without_a_session(monkeypatch):
 
 def test_judge_ops_in_worker_processes_share_the_ledger_and_cache(judge_on, tiny_family):
     """Forked workers make their own clients; the ledger and cache (SQLite) see every call."""
-    from vx.ops.apply import apply_ops
     from vx.families.family import Family
+    from vx.ops.apply import apply_ops
 
     fam = Family(tiny_family)
     pool = fam.pool()

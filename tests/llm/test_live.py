@@ -38,13 +38,28 @@ def test_two_llm_rounds_on_humaneval_then_a_free_rerun(tmp_path):
     toml = fam / "family.toml"
     text = toml.read_text()
     if "code-judge" not in text:  # opt the judge op in
-        text = re.sub(r'packs\s*=\s*\[', 'packs = ["code-judge", ', text, count=1)
+        text = re.sub(r"packs\s*=\s*\[", 'packs = ["code-judge", ', text, count=1)
         toml.write_text(text)
 
     def evolve(out):
-        return CliRunner().invoke(main, ["evolve", str(fam), "--llm", "--rounds", "2", "--out", str(out), "-q",
-                                         "--llm-budget", "1.0", "--cache", str(tmp_path / "verdicts.sqlite")],
-                                  catch_exceptions=False)
+        return CliRunner().invoke(
+            main,
+            [
+                "evolve",
+                str(fam),
+                "--llm",
+                "--rounds",
+                "2",
+                "--out",
+                str(out),
+                "-q",
+                "--llm-budget",
+                "1.0",
+                "--cache",
+                str(tmp_path / "verdicts.sqlite"),
+            ],
+            catch_exceptions=False,
+        )
 
     first = evolve(tmp_path / "one.vxrun.sqlite")
     assert first.exit_code == 0, first.output

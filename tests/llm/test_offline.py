@@ -24,5 +24,5 @@ def test_vx_works_without_anthropic_installed(tmp_path):
     assert out.returncode == 0, out.stderr
     lines = out.stdout.strip().splitlines()
     assert lines[0].startswith("LLM roles are off: set ANTHROPIC_API_KEY")  # said once
-    assert lines[1].startswith("-1 LLM roles are off")                     # the judge op abstains
+    assert lines[1].startswith("-1 LLM roles are off")  # the judge op abstains
     assert len(lines) == 2

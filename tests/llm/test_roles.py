@@ -7,26 +7,33 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from vx.dsl.ast import Any as AnyNode, OpRef, Vote
+from vx.dsl.ast import Any as AnyNode
+from vx.dsl.ast import OpRef, Vote
 from vx.dsl.printer import to_text
 from vx.evolve.compose import Composer, CompositionContext, Elite
-from vx.evolve.synthesize import Cluster, SynthesisRequest, Synthesizer
-from vx.llm import client as llm_client
-from vx.llm.cache import ResponseCache
 from vx.evolve.roles.composer import LLMComposer, check_proposal, split_expressions
-from vx.llm.config import load_config
 from vx.evolve.roles.session import start_session
 from vx.evolve.roles.synthesizer import extract_specs
 from vx.evolve.roles.teacher import LABELS_FILE, parse_teacher, read_labels, teach_family
+from vx.evolve.synthesize import Cluster, SynthesisRequest, Synthesizer
+from vx.llm import client as llm_client
+from vx.llm.cache import ResponseCache
+from vx.llm.config import load_config
 from vx.ops.specs import template
 
 from .fake import FakeAPI
 
 
-@template("llmtest_contains", kind="static", params={"word": "str"}, family="llmtest",
-          description="The output contains a word")
+@template(
+    "llmtest_contains",
+    kind="static",
+    params={"word": "str"},
+    family="llmtest",
+    description="The output contains a word",
+)
 def _contains(word: str):
     if not word:
         raise ValueError("word must not be empty")
@@ -39,8 +46,14 @@ def on(tmp_path):
     api = FakeAPI()
 
     def factory(config, run_id):
-        return llm_client.LLMClient(config, run_id=run_id, sdk=api.sdk(), cache=ResponseCache(config.cache),
-                                    sleep=lambda s: None, rng=random.Random(0))
+        return llm_client.LLMClient(
+            config,
+            run_id=run_id,
+            sdk=api.sdk(),
+            cache=ResponseCache(config.cache),
+            sleep=lambda s: None,
+            rng=random.Random(0),
+        )
 
     session = start_session(None, mode=True, factory=factory, run_id="roles-run", say=lambda m: None)
     assert session is not None
@@ -49,55 +62,80 @@ def on(tmp_path):
 
 
 def ctx(**kw):
-    base = dict(round=2, selectable=("missing_keyword", "shouting", "too_long"),
-                incumbent=OpRef("missing_keyword"),
-                elites=(Elite(OpRef("missing_keyword"), 0.61, 0.7, 0.87),
-                        Elite(AnyNode([OpRef("missing_keyword"), OpRef("shouting")]), 0.55, 0.6, 0.9)),
-                catalog=({"name": "missing_keyword", "tier": "static", "detects": "missing_keyword",
-                          "description": "lacks the keyword", "coverage": 0.9},
-                         {"name": "shouting", "tier": "static", "detects": "shouting", "description": "capitals"},
-                         {"name": "too_long", "tier": "static", "detects": "too_long", "description": "long"}),
-                gaps=({"item": "tr7", "opining": 1, "split": True},),
-                rng=np.random.default_rng(0))
+    base = dict(
+        round=2,
+        selectable=("missing_keyword", "shouting", "too_long"),
+        incumbent=OpRef("missing_keyword"),
+        elites=(
+            Elite(OpRef("missing_keyword"), 0.61, 0.7, 0.87),
+            Elite(AnyNode([OpRef("missing_keyword"), OpRef("shouting")]), 0.55, 0.6, 0.9),
+        ),
+        catalog=(
+            {
+                "name": "missing_keyword",
+                "tier": "static",
+                "detects": "missing_keyword",
+                "description": "lacks the keyword",
+                "coverage": 0.9,
+            },
+            {"name": "shouting", "tier": "static", "detects": "shouting", "description": "capitals"},
+            {"name": "too_long", "tier": "static", "detects": "too_long", "description": "long"},
+        ),
+        gaps=({"item": "tr7", "opining": 1, "split": True},),
+        rng=np.random.default_rng(0),
+    )
     base.update(kw)
     return CompositionContext(**base)
 
 
 # --- composer --------------------------------------------------------------------------------------
 
+
 def test_split_expressions():
-    reply = ("Here you go:\n```vx\n(any missing_keyword\n     (vote 2 shouting too_long missing_keyword))\n"
-             "; a comment\nshouting\n(all too_long (not shouting)) (any a\n```\nThanks")
+    reply = (
+        "Here you go:\n```vx\n(any missing_keyword\n     (vote 2 shouting too_long missing_keyword))\n"
+        "; a comment\nshouting\n(all too_long (not shouting)) (any a\n```\nThanks"
+    )
     assert split_expressions(reply) == [
-        "(any missing_keyword\n     (vote 2 shouting too_long missing_keyword))", "shouting",
-        "(all too_long (not shouting))", "(any a"]
+        "(any missing_keyword\n     (vote 2 shouting too_long missing_keyword))",
+        "shouting",
+        "(all too_long (not shouting))",
+        "(any a",
+    ]
     assert split_expressions("no fence: (any a b) c") == ["(any a b)"]
     assert split_expressions("```vx\n(any a b))\n```") == ["(any a b)", ")"]
 
 
-@pytest.mark.parametrize("text, problem", [
-    ("(any missing_keyword", "unbalanced"),
-    ("(any missing_keyword nonexistent_op)", "nonexistent_op"),
-    ("(vote 4 shouting too_long)", ""),
-    ("(any)", ""),
-    ("(frob shouting)", ""),
-    ("(any shouting shouting shouting shouting shouting shouting shouting shouting shouting shouting shouting "
-     "shouting shouting)", "too large"),
-])
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("(any missing_keyword", "unbalanced"),
+        ("(any missing_keyword nonexistent_op)", "nonexistent_op"),
+        ("(vote 4 shouting too_long)", ""),
+        ("(any)", ""),
+        ("(frob shouting)", ""),
+        (
+            "(any shouting shouting shouting shouting shouting shouting shouting shouting shouting shouting shouting "
+            "shouting shouting)",
+            "too large",
+        ),
+    ],
+)
 def test_invalid_proposals_are_rejected(text, problem):
     c = check_proposal(text, ["missing_keyword", "shouting", "too_long"])
     assert c.node is None and c.problem and problem.lower() in c.problem.lower()
 
 
 def test_composer_proposals_are_parsed_checked_counted(on):
-    on.reply("```vx\n(any missing_keyword shouting)\n(any missing_keyword (vote 2 shouting too_long)\n"
-             "(all missing_keyword made_up_op)\n(vote 9 shouting too_long)\n(any shouting missing_keyword)\n"
-             "too_long\n```")
+    on.reply(
+        "```vx\n(any missing_keyword shouting)\n(any missing_keyword (vote 2 shouting too_long)\n"
+        "(all missing_keyword made_up_op)\n(vote 9 shouting too_long)\n(any shouting missing_keyword)\n"
+        "too_long\n```"
+    )
     comp = on.session.composer(n=6)
     assert isinstance(comp, Composer)
     out = comp.propose(ctx())
-    assert [to_text(n) for n in out] == ["(any missing_keyword shouting)", "(any shouting missing_keyword)",
-                                         "too_long"]
+    assert [to_text(n) for n in out] == ["(any missing_keyword shouting)", "(any shouting missing_keyword)", "too_long"]
     (rec,) = comp.history
     assert rec["proposed"] == 6 and rec["invalid"] == 3 and rec["valid"] == 3
     assert any("made_up_op" in d["problem"] for d in rec["dropped"])
@@ -109,7 +147,7 @@ def test_composer_proposals_are_parsed_checked_counted(on):
     assert "objective=0.610 A_dev=0.700 A_train=0.870" in user and '"item": "tr7"' in user
     assert "shortcomings: misjudges some labelled items (recall-weighted dev agreement 0.70" in user
     assert "disagrees with the ops' consensus on unlabeled items (A_train 0.87)" in user
-    assert '"label"' not in user and 'label:' not in user
+    assert '"label"' not in user and "label:" not in user
 
 
 def test_composer_rerun_is_served_from_cache(on):
@@ -139,30 +177,58 @@ def test_composer_is_silent_when_roles_are_off():
 
 # --- synthesizer -----------------------------------------------------------------------------------
 
+
 def request(**kw):
     bad = (({"id": "t1", "keyword": "apple"}, "BANANA BANANA"), ({"id": "t2", "keyword": "pear"}, "BANANA split"))
     good = (({"id": "t1", "keyword": "apple"}, "an apple"),)
-    base = dict(family="llmtest", cluster=Cluster("mentions_banana", ("d1", "d2"), bad, True, 2, 0), good=good,
-                templates=({"check": "llmtest_contains", "kind": "static", "family": "llmtest",
-                            "params": {"word": "str"}, "description": "The output contains a word"},),
-                catalog=({"name": "shouting", "detects": "shouting"},),
-                taxonomy=("mentions_banana", "shouting"))
+    base = dict(
+        family="llmtest",
+        cluster=Cluster("mentions_banana", ("d1", "d2"), bad, True, 2, 0),
+        good=good,
+        templates=(
+            {
+                "check": "llmtest_contains",
+                "kind": "static",
+                "family": "llmtest",
+                "params": {"word": "str"},
+                "description": "The output contains a word",
+            },
+        ),
+        catalog=({"name": "shouting", "detects": "shouting"},),
+        taxonomy=("mentions_banana", "shouting"),
+    )
     base.update(kw)
     return SynthesisRequest(**base)
 
 
 def test_synthesizer_specs_are_validated(on):
-    on.reply("```json\n" + json.dumps([
-        {"kind": "static", "check": "llmtest_contains", "params": {"word": "BANANA"}, "detects": "mentions_banana",
-         "description": "mentions bananas"},
-        {"kind": "static", "check": "llmtest_contains", "params": {"word": 3}, "detects": "mentions_banana"},
-        {"kind": "static", "check": "llmtest_contians", "params": {"word": "x"}, "detects": "mentions_banana"},
-        {"kind": "exec", "check": "llmtest_contains", "params": {"word": "x"}, "detects": "mentions_banana"},
-        {"kind": "static", "check": "llmtest_contains", "params": {"word": "x"}, "detects": "not_a_class"},
-        {"kind": "static", "check": "llmtest_contains", "params": {"word": ""}, "detects": "shouting"},
-        {"kind": "static", "check": "llmtest_contains", "params": {"word": "x", "extra": 1}, "detects": "shouting"},
-        "just a string",
-    ]) + "\n```")
+    on.reply(
+        "```json\n"
+        + json.dumps(
+            [
+                {
+                    "kind": "static",
+                    "check": "llmtest_contains",
+                    "params": {"word": "BANANA"},
+                    "detects": "mentions_banana",
+                    "description": "mentions bananas",
+                },
+                {"kind": "static", "check": "llmtest_contains", "params": {"word": 3}, "detects": "mentions_banana"},
+                {"kind": "static", "check": "llmtest_contians", "params": {"word": "x"}, "detects": "mentions_banana"},
+                {"kind": "exec", "check": "llmtest_contains", "params": {"word": "x"}, "detects": "mentions_banana"},
+                {"kind": "static", "check": "llmtest_contains", "params": {"word": "x"}, "detects": "not_a_class"},
+                {"kind": "static", "check": "llmtest_contains", "params": {"word": ""}, "detects": "shouting"},
+                {
+                    "kind": "static",
+                    "check": "llmtest_contains",
+                    "params": {"word": "x", "extra": 1},
+                    "detects": "shouting",
+                },
+                "just a string",
+            ]
+        )
+        + "\n```"
+    )
     syn = on.session.synthesizer(n=8)
     assert isinstance(syn, Synthesizer)
     specs = syn.propose(request())
@@ -172,19 +238,29 @@ def test_synthesizer_specs_are_validated(on):
     (rec,) = syn.history
     assert rec["proposed"] == 8 and rec["invalid"] == 7
     problems = " | ".join(d["problem"] for d in rec["dropped"])
-    for expected in ("must be str", "did you mean llmtest_contains", "of kind 'static'", "not in the family's taxonomy",
-                     "word must not be empty", "has no parameter(s) extra", "must be a JSON object"):
+    for expected in (
+        "must be str",
+        "did you mean llmtest_contains",
+        "of kind 'static'",
+        "not in the family's taxonomy",
+        "word must not be empty",
+        "has no parameter(s) extra",
+        "must be a JSON object",
+    ):
         assert expected in problems
     user = on.requests[0]["messages"][0]["content"]
     assert "BANANA BANANA" in user and "an apple" in user and "shouting (shouting)" in user
     assert "llmtest_contains (kind static; params word: str)" in on.requests[0]["system"][0]["text"]
 
 
-@pytest.mark.parametrize("reply, problem", [
-    ("I cannot help with that.", "not JSON"),
-    ("```json\n{\"kind\": \"static\",}\n```", "not JSON"),
-    ("```json\n42\n```", "expected a JSON array"),
-])
+@pytest.mark.parametrize(
+    "reply, problem",
+    [
+        ("I cannot help with that.", "not JSON"),
+        ('```json\n{"kind": "static",}\n```', "not JSON"),
+        ("```json\n42\n```", "expected a JSON array"),
+    ],
+)
 def test_synthesizer_rejects_non_json(on, reply, problem):
     on.reply(reply)
     syn = on.session.synthesizer()
@@ -198,19 +274,23 @@ def test_extract_specs_accepts_one_object():
 
 # --- teacher ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, label", [
-    ("VERDICT: PASS\nP_PASS: 0.9\nREASON: same behaviour", 0.9),
-    ("VERDICT: FAIL\nP_PASS: 0.1", 0.1),
-    ("verdict: fail\np_pass: 0", 0.0),
-    ("VERDICT: PASS\nP_PASS: 1", 1.0),
-    ("VERDICT: PASS\nP_PASS: 0.3", None),        # inconsistent
-    ("VERDICT: PASS", None),
-    ("P_PASS: 0.9\nVERDICT: PASS", None),
-    ("VERDICT: PASS\nP_PASS: 1.5", None),
-    ("VERDICT: PASS\nP_PASS: high", None),
-    ("Looks good!\nVERDICT: PASS\nP_PASS: 0.9", None),
-    ("VERDICT: PASS\nP_PASS: 0.9\nI am fairly sure.", None),
-])
+
+@pytest.mark.parametrize(
+    "text, label",
+    [
+        ("VERDICT: PASS\nP_PASS: 0.9\nREASON: same behaviour", 0.9),
+        ("VERDICT: FAIL\nP_PASS: 0.1", 0.1),
+        ("verdict: fail\np_pass: 0", 0.0),
+        ("VERDICT: PASS\nP_PASS: 1", 1.0),
+        ("VERDICT: PASS\nP_PASS: 0.3", None),  # inconsistent
+        ("VERDICT: PASS", None),
+        ("P_PASS: 0.9\nVERDICT: PASS", None),
+        ("VERDICT: PASS\nP_PASS: 1.5", None),
+        ("VERDICT: PASS\nP_PASS: high", None),
+        ("Looks good!\nVERDICT: PASS\nP_PASS: 0.9", None),
+        ("VERDICT: PASS\nP_PASS: 0.9\nI am fairly sure.", None),
+    ],
+)
 def test_teacher_parsing_is_strict(text, label):
     assert parse_teacher(text).label == label
 
@@ -254,6 +334,7 @@ def test_teacher_never_judges_unaided(on):
 
 # --- session ---------------------------------------------------------------------------------------
 
+
 def test_session_modes(tiny_family):
     from vx.families.family import Family
 
@@ -287,8 +368,13 @@ def test_session_reads_the_family_llm_table(tiny_family, monkeypatch):
 
 
 def test_synthesizer_offers_judge_templates_only_when_allowed(on):
-    judge_tpl = {"check": "llm_yes_no", "kind": "judge", "family": "", "description": "ask",
-                 "params": {"question": "str", "drawback_if": "str"}}
+    judge_tpl = {
+        "check": "llm_yes_no",
+        "kind": "judge",
+        "family": "",
+        "description": "ask",
+        "params": {"question": "str", "drawback_if": "str"},
+    }
     req = request(templates=request().templates + (judge_tpl,))
     on.default = lambda r: "```json\n[]\n```"
     on.session.synthesizer().propose(req)
@@ -320,12 +406,21 @@ def test_teacher_labels_can_be_applied_to_the_dev_file(on, tiny_family):
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.recursive(st.sampled_from(["a", "b", "c", "x.y", "t-1"]).map(OpRef),
-                             lambda kids: st.one_of(st.lists(kids, min_size=1, max_size=4).map(AnyNode),
-                                                    st.lists(kids, min_size=2, max_size=4).map(
-                                                        lambda cs: Vote(len(cs) - 1, cs))),
-                             max_leaves=10), min_size=1, max_size=5),
-       st.integers(20, 100))
+@given(
+    st.lists(
+        st.recursive(
+            st.sampled_from(["a", "b", "c", "x.y", "t-1"]).map(OpRef),
+            lambda kids: st.one_of(
+                st.lists(kids, min_size=1, max_size=4).map(AnyNode),
+                st.lists(kids, min_size=2, max_size=4).map(lambda cs: Vote(len(cs) - 1, cs)),
+            ),
+            max_leaves=10,
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+    st.integers(20, 100),
+)
 def test_the_composer_reads_back_every_valid_expression_it_is_given(nodes, width):
     """Law: canonical expressions, however wrapped, come back parsed and unchanged, in order."""
     block = "\n".join(to_text(n, width=width) for n in nodes)

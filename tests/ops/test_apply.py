@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 
 from vx.dsl.verdict import Verdict
+from vx.families.family import Family, Item
 from vx.ops.apply import apply_ops
 from vx.ops.cache import VerdictCache
-from vx.families.family import Family, Item
 
 
 @pytest.fixture
@@ -54,7 +54,9 @@ def test_hanging_op_abstains_and_the_rest_still_runs(fam, jobs):
 
 
 def test_worker_killed_when_op_ignores_the_timeout(tiny_family):
-    (tiny_family / "ops.py").write_text((tiny_family / "ops.py").read_text() + '''
+    (tiny_family / "ops.py").write_text(
+        (tiny_family / "ops.py").read_text()
+        + '''
 
 @op(tier="exec", detects="stubborn")
 def stubborn(task, output, ctx):
@@ -76,7 +78,8 @@ def suicide(task, output, ctx):
     if "die" in output:
         os._exit(3)
     return False
-''')
+'''
+    )
     fam = Family(tiny_family)
     items = [Item("s", "t1", "apple spin"), Item("d", "t1", "apple die"), Item("n", "t2", "pear")]
     ops = ["nonempty", "stubborn", "suicide", "missing_keyword"]
@@ -96,14 +99,17 @@ def suicide(task, output, ctx):
 def test_no_worker_is_left_idle_while_another_holds_a_job_sent_ahead(tiny_family, n_items):
     """Jobs are sent ahead only while more are left than the workers can hold: with few jobs each worker
     gets its own (two jobs on two workers run in two processes, not one after the other in one)."""
-    (tiny_family / "ops.py").write_text((tiny_family / "ops.py").read_text() + '''
+    (tiny_family / "ops.py").write_text(
+        (tiny_family / "ops.py").read_text()
+        + '''
 
 @op(tier="exec", detects="whose")
 def whose(task, output, ctx):
     """Names the process it ran in."""
     import os
     return drawback(f"pid {os.getpid()}")
-''')
+'''
+    )
     from vx.ops import apply as A
 
     fam = Family(tiny_family)
@@ -143,8 +149,13 @@ def test_cache_hits_misses_and_version_invalidation(tiny_family, tmp_path):
 
 def test_cache_info_and_clear(tmp_path):
     with VerdictCache(tmp_path / "x.sqlite") as c:
-        c.put_many([("a", "v1", "h1", 1, "m", 0.1, None), ("a", "v1", "h2", 0, "", 0.1, "Err: x"),
-                    ("b", "v1", "h1", -1, "", 0.0, None)])
+        c.put_many(
+            [
+                ("a", "v1", "h1", 1, "m", 0.1, None),
+                ("a", "v1", "h2", 0, "", 0.1, "Err: x"),
+                ("b", "v1", "h1", -1, "", 0.0, None),
+            ]
+        )
         info = c.info()
         assert info["entries"] == 3
         assert info["ops"][0] == {"op": "a", "versions": 1, "entries": 2, "errors": 1}

@@ -25,11 +25,18 @@ def test_decorator_reads_naturally():
     assert prints({}, "return 3").verdict is Verdict.CLEAN
 
 
-@pytest.mark.parametrize("value,expected", [
-    (True, Verdict.DRAWBACK), (False, Verdict.CLEAN), (None, Verdict.ABSTAIN),
-    (Verdict.ABSTAIN, Verdict.ABSTAIN), (1, Verdict.DRAWBACK), ((True, "why"), Verdict.DRAWBACK),
-    (abstain("no idea"), Verdict.ABSTAIN),
-])
+@pytest.mark.parametrize(
+    "value,expected",
+    [
+        (True, Verdict.DRAWBACK),
+        (False, Verdict.CLEAN),
+        (None, Verdict.ABSTAIN),
+        (Verdict.ABSTAIN, Verdict.ABSTAIN),
+        (1, Verdict.DRAWBACK),
+        ((True, "why"), Verdict.DRAWBACK),
+        (abstain("no idea"), Verdict.ABSTAIN),
+    ],
+)
 def test_return_values_normalise(value, expected):
     assert to_result(value).verdict is expected
 
@@ -91,8 +98,10 @@ def test_context_is_shared_scratch():
 @template("contains_text", kind="static", params={"text": "str"}, family="test")
 def _contains_text(text):
     """Output contains a given text."""
+
     def fn(task, output, ctx):
         return text in output
+
     return fn
 
 
@@ -106,15 +115,18 @@ def test_spec_round_trips_to_identical_op():
     assert c.version != a.version and c.name != a.name
 
 
-@pytest.mark.parametrize("spec,msg", [
-    ({"kind": "static", "check": "contains_txt", "params": {}, "detects": "x"}, "did you mean contains_text"),
-    ({"kind": "exec", "check": "contains_text", "params": {"text": "a"}, "detects": "x"}, "is of kind 'static'"),
-    ({"kind": "static", "check": "contains_text", "params": {}, "detects": "x"}, "needs parameter"),
-    ({"kind": "static", "check": "contains_text", "params": {"text": 3}, "detects": "x"}, "must be str"),
-    ({"kind": "static", "check": "contains_text", "params": {"text": "a", "b": 1}, "detects": "x"}, "no parameter"),
-    ({"kind": "static", "check": "contains_text", "params": {"text": "a"}}, "lacks detects"),
-    ("nope", "must be a JSON object"),
-])
+@pytest.mark.parametrize(
+    "spec,msg",
+    [
+        ({"kind": "static", "check": "contains_txt", "params": {}, "detects": "x"}, "did you mean contains_text"),
+        ({"kind": "exec", "check": "contains_text", "params": {"text": "a"}, "detects": "x"}, "is of kind 'static'"),
+        ({"kind": "static", "check": "contains_text", "params": {}, "detects": "x"}, "needs parameter"),
+        ({"kind": "static", "check": "contains_text", "params": {"text": 3}, "detects": "x"}, "must be str"),
+        ({"kind": "static", "check": "contains_text", "params": {"text": "a", "b": 1}, "detects": "x"}, "no parameter"),
+        ({"kind": "static", "check": "contains_text", "params": {"text": "a"}}, "lacks detects"),
+        ("nope", "must be a JSON object"),
+    ],
+)
 def test_spec_errors(spec, msg):
     with pytest.raises(SpecError, match=msg):
         validate_spec(spec)

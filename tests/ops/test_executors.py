@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from vx.ops.apply import apply_ops
-from vx.ops.core import Op, OpError, op
-from vx.ops.executors import Executor, ExecutorError, LocalExecutor, make_executor
 from vx.families.family import Family
+from vx.ops.apply import apply_ops
+from vx.ops.core import OpError, op
+from vx.ops.executors import Executor, ExecutorError, LocalExecutor, make_executor
 from vx.ops.specs import op_from_spec
 from vx.verifier import Verifier
 
@@ -24,14 +24,20 @@ FAMILY = Path(__file__).resolve().parents[2] / "examples" / "humaneval"
 
 def test_pack_and_spec_ops_travel_by_reference() -> None:
     pool = Family(FAMILY).pool()
-    spec = op_from_spec({"kind": "exec", "check": "raises_on_probe_class", "params": {"klass": "empty"},
-                         "detects": "crash"}, status="shadow")
+    spec = op_from_spec(
+        {"kind": "exec", "check": "raises_on_probe_class", "params": {"klass": "empty"}, "detects": "crash"},
+        status="shadow",
+    )
     for original in [*pool, spec]:
         blob = pickle.dumps(original)
         assert len(blob) < 4000  # a reference, not the function's code
         back = pickle.loads(blob)
-        assert (back.name, back.version, back.status, back.tier) == (original.name, original.version,
-                                                                     original.status, original.tier)
+        assert (back.name, back.version, back.status, back.tier) == (
+            original.name,
+            original.version,
+            original.status,
+            original.tier,
+        )
     assert pickle.loads(pickle.dumps(spec)).spec == spec.spec
 
 
@@ -100,8 +106,9 @@ class _Recorder(Executor):
 @pytest.fixture(scope="module")
 def dask_cluster():
     distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=40)
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+    )
     client = distributed.Client(cluster)
     yield client
     client.close()

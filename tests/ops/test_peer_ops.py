@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vx.ops.apply import apply_ops, single
 from vx.ops.cache import VerdictCache, attempt_set_hash, decode_plain, encode_plain, peer_key
@@ -124,10 +124,16 @@ def test_attempt_set_hash_is_order_free_and_counts_multiplicity():
     assert peer_key("x", attempt_set_hash(["x", "y"])) != peer_key("y", attempt_set_hash(["x", "y"]))
 
 
-plain = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5)),
-                     lambda kids: st.one_of(st.lists(kids, max_size=3), st.tuples(kids, kids),
-                                            st.dictionaries(st.text(max_size=3), kids, max_size=3),
-                                            st.frozensets(st.integers(), max_size=3)), max_leaves=10)
+plain = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5)),
+    lambda kids: st.one_of(
+        st.lists(kids, max_size=3),
+        st.tuples(kids, kids),
+        st.dictionaries(st.text(max_size=3), kids, max_size=3),
+        st.frozensets(st.integers(), max_size=3),
+    ),
+    max_leaves=10,
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -253,8 +259,13 @@ def _reference(outputs: dict[str, list[str]]) -> tuple[dict, dict, set]:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.dictionaries(st.sampled_from(["t1", "t2"]),
-                       st.lists(st.sampled_from(["a", "aa", "bb", "b!", "ccc"]), min_size=1, max_size=7), min_size=1))
+@given(
+    st.dictionaries(
+        st.sampled_from(["t1", "t2"]),
+        st.lists(st.sampled_from(["a", "aa", "bb", "b!", "ccc"]), min_size=1, max_size=7),
+        min_size=1,
+    )
+)
 def test_identical_attempts_are_graded_once_and_get_what_each_would_have_got(outputs):
     """An attempt identical to another of the batch (same task, same output) is not run again: it takes a
     copy of the other's outcomes (its observation too) -- and every verdict, message and failure is the

@@ -86,8 +86,9 @@ def test_evolve_births_and_audits_report_progress(tiny_family, tmp_path):
     from vx.evolve import EvolveConfig, evolve_family
 
     rec = Recorder()
-    evolve_family(tiny_family, config=EvolveConfig(rounds=2, seed=3, jobs=1), out=tmp_path / "r.vxrun.sqlite",
-                  progress=rec)
+    evolve_family(
+        tiny_family, config=EvolveConfig(rounds=2, seed=3, jobs=1), out=tmp_path / "r.vxrun.sqlite", progress=rec
+    )
     names = [t[0] for t in rec.tasks]
     assert names[0].startswith("applying") and any(n.startswith("audit") for n in names)
     assert all(t[1] == t[2] for t in rec.tasks)  # every bar reached its total
@@ -112,11 +113,34 @@ def test_evolve_history_is_compact_at_80_columns():
     from vx.cli.evolve import _history_table
 
     expr = "(any crash fails_visible_example returns_not_print_only wrong_entry_point timeout)"
-    rows = [{"round": 0, "objective": 0.83, "a_dev": 0.86, "a_train": 0.96, "audit_agreement": 0.86,
-             "candidates": 1, "pool_size": 12, "born": 0, "rejected": 0, "incumbent": expr, "replaced": False},
-            {"round": 1, "objective": 0.98, "a_dev": 1.0, "a_train": 0.98, "audit_agreement": 0.9,
-             "candidates": 1307, "pool_size": 18, "born": 6, "rejected": 11,
-             "incumbent": "(any fails_visible_example hardcodes_example)", "replaced": True}]
+    rows = [
+        {
+            "round": 0,
+            "objective": 0.83,
+            "a_dev": 0.86,
+            "a_train": 0.96,
+            "audit_agreement": 0.86,
+            "candidates": 1,
+            "pool_size": 12,
+            "born": 0,
+            "rejected": 0,
+            "incumbent": expr,
+            "replaced": False,
+        },
+        {
+            "round": 1,
+            "objective": 0.98,
+            "a_dev": 1.0,
+            "a_train": 0.98,
+            "audit_agreement": 0.9,
+            "candidates": 1307,
+            "pool_size": 18,
+            "born": 6,
+            "rejected": 11,
+            "incumbent": "(any fails_visible_example hardcodes_example)",
+            "replaced": True,
+        },
+    ]
     buf = io.StringIO()
     Console(file=buf, width=80, force_terminal=False).print(_history_table(rows, width=80))
     out = buf.getvalue()

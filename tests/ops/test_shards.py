@@ -29,9 +29,19 @@ def _whole(n_items: int, n_ops: int, seed: int) -> MatrixFile:
 def _shard(whole: MatrixFile, i: int, n: int) -> MatrixFile:
     idx = shard_indices(whole.n_items, i, n)
     ids = {whole.item_ids[k] for k in idx}
-    return MatrixFile(whole.family, whole.split, whole.expression, (i, n), whole.n_items, whole.ops, idx,
-                      [whole.item_ids[k] for k in idx], whole.verdicts[idx],
-                      [m for m in whole.messages if m[0] in ids], [])
+    return MatrixFile(
+        whole.family,
+        whole.split,
+        whole.expression,
+        (i, n),
+        whole.n_items,
+        whole.ops,
+        idx,
+        [whole.item_ids[k] for k in idx],
+        whole.verdicts[idx],
+        [m for m in whole.messages if m[0] in ids],
+        [],
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -86,14 +96,31 @@ def test_cli_shards_equal_the_whole_split(tmp_path) -> None:
     runner = CliRunner()
     seed = str(EXAMPLE / "seed.vx")
     for i in (1, 2, 3):
-        res = runner.invoke(main, ["eval", seed, "-d", "dev", "--shard", f"{i}/3", "--matrix", str(tmp_path / f"s{i}.json"),
-                                   "--no-cache", "-j", "1"])
+        res = runner.invoke(
+            main,
+            [
+                "eval",
+                seed,
+                "-d",
+                "dev",
+                "--shard",
+                f"{i}/3",
+                "--matrix",
+                str(tmp_path / f"s{i}.json"),
+                "--no-cache",
+                "-j",
+                "1",
+            ],
+        )
         assert res.exit_code == 0, res.output
-    res = runner.invoke(main, ["matrix", "merge", *(str(tmp_path / f"s{i}.json") for i in (1, 2, 3)),
-                               "-o", str(tmp_path / "joined.json")])
+    res = runner.invoke(
+        main,
+        ["matrix", "merge", *(str(tmp_path / f"s{i}.json") for i in (1, 2, 3)), "-o", str(tmp_path / "joined.json")],
+    )
     assert res.exit_code == 0, res.output
-    res = runner.invoke(main, ["eval", seed, "-d", "dev", "--matrix", str(tmp_path / "whole.json"), "--no-cache", "-j", "1",
-                               "--json"])
+    res = runner.invoke(
+        main, ["eval", seed, "-d", "dev", "--matrix", str(tmp_path / "whole.json"), "--no-cache", "-j", "1", "--json"]
+    )
     assert res.exit_code == 0, res.output
     joined, whole = load(tmp_path / "joined.json"), load(tmp_path / "whole.json")
     assert joined.item_ids == whole.item_ids and joined.verdicts.tobytes() == whole.verdicts.tobytes()

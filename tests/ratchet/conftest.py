@@ -5,7 +5,6 @@ from pathlib import Path
 
 import pytest
 
-
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "ratchet"
 
 

@@ -38,8 +38,11 @@ from truth import grade as notes_truth  # noqa: E402  (the fixture family's own 
 USEFUL = {"name": "name-the-keyword", "when": "always", "lesson": "Always write the task's keyword verbatim."}
 USELESS = {"name": "be-polite", "when": "always", "lesson": "Open the note politely, with a kind word."}
 HARMFUL = {"name": "pad-with-detail", "when": "always", "lesson": "Add more detail so that every note is complete."}
-PRACTICE = {"name": "write-in-capitals", "when": "always",
-            "lesson": "Write the note in capital letters, as the notes that passed do."}
+PRACTICE = {
+    "name": "write-in-capitals",
+    "when": "always",
+    "lesson": "Write the note in capital letters, as the notes that passed do.",
+}
 LOWER = {"name": "use-lowercase", "when": "always", "lesson": "Write the note in lower case, never in capitals."}
 DETAIL = {"name": "add-detail", "when": "always", "lesson": "Add detail to every note so that it is complete."}
 TASKS = {t["id"]: t for t in (json.loads(line) for line in (FIXTURE / "tasks.jsonl").read_text().splitlines())}
@@ -147,8 +150,14 @@ class BlindModel(ScriptedModel):
             bank = re.findall(r"^- ([a-z0-9-]+) \(when:", user, flags=re.M)
             removed_line = re.search(r"^Removed skills \(do not propose again\): (.*)$", user, flags=re.M)
             known = set(bank) | {s.strip() for s in removed_line.group(1).split(",")}
-            batch = next(([k for k in b if k["name"] not in known] for b in BLIND_STREAM
-                          if any(k["name"] not in known for k in b)), [])
+            batch = next(
+                (
+                    [k for k in b if k["name"] not in known]
+                    for b in BLIND_STREAM
+                    if any(k["name"] not in known for k in b)
+                ),
+                [],
+            )
             return "```json\n" + json.dumps(batch) + "\n```"
         return super().__call__(req)
 
@@ -160,16 +169,18 @@ def make_client(api, cache_path, run_id: str = "ratchet-test", **overrides):
     from vx.llm.config import load_config
 
     cfg = load_config(overrides={"cache": str(cache_path), **overrides})
-    return llm_client.LLMClient(cfg, run_id=run_id, sdk=api.sdk(), cache=ResponseCache(cfg.cache),
-                                sleep=lambda s: None, rng=random.Random(0))
+    return llm_client.LLMClient(
+        cfg, run_id=run_id, sdk=api.sdk(), cache=ResponseCache(cfg.cache), sleep=lambda s: None, rng=random.Random(0)
+    )
 
 
 def resume_config():
     """The configuration of the kill-and-resume test (oracle and co, two phases each)."""
     from vx.ratchet import RatchetConfig
 
-    return RatchetConfig(arms=("oracle", "co"), verifier_rounds=(1, 1), skill_rounds=(3, 3), batch_size=16, capacity=3,
-                         jobs=1)
+    return RatchetConfig(
+        arms=("oracle", "co"), verifier_rounds=(1, 1), skill_rounds=(3, 3), batch_size=16, capacity=3, jobs=1
+    )
 
 
 def main(argv: list[str]) -> None:

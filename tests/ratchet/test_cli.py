@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from click.testing import CliRunner
-
 from llm.fake import FakeAPI
+
 from vx.cli.main import main
 from vx.families.family import Family
 from vx.ratchet import RatchetConfig, run_ratchet
@@ -42,8 +42,9 @@ def test_dry_run_prints_calls_and_worst_case_cost_and_sends_nothing():
     assert r.exit_code == 0, r.output
     assert "solver" in r.output and "skill_synthesizer" in r.output and "final_judge" in r.output
     assert "worst-case USD" in r.output and "nothing was sent" in r.output
-    r = CliRunner().invoke(main, ["ratchet", str(EXAMPLE), "--oracle", "--dry-run", "--json", "--schedule", "0:2",
-                                  "--batch-size", "4"])
+    r = CliRunner().invoke(
+        main, ["ratchet", str(EXAMPLE), "--oracle", "--dry-run", "--json", "--schedule", "0:2", "--batch-size", "4"]
+    )
     import json
 
     p = json.loads(r.output)
@@ -52,16 +53,25 @@ def test_dry_run_prints_calls_and_worst_case_cost_and_sends_nothing():
 
 def test_report_draws_a_ratchet_run(notes, tmp_path):
     client = make_client(FakeAPI(default=ScriptedModel()), tmp_path / "llm.sqlite")
-    cfg = RatchetConfig(arms=("oracle", "co", "always-pass"), verifier_rounds=(1,), skill_rounds=(3,), batch_size=16,
-                        capacity=3, jobs=1)
+    cfg = RatchetConfig(
+        arms=("oracle", "co", "always-pass"), verifier_rounds=(1,), skill_rounds=(3,), batch_size=16, capacity=3, jobs=1
+    )
     res = run_ratchet(notes, config=cfg, out=tmp_path / "r.vxratchet.sqlite", client=client)
     out = tmp_path / "r.html"
     r = CliRunner().invoke(main, ["report", res.run_path, "-o", str(out)])
     assert r.exit_code == 0, r.output
     page = out.read_text()
-    for part in ("Learning curves: report part (5 tasks, read by no loop)", "Learning curves: rollback part",
-                 "Two-part protocol", "The bank's life", "Final pairwise judge", "Verifier phases", "name-the-keyword",
-                 "frozen solver", "vacuous"):
+    for part in (
+        "Learning curves: report part (5 tasks, read by no loop)",
+        "Learning curves: rollback part",
+        "Two-part protocol",
+        "The bank's life",
+        "Final pairwise judge",
+        "Verifier phases",
+        "name-the-keyword",
+        "frozen solver",
+        "vacuous",
+    ):
         assert part in page, part
     assert page.count("<svg") >= 4 and "Scripted demo" not in page
 
@@ -88,8 +98,19 @@ def test_a_run_file_of_the_first_format_is_refused_by_name(tmp_path):
         assert r.exception is None or isinstance(r.exception, SystemExit)
 
 
-CLI_ARMS = ["--oracle", "--co", "--always-pass", "--schedule", "1,1:2,2", "--batch-size", "16", "--capacity", "3",
-            "-j", "1"]
+CLI_ARMS = [
+    "--oracle",
+    "--co",
+    "--always-pass",
+    "--schedule",
+    "1,1:2,2",
+    "--batch-size",
+    "16",
+    "--capacity",
+    "3",
+    "-j",
+    "1",
+]
 
 
 def _with_key(monkeypatch, model, cache):
@@ -126,9 +147,24 @@ def test_the_cli_runs_with_a_key_then_a_killed_run_resumes_to_the_same_record(no
     killed = tmp_path / "killed.vxratchet.sqlite"
     env = {**os.environ, "PYTHONPATH": str(HERE.parents[1] / "src"), "VX_LLM_CACHE": str(tmp_path / "b.sqlite")}
     env.pop("ANTHROPIC_API_KEY", None)  # the child sets its own (fake) key
-    proc = subprocess.run([sys.executable, str(HERE / "scripted.py"), "cli", f"solver:{solver_calls * 2 // 3}",
-                           "ratchet", str(notes), *CLI_ARMS, "--out", str(killed), "-q"], env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(HERE / "scripted.py"),
+            "cli",
+            f"solver:{solver_calls * 2 // 3}",
+            "ratchet",
+            str(notes),
+            *CLI_ARMS,
+            "--out",
+            str(killed),
+            "-q",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == -9, proc.stderr[-2000:]
     with RatchetStore(killed) as s:
         assert s.meta()["status"] == "running" and s.rounds()  # killed mid-run, some rounds committed
@@ -150,9 +186,24 @@ def test_the_budget_running_out_stops_at_the_last_whole_round_and_resume_finishe
 
     from .test_resume import dump
 
-    args = ["ratchet", str(notes), "--oracle", "--always-pass", "--schedule", "0:3", "--batch-size", "16",
-            "--capacity", "3", "-j", "1", "--llm-model", "skill_synthesizer=claude-haiku-4-5",
-            "--llm-model", "final_judge=claude-haiku-4-5"]
+    args = [
+        "ratchet",
+        str(notes),
+        "--oracle",
+        "--always-pass",
+        "--schedule",
+        "0:3",
+        "--batch-size",
+        "16",
+        "--capacity",
+        "3",
+        "-j",
+        "1",
+        "--llm-model",
+        "skill_synthesizer=claude-haiku-4-5",
+        "--llm-model",
+        "final_judge=claude-haiku-4-5",
+    ]
     # one call at a time; a call is refused when what was spent plus its worst case (est. input + max_tokens
     # output on haiku, about $0.01) could pass $0.025 — after some 100 fake calls of $0.00015: the always-pass arm
     monkeypatch.setenv("VX_LLM_CONCURRENCY", "1")
@@ -194,8 +245,9 @@ def test_run_ratchet_takes_an_llm_session_as_evolve_family_does(notes, tmp_path)
     from vx.llm import client as llm_client
     from vx.ratchet.config import RatchetError
 
-    cfg = RatchetConfig(arms=("oracle", "co"), verifier_rounds=(1,), skill_rounds=(2,), batch_size=16, capacity=3,
-                        jobs=1, judge=False)
+    cfg = RatchetConfig(
+        arms=("oracle", "co"), verifier_rounds=(1,), skill_rounds=(2,), batch_size=16, capacity=3, jobs=1, judge=False
+    )
     with pytest.raises(RatchetError, match="ANTHROPIC_API_KEY is not set.*--demo"):  # no key, no factory
         run_ratchet(notes, config=cfg, out=tmp_path / "none.vxratchet.sqlite")
     with pytest.raises(RatchetError, match="LLM roles off"):
@@ -204,8 +256,12 @@ def test_run_ratchet_takes_an_llm_session_as_evolve_family_does(notes, tmp_path)
 
     model = ScriptedModel()
     api = FakeAPI(default=model)
-    session = start_session(Family(notes), mode=True, run_id="api-session",
-                            factory=lambda config, rid: make_client(api, tmp_path / "llm.sqlite", run_id=rid))
+    session = start_session(
+        Family(notes),
+        mode=True,
+        run_id="api-session",
+        factory=lambda config, rid: make_client(api, tmp_path / "llm.sqlite", run_id=rid),
+    )
     res = run_ratchet(notes, config=cfg, out=tmp_path / "s.vxratchet.sqlite", llm=session)
     assert res.stopped is None and res.usage["run"] == "api-session"
     assert model.calls["verifier_loop"] > 0 and model.calls["solver"] > 0

@@ -21,8 +21,10 @@ DAMAGE = {
     "a skill's birth round is text": ("UPDATE skills SET born = 'early'", "skills.born"),
     "the config is not JSON": ("UPDATE meta SET value = '{' WHERE key = 'config'", "meta.config"),
     "the config is a list": ("UPDATE meta SET value = '[1]' WHERE key = 'config'", "meta.config"),
-    "an event's evidence is not JSON": ("UPDATE events SET evidence = '[' WHERE id = (SELECT MIN(id) FROM events)",
-                                       "events.evidence"),
+    "an event's evidence is not JSON": (
+        "UPDATE events SET evidence = '[' WHERE id = (SELECT MIN(id) FROM events)",
+        "events.evidence",
+    ),
     "the judge table is gone": ("DROP TABLE judge", "judge"),
     "a judge round is text": ("UPDATE judge SET old_round = 'zero'", "judge.old_round"),
 }
@@ -31,8 +33,9 @@ DAMAGE = {
 @pytest.fixture
 def demo_run(notes: Path, tmp_path: Path) -> Path:
     out = tmp_path / "demo.vxratchet.sqlite"
-    res = CliRunner().invoke(main, ["ratchet", str(notes), "--demo", "--schedule", "0:2", "--out", str(out), "-j", "1",
-                                    "-q"])
+    res = CliRunner().invoke(
+        main, ["ratchet", str(notes), "--demo", "--schedule", "0:2", "--out", str(out), "-j", "1", "-q"]
+    )
     assert res.exit_code == 0, res.output
     return out
 

@@ -51,8 +51,12 @@ def test_a_family_without_a_demo_script_is_told_so(notes, tmp_path):
     ops = notes / "ops.py"
     ops.write_text(ops.read_text().replace("demo=DEMO", "demo=None"))
     with pytest.raises(RatchetError, match="no scripted demo"):
-        run_ratchet(notes, config=RatchetConfig(arms=("oracle",), skill_rounds=(1,), verifier_rounds=(0,)),
-                    out=tmp_path / "x.vxratchet.sqlite", demo=True)
+        run_ratchet(
+            notes,
+            config=RatchetConfig(arms=("oracle",), skill_rounds=(1,), verifier_rounds=(0,)),
+            out=tmp_path / "x.vxratchet.sqlite",
+            demo=True,
+        )
     assert not (tmp_path / "x.vxratchet.sqlite").exists()
 
 
@@ -70,6 +74,12 @@ def test_the_demo_on_the_bundled_humaneval_family(tmp_path):
     assert fig["arms"]["oracle"]["lift_final"] > 0.5 and fig["arms"]["always-pass"]["lift_final"] <= 0.0
     assert fig["arms"]["always-pass"]["verifier_validity"] == "vacuous"
     page = out.with_suffix(".html").read_text()
-    for part in ("Scripted demo", "Learning curves: report part", "Learning curves: rollback part", "The bank's life",
-                 "Final pairwise judge", "keep-the-entry-point"):
+    for part in (
+        "Scripted demo",
+        "Learning curves: report part",
+        "Learning curves: rollback part",
+        "The bank's life",
+        "Final pairwise judge",
+        "keep-the-entry-point",
+    ):
         assert part in page, part

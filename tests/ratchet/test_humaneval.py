@@ -12,16 +12,19 @@ import re
 from pathlib import Path
 
 import pytest
-
 from llm.fake import FakeAPI
+
 from vx.ratchet import RatchetConfig, run_ratchet
 from vx.ratchet.store import RatchetStore
 
 from .scripted import make_client
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "humaneval"
-LESSON = {"name": "keep-the-entry-point", "when": "always",
-          "lesson": "Define the function under the exact name and signature the task gives."}
+LESSON = {
+    "name": "keep-the-entry-point",
+    "when": "always",
+    "lesson": "Define the function under the exact name and signature the task gives.",
+}
 
 
 class ScriptedCoder:
@@ -50,8 +53,15 @@ class ScriptedCoder:
 @pytest.mark.parametrize("arm", ["oracle", "verifier"])
 def test_skill_loop_on_humaneval_learns_the_entry_point_lesson(tmp_path, arm):
     client = make_client(FakeAPI(default=ScriptedCoder()), tmp_path / "llm.sqlite")
-    cfg = RatchetConfig(arms=(arm,), verifier_rounds=(0,), skill_rounds=(2,), batch_size=6, jobs=1,
-                        verifier=str(EXAMPLE / "seed.vx") if arm == "verifier" else None, judge=False)
+    cfg = RatchetConfig(
+        arms=(arm,),
+        verifier_rounds=(0,),
+        skill_rounds=(2,),
+        batch_size=6,
+        jobs=1,
+        verifier=str(EXAMPLE / "seed.vx") if arm == "verifier" else None,
+        judge=False,
+    )
     res = run_ratchet(EXAMPLE, config=cfg, out=tmp_path / "he.vxratchet.sqlite", client=client)
     with RatchetStore(res.run_path) as s:
         rounds = s.rounds(arm)

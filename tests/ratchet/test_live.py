@@ -36,10 +36,30 @@ def test_short_co_evolution_on_humaneval_then_a_free_rerun(tmp_path, monkeypatch
     shutil.copytree(EXAMPLE, fam, ignore=shutil.ignore_patterns("__pycache__", "runs"))
 
     def ratchet(out):
-        return CliRunner().invoke(main, ["ratchet", str(fam), "--oracle", "--co", "--schedule", "1,1:2,2",
-                                         "--batch-size", "4", "--llm-budget", "1.0", "--out", str(out), "-q",
-                                         "--llm-model", "final_judge=claude-haiku-4-5", "--json",
-                                         "--cache", str(tmp_path / "verdicts.sqlite")], catch_exceptions=False)
+        return CliRunner().invoke(
+            main,
+            [
+                "ratchet",
+                str(fam),
+                "--oracle",
+                "--co",
+                "--schedule",
+                "1,1:2,2",
+                "--batch-size",
+                "4",
+                "--llm-budget",
+                "1.0",
+                "--out",
+                str(out),
+                "-q",
+                "--llm-model",
+                "final_judge=claude-haiku-4-5",
+                "--json",
+                "--cache",
+                str(tmp_path / "verdicts.sqlite"),
+            ],
+            catch_exceptions=False,
+        )
 
     first = ratchet(tmp_path / "one.vxratchet.sqlite")
     assert first.exit_code == 0, first.output

@@ -11,8 +11,8 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from llm.fake import FakeAPI
+
 from vx.families.family import Family
 from vx.ratchet import RatchetConfig, run_ratchet
 from vx.ratchet.graders import ground_truth_for
@@ -102,8 +102,9 @@ def test_the_always_pass_control_collapses_and_its_validity_is_vacuous(notes, tm
     """With nothing failing, the synthesizer learns from the 'passed' attempts' habits — shouting, which the
     control passed — and the lesson makes the solver worse; the control's report-part lift stays below the
     oracle's while its own training pass rate is 1.0 in every round."""
-    result, _model, _api = run(notes, tmp_path, arms=("oracle", "always-pass"), capacity=3, skill_rounds=(6,),
-                               final_rounds=3)
+    result, _model, _api = run(
+        notes, tmp_path, arms=("oracle", "always-pass"), capacity=3, skill_rounds=(6,), final_rounds=3
+    )
     with RatchetStore(result.run_path) as s:
         ap = s.rounds("always-pass")
         oracle = s.rounds("oracle")
@@ -115,8 +116,12 @@ def test_the_always_pass_control_collapses_and_its_validity_is_vacuous(notes, tm
     fig = result.figures
     assert fig["arms"]["always-pass"]["lift_final"] < fig["arms"]["oracle"]["lift_final"] == pytest.approx(0.6)
     assert fig["arms"]["always-pass"]["verifier_validity"] == "vacuous"
-    assert fig["retention"]["always-pass"] == {"peak": 0.0, "final": 0.0, "verifier_validity": "vacuous",
-                                               "train_pass": 1.0}
+    assert fig["retention"]["always-pass"] == {
+        "peak": 0.0,
+        "final": 0.0,
+        "verifier_validity": "vacuous",
+        "train_pass": 1.0,
+    }
 
 
 @pytest.mark.parametrize("protocol", ["two-part", "papers"])
@@ -127,8 +132,16 @@ def test_a_grader_blind_synthesizer_shows_the_control_only_under_the_two_part_pr
     (1.0: the downstream score certifies a grader that passes everything). Under the two-part protocol rollback
     cannot see it: the control keeps it and its report-part lift ends negative, while the oracle retires it
     from its training evidence."""
-    result, _model, _api = run(notes, tmp_path, model=BlindModel(spared=ROLLBACK), arms=("oracle", "always-pass"),
-                               capacity=3, skill_rounds=(6,), final_rounds=3, protocol=protocol)
+    result, _model, _api = run(
+        notes,
+        tmp_path,
+        model=BlindModel(spared=ROLLBACK),
+        arms=("oracle", "always-pass"),
+        capacity=3,
+        skill_rounds=(6,),
+        final_rounds=3,
+        protocol=protocol,
+    )
     fig = result.figures
     ret, oracle, ap = fig["retention"]["always-pass"], fig["arms"]["oracle"], fig["arms"]["always-pass"]
     assert oracle["lift_final"] == pytest.approx(0.6) and ap["verifier_validity"] == "vacuous"
@@ -143,15 +156,19 @@ def test_a_grader_blind_synthesizer_shows_the_control_only_under_the_two_part_pr
         assert ret["final"] <= 0.0 and ap["lift_final"] == pytest.approx(-0.4)
         assert ap["rollback_part"]["lift_final"] == pytest.approx(0.6)  # what rollback sees: all is well
         assert ("add-detail", "retired") in kinds and ("add-detail", "rolled_back") not in kinds
-        assert [k["name"] for k in ap_rounds[-1]["state"]["bank"]] == ["name-the-keyword", "add-detail",
-                                                                       "use-lowercase"]
+        assert [k["name"] for k in ap_rounds[-1]["state"]["bank"]] == [
+            "name-the-keyword",
+            "add-detail",
+            "use-lowercase",
+        ]
     judge = fig["judge"]["always-pass/final/task-aware"]
     assert (judge["loss"] > 0) == (protocol == "two-part")
 
 
 def test_co_evolution_alternates_phases_and_its_verifier_grades_only_training_tasks(notes, tmp_path):
-    result, _model, _api = run(notes, tmp_path, arms=("oracle", "co", "naive"), verifier_rounds=(1, 1),
-                               skill_rounds=(3, 3))
+    result, _model, _api = run(
+        notes, tmp_path, arms=("oracle", "co", "naive"), verifier_rounds=(1, 1), skill_rounds=(3, 3)
+    )
     train = {f"r{i}" for i in range(16)}
     with RatchetStore(result.run_path) as s:
         phases = s.phases("co")
@@ -197,8 +214,10 @@ class ScrambledReport:
 
     def grade_many(self, pairs):
         out = self.inner.grade_many(pairs)
-        return [type(j)(f, float(f), (), "") if t in REPORT else j
-                for (t, _), j, f in zip(pairs, out, [self.rng.random() < 0.5 for _ in pairs])]
+        return [
+            type(j)(f, float(f), (), "") if t in REPORT else j
+            for (t, _), j, f in zip(pairs, out, [self.rng.random() < 0.5 for _ in pairs])
+        ]
 
 
 def test_nothing_in_any_loop_reads_the_report_part(notes, tmp_path):
@@ -214,20 +233,43 @@ def test_nothing_in_any_loop_reads_the_report_part(notes, tmp_path):
         out = tmp_path / f"leak{k}"
         out.mkdir()
         truth = ScrambledReport(ground_truth_for(fam), seed=k)
-        result, _m, _a = run(notes, out, arms=arms, verifier_rounds=(1, 1), skill_rounds=(2, 2), capacity=3,
-                             truth=truth, judge=False)
+        result, _m, _a = run(
+            notes, out, arms=arms, verifier_rounds=(1, 1), skill_rounds=(2, 2), capacity=3, truth=truth, judge=False
+        )
         verifier = []
         for arm in ("co", "naive"):
             with RunStore(out / f"run.{arm}.verifier.vxrun.sqlite") as vs:
                 verifier.append([{k2: v for k2, v in r.items() if k2 != "seconds"} for r in vs.rounds()])
         with RatchetStore(result.run_path) as s:
-            loops = {arm: ([{c: v for c, v in r.items() if c not in ("seconds", "report_measured", "report_score")}
-                            for r in s.rounds(arm)],
-                           [(a["round"], a["kind"], a["task"], a["routed"], a["included"], a["output"], a["passed"],
-                             a["score"], a["checks"]) for a in s.attempts(arm) if a["task"] not in REPORT],
-                           [(a["round"], a["task"], a["output"]) for a in s.attempts(arm) if a["task"] in REPORT],
-                           s.capsules(arm), s.skills(arm), [{c: v for c, v in e.items() if c != "id"} for e in s.events(arm)],
-                           s.phases(arm)) for arm in arms}
+            loops = {
+                arm: (
+                    [
+                        {c: v for c, v in r.items() if c not in ("seconds", "report_measured", "report_score")}
+                        for r in s.rounds(arm)
+                    ],
+                    [
+                        (
+                            a["round"],
+                            a["kind"],
+                            a["task"],
+                            a["routed"],
+                            a["included"],
+                            a["output"],
+                            a["passed"],
+                            a["score"],
+                            a["checks"],
+                        )
+                        for a in s.attempts(arm)
+                        if a["task"] not in REPORT
+                    ],
+                    [(a["round"], a["task"], a["output"]) for a in s.attempts(arm) if a["task"] in REPORT],
+                    s.capsules(arm),
+                    s.skills(arm),
+                    [{c: v for c, v in e.items() if c != "id"} for e in s.events(arm)],
+                    s.phases(arm),
+                )
+                for arm in arms
+            }
             report = {arm: [r["report_score"] for r in s.rounds(arm)] for arm in arms}
         records.append((loops, verifier, report))
     assert records[0][0] == records[1][0]
@@ -238,8 +280,9 @@ def test_nothing_in_any_loop_reads_the_report_part(notes, tmp_path):
 def test_a_family_ground_truth_function_in_family_toml_still_works(notes, tmp_path):
     """`[ratchet] ground_truth = "truth.py:grade"` (the hook for a user family) takes precedence over the pack's
     and, being the same function here, gives the same record."""
-    (notes / "family.toml").write_text((notes / "family.toml").read_text()
-                                       + '\n[ratchet]\nground_truth = "truth.py:grade"\n')
+    (notes / "family.toml").write_text(
+        (notes / "family.toml").read_text() + '\n[ratchet]\nground_truth = "truth.py:grade"\n'
+    )
     plugin, _m, _a = run(notes, tmp_path, name="plugin", judge=False)
     with RatchetStore(plugin.run_path) as s:
         assert s.meta()["ground_truth"] == {"name": "ground-truth", "kind": "plugin", "function": "truth.py:grade"}
@@ -267,7 +310,8 @@ def test_the_ratchet_holds_no_family_names():
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-                assert not any(m.startswith(("vx.families.code", "vx.families.sql", "vx.families.report"))
-                               for m in mods), f"{path.name}:{node.lineno} imports a family"
+                assert not any(
+                    m.startswith(("vx.families.code", "vx.families.sql", "vx.families.report")) for m in mods
+                ), f"{path.name}:{node.lineno} imports a family"
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 assert node.value not in names, f"{path.name}:{node.lineno} names the family {node.value!r}"

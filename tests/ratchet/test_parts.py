@@ -105,10 +105,19 @@ def test_a_skill_never_left_out_has_no_measurable_effect():
 
 
 def test_curate_retires_harmful_then_evicts_lowest_and_keeps_newcomers():
-    bank = Bank([Skill("old-good", "lesson one two", born=1), Skill("old-meh", "lesson one two", born=1),
-                 Skill("old-bad", "lesson one two", born=1), Skill("fresh", "lesson one two", born=5)])
-    contrib = {"old-good": Contribution(0.4, 10, 7, 3), "old-meh": Contribution(0.01, 10, 7, 3),
-               "old-bad": Contribution(-0.3, 10, 7, 3)}
+    bank = Bank(
+        [
+            Skill("old-good", "lesson one two", born=1),
+            Skill("old-meh", "lesson one two", born=1),
+            Skill("old-bad", "lesson one two", born=1),
+            Skill("fresh", "lesson one two", born=5),
+        ]
+    )
+    contrib = {
+        "old-good": Contribution(0.4, 10, 7, 3),
+        "old-meh": Contribution(0.01, 10, 7, 3),
+        "old-bad": Contribution(-0.3, 10, 7, 3),
+    }
     removals = curate(bank, contrib, round_=5, capacity=2, grace=2, min_evidence=4, retire_below=-0.05)
     assert [(r.name, r.kind) for r in removals] == [("old-bad", "retired"), ("old-meh", "evicted")]
     assert bank.names == ["old-good", "fresh"]
@@ -117,17 +126,23 @@ def test_curate_retires_harmful_then_evicts_lowest_and_keeps_newcomers():
 def test_skill_validation():
     s = validate_skill({"name": "Return Not Print!", "lesson": "Return the value; never print it."}, born=3)
     assert s.name == "return-not-print" and s.general and s.born == 3
-    for bad in ({"name": "x", "lesson": "long enough lesson"}, {"name": "fine-name", "lesson": "short"},
-                {"name": "fine-name", "lesson": "long enough lesson", "extra": 1}, "not an object"):
+    for bad in (
+        {"name": "x", "lesson": "long enough lesson"},
+        {"name": "fine-name", "lesson": "short"},
+        {"name": "fine-name", "lesson": "long enough lesson", "extra": 1},
+        "not an object",
+    ):
         with pytest.raises(SkillError):
             validate_skill(bad, born=1)
 
 
 def test_synthesizer_reply_parsing_drops_duplicates_and_removed_skills():
     synth = SkillSynthesizer(client=None, adapter=Adapter("generic", "s", "c"), family="f", n=2)
-    reply = ('```json\n[{"name": "keep", "lesson": "already in the bank here"}, {"name": "gone-one", "lesson": '
-             '"removed earlier on"}, {"name": "new-one", "lesson": "a fresh lesson to add"}, {"name": "bad"}, '
-             '{"name": "new-two", "lesson": "another fresh lesson"}, {"name": "new-three", "lesson": "one too many"}]\n```')
+    reply = (
+        '```json\n[{"name": "keep", "lesson": "already in the bank here"}, {"name": "gone-one", "lesson": '
+        '"removed earlier on"}, {"name": "new-one", "lesson": "a fresh lesson to add"}, {"name": "bad"}, '
+        '{"name": "new-two", "lesson": "another fresh lesson"}, {"name": "new-three", "lesson": "one too many"}]\n```'
+    )
     new, dropped = synth.parse(reply, born=4, origin={}, bank=[Skill("keep", "x" * 20)], removed=["gone-one"])
     assert [s.name for s in new] == ["new-one", "new-two"]
     problems = {d["problem"].split(" (")[0] for d in dropped}
@@ -136,12 +151,18 @@ def test_synthesizer_reply_parsing_drops_duplicates_and_removed_skills():
 
 
 def test_routing_prefers_matching_topical_skills_and_caps_k():
-    corpus = ["sort the list of numbers ascending", "parse the date string", "count vowels in a word",
-              "merge two sorted arrays"]
+    corpus = [
+        "sort the list of numbers ascending",
+        "parse the date string",
+        "count vowels in a word",
+        "merge two sorted arrays",
+    ]
     r = Router(corpus, k=2, min_similarity=0.1, general_score=0.15)
-    skills = [Skill("date-formats", "Parse dates with an explicit format string.", when="date parsing", born=1),
-              Skill("general-habit", "Check the edge cases first.", born=2),
-              Skill("sorting-stability", "Sorted output must keep equal items in order.", when="sort sorted", born=3)]
+    skills = [
+        Skill("date-formats", "Parse dates with an explicit format string.", when="date parsing", born=1),
+        Skill("general-habit", "Check the edge cases first.", born=2),
+        Skill("sorting-stability", "Sorted output must keep equal items in order.", when="sort sorted", born=3),
+    ]
     assert r.route("parse the date string from the log", skills) == ["date-formats", "general-habit"]
     assert r.route("count vowels in a word", skills) == ["general-habit"]
     assert r.similarity("sort the numbers", skills[2]) > 0.1 > r.similarity("sort the numbers", skills[0])
@@ -160,7 +181,9 @@ def test_judge_counts_a_win_only_when_both_orders_agree():
 
 def test_solver_prompt_and_extraction():
     msg = solver_user_message("do it", [Skill("a-skill", "the lesson text")])
-    assert msg.startswith("<lessons>") and "- a-skill: the lesson text" in msg and msg.endswith("<task>\ndo it\n</task>")
+    assert (
+        msg.startswith("<lessons>") and "- a-skill: the lesson text" in msg and msg.endswith("<task>\ndo it\n</task>")
+    )
     assert solver_user_message("do it", []) == "<task>\ndo it\n</task>"
     assert first_block("text\n```python\ndef f():\n    return 1\n```\nmore") == "def f():\n    return 1"
     assert first_block("```sql\nSELECT 1\n```", ("sql",)) == "SELECT 1"

@@ -13,8 +13,13 @@ from vx.sandbox import LAYERS, Sandbox, SandboxConfig, SandboxUnavailable
 FAST = {"per_call_timeout": 0.5, "total_timeout": 8.0, "kill_grace": 0.5, "wall_factor": 2.0, "wall_slack": 1.0}
 #: For tests about what a run reports, not about its limits: CPU budgets and wall-clock backstops that
 #: a correct run meets on a loaded 2-core machine (two busy processes beside the suite).
-GENEROUS = {"per_call_timeout": 10.0, "total_timeout": 120.0, "kill_grace": 2.0, "wall_factor": 10.0,
-            "wall_slack": 10.0}
+GENEROUS = {
+    "per_call_timeout": 10.0,
+    "total_timeout": 120.0,
+    "kill_grace": 2.0,
+    "wall_factor": 10.0,
+    "wall_slack": 10.0,
+}
 
 _SANDBOXES: dict[str, Sandbox | str] = {}
 

@@ -87,16 +87,15 @@ def test_load_failures(any_sb: Sandbox) -> None:
 
 
 def test_setup_runs_first_in_the_same_namespace(any_sb: Sandbox) -> None:
-    rep = any_sb.run_calls("def f():\n    return math.floor(2.5), SEED\n", "f", [([], {})],
-                           setup="import math\nSEED = 7")
+    rep = any_sb.run_calls(
+        "def f():\n    return math.floor(2.5), SEED\n", "f", [([], {})], setup="import math\nSEED = 7"
+    )
     assert rep.calls[0].value == (2, 7)
 
 
 def test_main_guard_does_not_run_and_stdin_is_empty(any_sb: Sandbox) -> None:
     code = (
-        "print('loading')\n"
-        "if __name__ == '__main__':\n    raise SystemExit('main ran')\n"
-        "def f():\n    return input()\n"
+        "print('loading')\nif __name__ == '__main__':\n    raise SystemExit('main ran')\ndef f():\n    return input()\n"
     )
     rep = any_sb.run_calls(code, "f", [([], {})])
     assert rep.status == "ok" and rep.load_stdout == "loading\n"
@@ -139,8 +138,12 @@ def test_unchanged_arguments_are_not_sent_back_and_a_change_still_is(any_sb: San
     code = "def f(xs, d=None):\n    if d: xs.sort()\n    return len(xs)\n"
     calls = [([[3, 1, 2]], {}), ([[3, 1, 2]], {"d": {"k": 1.5}}), ([(2, 1)], {}), ([{"a": [1.0, None]}], {})]
     rep = any_sb.run_calls(code, "f", calls)
-    assert [c.args_after for c in rep.calls] == [(([3, 1, 2],), {}), (([1, 2, 3],), {"d": {"k": 1.5}}),
-                                                 (((2, 1),), {}), (({"a": [1.0, None]},), {})]
+    assert [c.args_after for c in rep.calls] == [
+        (([3, 1, 2],), {}),
+        (([1, 2, 3],), {"d": {"k": 1.5}}),
+        (((2, 1),), {}),
+        (({"a": [1.0, None]},), {}),
+    ]
     assert seen[0] is True and isinstance(seen[1], dict) and seen[2] is True and seen[3] is True
     some = any_sb.run_calls(code, "f", calls, args_after=[False, True, False, True])
     assert [c.args_after is None for c in some.calls] == [True, False, True, False]
@@ -151,8 +154,15 @@ def test_unchanged_arguments_are_not_sent_back_and_a_change_still_is(any_sb: San
 
 def test_an_unchanged_report_without_arguments_sent_is_refused() -> None:
     """A frame that says "unchanged" when the parent sent nothing to compare is a broken stream."""
-    raw = RawRun(frames=[_frame(LOAD_OK), _frame(CALL0.replace('"args_after":null', '"args_after":true')),
-                         _frame('{"t":"done"}')], returncode=0, wall_time=0.1)
+    raw = RawRun(
+        frames=[
+            _frame(LOAD_OK),
+            _frame(CALL0.replace('"args_after":null', '"args_after":true')),
+            _frame('{"t":"done"}'),
+        ],
+        returncode=0,
+        wall_time=0.1,
+    )
     assert assemble(raw, 1, "test", [1.0]).status == "crashed"
     rep = assemble(raw, 1, "test", [1.0], sent=[[(7, [8]), {}]])
     assert rep.status == "ok" and rep.calls[0].args_after == ((7, [8]), {})
@@ -188,8 +198,12 @@ def test_a_relative_budget_scales_with_the_reference_calls(any_sb: Sandbox) -> N
     from vx.sandbox import CallBudget
 
     spin = "import time\ndef f(s):\n    end = time.process_time() + s\n    while time.process_time() < end: pass\n    return s\n"
-    budgets = [CallBudget(1.0, reference=True), CallBudget(0.01, per_reference=3.0, cap=2.0),
-               CallBudget(0.01, per_reference=3.0, cap=2.0), CallBudget(0.01, per_reference=100.0, cap=0.2)]
+    budgets = [
+        CallBudget(1.0, reference=True),
+        CallBudget(0.01, per_reference=3.0, cap=2.0),
+        CallBudget(0.01, per_reference=3.0, cap=2.0),
+        CallBudget(0.01, per_reference=100.0, cap=0.2),
+    ]
     rep = any_sb.run_calls(spin, "f", [([0.1], {}), ([0.2], {}), ([0.5], {}), ([0.3], {})], timeouts=budgets)
     assert [c.status for c in rep.calls] == ["ok", "ok", "timeout", "timeout"]
     assert 0.29 <= rep.calls[1].budget <= 0.45 and rep.calls[3].budget == 0.2
@@ -317,9 +331,13 @@ def _frame(text: str) -> bytes:
     return text.encode()
 
 
-LOAD_OK = '{"t":"load","status":"ok","stdout":"","stdout_truncated":false,"exc_type":null,"exc_message":null,"line":null}'
-CALL0 = ('{"t":"call","i":0,"status":"ok","value":{"tuple":[1]},"type":"tuple","exc_type":null,'
-         '"exc_message":null,"stdout":"","stdout_truncated":false,"duration":0.1,"cpu":0.0,"budget":1.0,"args_after":null}')
+LOAD_OK = (
+    '{"t":"load","status":"ok","stdout":"","stdout_truncated":false,"exc_type":null,"exc_message":null,"line":null}'
+)
+CALL0 = (
+    '{"t":"call","i":0,"status":"ok","value":{"tuple":[1]},"type":"tuple","exc_type":null,'
+    '"exc_message":null,"stdout":"","stdout_truncated":false,"duration":0.1,"cpu":0.0,"budget":1.0,"args_after":null}'
+)
 
 
 @pytest.mark.parametrize(
@@ -365,10 +383,15 @@ def test_prepared_calls_run_as_the_calls_themselves_and_are_a_private_copy(any_s
     (``prepare_calls``). A run of prepared calls reports what a run of the calls does; a candidate that
     mutates its arguments does not change what the next candidate receives, and neither does the caller
     changing the objects it prepared them from."""
-    code = ("def f(xs, d=None, *rest):\n    if d: xs.sort()\n    if len(xs) < 3: xs.append(len(xs))\n"
-            "    return [xs, sorted(d or {}), [type(r).__name__ for r in rest]]\n")
-    calls = [([[3, 1, 2]], {}), ([[3, 1, 2]], {"d": {"k": 1.5}}),
-             ([[0], None, (2, 1), {1, 2}, frozenset({3}), b"x", 1 + 2j, True, float("inf")], {})]
+    code = (
+        "def f(xs, d=None, *rest):\n    if d: xs.sort()\n    if len(xs) < 3: xs.append(len(xs))\n"
+        "    return [xs, sorted(d or {}), [type(r).__name__ for r in rest]]\n"
+    )
+    calls = [
+        ([[3, 1, 2]], {}),
+        ([[3, 1, 2]], {"d": {"k": 1.5}}),
+        ([[0], None, (2, 1), {1, 2}, frozenset({3}), b"x", 1 + 2j, True, float("inf")], {}),
+    ]
 
     def seen(rep):  # a copy: an unchanged call's args_after are the objects that were sent
         return copy.deepcopy([(c.status, c.value, c.args_after) for c in rep.calls])

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
-import pytest
-
 from vx import doctor as doctor_module
-from vx.doctor import Check, doctor_report, python_section, sandbox_section
 from vx.cli.main import main
+from vx.doctor import Check, doctor_report, python_section, sandbox_section
 from vx.sandbox import LAYERS
 
 

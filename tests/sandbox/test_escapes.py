@@ -18,8 +18,8 @@ import time
 import uuid
 
 import pytest
-
 from conftest import TIME_MARGIN
+
 from vx.sandbox import Sandbox, SandboxConfig
 
 from .conftest import processes_with, wait_until_gone
@@ -62,10 +62,7 @@ def _spawn_marked(token: str, body: str) -> str:
 
 def test_fork_bomb_is_bounded_and_killed(sb: Sandbox) -> None:
     token = f"vx-forkbomb-{uuid.uuid4().hex}"
-    bomb = (
-        "import os, time\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n"
-        "        time.sleep(0.01)\n"
-    )
+    bomb = "import os, time\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        time.sleep(0.01)\n"
     code = _code(
         f"""
         import os, sys, time
@@ -335,7 +332,10 @@ def test_100_mb_write_is_refused(sb: Sandbox) -> None:
     assert in_workdir.status == "exception"
     assert in_workdir.exc_type == "OSError" and "too large" in in_workdir.exc_message.lower()
     assert in_tmp.status == "exception"  # too large, or (Landlock) not writable at all
-    assert (in_tmp.exc_type, "too large" in in_tmp.exc_message.lower()) in (("OSError", True), ("PermissionError", False))
+    assert (in_tmp.exc_type, "too large" in in_tmp.exc_message.lower()) in (
+        ("OSError", True),
+        ("PermissionError", False),
+    )
 
 
 def test_infinite_loop_times_out_and_later_calls_run(sb: Sandbox) -> None:
@@ -362,8 +362,9 @@ def test_sleep_loop_swallowing_every_exception_is_killed(sb: Sandbox) -> None:
     )
     # A sleeping call spends no CPU: its wall-clock backstop (here 1 x 0.5 s + 0.5 s) stops it, and the
     # parent kills the process kill_grace later when the candidate swallows that too.
-    short = Sandbox(SandboxConfig(layer=sb.layer, per_call_timeout=0.5, wall_factor=1.0, wall_slack=0.5,
-                                  kill_grace=0.5))
+    short = Sandbox(
+        SandboxConfig(layer=sb.layer, per_call_timeout=0.5, wall_factor=1.0, wall_slack=0.5, kill_grace=0.5)
+    )
     start = time.monotonic()
     rep = short.run_calls(code, "f", [([], {}), ([], {})])
     elapsed = time.monotonic() - start
@@ -699,7 +700,9 @@ def test_everything_dies_with_vx(sb: Sandbox) -> None:
 def test_many_files_cannot_fill_the_disk(sb: Sandbox) -> None:
     sized = sb.layer == "forkserver" or (sb.layer == "bwrap" and "--size" in sb.detection.plan.wrapper)
     if not sized:
-        pytest.skip("only bubblewrap (>= 0.6) and the fork server give the workdir a size limit; elsewhere time bounds it")
+        pytest.skip(
+            "only bubblewrap (>= 0.6) and the fork server give the workdir a size limit; elsewhere time bounds it"
+        )
     code = _code(
         """
         def f(where):
@@ -732,7 +735,9 @@ def test_endless_module_code_is_stopped(sb: Sandbox) -> None:
 
 def test_installed_packages_are_hidden_under_bwrap(sb: Sandbox) -> None:
     if sb.layer not in ("bwrap", "forkserver"):
-        pytest.skip("only bubblewrap (and the fork server, which runs inside it) can hide directories inside the interpreter's prefix")
+        pytest.skip(
+            "only bubblewrap (and the fork server, which runs inside it) can hide directories inside the interpreter's prefix"
+        )
     code = _code(
         """
         import os, site
@@ -746,8 +751,11 @@ def test_installed_packages_are_hidden_under_bwrap(sb: Sandbox) -> None:
 
 
 def test_segfault_is_a_crash_with_its_signal_named(sb: Sandbox) -> None:
-    rep = sb.run_calls("import ctypes\ndef f(x):\n    if x:\n        ctypes.string_at(0)\n    return x\n",
-                       "f", [([0], {}), ([1], {}), ([0], {})])
+    rep = sb.run_calls(
+        "import ctypes\ndef f(x):\n    if x:\n        ctypes.string_at(0)\n    return x\n",
+        "f",
+        [([0], {}), ([1], {}), ([0], {})],
+    )
     assert rep.status == "crashed"
     assert [c.status for c in rep.calls] == ["ok", "crashed", "not_run"]
     assert "SIGSEGV" in rep.detail

@@ -249,8 +249,9 @@ def test_frames_that_gather_are_all_taken_when_the_child_exits(fs: Sandbox, monk
     monkeypatch.setattr(forkserver, "FRAME_GATHER", 600.0)
     seen: list[int] = []
     calls = [([i], {}) for i in range(40)]
-    rep = fs.run_calls("def f(x):\n    return x * 3\n", "f", calls, timeouts=[30.0] * 40,
-                       stop=lambda i, c: seen.append(i) or False)
+    rep = fs.run_calls(
+        "def f(x):\n    return x * 3\n", "f", calls, timeouts=[30.0] * 40, stop=lambda i, c: seen.append(i) or False
+    )
     assert rep.status == "ok", rep.detail  # not the total deadline (8 s): the exit ended the wait
     assert [c.value for c in rep.calls] == [3 * i for i in range(40)] and seen == list(range(40))
     stopped = fs.run_calls("def f(x):\n    return x\n", "f", calls, timeouts=[30.0] * 40, stop=lambda i, c: i == 5)

@@ -14,11 +14,9 @@ import tracemalloc
 
 import pytest
 
-from vx.sandbox import Sandbox, SandboxConfig
-from vx.sandbox import report
+from vx.sandbox import Sandbox, SandboxConfig, report, serialize
 from vx.sandbox.report import assemble, call_outcome
 from vx.sandbox.runner import RawRun
-from vx.sandbox import serialize
 from vx.sandbox.serialize import ProtocolError, decode_value, parse_frame
 
 from .conftest import GENEROUS
@@ -30,9 +28,21 @@ DONE = b'{"t":"done"}'
 
 
 def call_frame(value: str = "1", **fields: str) -> bytes:
-    base = {"t": '"call"', "i": "0", "status": '"ok"', "value": value, "type": '"int"', "exc_type": "null",
-            "exc_message": "null", "stdout": '""', "stdout_truncated": "false", "duration": "0.001", "cpu": "0.0", "budget": "1.0",
-            "args_after": "null"}
+    base = {
+        "t": '"call"',
+        "i": "0",
+        "status": '"ok"',
+        "value": value,
+        "type": '"int"',
+        "exc_type": "null",
+        "exc_message": "null",
+        "stdout": '""',
+        "stdout_truncated": "false",
+        "duration": "0.001",
+        "cpu": "0.0",
+        "budget": "1.0",
+        "args_after": "null",
+    }
     base.update(fields)
     return ("{" + ",".join(f'"{k}":{v}' for k, v in base.items()) + "}").encode()
 
@@ -62,7 +72,7 @@ def test_a_frame_of_empty_lists_is_refused_before_it_is_decoded() -> None:
 def test_the_cost_estimate_ignores_brackets_inside_strings() -> None:
     text = json.dumps({"t": "call", "stdout": "[{," * 100_000}).encode()
     assert serialize.decode_cost(text) < 4 * len(text)  # strings cost their size, not 300 bytes per "{"
-    escaped = json.dumps({"s": 'a\\"[[[' + '\\' * 3}).encode()  # escapes inside: still one string
+    escaped = json.dumps({"s": 'a\\"[[[' + "\\" * 3}).encode()  # escapes inside: still one string
     assert serialize.decode_cost(escaped) == serialize.decode_cost(escaped.replace(b"[", b"a"))
 
 
@@ -144,10 +154,10 @@ def test_decoding_has_a_deadline() -> None:
         ("i", "0.0"),
         ("stdout", "[[[[1]]]]"),
         ("type", "17"),
-        ("value", "{\"int\":\"0x\"}"),
-        ("value", "{\"complex\":[1e308, {\"float\":\"wat\"}]}"),
+        ("value", '{"int":"0x"}'),
+        ("value", '{"complex":[1e308, {"float":"wat"}]}'),
         ("value", "[" * 5000 + "]" * 5000),
-        ("args_after", "{\"tuple\":[{\"tuple\":[]}, {\"dict\":[[[1],2]]}]}"),
+        ("args_after", '{"tuple":[{"tuple":[]}, {"dict":[[[1],2]]}]}'),
         ("args_after", "[1, 2]"),
     ],
 )
@@ -162,8 +172,12 @@ def test_malformed_call_fields_are_protocol_errors(field: str, value: str) -> No
 def test_text_fields_are_clipped_and_cleaned() -> None:
     limits = report.FrameLimits(stdout_chars=100, message_chars=50, name_chars=20)
     payload = call_frame(
-        status='"exception"', value="null", type='"' + "T" * 10_000 + '"', exc_type='"E\\ud800"',
-        exc_message='"' + "m" * 10_000 + '\\udfff"', stdout='"' + "s" * 10_000 + '"',
+        status='"exception"',
+        value="null",
+        type='"' + "T" * 10_000 + '"',
+        exc_type='"E\\ud800"',
+        exc_message='"' + "m" * 10_000 + '\\udfff"',
+        stdout='"' + "s" * 10_000 + '"',
     )
     rep = assemble(raw_run(LOAD, payload, DONE), 1, "test", [1.0], limits=limits)
     assert rep.status == "ok", rep.detail

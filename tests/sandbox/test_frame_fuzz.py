@@ -17,10 +17,33 @@ from vx.sandbox.report import RUN_STATUSES, assemble, call_outcome
 from vx.sandbox.runner import RawRun
 from vx.sandbox.serialize import ProtocolError, decode_value, parse_frame
 
-LOAD = {"t": "load", "status": "ok", "stdout": "", "stdout_truncated": False, "exc_type": None,
-        "exc_message": None, "line": None}
-VALUES = [0, -1, 2**70, 1.5, float("inf"), "é\x00", b"\xff", (1, (2,)), {1: [2]}, {3, 4}, frozenset({5}),
-          complex(1, -2), [[[]]], {"a": {"b": None}}, None, True]
+LOAD = {
+    "t": "load",
+    "status": "ok",
+    "stdout": "",
+    "stdout_truncated": False,
+    "exc_type": None,
+    "exc_message": None,
+    "line": None,
+}
+VALUES = [
+    0,
+    -1,
+    2**70,
+    1.5,
+    float("inf"),
+    "é\x00",
+    b"\xff",
+    (1, (2,)),
+    {1: [2]},
+    {3, 4},
+    frozenset({5}),
+    complex(1, -2),
+    [[[]]],
+    {"a": {"b": None}},
+    None,
+    True,
+]
 
 
 def honest_stream(rng: random.Random) -> list[bytes]:
@@ -28,17 +51,44 @@ def honest_stream(rng: random.Random) -> list[bytes]:
     frames = [json.dumps(LOAD).encode()]
     for i in range(n):
         value = rng.choice(VALUES)
-        frame = ('{"t":"call","i":%d,"status":"ok","value":%s,"type":"x","exc_type":null,"exc_message":null,'
-                 '"stdout":"out","stdout_truncated":false,"duration":0.5,"cpu":0.0,"budget":1.0,"args_after":%s}'
-                 % (i, harness.encode_value(value), '{"tuple":[{"tuple":[1]},{"dict":[]}]}' if rng.random() < 0.5
-                    else "null"))
+        frame = (
+            '{"t":"call","i":%d,"status":"ok","value":%s,"type":"x","exc_type":null,"exc_message":null,'
+            '"stdout":"out","stdout_truncated":false,"duration":0.5,"cpu":0.0,"budget":1.0,"args_after":%s}'
+            % (
+                i,
+                harness.encode_value(value),
+                '{"tuple":[{"tuple":[1]},{"dict":[]}]}' if rng.random() < 0.5 else "null",
+            )
+        )
         frames.append(frame.encode())
     frames.append(b'{"t":"done"}')
     return frames
 
 
-TOKENS = [b"[", b"]", b"{", b"}", b",", b":", b'"', b"\\", b"\\u", b"\\ud800", b"0x", b"-", b"1e999", b"1" * 400,
-          b"null", b"true", b'{"int":"0x', b'{"set":[', b'{"dict":[[', b'{"float":"nan"}', b"\xff", b"\x00"]
+TOKENS = [
+    b"[",
+    b"]",
+    b"{",
+    b"}",
+    b",",
+    b":",
+    b'"',
+    b"\\",
+    b"\\u",
+    b"\\ud800",
+    b"0x",
+    b"-",
+    b"1e999",
+    b"1" * 400,
+    b"null",
+    b"true",
+    b'{"int":"0x',
+    b'{"set":[',
+    b'{"dict":[[',
+    b'{"float":"nan"}',
+    b"\xff",
+    b"\x00",
+]
 
 
 def mutate(rng: random.Random, data: bytes) -> bytes:
@@ -51,11 +101,11 @@ def mutate(rng: random.Random, data: bytes) -> bytes:
         elif op == 1:  # insert a token
             data[at:at] = rng.choice(TOKENS)
         elif op == 2 and data:  # delete a span
-            del data[at:at + rng.randrange(1, 8)]
+            del data[at : at + rng.randrange(1, 8)]
         elif op == 3:  # duplicate a span
-            data[at:at] = data[at:at + rng.randrange(1, 40)]
+            data[at:at] = data[at : at + rng.randrange(1, 40)]
         else:  # replace a number
-            data[at:at + 1] = str(rng.choice([-1, 2**64, 10**400, 0.1, -0.0])).encode()
+            data[at : at + 1] = str(rng.choice([-1, 2**64, 10**400, 0.1, -0.0])).encode()
     return bytes(data)
 
 
@@ -95,11 +145,20 @@ def test_many_more_mutated_streams() -> None:
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=8) | st.sampled_from(["0x", "-0x1f", "inf", "nan", "tuple", "set", "dict", "int", "bytes"]),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
-        st.sampled_from(["tuple", "set", "frozenset", "dict", "bytes", "complex", "float", "int", "x"]), inner,
-        max_size=2),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8)
+    | st.sampled_from(["0x", "-0x1f", "inf", "nan", "tuple", "set", "dict", "int", "bytes"]),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(["tuple", "set", "frozenset", "dict", "bytes", "complex", "float", "int", "x"]),
+            inner,
+            max_size=2,
+        )
+    ),
     max_leaves=12,
 )
 
@@ -131,9 +190,11 @@ def test_a_small_frame_with_a_flood_of_members_is_still_refused() -> None:
     """Unmeasured small frames still have their keys checked: extra members in the frame or in a value's
     tag are a protocol error, as the member count refused them before."""
     keys = ",".join(f'"k{i}":0' for i in range(60))
-    frame = ('{"t":"call","i":0,"status":"ok","value":{"tuple":[1],%s},"type":"x","exc_type":null,'
-             '"exc_message":null,"stdout":"","stdout_truncated":false,"duration":0.5,"cpu":0.0,"budget":1.0,'
-             '"args_after":null}' % keys).encode()
+    frame = (
+        '{"t":"call","i":0,"status":"ok","value":{"tuple":[1],%s},"type":"x","exc_type":null,'
+        '"exc_message":null,"stdout":"","stdout_truncated":false,"duration":0.5,"cpu":0.0,"budget":1.0,'
+        '"args_after":null}' % keys
+    ).encode()
     assert len(frame) < 4096
     assert call_outcome(frame, 0) is None  # refused (not a valid report of call 0)
     with pytest.raises(ProtocolError):

@@ -63,8 +63,9 @@ def test_probe_reports_the_wrappers_own_error() -> None:
     except SandboxUnavailable as exc:
         pytest.skip(str(exc))
     message = "bwrap: setting up uid map: Permission denied"
-    broken = Plan(layer="bwrap", python=sb.detection.python,
-                  wrapper=("sh", "-c", f"echo '{message}' >&2; exit 1", "--"))
+    broken = Plan(
+        layer="bwrap", python=sb.detection.python, wrapper=("sh", "-c", f"echo '{message}' >&2; exit 1", "--")
+    )
     ok, why, _ = sb._probe(broken, 64)
     assert not ok and why == message
 
@@ -72,7 +73,9 @@ def test_probe_reports_the_wrappers_own_error() -> None:
 def test_describe_lists_unavailable_layers(fresh_detection, monkeypatch) -> None:
     import vx.sandbox as package
 
-    monkeypatch.setattr(package, "detect", lambda config, probe, all_layers=False: detect(config, _failing("forkserver", "bwrap")))
+    monkeypatch.setattr(
+        package, "detect", lambda config, probe, all_layers=False: detect(config, _failing("forkserver", "bwrap"))
+    )
     sb = Sandbox(SandboxConfig())
     text = sb.describe()
     assert text.startswith("sandbox layer: unshare")
@@ -100,7 +103,9 @@ def test_every_fallback_variant_runs_here() -> None:
     assert plans
     for plan in plans:
         ok, why, _ = sb._probe(plan, 64 + 1000)
-        assert ok, f"{plan.layer} variant (landlock={plan.landlock is not None}, seccomp={plan.seccomp is not None}, wrapper={plan.wrapper[:3]}) failed: {why}"
+        assert ok, (
+            f"{plan.layer} variant (landlock={plan.landlock is not None}, seccomp={plan.seccomp is not None}, wrapper={plan.wrapper[:3]}) failed: {why}"
+        )
     assert SECCOMP_RULES
 
 

@@ -25,7 +25,7 @@ import pytest
 
 from vx.sandbox import LAYERS, Sandbox, SandboxConfig
 
-from .conftest import FAST, sandbox_for
+from .conftest import sandbox_for
 
 
 def _documented(sb: Sandbox, hole: str) -> bool:
@@ -161,8 +161,10 @@ def test_a_fork_bomb_does_not_starve_a_concurrent_candidate(layer: str) -> None:
         assert not bomb_done.is_set(), "the fork bomb ended too early to test anything"
         # an honest candidate that starts one process of its own (as subprocess or
         # multiprocessing code does)
-        honest = ("import os\ndef f(x):\n    pid = os.fork()\n    if pid == 0:\n        os._exit(7)\n"
-                  "    return x + os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) - 6\n")
+        honest = (
+            "import os\ndef f(x):\n    pid = os.fork()\n    if pid == 0:\n        os._exit(7)\n"
+            "    return x + os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) - 6\n"
+        )
         reports = [sb.run_calls(honest, "f", [([i], {})]) for i in range(3)]
     finally:
         thread.join()
@@ -186,10 +188,14 @@ def test_a_layer_without_seccomp_or_private_uids_names_its_holes(any_sb: Sandbox
     from vx.sandbox.layers import LIMIT_TEXT, known_limits
 
     d = any_sb.detection
-    weak = attrs.evolve(d, plan=attrs.evolve(d.plan, layer="rlimits", seccomp=None, private_uids=None,
-                                             landlock=None), userns=False)
+    weak = attrs.evolve(
+        d, plan=attrs.evolve(d.plan, layer="rlimits", seccomp=None, private_uids=None, landlock=None), userns=False
+    )
     assert set(known_limits(weak)) == {"unix-sockets", "shared-nproc", "host-files", "host-ipc"}
-    strong = attrs.evolve(d, plan=attrs.evolve(d.plan, layer="rlimits", seccomp={"rules": []},
-                                               private_uids=(1, 2), landlock={"read": []}), userns=False)
+    strong = attrs.evolve(
+        d,
+        plan=attrs.evolve(d.plan, layer="rlimits", seccomp={"rules": []}, private_uids=(1, 2), landlock={"read": []}),
+        userns=False,
+    )
     assert known_limits(strong) == ()
     assert all(f"({hole})" in LIMIT_TEXT[hole] for hole in LIMIT_TEXT)

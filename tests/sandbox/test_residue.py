@@ -71,8 +71,9 @@ sys.stdin.read()   # keep running until the driver has counted
 
 
 def test_no_zombie_accumulates_while_vx_runs_and_none_is_left_at_exit(sb: Sandbox) -> None:
-    done = subprocess.run([sys.executable, "-c", DRIVER, VX.format(layer=sb.layer)], capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, VX.format(layer=sb.layer)], capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["vx"] == ["ok", "timeout"] * 6

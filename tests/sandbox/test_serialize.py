@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import enum
+import json
 import math
 
 import pytest
@@ -18,8 +19,6 @@ from vx.sandbox.serialize import (
     encode_request,
     parse_frame,
 )
-
-import json
 
 scalars = (
     st.none()
@@ -38,11 +37,13 @@ hashables = st.recursive(
 )
 values = st.recursive(
     scalars,
-    lambda inner: st.lists(inner, max_size=4)
-    | st.lists(inner, max_size=4).map(tuple)
-    | st.dictionaries(hashables, inner, max_size=4)
-    | st.sets(hashables, max_size=4)
-    | st.frozensets(hashables, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.lists(inner, max_size=4).map(tuple)
+        | st.dictionaries(hashables, inner, max_size=4)
+        | st.sets(hashables, max_size=4)
+        | st.frozensets(hashables, max_size=4)
+    ),
     max_leaves=20,
 )
 
@@ -178,9 +179,17 @@ _raws = st.none() | st.sampled_from(["true", "[1,2]", '{"tuple":[[1],{"dict":[]}
 @given(
     st.integers(min_value=0, max_value=10**6),
     st.sampled_from(["ok", "exception", "timeout", "unserializable"]),
-    _raws, _texts, _texts, _texts, st.text(max_size=40), st.booleans(),
-    st.floats(allow_nan=True, allow_infinity=True), st.floats(min_value=0), st.floats(min_value=0),
-    _raws, st.booleans(),
+    _raws,
+    _texts,
+    _texts,
+    _texts,
+    st.text(max_size=40),
+    st.booleans(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.floats(min_value=0),
+    st.floats(min_value=0),
+    _raws,
+    st.booleans(),
 )
 def test_a_call_frame_is_the_frame_written_field_by_field(
     i, status, value, type_name, exc_type, exc_message, stdout, truncated, duration, cpu, budget, after, raised
@@ -190,14 +199,42 @@ def test_a_call_frame_is_the_frame_written_field_by_field(
     import os
 
     raw = [None if v is None else harness._Raw(v) for v in (value, after)]
-    fields = [("t", "call"), ("i", i), ("status", status), ("value", raw[0]), ("type", type_name),
-              ("exc_type", exc_type), ("exc_message", exc_message), ("stdout", stdout),
-              ("stdout_truncated", truncated), ("duration", duration), ("cpu", cpu), ("budget", budget),
-              ("args_after", raw[1]), ("raised", raised)]
+    fields = [
+        ("t", "call"),
+        ("i", i),
+        ("status", status),
+        ("value", raw[0]),
+        ("type", type_name),
+        ("exc_type", exc_type),
+        ("exc_message", exc_message),
+        ("stdout", stdout),
+        ("stdout_truncated", truncated),
+        ("duration", duration),
+        ("cpu", cpu),
+        ("budget", budget),
+        ("args_after", raw[1]),
+        ("raised", raised),
+    ]
     written = []
-    for write in (lambda fd: harness._frame(fd, fields),
-                  lambda fd: harness._call_frame(fd, i, status, raw[0], type_name, exc_type, exc_message, stdout,
-                                                 truncated, duration, cpu, budget, raw[1], raised)):
+    for write in (
+        lambda fd: harness._frame(fd, fields),
+        lambda fd: harness._call_frame(
+            fd,
+            i,
+            status,
+            raw[0],
+            type_name,
+            exc_type,
+            exc_message,
+            stdout,
+            truncated,
+            duration,
+            cpu,
+            budget,
+            raw[1],
+            raised,
+        ),
+    ):
         r, w = os.pipe()
         try:
             write(w)

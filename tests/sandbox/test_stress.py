@@ -33,8 +33,10 @@ def test_concurrent_mixed_candidates_stay_separate(sb: Sandbox) -> None:
         "loop": ("def f(x):\n    while True:\n        pass\n", lambda x: ("ok", ["timeout"])),
         "exit": ("import os\ndef f(x):\n    os._exit(3)\n", lambda x: ("crashed", ["crashed"])),
         "daemon": (daemon, lambda x: ("ok", [x])),
-        "global": ("import builtins\ndef f(x):\n    builtins.seen = getattr(builtins, 'seen', 0) + 1\n    return builtins.seen\n",
-                   lambda x: ("ok", [1])),
+        "global": (
+            "import builtins\ndef f(x):\n    builtins.seen = getattr(builtins, 'seen', 0) + 1\n    return builtins.seen\n",
+            lambda x: ("ok", [1]),
+        ),
     }
     jobs = [(name, i) for i in range(12) for name in kinds]
 

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import click
 
-from vx.cli.common import (COUNT, POSITIVE_INT, cache_options, console, dump_document, err_console, esc,
-                           friendly_errors, open_cache)
+from vx.cli.common import (
+    COUNT,
+    POSITIVE_INT,
+    cache_options,
+    console,
+    dump_document,
+    err_console,
+    esc,
+    friendly_errors,
+    open_cache,
+)
 
 
 @click.group("anchor")
@@ -22,8 +31,16 @@ def anchor_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the suggestions as JSON (schema vx-anchor-suggest/1).")
 @cache_options
 @friendly_errors
-def suggest_cmd(family_dir: str, n: int, rounds: int, seed: int, jobs: int | None, as_json: bool,
-                cache_path: str | None, no_cache: bool) -> None:
+def suggest_cmd(
+    family_dir: str,
+    n: int,
+    rounds: int,
+    seed: int,
+    jobs: int | None,
+    as_json: bool,
+    cache_path: str | None,
+    no_cache: bool,
+) -> None:
     """Rank FAMILY's unlabeled train items by how much a label would tell evolution: items on which the
     best expressions of a short evolution disagree, and items where one op fires and nothing confirms it.
     Label them with `vx anchor label`."""
@@ -31,13 +48,16 @@ def suggest_cmd(family_dir: str, n: int, rounds: int, seed: int, jobs: int | Non
 
     cache = open_cache(cache_path, no_cache)
     status = (lambda msg: None) if as_json else (lambda msg: err_console.print(f"[dim]{esc(msg)}[/]"))
-    res = suggest(family_dir, n=n, rounds=rounds, seed=seed, jobs=jobs, cache=cache, on_status=status,
-                  progress=not as_json)
+    res = suggest(
+        family_dir, n=n, rounds=rounds, seed=seed, jobs=jobs, cache=cache, on_status=status, progress=not as_json
+    )
     if as_json:
         dump_document("vx-anchor-suggest/1", res.as_dict())
         return
-    console.print(f"[bold]{len(res.items)} item(s) of {esc(res.family)} to label[/] (from a {res.rounds}-round "
-                  f"evolution; its best expressions:)")
+    console.print(
+        f"[bold]{len(res.items)} item(s) of {esc(res.family)} to label[/] (from a {res.rounds}-round "
+        f"evolution; its best expressions:)"
+    )
     for text, objective in res.elites[:3]:
         console.print(f"  {objective:.4f}  {esc(text)}")
     for k, s in enumerate(res.items, 1):
@@ -53,8 +73,9 @@ def suggest_cmd(family_dir: str, n: int, rounds: int, seed: int, jobs: int | Non
 def _show_output(output: object) -> None:
     """The graded output, as plain text (escaped: it is untrusted), cut at 4000 characters."""
     text = output if isinstance(output, str) else repr(output)
-    console.print(esc(text[:4000]) + ("\n… (cut at 4000 characters)" if len(text) > 4000 else ""), markup=True,
-                  highlight=False)
+    console.print(
+        esc(text[:4000]) + ("\n… (cut at 4000 characters)" if len(text) > 4000 else ""), markup=True, highlight=False
+    )
 
 
 @anchor_group.command("label")

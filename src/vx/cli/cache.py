@@ -14,7 +14,12 @@ def cache_group():
 
 
 @cache_group.command("info")
-@click.option("--cache", "cache_path", type=click.Path(dir_okay=False), help="Cache file (default: $VX_CACHE or ~/.cache/vx/verdicts.sqlite).")
+@click.option(
+    "--cache",
+    "cache_path",
+    type=click.Path(dir_okay=False),
+    help="Cache file (default: $VX_CACHE or ~/.cache/vx/verdicts.sqlite).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON (schema vx-cache-info/1).")
 def info(cache_path, as_json):
     """Where the cache is, how big, and how many verdicts per op."""
@@ -36,8 +41,12 @@ def info(cache_path, as_json):
 
 
 @cache_group.command("clear")
-@click.option("--cache", "cache_path", type=click.Path(dir_okay=False),
-              help="Cache file (default: $VX_CACHE or ~/.cache/vx/verdicts.sqlite).")
+@click.option(
+    "--cache",
+    "cache_path",
+    type=click.Path(dir_okay=False),
+    help="Cache file (default: $VX_CACHE or ~/.cache/vx/verdicts.sqlite).",
+)
 @click.option("--op", "op_name", default=None, help="Only this op's verdicts.")
 def clear(cache_path, op_name):
     """Delete cached verdicts (all, or one op's)."""

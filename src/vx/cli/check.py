@@ -96,11 +96,19 @@ def check_text(text: str, filename: str, known_ops: Iterable[str] | None) -> tup
 
 @click.command("check")
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@click.option("--ops", default=None, metavar="A,B,C",
-              help="Comma-separated names of the ops that exist; any other op is an error.")
-@click.option("--family", "family_dir", default=None, type=click.Path(exists=True, file_okay=False),
-              help="Take the known ops from this family's op pool (default: the family.toml found above "
-                   "each file, if any).")
+@click.option(
+    "--ops",
+    default=None,
+    metavar="A,B,C",
+    help="Comma-separated names of the ops that exist; any other op is an error.",
+)
+@click.option(
+    "--family",
+    "family_dir",
+    default=None,
+    type=click.Path(exists=True, file_okay=False),
+    help="Take the known ops from this family's op pool (default: the family.toml found above each file, if any).",
+)
 def check(paths: tuple[str, ...], ops: str | None, family_dir: str | None) -> None:
     """Check .vx files: syntax, unknown ops (with the nearest names), duplicate children,
     vote K out of range, and subtrees that can never fire or never be clean.

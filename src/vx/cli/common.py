@@ -70,9 +70,11 @@ def friendly_errors(fn: Callable) -> Callable:
             if isinstance(what, str) and " " in what.strip():
                 raise UserError(what) from None
             # a bare key is no message ("error: 101"): say what is missing and where it was looked up
-            raise UserError(f"{getattr(fn, '__name__', 'vx')}: nothing is recorded under {what!r} (a missing key: "
-                            "the input is incomplete or damaged; if it is not, this is a vx bug: please report "
-                            "it)") from None
+            raise UserError(
+                f"{getattr(fn, '__name__', 'vx')}: nothing is recorded under {what!r} (a missing key: "
+                "the input is incomplete or damaged; if it is not, this is a vx bug: please report "
+                "it)"
+            ) from None
 
     return wrapper
 
@@ -114,21 +116,29 @@ FINITE = _Number(float)
 
 def show_option(default: int, what: str) -> Callable:
     """``--show N``: how many of `what` a command lists (``--json`` has all)."""
-    return click.option("--show", type=COUNT, default=default, show_default=True,
-                        help=f"How many {what} to list (--json lists all).")
+    return click.option(
+        "--show", type=COUNT, default=default, show_default=True, help=f"How many {what} to list (--json lists all)."
+    )
 
 
 def cache_options(fn: Callable) -> Callable:
     fn = click.option("--no-cache", is_flag=True, help="Do not read or write the verdict cache.")(fn)
-    fn = click.option("--cache", "cache_path", type=click.Path(dir_okay=False),
-                      help="Verdict cache file (default: $VX_CACHE or ~/.cache/vx/verdicts.sqlite).")(fn)
+    fn = click.option(
+        "--cache",
+        "cache_path",
+        type=click.Path(dir_okay=False),
+        help="Verdict cache file (default: $VX_CACHE or ~/.cache/vx/verdicts.sqlite).",
+    )(fn)
     return fn
 
 
 def run_options(fn: Callable) -> Callable:
-    fn = click.option("--timeout", type=POSITIVE, default=10.0, show_default=True,
-                      help="Time limit per op call, in seconds.")(fn)
-    fn = click.option("--jobs", "-j", type=POSITIVE_INT, default=None, help="Worker processes (default: CPU count).")(fn)
+    fn = click.option(
+        "--timeout", type=POSITIVE, default=10.0, show_default=True, help="Time limit per op call, in seconds."
+    )(fn)
+    fn = click.option("--jobs", "-j", type=POSITIVE_INT, default=None, help="Worker processes (default: CPU count).")(
+        fn
+    )
     return fn
 
 

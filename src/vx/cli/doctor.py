@@ -30,16 +30,26 @@ def doctor(as_json: bool, brief: bool) -> None:
         # one line per check whatever the terminal's width: a script reads them line by line
         layer = next((c for c in checks if c.name in ("sandbox layer", "sandbox")), None)
         if layer is not None:
-            console.print(f"vx doctor: model code runs in [{_STYLE[layer.status]}]"
-                          f"{esc(_one_line(layer.detail.split(' - ')[0]))}[/]"
-                          + ("" if layer.status == "ok" else f" ({layer.status})"), highlight=False, soft_wrap=True)
+            console.print(
+                f"vx doctor: model code runs in [{_STYLE[layer.status]}]"
+                f"{esc(_one_line(layer.detail.split(' - ')[0]))}[/]"
+                + ("" if layer.status == "ok" else f" ({layer.status})"),
+                highlight=False,
+                soft_wrap=True,
+            )
         for check in checks:
             if check.status in ("warn", "fail") and check is not layer:
-                console.print(f"  [{_STYLE[check.status]}]{check.status}[/] {esc(_one_line(check.name))}: "
-                              f"{esc(_one_line(check.detail))}", highlight=False, soft_wrap=True)
+                console.print(
+                    f"  [{_STYLE[check.status]}]{check.status}[/] {esc(_one_line(check.name))}: "
+                    f"{esc(_one_line(check.detail))}",
+                    highlight=False,
+                    soft_wrap=True,
+                )
     elif as_json:
-        dump_document("vx-doctor/1", {"ok": not any(c.status == "fail" for c in checks),
-                                      "checks": [attrs.asdict(c) for c in checks]})
+        dump_document(
+            "vx-doctor/1",
+            {"ok": not any(c.status == "fail" for c in checks), "checks": [attrs.asdict(c) for c in checks]},
+        )
     else:
         table = Table(title="vx doctor", title_justify="left", show_lines=False)
         table.add_column("check", no_wrap=True)

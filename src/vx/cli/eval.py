@@ -7,8 +7,20 @@ import sys
 import click
 from rich.table import Table
 
-from vx.cli.common import (COUNT, FINITE, UserError, cache_options, console, dump_json, err_console, esc, fmt_num,
-                           friendly_errors, open_cache, run_options)
+from vx.cli.common import (
+    COUNT,
+    FINITE,
+    UserError,
+    cache_options,
+    console,
+    dump_json,
+    err_console,
+    esc,
+    fmt_num,
+    friendly_errors,
+    open_cache,
+    run_options,
+)
 
 
 def load_verifier(expr_path: str, family_dir: str | None):
@@ -28,16 +40,18 @@ def evaluate_split(verifier, fam, dataset: str, *, jobs, timeout, cache, progres
     """Grade a split; returns (evaluation, agreement or None, op summaries) (`vx.evaluation.evaluate`)."""
     from vx.evaluation import evaluate
 
-    ev = evaluate(verifier, dataset, family=fam, jobs=jobs, timeout=timeout, cache=cache, progress=progress,
-                  executor=executor)
+    ev = evaluate(
+        verifier, dataset, family=fam, jobs=jobs, timeout=timeout, cache=cache, progress=progress, executor=executor
+    )
     return ev, (ev.metrics if dataset != "train" else None), ev.op_stats
 
 
 def failure_rows(app):
     rows = []
     for (op_name, kind), fs in sorted(app.failure_summary().items()):
-        rows.append({"op": op_name, "kind": kind, "count": len(fs), "example_item": fs[0].item,
-                     "example_error": fs[0].error})
+        rows.append(
+            {"op": op_name, "kind": kind, "count": len(fs), "example_item": fs[0].item, "example_error": fs[0].error}
+        )
     return rows
 
 
@@ -55,47 +69,127 @@ def print_failures(app) -> None:
 
 @click.command("eval")
 @click.argument("expr_path", metavar="EXPR.vx", type=click.Path(exists=True, dir_okay=False))
-@click.option("--dataset", "-d", type=click.Choice(["dev", "train", "locked"]), default="dev", show_default=True,
-              help="Which split to evaluate on (locked: a person auditing; never used by evolution).")
-@click.option("--family", "family_dir", type=click.Path(exists=True, file_okay=False),
-              help="Family directory (default: the nearest family.toml above EXPR.vx).")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the whole evaluation as JSON (schema vx-eval/1; `vx report` renders it).")
-@click.option("--export", "-o", "export_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-              help="Write one row per item (id, task, label, final verdict, every op's verdict and message) to "
-                   "FILE: .csv, .jsonl or .parquet (needs pyarrow).")
-@click.option("--csv-formulas", is_flag=True,
-              help="In a .csv export, write cells that begin with = + - @ or a tab as they are (by default they get a "
-                   "leading ' so that a spreadsheet shows them as text instead of running them as formulas).")
-@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-              help="Write a self-contained page browsing every item (filters, failure capsules) to FILE.")
-@click.option("--fail-under", type=FINITE, default=None, metavar="X",
-              help="Exit 1 when the chosen --metric is below X (a CI gate): a number from 0 to 1 (from -1 for "
-                   "kappa), checked before anything is graded.")
-@click.option("--metric", type=click.Choice(METRIC_CHOICES), default="accuracy", show_default=True,
-              help="The agreement figure --fail-under gates on.")
+@click.option(
+    "--dataset",
+    "-d",
+    type=click.Choice(["dev", "train", "locked"]),
+    default="dev",
+    show_default=True,
+    help="Which split to evaluate on (locked: a person auditing; never used by evolution).",
+)
+@click.option(
+    "--family",
+    "family_dir",
+    type=click.Path(exists=True, file_okay=False),
+    help="Family directory (default: the nearest family.toml above EXPR.vx).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the whole evaluation as JSON (schema vx-eval/1; `vx report` renders it).",
+)
+@click.option(
+    "--export",
+    "-o",
+    "export_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="Write one row per item (id, task, label, final verdict, every op's verdict and message) to "
+    "FILE: .csv, .jsonl or .parquet (needs pyarrow).",
+)
+@click.option(
+    "--csv-formulas",
+    is_flag=True,
+    help="In a .csv export, write cells that begin with = + - @ or a tab as they are (by default they get a "
+    "leading ' so that a spreadsheet shows them as text instead of running them as formulas).",
+)
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="Write a self-contained page browsing every item (filters, failure capsules) to FILE.",
+)
+@click.option(
+    "--fail-under",
+    type=FINITE,
+    default=None,
+    metavar="X",
+    help="Exit 1 when the chosen --metric is below X (a CI gate): a number from 0 to 1 (from -1 for "
+    "kappa), checked before anything is graded.",
+)
+@click.option(
+    "--metric",
+    type=click.Choice(METRIC_CHOICES),
+    default="accuracy",
+    show_default=True,
+    help="The agreement figure --fail-under gates on.",
+)
 @click.option("--show", type=COUNT, default=20, show_default=True, help="How many disagreeing items to list.")
-@click.option("--max-op-failures", type=COUNT, default=0, show_default=True,
-              help="Exit 3 when ops failed on the infrastructure side (raised, timed out, lost their worker) on "
-                   "more items than this; the failures table names them.")
+@click.option(
+    "--max-op-failures",
+    type=COUNT,
+    default=0,
+    show_default=True,
+    help="Exit 3 when ops failed on the infrastructure side (raised, timed out, lost their worker) on "
+    "more items than this; the failures table names them.",
+)
 @run_options
 @cache_options
-@click.option("--executor", type=click.Choice(["local", "dask"]), default=None,
-              help="Where the ops run: this machine's worker processes (default, or $VX_EXECUTOR), or a Dask "
-                   "cluster (--scheduler, $VX_DASK_SCHEDULER, else a local cluster of --jobs workers). "
-                   "See docs/scale.md.")
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "dask"]),
+    default=None,
+    help="Where the ops run: this machine's worker processes (default, or $VX_EXECUTOR), or a Dask "
+    "cluster (--scheduler, $VX_DASK_SCHEDULER, else a local cluster of --jobs workers). "
+    "See docs/scale.md.",
+)
 @click.option("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler address (tcp://host:8786).")
-@click.option("--shard", default=None, metavar="I/N",
-              help="Grade only every N-th item, starting at the I-th (1-based), and write a partial matrix "
-                   "to --out; join the shards with `vx matrix merge`.")
-@click.option("--matrix", "out_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-              help="Write the verdict matrix to FILE (vx-matrix/1 JSON); required with --shard. (Not to be "
-                   "confused with -o/--export, the per-item rows.)")
-@click.option("--out", "legacy_out", type=click.Path(dir_okay=False), default=None, hidden=True,
-              help="The old name of --matrix.")
+@click.option(
+    "--shard",
+    default=None,
+    metavar="I/N",
+    help="Grade only every N-th item, starting at the I-th (1-based), and write a partial matrix "
+    "to --out; join the shards with `vx matrix merge`.",
+)
+@click.option(
+    "--matrix",
+    "out_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="Write the verdict matrix to FILE (vx-matrix/1 JSON); required with --shard. (Not to be "
+    "confused with -o/--export, the per-item rows.)",
+)
+@click.option(
+    "--out", "legacy_out", type=click.Path(dir_okay=False), default=None, hidden=True, help="The old name of --matrix."
+)
 @friendly_errors
-def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, csv_formulas, html_path, fail_under, metric, show,
-             max_op_failures, jobs, timeout, cache_path, no_cache, executor, scheduler, shard, out_path, legacy_out):
+def eval_cmd(
+    expr_path,
+    dataset,
+    family_dir,
+    as_json,
+    export_path,
+    csv_formulas,
+    html_path,
+    fail_under,
+    metric,
+    show,
+    max_op_failures,
+    jobs,
+    timeout,
+    cache_path,
+    no_cache,
+    executor,
+    scheduler,
+    shard,
+    out_path,
+    legacy_out,
+):
     """Evaluate the verifier EXPR.vx on a split of its family.
 
     Prints agreement with the labels, a per-op table and the items where the verifier and the
@@ -108,19 +202,25 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, csv_formulas,
     if legacy_out is not None:
         if out_path is not None:
             raise click.UsageError("--out is the old name of --matrix: give one of them")
-        err_console.print("[yellow]note[/]: vx eval --out is now --matrix (the verdict matrix file; -o/--export "
-                          "writes the per-item rows)")
+        err_console.print(
+            "[yellow]note[/]: vx eval --out is now --matrix (the verdict matrix file; -o/--export "
+            "writes the per-item rows)"
+        )
         out_path = legacy_out
     if export_path:
         check_export_path(export_path)
     if fail_under is not None:  # checked before anything is graded
         low = -1.0 if metric == "kappa" else 0.0
         if not low <= fail_under <= 1.0:
-            raise click.BadParameter(f"{fail_under:g} is outside the range of {metric}: give a number from {low:g} to 1",
-                                     param_hint="'--fail-under'")
+            raise click.BadParameter(
+                f"{fail_under:g} is outside the range of {metric}: give a number from {low:g} to 1",
+                param_hint="'--fail-under'",
+            )
         if dataset == "train":
-            raise click.BadParameter("the train split is unlabeled: there is no agreement to gate on; use "
-                                     "--dataset dev or locked", param_hint="'--fail-under'")
+            raise click.BadParameter(
+                "the train split is unlabeled: there is no agreement to gate on; use --dataset dev or locked",
+                param_hint="'--fail-under'",
+            )
     verifier, fam = load_verifier(expr_path, family_dir)
     cache = open_cache(cache_path, no_cache)
     from vx.ops.executors import make_executor
@@ -128,19 +228,38 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, csv_formulas,
     runner = make_executor(executor, jobs=jobs, address=scheduler)
     try:
         if shard is not None:
-            _eval_shard(verifier, fam, dataset, shard, out_path, jobs=jobs, timeout=timeout, cache=cache,
-                        executor=runner, as_json=as_json)
+            _eval_shard(
+                verifier,
+                fam,
+                dataset,
+                shard,
+                out_path,
+                jobs=jobs,
+                timeout=timeout,
+                cache=cache,
+                executor=runner,
+                as_json=as_json,
+            )
             return
-        ev, agr, summ = evaluate_split(verifier, fam, dataset, jobs=jobs, timeout=timeout, cache=cache,
-                                       progress=progress_for(as_json), executor=runner)
+        ev, agr, summ = evaluate_split(
+            verifier,
+            fam,
+            dataset,
+            jobs=jobs,
+            timeout=timeout,
+            cache=cache,
+            progress=progress_for(as_json),
+            executor=runner,
+        )
         split, grading = ev.items, ev.grading
     finally:
         runner.close()
         if cache is not None:
             cache.close()  # (its path is still printed below)
     if out_path:
-        _matrix_file(verifier, fam, dataset, grading.application, (1, 1), len(split),
-                     list(range(len(split)))).save(out_path)
+        _matrix_file(verifier, fam, dataset, grading.application, (1, 1), len(split), list(range(len(split)))).save(
+            out_path
+        )
     app = grading.application
     if export_path:
         err_console.print(f"wrote {len(ev.items)} rows to {write_export(ev, export_path, csv_formulas)}")
@@ -150,14 +269,23 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, csv_formulas,
     items = []
     for it, final in zip(ev.items, grading.finals):
         fired = [op for op in app.matrix.op_names if app.matrix.get(it.id, op) == 1]
-        items.append({"id": it.id, "task": it.task, "label": it.hard_label(), "verdict": final.value,
-                      "fired": [{"op": op, "message": app.message(it.id, op)} for op in fired]})
+        items.append(
+            {
+                "id": it.id,
+                "task": it.task,
+                "label": it.hard_label(),
+                "verdict": final.value,
+                "fired": [{"op": op, "message": app.message(it.id, op)} for op in fired],
+            }
+        )
     disagree = [r for r in items if r["label"] is not None and (r["verdict"] == "fail") != (r["label"] == "fail")]
     if as_json:
         dump_json(ev.as_dict())  # a superset of the rows above: every op's verdict, the trace, the output
     else:
-        console.print(f"[bold]vx eval[/] {esc(expr_path)} — family [cyan]{esc(fam.name)}[/], split [cyan]{dataset}[/] "
-                      f"({len(split)} items)")
+        console.print(
+            f"[bold]vx eval[/] {esc(expr_path)} — family [cyan]{esc(fam.name)}[/], split [cyan]{dataset}[/] "
+            f"({len(split)} items)"
+        )
         from vx.dsl.printer import to_text
 
         console.print(f"expression: [green]{esc(to_text(verifier.expr, width=10_000))}[/]")
@@ -167,33 +295,64 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, csv_formulas,
             t = Table(title="agreement with labels (abstain counts as pass)", title_justify="left")
             for c in ("accuracy", "recall-weighted", "balanced acc", "fail recall", "pass recall", "κ", "coverage"):
                 t.add_column(c, justify="right")
-            t.add_row(*(fmt_num(x) for x in (agr.accuracy, agr.recall_weighted, agr.balanced_accuracy,
-                                              agr.fail_recall, agr.pass_recall, agr.kappa, agr.coverage)))
+            t.add_row(
+                *(
+                    fmt_num(x)
+                    for x in (
+                        agr.accuracy,
+                        agr.recall_weighted,
+                        agr.balanced_accuracy,
+                        agr.fail_recall,
+                        agr.pass_recall,
+                        agr.kappa,
+                        agr.coverage,
+                    )
+                )
+            )
             console.print(t)
-            console.print(f"confusion: [red]FAIL & fail {agr.tp}[/] · FAIL & pass {agr.fp} (false alarm) · "
-                          f"[green]PASS & pass {agr.tn}[/] · PASS & fail {agr.fn} (missed) · abstained {agr.abstained}")
+            console.print(
+                f"confusion: [red]FAIL & fail {agr.tp}[/] · FAIL & pass {agr.fp} (false alarm) · "
+                f"[green]PASS & pass {agr.tn}[/] · PASS & fail {agr.fn} (missed) · abstained {agr.abstained}"
+            )
         else:
             from collections import Counter
 
             c = Counter(f.value for f in grading.finals)
             console.print("verdicts (unlabeled split): " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
         narrow = console.size.width < 100  # 80 columns: op names whole, the two overlap figures left out
-        t = Table(title="ops" + (" (overlaps, conflicts: --json or a wider terminal)" if narrow else ""),
-                  title_justify="left")
+        t = Table(
+            title="ops" + (" (overlaps, conflicts: --json or a wider terminal)" if narrow else ""), title_justify="left"
+        )
         widest = max((len(s.op) + (7 if s.op == verifier.pool.root_name else 0) for s in summ), default=2)
-        cols = ("op", "tier", "coverage", "fires", "accuracy", "n labeled") + (() if narrow else ("overlaps", "conflicts"))
+        cols = ("op", "tier", "coverage", "fires", "accuracy", "n labeled") + (
+            () if narrow else ("overlaps", "conflicts")
+        )
         for c in cols:
             # op names are never cut or wrapped; figures never wrap
-            t.add_column(c, justify="left" if c in ("op", "tier") else "right", no_wrap=True,
-                         min_width=widest if c == "op" else None)
+            t.add_column(
+                c,
+                justify="left" if c in ("op", "tier") else "right",
+                no_wrap=True,
+                min_width=widest if c == "op" else None,
+            )
         for s in summ:
-            t.add_row(*(esc(s.op) + (" (root)" if s.op == verifier.pool.root_name else ""), tiers.get(s.op, "?"),
-                        fmt_num(s.coverage), fmt_num(s.fire_rate), fmt_num(s.accuracy), str(s.n_labeled),
-                        fmt_num(s.overlaps), fmt_num(s.conflicts))[:len(cols)])
+            t.add_row(
+                *(
+                    esc(s.op) + (" (root)" if s.op == verifier.pool.root_name else ""),
+                    tiers.get(s.op, "?"),
+                    fmt_num(s.coverage),
+                    fmt_num(s.fire_rate),
+                    fmt_num(s.accuracy),
+                    str(s.n_labeled),
+                    fmt_num(s.overlaps),
+                    fmt_num(s.conflicts),
+                )[: len(cols)]
+            )
         console.print(t)
         if disagree:
-            t = Table(title=f"disagreements ({len(disagree)}; showing {min(show, len(disagree))})",
-                      title_justify="left")
+            t = Table(
+                title=f"disagreements ({len(disagree)}; showing {min(show, len(disagree))})", title_justify="left"
+            )
             for c in ("item", "label", "verdict", "fired ops"):
                 t.add_column(c, overflow="fold")
             for r in disagree[:show]:
@@ -206,8 +365,10 @@ def eval_cmd(expr_path, dataset, family_dir, as_json, export_path, csv_formulas,
         console.print(verdicts_line(app, cache))
     failed_items = sorted({f.item for f in app.failures})
     if len(failed_items) > max_op_failures:
-        err_console.print(f"ops failed on {len(failed_items)} item(s) (more than --max-op-failures {max_op_failures}): "
-                          f"first {esc(failed_items[0])}; their verdicts are missing (see the op failures)")
+        err_console.print(
+            f"ops failed on {len(failed_items)} item(s) (more than --max-op-failures {max_op_failures}): "
+            f"first {esc(failed_items[0])}; their verdicts are missing (see the op failures)"
+        )
         sys.exit(3)
     if fail_under is not None:
         if agr is None:
@@ -233,9 +394,12 @@ def verdicts_line(app, cache) -> str:
     """How the verdicts were had: computed now, read from the cache, or copied from an identical attempt of
     the batch (disjoint counts), and the time."""
     shared = f", {app.shared} copied from identical attempts" if app.shared else ""
-    return (f"[dim]{app.calls + app.cache_hits + app.shared} verdicts: {app.calls} computed, {app.cache_hits} "
-            f"from the cache{shared}, {app.seconds:.1f}s"
-            + (f" · cache {esc(cache.path)}" if cache else " · cache off") + "[/]")
+    return (
+        f"[dim]{app.calls + app.cache_hits + app.shared} verdicts: {app.calls} computed, {app.cache_hits} "
+        f"from the cache{shared}, {app.seconds:.1f}s"
+        + (f" · cache {esc(cache.path)}" if cache else " · cache off")
+        + "[/]"
+    )
 
 
 def check_export_path(path: str) -> None:
@@ -249,8 +413,10 @@ def check_export_path(path: str) -> None:
         try:
             import pyarrow  # noqa: F401
         except ImportError:
-            raise UserError(f"{path}: writing .parquet needs pyarrow: pip install pyarrow (or pip install "
-                            "'vx-verifiers[export]'); .csv and .jsonl need nothing") from None
+            raise UserError(
+                f"{path}: writing .parquet needs pyarrow: pip install pyarrow (or pip install "
+                "'vx-verifiers[export]'); .csv and .jsonl need nothing"
+            ) from None
 
 
 def write_export(ev, path: str, csv_formulas: bool = False):
@@ -272,8 +438,16 @@ def _matrix_file(verifier, fam, dataset, app, shard, n_items, indices):
     from vx.ops.shards import from_application
 
     versions = {o.name: o.version for o in verifier.pool}
-    return from_application(app, family=fam.name, split=dataset, expression=verifier.text, shard=shard,
-                            n_items=n_items, indices=indices, versions=versions)
+    return from_application(
+        app,
+        family=fam.name,
+        split=dataset,
+        expression=verifier.text,
+        shard=shard,
+        n_items=n_items,
+        indices=indices,
+        versions=versions,
+    )
 
 
 def _eval_shard(verifier, fam, dataset, shard, out_path, *, jobs, timeout, cache, executor, as_json) -> None:
@@ -285,11 +459,19 @@ def _eval_shard(verifier, fam, dataset, shard, out_path, *, jobs, timeout, cache
     split = fam.split(dataset) if dataset != "locked" else fam.labeled(dataset)
     items = list(split.items)
     indices = shard_indices(len(items), i, n)
-    grading = verifier.grade_items([items[k] for k in indices], jobs=jobs, timeout=timeout, cache=cache,
-                                   progress=progress_for(as_json), executor=executor)
+    grading = verifier.grade_items(
+        [items[k] for k in indices],
+        jobs=jobs,
+        timeout=timeout,
+        cache=cache,
+        progress=progress_for(as_json),
+        executor=executor,
+    )
     _matrix_file(verifier, fam, dataset, grading.application, (i, n), len(items), indices).save(out_path)
     if as_json:
         dump_json({"shard": [i, n], "items": len(indices), "of": len(items), "out": out_path})
     else:
-        console.print(f"shard {i}/{n}: {len(indices)} of {len(items)} items of {fam.name}/{dataset} graded; "
-                      f"matrix written to {out_path} (join the shards with `vx matrix merge`)")
+        console.print(
+            f"shard {i}/{n}: {len(indices)} of {len(items)} items of {fam.name}/{dataset} graded; "
+            f"matrix written to {out_path} (join the shards with `vx matrix merge`)"
+        )

@@ -50,12 +50,12 @@ def find_item(fam, item_id: str):
     import difflib
 
     ids = [i for name in ("dev", "train", "locked") for i in fam.labeled(name).ids]
-    of_task = [(name, it.id) for name in ("dev", "train", "locked") for it in fam.labeled(name).items
-               if it.task == item_id]
+    of_task = [
+        (name, it.id) for name in ("dev", "train", "locked") for it in fam.labeled(name).items if it.task == item_id
+    ]
     if of_task:  # a task id: name the items of that task (item ids are <task>#<k>)
         shown = ", ".join(i for _, i in of_task[:6]) + (f" … ({len(of_task)} in all)" if len(of_task) > 6 else "")
-        raise KeyError(f"{item_id!r} is a task, not an item; its items in family {fam.name} "
-                       f"({of_task[0][0]}): {shown}")
+        raise KeyError(f"{item_id!r} is a task, not an item; its items in family {fam.name} ({of_task[0][0]}): {shown}")
     near = difflib.get_close_matches(item_id, ids, n=3)
     hint = f" — did you mean {', '.join(near)}?" if near else ""
     raise KeyError(f"no item {item_id!r} in family {fam.name}{hint}")
@@ -71,8 +71,9 @@ def print_output(output, language: str | None) -> None:
     if console.is_terminal and language:
         from rich.syntax import Syntax
 
-        console.print(Syntax(text, language, theme="ansi_dark", background_color="default", line_numbers=True,
-                             word_wrap=True))
+        console.print(
+            Syntax(text, language, theme="ansi_dark", background_color="default", line_numbers=True, word_wrap=True)
+        )
     else:
         console.print(text, markup=False, highlight=False)
 
@@ -93,8 +94,12 @@ def doubtful_drawbacks(expr_path: str, ops: list[str]) -> list[tuple[str, tuple[
 @click.command("explain")
 @click.argument("expr_path", metavar="EXPR.vx", type=click.Path(exists=True, dir_okay=False))
 @click.option("--item", "item_id", required=True, help="Item id (searched in dev, train, then locked).")
-@click.option("--family", "family_dir", type=click.Path(exists=True, file_okay=False),
-              help="Family directory (default: the nearest family.toml above EXPR.vx).")
+@click.option(
+    "--family",
+    "family_dir",
+    type=click.Path(exists=True, file_okay=False),
+    help="Family directory (default: the nearest family.toml above EXPR.vx).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the failure capsule as JSON (schema vx-explain/1).")
 @run_options
 @cache_options
@@ -115,17 +120,28 @@ def explain_cmd(expr_path, item_id, family_dir, as_json, jobs, timeout, cache_pa
     n_peers = len(fam.attempts_for([item]).get(item.task, []))
     doubtful = doubtful_drawbacks(expr_path, [o for o, _m in g.drawbacks])
     if as_json:
-        dump_document("vx-explain/1", {"item": item.id, "task": item.task, "split": split_name,
-                                        "label": item.hard_label(), "expression": verifier.text,
-                                        "other_attempts": n_peers, "task_inputs": about, **g.as_dict(),
-                                        "doubtful_drawbacks": [{"op": o, "false_alarm_rate": r, "n": n}
-                                                               for o, (r, n) in doubtful],
-                                        "output": item.output})
+        dump_document(
+            "vx-explain/1",
+            {
+                "item": item.id,
+                "task": item.task,
+                "split": split_name,
+                "label": item.hard_label(),
+                "expression": verifier.text,
+                "other_attempts": n_peers,
+                "task_inputs": about,
+                **g.as_dict(),
+                "doubtful_drawbacks": [{"op": o, "false_alarm_rate": r, "n": n} for o, (r, n) in doubtful],
+                "output": item.output,
+            },
+        )
         return
     v = g.verdict.value
     color = {"fail": "bold red", "pass": "bold green", "abstain": "dim"}[v]
     lab = f" (label: {item.hard_label()})" if item.hard_label() else ""
-    console.print(f"item [cyan]{esc(item.id)}[/] of task {esc(item.task)} in {split_name}{lab}: verdict [{color}]{v.upper()}[/]")
+    console.print(
+        f"item [cyan]{esc(item.id)}[/] of task {esc(item.task)} in {split_name}{lab}: verdict [{color}]{v.upper()}[/]"
+    )
     from rich.syntax import Syntax
 
     from vx.dsl.lexer import VxLexer
@@ -139,10 +155,14 @@ def explain_cmd(expr_path, item_id, family_dir, as_json, jobs, timeout, cache_pa
         _add(tree, c)
     console.print(tree)
     if g.drawbacks:
-        console.print("drawbacks: " + "; ".join(f"[red]{esc(o)}[/]" + (f": {esc(m)}" if m else "") for o, m in g.drawbacks))
+        console.print(
+            "drawbacks: " + "; ".join(f"[red]{esc(o)}[/]" + (f": {esc(m)}" if m else "") for o, m in g.drawbacks)
+        )
     for o, (rate, n) in doubtful:
-        console.print(f"[yellow]note[/]: {esc(o)} fires on an estimated {rate:.1%} of correct outputs ({n:.0f} "
-                      "pseudo-positives of the train split, from the .vx header): this drawback may be a false alarm")
+        console.print(
+            f"[yellow]note[/]: {esc(o)} fires on an estimated {rate:.1%} of correct outputs ({n:.0f} "
+            "pseudo-positives of the train split, from the .vx header): this drawback may be a false alarm"
+        )
     if n_peers:
         console.print(f"peers: {n_peers} other attempt(s) at {esc(item.task)} in the family")
     for title, lines in about.items():

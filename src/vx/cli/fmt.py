@@ -42,10 +42,16 @@ def _write_atomically(path: Path, text: str) -> None:
 
 @click.command("fmt")
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@click.option("--check", "check_only", is_flag=True,
-              help="Change nothing; exit 1 and list the files that are not canonical.")
-@click.option("--width", default=80, show_default=True, type=click.IntRange(min=20),
-              help="Wrap expressions longer than this many columns.")
+@click.option(
+    "--check", "check_only", is_flag=True, help="Change nothing; exit 1 and list the files that are not canonical."
+)
+@click.option(
+    "--width",
+    default=80,
+    show_default=True,
+    type=click.IntRange(min=20),
+    help="Wrap expressions longer than this many columns.",
+)
 def fmt(paths: tuple[str, ...], check_only: bool, width: int) -> None:
     """Print .vx files in canonical form, rewriting them in place.
 
@@ -54,7 +60,7 @@ def fmt(paths: tuple[str, ...], check_only: bool, width: int) -> None:
     are kept; a comment inside the expression is an error, since formatting would lose it.
     """
     failed = changed = unchanged = 0
-    for path in ([None] if paths == ("-",) else list(vx_files(paths))):
+    for path in [None] if paths == ("-",) else list(vx_files(paths)):
         if path is None:
             text, name = sys.stdin.read(), "<stdin>"
         else:

@@ -42,7 +42,7 @@ SHORT_HELP: dict[str, str] = {
     "anchor": "The ten-item anchor: which unlabeled items to label, and the labels (dev split) themselves.",
     "cache": "Inspect or clear the verdict cache.",
     "check": "Check .vx files: syntax, unknown ops (with the nearest names), duplicate children, vote K out "
-             "of range, and subtrees that can never fire or never be clean.",
+    "of range, and subtrees that can never fire or never be clean.",
     "compare": "Compare two verifiers (or seed vs evolved over several runs) on a labeled split.",
     "data": "Build task families from datasets.",
     "doctor": "Show which sandbox layer is active (and why stronger ones are not), and other checks.",

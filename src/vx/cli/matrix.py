@@ -16,8 +16,9 @@ def matrix_group() -> None:
 
 @matrix_group.command("merge")
 @click.argument("shards", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--out", "-o", "out_path", required=True, type=click.Path(dir_okay=False),
-              help="Where the joined matrix goes.")
+@click.option(
+    "--out", "-o", "out_path", required=True, type=click.Path(dir_okay=False), help="Where the joined matrix goes."
+)
 @click.option("--allow-missing", is_flag=True, help="Write the join even when some shards are missing.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary.")
 @friendly_errors
@@ -35,15 +36,26 @@ def merge_cmd(shards, out_path, allow_missing, as_json) -> None:
         raise click.ClickException(str(exc)) from None
     missing = merged.n_items - len(merged.indices)
     if missing and not allow_missing:
-        raise click.ClickException(f"{missing} of {merged.n_items} items are in none of the {len(shards)} shards; "
-                                   "pass the missing shards (or --allow-missing)")
+        raise click.ClickException(
+            f"{missing} of {merged.n_items} items are in none of the {len(shards)} shards; "
+            "pass the missing shards (or --allow-missing)"
+        )
     merged.save(out_path)
     counts = Counter(int(v) for v in merged.verdicts.ravel())
-    summary = {"out": out_path, "items": len(merged.indices), "of": merged.n_items, "ops": len(merged.ops),
-               "drawback": counts.get(1, 0), "clean": counts.get(0, 0), "abstain": counts.get(-1, 0)}
+    summary = {
+        "out": out_path,
+        "items": len(merged.indices),
+        "of": merged.n_items,
+        "ops": len(merged.ops),
+        "drawback": counts.get(1, 0),
+        "clean": counts.get(0, 0),
+        "abstain": counts.get(-1, 0),
+    }
     if as_json:
         dump_json(summary)
     else:
-        console.print(f"joined {len(shards)} shards: {summary['items']} of {summary['of']} items x {summary['ops']} ops "
-                      f"({summary['drawback']} drawback, {summary['clean']} clean, {summary['abstain']} abstain) "
-                      f"-> {out_path}")
+        console.print(
+            f"joined {len(shards)} shards: {summary['items']} of {summary['of']} items x {summary['ops']} ops "
+            f"({summary['drawback']} drawback, {summary['clean']} clean, {summary['abstain']} abstain) "
+            f"-> {out_path}"
+        )

@@ -38,12 +38,22 @@ def run_rows(paths) -> list[dict[str, Any]]:
             continue
         last = rounds[-1] if rounds else {}
         cfg = meta.get("config") or {}
-        out.append({"run": str(p), "family": meta.get("family"), "status": meta.get("status"),
-                    "rounds": last.get("round"), "objective": last.get("objective"),
-                    "audit_agreement": last.get("audit_agreement"), "ablation": cfg.get("ablation"),
-                    "seed": cfg.get("seed"), "evolved": " ".join(str(last.get("incumbent", "")).split()) or None,
-                    "started": meta.get("started"), "finished": meta.get("finished"),
-                    "vx_file": meta.get("vx_file")})
+        out.append(
+            {
+                "run": str(p),
+                "family": meta.get("family"),
+                "status": meta.get("status"),
+                "rounds": last.get("round"),
+                "objective": last.get("objective"),
+                "audit_agreement": last.get("audit_agreement"),
+                "ablation": cfg.get("ablation"),
+                "seed": cfg.get("seed"),
+                "evolved": " ".join(str(last.get("incumbent", "")).split()) or None,
+                "started": meta.get("started"),
+                "finished": meta.get("finished"),
+                "vx_file": meta.get("vx_file"),
+            }
+        )
     return out
 
 
@@ -64,9 +74,16 @@ def list_cmd(directory: str, as_json: bool) -> None:
     for col in ("run", "family", "status", "rounds", "objective", "audit", "ablation", "evolved"):
         t.add_column(col, overflow="fold" if col in ("evolved", "run") else "ellipsis")
     for r in run_rows(paths):
-        t.add_row(esc(Path(r["run"]).name), esc(r["family"] or "?"), esc(r["status"] or "?"),
-                  str(r["rounds"] if r["rounds"] is not None else "—"), fmt_num(r["objective"], 4),
-                  fmt_num(r["audit_agreement"]), esc(r["ablation"] or "—"), esc(r["evolved"] or ""))
+        t.add_row(
+            esc(Path(r["run"]).name),
+            esc(r["family"] or "?"),
+            esc(r["status"] or "?"),
+            str(r["rounds"] if r["rounds"] is not None else "—"),
+            fmt_num(r["objective"], 4),
+            fmt_num(r["audit_agreement"]),
+            esc(r["ablation"] or "—"),
+            esc(r["evolved"] or ""),
+        )
     console.print(t)
 
 
@@ -79,22 +96,36 @@ def funnel(store) -> dict[str, int]:
     from vx.dsl.parse import parse
 
     leaves = len(parse(best).op_names()) if best else 0
-    return {"seed": sum(1 for o in ops if o["origin"] == "seed"),
-            "born": sum(1 for e in events if e["kind"] == "born"),
-            "rejected": sum(1 for e in events if e["kind"] == "rejected"),
-            "promoted": sum(1 for e in events if e["kind"] == "promoted"),
-            "retired": sum(1 for e in events if e["kind"] == "retired"),
-            "pool": sum(1 for o in ops if o["status"] in ("active", "shadow")),
-            "leaves": leaves}
+    return {
+        "seed": sum(1 for o in ops if o["origin"] == "seed"),
+        "born": sum(1 for e in events if e["kind"] == "born"),
+        "rejected": sum(1 for e in events if e["kind"] == "rejected"),
+        "promoted": sum(1 for e in events if e["kind"] == "promoted"),
+        "retired": sum(1 for e in events if e["kind"] == "retired"),
+        "pool": sum(1 for o in ops if o["status"] in ("active", "shadow")),
+        "leaves": leaves,
+    }
 
 
 #: the history's columns, most telling first: (name, width it needs, the row's key, digits); a
 #: narrower terminal (or --width) keeps the first ones that fit, and the incumbents go under the table
-HISTORY_COLUMNS = (("round", 5, "round", None), ("objective", 9, "objective", 4), ("A_dev", 5, "a_dev", 3),
-                   ("A_train", 7, "a_train", 3), ("audit", 5, "audit_agreement", 3), ("cands", 5, "candidates", None),
-                   ("born", 4, "born", None), ("rej", 3, "rejected", None), ("active", 6, "n_active", None),
-                   ("shadow", 6, "n_shadow", None), ("retired", 7, "n_retired", None), ("misses", 6, "misses", None),
-                   ("gaps", 4, "gaps", None), ("cost", 5, "cost", 3), ("s", 5, "seconds", 1))
+HISTORY_COLUMNS = (
+    ("round", 5, "round", None),
+    ("objective", 9, "objective", 4),
+    ("A_dev", 5, "a_dev", 3),
+    ("A_train", 7, "a_train", 3),
+    ("audit", 5, "audit_agreement", 3),
+    ("cands", 5, "candidates", None),
+    ("born", 4, "born", None),
+    ("rej", 3, "rejected", None),
+    ("active", 6, "n_active", None),
+    ("shadow", 6, "n_shadow", None),
+    ("retired", 7, "n_retired", None),
+    ("misses", 6, "misses", None),
+    ("gaps", 4, "gaps", None),
+    ("cost", 5, "cost", 3),
+    ("s", 5, "seconds", 1),
+)
 
 
 def history_table(rounds: list[dict[str, Any]], width: int) -> Table:
@@ -108,7 +139,9 @@ def history_table(rounds: list[dict[str, Any]], width: int) -> Table:
         cols.append(col)
         used += need
     left = [c[0] for c in HISTORY_COLUMNS if c not in cols]
-    title = "history (* = new incumbent)" + (f"; not shown at this width: {', '.join(left)} (--json has all)" if left else "")
+    title = "history (* = new incumbent)" + (
+        f"; not shown at this width: {', '.join(left)} (--json has all)" if left else ""
+    )
     t = Table(title=title, title_justify="left", show_edge=False, pad_edge=False, box=None)
     for name, _, _, _ in cols:
         t.add_column(name, justify="right", no_wrap=True)
@@ -139,8 +172,9 @@ def incumbent_lines(rounds: list[dict[str, Any]]) -> list[str]:
 @runs_group.command("show")
 @click.argument("run", type=click.Path(exists=True, dir_okay=False))
 @click.option("--events", "show_events", is_flag=True, help="List every lifecycle event (births, rejections...).")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the history, funnel and figures as JSON (schema vx-run-summary/1).")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the history, funnel and figures as JSON (schema vx-run-summary/1)."
+)
 @friendly_errors
 def show_cmd(run: str, show_events: bool, as_json: bool) -> None:
     """History, lifecycle funnel and final figures of RUN."""
@@ -148,23 +182,34 @@ def show_cmd(run: str, show_events: bool, as_json: bool) -> None:
         meta, rounds, summary = s.meta(), s.rounds(), s.summary()
         cfg = meta.get("config") or {}
         if as_json:
-            doc: dict[str, Any] = {"run": run, "family": meta.get("family"), "status": meta.get("status"),
-                                   "config": cfg, "rounds": rounds, "funnel": funnel(s), "summary": summary,
-                                   "vx_file": meta.get("vx_file")}
+            doc: dict[str, Any] = {
+                "run": run,
+                "family": meta.get("family"),
+                "status": meta.get("status"),
+                "config": cfg,
+                "rounds": rounds,
+                "funnel": funnel(s),
+                "summary": summary,
+                "vx_file": meta.get("vx_file"),
+            }
             if show_events:
                 doc["events"] = [e for e in s.events() if e["kind"] != "seed"]
             dump_document("vx-run-summary/1", doc)
             return
-        console.print(f"[bold]{esc(run)}[/]  family {esc(meta.get('family'))}  status {esc(meta.get('status'))}  "
-                      f"seed {esc(cfg.get('seed'))}  rounds {esc(rounds[-1]['round'] if rounds else 0)} of "
-                      f"{esc(cfg.get('rounds'))}  "
-                      f"ablation {esc(cfg.get('ablation') or 'none')}")
+        console.print(
+            f"[bold]{esc(run)}[/]  family {esc(meta.get('family'))}  status {esc(meta.get('status'))}  "
+            f"seed {esc(cfg.get('seed'))}  rounds {esc(rounds[-1]['round'] if rounds else 0)} of "
+            f"{esc(cfg.get('rounds'))}  "
+            f"ablation {esc(cfg.get('ablation') or 'none')}"
+        )
         console.print(history_table(rounds, console.size.width))
         for line in incumbent_lines(rounds):
             console.print(line)
         f = funnel(s)
-        console.print(f"lifecycle: seed {f['seed']} → born {f['born']} (rejected {f['rejected']}, promoted "
-                      f"{f['promoted']}, retired {f['retired']}) → pool {f['pool']} → leaves {f['leaves']}")
+        console.print(
+            f"lifecycle: seed {f['seed']} → born {f['born']} (rejected {f['rejected']}, promoted "
+            f"{f['promoted']}, retired {f['retired']}) → pool {f['pool']} → leaves {f['leaves']}"
+        )
         if show_events:
             et = Table(title="events", title_justify="left", show_edge=False)
             for col in ("round", "op", "kind", "status", "reason"):
@@ -183,17 +228,28 @@ def show_cmd(run: str, show_events: bool, as_json: bool) -> None:
 
 @runs_group.command("export")
 @click.argument("run", type=click.Path(exists=True, dir_okay=False))
-@click.option("--json", "as_json", is_flag=True,
-              help="Write JSON (the only format, and the default; accepted for scripts that pass it).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Write JSON (the only format, and the default; accepted for scripts that pass it).",
+)
 @click.option("--no-verdicts", is_flag=True, help="Leave out per-item verdicts and traces.")
 @friendly_errors
 def export_cmd(run: str, as_json: bool, no_verdicts: bool) -> None:
     """The run record as JSON on stdout (config, history, ops, events, elites, candidates, verdicts)."""
     with _open(run) as s:
         rounds = s.rounds()
-        out: dict[str, Any] = {"meta": s.meta(), "rounds": rounds, "ops": s.ops(), "events": s.events(),
-                               "elites": s.elites(), "candidates": {r["round"]: s.candidates(r["round"]) for r in rounds},
-                               "summary": s.summary(), "funnel": funnel(s)}
+        out: dict[str, Any] = {
+            "meta": s.meta(),
+            "rounds": rounds,
+            "ops": s.ops(),
+            "events": s.events(),
+            "elites": s.elites(),
+            "candidates": {r["round"]: s.candidates(r["round"]) for r in rounds},
+            "summary": s.summary(),
+            "funnel": funnel(s),
+        }
         if not no_verdicts:
             out["verdicts"] = s.verdicts()
             out["traces"] = s.traces()
@@ -206,7 +262,6 @@ def export_cmd(run: str, as_json: bool, no_verdicts: bool) -> None:
 def verify_cmd(run: str) -> None:
     """Recompute every round's objective from RUN alone and compare with what was recorded."""
     from vx.evolve.recompute import RecomputeError, round_score
-
     from vx.evolve.store import RunStoreError
 
     bad = 0
@@ -223,12 +278,21 @@ def verify_cmd(run: str) -> None:
         try:
             for r in s.rounds():
                 g = round_score(s, r["round"])
-                ok = all(abs(a - b) <= 1e-9 for a, b in ((g.objective, r["objective"]), (g.a_dev, r["a_dev"]),
-                                                          (g.a_train, r["a_train"])))
+                ok = all(
+                    abs(a - b) <= 1e-9
+                    for a, b in ((g.objective, r["objective"]), (g.a_dev, r["a_dev"]), (g.a_train, r["a_train"]))
+                )
                 bad += not ok
-                t.add_row(str(r["round"]), fmt_num(r["objective"], 6), fmt_num(g.objective, 6), fmt_num(r["a_dev"], 6),
-                          fmt_num(g.a_dev, 6), fmt_num(r["a_train"], 6), fmt_num(g.a_train, 6),
-                          "ok" if ok else "[red]MISMATCH[/]")
+                t.add_row(
+                    str(r["round"]),
+                    fmt_num(r["objective"], 6),
+                    fmt_num(g.objective, 6),
+                    fmt_num(r["a_dev"], 6),
+                    fmt_num(g.a_dev, 6),
+                    fmt_num(r["a_train"], 6),
+                    fmt_num(g.a_train, 6),
+                    "ok" if ok else "[red]MISMATCH[/]",
+                )
         except RecomputeError as exc:
             raise UserError(str(exc)) from None
     console.print(t)

@@ -81,9 +81,7 @@ def to_fraction(value: object) -> Fraction:
     else:
         raise TypeError(f"a weight or threshold must be a number, not {type(value).__name__}")
     if not is_finite_decimal(result):
-        raise ValueError(
-            f"{result} has no finite decimal expansion; vx numbers must be exact decimals"
-        )
+        raise ValueError(f"{result} has no finite decimal expansion; vx numbers must be exact decimals")
     return result
 
 
@@ -96,8 +94,7 @@ def _check_name(instance: object, attribute: object, value: object) -> None:
         raise TypeError(f"an op name must be a string, not {type(value).__name__}")
     if not IDENTIFIER.match(value):
         raise ValueError(
-            f"{value!r} is not a valid op name (letters, digits and _ . : -, "
-            "not starting with a digit or punctuation)"
+            f"{value!r} is not a valid op name (letters, digits and _ . : -, not starting with a digit or punctuation)"
         )
     if value in KEYWORDS:
         raise ValueError(f"{value!r} is a reserved combinator keyword and cannot name an op")

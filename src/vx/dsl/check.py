@@ -112,18 +112,22 @@ def _constant_subtrees(node: Node) -> list[Problem]:
         if packed.n_fires() == 0:
             found.append(
                 Problem(
-                    "warning", "never-fires",
+                    "warning",
+                    "never-fires",
                     f"{_short(sub)} can never be a drawback: wherever it opines it is clean",
-                    path, "it detects nothing; remove it or fix the combinator",
+                    path,
+                    "it detects nothing; remove it or fix the combinator",
                 )
             )
             reported.append(path)
         elif packed.n_fires() == packed.n_opines():
             found.append(
                 Problem(
-                    "warning", "never-clean",
+                    "warning",
+                    "never-clean",
                     f"{_short(sub)} can never be clean: wherever it opines it is a drawback",
-                    path, "it only tells whether its ops have an opinion; check the combinator",
+                    path,
+                    "it only tells whether its ops have an opinion; check the combinator",
                 )
             )
             reported.append(path)

@@ -33,11 +33,22 @@ from fractions import Fraction
 import attrs
 import numpy as np
 
-from vx.dsl.ast import All, Any as AnyNode, Node, Not, OpRef, Vote, WVote
+from vx.dsl.ast import All, Node, Not, OpRef, Vote, WVote
+from vx.dsl.ast import Any as AnyNode
 from vx.dsl.matrix import Packed, VerdictMatrix, pack_bits, unpack_bits
 
-__all__ = ["ABSTAIN_OP", "ABSTAIN_SLOT", "BatchEvaluator", "BatchRows", "CompiledBatch", "Packed", "compile_candidates",
-           "evaluate", "evaluate_batch", "shape_of"]
+__all__ = [
+    "ABSTAIN_OP",
+    "ABSTAIN_SLOT",
+    "BatchEvaluator",
+    "BatchRows",
+    "CompiledBatch",
+    "Packed",
+    "compile_candidates",
+    "evaluate",
+    "evaluate_batch",
+    "shape_of",
+]
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -243,6 +254,7 @@ def evaluate(node: Node, matrix: VerdictMatrix) -> np.ndarray:
     """``int8[n_items]`` verdict codes of ``node`` over ``matrix`` (a one-off evaluation)."""
     return BatchEvaluator(matrix, memo_bytes=0).evaluate_int8(node)
 
+
 # --------------------------------------------------------------------------- many candidates at once
 #
 # Many candidate expressions at once over one verdict matrix: the selection hot path.
@@ -380,7 +392,7 @@ def _eval_shape(shape: tuple, cols: np.ndarray, start: int, rows: BatchRows) -> 
     kids = shape[-1]
     if all(k[0] == "L" for k in kids) and kind in ("any", "all"):
         # flat node over leaves: one gather and one reduction per row
-        c = cols[:, start:start + len(kids)]
+        c = cols[:, start : start + len(kids)]
         o_k, f_k = rows.O[c], rows.F[c]  # [n, k, words]
         opines = np.bitwise_or.reduce(o_k, axis=1)
         if kind == "any":
@@ -407,8 +419,9 @@ def _eval_shape(shape: tuple, cols: np.ndarray, start: int, rows: BatchRows) -> 
     raise TypeError(f"unknown shape {kind!r}")  # pragma: no cover
 
 
-def _weighted_batch(threshold: Fraction, weights: tuple[Fraction, ...], opines: np.ndarray, fs: list[np.ndarray],
-              n_items: int) -> np.ndarray:
+def _weighted_batch(
+    threshold: Fraction, weights: tuple[Fraction, ...], opines: np.ndarray, fs: list[np.ndarray], n_items: int
+) -> np.ndarray:
     scale = math.lcm(threshold.denominator, *(w.denominator for w in weights))
     ws = [int(w * scale) for w in weights]
     t = int(threshold * scale)
@@ -421,8 +434,9 @@ def _weighted_batch(threshold: Fraction, weights: tuple[Fraction, ...], opines: 
     return np.bitwise_and(pack_bits(sums >= t), opines)
 
 
-def evaluate_batch(batch: CompiledBatch, matrix: VerdictMatrix, *, rows: BatchRows | None = None
-                   ) -> tuple[np.ndarray, np.ndarray]:
+def evaluate_batch(
+    batch: CompiledBatch, matrix: VerdictMatrix, *, rows: BatchRows | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Packed verdicts of every candidate: ``(opines, fires)``, each ``uint64[n, n_words]``,
     in the order the candidates were compiled."""
     rows = rows or BatchRows(matrix)
@@ -432,7 +446,7 @@ def evaluate_batch(batch: CompiledBatch, matrix: VerdictMatrix, *, rows: BatchRo
         cols = np.where(cols == ABSTAIN_SLOT, rows.O.shape[0] - 1, cols)
         per = max(1, _CHUNK_WORDS // max(1, _leaf_count(shape) * rows.n_words))
         for a in range(0, len(cols), per):
-            o, f, _ = _eval_shape(shape, cols[a:a + per], 0, rows)
-            opines[where[a:a + per]] = o
-            fires[where[a:a + per]] = f
+            o, f, _ = _eval_shape(shape, cols[a : a + per], 0, rows)
+            opines[where[a : a + per]] = o
+            fires[where[a : a + per]] = f
     return opines, fires

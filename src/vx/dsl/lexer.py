@@ -28,8 +28,10 @@ class VxLexer(RegexLexer):
     tokens = {
         "root": [
             (r"\s+", Whitespace),
-            (r"(;[ \t]*)([A-Za-z_][A-Za-z0-9_-]*)(:)([^\n]*)", bygroups(Comment.Special, Comment.Special,
-                                                                         Comment.Special, Comment.Special)),
+            (
+                r"(;[ \t]*)([A-Za-z_][A-Za-z0-9_-]*)(:)([^\n]*)",
+                bygroups(Comment.Special, Comment.Special, Comment.Special, Comment.Special),
+            ),
             (r";[^\n]*", Comment.Single),
             (r"(\()(\s*)(" + "|".join(KEYWORDS) + r")(?=[\s();@]|$)", bygroups(Punctuation, Whitespace, Keyword)),
             (r"[()]", Punctuation),

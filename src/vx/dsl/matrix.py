@@ -107,8 +107,7 @@ def _validated_codes(a: np.ndarray) -> np.ndarray:
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(
-            f"verdict codes must be 1 (drawback), 0 (clean) or -1 (abstain); "
-            f"found {a[where]} at index {where}"
+            f"verdict codes must be 1 (drawback), 0 (clean) or -1 (abstain); found {a[where]} at index {where}"
         )
     return a.astype(np.int8, copy=False)
 

@@ -35,7 +35,8 @@ from lark.exceptions import (
     UnexpectedToken,
 )
 
-from vx.dsl.ast import KEYWORDS, All, Any as AnyNode, Node, Not, OpRef, Path, Vote, WVote
+from vx.dsl.ast import KEYWORDS, All, Node, Not, OpRef, Path, Vote, WVote
+from vx.dsl.ast import Any as AnyNode
 from vx.errors import VxError
 
 __all__ = [
@@ -139,8 +140,14 @@ class VxSyntaxError(VxError):
 def _rebuild_syntax_error(values: tuple) -> VxSyntaxError:
     message, filename, line, column, source_line, hint, width, kind = values
     return VxSyntaxError(
-        message, filename=filename, line=line, column=column, source_line=source_line,
-        hint=hint, width=width, kind=kind,
+        message,
+        filename=filename,
+        line=line,
+        column=column,
+        source_line=source_line,
+        hint=hint,
+        width=width,
+        kind=kind,
     )
 
 
@@ -338,31 +345,33 @@ class _Builder:
     def _check_known(self, tok: Token) -> None:
         if self.known_ops is None or str(tok) in self.known_ops:
             return
-        raise self.src.at_token("unknown-op", f"unknown op {str(tok)!r}", tok, unknown_op_hint(str(tok), self.known_ops))
+        raise self.src.at_token(
+            "unknown-op", f"unknown op {str(tok)!r}", tok, unknown_op_hint(str(tok), self.known_ops)
+        )
 
     def _number(self, tok: Token) -> Fraction:
         try:
             return Fraction(str(tok))
         except ValueError:  # only for absurdly long digit strings
-            raise self.src.at_token(
-                "number", "number too long", tok, "use at most a few dozen digits"
-            ) from None
+            raise self.src.at_token("number", "number too long", tok, "use at most a few dozen digits") from None
 
     def _vote_k(self, tok: Token, n_children: int) -> int:
         value = self._number(tok)
         if value.denominator != 1:
             raise self.src.at_token(
-                "vote-k", f"vote K must be a whole number, got {tok}", tok,
+                "vote-k",
+                f"vote K must be a whole number, got {tok}",
+                tok,
                 f"K counts children that fire: use a whole number from 1 to {n_children}",
             )
         k = int(value)
         if not 1 <= k <= n_children:
             noun = "child" if n_children == 1 else "children"
-            message = (
-                f"vote K={k} but only {n_children} {noun}" if k > n_children else f"vote K={k} is out of range"
-            )
+            message = f"vote K={k} but only {n_children} {noun}" if k > n_children else f"vote K={k} is out of range"
             raise self.src.at_token(
-                "vote-k", message, tok,
+                "vote-k",
+                message,
+                tok,
                 f"K must be between 1 and the number of children ({n_children})",
             )
         return k
@@ -465,14 +474,21 @@ def _explain_token(src: _Source, tok: Token, frame: _Frame | None, prev: Token |
         if t in _KEYWORD_TYPES:
             return _keyword_error(src, tok)
         if t != "RPAR":
-            return src.at_token("syntax", f"expected an expression, found {_describe(tok)}", tok,
-                                "write an op name or a combinator, e.g. (any crash timeout)")
+            return src.at_token(
+                "syntax",
+                f"expected an expression, found {_describe(tok)}",
+                tok,
+                "write an op name or a combinator, e.g. (any crash timeout)",
+            )
     if frame is None:
         if t == "RPAR":
-            return src.at_token("unmatched", "unbalanced parentheses: unmatched ')'", tok,
-                                "remove it, or add the '(' it should close")
+            return src.at_token(
+                "unmatched", "unbalanced parentheses: unmatched ')'", tok, "remove it, or add the '(' it should close"
+            )
         return src.at_token(
-            "extra", f"unexpected {_describe(tok)} after the end of the expression", tok,
+            "extra",
+            f"unexpected {_describe(tok)} after the end of the expression",
+            tok,
             "a .vx file holds one expression; combine several with a combinator, e.g. (any a b)",
         )
 
@@ -480,53 +496,79 @@ def _explain_token(src: _Source, tok: Token, frame: _Frame | None, prev: Token |
     if prev is not None and prev.type == "LPAR":
         if t == "NAME":
             near = difflib.get_close_matches(text, sorted(KEYWORDS), n=1, cutoff=0.6)
-            hint = (f"did you mean {near[0]!r}?" if near
-                    else f"a form starts with one of: {_FORMS}; an op is written bare (crash, not (crash))")
+            hint = (
+                f"did you mean {near[0]!r}?"
+                if near
+                else f"a form starts with one of: {_FORMS}; an op is written bare (crash, not (crash))"
+            )
             return src.at_token("unknown-combinator", f"unknown combinator {text!r}", tok, hint)
         if t == "RPAR":
             return src.at_token("empty", "empty ()", prev, f"a form starts with a combinator: {_FORMS}")
-        return src.at_token("combinator", f"expected a combinator after '(', found {_describe(tok)}", tok,
-                            f"a form starts with one of: {_FORMS}")
+        return src.at_token(
+            "combinator",
+            f"expected a combinator after '(', found {_describe(tok)}",
+            tok,
+            f"a form starts with one of: {_FORMS}",
+        )
 
     head = frame.head
     if frame.awaiting == "weight":
-        return src.at_token("weight", f"expected a weight after '@', found {_describe(tok)}", tok,
-                            "write child@weight, e.g. crash@0.5")
+        return src.at_token(
+            "weight", f"expected a weight after '@', found {_describe(tok)}", tok, "write child@weight, e.g. crash@0.5"
+        )
     if head == "wvote" and frame.awaiting == "at" and (starts_child or t in ("RPAR", "NUMBER")):
         child = frame.last_child
         assert child is not None
         if t == "NUMBER":
-            return src.at_token("weight", "missing '@' between a wvote child and its weight", tok,
-                                "write child@weight, e.g. crash@0.5")
-        return src.at_token("weight", "this wvote child has no weight", child,
-                            "every child of (wvote θ …) carries a weight: write child@weight, e.g. crash@0.5")
+            return src.at_token(
+                "weight", "missing '@' between a wvote child and its weight", tok, "write child@weight, e.g. crash@0.5"
+            )
+        return src.at_token(
+            "weight",
+            "this wvote child has no weight",
+            child,
+            "every child of (wvote θ …) carries a weight: write child@weight, e.g. crash@0.5",
+        )
     if t == "AT":
         if head != "wvote":
-            return src.at_token("weight", "'@weight' is only allowed on children of (wvote …)", tok,
-                                "use (wvote θ a@w1 b@w2 …) for a weighted vote")
+            return src.at_token(
+                "weight",
+                "'@weight' is only allowed on children of (wvote …)",
+                tok,
+                "use (wvote θ a@w1 b@w2 …) for a weighted vote",
+            )
         return src.at_token("weight", "'@' must follow a child", tok, "write child@weight, e.g. crash@0.5")
     if head in ("vote", "wvote") and not frame.has_param:
         what = "K" if head == "vote" else "a threshold"
         example = "(vote 2 a b c)" if head == "vote" else "(wvote 1.5 a@1 b@0.5 c@1)"
         if t == "RPAR":
-            return src.at_token("empty", f"empty ({head})", frame.lpar, f"({head}) needs {what} and children, e.g. {example}")
+            return src.at_token(
+                "empty", f"empty ({head})", frame.lpar, f"({head}) needs {what} and children, e.g. {example}"
+            )
         return src.at_token("param", f"({head}) needs {what} before its children", tok, f"e.g. {example}")
     if t == "RPAR" and frame.n_children == 0:
         return src.at_token("empty", f"empty ({head})", frame.lpar, _EMPTY_HINTS[head or "any"])
     if head == "not" and starts_child and frame.n_children >= 1:
-        return src.at_token("arity", "(not) takes exactly one child", tok,
-                            "to negate several, wrap them: (not (any a b))")
+        return src.at_token(
+            "arity", "(not) takes exactly one child", tok, "to negate several, wrap them: (not (any a b))"
+        )
     if t in _KEYWORD_TYPES:
         return _keyword_error(src, tok)
     if t == "NUMBER":
-        return src.at_token("number", f"unexpected number {text}", tok,
-                            "numbers only appear as vote K, the wvote threshold, and weights after '@'")
+        return src.at_token(
+            "number",
+            f"unexpected number {text}",
+            tok,
+            "numbers only appear as vote K, the wvote threshold, and weights after '@'",
+        )
     return src.at_token("syntax", f"unexpected {_describe(tok)}", tok)  # pragma: no cover
 
 
 def _keyword_error(src: _Source, tok: Token) -> VxSyntaxError:
     return src.at_token(
-        "keyword", f"{str(tok)!r} is a combinator keyword and cannot name an op", tok,
+        "keyword",
+        f"{str(tok)!r} is a combinator keyword and cannot name an op",
+        tok,
         f"write it as a form, e.g. ({tok} a b); no op may be named any, all, not, vote or wvote",
     )
 

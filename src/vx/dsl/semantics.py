@@ -22,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from fractions import Fraction
 
-from vx.dsl.ast import All, Any as AnyNode, Node, Not, OpRef, Vote, WVote
+from vx.dsl.ast import All, Node, Not, OpRef, Vote, WVote
+from vx.dsl.ast import Any as AnyNode
 from vx.dsl.verdict import Final, Verdict
 
 __all__ = ["evaluate_item", "final_verdict"]
@@ -80,7 +81,7 @@ def final_verdict(root: Verdict | int, expr: Verdict | int) -> Final:
     return Final.ABSTAIN
 
 
-def final_codes(root: "np.ndarray | None", expr: "np.ndarray") -> "np.ndarray":
+def final_codes(root: np.ndarray | None, expr: np.ndarray) -> np.ndarray:
     """:func:`final_verdict` for whole columns, as int8 codes (1 FAIL, 0 PASS, -1 ABSTAIN):
     ``root`` is the root op's verdict column (None: no root), ``expr`` the expression's.
 
@@ -97,6 +98,6 @@ def final_codes(root: "np.ndarray | None", expr: "np.ndarray") -> "np.ndarray":
 _CODE_TO_FINAL = {1: Final.FAIL, 0: Final.PASS, -1: Final.ABSTAIN}
 
 
-def to_finals(codes: "np.ndarray") -> list[Final]:
+def to_finals(codes: np.ndarray) -> list[Final]:
     """int8 final codes → :class:`Final` values."""
     return [_CODE_TO_FINAL[int(c)] for c in codes]

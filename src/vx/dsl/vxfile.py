@@ -37,8 +37,9 @@ class VxFileError(VxError):
 def read_text(path: str | Path) -> str:
     """A .vx file's text: a regular file of at most 16 MiB (a FIFO, a device or a directory is refused
     before a byte is read: `vx.inputs`), UTF-8 (a byte-order mark is dropped), never silently mis-decoded."""
-    return read_input_text(path, ".vx file", limit=MAX_VX_BYTES, error=VxFileError,
-                           hint="a .vx file is UTF-8: re-save it as UTF-8")
+    return read_input_text(
+        path, ".vx file", limit=MAX_VX_BYTES, error=VxFileError, hint="a .vx file is UTF-8: re-save it as UTF-8"
+    )
 
 
 def read_header(text: str) -> dict[str, str]:
@@ -130,21 +131,25 @@ class VxFile:
         side = self.specs_path
         if side is None:
             return []
-        text = read_input_text(side, f"specs file named in the header of {self.path}", limit=MAX_VX_BYTES,
-                               error=VxFileError)
+        text = read_input_text(
+            side, f"specs file named in the header of {self.path}", limit=MAX_VX_BYTES, error=VxFileError
+        )
         try:
             specs = json.loads(text)
         except (ValueError, RecursionError) as exc:
-            raise VxFileError(f"{self.path}: cannot read the specs file {side} named in its header: "
-                              f"{str(exc)[:200]}") from None
+            raise VxFileError(
+                f"{self.path}: cannot read the specs file {side} named in its header: {str(exc)[:200]}"
+            ) from None
         if not isinstance(specs, list) or not all(isinstance(s, dict) for s in specs):
-            raise VxFileError(f"{self.path}: the specs file {side} named in its header must hold a JSON list of "
-                              "op specs")
+            raise VxFileError(
+                f"{self.path}: the specs file {side} named in its header must hold a JSON list of op specs"
+            )
         return specs
 
 
-def write_vx(path: str | Path, node: Node, *, header: Mapping[str, str] = {},
-             specs: Iterable[Mapping[str, Any]] = ()) -> Path:
+def write_vx(
+    path: str | Path, node: Node, *, header: Mapping[str, str] = {}, specs: Iterable[Mapping[str, Any]] = ()
+) -> Path:
     """Write ``node`` as a canonical .vx file with ``; key: value`` header lines; typed ``specs``
     (of synthesized ops it uses) go to the sidecar ``<name>.specs.json``, named in the header."""
     path = Path(path)

@@ -18,9 +18,23 @@ from vx.evolve.loop import (
 from vx.evolve.objective import Objective, ObjectiveConfig, Score
 from vx.evolve.synthesize import Cluster, SynthesisRequest, Synthesizer
 
-__all__ = ["ABLATIONS", "Cluster", "Composer", "CompositionContext", "Elite", "Evolution", "EvolutionError",
-           "EvolutionResult", "EvolveConfig", "Objective", "ObjectiveConfig", "Score", "SynthesisRequest",
-           "Synthesizer", "evolve_family"]
+__all__ = [
+    "ABLATIONS",
+    "Cluster",
+    "Composer",
+    "CompositionContext",
+    "Elite",
+    "Evolution",
+    "EvolutionError",
+    "EvolutionResult",
+    "EvolveConfig",
+    "Objective",
+    "ObjectiveConfig",
+    "Score",
+    "SynthesisRequest",
+    "Synthesizer",
+    "evolve_family",
+]
 
 
 def __getattr__(name: str):

@@ -58,10 +58,17 @@ class Suggestion:
     output: Any = attrs.field(repr=False)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"item": self.item, "task": self.task, "score": round(self.score, 6), "q_fail": round(self.q_fail, 6),
-                "why": self.why, "elites_fail": self.elites_fail, "elites": self.elites,
-                "evidence": [{"op": o, "verdict": v, "message": m} for o, v, m in self.evidence],
-                "output": self.output}
+        return {
+            "item": self.item,
+            "task": self.task,
+            "score": round(self.score, 6),
+            "q_fail": round(self.q_fail, 6),
+            "why": self.why,
+            "elites_fail": self.elites_fail,
+            "elites": self.elites,
+            "evidence": [{"op": o, "verdict": v, "message": m} for o, v, m in self.evidence],
+            "output": self.output,
+        }
 
 
 @attrs.frozen
@@ -72,14 +79,26 @@ class Suggestions:
     rounds: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {"family": self.family, "rounds": self.rounds,
-                "elites": [{"expression": e, "objective": s} for e, s in self.elites],
-                "suggestions": [s.as_dict() for s in self.items]}
+        return {
+            "family": self.family,
+            "rounds": self.rounds,
+            "elites": [{"expression": e, "objective": s} for e, s in self.elites],
+            "suggestions": [s.as_dict() for s in self.items],
+        }
 
 
-def suggest(family: str | Path | Family, *, n: int = 10, rounds: int = 2, seed: int = 0, top: int = 8,
-            jobs: int | None = None, cache: VerdictCache | None = None,
-            on_status: Callable[[str], None] | None = None, progress: bool = False) -> Suggestions:
+def suggest(
+    family: str | Path | Family,
+    *,
+    n: int = 10,
+    rounds: int = 2,
+    seed: int = 0,
+    top: int = 8,
+    jobs: int | None = None,
+    cache: VerdictCache | None = None,
+    on_status: Callable[[str], None] | None = None,
+    progress: bool = False,
+) -> Suggestions:
     """The ``n`` train items whose labels would tell evolution most (module docstring)."""
     if n < 1:
         raise ValueError(f"n must be at least 1, not {n}")
@@ -89,9 +108,18 @@ def suggest(family: str | Path | Family, *, n: int = 10, rounds: int = 2, seed: 
     with tempfile.TemporaryDirectory(prefix="vx-anchor-") as tmp:
         store = RunStore(Path(tmp) / "suggest.vxrun.sqlite", create=True)
         try:
-            store.set_meta({"format": 1, "family": fam.name, "family_dir": str(fam.dir), "purpose": "vx anchor suggest"})
-            engine = Evolution(view, fam.seed_text or "", store=store, config=config, cache=cache,
-                               on_status=on_status, progress=progress)
+            store.set_meta(
+                {"format": 1, "family": fam.name, "family_dir": str(fam.dir), "purpose": "vx anchor suggest"}
+            )
+            engine = Evolution(
+                view,
+                fam.seed_text or "",
+                store=store,
+                config=config,
+                cache=cache,
+                on_status=on_status,
+                progress=progress,
+            )
             engine.run()
         finally:
             store.close()
@@ -101,11 +129,17 @@ def suggest(family: str | Path | Family, *, n: int = 10, rounds: int = 2, seed: 
     fails = codes == 1
     # how sure the pool is of each item: the flat label model, whatever the run's consensus (the
     # class-conditional one calls every firing of a one-op class a defect: docs/evolve.md)
-    lm = obj.label_model if obj.config.consensus == "label-model-flat" else engine_objective(
-        obj.data, statuses={k: r.status for k, r in engine.records.items()},
-        marginals={k: r.marginal for k, r in engine.records.items()},
-        classes={o.name: o.detects for o in engine.pool},
-        config=attrs.evolve(obj.config, consensus="label-model-flat")).label_model
+    lm = (
+        obj.label_model
+        if obj.config.consensus == "label-model-flat"
+        else engine_objective(
+            obj.data,
+            statuses={k: r.status for k, r in engine.records.items()},
+            marginals={k: r.marginal for k, r in engine.records.items()},
+            classes={o.name: o.detects for o in engine.pool},
+            config=attrs.evolve(obj.config, consensus="label-model-flat"),
+        ).label_model
+    )
     q = np.nan_to_num(lm.q, nan=0.5)
     m = engine.matrix
     sel = engine._selectable()
@@ -118,8 +152,10 @@ def suggest(family: str | Path | Family, *, n: int = 10, rounds: int = 2, seed: 
     lone = n_fire == 1
     unsure = 4.0 * q * (1.0 - q)
     score = value + LONE_BONUS * lone * unsure + UNSURE_WEIGHT * unsure
-    order = sorted(np.flatnonzero(open_train & (score > 0)).tolist(),
-                   key=lambda i: (-round(float(score[i]), 12), -float(4 * q[i] * (1 - q[i])), engine.items[i].id))
+    order = sorted(
+        np.flatnonzero(open_train & (score > 0)).tolist(),
+        key=lambda i: (-round(float(score[i]), 12), -float(4 * q[i] * (1 - q[i])), engine.items[i].id),
+    )
     cap = max(1, math.ceil(n / 2))
     per_op: dict[str, int] = {}
     tasks: set[str] = set()
@@ -137,15 +173,31 @@ def suggest(family: str | Path | Family, *, n: int = 10, rounds: int = 2, seed: 
         why = []
         if value[i] > 0:
             side = "fail" if not best[i] else "pass"
-            why.append(f"a {side} label would change the choice between the top expressions "
-                       f"({int(fails[:, i].sum())} of {len(elites)} fail it; P({side}) ≈ "
-                       f"{q[i] if side == 'fail' else 1 - q[i]:.2f})")
+            why.append(
+                f"a {side} label would change the choice between the top expressions "
+                f"({int(fails[:, i].sum())} of {len(elites)} fail it; P({side}) ≈ "
+                f"{q[i] if side == 'fail' else 1 - q[i]:.2f})"
+            )
         if lone_op is not None:
             why.append(f"only {lone_op} fires on it: a label measures its precision")
-        evidence = tuple((o, "drawback" if m.get(it.id, o) == 1 else "clean", engine.messages.get((it.id, o), ""))
-                         for o in m.op_names if m.get(it.id, o) in (0, 1))
-        picked.append(Suggestion(it.id, it.task, float(score[i]), float(q[i]), "; ".join(why),
-                                 int(fails[:, i].sum()), len(elites), evidence, it.output))
+        evidence = tuple(
+            (o, "drawback" if m.get(it.id, o) == 1 else "clean", engine.messages.get((it.id, o), ""))
+            for o in m.op_names
+            if m.get(it.id, o) in (0, 1)
+        )
+        picked.append(
+            Suggestion(
+                it.id,
+                it.task,
+                float(score[i]),
+                float(q[i]),
+                "; ".join(why),
+                int(fails[:, i].sum()),
+                len(elites),
+                evidence,
+                it.output,
+            )
+        )
         if len(picked) >= n:
             break
     elite_rows = tuple((to_text(e.node), float(e.objective)) for e in engine.elites[:top])

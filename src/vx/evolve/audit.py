@@ -15,12 +15,12 @@ import numpy as np
 
 from vx.dsl.ast import Node
 from vx.dsl.compile import BatchEvaluator
+from vx.dsl.semantics import final_codes, to_finals
 from vx.families.family import Audit
 from vx.metrics import agreement
 from vx.ops.apply import apply_ops
 from vx.ops.cache import VerdictCache
 from vx.ops.pool import OpPool
-from vx.dsl.semantics import final_codes, to_finals
 
 __all__ = ["LockedAuditor"]
 
@@ -28,9 +28,17 @@ __all__ = ["LockedAuditor"]
 class LockedAuditor:
     """Scores expressions on the locked split; keeps the labels to itself."""
 
-    def __init__(self, audit: Audit, tasks: Mapping[str, Mapping[str, Any]], *, cache: VerdictCache | None = None,
-                 jobs: int | None = None, timeout: float = 10.0, fail_weight: float = 2.0,
-                 progress: bool = False) -> None:
+    def __init__(
+        self,
+        audit: Audit,
+        tasks: Mapping[str, Mapping[str, Any]],
+        *,
+        cache: VerdictCache | None = None,
+        jobs: int | None = None,
+        timeout: float = 10.0,
+        fail_weight: float = 2.0,
+        progress: bool = False,
+    ) -> None:
         self._labels = audit.labels()
         self._items = list(audit.split.items)
         self._tasks = tasks
@@ -47,8 +55,17 @@ class LockedAuditor:
     def _columns(self, pool: OpPool, names: list[str]) -> dict[str, tuple[np.ndarray, list[str]]]:
         need = [n for n in names if (n, pool[n].version) not in self._memo]
         if need:
-            app = apply_ops(pool, self._items, self._tasks, ops=need, jobs=self._jobs, timeout=self._timeout,
-                            cache=self._cache, progress=self._progress, description="audit: locked items")
+            app = apply_ops(
+                pool,
+                self._items,
+                self._tasks,
+                ops=need,
+                jobs=self._jobs,
+                timeout=self._timeout,
+                cache=self._cache,
+                progress=self._progress,
+                description="audit: locked items",
+            )
             for n in need:
                 msgs = {it.id: app.message(it.id, n) for it in self._items}
                 self._memo[(n, pool[n].version)] = (app.matrix.column(n), msgs)
@@ -70,8 +87,17 @@ class LockedAuditor:
             return {"n": 0}
         finals, _e, _cols = self._evaluate(expr, pool)
         a = agreement(to_finals(finals), self._labels, fail_weight=self._fail_weight)
-        return {"agreement": a.accuracy, "recall_weighted": a.recall_weighted, "kappa": a.kappa,
-                "coverage": a.coverage, "n": a.n, "tp": a.tp, "fp": a.fp, "tn": a.tn, "fn": a.fn}
+        return {
+            "agreement": a.accuracy,
+            "recall_weighted": a.recall_weighted,
+            "kappa": a.kappa,
+            "coverage": a.coverage,
+            "n": a.n,
+            "tp": a.tp,
+            "fp": a.fp,
+            "tn": a.tn,
+            "fn": a.fn,
+        }
 
     def verdicts(self, expr: Node, pool: OpPool) -> list[tuple[str, str, str, int, dict[str, tuple[int, str]]]]:
         """Per locked item: (item id, task id, final verdict, expression verdict, {op: (verdict, message)}).
@@ -81,8 +107,15 @@ class LockedAuditor:
         finals, e, cols = self._evaluate(expr, pool)
         out = []
         for i, (it, fin) in enumerate(zip(self._items, to_finals(finals))):
-            out.append((it.id, it.task, fin.value, int(e[i]), {n: (int(c[i]), msgs.get(it.id, ""))
-                                                               for n, (c, msgs) in cols.items()}))
+            out.append(
+                (
+                    it.id,
+                    it.task,
+                    fin.value,
+                    int(e[i]),
+                    {n: (int(c[i]), msgs.get(it.id, "")) for n, (c, msgs) in cols.items()},
+                )
+            )
         return out
 
     def correct(self, expr: Node, pool: OpPool) -> tuple[list[str], list[str], np.ndarray]:

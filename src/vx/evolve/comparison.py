@@ -48,16 +48,30 @@ class Graded:
         return agreement(list(self.finals), list(self.labels), fail_weight=self.fail_weight)
 
 
-def grade(name: str, expr: Node, pool: OpPool, family: Family, dataset: str, *, cache: VerdictCache | None = None,
-          jobs: int | None = None, timeout: float = 10.0) -> Graded:
+def grade(
+    name: str,
+    expr: Node,
+    pool: OpPool,
+    family: Family,
+    dataset: str,
+    *,
+    cache: VerdictCache | None = None,
+    jobs: int | None = None,
+    timeout: float = 10.0,
+) -> Graded:
     split = family.labeled(dataset)
     if dataset == "train":
         raise ValueError("the train split is unlabeled; compare on dev or locked")
     v = Verifier(expr, pool, family.tasks)
     g = v.grade_items(list(split.items), cache=cache, jobs=jobs, timeout=timeout, progress=False)
-    return Graded(name, tuple(it.id for it in split.items), tuple(it.task for it in split.items),
-                  tuple(f.value for f in g.finals), tuple(float(it.label) for it in split.items),
-                  float(family.objective.get("fail_weight", 2.0)))
+    return Graded(
+        name,
+        tuple(it.id for it in split.items),
+        tuple(it.task for it in split.items),
+        tuple(f.value for f in g.finals),
+        tuple(float(it.label) for it in split.items),
+        float(family.objective.get("fail_weight", 2.0)),
+    )
 
 
 def _task_bootstrap(diff: np.ndarray, tasks: Sequence[str], seed: int = 0) -> tuple[float, float, float]:
@@ -74,13 +88,22 @@ def compare_graded(a: Graded, b: Graded, *, n_permutations: int = 10000, seed: i
     ca, cb = a.correct(), b.correct()
     test = paired_permutation_test(cb, ca, a.tasks, n_permutations=n_permutations, seed=seed)
     mean, lo, hi = _task_bootstrap(cb.astype(float) - ca.astype(float), a.tasks, seed)
-    return {"a": {"name": a.name, **a.agreement().as_dict()}, "b": {"name": b.name, **b.agreement().as_dict()},
-            "n": len(ca), "tasks": test.n_clusters, "fixed": int((~ca & cb).sum()), "broken": int((ca & ~cb).sum()),
-            "both_right": int((ca & cb).sum()), "both_wrong": int((~ca & ~cb).sum()),
-            "fixed_items": [i for i, x, y in zip(a.item_ids, ca, cb) if y and not x],
-            "broken_items": [i for i, x, y in zip(a.item_ids, ca, cb) if x and not y],
-            "diff": test.diff, "p_value": test.p_value, "n_permutations": test.n_permutations,
-            "ci_task_mean_diff": {"mean": mean, "low": lo, "high": hi}}
+    return {
+        "a": {"name": a.name, **a.agreement().as_dict()},
+        "b": {"name": b.name, **b.agreement().as_dict()},
+        "n": len(ca),
+        "tasks": test.n_clusters,
+        "fixed": int((~ca & cb).sum()),
+        "broken": int((ca & ~cb).sum()),
+        "both_right": int((ca & cb).sum()),
+        "both_wrong": int((~ca & ~cb).sum()),
+        "fixed_items": [i for i, x, y in zip(a.item_ids, ca, cb) if y and not x],
+        "broken_items": [i for i, x, y in zip(a.item_ids, ca, cb) if x and not y],
+        "diff": test.diff,
+        "p_value": test.p_value,
+        "n_permutations": test.n_permutations,
+        "ci_task_mean_diff": {"mean": mean, "low": lo, "high": hi},
+    }
 
 
 def _family_of(path: Path) -> Family:
@@ -101,8 +124,10 @@ def _family_of(path: Path) -> Family:
             with RunStore(run_path) as s:
                 return Family(s.meta()["family_dir"])
         except (RunStoreError, KeyError):
-            raise FamilyError(f"{path}: no family.toml above it, and its run file {run} cannot tell; "
-                              "name the family directory explicitly (the command line: --family DIR)") from None
+            raise FamilyError(
+                f"{path}: no family.toml above it, and its run file {run} cannot tell; "
+                "name the family directory explicitly (the command line: --family DIR)"
+            ) from None
 
 
 def load_vx(path: str | Path, family: Family | None = None) -> tuple[Node, OpPool, Family]:
@@ -116,13 +141,24 @@ def load_vx(path: str | Path, family: Family | None = None) -> tuple[Node, OpPoo
     return parse(read_text(path), filename=str(path), known_ops=pool.names), pool, fam
 
 
-def compare_files(a: str | Path, b: str | Path, dataset: str = "locked", *, family: Family | None = None,
-                  cache: VerdictCache | None = None, jobs: int | None = None, timeout: float = 10.0,
-                  n_permutations: int = 10000, seed: int = 0) -> dict[str, Any]:
+def compare_files(
+    a: str | Path,
+    b: str | Path,
+    dataset: str = "locked",
+    *,
+    family: Family | None = None,
+    cache: VerdictCache | None = None,
+    jobs: int | None = None,
+    timeout: float = 10.0,
+    n_permutations: int = 10000,
+    seed: int = 0,
+) -> dict[str, Any]:
     ea, pa, fam = load_vx(a, family)
     eb, pb, fam_b = load_vx(b, family or fam)
     if fam_b.dir != fam.dir:
-        raise ValueError(f"{a} and {b} belong to different families ({fam.dir} and {fam_b.dir}); name the family to compare them in")
+        raise ValueError(
+            f"{a} and {b} belong to different families ({fam.dir} and {fam_b.dir}); name the family to compare them in"
+        )
     ga = grade(str(a), ea, pa, fam, dataset, cache=cache, jobs=jobs, timeout=timeout)
     gb = grade(str(b), eb, pb, fam, dataset, cache=cache, jobs=jobs, timeout=timeout)
     return {"dataset": dataset, **compare_graded(ga, gb, n_permutations=n_permutations, seed=seed)}
@@ -145,9 +181,17 @@ def run_verifiers(run: str | Path, family: Family | None = None) -> tuple[Node, 
     return parse(meta["seed_text"], known_ops=pool.names), parse(best, known_ops=pool.names), pool, fam, meta
 
 
-def compare_runs(runs: Sequence[str | Path], dataset: str = "locked", *, family: Family | None = None,
-                 cache: VerdictCache | None = None, jobs: int | None = None, timeout: float = 10.0,
-                 n_permutations: int = 10000, seed: int = 0) -> dict[str, Any]:
+def compare_runs(
+    runs: Sequence[str | Path],
+    dataset: str = "locked",
+    *,
+    family: Family | None = None,
+    cache: VerdictCache | None = None,
+    jobs: int | None = None,
+    timeout: float = 10.0,
+    n_permutations: int = 10000,
+    seed: int = 0,
+) -> dict[str, Any]:
     per_run = []
     all_seed: list[bool] = []
     all_best: list[bool] = []
@@ -160,13 +204,27 @@ def compare_runs(runs: Sequence[str | Path], dataset: str = "locked", *, family:
         all_seed += cs.tolist()
         all_best += cb.tolist()
         clusters += list(gs.tasks)
-        per_run.append({"run": str(run), "seed": (meta.get("config") or {}).get("seed"),
-                        "seed_agreement": float(cs.mean()) if len(cs) else float("nan"),
-                        "evolved_agreement": float(cb.mean()) if len(cb) else float("nan"),
-                        "diff": float(cb.mean() - cs.mean()) if len(cs) else float("nan"),
-                        "fixed": int((~cs & cb).sum()), "broken": int((cs & ~cb).sum()),
-                        "evolved": meta.get("best_expression")})
+        per_run.append(
+            {
+                "run": str(run),
+                "seed": (meta.get("config") or {}).get("seed"),
+                "seed_agreement": float(cs.mean()) if len(cs) else float("nan"),
+                "evolved_agreement": float(cb.mean()) if len(cb) else float("nan"),
+                "diff": float(cb.mean() - cs.mean()) if len(cs) else float("nan"),
+                "fixed": int((~cs & cb).sum()),
+                "broken": int((cs & ~cb).sum()),
+                "evolved": meta.get("best_expression"),
+            }
+        )
     mean, lo, hi = bootstrap_ci([r["diff"] for r in per_run], seed=seed)
     test = paired_permutation_test(all_best, all_seed, clusters, n_permutations=n_permutations, seed=seed)
-    return {"dataset": dataset, "runs": per_run, "mean_diff": mean, "ci_low": lo, "ci_high": hi,
-            "p_value": test.p_value, "tasks": test.n_clusters, "n_permutations": test.n_permutations}
+    return {
+        "dataset": dataset,
+        "runs": per_run,
+        "mean_diff": mean,
+        "ci_low": lo,
+        "ci_high": hi,
+        "p_value": test.p_value,
+        "tasks": test.n_clusters,
+        "n_permutations": test.n_permutations,
+    }

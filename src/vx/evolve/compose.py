@@ -21,17 +21,26 @@ import itertools
 import math
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
-from typing import Any
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 import numpy as np
 
-from vx.dsl.ast import All, Any as AnyNode, Node, Not, OpRef, Vote, WVote
+from vx.dsl.ast import All, Node, Not, OpRef, Vote, WVote
+from vx.dsl.ast import Any as AnyNode
 from vx.dsl.printer import to_text
 
-__all__ = ["Composer", "CompositionContext", "Elite", "EnumerativeComposer", "EvolutionaryComposer",
-           "normalize", "prune_op", "mutate", "crossover"]
+__all__ = [
+    "Composer",
+    "CompositionContext",
+    "Elite",
+    "EnumerativeComposer",
+    "EvolutionaryComposer",
+    "normalize",
+    "prune_op",
+    "mutate",
+    "crossover",
+]
 
 
 @attrs.frozen
@@ -76,6 +85,7 @@ class Composer(Protocol):
 
 # ------------------------------------------------------------------------------------------------
 # normal form
+
 
 def _key(node: Node) -> str:
     return to_text(node, width=10**9)
@@ -166,6 +176,7 @@ def prune_op(node: Node, name: str) -> Node | None:
 # ------------------------------------------------------------------------------------------------
 # enumeration ("subset seeding")
 
+
 @attrs.define
 class EnumerativeComposer:
     """Every single op, plus any/all/vote-K over subsets of up to ``max_size`` selectable ops."""
@@ -251,11 +262,11 @@ def mutate(node: Node, ops: Sequence[str], rng: np.random.Generator) -> Node | N
         p = _pick(rng, cands)
         parent = node.at(p[:-1])
         i = p[-1]
-        kids = parent.children[:i] + parent.children[i + 1:]
+        kids = parent.children[:i] + parent.children[i + 1 :]
         if isinstance(parent, Vote):
             smaller: Node = Vote(min(parent.k, len(kids)), kids)
         elif isinstance(parent, WVote):
-            smaller = WVote(parent.threshold, kids, parent.weights[:i] + parent.weights[i + 1:])
+            smaller = WVote(parent.threshold, kids, parent.weights[:i] + parent.weights[i + 1 :])
         else:
             smaller = parent.with_children(kids)
         return node.replace_at(p[:-1], smaller)

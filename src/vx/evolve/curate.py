@@ -43,8 +43,9 @@ def evidence_of_harm(ev: Evolution, obj: Objective) -> dict[str, str]:
         for k, (n, _p) in enumerate(pruned, 1):
             after = float(merit[k])
             if scores.selectable[k] and after > base:
-                out.setdefault(n, f"removing it from the incumbent raises S (before the size cost) from "
-                                  f"{base:.4f} to {after:.4f}")
+                out.setdefault(
+                    n, f"removing it from the incumbent raises S (before the size cost) from {base:.4f} to {after:.4f}"
+                )
     return out
 
 
@@ -52,7 +53,9 @@ def curate(ev: Evolution, r: int, obj: Objective, events: list[Event]) -> None:
     margins = marginals(obj, ev.incumbent)
     harm = evidence_of_harm(ev, obj)
     distinct = ev.incumbent.op_names()
-    protected = frozenset({ev.root} if ev.root else set()) | (frozenset(distinct) if len(distinct) == 1 else frozenset())
+    protected = frozenset({ev.root} if ev.root else set()) | (
+        frozenset(distinct) if len(distinct) == 1 else frozenset()
+    )
     due = update_streaks(ev.records, margins, harm, policy=ev.policy, protected=protected)
     # Retire one op at a time -- the one whose retirement leaves the best incumbent (then by name) --
     # and measure the others' harm again on what is left: "removing it raises S" is a property of
@@ -72,16 +75,25 @@ def curate(ev: Evolution, r: int, obj: Objective, events: list[Event]) -> None:
         after = obj.score([node for _, node in options])
         prec = np.nan_to_num(after.precision, nan=-1.0) if after.precision is not None else np.zeros(len(options))
         # the retirement that leaves the best incumbent; ties: the higher estimated precision, then the name
-        k = min(range(len(options)), key=lambda i: (-round(float(after.objective[i]), 12), -round(float(prec[i]), 12),
-                                                    options[i][0]))
+        k = min(
+            range(len(options)),
+            key=lambda i: (-round(float(after.objective[i]), 12), -round(float(prec[i]), 12), options[i][0]),
+        )
         name, ev.incumbent = options[k]
         retired.append(name)
         rec = ev.records[name]
         rec.status = "retired"
         ev.pool.set_status(name, "retired")
-        events.append(Event(r, name, "retired", "retired",
-                            f"{harm[name]}, for {rec.streak} rounds (grace {ev.policy.grace})",
-                            {"marginal": rec.marginal, "harm": harm[name], "streak": rec.streak}))
+        events.append(
+            Event(
+                r,
+                name,
+                "retired",
+                "retired",
+                f"{harm[name]}, for {rec.streak} rounds (grace {ev.policy.grace})",
+                {"marginal": rec.marginal, "harm": harm[name], "streak": rec.streak},
+            )
+        )
         harm_now = evidence_of_harm(ev, obj)
         for other in due:
             if other != name and other not in harm_now:  # no longer harmful once this one went
@@ -99,6 +111,14 @@ def curate(ev: Evolution, r: int, obj: Objective, events: list[Event]) -> None:
     for s, before, after, trial in promotable(obj, ev.incumbent, shadows):
         ev.records[s].status = "active"
         ev.pool.set_status(s, "active")
-        events.append(Event(r, s, "promoted", "active", "adding it to the incumbent raises dev agreement",
-                            {"a_dev_before": before, "a_dev_after": after, "trial": to_text(trial)}))
+        events.append(
+            Event(
+                r,
+                s,
+                "promoted",
+                "active",
+                "adding it to the incumbent raises dev agreement",
+                {"a_dev_before": before, "a_dev_after": after, "trial": to_text(trial)},
+            )
+        )
     ev._reorder()

@@ -39,8 +39,18 @@ from vx.dsl.matrix import VerdictMatrix
 from vx.evolve.labelmodel import fit_label_model
 from vx.ops.apply import apply_ops
 
-__all__ = ["ESTIMATORS", "DEFAULT_ESTIMATOR", "PassEvidence", "OpEstimate", "pass_evidence", "op_estimates",
-           "HIGH_FALSE_ALARM", "estimates_table", "header_estimates", "parse_header_estimates"]
+__all__ = [
+    "ESTIMATORS",
+    "DEFAULT_ESTIMATOR",
+    "PassEvidence",
+    "OpEstimate",
+    "pass_evidence",
+    "op_estimates",
+    "HIGH_FALSE_ALARM",
+    "estimates_table",
+    "header_estimates",
+    "parse_header_estimates",
+]
 
 ESTIMATORS = ("pseudo-positives", "label-model")
 DEFAULT_ESTIMATOR = "pseudo-positives"
@@ -82,8 +92,10 @@ class PassEvidence:
         if self.estimator == "label-model":
             return f"label model: {self.n:.1f} expected correct outputs"
         c = self.counts()
-        return (f"{c['agreement']} pseudo-positive(s) by agreement ({self.agreement}) and {c['quiet']} quiet ones "
-                f"(gate {self.gate or 'none'})")
+        return (
+            f"{c['agreement']} pseudo-positive(s) by agreement ({self.agreement}) and {c['quiet']} quiet ones "
+            f"(gate {self.gate or 'none'})"
+        )
 
     def pass_recall(self, fires: np.ndarray) -> float:
         """The estimated pass recall of a verdict column (``fires``: bool[n_items], FAIL)."""
@@ -102,8 +114,13 @@ class OpEstimate:
     evidence: str
 
     def as_dict(self) -> dict[str, object]:
-        return {"op": self.op, "rate": None if np.isnan(self.rate) else round(float(self.rate), 6),
-                "n": round(float(self.n), 3), "fires": round(float(self.fires), 3), "evidence": self.evidence}
+        return {
+            "op": self.op,
+            "rate": None if np.isnan(self.rate) else round(float(self.rate), 6),
+            "n": round(float(self.n), 3),
+            "fires": round(float(self.fires), 3),
+            "evidence": self.evidence,
+        }
 
     @property
     def high(self) -> bool:
@@ -114,9 +131,17 @@ def _column(matrix: VerdictMatrix, name: str | None) -> np.ndarray | None:
     return matrix.column(name) if name is not None and name in matrix.op_names else None
 
 
-def pass_evidence(matrix: VerdictMatrix, scope: np.ndarray, *, reference: Sequence[str], gate: str | None = None,
-                  agreement: str | None = None, estimator: str = DEFAULT_ESTIMATOR,
-                  dev_p: np.ndarray | None = None, root: str | None = None) -> PassEvidence:
+def pass_evidence(
+    matrix: VerdictMatrix,
+    scope: np.ndarray,
+    *,
+    reference: Sequence[str],
+    gate: str | None = None,
+    agreement: str | None = None,
+    estimator: str = DEFAULT_ESTIMATOR,
+    dev_p: np.ndarray | None = None,
+    root: str | None = None,
+) -> PassEvidence:
     """The pass evidence of every item of ``scope`` (bool[n_items]: the unlabeled train items the root
     leaves open), from the ``reference`` ops' verdicts and the pack's ``gate`` and ``agreement`` ops."""
     if estimator not in ESTIMATORS:
@@ -154,8 +179,11 @@ def op_estimates(matrix: VerdictMatrix, evidence: PassEvidence, ops: Sequence[st
     it opines on, weighted by the evidence)."""
     out: dict[str, OpEstimate] = {}
     w = evidence.weight
-    what = ("label model P(pass)" if evidence.estimator == "label-model" else
-            "pseudo-positives: " + "; ".join(f"{k} {v}" for k, v in evidence.counts().items() if v))
+    what = (
+        "label model P(pass)"
+        if evidence.estimator == "label-model"
+        else "pseudo-positives: " + "; ".join(f"{k} {v}" for k, v in evidence.counts().items() if v)
+    )
     for o in ops:
         if o not in matrix.op_names:
             continue
@@ -203,30 +231,59 @@ class FamilyEstimates:
     ops: dict[str, OpEstimate]
 
     def as_dict(self) -> dict[str, object]:
-        return {"family": self.family, "estimator": self.evidence.estimator, "evidence": self.evidence.describe(),
-                "pseudo_positives": round(self.evidence.n, 3), "ops": estimates_table(self.ops)}
+        return {
+            "family": self.family,
+            "estimator": self.evidence.estimator,
+            "evidence": self.evidence.describe(),
+            "pseudo_positives": round(self.evidence.n, 3),
+            "ops": estimates_table(self.ops),
+        }
 
 
-def family_false_alarms(family, *, estimator: str = DEFAULT_ESTIMATOR, jobs: int | None = None,
-                        timeout: float = 10.0, cache=None, progress: bool = False) -> FamilyEstimates:
+def family_false_alarms(
+    family,
+    *,
+    estimator: str = DEFAULT_ESTIMATOR,
+    jobs: int | None = None,
+    timeout: float = 10.0,
+    cache=None,
+    progress: bool = False,
+) -> FamilyEstimates:
     """Apply a family's pool to its train and dev items and estimate each op's false-alarm rate there
     (what `vx ops FAMILY --false-alarms` shows; the engine computes the same every round)."""
     view = family.evolution_view()
     pool = view.pool()
     items = list(view.train.items) + list(view.dev.items)
-    app = apply_ops(pool, items, view.tasks, jobs=jobs, timeout=timeout, cache=cache, progress=progress,
-                    description="applying the pool", peers=getattr(view, "peers", None))
+    app = apply_ops(
+        pool,
+        items,
+        view.tasks,
+        jobs=jobs,
+        timeout=timeout,
+        cache=cache,
+        progress=progress,
+        description="applying the pool",
+        peers=getattr(view, "peers", None),
+    )
     m = app.matrix
     n = m.n_items
     train = np.zeros(n, bool)
     train[: len(view.train)] = True
     dev_p = np.full(n, np.nan)
-    dev_p[len(view.train):] = [float(it.label) for it in view.dev.items]
+    dev_p[len(view.train) :] = [float(it.label) for it in view.dev.items]
     root = pool.root_name
     scope = train & (m.column(root) != 1 if root is not None else np.ones(n, bool))
     reference = [o.name for o in pool if o.status == "active" and o.name != root]
     pack = view.pack()
-    ev = pass_evidence(m, scope, reference=reference, gate=pack.gate, agreement=pack.agreement, estimator=estimator,
-                       dev_p=dev_p, root=root)
+    ev = pass_evidence(
+        m,
+        scope,
+        reference=reference,
+        gate=pack.gate,
+        agreement=pack.agreement,
+        estimator=estimator,
+        dev_p=dev_p,
+        root=root,
+    )
     names = [o.name for o in pool if o.name != root and not o.baseline]
     return FamilyEstimates(family.name, ev, op_estimates(m, ev, names))

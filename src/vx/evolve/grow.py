@@ -8,9 +8,7 @@ each outcome is an `Event` with its evidence.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the engine that holds the run's state (the phases are its steps)
     from vx.evolve.loop import Evolution
@@ -62,11 +60,17 @@ def grow(ev: Evolution, r: int, obj: Objective, clusters: list[Cluster], sensed:
     return Growth(born, rejected, tuple(events + admitted_events))
 
 
-def propose(ev: Evolution, r: int, obj: Objective, clusters: list[Cluster]
-             ) -> tuple[list[tuple[dict[str, Any], Cluster, str]], list[Event]]:
+def propose(
+    ev: Evolution, r: int, obj: Objective, clusters: list[Cluster]
+) -> tuple[list[tuple[dict[str, Any], Cluster, str]], list[Event]]:
     """Every synthesizer's typed specs for every cluster, new names only (failures are events)."""
-    req_args = (known_good(ev, obj), tuple(t.schema() for t in family_templates(ev.template_families)),
-                tuple(ev.pool.catalog()), ev.taxonomy, ev.template_families)
+    req_args = (
+        known_good(ev, obj),
+        tuple(t.schema() for t in family_templates(ev.template_families)),
+        tuple(ev.pool.catalog()),
+        ev.taxonomy,
+        ev.template_families,
+    )
     events: list[Event] = []
     proposals: list[tuple[dict[str, Any], Cluster, str]] = []
     seen: set[str] = set()
@@ -77,12 +81,28 @@ def propose(ev: Evolution, r: int, obj: Objective, clusters: list[Cluster]
             try:
                 specs = synth.propose(req)
             except Exception as exc:  # a synthesizer failure costs this cluster, not the run
-                events.append(Event(r, f"<{synth.name}>", "rejected", "", f"synthesizer failed: {exc}",
-                                    {"cluster": cl.failure_class}))
+                events.append(
+                    Event(
+                        r,
+                        f"<{synth.name}>",
+                        "rejected",
+                        "",
+                        f"synthesizer failed: {exc}",
+                        {"cluster": cl.failure_class},
+                    )
+                )
                 continue
             for check, err in getattr(synth, "last_errors", ()) or ():
-                events.append(Event(r, f"<{synth.name}:{check}>", "rejected", "", f"inducer failed: {err}",
-                                    {"cluster": cl.failure_class}))
+                events.append(
+                    Event(
+                        r,
+                        f"<{synth.name}:{check}>",
+                        "rejected",
+                        "",
+                        f"inducer failed: {err}",
+                        {"cluster": cl.failure_class},
+                    )
+                )
             for spec in specs:
                 name = str(spec.get("name") or "")
                 if not name or name in seen or name in ev.tried or name in ev.pool:
@@ -92,8 +112,14 @@ def propose(ev: Evolution, r: int, obj: Objective, clusters: list[Cluster]
     return proposals, events
 
 
-def admit(ev: Evolution, r: int, obj: Objective, proposals: list[tuple[dict[str, Any], Cluster, str]],
-           gaps: np.ndarray, inc_codes: np.ndarray) -> tuple[int, int, list[Event]]:
+def admit(
+    ev: Evolution,
+    r: int,
+    obj: Objective,
+    proposals: list[tuple[dict[str, Any], Cluster, str]],
+    gaps: np.ndarray,
+    inc_codes: np.ndarray,
+) -> tuple[int, int, list[Event]]:
     """Build each proposal, apply it to every train+dev item, and admit it through the birth gate
     and the redundancy rule (`vx.evolve.lifecycle.admission_reason`). Returns (born, rejected,
     events)."""
@@ -104,12 +130,18 @@ def admit(ev: Evolution, r: int, obj: Objective, proposals: list[tuple[dict[str,
     for spec, cl, sname in proposals:
         ev.tried.add(spec["name"])
         try:
-            o = op_from_spec(spec, status="active", provenance={"origin": "synthesized", "round": r,
-                                                               "cluster": cl.failure_class, "synthesizer": sname})
+            o = op_from_spec(
+                spec,
+                status="active",
+                provenance={"origin": "synthesized", "round": r, "cluster": cl.failure_class, "synthesizer": sname},
+            )
         except (SpecError, TypeError, ValueError) as exc:
             rejected += 1
-            events.append(Event(r, spec["name"], "rejected", "", f"invalid spec: {exc}",
-                                {"spec": spec, "cluster": cl.failure_class}))
+            events.append(
+                Event(
+                    r, spec["name"], "rejected", "", f"invalid spec: {exc}", {"spec": spec, "cluster": cl.failure_class}
+                )
+            )
             continue
         trial.add(o)
         built.append((o, o.spec, cl, sname))
@@ -131,11 +163,20 @@ def admit(ev: Evolution, r: int, obj: Objective, proposals: list[tuple[dict[str,
         cmask = np.zeros(len(ev.items), dtype=bool)
         cmask[[index[i] for i in cl.items]] = True
         tpl = TEMPLATES.get(str(spec.get("check"))) if isinstance(spec, Mapping) else None
-        gate = birth_gate(column, cmask, labelled_good, unlabeled_good, tolerance=ev.policy.good_tolerance,
-                          min_support=ev.policy.min_support, presence=bool(tpl is not None and tpl.presence),
-                          cluster_tasks=item_tasks, presence_tolerance=ev.policy.presence_tolerance,
-                          presence_lift=ev.policy.presence_lift, pseudo_positive=pseudo_positive,
-                          pseudo_positive_tolerance=ev.policy.pseudo_positive_tolerance)
+        gate = birth_gate(
+            column,
+            cmask,
+            labelled_good,
+            unlabeled_good,
+            tolerance=ev.policy.good_tolerance,
+            min_support=ev.policy.min_support,
+            presence=bool(tpl is not None and tpl.presence),
+            cluster_tasks=item_tasks,
+            presence_tolerance=ev.policy.presence_tolerance,
+            presence_lift=ev.policy.presence_lift,
+            pseudo_positive=pseudo_positive,
+            pseudo_positive_tolerance=ev.policy.pseudo_positive_tolerance,
+        )
         evidence = {"spec": spec, "cluster": cl.summary(), "synthesizer": sname, **gate.evidence()}
         same = (np.stack(existing_cols) == column).mean(axis=1) if existing_cols else np.zeros(0)
         reason = admission_reason(gate, same, existing_names, ev.policy)
@@ -150,8 +191,7 @@ def admit(ev: Evolution, r: int, obj: Objective, proposals: list[tuple[dict[str,
         existing_names.append(o.name)
         existing_cols.append(column)
         admitted.append(o.name)
-        events.append(Event(r, o.name, "born", status,
-                            "anchored miss" if cl.anchored else "unlabeled gap", evidence))
+        events.append(Event(r, o.name, "born", status, "anchored miss" if cl.anchored else "unlabeled gap", evidence))
     if admitted:
         ev.matrix = ev.matrix.with_ops(new.select_ops(admitted))
         ev._reorder()

@@ -38,9 +38,24 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-__all__ = ["Guards", "best_index", "VALID", "ALL_ABSTAIN", "ALL_PASS", "ALL_FAIL", "REASONS", "validity_codes",
-           "rank_key", "is_better", "GUARD_OK", "GUARD_MISSES", "GUARD_FALSE_ALARM", "GUARD_PASS_FLOOR", "GUARD_REASONS",
-           "guard_codes"]
+__all__ = [
+    "Guards",
+    "best_index",
+    "VALID",
+    "ALL_ABSTAIN",
+    "ALL_PASS",
+    "ALL_FAIL",
+    "REASONS",
+    "validity_codes",
+    "rank_key",
+    "is_better",
+    "GUARD_OK",
+    "GUARD_MISSES",
+    "GUARD_FALSE_ALARM",
+    "GUARD_PASS_FLOOR",
+    "GUARD_REASONS",
+    "guard_codes",
+]
 
 VALID, ALL_ABSTAIN, ALL_PASS, ALL_FAIL = 0, 1, 2, 3
 GUARD_OK, GUARD_MISSES, GUARD_FALSE_ALARM, GUARD_PASS_FLOOR = 0, 1, 2, 3
@@ -81,8 +96,9 @@ def validity_codes(n_decided: int, opined: np.ndarray, fired: np.ndarray) -> np.
     return codes
 
 
-def guard_codes(flagged: np.ndarray, n_flaggable: int, false_alarms: np.ndarray,
-                below_floor: np.ndarray | None = None) -> np.ndarray:
+def guard_codes(
+    flagged: np.ndarray, n_flaggable: int, false_alarms: np.ndarray, below_floor: np.ndarray | None = None
+) -> np.ndarray:
     """Per candidate: GUARD_OK or why it fails a guard, from how many of the ``n_flaggable`` dev failures
     it flags, on how many open dev passes it fires (the anchor guard) and whether its estimated pass
     recall is below the floor (``below_floor``; the anchor's reasons take precedence)."""

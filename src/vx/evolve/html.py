@@ -16,8 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vx.dsl.ast import Node, Not, Vote, WVote
-from vx.dsl.ast import OpRef
+from vx.dsl.ast import Node, Not, OpRef, Vote, WVote
 from vx.dsl.parse import VxSyntaxError, parse
 from vx.dsl.printer import to_text
 from vx.evolve.estimates import HIGH_FALSE_ALARM
@@ -26,8 +25,18 @@ from vx.pages import CSS as _CSS
 from vx.pages import esc, inline_markdown, num, svg, table
 from vx.text import json_dumps
 
-SECTIONS = ("summary", "objective", "audit", "funnel", "expression", "confusion", "ops", "disagreements",
-            "locked-misses")
+SECTIONS = (
+    "summary",
+    "objective",
+    "audit",
+    "funnel",
+    "expression",
+    "confusion",
+    "ops",
+    "disagreements",
+    "locked-misses",
+)
+
 
 def _e(x: Any) -> str:
     return esc(x)
@@ -79,10 +88,11 @@ def _round_axis(ax: Any, values: Sequence[float | None]) -> None:
     ax.set_xlabel("round")
     lo, hi = value_range(values)
     ax.set_ylim(lo, hi)
-    ax.grid(alpha=.3)
+    ax.grid(alpha=0.3)
 
 
 # --------------------------------------------------------------------------------------------
+
 
 def funnel(store: RunStore, best: str) -> dict[str, int]:
     """seed → born → rejected → pool (active + shadow at the end) → leaves of the final expression."""
@@ -93,10 +103,15 @@ def funnel(store: RunStore, best: str) -> dict[str, int]:
         leaves = len(parse(best).op_names())
     except VxSyntaxError:  # a run file written by another version of vx
         leaves = 0
-    return {"seed": sum(o["origin"] == "seed" for o in ops), "born": kinds.get("born", 0),
-            "rejected": kinds.get("rejected", 0), "promoted": kinds.get("promoted", 0),
-            "retired": kinds.get("retired", 0),
-            "pool": sum(o["status"] in ("active", "shadow") for o in ops), "leaves": leaves}
+    return {
+        "seed": sum(o["origin"] == "seed" for o in ops),
+        "born": kinds.get("born", 0),
+        "rejected": kinds.get("rejected", 0),
+        "promoted": kinds.get("promoted", 0),
+        "retired": kinds.get("retired", 0),
+        "pool": sum(o["status"] in ("active", "shadow") for o in ops),
+        "leaves": leaves,
+    }
 
 
 def leaf_stats(store: RunStore) -> dict[str, dict[str, float]]:
@@ -116,9 +131,12 @@ def leaf_stats(store: RunStore) -> dict[str, dict[str, float]]:
                 s["right"] += (t["verdict"] == 1) == (lab < 0.5)
     out = {}
     for op, s in acc.items():
-        out[op] = {"coverage": s["opined"] / s["n"] if s["n"] else float("nan"),
-                   "fire_rate": s["fired"] / s["n"] if s["n"] else float("nan"),
-                   "dev_accuracy": s["right"] / s["lab"] if s["lab"] else float("nan"), "dev_n": s["lab"]}
+        out[op] = {
+            "coverage": s["opined"] / s["n"] if s["n"] else float("nan"),
+            "fire_rate": s["fired"] / s["n"] if s["n"] else float("nan"),
+            "dev_accuracy": s["right"] / s["lab"] if s["lab"] else float("nan"),
+            "dev_n": s["lab"],
+        }
     return out
 
 
@@ -129,17 +147,21 @@ def pool_stats(store: RunStore) -> dict[str, dict[str, float]]:
     for op, col in store.matrix().items():
         n = len(col)
         vals = list(col.values())
-        out[op] = {"coverage": sum(v >= 0 for v in vals) / n if n else float("nan"),
-                   "fire_rate": sum(v == 1 for v in vals) / n if n else float("nan")}
+        out[op] = {
+            "coverage": sum(v >= 0 for v in vals) / n if n else float("nan"),
+            "fire_rate": sum(v == 1 for v in vals) / n if n else float("nan"),
+        }
     return out
 
 
 def _tree_html(node: Node, stats: Mapping[str, Mapping[str, float]]) -> str:
     if isinstance(node, OpRef):
         s = stats.get(node.name, {})
-        return (f"<li><code>{_e(node.name)}</code> <span class='muted'>coverage {_f(s.get('coverage'))} · "
-                f"fires {_f(s.get('fire_rate'))} · dev accuracy {_f(s.get('dev_accuracy'))} "
-                f"(n={s.get('dev_n', 0)})</span></li>")
+        return (
+            f"<li><code>{_e(node.name)}</code> <span class='muted'>coverage {_f(s.get('coverage'))} · "
+            f"fires {_f(s.get('fire_rate'))} · dev accuracy {_f(s.get('dev_accuracy'))} "
+            f"(n={s.get('dev_n', 0)})</span></li>"
+        )
     kids = (node.child,) if isinstance(node, Not) else node.children
     if isinstance(node, Vote):
         head = f"vote {node.k}"
@@ -155,8 +177,13 @@ def _confusion_html(title: str, c: Mapping[str, Any] | None) -> str:
     if not c:
         return f"<p class='muted'>{_e(title)}: not recorded</p>"
     tp, fp, tn, fn = (c.get(k, 0) for k in ("tp", "fp", "tn", "fn"))
-    return (f"<div><b>{_e(title)}</b>" + _table(["", "label fail", "label pass"],
-            [["verifier FAIL", tp, fp], ["verifier PASS / abstain", fn, tn]], "tnn") + "</div>")
+    return (
+        f"<div><b>{_e(title)}</b>"
+        + _table(
+            ["", "label fail", "label pass"], [["verifier FAIL", tp, fp], ["verifier PASS / abstain", fn, tn]], "tnn"
+        )
+        + "</div>"
+    )
 
 
 def _family_record(meta: Mapping[str, Any]) -> tuple[dict[str, float], dict[str, Any], str]:
@@ -211,8 +238,14 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
     seed_expr = meta.get("seed_expression", "")
     plt = _plt()
     parts: list[str] = []
-    note = "" if plt else ("<p class='muted'>matplotlib is not installed (pip install 'vx-verifiers[viz]'): "
-                           "plots are shown as tables.</p>")
+    note = (
+        ""
+        if plt
+        else (
+            "<p class='muted'>matplotlib is not installed (pip install 'vx-verifiers[viz]'): "
+            "plots are shown as tables.</p>"
+        )
+    )
 
     # summary
     dev = summary.get("dev", {})
@@ -220,22 +253,55 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
     rows = []
     for name in ("seed", "evolved"):
         d, lk = dev.get(name, {}), locked.get(name, {})
-        rows.append([name, f"<code>{_e(summary.get('expressions', {}).get(name, seed_expr if name == 'seed' else best))}</code>",
-                     _f(d.get("accuracy")), _f(d.get("recall_weighted")), _f(lk.get("agreement")),
-                     _f(lk.get("recall_weighted")), _f(lk.get("kappa"))])
-    parts.append("<section id='summary'><h2>Summary</h2>" + _table(
-        ["", "expression", "dev accuracy", "dev recall-weighted", "locked agreement (audit)",
-         "locked recall-weighted", "locked κ"], rows, "tpnnnnn")
-        + "<table class='kv'>" + "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in (
-            ("family", meta.get("family")), ("run file", run_path.name), ("status", meta.get("status")),
-            ("rounds", max((r["round"] for r in rounds), default=0)), ("started", meta.get("started")),
-            ("finished", meta.get("finished", "—")), ("ablation", (meta.get("config") or {}).get("ablation") or "none"),
-            ("seed", (meta.get("config") or {}).get("seed")))) + "</table></section>")
+        rows.append(
+            [
+                name,
+                f"<code>{_e(summary.get('expressions', {}).get(name, seed_expr if name == 'seed' else best))}</code>",
+                _f(d.get("accuracy")),
+                _f(d.get("recall_weighted")),
+                _f(lk.get("agreement")),
+                _f(lk.get("recall_weighted")),
+                _f(lk.get("kappa")),
+            ]
+        )
+    parts.append(
+        "<section id='summary'><h2>Summary</h2>"
+        + _table(
+            [
+                "",
+                "expression",
+                "dev accuracy",
+                "dev recall-weighted",
+                "locked agreement (audit)",
+                "locked recall-weighted",
+                "locked κ",
+            ],
+            rows,
+            "tpnnnnn",
+        )
+        + "<table class='kv'>"
+        + "".join(
+            f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>"
+            for k, v in (
+                ("family", meta.get("family")),
+                ("run file", run_path.name),
+                ("status", meta.get("status")),
+                ("rounds", max((r["round"] for r in rounds), default=0)),
+                ("started", meta.get("started")),
+                ("finished", meta.get("finished", "—")),
+                ("ablation", (meta.get("config") or {}).get("ablation") or "none"),
+                ("seed", (meta.get("config") or {}).get("seed")),
+            )
+        )
+        + "</table></section>"
+    )
 
     # objective per round
     xs = [r["round"] for r in rounds]
-    sec = "<section id='objective'><h2>Objective per round</h2><p>S = A<sub>dev</sub> · A<sub>train</sub><sup>w</sup> − λC " \
-          "of the incumbent after each round (round 0 is the seed).</p>"
+    sec = (
+        "<section id='objective'><h2>Objective per round</h2><p>S = A<sub>dev</sub> · A<sub>train</sub><sup>w</sup> − λC "
+        "of the incumbent after each round (round 0 is the seed).</p>"
+    )
     if plt and rounds:
         fig, ax = plt.subplots(figsize=(8, 3.2))
         for key, style in (("objective", "-o"), ("a_dev", "--s"), ("a_train", ":^")):
@@ -243,19 +309,36 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
         _round_axis(ax, [r[k] for r in rounds for k in ("objective", "a_dev", "a_train")])
         ax.legend(loc="lower right")
         sec += svg(fig)
-    sec += _table(["round", "objective", "A_dev", "A_train", "cost", "candidates", "replaced", "incumbent"],
-                  [[r["round"], _f(r["objective"]), _f(r["a_dev"]), _f(r["a_train"]), _f(r["cost"], 4),
-                    r["candidates"], "yes" if r["replaced"] else "", f"<code>{_e(r['incumbent'])}</code>"]
-                   for r in rounds], "nnnnnntp")
+    sec += _table(
+        ["round", "objective", "A_dev", "A_train", "cost", "candidates", "replaced", "incumbent"],
+        [
+            [
+                r["round"],
+                _f(r["objective"]),
+                _f(r["a_dev"]),
+                _f(r["a_train"]),
+                _f(r["cost"], 4),
+                r["candidates"],
+                "yes" if r["replaced"] else "",
+                f"<code>{_e(r['incumbent'])}</code>",
+            ]
+            for r in rounds
+        ],
+        "nnnnnntp",
+    )
     parts.append(sec + "</section>")
 
     # audit
-    sec = ("<section id='audit'><h2>Locked agreement per round (audit)</h2><p class='audit'>Measured on the locked "
-           "split after each round. Evolution never reads it: it is a measurement, not a signal.</p>")
+    sec = (
+        "<section id='audit'><h2>Locked agreement per round (audit)</h2><p class='audit'>Measured on the locked "
+        "split after each round. Evolution never reads it: it is a measurement, not a signal.</p>"
+    )
     audit = [r.get("audit_agreement") for r in rounds]
     if plt and any(a is not None for a in audit):
         fig, ax = plt.subplots(figsize=(8, 2.8))
-        ax.plot(xs, [a if a is not None else float("nan") for a in audit], "-o", color="#b08800", label="locked agreement")
+        ax.plot(
+            xs, [a if a is not None else float("nan") for a in audit], "-o", color="#b08800", label="locked agreement"
+        )
         _round_axis(ax, audit)
         ax.legend(loc="lower right")
         sec += svg(fig)
@@ -280,10 +363,24 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
     sec += _table(list(fun), [list(fun.values())], "n" * len(fun))
     events = [e for e in store.events() if e["kind"] != "seed"]
     if events:
-        sec += "<details><summary>lifecycle events ({})</summary>".format(len(events)) + _table(
-            ["round", "op", "event", "status", "reason"],
-            [[e["round"], f"<code>{_e(e['op'])}</code>", _e(e["kind"]), _e(e["status"]), inline_markdown(e["reason"])]
-             for e in events], "nttttp") + "</details>"
+        sec += (
+            f"<details><summary>lifecycle events ({len(events)})</summary>"
+            + _table(
+                ["round", "op", "event", "status", "reason"],
+                [
+                    [
+                        e["round"],
+                        f"<code>{_e(e['op'])}</code>",
+                        _e(e["kind"]),
+                        _e(e["status"]),
+                        inline_markdown(e["reason"]),
+                    ]
+                    for e in events
+                ],
+                "nttttp",
+            )
+            + "</details>"
+        )
     parts.append(sec + "</section>")
 
     # expression tree
@@ -298,8 +395,12 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
     # confusion
     ev_dev = dev.get("evolved", {}).get("confusion")
     ev_locked = locked.get("evolved")
-    parts.append("<section id='confusion'><h2>Confusion matrices (evolved verifier)</h2><div class='flex'>"
-                 + _confusion_html("dev", ev_dev) + _confusion_html("locked (audit)", ev_locked) + "</div></section>")
+    parts.append(
+        "<section id='confusion'><h2>Confusion matrices (evolved verifier)</h2><div class='flex'>"
+        + _confusion_html("dev", ev_dev)
+        + _confusion_html("locked (audit)", ev_locked)
+        + "</div></section>"
+    )
 
     # ops
     ops = store.ops()
@@ -315,7 +416,9 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
     def op_cell(o: Mapping[str, Any]) -> str:
         extra = [f"detects {_e(o['detects'])}"] if o["detects"] and o["detects"] != o["name"] else []
         extra += ["peer op"] if o["name"] in peer_ops else []
-        return f"<code>{_e(o['name'])}</code>" + (f"<br><span class='muted'>{' · '.join(extra)}</span>" if extra else "")
+        return f"<code>{_e(o['name'])}</code>" + (
+            f"<br><span class='muted'>{' · '.join(extra)}</span>" if extra else ""
+        )
 
     fa = (store.summary() or {}).get("false_alarms") or {}
     est = {r["op"]: r for r in fa.get("ops") or () if isinstance(r, Mapping) and "op" in r}
@@ -327,18 +430,34 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
         cell = f"{float(r['rate']):.1%} <span class='muted'>({float(r['fires']):.0f} of {float(r['n']):.0f})</span>"
         return f"<strong>{cell}</strong>" if float(r["rate"]) >= HIGH_FALSE_ALARM else cell
 
-    parts.append("<section id='ops'><h2>Op pool</h2>" + _table(
-        ["op", "origin", "status", "tier", "coverage", "fires", "dev acc.", "est. false alarms", "description"],
-        [[op_cell(o), origin(o), _e(o["status"]), _e(o["tier"]), _f(stat(o["name"], "coverage")),
-          _f(stat(o["name"], "fire_rate")), _f(stats.get(o["name"], {}).get("dev_accuracy")), est_cell(o["name"]),
-          inline_markdown(o["description"])] for o in ops],
-        "ttttnnnnp")
+    parts.append(
+        "<section id='ops'><h2>Op pool</h2>"
+        + _table(
+            ["op", "origin", "status", "tier", "coverage", "fires", "dev acc.", "est. false alarms", "description"],
+            [
+                [
+                    op_cell(o),
+                    origin(o),
+                    _e(o["status"]),
+                    _e(o["tier"]),
+                    _f(stat(o["name"], "coverage")),
+                    _f(stat(o["name"], "fire_rate")),
+                    _f(stats.get(o["name"], {}).get("dev_accuracy")),
+                    est_cell(o["name"]),
+                    inline_markdown(o["description"]),
+                ]
+                for o in ops
+            ],
+            "ttttnnnnp",
+        )
         + "<p class='muted'>coverage and fires: over the recorded items (train, dev and, for the final verifier's ops, "
-          "the audited locked items), for every op of the pool, peer ops (which compare an attempt with the other "
-          "attempts at its task) included; dev accuracy for the ops the final verifier runs. Est. false alarms: the "
-          "op's firing rate on the train split's pseudo-positives, estimated without labels ("
-          + _e(fa.get("evidence") or "no pass evidence recorded") + "); bold: at least "
-          f"{HIGH_FALSE_ALARM:.0%}.</p></section>")
+        "the audited locked items), for every op of the pool, peer ops (which compare an attempt with the other "
+        "attempts at its task) included; dev accuracy for the ops the final verifier runs. Est. false alarms: the "
+        "op's firing rate on the train split's pseudo-positives, estimated without labels ("
+        + _e(fa.get("evidence") or "no pass evidence recorded")
+        + "); bold: at least "
+        f"{HIGH_FALSE_ALARM:.0%}.</p></section>"
+    )
 
     # disagreements
     verdicts = store.verdicts("dev")
@@ -352,12 +471,25 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
         sec += "<p>The evolved verifier agrees with every dev label.</p>"
     for v in bad[:max_items]:
         lab = "fail" if v["label"] < 0.5 else "pass"
-        rows = [[f"<code>{_e(t['op'])}</code>", {1: "<span class='fail'>DRAWBACK</span>", 0: "<span class='pass'>CLEAN</span>",
-                                                 -1: "<span class='abstain'>ABSTAIN</span>"}[t["verdict"]], _e(t["message"])]
-                for t in traces[v["item"]]]
-        sec += (f"<details open><summary><code>{_e(v['item'])}</code> (task {_e(v['task'])}): label <b>{lab}</b>, "
-                f"verdict <span class='{_e(v['final'])}'>{_e(v['final']).upper()}</span></summary>"
-                + _table(["op", "verdict", "message"], rows, "ttp") + _output_html(outputs.get(v["item"])) + "</details>")
+        rows = [
+            [
+                f"<code>{_e(t['op'])}</code>",
+                {
+                    1: "<span class='fail'>DRAWBACK</span>",
+                    0: "<span class='pass'>CLEAN</span>",
+                    -1: "<span class='abstain'>ABSTAIN</span>",
+                }[t["verdict"]],
+                _e(t["message"]),
+            ]
+            for t in traces[v["item"]]
+        ]
+        sec += (
+            f"<details open><summary><code>{_e(v['item'])}</code> (task {_e(v['task'])}): label <b>{lab}</b>, "
+            f"verdict <span class='{_e(v['final'])}'>{_e(v['final']).upper()}</span></summary>"
+            + _table(["op", "verdict", "message"], rows, "ttp")
+            + _output_html(outputs.get(v["item"]))
+            + "</details>"
+        )
     parts.append(sec + "</section>")
 
     # locked misses (the audit: shown to people, never read by evolution; the run file holds the locked
@@ -367,9 +499,11 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
     for t in store.traces("locked"):
         ltraces[t["item"]].append(t)
     lbad = [v for v in locked_v if v["label"] is not None and (v["final"] == "fail") != (v["label"] < 0.5)]
-    sec = (f"<section id='locked-misses'><h2>Locked misses ({len(lbad)} of {len(locked_v)}, audit)</h2>"
-           "<p class='audit'>Locked items the evolved verifier gets wrong. Evolution never read these labels; "
-           "they show where the verifier does not transfer.</p>")
+    sec = (
+        f"<section id='locked-misses'><h2>Locked misses ({len(lbad)} of {len(locked_v)}, audit)</h2>"
+        "<p class='audit'>Locked items the evolved verifier gets wrong. Evolution never read these labels; "
+        "they show where the verifier does not transfer.</p>"
+    )
     if not locked_v:
         sec += "<p class='muted'>This run recorded no locked verdicts (made without an audit).</p>"
     elif why_not:
@@ -378,28 +512,50 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
         sec += "<p>The evolved verifier agrees with every locked label.</p>"
     else:
         missed = [v for v in lbad if v["label"] < 0.5]
-        sec += (f"<p>{len(missed)} missed drawback(s) (label fail, verdict pass or abstain) · "
-                f"{len(lbad) - len(missed)} false alarm(s) (label pass, verdict fail)</p>")
+        sec += (
+            f"<p>{len(missed)} missed drawback(s) (label fail, verdict pass or abstain) · "
+            f"{len(lbad) - len(missed)} false alarm(s) (label pass, verdict fail)</p>"
+        )
     for v in lbad[:max_items]:
         lab = "fail" if v["label"] < 0.5 else "pass"
         kind = "missed drawback" if lab == "fail" else "false alarm"
-        rows = [[f"<code>{_e(t['op'])}</code>", {1: "<span class='fail'>DRAWBACK</span>", 0: "<span class='pass'>CLEAN</span>",
-                                                 -1: "<span class='abstain'>ABSTAIN</span>"}[t["verdict"]], _e(t["message"])]
-                for t in ltraces[v["item"]]]
-        sec += (f"<details><summary><code>{_e(v['item'])}</code> (task {_e(v['task'])}): {kind} — label <b>{lab}</b>, "
-                f"verdict <span class='{_e(v['final'])}'>{_e(v['final']).upper()}</span></summary>"
-                + (_table(["op", "verdict", "message"], rows, "ttp") if rows else
-                   "<p class='muted'>no per-op trace recorded</p>") + _output_html(outputs.get(v["item"])) + "</details>")
+        rows = [
+            [
+                f"<code>{_e(t['op'])}</code>",
+                {
+                    1: "<span class='fail'>DRAWBACK</span>",
+                    0: "<span class='pass'>CLEAN</span>",
+                    -1: "<span class='abstain'>ABSTAIN</span>",
+                }[t["verdict"]],
+                _e(t["message"]),
+            ]
+            for t in ltraces[v["item"]]
+        ]
+        sec += (
+            f"<details><summary><code>{_e(v['item'])}</code> (task {_e(v['task'])}): {kind} — label <b>{lab}</b>, "
+            f"verdict <span class='{_e(v['final'])}'>{_e(v['final']).upper()}</span></summary>"
+            + (
+                _table(["op", "verdict", "message"], rows, "ttp")
+                if rows
+                else "<p class='muted'>no per-op trace recorded</p>"
+            )
+            + _output_html(outputs.get(v["item"]))
+            + "</details>"
+        )
     if len(lbad) > max_items:
         sec += f"<p class='muted'>… and {len(lbad) - max_items} more (vx runs export RUN --json has them all)</p>"
     parts.append(sec + "</section>")
 
     title = f"vx run — {meta.get('family', '?')}"
-    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            f"<meta name='viewport' content='width=device-width,initial-scale=1'><title>{_e(title)}</title>"
-            f"<style>{_CSS}</style></head><body><h1>{_e(title)}</h1><p class='muted'>{_e(run_path.name)} · "
-            f"seed <code>{_e(seed_expr)}</code> → evolved <code>{_e(best)}</code></p>{note}"
-            + toc_html(parts) + "".join(parts) + "</body></html>")
+    return (
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        f"<meta name='viewport' content='width=device-width,initial-scale=1'><title>{_e(title)}</title>"
+        f"<style>{_CSS}</style></head><body><h1>{_e(title)}</h1><p class='muted'>{_e(run_path.name)} · "
+        f"seed <code>{_e(seed_expr)}</code> → evolved <code>{_e(best)}</code></p>{note}"
+        + toc_html(parts)
+        + "".join(parts)
+        + "</body></html>"
+    )
 
 
 def toc_html(sections: Sequence[str]) -> str:
@@ -420,17 +576,35 @@ def summary_html(summary: Mapping[str, Any]) -> str:
     if "locked" in summary:
         cols += [("locked", "seed"), ("locked", "evolved")]
     rows = []
-    for label, dev_key, locked_key in (("agreement", "accuracy", "agreement"),
-                                       ("recall-weighted", "recall_weighted", "recall_weighted"),
-                                       ("κ", "kappa", "kappa")):
-        rows.append([_e(label)] + [_f((summary.get(split) or {}).get(which, {}).get(
-            dev_key if split == "dev" else locked_key)) for split, which in cols])
+    for label, dev_key, locked_key in (
+        ("agreement", "accuracy", "agreement"),
+        ("recall-weighted", "recall_weighted", "recall_weighted"),
+        ("κ", "kappa", "kappa"),
+    ):
+        rows.append(
+            [_e(label)]
+            + [
+                _f((summary.get(split) or {}).get(which, {}).get(dev_key if split == "dev" else locked_key))
+                for split, which in cols
+            ]
+        )
     obj = summary.get("objective") or {}
-    rows.append(["objective S*", _f((obj.get("seed") or {}).get("objective"), 4),
-                 _f((obj.get("evolved") or {}).get("objective"), 4)] + [""] * (len(cols) - 2))
-    return _table([""] + [f"{split} {which}" + (" (audit)" if split == "locked" else "") for split, which in cols],
-                  rows, "t" + "n" * len(cols)) + ("<p class='muted'>* both scored against the final pool's train consensus (round 0 "
-                                                 "scored the seed against the seed pool)</p>")
+    rows.append(
+        [
+            "objective S*",
+            _f((obj.get("seed") or {}).get("objective"), 4),
+            _f((obj.get("evolved") or {}).get("objective"), 4),
+        ]
+        + [""] * (len(cols) - 2)
+    )
+    return _table(
+        [""] + [f"{split} {which}" + (" (audit)" if split == "locked" else "") for split, which in cols],
+        rows,
+        "t" + "n" * len(cols),
+    ) + (
+        "<p class='muted'>* both scored against the final pool's train consensus (round 0 "
+        "scored the seed against the seed pool)</p>"
+    )
 
 
 def result_html(result: Any) -> str:
@@ -438,12 +612,14 @@ def result_html(result: Any) -> str:
     s, seed = result.best_score, result.seed_score
     from vx.pages import notebook
 
-    return notebook(f"<div class='vx-run'><p><b>evolved</b> <code>{_e(result.best_text)}</code><br>"
-            f"<span class='muted'>seed <code>{_e(to_text(result.seed))}</code></span></p>"
-            f"<p>objective {_f(s.objective, 4)} (seed {_f(seed.objective, 4)}) · A_dev {_f(s.a_dev)} · "
-            f"A_train {_f(s.a_train)} · {_e(result.rounds)} round(s)</p>"
-            + summary_html(result.summary)
-            + f"<p class='muted'>run file {_e(result.run_path)} (vx report makes the full page)</p></div>")
+    return notebook(
+        f"<div class='vx-run'><p><b>evolved</b> <code>{_e(result.best_text)}</code><br>"
+        f"<span class='muted'>seed <code>{_e(to_text(result.seed))}</code></span></p>"
+        f"<p>objective {_f(s.objective, 4)} (seed {_f(seed.objective, 4)}) · A_dev {_f(s.a_dev)} · "
+        f"A_train {_f(s.a_train)} · {_e(result.rounds)} round(s)</p>"
+        + summary_html(result.summary)
+        + f"<p class='muted'>run file {_e(result.run_path)} (vx report makes the full page)</p></div>"
+    )
 
 
 def write_report(run_path: str | Path, out: str | Path | None = None) -> Path:

@@ -65,16 +65,32 @@ class LabelModel:
 
     def summary(self) -> dict[str, object]:
         """Plain data for the run record: each op's estimated sensitivity and false-alarm rate."""
-        return {"prior_fail": round(float(self.prior), 6), "iterations": self.iterations,
-                "converged": self.converged,
-                **({"class_prior": {c: round(float(p), 6) for c, p in zip(self.classes, self.class_prior)}}
-                   if self.classes and self.class_prior is not None else {}),
-                "ops": {o: {"sens": round(float(s), 6), "fpr": round(float(f), 6)}
-                        for o, s, f in zip(self.ops, self.sens, self.fpr)}}
+        return {
+            "prior_fail": round(float(self.prior), 6),
+            "iterations": self.iterations,
+            "converged": self.converged,
+            **(
+                {"class_prior": {c: round(float(p), 6) for c, p in zip(self.classes, self.class_prior)}}
+                if self.classes and self.class_prior is not None
+                else {}
+            ),
+            "ops": {
+                o: {"sens": round(float(s), 6), "fpr": round(float(f), 6)}
+                for o, s, f in zip(self.ops, self.sens, self.fpr)
+            },
+        }
 
 
-def fit_label_model(votes: np.ndarray, ops: Sequence[str], *, modelled: np.ndarray, anchors: np.ndarray,
-                    classes: Sequence[str] | None = None, iterations: int = 200, tol: float = 1e-7) -> LabelModel:
+def fit_label_model(
+    votes: np.ndarray,
+    ops: Sequence[str],
+    *,
+    modelled: np.ndarray,
+    anchors: np.ndarray,
+    classes: Sequence[str] | None = None,
+    iterations: int = 200,
+    tol: float = 1e-7,
+) -> LabelModel:
     """Fit the model on ``votes`` (``int8[n_items, n_ops]``: 1 drawback, 0 clean, -1 abstain).
 
     ``modelled`` (bool[n_items]) marks the items the model is fitted on (the open train and dev
@@ -121,7 +137,9 @@ def fit_label_model(votes: np.ndarray, ops: Sequence[str], *, modelled: np.ndarr
             r_op, p_op = rm @ member.T, pm @ member.T  # each op's class responsibility, per item
             sens = ((r_op * fires).sum(0) + SENS_PRIOR[0]) / ((r_op * (fires + cleans)).sum(0) + sum(SENS_PRIOR))
             fpr = ((p_op * fires).sum(0) + FPR_PRIOR[0]) / ((p_op * (fires + cleans)).sum(0) + sum(FPR_PRIOR))
-            prior = (rm.sum(0) + CLASS_PRIOR[0]) / (n_model + sum(CLASS_PRIOR)) if n_model else np.full(len(groups), 0.5)
+            prior = (
+                (rm.sum(0) + CLASS_PRIOR[0]) / (n_model + sum(CLASS_PRIOR)) if n_model else np.full(len(groups), 0.5)
+            )
             sens, fpr = np.clip(sens, _EPS, 1 - _EPS), np.clip(fpr, _EPS, 1 - _EPS)
             prior = np.clip(prior, _EPS, 1 - _EPS)
             new = _posterior(sens, fpr, prior)
@@ -170,8 +188,17 @@ def fit_label_model(votes: np.ndarray, ops: Sequence[str], *, modelled: np.ndarr
     sens, fpr, prior, r, q, it, converged, _ = max(fits, key=lambda f: f[-1])
     q = np.where(known, anchors, q)
     q = np.where(modelled, q, np.nan)
-    return LabelModel(tuple(ops), sens, fpr, float(_item_fail(prior[None, :])[0]), q, it, converged,
-                      tuple(groups) if classes is not None else (), prior)
+    return LabelModel(
+        tuple(ops),
+        sens,
+        fpr,
+        float(_item_fail(prior[None, :])[0]),
+        q,
+        it,
+        converged,
+        tuple(groups) if classes is not None else (),
+        prior,
+    )
 
 
 def _item_fail(r: np.ndarray) -> np.ndarray:

@@ -52,8 +52,17 @@ from vx.dsl.ast import Node, OpRef
 from vx.dsl.compile import ABSTAIN_OP
 from vx.evolve.objective import Objective
 
-__all__ = ["LifecyclePolicy", "OpRecord", "Event", "GateResult", "birth_gate", "marginals", "leave_out",
-           "update_streaks", "promotable"]
+__all__ = [
+    "LifecyclePolicy",
+    "OpRecord",
+    "Event",
+    "GateResult",
+    "birth_gate",
+    "marginals",
+    "leave_out",
+    "update_streaks",
+    "promotable",
+]
 
 
 @attrs.frozen
@@ -119,11 +128,21 @@ class GateResult:
         return {k: v for k, v in attrs.asdict(self).items() if k not in ("admitted", "reason")}
 
 
-def birth_gate(column: np.ndarray, cluster: np.ndarray, labelled_good: np.ndarray, unlabeled_good: np.ndarray,
-               *, tolerance: float = 0.25, min_support: int = 1, presence: bool = False,
-               cluster_tasks: np.ndarray | None = None, presence_tolerance: float = 0.05,
-               presence_lift: float = 3.0, pseudo_positive: np.ndarray | None = None,
-               pseudo_positive_tolerance: float = 0.01) -> GateResult:
+def birth_gate(
+    column: np.ndarray,
+    cluster: np.ndarray,
+    labelled_good: np.ndarray,
+    unlabeled_good: np.ndarray,
+    *,
+    tolerance: float = 0.25,
+    min_support: int = 1,
+    presence: bool = False,
+    cluster_tasks: np.ndarray | None = None,
+    presence_tolerance: float = 0.05,
+    presence_lift: float = 3.0,
+    pseudo_positive: np.ndarray | None = None,
+    pseudo_positive_tolerance: float = 0.01,
+) -> GateResult:
     """Gate one new op from its ``int8`` verdict column and boolean item masks.
 
     `presence` marks a syntax-presence op (see the module docstring); `cluster_tasks` (one task id
@@ -145,8 +164,10 @@ def birth_gate(column: np.ndarray, cluster: np.ndarray, labelled_good: np.ndarra
     elif fu > tolerance * nu:
         reason = f"fires on {fu} of {nu} known-good train items (tolerance {tolerance:.0%})"
     elif npp and fp > pseudo_positive_tolerance * npp:
-        reason = (f"fires on {fp} of {npp} pseudo-positives ({fp / npp:.1%}; a born op stays clean on at least "
-                  f"{1 - pseudo_positive_tolerance:.0%} of the outputs independent evidence calls correct)")
+        reason = (
+            f"fires on {fp} of {npp} pseudo-positives ({fp / npp:.1%}; a born op stays clean on at least "
+            f"{1 - pseudo_positive_tolerance:.0%} of the outputs independent evidence calls correct)"
+        )
     else:
         reason = ""
     if not reason and presence:
@@ -155,11 +176,15 @@ def birth_gate(column: np.ndarray, cluster: np.ndarray, labelled_good: np.ndarra
         if tasks_hit < 2:
             reason = "a syntax-presence op needs its construct in failing outputs of at least two tasks"
         elif nu and fu > presence_tolerance * nu:
-            reason = (f"a syntax-presence op may fire on at most {presence_tolerance:.0%} of the known-good train "
-                      f"items; it fires on {fu} of {nu}")
+            reason = (
+                f"a syntax-presence op may fire on at most {presence_tolerance:.0%} of the known-good train "
+                f"items; it fires on {fu} of {nu}"
+            )
         elif good_rate > 0 and (fc / nc) < presence_lift * good_rate:
-            reason = (f"the construct is not specific to the failure: it is in {fc / nc:.0%} of the cluster and "
-                      f"{good_rate:.0%} of the known-good train items (needs {presence_lift:g}x)")
+            reason = (
+                f"the construct is not specific to the failure: it is in {fc / nc:.0%} of the cluster and "
+                f"{good_rate:.0%} of the known-good train items (needs {presence_lift:g}x)"
+            )
     return GateResult(not reason, reason, fc, nc, fl, nl, fu, nu, fp, npp)
 
 
@@ -174,8 +199,9 @@ def redundancy_reason(same: np.ndarray, names: Sequence[str], *, limit: float) -
         return ""
     if same[k] == 1.0:
         return f"duplicate of {names[k]} (identical verdicts on every train and dev item)"
-    return (f"near-duplicate of {names[k]} (same verdict on {same[k]:.0%} of train and dev items; "
-            f"the limit is {limit:.0%})")
+    return (
+        f"near-duplicate of {names[k]} (same verdict on {same[k]:.0%} of train and dev items; the limit is {limit:.0%})"
+    )
 
 
 def admission_reason(gate: GateResult, same: np.ndarray, names: Sequence[str], policy: LifecyclePolicy) -> str:
@@ -209,8 +235,14 @@ def marginals(objective: Objective, incumbent: Node) -> dict[str, float]:
     return out
 
 
-def update_streaks(records: Mapping[str, OpRecord], margins: Mapping[str, float], harm: Mapping[str, str], *,
-                   policy: LifecyclePolicy, protected: frozenset[str] = frozenset()) -> list[str]:
+def update_streaks(
+    records: Mapping[str, OpRecord],
+    margins: Mapping[str, float],
+    harm: Mapping[str, str],
+    *,
+    policy: LifecyclePolicy,
+    protected: frozenset[str] = frozenset(),
+) -> list[str]:
     """Record each op's anchored marginal (None outside the incumbent) and update its *harm streak*:
     consecutive rounds with evidence that it hurts (``harm``: op → why). Return the names due to
     retire (sorted): active ops whose streak has outlived the grace. A zero or negative marginal alone
@@ -219,8 +251,7 @@ def update_streaks(records: Mapping[str, OpRecord], margins: Mapping[str, float]
     for name, rec in sorted(records.items()):
         rec.marginal = float(margins[name]) if name in margins else None
         rec.streak = rec.streak + 1 if name in harm and rec.status == "active" else 0
-        if (policy.retirement and rec.status == "active" and rec.streak > policy.grace
-                and name not in protected):
+        if policy.retirement and rec.status == "active" and rec.streak > policy.grace and name not in protected:
             due.append(name)
     return due
 
@@ -237,5 +268,8 @@ def promotable(objective: Objective, incumbent: Node, shadows: list[str]) -> lis
     trials = [normalize(AnyNode([incumbent, OpRef(s)])) for s in shadows]
     scores = objective.score([incumbent] + trials)
     base = float(scores.a_dev[0])
-    return [(s, base, float(scores.a_dev[i]), trials[i - 1]) for i, s in enumerate(shadows, 1)
-            if round(float(scores.a_dev[i]), 12) > round(base, 12)]
+    return [
+        (s, base, float(scores.a_dev[i]), trials[i - 1])
+        for i, s in enumerate(shadows, 1)
+        if round(float(scores.a_dev[i]), 12) > round(base, 12)
+    ]

@@ -118,33 +118,55 @@ def _text(node: Node | None) -> str:
 class Evolution:
     """One evolution run over an `EvolutionView`, recorded in a `RunStore`."""
 
-    def __init__(self, view: EvolutionView, seed: Node | str, *, store: RunStore, config: EvolveConfig = EvolveConfig(),
-                 auditor: Auditor | None = None, composers: Sequence[Composer] | None = None,
-                 synthesizers: Sequence[Synthesizer] | None = None, cache: VerdictCache | None = None,
-                 on_round: Callable[[dict[str, Any]], None] | None = None,
-                 on_status: Callable[[str], None] | None = None, progress: bool = False) -> None:
+    def __init__(
+        self,
+        view: EvolutionView,
+        seed: Node | str,
+        *,
+        store: RunStore,
+        config: EvolveConfig = EvolveConfig(),
+        auditor: Auditor | None = None,
+        composers: Sequence[Composer] | None = None,
+        synthesizers: Sequence[Synthesizer] | None = None,
+        cache: VerdictCache | None = None,
+        on_round: Callable[[dict[str, Any]], None] | None = None,
+        on_status: Callable[[str], None] | None = None,
+        progress: bool = False,
+    ) -> None:
         if not isinstance(view, EvolutionView):
-            raise TypeError("the evolution engine takes family.evolution_view() (an EvolutionView), "
-                            f"not {type(view).__name__}")
+            raise TypeError(
+                f"the evolution engine takes family.evolution_view() (an EvolutionView), not {type(view).__name__}"
+            )
         self.view = view
         self.config = config
         self.store = store
         self.auditor = auditor
-        self.composers = list(composers) if composers is not None else [
-            EnumerativeComposer(config.enum_max_size, config.enum_budget),
-            EvolutionaryComposer(config.mutations_per_elite, config.crossovers, config.max_leaves)]
-        self.synthesizers = list(synthesizers) if synthesizers is not None else [
-            TemplateSynthesizer(per_cluster=config.synth_per_cluster)]
+        self.composers = (
+            list(composers)
+            if composers is not None
+            else [
+                EnumerativeComposer(config.enum_max_size, config.enum_budget),
+                EvolutionaryComposer(config.mutations_per_elite, config.crossovers, config.max_leaves),
+            ]
+        )
+        self.synthesizers = (
+            list(synthesizers)
+            if synthesizers is not None
+            else [TemplateSynthesizer(per_cluster=config.synth_per_cluster)]
+        )
         self.cache = cache
         self.on_round = on_round or (lambda row: None)
         self.on_status = on_status or (lambda msg: None)
         self.progress = progress
         self.guards = config.guards
         self.policy = config.lifecycle
-        self.objective_config = ObjectiveConfig.from_mapping(view.objective, abstain=config.abstain,
-                                                             consensus=config.consensus,
-                                                             pass_tolerance=config.pass_tolerance,
-                                                             estimator=config.estimator)
+        self.objective_config = ObjectiveConfig.from_mapping(
+            view.objective,
+            abstain=config.abstain,
+            consensus=config.consensus,
+            pass_tolerance=config.pass_tolerance,
+            estimator=config.estimator,
+        )
         # items: train first, then dev
         self.items: list[Item] = list(view.train.items) + list(view.dev.items)
         n = len(self.items)
@@ -175,9 +197,18 @@ class Evolution:
 
     def _apply(self, names: Sequence[str], pool: OpPool | None = None) -> VerdictMatrix:
         pool = pool or self.pool
-        app = apply_ops(pool, self.items, self.view.tasks, ops=list(names), jobs=self.config.jobs,
-                        timeout=self.config.timeout, cache=self.cache, progress=self.progress,
-                        description=f"applying {len(names)} op(s)", peers=getattr(self.view, "peers", None))
+        app = apply_ops(
+            pool,
+            self.items,
+            self.view.tasks,
+            ops=list(names),
+            jobs=self.config.jobs,
+            timeout=self.config.timeout,
+            cache=self.cache,
+            progress=self.progress,
+            description=f"applying {len(names)} op(s)",
+            peers=getattr(self.view, "peers", None),
+        )
         self.messages.update(app.messages)
         return app.matrix
 
@@ -201,12 +232,18 @@ class Evolution:
         return sorted(n for n, r in self.records.items() if r.status == "active" and n != self.root)
 
     def _objective(self) -> Objective:
-        return engine_objective(self._data(), statuses={n: r.status for n, r in self.records.items()},
-                                marginals={n: r.marginal for n, r in self.records.items()},
-                                classes={o.name: o.detects for o in self.pool},
-                                llm_ops=[o.name for o in self.pool if o.uses_llm], config=self.objective_config,
-                                guards=self.guards, gate=self.gate, agreement=self.agreement,
-                                floor_node=self.seed_node)
+        return engine_objective(
+            self._data(),
+            statuses={n: r.status for n, r in self.records.items()},
+            marginals={n: r.marginal for n, r in self.records.items()},
+            classes={o.name: o.detects for o in self.pool},
+            llm_ops=[o.name for o in self.pool if o.uses_llm],
+            config=self.objective_config,
+            guards=self.guards,
+            gate=self.gate,
+            agreement=self.agreement,
+            floor_node=self.seed_node,
+        )
 
     # ------------------------------------------------------------------------------------------
     # start / resume
@@ -220,8 +257,10 @@ class Evolution:
             raise EvolutionError("; ".join(self.pool.unknown_message(n) for n in missing) + " (in the seed expression)")
         not_sel = [n for n in self.seed_node.op_names() if n not in self._selectable()]
         if not_sel:
-            raise EvolutionError(f"the seed expression uses op(s) that are not selectable (root, shadow or retired): "
-                                 f"{', '.join(not_sel)}")
+            raise EvolutionError(
+                f"the seed expression uses op(s) that are not selectable (root, shadow or retired): "
+                f"{', '.join(not_sel)}"
+            )
         self.on_status(f"applying {len(self.pool)} ops to {len(self.items)} train+dev items")
         self.matrix = self._apply(self.pool.names)
         self._reorder()
@@ -233,10 +272,20 @@ class Evolution:
         for n, m in marginals(obj, self.incumbent).items():
             self.records[n].marginal = m
         events = tuple(Event(0, n, "seed", r.status) for n, r in self.records.items())
-        record.commit(self, Round(0, score, replaced=False, candidates=1, selectable=int(score.selectable), events=events,
-                           seconds=time.perf_counter() - t0,
-                           label_model=obj.label_model.summary() if obj.label_model is not None else None,
-                           false_alarms=record.false_alarms(self, obj)))
+        record.commit(
+            self,
+            Round(
+                0,
+                score,
+                replaced=False,
+                candidates=1,
+                selectable=int(score.selectable),
+                events=events,
+                seconds=time.perf_counter() - t0,
+                label_model=obj.label_model.summary() if obj.label_model is not None else None,
+                false_alarms=record.false_alarms(self, obj),
+            ),
+        )
         return 1
 
     def _resume(self, last: int, state: Mapping[str, Any]) -> int:
@@ -245,14 +294,17 @@ class Evolution:
             try:
                 r = OpRecord(**rec)
             except TypeError as exc:
-                raise EvolutionError(f"{self.store.path}: damaged run file: rounds.state of round {last} has an "
-                                     f"unusable op record ({exc})") from None
+                raise EvolutionError(
+                    f"{self.store.path}: damaged run file: rounds.state of round {last} has an "
+                    f"unusable op record ({exc})"
+                ) from None
             self.records[r.name] = r
             if r.origin == "synthesized":
                 spec = state["specs"][r.name]
                 self.specs[r.name] = spec
-                self.pool.add(op_from_spec(spec, status=r.status, provenance={"origin": "synthesized",
-                                                                              "round": r.born_round}))
+                self.pool.add(
+                    op_from_spec(spec, status=r.status, provenance={"origin": "synthesized", "round": r.born_round})
+                )
             elif r.name in self.pool:
                 self.pool.set_status(r.name, r.status)
             else:
@@ -262,8 +314,10 @@ class Evolution:
         self.held = [dict(h) for h in state.get("held", [{"expression": state["incumbent"], "round": last}])]
         known = list(self.records)
         self.incumbent = parse(state["incumbent"], known_ops=known)
-        self.elites = [Elite(parse(e["expression"], known_ops=known), e["objective"], e["a_dev"], e["a_train"])
-                       for e in state["elites"]]
+        self.elites = [
+            Elite(parse(e["expression"], known_ops=known), e["objective"], e["a_dev"], e["a_train"])
+            for e in state["elites"]
+        ]
         self.on_status(f"resuming after round {last}: applying ops to {len(self.items)} train+dev items")
         self.matrix = self._apply(self.pool.names)
         self._reorder()
@@ -278,8 +332,10 @@ class Evolution:
         for r in range(start, self.config.rounds + 1):
             self._round(r)
             if self.config.patience is not None and self.stale >= self.config.patience:
-                self.on_status(f"early stop after round {r}: no improvement of at least "
-                               f"{self.config.min_delta:g} in {self.config.patience} round(s)")
+                self.on_status(
+                    f"early stop after round {r}: no improvement of at least "
+                    f"{self.config.min_delta:g} in {self.config.patience} round(s)"
+                )
                 break
         return record.finish(self)
 
@@ -300,12 +356,22 @@ class Evolution:
             self.stale = 0
         else:
             self.stale += 1
-        done = Round(r, obj.score_one(self.incumbent), replaced=chosen.replaced, candidates=len(chosen.nodes),
-                     selectable=int(chosen.scores.selectable.sum()), born=growth.born, rejected=growth.rejected,
-                     misses=int(sensed.misses.sum()), gaps=int(sensed.gaps.sum()),
-                     clusters=tuple(c.summary() for c in clusters), events=tuple(events), top=chosen.top,
-                     seconds=time.perf_counter() - t0,
-                     label_model=obj.label_model.summary() if obj.label_model is not None else None,
-                     false_alarms=record.false_alarms(self, obj))
+        done = Round(
+            r,
+            obj.score_one(self.incumbent),
+            replaced=chosen.replaced,
+            candidates=len(chosen.nodes),
+            selectable=int(chosen.scores.selectable.sum()),
+            born=growth.born,
+            rejected=growth.rejected,
+            misses=int(sensed.misses.sum()),
+            gaps=int(sensed.gaps.sum()),
+            clusters=tuple(c.summary() for c in clusters),
+            events=tuple(events),
+            top=chosen.top,
+            seconds=time.perf_counter() - t0,
+            label_model=obj.label_model.summary() if obj.label_model is not None else None,
+            false_alarms=record.false_alarms(self, obj),
+        )
         record.commit(self, done)
         return done

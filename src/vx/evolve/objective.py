@@ -46,10 +46,6 @@ import attrs
 import numpy as np
 
 from vx.dsl.ast import Node
-from vx.dsl.matrix import VerdictMatrix, pack_bits
-from vx.dsl.printer import to_text
-from vx.dsl.semantics import final_codes, evaluate_item, final_verdict
-from vx.dsl.verdict import Final, Verdict
 from vx.dsl.compile import (
     ABSTAIN_OP,
     ABSTAIN_SLOT,
@@ -58,16 +54,30 @@ from vx.dsl.compile import (
     compile_candidates,
     evaluate_batch,
 )
+from vx.dsl.matrix import VerdictMatrix, pack_bits
+from vx.dsl.printer import to_text
+from vx.dsl.semantics import evaluate_item, final_codes, final_verdict
+from vx.dsl.verdict import Final, Verdict
 from vx.evolve.estimates import DEFAULT_ESTIMATOR, PassEvidence, pass_evidence
-from vx.evolve.guards import (GUARD_OK, GUARD_REASONS, REASONS, UNANCHORED, VALID, Guards, guard_codes,
-                              validity_codes)
+from vx.evolve.guards import GUARD_OK, GUARD_REASONS, REASONS, UNANCHORED, VALID, Guards, guard_codes, validity_codes
 from vx.evolve.labelmodel import LabelModel, fit_label_model
 
 ABSTAIN_MODES = ("pass", "exclude")
 CONSENSUS_MODES = ("corroborated", "per-class", "label-model", "label-model-flat", "majority")
 
-__all__ = ["ABSTAIN_MODES", "CONSENSUS_MODES", "consensus_labels", "engine_objective", "ObjectiveConfig", "EvalData", "Objective", "Score", "Scores", "consensus_votes",
-           "reliability_weight"]
+__all__ = [
+    "ABSTAIN_MODES",
+    "CONSENSUS_MODES",
+    "consensus_labels",
+    "engine_objective",
+    "ObjectiveConfig",
+    "EvalData",
+    "Objective",
+    "Score",
+    "Scores",
+    "consensus_votes",
+    "reliability_weight",
+]
 
 
 @attrs.frozen
@@ -93,13 +103,27 @@ class ObjectiveConfig:
             raise ValueError(f"consensus must be one of {', '.join(CONSENSUS_MODES)}, not {self.consensus!r}")
 
     @classmethod
-    def from_mapping(cls, m: Mapping[str, float], *, abstain: str = "pass", consensus: str = "corroborated",
-                     pass_tolerance: float | None = None, estimator: str = DEFAULT_ESTIMATOR) -> ObjectiveConfig:
+    def from_mapping(
+        cls,
+        m: Mapping[str, float],
+        *,
+        abstain: str = "pass",
+        consensus: str = "corroborated",
+        pass_tolerance: float | None = None,
+        estimator: str = DEFAULT_ESTIMATOR,
+    ) -> ObjectiveConfig:
         tol = float(m.get("pass_tolerance", 0.01)) if pass_tolerance is None else float(pass_tolerance)
-        return cls(w=float(m.get("w", 1.0)), fail_weight=float(m.get("fail_weight", 2.0)),
-                   op_cost=float(m.get("op_cost", 0.001)), op_floor=int(m.get("op_floor", 3)),
-                   llm_cost=float(m.get("llm_cost", 0.002)), abstain=abstain, consensus=consensus,
-                   pass_tolerance=tol, estimator=estimator)
+        return cls(
+            w=float(m.get("w", 1.0)),
+            fail_weight=float(m.get("fail_weight", 2.0)),
+            op_cost=float(m.get("op_cost", 0.001)),
+            op_floor=int(m.get("op_floor", 3)),
+            llm_cost=float(m.get("llm_cost", 0.002)),
+            abstain=abstain,
+            consensus=consensus,
+            pass_tolerance=tol,
+            estimator=estimator,
+        )
 
     def as_dict(self) -> dict[str, float]:
         return attrs.asdict(self)
@@ -110,8 +134,9 @@ def reliability_weight(marginal: float | None) -> float:
     return 1.0 if marginal is None else 1.0 + 10.0 * max(0.0, float(marginal))
 
 
-def consensus_votes(matrix: VerdictMatrix, ops: Sequence[str], weights: Mapping[str, float]
-                    ) -> tuple[np.ndarray, np.ndarray]:
+def consensus_votes(
+    matrix: VerdictMatrix, ops: Sequence[str], weights: Mapping[str, float]
+) -> tuple[np.ndarray, np.ndarray]:
     """Per item: total weight of the ``ops`` that fire, and of those that say clean."""
     fire_w = np.zeros(matrix.n_items)
     clean_w = np.zeros(matrix.n_items)
@@ -123,8 +148,13 @@ def consensus_votes(matrix: VerdictMatrix, ops: Sequence[str], weights: Mapping[
     return fire_w, clean_w
 
 
-def consensus_labels(matrix: VerdictMatrix, ops: Sequence[str], weights: Mapping[str, float],
-                     classes: Mapping[str, str] | None, mode: str) -> tuple[np.ndarray, np.ndarray]:
+def consensus_labels(
+    matrix: VerdictMatrix,
+    ops: Sequence[str],
+    weights: Mapping[str, float],
+    classes: Mapping[str, str] | None,
+    mode: str,
+) -> tuple[np.ndarray, np.ndarray]:
     """``(FAIL, PASS)`` boolean masks of the consensus (both False: no consensus).
 
     ``majority``: one weighted vote of all ``ops``. ``per-class``: a weighted vote among the ops
@@ -208,11 +238,20 @@ class Score:
         return GUARD_REASONS.get(self.guard, UNANCHORED)
 
     def as_dict(self) -> dict:
-        return {"objective": self.objective, "a_dev": self.a_dev, "a_train": self.a_train, "cost": self.cost,
-                "size": self.size, "usable": self.usable, "validity": self.validity,
-                "selectable": self.selectable, "guard": self.guard, "reason": self.reason,
-                "pass_recall": None if np.isnan(self.pass_recall) else self.pass_recall,
-                "precision": None if np.isnan(self.precision) else self.precision}
+        return {
+            "objective": self.objective,
+            "a_dev": self.a_dev,
+            "a_train": self.a_train,
+            "cost": self.cost,
+            "size": self.size,
+            "usable": self.usable,
+            "validity": self.validity,
+            "selectable": self.selectable,
+            "guard": self.guard,
+            "reason": self.reason,
+            "pass_recall": None if np.isnan(self.pass_recall) else self.pass_recall,
+            "precision": None if np.isnan(self.precision) else self.precision,
+        }
 
 
 @attrs.frozen
@@ -237,9 +276,19 @@ class Scores:
     def get(self, i: int) -> Score:
         pr = float(self.pass_recall[i]) if self.pass_recall is not None else float("nan")
         pc = float(self.precision[i]) if self.precision is not None else float("nan")
-        return Score(float(self.objective[i]), float(self.a_dev[i]), float(self.a_train[i]), float(self.cost[i]),
-                     int(self.size[i]), bool(self.usable[i]), int(self.validity[i]), bool(self.selectable[i]),
-                     int(self.guard[i]), pr, pc)
+        return Score(
+            float(self.objective[i]),
+            float(self.a_dev[i]),
+            float(self.a_train[i]),
+            float(self.cost[i]),
+            int(self.size[i]),
+            bool(self.usable[i]),
+            int(self.validity[i]),
+            bool(self.selectable[i]),
+            int(self.guard[i]),
+            pr,
+            pc,
+        )
 
 
 def _popcount_rows(a: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -255,19 +304,27 @@ def _weighted_rows(a: np.ndarray, weights: np.ndarray, chunk: int = 1024) -> np.
         return out
     little = np.ascontiguousarray(a, dtype="<u8")
     for lo in range(0, n, chunk):
-        bits = np.unpackbits(little[lo:lo + chunk].view(np.uint8), axis=1, bitorder="little")
-        out[lo:lo + chunk] = bits @ weights
+        bits = np.unpackbits(little[lo : lo + chunk].view(np.uint8), axis=1, bitorder="little")
+        out[lo : lo + chunk] = bits @ weights
     return out
 
 
 class Objective:
     """Scores candidate expressions on one `EvalData` under fixed consensus weights."""
 
-    def __init__(self, data: EvalData, *, config: ObjectiveConfig = ObjectiveConfig(),
-                 guards: Guards = Guards(), consensus_ops: Sequence[str] = (),
-                 consensus_weights: Mapping[str, float] | None = None,
-                 consensus_classes: Mapping[str, str] | None = None, llm_ops: Sequence[str] = (),
-                 guard_ops: Sequence[str] | None = None, evidence: PassEvidence | None = None) -> None:
+    def __init__(
+        self,
+        data: EvalData,
+        *,
+        config: ObjectiveConfig = ObjectiveConfig(),
+        guards: Guards = Guards(),
+        consensus_ops: Sequence[str] = (),
+        consensus_weights: Mapping[str, float] | None = None,
+        consensus_classes: Mapping[str, str] | None = None,
+        llm_ops: Sequence[str] = (),
+        guard_ops: Sequence[str] | None = None,
+        evidence: PassEvidence | None = None,
+    ) -> None:
         self.data = data
         self.config = config
         self.guards = guards
@@ -310,8 +367,9 @@ class Objective:
             w_open[:n] = np.where(open_train, 1.0 - q, 0.0)
             self._soft = (w_fire, w_open, float(w_open.sum()))
         else:
-            c_fail, c_pass = consensus_labels(m, self.consensus_ops, self.consensus_weights, self.consensus_classes,
-                                              config.consensus)
+            c_fail, c_pass = consensus_labels(
+                m, self.consensus_ops, self.consensus_weights, self.consensus_classes, config.consensus
+            )
         self.cons_fail = open_train & c_fail
         self.cons_pass = open_train & c_pass
         self.cons_fail_bits = pack_bits(self.cons_fail)
@@ -458,8 +516,12 @@ class Objective:
         below = None
         if self.pass_floor is not None and self.guards.pass_floor:
             below = np.round(pass_recall, 12) < round(self.pass_floor, 12)
-        guard = guard_codes(_popcount_rows(fires, self.guard_fail_bits), self.n_flaggable,
-                            _popcount_rows(fires, self.guard_pass_bits), below)
+        guard = guard_codes(
+            _popcount_rows(fires, self.guard_fail_bits),
+            self.n_flaggable,
+            _popcount_rows(fires, self.guard_pass_bits),
+            below,
+        )
         selectable = np.ones(len(opines), dtype=bool)
         if self.guards.fail_closed:
             selectable &= usable
@@ -467,8 +529,19 @@ class Objective:
             selectable &= validity == VALID
         if self.guards.anchor or self.guards.pass_floor:
             selectable &= guard == GUARD_OK
-        return Scores(objective, a_dev, a_train.astype(float), cost.astype(float), size, usable, validity, selectable,
-                      guard, pass_recall, precision)
+        return Scores(
+            objective,
+            a_dev,
+            a_train.astype(float),
+            cost.astype(float),
+            size,
+            usable,
+            validity,
+            selectable,
+            guard,
+            pass_recall,
+            precision,
+        )
 
     def _no_consensus_value(self, closed: bool) -> float:
         """A_train when no consensus item counts: 1 when the train split offers no consensus at all
@@ -537,8 +610,11 @@ class Objective:
                 if label is not None:
                     n_tr += 1
                     agree += (label == "fail") == (e is Verdict.DRAWBACK)
-        a_dev = float(self._recall_weighted(np.array([hit_fail]), np.array([w_fail]), np.array([hit_pass]),
-                                            np.array([w_pass]), closed)[0])
+        a_dev = float(
+            self._recall_weighted(
+                np.array([hit_fail]), np.array([w_fail]), np.array([hit_pass]), np.array([w_pass]), closed
+            )[0]
+        )
         a_train = agree / n_tr if n_tr else self._no_consensus_value(closed)
         if dev_usable == 0:
             a_dev = 0.0 if closed else 1.0
@@ -548,22 +624,40 @@ class Objective:
         validity = int(validity_codes(self.n_decided, np.array([dec_op]), np.array([dec_fi]))[0])
         usable = dev_usable > 0
         pass_recall = 1.0 - pp_false / self._pp_total if self._pp_total > 0 else float("nan")
-        precision = (1.0 - pp_false / n_fired_train if n_fired_train else float("nan")) if self._pp_total > 0 \
-            else float("nan")
+        precision = (
+            (1.0 - pp_false / n_fired_train if n_fired_train else float("nan")) if self._pp_total > 0 else float("nan")
+        )
         below = None
         if self.pass_floor is not None and self.guards.pass_floor:
             below = np.array([round(pass_recall, 12) < round(self.pass_floor, 12)])
         guard = int(guard_codes(np.array([flagged]), self.n_flaggable, np.array([false_alarms]), below)[0])
-        selectable = ((usable or not closed) and (validity == VALID or not self.guards.validity_gate)
-                      and (guard == GUARD_OK or not (self.guards.anchor or self.guards.pass_floor)))
-        return Score(a_dev * a_train ** cfg.w - cost, a_dev, a_train, cost, size, usable, validity, selectable, guard,
-                     pass_recall, precision)
+        selectable = (
+            (usable or not closed)
+            and (validity == VALID or not self.guards.validity_gate)
+            and (guard == GUARD_OK or not (self.guards.anchor or self.guards.pass_floor))
+        )
+        return Score(
+            a_dev * a_train**cfg.w - cost,
+            a_dev,
+            a_train,
+            cost,
+            size,
+            usable,
+            validity,
+            selectable,
+            guard,
+            pass_recall,
+            precision,
+        )
 
     def _reference_consensus(self, row: Mapping[str, Verdict]) -> str | None:
         groups: dict[str, list[str]] = {}
         for o in self.consensus_ops:
-            key = "" if self.config.consensus == "majority" or self.consensus_classes is None \
+            key = (
+                ""
+                if self.config.consensus == "majority" or self.consensus_classes is None
                 else self.consensus_classes.get(o, o)
+            )
             groups.setdefault(key, []).append(o)
         votes = []
         for ops in groups.values():
@@ -571,8 +665,10 @@ class Objective:
             c = sum(self.consensus_weights.get(o, 1.0) for o in ops if row[o] is Verdict.CLEAN)
             votes.append("fail" if f > c else "pass" if c > f else None)
         if "fail" in votes:
-            if self.config.consensus == "corroborated" and sum(row[o] is Verdict.DRAWBACK
-                                                              for o in self.consensus_ops) < 2:
+            if (
+                self.config.consensus == "corroborated"
+                and sum(row[o] is Verdict.DRAWBACK for o in self.consensus_ops) < 2
+            ):
                 return None  # one op's drawback alone: no consensus
             return "fail"
         return "pass" if "pass" in votes else None
@@ -591,10 +687,19 @@ class Objective:
         return f"{to_text(node)}: S={s.objective:.4f} A_dev={s.a_dev:.3f} A_train={s.a_train:.3f}"
 
 
-def engine_objective(data: EvalData, *, statuses: Mapping[str, str], marginals: Mapping[str, float | None],
-                     classes: Mapping[str, str], llm_ops: Sequence[str] = (), config: ObjectiveConfig = ObjectiveConfig(),
-                     guards: Guards = Guards(), gate: str | None = None, agreement: str | None = None,
-                     floor_node: Node | None = None) -> Objective:
+def engine_objective(
+    data: EvalData,
+    *,
+    statuses: Mapping[str, str],
+    marginals: Mapping[str, float | None],
+    classes: Mapping[str, str],
+    llm_ops: Sequence[str] = (),
+    config: ObjectiveConfig = ObjectiveConfig(),
+    guards: Guards = Guards(),
+    gate: str | None = None,
+    agreement: str | None = None,
+    floor_node: Node | None = None,
+) -> Objective:
     """The objective an evolution round selects under, from the op records (the one definition the
     engine and `vx.evolve.recompute` share).
 
@@ -610,12 +715,31 @@ def engine_objective(data: EvalData, *, statuses: Mapping[str, str], marginals: 
     reference = sorted(n for n, st in statuses.items() if st in ("active", "retired") and n != root)
     active = sorted(n for n, st in statuses.items() if st == "active" and n != root)
     weights = {n: reliability_weight(marginals.get(n)) for n in reference}
-    root_open = data.matrix.column(root) != 1 if root is not None and root in data.matrix.op_names \
+    root_open = (
+        data.matrix.column(root) != 1
+        if root is not None and root in data.matrix.op_names
         else np.ones(data.matrix.n_items, bool)
-    evidence = pass_evidence(data.matrix, data.train & root_open, reference=reference, gate=gate,
-                             agreement=agreement, estimator=config.estimator, dev_p=data.dev_p, root=root)
-    obj = Objective(data, config=config, guards=guards, consensus_ops=reference, consensus_weights=weights,
-                    consensus_classes={n: classes.get(n, n) for n in reference}, llm_ops=llm_ops, guard_ops=active,
-                    evidence=evidence)
+    )
+    evidence = pass_evidence(
+        data.matrix,
+        data.train & root_open,
+        reference=reference,
+        gate=gate,
+        agreement=agreement,
+        estimator=config.estimator,
+        dev_p=data.dev_p,
+        root=root,
+    )
+    obj = Objective(
+        data,
+        config=config,
+        guards=guards,
+        consensus_ops=reference,
+        consensus_weights=weights,
+        consensus_classes={n: classes.get(n, n) for n in reference},
+        llm_ops=llm_ops,
+        guard_ops=active,
+        evidence=evidence,
+    )
     obj.set_pass_floor(floor_node)
     return obj

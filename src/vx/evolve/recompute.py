@@ -57,9 +57,11 @@ def round_score(store: RunStore, r: int) -> Score:
     cfg = meta.get("config")
     if not isinstance(cfg, dict):
         raise RecomputeError(f"{damaged} meta.config is missing")
-    objective_cfg = ObjectiveConfig.from_mapping(meta.get("objective_constants") or {},
-                                                 abstain=cfg.get("abstain", "pass"),
-                                                 consensus=cfg.get("consensus", "per-class"))
+    objective_cfg = ObjectiveConfig.from_mapping(
+        meta.get("objective_constants") or {},
+        abstain=cfg.get("abstain", "pass"),
+        consensus=cfg.get("consensus", "per-class"),
+    )
     guards = Guards.naive() if cfg.get("ablation") == "naive" else Guards()
     op_rows = {o["name"]: o for o in store.ops()}
     if r == 0:
@@ -69,11 +71,22 @@ def round_score(store: RunStore, r: int) -> Score:
         if r - 1 not in rounds:
             raise RecomputeError(f"{damaged} round {r - 1} is missing (round {r} is scored from the pool after it)")
         prev = rounds[r - 1]["state"]["ops"]
-        bad = next((o for o in prev if not isinstance(o, dict) or not isinstance(o.get("name"), str)
-                    or not isinstance(o.get("status"), str) or "marginal" not in o), None)
+        bad = next(
+            (
+                o
+                for o in prev
+                if not isinstance(o, dict)
+                or not isinstance(o.get("name"), str)
+                or not isinstance(o.get("status"), str)
+                or "marginal" not in o
+            ),
+            None,
+        )
         if bad is not None:
-            raise RecomputeError(f"{damaged} rounds.state of round {r - 1}: an entry of 'ops' is {str(bad)[:80]}, "
-                                 "expected an object with a name, a status and a marginal")
+            raise RecomputeError(
+                f"{damaged} rounds.state of round {r - 1}: an entry of 'ops' is {str(bad)[:80]}, "
+                "expected an object with a name, a status and a marginal"
+            )
         status = {o["name"]: o["status"] for o in prev}
         marginal = {o["name"]: o["marginal"] for o in prev}
         for e in store.events():
@@ -82,15 +95,23 @@ def round_score(store: RunStore, r: int) -> Score:
                 marginal[e["op"]] = None
     unknown = sorted(n for n in status if n not in cols or n not in op_rows)
     if unknown:
-        raise RecomputeError(f"{damaged} op {unknown[0]!r} of round {r}'s pool is not in the "
-                             f"{'verdict matrix' if unknown[0] not in cols else 'ops table'}")
-    obj = engine_objective(EvalData(matrix, train, dev_p, root), statuses=status, marginals=marginal,
-                           classes={n: o["detects"] for n, o in op_rows.items()},
-                           llm_ops=[n for n, o in op_rows.items() if o["uses_llm"]], config=objective_cfg,
-                           guards=guards)
+        raise RecomputeError(
+            f"{damaged} op {unknown[0]!r} of round {r}'s pool is not in the "
+            f"{'verdict matrix' if unknown[0] not in cols else 'ops table'}"
+        )
+    obj = engine_objective(
+        EvalData(matrix, train, dev_p, root),
+        statuses=status,
+        marginals=marginal,
+        classes={n: o["detects"] for n, o in op_rows.items()},
+        llm_ops=[n for n, o in op_rows.items() if o["uses_llm"]],
+        config=objective_cfg,
+        guards=guards,
+    )
     incumbent = parse(rounds[r]["incumbent"])
     absent = sorted(n for n in incumbent.op_names() if n not in cols)
     if absent:
-        raise RecomputeError(f"{damaged} rounds.incumbent of round {r} uses op {absent[0]!r}, which the verdict "
-                             "matrix does not hold")
+        raise RecomputeError(
+            f"{damaged} rounds.incumbent of round {r} uses op {absent[0]!r}, which the verdict matrix does not hold"
+        )
     return obj.score_one(incumbent)

@@ -5,9 +5,7 @@ one transaction; the run's result chosen among the incumbents it held, and its f
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the engine that holds the run's state (the phases are its steps)
     from vx.evolve.loop import Evolution
@@ -84,12 +82,17 @@ def false_alarms(ev: Evolution, obj: Objective) -> dict[str, Any] | None:
     """Each op's estimated false-alarm rate on the pass evidence, the evidence and the floor (for the record)."""
     if obj.evidence is None:
         return None
-    names = [n for n in ev.matrix.op_names if n != ev.root and ev.records.get(n) is not None
-             and not ev.pool[n].baseline]
-    return {"estimator": obj.evidence.estimator, "evidence": obj.evidence.describe(),
-            "pseudo_positives": round(obj.evidence.n, 3), "floor": obj.pass_floor,
-            "tolerance": ev.objective_config.pass_tolerance,
-            "ops": estimates_table(op_estimates(ev.matrix, obj.evidence, names))}
+    names = [
+        n for n in ev.matrix.op_names if n != ev.root and ev.records.get(n) is not None and not ev.pool[n].baseline
+    ]
+    return {
+        "estimator": obj.evidence.estimator,
+        "evidence": obj.evidence.describe(),
+        "pseudo_positives": round(obj.evidence.n, 3),
+        "floor": obj.pass_floor,
+        "tolerance": ev.objective_config.pass_tolerance,
+        "ops": estimates_table(op_estimates(ev.matrix, obj.evidence, names)),
+    }
 
 
 def commit(ev: Evolution, done: Round) -> None:
@@ -101,8 +104,9 @@ def commit(ev: Evolution, done: Round) -> None:
     state = {
         "round": done.number,
         "incumbent": _text(ev.incumbent),
-        "elites": [{"expression": e.text, "objective": e.objective, "a_dev": e.a_dev, "a_train": e.a_train}
-                   for e in ev.elites],
+        "elites": [
+            {"expression": e.text, "objective": e.objective, "a_dev": e.a_dev, "a_train": e.a_train} for e in ev.elites
+        ],
         "ops": [rec.as_dict() for rec in ev.records.values()],
         "specs": {n: s for n, s in ev.specs.items()},
         "tried": sorted(ev.tried),
@@ -112,12 +116,29 @@ def commit(ev: Evolution, done: Round) -> None:
         **({"false_alarms": dict(done.false_alarms)} if done.false_alarms is not None else {}),
     }
     statuses = [rec.status for rec in ev.records.values()]
-    row = round_row(done.number, done.score, incumbent=_text(ev.incumbent), replaced=done.replaced,
-                    candidates=done.candidates, selectable=done.selectable, statuses=statuses, born=done.born,
-                    rejected=done.rejected, misses=done.misses, gaps=done.gaps, seconds=done.seconds,
-                    state=state, audit=audit)
-    ev.store.write_round(row, ops=op_rows(ev.records, ev.pool, ev.specs), events=done.events,
-                           elites=state["elites"], candidates=list(done.top))
+    row = round_row(
+        done.number,
+        done.score,
+        incumbent=_text(ev.incumbent),
+        replaced=done.replaced,
+        candidates=done.candidates,
+        selectable=done.selectable,
+        statuses=statuses,
+        born=done.born,
+        rejected=done.rejected,
+        misses=done.misses,
+        gaps=done.gaps,
+        seconds=done.seconds,
+        state=state,
+        audit=audit,
+    )
+    ev.store.write_round(
+        row,
+        ops=op_rows(ev.records, ev.pool, ev.specs),
+        events=done.events,
+        elites=state["elites"],
+        candidates=list(done.top),
+    )
     ev.on_round({**row, "pool_size": statuses.count("active") + statuses.count("shadow")})
 
 
@@ -139,14 +160,19 @@ def best_held(ev: Evolution, obj: Objective) -> tuple[Node, Score, dict[str, Any
     i = best_index(scores, nodes)
     if i is None:  # nothing selectable under the final pool: the final incumbent, as it is
         node = normalize(ev.incumbent)
-        return node, obj.score_one(node), {"from_round": None, "why": "no held incumbent is selectable "
-                                                                      "under the final pool"}
+        return (
+            node,
+            obj.score_one(node),
+            {"from_round": None, "why": "no held incumbent is selectable under the final pool"},
+        )
     r = first_round[nodes[i]]
     last = normalize(ev.incumbent)
-    why = ("the final incumbent" if nodes[i] == last else
-           f"the best incumbent held (first in round {r}), rescored under the final pool")
-    return nodes[i], scores.get(i), {"from_round": r if r >= 0 else None, "why": why,
-                                     "held": len(ev.held)}
+    why = (
+        "the final incumbent"
+        if nodes[i] == last
+        else f"the best incumbent held (first in round {r}), rescored under the final pool"
+    )
+    return nodes[i], scores.get(i), {"from_round": r if r >= 0 else None, "why": why, "held": len(ev.held)}
 
 
 def finish(ev: Evolution) -> EvolutionResult:
@@ -186,17 +212,31 @@ def finish(ev: Evolution) -> EvolutionResult:
         **({"false_alarms": false_alarms(ev, obj)} if obj.evidence is not None else {}),
     }
     if ev.auditor is not None:
-        summary["locked"] = {"seed": dict(ev.auditor(ev.seed_node, ev.pool)),
-                             "evolved": dict(ev.auditor(best, ev.pool))}
+        summary["locked"] = {
+            "seed": dict(ev.auditor(ev.seed_node, ev.pool)),
+            "evolved": dict(ev.auditor(best, ev.pool)),
+        }
     last = ev.store.last_state()
     arr = ev.matrix.to_array()
     splits = ["train" if t else "dev" for t in ev.train_mask.tolist()]
-    matrix_rows = [(op, splits[i], it.id, int(arr[i, j]))
-                   for j, op in enumerate(ev.matrix.op_names) for i, it in enumerate(ev.items)]
-    ev.store.write_final(verdicts, traces, summary, {"status": "finished", "finished": now(),
-                                                       "best_expression": _text(best),
-                                                       "root": ev.root or "",
-                                                       "peer_ops": ",".join(o.name for o in ev.pool
-                                                                            if o.is_peer)}, matrix=matrix_rows)
-    return EvolutionResult(str(ev.store.path), ev.seed_node, best, seed_score, best_score,
-                           last[0] if last else 0, summary)
+    matrix_rows = [
+        (op, splits[i], it.id, int(arr[i, j]))
+        for j, op in enumerate(ev.matrix.op_names)
+        for i, it in enumerate(ev.items)
+    ]
+    ev.store.write_final(
+        verdicts,
+        traces,
+        summary,
+        {
+            "status": "finished",
+            "finished": now(),
+            "best_expression": _text(best),
+            "root": ev.root or "",
+            "peer_ops": ",".join(o.name for o in ev.pool if o.is_peer),
+        },
+        matrix=matrix_rows,
+    )
+    return EvolutionResult(
+        str(ev.store.path), ev.seed_node, best, seed_score, best_score, last[0] if last else 0, summary
+    )

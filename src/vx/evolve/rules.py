@@ -23,7 +23,8 @@ from fractions import Fraction
 import numpy as np
 
 from vx.baselines import MissingDependency, spade_select
-from vx.dsl.ast import Any as AnyNode, Node, OpRef, WVote
+from vx.dsl.ast import Any as AnyNode
+from vx.dsl.ast import Node, OpRef, WVote
 from vx.evolve.labelmodel import fit_label_model
 from vx.evolve.objective import Objective
 
@@ -43,7 +44,7 @@ def seed_or_peers(seed: Node, peers: Sequence[str]) -> list[tuple[Node, str]]:
 
 
 def _decimal(x: float, places: int = 2) -> Fraction:
-    return Fraction(round(float(x) * 10 ** places), 10 ** places)
+    return Fraction(round(float(x) * 10**places), 10**places)
 
 
 def label_model_vote(obj: Objective, ops: Sequence[str]) -> Node | None:

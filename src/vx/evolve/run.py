@@ -48,15 +48,28 @@ def default_run_path(family: Family, runs_dir: str | Path = "runs") -> Path:
     return path
 
 
-def evolve_family(family: str | Path | Family, *, config: EvolveConfig = EvolveConfig(), out: str | Path | None = None,
-                  resume: str | Path | None = None, rounds: int | None = None, cache: VerdictCache | None = None,
-                  composers: Sequence[Composer] | None = None, synthesizers: Sequence[Synthesizer] | None = None,
-                  on_round: Callable[[dict[str, Any]], None] | None = None,
-                  on_status: Callable[[str], None] | None = None, progress: bool = False,
-                  audit: bool = True, vx_out: str | Path | None = None,
-                  llm: bool | None | Any = None, llm_overrides: Mapping[str, Any] | None = None,
-                  say: Callable[[str], None] | None = None, llm_factory: Callable | None = None,
-                  teach: bool = True, seed_from: str | Path | None = None) -> EvolutionResult:
+def evolve_family(
+    family: str | Path | Family,
+    *,
+    config: EvolveConfig = EvolveConfig(),
+    out: str | Path | None = None,
+    resume: str | Path | None = None,
+    rounds: int | None = None,
+    cache: VerdictCache | None = None,
+    composers: Sequence[Composer] | None = None,
+    synthesizers: Sequence[Synthesizer] | None = None,
+    on_round: Callable[[dict[str, Any]], None] | None = None,
+    on_status: Callable[[str], None] | None = None,
+    progress: bool = False,
+    audit: bool = True,
+    vx_out: str | Path | None = None,
+    llm: bool | None | Any = None,
+    llm_overrides: Mapping[str, Any] | None = None,
+    say: Callable[[str], None] | None = None,
+    llm_factory: Callable | None = None,
+    teach: bool = True,
+    seed_from: str | Path | None = None,
+) -> EvolutionResult:
     """Run (or resume) an evolution end to end -- everything `vx evolve` does; returns the result
     (with the whole round history and, with LLM roles on, their usage) and writes the run file and
     the `.vx`.
@@ -105,9 +118,11 @@ def evolve_family(family: str | Path | Family, *, config: EvolveConfig = EvolveC
 
             seed_text = read_text(seed_from)
         elif fam.seed_text is None:
-            raise EvolutionError(f"{fam.seed_path}: the family has no seed expression; write one there (a .vx "
-                                 "expression over the family's ops — `vx ops` lists them), e.g. "
-                                 "(any crash fails_visible_example) for a code family")
+            raise EvolutionError(
+                f"{fam.seed_path}: the family has no seed expression; write one there (a .vx "
+                "expression over the family's ops — `vx ops` lists them), e.g. "
+                "(any crash fails_visible_example) for a code family"
+            )
         else:
             seed_text = fam.seed_text
         llm_run_id = None
@@ -125,14 +140,25 @@ def evolve_family(family: str | Path | Family, *, config: EvolveConfig = EvolveC
     else:
         seed = fam.seed(pool.names)  # a syntax error or an unknown op is reported before any file is written
     owns_session = not isinstance(llm, LLMSession)
-    session = start_session(fam, mode=llm, overrides=llm_overrides, say=say, run_id=llm_run_id,
-                            factory=llm_factory) if owns_session else llm
+    session = (
+        start_session(fam, mode=llm, overrides=llm_overrides, say=say, run_id=llm_run_id, factory=llm_factory)
+        if owns_session
+        else llm
+    )
     try:
         if store is None:
             store = RunStore(path, create=True)
-            store.set_meta({"format": FORMAT, "family": fam.name, "family_dir": str(fam.dir),
-                            "config": config.as_dict(), "seed_text": seed_text,
-                            "objective_constants": dict(fam.objective), "vx_version": _version()})
+            store.set_meta(
+                {
+                    "format": FORMAT,
+                    "family": fam.name,
+                    "family_dir": str(fam.dir),
+                    "config": config.as_dict(),
+                    "seed_text": seed_text,
+                    "objective_constants": dict(fam.objective),
+                    "vx_version": _version(),
+                }
+            )
         roles = engine_roles(session, config)
         if composers is not None:
             roles["composers"] = list(composers)
@@ -140,11 +166,28 @@ def evolve_family(family: str | Path | Family, *, config: EvolveConfig = EvolveC
             roles["synthesizers"] = list(synthesizers)
         auditor = None
         if audit:
-            auditor = LockedAuditor(fam.audit(), fam.tasks, cache=cache, jobs=config.jobs, timeout=config.timeout,
-                                    fail_weight=float(fam.objective.get("fail_weight", 2.0)), progress=progress)
-        engine = Evolution(view, seed, store=store, config=config, auditor=auditor, composers=roles["composers"],
-                           synthesizers=roles["synthesizers"], cache=cache, on_round=on_round, on_status=on_status,
-                           progress=progress)
+            auditor = LockedAuditor(
+                fam.audit(),
+                fam.tasks,
+                cache=cache,
+                jobs=config.jobs,
+                timeout=config.timeout,
+                fail_weight=float(fam.objective.get("fail_weight", 2.0)),
+                progress=progress,
+            )
+        engine = Evolution(
+            view,
+            seed,
+            store=store,
+            config=config,
+            auditor=auditor,
+            composers=roles["composers"],
+            synthesizers=roles["synthesizers"],
+            cache=cache,
+            on_round=on_round,
+            on_status=on_status,
+            progress=progress,
+        )
         result = engine.run()
         target = Path(vx_out) if vx_out is not None else Path(str(store.path).removesuffix(".vxrun.sqlite") + ".vx")
         write_vx(target, result, family=fam.name, pool=engine.pool, specs=engine.specs)
@@ -159,16 +202,20 @@ def evolve_family(family: str | Path | Family, *, config: EvolveConfig = EvolveC
             session.close()
 
 
-def write_vx(path: str | Path, result: EvolutionResult, *, family: str, pool: OpPool,
-             specs: dict[str, dict[str, Any]]) -> Path:
+def write_vx(
+    path: str | Path, result: EvolutionResult, *, family: str, pool: OpPool, specs: dict[str, dict[str, Any]]
+) -> Path:
     """The evolved expression as a canonical .vx file with header comments (and specs sidecar)."""
     from vx.dsl.vxfile import write_vx as write_file
 
     path = Path(path)
     s = result.best_score
     run_ref = os.path.relpath(Path(result.run_path).resolve(), path.parent.resolve())  # relative to the .vx
-    header = {"family": family, "run": run_ref,
-              "objective": f"{s.objective:.6f} (A_dev {s.a_dev:.4f}, A_train {s.a_train:.4f}, cost {s.cost:.4f})"}
+    header = {
+        "family": family,
+        "run": run_ref,
+        "objective": f"{s.objective:.6f} (A_dev {s.a_dev:.4f}, A_train {s.a_train:.4f}, cost {s.cost:.4f})",
+    }
     from vx.evolve.compose import normalize
 
     best = normalize(result.best)  # the simplest equivalent form: (wvote 1 a@1 b@3) is written (any a b)
@@ -176,8 +223,9 @@ def write_vx(path: str | Path, result: EvolutionResult, *, family: str, pool: Op
     if fa:
         if not np.isnan(s.pass_recall):
             floor = fa.get("floor")
-            header["pass_recall"] = (f"{s.pass_recall:.4f} estimated on the train split's pass evidence"
-                                     + (f" (floor {floor:.4f})" if floor is not None else ""))
+            header["pass_recall"] = f"{s.pass_recall:.4f} estimated on the train split's pass evidence" + (
+                f" (floor {floor:.4f})" if floor is not None else ""
+            )
         header["false_alarms"] = header_estimates([r for r in fa.get("ops", ()) if r["op"] in best.op_names()])
     used = [n for n in best.op_names() if n in specs]
     return write_file(path, best, header=header, specs=[{**specs[n], "name": n} for n in used])
@@ -197,4 +245,3 @@ def _version() -> str:
         return __version__
     except ImportError:  # pragma: no cover
         return "?"
-

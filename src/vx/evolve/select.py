@@ -9,9 +9,7 @@ and de-duplicated. The incumbent is replaced only by a strictly better selectabl
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the engine that holds the run's state (the phases are its steps)
     from vx.evolve.loop import Evolution
@@ -19,7 +17,8 @@ if TYPE_CHECKING:  # the engine that holds the run's state (the phases are its s
 import attrs
 import numpy as np
 
-from vx.dsl.ast import Any as AnyNode, Node, OpRef
+from vx.dsl.ast import Any as AnyNode
+from vx.dsl.ast import Node, OpRef
 from vx.dsl.parse import VxSyntaxError, parse
 from vx.dsl.printer import to_text
 from vx.evolve.compose import CompositionContext, Elite, normalize
@@ -42,8 +41,9 @@ class Selection:
     top: tuple[dict[str, Any], ...]
 
 
-def select(ev: Evolution, r: int, rng: np.random.Generator, obj: Objective, gaps: np.ndarray,
-           clusters: Sequence[Cluster]) -> Selection:
+def select(
+    ev: Evolution, r: int, rng: np.random.Generator, obj: Objective, gaps: np.ndarray, clusters: Sequence[Cluster]
+) -> Selection:
     """Score the round's candidates, replace the incumbent by a strictly better one, update the elites."""
     nodes, origin = candidates(ev, r, rng, obj, gaps, clusters)
     scores = obj.score(nodes)
@@ -62,8 +62,9 @@ def select(ev: Evolution, r: int, rng: np.random.Generator, obj: Objective, gaps
     return Selection(tuple(nodes), scores, replaced, gain, tuple(top_candidates(ev, nodes, origin, scores)))
 
 
-def candidates(ev: Evolution, r: int, rng: np.random.Generator, obj: Objective, gaps: np.ndarray,
-                clusters: Sequence[Cluster]) -> tuple[list[Node], list[str]]:
+def candidates(
+    ev: Evolution, r: int, rng: np.random.Generator, obj: Objective, gaps: np.ndarray, clusters: Sequence[Cluster]
+) -> tuple[list[Node], list[str]]:
     sel = ev._selectable()
     allowed = set(sel)
     gap_summary = ({"gaps": int(gaps.sum()), "clusters": [c.summary() for c in clusters]},)
@@ -124,8 +125,10 @@ def update_elites(ev: Evolution, nodes: list[Node], scores) -> None:
     order = sel[np.lexsort((scores.size[sel], -np.round(scores.objective[sel], 12)))]
     head = order[: ev.config.elite_size * 4].tolist()
     ranked = sorted(head, key=lambda i: rank_key(scores.objective[i], int(scores.size[i]), to_text(nodes[i])))
-    ev.elites = [Elite(nodes[i], float(scores.objective[i]), float(scores.a_dev[i]), float(scores.a_train[i]))
-                   for i in ranked[: ev.config.elite_size]]
+    ev.elites = [
+        Elite(nodes[i], float(scores.objective[i]), float(scores.a_dev[i]), float(scores.a_train[i]))
+        for i in ranked[: ev.config.elite_size]
+    ]
 
 
 def top_candidates(ev: Evolution, nodes: list[Node], origin: list[str], scores) -> list[dict[str, Any]]:
@@ -138,7 +141,16 @@ def top_candidates(ev: Evolution, nodes: list[Node], origin: list[str], scores) 
     out = []
     for i in ranked:
         s = scores.get(i)
-        out.append({"expression": to_text(nodes[i]), "composer": origin[i], "objective": s.objective,
-                    "a_dev": s.a_dev, "a_train": s.a_train, "cost": s.cost, "selectable": s.selectable,
-                    "reason": s.reason})
+        out.append(
+            {
+                "expression": to_text(nodes[i]),
+                "composer": origin[i],
+                "objective": s.objective,
+                "a_dev": s.a_dev,
+                "a_train": s.a_train,
+                "cost": s.cost,
+                "selectable": s.selectable,
+                "reason": s.reason,
+            }
+        )
     return out

@@ -68,5 +68,6 @@ def cluster(ev: Evolution, sensed: Sensed) -> list[Cluster]:
         fired = [n for n in sel if arr[i, col[n]] == 1]
         sig = "sig:" + ("+".join(fired) if fired else "none")
         entries.append((it.id, ev.view.tasks[it.task], it.output, it.meta, bool(misses[i]), sig))
-    return cluster_items(entries, ev.classify, min_cluster=ev.config.min_cluster,
-                         max_items=ev.config.max_cluster_items)[: ev.config.max_clusters]
+    return cluster_items(
+        entries, ev.classify, min_cluster=ev.config.min_cluster, max_items=ev.config.max_cluster_items
+    )[: ev.config.max_clusters]

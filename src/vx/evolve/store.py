@@ -79,9 +79,28 @@ CREATE TABLE IF NOT EXISTS matrix (
     PRIMARY KEY (op, item)) WITHOUT ROWID;
 """
 
-ROUND_COLUMNS = ("round", "objective", "a_dev", "a_train", "cost", "incumbent", "replaced", "candidates",
-                 "selectable", "n_active", "n_shadow", "n_retired", "born", "rejected", "misses", "gaps",
-                 "seconds", "state", "audit_agreement", "audit")
+ROUND_COLUMNS = (
+    "round",
+    "objective",
+    "a_dev",
+    "a_train",
+    "cost",
+    "incumbent",
+    "replaced",
+    "candidates",
+    "selectable",
+    "n_active",
+    "n_shadow",
+    "n_retired",
+    "born",
+    "rejected",
+    "misses",
+    "gaps",
+    "seconds",
+    "state",
+    "audit_agreement",
+    "audit",
+)
 
 
 class RunStoreError(VxError):
@@ -95,19 +114,62 @@ class RunStoreError(VxError):
 #: text is at most MAX_TEXT_CHARS characters (what vx writes there is cut to it); doc (JSON documents, the
 #: seed's text) is unbounded.
 COLUMN_KINDS: dict[str, dict[str, str]] = {
-    "rounds": {"round": "int", "objective": "num?", "a_dev": "num?", "a_train": "num?", "cost": "num?",
-               "incumbent": "text", "replaced": "bool", "candidates": "int", "selectable": "int", "n_active": "int",
-               "n_shadow": "int", "n_retired": "int", "born": "int", "rejected": "int", "misses": "int",
-               "gaps": "int", "seconds": "num", "state": "doc", "audit_agreement": "num?", "audit": "doc?"},
-    "ops": {"name": "text", "origin": "text", "status": "text", "tier": "text", "detects": "text", "version": "text",
-            "uses_llm": "bool", "spec": "doc?", "born_round": "int", "description": "text"},
-    "events": {"id": "int", "round": "int", "op": "text", "kind": "text", "status": "text", "reason": "text",
-               "evidence": "doc"},
+    "rounds": {
+        "round": "int",
+        "objective": "num?",
+        "a_dev": "num?",
+        "a_train": "num?",
+        "cost": "num?",
+        "incumbent": "text",
+        "replaced": "bool",
+        "candidates": "int",
+        "selectable": "int",
+        "n_active": "int",
+        "n_shadow": "int",
+        "n_retired": "int",
+        "born": "int",
+        "rejected": "int",
+        "misses": "int",
+        "gaps": "int",
+        "seconds": "num",
+        "state": "doc",
+        "audit_agreement": "num?",
+        "audit": "doc?",
+    },
+    "ops": {
+        "name": "text",
+        "origin": "text",
+        "status": "text",
+        "tier": "text",
+        "detects": "text",
+        "version": "text",
+        "uses_llm": "bool",
+        "spec": "doc?",
+        "born_round": "int",
+        "description": "text",
+    },
+    "events": {
+        "id": "int",
+        "round": "int",
+        "op": "text",
+        "kind": "text",
+        "status": "text",
+        "reason": "text",
+        "evidence": "doc",
+    },
     "elites": {"rank": "int", "expression": "text", "objective": "num?", "a_dev": "num?", "a_train": "num?"},
-    "candidates": {"rank": "int", "expression": "text", "composer": "text", "objective": "num?", "a_dev": "num?",
-                   "a_train": "num?", "cost": "num?", "selectable": "bool", "reason": "text"},
-    "verdicts": {"split": "text", "item": "text", "task": "text", "final": "final", "expr": "verdict",
-                 "label": "num?"},
+    "candidates": {
+        "rank": "int",
+        "expression": "text",
+        "composer": "text",
+        "objective": "num?",
+        "a_dev": "num?",
+        "a_train": "num?",
+        "cost": "num?",
+        "selectable": "bool",
+        "reason": "text",
+    },
+    "verdicts": {"split": "text", "item": "text", "task": "text", "final": "final", "expr": "verdict", "label": "num?"},
     "traces": {"split": "text", "item": "text", "op": "text", "verdict": "verdict", "message": "text"},
     "matrix": {"op": "text", "item": "text", "verdict": "verdict"},
     "meta": {"key": "text", "value": "doc"},
@@ -139,8 +201,15 @@ def _fits(value: Any, kind: str) -> bool:
     raise ValueError(kind)
 
 
-_WANTED = {"text": f"text of at most {MAX_TEXT_CHARS:,} characters", "doc": "text", "int": "an integer", "num": "a finite number", "bool": "0 or 1",
-           "verdict": "a verdict code (-1, 0 or 1)", "final": "pass, fail or abstain"}
+_WANTED = {
+    "text": f"text of at most {MAX_TEXT_CHARS:,} characters",
+    "doc": "text",
+    "int": "an integer",
+    "num": "a finite number",
+    "bool": "0 or 1",
+    "verdict": "a verdict code (-1, 0 or 1)",
+    "final": "pass, fail or abstain",
+}
 
 
 #: Tables every run file has had since FORMAT vx-run/1; `matrix` came later (older files lack
@@ -155,6 +224,7 @@ STATE_KEYS = {"ops": list, "specs": dict, "tried": list, "stale": int, "incumben
 def json_text(obj: Any) -> str:
     """Canonical JSON for a run file's JSON columns: sorted keys, no spaces, NaN/inf as null; an unpaired
     surrogate is kept as its JSON escape (it reads back as itself)."""
+
     def clean(o: Any) -> Any:
         if isinstance(o, float) and not math.isfinite(o):
             return None
@@ -192,8 +262,11 @@ class RunStore:
         is damaged: RunStoreError."""
         self.path = Path(path)
         if not create and not self.path.is_file():
-            raise RunStoreError(f"{self.path}: no such run file" if not self.path.exists()
-                                else f"{self.path}: not a run file (not a regular file)")
+            raise RunStoreError(
+                f"{self.path}: no such run file"
+                if not self.path.exists()
+                else f"{self.path}: not a run file (not a regular file)"
+            )
         if create:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -241,11 +314,20 @@ class RunStore:
             self._set_meta(values)
 
     def _set_meta(self, values: Mapping[str, Any]) -> None:
-        self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                            [(k, v if isinstance(v, str) else json_text(v)) for k, v in values.items()])
+        self.db.executemany(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+            [(k, v if isinstance(v, str) else json_text(v)) for k, v in values.items()],
+        )
 
-    def write_round(self, row: Mapping[str, Any], *, ops: Iterable[Mapping[str, Any]], events: Iterable[Any],
-                    elites: Sequence[Mapping[str, Any]], candidates: Sequence[Mapping[str, Any]]) -> None:
+    def write_round(
+        self,
+        row: Mapping[str, Any],
+        *,
+        ops: Iterable[Mapping[str, Any]],
+        events: Iterable[Any],
+        elites: Sequence[Mapping[str, Any]],
+        candidates: Sequence[Mapping[str, Any]],
+    ) -> None:
         """Everything one round produced, atomically."""
         with self.transaction():
             values = []
@@ -256,29 +338,68 @@ class RunStore:
                 elif c in ("objective", "a_dev", "a_train", "cost", "seconds", "audit_agreement"):
                     v = _num(v)
                 values.append(v)
-            self.db.execute(f"INSERT OR REPLACE INTO rounds ({','.join(ROUND_COLUMNS)}) "
-                            f"VALUES ({','.join('?' * len(ROUND_COLUMNS))})", values)
+            self.db.execute(
+                f"INSERT OR REPLACE INTO rounds ({','.join(ROUND_COLUMNS)}) "
+                f"VALUES ({','.join('?' * len(ROUND_COLUMNS))})",
+                values,
+            )
             for o in ops:
-                self.db.execute("INSERT OR REPLACE INTO ops VALUES (?,?,?,?,?,?,?,?,?,?)",
-                                (o["name"], o["origin"], o["status"], o["tier"], o["detects"], o["version"],
-                                 int(o["uses_llm"]), None if o.get("spec") is None else json_text(o["spec"]),
-                                 int(o["born_round"]), o.get("description", "")))
-            self.db.executemany("INSERT INTO events (round, op, kind, status, reason, evidence) VALUES (?,?,?,?,?,?)",
-                                [(e.round, e.op, e.kind, e.status, clip(e.reason), json_text(dict(e.evidence)))
-                                 for e in events])
+                self.db.execute(
+                    "INSERT OR REPLACE INTO ops VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        o["name"],
+                        o["origin"],
+                        o["status"],
+                        o["tier"],
+                        o["detects"],
+                        o["version"],
+                        int(o["uses_llm"]),
+                        None if o.get("spec") is None else json_text(o["spec"]),
+                        int(o["born_round"]),
+                        o.get("description", ""),
+                    ),
+                )
+            self.db.executemany(
+                "INSERT INTO events (round, op, kind, status, reason, evidence) VALUES (?,?,?,?,?,?)",
+                [(e.round, e.op, e.kind, e.status, clip(e.reason), json_text(dict(e.evidence))) for e in events],
+            )
             r = row["round"]
             self.db.execute("DELETE FROM elites WHERE round=?", (r,))
-            self.db.executemany("INSERT INTO elites VALUES (?,?,?,?,?,?)",
-                                [(r, i, e["expression"], _num(e["objective"]), _num(e["a_dev"]), _num(e["a_train"]))
-                                 for i, e in enumerate(elites)])
+            self.db.executemany(
+                "INSERT INTO elites VALUES (?,?,?,?,?,?)",
+                [
+                    (r, i, e["expression"], _num(e["objective"]), _num(e["a_dev"]), _num(e["a_train"]))
+                    for i, e in enumerate(elites)
+                ],
+            )
             self.db.execute("DELETE FROM candidates WHERE round=?", (r,))
-            self.db.executemany("INSERT INTO candidates VALUES (?,?,?,?,?,?,?,?,?,?)",
-                                [(r, i, c["expression"], c["composer"], _num(c["objective"]), _num(c["a_dev"]),
-                                  _num(c["a_train"]), _num(c["cost"]), int(c["selectable"]), clip(c["reason"]))
-                                 for i, c in enumerate(candidates)])
+            self.db.executemany(
+                "INSERT INTO candidates VALUES (?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (
+                        r,
+                        i,
+                        c["expression"],
+                        c["composer"],
+                        _num(c["objective"]),
+                        _num(c["a_dev"]),
+                        _num(c["a_train"]),
+                        _num(c["cost"]),
+                        int(c["selectable"]),
+                        clip(c["reason"]),
+                    )
+                    for i, c in enumerate(candidates)
+                ],
+            )
 
-    def write_final(self, verdicts: Sequence[tuple], traces: Sequence[tuple], summary: Mapping[str, Any],
-                    meta: Mapping[str, Any], matrix: Sequence[tuple] = ()) -> None:
+    def write_final(
+        self,
+        verdicts: Sequence[tuple],
+        traces: Sequence[tuple],
+        summary: Mapping[str, Any],
+        meta: Mapping[str, Any],
+        matrix: Sequence[tuple] = (),
+    ) -> None:
         """The final verifier's per-item verdicts and traces, the pool's verdict matrix
         ``(op, split, item, verdict)``, the summary, and closing metadata."""
         with self.transaction():
@@ -287,10 +408,13 @@ class RunStore:
             self.db.execute("DELETE FROM matrix")
             self.db.executemany("INSERT INTO matrix VALUES (?,?,?,?)", matrix)
             self.db.executemany("INSERT INTO verdicts VALUES (?,?,?,?,?,?)", verdicts)
-            self.db.executemany("INSERT INTO traces VALUES (?,?,?,?,?)",
-                                ((*t[:4], clip(t[4])) if len(t) == 5 and isinstance(t[4], str) else t for t in traces))
-            self.db.executemany("INSERT OR REPLACE INTO summary VALUES (?, ?)",
-                                [(k, json_text(v)) for k, v in summary.items()])
+            self.db.executemany(
+                "INSERT INTO traces VALUES (?,?,?,?,?)",
+                ((*t[:4], clip(t[4])) if len(t) == 5 and isinstance(t[4], str) else t for t in traces),
+            )
+            self.db.executemany(
+                "INSERT OR REPLACE INTO summary VALUES (?, ?)", [(k, json_text(v)) for k, v in summary.items()]
+            )
             self._set_meta(meta)
 
     # --- reading ----------------------------------------------------------------------------
@@ -301,8 +425,14 @@ class RunStore:
         except sqlite3.DatabaseError as exc:
             raise RunStoreError(f"{self.path}: damaged run file ({exc})") from None
 
-    def _rows(self, table: str, cols: Sequence[str], sql: str, args: Sequence[Any] = (),
-              key: Callable[[dict[str, Any]], str] | None = None) -> list[dict[str, Any]]:
+    def _rows(
+        self,
+        table: str,
+        cols: Sequence[str],
+        sql: str,
+        args: Sequence[Any] = (),
+        key: Callable[[dict[str, Any]], str] | None = None,
+    ) -> list[dict[str, Any]]:
         """The rows of a read query as dicts, every column checked against :data:`COLUMN_KINDS`."""
         kinds = COLUMN_KINDS[table]
         out = []
@@ -312,11 +442,16 @@ class RunStore:
                 kind = kinds.get(c)
                 if kind is not None and not _fits(d[c], kind):
                     where = key(d) if key is not None else f"row {n}"
-                    shown = repr(d[c]) if not isinstance(d[c], str) or len(d[c]) < 60 else \
-                        f"{d[c][:57]!r}... ({len(d[c]):,} characters)"
-                    raise RunStoreError(f"{self.path}: damaged run file: {table}.{c} of {where} is "
-                                        f"{'NULL' if d[c] is None else shown}, expected "
-                                        f"{_WANTED[kind.rstrip('?')]}")
+                    shown = (
+                        repr(d[c])
+                        if not isinstance(d[c], str) or len(d[c]) < 60
+                        else f"{d[c][:57]!r}... ({len(d[c]):,} characters)"
+                    )
+                    raise RunStoreError(
+                        f"{self.path}: damaged run file: {table}.{c} of {where} is "
+                        f"{'NULL' if d[c] is None else shown}, expected "
+                        f"{_WANTED[kind.rstrip('?')]}"
+                    )
             out.append(d)
         return out
 
@@ -327,11 +462,14 @@ class RunStore:
                 raise ValueError(f"a {type(text).__name__}, not JSON text")
             value = json.loads(text)
         except (ValueError, RecursionError) as exc:
-            raise RunStoreError(f"{self.path}: damaged run file: {where} is not valid JSON "
-                                f"({str(exc)[:120]})") from None
+            raise RunStoreError(
+                f"{self.path}: damaged run file: {where} is not valid JSON ({str(exc)[:120]})"
+            ) from None
         if kind is not None and not isinstance(value, kind):
-            raise RunStoreError(f"{self.path}: damaged run file: {where} is a JSON {type(value).__name__}, "
-                                f"expected {'an object' if kind is dict else 'a ' + kind.__name__}")
+            raise RunStoreError(
+                f"{self.path}: damaged run file: {where} is a JSON {type(value).__name__}, "
+                f"expected {'an object' if kind is dict else 'a ' + kind.__name__}"
+            )
         return value
 
     def _state(self, text: Any, r: Any) -> dict[str, Any]:
@@ -356,8 +494,12 @@ class RunStore:
 
     def rounds(self) -> list[dict[str, Any]]:
         rows = []
-        for d in self._rows("rounds", ROUND_COLUMNS, f"SELECT {','.join(ROUND_COLUMNS)} FROM rounds ORDER BY round",
-                            key=lambda d: f"round {d['round']!r}"):
+        for d in self._rows(
+            "rounds",
+            ROUND_COLUMNS,
+            f"SELECT {','.join(ROUND_COLUMNS)} FROM rounds ORDER BY round",
+            key=lambda d: f"round {d['round']!r}",
+        ):
             d["state"] = self._state(d["state"], d["round"])
             d["audit"] = self._decode(d["audit"], f"rounds.audit of round {d['round']}", dict) if d["audit"] else None
             rows.append(d)
@@ -369,15 +511,31 @@ class RunStore:
             return None
         r, state = rows[0]
         if not isinstance(r, int) or isinstance(r, bool):
-            raise RunStoreError(f"{self.path}: damaged run file: rounds.round of round {r!r} is {r!r}, expected an "
-                                "integer")
+            raise RunStoreError(
+                f"{self.path}: damaged run file: rounds.round of round {r!r} is {r!r}, expected an integer"
+            )
         return r, self._state(state, r)
 
     def ops(self) -> list[dict[str, Any]]:
-        cols = ("name", "origin", "status", "tier", "detects", "version", "uses_llm", "spec", "born_round", "description")
+        cols = (
+            "name",
+            "origin",
+            "status",
+            "tier",
+            "detects",
+            "version",
+            "uses_llm",
+            "spec",
+            "born_round",
+            "description",
+        )
         out = []
-        for d in self._rows("ops", cols, f"SELECT {','.join(cols)} FROM ops ORDER BY born_round, name",
-                            key=lambda d: f"op {d['name']!r}"):
+        for d in self._rows(
+            "ops",
+            cols,
+            f"SELECT {','.join(cols)} FROM ops ORDER BY born_round, name",
+            key=lambda d: f"op {d['name']!r}",
+        ):
             d["spec"] = self._decode(d["spec"], f"ops.spec of op {d['name']!r}", dict) if d["spec"] else None
             d["uses_llm"] = bool(d["uses_llm"])
             out.append(d)
@@ -385,23 +543,39 @@ class RunStore:
 
     def events(self) -> list[dict[str, Any]]:
         cols = ("id", "round", "op", "kind", "status", "reason", "evidence")
-        rows = self._rows("events", cols, f"SELECT {','.join(cols)} FROM events ORDER BY id",
-                          key=lambda d: f"event {d['id']!r}")
-        return [{**{c: d[c] for c in cols[1:6]}, "evidence": self._decode(d["evidence"], f"events.evidence of event "
-                                                                           f"{d['id']}", dict)} for d in rows]
+        rows = self._rows(
+            "events", cols, f"SELECT {','.join(cols)} FROM events ORDER BY id", key=lambda d: f"event {d['id']!r}"
+        )
+        return [
+            {
+                **{c: d[c] for c in cols[1:6]},
+                "evidence": self._decode(d["evidence"], f"events.evidence of event {d['id']}", dict),
+            }
+            for d in rows
+        ]
 
     def elites(self, round: int | None = None) -> list[dict[str, Any]]:
         if round is None:
             rows = self._query("SELECT MAX(round) FROM elites")
             round = rows[0][0] if rows and rows[0][0] is not None else 0
         cols = ("rank", "expression", "objective", "a_dev", "a_train")
-        return self._rows("elites", cols, f"SELECT {','.join(cols)} FROM elites WHERE round=? ORDER BY rank", (round,),
-                          key=lambda d: f"rank {d['rank']!r} of round {round}")
+        return self._rows(
+            "elites",
+            cols,
+            f"SELECT {','.join(cols)} FROM elites WHERE round=? ORDER BY rank",
+            (round,),
+            key=lambda d: f"rank {d['rank']!r} of round {round}",
+        )
 
     def candidates(self, round: int) -> list[dict[str, Any]]:
         cols = ("rank", "expression", "composer", "objective", "a_dev", "a_train", "cost", "selectable", "reason")
-        return self._rows("candidates", cols, f"SELECT {','.join(cols)} FROM candidates WHERE round=? ORDER BY rank",
-                          (round,), key=lambda d: f"rank {d['rank']!r} of round {round}")
+        return self._rows(
+            "candidates",
+            cols,
+            f"SELECT {','.join(cols)} FROM candidates WHERE round=? ORDER BY rank",
+            (round,),
+            key=lambda d: f"rank {d['rank']!r} of round {round}",
+        )
 
     def verdicts(self, split: str | None = None) -> list[dict[str, Any]]:
         cols = ("split", "item", "task", "final", "expr", "label")
@@ -411,8 +585,9 @@ class RunStore:
     def traces(self, split: str | None = None) -> list[dict[str, Any]]:
         cols = ("split", "item", "op", "verdict", "message")
         q = f"SELECT {','.join(cols)} FROM traces" + (" WHERE split=?" if split else "") + " ORDER BY split, item, op"
-        return self._rows("traces", cols, q, (split,) if split else (),
-                          key=lambda d: f"item {d['item']!r}, op {d['op']!r}")
+        return self._rows(
+            "traces", cols, q, (split,) if split else (), key=lambda d: f"item {d['item']!r}, op {d['op']!r}"
+        )
 
     def matrix(self) -> dict[str, dict[str, int]]:
         """op → {item id → verdict code} of the pool's verdicts on train and dev items (empty for a
@@ -420,8 +595,12 @@ class RunStore:
         out: dict[str, dict[str, int]] = {}
         if "matrix" not in self._tables:
             return out
-        for d in self._rows("matrix", ("op", "item", "verdict"), "SELECT op, item, verdict FROM matrix",
-                            key=lambda d: f"item {d['item']!r}, op {d['op']!r}"):
+        for d in self._rows(
+            "matrix",
+            ("op", "item", "verdict"),
+            "SELECT op, item, verdict FROM matrix",
+            key=lambda d: f"item {d['item']!r}, op {d['op']!r}",
+        ):
             out.setdefault(d["op"], {})[d["item"]] = d["verdict"]
         return out
 
@@ -447,10 +626,12 @@ class RunStore:
         for r in rounds:
             n = r["round"]
             expressions.append((f"rounds.incumbent of round {n}", r["incumbent"]))
-            expressions += [(f"elites.expression of rank {e['rank']} of round {n}", e["expression"])
-                            for e in self.elites(n)]
-            expressions += [(f"candidates.expression of rank {c['rank']} of round {n}", c["expression"])
-                            for c in self.candidates(n)]
+            expressions += [
+                (f"elites.expression of rank {e['rank']} of round {n}", e["expression"]) for e in self.elites(n)
+            ]
+            expressions += [
+                (f"candidates.expression of rank {c['rank']} of round {n}", c["expression"]) for c in self.candidates(n)
+            ]
         shown = summary.get("expressions")
         if shown is not None and not isinstance(shown, dict):
             raise RunStoreError(f"{damaged} summary.expressions is a JSON {type(shown).__name__}, expected an object")
@@ -466,11 +647,15 @@ class RunStore:
         if family_dir:
             where = meta.get("family_dir")
             if not where or not Path(where, "family.toml").is_file():
-                raise RunStoreError(f"{self.path}: the family the run was made on is not at {where!r} any more "
-                                    "(moved or deleted): put it back there, or name it: vx evolve FAMILY --resume RUN")
+                raise RunStoreError(
+                    f"{self.path}: the family the run was made on is not at {where!r} any more "
+                    "(moved or deleted): put it back there, or name it: vx evolve FAMILY --resume RUN"
+                )
         if finished and meta.get("status") != "finished":
-            raise RunStoreError(f"{self.path}: the run did not finish (meta.status is {meta.get('status')!r}): its "
-                                "final verdicts are missing; continue it with vx evolve FAMILY --resume RUN")
+            raise RunStoreError(
+                f"{self.path}: the run did not finish (meta.status is {meta.get('status')!r}): its "
+                "final verdicts are missing; continue it with vx evolve FAMILY --resume RUN"
+            )
 
     def truncate_after(self, round: int) -> None:
         """Drop everything recorded after ``round`` (used when resuming)."""
@@ -517,17 +702,46 @@ class _Tx:
         self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
 
 
-def round_row(r: int, score: Any, *, incumbent: str, replaced: bool, candidates: int, selectable: int,
-              statuses: Sequence[str], born: int, rejected: int, misses: int, gaps: int, seconds: float,
-              state: Mapping[str, Any], audit: Mapping[str, Any] | None) -> dict[str, Any]:
+def round_row(
+    r: int,
+    score: Any,
+    *,
+    incumbent: str,
+    replaced: bool,
+    candidates: int,
+    selectable: int,
+    statuses: Sequence[str],
+    born: int,
+    rejected: int,
+    misses: int,
+    gaps: int,
+    seconds: float,
+    state: Mapping[str, Any],
+    audit: Mapping[str, Any] | None,
+) -> dict[str, Any]:
     """The ``rounds`` row of round ``r`` (``score``: the incumbent's objective Score)."""
-    return {"round": r, "objective": score.objective, "a_dev": score.a_dev, "a_train": score.a_train,
-            "cost": score.cost, "incumbent": incumbent, "replaced": int(replaced),
-            "candidates": candidates, "selectable": selectable,
-            "n_active": list(statuses).count("active"), "n_shadow": list(statuses).count("shadow"),
-            "n_retired": list(statuses).count("retired"), "born": born, "rejected": rejected, "misses": misses,
-            "gaps": gaps, "seconds": seconds, "state": dict(state),
-            "audit_agreement": None if audit is None else audit.get("agreement"), "audit": audit}
+    return {
+        "round": r,
+        "objective": score.objective,
+        "a_dev": score.a_dev,
+        "a_train": score.a_train,
+        "cost": score.cost,
+        "incumbent": incumbent,
+        "replaced": int(replaced),
+        "candidates": candidates,
+        "selectable": selectable,
+        "n_active": list(statuses).count("active"),
+        "n_shadow": list(statuses).count("shadow"),
+        "n_retired": list(statuses).count("retired"),
+        "born": born,
+        "rejected": rejected,
+        "misses": misses,
+        "gaps": gaps,
+        "seconds": seconds,
+        "state": dict(state),
+        "audit_agreement": None if audit is None else audit.get("agreement"),
+        "audit": audit,
+    }
 
 
 def op_rows(records: Mapping[str, Any], pool: Any, specs: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -535,9 +749,20 @@ def op_rows(records: Mapping[str, Any], pool: Any, specs: Mapping[str, Any]) -> 
     rows = []
     for name, rec in records.items():
         o = pool[name]
-        rows.append({"name": name, "origin": rec.origin, "status": rec.status, "tier": o.tier, "detects": o.detects,
-                     "version": o.version, "uses_llm": o.uses_llm, "spec": specs.get(name),
-                     "born_round": rec.born_round, "description": o.description})
+        rows.append(
+            {
+                "name": name,
+                "origin": rec.origin,
+                "status": rec.status,
+                "tier": o.tier,
+                "detects": o.detects,
+                "version": o.version,
+                "uses_llm": o.uses_llm,
+                "spec": specs.get(name),
+                "born_round": rec.born_round,
+                "description": o.description,
+            }
+        )
     return rows
 
 

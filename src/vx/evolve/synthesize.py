@@ -40,8 +40,14 @@ class Cluster:
     n_gaps: int = 0
 
     def summary(self) -> dict[str, Any]:
-        return {"failure_class": self.failure_class, "size": len(self.items), "anchored": self.anchored,
-                "misses": self.n_misses, "gaps": self.n_gaps, "items": list(self.items[:10])}
+        return {
+            "failure_class": self.failure_class,
+            "size": len(self.items),
+            "anchored": self.anchored,
+            "misses": self.n_misses,
+            "gaps": self.n_gaps,
+            "items": list(self.items[:10]),
+        }
 
 
 @attrs.frozen
@@ -94,8 +100,12 @@ class TemplateSynthesizer:
                 self.last_errors.append((tpl.check, f"{type(exc).__name__}: {exc}"))
                 continue
             for params in list(proposals)[: self.per_template]:
-                spec = {"kind": tpl.kind, "check": tpl.check, "params": dict(params),
-                        "detects": _safe_class(request.cluster.failure_class)}
+                spec = {
+                    "kind": tpl.kind,
+                    "check": tpl.check,
+                    "params": dict(params),
+                    "detects": _safe_class(request.cluster.failure_class),
+                }
                 try:
                     spec["name"] = "syn_" + spec_name(spec)
                 except (KeyError, TypeError, SpecError):
@@ -115,8 +125,13 @@ def family_templates(tags: Iterable[str]) -> list:
     return [found[k] for k in sorted(found)]
 
 
-def cluster_items(entries: Sequence[tuple[str, Mapping[str, Any], Any, Mapping[str, Any], bool, str]],
-                  classify: Callable | None, *, min_cluster: int = 2, max_items: int = 24) -> list[Cluster]:
+def cluster_items(
+    entries: Sequence[tuple[str, Mapping[str, Any], Any, Mapping[str, Any], bool, str]],
+    classify: Callable | None,
+    *,
+    min_cluster: int = 2,
+    max_items: int = 24,
+) -> list[Cluster]:
     """Group ``(item id, task, output, meta, is_miss, signature)`` entries by failure class.
 
     Returns recurring clusters (at least ``min_cluster`` items), largest first, ties by class
@@ -138,7 +153,15 @@ def cluster_items(entries: Sequence[tuple[str, Mapping[str, Any], Any, Mapping[s
         members.sort(key=lambda m: (not m[3], m[0]))
         n_miss = sum(1 for m in members if m[3])
         kept = members[:max_items]
-        clusters.append(Cluster(key, tuple(m[0] for m in kept), tuple((m[1], m[2]) for m in kept),
-                                n_miss > 0, n_miss, len(members) - n_miss))
+        clusters.append(
+            Cluster(
+                key,
+                tuple(m[0] for m in kept),
+                tuple((m[1], m[2]) for m in kept),
+                n_miss > 0,
+                n_miss,
+                len(members) - n_miss,
+            )
+        )
     clusters.sort(key=lambda c: (-c.n_misses, -len(c.items), c.failure_class))
     return clusters

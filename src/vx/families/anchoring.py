@@ -62,8 +62,10 @@ class Labelled:
 
     def summary(self) -> str:
         if not self.moved:
-            return (f"{self.item}: labelled {self.label} (pending: the dev split needs a pass and a fail; it moves "
-                    "into dev with the first label of the other class)")
+            return (
+                f"{self.item}: labelled {self.label} (pending: the dev split needs a pass and a fail; it moves "
+                "into dev with the first label of the other class)"
+            )
         what = "relabelled" if self.previous is not None else "moved into dev"
         extra = f"; {self.peers_moved} other attempt(s) of {self.task} moved to peers" if self.peers_moved else ""
         pend = f"; with it, pending {', '.join(self.pending_moved)}" if self.pending_moved else ""
@@ -102,16 +104,16 @@ def _log_record(path: Path, n: int, rec: Any) -> dict[str, Any]:
     if not isinstance(rec, dict):
         raise AnchorError(f"{path}:{n}: expected a label record (a JSON object), got {type(rec).__name__}; {fix}")
     if not isinstance(rec.get("item"), str):
-        raise AnchorError(f"{path}:{n}: a label record needs the item's id as a string (\"item\"); {fix}")
+        raise AnchorError(f'{path}:{n}: a label record needs the item\'s id as a string ("item"); {fix}')
     if rec.get("status") not in ("pending", "moved"):
-        raise AnchorError(f"{path}:{n}: status {rec.get('status')!r} is neither \"pending\" nor \"moved\"; {fix}")
+        raise AnchorError(f'{path}:{n}: status {rec.get("status")!r} is neither "pending" nor "moved"; {fix}')
     try:
         parse_label(rec.get("label"))
     except ValueError as exc:
         raise AnchorError(f"{path}:{n}: {exc}; {fix}") from None
     pending = rec.get("with_pending")
     if pending is not None and not (isinstance(pending, list) and all(isinstance(p, str) for p in pending)):
-        raise AnchorError(f"{path}:{n}: \"with_pending\" must be a list of item ids; {fix}")
+        raise AnchorError(f'{path}:{n}: "with_pending" must be a list of item ids; {fix}')
     return rec
 
 
@@ -129,7 +131,7 @@ def _lines(path: Path) -> list[tuple[str, dict[str, Any]]]:
         except (ValueError, RecursionError) as exc:
             raise AnchorError(f"{path}:{n}: not a JSON line ({str(exc)[:200]})") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("id"), str) or not isinstance(obj.get("task"), str):
-            raise AnchorError(f"{path}:{n}: an item needs string \"id\" and \"task\"")
+            raise AnchorError(f'{path}:{n}: an item needs string "id" and "task"')
         rows.append((line, obj))
     return rows
 
@@ -147,8 +149,9 @@ def cli_label(text: str) -> str | float:
     try:
         return parse_label(value if value is not None else text)
     except ValueError:
-        raise AnchorError(f"{text!r} is not a label: use pass, fail or a probability of pass in [0, 1] "
-                          "(such as 0.7)") from None
+        raise AnchorError(
+            f"{text!r} is not a label: use pass, fail or a probability of pass in [0, 1] (such as 0.7)"
+        ) from None
 
 
 @contextmanager
@@ -186,8 +189,9 @@ def label_item(directory: str | Path, item_id: str, label: str | float, *, note:
     try:
         p = parse_label(text_label)
     except ValueError as exc:
-        raise AnchorError(f"{label!r} is not a label: {exc} (use pass, fail or a probability of pass)", str(d)) \
-            from None
+        raise AnchorError(
+            f"{label!r} is not a label: {exc} (use pass, fail or a probability of pass)", str(d)
+        ) from None
     with _exclusive(d):
         return _label(Family(d), item_id, text_label, p, note)
 
@@ -196,8 +200,11 @@ def _label(fam: Family, item_id: str, text_label: Any, p: float, note: str | Non
     d = fam.dir
     hard = "pass" if p >= 0.5 else "fail"
     if item_id in fam.audit().split.ids:
-        raise AnchorError(f"{item_id} is a locked item: the locked split only audits, it is never labelled "
-                          "or moved (choose a train item; `vx anchor suggest` proposes some)", str(d))
+        raise AnchorError(
+            f"{item_id} is a locked item: the locked split only audits, it is never labelled "
+            "or moved (choose a train item; `vx anchor suggest` proposes some)",
+            str(d),
+        )
     cfg_splits = fam.config.get("splits") or {}
     paths = {name: d / str(cfg_splits.get(name, f"{name}.jsonl")) for name in ("train", "dev")}
     peers_path = fam.peers_path or d / "peers.jsonl"
@@ -208,8 +215,10 @@ def _label(fam: Family, item_id: str, text_label: Any, p: float, note: str | Non
 
         known = [obj["id"] for rs in rows.values() for _, obj in rs]
         near = difflib.get_close_matches(item_id, known, n=3)
-        raise AnchorError(f"no train, dev or peer item {item_id!r} in {d}"
-                          + (f" -- did you mean {', '.join(near)}?" if near else ""), str(d))
+        raise AnchorError(
+            f"no train, dev or peer item {item_id!r} in {d}" + (f" -- did you mean {', '.join(near)}?" if near else ""),
+            str(d),
+        )
     obj = next(o for _, o in rows[where] if o.get("id") == item_id)
     task = obj["task"]
     previous = None
@@ -218,10 +227,18 @@ def _label(fam: Family, item_id: str, text_label: Any, p: float, note: str | Non
         previous = previous if isinstance(previous, str) else str(previous)
     log = anchor_log(d)
     pending = _pending(log, rows)
-    dev_classes = {("pass" if parse_label(o["label"]) >= 0.5 else "fail") for _, o in rows["dev"]
-                   if o.get("id") != item_id}
-    record = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "item": item_id, "task": task,
-              "label": text_label, "previous": previous, "note": note, "from": where}
+    dev_classes = {
+        ("pass" if parse_label(o["label"]) >= 0.5 else "fail") for _, o in rows["dev"] if o.get("id") != item_id
+    }
+    record = {
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "item": item_id,
+        "task": task,
+        "label": text_label,
+        "previous": previous,
+        "note": note,
+        "from": where,
+    }
     to_move = {item_id: (text_label, hard)}
     if {hard} | dev_classes != {"pass", "fail"}:
         _append_log(d, {**record, "status": "pending"})
@@ -230,16 +247,24 @@ def _label(fam: Family, item_id: str, text_label: Any, p: float, note: str | Non
         to_move.setdefault(pid, (lab, "pass" if parse_label(lab) >= 0.5 else "fail"))
     references = {o["task"]: o.get("reference") for _, o in rows["dev"] if o.get("reference") is not None}
     task_refs = {t: v.get("reference") for t, v in fam.tasks.items() if isinstance(v, dict) and "reference" in v}
-    originals = {name: path.read_bytes() if path.is_file() else None
-                 for name, path in (("train", paths["train"]), ("dev", paths["dev"]), ("peers", peers_path),
-                                    ("toml", d / "family.toml"))}
+    originals = {
+        name: path.read_bytes() if path.is_file() else None
+        for name, path in (
+            ("train", paths["train"]),
+            ("dev", paths["dev"]),
+            ("peers", peers_path),
+            ("toml", d / "family.toml"),
+        )
+    }
     locked_tasks = {it.task for it in fam.audit().split.items}
     # a task of the locked split keeps its train attempts where they are: peers.jsonl holds dev tasks'
     # attempts only (a family whose splits are not disjoint by task stays as it was in that respect)
-    moved_tasks = {rows_obj["task"] for name in ("train", "peers") for _, rows_obj in rows[name]
-                   if rows_obj.get("id") in to_move} - locked_tasks
-    new_dev = [line if o.get("id") not in to_move else _dump({**o, "label": to_move[o["id"]][0]})
-               for line, o in rows["dev"]]
+    moved_tasks = {
+        rows_obj["task"] for name in ("train", "peers") for _, rows_obj in rows[name] if rows_obj.get("id") in to_move
+    } - locked_tasks
+    new_dev = [
+        line if o.get("id") not in to_move else _dump({**o, "label": to_move[o["id"]][0]}) for line, o in rows["dev"]
+    ]
     peers_moved = 0
     new_train, new_peers = [], [line for line, o in rows["peers"] if o.get("id") not in to_move]
     for line, o in rows["train"]:
@@ -254,9 +279,14 @@ def _label(fam: Family, item_id: str, text_label: Any, p: float, note: str | Non
         for _, o in rows[name]:
             if o.get("id") in to_move:
                 ref = references.get(o["task"], task_refs.get(o["task"]))
-                row = {"id": o["id"], "task": o["task"], "output": o["output"], "label": to_move[o["id"]][0],
-                       **({"reference": ref} if ref is not None else {}),
-                       **({"meta": o["meta"]} if o.get("meta") else {})}
+                row = {
+                    "id": o["id"],
+                    "task": o["task"],
+                    "output": o["output"],
+                    "label": to_move[o["id"]][0],
+                    **({"reference": ref} if ref is not None else {}),
+                    **({"meta": o["meta"]} if o.get("meta") else {}),
+                }
                 new_dev.append(_dump(row))
     try:
         _write(paths["train"], new_train)
@@ -267,17 +297,27 @@ def _label(fam: Family, item_id: str, text_label: Any, p: float, note: str | Non
         _write(paths["dev"], new_dev)
         Family(d)  # the family still loads, or everything is put back
     except Exception:
-        for name, path in (("train", paths["train"]), ("dev", paths["dev"]), ("peers", peers_path),
-                           ("toml", d / "family.toml")):
+        for name, path in (
+            ("train", paths["train"]),
+            ("dev", paths["dev"]),
+            ("peers", peers_path),
+            ("toml", d / "family.toml"),
+        ):
             if originals[name] is None:
                 path.unlink(missing_ok=True)
             else:
                 path.write_bytes(originals[name])
         raise
-    _append_log(d, {**record, "status": "moved", "peers_moved": peers_moved,
-                    "with_pending": sorted(p for p in to_move if p != item_id)})
-    return Labelled(item_id, task, hard, previous, True, peers_moved,
-                    tuple(sorted(p for p in to_move if p != item_id)))
+    _append_log(
+        d,
+        {
+            **record,
+            "status": "moved",
+            "peers_moved": peers_moved,
+            "with_pending": sorted(p for p in to_move if p != item_id),
+        },
+    )
+    return Labelled(item_id, task, hard, previous, True, peers_moved, tuple(sorted(p for p in to_move if p != item_id)))
 
 
 def _pending(log: list[dict[str, Any]], rows: Mapping[str, list[tuple[str, dict[str, Any]]]]) -> dict[str, Any]:

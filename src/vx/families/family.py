@@ -23,16 +23,16 @@ import attrs
 from vx.dsl.ast import Node
 from vx.dsl.parse import VxSyntaxError, parse
 from vx.errors import VxError
-from vx.inputs import read_input_text
 from vx.families import schema
 from vx.families.pack import Pack, load_packs
+from vx.inputs import read_input_text
 from vx.ops.item import Item, parse_label
 from vx.ops.pool import OpPool
 from vx.text import file_lines
 
 SPLITS = ("train", "dev", "locked")
 OBJECTIVE_DEFAULTS: dict[str, float] = {
-    "w": 1.0,          # exponent of A_train (0.25 for report families)
+    "w": 1.0,  # exponent of A_train (0.25 for report families)
     "fail_weight": 2.0,  # a missed drawback costs twice a false alarm
     "op_cost": 0.001,  # λ per op beyond the floor
     "op_floor": 3,
@@ -77,8 +77,9 @@ class Split:
     def unlabeled(self) -> Split:
         """The items with no label, no reference and no meta (a builder's provenance, such as the
         mutation that made an output, would tell its label)."""
-        return Split(self.name, tuple(attrs.evolve(it, label=None, reference=None, meta={}) for it in self.items),
-                     self.path)
+        return Split(
+            self.name, tuple(attrs.evolve(it, label=None, reference=None, meta={}) for it in self.items), self.path
+        )
 
 
 def read_file_text(path: Path, what: str) -> str:
@@ -140,8 +141,10 @@ def find_family_dir(start: str | Path) -> Path:
     for d in [p] + list(p.parents) if p.is_dir() else [p.parent] + list(p.parent.parents):
         if (d / "family.toml").is_file():
             return d
-    raise FamilyError(f"no family.toml found in {p if p.is_dir() else p.parent} or any parent directory; "
-                      "name the family directory explicitly (the command line: --family DIR)")
+    raise FamilyError(
+        f"no family.toml found in {p if p.is_dir() else p.parent} or any parent directory; "
+        "name the family directory explicitly (the command line: --family DIR)"
+    )
 
 
 class Audit:
@@ -157,9 +160,11 @@ class Audit:
 
     def labeled_split(self) -> Split:
         """The locked items with their labels — for a person auditing (`vx eval --dataset locked`)."""
-        return Split(self.split.name,
-                     tuple(attrs.evolve(it, label=self._labels[it.id]) for it in self.split.items),
-                     self.split.path)
+        return Split(
+            self.split.name,
+            tuple(attrs.evolve(it, label=self._labels[it.id]) for it in self.split.items),
+            self.split.path,
+        )
 
     def labels(self) -> list[float | None]:
         return [self._labels[i] for i in self.split.ids]
@@ -245,7 +250,7 @@ class Family:
                 continue
             tid = obj.get("id")
             if not isinstance(tid, str) or not tid:
-                problems.append(f"{tasks_path}:{n}: a task needs a non-empty string \"id\"")
+                problems.append(f'{tasks_path}:{n}: a task needs a non-empty string "id"')
             elif tid in self.tasks:
                 problems.append(f"{tasks_path}:{n}: duplicate task id {tid!r} (first at line {task_lines[tid]})")
             else:
@@ -256,7 +261,9 @@ class Family:
         split_paths = cfg.get("splits") or {}
         unknown = set(split_paths) - set(SPLITS) - {"peers"}
         if unknown:
-            problems.append(f"{toml_path}: unknown split(s) {', '.join(sorted(unknown))}; splits are {', '.join(SPLITS)}")
+            problems.append(
+                f"{toml_path}: unknown split(s) {', '.join(sorted(unknown))}; splits are {', '.join(SPLITS)}"
+            )
         self._splits: dict[str, Split] = {}
         seen_ids: dict[str, str] = {}
         for name in SPLITS:
@@ -280,8 +287,10 @@ class Family:
             hard = {it.hard_label() for it in dev.items}
             if hard != {"pass", "fail"}:
                 missing = {"pass", "fail"} - hard
-                problems.append(f"{dev.path}: the dev split has no {'/'.join(sorted(missing))} items; "
-                                "evolution needs both classes (5 fail + 5 pass by default)")
+                problems.append(
+                    f"{dev.path}: the dev split has no {'/'.join(sorted(missing))} items; "
+                    "evolution needs both classes (5 fail + 5 pass by default)"
+                )
         elif dev is not None:
             problems.append(f"{dev.path}: the dev split is empty")
 
@@ -340,13 +349,15 @@ class Family:
                 continue
             iid, tid = obj["id"], obj["task"]
             if not isinstance(iid, str) or not iid:
-                problems.append(f"{where}: \"id\" must be a non-empty string")
+                problems.append(f'{where}: "id" must be a non-empty string')
                 continue
             if iid in local:
                 problems.append(f"{where}: duplicate item id {iid!r} (first at line {local[iid]})")
                 continue
             if iid in seen_ids:
-                problems.append(f"{where}: item id {iid!r} is also in the {seen_ids[iid]} split; splits must be disjoint")
+                problems.append(
+                    f"{where}: item id {iid!r} is also in the {seen_ids[iid]} split; splits must be disjoint"
+                )
                 continue
             if tid not in self.tasks:
                 problems.append(f"{where}: task {tid!r} is not in the tasks file")
@@ -354,12 +365,13 @@ class Family:
             label = None
             if name == "train":
                 if obj.get("label") is not None:
-                    problems.append(f"{where}: train items are unlabeled; remove \"label\" "
-                                    "(labels belong in dev or locked)")
+                    problems.append(
+                        f'{where}: train items are unlabeled; remove "label" (labels belong in dev or locked)'
+                    )
                     continue
             else:
                 if "label" not in obj:
-                    problems.append(f"{where}: {name} items need a \"label\" (\"pass\", \"fail\" or a probability)")
+                    problems.append(f'{where}: {name} items need a "label" ("pass", "fail" or a probability)')
                     continue
                 try:
                     label = parse_label(obj["label"])
@@ -368,7 +380,7 @@ class Family:
                     continue
             meta = obj.get("meta") or {}
             if not isinstance(meta, dict):
-                problems.append(f"{where}: \"meta\" must be an object")
+                problems.append(f'{where}: "meta" must be an object')
                 continue
             local[iid] = n
             seen_ids[iid] = name
@@ -384,7 +396,7 @@ class Family:
                 problems.append(f"{where}: missing field(s) {', '.join(repr(m) for m in missing)}")
                 continue
             if obj.get("label") is not None:
-                problems.append(f"{where}: peers are unlabeled attempts; remove \"label\"")
+                problems.append(f'{where}: peers are unlabeled attempts; remove "label"')
                 continue
             iid, tid = obj["id"], obj["task"]
             if not isinstance(iid, str) or not iid or iid in seen_ids:
@@ -394,8 +406,10 @@ class Family:
                 problems.append(f"{where}: task {tid!r} is not in the tasks file")
                 continue
             if split_of_task.get(tid, "dev") != "dev":
-                problems.append(f"{where}: task {tid!r} is a {split_of_task[tid]} task; peers.jsonl holds the other "
-                                "attempts of dev tasks only (splits stay disjoint by task)")
+                problems.append(
+                    f"{where}: task {tid!r} is a {split_of_task[tid]} task; peers.jsonl holds the other "
+                    "attempts of dev tasks only (splits stay disjoint by task)"
+                )
                 continue
             seen_ids[iid] = "peers"
             self._peers.setdefault(tid, []).append(obj["output"])
@@ -448,9 +462,18 @@ class Family:
 
     def evolution_view(self) -> EvolutionView:
         # train reaches evolution as outputs only: any provenance in its items' meta could leak labels
-        return EvolutionView(self.name, self.tasks, self._splits["train"].unlabeled(), self._splits["dev"],
-                             dict(self.objective), self.dir, self.root_name, self._pool_factory,
-                             self._pack_factory, {t: tuple(v) for t, v in self._peers.items()})
+        return EvolutionView(
+            self.name,
+            self.tasks,
+            self._splits["train"].unlabeled(),
+            self._splits["dev"],
+            dict(self.objective),
+            self.dir,
+            self.root_name,
+            self._pool_factory,
+            self._pack_factory,
+            {t: tuple(v) for t, v in self._peers.items()},
+        )
 
     def labeled(self, name: str) -> Split:
         """A split with its labels, for a person evaluating (dev, locked) or unlabeled (train)."""
@@ -464,5 +487,15 @@ def load_family(directory: str | Path) -> Family:
     return Family(directory)
 
 
-__all__ = ["Audit", "EvolutionView", "Family", "FamilyError", "Item", "Split", "find_family_dir",
-           "load_family", "parse_label", "VxSyntaxError"]
+__all__ = [
+    "Audit",
+    "EvolutionView",
+    "Family",
+    "FamilyError",
+    "Item",
+    "Split",
+    "find_family_dir",
+    "load_family",
+    "parse_label",
+    "VxSyntaxError",
+]

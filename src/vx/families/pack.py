@@ -86,6 +86,7 @@ class PackError(OpError):
 
 # --------------------------------------------------------------------------- the skill loop's hooks
 
+
 class GroundTruthUnavailable(VxError):
     """A family's ground truth that cannot be built here (a dataset file missing or of another version);
     the message says what to do."""
@@ -185,8 +186,9 @@ class Pack:
     task_schema: Mapping[str, Any] | None = attrs.field(default=None, eq=False, repr=False)
     #: ``(task) -> dict`` of what the pack's ops derive from a task (e.g. the code family's probe inputs),
     #: shown by ``vx explain``; None: nothing to show
-    describe_task: Callable[[Mapping[str, Any]], dict[str, Any]] | None = attrs.field(default=None, eq=False,
-                                                                                       repr=False)
+    describe_task: Callable[[Mapping[str, Any]], dict[str, Any]] | None = attrs.field(
+        default=None, eq=False, repr=False
+    )
     #: ``(spec, data_dir) -> TaskSource | None``: the tasks a dataset name (or a dataset's own file) names,
     #: for grading samples files without a family (`vx grade --tasks`; :mod:`vx.families.sources`)
     sources: Callable[[str, Any], Any] | None = attrs.field(default=None, eq=False, repr=False)
@@ -240,11 +242,18 @@ class Pack:
         env = getattr(module, "describe_environment", None)
         schema = getattr(module, "TASK_SCHEMA", None)
         hooks = getattr(module, "RATCHET", None)
-        return cls(name or module.__name__, ops, root, tuple(getattr(module, "TAXONOMY", ()) or ()),
-                   classify if callable(classify) else None, (tag,) if isinstance(tag, str) else (),
-                   env if callable(env) else None, (module.__doc__ or "").strip().split("\n")[0],
-                   schema if isinstance(schema, Mapping) else None,
-                   ratchet=hooks if isinstance(hooks, RatchetHooks) else None)
+        return cls(
+            name or module.__name__,
+            ops,
+            root,
+            tuple(getattr(module, "TAXONOMY", ()) or ()),
+            classify if callable(classify) else None,
+            (tag,) if isinstance(tag, str) else (),
+            env if callable(env) else None,
+            (module.__doc__ or "").strip().split("\n")[0],
+            schema if isinstance(schema, Mapping) else None,
+            ratchet=hooks if isinstance(hooks, RatchetHooks) else None,
+        )
 
     @classmethod
     def combine(cls, packs: Iterable[Pack], name: str = "") -> Pack:
@@ -259,8 +268,10 @@ class Pack:
                 if o.name in seen:
                     if seen[o.name].version == o.version:
                         continue
-                    raise PackError(f"two different ops are named {o.name!r} "
-                                    f"({seen[o.name].provenance.get('module', '?')} and {o.provenance.get('module', '?')})")
+                    raise PackError(
+                        f"two different ops are named {o.name!r} "
+                        f"({seen[o.name].provenance.get('module', '?')} and {o.provenance.get('module', '?')})"
+                    )
                 seen[o.name] = o
                 ops.append(o)
         envs = [p.describe_environment for p in packs if p.describe_environment is not None]
@@ -274,18 +285,24 @@ class Pack:
         def sources(spec: str, data_dir: Any = None) -> Any:
             return next((found for fn in openers if (found := fn(spec, data_dir)) is not None), None)
 
-        return cls(name or "+".join(p.name for p in packs), ops,
-                   next((p.root for p in packs if p.root), None),
-                   tuple(dict.fromkeys(t for p in packs for t in p.taxonomy)), classify,
-                   tuple(dict.fromkeys(t for p in packs for t in p.templates)),
-                   environment if len(envs) > 1 else (envs[0] if envs else None), "",
-                   next((p.task_schema for p in packs if p.task_schema is not None), None),
-                   describe_task=describe_task, sources=sources if openers else None,
-                   output_language=next((p.output_language for p in packs if p.output_language), None),
-                   datasets=tuple(dict.fromkeys(d for p in packs for d in p.datasets)),
-                   ratchet=next((p.ratchet for p in packs if p.ratchet is not None), None),
-                   gate=next((p.gate for p in packs if p.gate), None),
-                   agreement=next((p.agreement for p in packs if p.agreement), None))
+        return cls(
+            name or "+".join(p.name for p in packs),
+            ops,
+            next((p.root for p in packs if p.root), None),
+            tuple(dict.fromkeys(t for p in packs for t in p.taxonomy)),
+            classify,
+            tuple(dict.fromkeys(t for p in packs for t in p.templates)),
+            environment if len(envs) > 1 else (envs[0] if envs else None),
+            "",
+            next((p.task_schema for p in packs if p.task_schema is not None), None),
+            describe_task=describe_task,
+            sources=sources if openers else None,
+            output_language=next((p.output_language for p in packs if p.output_language), None),
+            datasets=tuple(dict.fromkeys(d for p in packs for d in p.datasets)),
+            ratchet=next((p.ratchet for p in packs if p.ratchet is not None), None),
+            gate=next((p.gate for p in packs if p.gate), None),
+            agreement=next((p.agreement for p in packs if p.agreement), None),
+        )
 
     def pool(self, *, root: str | None = None, specs: Iterable[Mapping[str, Any]] = ()) -> OpPool:
         """An op pool of this pack's ops plus typed specs, with ``root`` (default: the pack's)."""
@@ -301,6 +318,7 @@ class Pack:
 
 
 # --------------------------------------------------------------------------- finding packs
+
 
 def _import_file(path: Path) -> ModuleType:
     digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:10]
@@ -359,8 +377,11 @@ def load_pack(ref: str, base_dir: Path | None = None) -> Pack:
             raise PackError(f"op pack file {path} does not exist")
         return Pack.from_module(_import_file(path), path.stem)
     if ref in LEGACY_NAMES:
-        warnings.warn(f"op pack {ref!r} is now called {LEGACY_NAMES[ref]!r}; update the family's packs list",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f"op pack {ref!r} is now called {LEGACY_NAMES[ref]!r}; update the family's packs list",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         ref = LEGACY_NAMES[ref]
     eps = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
     if ref in eps:
@@ -376,9 +397,15 @@ def load_pack(ref: str, base_dir: Path | None = None) -> Pack:
     except ModuleNotFoundError as exc:
         if exc.name and ref.startswith(exc.name):
             near = difflib.get_close_matches(ref, sorted(set(eps) | set(BUILTIN)), n=3)
-            hint = f"; did you mean {', '.join(near)}?" if near else f"; known packs: {', '.join(sorted(set(eps) | set(BUILTIN)))}"
-            raise PackError(f"op pack {ref!r} is neither an importable module nor a registered "
-                            f"'{ENTRY_POINT_GROUP}' entry point{hint}") from exc
+            hint = (
+                f"; did you mean {', '.join(near)}?"
+                if near
+                else f"; known packs: {', '.join(sorted(set(eps) | set(BUILTIN)))}"
+            )
+            raise PackError(
+                f"op pack {ref!r} is neither an importable module nor a registered "
+                f"'{ENTRY_POINT_GROUP}' entry point{hint}"
+            ) from exc
         raise PackError(missing_module_message(ref, exc.name)) from exc
     return _as_pack(module, ref)
 
@@ -394,8 +421,13 @@ def load_packs(refs: Iterable[str], *, base_dir: Path | None = None, name: str =
     return Pack.combine(packs, name)
 
 
-def pool_from_packs(refs: Iterable[str], *, base_dir: Path | None = None, root: str | None = None,
-                    specs: Iterable[Mapping[str, Any]] = ()) -> OpPool:
+def pool_from_packs(
+    refs: Iterable[str],
+    *,
+    base_dir: Path | None = None,
+    root: str | None = None,
+    specs: Iterable[Mapping[str, Any]] = (),
+) -> OpPool:
     """An op pool from pack references (what a family's ``packs``, ``root`` and ``specs`` make)."""
     return load_packs(refs, base_dir=base_dir).pool(root=root, specs=specs)
 

@@ -37,9 +37,11 @@ FAMILY_SCHEMA: dict[str, Any] = {
         "description": {"type": "string"},
         "packs": {
             "description": "a list of op pack names (vx's own families: code, sql, report...; entry-point names; "
-                           "importable modules; .py files relative to the family directory)",
-            "oneOf": [{"type": "string", "minLength": 1},
-                      {"type": "array", "items": {"type": "string", "minLength": 1}}],
+            "importable modules; .py files relative to the family directory)",
+            "oneOf": [
+                {"type": "string", "minLength": 1},
+                {"type": "array", "items": {"type": "string", "minLength": 1}},
+            ],
         },
         "root": {"type": "string", "minLength": 1, "description": "The fixed root op (default: the pack's)."},
         "seed": {"type": "string", "minLength": 1, "description": "The seed expression's .vx file."},
@@ -55,8 +57,11 @@ FAMILY_SCHEMA: dict[str, Any] = {
             "additionalProperties": False,
             "properties": {
                 "w": {"type": "number", "minimum": 0, "description": "Exponent of A_train."},
-                "fail_weight": {"type": "number", "exclusiveMinimum": 0,
-                                "description": "Weight of the FAIL class's recall in A_dev."},
+                "fail_weight": {
+                    "type": "number",
+                    "exclusiveMinimum": 0,
+                    "description": "Weight of the FAIL class's recall in A_dev.",
+                },
                 "op_cost": {"type": "number", "minimum": 0, "description": "Cost per op beyond op_floor."},
                 "op_floor": {"type": "integer", "minimum": 0, "description": "Ops that cost nothing."},
                 "llm_cost": {"type": "number", "minimum": 0, "description": "Extra cost per LLM-calling op."},
@@ -67,32 +72,37 @@ FAMILY_SCHEMA: dict[str, Any] = {
         "ratchet": {
             "type": "object",
             "description": "Settings of the skill loop (vx ratchet), overriding the family's pack hooks: the "
-                           "ground truth, the solver's instructions, the format contract.",
+            "ground truth, the solver's instructions, the format contract.",
             "additionalProperties": False,
             "properties": {
-                "ground_truth": {"type": "string", "minLength": 1,
-                                 "description": "file.py:function or module:function, called as function(task, "
-                                                "output)"},
+                "ground_truth": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "file.py:function or module:function, called as function(task, output)",
+                },
                 "solver_system": {"type": "string", "description": "The solver's instructions (system prompt)."},
-                "format_contract": {"type": "string",
-                                    "description": "What the pipeline requires of an output (the task-aware final "
-                                                   "judge is told it)."},
+                "format_contract": {
+                    "type": "string",
+                    "description": "What the pipeline requires of an output (the task-aware final judge is told it).",
+                },
             },
         },
     },
 }
 
 _LABEL = {
-    "description": "\"pass\", \"fail\" or a probability of pass in [0, 1]",
-    "oneOf": [{"type": "string", "enum": ["pass", "fail", "PASS", "FAIL", "Pass", "Fail"]},
-              {"type": "number", "minimum": 0, "maximum": 1}],
+    "description": '"pass", "fail" or a probability of pass in [0, 1]',
+    "oneOf": [
+        {"type": "string", "enum": ["pass", "fail", "PASS", "FAIL", "Pass", "Fail"]},
+        {"type": "number", "minimum": 0, "maximum": 1},
+    ],
 }
 
 ITEM_SCHEMA: dict[str, Any] = {
     "$schema": _DRAFT,
     "title": "vx split item",
     "description": "One output to grade: a line of train.jsonl, dev.jsonl or locked.jsonl (train items carry "
-                   "no label).",
+    "no label).",
     "type": "object",
     "additionalProperties": False,
     "required": ["id", "task", "output"],
@@ -114,11 +124,18 @@ TASK_BASE: dict[str, Any] = {
 }
 
 
-def task_schema(title: str, properties: Mapping[str, Any], required: tuple[str, ...] = (),
-                closed: bool = True) -> dict[str, Any]:
+def task_schema(
+    title: str, properties: Mapping[str, Any], required: tuple[str, ...] = (), closed: bool = True
+) -> dict[str, Any]:
     """A family's task schema: ``id`` plus ``properties`` (``closed``: no other keys)."""
-    return {"$schema": _DRAFT, "title": title, "type": "object", "additionalProperties": not closed,
-            "required": ["id", *required], "properties": {**TASK_BASE["properties"], **properties}}
+    return {
+        "$schema": _DRAFT,
+        "title": title,
+        "type": "object",
+        "additionalProperties": not closed,
+        "required": ["id", *required],
+        "properties": {**TASK_BASE["properties"], **properties},
+    }
 
 
 _VALIDATORS: dict[int, tuple[Mapping[str, Any], Any]] = {}
@@ -138,8 +155,15 @@ def _validator(schema: Mapping[str, Any]) -> Any:
     return validator
 
 
-_TYPE_WORDS = {"string": "a string", "object": "an object (a table)", "array": "an array (a list)",
-               "number": "a number", "integer": "an integer", "boolean": "true or false", "null": "null"}
+_TYPE_WORDS = {
+    "string": "a string",
+    "object": "an object (a table)",
+    "array": "an array (a list)",
+    "number": "a number",
+    "integer": "an integer",
+    "boolean": "true or false",
+    "null": "null",
+}
 
 
 def _field(path: Any) -> str:
@@ -164,8 +188,14 @@ def _message(error: Any) -> list[tuple[tuple[Any, ...], str]]:
         words = " or ".join(_TYPE_WORDS.get(w, w) for w in (wanted if isinstance(wanted, list) else [wanted]))
         return [(path, f"{_field(path)} must be {words}, not {_brief(error.instance)}")]
     if error.validator == "required":
-        return [(path, error.message.replace("is a required property", f"is missing from {_field(path)}")
-                 if path else error.message.replace("is a required property", "is required"))]
+        return [
+            (
+                path,
+                error.message.replace("is a required property", f"is missing from {_field(path)}")
+                if path
+                else error.message.replace("is a required property", "is required"),
+            )
+        ]
     if error.validator in ("oneOf", "anyOf"):
         if "description" in error.schema:
             return [(path, f"{_field(path)} must be {error.schema['description']}, not {_brief(error.instance)}")]

@@ -63,8 +63,11 @@ class Skipped:
             self.listed.append(f"{where}: {reason}")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"counts": dict(sorted(self.counts.items())), "listed": list(self.listed),
-                "total": sum(self.counts.values())}
+        return {
+            "counts": dict(sorted(self.counts.items())),
+            "listed": list(self.listed),
+            "total": sum(self.counts.values()),
+        }
 
 
 #: ground truth: ``grade([(task id, output), ...], progress) -> [{"label": "pass"|"fail", "why": ...}]``
@@ -97,21 +100,27 @@ def _lines(path: Path) -> Iterable[tuple[int, Any]]:
             raise DataError(f"{path}:{number}: not a JSON line ({str(exc)[:200]})") from None
 
 
-def read_plain_samples(paths: Sequence[str | os.PathLike[str]], tasks: Mapping[str, Mapping[str, Any]]) -> list[Attempt]:
+def read_plain_samples(
+    paths: Sequence[str | os.PathLike[str]], tasks: Mapping[str, Mapping[str, Any]]
+) -> list[Attempt]:
     """Samples files of lines ``{"task_id": ..., "solution" | "output" | "completion": ...}``; a
     ``completion`` is appended to the task's ``prompt``, as evalplus does."""
     out: list[Attempt] = []
     for path in map(Path, paths):
         for number, row in _lines(path):
             if not isinstance(row, dict) or "task_id" not in row:
-                raise DataError(f"{path}:{number}: a sample line needs \"task_id\" and one of "
-                                f"{', '.join(repr(f) for f in OUTPUT_FIELDS)}")
+                raise DataError(
+                    f'{path}:{number}: a sample line needs "task_id" and one of '
+                    f"{', '.join(repr(f) for f in OUTPUT_FIELDS)}"
+                )
             field = next((f for f in OUTPUT_FIELDS if f in row), None)
             if field is None:
                 raise DataError(f"{path}:{number}: no output: give one of {', '.join(repr(f) for f in OUTPUT_FIELDS)}")
             tid = str(row["task_id"])
             if tid not in tasks:
-                raise DataError(f"{path}:{number}: task {tid!r} is not one of the {len(tasks)} tasks given with --tasks")
+                raise DataError(
+                    f"{path}:{number}: task {tid!r} is not one of the {len(tasks)} tasks given with --tasks"
+                )
             output = row[field]
             if field == "completion":
                 output = str(tasks[tid].get("prompt", "")) + str(output)
@@ -127,8 +136,9 @@ def tasks_file(path: str | os.PathLike[str]) -> TaskSource:
     tasks: dict[str, Mapping[str, Any]] = {}
     for number, row in _lines(path):
         if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not row["id"]:
-            raise DataError(f"{path}:{number}: a task line is a JSON object with a string \"id\" (a family's "
-                            "tasks.jsonl)")
+            raise DataError(
+                f'{path}:{number}: a task line is a JSON object with a string "id" (a family\'s tasks.jsonl)'
+            )
         if row["id"] in tasks:
             raise DataError(f"{path}:{number}: task {row['id']!r} appears twice")
         tasks[row["id"]] = row
@@ -137,4 +147,14 @@ def tasks_file(path: str | os.PathLike[str]) -> TaskSource:
     return TaskSource(name=path.name, tasks=tasks, read_samples=lambda paths: read_plain_samples(paths, tasks))
 
 
-__all__ = ["Attempt", "Attempts", "MAX_LISTED", "OUTPUT_FIELDS", "Skipped", "TaskSource", "TruthGrader", "read_plain_samples", "tasks_file"]
+__all__ = [
+    "Attempt",
+    "Attempts",
+    "MAX_LISTED",
+    "OUTPUT_FIELDS",
+    "Skipped",
+    "TaskSource",
+    "TruthGrader",
+    "read_plain_samples",
+    "tasks_file",
+]

@@ -106,14 +106,24 @@ class Splits:
             return dict(sorted(out.items()))
 
         counts: dict[str, Any] = {
-            "train_items": len(self.train), "train_tasks": len(self.tasks["train"]),
-            "dev_items": len(self.dev), "dev_tasks": len(self.tasks["dev"]),
-            "locked_items": len(self.locked), "locked_tasks": len(self.tasks["locked"]),
+            "train_items": len(self.train),
+            "train_tasks": len(self.tasks["train"]),
+            "dev_items": len(self.dev),
+            "dev_tasks": len(self.tasks["dev"]),
+            "locked_items": len(self.locked),
+            "locked_tasks": len(self.tasks["locked"]),
             "dropped_dev_task_items": self.dropped,
             "dev_peer_items": len(self.dev_peers),
             "dev_labels": classes(self.dev, "teacher_label"),
-            "dev_strata": dict(sorted(Counter(getattr(it.teacher, "evidence", "") or "unknown"
-                                              for it in self.dev if it.teacher_label == "fail").items())),
+            "dev_strata": dict(
+                sorted(
+                    Counter(
+                        getattr(it.teacher, "evidence", "") or "unknown"
+                        for it in self.dev
+                        if it.teacher_label == "fail"
+                    ).items()
+                )
+            ),
         }
         if with_hidden_labels:
             counts["dev_truth"] = classes(self.dev, "truth")
@@ -122,8 +132,15 @@ class Splits:
         return counts
 
 
-def _assign_dev(order: Sequence[str], shuffled: Mapping[str, Sequence[LabelledItem]], teacher: Callable, *,
-                need_fail: int, need_pass: int, fail_max_agreement: float) -> dict[str, LabelledItem] | None:
+def _assign_dev(
+    order: Sequence[str],
+    shuffled: Mapping[str, Sequence[LabelledItem]],
+    teacher: Callable,
+    *,
+    need_fail: int,
+    need_pass: int,
+    fail_max_agreement: float,
+) -> dict[str, LabelledItem] | None:
     """One dev item per task, 5 + 5, when a task may offer both classes (several attempts per task):
     single-class tasks first (in the seeded order), then the mixed tasks to whichever class is
     short. None when even this cannot fill both classes."""
@@ -132,7 +149,9 @@ def _assign_dev(order: Sequence[str], shuffled: Mapping[str, Sequence[LabelledIt
         for it in shuffled[task]:
             if it.teacher is None:
                 it.teacher = teacher(it)
-        fails = [it for it in shuffled[task] if it.teacher.label == "fail" and it.teacher.agreement <= fail_max_agreement]
+        fails = [
+            it for it in shuffled[task] if it.teacher.label == "fail" and it.teacher.agreement <= fail_max_agreement
+        ]
         passes = [it for it in shuffled[task] if it.teacher.label == "pass"]
         return fails, passes
 
@@ -156,8 +175,9 @@ def _assign_dev(order: Sequence[str], shuffled: Mapping[str, Sequence[LabelledIt
     return None if need["fail"] or need["pass"] else picked
 
 
-def _tasks_in_seeded_order(items: Sequence[LabelledItem], seed: int
-                           ) -> tuple[dict[str, list[LabelledItem]], list[str], random.Random]:
+def _tasks_in_seeded_order(
+    items: Sequence[LabelledItem], seed: int
+) -> tuple[dict[str, list[LabelledItem]], list[str], random.Random]:
     """Items by task, the task ids in the seed's order (sorted first: the input order does not matter),
     and the generator the draw goes on with."""
     by_task: dict[str, list[LabelledItem]] = defaultdict(list)
@@ -181,15 +201,32 @@ def _dev_key(item: LabelledItem, dev_draw: str, fail_max_agreement: float, defau
     return f"fail:{evidence}"
 
 
-def split_by_task(items: Sequence[LabelledItem], *, seed: int, teacher: Callable[[LabelledItem], Any],
-                  n_dev_fail: int = 5, n_dev_pass: int = 5, n_locked: int = 40,
-                  fail_max_agreement: float = 0.5, dev_draw: str = "gross", strata: Sequence[str] = ()) -> Splits:
+def split_by_task(
+    items: Sequence[LabelledItem],
+    *,
+    seed: int,
+    teacher: Callable[[LabelledItem], Any],
+    n_dev_fail: int = 5,
+    n_dev_pass: int = 5,
+    n_locked: int = 40,
+    fail_max_agreement: float = 0.5,
+    dev_draw: str = "gross",
+    strata: Sequence[str] = (),
+) -> Splits:
     """Split `items` (see the module docstring); `teacher(item)` labels a dev candidate. ``strata``: the
     teacher's evidence classes, for the stratified draw (a failure without one counts as the first)."""
     if dev_draw != "gross":
-        return _split_stratified(items, seed=seed, teacher=teacher, n_dev_fail=n_dev_fail, n_dev_pass=n_dev_pass,
-                                 n_locked=n_locked, dev_draw=dev_draw, fail_max_agreement=fail_max_agreement,
-                                 strata=strata)
+        return _split_stratified(
+            items,
+            seed=seed,
+            teacher=teacher,
+            n_dev_fail=n_dev_fail,
+            n_dev_pass=n_dev_pass,
+            n_locked=n_locked,
+            dev_draw=dev_draw,
+            fail_max_agreement=fail_max_agreement,
+            strata=strata,
+        )
     by_task, order, rng = _tasks_in_seeded_order(items, seed)
 
     dev: list[LabelledItem] = []
@@ -226,8 +263,9 @@ def split_by_task(items: Sequence[LabelledItem], *, seed: int, teacher: Callable
     if need["fail"] or need["pass"]:
         # Tasks with both failing and passing attempts may have used up the scarce class: assign
         # single-class tasks first, then the mixed ones to whichever class is still short.
-        repaired = _assign_dev(order, shuffled, teacher, need_fail=n_dev_fail, need_pass=n_dev_pass,
-                               fail_max_agreement=fail_max_agreement)
+        repaired = _assign_dev(
+            order, shuffled, teacher, need_fail=n_dev_fail, need_pass=n_dev_pass, fail_max_agreement=fail_max_agreement
+        )
         if repaired is not None:
             dev = [repaired[t] for t in order if t in repaired]
             dev_tasks = [t for t in order if t in repaired]
@@ -238,13 +276,20 @@ def split_by_task(items: Sequence[LabelledItem], *, seed: int, teacher: Callable
         raise SplitError(
             f"cannot fill the dev split: still missing {need['fail']} clear failure(s) and {need['pass']} "
             f"clean positive(s) after scanning {len(order)} tasks; add outputs (another samples file, more "
-            "mutants) or use a larger task subset")
+            "mutants) or use a larger task subset"
+        )
 
     return _rest(by_task, remaining, dev, dev_tasks, dropped, n_locked)
 
 
-def _rest(by_task: Mapping[str, list[LabelledItem]], remaining: Sequence[str], dev: list[LabelledItem],
-          dev_tasks: Sequence[str], dropped: int, n_locked: int) -> Splits:
+def _rest(
+    by_task: Mapping[str, list[LabelledItem]],
+    remaining: Sequence[str],
+    dev: list[LabelledItem],
+    dev_tasks: Sequence[str],
+    dropped: int,
+    n_locked: int,
+) -> Splits:
     """Locked and train from the tasks left after the dev draw, and the dev tasks' other attempts as peers."""
     locked: list[LabelledItem] = []
     locked_tasks: list[str] = []
@@ -256,23 +301,39 @@ def _rest(by_task: Mapping[str, list[LabelledItem]], remaining: Sequence[str], d
         else:
             train_tasks.append(task)
     if len(locked) < n_locked:
-        raise SplitError(f"only {len(locked)} items are left for the locked split (need {n_locked}); "
-                         "lower --n-locked or add outputs")
+        raise SplitError(
+            f"only {len(locked)} items are left for the locked split (need {n_locked}); lower --n-locked or add outputs"
+        )
     train = [it for task in train_tasks for it in sorted(by_task[task], key=lambda it: it.id)]
     if not train:
         raise SplitError("no tasks are left for the train split; lower --n-locked or add outputs")
     dev.sort(key=lambda it: (it.teacher_label, it.id))
     picked = {id(it) for it in dev}
-    dev_peers = [it for task in sorted(dev_tasks) for it in sorted(by_task[task], key=lambda it: it.id)
-                 if id(it) not in picked]
-    return Splits(train=train, dev=dev, locked=locked, dropped=dropped,
-                  tasks={"train": sorted(train_tasks), "dev": sorted(dev_tasks), "locked": sorted(locked_tasks)},
-                  dev_peers=dev_peers)
+    dev_peers = [
+        it for task in sorted(dev_tasks) for it in sorted(by_task[task], key=lambda it: it.id) if id(it) not in picked
+    ]
+    return Splits(
+        train=train,
+        dev=dev,
+        locked=locked,
+        dropped=dropped,
+        tasks={"train": sorted(train_tasks), "dev": sorted(dev_tasks), "locked": sorted(locked_tasks)},
+        dev_peers=dev_peers,
+    )
 
 
-def _split_stratified(items: Sequence[LabelledItem], *, seed: int, teacher: Callable[[LabelledItem], Any],
-                      n_dev_fail: int, n_dev_pass: int, n_locked: int, dev_draw: str,
-                      fail_max_agreement: float, strata: Sequence[str]) -> Splits:
+def _split_stratified(
+    items: Sequence[LabelledItem],
+    *,
+    seed: int,
+    teacher: Callable[[LabelledItem], Any],
+    n_dev_fail: int,
+    n_dev_pass: int,
+    n_locked: int,
+    dev_draw: str,
+    fail_max_agreement: float,
+    strata: Sequence[str],
+) -> Splits:
     """The stratified dev draw (module docstring): the same seeded task order and one item per task;
     a failure enters dev when its stratum still has a place. A stratum no task can fill gives its
     places to the others (a second walk over the tasks not taken)."""
@@ -315,7 +376,8 @@ def _split_stratified(items: Sequence[LabelledItem], *, seed: int, teacher: Call
         raise SplitError(
             f"cannot fill the dev split with the {dev_draw} draw: still missing {missing_fail} failure(s) and "
             f"{need['pass']} clean positive(s) after scanning {len(order)} tasks; add outputs, use a larger task "
-            "subset, or draw the gross failures (--dev-draw gross)")
+            "subset, or draw the gross failures (--dev-draw gross)"
+        )
     dev_tasks = [t for t in order if t in picked]
     dev = [picked[t] for t in dev_tasks]
     dropped = sum(len(by_task[t]) - 1 for t in dev_tasks)

@@ -36,12 +36,15 @@ def check_rewards(rewards: Any, defaults: Mapping[str, float], name: str = "rewa
     if rewards is None:
         return dict(defaults)
     if not isinstance(rewards, Mapping):
-        raise OptionError(f"{name} must be a mapping of verdicts to numbers such as {{'fail': -1.0}}, not "
-                          f"{type(rewards).__name__} {rewards!r}"[:300])
+        raise OptionError(
+            f"{name} must be a mapping of verdicts to numbers such as {{'fail': -1.0}}, not "
+            f"{type(rewards).__name__} {rewards!r}"[:300]
+        )
     unknown = [k for k in rewards if k not in defaults]
     if unknown:
-        raise OptionError(f"{name}: unknown verdict(s) {', '.join(sorted(map(repr, unknown)))}; use "
-                          f"{', '.join(defaults)}")
+        raise OptionError(
+            f"{name}: unknown verdict(s) {', '.join(sorted(map(repr, unknown)))}; use {', '.join(defaults)}"
+        )
     bad = {k: v for k, v in rewards.items() if not _number(v)}
     if bad:
         k, v = next(iter(bad.items()))
@@ -61,8 +64,7 @@ def as_list(values: Any, name: str) -> list[Any]:
     """A batch given as any iterable (a generator too) as a list; a str, bytes or a mapping (which would
     be iterated by character or key) or a non-iterable is an OptionError."""
     if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
-        raise OptionError(f"{name} must be a list (or an iterable) with one value per row, not "
-                          f"{type(values).__name__}")
+        raise OptionError(f"{name} must be a list (or an iterable) with one value per row, not {type(values).__name__}")
     return list(values)
 
 
@@ -91,8 +93,10 @@ def resolve_task(verifier: Verifier, task: Any, *, where: str) -> Mapping[str, A
     if isinstance(task, str) and task in verifier.tasks:
         return verifier.tasks[task]
     known = ", ".join(list(verifier.tasks)[:3])
-    raise IntegrationError(f"{where}: {task!r} is not a task of the verifier's family (ids like {known}); give a "
-                           "task id of the family or the task record itself")
+    raise IntegrationError(
+        f"{where}: {task!r} is not a task of the verifier's family (ids like {known}); give a "
+        "task id of the family or the task record itself"
+    )
 
 
 def extract_output(text: str) -> str:
@@ -131,6 +135,19 @@ def capsule_text(grade: Grade, *, expression: str = "") -> str:
     return "\n".join(lines)
 
 
-__all__ = ["IntegrationError", "OptionError", "as_list", "as_verifier", "capsule_text", "check_cache", "check_choice",
-           "check_jobs", "check_rewards", "check_timeout", "extract_output", "graded_output", "resolve_task",
-           "sample_task"]
+__all__ = [
+    "IntegrationError",
+    "OptionError",
+    "as_list",
+    "as_verifier",
+    "capsule_text",
+    "check_cache",
+    "check_choice",
+    "check_jobs",
+    "check_rewards",
+    "check_timeout",
+    "extract_output",
+    "graded_output",
+    "resolve_task",
+    "sample_task",
+]

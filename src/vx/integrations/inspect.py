@@ -41,18 +41,37 @@ from typing import Any
 
 try:
     from inspect_ai import Epochs
-    from inspect_ai.scorer import (CORRECT, INCORRECT, NOANSWER, PARTIAL, Score, Target, accuracy, score_reducer,
-                                   scorer, stderr)
+    from inspect_ai.scorer import (
+        CORRECT,
+        INCORRECT,
+        NOANSWER,
+        PARTIAL,
+        Score,
+        Target,
+        accuracy,
+        score_reducer,
+        scorer,
+        stderr,
+    )
     from inspect_ai.solver import TaskState
 except ImportError as exc:  # pragma: no cover - the extra brings it
     from vx.errors import MissingDependency
 
-    raise MissingDependency("vx.integrations.inspect needs Inspect AI: pip install 'vx-verifiers[inspect]' "
-                            "(or pip install inspect-ai)") from exc
+    raise MissingDependency(
+        "vx.integrations.inspect needs Inspect AI: pip install 'vx-verifiers[inspect]' (or pip install inspect-ai)"
+    ) from exc
 
 from vx.dsl.verdict import Verdict
-from vx.integrations.common import (IntegrationError, as_verifier, capsule_text, check_choice, check_timeout,
-                                    graded_output, resolve_task, sample_task)
+from vx.integrations.common import (
+    IntegrationError,
+    as_verifier,
+    capsule_text,
+    check_choice,
+    check_timeout,
+    graded_output,
+    resolve_task,
+    sample_task,
+)
 from vx.verifier import Verifier
 
 #: where vx_scorer keeps what it graded in the score's metadata, for vx_group_reducer to grade again
@@ -65,9 +84,15 @@ def _value(verdict: str, abstain: str) -> str:
 
 
 @scorer(metrics=[accuracy(), stderr()])
-def vx_scorer(verifier: Verifier | str | Path, *, task_key: str = "task", extract: bool = True,
-              abstain: str = NOANSWER, timeout: float = 10.0,
-              output: Callable[[TaskState], Any] | None = None) -> Any:
+def vx_scorer(
+    verifier: Verifier | str | Path,
+    *,
+    task_key: str = "task",
+    extract: bool = True,
+    abstain: str = NOANSWER,
+    timeout: float = 10.0,
+    output: Callable[[TaskState], Any] | None = None,
+) -> Any:
     """Score each sample by grading its output with `verifier` (a :class:`~vx.Verifier` or a .vx
     path). `task_key`: the metadata key naming the sample's task; `abstain`: the value of a final
     ABSTAIN (NOANSWER: counted 0 by Inspect's metrics); `output(state)`: what to grade, instead of the
@@ -84,15 +109,19 @@ def vx_scorer(verifier: Verifier | str | Path, *, task_key: str = "task", extrac
         task = resolve_task(v, task_ref, where=f"sample {state.sample_id!r}")
         graded = output(state) if output is not None else graded_output(state.output.completion, extract)
         grade = await anyio.to_thread.run_sync(lambda: v.grade(task, graded, timeout=timeout))
-        return Score(value=_value(grade.verdict.value, abstain), answer=grade.verdict.value,
-                     explanation=capsule_text(grade, expression=v.text),
-                     metadata={**grade.as_dict(), GRADED_KEY: {"task": task_ref, "output": graded}})
+        return Score(
+            value=_value(grade.verdict.value, abstain),
+            answer=grade.verdict.value,
+            explanation=capsule_text(grade, expression=v.text),
+            metadata={**grade.as_dict(), GRADED_KEY: {"task": task_ref, "output": graded}},
+        )
 
     return score
 
 
-def vx_group_reducer(verifier: Verifier | str | Path, *, abstain: str = NOANSWER, jobs: int | None = 1,
-                     timeout: float = 10.0) -> Any:
+def vx_group_reducer(
+    verifier: Verifier | str | Path, *, abstain: str = NOANSWER, jobs: int | None = 1, timeout: float = 10.0
+) -> Any:
     """An Inspect score reducer that grades a sample's epochs together (peer ops compare them).
 
     It takes the epochs' scores from :func:`vx_scorer` (their ``vx_graded`` metadata), grades their
@@ -110,8 +139,10 @@ def vx_group_reducer(verifier: Verifier | str | Path, *, abstain: str = NOANSWER
         def reduce(scores: list[Score]) -> Score:
             graded = [(s.metadata or {}).get(GRADED_KEY) for s in scores]
             if not scores or any(g is None for g in graded):
-                raise IntegrationError("vx_group_reducer reduces the scores of vx_scorer (their metadata keeps "
-                                       "what was graded): use it with scorer=vx_scorer(...)")
+                raise IntegrationError(
+                    "vx_group_reducer reduces the scores of vx_scorer (their metadata keeps "
+                    "what was graded): use it with scorer=vx_scorer(...)"
+                )
             tasks = {str(g["task"]) for g in graded}
             if len(tasks) > 1:
                 raise IntegrationError(f"one sample's epochs name different tasks ({', '.join(sorted(tasks))})")
@@ -119,12 +150,20 @@ def vx_group_reducer(verifier: Verifier | str | Path, *, abstain: str = NOANSWER
             grades = v.grade_many(task, [g["output"] for g in graded], jobs=jobs, timeout=timeout)
             verdicts = [g.verdict.value for g in grades]
             values = [_VALUE[_value(x, abstain)] for x in verdicts]
-            opined = any(node.text in peer_ops and node.verdict is not Verdict.ABSTAIN
-                         for g in grades for node in _nodes(g.trace))
-            explanation = "\n\n".join(f"epoch {i + 1}:\n{capsule_text(g, expression=v.text)}"
-                                       for i, g in enumerate(grades))
-            return Score(value=sum(values) / len(values), answer=",".join(verdicts), explanation=explanation,
-                         metadata={"epochs": [g.as_dict() for g in grades], "peers_opined": opined})
+            opined = any(
+                node.text in peer_ops and node.verdict is not Verdict.ABSTAIN
+                for g in grades
+                for node in _nodes(g.trace)
+            )
+            explanation = "\n\n".join(
+                f"epoch {i + 1}:\n{capsule_text(g, expression=v.text)}" for i, g in enumerate(grades)
+            )
+            return Score(
+                value=sum(values) / len(values),
+                answer=",".join(verdicts),
+                explanation=explanation,
+                metadata={"epochs": [g.as_dict() for g in grades], "peers_opined": opined},
+            )
 
         return reduce
 

@@ -40,8 +40,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vx.integrations.common import (IntegrationError, as_list, as_verifier, check_cache, check_jobs, check_rewards,
-                                    check_timeout, extract_output, resolve_task)
+from vx.integrations.common import (
+    IntegrationError,
+    as_list,
+    as_verifier,
+    check_cache,
+    check_jobs,
+    check_rewards,
+    check_timeout,
+    extract_output,
+    resolve_task,
+)
 from vx.verifier import Verifier
 
 #: an abstention is paid as a failure, not as a pass (see the module docstring)
@@ -63,10 +72,19 @@ def _text(completion: Any) -> str:
 class VxReward:
     """TRL reward function: grades each task's group of completions together (see the module docstring)."""
 
-    def __init__(self, verifier: Verifier | str | Path, *, task_column: str = "task_id",
-                 rewards: Mapping[str, float] | None = None, extract: bool = True, jobs: int | None = 1,
-                 timeout: float = 10.0, cache: Any = None, name: str | None = None,
-                 group_size: int | None = None) -> None:
+    def __init__(
+        self,
+        verifier: Verifier | str | Path,
+        *,
+        task_column: str = "task_id",
+        rewards: Mapping[str, float] | None = None,
+        extract: bool = True,
+        jobs: int | None = 1,
+        timeout: float = 10.0,
+        cache: Any = None,
+        name: str | None = None,
+        group_size: int | None = None,
+    ) -> None:
         # every option checked here, so a bad one fails when the reward is built, not at the first batch
         self.rewards = check_rewards(rewards, DEFAULT_REWARDS)
         self.jobs, self.timeout, self.cache = check_jobs(jobs), check_timeout(timeout), check_cache(cache)
@@ -77,12 +95,15 @@ class VxReward:
         # TRL names the reward's logged metrics after it (rewards/<name>/mean)
         self.__name__ = name or "vx_" + (Path(str(verifier)).stem if not isinstance(verifier, Verifier) else "verifier")
 
-    def __call__(self, prompts: Sequence[Any] | None = None, completions: Sequence[Any] = (), **kwargs: Any
-                 ) -> list[float]:
+    def __call__(
+        self, prompts: Sequence[Any] | None = None, completions: Sequence[Any] = (), **kwargs: Any
+    ) -> list[float]:
         tasks = kwargs.get(self.task_column)
         if tasks is None:
-            raise IntegrationError(f"the dataset has no {self.task_column!r} column: each row must name its task "
-                                   f"(a task id of the verifier's family); pass task_column= to use another column")
+            raise IntegrationError(
+                f"the dataset has no {self.task_column!r} column: each row must name its task "
+                f"(a task id of the verifier's family); pass task_column= to use another column"
+            )
         tasks = as_list(tasks, f"the {self.task_column!r} column")
         completions = as_list(completions, "completions")  # a generator is read once, here
         if len(tasks) != len(completions):
@@ -99,15 +120,19 @@ class VxReward:
             records[key] = record
         small = {k: len(r) for k, r in groups.items() if self.group_size is not None and len(r) < self.group_size}
         if small:
-            warnings.warn(f"{len(small)} task(s) have fewer than group_size={self.group_size} completions in this call "
-                          f"(e.g. {next(iter(small))}: {next(iter(small.values()))}): a distributed trainer split "
-                          "their group, so peer ops compare fewer attempts; make per_device_train_batch_size a "
-                          "multiple of num_generations", stacklevel=2)
+            warnings.warn(
+                f"{len(small)} task(s) have fewer than group_size={self.group_size} completions in this call "
+                f"(e.g. {next(iter(small))}: {next(iter(small.values()))}): a distributed trainer split "
+                "their group, so peer ops compare fewer attempts; make per_device_train_batch_size a "
+                "multiple of num_generations",
+                stacklevel=2,
+            )
         verdicts: list[str] = [""] * len(outputs)
         failed: list[str] = [""] * len(outputs)
         for key, rows in groups.items():  # one group per task: its attempts are each other's peers
-            grades = self.verifier.grade_many(records[key], [outputs[i] for i in rows], jobs=self.jobs,
-                                              timeout=self.timeout, cache=self.cache)
+            grades = self.verifier.grade_many(
+                records[key], [outputs[i] for i in rows], jobs=self.jobs, timeout=self.timeout, cache=self.cache
+            )
             for i, grade in zip(rows, grades):
                 verdicts[i] = grade.verdict.value
                 failed[i] = "; ".join(op for op, _ in grade.drawbacks)

@@ -57,14 +57,25 @@ def _with_retries(client: LLMClient, what: str, fn: Callable[[], Any]) -> Any:
         except (status_error, connection_error) as exc:
             status = getattr(exc, "status_code", None)
             if (status is not None and status not in RETRY_STATUSES) or attempt >= client.config.max_retries:
-                raise LLMCallFailed(f"{what} failed: {f'HTTP {status}: ' if status else ''}{_error_detail(exc)}",
-                                    status) from None
+                raise LLMCallFailed(
+                    f"{what} failed: {f'HTTP {status}: ' if status else ''}{_error_detail(exc)}", status
+                ) from None
             client._sleep(client._backoff(attempt, exc))
             attempt += 1
 
 
-def _collect(client: LLMClient, batch_id: str, run: str, role: str, requests: Mapping[str, Mapping[str, Any]],
-             report: BatchReport, *, poll_seconds: float, wait: list[float], say: Callable[[str], None] | None) -> bool:
+def _collect(
+    client: LLMClient,
+    batch_id: str,
+    run: str,
+    role: str,
+    requests: Mapping[str, Mapping[str, Any]],
+    report: BatchReport,
+    *,
+    poll_seconds: float,
+    wait: list[float],
+    say: Callable[[str], None] | None,
+) -> bool:
     """Wait for one batch and store its results. False if it is still running when the wait allowance
     ``wait[0]`` (seconds, shared by all batches of one prefetch) is used up."""
     sdk = client.sdk
@@ -82,8 +93,9 @@ def _collect(client: LLMClient, batch_id: str, run: str, role: str, requests: Ma
             say(f"batch {batch_id}: {c.processing} processing, {c.succeeded} done, {c.errored} errored")
         client._sleep(poll_seconds)
         wait[0] -= poll_seconds
-    for res in _with_retries(client, f"reading results of batch {batch_id}",
-                             lambda: list(sdk.messages.batches.results(batch_id))):
+    for res in _with_retries(
+        client, f"reading results of batch {batch_id}", lambda: list(sdk.messages.batches.results(batch_id))
+    ):
         key = res.custom_id
         request = requests.get(key)
         if request is None:
@@ -97,8 +109,18 @@ def _collect(client: LLMClient, batch_id: str, run: str, role: str, requests: Ma
             cw, cr = int(u.get("cache_creation_input_tokens") or 0), int(u.get("cache_read_input_tokens") or 0)
             cost = client.config.price(model).cost(it, ot, cw, cr) * BATCH_DISCOUNT
             client.cache.put(key, request, message)
-            client.cache.record(run, role, model, key, cached=False, input_tokens=it, output_tokens=ot,
-                                cache_write_tokens=cw, cache_read_tokens=cr, cost_usd=cost)
+            client.cache.record(
+                run,
+                role,
+                model,
+                key,
+                cached=False,
+                input_tokens=it,
+                output_tokens=ot,
+                cache_write_tokens=cw,
+                cache_read_tokens=cr,
+                cost_usd=cost,
+            )
             report.succeeded += 1
             report.cost_usd += cost
         else:
@@ -110,8 +132,15 @@ def _collect(client: LLMClient, batch_id: str, run: str, role: str, requests: Ma
     return True
 
 
-def prefetch(client: LLMClient, role: str, requests: Sequence[Mapping[str, Any]], *, poll_seconds: float = 30.0,
-             max_wait: float = 24 * 3600.0, say: Callable[[str], None] | None = None) -> BatchReport:
+def prefetch(
+    client: LLMClient,
+    role: str,
+    requests: Sequence[Mapping[str, Any]],
+    *,
+    poll_seconds: float = 30.0,
+    max_wait: float = 24 * 3600.0,
+    say: Callable[[str], None] | None = None,
+) -> BatchReport:
     """Fill the cache with the answers to `requests` (built with `client.build_request(role, …)`) via batches."""
     report = BatchReport(requested=len(requests))
     wait = [float(max_wait)]
@@ -128,21 +157,24 @@ def prefetch(client: LLMClient, role: str, requests: Sequence[Mapping[str, Any]]
         return report
     tokens, usd = client.cache.spent(client.run_id)
     worst_tokens = sum(_estimate_tokens(r) + int(r["max_tokens"]) for r in missing.values())
-    worst_usd = BATCH_DISCOUNT * sum(client.config.price(str(r["model"])).cost(_estimate_tokens(r), int(r["max_tokens"]))
-                                     for r in missing.values())
+    worst_usd = BATCH_DISCOUNT * sum(
+        client.config.price(str(r["model"])).cost(_estimate_tokens(r), int(r["max_tokens"])) for r in missing.values()
+    )
     if tokens + worst_tokens > client.config.budget_tokens or usd + worst_usd > client.config.budget_usd:
         raise BudgetExceeded(tokens, usd, client.config)
     items = list(missing.items())
     for start in range(0, len(items), MAX_BATCH):
-        chunk = dict(items[start:start + MAX_BATCH])
+        chunk = dict(items[start : start + MAX_BATCH])
         body = [{"custom_id": k, "params": dict(r)} for k, r in chunk.items()]
-        batch = _with_retries(client, "submitting a message batch",
-                              lambda body=body: client.sdk.messages.batches.create(requests=body))
+        batch = _with_retries(
+            client, "submitting a message batch", lambda body=body: client.sdk.messages.batches.create(requests=body)
+        )
         client.cache.add_batch(batch.id, client.run_id, role, chunk)
         report.submitted += len(chunk)
         if say:
             say(f"submitted batch {batch.id} with {len(chunk)} request(s)")
-        if _collect(client, batch.id, client.run_id, role, chunk, report, poll_seconds=poll_seconds,
-                    wait=wait, say=say):
+        if _collect(
+            client, batch.id, client.run_id, role, chunk, report, poll_seconds=poll_seconds, wait=wait, say=say
+        ):
             report.batches.append(batch.id)
     return report

@@ -101,16 +101,20 @@ class ResponseCache:
         return json.loads(row[0]) if row else None
 
     def put(self, key: str, request: Mapping[str, Any], response: Mapping[str, Any]) -> None:
-        self.db.execute("INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?)",
-                        (key, str(request.get("model", "")), canonical(request), canonical(response), time.time()))
+        self.db.execute(
+            "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?)",
+            (key, str(request.get("model", "")), canonical(request), canonical(response), time.time()),
+        )
 
     def __len__(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
 
     # --- message batches (see vx.llm.batch) -----------------------------------------------------
     def add_batch(self, batch_id: str, run: str, role: str, requests: Mapping[str, Mapping[str, Any]]) -> None:
-        self.db.execute("INSERT OR REPLACE INTO batches VALUES (?,?,?,?,?,?)",
-                        (batch_id, run, role, canonical(requests), "pending", time.time()))
+        self.db.execute(
+            "INSERT OR REPLACE INTO batches VALUES (?,?,?,?,?,?)",
+            (batch_id, run, role, canonical(requests), "pending", time.time()),
+        )
 
     def pending_batches(self) -> list[tuple[str, str, str, dict[str, Any]]]:
         """(batch id, run, role, {key: request}) of submitted batches whose results are not collected yet."""
@@ -121,18 +125,48 @@ class ResponseCache:
         self.db.execute("UPDATE batches SET status='done' WHERE id=?", (batch_id,))
 
     # --- ledger -------------------------------------------------------------------------------
-    def record(self, run: str, role: str, model: str, key: str, *, cached: bool, input_tokens: int = 0,
-               output_tokens: int = 0, cache_write_tokens: int = 0, cache_read_tokens: int = 0,
-               cost_usd: float = 0.0, retries: int = 0, error: str | None = None) -> None:
-        self.db.execute("INSERT INTO ledger VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                        (run, role, model, key, int(cached), input_tokens, output_tokens, cache_write_tokens,
-                         cache_read_tokens, cost_usd, retries, error, time.time()))
+    def record(
+        self,
+        run: str,
+        role: str,
+        model: str,
+        key: str,
+        *,
+        cached: bool,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        cache_write_tokens: int = 0,
+        cache_read_tokens: int = 0,
+        cost_usd: float = 0.0,
+        retries: int = 0,
+        error: str | None = None,
+    ) -> None:
+        self.db.execute(
+            "INSERT INTO ledger VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                run,
+                role,
+                model,
+                key,
+                int(cached),
+                input_tokens,
+                output_tokens,
+                cache_write_tokens,
+                cache_read_tokens,
+                cost_usd,
+                retries,
+                error,
+                time.time(),
+            ),
+        )
 
     def spent(self, run: str) -> tuple[int, float]:
         """(tokens, USD) spent by a run on API calls (cache hits cost nothing)."""
         row = self.db.execute(
             "SELECT COALESCE(SUM(input_tokens + output_tokens + cache_write_tokens + cache_read_tokens), 0),"
-            " COALESCE(SUM(cost_usd), 0) FROM ledger WHERE run=? AND cached=0", (run,)).fetchone()
+            " COALESCE(SUM(cost_usd), 0) FROM ledger WHERE run=? AND cached=0",
+            (run,),
+        ).fetchone()
         return int(row[0]), float(row[1])
 
     def usage(self, run: str) -> dict[str, Any]:
@@ -141,11 +175,20 @@ class ResponseCache:
             "SELECT role, model, SUM(cached=0 AND error IS NULL), SUM(cached), SUM(error IS NOT NULL),"
             " SUM(input_tokens), SUM(output_tokens), SUM(cache_write_tokens), SUM(cache_read_tokens),"
             " SUM(cost_usd), SUM(retries) FROM ledger WHERE run=? GROUP BY role, model ORDER BY role, model",
-            (run,)).fetchall()
-        fields = ("api_calls", "cache_hits", "errors", "input_tokens", "output_tokens", "cache_write_tokens",
-                  "cache_read_tokens", "cost_usd", "retries")
-        per = [{"role": r[0], "model": r[1], **{f: (v or 0) for f, v in zip(fields, r[2:], strict=True)}}
-               for r in rows]
+            (run,),
+        ).fetchall()
+        fields = (
+            "api_calls",
+            "cache_hits",
+            "errors",
+            "input_tokens",
+            "output_tokens",
+            "cache_write_tokens",
+            "cache_read_tokens",
+            "cost_usd",
+            "retries",
+        )
+        per = [{"role": r[0], "model": r[1], **{f: (v or 0) for f, v in zip(fields, r[2:], strict=True)}} for r in rows]
         total = {f: sum(p[f] for p in per) for f in fields}
         total["cost_usd"] = round(float(total["cost_usd"]), 6)
         for p in per:

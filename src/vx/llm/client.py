@@ -57,9 +57,11 @@ class BudgetExceeded(LLMError):
 
     def __init__(self, spent_tokens: int, spent_usd: float, config: LLMConfig) -> None:
         self.spent_tokens, self.spent_usd = spent_tokens, spent_usd
-        super().__init__(f"LLM budget reached: {spent_tokens:,} tokens / ${spent_usd:.4f} spent of "
-                         f"{config.budget_tokens:,} tokens / ${config.budget_usd:.2f}; no more LLM calls in this "
-                         "run (raise budget_usd / budget_tokens, or VX_LLM_BUDGET_USD, to allow more)")
+        super().__init__(
+            f"LLM budget reached: {spent_tokens:,} tokens / ${spent_usd:.4f} spent of "
+            f"{config.budget_tokens:,} tokens / ${config.budget_usd:.2f}; no more LLM calls in this "
+            "run (raise budget_usd / budget_tokens, or VX_LLM_BUDGET_USD, to allow more)"
+        )
 
 
 class LLMCallFailed(LLMError):
@@ -124,9 +126,16 @@ def _estimate_tokens(request: Mapping[str, Any]) -> int:
 class LLMClient:
     """Calls models by role. Thread-safe; one per process (see `active_client`)."""
 
-    def __init__(self, config: LLMConfig, *, run_id: str | None = None, sdk: Any = None,
-                 cache: ResponseCache | None = None, sleep: Callable[[float], None] = time.sleep,
-                 rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        config: LLMConfig,
+        *,
+        run_id: str | None = None,
+        sdk: Any = None,
+        cache: ResponseCache | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
         self.config = config
         self.run_id = run_id or uuid.uuid4().hex[:12]
         self._sdk = sdk
@@ -141,13 +150,23 @@ class LLMClient:
         self.on_retry: Callable[[str], None] | None = None
 
     # --- requests -----------------------------------------------------------------------------
-    def build_request(self, role: str, messages: str | Sequence[Mapping[str, Any]], *, system: str | None = None,
-                      max_tokens: int | None = None, temperature: float | None = None) -> dict[str, Any]:
+    def build_request(
+        self,
+        role: str,
+        messages: str | Sequence[Mapping[str, Any]],
+        *,
+        system: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> dict[str, Any]:
         rc = self.config.role(role)
         if isinstance(messages, str):
             messages = [{"role": "user", "content": messages}]
-        req: dict[str, Any] = {"model": rc.model, "max_tokens": int(max_tokens or rc.max_tokens),
-                               "messages": [dict(m) for m in messages]}
+        req: dict[str, Any] = {
+            "model": rc.model,
+            "max_tokens": int(max_tokens or rc.max_tokens),
+            "messages": [dict(m) for m in messages],
+        }
         if sdk_accepts("temperature"):  # recent SDKs (anthropic >= 2) no longer take sampling parameters
             req["temperature"] = float(rc.temperature if temperature is None else temperature)
         if system:
@@ -156,9 +175,16 @@ class LLMClient:
             req["system"] = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
         return req
 
-    def complete(self, role: str, messages: str | Sequence[Mapping[str, Any]], *, system: str | None = None,
-                 max_tokens: int | None = None, temperature: float | None = None,
-                 tag: str | None = None) -> Completion:
+    def complete(
+        self,
+        role: str,
+        messages: str | Sequence[Mapping[str, Any]],
+        *,
+        system: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        tag: str | None = None,
+    ) -> Completion:
         """Ask `role`'s model. `tag` separates cache entries of identical requests (e.g. sample index)."""
         request = self.build_request(role, messages, system=system, max_tokens=max_tokens, temperature=temperature)
         return self.send(role, request, tag=tag)
@@ -166,6 +192,7 @@ class LLMClient:
     def complete_many(self, role: str, prompts: Sequence[Mapping[str, Any]]) -> list[Completion | LLMError]:
         """Run many `complete` calls (each a dict of its keyword arguments, ``messages`` required), at most
         ``concurrency`` at a time; the result list is in input order, a failed call gives its error."""
+
         def one(kw: Mapping[str, Any]) -> Completion | LLMError:
             kw = dict(kw)
             try:
@@ -201,22 +228,42 @@ class LLMClient:
         with self._lock:
             self.api_calls += 1
             self.cache.put(key, request, response)
-            self.cache.record(self.run_id, role, model, key, cached=False, input_tokens=it, output_tokens=ot,
-                              cache_write_tokens=cw, cache_read_tokens=cr, cost_usd=cost, retries=retries)
+            self.cache.record(
+                self.run_id,
+                role,
+                model,
+                key,
+                cached=False,
+                input_tokens=it,
+                output_tokens=ot,
+                cache_write_tokens=cw,
+                cache_read_tokens=cr,
+                cost_usd=cost,
+                retries=retries,
+            )
         return self._completion(role, key, response, cached=False, cost=cost, retries=retries)
 
     # --- internals ----------------------------------------------------------------------------
     @staticmethod
-    def _completion(role: str, key: str, response: Mapping[str, Any], *, cached: bool, cost: float,
-                    retries: int) -> Completion:
+    def _completion(
+        role: str, key: str, response: Mapping[str, Any], *, cached: bool, cost: float, retries: int
+    ) -> Completion:
         text = "".join(b.get("text", "") for b in response.get("content") or [] if b.get("type") == "text")
         u = response.get("usage") or {}
-        return Completion(text=text, role=role, model=str(response.get("model", "")), key=key, cached=cached,
-                          stop_reason=response.get("stop_reason"),
-                          input_tokens=int(u.get("input_tokens") or 0), output_tokens=int(u.get("output_tokens") or 0),
-                          cache_write_tokens=int(u.get("cache_creation_input_tokens") or 0),
-                          cache_read_tokens=int(u.get("cache_read_input_tokens") or 0),
-                          cost_usd=cost, retries=retries)
+        return Completion(
+            text=text,
+            role=role,
+            model=str(response.get("model", "")),
+            key=key,
+            cached=cached,
+            stop_reason=response.get("stop_reason"),
+            input_tokens=int(u.get("input_tokens") or 0),
+            output_tokens=int(u.get("output_tokens") or 0),
+            cache_write_tokens=int(u.get("cache_creation_input_tokens") or 0),
+            cache_read_tokens=int(u.get("cache_read_input_tokens") or 0),
+            cost_usd=cost,
+            retries=retries,
+        )
 
     def _check_budget(self, request: Mapping[str, Any]) -> tuple[int, float]:
         """Refuse a call whose worst case (estimated input + max_tokens output) could overrun the budget,
@@ -224,8 +271,10 @@ class LLMClient:
         tokens, usd = self.cache.spent(self.run_id)
         est_in, max_out = _estimate_tokens(request), int(request["max_tokens"])
         worst_usd = self.config.price(str(request["model"])).cost(est_in, max_out)
-        if (tokens + self._reserved[0] + est_in + max_out > self.config.budget_tokens
-                or usd + self._reserved[1] + worst_usd > self.config.budget_usd):
+        if (
+            tokens + self._reserved[0] + est_in + max_out > self.config.budget_tokens
+            or usd + self._reserved[1] + worst_usd > self.config.budget_usd
+        ):
             raise BudgetExceeded(tokens, usd, self.config)
         return est_in + max_out, worst_usd
 
@@ -246,17 +295,22 @@ class LLMClient:
                 status = getattr(exc, "status_code", None)
                 retryable = isinstance(exc, connection_error) or status in RETRY_STATUSES
                 unreachable = isinstance(exc, connection_error) and not isinstance(exc, timeout_error)
-                what = (f"HTTP {status}" if status is not None
-                        else ("timed out" if isinstance(exc, timeout_error) else "connection failed"))
+                what = (
+                    f"HTTP {status}"
+                    if status is not None
+                    else ("timed out" if isinstance(exc, timeout_error) else "connection failed")
+                )
                 limit = min(self.config.max_retries, CONNECTION_RETRIES) if unreachable else self.config.max_retries
                 if not retryable or attempt >= limit:
                     detail = _error_detail(exc)
-                    self.cache.record(self.run_id, role, model, key, cached=False, retries=attempt,
-                                      error=f"{what}: {detail}")
+                    self.cache.record(
+                        self.run_id, role, model, key, cached=False, retries=attempt, error=f"{what}: {detail}"
+                    )
                     hint = _HINTS.get(status, " (is the network up? vx doctor checks the API)" if unreachable else "")
                     tries = f" after {attempt + 1} attempts" if attempt else ""
-                    raise LLMCallFailed(f"{role} call to {model} failed{tries}: {what}: {detail}{hint}",
-                                        status) from None
+                    raise LLMCallFailed(
+                        f"{role} call to {model} failed{tries}: {what}: {detail}{hint}", status
+                    ) from None
                 delay = self._backoff(attempt, exc)
                 if self.on_retry is not None:
                     self.on_retry(f"{role} call to {model}: {what}; retry {attempt + 1} of {limit} in {delay:.1f}s")
@@ -268,7 +322,7 @@ class LLMClient:
                 raise LLMCallFailed(f"{role} call to {model} failed: {detail}") from None
 
     def _backoff(self, attempt: int, exc: Exception) -> float:
-        delay = self._rng.uniform(0.0, min(BACKOFF_CAP, BACKOFF_BASE * 2 ** attempt))
+        delay = self._rng.uniform(0.0, min(BACKOFF_CAP, BACKOFF_BASE * 2**attempt))
         response = getattr(exc, "response", None)
         retry_after = response.headers.get("retry-after") if response is not None else None
         try:
@@ -308,13 +362,20 @@ def _error_detail(exc: Exception) -> str:
 # sets one per invocation, so its worker processes share one budget), else one per process.
 
 RUN_ENV = "VX_LLM_RUN"
-_ACTIVE: dict[str, Any] = {"state": "auto", "config": None, "run_id": None, "client": None, "pid": None,
-                           "factory": None}
+_ACTIVE: dict[str, Any] = {
+    "state": "auto",
+    "config": None,
+    "run_id": None,
+    "client": None,
+    "pid": None,
+    "factory": None,
+}
 _NOTICE_SHOWN = [False]
 
 
-def activate(config: LLMConfig, *, run_id: str | None = None,
-             factory: Callable[[LLMConfig, str], LLMClient] | None = None) -> str:
+def activate(
+    config: LLMConfig, *, run_id: str | None = None, factory: Callable[[LLMConfig, str], LLMClient] | None = None
+) -> str:
     """Turn LLM roles on for this process and the worker processes it forks. Returns the run id.
 
     `factory(config, run_id)` builds the client (tests pass one with a fake transport)."""

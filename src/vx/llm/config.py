@@ -74,8 +74,12 @@ class Price:
     output: float
 
     def cost(self, input_tokens: int, output_tokens: int, cache_write: int = 0, cache_read: int = 0) -> float:
-        return (input_tokens * self.input + output_tokens * self.output
-                + cache_write * self.input * 1.25 + cache_read * self.input * 0.1) / 1e6
+        return (
+            input_tokens * self.input
+            + output_tokens * self.output
+            + cache_write * self.input * 1.25
+            + cache_read * self.input * 0.1
+        ) / 1e6
 
 
 DEFAULT_ROLES: dict[str, RoleConfig] = {
@@ -138,8 +142,11 @@ class LLMConfig:
     def as_dict(self) -> dict[str, Any]:
         return {
             "roles": {r: c.as_dict() for r, c in self.roles.items()},
-            "budget_usd": self.budget_usd, "budget_tokens": self.budget_tokens,
-            "concurrency": self.concurrency, "max_retries": self.max_retries, "timeout": self.timeout,
+            "budget_usd": self.budget_usd,
+            "budget_tokens": self.budget_tokens,
+            "concurrency": self.concurrency,
+            "max_retries": self.max_retries,
+            "timeout": self.timeout,
             "cache": str(self.cache),
         }
 
@@ -163,12 +170,15 @@ def has_credentials(env: Mapping[str, str] | None = None) -> bool:
     return any(env.get(k, "").strip() for k in KEY_ENV_VARS)
 
 
-OFF_MESSAGE = ("LLM roles are off: set ANTHROPIC_API_KEY to enable the judge ops, teacher, composer and "
-               "synthesizer (see docs: LLM roles)")
+OFF_MESSAGE = (
+    "LLM roles are off: set ANTHROPIC_API_KEY to enable the judge ops, teacher, composer and "
+    "synthesizer (see docs: LLM roles)"
+)
 
 
 # ------------------------------------------------------------------------------------------------
 # merging
+
 
 class _Builder:
     def __init__(self) -> None:
@@ -183,8 +193,10 @@ class _Builder:
             raise LLMConfigError(f"{where}: the LLM configuration must be a table")
         for key, value in table.items():
             if key in ("api_key", "key", "auth_token"):
-                raise LLMConfigError(f"{where}: '{key}' — keys are never read from configuration files; "
-                                     "set ANTHROPIC_API_KEY in the environment instead")
+                raise LLMConfigError(
+                    f"{where}: '{key}' — keys are never read from configuration files; "
+                    "set ANTHROPIC_API_KEY in the environment instead"
+                )
             if key in ROLES:
                 if not isinstance(value, Mapping):
                     raise LLMConfigError(f"{where}: [{key}] must be a table with model / max_tokens / temperature")
@@ -197,8 +209,9 @@ class _Builder:
                     try:
                         self.prices[model] = Price(float(p["input"]), float(p["output"]))
                     except (TypeError, KeyError, ValueError):
-                        raise LLMConfigError(f"{where}: [prices.\"{model}\"] needs numeric 'input' and 'output' "
-                                             "(USD per million tokens)") from None
+                        raise LLMConfigError(
+                            f"{where}: [prices.\"{model}\"] needs numeric 'input' and 'output' (USD per million tokens)"
+                        ) from None
             elif key in _SCALARS:
                 self.set_scalar(key, value, where)
                 if key == "cache" and base is not None and not Path(value).expanduser().is_absolute():
@@ -240,7 +253,9 @@ class _Builder:
     def build(self) -> LLMConfig:
         v = self.values
         return LLMConfig(
-            roles={r: RoleConfig(d["model"], int(d["max_tokens"]), float(d["temperature"])) for r, d in self.roles.items()},
+            roles={
+                r: RoleConfig(d["model"], int(d["max_tokens"]), float(d["temperature"])) for r, d in self.roles.items()
+            },
             budget_usd=float(v.get("budget_usd", 5.0)),
             budget_tokens=int(v.get("budget_tokens", 5_000_000)),
             concurrency=int(v.get("concurrency", 4)),
@@ -271,9 +286,14 @@ def _env_value(raw: str, types: type | tuple[type, ...], name: str) -> Any:
         raise LLMConfigError(f"environment: {name}={raw!r} is not a number") from None
 
 
-def load_config(family_llm: Mapping[str, Any] | None = None, *, family_path: str | Path | None = None,
-                overrides: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None,
-                user_path: str | Path | None = None) -> LLMConfig:
+def load_config(
+    family_llm: Mapping[str, Any] | None = None,
+    *,
+    family_path: str | Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    user_path: str | Path | None = None,
+) -> LLMConfig:
     """Resolve the LLM configuration from all sources (see the module docstring).
 
     family_llm: the family's ``[llm]`` table (``Family.llm_config``); family_path: its family.toml, for
@@ -289,8 +309,11 @@ def load_config(family_llm: Mapping[str, Any] | None = None, *, family_path: str
             raise LLMConfigError(f"{upath}: invalid TOML: {exc}") from None
         b.apply_table(table, str(upath), upath.parent)
     if family_llm:
-        b.apply_table(family_llm, f"{family_path or 'family.toml'} [llm]",
-                      Path(family_path).parent if family_path is not None else None)
+        b.apply_table(
+            family_llm,
+            f"{family_path or 'family.toml'} [llm]",
+            Path(family_path).parent if family_path is not None else None,
+        )
     for role in ROLES:
         for key, types in _ROLE_KEYS.items():
             var = f"VX_LLM_{role.upper()}_{key.upper()}"

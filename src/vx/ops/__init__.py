@@ -18,5 +18,21 @@ from vx.dsl.verdict import Final, Verdict
 from vx.ops.core import Context, Observer, Op, OpError, Result, abstain, clean, drawback, observer, op, peer_op
 from vx.ops.specs import SpecError, op_from_spec, template
 
-__all__ = ["Context", "Final", "Observer", "Op", "OpError", "Result", "SpecError", "Verdict", "abstain", "clean",
-           "drawback", "observer", "op", "op_from_spec", "peer_op", "template"]
+__all__ = [
+    "Context",
+    "Final",
+    "Observer",
+    "Op",
+    "OpError",
+    "Result",
+    "SpecError",
+    "Verdict",
+    "abstain",
+    "clean",
+    "drawback",
+    "observer",
+    "op",
+    "op_from_spec",
+    "peer_op",
+    "template",
+]

@@ -100,6 +100,7 @@ class Application:
 # --------------------------------------------------------------------------------------------
 # running one item (shared by the serial path and the workers)
 
+
 def _alarm(signum, frame):  # pragma: no cover - exercised through timeouts
     raise OpTimeout()
 
@@ -128,8 +129,11 @@ def check_cache(cache: Any) -> VerdictCache | None:
     """A verdict cache as the API takes it: a VerdictCache or None (else an ArgumentError)."""
     if cache is None or isinstance(cache, VerdictCache):
         return cache
-    hint = (f"; open one with vx.ops.cache.VerdictCache({os.fspath(cache)!r})"
-            if isinstance(cache, (str, os.PathLike)) else "")
+    hint = (
+        f"; open one with vx.ops.cache.VerdictCache({os.fspath(cache)!r})"
+        if isinstance(cache, (str, os.PathLike))
+        else ""
+    )
     raise ArgumentError(f"cache must be a VerdictCache or None, not {type(cache).__name__}{hint}")
 
 
@@ -149,8 +153,13 @@ def _run_op(o: Op, task: Mapping[str, Any], output: Any, ctx: Context, timeout: 
     except Exception as exc:  # an op bug: abstain on this item, record what happened
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
-        return Outcome(int(Verdict.ABSTAIN), "", time.perf_counter() - t0,
-                       f"{type(exc).__name__}: {_clip(str(exc), 300)}{where}", "error")
+        return Outcome(
+            int(Verdict.ABSTAIN),
+            "",
+            time.perf_counter() - t0,
+            f"{type(exc).__name__}: {_clip(str(exc), 300)}{where}",
+            "error",
+        )
     finally:
         if use_alarm:
             _disarm()
@@ -192,14 +201,21 @@ def output_too_large(output: Any) -> str | None:
     """The ``output_too_large`` drawback message for an output over :data:`MAX_OUTPUT_CHARS`, else None."""
     if isinstance(output, (str, bytes, bytearray)) and len(output) > MAX_OUTPUT_CHARS:
         unit = "characters" if isinstance(output, str) else "bytes"
-        return (f"{OUTPUT_TOO_LARGE}: the output has {len(output):,} {unit}, more than the "
-                f"{MAX_OUTPUT_CHARS:,} vx judges")
+        return (
+            f"{OUTPUT_TOO_LARGE}: the output has {len(output):,} {unit}, more than the {MAX_OUTPUT_CHARS:,} vx judges"
+        )
     return None
 
 
-def run_item(ops: Sequence[Op], task: Mapping[str, Any], output: Any, timeout: float | None,
-             on_start: Callable[[int], None] | None = None, skip: frozenset[int] = frozenset(),
-             ctx: Context | None = None) -> dict[int, Outcome]:
+def run_item(
+    ops: Sequence[Op],
+    task: Mapping[str, Any],
+    output: Any,
+    timeout: float | None,
+    on_start: Callable[[int], None] | None = None,
+    skip: frozenset[int] = frozenset(),
+    ctx: Context | None = None,
+) -> dict[int, Outcome]:
     """Run `ops` (root first) on one item with one shared context; keyed by index in `ops`. An output
     over :data:`MAX_OUTPUT_CHARS` runs no op: the root's verdict is the drawback ``output_too_large``,
     every other op abstains (see :func:`output_too_large`)."""
@@ -214,8 +230,11 @@ def run_item(ops: Sequence[Op], task: Mapping[str, Any], output: Any, timeout: f
             if k in skip or o.provenance.get("observes"):
                 continue
             fires = bool(o.provenance.get("root")) or not has_root
-            out[k] = Outcome(int(Verdict.DRAWBACK if fires else Verdict.ABSTAIN),
-                             too_large if fires else f"not run: {OUTPUT_TOO_LARGE}", 0.0)
+            out[k] = Outcome(
+                int(Verdict.DRAWBACK if fires else Verdict.ABSTAIN),
+                too_large if fires else f"not run: {OUTPUT_TOO_LARGE}",
+                0.0,
+            )
         return out
     for k, o in enumerate(ops):
         if k in skip:
@@ -273,8 +292,14 @@ def _worker_main(conn: Connection, parent: int, running: Any) -> None:
         ops = [ops_list[i] for i in op_idx]
         running.value = 0
         try:
-            res = run_item(ops, tasks[item.task], item.output, timeout,
-                           on_start=lambda k: setattr(running, "value", _running_code(j, k)), skip=frozenset(skip))
+            res = run_item(
+                ops,
+                tasks[item.task],
+                item.output,
+                timeout,
+                on_start=lambda k: setattr(running, "value", _running_code(j, k)),
+                skip=frozenset(skip),
+            )
             conn.send(("done", j, res))
         except BaseException as exc:  # a failure outside any op (pickling a result, ...)
             conn.send(("fatal", j, f"{type(exc).__name__}: {exc}"))
@@ -378,8 +403,14 @@ class _Pending:
         return queue.pop()
 
 
-def _parallel(jobs: list[tuple[Item, list[int]]], ops: list[Op], tasks, timeout: float, n_workers: int,
-              on_done: Callable[[int, dict[int, Outcome]], None]) -> None:
+def _parallel(
+    jobs: list[tuple[Item, list[int]]],
+    ops: list[Op],
+    tasks,
+    timeout: float,
+    n_workers: int,
+    on_done: Callable[[int, dict[int, Outcome]], None],
+) -> None:
     ctx = mp.get_context("fork")
     _STATE.update(jobs=jobs, ops=ops, tasks=tasks, timeout=timeout)
     pending = _Pending(jobs)
@@ -387,6 +418,7 @@ def _parallel(jobs: list[tuple[Item, list[int]]], ops: list[Op], tasks, timeout:
     workers = [_Worker(ctx) for _ in range(min(n_workers, len(jobs)))]
     partial: dict[int, dict[int, Outcome]] = {}
     try:
+
         def feed(w: _Worker) -> None:
             while len(w.queue) < WORKER_DEPTH:
                 if w.queue and len(retry) + pending.n <= len(workers) * WORKER_DEPTH:
@@ -432,7 +464,9 @@ def _parallel(jobs: list[tuple[Item, list[int]]], ops: list[Op], tasks, timeout:
                     continue
                 w.look(now)
                 op_idx = jobs[job][1]
-                limit = max(ops[op_idx[w.current]].timeout or timeout, 0) + KILL_GRACE if w.current is not None else None
+                limit = (
+                    max(ops[op_idx[w.current]].timeout or timeout, 0) + KILL_GRACE if w.current is not None else None
+                )
                 stuck = limit is not None and now - w.started > limit
                 if died or stuck or not w.proc.is_alive():
                     # the op running now gets ABSTAIN; the rest of the item continues in a new worker
@@ -440,8 +474,11 @@ def _parallel(jobs: list[tuple[Item, list[int]]], ops: list[Op], tasks, timeout:
                     done = partial.pop(job, {})
                     if k is not None:
                         kind = "timeout" if stuck else "died"
-                        err = (f"did not stop within {limit:g}s; its worker was killed" if stuck
-                               else f"its worker process died (exit code {w.proc.exitcode})")
+                        err = (
+                            f"did not stop within {limit:g}s; its worker was killed"
+                            if stuck
+                            else f"its worker process died (exit code {w.proc.exitcode})"
+                        )
                         done[k] = Outcome(int(Verdict.ABSTAIN), "", now - w.started, err, kind)
                     w.kill()
                     for q in w.queue[1:]:  # sent ahead, not started: another worker runs them
@@ -475,11 +512,21 @@ def _parallel(jobs: list[tuple[Item, list[int]]], ops: list[Op], tasks, timeout:
 
 # --------------------------------------------------------------------------------------------
 
-def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[str, Any]], *,
-              ops: Sequence[str] | None = None, jobs: int | None = None, timeout: float = DEFAULT_TIMEOUT,
-              cache: VerdictCache | None = None, progress: bool | None = None,
-              description: str = "applying ops", executor: Any = None,
-              peers: Mapping[str, Sequence[Any]] | None = None) -> Application:
+
+def apply_ops(
+    pool: OpPool,
+    items: Sequence[Item],
+    tasks: Mapping[str, Mapping[str, Any]],
+    *,
+    ops: Sequence[str] | None = None,
+    jobs: int | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    cache: VerdictCache | None = None,
+    progress: bool | None = None,
+    description: str = "applying ops",
+    executor: Any = None,
+    peers: Mapping[str, Sequence[Any]] | None = None,
+) -> Application:
     """Build the verdict matrix of `items` × ops (default: the pool's runnable ops, root first).
 
     jobs: worker processes (default: CPU count; 1 = in this process). cache: a VerdictCache to read
@@ -539,10 +586,21 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
 
     # LLM-calling ops bypass the verdict cache: their answers are cached by vx.llm, keyed by model and
     # full request, so a changed model is never served a stale verdict and "LLM off" is never stored.
-    cached = cache.get_many((op_objs[c].name, op_objs[c].version, h) for c in plain_cols
-                            if not op_objs[c].uses_llm for h in set(hashes[:n_items])) if cache else {}
-    cached_obs = cache.get_observations((name, version, h) for name, version in obs_keys
-                                        for h in set(hashes)) if cache and obs_keys else {}
+    cached = (
+        cache.get_many(
+            (op_objs[c].name, op_objs[c].version, h)
+            for c in plain_cols
+            if not op_objs[c].uses_llm
+            for h in set(hashes[:n_items])
+        )
+        if cache
+        else {}
+    )
+    cached_obs = (
+        cache.get_observations((name, version, h) for name, version in obs_keys for h in set(hashes))
+        if cache and obs_keys
+        else {}
+    )
     hits = 0
     work: list[tuple[Item, list[int]]] = []
     work_rows: list[int] = []
@@ -633,15 +691,36 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
     runner = make_executor(executor, jobs=jobs)
     show = progress if progress is not None else _stderr_is_tty()
     # phase 2, peer verdicts in the parent: each task is judged once its last attempt is recorded
-    judge = _PeerJudge(op_objs, peer_cols, op_observer, attempts, n_items, hashes, tasks, observations,
-                       obs_errors, arr, messages, failures, durations, cache, work) if peer_cols else None
+    judge = (
+        _PeerJudge(
+            op_objs,
+            peer_cols,
+            op_observer,
+            attempts,
+            n_items,
+            hashes,
+            tasks,
+            observations,
+            obs_errors,
+            arr,
+            messages,
+            failures,
+            durations,
+            cache,
+            work,
+        )
+        if peer_cols
+        else None
+    )
     try:
         with _progress(show, description, len(work) + sum(map(len, copies.values()))) as advance:
+
             def done(j, res):
                 record(j, res)
                 if judge is not None:
                     judge.recorded(work[j][0].task)
                 advance(1 + len(copies.get(j, ())))
+
             runner.run(work, run_objs, tasks, timeout, done)
     finally:
         # what was computed is kept even when the run is interrupted: the next one resumes from it
@@ -658,8 +737,9 @@ def apply_ops(pool: OpPool, items: Sequence[Item], tasks: Mapping[str, Mapping[s
         hits += judged_hits
     failures.sort(key=lambda f: (f.op, f.item))
     matrix = VerdictMatrix.from_array(arr, [it.id for it in items], names)
-    return Application(matrix, messages, failures, calls, hits, time.perf_counter() - t_start, durations,
-                       item_seconds, shared)
+    return Application(
+        matrix, messages, failures, calls, hits, time.perf_counter() - t_start, durations, item_seconds, shared
+    )
 
 
 class _PeerJudge:
@@ -671,11 +751,24 @@ class _PeerJudge:
     freeze a verdict computed without it). A task's verdicts depend on its attempts' observations only,
     so the order in which tasks are judged changes nothing."""
 
-    def __init__(self, op_objs: Sequence[Op], peer_cols: Sequence[int], op_observer: Mapping[int, tuple[str, str]],
-                 attempts: Sequence[Item], n_items: int, hashes: Sequence[str],
-                 tasks: Mapping[str, Mapping[str, Any]], observations: Mapping[tuple[tuple[str, str], int], Any],
-                 obs_errors: Mapping[tuple[tuple[str, str], int], str], arr: np.ndarray, messages: dict,
-                 failures: list, durations: dict, cache: VerdictCache | None, work: Sequence[tuple[Item, list[int]]]):
+    def __init__(
+        self,
+        op_objs: Sequence[Op],
+        peer_cols: Sequence[int],
+        op_observer: Mapping[int, tuple[str, str]],
+        attempts: Sequence[Item],
+        n_items: int,
+        hashes: Sequence[str],
+        tasks: Mapping[str, Mapping[str, Any]],
+        observations: Mapping[tuple[tuple[str, str], int], Any],
+        obs_errors: Mapping[tuple[tuple[str, str], int], str],
+        arr: np.ndarray,
+        messages: dict,
+        failures: list,
+        durations: dict,
+        cache: VerdictCache | None,
+        work: Sequence[tuple[Item, list[int]]],
+    ):
         self.op_objs, self.peer_cols, self.op_observer = op_objs, peer_cols, op_observer
         self.attempts, self.tasks, self.observations, self.obs_errors = attempts, tasks, observations, obs_errors
         self.arr, self.messages, self.failures, self.durations, self.cache = arr, messages, failures, durations, cache
@@ -684,8 +777,11 @@ class _PeerJudge:
             self.by_task.setdefault(it.task, []).append(r)
         set_hash = {t: attempt_set_hash([hashes[r] for r in rows]) for t, rows in self.by_task.items()}
         self.keys = {(c, r): peer_key(hashes[r], set_hash[attempts[r].task]) for c in peer_cols for r in range(n_items)}
-        self.cached = cache.get_many((op_objs[c].name, op_objs[c].version, self.keys[(c, r)])
-                                     for c, r in self.keys) if cache else {}
+        self.cached = (
+            cache.get_many((op_objs[c].name, op_objs[c].version, self.keys[(c, r)]) for c, r in self.keys)
+            if cache
+            else {}
+        )
         self.waiting: dict[str, int] = {}
         for it, _ in work:
             self.waiting[it.task] = self.waiting.get(it.task, 0) + 1
@@ -748,8 +844,13 @@ class _PeerJudge:
             except Exception as exc:  # a judging bug: abstain on this item, record it
                 tb = traceback.extract_tb(exc.__traceback__)
                 where = f" at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
-                out = Outcome(int(Verdict.ABSTAIN), "", time.perf_counter() - t0,
-                              f"{type(exc).__name__}: {_clip(str(exc), 300)}{where}", "error")
+                out = Outcome(
+                    int(Verdict.ABSTAIN),
+                    "",
+                    time.perf_counter() - t0,
+                    f"{type(exc).__name__}: {_clip(str(exc), 300)}{where}",
+                    "error",
+                )
         self.calls += 1
         self.arr[r, c] = out.verdict
         self.durations[o.name] = self.durations.get(o.name, 0.0) + out.duration
@@ -790,8 +891,14 @@ class _progress:
             self._cm.__exit__(*exc)
 
 
-def single(pool: OpPool, task: Mapping[str, Any], output: Any, *, timeout: float = DEFAULT_TIMEOUT,
-           ops: Sequence[str] | None = None) -> dict[str, Outcome]:
+def single(
+    pool: OpPool,
+    task: Mapping[str, Any],
+    output: Any,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    ops: Sequence[str] | None = None,
+) -> dict[str, Outcome]:
     """Apply ops to one (task, output) in this process: op name → Outcome (root first)."""
     timeout = check_timeout(timeout)
     names = list(ops) if ops is not None else [o.name for o in pool.runnable()]
@@ -802,5 +909,15 @@ def single(pool: OpPool, task: Mapping[str, Any], output: Any, *, timeout: float
     return {names[k]: v for k, v in res.items()}
 
 
-__all__ = ["Application", "MAX_OUTPUT_CHARS", "OUTPUT_TOO_LARGE", "OpFailure", "Outcome", "Result", "apply_ops",
-           "output_too_large", "run_item", "single"]
+__all__ = [
+    "Application",
+    "MAX_OUTPUT_CHARS",
+    "OUTPUT_TOO_LARGE",
+    "OpFailure",
+    "Outcome",
+    "Result",
+    "apply_ops",
+    "output_too_large",
+    "run_item",
+    "single",
+]

@@ -40,6 +40,7 @@ _COLUMNS = ("op", "version", "item", "verdict", "message", "duration", "error", 
 class CacheError(VxError):
     """A verdict cache path that cannot be used (not a vx cache, unreadable, not a file)."""
 
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS verdicts (
     op TEXT NOT NULL,
@@ -118,7 +119,7 @@ def decode_plain(data: Any, _depth: int = 0) -> Any:
     if isinstance(data, list):
         return [decode_plain(v, _depth + 1) for v in data]
     if isinstance(data, dict) and len(data) == 1:
-        (tag, body), = data.items()
+        ((tag, body),) = data.items()
         if tag == "float" and body in ("inf", "-inf", "nan"):
             return float(body)
         if tag in ("tuple", "set", "frozenset") and isinstance(body, list):
@@ -150,8 +151,10 @@ class VerdictCache:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(SCHEMA)
         except (OSError, sqlite3.Error) as exc:
-            raise CacheError(f"{self.path}: cannot be used as the verdict cache ({exc}); "
-                             "choose another file with --cache or $VX_CACHE, or --no-cache") from None
+            raise CacheError(
+                f"{self.path}: cannot be used as the verdict cache ({exc}); "
+                "choose another file with --cache or $VX_CACHE, or --no-cache"
+            ) from None
         self.hits = 0
         self.misses = 0
 
@@ -173,11 +176,13 @@ class VerdictCache:
             by_op.setdefault((op_name, version), []).append(h)
         for (op_name, version), hashes in by_op.items():
             for start in range(0, len(hashes), 900):
-                chunk = hashes[start:start + 900]
+                chunk = hashes[start : start + 900]
                 marks = ",".join("?" * len(chunk))
                 rows = self._db.execute(  # failures are never served (older caches stored some)
                     f"SELECT item, verdict, message, duration, error FROM verdicts "
-                    f"WHERE op=? AND version=? AND error IS NULL AND item IN ({marks})", (op_name, version, *chunk))
+                    f"WHERE op=? AND version=? AND error IS NULL AND item IN ({marks})",
+                    (op_name, version, *chunk),
+                )
                 for item, verdict, message, duration, error in rows:
                     found[(op_name, version, item)] = CachedVerdict(verdict, message, duration, error)
         self.hits += len(found)
@@ -187,13 +192,13 @@ class VerdictCache:
     def put_many(self, rows: Iterable[tuple[str, str, str, int, str, float, str | None]]) -> None:
         """Store (op, version, item_hash, verdict, message, duration, error) rows."""
         now = time.time()
-        rows = [(op, version, item, verdict, clean(message or ""), duration, None if error is None else clean(error))
-                for op, version, item, verdict, message, duration, error in rows]
+        rows = [
+            (op, version, item, verdict, clean(message or ""), duration, None if error is None else clean(error))
+            for op, version, item, verdict, message, duration, error in rows
+        ]
         self._db.execute("BEGIN IMMEDIATE")
         try:
-            self._db.executemany(
-                "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?)",
-                [(*r, now) for r in rows])
+            self._db.executemany("INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?)", [(*r, now) for r in rows])
             self._db.execute("COMMIT")
         except BaseException:
             self._db.execute("ROLLBACK")
@@ -208,10 +213,12 @@ class VerdictCache:
             by_obs.setdefault((name, version), []).append(h)
         for (name, version), hashes in by_obs.items():
             for start in range(0, len(hashes), 900):
-                chunk = hashes[start:start + 900]
+                chunk = hashes[start : start + 900]
                 marks = ",".join("?" * len(chunk))
-                rows = self._db.execute(f"SELECT item, payload FROM observations WHERE observer=? AND version=? "
-                                        f"AND item IN ({marks})", (name, version, *chunk))
+                rows = self._db.execute(
+                    f"SELECT item, payload FROM observations WHERE observer=? AND version=? AND item IN ({marks})",
+                    (name, version, *chunk),
+                )
                 for item, payload in rows:
                     try:
                         found[(name, version, item)] = decode_plain(json.loads(payload))
@@ -240,11 +247,15 @@ class VerdictCache:
     def info(self) -> dict[str, Any]:
         total = self._db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
         per_op = self._db.execute(
-            "SELECT op, COUNT(DISTINCT version), COUNT(*), SUM(error IS NOT NULL) FROM verdicts "
-            "GROUP BY op ORDER BY op").fetchall()
+            "SELECT op, COUNT(DISTINCT version), COUNT(*), SUM(error IS NOT NULL) FROM verdicts GROUP BY op ORDER BY op"
+        ).fetchall()
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.exists())
-        return {"path": str(self.path), "entries": total, "bytes": size,
-                "ops": [{"op": o, "versions": v, "entries": n, "errors": e or 0} for o, v, n, e in per_op]}
+        return {
+            "path": str(self.path),
+            "entries": total,
+            "bytes": size,
+            "ops": [{"op": o, "versions": v, "entries": n, "errors": e or 0} for o, v, n, e in per_op],
+        }
 
     def clear(self, op: str | None = None) -> int:
         cur = self._db.execute("DELETE FROM verdicts" + (" WHERE op=?" if op else ""), (op,) if op else ())
@@ -268,8 +279,9 @@ def _check_cache_file(path: Path) -> None:
     except OSError as exc:
         raise CacheError(f"{path}: the verdict cache cannot be read ({exc.strerror or exc})") from None
     if magic != b"SQLite format 3\x00":
-        raise CacheError(f"{path}: not a vx verdict cache (not an SQLite database); choose another file with "
-                         "--cache or $VX_CACHE")
+        raise CacheError(
+            f"{path}: not a vx verdict cache (not an SQLite database); choose another file with --cache or $VX_CACHE"
+        )
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
@@ -280,6 +292,8 @@ def _check_cache_file(path: Path) -> None:
     except sqlite3.Error as exc:
         raise CacheError(f"{path}: not a vx verdict cache ({exc})") from None
     if tables and (not tables <= {"verdicts", "observations"} or "verdicts" not in tables or columns != _COLUMNS):
-        raise CacheError(f"{path}: not a vx verdict cache (it holds table(s) {', '.join(sorted(tables))}"
-                         + (f" with columns {', '.join(columns)}" if columns and columns != _COLUMNS else "")
-                         + "); choose another file with --cache or $VX_CACHE")
+        raise CacheError(
+            f"{path}: not a vx verdict cache (it holds table(s) {', '.join(sorted(tables))}"
+            + (f" with columns {', '.join(columns)}" if columns and columns != _COLUMNS else "")
+            + "); choose another file with --cache or $VX_CACHE"
+        )

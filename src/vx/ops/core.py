@@ -111,9 +111,13 @@ def _normalized(text: str) -> str:
         return text
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
+        if (
+            isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             node.body = body[1:] or [ast.Pass()]
     return ast.dump(tree, annotate_fields=False, include_attributes=False)
 
@@ -222,8 +226,10 @@ class Op:
 
     def __attrs_post_init__(self) -> None:
         if self.baseline and self.status != "shadow":
-            raise OpError(f"op {self.name!r} is a baseline, so its status must be shadow (baselines are compared "
-                          f"with, never selected), not {self.status!r}")
+            raise OpError(
+                f"op {self.name!r} is a baseline, so its status must be shadow (baselines are compared "
+                f"with, never selected), not {self.status!r}"
+            )
 
     def as_baseline(self) -> Op:
         """This op as a baseline (status shadow, never selected or promoted)."""
@@ -252,8 +258,10 @@ class Op:
         if self.observer is None:
             raise OpError(f"op {self.name!r} is not a peer op")
         if peers is None:
-            return Result.abstain("graded alone: a peer op compares an attempt with the other attempts at the "
-                                  "same task, so grade them together (Verifier.grade_many(task, outputs))")
+            return Result.abstain(
+                "graded alone: a peer op compares an attempt with the other attempts at the "
+                "same task, so grade them together (Verifier.grade_many(task, outputs))"
+            )
         return to_result(self.fn(task, mine, list(peers), ctx if ctx is not None else Context()), self.name)
 
     def with_status(self, status: str) -> Op:
@@ -275,8 +283,12 @@ class Op:
 
     def shipping_ref(self) -> dict[str, Any]:
         """Plain data from which another process rebuilds this op (see ``_rebuild_op``)."""
-        ref: dict[str, Any] = {"name": self.name, "version": self.version, "status": self.status,
-                               **({"baseline": True} if self.baseline else {})}
+        ref: dict[str, Any] = {
+            "name": self.name,
+            "version": self.version,
+            "status": self.status,
+            **({"baseline": True} if self.baseline else {}),
+        }
         peer = self.provenance.get("observer_of")
         if isinstance(peer, Op):  # a peer op's observer (phase 1 of application): rebuilt from the peer op
             return {**ref, "kind": "observer", "peer": peer.shipping_ref(), "timeout": self.timeout}
@@ -285,13 +297,20 @@ class Op:
 
             tpl = TEMPLATES.get(self.spec.get("check", ""))
             module = getattr(getattr(tpl, "factory", None), "__module__", None)
-            return {**ref, "kind": "spec", "spec": dict(self.spec), "provenance": dict(self.provenance),
-                    "template_module": module}
+            return {
+                **ref,
+                "kind": "spec",
+                "spec": dict(self.spec),
+                "provenance": dict(self.provenance),
+                "template_module": module,
+            }
         module = getattr(self.fn, "__module__", None) or self.provenance.get("module")
         if not module or module == "__main__":
-            raise OpError(f"op {self.name!r} cannot be sent to another process: it is defined in "
-                          f"{module or 'an unknown module'}; define it in an importable module (an op pack) "
-                          "or as a typed spec")
+            raise OpError(
+                f"op {self.name!r} cannot be sent to another process: it is defined in "
+                f"{module or 'an unknown module'}; define it in an importable module (an op pack) "
+                "or as a typed spec"
+            )
         import sys
 
         mod = sys.modules.get(module)
@@ -309,8 +328,10 @@ def _rebuild_op(ref: Mapping[str, Any]) -> Op:
         peer = _rebuild_op(ref["peer"])
         o = observer_op(peer.observer, ref.get("timeout"), peer)
         if o.version != ref["version"]:
-            raise OpError(f"op {name!r} has version {o.version} here but {ref['version']} where it was sent "
-                          "from: run the same vx and op packs on every worker")
+            raise OpError(
+                f"op {name!r} has version {o.version} here but {ref['version']} where it was sent "
+                "from: run the same vx and op packs on every worker"
+            )
         return o
     if ref["kind"] == "spec":
         if ref.get("template_module"):
@@ -333,8 +354,10 @@ def _rebuild_op(ref: Mapping[str, Any]) -> Op:
             try:
                 module = importlib.import_module(ref["module"])
             except ImportError as exc:
-                raise OpError(f"op {name!r}: its module {ref['module']} cannot be imported here ({exc}); "
-                              "install the same packs on every worker") from None
+                raise OpError(
+                    f"op {name!r}: its module {ref['module']} cannot be imported here ({exc}); "
+                    "install the same packs on every worker"
+                ) from None
         found = [v for v in vars(module).values() if isinstance(v, Op) and v.name == name]
         if not found:
             raise OpError(f"op {name!r} is not defined in {ref['module']} here")
@@ -344,8 +367,10 @@ def _rebuild_op(ref: Mapping[str, Any]) -> Op:
         elif o.status != ref["status"]:
             o = o.with_status(ref["status"])
     if o.version != ref["version"]:
-        raise OpError(f"op {name!r} has version {o.version} here but {ref['version']} where it was sent "
-                      "from: run the same vx and op packs on every worker")
+        raise OpError(
+            f"op {name!r} has version {o.version} here but {ref['version']} where it was sent "
+            "from: run the same vx and op packs on every worker"
+        )
     return o
 
 
@@ -367,11 +392,14 @@ def peer_op(
     depends = tuple(depends)
 
     def wrap(f: Callable) -> Op:
-        base = op(f, name=name, tier=tier, detects=detects, description=description, timeout=timeout,
-                  depends=depends)
+        base = op(f, name=name, tier=tier, detects=detects, description=description, timeout=timeout, depends=depends)
         version = hashlib.sha256(f"{base.version}:{observe.name}:{observe.version}".encode()).hexdigest()[:12]
-        return attrs.evolve(base, observer=observe, version=version,
-                            provenance={**base.provenance, "peer": True, "observer": observe.name})
+        return attrs.evolve(
+            base,
+            observer=observe,
+            version=version,
+            provenance={**base.provenance, "peer": True, "observer": observe.name},
+        )
 
     return wrap(fn) if fn is not None else wrap
 
@@ -424,5 +452,11 @@ def observer_op(obs: Observer, timeout: float | None, peer: Op | None = None) ->
     def fn(task, output, ctx):
         return abstain(evidence=obs(task, output, ctx))
 
-    return Op(name=f"observe:{obs.name}", fn=fn, tier="exec", version=obs.version, timeout=timeout,
-              provenance={"observes": obs.name, **({"observer_of": peer} if peer is not None else {})})
+    return Op(
+        name=f"observe:{obs.name}",
+        fn=fn,
+        tier="exec",
+        version=obs.version,
+        timeout=timeout,
+        provenance={"observes": obs.name, **({"observer_of": peer} if peer is not None else {})},
+    )

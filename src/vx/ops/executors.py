@@ -49,8 +49,14 @@ class Executor:
 
     name = "executor"
 
-    def run(self, jobs: Sequence[Job], ops: Sequence[Any], tasks: Mapping[str, Mapping[str, Any]],
-            timeout: float, on_done: OnDone) -> None:
+    def run(
+        self,
+        jobs: Sequence[Job],
+        ops: Sequence[Any],
+        tasks: Mapping[str, Mapping[str, Any]],
+        timeout: float,
+        on_done: OnDone,
+    ) -> None:
         raise NotImplementedError
 
     def describe(self) -> str:
@@ -100,12 +106,16 @@ def _unpack(token: str, blob: bytes) -> tuple[list[Any], dict[str, Any]]:
         return found
 
 
-def _run_chunk(token: str, blob: bytes, chunk: list[tuple[int, str, Any, list[int]]], timeout: float) -> list[tuple[int, dict]]:
+def _run_chunk(
+    token: str, blob: bytes, chunk: list[tuple[int, str, Any, list[int]]], timeout: float
+) -> list[tuple[int, dict]]:
     """On a worker: run one chunk of items (the unit Dask schedules and re-runs)."""
     from vx.ops.apply import run_item
 
     ops, tasks = _unpack(token, blob)
-    return [(j, run_item([ops[c] for c in need], tasks[task_id], output, timeout)) for j, task_id, output, need in chunk]
+    return [
+        (j, run_item([ops[c] for c in need], tasks[task_id], output, timeout)) for j, task_id, output, need in chunk
+    ]
 
 
 class DaskExecutor(Executor):
@@ -118,8 +128,15 @@ class DaskExecutor(Executor):
 
     name = "dask"
 
-    def __init__(self, address: str | None = None, *, n_workers: int | None = None, client: Any = None,
-                 chunk: int = 8, retries: int = 3) -> None:
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        n_workers: int | None = None,
+        client: Any = None,
+        chunk: int = 8,
+        retries: int = 3,
+    ) -> None:
         try:
             import distributed
         except ImportError:
@@ -139,8 +156,11 @@ class DaskExecutor(Executor):
                     raise ExecutorError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
             else:
                 cluster = distributed.LocalCluster(
-                    n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                    dashboard_address=None, silence_logs=40,
+                    n_workers=n_workers or os.cpu_count() or 1,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    silence_logs=40,
                 )
                 self.client = distributed.Client(cluster)
                 self._own = [self.client, cluster]
@@ -159,7 +179,10 @@ class DaskExecutor(Executor):
         token = hashlib.sha256(blob).hexdigest()[:16]
         [shared] = self.client.scatter([blob], broadcast=True, hash=False)
         chunks = [
-            [(j, jobs[j][0].task, jobs[j][0].output, list(jobs[j][1])) for j in range(start, min(start + self.chunk, len(jobs)))]
+            [
+                (j, jobs[j][0].task, jobs[j][0].output, list(jobs[j][1]))
+                for j in range(start, min(start + self.chunk, len(jobs)))
+            ]
             for start in range(0, len(jobs), self.chunk)
         ]
         recorded: set[int] = set()

@@ -22,7 +22,7 @@ def parse_label(value: Any) -> float:
         return 1.0 if value.strip().lower() == "pass" else 0.0
     if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and 0 <= value <= 1:
         return float(value)
-    raise ValueError(f"label {value!r} must be \"pass\", \"fail\" or a probability of pass in [0, 1]")
+    raise ValueError(f'label {value!r} must be "pass", "fail" or a probability of pass in [0, 1]')
 
 
 @attrs.frozen

@@ -35,8 +35,9 @@ CHECK = "llm_yes_no"
 ANSWERS = ("yes", "no")
 MAX_OUTPUT_CHARS = 24_000
 # Task fields a judge never sees: golden references and hidden tests belong to the teacher / locked split.
-HIDDEN_TASK_FIELDS = frozenset({"reference", "canonical_solution", "tests", "test", "hidden_tests",
-                                "base_input", "plus_input", "atol", "label"})
+HIDDEN_TASK_FIELDS = frozenset(
+    {"reference", "canonical_solution", "tests", "test", "hidden_tests", "base_input", "plus_input", "atol", "label"}
+)
 
 SYSTEM_TEMPLATE = """You review one output produced by an AI agent for a task. You answer exactly one narrow \
 yes/no question about it, and nothing else.
@@ -102,8 +103,9 @@ def judge_messages(task: Mapping[str, Any], output: Any) -> str:
 
 def judge_request(client: Any, question: str, task: Mapping[str, Any], output: Any) -> dict[str, Any]:
     """The exact request a judge op sends for (task, output) — also what a batch prefetch submits."""
-    return client.build_request("judge", judge_messages(task, output),
-                                system=SYSTEM_TEMPLATE.format(question=question.strip()))
+    return client.build_request(
+        "judge", judge_messages(task, output), system=SYSTEM_TEMPLATE.format(question=question.strip())
+    )
 
 
 def ask(client: Any, question: str, task: Mapping[str, Any], output: Any) -> tuple[JudgeAnswer, Any]:
@@ -117,11 +119,15 @@ def _clip(text: str, n: int = 300) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-@template(CHECK, kind="judge", params={"question": "str", "drawback_if": "str"},
-          description="Ask the judge model one yes/no question; the answer `drawback_if` is a drawback")
+@template(
+    CHECK,
+    kind="judge",
+    params={"question": "str", "drawback_if": "str"},
+    description="Ask the judge model one yes/no question; the answer `drawback_if` is a drawback",
+)
 def llm_yes_no(question: str, drawback_if: str):
     if drawback_if not in ANSWERS:
-        raise SpecError(f"{CHECK}: drawback_if must be \"yes\" or \"no\", not {drawback_if!r}")
+        raise SpecError(f'{CHECK}: drawback_if must be "yes" or "no", not {drawback_if!r}')
     if not question.strip() or len(question) > 500:
         raise SpecError(f"{CHECK}: the question must be one narrow yes/no question (1–500 characters)")
 
@@ -138,8 +144,9 @@ def llm_yes_no(question: str, drawback_if: str):
             return Result.abstain(str(exc))
         evidence = {"model": completion.model, "key": completion.key, "cached": completion.cached}
         if answer.answer is None:
-            return Result.abstain(f"unparsable judge reply (abstaining): {_clip(answer.raw)!r}",
-                                  {**evidence, "raw": answer.raw})
+            return Result.abstain(
+                f"unparsable judge reply (abstaining): {_clip(answer.raw)!r}", {**evidence, "raw": answer.raw}
+            )
         said = f"judge said {answer.answer.upper()}" + (f": {answer.reason}" if answer.reason else "")
         if answer.answer == drawback_if:
             return Result.drawback(said, evidence)
@@ -150,17 +157,22 @@ def llm_yes_no(question: str, drawback_if: str):
 
 def judge_spec(name: str, question: str, *, drawback_if: str, detects: str, description: str = "") -> dict[str, Any]:
     """A typed judge spec (a dict ready for `vx.ops.specs.op_from_spec`)."""
-    spec: dict[str, Any] = {"kind": "judge", "check": CHECK, "detects": detects, "name": name,
-                            "params": {"question": question, "drawback_if": drawback_if}}
+    spec: dict[str, Any] = {
+        "kind": "judge",
+        "check": CHECK,
+        "detects": detects,
+        "name": name,
+        "params": {"question": question, "drawback_if": drawback_if},
+    }
     if description:
         spec["description"] = description
     return spec
 
 
-def judge_sweep_requests(client: Any, ops: Iterable[Any], pairs: Iterable[tuple[Mapping[str, Any], Any]]
-                         ) -> list[dict[str, Any]]:
+def judge_sweep_requests(
+    client: Any, ops: Iterable[Any], pairs: Iterable[tuple[Mapping[str, Any], Any]]
+) -> list[dict[str, Any]]:
     """The requests the `llm_yes_no` judge ops among `ops` would send for each (task, output) pair."""
-    questions = [o.spec["params"]["question"] for o in ops
-                 if getattr(o, "spec", None) and o.spec.get("check") == CHECK]
+    questions = [o.spec["params"]["question"] for o in ops if getattr(o, "spec", None) and o.spec.get("check") == CHECK]
     pairs = list(pairs)
     return [judge_request(client, q, task, output) for q in questions for task, output in pairs]

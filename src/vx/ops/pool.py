@@ -62,8 +62,10 @@ class OpPool:
             existing = self._ops[o.name]
             if existing.version == o.version:
                 return
-            raise OpError(f"two different ops are named {o.name!r} "
-                            f"({existing.provenance.get('module', '?')} and {o.provenance.get('module', '?')})")
+            raise OpError(
+                f"two different ops are named {o.name!r} "
+                f"({existing.provenance.get('module', '?')} and {o.provenance.get('module', '?')})"
+            )
         self._ops[o.name] = o
 
     def set_status(self, name: str, status: str) -> None:
@@ -98,8 +100,16 @@ class OpPool:
 
     def catalog(self) -> list[dict[str, Any]]:
         return [
-            {"name": o.name, "tier": o.tier, "status": o.status, "detects": o.detects,
-             "description": o.description, "version": o.version,
-             "root": o.name == self.root_name, "origin": o.provenance.get("origin", "?"), "baseline": o.baseline}
+            {
+                "name": o.name,
+                "tier": o.tier,
+                "status": o.status,
+                "detects": o.detects,
+                "description": o.description,
+                "version": o.version,
+                "root": o.name == self.root_name,
+                "origin": o.provenance.get("origin", "?"),
+                "baseline": o.baseline,
+            }
             for o in self._ops.values()
         ]

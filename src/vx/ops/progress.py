@@ -37,8 +37,7 @@ COMPACT_WIDTH = 100  # below this many columns: a narrower bar, no elapsed colum
 
 
 class Reporter(Protocol):
-    def task(self, description: str, total: int | None) -> contextlib.AbstractContextManager[Callable[..., None]]:
-        ...
+    def task(self, description: str, total: int | None) -> contextlib.AbstractContextManager[Callable[..., None]]: ...
 
 
 def stderr_is_tty() -> bool:
@@ -53,9 +52,11 @@ def columns(width: int) -> list[Any]:
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     compact = width < COMPACT_WIDTH
-    cols: list[Any] = [TextColumn("{task.description}"),
-                       BarColumn(bar_width=max(10, min(40, width - 60)) if compact else 40),
-                       MofNCompleteColumn()]
+    cols: list[Any] = [
+        TextColumn("{task.description}"),
+        BarColumn(bar_width=max(10, min(40, width - 60)) if compact else 40),
+        MofNCompleteColumn(),
+    ]
     if not compact:
         cols.append(TimeElapsedColumn())
     cols += [TextColumn("ETA" if compact else "left"), TimeRemainingColumn(compact=compact)]
@@ -65,8 +66,9 @@ def columns(width: int) -> list[Any]:
 class Bars:
     """Progress bars on a rich console (default: stderr), shown only when it is a terminal."""
 
-    def __init__(self, console: Any = None, *, embedded: bool = False, transient: bool = True,
-                 force: bool = False) -> None:
+    def __init__(
+        self, console: Any = None, *, embedded: bool = False, transient: bool = True, force: bool = False
+    ) -> None:
         from rich.console import Console
 
         self.console = console if console is not None else Console(stderr=True)
@@ -80,8 +82,13 @@ class Bars:
     def _make(self) -> Any:
         from rich.progress import Progress
 
-        return Progress(*columns(self.console.size.width), console=self.console, transient=self.transient,
-                        auto_refresh=not self.embedded, expand=False)
+        return Progress(
+            *columns(self.console.size.width),
+            console=self.console,
+            transient=self.transient,
+            auto_refresh=not self.embedded,
+            expand=False,
+        )
 
     @property
     def renderable(self) -> Any:

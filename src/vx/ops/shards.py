@@ -78,27 +78,54 @@ class MatrixFile:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "format": FORMAT, "family": self.family, "split": self.split, "expression": self.expression,
-            "shard": list(self.shard), "n_items": self.n_items, "ops": self.ops,
-            "items": [{"index": k, "id": item, "verdicts": "".join(_CODE[int(v)] for v in row)}
-                      for k, item, row in zip(self.indices, self.item_ids, self.verdicts)],
-            "messages": self.messages, "failures": self.failures,
+            "format": FORMAT,
+            "family": self.family,
+            "split": self.split,
+            "expression": self.expression,
+            "shard": list(self.shard),
+            "n_items": self.n_items,
+            "ops": self.ops,
+            "items": [
+                {"index": k, "id": item, "verdicts": "".join(_CODE[int(v)] for v in row)}
+                for k, item, row in zip(self.indices, self.item_ids, self.verdicts)
+            ],
+            "messages": self.messages,
+            "failures": self.failures,
         }
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json_dumps(self.as_dict()) + "\n", encoding="utf-8")
 
 
-def from_application(app: Any, *, family: str, split: str, expression: str, shard: tuple[int, int],
-                     n_items: int, indices: Sequence[int], versions: dict[str, str]) -> MatrixFile:
+def from_application(
+    app: Any,
+    *,
+    family: str,
+    split: str,
+    expression: str,
+    shard: tuple[int, int],
+    n_items: int,
+    indices: Sequence[int],
+    versions: dict[str, str],
+) -> MatrixFile:
     m = app.matrix
     ids = list(m.item_ids)
     wanted = set(ids)
     messages = sorted([item, op, text] for (item, op), text in app.messages.items() if item in wanted)
     failures = [{"item": f.item, "op": f.op, "kind": f.kind, "error": f.error} for f in app.failures]
-    return MatrixFile(family, split, expression, tuple(shard), n_items,
-                      [{"name": op, "version": versions[op]} for op in m.op_names], list(indices), ids,
-                      np.asarray(m.to_array(), dtype=np.int8), messages, failures)
+    return MatrixFile(
+        family,
+        split,
+        expression,
+        tuple(shard),
+        n_items,
+        [{"name": op, "version": versions[op]} for op in m.op_names],
+        list(indices),
+        ids,
+        np.asarray(m.to_array(), dtype=np.int8),
+        messages,
+        failures,
+    )
 
 
 def load(path: str | Path) -> MatrixFile:
@@ -108,7 +135,7 @@ def load(path: str | Path) -> MatrixFile:
     except (OSError, ValueError) as exc:
         raise ShardError(f"{where}: cannot read a matrix file: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ShardError(f"{where}: not a vx matrix file (expected \"format\": \"{FORMAT}\")")
+        raise ShardError(f'{where}: not a vx matrix file (expected "format": "{FORMAT}")')
     try:
         ops = [{"name": str(o["name"]), "version": str(o["version"])} for o in data["ops"]]
         rows, indices, ids = [], [], []
@@ -121,9 +148,19 @@ def load(path: str | Path) -> MatrixFile:
             ids.append(str(entry["id"]))
         shard = tuple(int(x) for x in data["shard"])
         verdicts = np.array(rows, dtype=np.int8).reshape(len(rows), len(ops))
-        return MatrixFile(str(data["family"]), str(data["split"]), str(data["expression"]), shard,
-                          int(data["n_items"]), ops, indices, ids, verdicts,
-                          [list(map(str, m)) for m in data.get("messages", [])], list(data.get("failures", [])))
+        return MatrixFile(
+            str(data["family"]),
+            str(data["split"]),
+            str(data["expression"]),
+            shard,
+            int(data["n_items"]),
+            ops,
+            indices,
+            ids,
+            verdicts,
+            [list(map(str, m)) for m in data.get("messages", [])],
+            list(data.get("failures", [])),
+        )
     except ShardError:
         raise
     except (KeyError, TypeError, ValueError) as exc:
@@ -139,8 +176,10 @@ def merge(files: Sequence[MatrixFile], names: Sequence[str] | None = None) -> Ma
     for name, f in zip(names[1:], files[1:]):
         for what in ("family", "split", "expression", "n_items", "ops"):
             if getattr(f, what) != getattr(first, what):
-                raise ShardError(f"{name} is not a shard of the same evaluation as {names[0]}: its {what} differs "
-                                 f"({getattr(f, what)!r:.80} vs {getattr(first, what)!r:.80})")
+                raise ShardError(
+                    f"{name} is not a shard of the same evaluation as {names[0]}: its {what} differs "
+                    f"({getattr(f, what)!r:.80} vs {getattr(first, what)!r:.80})"
+                )
         if f.shard[1] != first.shard[1]:
             raise ShardError(f"{name} is shard {f.shard[0]}/{f.shard[1]}, {names[0]} is of {first.shard[1]}")
     seen: dict[int, str] = {}
@@ -153,8 +192,14 @@ def merge(files: Sequence[MatrixFile], names: Sequence[str] | None = None) -> Ma
     rows.sort(key=lambda r: r[0])
     missing = first.n_items - len(rows)
     merged = MatrixFile(
-        first.family, first.split, first.expression, (1, 1) if missing == 0 else (0, first.shard[1]), first.n_items,
-        first.ops, [r[0] for r in rows], [r[1] for r in rows],
+        first.family,
+        first.split,
+        first.expression,
+        (1, 1) if missing == 0 else (0, first.shard[1]),
+        first.n_items,
+        first.ops,
+        [r[0] for r in rows],
+        [r[1] for r in rows],
         np.array([r[2] for r in rows], dtype=np.int8).reshape(len(rows), len(first.ops)),
         sorted(m for f in files for m in f.messages),
         sorted((x for f in files for x in f.failures), key=lambda x: (x["op"], x["item"])),

@@ -71,10 +71,18 @@ class Template:
 TEMPLATES: dict[str, Template] = {}
 
 
-def template(check: str, *, kind: str, params: Mapping[str, str] | None = None,
-             description: str = "", family: str = "",
-             induce: Callable[[list, list], list[dict[str, Any]]] | None = None,
-             depends: tuple[Dependency, ...] = (), observer: Any = None, presence: bool = False) -> Callable:
+def template(
+    check: str,
+    *,
+    kind: str,
+    params: Mapping[str, str] | None = None,
+    description: str = "",
+    family: str = "",
+    induce: Callable[[list, list], list[dict[str, Any]]] | None = None,
+    depends: tuple[Dependency, ...] = (),
+    observer: Any = None,
+    presence: bool = False,
+) -> Callable:
     """Register a check template: ``@template("forbids_call", kind="static", params={"name": "str"})``.
 
     ``depends`` names the modules or helpers the check's verdict depends on besides the factory
@@ -89,9 +97,18 @@ def template(check: str, *, kind: str, params: Mapping[str, str] | None = None,
             raise SpecError(f"template {check!r}: parameter {p!r} has unknown type {t!r}")
 
     def wrap(factory: Callable) -> Callable:
-        TEMPLATES[check] = Template(check, kind, factory, dict(params or {}),
-                                    description or (factory.__doc__ or "").strip().split("\n")[0], family,
-                                    induce, source_version(factory, depends), observer, presence)
+        TEMPLATES[check] = Template(
+            check,
+            kind,
+            factory,
+            dict(params or {}),
+            description or (factory.__doc__ or "").strip().split("\n")[0],
+            family,
+            induce,
+            source_version(factory, depends),
+            observer,
+            presence,
+        )
         return factory
 
     return wrap
@@ -150,8 +167,10 @@ def validate_spec(spec: Any) -> dict[str, Any]:
         raise SpecError(f"params of {check!r} must be an object")
     unknown = set(params) - set(tpl.params)
     if unknown:
-        raise SpecError(f"check {check!r} has no parameter(s) {', '.join(sorted(unknown))}; "
-                        f"it takes {', '.join(tpl.params) or 'none'}")
+        raise SpecError(
+            f"check {check!r} has no parameter(s) {', '.join(sorted(unknown))}; "
+            f"it takes {', '.join(tpl.params) or 'none'}"
+        )
     lacking = set(tpl.params) - set(params)
     if lacking:
         raise SpecError(f"check {check!r} needs parameter(s) {', '.join(sorted(lacking))}")
@@ -178,8 +197,7 @@ def describe_params(params: Mapping[str, Any]) -> str:
     return ", ".join(parts) or "no parameters"
 
 
-def op_from_spec(spec: Mapping[str, Any], *, status: str = "active",
-                 provenance: Mapping[str, Any] | None = None) -> Op:
+def op_from_spec(spec: Mapping[str, Any], *, status: str = "active", provenance: Mapping[str, Any] | None = None) -> Op:
     """Instantiate a typed spec as an Op. Same spec → same name and version."""
     s = validate_spec(spec)
     s["name"] = s.get("name") or spec_name(s)

@@ -21,5 +21,13 @@ roles (solver, skill synthesizer, final judge) · loop (one arm's rounds, the he
 from vx.ratchet.config import ARMS, RatchetConfig, RatchetError, parse_schedule
 from vx.ratchet.run import RatchetResult, heldout_parts, plan, run_ratchet
 
-__all__ = ["ARMS", "RatchetConfig", "RatchetError", "RatchetResult", "heldout_parts", "parse_schedule", "plan",
-           "run_ratchet"]
+__all__ = [
+    "ARMS",
+    "RatchetConfig",
+    "RatchetError",
+    "RatchetResult",
+    "heldout_parts",
+    "parse_schedule",
+    "plan",
+    "run_ratchet",
+]

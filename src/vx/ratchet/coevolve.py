@@ -64,49 +64,98 @@ def verifier_phase(ctx: Any, arm: str, phase: int) -> VerifierGrader:
     first = cfg.first_round_of_phase(phase)
     view = fam.evolution_view()
     if cfg.verifier_sees_attempts:
-        extra = tuple(Item(f"{arm}:r{a['round']}:{a['task']}", a["task"], a["output"])
-                      for a in ctx.store.attempts(arm, kind="train") if a["round"] < first)
+        extra = tuple(
+            Item(f"{arm}:r{a['round']}:{a['task']}", a["task"], a["output"])
+            for a in ctx.store.attempts(arm, kind="train")
+            if a["round"] < first
+        )
         view = attrs.evolve(view, train=Split("train", tuple(view.train.items) + extra, view.train.path))
     path = verifier_run_path(ctx.store.path, arm)
-    econf = EvolveConfig(rounds=total, seed=cfg.seed, ablation="naive" if arm == "naive" else None, jobs=cfg.jobs,
-                         timeout=cfg.timeout)
+    econf = EvolveConfig(
+        rounds=total, seed=cfg.seed, ablation="naive" if arm == "naive" else None, jobs=cfg.jobs, timeout=cfg.timeout
+    )
     if fam.seed_text is None:
         raise RatchetError(f"{fam.seed_path}: co-evolution starts from the family's seed verifier; write one there")
     fresh = not path.exists()
     store = RunStore(path, create=fresh)
     try:
-        store.set_meta({"format": FORMAT, "family": fam.name, "family_dir": str(fam.dir), "config": econf.as_dict(),
-                        "seed_text": fam.seed_text, "objective_constants": dict(fam.objective),
-                        "ratchet_run": str(ctx.store.path), "ratchet_arm": arm})
+        store.set_meta(
+            {
+                "format": FORMAT,
+                "family": fam.name,
+                "family_dir": str(fam.dir),
+                "config": econf.as_dict(),
+                "seed_text": fam.seed_text,
+                "objective_constants": dict(fam.objective),
+                "ratchet_run": str(ctx.store.path),
+                "ratchet_arm": arm,
+            }
+        )
         pool = view.pool()
         seed = fam.seed(pool.names)
-        auditor = LockedAuditor(fam.audit(), fam.tasks, cache=ctx.verdict_cache, jobs=cfg.jobs, timeout=cfg.timeout,
-                                fail_weight=float(fam.objective.get("fail_weight", 2.0)))
+        auditor = LockedAuditor(
+            fam.audit(),
+            fam.tasks,
+            cache=ctx.verdict_cache,
+            jobs=cfg.jobs,
+            timeout=cfg.timeout,
+            fail_weight=float(fam.objective.get("fail_weight", 2.0)),
+        )
         roles = dict(ctx.verifier_roles(econf)) if ctx.verifier_roles is not None else {}
-        ctx.say(f"{arm}: verifier phase {phase + 1} (to round {total}) on {len(view.train)} train + "
-                f"{len(view.dev)} dev items")
+        ctx.say(
+            f"{arm}: verifier phase {phase + 1} (to round {total}) on {len(view.train)} train + "
+            f"{len(view.dev)} dev items"
+        )
         t0 = time.perf_counter()
-        engine = Evolution(view, seed, store=store, config=econf, auditor=auditor, cache=ctx.verdict_cache,
-                           composers=roles.get("composers"), synthesizers=roles.get("synthesizers"))
+        engine = Evolution(
+            view,
+            seed,
+            store=store,
+            config=econf,
+            auditor=auditor,
+            cache=ctx.verdict_cache,
+            composers=roles.get("composers"),
+            synthesizers=roles.get("synthesizers"),
+        )
         result = engine.run()
         used = [n for n in result.best.op_names() if n in engine.specs]
         specs = [{**engine.specs[n], "name": n} for n in used]
         validity = dict(auditor(result.best, engine.pool))
-        validity.update({"objective": result.best_score.objective, "a_dev": result.best_score.a_dev,
-                         "a_train": result.best_score.a_train})
+        validity.update(
+            {
+                "objective": result.best_score.objective,
+                "a_dev": result.best_score.a_dev,
+                "a_train": result.best_score.a_train,
+            }
+        )
         ctx.say(f"{arm}: verifier phase {phase + 1} done in {time.perf_counter() - t0:.1f}s: {result.best_text}")
         try:
             from vx.evolve.run import write_vx
 
-            write_vx(path.with_name(path.name.removesuffix(".vxrun.sqlite") + ".vx"), result, family=fam.name,
-                     pool=engine.pool, specs=engine.specs)
+            write_vx(
+                path.with_name(path.name.removesuffix(".vxrun.sqlite") + ".vx"),
+                result,
+                family=fam.name,
+                pool=engine.pool,
+                specs=engine.specs,
+            )
         except Exception:  # the .vx file is a convenience; the run file has everything
             pass
         text = result.best_text
     finally:
         store.close()
-    ctx.store.write_phase({"arm": arm, "phase": phase, "rounds": cfg.verifier_rounds[phase], "total_rounds": total,
-                           "first_skill_round": first, "verifier": text, "specs": specs, "validity": validity,
-                           "run_file": path.name})
+    ctx.store.write_phase(
+        {
+            "arm": arm,
+            "phase": phase,
+            "rounds": cfg.verifier_rounds[phase],
+            "total_rounds": total,
+            "first_skill_round": first,
+            "verifier": text,
+            "specs": specs,
+            "validity": validity,
+            "run_file": path.name,
+        }
+    )
     v = build_verifier(fam, text, specs)
     return VerifierGrader(v, cache=ctx.verdict_cache, jobs=cfg.jobs, timeout=cfg.timeout)

@@ -63,8 +63,10 @@ def parse_schedule(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     if len(skill) == 1 and len(ver) > 1:
         skill = skill * len(ver)
     if not ver or len(ver) != len(skill):
-        raise RatchetError(f"--schedule {text!r}: give as many skill phases as verifier phases "
-                           f"({len(ver)} verifier, {len(skill)} skill)")
+        raise RatchetError(
+            f"--schedule {text!r}: give as many skill phases as verifier phases "
+            f"({len(ver)} verifier, {len(skill)} skill)"
+        )
     if any(v < 0 for v in ver) or any(s < 1 for s in skill):
         raise RatchetError(f"--schedule {text!r}: verifier phases need 0 or more rounds, skill phases 1 or more")
     return ver, skill
@@ -126,8 +128,9 @@ class RatchetConfig:
         if self.protocol not in PROTOCOLS:
             raise RatchetError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {self.protocol!r}")
         if not 0.0 < self.rollback_share < 1.0:
-            raise RatchetError("--rollback-share must be between 0 and 1 (the rest of the held-out tasks is the "
-                               "report part)")
+            raise RatchetError(
+                "--rollback-share must be between 0 and 1 (the rest of the held-out tasks is the report part)"
+            )
         bad_j = [j for j in self.judge_against if j not in ("final", "peak")]
         if bad_j:
             raise RatchetError(f"--judge-against takes final and/or peak, not {', '.join(bad_j)}")

@@ -47,7 +47,7 @@ def _between(text: str, start: str, end: str) -> str:
     i = text.find(start)
     if i < 0:
         return ""
-    rest = text[i + len(start):]
+    rest = text[i + len(start) :]
     j = rest.find(end)
     return rest if j < 0 else rest[:j]
 
@@ -59,8 +59,10 @@ class ScriptedModel:
         hooks = hooks_of(family)
         script = getattr(hooks, "demo", None)
         if script is None:
-            raise RatchetError(f"family {family.name}: its packs give vx ratchet no scripted demo (a DemoScript in "
-                               "the pack's ratchet hooks); --demo runs only on families that have one")
+            raise RatchetError(
+                f"family {family.name}: its packs give vx ratchet no scripted demo (a DemoScript in "
+                "the pack's ratchet hooks); --demo runs only on families that have one"
+            )
         self.script, self.adapter, self.truth = script, adapter, truth
         self.description = script.description or "a scripted solver"
         self._by_text = {adapter.render(t).rstrip(): t for t in family.tasks.values()}
@@ -91,8 +93,10 @@ class ScriptedModel:
         if "Failure capsules: (none" in user:
             seen, attr = _PASSED.findall(user), "after_practice"
         else:
-            seen, attr = _CHECK_LINE.findall(_between(user, "Failure capsules:\n", "\nAttempts that passed:")), \
-                "after_failure"
+            seen, attr = (
+                _CHECK_LINE.findall(_between(user, "Failure capsules:\n", "\nAttempts that passed:")),
+                "after_failure",
+            )
         out = []
         for lesson in self.script.lessons:
             pattern = getattr(lesson, attr)
@@ -126,9 +130,17 @@ class ScriptedSDK:
         self.messages = self
 
     def create(self, **request: Any) -> _Reply:
-        return _Reply({"id": "scripted", "type": "message", "role": "assistant", "model": MODEL,
-                       "content": [{"type": "text", "text": self.answer(request)}], "stop_reason": "end_turn",
-                       "usage": {"input_tokens": 0, "output_tokens": 0}})
+        return _Reply(
+            {
+                "id": "scripted",
+                "type": "message",
+                "role": "assistant",
+                "model": MODEL,
+                "content": [{"type": "text", "text": self.answer(request)}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 0, "output_tokens": 0},
+            }
+        )
 
 
 def demo_client(family: Any, adapter: Any, truth: Any, run_path: str | Path) -> Any:
@@ -140,7 +152,6 @@ def demo_client(family: Any, adapter: Any, truth: Any, run_path: str | Path) -> 
     model = ScriptedModel(family, adapter, truth)
     cache = demo_cache_path(run_path)
     config = load_config(overrides={"cache": str(cache), **{f"{r}.model": MODEL for r in ROLES}})
-    client = LLMClient(config, run_id=f"demo-{Path(run_path).name}", sdk=ScriptedSDK(model),
-                       cache=ResponseCache(cache))
+    client = LLMClient(config, run_id=f"demo-{Path(run_path).name}", sdk=ScriptedSDK(model), cache=ResponseCache(cache))
     client.demo_description = model.description
     return client

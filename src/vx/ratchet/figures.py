@@ -50,12 +50,19 @@ def curve_figures(curve: Sequence[float], rounds: Sequence[int], final_rounds: i
     peak_i = int(np.argmax(curve))
     later = curve[1:] if len(curve) > 1 else curve
     final = _mean(later[-final_rounds:])
-    return {"init": init, "peak": curve[peak_i], "peak_round": rounds[peak_i], "final": final,
-            "lift_peak": _r(curve[peak_i] - init), "lift_final": None if final is None else _r(final - init)}
+    return {
+        "init": init,
+        "peak": curve[peak_i],
+        "peak_round": rounds[peak_i],
+        "final": final,
+        "lift_peak": _r(curve[peak_i] - init),
+        "lift_final": None if final is None else _r(final - init),
+    }
 
 
-def arm_figures(store: RatchetStore, arm: str, final_rounds: int = 10,
-                parts: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def arm_figures(
+    store: RatchetStore, arm: str, final_rounds: int = 10, parts: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     rounds = store.rounds(arm)
     if not rounds:
         return {"rounds": 0}
@@ -71,10 +78,16 @@ def arm_figures(store: RatchetStore, arm: str, final_rounds: int = 10,
     train = [r["train_pass"] for r in rounds[1:] if r["train_pass"] is not None]
     kinds = [e["kind"] for e in store.events(arm)]
     out: dict[str, Any] = {
-        "rounds": len(rounds) - 1, **curve_figures([r["report_score"] for r in rounds], numbers, final_rounds),
-        "improved": len(improved), "never_passed_at_round_0": len(failed0), "improved_tasks": improved,
-        "train_pass": _mean(train), "bank_final": rounds[-1]["bank_size"], "born": kinds.count("born"),
-        "evicted": kinds.count("evicted"), "retired": kinds.count("retired"),
+        "rounds": len(rounds) - 1,
+        **curve_figures([r["report_score"] for r in rounds], numbers, final_rounds),
+        "improved": len(improved),
+        "never_passed_at_round_0": len(failed0),
+        "improved_tasks": improved,
+        "train_pass": _mean(train),
+        "bank_final": rounds[-1]["bank_size"],
+        "born": kinds.count("born"),
+        "evicted": kinds.count("evicted"),
+        "retired": kinds.count("retired"),
         "rollbacks": sum(1 for r in rounds if r["rolled_back"]),
         "rollback_part": curve_figures([r["rollback_score"] for r in rounds], numbers, final_rounds),
     }
@@ -82,13 +95,21 @@ def arm_figures(store: RatchetStore, arm: str, final_rounds: int = 10,
         out["verifier_validity"] = VACUOUS
     phases = store.phases(arm)
     if phases:
-        out["verifier"] = [{"phase": p["phase"], "rounds": p["total_rounds"], "expression": p["verifier"],
-                            "locked_agreement": p["validity"].get("agreement"),
-                            "locked_recall_weighted": p["validity"].get("recall_weighted"),
-                            "objective": p["validity"].get("objective")} for p in phases]
+        out["verifier"] = [
+            {
+                "phase": p["phase"],
+                "rounds": p["total_rounds"],
+                "expression": p["verifier"],
+                "locked_agreement": p["validity"].get("agreement"),
+                "locked_recall_weighted": p["validity"].get("recall_weighted"),
+                "objective": p["validity"].get("objective"),
+            }
+            for p in phases
+        ]
         out["verifier_validity"] = phases[-1]["validity"].get("agreement")
-        out["train_pass_by_phase"] = [_mean([r["train_pass"] for r in rounds if r["phase"] == p["phase"]
-                                             and r["round"] > 0]) for p in phases]
+        out["train_pass_by_phase"] = [
+            _mean([r["train_pass"] for r in rounds if r["phase"] == p["phase"] and r["round"] > 0]) for p in phases
+        ]
     return out
 
 
@@ -96,8 +117,9 @@ def judge_figures(store: RatchetStore) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for row in store.judge():
         key = f"{row['arm']}/{row['against']}/{row['rubric']}"
-        d = out.setdefault(key, {"arm": row["arm"], "against": row["against"], "rubric": row["rubric"],
-                                 "win": 0, "loss": 0, "tie": 0})
+        d = out.setdefault(
+            key, {"arm": row["arm"], "against": row["against"], "rubric": row["rubric"], "win": 0, "loss": 0, "tie": 0}
+        )
         d[row["outcome"]] += 1
     for d in out.values():
         decided = d["win"] + d["loss"]
@@ -119,18 +141,25 @@ def figures(store: RatchetStore, final_rounds: int = 10) -> dict[str, Any]:
         for a, f in per.items():
             if a == "oracle" or not f.get("rounds"):
                 continue
-            retention[a] = {"peak": _ratio(f["lift_peak"], oracle["lift_peak"]),
-                            "final": _ratio(f["lift_final"], oracle["lift_final"])}
+            retention[a] = {
+                "peak": _ratio(f["lift_peak"], oracle["lift_peak"]),
+                "final": _ratio(f["lift_final"], oracle["lift_final"]),
+            }
             if "verifier_validity" in f:
                 retention[a]["verifier_validity"] = f["verifier_validity"]
                 retention[a]["train_pass"] = f["train_pass"]
-    return {"protocol": parts["protocol"], "heldout": {"rollback_tasks": len(parts["rollback_tasks"]),
-                                                       "report_tasks": len(parts["report_tasks"])},
-            "arms": per, "retention": retention, "judge": judge_figures(store)}
+    return {
+        "protocol": parts["protocol"],
+        "heldout": {"rollback_tasks": len(parts["rollback_tasks"]), "report_tasks": len(parts["report_tasks"])},
+        "arms": per,
+        "retention": retention,
+        "judge": judge_figures(store),
+    }
 
 
 def fmt_table_rows(fig: Mapping[str, Any]) -> list[list[str]]:
     """Rows of the summary table (`TABLE_HEADERS`): the report part's figures, then the rollback part's lift."""
+
     def f(x: Any, d: int = 3) -> str:
         return "—" if x is None else (f"{x:.{d}f}" if isinstance(x, float) else str(x))
 
@@ -143,16 +172,35 @@ def fmt_table_rows(fig: Mapping[str, Any]) -> list[list[str]]:
             continue
         ret = fig["retention"].get(arm, {})
         rb = a.get("rollback_part") or {}
-        rows.append([arm, f(a.get("init")), f(a.get("peak")), f(a.get("final")),
-                     f"{f(a.get('lift_peak'))} / {f(a.get('lift_final'))}",
-                     "—" if arm == "oracle" else f"{pct(ret.get('peak'))} / {pct(ret.get('final'))}",
-                     f(a.get("train_pass")), f(a.get("verifier_validity")),
-                     f"{a.get('improved', 0)}/{a.get('never_passed_at_round_0', 0)}",
-                     f"{a.get('bank_final', 0)} (+{a.get('born', 0)} −{a.get('evicted', 0) + a.get('retired', 0)}, "
-                     f"{a.get('rollbacks', 0)} rb)",
-                     f"{f(rb.get('lift_peak'))} / {f(rb.get('lift_final'))}"])
+        rows.append(
+            [
+                arm,
+                f(a.get("init")),
+                f(a.get("peak")),
+                f(a.get("final")),
+                f"{f(a.get('lift_peak'))} / {f(a.get('lift_final'))}",
+                "—" if arm == "oracle" else f"{pct(ret.get('peak'))} / {pct(ret.get('final'))}",
+                f(a.get("train_pass")),
+                f(a.get("verifier_validity")),
+                f"{a.get('improved', 0)}/{a.get('never_passed_at_round_0', 0)}",
+                f"{a.get('bank_final', 0)} (+{a.get('born', 0)} −{a.get('evicted', 0) + a.get('retired', 0)}, "
+                f"{a.get('rollbacks', 0)} rb)",
+                f"{f(rb.get('lift_peak'))} / {f(rb.get('lift_final'))}",
+            ]
+        )
     return rows
 
 
-TABLE_HEADERS = ["arm", "init", "peak", "final", "lift peak / final", "retention peak / final", "train pass",
-                 "verifier validity", "improved", "bank", "rollback-part lift"]
+TABLE_HEADERS = [
+    "arm",
+    "init",
+    "peak",
+    "final",
+    "lift peak / final",
+    "retention peak / final",
+    "train pass",
+    "verifier validity",
+    "improved",
+    "bank",
+    "rollback-part lift",
+]

@@ -47,8 +47,12 @@ class Judgement:
     verdict: str = ""  # "pass" | "fail" | "abstain" (verifiers) — "" means passed/failed says it all
 
     def as_dict(self) -> dict[str, Any]:
-        return {"passed": self.passed, "score": self.score, "checks": [list(c) for c in self.checks],
-                "verdict": self.verdict or ("pass" if self.passed else "fail")}
+        return {
+            "passed": self.passed,
+            "score": self.score,
+            "checks": [list(c) for c in self.checks],
+            "verdict": self.verdict or ("pass" if self.passed else "fail"),
+        }
 
 
 Pairs = Sequence[tuple[str, str]]
@@ -93,8 +97,9 @@ class VerifierGrader(Grader):
             return []
         self.graded_tasks += [t for t, _ in pairs]
         items = [Item(f"attempt-{i}", t, o) for i, (t, o) in enumerate(pairs)]
-        grading = self.verifier.grade_items(items, jobs=self.jobs, timeout=self.timeout, cache=self.cache,
-                                            progress=False)
+        grading = self.verifier.grade_items(
+            items, jobs=self.jobs, timeout=self.timeout, cache=self.cache, progress=False
+        )
         out = []
         for it, final in zip(items, grading.finals):
             verdict = str(final.value).lower()
@@ -115,6 +120,7 @@ def _clip(text: Any, n: int = 400) -> str:
 # ------------------------------------------------------------------------------------------------
 # ground truth
 
+
 def judgement(result: Any, where: str = "ground truth") -> Judgement:
     """A `Judgement` from what a ground truth returns for one output: a bool, a score in [0, 1] (a pass at
     0.5 or more), or ``{"passed", "score", "checks"}``."""
@@ -122,11 +128,14 @@ def judgement(result: Any, where: str = "ground truth") -> Judgement:
         return result
     if isinstance(result, Mapping):
         if "passed" not in result:
-            raise RatchetError(f"{where} returned {_clip(result, 120)}: a mapping needs \"passed\"")
+            raise RatchetError(f'{where} returned {_clip(result, 120)}: a mapping needs "passed"')
         passed = bool(result["passed"])
         score = _score(result.get("score", 1.0 if passed else 0.0), where)
-        checks = tuple((_clip(c[0], 80), _clip(c[1] if len(c) > 1 else "")) for c in result.get("checks") or ()
-                       if isinstance(c, Sequence) and not isinstance(c, str) and c)
+        checks = tuple(
+            (_clip(c[0], 80), _clip(c[1] if len(c) > 1 else ""))
+            for c in result.get("checks") or ()
+            if isinstance(c, Sequence) and not isinstance(c, str) and c
+        )
     elif isinstance(result, bool):
         passed, score, checks = result, float(result), ()
     else:
@@ -151,8 +160,9 @@ class GroundTruth(Grader):
 
     name = "ground-truth"
 
-    def __init__(self, grade_many: Callable[[Pairs], Sequence[Any]], description: Mapping[str, Any],
-                 where: str) -> None:
+    def __init__(
+        self, grade_many: Callable[[Pairs], Sequence[Any]], description: Mapping[str, Any], where: str
+    ) -> None:
         self._grade_many, self._description, self._where = grade_many, dict(description), where
         self._memo: dict[tuple[str, str], Judgement] = {}
 
@@ -181,8 +191,11 @@ def plugin_truth(family: Any, spec: str) -> GroundTruth:
     """A family's own ground-truth function (``[ratchet] ground_truth``)."""
     fn = _load_callable(spec, family.dir)
     tasks = family.tasks
-    return GroundTruth(lambda pairs: [fn(tasks[t], o) for t, o in pairs], {"kind": "plugin", "function": spec},
-                       f"[ratchet] ground_truth {spec}")
+    return GroundTruth(
+        lambda pairs: [fn(tasks[t], o) for t, o in pairs],
+        {"kind": "plugin", "function": spec},
+        f"[ratchet] ground_truth {spec}",
+    )
 
 
 def _load_callable(spec: str, base: Path) -> Callable[..., Any]:
@@ -223,8 +236,10 @@ def ground_truth_for(family: Any, *, data_dir: str | os.PathLike[str] | None = N
         return plugin_truth(family, str(cfg["ground_truth"]))
     hooks = hooks_of(family)
     if hooks is None or hooks.ground_truth is None:
-        raise RatchetError(f"family {family.name} has no ground truth vx knows: add [ratchet] ground_truth = "
-                           "\"file.py:function\" to its family.toml (or a ground_truth hook to its pack)")
+        raise RatchetError(
+            f"family {family.name} has no ground truth vx knows: add [ratchet] ground_truth = "
+            '"file.py:function" to its family.toml (or a ground_truth hook to its pack)'
+        )
     try:
         built = hooks.ground_truth(family, data_dirs(data_dir))
     except GroundTruthUnavailable as exc:

@@ -44,7 +44,7 @@ import numpy as np
 
 from vx.ratchet.config import CO_ARMS, RatchetConfig, RatchetError
 from vx.ratchet.graders import AlwaysPass, Grader, Judgement
-from vx.ratchet.roles import Solver, SkillSynthesizer, send_many
+from vx.ratchet.roles import SkillSynthesizer, Solver, send_many
 from vx.ratchet.routing import Router
 from vx.ratchet.skills import Bank, Skill, contributions, curate
 from vx.ratchet.store import RatchetStore
@@ -161,8 +161,9 @@ class Arm:
         elif self.name == "verifier":
             from vx.ratchet.graders import VerifierGrader
 
-            self.grader = VerifierGrader(self.ctx.fixed_verifier, cache=self.ctx.verdict_cache, jobs=self.cfg.jobs,
-                                         timeout=self.cfg.timeout)
+            self.grader = VerifierGrader(
+                self.ctx.fixed_verifier, cache=self.ctx.verdict_cache, jobs=self.cfg.jobs, timeout=self.cfg.timeout
+            )
         elif self.name in CO_ARMS:
             from vx.ratchet.coevolve import verifier_phase
 
@@ -183,8 +184,10 @@ class Arm:
             jobs.append((ctx.family.tasks[t], [bank.get(s) for s in routed]))
         outs = self._solve(jobs)
         judged = ctx.truth.grade_many([(t, o) for t, (o, _k) in zip(tasks, outs)])
-        rows = [self._attempt("heldout", t, routed, routed, o, key, j)
-                for t, routed, (o, key), j in zip(tasks, routes, outs, judged)]
+        rows = [
+            self._attempt("heldout", t, routed, routed, o, key, j)
+            for t, routed, (o, key), j in zip(tasks, routes, outs, judged)
+        ]
         score = {t: j.score for t, j in zip(tasks, judged)}
 
         def mean(part: Sequence[str]) -> float:
@@ -200,11 +203,30 @@ class Arm:
         except LLMError as exc:
             raise stopped_by(exc) from None
 
-    def _attempt(self, kind: str, task: str, routed: list[str], included: list[str], output: str, key: str,
-                 j: Judgement, round_: int | None = None) -> dict[str, Any]:
-        return {"arm": self.name, "round": round_, "kind": kind, "task": task, "routed": list(routed),
-                "included": list(included), "output": output, "passed": j.passed, "score": j.score,
-                "checks": [list(c) for c in j.checks], "reply_key": key}
+    def _attempt(
+        self,
+        kind: str,
+        task: str,
+        routed: list[str],
+        included: list[str],
+        output: str,
+        key: str,
+        j: Judgement,
+        round_: int | None = None,
+    ) -> dict[str, Any]:
+        return {
+            "arm": self.name,
+            "round": round_,
+            "kind": kind,
+            "task": task,
+            "routed": list(routed),
+            "included": list(included),
+            "output": output,
+            "passed": j.passed,
+            "score": j.score,
+            "checks": [list(c) for c in j.checks],
+            "reply_key": key,
+        }
 
     def _round0(self) -> None:
         t0 = time.perf_counter()
@@ -212,10 +234,26 @@ class Arm:
         for a in rows:
             a["round"] = 0
         state = {"bank": [], "removed": [], "rollback_ref": rollback, "bank_round": 0}
-        row = {"arm": self.name, "round": 0, "phase": 0, "rollback_score": rollback, "rollback_measured": rollback,
-               "report_measured": report, "bank_round": 0, "train_pass": None,
-               "train_score": None, "train_n": 0, "bank_size": 0, "born": 0, "removed": 0, "rolled_back": False,
-               "synth": {}, "grader": {}, "state": state, "seconds": time.perf_counter() - t0}
+        row = {
+            "arm": self.name,
+            "round": 0,
+            "phase": 0,
+            "rollback_score": rollback,
+            "rollback_measured": rollback,
+            "report_measured": report,
+            "bank_round": 0,
+            "train_pass": None,
+            "train_score": None,
+            "train_n": 0,
+            "bank_size": 0,
+            "born": 0,
+            "removed": 0,
+            "rolled_back": False,
+            "synth": {},
+            "grader": {},
+            "state": state,
+            "seconds": time.perf_counter() - t0,
+        }
         self.ctx.store.write_round(row, attempts=rows, capsules=[], skills=[], events=[])
         self.ctx.on_round(row)
 
@@ -264,42 +302,82 @@ class Arm:
                     chosen.append(a)
             chosen += [a for a in failed if a not in chosen]
             chosen = chosen[: cfg.max_capsules]
-            capsules = [{"arm": self.name, "round": r, "task": a["task"], "output": a["output"], "checks": a["checks"]}
-                        for a in chosen]
+            capsules = [
+                {"arm": self.name, "round": r, "task": a["task"], "output": a["output"], "checks": a["checks"]}
+                for a in chosen
+            ]
             practice = [a for a in attempts if a["passed"]][: cfg.practice]
             contrib = contributions(self.history + attempts, bank.names, ridge=cfg.ridge)
             if capsules or practice:
-                req = ctx.synthesizer.request(capsules=capsules, practice=practice, bank=list(bank), removed=removed,
-                                              task_text=lambda tid: ctx.task_text[tid])
+                req = ctx.synthesizer.request(
+                    capsules=capsules,
+                    practice=practice,
+                    bank=list(bank),
+                    removed=removed,
+                    task_text=lambda tid: ctx.task_text[tid],
+                )
                 from vx.llm.client import LLMError
 
                 try:
                     completion = send_many(ctx.client, "skill_synthesizer", [req])[0]
                 except LLMError as exc:
                     raise stopped_by(exc) from None
-                origin = {"round": r, "capsules": [c["task"] for c in capsules],
-                          "checks": sorted({c[0] for cap in capsules for c in cap["checks"]})}
-                new, dropped = ctx.synthesizer.parse(completion.text, born=r, origin=origin, bank=list(bank),
-                                                     removed=removed)
-                synth = {"called": True, "reply_key": completion.key, "capsules": len(capsules),
-                         "practice": len(practice), "new": [s.name for s in new], "dropped": dropped}
+                origin = {
+                    "round": r,
+                    "capsules": [c["task"] for c in capsules],
+                    "checks": sorted({c[0] for cap in capsules for c in cap["checks"]}),
+                }
+                new, dropped = ctx.synthesizer.parse(
+                    completion.text, born=r, origin=origin, bank=list(bank), removed=removed
+                )
+                synth = {
+                    "called": True,
+                    "reply_key": completion.key,
+                    "capsules": len(capsules),
+                    "practice": len(practice),
+                    "new": [s.name for s in new],
+                    "dropped": dropped,
+                }
             else:
                 synth = {"called": False, "reason": "no attempt to learn from"}
             # 4. curate
             for s in new:
                 bank.add(s)
-                events.append({"arm": self.name, "round": r, "skill": s.name, "kind": "born",
-                               "reason": (f"from {len(capsules)} capsule(s)" if capsules else
-                                          f"from {len(practice)} passed attempt(s): no attempt failed"),
-                               "evidence": {"when": s.when,
-                                                                                         "lesson": s.lesson,
-                                                                                         **s.origin}})
+                events.append(
+                    {
+                        "arm": self.name,
+                        "round": r,
+                        "skill": s.name,
+                        "kind": "born",
+                        "reason": (
+                            f"from {len(capsules)} capsule(s)"
+                            if capsules
+                            else f"from {len(practice)} passed attempt(s): no attempt failed"
+                        ),
+                        "evidence": {"when": s.when, "lesson": s.lesson, **s.origin},
+                    }
+                )
                 touched[s.name] = {**s.as_dict(), "status": "active", "removed_round": None, "contribution": None}
-            removals = curate(bank, contrib, round_=r, capacity=cfg.capacity, grace=cfg.grace,
-                              min_evidence=cfg.min_evidence, retire_below=cfg.retire_below)
+            removals = curate(
+                bank,
+                contrib,
+                round_=r,
+                capacity=cfg.capacity,
+                grace=cfg.grace,
+                min_evidence=cfg.min_evidence,
+                retire_below=cfg.retire_below,
+            )
             for rm in removals:
-                events.append({"arm": self.name, "round": r, "skill": rm.name, "kind": rm.kind, "reason": rm.reason,
-                               "evidence": rm.contribution.as_dict()})
+                events.append(
+                    {
+                        "arm": self.name,
+                        "round": r,
+                        "skill": rm.name,
+                        "kind": rm.kind,
+                        "reason": rm.reason,
+                        "evidence": rm.contribution.as_dict(),
+                    }
+                )
         # 5. measure (the report part's score is recorded, never read)
         held, measured, report_measured = self._heldout(bank)
         for a in held:
@@ -308,19 +386,38 @@ class Arm:
         rollback_score, bank_round = measured, r
         ref = state["rollback_ref"]
         changed = bank.names != before.names
-        if (cfg.rollback_for(self.name) and changed and ref is not None
-                and measured < ref - cfg.rollback_tolerance - 1e-12):
+        if (
+            cfg.rollback_for(self.name)
+            and changed
+            and ref is not None
+            and measured < ref - cfg.rollback_tolerance - 1e-12
+        ):
             # 6. rollback: the bank before this round comes back, with the scores measured when it was built
             rolled_back = True
             rollback_score, bank_round = ref, state["bank_round"]
             for s in new:
-                events.append({"arm": self.name, "round": r, "skill": s.name, "kind": "rolled_back",
-                               "reason": f"the rollback part's score fell from {ref:.3f} to {measured:.3f}",
-                               "evidence": {}})
+                events.append(
+                    {
+                        "arm": self.name,
+                        "round": r,
+                        "skill": s.name,
+                        "kind": "rolled_back",
+                        "reason": f"the rollback part's score fell from {ref:.3f} to {measured:.3f}",
+                        "evidence": {},
+                    }
+                )
             for rm in removals:
                 if rm.name in before:
-                    events.append({"arm": self.name, "round": r, "skill": rm.name, "kind": "restored",
-                                   "reason": "the round's bank changes were rolled back", "evidence": {}})
+                    events.append(
+                        {
+                            "arm": self.name,
+                            "round": r,
+                            "skill": rm.name,
+                            "kind": "restored",
+                            "reason": "the round's bank changes were rolled back",
+                            "evidence": {},
+                        }
+                    )
             for s in new:
                 removed.append(s.name)
                 touched[s.name] = {**s.as_dict(), "status": "rolled_back", "removed_round": r, "contribution": None}
@@ -331,24 +428,50 @@ class Arm:
         contrib_now = contributions(self.history + attempts, bank.names, ridge=cfg.ridge) if attempts else {}
         for s in bank:
             c = contrib_now.get(s.name)
-            touched[s.name] = {**s.as_dict(), "status": "active", "removed_round": None,
-                               "contribution": c.as_dict() if c else None}
+            touched[s.name] = {
+                **s.as_dict(),
+                "status": "active",
+                "removed_round": None,
+                "contribution": c.as_dict() if c else None,
+            }
         lookup = {k.name: k for k in list(before) + new}
         for rm in removals:
             s = lookup[rm.name]
-            touched[rm.name] = {**s.as_dict(), "status": rm.kind, "removed_round": r,
-                                "contribution": rm.contribution.as_dict()}
+            touched[rm.name] = {
+                **s.as_dict(),
+                "status": rm.kind,
+                "removed_round": r,
+                "contribution": rm.contribution.as_dict(),
+            }
         skill_rows = [{"arm": self.name, **d} for _, d in sorted(touched.items())]
         train_pass = float(np.mean([a["passed"] for a in attempts])) if attempts else None
         train_score = float(np.mean([a["score"] for a in attempts])) if attempts else None
-        new_state = {"bank": bank.as_list(), "removed": removed, "rollback_ref": rollback_score,
-                     "bank_round": bank_round}
-        row = {"arm": self.name, "round": r, "phase": cfg.skill_phase_of(r), "rollback_score": rollback_score,
-               "rollback_measured": measured, "report_measured": report_measured, "bank_round": bank_round,
-               "train_pass": train_pass,
-               "train_score": train_score, "train_n": len(attempts), "bank_size": len(bank), "born": len(new),
-               "removed": len(removals), "rolled_back": rolled_back, "synth": synth, "grader": grader_desc,
-               "state": new_state, "seconds": time.perf_counter() - t0}
+        new_state = {
+            "bank": bank.as_list(),
+            "removed": removed,
+            "rollback_ref": rollback_score,
+            "bank_round": bank_round,
+        }
+        row = {
+            "arm": self.name,
+            "round": r,
+            "phase": cfg.skill_phase_of(r),
+            "rollback_score": rollback_score,
+            "rollback_measured": measured,
+            "report_measured": report_measured,
+            "bank_round": bank_round,
+            "train_pass": train_pass,
+            "train_score": train_score,
+            "train_n": len(attempts),
+            "bank_size": len(bank),
+            "born": len(new),
+            "removed": len(removals),
+            "rolled_back": rolled_back,
+            "synth": synth,
+            "grader": grader_desc,
+            "state": new_state,
+            "seconds": time.perf_counter() - t0,
+        }
         self.ctx.store.write_round(row, attempts=attempts + held, capsules=capsules, skills=skill_rows, events=events)
         self.history += attempts
         self.ctx.on_round(row)

@@ -26,10 +26,22 @@ line-height:1.45}h2{margin-top:2em;border-bottom:1px solid #d8dee4}table{border-
 font-size:.92em}th,td{border:1px solid #d8dee4;padding:.3em .6em;text-align:right}th{background:#f6f8fa}
 td.l,th.l{text-align:left}.muted{color:#6a737d}.note{background:#fff8c5;padding:.5em .8em;border-radius:6px}
 code{font-family:ui-monospace,monospace;font-size:.92em}"""
-STYLES = {"oracle": ("-", 2.6), "co": ("--", 1.6), "naive": ("-.", 1.4), "always-pass": (":", 1.6),
-          "verifier": ("--", 1.4), "frozen": (":", 1.0)}
-COLORS = {"oracle": "#d9730d", "co": "#2f6fdb", "naive": "#8e44ad", "always-pass": "#b31d28", "verifier": "#22863a",
-          "frozen": "#6a737d"}
+STYLES = {
+    "oracle": ("-", 2.6),
+    "co": ("--", 1.6),
+    "naive": ("-.", 1.4),
+    "always-pass": (":", 1.6),
+    "verifier": ("--", 1.4),
+    "frozen": (":", 1.0),
+}
+COLORS = {
+    "oracle": "#d9730d",
+    "co": "#2f6fdb",
+    "naive": "#8e44ad",
+    "always-pass": "#b31d28",
+    "verifier": "#22863a",
+    "frozen": "#6a737d",
+}
 
 
 def _e(x: Any) -> str:
@@ -38,8 +50,10 @@ def _e(x: Any) -> str:
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], left: int = 1) -> str:
     head = "".join(f"<th class='{'l' if i < left else ''}'>{_e(h)}</th>" for i, h in enumerate(headers))
-    body = "".join("<tr>" + "".join(f"<td class='{'l' if i < left else ''}'>{_e(c)}</td>" for i, c in enumerate(r))
-                   + "</tr>" for r in rows)
+    body = "".join(
+        "<tr>" + "".join(f"<td class='{'l' if i < left else ''}'>{_e(c)}</td>" for i, c in enumerate(r)) + "</tr>"
+        for r in rows
+    )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -68,8 +82,16 @@ def _curves(store: RatchetStore, key: str, ylabel: str, frozen: bool, measured: 
         if not rows:
             continue
         ls, lw = STYLES.get(arm, ("-", 1.4))
-        ax.plot([r["round"] for r in rows], [r[key] for r in rows], label=arm, color=COLORS.get(arm), ls=ls, lw=lw,
-                marker="o" if len(rows) < 30 else None, ms=3)
+        ax.plot(
+            [r["round"] for r in rows],
+            [r[key] for r in rows],
+            label=arm,
+            color=COLORS.get(arm),
+            ls=ls,
+            lw=lw,
+            marker="o" if len(rows) < 30 else None,
+            ms=3,
+        )
         rb = [r for r in rows if r["rolled_back"] and r[measured] is not None] if measured else []
         if rb:
             ax.scatter([r["round"] for r in rb], [r[measured] for r in rb], marker="x", color=COLORS.get(arm), s=30)
@@ -118,61 +140,110 @@ def write_report(run_path: str | Path, out: str | Path | None = None) -> Path:
         demo = meta.get("demo") or {}
         n_rb, n_rp = len(held["rollback_tasks"]), len(held["report_tasks"])
         if held["protocol"] == "papers":
-            protocol = (f"<b>The papers' protocol</b>: rollback reads the same {n_rp} held-out tasks the curves, lift "
-                        "and retention are computed on, so a reported curve cannot fall below a bank rollback kept "
-                        "(an optimistic measurement, kept for comparison).")
+            protocol = (
+                f"<b>The papers' protocol</b>: rollback reads the same {n_rp} held-out tasks the curves, lift "
+                "and retention are computed on, so a reported curve cannot fall below a bank rollback kept "
+                "(an optimistic measurement, kept for comparison)."
+            )
         else:
-            protocol = (f"<b>Two-part protocol</b>: the held-out (locked) tasks are split, seeded, into a rollback "
-                        f"part ({n_rb} tasks: the only held-out tasks rollback reads) and a report part ({n_rp} "
-                        "tasks, read by no loop). Lift and retention come from the report part.")
+            protocol = (
+                f"<b>Two-part protocol</b>: the held-out (locked) tasks are split, seeded, into a rollback "
+                f"part ({n_rb} tasks: the only held-out tasks rollback reads) and a report part ({n_rp} "
+                "tasks, read by no loop). Lift and retention come from the report part."
+            )
         parts = [f"<h1>vx ratchet — {_e(meta.get('family', '?'))}{' (scripted demo)' if demo else ''}</h1>"]
         if demo:
-            parts.append(f"<p class='note'><b>Scripted demo.</b> No model was called: the solver, the skill "
-                         f"synthesizer and the final judge are scripted stand-ins ({_e(demo.get('solver', ''))}). "
-                         "The page shows what the loop records, not how any model learns.</p>")
-        parts += [f"<p class='muted'>run file {_e(run_path.name)} · status {_e(meta.get('status', '?'))} · arms "
-                  f"{_e(', '.join(cfg.get('arms', [])))} · schedule verifier {_e(cfg.get('verifier_rounds'))} / skill "
-                  f"{_e(cfg.get('skill_rounds'))} · ground truth {_e((meta.get('ground_truth') or {}).get('kind', '?'))}"
-                  f" · seed {_e(cfg.get('seed'))}</p>",
-                  f"<p class='note'>{protocol} Held-out scores are graded by the family's ground truth; a set of "
-                  "tens of tasks moves in steps of one task, so read the final-rounds mean and several seeds, not "
-                  "one round. Training pass rates are the arm's own grader's view; a grader that passes everything "
-                  "reports 1.0 whatever it teaches.</p>",
-                  "<h2>Summary (report part)</h2>", _table(TABLE_HEADERS, fmt_table_rows(fig)),
-                  f"<h2>Learning curves: report part ({n_rp} tasks, read by no loop)</h2>",
-                  _curves(store, "report_score", "report-part score", True, "report_measured"),
-                  f"<h2>Learning curves: rollback part ({n_rb} tasks, read by rollback)</h2>",
-                  _curves(store, "rollback_score", "rollback-part score", True, "rollback_measured"),
-                  "<p class='muted'>Each curve is the score of the bank in force; × marks what the round's own bank "
-                  "scored when its rollback-part score triggered a rollback (the curve then shows the restored "
-                  "bank). Grey lines separate skill phases.</p>",
-                  "<h2>Training pass rate (the arm's own grader)</h2>",
-                  _curves(store, "train_pass", "train pass rate", False),
-                  "<h2>The bank's life</h2>", _bank_life(store)]
+            parts.append(
+                f"<p class='note'><b>Scripted demo.</b> No model was called: the solver, the skill "
+                f"synthesizer and the final judge are scripted stand-ins ({_e(demo.get('solver', ''))}). "
+                "The page shows what the loop records, not how any model learns.</p>"
+            )
+        parts += [
+            f"<p class='muted'>run file {_e(run_path.name)} · status {_e(meta.get('status', '?'))} · arms "
+            f"{_e(', '.join(cfg.get('arms', [])))} · schedule verifier {_e(cfg.get('verifier_rounds'))} / skill "
+            f"{_e(cfg.get('skill_rounds'))} · ground truth {_e((meta.get('ground_truth') or {}).get('kind', '?'))}"
+            f" · seed {_e(cfg.get('seed'))}</p>",
+            f"<p class='note'>{protocol} Held-out scores are graded by the family's ground truth; a set of "
+            "tens of tasks moves in steps of one task, so read the final-rounds mean and several seeds, not "
+            "one round. Training pass rates are the arm's own grader's view; a grader that passes everything "
+            "reports 1.0 whatever it teaches.</p>",
+            "<h2>Summary (report part)</h2>",
+            _table(TABLE_HEADERS, fmt_table_rows(fig)),
+            f"<h2>Learning curves: report part ({n_rp} tasks, read by no loop)</h2>",
+            _curves(store, "report_score", "report-part score", True, "report_measured"),
+            f"<h2>Learning curves: rollback part ({n_rb} tasks, read by rollback)</h2>",
+            _curves(store, "rollback_score", "rollback-part score", True, "rollback_measured"),
+            "<p class='muted'>Each curve is the score of the bank in force; × marks what the round's own bank "
+            "scored when its rollback-part score triggered a rollback (the curve then shows the restored "
+            "bank). Grey lines separate skill phases.</p>",
+            "<h2>Training pass rate (the arm's own grader)</h2>",
+            _curves(store, "train_pass", "train pass rate", False),
+            "<h2>The bank's life</h2>",
+            _bank_life(store),
+        ]
         phases = store.phases()
         if phases:
-            parts += ["<h2>Verifier phases (co arms)</h2>", _table(
-                ["arm", "phase", "rounds (total)", "verifier", "locked agreement", "objective", "run file"],
-                [[p["arm"], p["phase"] + 1, p["total_rounds"], " ".join(p["verifier"].split()),
-                  _f(p["validity"].get("agreement")), _f(p["validity"].get("objective")), p["run_file"]]
-                 for p in phases], left=4)]
+            parts += [
+                "<h2>Verifier phases (co arms)</h2>",
+                _table(
+                    ["arm", "phase", "rounds (total)", "verifier", "locked agreement", "objective", "run file"],
+                    [
+                        [
+                            p["arm"],
+                            p["phase"] + 1,
+                            p["total_rounds"],
+                            " ".join(p["verifier"].split()),
+                            _f(p["validity"].get("agreement")),
+                            _f(p["validity"].get("objective")),
+                            p["run_file"],
+                        ]
+                        for p in phases
+                    ],
+                    left=4,
+                ),
+            ]
         skills = store.skills()
         if skills:
-            parts += ["<h2>Skills</h2>", _table(
-                ["arm", "name", "when", "lesson", "born", "status", "removed", "contribution", "routed"],
-                [[s["arm"], s["name"], s["when"], s["lesson"], s["born"], s["status"],
-                  "" if s["removed_round"] is None else s["removed_round"],
-                  _f((s["contribution"] or {}).get("effect")), (s["contribution"] or {}).get("routed", "")]
-                 for s in skills], left=4)]
+            parts += [
+                "<h2>Skills</h2>",
+                _table(
+                    ["arm", "name", "when", "lesson", "born", "status", "removed", "contribution", "routed"],
+                    [
+                        [
+                            s["arm"],
+                            s["name"],
+                            s["when"],
+                            s["lesson"],
+                            s["born"],
+                            s["status"],
+                            "" if s["removed_round"] is None else s["removed_round"],
+                            _f((s["contribution"] or {}).get("effect")),
+                            (s["contribution"] or {}).get("routed", ""),
+                        ]
+                        for s in skills
+                    ],
+                    left=4,
+                ),
+            ]
         if fig["judge"]:
-            parts += ["<h2>Final pairwise judge</h2>",
-                      "<p class='muted'>Each pair (round-0 output, final or peak output) is judged twice with the "
-                      "positions swapped; a win or a loss counts only when both orders agree.</p>",
-                      _table(["arm", "against", "rubric", "wins", "losses", "ties", "win rate (decided)"],
-                             [[d["arm"], d["against"], d["rubric"], d["win"], d["loss"], d["tie"], _f(d["win_rate"])]
-                              for d in fig["judge"].values()], left=3)]
-    out.write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>vx ratchet</title><style>{_CSS}"
-                   f"</style></head><body>{''.join(parts)}</body></html>", encoding="utf-8")
+            parts += [
+                "<h2>Final pairwise judge</h2>",
+                "<p class='muted'>Each pair (round-0 output, final or peak output) is judged twice with the "
+                "positions swapped; a win or a loss counts only when both orders agree.</p>",
+                _table(
+                    ["arm", "against", "rubric", "wins", "losses", "ties", "win rate (decided)"],
+                    [
+                        [d["arm"], d["against"], d["rubric"], d["win"], d["loss"], d["tie"], _f(d["win_rate"])]
+                        for d in fig["judge"].values()
+                    ],
+                    left=3,
+                ),
+            ]
+    out.write_text(
+        f"<!doctype html><html><head><meta charset='utf-8'><title>vx ratchet</title><style>{_CSS}"
+        f"</style></head><body>{''.join(parts)}</body></html>",
+        encoding="utf-8",
+    )
     return out
 
 

@@ -39,9 +39,16 @@ def _clip(text: Any, n: int = MAX_SHOWN) -> str:
     return text if len(text) <= n else text[: n - 1] + f"… [{len(text) - n + 1} more characters]"
 
 
-def send_many(client: Any, role: str, requests: Sequence[Mapping[str, Any]], *, batch: bool = False,
-              poll_seconds: float = 30.0, max_wait: float = 24 * 3600.0,
-              say: Callable[[str], None] | None = None) -> list[Any]:
+def send_many(
+    client: Any,
+    role: str,
+    requests: Sequence[Mapping[str, Any]],
+    *,
+    batch: bool = False,
+    poll_seconds: float = 30.0,
+    max_wait: float = 24 * 3600.0,
+    say: Callable[[str], None] | None = None,
+) -> list[Any]:
     """Send requests built with ``client.build_request(role, …)``, in order; raises the first LLM error
     (a round is all or nothing). With `batch`, a Message Batches prefetch fills the cache first."""
     from vx.llm.cache import request_key
@@ -65,8 +72,10 @@ def send_many(client: Any, role: str, requests: Sequence[Mapping[str, Any]], *, 
     cache = getattr(client, "cache", None)
     todo = [i for i, r in enumerate(requests) if cache is None or cache.get(request_key(r, None)) is None]
     if say is not None and todo:
-        say(f"{role}: {len(todo)} request(s) to the API" + (f", {len(requests) - len(todo)} answered from the cache"
-                                                            if len(todo) < len(requests) else ""))
+        say(
+            f"{role}: {len(todo)} request(s) to the API"
+            + (f", {len(requests) - len(todo)} answered from the cache" if len(todo) < len(requests) else "")
+        )
     results: list[Any] = [None] * len(requests)
     if len(todo) > 1:
         first = results[todo[0]] = one(requests[todo[0]])
@@ -88,12 +97,14 @@ def send_many(client: Any, role: str, requests: Sequence[Mapping[str, Any]], *, 
 # ------------------------------------------------------------------------------------------------
 # solver
 
+
 def solver_user_message(task_text: str, skills: Sequence[Skill]) -> str:
     parts = []
     if skills:
         lines = "\n".join(f"- {s.name}: {s.lesson}" for s in skills)
-        parts.append(f"<lessons>\nLessons learned on earlier tasks; apply those that fit this task:\n{lines}\n"
-                     "</lessons>\n")
+        parts.append(
+            f"<lessons>\nLessons learned on earlier tasks; apply those that fit this task:\n{lines}\n</lessons>\n"
+        )
     parts.append(f"<task>\n{task_text.rstrip()}\n</task>")
     return "\n".join(parts)
 
@@ -108,14 +119,22 @@ class Solver:
     say: Callable[[str], None] | None = None
 
     def request(self, task: Mapping[str, Any], skills: Sequence[Skill]) -> dict[str, Any]:
-        return self.client.build_request("solver", solver_user_message(self.adapter.render(task), skills),
-                                         system=self.adapter.system)
+        return self.client.build_request(
+            "solver", solver_user_message(self.adapter.render(task), skills), system=self.adapter.system
+        )
 
     def solve(self, jobs: Sequence[tuple[Mapping[str, Any], Sequence[Skill]]]) -> list[tuple[str, str]]:
         """(output, cache key of the reply) per (task, routed skills)."""
         reqs = [self.request(t, s) for t, s in jobs]
-        done = send_many(self.client, "solver", reqs, batch=self.batch, poll_seconds=self.poll_seconds,
-                         max_wait=self.max_wait, say=self.say)
+        done = send_many(
+            self.client,
+            "solver",
+            reqs,
+            batch=self.batch,
+            poll_seconds=self.poll_seconds,
+            max_wait=self.max_wait,
+            say=self.say,
+        )
         return [(self.adapter.extract(c.text), c.key) for c in done]
 
 
@@ -144,8 +163,10 @@ _JSON_FENCE = re.compile(r"```[ \t]*(?:json)?[ \t]*\n(.*?)```", re.DOTALL)
 
 def render_capsule(i: int, c: Mapping[str, Any], task_text: str) -> str:
     checks = "\n".join(f"  - {name}: {msg}" for name, msg in c["checks"]) or "  (the grader named no check)"
-    return (f"<capsule {i}>\n<task>\n{_clip(task_text, 1500)}\n</task>\n<output>\n{_clip(c['output'])}\n</output>\n"
-            f"verdict: FAIL\nfailed checks:\n{checks}\n</capsule {i}>")
+    return (
+        f"<capsule {i}>\n<task>\n{_clip(task_text, 1500)}\n</task>\n<output>\n{_clip(c['output'])}\n</output>\n"
+        f"verdict: FAIL\nfailed checks:\n{checks}\n</capsule {i}>"
+    )
 
 
 @attrs.define
@@ -155,26 +176,43 @@ class SkillSynthesizer:
     family: str
     n: int = 3
 
-    def request(self, *, capsules: Sequence[Mapping[str, Any]], practice: Sequence[Mapping[str, Any]],
-                bank: Sequence[Skill], removed: Sequence[str], task_text: Callable[[str], str]) -> dict[str, Any]:
+    def request(
+        self,
+        *,
+        capsules: Sequence[Mapping[str, Any]],
+        practice: Sequence[Mapping[str, Any]],
+        bank: Sequence[Skill],
+        removed: Sequence[str],
+        task_text: Callable[[str], str],
+    ) -> dict[str, Any]:
         system = SYNTH_SYSTEM.format(family=self.family, system=self.adapter.system, n=self.n)
         existing = "\n".join(f"- {s.name} (when: {s.when}): {s.lesson}" for s in bank) or "(none yet)"
-        parts = [f"Skills in the bank:\n{existing}",
-                 "Removed skills (do not propose again): " + (", ".join(removed) if removed else "(none)")]
+        parts = [
+            f"Skills in the bank:\n{existing}",
+            "Removed skills (do not propose again): " + (", ".join(removed) if removed else "(none)"),
+        ]
         if capsules:
-            parts.append("Failure capsules:\n" + "\n".join(render_capsule(i, c, task_text(c["task"]))
-                                                         for i, c in enumerate(capsules, 1)))
+            parts.append(
+                "Failure capsules:\n"
+                + "\n".join(render_capsule(i, c, task_text(c["task"])) for i, c in enumerate(capsules, 1))
+            )
         else:
             parts.append("Failure capsules: (none: the grader passed every attempt of this round)")
         if practice:
-            parts.append("Attempts that passed:\n" + "\n".join(
-                f"<passed {i}>\n<task>\n{_clip(task_text(p['task']), 800)}\n</task>\n<output>\n"
-                f"{_clip(p['output'], 1200)}\n</output>\n</passed {i}>" for i, p in enumerate(practice, 1)))
+            parts.append(
+                "Attempts that passed:\n"
+                + "\n".join(
+                    f"<passed {i}>\n<task>\n{_clip(task_text(p['task']), 800)}\n</task>\n<output>\n"
+                    f"{_clip(p['output'], 1200)}\n</output>\n</passed {i}>"
+                    for i, p in enumerate(practice, 1)
+                )
+            )
         parts.append(f"Write at most {self.n} new skills.")
         return self.client.build_request("skill_synthesizer", "\n\n".join(parts), system=system)
 
-    def parse(self, text: str, *, born: int, origin: Mapping[str, Any], bank: Sequence[Skill],
-              removed: Sequence[str]) -> tuple[list[Skill], list[dict[str, Any]]]:
+    def parse(
+        self, text: str, *, born: int, origin: Mapping[str, Any], bank: Sequence[Skill], removed: Sequence[str]
+    ) -> tuple[list[Skill], list[dict[str, Any]]]:
         """Valid new skills and the dropped proposals (with why)."""
         blocks = _JSON_FENCE.findall(text or "")
         body = blocks[0] if blocks else (text or "").strip()
@@ -238,7 +276,7 @@ _WINNER = re.compile(r"WINNER:[ \t]*(A|B|TIE)[ \t]*\.?", re.IGNORECASE)
 
 
 def parse_winner(text: str) -> str | None:
-    """"A", "B", "TIE", or None when the reply does not follow the format (counted as a tie)."""
+    """ "A", "B", "TIE", or None when the reply does not follow the format (counted as a tie)."""
     lines = [ln.strip() for ln in str(text).strip().splitlines() if ln.strip()]
     if not lines or len(lines) > 2:
         return None
@@ -257,8 +295,10 @@ class FinalJudge:
         return GENERIC_RUBRIC if rubric == "generic" else TASK_AWARE_RUBRIC.format(contract=self.adapter.contract)
 
     def request(self, rubric: str, task: Mapping[str, Any], a: str, b: str) -> dict[str, Any]:
-        user = (f"<task>\n{_clip(self.adapter.render(task), 6000)}\n</task>\n\n<output A>\n{_clip(a, 12000)}\n"
-                f"</output A>\n\n<output B>\n{_clip(b, 12000)}\n</output B>")
+        user = (
+            f"<task>\n{_clip(self.adapter.render(task), 6000)}\n</task>\n\n<output A>\n{_clip(a, 12000)}\n"
+            f"</output A>\n\n<output B>\n{_clip(b, 12000)}\n</output B>"
+        )
         return self.client.build_request("final_judge", user, system=self.system(rubric))
 
     def pair_requests(self, rubric: str, task: Mapping[str, Any], old: str, new: str) -> list[dict[str, Any]]:

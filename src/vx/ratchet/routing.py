@@ -20,11 +20,13 @@ from collections.abc import Iterable, Sequence
 from vx.ratchet.skills import Skill
 
 _WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
-_STOP = frozenset("""the and for with that this from are was were will would should could can not but you your
+_STOP = frozenset(
+    """the and for with that this from are was were will would should could can not but you your
 into onto over under than then them they their there these those have has had been being does did doing
 each every any all some such only also more most less least very just its it's which what when where who
 whom why how use using used return returns given list lists string strings number numbers value values
-function functions write task tasks output outputs""".split())
+function functions write task tasks output outputs""".split()
+)
 
 
 def words(text: str) -> list[str]:
@@ -32,8 +34,9 @@ def words(text: str) -> list[str]:
 
 
 class Router:
-    def __init__(self, corpus: Iterable[str], *, k: int = 3, min_similarity: float = 0.1,
-                 general_score: float = 0.15) -> None:
+    def __init__(
+        self, corpus: Iterable[str], *, k: int = 3, min_similarity: float = 0.1, general_score: float = 0.15
+    ) -> None:
         docs = [set(words(t)) for t in corpus]
         n = max(1, len(docs))
         df: Counter[str] = Counter(w for d in docs for w in d)

@@ -40,7 +40,7 @@ from vx.ratchet.config import CO_ARMS, RatchetConfig, RatchetError
 from vx.ratchet.figures import figures as compute_figures
 from vx.ratchet.graders import Grader, ground_truth_for
 from vx.ratchet.loop import Arm, ArmStopped, Context, Parts, stopped_by
-from vx.ratchet.roles import RUBRICS, FinalJudge, Solver, SkillSynthesizer, send_many
+from vx.ratchet.roles import RUBRICS, FinalJudge, SkillSynthesizer, Solver, send_many
 from vx.ratchet.routing import Router
 from vx.ratchet.skills import MAX_LESSON
 from vx.ratchet.store import RatchetStore
@@ -84,8 +84,10 @@ def split_tasks(fam: Any) -> tuple[list[str], list[str]]:
     dev = {it.task for it in fam.split("dev").items}
     overlap = set(train) & set(held)
     if overlap:
-        raise RatchetError(f"family {fam.name}: tasks {', '.join(sorted(overlap)[:5])} are in both the train and the "
-                           "locked split; the skill loop needs them disjoint by task (rebuild the family)")
+        raise RatchetError(
+            f"family {fam.name}: tasks {', '.join(sorted(overlap)[:5])} are in both the train and the "
+            "locked split; the skill loop needs them disjoint by task (rebuild the family)"
+        )
     train = [t for t in train if t not in dev]
     if not train or not held:
         raise RatchetError(f"family {fam.name} needs training tasks (train split) and held-out tasks (locked split)")
@@ -100,8 +102,10 @@ def heldout_parts(held: Sequence[str], config: RatchetConfig) -> Parts:
     if config.protocol == "papers":
         return Parts("papers", tuple(held), tuple(held))
     if len(held) < 2:
-        raise RatchetError(f"the two-part protocol needs at least two held-out tasks (the family has {len(held)}); "
-                           "use the papers' protocol (--papers-protocol) on a family this small")
+        raise RatchetError(
+            f"the two-part protocol needs at least two held-out tasks (the family has {len(held)}); "
+            "use the papers' protocol (--papers-protocol) on a family this small"
+        )
     order = np.random.default_rng([config.seed, 4099]).permutation(len(held)).tolist()
     k = min(len(held) - 1, max(1, int(round(config.rollback_share * len(held)))))
     return Parts("two-part", tuple(sorted(held[i] for i in order[:k])), tuple(sorted(held[i] for i in order[k:])))
@@ -116,9 +120,11 @@ def _version() -> str:
         return "?"
 
 
-NO_KEY = ("vx ratchet needs the LLM roles solver, skill_synthesizer and final_judge, and ANTHROPIC_API_KEY is not "
-          "set: set it (export ANTHROPIC_API_KEY=…) and run again; --dry-run shows the calls and the worst-case "
-          "cost without a key, and --demo runs a scripted solver offline")
+NO_KEY = (
+    "vx ratchet needs the LLM roles solver, skill_synthesizer and final_judge, and ANTHROPIC_API_KEY is not "
+    "set: set it (export ANTHROPIC_API_KEY=…) and run again; --dry-run shows the calls and the worst-case "
+    "cost without a key, and --demo runs a scripted solver offline"
+)
 
 
 ROLE_SETTINGS = ("model", "max_tokens", "temperature")
@@ -135,14 +141,22 @@ def resumed_roles(recorded: Mapping[str, Any], overrides: Mapping[str, Any] | No
                 continue
             name = f"{role}.{key}"
             if name in out and out[name] != settings[key]:
-                raise RatchetError(f"this run's {role} is {key} {settings[key]!r}; a resumed run keeps its roles "
-                                   f"(not {out[name]!r}): start a new run to change them")
+                raise RatchetError(
+                    f"this run's {role} is {key} {settings[key]!r}; a resumed run keeps its roles "
+                    f"(not {out[name]!r}): start a new run to change them"
+                )
             out[name] = settings[key]
     return out
 
 
-def _session(fam: Any, llm: Any, overrides: Mapping[str, Any] | None, factory: Callable | None, run_id: str | None,
-             say: Callable[[str], None]) -> tuple[Any, bool]:
+def _session(
+    fam: Any,
+    llm: Any,
+    overrides: Mapping[str, Any] | None,
+    factory: Callable | None,
+    run_id: str | None,
+    say: Callable[[str], None],
+) -> tuple[Any, bool]:
     """(the LLM session, whether this run owns it)."""
     from vx.evolve.roles.session import LLMSession, start_session
     from vx.llm.client import LLMUnavailable
@@ -150,8 +164,10 @@ def _session(fam: Any, llm: Any, overrides: Mapping[str, Any] | None, factory: C
     if isinstance(llm, LLMSession):
         return llm, False
     if llm is False:
-        raise RatchetError("vx ratchet cannot run with LLM roles off (llm=False): its solver, skill synthesizer and "
-                           "final judge are LLM roles; demo=True runs a scripted solver offline")
+        raise RatchetError(
+            "vx ratchet cannot run with LLM roles off (llm=False): its solver, skill synthesizer and "
+            "final judge are LLM roles; demo=True runs a scripted solver offline"
+        )
     try:
         session = start_session(fam, mode=True, overrides=overrides, say=say, run_id=run_id, factory=factory)
     except LLMUnavailable as exc:
@@ -159,13 +175,24 @@ def _session(fam: Any, llm: Any, overrides: Mapping[str, Any] | None, factory: C
     return session, True
 
 
-def run_ratchet(family: Any = None, *, config: RatchetConfig | None = None, out: str | Path | None = None,
-                resume: str | Path | None = None, llm: Any = None, llm_overrides: Mapping[str, Any] | None = None,
-                llm_factory: Callable | None = None, client: Any = None, demo: bool = False,
-                truth: Grader | None = None, data_dir: str | Path | None = None,
-                verifier_roles: Callable[[Any], Mapping[str, Any]] | None = None, verdict_cache: Any = None,
-                say: Callable[[str], None] | None = None,
-                on_round: Callable[[dict[str, Any]], None] | None = None) -> RatchetResult:
+def run_ratchet(
+    family: Any = None,
+    *,
+    config: RatchetConfig | None = None,
+    out: str | Path | None = None,
+    resume: str | Path | None = None,
+    llm: Any = None,
+    llm_overrides: Mapping[str, Any] | None = None,
+    llm_factory: Callable | None = None,
+    client: Any = None,
+    demo: bool = False,
+    truth: Grader | None = None,
+    data_dir: str | Path | None = None,
+    verifier_roles: Callable[[Any], Mapping[str, Any]] | None = None,
+    verdict_cache: Any = None,
+    say: Callable[[str], None] | None = None,
+    on_round: Callable[[dict[str, Any]], None] | None = None,
+) -> RatchetResult:
     """Run (or resume) every arm of `config` on `family`, then the final pairwise judge (see the module
     docstring for `llm`, `client` and `demo`)."""
     say = say or (lambda m: None)
@@ -197,8 +224,10 @@ def run_ratchet(family: Any = None, *, config: RatchetConfig | None = None, out:
         train, held = split_tasks(fam)
         parts = heldout_parts(held, config)
         if store is not None and store.parts() != parts.as_dict():
-            raise RatchetError(f"{path}: the family's held-out tasks are not those the run was started with "
-                               "(its locked split changed); start a new run")
+            raise RatchetError(
+                f"{path}: the family's held-out tasks are not those the run was started with "
+                "(its locked split changed); start a new run"
+            )
         adapter = adapter_for(fam)
         if truth is None:
             truth = ground_truth_for(fam, data_dir=data_dir)
@@ -223,23 +252,56 @@ def run_ratchet(family: Any = None, *, config: RatchetConfig | None = None, out:
             fixed = Verifier.load(config.verifier, fam)
         if store is None:
             store = RatchetStore(path, create=True)
-            store.set_meta({"family": fam.name, "family_dir": str(fam.dir), "config": config.as_dict(),
-                            "vx_version": _version(), "status": "running", "ground_truth": truth.describe(),
-                            "heldout": parts.as_dict(), "adapter": adapter.source, "contract": adapter.contract,
-                            "demo": ({"scripted": True, "solver": client.demo_description} if demo else False),
-                            "llm": {"run": getattr(client, "run_id", ""),
-                                    **({k: v for k, v in client.config.as_dict().items() if k != "cache"}
-                                       if hasattr(client, "config") else {})}})
+            store.set_meta(
+                {
+                    "family": fam.name,
+                    "family_dir": str(fam.dir),
+                    "config": config.as_dict(),
+                    "vx_version": _version(),
+                    "status": "running",
+                    "ground_truth": truth.describe(),
+                    "heldout": parts.as_dict(),
+                    "adapter": adapter.source,
+                    "contract": adapter.contract,
+                    "demo": ({"scripted": True, "solver": client.demo_description} if demo else False),
+                    "llm": {
+                        "run": getattr(client, "run_id", ""),
+                        **(
+                            {k: v for k, v in client.config.as_dict().items() if k != "cache"}
+                            if hasattr(client, "config")
+                            else {}
+                        ),
+                    },
+                }
+            )
         task_text = {t: adapter.render(fam.tasks[t]) for t in train + parts.tasks}
-        router = Router([task_text[t] for t in train], k=config.route_k, min_similarity=config.route_min_similarity,
-                        general_score=config.general_score)
-        solver = Solver(client, adapter, batch=config.batch, poll_seconds=config.poll_seconds,
-                        max_wait=config.max_wait, say=say)
-        ctx = Context(family=fam, config=config, store=store, client=client, solver=solver,
-                      synthesizer=SkillSynthesizer(client, adapter, fam.name, n=config.new_skills), truth=truth,
-                      router=router, train_tasks=train, parts=parts, task_text=task_text,
-                      verdict_cache=verdict_cache, say=say, on_round=on_round or (lambda row: None),
-                      verifier_roles=verifier_roles, fixed_verifier=fixed)
+        router = Router(
+            [task_text[t] for t in train],
+            k=config.route_k,
+            min_similarity=config.route_min_similarity,
+            general_score=config.general_score,
+        )
+        solver = Solver(
+            client, adapter, batch=config.batch, poll_seconds=config.poll_seconds, max_wait=config.max_wait, say=say
+        )
+        ctx = Context(
+            family=fam,
+            config=config,
+            store=store,
+            client=client,
+            solver=solver,
+            synthesizer=SkillSynthesizer(client, adapter, fam.name, n=config.new_skills),
+            truth=truth,
+            router=router,
+            train_tasks=train,
+            parts=parts,
+            task_text=task_text,
+            verdict_cache=verdict_cache,
+            say=say,
+            on_round=on_round or (lambda row: None),
+            verifier_roles=verifier_roles,
+            fixed_verifier=fixed,
+        )
         stop: ArmStopped | None = None
         where = ""
         for arm in config.arms:
@@ -271,6 +333,7 @@ def run_ratchet(family: Any = None, *, config: RatchetConfig | None = None, out:
 
 # ------------------------------------------------------------------------------------------------
 # the final pairwise judge
+
 
 def _compared_rounds(store: RatchetStore, arm: str, against: str) -> int | None:
     rounds = store.rounds(arm)
@@ -305,18 +368,40 @@ def final_judge(ctx: Context) -> None:
                 for task in ctx.parts.report:
                     if (arm, against, rubric, task) in done or task not in old or task not in new:
                         continue
-                    base = {"arm": arm, "against": against, "rubric": rubric, "task": task, "old_round": 0,
-                            "new_round": new_round}
+                    base = {
+                        "arm": arm,
+                        "against": against,
+                        "rubric": rubric,
+                        "task": task,
+                        "old_round": 0,
+                        "new_round": new_round,
+                    }
                     if old[task]["output"] == new[task]["output"] or new_round == 0:
-                        rows.append({**base, "first": "tie", "second": "tie", "outcome": "tie",
-                                     "raw_first": "(identical outputs: not sent)", "raw_second": ""})
+                        rows.append(
+                            {
+                                **base,
+                                "first": "tie",
+                                "second": "tie",
+                                "outcome": "tie",
+                                "raw_first": "(identical outputs: not sent)",
+                                "raw_second": "",
+                            }
+                        )
                         continue
                     todo.append(base)
-                    requests += judge.pair_requests(rubric, ctx.family.tasks[task], old[task]["output"],
-                                                    new[task]["output"])
+                    requests += judge.pair_requests(
+                        rubric, ctx.family.tasks[task], old[task]["output"], new[task]["output"]
+                    )
             try:
-                replies = send_many(ctx.client, "final_judge", requests, batch=cfg.batch,
-                                    poll_seconds=cfg.poll_seconds, max_wait=cfg.max_wait, say=ctx.say)
+                replies = send_many(
+                    ctx.client,
+                    "final_judge",
+                    requests,
+                    batch=cfg.batch,
+                    poll_seconds=cfg.poll_seconds,
+                    max_wait=cfg.max_wait,
+                    say=ctx.say,
+                )
             except LLMError as exc:
                 store.write_judge(rows)
                 raise stopped_by(exc) from None
@@ -329,6 +414,7 @@ def final_judge(ctx: Context) -> None:
 
 # ------------------------------------------------------------------------------------------------
 # the cost before anything is sent
+
 
 def plan(family: Any, config: RatchetConfig, llm_config: Any, *, verifier_llm: bool = False) -> dict[str, Any]:
     """Calls of every LLM role per arm and the worst-case USD (every call a cache miss, every reply as long as
@@ -348,11 +434,15 @@ def plan(family: Any, config: RatchetConfig, llm_config: Any, *, verifier_llm: b
     out_chars = 4 * roles["solver"].max_tokens
     est = {
         "solver": len(adapter.system) + longest + config.route_k * lesson + 120,
-        "skill_synthesizer": 2600 + config.capacity * lesson + 40 * config.capacity
-                             + config.max_capsules * (1500 + min(out_chars, 2500) + 6 * 420)
-                             + config.practice * 2000,
+        "skill_synthesizer": 2600
+        + config.capacity * lesson
+        + 40 * config.capacity
+        + config.max_capsules * (1500 + min(out_chars, 2500) + 6 * 420)
+        + config.practice * 2000,
         "final_judge": 1200 + len(adapter.contract) + min(longest, 6000) + 2 * min(out_chars, 12000),
-        "composer": 20000, "synthesizer": 12000, "judge": 600 + longest + out_chars,
+        "composer": 20000,
+        "synthesizer": 12000,
+        "judge": 600 + longest + out_chars,
     }
     judge_ops = [o for o in fam.pool() if o.uses_llm and o.status != "retired"]
     n_items = len(fam.split("train")) + len(fam.split("dev")) + len(fam.audit())
@@ -386,8 +476,16 @@ def plan(family: Any, config: RatchetConfig, llm_config: Any, *, verifier_llm: b
             usd += n * one
         rows.append({"arm": arm, "roles": per_role, "worst_usd": round(usd, 4)})
         total += usd
-    return {"family": fam.name, "train_tasks": len(train), "heldout_tasks": len(held), "protocol": parts.protocol,
-            "rollback_tasks": len(parts.rollback), "report_tasks": len(parts.report),
-            "skill_rounds": config.total_skill_rounds, "arms": rows, "worst_usd": round(total, 4),
-            "budget_usd": llm_config.budget_usd,
-            "note": "worst case: every call a cache miss and every reply max_tokens long; cached prompts are free"}
+    return {
+        "family": fam.name,
+        "train_tasks": len(train),
+        "heldout_tasks": len(held),
+        "protocol": parts.protocol,
+        "rollback_tasks": len(parts.rollback),
+        "report_tasks": len(parts.report),
+        "skill_rounds": config.total_skill_rounds,
+        "arms": rows,
+        "worst_usd": round(total, 4),
+        "budget_usd": llm_config.budget_usd,
+        "note": "worst case: every call a cache miss and every reply max_tokens long; cached prompts are free",
+    }

@@ -60,13 +60,23 @@ class Skill:
         return self.when.strip().lower() in ("", "always", "all", "every task", "all tasks")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "lesson": self.lesson, "when": self.when, "born": self.born,
-                "origin": dict(self.origin)}
+        return {
+            "name": self.name,
+            "lesson": self.lesson,
+            "when": self.when,
+            "born": self.born,
+            "origin": dict(self.origin),
+        }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Skill:
-        return cls(str(d["name"]), str(d["lesson"]), str(d.get("when", "always")), int(d.get("born", 0)),
-                   dict(d.get("origin") or {}))
+        return cls(
+            str(d["name"]),
+            str(d["lesson"]),
+            str(d.get("when", "always")),
+            int(d.get("born", 0)),
+            dict(d.get("origin") or {}),
+        )
 
 
 def validate_skill(raw: Any, *, born: int, origin: Mapping[str, Any] | None = None) -> Skill:
@@ -99,8 +109,9 @@ class Contribution:
         return attrs.asdict(self)
 
 
-def contributions(attempts: Sequence[Mapping[str, Any]], skills: Iterable[str], *, ridge: float = 1.0
-                  ) -> dict[str, Contribution]:
+def contributions(
+    attempts: Sequence[Mapping[str, Any]], skills: Iterable[str], *, ridge: float = 1.0
+) -> dict[str, Contribution]:
     """Fit every skill's effect from training attempts (dicts with ``task``, ``routed``, ``included``,
     ``score``); see the module docstring."""
     names = sorted(set(skills) | {s for a in attempts for s in a["included"]})
@@ -187,8 +198,16 @@ class Removal:
     contribution: Contribution
 
 
-def curate(bank: Bank, contrib: Mapping[str, Contribution], *, round_: int, capacity: int, grace: int,
-           min_evidence: int, retire_below: float) -> list[Removal]:
+def curate(
+    bank: Bank,
+    contrib: Mapping[str, Contribution],
+    *,
+    round_: int,
+    capacity: int,
+    grace: int,
+    min_evidence: int,
+    retire_below: float,
+) -> list[Removal]:
     """Retire harmful skills, then evict down to capacity (lowest contribution first). Mutates `bank`."""
     removals: list[Removal] = []
 
@@ -199,19 +218,35 @@ def curate(bank: Bank, contrib: Mapping[str, Contribution], *, round_: int, capa
         c = contrib.get(s.name) or Contribution(None, 0, 0, 0)
         if not young(s) and c.routed >= min_evidence and c.effect is not None and c.effect < retire_below:
             bank.remove(s.name)
-            removals.append(Removal(s.name, "retired", f"contribution {c.effect:+.3f} over {c.routed} routed "
-                                    f"attempts is below {retire_below:+.3f}", c))
+            removals.append(
+                Removal(
+                    s.name,
+                    "retired",
+                    f"contribution {c.effect:+.3f} over {c.routed} routed attempts is below {retire_below:+.3f}",
+                    c,
+                )
+            )
     while len(bank) > capacity:
+
         def key(s: Skill) -> tuple:
             c = contrib.get(s.name) or Contribution(None, 0, 0, 0)
             # untried newcomers last, then other young skills, then the rest by contribution
-            return (young(s) and c.routed == 0, young(s), c.effect if c.effect is not None else 0.0, c.routed,
-                    s.born, s.name)
+            return (
+                young(s) and c.routed == 0,
+                young(s),
+                c.effect if c.effect is not None else 0.0,
+                c.routed,
+                s.born,
+                s.name,
+            )
 
         victim = min(bank, key=key)
         c = contrib.get(victim.name) or Contribution(None, 0, 0, 0)
         bank.remove(victim.name)
         eff = "no measured effect yet" if c.effect is None else f"contribution {c.effect:+.3f}"
-        removals.append(Removal(victim.name, "evicted", f"bank over capacity {capacity}: lowest ({eff}, "
-                                f"{c.routed} routed attempts)", c))
+        removals.append(
+            Removal(
+                victim.name, "evicted", f"bank over capacity {capacity}: lowest ({eff}, {c.routed} routed attempts)", c
+            )
+        )
     return removals

@@ -80,21 +80,85 @@ CREATE TABLE IF NOT EXISTS judge (
 CREATE TABLE IF NOT EXISTS summary (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
-ROUND_COLUMNS = ("arm", "round", "phase", "rollback_score", "rollback_measured", "report_measured", "bank_round", "train_pass", "train_score", "train_n", "bank_size", "born", "removed", "rolled_back",
-                 "synth", "grader", "state", "seconds")
-ATTEMPT_COLUMNS = ("arm", "round", "kind", "task", "routed", "included", "output", "passed", "score", "checks",
-                   "reply_key")
+ROUND_COLUMNS = (
+    "arm",
+    "round",
+    "phase",
+    "rollback_score",
+    "rollback_measured",
+    "report_measured",
+    "bank_round",
+    "train_pass",
+    "train_score",
+    "train_n",
+    "bank_size",
+    "born",
+    "removed",
+    "rolled_back",
+    "synth",
+    "grader",
+    "state",
+    "seconds",
+)
+ATTEMPT_COLUMNS = (
+    "arm",
+    "round",
+    "kind",
+    "task",
+    "routed",
+    "included",
+    "output",
+    "passed",
+    "score",
+    "checks",
+    "reply_key",
+)
 SKILL_COLUMNS = ("arm", "name", "lesson", "when", "born", "origin", "status", "removed_round", "contribution")
 EVENT_COLUMNS = ("arm", "round", "skill", "kind", "reason", "evidence")
-PHASE_COLUMNS = ("arm", "phase", "rounds", "total_rounds", "first_skill_round", "verifier", "specs", "validity",
-                 "run_file")
-JUDGE_COLUMNS = ("arm", "against", "rubric", "task", "old_round", "new_round", "first", "second", "outcome",
-                 "raw_first", "raw_second")
-_JSON = {"synth", "grader", "state", "routed", "included", "checks", "origin", "contribution", "evidence", "specs",
-         "validity"}
+PHASE_COLUMNS = (
+    "arm",
+    "phase",
+    "rounds",
+    "total_rounds",
+    "first_skill_round",
+    "verifier",
+    "specs",
+    "validity",
+    "run_file",
+)
+JUDGE_COLUMNS = (
+    "arm",
+    "against",
+    "rubric",
+    "task",
+    "old_round",
+    "new_round",
+    "first",
+    "second",
+    "outcome",
+    "raw_first",
+    "raw_second",
+)
+_JSON = {
+    "synth",
+    "grader",
+    "state",
+    "routed",
+    "included",
+    "checks",
+    "origin",
+    "contribution",
+    "evidence",
+    "specs",
+    "validity",
+}
 #: what a round's loop state must hold for a resume (the keys `vx.ratchet.loop` reads), and their kinds
-STATE_KEYS: dict[str, type | tuple[type, ...]] = {"bank": list, "removed": list,
-                                                  "rollback_ref": (int, float, type(None)), "bank_round": int}
+STATE_KEYS: dict[str, type | tuple[type, ...]] = {
+    "bank": list,
+    "removed": list,
+    "rollback_ref": (int, float, type(None)),
+    "bank_round": int,
+}
 
 
 class RatchetStoreError(VxError):
@@ -121,8 +185,15 @@ def _column_kinds(schema: str) -> dict[str, dict[str, tuple[type | tuple[type, .
 #: damaged: RatchetStoreError, never a traceback in the report)
 COLUMN_KINDS = _column_kinds(SCHEMA)
 #: meta keys holding JSON, and the kind of value each must decode to
-_META_JSON = {"config": dict, "arms": list, "llm": dict, "llm_usage": dict, "ground_truth": dict, "heldout": dict,
-              "demo": (dict, bool)}
+_META_JSON = {
+    "config": dict,
+    "arms": list,
+    "llm": dict,
+    "llm_usage": dict,
+    "ground_truth": dict,
+    "heldout": dict,
+    "demo": (dict, bool),
+}
 
 
 def is_ratchet_run(path: str | Path) -> bool:
@@ -155,8 +226,10 @@ class RatchetStore:
             raise RatchetStoreError(f"{self.path}: not a vx ratchet run file ({exc})") from None
         if row and row[0] in OLD_FORMATS:
             self.db.close()
-            raise RatchetStoreError(f"{self.path}: a {row[0]} run file, written by an older vx ({OLD_FORMATS[row[0]]}); "
-                                    f"this vx reads {FORMAT}: run the arms again")
+            raise RatchetStoreError(
+                f"{self.path}: a {row[0]} run file, written by an older vx ({OLD_FORMATS[row[0]]}); "
+                f"this vx reads {FORMAT}: run the arms again"
+            )
         if not row or row[0] != FORMAT:
             self.db.close()
             raise RatchetStoreError(f"{self.path}: not a vx ratchet run file (no '{FORMAT}' marker)")
@@ -176,8 +249,10 @@ class RatchetStore:
     # --- writing ----------------------------------------------------------------------------
     def set_meta(self, values: Mapping[str, Any]) -> None:
         with self._tx():
-            self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                                [(k, v if isinstance(v, str) else json_text(v)) for k, v in values.items()])
+            self.db.executemany(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                [(k, v if isinstance(v, str) else json_text(v)) for k, v in values.items()],
+            )
 
     @staticmethod
     def _row(cols: Sequence[str], d: Mapping[str, Any]) -> list[Any]:
@@ -193,37 +268,61 @@ class RatchetStore:
             out.append(v)
         return out
 
-    def write_round(self, row: Mapping[str, Any], *, attempts: Iterable[Mapping[str, Any]],
-                    capsules: Iterable[Mapping[str, Any]], skills: Iterable[Mapping[str, Any]],
-                    events: Iterable[Mapping[str, Any]]) -> None:
+    def write_round(
+        self,
+        row: Mapping[str, Any],
+        *,
+        attempts: Iterable[Mapping[str, Any]],
+        capsules: Iterable[Mapping[str, Any]],
+        skills: Iterable[Mapping[str, Any]],
+        events: Iterable[Mapping[str, Any]],
+    ) -> None:
         """Everything one skill round produced, atomically."""
         q = lambda cols: ",".join('"when"' if c == "when" else c for c in cols)  # noqa: E731
         with self._tx():
-            self.db.execute(f"INSERT OR REPLACE INTO rounds ({q(ROUND_COLUMNS)}) VALUES "
-                            f"({','.join('?' * len(ROUND_COLUMNS))})", self._row(ROUND_COLUMNS, row))
-            self.db.executemany(f"INSERT OR REPLACE INTO attempts ({q(ATTEMPT_COLUMNS)}) VALUES "
-                                f"({','.join('?' * len(ATTEMPT_COLUMNS))})",
-                                [self._row(ATTEMPT_COLUMNS, a) for a in attempts])
-            self.db.executemany("INSERT OR REPLACE INTO capsules (arm, round, task, output, checks) VALUES (?,?,?,?,?)",
-                                [self._row(("arm", "round", "task", "output", "checks"), c) for c in capsules])
-            self.db.executemany(f"INSERT OR REPLACE INTO skills ({q(SKILL_COLUMNS)}) VALUES "
-                                f"({','.join('?' * len(SKILL_COLUMNS))})", [self._row(SKILL_COLUMNS, s) for s in skills])
-            self.db.executemany(f"INSERT INTO events ({q(EVENT_COLUMNS)}) VALUES ({','.join('?' * len(EVENT_COLUMNS))})",
-                                [self._row(EVENT_COLUMNS, e) for e in events])
+            self.db.execute(
+                f"INSERT OR REPLACE INTO rounds ({q(ROUND_COLUMNS)}) VALUES ({','.join('?' * len(ROUND_COLUMNS))})",
+                self._row(ROUND_COLUMNS, row),
+            )
+            self.db.executemany(
+                f"INSERT OR REPLACE INTO attempts ({q(ATTEMPT_COLUMNS)}) VALUES "
+                f"({','.join('?' * len(ATTEMPT_COLUMNS))})",
+                [self._row(ATTEMPT_COLUMNS, a) for a in attempts],
+            )
+            self.db.executemany(
+                "INSERT OR REPLACE INTO capsules (arm, round, task, output, checks) VALUES (?,?,?,?,?)",
+                [self._row(("arm", "round", "task", "output", "checks"), c) for c in capsules],
+            )
+            self.db.executemany(
+                f"INSERT OR REPLACE INTO skills ({q(SKILL_COLUMNS)}) VALUES ({','.join('?' * len(SKILL_COLUMNS))})",
+                [self._row(SKILL_COLUMNS, s) for s in skills],
+            )
+            self.db.executemany(
+                f"INSERT INTO events ({q(EVENT_COLUMNS)}) VALUES ({','.join('?' * len(EVENT_COLUMNS))})",
+                [self._row(EVENT_COLUMNS, e) for e in events],
+            )
 
     def write_phase(self, row: Mapping[str, Any]) -> None:
         with self._tx():
-            self.db.execute(f"INSERT OR REPLACE INTO phases ({','.join(PHASE_COLUMNS)}) VALUES "
-                            f"({','.join('?' * len(PHASE_COLUMNS))})", self._row(PHASE_COLUMNS, row))
+            self.db.execute(
+                f"INSERT OR REPLACE INTO phases ({','.join(PHASE_COLUMNS)}) VALUES "
+                f"({','.join('?' * len(PHASE_COLUMNS))})",
+                self._row(PHASE_COLUMNS, row),
+            )
 
     def write_judge(self, rows: Iterable[Mapping[str, Any]]) -> None:
         with self._tx():
-            self.db.executemany(f"INSERT OR REPLACE INTO judge ({','.join(JUDGE_COLUMNS)}) VALUES "
-                                f"({','.join('?' * len(JUDGE_COLUMNS))})", [self._row(JUDGE_COLUMNS, r) for r in rows])
+            self.db.executemany(
+                f"INSERT OR REPLACE INTO judge ({','.join(JUDGE_COLUMNS)}) VALUES "
+                f"({','.join('?' * len(JUDGE_COLUMNS))})",
+                [self._row(JUDGE_COLUMNS, r) for r in rows],
+            )
 
     def write_summary(self, summary: Mapping[str, Any]) -> None:
         with self._tx():
-            self.db.executemany("INSERT OR REPLACE INTO summary VALUES (?, ?)", [(k, json_text(v)) for k, v in summary.items()])
+            self.db.executemany(
+                "INSERT OR REPLACE INTO summary VALUES (?, ?)", [(k, json_text(v)) for k, v in summary.items()]
+            )
 
     def truncate_after(self, arm: str, round_: int) -> None:
         """Drop whatever of `arm` was recorded after `round_` (nothing, unless a file was edited by hand)."""
@@ -244,11 +343,14 @@ class RatchetStore:
                 raise ValueError(f"a {type(text).__name__}, not JSON text")
             value = json.loads(text)
         except (ValueError, RecursionError) as exc:
-            raise RatchetStoreError(f"{self.path}: damaged ratchet run file: {where} is not valid JSON "
-                                    f"({str(exc)[:120]})") from None
+            raise RatchetStoreError(
+                f"{self.path}: damaged ratchet run file: {where} is not valid JSON ({str(exc)[:120]})"
+            ) from None
         if kind is not None and value is not None and not isinstance(value, kind):
-            raise RatchetStoreError(f"{self.path}: damaged ratchet run file: {where} is a JSON "
-                                    f"{type(value).__name__}, expected a JSON {'list' if kind is list else 'object'}")
+            raise RatchetStoreError(
+                f"{self.path}: damaged ratchet run file: {where} is a JSON "
+                f"{type(value).__name__}, expected a JSON {'list' if kind is list else 'object'}"
+            )
         return value
 
     def meta(self) -> dict[str, Any]:
@@ -257,10 +359,15 @@ class RatchetStore:
             out[k] = self._json(v, f"meta.{k}", _META_JSON[k]) if k in _META_JSON else v
         return out
 
-    def _select(self, table: str, cols: Sequence[str], where: str = "", args: Sequence[Any] = (),
-                order: str = "") -> list[dict[str, Any]]:
+    def _select(
+        self, table: str, cols: Sequence[str], where: str = "", args: Sequence[Any] = (), order: str = ""
+    ) -> list[dict[str, Any]]:
         names = ",".join('"when"' if c == "when" else c for c in cols)
-        sql = f"SELECT {names} FROM {table}" + (f" WHERE {where}" if where else "") + (f" ORDER BY {order}" if order else "")
+        sql = (
+            f"SELECT {names} FROM {table}"
+            + (f" WHERE {where}" if where else "")
+            + (f" ORDER BY {order}" if order else "")
+        )
         kinds = COLUMN_KINDS.get(table, {})
         out = []
         for n, r in enumerate(self._query(sql, args), 1):
@@ -269,13 +376,20 @@ class RatchetStore:
             for c in cols:
                 types, nullable = kinds.get(c, (object, True))
                 value = d[c]
-                if (value is None and not nullable) or (value is not None and (
-                        not isinstance(value, types) or isinstance(value, bool)
-                        or (isinstance(value, float) and not math.isfinite(value)))):
+                if (value is None and not nullable) or (
+                    value is not None
+                    and (
+                        not isinstance(value, types)
+                        or isinstance(value, bool)
+                        or (isinstance(value, float) and not math.isfinite(value))
+                    )
+                ):
                     shown = "NULL" if value is None else repr(value)[:60]
-                    raise RatchetStoreError(f"{self.path}: damaged ratchet run file: {table}.{c} of row {n} "
-                                            f"({where}) is {shown}, expected "
-                                            f"{'text' if types is str else 'an integer' if types is int else 'a number'}")
+                    raise RatchetStoreError(
+                        f"{self.path}: damaged ratchet run file: {table}.{c} of row {n} "
+                        f"({where}) is {shown}, expected "
+                        f"{'text' if types is str else 'an integer' if types is int else 'a number'}"
+                    )
                 if c in _JSON and value is not None:
                     d[c] = self._json(value, f"{table}.{c} of row {n} ({where})")
             if table == "rounds" and "state" in cols:
@@ -285,14 +399,22 @@ class RatchetStore:
 
     def _check_state(self, state: Any, where: str) -> None:
         if not isinstance(state, dict):
-            raise RatchetStoreError(f"{self.path}: damaged ratchet run file: {where} is a JSON {type(state).__name__}, "
-                                    "expected an object (the loop state a resume restarts from)")
+            raise RatchetStoreError(
+                f"{self.path}: damaged ratchet run file: {where} is a JSON {type(state).__name__}, "
+                "expected an object (the loop state a resume restarts from)"
+            )
         for key, kind in STATE_KEYS.items():
             value = state.get(key)
             if key not in state or not isinstance(value, kind) or isinstance(value, bool):
-                raise RatchetStoreError(f"{self.path}: damaged ratchet run file: {where} has "
-                                        + (f"no {key!r}" if key not in state else f"{key!r} = {repr(value)[:40]}, "
-                                           f"not {'a list' if kind is list else 'an integer' if kind is int else 'a number'}"))
+                raise RatchetStoreError(
+                    f"{self.path}: damaged ratchet run file: {where} has "
+                    + (
+                        f"no {key!r}"
+                        if key not in state
+                        else f"{key!r} = {repr(value)[:40]}, "
+                        f"not {'a list' if kind is list else 'an integer' if kind is int else 'a number'}"
+                    )
+                )
 
     def rounds(self, arm: str | None = None) -> list[dict[str, Any]]:
         """Committed rounds, with ``report_score``: the report part's score of the bank in force."""
@@ -303,12 +425,14 @@ class RatchetStore:
         return rows
 
     def last_round(self, arm: str) -> dict[str, Any] | None:
-        rows = self._select("rounds", ROUND_COLUMNS, "arm=? AND round=(SELECT MAX(round) FROM rounds WHERE arm=?)",
-                            (arm, arm))
+        rows = self._select(
+            "rounds", ROUND_COLUMNS, "arm=? AND round=(SELECT MAX(round) FROM rounds WHERE arm=?)", (arm, arm)
+        )
         return rows[0] if rows else None
 
-    def attempts(self, arm: str | None = None, kind: str | None = None, round_: int | None = None
-                 ) -> list[dict[str, Any]]:
+    def attempts(
+        self, arm: str | None = None, kind: str | None = None, round_: int | None = None
+    ) -> list[dict[str, Any]]:
         conds, args = [], []
         for c, v in (("arm", arm), ("kind", kind), ("round", round_)):
             if v is not None:
@@ -320,8 +444,13 @@ class RatchetStore:
         return rows
 
     def capsules(self, arm: str | None = None) -> list[dict[str, Any]]:
-        return self._select("capsules", ("arm", "round", "task", "output", "checks"), "arm=?" if arm else "",
-                            (arm,) if arm else (), "arm, round, rowid")
+        return self._select(
+            "capsules",
+            ("arm", "round", "task", "output", "checks"),
+            "arm=?" if arm else "",
+            (arm,) if arm else (),
+            "arm, round, rowid",
+        )
 
     def skills(self, arm: str | None = None) -> list[dict[str, Any]]:
         return self._select("skills", SKILL_COLUMNS, "arm=?" if arm else "", (arm,) if arm else (), "arm, born, name")
@@ -333,21 +462,30 @@ class RatchetStore:
         return self._select("phases", PHASE_COLUMNS, "arm=?" if arm else "", (arm,) if arm else (), "arm, phase")
 
     def judge(self, arm: str | None = None) -> list[dict[str, Any]]:
-        return self._select("judge", JUDGE_COLUMNS, "arm=?" if arm else "", (arm,) if arm else (),
-                            "arm, against, rubric, task")
+        return self._select(
+            "judge", JUDGE_COLUMNS, "arm=?" if arm else "", (arm,) if arm else (), "arm, against, rubric, task"
+        )
 
     def parts(self) -> dict[str, Any]:
         """The held-out parts the run recorded: ``{"protocol", "rollback_tasks", "report_tasks"}`` (checked)."""
         d = self.meta().get("heldout")
-        ok = (isinstance(d, Mapping) and d.get("protocol") in ("two-part", "papers")
-              and all(isinstance(d.get(k), list) and d[k] and all(isinstance(t, str) for t in d[k])
-                      for k in ("rollback_tasks", "report_tasks")))
+        ok = (
+            isinstance(d, Mapping)
+            and d.get("protocol") in ("two-part", "papers")
+            and all(
+                isinstance(d.get(k), list) and d[k] and all(isinstance(t, str) for t in d[k])
+                for k in ("rollback_tasks", "report_tasks")
+            )
+        )
         if not ok:
             raise RatchetStoreError(f"{self.path}: the run's held-out parts (meta 'heldout') are missing or damaged")
         if d["protocol"] == "two-part" and set(d["rollback_tasks"]) & set(d["report_tasks"]):
             raise RatchetStoreError(f"{self.path}: the rollback and report parts of a two-part run share tasks")
-        return {"protocol": d["protocol"], "rollback_tasks": list(d["rollback_tasks"]),
-                "report_tasks": list(d["report_tasks"])}
+        return {
+            "protocol": d["protocol"],
+            "rollback_tasks": list(d["rollback_tasks"]),
+            "report_tasks": list(d["report_tasks"]),
+        }
 
     def summary(self) -> dict[str, Any]:
         return {k: self._json(v, f"summary.{k}") for k, v in self._query("SELECT key, value FROM summary ORDER BY key")}

@@ -18,8 +18,22 @@ from typing import Any
 
 import attrs
 
-HIDDEN_FIELDS = frozenset({"reference", "canonical_solution", "tests", "test", "hidden_tests", "base_input",
-                           "plus_input", "atol", "label", "gold", "golden", "meta"})
+HIDDEN_FIELDS = frozenset(
+    {
+        "reference",
+        "canonical_solution",
+        "tests",
+        "test",
+        "hidden_tests",
+        "base_input",
+        "plus_input",
+        "atol",
+        "label",
+        "gold",
+        "golden",
+        "meta",
+    }
+)
 GENERIC = "generic"
 GENERIC_SYSTEM = "You solve one task. Reply with the answer only."
 GENERIC_CONTRACT = "The answer the task asks for, and nothing else."
@@ -63,7 +77,7 @@ def adapter_for(family: Any) -> Adapter:
     if hooks is None:
         base = Adapter(GENERIC, GENERIC_SYSTEM, GENERIC_CONTRACT)
     else:
-        base = Adapter(hooks.name, hooks.solver_system, hooks.format_contract, hooks.render_task,
-                       hooks.extract_output)
-    return attrs.evolve(base, system=str(cfg.get("solver_system", base.system)),
-                        contract=str(cfg.get("format_contract", base.contract)))
+        base = Adapter(hooks.name, hooks.solver_system, hooks.format_contract, hooks.render_task, hooks.extract_output)
+    return attrs.evolve(
+        base, system=str(cfg.get("solver_system", base.system)), contract=str(cfg.get("format_contract", base.contract))
+    )

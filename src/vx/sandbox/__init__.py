@@ -71,10 +71,12 @@ import os
 import stat
 import statistics
 import tempfile
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import attrs
 
+from vx.sandbox import forkserver
 from vx.sandbox.config import LAYER_ENV, LAYERS, CallBudget, SandboxConfig
 from vx.sandbox.harness import encode_value  # the child's own encoder: args_before byte for byte
 from vx.sandbox.layers import LIMIT_TEXT, Detection, LayerStatus, SandboxUnavailable, clear_cache, detect
@@ -91,8 +93,8 @@ from vx.sandbox.report import (
     assemble_script,
     call_outcome,
 )
-from vx.sandbox import forkserver
-from vx.sandbox.runner import Plan, launch as _launch_process
+from vx.sandbox.runner import Plan
+from vx.sandbox.runner import launch as _launch_process
 from vx.sandbox.serialize import MARSHAL_VERSION, check_plain
 
 __all__ = [
@@ -178,8 +180,7 @@ class Sandbox:
     def frame_limits(self) -> FrameLimits:
         """What the parent accepts of the child's reports (from the config)."""
         c = self.config
-        return FrameLimits(stdout_chars=c.stdout_cap, message_chars=c.message_cap,
-                           decode_bytes=c.max_decode_mb << 20)
+        return FrameLimits(stdout_chars=c.stdout_cap, message_chars=c.message_cap, decode_bytes=c.max_decode_mb << 20)
 
     def describe(self) -> str:
         """Several lines of plain text: the layer, what it isolates, limits, why not stronger."""
@@ -277,13 +278,17 @@ class Sandbox:
         if isinstance(calls, PreparedCalls):
             prepared = calls
             if args_after is not None and _wanted(args_after, len(prepared)) != prepared.args_after:
-                raise ValueError("these calls were prepared for another args_after: leave it out, or pass the "
-                                 "calls themselves")
+                raise ValueError(
+                    "these calls were prepared for another args_after: leave it out, or pass the calls themselves"
+                )
         else:
             prepared = self.prepare_calls(calls, args_after=True if args_after is None else args_after)
         call_list = prepared.calls
-        budgets = [_call_budget(t) for t in timeouts] if timeouts is not None else \
-            [CallBudget(c.per_call_timeout)] * len(call_list)
+        budgets = (
+            [_call_budget(t) for t in timeouts]
+            if timeouts is not None
+            else [CallBudget(c.per_call_timeout)] * len(call_list)
+        )
         if len(budgets) != len(call_list):
             raise ValueError(f"timeouts has {len(budgets)} entries for {len(call_list)} calls")
         limits = [b.ceiling for b in budgets]
@@ -314,8 +319,15 @@ class Sandbox:
         def on_frame(index: int, payload: bytes) -> bool:
             if index == 0 or stop is None:  # frame 0 is the load report
                 return False
-            outcome = call_outcome(payload, index - 1, frame_limits, parsed, index, call_list,
-                                   skippable=pool_of is not None and 0 <= index - 1 < len(pool_of) and pool_of[index - 1] >= 0)
+            outcome = call_outcome(
+                payload,
+                index - 1,
+                frame_limits,
+                parsed,
+                index,
+                call_list,
+                skippable=pool_of is not None and 0 <= index - 1 < len(pool_of) and pool_of[index - 1] >= 0,
+            )
             return outcome is not None and bool(stop(index - 1, outcome))
 
         raw = launch(
@@ -330,8 +342,16 @@ class Sandbox:
             hash_seed=c.hash_seed,
             tmp_root=self._tmp_root,
         )
-        return assemble(raw, len(call_list), self.layer, limits, frame_limits, parsed, call_list,
-                        pools=None if pool_of is None else (pool_of, pool_caps))
+        return assemble(
+            raw,
+            len(call_list),
+            self.layer,
+            limits,
+            frame_limits,
+            parsed,
+            call_list,
+            pools=None if pool_of is None else (pool_of, pool_caps),
+        )
 
     def prepare_calls(self, calls: Sequence[Call], *, args_after: bool | Sequence[bool] = True) -> PreparedCalls:
         """``calls`` (``(args, kwargs)`` pairs of plain data) checked, copied and encoded for :meth:`run_calls`,
@@ -343,8 +363,14 @@ class Sandbox:
         blob = marshal.dumps(call_list, MARSHAL_VERSION)
         own = tuple(marshal.loads(blob))  # a copy no caller holds
         want = _wanted(args_after, len(own))
-        before = tuple(_args_text(call, self.config.max_value_nodes) if want is True or (want and want[i]) else None
-                       for i, call in enumerate(own)) if want else None
+        before = (
+            tuple(
+                _args_text(call, self.config.max_value_nodes) if want is True or (want and want[i]) else None
+                for i, call in enumerate(own)
+            )
+            if want
+            else None
+        )
         return PreparedCalls(own, blob, want, before)
 
     def run_script(self, code: str, timeout: float | None = None) -> ScriptReport:
@@ -352,8 +378,14 @@ class Sandbox:
         c = self.config
         total = c.total_timeout if timeout is None else timeout
         request = self._request(
-            mode="script", code=code, setup="", entry_point="", calls=[], timeouts=[],
-            args_after=False, total=total,
+            mode="script",
+            code=code,
+            setup="",
+            entry_point="",
+            calls=[],
+            timeouts=[],
+            args_after=False,
+            total=total,
         )
         raw = launch(
             self._detection.plan,
@@ -380,8 +412,16 @@ class Sandbox:
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _request(self, *, total: float, nproc: int | None = None, plan: Plan | None = None,
-                 cpu: float | None = None, load: float | None = None, **fields: Any) -> dict[str, Any]:
+    def _request(
+        self,
+        *,
+        total: float,
+        nproc: int | None = None,
+        plan: Plan | None = None,
+        cpu: float | None = None,
+        load: float | None = None,
+        **fields: Any,
+    ) -> dict[str, Any]:
         c = self.config
         plan = plan or self._detection.plan
         nproc_limit = nproc if nproc is not None else self._detection.nproc_limit
@@ -421,13 +461,26 @@ class Sandbox:
         times: list[float] = []
         for _ in range(3):
             request = self._request(
-                mode="calls", code=_PROBE_CODE, setup="", entry_point="vx_probe",
-                calls=[[[41], {}]], timeouts=[10.0], args_after=False, total=20.0,
-                nproc=nproc, plan=plan,
+                mode="calls",
+                code=_PROBE_CODE,
+                setup="",
+                entry_point="vx_probe",
+                calls=[[[41], {}]],
+                timeouts=[10.0],
+                args_after=False,
+                total=20.0,
+                nproc=nproc,
+                plan=plan,
             )
             raw = launch(
-                plan, request, total_timeout=20.0, frame_timeouts=[10.0, 0.0], kill_grace=c.kill_grace,
-                stream_cap=c.stream_cap, max_result_bytes=1 << 20, hash_seed=c.hash_seed,
+                plan,
+                request,
+                total_timeout=20.0,
+                frame_timeouts=[10.0, 0.0],
+                kill_grace=c.kill_grace,
+                stream_cap=c.stream_cap,
+                max_result_bytes=1 << 20,
+                hash_seed=c.hash_seed,
                 tmp_root=_default_tmp_root(),
             )
             rep = assemble(raw, 1, plan.layer, [10.0])
@@ -486,12 +539,16 @@ def _check_reachable(path: str, detection: Detection, what: str, readable: bool 
         current, need = parent, stat.S_IXOTH
 
 
-def _pools(budgets: Sequence[CallBudget], pools: Mapping[str, float] | None) -> tuple[list[int] | None, list[float] | None]:
+def _pools(
+    budgets: Sequence[CallBudget], pools: Mapping[str, float] | None
+) -> tuple[list[int] | None, list[float] | None]:
     """Each call's pool as an index into the pools' seconds (-1: none), or (None, None) when no call has one."""
     names = sorted(pools or {})
     for name in names:
         seconds = pools[name]  # type: ignore[index]
-        if isinstance(seconds, bool) or not (isinstance(seconds, (int, float)) and seconds > 0 and math.isfinite(seconds)):
+        if isinstance(seconds, bool) or not (
+            isinstance(seconds, (int, float)) and seconds > 0 and math.isfinite(seconds)
+        ):
             raise ValueError(f"pool {name!r}: its CPU seconds must be a positive finite number, got {seconds!r}")
     unknown = sorted({b.pool for b in budgets if b.pool and b.pool not in names})
     if unknown:
@@ -526,8 +583,9 @@ def _args_text(call: Sequence[Any], max_nodes: int) -> str | None:
     if hit is not False:
         return hit
     try:
-        text: str | None = ('{"tuple":[' + encode_value(tuple(call[0]), max_nodes) + ","
-                            + encode_value(call[1], max_nodes) + "]}")
+        text: str | None = (
+            '{"tuple":[' + encode_value(tuple(call[0]), max_nodes) + "," + encode_value(call[1], max_nodes) + "]}"
+        )
     except Exception:
         text = None
     if len(_ARGS_TEXTS) >= _ARGS_TEXTS_MAX:

@@ -51,7 +51,9 @@ class CallBudget:
 
     def __attrs_post_init__(self) -> None:
         if not (self.per_reference >= 0 and math.isfinite(self.per_reference) and math.isfinite(self.cpu)):
-            raise ValueError(f"CallBudget: cpu and per_reference must be finite, got {self.cpu!r}, {self.per_reference!r}")
+            raise ValueError(
+                f"CallBudget: cpu and per_reference must be finite, got {self.cpu!r}, {self.per_reference!r}"
+            )
         if self.per_reference and (self.cap is None or not math.isfinite(self.cap) or self.cap < self.cpu):
             raise ValueError(f"CallBudget: a relative budget needs a finite cap >= cpu, got cap={self.cap!r}")
 
@@ -140,8 +142,7 @@ class SandboxConfig:
     def __attrs_post_init__(self) -> None:
         if self.recursion_limit < 500:
             raise ValueError(
-                f"SandboxConfig.recursion_limit must be >= 500 (the harness needs headroom), "
-                f"got {self.recursion_limit}"
+                f"SandboxConfig.recursion_limit must be >= 500 (the harness needs headroom), got {self.recursion_limit}"
             )
         if self.nproc < 8:
             raise ValueError(f"SandboxConfig.nproc must be >= 8, got {self.nproc}")

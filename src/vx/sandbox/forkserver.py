@@ -51,8 +51,9 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import attrs
 
@@ -76,8 +77,18 @@ LAYER = "forkserver"
 #: (most do: ``from typing import List``) do not pay for it. None of them keeps per-process
 #: state that would make candidates differ from fresh interpreters (``random`` does: excluded).
 PRELOAD: tuple[str, ...] = (
-    "typing", "collections", "collections.abc", "itertools", "functools", "math", "re", "heapq",
-    "bisect", "string", "operator", "copy",
+    "typing",
+    "collections",
+    "collections.abc",
+    "itertools",
+    "functools",
+    "math",
+    "re",
+    "heapq",
+    "bisect",
+    "string",
+    "operator",
+    "copy",
 )
 
 #: Seconds a new server may take to report that it is ready.
@@ -101,8 +112,9 @@ class ServerError(RuntimeError):
     """A fork server could not be started or broke its protocol."""
 
 
-def forkserver_plans(bwrap_plans: Sequence[Plan], seccomp: dict[str, Any] | None,
-                     landlock: dict[str, Any] | None) -> list[Plan]:
+def forkserver_plans(
+    bwrap_plans: Sequence[Plan], seccomp: dict[str, Any] | None, landlock: dict[str, Any] | None
+) -> list[Plan]:
     """Fork-server variants of the bwrap plans, strongest first: the first bwrap variant with
     seccomp and Landlock, then without one or both (each is probed; the first that works wins)."""
     plans: list[Plan] = []
@@ -202,8 +214,7 @@ class _Server:
         # Import paths appear read-only at the same path; those below a directory every child
         # replaces with a fresh tmpfs (/tmp, ...) are bound elsewhere and re-bound by each child.
         stash = dict(server_request["rebind"])
-        binds = [arg for path in server_request["import_paths"]
-                 for arg in ("--ro-bind", path, stash.get(path, path))]
+        binds = [arg for path in server_request["import_paths"] for arg in ("--ro-bind", path, stash.get(path, path))]
         at = argv.index("--remount-ro")  # before / turns read-only
         argv[at:at] = binds
 
@@ -241,7 +252,7 @@ class _Server:
         self.sock.settimeout(START_TIMEOUT)
         try:
             hello = self.sock.recv(4096)
-        except (socket.timeout, OSError) as exc:
+        except (TimeoutError, OSError) as exc:
             hello = b""
             why = f"no answer within {START_TIMEOUT:g} s ({exc})"
         else:
@@ -291,8 +302,11 @@ class _Server:
     def forget(self) -> None:
         """In a forked copy of vx: drop our copies of the descriptors, leave the server alone."""
         self.broken = True
-        for closer in (self.sock.close, *(s.close for s in (self.proc.stdin, self.proc.stderr) if s),
-                       lambda: os.close(self.init.read_fd)):
+        for closer in (
+            self.sock.close,
+            *(s.close for s in (self.proc.stdin, self.proc.stderr) if s),
+            lambda: os.close(self.init.read_fd),
+        ):
             try:
                 closer()
             except OSError:
@@ -450,9 +464,17 @@ def launch(
         outcome = "broken"
         try:
             outcome = _run_one(
-                server, payload, run, start=start, total_timeout=total_timeout,
-                frame_timeouts=frame_timeouts, kill_grace=kill_grace, stream_cap=stream_cap,
-                max_result_bytes=max_result_bytes, result_channel=result_channel, on_frame=on_frame,
+                server,
+                payload,
+                run,
+                start=start,
+                total_timeout=total_timeout,
+                frame_timeouts=frame_timeouts,
+                kill_grace=kill_grace,
+                stream_cap=stream_cap,
+                max_result_bytes=max_result_bytes,
+                result_channel=result_channel,
+                on_frame=on_frame,
             )
         finally:
             if outcome == "ok":
@@ -490,7 +512,7 @@ def _run_one(
     result_channel: bool,
     on_frame: Callable[[int, bytes], bool] | None,
 ) -> str:
-    """"ok" (the server may be reused), "retry" (it died before the child did anything) or
+    """ "ok" (the server may be reused), "retry" (it died before the child did anything) or
     "broken" (kill it)."""
     req_r, req_w = os.pipe()
     if result_channel:
@@ -514,15 +536,31 @@ def _run_one(
         except BlockingIOError:
             sent = 0
         try:
-            server.sock.sendmsg([b"R"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [req_r, res_w, out_w, err_w]))])
+            server.sock.sendmsg(
+                [b"R"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [req_r, res_w, out_w, err_w]))]
+            )
         except OSError:
             return "retry"
         finally:
             for fd in (req_r, res_w, out_w, err_w):
                 os.close(fd)
-        _watch(server, state, payload[sent:], req_w, res_r, out_r, err_r, run, start=start,
-               total_timeout=total_timeout, frame_timeouts=frame_timeouts, kill_grace=kill_grace,
-               stream_cap=stream_cap, max_result_bytes=max_result_bytes, on_frame=on_frame)
+        _watch(
+            server,
+            state,
+            payload[sent:],
+            req_w,
+            res_r,
+            out_r,
+            err_r,
+            run,
+            start=start,
+            total_timeout=total_timeout,
+            frame_timeouts=frame_timeouts,
+            kill_grace=kill_grace,
+            stream_cap=stream_cap,
+            max_result_bytes=max_result_bytes,
+            on_frame=on_frame,
+        )
         if state.error is not None:
             run.spawn_error = state.error
             return "ok"
@@ -662,8 +700,9 @@ def _watch(
         if fd not in sel.get_map():
             return
         had, size = len(frames.frames), frames.total
-        frame_deadline = _take_output(fd, sel, readers, frames, run, on_frame, frame_timeouts, kill_grace,
-                                      frame_deadline)
+        frame_deadline = _take_output(
+            fd, sel, readers, frames, run, on_frame, frame_timeouts, kill_grace, frame_deadline
+        )
         if fd == res_r and FRAME_GATHER and len(frames.frames) > had and frames.total - size < _GATHER_BELOW:
             gather_until = time.monotonic() + FRAME_GATHER
         elif fd not in sel.get_map() and fd in calm.get_map():
@@ -690,7 +729,7 @@ def _watch(
                 fd = key.fd
                 if fd == req_w:
                     try:
-                        written = os.write(fd, view[:1 << 16])
+                        written = os.write(fd, view[: 1 << 16])
                         view = view[written:]
                     except BlockingIOError:
                         continue

@@ -34,14 +34,13 @@ the harness on purpose can forge anything it reports; that is why the parent nev
 expected values and compares them itself (see the package docstring).
 """
 
+import _signal
 import builtins as _builtins
 import marshal as _marshal
+import opcode as _opcode
 import os as _os
 import sys as _sys
 import time as _time
-
-import _signal
-import opcode as _opcode
 
 try:
     from _json import encode_basestring_ascii as _quote
@@ -331,15 +330,29 @@ def _text_or_null(v):
     return "null" if v is None else _quote(_str_copy(v))
 
 
-def _call_frame(fd, i, status, value, type_name, exc_type, exc_message, stdout, truncated, duration, cpu,
-                budget, args_after, raised):
+def _call_frame(
+    fd, i, status, value, type_name, exc_type, exc_message, stdout, truncated, duration, cpu, budget, args_after, raised
+):
     """Write one call's frame (``value`` and ``args_after``: a `_Raw` fragment or None)."""
-    _write_frame(fd, _CALL_FRAME % (
-        _int_repr(i), _quote(status), "null" if value is None else value.text, _text_or_null(type_name),
-        _text_or_null(exc_type), _text_or_null(exc_message), _quote(_str_copy(stdout)),
-        "true" if truncated else "false", _float_text(duration), _float_text(cpu), _float_text(budget),
-        "null" if args_after is None else args_after.text, "true" if raised else "false",
-    ))
+    _write_frame(
+        fd,
+        _CALL_FRAME
+        % (
+            _int_repr(i),
+            _quote(status),
+            "null" if value is None else value.text,
+            _text_or_null(type_name),
+            _text_or_null(exc_type),
+            _text_or_null(exc_message),
+            _quote(_str_copy(stdout)),
+            "true" if truncated else "false",
+            _float_text(duration),
+            _float_text(cpu),
+            _float_text(budget),
+            "null" if args_after is None else args_after.text,
+            "true" if raised else "false",
+        ),
+    )
 
 
 def _write_frame(fd, text):
@@ -477,9 +490,12 @@ def _load(req, fd):
             _disarm()
             if _state["fired"] or _type(caught) is _CallTimeout:
                 status = "timeout"
-                exc_message = ("loading used more than %.3g s of CPU time" % budget if _state["fired"] != "wall"
-                               else "loading did not finish within its wall-clock limit of %.3g s"
-                               % _min(req["load_wall"], _wall_for(req, budget)))
+                exc_message = (
+                    "loading used more than %.3g s of CPU time" % budget
+                    if _state["fired"] != "wall"
+                    else "loading did not finish within its wall-clock limit of %.3g s"
+                    % _min(req["load_wall"], _wall_for(req, budget))
+                )
                 line = _traceback_line(caught) if caught is not None else None
             elif caught is not None:
                 status, exc_type, exc_message = "load_error", _type_name_of(_type(caught)), _message(caught, mcap)
@@ -627,8 +643,10 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
         status, exc_type, exc_message = "timeout", None, None
     if status == "timeout":
         if _state["fired"] == "wall":
-            exc_message = "call did not return within its wall-clock limit of %.3g s (it used %.3g s of CPU; " \
-                          "its CPU budget is %.3g s)" % (wall, cpu, timeout)
+            exc_message = (
+                "call did not return within its wall-clock limit of %.3g s (it used %.3g s of CPU; "
+                "its CPU budget is %.3g s)" % (wall, cpu, timeout)
+            )
         else:
             exc_message = "call used more than its CPU budget of %.3g s" % timeout
     elif req.get("refs") and req["refs"][i]:
@@ -653,8 +671,11 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
     if want is True or (want and want[i]):
         try:
             args_after = _Raw(
-                '{"tuple":[' + encode_value(_tuple(args), req["max_value_nodes"]) + ","
-                + encode_value(kwargs, req["max_value_nodes"]) + "]}"
+                '{"tuple":['
+                + encode_value(_tuple(args), req["max_value_nodes"])
+                + ","
+                + encode_value(kwargs, req["max_value_nodes"])
+                + "]}"
             )
         except _BaseException:
             args_after = None
@@ -679,9 +700,22 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
         if encoded is not None and _decode_cost(encoded.text, budget) > budget - (budget // 2 if args_after else 0):
             status, encoded, args_after = "unserializable", None, None
             exc_message = "value too large to report (decoding it would take over %d MiB)" % (budget >> 20)
-    _call_frame(fd, i, status, encoded, type_name, exc_type, exc_message, capture.value(), capture.truncated,
-                duration, cpu, _float(timeout), _TRUE if unchanged else args_after,
-                on_purpose and status == "exception")
+    _call_frame(
+        fd,
+        i,
+        status,
+        encoded,
+        type_name,
+        exc_type,
+        exc_message,
+        capture.value(),
+        capture.truncated,
+        duration,
+        cpu,
+        _float(timeout),
+        _TRUE if unchanged else args_after,
+        on_purpose and status == "exception",
+    )
     return cpu
 
 
@@ -911,7 +945,11 @@ def _install_seccomp(spec):
     lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
     lib.seccomp_rule_add_array.restype = ctypes.c_int
     lib.seccomp_rule_add_array.argtypes = [
-        ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint, ctypes.POINTER(_ArgCmp)
+        ctypes.c_void_p,
+        ctypes.c_uint32,
+        ctypes.c_int,
+        ctypes.c_uint,
+        ctypes.POINTER(_ArgCmp),
     ]
     lib.seccomp_load.argtypes = [ctypes.c_void_p]
     lib.seccomp_release.argtypes = [ctypes.c_void_p]
@@ -1025,6 +1063,7 @@ def _supervise(req, worker):
     mode = req["supervise"]
     if mode == "subreaper" and _prctl()(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
         raise OSError("prctl(PR_SET_CHILD_SUBREAPER) failed")
+
     def on_term(signum, frame):  # the parent's deadline: stop the worker, then clean up
         _set_handler(_signal.SIGTERM, _signal.SIG_IGN)
         raise _CallTimeout()
@@ -1128,7 +1167,12 @@ def _seccomp_program(spec):
     import ctypes
 
     class _ArgCmp(ctypes.Structure):
-        _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64), ("datum_b", ctypes.c_uint64)]
+        _fields_ = [
+            ("arg", ctypes.c_uint),
+            ("op", ctypes.c_int),
+            ("datum_a", ctypes.c_uint64),
+            ("datum_b", ctypes.c_uint64),
+        ]
 
     lib = ctypes.CDLL(spec["library"], use_errno=True)
     lib.seccomp_init.restype = ctypes.c_void_p
@@ -1136,7 +1180,13 @@ def _seccomp_program(spec):
     lib.seccomp_syscall_resolve_name.restype = ctypes.c_int
     lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
     lib.seccomp_rule_add_array.restype = ctypes.c_int
-    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint, ctypes.POINTER(_ArgCmp)]
+    lib.seccomp_rule_add_array.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_uint32,
+        ctypes.c_int,
+        ctypes.c_uint,
+        ctypes.POINTER(_ArgCmp),
+    ]
     lib.seccomp_export_bpf.argtypes = [ctypes.c_void_p, ctypes.c_int]
     lib.seccomp_release.argtypes = [ctypes.c_void_p]
     ctx = lib.seccomp_init(0x7FFF0000)  # SCMP_ACT_ALLOW
@@ -1191,11 +1241,16 @@ def _prepare(req):
         _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
 
     state = {
-        "ctypes": ctypes, "fcntl": fcntl, "resource": resource, "libc": libc, "ptr_prctl": ptr.prctl,
+        "ctypes": ctypes,
+        "fcntl": fcntl,
+        "resource": resource,
+        "libc": libc,
+        "ptr_prctl": ptr.prctl,
         "cap_header": _CapHeader(0x20080522, 0),  # _LINUX_CAPABILITY_VERSION_3
         "cap_data": (_CapData * 2)(),
         "tmpfs": ("size=%d,mode=0700" % req["disk_bytes"]).encode(),
-        "seccomp": None, "landlock": None,
+        "seccomp": None,
+        "landlock": None,
     }
     if req["seccomp"] is not None:
         program = _seccomp_program(req["seccomp"])
@@ -1351,7 +1406,9 @@ def _child(fds):
         for where in (b"/sandbox", b"/tmp", b"/dev/shm"):
             if where == b"/dev/shm" and not _os.path.isdir("/dev/shm"):
                 continue
-            _check(libc.mount(b"tmpfs", where, b"tmpfs", flags, srv["tmpfs"]), "mounting a tmpfs on %s" % where.decode())
+            _check(
+                libc.mount(b"tmpfs", where, b"tmpfs", flags, srv["tmpfs"]), "mounting a tmpfs on %s" % where.decode()
+            )
         _check(libc.mount(b"proc", b"/proc", b"proc", flags | _MS_NOEXEC, None), "mounting /proc")
         for path, stash in srv["rebind"]:  # import paths below the fresh mounts
             _os.makedirs(path, exist_ok=True)
@@ -1413,6 +1470,7 @@ def _forked_worker(req):
         _run_script(req)
     else:
         _run_calls(req)
+
 
 def main():
     req = _read_request()

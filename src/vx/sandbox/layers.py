@@ -67,25 +67,88 @@ _ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/os-release")
 _EPERM, _ENOSYS = 1, 38
 _NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000, 0x00000080)
 SECCOMP_RULES: list[tuple[str, int, list[tuple[int, int, int, int]]]] = [
-    *[(name, _EPERM, []) for name in (
-        "ptrace", "process_vm_readv", "process_vm_writev", "mount", "umount2", "pivot_root",
-        "chroot", "unshare", "setns", "kexec_load", "kexec_file_load", "init_module",
-        "finit_module", "delete_module", "bpf", "perf_event_open", "keyctl", "add_key",
-        "request_key", "reboot", "swapon", "swapoff", "acct", "userfaultfd", "io_uring_setup",
-        "open_by_handle_at", "name_to_handle_at", "quotactl", "syslog", "settimeofday",
-        "clock_settime", "clock_adjtime", "adjtimex", "iopl", "ioperm", "fanotify_init",
-        "mount_setattr", "move_mount", "open_tree", "fsopen", "fsmount", "fspick",
-        # Landlock does not cover file modes and owners: refuse changing them at all.
-        "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "fchownat", "lchown",
-    )],
+    *[
+        (name, _EPERM, [])
+        for name in (
+            "ptrace",
+            "process_vm_readv",
+            "process_vm_writev",
+            "mount",
+            "umount2",
+            "pivot_root",
+            "chroot",
+            "unshare",
+            "setns",
+            "kexec_load",
+            "kexec_file_load",
+            "init_module",
+            "finit_module",
+            "delete_module",
+            "bpf",
+            "perf_event_open",
+            "keyctl",
+            "add_key",
+            "request_key",
+            "reboot",
+            "swapon",
+            "swapoff",
+            "acct",
+            "userfaultfd",
+            "io_uring_setup",
+            "open_by_handle_at",
+            "name_to_handle_at",
+            "quotactl",
+            "syslog",
+            "settimeofday",
+            "clock_settime",
+            "clock_adjtime",
+            "adjtimex",
+            "iopl",
+            "ioperm",
+            "fanotify_init",
+            "mount_setattr",
+            "move_mount",
+            "open_tree",
+            "fsopen",
+            "fsmount",
+            "fspick",
+            # Landlock does not cover file modes and owners: refuse changing them at all.
+            "chmod",
+            "fchmod",
+            "fchmodat",
+            "fchmodat2",
+            "chown",
+            "fchown",
+            "fchownat",
+            "lchown",
+        )
+    ],
     # No System V or POSIX message-queue IPC: without an IPC namespace (the rlimits layer) a segment,
     # queue or semaphore set outlives the candidate, and the next candidate (or any host process) can
     # read it. (The namespace layers give every candidate an IPC namespace of its own as well.)
-    *[(name, _EPERM, []) for name in (
-        "shmget", "shmat", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop",
-        "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify",
-        "mq_getsetattr", "ipc",
-    )],
+    *[
+        (name, _EPERM, [])
+        for name in (
+            "shmget",
+            "shmat",
+            "shmctl",
+            "msgget",
+            "msgsnd",
+            "msgrcv",
+            "msgctl",
+            "semget",
+            "semop",
+            "semtimedop",
+            "semctl",
+            "mq_open",
+            "mq_unlink",
+            "mq_timedsend",
+            "mq_timedreceive",
+            "mq_notify",
+            "mq_getsetattr",
+            "ipc",
+        )
+    ],
     # No socket() at all: AF_UNIX included (a host daemon's pathname socket, /dev/log,
     # abstract sockets); socketpair() stays (multiprocessing, asyncio use it).
     ("socket", _EPERM, []),
@@ -267,8 +330,14 @@ def _bwrap_plan(
     wrapper += ["--proc", "/proc", "--dev", "/dev"]
     if sized_tmpfs:
         wrapper += [
-            "--size", "{disk_bytes}", "--tmpfs", "/tmp",
-            "--size", "{disk_bytes}", "--tmpfs", SANDBOX_HOME,
+            "--size",
+            "{disk_bytes}",
+            "--tmpfs",
+            "/tmp",
+            "--size",
+            "{disk_bytes}",
+            "--tmpfs",
+            SANDBOX_HOME,
         ]
     else:
         wrapper += ["--tmpfs", "/tmp", "--bind", "{workdir}", SANDBOX_HOME]
@@ -285,8 +354,13 @@ def _bwrap_plan(
     )
 
 
-def _unshare_plans(python: str, identity: Identity, landlock: dict[str, Any], seccomp_lib: str | None = None,
-                   private_uids: tuple[int, int] | None = None) -> list[Plan]:
+def _unshare_plans(
+    python: str,
+    identity: Identity,
+    landlock: dict[str, Any],
+    seccomp_lib: str | None = None,
+    private_uids: tuple[int, int] | None = None,
+) -> list[Plan]:
     """Strongest first: with Landlock (which also keeps /proc unreadable) and seccomp, then
     without seccomp, then without Landlock but with a private /proc (--mount --mount-proc: no
     /proc/<vx>/environ, no host command lines; it costs a proc mount per candidate, so only where
@@ -331,8 +405,15 @@ def _unshare_plans(python: str, identity: Identity, landlock: dict[str, Any], se
                     layer="unshare",
                     python=python,
                     wrapper=(
-                        unshare, *ns, "--", setpriv, f"--reuid={uid}",
-                        f"--regid={identity.gid}", "--clear-groups", "--no-new-privs", "--",
+                        unshare,
+                        *ns,
+                        "--",
+                        setpriv,
+                        f"--reuid={uid}",
+                        f"--regid={identity.gid}",
+                        "--clear-groups",
+                        "--no-new-privs",
+                        "--",
                     ),
                     supervise="init",
                     workdir_owner=owner,
@@ -345,8 +426,13 @@ def _unshare_plans(python: str, identity: Identity, landlock: dict[str, Any], se
     return plans
 
 
-def _rlimits_plans(python: str, identity: Identity, seccomp_lib: str | None, landlock: dict[str, Any],
-                   private_uids: tuple[int, int] | None = None) -> list[Plan]:
+def _rlimits_plans(
+    python: str,
+    identity: Identity,
+    seccomp_lib: str | None,
+    landlock: dict[str, Any],
+    private_uids: tuple[int, int] | None = None,
+) -> list[Plan]:
     base = Plan(
         layer="rlimits",
         python=python,
@@ -405,15 +491,14 @@ def known_limits(detection: Detection) -> tuple[str, ...]:
 
 LIMIT_TEXT = {
     "unix-sockets": "known limit (unix-sockets): candidates can connect to host UNIX sockets their account may "
-                    "open (no seccomp filter: install libseccomp2, or bubblewrap)",
+    "open (no seccomp filter: install libseccomp2, or bubblewrap)",
     "shared-nproc": "known limit (shared-nproc): concurrent candidates share one account and process limit, so "
-                    "one fork bomb can stop another candidate from starting processes (run vx as root, or "
-                    "install bubblewrap)",
-    "host-files": "known limit (host-files): no Landlock, so the host file system is visible as the sandbox "
-                  "account",
+    "one fork bomb can stop another candidate from starting processes (run vx as root, or "
+    "install bubblewrap)",
+    "host-files": "known limit (host-files): no Landlock, so the host file system is visible as the sandbox account",
     "host-ipc": "known limit (host-ipc): no IPC namespace and no seccomp filter, so System V shared memory, "
-                "message queues, semaphores and POSIX message queues outlive a candidate and the next one can read "
-                "them (install libseccomp2, or bubblewrap)",
+    "message queues, semaphores and POSIX message queues outlive a candidate and the next one can read "
+    "them (install libseccomp2, or bubblewrap)",
 }
 
 
@@ -499,14 +584,26 @@ def _detect(config: SandboxConfig, probe: ProbeFn, all_layers: bool) -> Detectio
         plans: list[Plan]
         if layer == "forkserver":
             if shutil.which("bwrap") is None:
-                statuses.append(LayerStatus(layer, False, "needs bubblewrap, which is not installed (apt-get install bubblewrap)"))
+                statuses.append(
+                    LayerStatus(layer, False, "needs bubblewrap, which is not installed (apt-get install bubblewrap)")
+                )
                 continue
-            bwrap_plans = [p for du, sized in ((True, True), (False, True)) if (p := _bwrap_plan(python, info, identity, du, sized))]
+            bwrap_plans = [
+                p
+                for du, sized in ((True, True), (False, True))
+                if (p := _bwrap_plan(python, info, identity, du, sized))
+            ]
             filt = {"library": seccomp_lib, "rules": SECCOMP_RULES} if seccomp_lib else None
             plans = forkserver_plans(bwrap_plans, filt, landlock)
         elif layer == "bwrap":
             if shutil.which("bwrap") is None:
-                statuses.append(LayerStatus(layer, False, "bwrap is not installed (apt-get install bubblewrap, or run .ci/install-system.sh)"))
+                statuses.append(
+                    LayerStatus(
+                        layer,
+                        False,
+                        "bwrap is not installed (apt-get install bubblewrap, or run .ci/install-system.sh)",
+                    )
+                )
                 continue
             variants = [(True, True), (False, True), (True, False), (False, False)]
             plans = [p for du, sized in variants if (p := _bwrap_plan(python, info, identity, du, sized))]

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 import signal
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import attrs
 
@@ -30,8 +31,21 @@ SCRIPT_STATUSES = ("ok", "error", "timeout", "crashed")
 
 _LOAD_KEYS = frozenset({"t", "status", "stdout", "stdout_truncated", "exc_type", "exc_message", "line"})
 _CALL_KEYS = frozenset(
-    {"t", "i", "status", "value", "type", "exc_type", "exc_message", "stdout",
-     "stdout_truncated", "duration", "cpu", "budget", "args_after"}
+    {
+        "t",
+        "i",
+        "status",
+        "value",
+        "type",
+        "exc_type",
+        "exc_message",
+        "stdout",
+        "stdout_truncated",
+        "duration",
+        "cpu",
+        "budget",
+        "args_after",
+    }
 )
 #: ... and the key a harness of this version adds (whether an exception came from a ``raise`` statement
 #: of the candidate's code); a frame without it reports False.
@@ -245,8 +259,9 @@ def _load(frame: dict[str, Any], limits: FrameLimits) -> dict[str, Any]:
     }
 
 
-def _call(frame: dict[str, Any], index: int, limits: FrameLimits, sent: Sequence[Any] | None = None,
-          skippable: bool = False) -> CallOutcome:
+def _call(
+    frame: dict[str, Any], index: int, limits: FrameLimits, sent: Sequence[Any] | None = None, skippable: bool = False
+) -> CallOutcome:
     what = f"call {index}"
     if frame.get("t") != "call":
         raise ProtocolError(f"expected the report of call {index}, got t={_brief(frame.get('t'))}")
@@ -277,10 +292,7 @@ def _call(frame: dict[str, Any], index: int, limits: FrameLimits, sent: Sequence
     elif frame["args_after"] is not None:
         decoded = decode_value(frame["args_after"])
         if not (
-            type(decoded) is tuple
-            and len(decoded) == 2
-            and type(decoded[0]) is tuple
-            and type(decoded[1]) is dict
+            type(decoded) is tuple and len(decoded) == 2 and type(decoded[0]) is tuple and type(decoded[1]) is dict
         ):
             raise ProtocolError(f"{what}: args_after must encode (args tuple, kwargs dict)")
         args_after = decoded
@@ -316,9 +328,15 @@ def _guarded(read: Callable[[], Any]) -> Any:
         raise ProtocolError(f"unreadable frame: {type(exc).__name__}: {clean_text(str(exc), 200)}") from None
 
 
-def call_outcome(payload: bytes, index: int, limits: FrameLimits | None = None,
-                 parsed: dict[Any, Any] | None = None, position: int = -1,
-                 sent: Sequence[Any] | None = None, skippable: bool = False) -> CallOutcome | None:
+def call_outcome(
+    payload: bytes,
+    index: int,
+    limits: FrameLimits | None = None,
+    parsed: dict[Any, Any] | None = None,
+    position: int = -1,
+    sent: Sequence[Any] | None = None,
+    skippable: bool = False,
+) -> CallOutcome | None:
     """The outcome in one call frame as it arrives (None if it is not a valid report of
     call ``index``; ``assemble`` later rules on the whole stream). ``parsed`` keeps the parsed
     frame (or its ProtocolError) under ``position`` in the stream, so ``assemble`` does not parse
@@ -350,10 +368,16 @@ def _parsed(payload: bytes, position: int, limits: FrameLimits, memo: dict[Any, 
     return found
 
 
-def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[float],
-             limits: FrameLimits | None = None, parsed: dict[Any, Any] | None = None,
-             sent: Sequence[Any] | None = None,
-             pools: tuple[Sequence[int], Sequence[float]] | None = None) -> RunReport:
+def assemble(
+    raw: RawRun,
+    n_calls: int,
+    layer: str,
+    call_timeouts: Sequence[float],
+    limits: FrameLimits | None = None,
+    parsed: dict[Any, Any] | None = None,
+    sent: Sequence[Any] | None = None,
+    pools: tuple[Sequence[int], Sequence[float]] | None = None,
+) -> RunReport:
     """Turn a child's raw output into a RunReport (strictly; see the module docstring). ``sent``: the
     calls as sent (see :func:`call_outcome`). ``pools``: each call's CPU pool (-1: none) and the pools'
     seconds; a call the child skipped must be one whose pool the earlier calls' reported CPU used up."""
@@ -391,7 +415,9 @@ def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[floa
                 outcome = known if known is not None else _guarded(lambda: _call(frame, i, limits, sent, k >= 0))
                 if k >= 0:
                     if outcome.status == "not_run" and used[k] < caps[k]:
-                        raise ProtocolError(f"call {i}: skipped after {used[k]:.3g} s of its CPU pool's {caps[k]:.3g} s")
+                        raise ProtocolError(
+                            f"call {i}: skipped after {used[k]:.3g} s of its CPU pool's {caps[k]:.3g} s"
+                        )
                     used[k] += outcome.cpu or 0.0
                 outcomes.append(outcome)
         except ProtocolError as exc:
@@ -410,9 +436,7 @@ def assemble(raw: RawRun, n_calls: int, layer: str, call_timeouts: Sequence[floa
         exc_type, message = load["exc_type"], load["exc_message"]
         load_fields = {
             "load_stdout": load["stdout"] + ("\n[... truncated]" if load["stdout_truncated"] else ""),
-            "load_error": (f"{exc_type}: {message}" if exc_type else message)
-            if load["status"] != "ok"
-            else None,
+            "load_error": (f"{exc_type}: {message}" if exc_type else message) if load["status"] != "ok" else None,
             "load_error_type": exc_type if load["status"] != "ok" else None,
             "load_error_line": load["line"] if load["status"] != "ok" else None,
         }

@@ -32,18 +32,19 @@ import json
 import marshal
 import os
 import random
-import stat as stat_mod
-import threading
 import selectors
 import shutil
 import signal
+import stat as stat_mod
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import attrs
 
@@ -144,8 +145,9 @@ class Plan:
             private_uids=None,
         )
 
-    def argv(self, workdir: str, ro_paths: Sequence[str] = (), disk_bytes: int = 64 << 20,
-             info_fd: int | None = None) -> list[str]:
+    def argv(
+        self, workdir: str, ro_paths: Sequence[str] = (), disk_bytes: int = 64 << 20, info_fd: int | None = None
+    ) -> list[str]:
         wrapper = [part.replace("{workdir}", workdir).replace("{disk_bytes}", str(disk_bytes)) for part in self.wrapper]
         if info_fd is not None and self.uses_bwrap:  # bubblewrap reports its init's pid there (BwrapInit)
             wrapper[1:1] = ["--info-fd", str(info_fd)]
@@ -157,8 +159,11 @@ class Plan:
 
     @property
     def uses_bwrap(self) -> bool:
-        return self.layer in ("bwrap", "forkserver") and bool(self.wrapper) and \
-            os.path.basename(self.wrapper[0]) == "bwrap"
+        return (
+            self.layer in ("bwrap", "forkserver")
+            and bool(self.wrapper)
+            and os.path.basename(self.wrapper[0]) == "bwrap"
+        )
 
     def child_env(self, workdir: str, hash_seed: int | None) -> dict[str, str]:
         """The child's whole environment (an allow-list: nothing is inherited)."""
@@ -404,8 +409,13 @@ def _janitor_fd() -> int | None:
         read_end, write_end = os.pipe()
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-S", "-s", "-B", "-c", JANITOR], stdin=read_end, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True, cwd="/",
+                [sys.executable, "-S", "-s", "-B", "-c", JANITOR],
+                stdin=read_end,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                close_fds=True,
+                start_new_session=True,
+                cwd="/",
             )
         except OSError:
             os.close(write_end)
@@ -526,10 +536,19 @@ def launch(
         if request.get("drop") is not None:  # the harness's worker switches to this uid
             request = dict(request, drop=list(plan.drop) if plan.drop else None)
     try:
-        return _launch_with_workdir(plan, request, total_timeout=total_timeout, frame_timeouts=frame_timeouts,
-                                    kill_grace=kill_grace, stream_cap=stream_cap,
-                                    max_result_bytes=max_result_bytes, hash_seed=hash_seed, tmp_root=tmp_root,
-                                    result_channel=result_channel, on_frame=on_frame)
+        return _launch_with_workdir(
+            plan,
+            request,
+            total_timeout=total_timeout,
+            frame_timeouts=frame_timeouts,
+            kill_grace=kill_grace,
+            stream_cap=stream_cap,
+            max_result_bytes=max_result_bytes,
+            hash_seed=hash_seed,
+            tmp_root=tmp_root,
+            result_channel=result_channel,
+            on_frame=on_frame,
+        )
     finally:
         if slot_fd is not None:
             os.close(slot_fd)  # releases the slot
@@ -572,8 +591,12 @@ def _launch_in(
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
-            plan.argv(workdir, request.get("import_paths", ()), request.get("disk_bytes", 64 << 20),
-                      info_fd=init.write_fd if init else None),
+            plan.argv(
+                workdir,
+                request.get("import_paths", ()),
+                request.get("disk_bytes", 64 << 20),
+                info_fd=init.write_fd if init else None,
+            ),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -681,8 +704,9 @@ def _watch(
                 elif fd == pidfd:
                     exited = True
                 else:
-                    frame_deadline = _take_output(fd, sel, readers, frames, run, on_frame, frame_timeouts,
-                                                  kill_grace, frame_deadline)
+                    frame_deadline = _take_output(
+                        fd, sel, readers, frames, run, on_frame, frame_timeouts, kill_grace, frame_deadline
+                    )
                 if run.stopped:
                     break
             if run.stopped:
@@ -704,9 +728,17 @@ def _watch(
     run.stderr, run.stderr_truncated = bytes(err.data), err.truncated
 
 
-def _take_output(fd: int, sel: selectors.BaseSelector, readers: dict[int, Any], frames: _Frames, run: RawRun,
-                 on_frame: Callable[[int, bytes], bool] | None, frame_timeouts: Sequence[float],
-                 kill_grace: float, frame_deadline: float | None) -> float | None:
+def _take_output(
+    fd: int,
+    sel: selectors.BaseSelector,
+    readers: dict[int, Any],
+    frames: _Frames,
+    run: RawRun,
+    on_frame: Callable[[int, bytes], bool] | None,
+    frame_timeouts: Sequence[float],
+    kill_grace: float,
+    frame_deadline: float | None,
+) -> float | None:
     """Read what a candidate's output fd has into its reader (``readers[fd]``): the result frames
     or a capped stream. A new frame restarts the per-call deadline (returned) and goes to
     ``on_frame``; when that asks to stop, nothing after that frame is kept (``run.stopped``).
@@ -737,7 +769,7 @@ def _drain(sel: selectors.BaseSelector, readers: dict[int, Any], frames: _Frames
         if run.stopped and target is frames:
             continue  # the caller is done with the results
         if fd in sel.get_map():
-            while (chunk := _read(fd)):
+            while chunk := _read(fd):
                 target.add(chunk)
                 if frames.error:
                     run.protocol_error = run.protocol_error or frames.error

@@ -238,7 +238,7 @@ def _check_hashes(members: list[Any], tag: str) -> None:
     """Refuse hash flooding: many members with one hash make set/dict construction quadratic."""
     if len(members) <= MAX_SAME_HASH:
         return
-    (_, count), = Counter(map(hash, members)).most_common(1)
+    ((_, count),) = Counter(map(hash, members)).most_common(1)
     if count > MAX_SAME_HASH:
         raise ProtocolError(f"{tag}: {count} members share one hash value (a hash-collision attack)")
 

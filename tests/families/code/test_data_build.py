@@ -26,10 +26,22 @@ def built(tmp_path_factory):
     cache = tmp_path_factory.mktemp("cache")
     out = tmp_path_factory.mktemp("family")
     stages = []
-    grader = Grader({tid: t for tid, t in load_humaneval().items() if tid in TASK_IDS and t.base_inputs},
-                    version=humaneval_version(), cache_dir=cache, workers=2)
-    report = build_humaneval(out, seed=3, n_mutants=3, n_locked=20, cache_dir=cache, task_ids=TASK_IDS,
-                             progress=lambda stage, total, n: stages.append(stage), grader=grader)
+    grader = Grader(
+        {tid: t for tid, t in load_humaneval().items() if tid in TASK_IDS and t.base_inputs},
+        version=humaneval_version(),
+        cache_dir=cache,
+        workers=2,
+    )
+    report = build_humaneval(
+        out,
+        seed=3,
+        n_mutants=3,
+        n_locked=20,
+        cache_dir=cache,
+        task_ids=TASK_IDS,
+        progress=lambda stage, total, n: stages.append(stage),
+        grader=grader,
+    )
     return out, report, cache, stages, grader
 
 
@@ -46,7 +58,12 @@ def test_family_files_and_loader(built):
     assert config["seed"] == "seed.vx"  # a new family gets the default code seed, and the builder says so
     assert any("seed.vx" in note for note in report.notes)
     assert family.seed(family.pool().names).op_names() == (
-        "crash", "fails_visible_example", "returns_not_print_only", "timeout", "wrong_entry_point")
+        "crash",
+        "fails_visible_example",
+        "returns_not_print_only",
+        "timeout",
+        "wrong_entry_point",
+    )
     assert "grading outputs (hidden tests)" in stages
 
 
@@ -54,7 +71,9 @@ def test_splits_are_disjoint_by_task_and_labelled(built):
     out = built[0]
     train, dev, locked = (read(out / f"{name}.jsonl") for name in ("train", "dev", "locked"))
     tasks = {t["id"]: t for t in read(out / "tasks.jsonl")}
-    by_split = {name: {row["task"] for row in rows} for name, rows in (("train", train), ("dev", dev), ("locked", locked))}
+    by_split = {
+        name: {row["task"] for row in rows} for name, rows in (("train", train), ("dev", dev), ("locked", locked))
+    }
     assert not (by_split["train"] & by_split["dev"]) and not (by_split["train"] & by_split["locked"])
     assert not (by_split["dev"] & by_split["locked"])
     assert sorted(row["label"] for row in dev) == ["fail"] * 5 + ["pass"] * 5
@@ -105,8 +124,10 @@ def test_cli_errors_are_for_people(tmp_path):
     from vx.cli.main import main
 
     runner = CliRunner()
-    result = runner.invoke(main, ["data", "build", "mbpp", "--samples", os.devnull, "--out", str(tmp_path / "x"),
-                                  "--data-dir", str(tmp_path)])
+    result = runner.invoke(
+        main,
+        ["data", "build", "mbpp", "--samples", os.devnull, "--out", str(tmp_path / "x"), "--data-dir", str(tmp_path)],
+    )
     assert result.exit_code == 2
     assert "no MbppPlus" in result.output or "no MbppPlus" in (result.stderr if result.stderr_bytes else "")
     with pytest.raises(DataError, match="subset"):
@@ -119,9 +140,19 @@ def test_samples_reader_and_flags(tmp_path):
     from vx.families.code.data.samples import read_samples, solution_flags
 
     path = tmp_path / "model-x.jsonl"
-    path.write_text(json.dumps({"task_id": "MBPP/11", "prompt": "def f(a):\n", "entry_point": "f",
-                                "given_tests": ["assert f(1) == 2"], "solution": "def f(a):\n    return a + 1\n",
-                                "is_solved": "True"}) + "\n\n")
+    path.write_text(
+        json.dumps(
+            {
+                "task_id": "MBPP/11",
+                "prompt": "def f(a):\n",
+                "entry_point": "f",
+                "given_tests": ["assert f(1) == 2"],
+                "solution": "def f(a):\n    return a + 1\n",
+                "is_solved": "True",
+            }
+        )
+        + "\n\n"
+    )
     [sample] = read_samples(path)
     assert sample.plus_id == "Mbpp/11" and sample.model == "model-x" and sample.is_solved is True
     assert solution_flags(sample.solution, "f") == []
@@ -139,8 +170,8 @@ def test_samples_reader_and_flags(tmp_path):
 
 def test_single_class_locked_split_is_reported(tmp_path):
     from vx.families.code.data.build import write_family
-    from vx.families.split import LabelledItem, split_by_task
     from vx.families.code.data.tasks import Task
+    from vx.families.split import LabelledItem, split_by_task
 
     class Teacher:
         def __init__(self, item):
@@ -149,13 +180,23 @@ def test_single_class_locked_split_is_reported(tmp_path):
         def meta(self):
             return {}
 
-    tasks = [Task(id=f"T/{i}", dataset="humaneval", prompt="", entry_point="f", reference="def f():\n    pass\n")
-             for i in range(20)]
-    items = [LabelledItem(id=f"T/{i}#0", task=f"T/{i}", output="x", truth="pass" if i < 5 else "fail")
-             for i in range(20)]
+    tasks = [
+        Task(id=f"T/{i}", dataset="humaneval", prompt="", entry_point="f", reference="def f():\n    pass\n")
+        for i in range(20)
+    ]
+    items = [
+        LabelledItem(id=f"T/{i}#0", task=f"T/{i}", output="x", truth="pass" if i < 5 else "fail") for i in range(20)
+    ]
     splits = split_by_task(items, seed=0, teacher=Teacher, n_locked=4)
-    notes = write_family(tmp_path, name="t", description="", tasks=tasks, splits=splits,
-                         references={t.id: t.reference for t in tasks}, provenance={"seed": 0})
+    notes = write_family(
+        tmp_path,
+        name="t",
+        description="",
+        tasks=tasks,
+        splits=splits,
+        references={t.id: t.reference for t in tasks},
+        provenance={"seed": 0},
+    )
     assert any("every locked item is labelled fail" in n for n in notes)
 
 
@@ -164,9 +205,16 @@ def test_provenance_with_unset_options_is_valid_toml():
 
     from vx.families.code.data.build import _toml_table
 
-    text = _toml_table("provenance", {"per_task": None, "seed": 0, "samples": [{"path": "a", "tests": None}],
-                                      "dev_teacher_vs_truth": {"agree": 9, "items": 10},
-                                      "tasks_dropped": {"HumanEval/15": "too large"}})
+    text = _toml_table(
+        "provenance",
+        {
+            "per_task": None,
+            "seed": 0,
+            "samples": [{"path": "a", "tests": None}],
+            "dev_teacher_vs_truth": {"agree": 9, "items": 10},
+            "tasks_dropped": {"HumanEval/15": "too large"},
+        },
+    )
     data = tomllib.loads(text)["provenance"]
     assert "per_task" not in data and data["samples"] == [{"path": "a"}]
     assert data["tasks_dropped"] == {"HumanEval/15": "too large"} and data["dev_teacher_vs_truth"]["agree"] == 9

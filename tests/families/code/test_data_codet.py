@@ -35,8 +35,9 @@ def test_test_case_extraction_as_codet_does():
     assert codet.parse_test("assert not f(0)", "f") == ((0,), False)
     assert codet.parse_test("assert f(x) == 1", "f") is None
     assert codet.parse_test("assert round(f(1), 2) == 1", "f") is None
-    records, skipped = codet.model_test_records([["assert f(1) == 2", "assert f(1) == 2", "assert f(x) == 1"],
-                                                 ["assert f(3) == 4"]], "f")
+    records, skipped = codet.model_test_records(
+        [["assert f(1) == 2", "assert f(1) == 2", "assert f(x) == 1"], ["assert f(3) == 4"]], "f"
+    )
     assert records[0] == {"call": "f(1)", "args_src": "(1,)", "expected_src": "2", "count": 2}
     assert len(records) == 2 and skipped == 1
 
@@ -77,9 +78,16 @@ def test_build_a_multi_attempt_family_from_codet_and_one_per_task_samples(tmp_pa
     d = shared_data("samples", "humaneval-codet")
     one = shared_data("samples", "humaneval", "codellama.jsonl")
     evalplus = shared_data("evalplus")
-    rep = build_humaneval_samples([d / "codegen16B_code_solution.jsonl", one], tmp_path / "fam", seed=0,
-                                  data_dir=evalplus, tests_path=d / "codegen16B_test_case.jsonl", per_task=3,
-                                  n_locked=60, workers=2)
+    rep = build_humaneval_samples(
+        [d / "codegen16B_code_solution.jsonl", one],
+        tmp_path / "fam",
+        seed=0,
+        data_dir=evalplus,
+        tests_path=d / "codegen16B_test_case.jsonl",
+        per_task=3,
+        n_locked=60,
+        workers=2,
+    )
     prov = rep.provenance
     assert set(prov["tasks_dropped"]) == {"HumanEval/15", "HumanEval/130"}
     assert all("too large" in why for why in prov["tasks_dropped"].values())

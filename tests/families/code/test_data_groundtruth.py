@@ -13,16 +13,44 @@ from vx.families.code.data.tasks import Task
 from vx.families.code.data.teacher import teach
 
 REFERENCE = "def f(xs, k):\n    return sorted(xs)[:k]\n"
-TASK = Task(id="T/1", dataset="mbpp+", prompt="", entry_point="f", reference=REFERENCE,
-            base_inputs=([[3, 1, 2], 2], [[5], 1]), plus_inputs=([[], 0], [[9, 8, 7, 6], 3]))
-FLOAT_TASK = Task(id="T/2", dataset="mbpp+", prompt="", entry_point="g",
-                  reference="def g(x):\n    return x / 3\n", base_inputs=([1.0], [2.0]), plus_inputs=([10.0],))
-RENAMED = Task(id="T/3", dataset="mbpp+", prompt="", entry_point="old_name", aliases=("new_name",),
-               reference="def new_name(x):\n    return x + 1\n", base_inputs=([1],), plus_inputs=([2],),
-               meta={"evalplus_entry_point": "new_name"})
-NOT_NONE = Task(id="T/4", dataset="mbpp+", prompt="", entry_point="text_match_three",
-                reference="import re\ndef text_match_three(s):\n    return re.search('ab{3}', s)\n",
-                base_inputs=(["abbb"], ["ac"]), plus_inputs=())
+TASK = Task(
+    id="T/1",
+    dataset="mbpp+",
+    prompt="",
+    entry_point="f",
+    reference=REFERENCE,
+    base_inputs=([[3, 1, 2], 2], [[5], 1]),
+    plus_inputs=([[], 0], [[9, 8, 7, 6], 3]),
+)
+FLOAT_TASK = Task(
+    id="T/2",
+    dataset="mbpp+",
+    prompt="",
+    entry_point="g",
+    reference="def g(x):\n    return x / 3\n",
+    base_inputs=([1.0], [2.0]),
+    plus_inputs=([10.0],),
+)
+RENAMED = Task(
+    id="T/3",
+    dataset="mbpp+",
+    prompt="",
+    entry_point="old_name",
+    aliases=("new_name",),
+    reference="def new_name(x):\n    return x + 1\n",
+    base_inputs=([1],),
+    plus_inputs=([2],),
+    meta={"evalplus_entry_point": "new_name"},
+)
+NOT_NONE = Task(
+    id="T/4",
+    dataset="mbpp+",
+    prompt="",
+    entry_point="text_match_three",
+    reference="import re\ndef text_match_three(s):\n    return re.search('ab{3}', s)\n",
+    base_inputs=(["abbb"], ["ac"]),
+    plus_inputs=(),
+)
 TASKS = {t.id: t for t in (TASK, FLOAT_TASK, RENAMED, NOT_NONE)}
 
 
@@ -50,17 +78,20 @@ def grader(tmp_path_factory):
     return g
 
 
-@pytest.mark.parametrize("solution, label, phase, reason", [
-    (REFERENCE, "pass", None, None),
-    ("def f(xs, k):\n    return sorted(xs)[:k + 1]\n", "fail", "base", "returned [1, 2, 3], expected [1, 2]"),
-    ("def f(xs, k):\n    return tuple(sorted(xs)[:k])\n", "fail", "base", "expected [1, 2]"),
-    ("def f(xs, k):\n    return sorted(xs)[:k] if xs else 1 / 0\n", "fail", "plus", "ZeroDivisionError"),
-    ("def f(xs, k):\n    print(sorted(xs)[:k])\n", "fail", "base", "returned None"),
-    ("def f(xs, k):\n    while True:\n        pass\n", "fail", "base", "timeout"),
-    ("def g(xs, k):\n    return sorted(xs)[:k]\n", "fail", "base", "no entry point"),
-    ("def f(xs, k)\n    return xs\n", "fail", "base", "syntax error (line 1)"),
-    ("def f(xs, k):\n    return input()\n", "fail", "base", "EOFError"),
-])
+@pytest.mark.parametrize(
+    "solution, label, phase, reason",
+    [
+        (REFERENCE, "pass", None, None),
+        ("def f(xs, k):\n    return sorted(xs)[:k + 1]\n", "fail", "base", "returned [1, 2, 3], expected [1, 2]"),
+        ("def f(xs, k):\n    return tuple(sorted(xs)[:k])\n", "fail", "base", "expected [1, 2]"),
+        ("def f(xs, k):\n    return sorted(xs)[:k] if xs else 1 / 0\n", "fail", "plus", "ZeroDivisionError"),
+        ("def f(xs, k):\n    print(sorted(xs)[:k])\n", "fail", "base", "returned None"),
+        ("def f(xs, k):\n    while True:\n        pass\n", "fail", "base", "timeout"),
+        ("def g(xs, k):\n    return sorted(xs)[:k]\n", "fail", "base", "no entry point"),
+        ("def f(xs, k)\n    return xs\n", "fail", "base", "syntax error (line 1)"),
+        ("def f(xs, k):\n    return input()\n", "fail", "base", "EOFError"),
+    ],
+)
 def test_grade(grader, solution, label, phase, reason):
     truth = grader.grade(TASK, solution)
     assert truth.label == label
@@ -89,13 +120,14 @@ def test_a_tasks_inputs_are_prepared_once_for_all_its_candidates_and_mutation_do
 
 def test_forged_equality_is_not_trusted(grader):
     # An object that claims to equal everything never reaches the parent's comparison.
-    always_equal = ("class Eq(list):\n    def __eq__(self, other):\n        return True\n"
-                    "class Anything:\n    def __eq__(self, other):\n        return True\n"
-                    "def f(xs, k):\n    return Anything()\n")
+    always_equal = (
+        "class Eq(list):\n    def __eq__(self, other):\n        return True\n"
+        "class Anything:\n    def __eq__(self, other):\n        return True\n"
+        "def f(xs, k):\n    return Anything()\n"
+    )
     truth = grader.grade(TASK, always_equal)
     assert truth.label == "fail" and "not plain data" in truth.first_failure["reason"]
-    subclass = ("class Eq(list):\n    def __eq__(self, other):\n        return True\n"
-                "def f(xs, k):\n    return Eq([0])\n")
+    subclass = "class Eq(list):\n    def __eq__(self, other):\n        return True\ndef f(xs, k):\n    return Eq([0])\n"
     assert grader.grade(TASK, subclass).label == "fail"  # reduced to the plain list [0]
 
 
@@ -146,8 +178,14 @@ def test_expected_outputs_are_cached_per_version(grader, tmp_path):
 
 
 def test_unusable_reference_is_reported(tmp_path, grader):
-    broken = Task(id="B/1", dataset="mbpp+", prompt="", entry_point="h",
-                  reference="def h(x):\n    return 1 / x\n", base_inputs=([0],))
+    broken = Task(
+        id="B/1",
+        dataset="mbpp+",
+        prompt="",
+        entry_point="h",
+        reference="def h(x):\n    return 1 / x\n",
+        base_inputs=([0],),
+    )
     g = Grader({"B/1": broken}, version="b", cache_dir=tmp_path, sandbox=grader.sandbox)
     problems = g.prepare()
     assert "ZeroDivisionError" in problems["B/1"]
@@ -165,12 +203,28 @@ def test_grade_many_keeps_order(grader):
     assert [t.label for t in truths] == ["pass", "fail", "pass"] and sum(seen) == 3
 
 
-
-scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5),
-                    st.binary(max_size=4), st.complex_numbers(allow_nan=False))
-hashables = st.recursive(scalars, lambda inner: st.tuples(inner, inner) | st.frozensets(inner, max_size=3), max_leaves=6)
-values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner)
-                      | st.dictionaries(hashables, inner, max_size=3) | st.sets(hashables, max_size=3), max_leaves=10)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.text(max_size=5),
+    st.binary(max_size=4),
+    st.complex_numbers(allow_nan=False),
+)
+hashables = st.recursive(
+    scalars, lambda inner: st.tuples(inner, inner) | st.frozensets(inner, max_size=3), max_leaves=6
+)
+values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.tuples(inner, inner)
+        | st.dictionaries(hashables, inner, max_size=3)
+        | st.sets(hashables, max_size=3)
+    ),
+    max_leaves=10,
+)
 
 
 def same(a, b):
@@ -192,8 +246,15 @@ def test_expected_value_cache_codec_round_trips_types(value):
 def test_runs_stop_once_the_label_is_decided(grader, tmp_path):
     from vx.families.code.data.groundtruth import PLUS_HEAD, PLUS_MIDDLE
 
-    many = Task(id="M/1", dataset="mbpp+", prompt="", entry_point="sq", reference="def sq(x):\n    return x * x\n",
-                base_inputs=([1], [2]), plus_inputs=tuple([i] for i in range(10, 10 + PLUS_HEAD + PLUS_MIDDLE + 5)))
+    many = Task(
+        id="M/1",
+        dataset="mbpp+",
+        prompt="",
+        entry_point="sq",
+        reference="def sq(x):\n    return x * x\n",
+        base_inputs=([1], [2]),
+        plus_inputs=tuple([i] for i in range(10, 10 + PLUS_HEAD + PLUS_MIDDLE + 5)),
+    )
     counting = CountingSandbox(grader.sandbox)
     g = Grader({"M/1": many}, version="many", cache_dir=tmp_path, sandbox=counting)
     g.prepare()
@@ -204,8 +265,10 @@ def test_runs_stop_once_the_label_is_decided(grader, tmp_path):
     assert base_bug.skipped == ("plus",) and base_bug.meta()["not_run"] == ["plus"]
     assert base_bug.meta()["inputs"] == {"base": 2, "plus": 0}  # nothing after the failing base input ran
     head_bug = g.grade(many, "def sq(x):\n    return 0 if x == 10 else x * x\n")
-    assert head_bug.first_failure == {"phase": "plus", "index": 0, "input": "[10]",
-                                      "reason": "returned 0, expected 100"} and counting.runs == 2
+    assert (
+        head_bug.first_failure == {"phase": "plus", "index": 0, "input": "[10]", "reason": "returned 0, expected 100"}
+        and counting.runs == 2
+    )
     assert head_bug.meta()["inputs"] == {"base": 2, "plus": 1}
     late_index = PLUS_HEAD + PLUS_MIDDLE + 1
     late = g.grade(many, f"def sq(x):\n    return 0 if x == {10 + late_index} else x * x\n")

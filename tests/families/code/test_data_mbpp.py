@@ -38,8 +38,12 @@ def graded(tmp_path_factory):
     plus = task_data.load_mbpp_plus(EVALPLUS)
     samples = mbpp_samples(GPT35, plus)
     tasks = vx_tasks(samples, plus)
-    grader = Grader(tasks, version=task_data.plus_version("mbpp+", EVALPLUS),
-                    cache_dir=tmp_path_factory.mktemp("expected"), workers=2)
+    grader = Grader(
+        tasks,
+        version=task_data.plus_version("mbpp+", EVALPLUS),
+        cache_dir=tmp_path_factory.mktemp("expected"),
+        workers=2,
+    )
     problems = grader.prepare()
     samples = [s for s in samples if s.plus_id not in problems]
     ours, _, _ = vx_verdicts(samples, tasks, grader)
@@ -72,8 +76,8 @@ def test_vx_labels_agree_with_evalplus(graded):
 
 @pytest.mark.timeout(1800)
 def test_mbpp_family_locked_labels_match_evalplus(graded, tmp_path):
-    from vx.families.family import Family
     from vx.families.code.data.build import build_mbpp
+    from vx.families.family import Family
 
     samples, _, grader, _, _, theirs = graded
     needs_evalplus(theirs)

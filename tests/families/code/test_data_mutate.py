@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vx.families.code.examples import Example
 from vx.families.code.data.mutate import (
     OPERATORS,
     Context,
@@ -18,6 +17,7 @@ from vx.families.code.data.mutate import (
     normalize,
     sites,
 )
+from vx.families.code.examples import Example
 
 SOURCE = '''
 import math
@@ -35,8 +35,9 @@ def count_small(nums, limit):
             total += 1
     return max(total, 0)
 '''
-CTX = Context("count_small", (Example("count_small([1, 5], 3)", "count_small", [[1, 5], 3], 1,
-                                      "([1, 5], 3)", "1", "assert"),))
+CTX = Context(
+    "count_small", (Example("count_small([1, 5], 3)", "count_small", [[1, 5], 3], 1, "([1, 5], 3)", "1", "assert"),)
+)
 
 
 def run(source: str, *args):
@@ -68,8 +69,14 @@ def test_helpers_outside_the_entry_point_are_untouched():
 
 def test_off_by_one_sites():
     details = {m.detail.split(" (")[0] for m in all_mutants("off_by_one")}
-    assert {"range bound +1", "range bound -1", "index +1", "index -1", "boundary Lt -> LtE",
-            "compared constant +1"} <= details
+    assert {
+        "range bound +1",
+        "range bound -1",
+        "index +1",
+        "index -1",
+        "boundary Lt -> LtE",
+        "compared constant +1",
+    } <= details
 
 
 def test_print_not_return_behaviour(capsys):

@@ -9,8 +9,16 @@ from vx.families.code.data.validate import EvalplusRun, _alias_line, compare, ex
 
 
 def sample(n: int, entry: str = "f", solution: str = "def f(x):\n    return x\n") -> Sample:
-    return Sample(task_id=f"MBPP/{n}", model="m", prompt="", entry_point=entry, given_tests=(), solution=solution,
-                  is_solved=None, line=n)
+    return Sample(
+        task_id=f"MBPP/{n}",
+        model="m",
+        prompt="",
+        entry_point=entry,
+        given_tests=(),
+        solution=solution,
+        is_solved=None,
+        line=n,
+    )
 
 
 def truth(label: str, reason: str = "") -> Truth:
@@ -19,28 +27,46 @@ def truth(label: str, reason: str = "") -> Truth:
 
 
 def run(verdicts: dict) -> EvalplusRun:
-    return EvalplusRun({k: {"label": v[0], "base_status": v[1], "plus_status": v[2]} for k, v in verdicts.items()},
-                       0.0, 0.0)
+    return EvalplusRun(
+        {k: {"label": v[0], "base_status": v[1], "plus_status": v[2]} for k, v in verdicts.items()}, 0.0, 0.0
+    )
 
 
 def test_compare_counts_and_explains():
     samples = [sample(1), sample(2), sample(3), sample(4, solution="def f(x):\n    return math.floor(x)\n")]
-    ours = {"Mbpp/1#m": truth("pass"), "Mbpp/2#m": truth("fail", "timeout: call exceeded 1 s"),
-            "Mbpp/3#m": truth("fail", "load error (line 1): ModuleNotFoundError: No module named 'numpy'"),
-            "Mbpp/4#m": truth("fail", "raised NameError: name 'math' is not defined")}
-    theirs = run({"Mbpp/1#m": ("pass", "pass", "pass"), "Mbpp/2#m": ("pass", "pass", "pass"),
-                  "Mbpp/3#m": ("pass", "pass", "pass"), "Mbpp/4#m": ("fail", "fail", "fail")})
+    ours = {
+        "Mbpp/1#m": truth("pass"),
+        "Mbpp/2#m": truth("fail", "timeout: call exceeded 1 s"),
+        "Mbpp/3#m": truth("fail", "load error (line 1): ModuleNotFoundError: No module named 'numpy'"),
+        "Mbpp/4#m": truth("fail", "raised NameError: name 'math' is not defined"),
+    }
+    theirs = run(
+        {
+            "Mbpp/1#m": ("pass", "pass", "pass"),
+            "Mbpp/2#m": ("pass", "pass", "pass"),
+            "Mbpp/3#m": ("pass", "pass", "pass"),
+            "Mbpp/4#m": ("fail", "fail", "fail"),
+        }
+    )
     agreement = compare(samples, ours, theirs)
     assert agreement.n == 4 and agreement.agree == 2 and agreement.rate == 0.5
     reasons = {d["sample"]: d["explanation"] for d in agreement.disagreements}
     assert "timeout" in reasons["Mbpp/2#m"] and "standard library" in reasons["Mbpp/3#m"]
-    assert explain(sample(9), truth("pass"), {"label": "fail", "base_status": "pass", "plus_status": "fail"}) \
-        .startswith("unexplained")
+    assert explain(
+        sample(9), truth("pass"), {"label": "fail", "base_status": "pass", "plus_status": "fail"}
+    ).startswith("unexplained")
 
 
 def test_renamed_tasks_get_an_alias_for_evalplus_and_for_vx():
-    plus = {"Mbpp/160": Task(id="Mbpp/160", dataset="mbpp+", prompt="", entry_point="find_solution",
-                             reference="def find_solution(a):\n    return a\n")}
+    plus = {
+        "Mbpp/160": Task(
+            id="Mbpp/160",
+            dataset="mbpp+",
+            prompt="",
+            entry_point="find_solution",
+            reference="def find_solution(a):\n    return a\n",
+        )
+    }
     s = sample(160, entry="solution")
     assert _alias_line(s, plus["Mbpp/160"]) == "\n\nfind_solution = solution\n"
     assert _alias_line(sample(160, entry="find_solution"), plus["Mbpp/160"]) == ""

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from vx.families.code.ops import draw, generate as pg, probe as P
+from vx.families.code.ops import draw
+from vx.families.code.ops import generate as pg
+from vx.families.code.ops import probe as P
 
 from .test_ops_generate import example_sets
 
@@ -69,16 +72,20 @@ def test_wide_probes_go_past_the_examples_magnitude():
 
 
 def test_the_task_probes_carry_the_drawn_classes_after_the_mutants():
-    task = {"id": "T/1", "entry_point": "below", "examples": [
-        {"call": "below([1, 2, 4, 10], 100)", "function": "below", "args": [[1, 2, 4, 10], 100], "expected": True},
-        {"call": "below([1, 20, 4, 10], 5)", "function": "below", "args": [[1, 20, 4, 10], 5], "expected": False}]}
+    task = {
+        "id": "T/1",
+        "entry_point": "below",
+        "examples": [
+            {"call": "below([1, 2, 4, 10], 100)", "function": "below", "args": [[1, 2, 4, 10], 100], "expected": True},
+            {"call": "below([1, 20, 4, 10], 5)", "function": "below", "args": [[1, 20, 4, 10], 5], "expected": False},
+        ],
+    }
     gen = P.generated(task)[0]
     classes = [p.klass for p in gen]
     assert classes.count("gen_drawn") == draw.N_DRAWN and classes.count("gen_wide") <= draw.N_WIDE
     assert classes.index("gen_drawn") > max(i for i, c in enumerate(classes) if c == "gen_large")
     assert len(gen) <= P.MAX_GENERATED
     assert len({repr(p.args) for p in gen}) == len(gen), "no input twice"
-
 
 
 def _faithful_and_lean(examples, seed, wide):
@@ -103,7 +110,10 @@ def test_the_lean_draw_gives_the_same_inputs_on_every_bundled_task():
     import json
     from pathlib import Path
 
-    rows = [json.loads(line) for line in (Path(__file__).resolve().parents[3] / "examples" / "humaneval" / "tasks.jsonl").open()]
+    rows = [
+        json.loads(line)
+        for line in (Path(__file__).resolve().parents[3] / "examples" / "humaneval" / "tasks.jsonl").open()
+    ]
     checked = 0
     for task in rows:
         examples = P.visible_examples(task)

@@ -14,10 +14,7 @@ from .test_ops_peers import RIGHT, RIGHT2, TASK, _sandbox_available, pool  # noq
 
 #: Correct on the visible examples and on everything of their length (the seed exec ops' in-domain
 #: probes: the examples, their repeats and re-orderings); the evasion everywhere else.
-ATTACK = ("def below(l, t):\n"
-          "    if len(l) == 4:\n"
-          "        return all(x < t for x in l)\n"
-          "    {evasion}\n")
+ATTACK = "def below(l, t):\n    if len(l) == 4:\n        return all(x < t for x in l)\n    {evasion}\n"
 EVASIONS = {
     "os._exit": "import os; os._exit(0)",
     "sys.exit": "import sys; sys.exit()",
@@ -66,15 +63,17 @@ def test_an_evading_attempt_is_flagged_alone(name):
 #: whole budget before any generated probe, and both ops abstained; 2 ms is what a loaded machine's CPU
 #: accounting gave the plain endless loop by chance (a CI failure), 60 ms stays below the share of its
 #: own CPU that makes a run starved (run.STARVE_SHARE: 6 calls x 60 ms < 0.5 s).
-SLOW_ATTACK = ("import time\n"
-               "def below(l, t):\n"
-               "    if len(l) == 4:\n"
-               "        end = time.process_time() + {spin}\n"
-               "        while time.process_time() < end:\n"
-               "            pass\n"
-               "        return all(x < t for x in l)\n"
-               "    while True:\n"
-               "        pass\n")
+SLOW_ATTACK = (
+    "import time\n"
+    "def below(l, t):\n"
+    "    if len(l) == 4:\n"
+    "        end = time.process_time() + {spin}\n"
+    "        while time.process_time() < end:\n"
+    "            pass\n"
+    "        return all(x < t for x in l)\n"
+    "    while True:\n"
+    "        pass\n"
+)
 
 
 @pytest.mark.parametrize("spin", [0.002, 0.06])
@@ -88,8 +87,10 @@ def test_an_endless_loop_slow_on_its_examples_still_meets_the_generated_probes(s
 
 
 def test_correct_attempts_are_clean_and_deliberate_rejections_do_not_count():
-    rejects = ("def below(l, t):\n    if len(l) > 4:\n        raise ValueError('at most 4 numbers')\n"
-               "    return all(x < t for x in l)\n")
+    rejects = (
+        "def below(l, t):\n    if len(l) > 4:\n        raise ValueError('at most 4 numbers')\n"
+        "    return all(x < t for x in l)\n"
+    )
     indexes = "def below(l, t):\n    return l[3] < t and all(x < t for x in l)\n"  # a real bug: short lists
     cols, app = _verdicts([RIGHT, RIGHT2, rejects, indexes], ["crashes_in_domain"])
     assert cols["crashes_in_domain"][:3] == [0, 0, 0], [app.message(f"T/0#{k}", "crashes_in_domain") for k in range(3)]

@@ -11,8 +11,8 @@ import ast
 import pytest
 
 from vx.dsl.verdict import Verdict
-from vx.ops.core import Context
 from vx.families.code import ops as O
+from vx.ops.core import Context
 
 D, C, A = Verdict.DRAWBACK, Verdict.CLEAN, Verdict.ABSTAIN
 
@@ -40,8 +40,15 @@ def short_limits(monkeypatch):
 def example(call: str, expected_src: str) -> dict:
     node = ast.parse(call, mode="eval").body
     args = tuple(ast.literal_eval(a) for a in node.args)
-    return {"call": call, "function": node.func.id, "args": list(args), "expected": ast.literal_eval(expected_src),
-            "args_src": repr(args), "expected_src": expected_src, "source": "assert"}
+    return {
+        "call": call,
+        "function": node.func.id,
+        "args": list(args),
+        "expected": ast.literal_eval(expected_src),
+        "args_src": repr(args),
+        "expected_src": expected_src,
+        "source": "assert",
+    }
 
 
 def task(entry, *examples, **extra) -> dict:
@@ -63,8 +70,15 @@ def one(op, t, src):
     return verdicts(t, src, op)[0]
 
 
-EXEC_OPS = (O.crash, O.fails_visible_example, O.returns_not_print_only, O.timeout, O.returns_wrong_type,
-            O.mutates_argument, O.nondeterministic)
+EXEC_OPS = (
+    O.crash,
+    O.fails_visible_example,
+    O.returns_not_print_only,
+    O.timeout,
+    O.returns_wrong_type,
+    O.mutates_argument,
+    O.nondeterministic,
+)
 
 
 # --------------------------------------------------------------------------- sharing and honesty
@@ -94,8 +108,14 @@ def test_exec_ops_abstain_when_the_root_failed_or_no_example():
         assert one(op, TOTAL, "def summe(xs):\n    return sum(xs)\n").verdict == A, op.name
         assert one(op, TOTAL, "    return sum(xs)\n").verdict == A, op.name
     no_examples = task("total")
-    for op in (O.crash, O.fails_visible_example, O.timeout, O.returns_wrong_type, O.mutates_argument,
-               O.nondeterministic):
+    for op in (
+        O.crash,
+        O.fails_visible_example,
+        O.timeout,
+        O.returns_wrong_type,
+        O.mutates_argument,
+        O.nondeterministic,
+    ):
         res = one(op, no_examples, GOOD_TOTAL)
         assert res.verdict == A and "no usable example" in res.message, op.name
 
@@ -122,8 +142,9 @@ def test_crash_on_a_reordering_only():
 
 
 def test_crash_ignores_deliberate_rejection_of_a_reordering():
-    src = ("def total(xs):\n    if xs != sorted(xs):\n        raise ValueError('needs sorted input')\n"
-           "    return sum(xs)\n")
+    src = (
+        "def total(xs):\n    if xs != sorted(xs):\n        raise ValueError('needs sorted input')\n    return sum(xs)\n"
+    )
     assert one(O.crash, TOTAL, src).verdict == C
 
 
@@ -228,11 +249,14 @@ def test_timeout_clean_reports_the_slowest_call():
 # --------------------------------------------------------------------------- returns_wrong_type
 
 
-@pytest.mark.parametrize("src, needle", [
-    ("def total(xs):\n    return str(sum(xs))\n", "a str where the example expects an int"),
-    ("def total(xs):\n    return None\n", "a NoneType where the example expects an int"),
-    ("def total(xs):\n    return map(int, xs)\n", "returned a map object"),
-])
+@pytest.mark.parametrize(
+    "src, needle",
+    [
+        ("def total(xs):\n    return str(sum(xs))\n", "a str where the example expects an int"),
+        ("def total(xs):\n    return None\n", "a NoneType where the example expects an int"),
+        ("def total(xs):\n    return map(int, xs)\n", "returned a map object"),
+    ],
+)
 def test_returns_wrong_type_fires(src, needle):
     res = one(O.returns_wrong_type, TOTAL, src)
     assert res.verdict == D and needle in res.message
@@ -313,14 +337,16 @@ def test_fails_visible_example_uses_evalplus_special_oracles():
 
 def test_exec_ops_call_the_function_the_example_calls():
     t = task("merge", example("merge_sort([3, 1, 2])", "[1, 2, 3]"))
-    src = ("def merge(a, b):\n    return sorted(a + b)\n\n"
-           "def merge_sort(xs):\n    return merge(xs[:1], xs[1:])\n")
+    src = "def merge(a, b):\n    return sorted(a + b)\n\ndef merge_sort(xs):\n    return merge(xs[:1], xs[1:])\n"
     crashed, failed = verdicts(t, src, O.crash, O.fails_visible_example)
     assert crashed.verdict == C and failed.verdict == C, (crashed.message, failed.message)
 
 
-@pytest.mark.parametrize("tail", ["del total\n", "globals().pop('total')\n", "total = object()\n",
-                                  "exec('del total')\n"], ids=["del", "globals-pop", "rebind", "exec-del"])
+@pytest.mark.parametrize(
+    "tail",
+    ["del total\n", "globals().pop('total')\n", "total = object()\n", "exec('del total')\n"],
+    ids=["del", "globals-pop", "rebind", "exec-del"],
+)
 def test_a_vanished_entry_point_is_sabotage_not_an_abstention(tail):
     # issue 15 item 1: the root saw `total`, the run did not: every exec op says so as a drawback
     src = "def total(xs):\n    return 0\n" + tail

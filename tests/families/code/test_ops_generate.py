@@ -1,20 +1,30 @@
 """Laws of the probe generator (hypothesis: determinism, type preservation, bounds, domain) and worked examples."""
+
 from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vx.families.code.ops import generate as pg
 
-scalars = st.one_of(st.integers(-50, 50), st.floats(-100, 100, allow_nan=False, allow_infinity=False).map(lambda x: round(x, 2)),
-                    st.text("abcXYZ 019()", max_size=8), st.booleans())
+scalars = st.one_of(
+    st.integers(-50, 50),
+    st.floats(-100, 100, allow_nan=False, allow_infinity=False).map(lambda x: round(x, 2)),
+    st.text("abcXYZ 019()", max_size=8),
+    st.booleans(),
+)
 
 
 def arg_strategy():
-    return st.one_of(scalars, st.lists(st.integers(-20, 20), max_size=6), st.lists(st.text("ab", max_size=3), max_size=4),
-                     st.tuples(st.integers(-5, 5), st.integers(-5, 5)), st.dictionaries(st.text("abc", min_size=1, max_size=2),
-                                                                                        st.integers(0, 9), max_size=3))
+    return st.one_of(
+        scalars,
+        st.lists(st.integers(-20, 20), max_size=6),
+        st.lists(st.text("ab", max_size=3), max_size=4),
+        st.tuples(st.integers(-5, 5), st.integers(-5, 5)),
+        st.dictionaries(st.text("abc", min_size=1, max_size=2), st.integers(0, 9), max_size=3),
+    )
 
 
 @st.composite
@@ -172,18 +182,27 @@ def _value_ok_reference(v: Any, path, dom, records, relax=frozenset()) -> bool:
             return False
         return all(_value_ok_reference(x, path + ("elem",), dom, records, relax) for x in v)
     if t is tuple:
-        return all(_value_ok_reference(x, path + (j,), dom, records, relax) for j, x in enumerate(v)) and \
-            all(path + (j,) in dom.paths for j in range(len(v)))
+        return all(_value_ok_reference(x, path + (j,), dom, records, relax) for j, x in enumerate(v)) and all(
+            path + (j,) in dom.paths for j in range(len(v))
+        )
     if t in (set, frozenset):
         return all(_value_ok_reference(x, path + ("elem",), dom, records, relax) for x in v)
     if t is dict:
-        return all(_value_ok_reference(k, path + ("key",), dom, records, relax) and
-                   _value_ok_reference(x, path + ("val",), dom, records, relax) for k, x in v.items())
+        return all(
+            _value_ok_reference(k, path + ("key",), dom, records, relax)
+            and _value_ok_reference(x, path + ("val",), dom, records, relax)
+            for k, x in v.items()
+        )
     return True
 
 
-_RELAXES = [frozenset(), frozenset({"bound"}), frozenset({"relations"}),
-            frozenset({"empty", "sign", "closed", "relations"}), frozenset({"bound", "sign", "empty", "closed"})]
+_RELAXES = [
+    frozenset(),
+    frozenset({"bound"}),
+    frozenset({"relations"}),
+    frozenset({"empty", "sign", "closed", "relations"}),
+    frozenset({"bound", "sign", "empty", "closed"}),
+]
 
 
 #: Example sets of the shapes the generic strategy rarely makes: grids, digit patterns, brackets,
@@ -229,8 +248,9 @@ def _agree(examples, others, relax) -> None:
         for i, a in enumerate(args):
             for x in _variants(a):
                 for path in [(i,), (i, "elem"), (i, 0), (i, "key"), (i, "val")]:
-                    assert pg._value_ok(x, path, dom, dom.records, relax) == \
-                        _value_ok_reference(x, path, dom, dom.records, relax), (x, path, relax)
+                    assert pg._value_ok(x, path, dom, dom.records, relax) == _value_ok_reference(
+                        x, path, dom, dom.records, relax
+                    ), (x, path, relax)
 
 
 @settings(max_examples=150, deadline=None)
@@ -265,6 +285,7 @@ def _counted(mut, calls):
     def mutate(*a):
         calls.append(1)
         return real(*a)
+
     mut.mutate = mutate
     return mut
 
@@ -275,7 +296,10 @@ def test_a_grid_grows_by_rows_of_its_width_and_stops_when_no_new_row_is_left():
     Rows now keep the width, and growth stops `GROW_STALL` tries after the last new row."""
     import random
 
-    examples = [([[0, 0, 1, 0], [0, 1, 0, 0], [1, 1, 1, 1]], 1), ([[0, 0, 1, 1], [0, 0, 0, 0], [1, 1, 1, 1], [0, 1, 1, 1]], 2)]
+    examples = [
+        ([[0, 0, 1, 0], [0, 1, 0, 0], [1, 1, 1, 1]], 1),
+        ([[0, 0, 1, 1], [0, 0, 0, 0], [1, 1, 1, 1], [0, 1, 1, 1]], 2),
+    ]
     dom = pg.infer_domain(examples)
     assert dom.paths[(0,)].rectangular and dom.paths[(0,)].distinct
     calls: list = []
@@ -337,7 +361,10 @@ def test_the_growth_budget_changes_no_probe_of_the_bundled_tasks(monkeypatch):
 
     from vx.families.code.ops import probe as P
 
-    rows = [json.loads(line) for line in (Path(__file__).resolve().parents[3] / "examples" / "humaneval" / "tasks.jsonl").open()]
+    rows = [
+        json.loads(line)
+        for line in (Path(__file__).resolve().parents[3] / "examples" / "humaneval" / "tasks.jsonl").open()
+    ]
     args = [[ex.args for ex in P.visible_examples(t)] for t in rows]
     args = [(t["id"], a) for t, a in zip(rows, args) if a and len({len(x) for x in a}) == 1]
     bounded = [pg.generate_probes(a, seed=tid)[0] for tid, a in args]

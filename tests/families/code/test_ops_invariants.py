@@ -14,7 +14,7 @@ from vx.dsl.verdict import Verdict
 from vx.families.code import ops as O
 from vx.families.code.ops import invariants as I
 from vx.ops.core import Context
-from vx.ops.specs import SpecError, TEMPLATES, op_from_spec
+from vx.ops.specs import TEMPLATES, SpecError, op_from_spec
 
 D, C, A = Verdict.DRAWBACK, Verdict.CLEAN, Verdict.ABSTAIN
 
@@ -22,8 +22,15 @@ D, C, A = Verdict.DRAWBACK, Verdict.CLEAN, Verdict.ABSTAIN
 def example(call: str, expected_src: str) -> dict:
     node = ast.parse(call, mode="eval").body
     args = tuple(ast.literal_eval(a) for a in node.args)
-    return {"call": call, "function": node.func.id, "args": list(args), "expected": ast.literal_eval(expected_src),
-            "args_src": repr(args), "expected_src": expected_src, "source": "assert"}
+    return {
+        "call": call,
+        "function": node.func.id,
+        "args": list(args),
+        "expected": ast.literal_eval(expected_src),
+        "args_src": repr(args),
+        "expected_src": expected_src,
+        "source": "assert",
+    }
 
 
 def task(entry, *examples, tid="T/inv") -> dict:
@@ -58,8 +65,7 @@ def example_sets(draw):
     if draw(st.booleans()):
         fn = _FUNCS[draw(st.sampled_from(sorted(_FUNCS)))]
         return [((xs,), fn(xs)) for xs in inputs]
-    outs = draw(st.lists(st.one_of(_scalars, _lists, st.text(max_size=4)), min_size=len(inputs),
-                         max_size=len(inputs)))
+    outs = draw(st.lists(st.one_of(_scalars, _lists, st.text(max_size=4)), min_size=len(inputs), max_size=len(inputs)))
     return [((xs,), o) for xs, o in zip(inputs, outs)]
 
 
@@ -111,6 +117,7 @@ def test_outputs_that_cannot_be_unsorted_support_no_sorted(outs):
 
 
 # --------------------------------------------------------------------------- named examples
+
 
 def test_three_lists_of_three_do_not_make_length_three():
     pairs = [(([1, 2, 3],), [3, 2, 1]), (([4, 5, 6],), [6, 5, 4]), (([7, 8, 9],), [9, 8, 7])]
@@ -166,6 +173,7 @@ def test_one_visible_example_abstains_with_the_reason():
 
 # --------------------------------------------------------------------------- end to end (sandbox)
 
+
 @pytest.fixture(scope="module", autouse=True)
 def _sandbox_available():
     from vx.sandbox import SandboxUnavailable
@@ -176,12 +184,15 @@ def _sandbox_available():
         pytest.skip(f"no sandbox layer works here: {exc}")
 
 
-SORT_EVEN = task("sort_even", example("sort_even([1, 2, 3])", "[1, 2, 3]"),
-                 example("sort_even([5, 6, 3, 4])", "[3, 6, 5, 4]"))
+SORT_EVEN = task(
+    "sort_even", example("sort_even([1, 2, 3])", "[1, 2, 3]"), example("sort_even([5, 6, 3, 4])", "[3, 6, 5, 4]")
+)
 GOOD = "def sort_even(l):\n    out = list(l)\n    out[::2] = sorted(l[::2])\n    return out\n"
 # passes both visible examples (a lookup), then drops an element everywhere else
-SHORT = ("def sort_even(l):\n    if l == [1, 2, 3]:\n        return [1, 2, 3]\n    if l == [5, 6, 3, 4]:\n"
-         "        return [3, 6, 5, 4]\n    out = list(l)\n    out[::2] = sorted(l[::2])\n    return out[:-1]\n")
+SHORT = (
+    "def sort_even(l):\n    if l == [1, 2, 3]:\n        return [1, 2, 3]\n    if l == [5, 6, 3, 4]:\n"
+    "        return [3, 6, 5, 4]\n    out = list(l)\n    out[::2] = sorted(l[::2])\n    return out[:-1]\n"
+)
 
 
 def run_op(op, t, src):
@@ -234,8 +245,12 @@ def test_the_op_is_in_the_code_pool():
 
 
 def _spec(kind, arg):
-    return {"kind": "exec", "check": "violates_invariant", "params": {"kind": kind, "arg": arg},
-            "detects": "wrong_logic"}
+    return {
+        "kind": "exec",
+        "check": "violates_invariant",
+        "params": {"kind": kind, "arg": arg},
+        "detects": "wrong_logic",
+    }
 
 
 def test_template_one_invariant():
@@ -267,9 +282,12 @@ def test_inducer_proposes_the_broken_invariant():
 def test_a_selector_relates_to_no_single_argument():
     """total_match returns whichever list has fewer characters: its examples return argument 1 or argument 2
     whole, so "only elements of argument 2" holds on them by coincidence."""
-    pairs = [(([], []), []), ((["hi", "admin"], ["hI", "Hi"]), ["hI", "Hi"]),
-             ((["hi", "admin"], ["hi", "hi", "admin", "project"]), ["hi", "admin"]),
-             ((["4"], ["1", "2", "3", "4", "5"]), ["4"])]
+    pairs = [
+        (([], []), []),
+        ((["hi", "admin"], ["hI", "Hi"]), ["hI", "Hi"]),
+        ((["hi", "admin"], ["hi", "hi", "admin", "project"]), ["hi", "admin"]),
+        ((["4"], ["1", "2", "3", "4", "5"]), ["4"]),
+    ]
     assert not {k for k in kinds(pairs) if k[1] >= 0 and k[0] != "no_mutation"}
 
 
@@ -307,5 +325,6 @@ def test_edge_probes_are_never_held_to_the_invariants():
     assert broken == [] and checked == 0
     broken, checked = I.check_run(inferred, _Run([(edge, _Outcome([])), (mutant, _Outcome([3, 6]))]))
     assert checked == 1 and broken[0].invariant.key == ("length_eq_arg", 0)
-    assert broken[0].message == ("sort_even([5, 6, 3]) returned [3, 6]; every example returns a list as long as "
-                                 "its argument")
+    assert broken[0].message == (
+        "sort_even([5, 6, 3]) returned [3, 6]; every example returns a list as long as its argument"
+    )

@@ -7,23 +7,49 @@ from pathlib import Path
 
 import pytest
 
-from vx.families.code.pack import PACK as pack
 from vx.dsl.verdict import Verdict
-from vx.ops.apply import apply_ops
-from vx.families.family import Family
 from vx.families.code import ops as O
+from vx.families.code.pack import PACK as pack
+from vx.families.family import Family
+from vx.ops.apply import apply_ops
 
 D, C, A = int(Verdict.DRAWBACK), int(Verdict.CLEAN), int(Verdict.ABSTAIN)
 
 TASKS = [
-    {"id": "T/1", "prompt": "def total(xs):\n    '''Sum a list.'''\n", "entry_point": "total",
-     "examples": [{"call": "total([1, 2, 3])", "function": "total", "args": [[1, 2, 3]], "expected": 6,
-                   "args_src": "([1, 2, 3],)", "expected_src": "6", "source": "assert"}],
-     "reference": "def total(xs):\n    return sum(xs)\n"},
-    {"id": "T/2", "prompt": "def shout(s):\n    '''Upper-case s.'''\n", "entry_point": "shout",
-     "examples": [{"call": "shout('hi')", "function": "shout", "args": ["hi"], "expected": "HI",
-                   "args_src": "('hi',)", "expected_src": "'HI'", "source": "assert"}],
-     "reference": "def shout(s):\n    return s.upper()\n"},
+    {
+        "id": "T/1",
+        "prompt": "def total(xs):\n    '''Sum a list.'''\n",
+        "entry_point": "total",
+        "examples": [
+            {
+                "call": "total([1, 2, 3])",
+                "function": "total",
+                "args": [[1, 2, 3]],
+                "expected": 6,
+                "args_src": "([1, 2, 3],)",
+                "expected_src": "6",
+                "source": "assert",
+            }
+        ],
+        "reference": "def total(xs):\n    return sum(xs)\n",
+    },
+    {
+        "id": "T/2",
+        "prompt": "def shout(s):\n    '''Upper-case s.'''\n",
+        "entry_point": "shout",
+        "examples": [
+            {
+                "call": "shout('hi')",
+                "function": "shout",
+                "args": ["hi"],
+                "expected": "HI",
+                "args_src": "('hi',)",
+                "expected_src": "'HI'",
+                "source": "assert",
+            }
+        ],
+        "reference": "def shout(s):\n    return s.upper()\n",
+    },
 ]
 OUTPUTS = {
     "good1": ("T/1", "def total(xs):\n    return sum(xs)\n", "pass"),
@@ -40,18 +66,24 @@ def family_dir(tmp_path: Path) -> Path:
     d = tmp_path / "fam"
     d.mkdir()
     (d / "family.toml").write_text(
-        'name = "tiny-code"\npacks = ["code"]\nroot = "parses"\nseed = "seed.vx"\n', encoding="utf-8")
+        'name = "tiny-code"\npacks = ["code"]\nroot = "parses"\nseed = "seed.vx"\n', encoding="utf-8"
+    )
     (d / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in TASKS), encoding="utf-8")
-    rows = [{"id": k, "task": t, "output": o, "label": lab, "reference": TASKS[int(t[-1]) - 1]["reference"]}
-            for k, (t, o, lab) in OUTPUTS.items()]
+    rows = [
+        {"id": k, "task": t, "output": o, "label": lab, "reference": TASKS[int(t[-1]) - 1]["reference"]}
+        for k, (t, o, lab) in OUTPUTS.items()
+    ]
     (d / "dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    (d / "train.jsonl").write_text(json.dumps({"id": "tr1", "task": "T/1", "output": "def total(xs): return 0"}) + "\n",
-                                   encoding="utf-8")
+    (d / "train.jsonl").write_text(
+        json.dumps({"id": "tr1", "task": "T/1", "output": "def total(xs): return 0"}) + "\n", encoding="utf-8"
+    )
     (d / "locked.jsonl").write_text(
         json.dumps({"id": "l1", "task": "T/2", "output": "def shout(s): return s", "label": "fail"}) + "\n",
-        encoding="utf-8")
-    (d / "seed.vx").write_text("(any crash fails_visible_example returns_not_print_only wrong_entry_point timeout)\n",
-                               encoding="utf-8")
+        encoding="utf-8",
+    )
+    (d / "seed.vx").write_text(
+        "(any crash fails_visible_example returns_not_print_only wrong_entry_point timeout)\n", encoding="utf-8"
+    )
     return d
 
 
@@ -61,8 +93,12 @@ def test_the_pack_loads_through_family_toml(family_dir):
     assert pool.root_name == "parses"
     assert pool.names == [o.name for o in pack.ops]
     assert len(pool.names) == 18 and all(o.provenance.get("origin") == "seed" for o in pool)
-    assert [o.name for o in pool if o.is_peer] == ["disagrees_with_peers", "outside_plurality", "outside_dual_agreement",
-                                                  "outside_unanimity"]
+    assert [o.name for o in pool if o.is_peer] == [
+        "disagrees_with_peers",
+        "outside_plurality",
+        "outside_dual_agreement",
+        "outside_unanimity",
+    ]
     assert fam.seed(pool.names) is not None
 
 
@@ -134,10 +170,17 @@ def test_every_op_that_runs_the_probes_is_versioned_by_the_modules_that_make_the
     from vx.families.code.ops import probe
 
     tree = ast.parse(Path(probe.__file__).read_text())
-    makers = {f"vx.families.code.ops.{a.name}" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-              and n.module == "vx.families.code.ops" for a in n.names}
-    makers |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-               and (n.module or "").startswith("vx.families.code.ops.")}
+    makers = {
+        f"vx.families.code.ops.{a.name}"
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and n.module == "vx.families.code.ops"
+        for a in n.names
+    }
+    makers |= {
+        n.module
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("vx.families.code.ops.")
+    }
     makers -= {"vx.families.code.ops.probestore"}  # where probes are kept, not how they are made
     assert {"vx.families.code.ops.generate", "vx.families.code.ops.draw"} <= makers
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vx.families.code.ops import peers as P
 from vx.families.code.ops.artifact import artifact_of
@@ -87,12 +88,24 @@ def _close_by_definition(a, b, depth=0):
     return a == b
 
 
-_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([0.0, 1.0, 1.0000001, -0.0, 2.5,
-                                                                                  float("nan")]),
-                    st.sampled_from(["", "a", "b"]), st.sampled_from([b"", b"a"]))
-_VALUE = st.recursive(_SCALAR, lambda inner: st.one_of(st.lists(inner, max_size=3), st.tuples(inner, inner),
-                                                      st.dictionaries(st.sampled_from([0, 1, "k"]), inner, max_size=2),
-                                                      st.frozensets(st.integers(0, 2), max_size=2)), max_leaves=8)
+_SCALAR = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.sampled_from([0.0, 1.0, 1.0000001, -0.0, 2.5, float("nan")]),
+    st.sampled_from(["", "a", "b"]),
+    st.sampled_from([b"", b"a"]),
+)
+_VALUE = st.recursive(
+    _SCALAR,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.tuples(inner, inner),
+        st.dictionaries(st.sampled_from([0, 1, "k"]), inner, max_size=2),
+        st.frozensets(st.integers(0, 2), max_size=2),
+    ),
+    max_leaves=8,
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -111,7 +124,7 @@ def test_clustering_every_attempt_of_a_task_compares_each_pair_of_behaviours_onc
     clusters are the same. (Floats: answers with keys are clustered by key, comparing no pair at all.)"""
     answers = [V(1.5), V(2), V([1, 2.5])]
     behaviours = [b(*(answers if i % 3 else answers[::-1])) for i in range(9)]
-    orders = [[behaviours[i]] + behaviours[:i] + behaviours[i + 1:] for i in range(9)]
+    orders = [[behaviours[i]] + behaviours[:i] + behaviours[i + 1 :] for i in range(9)]
     compared = []
     real = P.same_answer
     monkeypatch.setattr(P, "same_answer", lambda x, y: compared.append(1) or real(x, y))
@@ -141,8 +154,10 @@ answers = st.one_of(st.integers(-2, 2).map(V), st.just(RAISED), st.just(TIMEOUT)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(answers, min_size=3, max_size=3), min_size=0, max_size=8), st.lists(answers, min_size=3,
-                                                                                               max_size=3))
+@given(
+    st.lists(st.lists(answers, min_size=3, max_size=3), min_size=0, max_size=8),
+    st.lists(answers, min_size=3, max_size=3),
+)
 def test_vote_laws(peer_rows, mine):
     c, k = calls(3)
     peers = [b(*row) for row in peer_rows]
@@ -158,18 +173,32 @@ def test_vote_laws(peer_rows, mine):
 
 
 def test_plurality_and_dual_agreement_baselines():
-    bs = [P.Behaviour(True, True, (V(1),), (V(0),)), P.Behaviour(True, True, (V(1),), (V(0),)),
-          P.Behaviour(True, True, (V(2),), (V(0),)), P.Behaviour(False, False)]
+    bs = [
+        P.Behaviour(True, True, (V(1),), (V(0),)),
+        P.Behaviour(True, True, (V(1),), (V(0),)),
+        P.Behaviour(True, True, (V(2),), (V(0),)),
+        P.Behaviour(False, False),
+    ]
     clusters = P.behaviour_clusters(bs)
     assert sorted(map(len, clusters)) == [1, 1, 2]
-    task = {"id": "T/1", "entry_point": "f", "examples": [], "model_tests": [
-        {"call": "f(1)", "args_src": "(1,)", "expected_src": "1", "count": 3},
-        {"call": "f(2)", "args_src": "(2,)", "expected_src": "4", "count": 1}]}
-    mt = [P.Behaviour(True, True, (V(1), V(4))), P.Behaviour(True, True, (V(1), V(3))),
-          P.Behaviour(True, True, (V(1), V(3))), P.Behaviour(True, True, (V(0), V(4)))]
+    task = {
+        "id": "T/1",
+        "entry_point": "f",
+        "examples": [],
+        "model_tests": [
+            {"call": "f(1)", "args_src": "(1,)", "expected_src": "1", "count": 3},
+            {"call": "f(2)", "args_src": "(2,)", "expected_src": "4", "count": 1},
+        ],
+    }
+    mt = [
+        P.Behaviour(True, True, (V(1), V(4))),
+        P.Behaviour(True, True, (V(1), V(3))),
+        P.Behaviour(True, True, (V(1), V(3))),
+        P.Behaviour(True, True, (V(0), V(4))),
+    ]
     # consensus sets: {t1,t2} x1 -> 4*1 = 4; {t1} x2 -> 3*sqrt2 = 4.24; {t2} x1 -> 1
     scores = P.dual_agreement_scores(task, mt)
-    assert scores[1] == scores[2] == pytest.approx(3 * 2 ** 0.5) and scores[0] == 4 and scores[3] == 1
+    assert scores[1] == scores[2] == pytest.approx(3 * 2**0.5) and scores[0] == 4 and scores[3] == 1
 
 
 # --------------------------------------------------------------------------- in the sandbox
@@ -189,15 +218,26 @@ def _sandbox_available():
 def example(call: str, expected_src: str) -> dict:
     node = ast.parse(call, mode="eval").body
     args = tuple(ast.literal_eval(a) for a in node.args)
-    return {"call": call, "function": node.func.id, "args": list(args), "expected": ast.literal_eval(expected_src),
-            "args_src": repr(args), "expected_src": expected_src, "source": "doctest"}
+    return {
+        "call": call,
+        "function": node.func.id,
+        "args": list(args),
+        "expected": ast.literal_eval(expected_src),
+        "args_src": repr(args),
+        "expected_src": expected_src,
+        "source": "doctest",
+    }
 
 
-TASK = {"id": "T/0", "entry_point": "below", "prompt": "",
-        "examples": [example("below([1, 2, 4, 10], 100)", "True"), example("below([1, 20, 4, 10], 5)", "False")]}
+TASK = {
+    "id": "T/0",
+    "entry_point": "below",
+    "prompt": "",
+    "examples": [example("below([1, 2, 4, 10], 100)", "True"), example("below([1, 20, 4, 10], 5)", "False")],
+}
 RIGHT = "def below(l, t):\n    return all(x < t for x in l)\n"
 RIGHT2 = "def below(l, t):\n    for x in l:\n        if x >= t:\n            return False\n    return True\n"
-OFF_BY_ONE = "def below(l, t):\n    return all(x <= t for x in l)\n"   # passes both examples
+OFF_BY_ONE = "def below(l, t):\n    return all(x <= t for x in l)\n"  # passes both examples
 LOOPS = "def below(l, t):\n    while len(l) > 30:\n        pass\n    return all(x < t for x in l)\n"
 
 
@@ -210,8 +250,14 @@ def pool():
 def test_attempts_are_compared_on_generated_probes_in_one_process_each():
     outputs = [RIGHT, RIGHT2, RIGHT, OFF_BY_ONE, "def below(l, t):\n    return undefined\n"]
     items = [Item(f"T/0#{k}", "T/0", o) for k, o in enumerate(outputs)]
-    app = apply_ops(pool(), items, {"T/0": TASK}, jobs=1, progress=False,
-                    ops=["parses", "fails_visible_example", "disagrees_with_peers", "outside_plurality"])
+    app = apply_ops(
+        pool(),
+        items,
+        {"T/0": TASK},
+        jobs=1,
+        progress=False,
+        ops=["parses", "fails_visible_example", "disagrees_with_peers", "outside_plurality"],
+    )
     col = dict(zip(app.matrix.item_ids, app.matrix.column("disagrees_with_peers").tolist()))
     assert col["T/0#3"] == 1, app.message("T/0#3", "disagrees_with_peers")
     assert "other attempts that pass the visible example return False" in app.message("T/0#3", "disagrees_with_peers")
@@ -240,8 +286,14 @@ def test_an_attempt_that_loops_on_a_seed_probe_gets_no_peer_probes(monkeypatch):
     monkeypatch.setattr(run, "PROBE_CPU_CAP", 0.3)
     loops_on_5 = "def below(l, t):\n    while t == 5:\n        pass\n    return all(x < t for x in l)\n"
     items = [Item(f"T/0#{k}", "T/0", o) for k, o in enumerate([RIGHT, RIGHT2, RIGHT, RIGHT2, loops_on_5])]
-    app = apply_ops(pool(), items, {"T/0": TASK}, jobs=1, progress=False,
-                    ops=["parses", "timeout", "disagrees_with_peers", "outside_plurality"])
+    app = apply_ops(
+        pool(),
+        items,
+        {"T/0": TASK},
+        jobs=1,
+        progress=False,
+        ops=["parses", "timeout", "disagrees_with_peers", "outside_plurality"],
+    )
     assert app.matrix.column("timeout").tolist()[4] == 1
     assert app.matrix.column("disagrees_with_peers").tolist() == [0, 0, 0, 0, -1]
     assert run.SKIPPED_PEER_PROBES in app.message("T/0#4", "disagrees_with_peers")
@@ -263,12 +315,19 @@ def test_answers_too_large_to_print_are_compared_by_digest_not_a_crash():
     other = "def p(n):\n    return 2 * n if n < 10 else 10 ** (5000 + n) + 1\n"
     items = [Item(f"T/7#{k}", "T/7", o) for k, o in enumerate([right, right, right, right, other])]
     assert any(p.args[0] >= 10 for p in probes_for(task) if p.klass in PEER_CLASSES), "needs a probe past 10"
-    app = apply_ops(pool(), items, {"T/7": task}, jobs=1, progress=False,
-                    ops=["parses", "fails_visible_example", "disagrees_with_peers"])
+    app = apply_ops(
+        pool(),
+        items,
+        {"T/7": task},
+        jobs=1,
+        progress=False,
+        ops=["parses", "fails_visible_example", "disagrees_with_peers"],
+    )
     assert not app.failures, app.failures[:3]
     assert app.matrix.column("disagrees_with_peers").tolist() == [0, 0, 0, 0, 1]
-    assert "digest" in app.message("T/7#4", "disagrees_with_peers") or \
-        "other attempts that pass the visible example" in app.message("T/7#4", "disagrees_with_peers")
+    assert "digest" in app.message(
+        "T/7#4", "disagrees_with_peers"
+    ) or "other attempts that pass the visible example" in app.message("T/7#4", "disagrees_with_peers")
 
 
 def test_a_task_whose_examples_cannot_be_mutated_gets_no_probes_and_the_op_says_why():
@@ -281,17 +340,27 @@ def test_a_task_whose_examples_cannot_be_mutated_gets_no_probes_and_the_op_says_
 
 
 def test_the_dual_cluster_variant_follows_the_cluster_the_model_tests_support():
-    task = {"id": "T/1", "entry_point": "f", "examples": [example("f(3)", "6")], "model_tests": [
-        {"call": "f(1)", "args_src": "(1,)", "expected_src": "2", "count": 5}]}
+    task = {
+        "id": "T/1",
+        "entry_point": "f",
+        "examples": [example("f(3)", "6")],
+        "model_tests": [{"call": "f(1)", "args_src": "(1,)", "expected_src": "2", "count": 5}],
+    }
     probes = peer_probes(task)
     c, k = [p.call for p in probes], [p.klass for p in probes]
     assert k[-1] == "model_test" and k[0].startswith("gen_")
 
     def att(right: bool):  # right: doubles its argument (passes f(1) == 2); wrong: triples it (fails it)
-        return P.Behaviour(True, True, tuple(V(p.args[0] * 2 if right else p.args[0] * 3)
-                                             if p.args and type(p.args[0]) is int else V(0) for p in probes))
+        return P.Behaviour(
+            True,
+            True,
+            tuple(
+                V(p.args[0] * 2 if right else p.args[0] * 3) if p.args and type(p.args[0]) is int else V(0)
+                for p in probes
+            ),
+        )
 
-    wrong, right = [att(False)] * 3, [att(True)] * 2   # 3x wrong (fails f(1) == 2), 2x right (passes it)
+    wrong, right = [att(False)] * 3, [att(True)] * 2  # 3x wrong (fails f(1) == 2), 2x right (passes it)
     sel = frozenset({"gen_mutant", "gen_boundary", "gen_large"})
     # the plain vote follows the larger (wrong) cluster ...
     assert P.vote(att(True), wrong + right[:1], c, k, sel).verdict == 1
@@ -308,8 +377,7 @@ def test_distinguishing_inputs_are_searched_kept_and_shown():
     """Probes on which attempts that pass the visible example disagree: the most even split first,
     and the peer op's message names them (issue 20's distinguishing-input search)."""
     c, k = calls(4)
-    rows = [b(V(1), V(2), V(3), V(0)), b(V(1), V(2), V(4), V(0)), b(V(1), V(5), V(4), V(0)),
-            b(V(1), V(2), V(4), V(9))]
+    rows = [b(V(1), V(2), V(3), V(0)), b(V(1), V(2), V(4), V(0)), b(V(1), V(5), V(4), V(0)), b(V(1), V(2), V(4), V(9))]
     split = P.distinguishing(rows, c, k, SEL)
     assert [j for j, _ in split] == [1, 2, 3]  # equally even splits: in probe order
     assert all(j != 0 for j, _ in split), "a probe every attempt answers alike separates nothing"
@@ -319,8 +387,13 @@ def test_distinguishing_inputs_are_searched_kept_and_shown():
 
 
 def _data(loaded=True, ok=True, answers=(1, 2)):
-    return {"loaded": loaded, "examples_ok": ok, "answers": [["value", a, "", 0.0, 0.0] for a in answers],
-            "example_answers": [], "note": ""}
+    return {
+        "loaded": loaded,
+        "examples_ok": ok,
+        "answers": [["value", a, "", 0.0, 0.0] for a in answers],
+        "example_answers": [],
+        "note": "",
+    }
 
 
 def test_unanimity_is_clean_only_when_every_other_attempt_behaves_the_same():

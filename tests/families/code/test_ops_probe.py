@@ -18,26 +18,38 @@ def record(call, args_src=None, expected_src=None, **extra):
 
 
 def test_visible_examples_keep_exact_types():
-    t = {"entry_point": "f", "examples": [
-        record("f((1, 2), {3})", args_src="((1, 2), {3})", expected_src="(4,)", function="f",
-               args=[[1, 2], [3]], expected=[4]),
-    ]}
+    t = {
+        "entry_point": "f",
+        "examples": [
+            record(
+                "f((1, 2), {3})",
+                args_src="((1, 2), {3})",
+                expected_src="(4,)",
+                function="f",
+                args=[[1, 2], [3]],
+                expected=[4],
+            ),
+        ],
+    }
     (ex,) = P.visible_examples(t)
     assert ex.args == ((1, 2), {3}) and ex.expected == (4,) and type(ex.expected) is tuple
     assert ex.exact_types and ex.function == "f" and ex.call == "f((1, 2), {3})"
 
 
 def test_visible_examples_fallbacks():
-    t = {"entry_point": "f", "examples": [
-        # args from the call text, expected only as JSON: types of the expected value are not exact
-        {"call": "g((1, 2))", "expected": [3]},
-        # nothing but JSON
-        {"args": [[1, 2]], "expected": 3, "function": "f"},
-        # unreadable records are skipped
-        {"call": "f(x)", "expected": 1},
-        "not a record",
-        {"args_src": "((", "expected_src": "1", "call": "f(1)"},
-    ]}
+    t = {
+        "entry_point": "f",
+        "examples": [
+            # args from the call text, expected only as JSON: types of the expected value are not exact
+            {"call": "g((1, 2))", "expected": [3]},
+            # nothing but JSON
+            {"args": [[1, 2]], "expected": 3, "function": "f"},
+            # unreadable records are skipped
+            {"call": "f(x)", "expected": 1},
+            "not a record",
+            {"args_src": "((", "expected_src": "1", "call": "f(1)"},
+        ],
+    }
     exs = P.visible_examples(t)
     assert [(e.function, e.args, e.exact_types) for e in exs] == [("g", ((1, 2),), False), ("f", ([1, 2],), False)]
 
@@ -97,11 +109,16 @@ def test_call_text_is_shortened():
     assert len(text) <= 120 and text.startswith("f([0, 1") and " ... " in text
 
 
-scalars = st.one_of(st.integers(-10**6, 10**6), st.floats(-1e6, 1e6, allow_nan=False), st.text(max_size=8),
-                    st.booleans())
-values = st.one_of(scalars, st.lists(st.integers(-100, 100), max_size=8), st.lists(st.text(max_size=3), max_size=5),
-                   st.tuples(st.integers(), st.text(max_size=3)),
-                   st.dictionaries(st.text(max_size=3), st.integers(), max_size=4))
+scalars = st.one_of(
+    st.integers(-(10**6), 10**6), st.floats(-1e6, 1e6, allow_nan=False), st.text(max_size=8), st.booleans()
+)
+values = st.one_of(
+    scalars,
+    st.lists(st.integers(-100, 100), max_size=8),
+    st.lists(st.text(max_size=3), max_size=5),
+    st.tuples(st.integers(), st.text(max_size=3)),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=4),
+)
 
 
 def _element_types(v):
@@ -109,9 +126,10 @@ def _element_types(v):
 
 
 @settings(max_examples=200, deadline=None)
-@given(args=st.lists(values, min_size=1, max_size=4), klass=st.sampled_from([c for c in P.CLASSES
-                                                                                   if c not in ("example", "repeat")
-                                                                                   and c not in P.PEER_CLASSES]))
+@given(
+    args=st.lists(values, min_size=1, max_size=4),
+    klass=st.sampled_from([c for c in P.CLASSES if c not in ("example", "repeat") and c not in P.PEER_CLASSES]),
+)
 def test_mutations_preserve_types(args, klass):
     for new, detail in P.mutations(args, klass):
         assert len(new) == len(args) and detail
@@ -138,6 +156,10 @@ def test_permutation_keeps_the_multiset(args):
 
 
 def test_permuted_only_reverses_flat_homogeneous_sequences():
-    reversed_args = [new for new, _ in P.mutations(([3, 1, 2], (1.5, 2.5), "abc", (True, [], 5, "x"),
-                                                    [[1, 2], [3]], [1, "a"]), "permuted")]
+    reversed_args = [
+        new
+        for new, _ in P.mutations(
+            ([3, 1, 2], (1.5, 2.5), "abc", (True, [], 5, "x"), [[1, 2], [3]], [1, "a"]), "permuted"
+        )
+    ]
     assert reversed_args == [([2, 1, 3], (2.5, 1.5), "abc", (True, [], 5, "x"), [[1, 2], [3]], [1, "a"])]

@@ -10,14 +10,20 @@ import warnings
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from vx.families.code.ops import probe as P, probestore as S
+from vx.families.code.ops import probe as P
+from vx.families.code.ops import probestore as S
 
-TASK = {"id": "store/1", "entry_point": "add", "examples": [
-    {"call": "add([1, 2], 3)", "args_src": "([1, 2], 3)", "expected_src": "[4, 5]"},
-    {"call": "add([5], -1)", "args_src": "([5], -1)", "expected_src": "[4]"},
-]}
+TASK = {
+    "id": "store/1",
+    "entry_point": "add",
+    "examples": [
+        {"call": "add([1, 2], 3)", "args_src": "([1, 2], 3)", "expected_src": "[4, 5]"},
+        {"call": "add([5], -1)", "args_src": "([5], -1)", "expected_src": "[4]"},
+    ],
+}
 
 
 @pytest.fixture
@@ -30,8 +36,11 @@ def store(tmp_path, monkeypatch):
 
 def _signature(result):
     probes, domain, why = result
-    return [(p.klass, p.function, repr(p.args), p.example, p.detail, p.expected, p.exact_types) for p in probes], \
-        domain, why
+    return (
+        [(p.klass, p.function, repr(p.args), p.example, p.detail, p.expected, p.exact_types) for p in probes],
+        domain,
+        why,
+    )
 
 
 def _files(root: Path) -> list[Path]:
@@ -50,16 +59,20 @@ def test_a_later_process_reads_the_probes_instead_of_generating_them(store, monk
 
 def test_another_process_really_finds_them(store, tmp_path):
     """The store is for other processes: a second interpreter reads what the first one wrote."""
-    code = ("import json, sys; from vx.families.code.ops import probe as P; "
-            "t = json.loads(sys.argv[1]); g = P.generated(t); "
-            "print(json.dumps([[p.klass, repr(p.args)] for p in g[0]]))")
+    code = (
+        "import json, sys; from vx.families.code.ops import probe as P; "
+        "t = json.loads(sys.argv[1]); g = P.generated(t); "
+        "print(json.dumps([[p.klass, repr(p.args)] for p in g[0]]))"
+    )
     env = {"VX_PROBE_CACHE": str(store), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    first = subprocess.run([sys.executable, "-c", code, json.dumps(TASK)], env=env, capture_output=True, text=True,
-                           check=True).stdout
+    first = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(TASK)], env=env, capture_output=True, text=True, check=True
+    ).stdout
     (path,) = _files(store)
     stamp = path.stat().st_mtime_ns
-    second = subprocess.run([sys.executable, "-c", code, json.dumps(TASK)], env=env, capture_output=True, text=True,
-                            check=True).stdout
+    second = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(TASK)], env=env, capture_output=True, text=True, check=True
+    ).stdout
     assert first == second and json.loads(first) and path.stat().st_mtime_ns == stamp  # read, not rewritten
 
 
@@ -88,10 +101,18 @@ def test_the_version_follows_the_generator_source_and_hypothesis(monkeypatch):
     assert S.generator_version() not in (before, None)
 
 
-@pytest.mark.parametrize("damage", [
-    b"", b"{", b"\xff\xfe", b"[]", b'{"format": 99}', b"null",
-    b'{"format": 1, "key": "not-this-one", "probes": [], "domain": [], "why": ""}',
-])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        b"",
+        b"{",
+        b"\xff\xfe",
+        b"[]",
+        b'{"format": 99}',
+        b"null",
+        b'{"format": 1, "key": "not-this-one", "probes": [], "domain": [], "why": ""}',
+    ],
+)
 def test_a_damaged_or_foreign_file_is_a_miss_and_is_replaced(store, damage):
     fresh = P.generated(TASK)
     (path,) = _files(store)
@@ -107,10 +128,12 @@ def test_a_file_whose_rows_are_not_probes_is_refused(store):
     fresh = P.generated(TASK)
     (path,) = _files(store)
     good = json.loads(path.read_text())
-    for rows in ([["gen_mutant", "add", [1, 2], "x"]],  # args not a tuple
-                 [["gen_mutant", "add", {"tuple": [1]}]],  # a field short
-                 [["gen_mutant", 7, {"tuple": [1]}, "x"]],  # the function not a name
-                 [["gen_mutant", "add", {"pickle": "gASVAAAA"}, "x"]]):  # no such tag
+    for rows in (
+        [["gen_mutant", "add", [1, 2], "x"]],  # args not a tuple
+        [["gen_mutant", "add", {"tuple": [1]}]],  # a field short
+        [["gen_mutant", 7, {"tuple": [1]}, "x"]],  # the function not a name
+        [["gen_mutant", "add", {"pickle": "gASVAAAA"}, "x"]],
+    ):  # no such tag
         path.write_text(json.dumps(dict(good, probes=rows)))
         assert S.load(P._task_key(TASK)) is None
     path.write_text(json.dumps(dict(good, domain="not lines")))
@@ -149,12 +172,24 @@ def test_probes_that_are_not_plain_data_are_not_stored(store):
     assert not _files(store)
 
 
-_LEAF = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True),
-                  st.text(st.characters(codec=None, exclude_categories=()), max_size=4))
-_PLAIN = st.recursive(_LEAF, lambda inner: st.one_of(
-    st.lists(inner, max_size=3), st.tuples(inner, inner),
-    st.dictionaries(st.one_of(st.integers(), st.text(max_size=3)), inner, max_size=3),
-    st.frozensets(st.integers(), max_size=3), st.sets(st.text(max_size=2), max_size=3)), max_leaves=10)
+_LEAF = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(st.characters(codec=None, exclude_categories=()), max_size=4),
+)
+_PLAIN = st.recursive(
+    _LEAF,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.tuples(inner, inner),
+        st.dictionaries(st.one_of(st.integers(), st.text(max_size=3)), inner, max_size=3),
+        st.frozensets(st.integers(), max_size=3),
+        st.sets(st.text(max_size=2), max_size=3),
+    ),
+    max_leaves=10,
+)
 
 
 @settings(max_examples=150, deadline=None)

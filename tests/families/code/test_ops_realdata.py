@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from vx.dsl.verdict import Verdict
-from vx.ops.apply import apply_ops
 from vx.families.family import Item
 from vx.families.pack import pool_from_packs
+from vx.ops.apply import apply_ops
 
 # Prompts whose visible example disagrees with the canonical solution: HumanEval/47's doctest
 # expects median 15.0 (the reference returns 8.0); HumanEval/130 and /148 show the recurrence or

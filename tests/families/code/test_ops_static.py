@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from vx.dsl.verdict import Verdict
-from vx.ops.core import Context
 from vx.families.code import ops as O
+from vx.ops.core import Context
 
 D, C, A = Verdict.DRAWBACK, Verdict.CLEAN, Verdict.ABSTAIN
 
@@ -16,14 +16,26 @@ def example(call: str, expected_src: str, function: str | None = None) -> dict:
 
     node = ast.parse(call, mode="eval").body
     args = tuple(ast.literal_eval(a) for a in node.args)
-    return {"call": call, "function": function or node.func.id, "args": list(args),
-            "expected": ast.literal_eval(expected_src), "args_src": repr(args), "expected_src": expected_src,
-            "source": "assert"}
+    return {
+        "call": call,
+        "function": function or node.func.id,
+        "args": list(args),
+        "expected": ast.literal_eval(expected_src),
+        "args_src": repr(args),
+        "expected_src": expected_src,
+        "source": "assert",
+    }
 
 
 def task(entry="add", examples=(), **extra) -> dict:
-    return {"id": "T/1", "prompt": f"def {entry}(...):", "entry_point": entry, "examples": list(examples),
-            "reference": "def must_never_be_read(): pass", **extra}
+    return {
+        "id": "T/1",
+        "prompt": f"def {entry}(...):",
+        "entry_point": entry,
+        "examples": list(examples),
+        "reference": "def must_never_be_read(): pass",
+        **extra,
+    }
 
 
 ADD = task("add", [example("add(2, 3)", "5")])
@@ -36,17 +48,20 @@ def run(op, t, output):
 # --------------------------------------------------------------------------- root
 
 
-@pytest.mark.parametrize("output, needle", [
-    ("def add(a, b):\n    return a +\n", "SyntaxError at line 2"),
-    ("    return a + b\n", "line 1 is indented"),
-    ("\n# helper\n    x = 1\n", "line 3 is indented"),
-    ("", "empty"),
-    ("   \n", "empty"),
-    ("return 3\n", "SyntaxError"),  # parses, but compile() rejects a return outside a function
-    ("def plus(a, b):\n    return a + b\n", "defines no function named add; it defines plus"),
-    ("x = 1\n", "no module-level function at all"),
-    ("class add:\n    pass\n", "no module-level function at all"),
-])
+@pytest.mark.parametrize(
+    "output, needle",
+    [
+        ("def add(a, b):\n    return a +\n", "SyntaxError at line 2"),
+        ("    return a + b\n", "line 1 is indented"),
+        ("\n# helper\n    x = 1\n", "line 3 is indented"),
+        ("", "empty"),
+        ("   \n", "empty"),
+        ("return 3\n", "SyntaxError"),  # parses, but compile() rejects a return outside a function
+        ("def plus(a, b):\n    return a + b\n", "defines no function named add; it defines plus"),
+        ("x = 1\n", "no module-level function at all"),
+        ("class add:\n    pass\n", "no module-level function at all"),
+    ],
+)
 def test_root_fires_and_names_the_problem(output, needle):
     res = run(O.parses, ADD, output)
     assert res.verdict == D
@@ -97,8 +112,7 @@ def test_root_accepts_module_level_bindings():
 def test_the_examined_function_is_the_one_the_example_calls():
     # the entry point names a helper the prompt started with; the example calls another function
     t = task("merge", [example("merge_sort([2, 1])", "[1, 2]")])
-    src = ("def merge(a, b):\n    return sorted(a + b)\n\n"
-           "def merge_sort(xs):\n    return merge(xs[:1], xs[1:])\n")
+    src = "def merge(a, b):\n    return sorted(a + b)\n\ndef merge_sort(xs):\n    return merge(xs[:1], xs[1:])\n"
     ctx = Context()
     assert O.parses(t, src, ctx).verdict == C
     assert ctx["artifact"].name == "merge_sort" and ctx["artifact"].function.name == "merge_sort"
@@ -138,23 +152,27 @@ def test_wrong_entry_point_abstains():
 # --------------------------------------------------------------------------- reads_stdin
 
 
-@pytest.mark.parametrize("src, needle", [
-    ("def add(a, b):\n    n = int(input())\n    return a + n\n", "line 2 calls input()"),
-    ("import sys\ndef add(a, b):\n    return int(sys.stdin.readline()) + a\n", "sys.stdin"),
-    ("from sys import stdin\ndef add(a, b):\n    return len(stdin.read())\n", "stdin"),
-    ("def add(a, b):\n    return len(open(0).read())\n", "opens standard input"),
-    ("import fileinput\ndef add(a, b):\n    for line in fileinput.input():\n        return line\n",
-     "fileinput.input"),
-    ("a, b = map(int, input().split())\ndef add(a, b):\n    return a + b\n", "line 1 calls input()"),
-])
+@pytest.mark.parametrize(
+    "src, needle",
+    [
+        ("def add(a, b):\n    n = int(input())\n    return a + n\n", "line 2 calls input()"),
+        ("import sys\ndef add(a, b):\n    return int(sys.stdin.readline()) + a\n", "sys.stdin"),
+        ("from sys import stdin\ndef add(a, b):\n    return len(stdin.read())\n", "stdin"),
+        ("def add(a, b):\n    return len(open(0).read())\n", "opens standard input"),
+        (
+            "import fileinput\ndef add(a, b):\n    for line in fileinput.input():\n        return line\n",
+            "fileinput.input",
+        ),
+        ("a, b = map(int, input().split())\ndef add(a, b):\n    return a + b\n", "line 1 calls input()"),
+    ],
+)
 def test_reads_stdin_fires(src, needle):
     res = run(O.reads_stdin, ADD, src)
     assert res.verdict == D and needle in res.message
 
 
 def test_reads_stdin_ignores_the_main_guard_and_other_uses():
-    src = ("def add(a, b):\n    return a + b\n\n"
-           "if __name__ == '__main__':\n    print(add(int(input()), 2))\n")
+    src = "def add(a, b):\n    return a + b\n\nif __name__ == '__main__':\n    print(add(int(input()), 2))\n"
     assert run(O.reads_stdin, ADD, src).verdict == C
     # a local variable or attribute called input is not standard input
     src = "def add(a, b):\n    input = a\n    return input + b\n"
@@ -175,7 +193,7 @@ def test_hardcodes_example_unconditional_literal():
 
 def test_hardcodes_example_if_chain_on_the_example_arguments():
     t = task("total", [example("total([4, 5, 6])", "15")])
-    src = ("def total(xs):\n    if xs == [4, 5, 6]:\n        return 15\n    return 0\n")
+    src = "def total(xs):\n    if xs == [4, 5, 6]:\n        return 15\n    return 0\n"
     res = run(O.hardcodes_example, t, src)
     assert res.verdict == D and "tests xs == [4, 5, 6]" in res.message and "returns 15" in res.message
 
@@ -239,10 +257,12 @@ def test_undefined_name_follows_helpers_and_module_code():
 
 
 def test_undefined_name_ignores_unreachable_code_and_defined_names():
-    src = ("import math\nfrom collections import Counter\nN = 3\n\n"
-           "def unused():\n    return numpy.zeros(3)\n\n"
-           "def add(a, b):\n    c = Counter([a])\n    return math.floor(a) + b + N + len(c) - 1 + sum([x for x in [0]])\n\n"
-           "if __name__ == '__main__':\n    print(add(zzz, 1))\n")
+    src = (
+        "import math\nfrom collections import Counter\nN = 3\n\n"
+        "def unused():\n    return numpy.zeros(3)\n\n"
+        "def add(a, b):\n    c = Counter([a])\n    return math.floor(a) + b + N + len(c) - 1 + sum([x for x in [0]])\n\n"
+        "if __name__ == '__main__':\n    print(add(zzz, 1))\n"
+    )
     res = run(O.undefined_name, ADD, src)
     assert res.verdict == C, res.message
     assert run(O.undefined_name, ADD, "def add(a b):\n").verdict == A
@@ -253,9 +273,29 @@ def test_undefined_name_ignores_unreachable_code_and_defined_names():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-_FRAGMENTS = ["def add(a, b):\n", "    return a + b\n", "    return 5\n", "    print(a)\n", "import math\n",
-              "add = lambda a, b: a\n", "if a == [2, 3]:\n", "    x = input()\n", "while True:\n", "    pass\n",
-              "class C:\n", "\n", "  ", "(", ")", "'", '"""', "#", "\x00", "global g\n", "    yield a\n"]
+_FRAGMENTS = [
+    "def add(a, b):\n",
+    "    return a + b\n",
+    "    return 5\n",
+    "    print(a)\n",
+    "import math\n",
+    "add = lambda a, b: a\n",
+    "if a == [2, 3]:\n",
+    "    x = input()\n",
+    "while True:\n",
+    "    pass\n",
+    "class C:\n",
+    "\n",
+    "  ",
+    "(",
+    ")",
+    "'",
+    '"""',
+    "#",
+    "\x00",
+    "global g\n",
+    "    yield a\n",
+]
 
 
 @settings(max_examples=150, deadline=None)

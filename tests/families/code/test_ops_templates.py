@@ -7,21 +7,36 @@ import json
 
 import pytest
 
-from vx.families.code.pack import PACK as pack
 from vx.dsl.verdict import Verdict
+from vx.families.code.pack import PACK as pack
 from vx.ops.core import Context
-from vx.ops.specs import SpecError, TEMPLATES, op_from_spec, templates_for
+from vx.ops.specs import TEMPLATES, SpecError, op_from_spec, templates_for
 
 D, C, A = Verdict.DRAWBACK, Verdict.CLEAN, Verdict.ABSTAIN
-CHECKS = ("ast_call_present", "ast_node_present", "imports_module", "raises_on_probe_class", "raises_exception",
-          "prints_value", "returns_constant", "returns_none_on_probe_class")
+CHECKS = (
+    "ast_call_present",
+    "ast_node_present",
+    "imports_module",
+    "raises_on_probe_class",
+    "raises_exception",
+    "prints_value",
+    "returns_constant",
+    "returns_none_on_probe_class",
+)
 
 
 def example(call: str, expected_src: str) -> dict:
     node = ast.parse(call, mode="eval").body
     args = tuple(ast.literal_eval(a) for a in node.args)
-    return {"call": call, "function": node.func.id, "args": list(args), "expected": ast.literal_eval(expected_src),
-            "args_src": repr(args), "expected_src": expected_src, "source": "assert"}
+    return {
+        "call": call,
+        "function": node.func.id,
+        "args": list(args),
+        "expected": ast.literal_eval(expected_src),
+        "args_src": repr(args),
+        "expected_src": expected_src,
+        "source": "assert",
+    }
 
 
 def task(entry, *examples, tid="T/1") -> dict:
@@ -50,7 +65,12 @@ def test_templates_are_registered_under_the_pack_tag_with_inducers():
 
 
 def test_specs_round_trip_through_json():
-    spec = {"kind": "static", "check": "ast_call_present", "params": {"name": "print"}, "detects": "returns_not_print_only"}
+    spec = {
+        "kind": "static",
+        "check": "ast_call_present",
+        "params": {"name": "print"},
+        "detects": "returns_not_print_only",
+    }
     a = op_from_spec(spec)
     b = op_from_spec(json.loads(json.dumps(spec)))
     assert (a.name, a.version) == (b.name, b.version)
@@ -58,17 +78,20 @@ def test_specs_round_trip_through_json():
     assert make("ast_call_present", name="sorted").version != a.version
 
 
-@pytest.mark.parametrize("check, params", [
-    ("ast_call_present", {"name": "not an identifier"}),
-    ("ast_node_present", {"node": "NoSuchNode"}),
-    ("ast_node_present", {"node": "literal_eval"}),
-    ("imports_module", {"name": "1abc"}),
-    ("raises_on_probe_class", {"klass": "huge"}),
-    ("returns_none_on_probe_class", {"klass": "huge"}),
-    ("raises_exception", {"name": "Value Error"}),
-    ("prints_value", {"mode": "loud"}),
-    ("returns_constant", {"min_calls": 1}),
-])
+@pytest.mark.parametrize(
+    "check, params",
+    [
+        ("ast_call_present", {"name": "not an identifier"}),
+        ("ast_node_present", {"node": "NoSuchNode"}),
+        ("ast_node_present", {"node": "literal_eval"}),
+        ("imports_module", {"name": "1abc"}),
+        ("raises_on_probe_class", {"klass": "huge"}),
+        ("returns_none_on_probe_class", {"klass": "huge"}),
+        ("raises_exception", {"name": "Value Error"}),
+        ("prints_value", {"mode": "loud"}),
+        ("returns_constant", {"min_calls": 1}),
+    ],
+)
 def test_bad_params_are_refused_with_the_choices(check, params):
     with pytest.raises(SpecError):
         make(check, **params)
@@ -100,15 +123,21 @@ def test_ast_call_present_inducer():
         assert all(verdict(o, t, s).verdict == C for t, s in good)
 
 
-@pytest.mark.parametrize("node, src", [
-    ("Global", "N = 0\ndef biggest(xs):\n    global N\n    N += 1\n    return max(xs)\n"),
-    ("WhileTrueNoExit", "def biggest(xs):\n    while True:\n        xs = xs[1:]\n"),
-    ("BareExcept", "def biggest(xs):\n    try:\n        return max(xs)\n    except:\n        return 0\n"),
-    ("ModuleLevelCode", "def biggest(xs):\n    return max(xs)\nprint(biggest([1, 2]))\n"),
-    ("RecursiveCall", "def biggest(xs):\n    if len(xs) == 1:\n        return xs[0]\n    return max(xs[0], biggest(xs[1:]))\n"),
-    ("NestedFunction", "def biggest(xs):\n    def key(x):\n        return x\n    return max(xs, key=key)\n"),
-    ("ListComp", "def biggest(xs):\n    return max([x for x in xs])\n"),
-])
+@pytest.mark.parametrize(
+    "node, src",
+    [
+        ("Global", "N = 0\ndef biggest(xs):\n    global N\n    N += 1\n    return max(xs)\n"),
+        ("WhileTrueNoExit", "def biggest(xs):\n    while True:\n        xs = xs[1:]\n"),
+        ("BareExcept", "def biggest(xs):\n    try:\n        return max(xs)\n    except:\n        return 0\n"),
+        ("ModuleLevelCode", "def biggest(xs):\n    return max(xs)\nprint(biggest([1, 2]))\n"),
+        (
+            "RecursiveCall",
+            "def biggest(xs):\n    if len(xs) == 1:\n        return xs[0]\n    return max(xs[0], biggest(xs[1:]))\n",
+        ),
+        ("NestedFunction", "def biggest(xs):\n    def key(x):\n        return x\n    return max(xs, key=key)\n"),
+        ("ListComp", "def biggest(xs):\n    return max([x for x in xs])\n"),
+    ],
+)
 def test_ast_node_present(node, src):
     o = make("ast_node_present", node=node)
     assert verdict(o, BIG, src).verdict == D
@@ -167,8 +196,10 @@ def test_raises_exception_and_inducer():
     assert verdict(o, BIG, NO_EMPTY).verdict == C
     load = verdict(o, BIG, "x = undefined\ndef biggest(xs):\n    return max(xs)\n")
     assert load.verdict == D and "loading the code raised NameError" in load.message
-    cluster = [(BIG, "def biggest(xs):\n    return numpy.max(xs)\n"),
-               (SMALL, "def smallest(xs):\n    return heapq.nsmallest(1, xs)[0]\n")]
+    cluster = [
+        (BIG, "def biggest(xs):\n    return numpy.max(xs)\n"),
+        (SMALL, "def smallest(xs):\n    return heapq.nsmallest(1, xs)[0]\n"),
+    ]
     good = [(BIG, NO_EMPTY)]  # raises ValueError on empty input, never NameError
     assert TEMPLATES["raises_exception"].induce(cluster, good)[0] == {"name": "NameError"}
 
@@ -239,8 +270,9 @@ def test_returns_none_on_probe_class_and_inducer():
     assert verdict(o, BIG, NO_EMPTY).verdict == A  # raises on empty input: returned nothing
     t = task("log", example("log('x')", "None"))  # the example expects None
     assert verdict(o, t, "def log(s):\n    print(s)\n").verdict == A
-    proposals = TEMPLATES["returns_none_on_probe_class"].induce([(BIG, falls_through)], [(BIG, EMPTY_OK.replace(
-        "default=None", "default=0"))])
+    proposals = TEMPLATES["returns_none_on_probe_class"].induce(
+        [(BIG, falls_through)], [(BIG, EMPTY_OK.replace("default=None", "default=0"))]
+    )
     assert proposals == [{"klass": "empty"}]
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 
 import attrs
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vx.families.code.ops import peers as P
 from vx.families.code.ops import run as R
@@ -22,8 +23,11 @@ def ref_judged(mine, voters):
     judged = (*P._MEASURED, "timeout")
     for j in range(len(mine.answers)):
         column = [b.answers[j] if j < len(b.answers) else None for b in everyone]
-        measured = [(k, a.cpu) for k, a in enumerate(column) if k and a is not None and a.kind in P._MEASURED
-                    and a.cpu is not None]
+        measured = [
+            (k, a.cpu)
+            for k, a in enumerate(column)
+            if k and a is not None and a.kind in P._MEASURED and a.cpu is not None
+        ]
         if len(measured) < 3:
             continue
         for a, ans in enumerate(column):
@@ -96,17 +100,27 @@ def ref_vote(mine, peers, calls, classes, selected, *, quorum=0.5, min_support=3
             continue
         hits += 1
         if first is None:
-            first = P.Vote(1, f"{calls[j]} {ans.text()}; {support} of {answered} other attempts that pass the "
-                              f"visible example {top.text('return')}", j)
+            first = P.Vote(
+                1,
+                f"{calls[j]} {ans.text()}; {support} of {answered} other attempts that pass the "
+                f"visible example {top.text('return')}",
+                j,
+            )
     split = ref_distinguishing([mine, *voters], calls, classes, selected)
     if first is not None:
         more = f" (and {hits - 1} more probe(s))" if hits > 1 else ""
         return attrs.evolve(first, message=first.message + more + P._split_text(split, first.probe))
     if agreed:
-        return P.Vote(0, f"agrees with the clear plurality of the {len(voters)} other attempts that pass the visible "
-                         f"example on {agreed} probe(s)" + P._split_text(split))
-    return P.Vote(-1, f"no probe has a clear plurality among the {len(voters)} other attempt(s) that pass the "
-                      "visible example" + P._split_text(split))
+        return P.Vote(
+            0,
+            f"agrees with the clear plurality of the {len(voters)} other attempts that pass the visible "
+            f"example on {agreed} probe(s)" + P._split_text(split),
+        )
+    return P.Vote(
+        -1,
+        f"no probe has a clear plurality among the {len(voters)} other attempt(s) that pass the "
+        "visible example" + P._split_text(split),
+    )
 
 
 def ref_clusters(behaviours):
@@ -139,11 +153,25 @@ def ref_dual_clusters(voters, sel):
 
 # a small domain, so that equal, nearly equal and differently typed answers meet often
 FLOATS = st.sampled_from([0.5, 0.5000008, 0.5000016, 1.0, math.nan])  # 0.5 ~ 0.5000008 ~ 0.5000016, not 0.5 ~ 0.5000016
-SCALARS = st.one_of(st.integers(0, 1), st.booleans(), st.none(), FLOATS, FLOATS, FLOATS, st.sampled_from(["", "a"]),
-                    st.sampled_from([b"", b"a"]))
-VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
-    st.lists(inner, max_size=3), st.lists(inner, max_size=3).map(tuple),
-    st.dictionaries(st.sampled_from([1, True, 0, "a"]), inner, max_size=2)), max_leaves=5)
+SCALARS = st.one_of(
+    st.integers(0, 1),
+    st.booleans(),
+    st.none(),
+    FLOATS,
+    FLOATS,
+    FLOATS,
+    st.sampled_from(["", "a"]),
+    st.sampled_from([b"", b"a"]),
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.lists(inner, max_size=3).map(tuple),
+        st.dictionaries(st.sampled_from([1, True, 0, "a"]), inner, max_size=2),
+    ),
+    max_leaves=5,
+)
 CPU = st.sampled_from([None, 0.001, 0.03, 0.06, 0.2, 1.0])
 
 
@@ -169,30 +197,42 @@ def tasks(draw):
         rows = list(draw(st.sampled_from(pool)))
         if draw(st.booleans()):
             rows[draw(st.integers(0, n - 1))] = draw(answers())
-        out.append(P.Behaviour(draw(st.sampled_from([True] * 5 + [False])), draw(st.sampled_from([True, True, False, None])),
-                               tuple(rows), tuple(draw(st.lists(answers(), max_size=1))),
-                               ended=draw(st.sampled_from(["", "", "it exited"]))))
+        out.append(
+            P.Behaviour(
+                draw(st.sampled_from([True] * 5 + [False])),
+                draw(st.sampled_from([True, True, False, None])),
+                tuple(rows),
+                tuple(draw(st.lists(answers(), max_size=1))),
+                ended=draw(st.sampled_from(["", "", "it exited"])),
+            )
+        )
     classes = draw(st.lists(st.sampled_from(["gen_mutant", "gen_edge", "model_test"]), min_size=n, max_size=n))
     return out, [f"f({i})" for i in range(n)], classes
 
 
 def _everyone_judged(behaviours, fn, ref):
     for i, mine in enumerate(behaviours):
-        peers = behaviours[:i] + behaviours[i + 1:]
+        peers = behaviours[:i] + behaviours[i + 1 :]
         assert fn(mine, peers) == ref(mine, peers), i
 
 
 @settings(max_examples=400, deadline=None)
-@given(tasks(), st.sampled_from([(0.5, 3, 3), (0.5, 2, 2), (1.0, 2, 2), (0.7, 1, 1)]),
-       st.sampled_from([frozenset({"gen_mutant"}), frozenset({"gen_mutant", "gen_edge", "model_test"})]))
+@given(
+    tasks(),
+    st.sampled_from([(0.5, 3, 3), (0.5, 2, 2), (1.0, 2, 2), (0.7, 1, 1)]),
+    st.sampled_from([frozenset({"gen_mutant"}), frozenset({"gen_mutant", "gen_edge", "model_test"})]),
+)
 def test_the_vote_by_key_is_the_pairwise_vote(task, params, selected):
     """Law: every attempt's vote (verdict, message with its distinguishing inputs, probe) is the pairwise
     rule's, whatever the answers' kinds, types, tolerances and times."""
     behaviours, calls, classes = task
     quorum, support, need = params
     kw = dict(quorum=quorum, min_support=support, min_peers=need)
-    _everyone_judged(behaviours, lambda m, p: P.vote(m, p, calls, classes, selected, **kw),
-                     lambda m, p: ref_vote(m, p, calls, classes, selected, **kw))
+    _everyone_judged(
+        behaviours,
+        lambda m, p: P.vote(m, p, calls, classes, selected, **kw),
+        lambda m, p: ref_vote(m, p, calls, classes, selected, **kw),
+    )
 
 
 @settings(max_examples=300, deadline=None)
@@ -201,15 +241,18 @@ def test_clusters_time_judgements_and_splits_by_key_are_the_pairwise_ones(task):
     behaviours, calls, classes = task
     assert P.behaviour_clusters(behaviours) == ref_clusters(behaviours)
     selected = frozenset(classes)
-    assert P.distinguishing(behaviours, calls, classes, selected) == ref_distinguishing(behaviours, calls, classes,
-                                                                                        selected)
+    assert P.distinguishing(behaviours, calls, classes, selected) == ref_distinguishing(
+        behaviours, calls, classes, selected
+    )
     for i, mine in enumerate(behaviours):
-        voters = behaviours[:i] + behaviours[i + 1:]
+        voters = behaviours[:i] + behaviours[i + 1 :]
         new, ref = P.judged_against_peers(mine, voters), ref_judged(mine, voters)
         assert (new[0], new[1]) == (ref[0], ref[1])
-    _everyone_judged(behaviours,
-                     lambda m, p: P.dual_cluster_vote({}, m, p, calls, classes, selected),
-                     lambda m, p: _ref_dual_vote(m, p, calls, classes, selected))
+    _everyone_judged(
+        behaviours,
+        lambda m, p: P.dual_cluster_vote({}, m, p, calls, classes, selected),
+        lambda m, p: _ref_dual_vote(m, p, calls, classes, selected),
+    )
 
 
 def _ref_dual_vote(mine, peers, calls, classes, selected):
@@ -227,10 +270,16 @@ def _ref_dual_vote(mine, peers, calls, classes, selected):
         a, t = mine.answers[j], rep.answers[j]
         if a.kind == "not_run" or t.kind == "not_run" or P.same_answer(a, t):
             continue
-        return P.Vote(1, f"{calls[j]} {a.text()}; the top cluster of other attempts that pass the visible example "
-                         f"({len(top)} of {len(voters)}, dual-agreement score {float(len(top)):.1f}) "
-                         f"{t.text('return')}", j)
-    return P.Vote(0, f"behaves like the top cluster of other attempts ({len(top)} of {len(voters)}) on {len(sel)} probe(s)")
+        return P.Vote(
+            1,
+            f"{calls[j]} {a.text()}; the top cluster of other attempts that pass the visible example "
+            f"({len(top)} of {len(voters)}, dual-agreement score {float(len(top)):.1f}) "
+            f"{t.text('return')}",
+            j,
+        )
+    return P.Vote(
+        0, f"behaves like the top cluster of other attempts ({len(top)} of {len(voters)}) on {len(sel)} probe(s)"
+    )
 
 
 @settings(max_examples=800, deadline=None)
@@ -281,9 +330,25 @@ def test_a_chain_of_floats_within_the_tolerance_groups_as_the_pairwise_rule_does
     behaviours = [P.Behaviour(True, True, (x,)) for x in (c, a, b, c, a, a)]
     assert P.behaviour_clusters(behaviours) == ref_clusters(behaviours) == [[0, 2, 3], [1, 4, 5]]
     for i, mine in enumerate(behaviours):
-        peers = behaviours[:i] + behaviours[i + 1:]
+        peers = behaviours[:i] + behaviours[i + 1 :]
         for quorum, support in ((0.5, 2), (0.3, 1), (1.0, 1)):
-            got = P.vote(mine, peers, ["f(0)"], ["gen_mutant"], frozenset({"gen_mutant"}), quorum=quorum,
-                         min_support=support, min_peers=1)
-            assert got == ref_vote(mine, peers, ["f(0)"], ["gen_mutant"], frozenset({"gen_mutant"}), quorum=quorum,
-                                   min_support=support, min_peers=1)
+            got = P.vote(
+                mine,
+                peers,
+                ["f(0)"],
+                ["gen_mutant"],
+                frozenset({"gen_mutant"}),
+                quorum=quorum,
+                min_support=support,
+                min_peers=1,
+            )
+            assert got == ref_vote(
+                mine,
+                peers,
+                ["f(0)"],
+                ["gen_mutant"],
+                frozenset({"gen_mutant"}),
+                quorum=quorum,
+                min_support=support,
+                min_peers=1,
+            )

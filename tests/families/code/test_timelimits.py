@@ -13,7 +13,8 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from vx.families.code.ops import peers as P
 from vx.families.code.ops import run
@@ -28,20 +29,33 @@ from vx.ops.pool import OpPool
 def example(call: str, expected_src: str) -> dict:
     node = ast.parse(call, mode="eval").body
     args = tuple(ast.literal_eval(a) for a in node.args)
-    return {"call": call, "function": node.func.id, "args": list(args), "expected": ast.literal_eval(expected_src),
-            "args_src": repr(args), "expected_src": expected_src, "source": "assert"}
+    return {
+        "call": call,
+        "function": node.func.id,
+        "args": list(args),
+        "expected": ast.literal_eval(expected_src),
+        "args_src": repr(args),
+        "expected_src": expected_src,
+        "source": "assert",
+    }
 
 
-TASK = {"id": "T/0", "entry_point": "below", "prompt": "",
-        "examples": [example("below([1, 2, 4, 10], 100)", "True"), example("below([1, 20, 4, 10], 5)", "False")]}
+TASK = {
+    "id": "T/0",
+    "entry_point": "below",
+    "prompt": "",
+    "examples": [example("below([1, 2, 4, 10], 100)", "True"), example("below([1, 20, 4, 10], 5)", "False")],
+}
 RIGHT = "def below(l, t):\n    return all(x < t for x in l)\n"
 RIGHT2 = "def below(l, t):\n    for x in l:\n        if x >= t:\n            return False\n    return True\n"
 
 
 def spinning(seconds_per_element: float) -> str:
     """A correct `below` that spends CPU time (a spin, not a sleep) in proportion to its input."""
-    return (f"import time\ndef below(l, t):\n    end = time.process_time() + {seconds_per_element!r} * len(l)\n"
-            "    while time.process_time() < end:\n        pass\n    return all(x < t for x in l)\n")
+    return (
+        f"import time\ndef below(l, t):\n    end = time.process_time() + {seconds_per_element!r} * len(l)\n"
+        "    while time.process_time() < end:\n        pass\n    return all(x < t for x in l)\n"
+    )
 
 
 #: Correct and slow at its own pace: 3 ms per element, 12 ms on the examples, 0.15-0.6 s on `large` probes.
@@ -73,7 +87,7 @@ def test_size_ratio_compares_a_probe_with_its_example_or_the_largest_example():
     assert run.size_ratio(probe("gen_mutant", [1], 2, 3), exs) == 1.0  # another arity: no comparison
 
 
-@given(st.lists(st.integers(-10**6, 10**6), max_size=50), st.lists(st.integers(0, 10**4), min_size=1, max_size=5))
+@given(st.lists(st.integers(-(10**6), 10**6), max_size=50), st.lists(st.integers(0, 10**4), min_size=1, max_size=5))
 def test_size_ratio_is_at_least_one_and_at_most_a_thousand(xs, ns):
     exs = [probe("example", [0] * n, example=0) for n in ns]
     assert 1.0 <= run.size_ratio(probe("gen_large", xs), exs) <= 1000.0
@@ -113,6 +127,7 @@ def test_against_peers_turns_only_calls_over_k_times_the_median_into_timeouts():
 def test_a_slow_attempt_stopped_at_its_own_budget_is_not_outvoted():
     """Peers that need 40 ms per probe put the line at 0.4 s: an attempt stopped at a 0.25 s budget was
     stopped too early to be called out of time, so its answer is unknown, not a disagreement."""
+
     def b(answer):
         return P.Behaviour(True, True, (answer,))
 
@@ -144,9 +159,11 @@ def test_a_correct_program_slow_at_its_own_pace_gets_a_proportionally_larger_bud
 #: input: HumanEval/75's canonical solution, a triple loop over the primes below 100 that returns early on
 #: the examples' products and takes 25-36 ms of CPU on a mutant such as ``is_multiply_prime(17)`` on a quiet
 #: machine, more on a busy one -- whatever the input's size.
-CONSTANT_SEARCH = ("import time\ndef below(l, t):\n    if sorted(l) not in ([1, 2, 4, 10], [1, 4, 10, 20]):\n"
-                   "        end = time.process_time() + 0.06\n        while time.process_time() < end:\n"
-                   "            pass\n    return all(x < t for x in l)\n")
+CONSTANT_SEARCH = (
+    "import time\ndef below(l, t):\n    if sorted(l) not in ([1, 2, 4, 10], [1, 4, 10, 20]):\n"
+    "        end = time.process_time() + 0.06\n        while time.process_time() < end:\n"
+    "            pass\n    return all(x < t for x in l)\n"
+)
 
 
 def test_a_correct_search_slow_at_a_constant_pace_is_not_accused_on_in_domain_probes():
@@ -168,8 +185,9 @@ def test_a_slow_correct_attempt_is_not_accused_by_its_peers_and_a_looping_one_is
     loops_on_large = "def below(l, t):\n    while len(l) > 30:\n        pass\n    return all(x < t for x in l)\n"
     outputs = [RIGHT, RIGHT2, RIGHT, RIGHT2, SLOWER_RIGHT, loops_on_large]
     items = [Item(f"T/0#{k}", "T/0", o) for k, o in enumerate(outputs)]
-    app = apply_ops(pool(), items, {"T/0": TASK}, jobs=1, progress=False,
-                    ops=["parses", "timeout", "disagrees_with_peers"])
+    app = apply_ops(
+        pool(), items, {"T/0": TASK}, jobs=1, progress=False, ops=["parses", "timeout", "disagrees_with_peers"]
+    )
     peer = app.matrix.column("disagrees_with_peers").tolist()
     assert peer[4] == 0, app.message("T/0#4", "disagrees_with_peers")
     assert peer[5] == 1 and "did not return in time" in app.message("T/0#5", "disagrees_with_peers")
@@ -190,8 +208,10 @@ def test_a_run_stops_at_the_first_visible_example_out_of_time():
 def test_a_busy_machine_does_not_make_a_correct_program_time_out():
     """The attack on wall-clock limits: two busy processes on the machine while a correct program spends
     0.15 s of CPU on its example (under the 0.25 s budget), repeatedly. CPU time does not grow with load."""
-    spin = ("import time\ndef below(l, t):\n    end = time.process_time() + 0.15\n"
-            "    while time.process_time() < end:\n        pass\n    return all(x < t for x in l)\n")
+    spin = (
+        "import time\ndef below(l, t):\n    end = time.process_time() + 0.15\n"
+        "    while time.process_time() < end:\n        pass\n    return all(x < t for x in l)\n"
+    )
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
         for k in range(3):

@@ -42,8 +42,10 @@ def test_splits_sizes_labels_and_disjoint_tasks(built):
     assert all(it.reference for it in dev)
     locked = fam.audit().labeled_split()
     assert len(locked) >= 40
-    tasks_of = {name: {it.task for it in split} for name, split in
-                (("train", fam.split("train")), ("dev", dev), ("locked", locked))}
+    tasks_of = {
+        name: {it.task for it in split}
+        for name, split in (("train", fam.split("train")), ("dev", dev), ("locked", locked))
+    }
     assert not (tasks_of["train"] & tasks_of["dev"]) and not (tasks_of["train"] & tasks_of["locked"])
     assert not (tasks_of["dev"] & tasks_of["locked"])
     assert fam.objective["w"] == 0.25 and fam.root_name == "has_title"
@@ -92,15 +94,18 @@ def test_seed_changes_the_split_and_is_deterministic(tmp_path):
 
 def test_source_errors_name_file_and_task(tmp_path):
     bad = tmp_path / "bad.toml"
-    bad.write_text('topic = "x"\n[caliber]\ntext = "USD"\n[[tasks]]\nid = "t1"\ntitle = "T"\npurpose = "P"\n'
-                   'cards = [ { id = "E1", claim = "c", quote = "q", source = "s", date = "2026-01-01", '
-                   'stance = "supporting", credibility = "high" } ]\n')
+    bad.write_text(
+        'topic = "x"\n[caliber]\ntext = "USD"\n[[tasks]]\nid = "t1"\ntitle = "T"\npurpose = "P"\n'
+        'cards = [ { id = "E1", claim = "c", quote = "q", source = "s", date = "2026-01-01", '
+        'stance = "supporting", credibility = "high" } ]\n'
+    )
     with pytest.raises(BuildError) as e:
         load_sources(tmp_path)
     assert f"{bad}:5: task t1: cards[0].id must look like E0103" in str(e.value)  # file:line of the task
     assert "needs a 'golden' section" not in str(e.value)  # invalid tasks stop at validation
-    bad.write_text(bad.read_text().replace('id = "E1"', 'id = "E0101"').replace('"supporting"', '"pro"')
-                   + 'golden = "## T"\n')
+    bad.write_text(
+        bad.read_text().replace('id = "E1"', 'id = "E0101"').replace('"supporting"', '"pro"') + 'golden = "## T"\n'
+    )
     with pytest.raises(BuildError) as e:
         load_sources(tmp_path)
     assert f"{bad}:8: task t1: E0101.stance must be one of supporting" in str(e.value)  # the card's own line

@@ -53,6 +53,15 @@ def test_data_build_report_command(tmp_path):
     r = run("data", "build", "report", "--sources", str(FAMILY_DIR / "sources"), "--out", str(tmp_path / "fam"))
     assert r.exit_code == 0, r.output
     assert (tmp_path / "fam" / "family.toml").exists() and (tmp_path / "fam" / "seed.vx").exists()
-    bad = run("data", "build", "report", "--sources", str(FAMILY_DIR / "sources"), "--out", str(tmp_path / "x"),
-              "--n-locked", "500")
+    bad = run(
+        "data",
+        "build",
+        "report",
+        "--sources",
+        str(FAMILY_DIR / "sources"),
+        "--out",
+        str(tmp_path / "x"),
+        "--n-locked",
+        "500",
+    )
     assert bad.exit_code == 2 and "too few" in bad.output

@@ -4,8 +4,8 @@ import random
 
 from vx.families.report.data.degrade import DEGRADATIONS, applicable, degrade
 from vx.families.report.figures import find_figures
-from vx.families.report.parse import TAG, parse_section
 from vx.families.report.ops.taxonomy import TAXONOMY
+from vx.families.report.parse import TAG, parse_section
 
 
 def test_every_degradation_is_a_documented_class():

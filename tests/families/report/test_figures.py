@@ -1,6 +1,7 @@
 """Figures in prose: what counts as a number, and precision-aware comparison with the ledger."""
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from vx.families.report.figures import find_figures, matches_number, matches_value, numeral_near, unit_scale
 
@@ -11,8 +12,10 @@ def figs(text):
 
 def test_money_shares_units_and_scales():
     assert figs("reached $4.2B in 2026 Q2") == [("$4.2B", 4.2, 1e9, "USD", None, False)]
-    assert figs("€3.9 billion, up 23.5%") == [("€3.9 billion", 3.9, 1e9, "EUR", None, False),
-                                             ("23.5%", 23.5, 1.0, None, None, True)]
+    assert figs("€3.9 billion, up 23.5%") == [
+        ("€3.9 billion", 3.9, 1e9, "EUR", None, False),
+        ("23.5%", 23.5, 1.0, None, None, True),
+    ]
     assert figs("12,500 MWh") == [("12,500 MWh", 12500.0, 1.0, None, "MWh", False)]
     assert figs("4,200 million USD")[0][3] == "USD"
     assert figs("EUR 0.59 per kWh")[0][:4] == ("EUR 0.59", 0.59, 1.0, "EUR")

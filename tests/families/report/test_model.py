@@ -7,11 +7,27 @@ from vx.families.report.model import ReportTask, TaskError
 
 def good_task(**over):
     t = {
-        "id": "t1", "title": "A title", "purpose": "Why",
-        "caliber": {"text": "USD, 2026 Q2", "currency": "USD", "units": ["GWh"], "as_of": "2026 Q2",
-                    "no_sum_across_pools": True},
-        "cards": [{"id": "E0101", "claim": "c", "quote": "q", "source": "s", "date": "2026-01-02",
-                   "stance": "supporting", "credibility": "high"}],
+        "id": "t1",
+        "title": "A title",
+        "purpose": "Why",
+        "caliber": {
+            "text": "USD, 2026 Q2",
+            "currency": "USD",
+            "units": ["GWh"],
+            "as_of": "2026 Q2",
+            "no_sum_across_pools": True,
+        },
+        "cards": [
+            {
+                "id": "E0101",
+                "claim": "c",
+                "quote": "q",
+                "source": "s",
+                "date": "2026-01-02",
+                "stance": "supporting",
+                "credibility": "high",
+            }
+        ],
         "vocabulary": [{"id": "M01", "name": "n", "value": 4.2, "unit": "USD billion", "pool": "a"}],
         "golden": "## A title\n\nBody.",
     }
@@ -30,19 +46,46 @@ def test_valid_task_round_trips_through_its_record():
 
 
 def test_every_problem_is_listed_with_where_it_is():
-    bad = good_task(cards=[
-        {"id": "E01", "claim": "c", "quote": "q", "source": "s", "date": "2026-01-02", "stance": "supporting",
-         "credibility": "high"},
-        {"id": "E0102", "claim": "", "quote": "q", "source": "s", "date": "yesterday", "stance": "pro",
-         "credibility": "great"},
-    ], vocabulary=[{"id": "M1", "name": "n", "value": 1, "unit": ""},
-                   {"id": "M02", "name": "n", "value": "4.2", "unit": ""}], title="")
+    bad = good_task(
+        cards=[
+            {
+                "id": "E01",
+                "claim": "c",
+                "quote": "q",
+                "source": "s",
+                "date": "2026-01-02",
+                "stance": "supporting",
+                "credibility": "high",
+            },
+            {
+                "id": "E0102",
+                "claim": "",
+                "quote": "q",
+                "source": "s",
+                "date": "yesterday",
+                "stance": "pro",
+                "credibility": "great",
+            },
+        ],
+        vocabulary=[
+            {"id": "M1", "name": "n", "value": 1, "unit": ""},
+            {"id": "M02", "name": "n", "value": "4.2", "unit": ""},
+        ],
+        title="",
+    )
     with pytest.raises(TaskError) as e:
         ReportTask.from_dict(bad)
     msg = str(e.value)
-    for needle in ("'title' must be", "cards[0].id must look like E0103", "E0102.claim", "E0102.date",
-                   "E0102.stance must be one of supporting, opposing, neutral", "E0102.credibility",
-                   "vocabulary[0].id must look like M03", "M02.value must be a finite number"):
+    for needle in (
+        "'title' must be",
+        "cards[0].id must look like E0103",
+        "E0102.claim",
+        "E0102.date",
+        "E0102.stance must be one of supporting, opposing, neutral",
+        "E0102.credibility",
+        "vocabulary[0].id must look like M03",
+        "M02.value must be a finite number",
+    ):
         assert needle in msg, needle
     assert len(e.value.problems) == 8
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from vx.ops.core import Context
 from vx.families.report import ops as O
 from vx.families.report.data import rubric
+from vx.ops.core import Context
 
 GOOD_WITH_LIST_AND_TABLE = """# Deployment volumes by pool
 
@@ -63,10 +63,19 @@ def test_a_natural_good_section_with_list_and_table_is_clean(t):
 
 def test_a_typical_weak_draft_is_flagged_for_what_is_wrong(t):
     got = fired(t, TYPICAL_WEAK_DRAFT)
-    assert set(got) == {"uncited_claims", "ledger_metric_uncovered", "low_credibility_card_overclaimed",
-                        "one_sided_conflict", "missing_tldr", "summed_across_pools", "fabricated_figure"}
+    assert set(got) == {
+        "uncited_claims",
+        "ledger_metric_uncovered",
+        "low_credibility_card_overclaimed",
+        "one_sided_conflict",
+        "missing_tldr",
+        "summed_across_pools",
+        "fabricated_figure",
+    }
     assert "“The US storage market is booming.”" in got["uncited_claims"].message
-    assert "21.5 GWh" in got["summed_across_pools"].message and "M01 (utility-scale" in got["summed_across_pools"].message
+    assert (
+        "21.5 GWh" in got["summed_across_pools"].message and "M01 (utility-scale" in got["summed_across_pools"].message
+    )
     missing = " ".join(got["ledger_metric_uncovered"].evidence["all"])
     assert "{M02} never appears" in missing and "{M03} never appears" in missing and "{M01}" not in missing
     assert "E0104 (low)" in got["low_credibility_card_overclaimed"].message

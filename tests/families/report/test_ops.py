@@ -4,20 +4,26 @@ import functools
 import random
 
 import pytest
-from hypothesis import given, settings, strategies as st
-
-from vx.ops.core import Context
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vx.families.report import ops as O
 from vx.families.report.data.degrade import degrade
+from vx.ops.core import Context
 
 OWN_CLASS = {
-    "uncited_claims": "uncited_claim", "cites_unknown_card": "unknown_citation",
-    "ledger_metric_uncovered": "metric_uncovered", "value_erasure": "value_erasure",
-    "value_mismatch": "value_mismatch", "low_credibility_card_overclaimed": "overclaimed_weak_evidence",
-    "one_sided_conflict": "one_sided_conflict", "missing_tldr": "missing_tldr",
-    "caliber_unit_violation": "caliber_unit_violation", "fabricated_figure": "fabricated_figure",
-    "summed_across_pools": "summed_across_pools", "has_title": "no_title_or_not_markdown",
+    "uncited_claims": "uncited_claim",
+    "cites_unknown_card": "unknown_citation",
+    "ledger_metric_uncovered": "metric_uncovered",
+    "value_erasure": "value_erasure",
+    "value_mismatch": "value_mismatch",
+    "low_credibility_card_overclaimed": "overclaimed_weak_evidence",
+    "one_sided_conflict": "one_sided_conflict",
+    "missing_tldr": "missing_tldr",
+    "caliber_unit_violation": "caliber_unit_violation",
+    "fabricated_figure": "fabricated_figure",
+    "summed_across_pools": "summed_across_pools",
+    "has_title": "no_title_or_not_markdown",
 }
 
 
@@ -45,8 +51,12 @@ def test_each_op_catches_its_class_wherever_it_applies(bundled_tasks, op_name, r
         made += 1
         r = run_op(op, t, out)
         caught += r.verdict == 1
-        if r.verdict == 1 and op_name not in ("has_title", "missing_tldr", "one_sided_conflict",
-                                              "ledger_metric_uncovered"):
+        if r.verdict == 1 and op_name not in (
+            "has_title",
+            "missing_tldr",
+            "one_sided_conflict",
+            "ledger_metric_uncovered",
+        ):
             assert "line " in r.message and "“" in r.message  # the offending sentence is quoted
     assert made >= 5
     # value_erasure can be masked when another numeral sits within the window (then value_mismatch fires)
@@ -112,12 +122,13 @@ def test_missing_and_late_tldr(task, run_op):
 def test_hedging_required_for_weak_cards(bundled_tasks, run_op):
     t = bundled_tasks["storage-02"]
     assert run_op(O.low_credibility_card_overclaimed, t, t.golden).verdict == 0
-    bad = t.golden.replace("One integrator reportedly expects quotes under $200/kWh this year, a claim from a "
-                           "single interview that has not been verified [E0204].",
-                           "Quotes will fall under $200/kWh this year [E0204].")
+    bad = t.golden.replace(
+        "One integrator reportedly expects quotes under $200/kWh this year, a claim from a "
+        "single interview that has not been verified [E0204].",
+        "Quotes will fall under $200/kWh this year [E0204].",
+    )
     r = run_op(O.low_credibility_card_overclaimed, t, bad)
     assert r.verdict == 1 and "E0204 (low)" in r.message
-
 
 
 @functools.lru_cache(maxsize=1)
@@ -130,9 +141,25 @@ def _storage_05():
     return next(t for t in load_sources(src) if t.id == "storage-05").record()
 
 
-_PIECES = ["## Title\n\n", "**TL;DR:** ", "The market grew 12% [E0501]. ", "It reached $5.9B {M01} [E0501]. ",
-           "{M02} ", "[E9999] ", "- item {M03}\n", "\n\n", "It may rise [E0504]. ", "€3.1 billion ", "| a | b |\n",
-           "Combined $8.3B. ", "# ", "```\ncode {M01}\n```\n", "2026 Q2 ", "—", "[E0501, E0502] "]
+_PIECES = [
+    "## Title\n\n",
+    "**TL;DR:** ",
+    "The market grew 12% [E0501]. ",
+    "It reached $5.9B {M01} [E0501]. ",
+    "{M02} ",
+    "[E9999] ",
+    "- item {M03}\n",
+    "\n\n",
+    "It may rise [E0504]. ",
+    "€3.1 billion ",
+    "| a | b |\n",
+    "Combined $8.3B. ",
+    "# ",
+    "```\ncode {M01}\n```\n",
+    "2026 Q2 ",
+    "—",
+    "[E0501, E0502] ",
+]
 
 
 @settings(max_examples=150, deadline=None)
@@ -170,16 +197,35 @@ def test_versions_cover_the_shared_machinery(monkeypatch):
 def _ledger_task(value, unit):
     from vx.families.report.model import ReportTask
 
-    return ReportTask.from_dict({
-        "id": "law", "title": "T", "purpose": "P", "caliber": {"text": "USD", "currency": "USD"},
-        "cards": [{"id": "E0101", "claim": "c", "quote": "q", "source": "s", "date": "2026-01-01",
-                   "stance": "neutral", "credibility": "high"}],
-        "vocabulary": [{"id": "M01", "name": "Figure", "value": value, "unit": unit}]}).record()
+    return ReportTask.from_dict(
+        {
+            "id": "law",
+            "title": "T",
+            "purpose": "P",
+            "caliber": {"text": "USD", "currency": "USD"},
+            "cards": [
+                {
+                    "id": "E0101",
+                    "claim": "c",
+                    "quote": "q",
+                    "source": "s",
+                    "date": "2026-01-01",
+                    "stance": "neutral",
+                    "credibility": "high",
+                }
+            ],
+            "vocabulary": [{"id": "M01", "name": "Figure", "value": value, "unit": unit}],
+        }
+    ).record()
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.floats(min_value=0.1, max_value=9999, allow_nan=False), st.integers(0, 2),
-       st.sampled_from(["USD billion", "%", "GWh", "units"]), st.sampled_from(["$", "", "about "]))
+@given(
+    st.floats(min_value=0.1, max_value=9999, allow_nan=False),
+    st.integers(0, 2),
+    st.sampled_from(["USD billion", "%", "GWh", "units"]),
+    st.sampled_from(["$", "", "about "]),
+)
 def test_law_value_with_tag_is_clean_and_bare_tag_is_erasure(value, decimals, unit, prefix):
     """Writing the registered value (rounded to any precision) before its tag satisfies both ledger
     checks; writing the tag alone is always an erasure."""

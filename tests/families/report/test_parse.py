@@ -1,6 +1,7 @@
 """Markdown sections: blocks, sentences, citations, tags and lines."""
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vx.families.report.parse import CITATION, parse_section, split_sentences
 
@@ -31,7 +32,7 @@ def test_blocks_sentences_citations_and_lines():
     ]
     assert s[1].cites == ("E0102", "E0103") and s[2].cites == ("E0104",)  # a trailing cite stays
     assert [x.line for x in s] == [3, 3, 4]
-    assert s[0].tags[0].metric == "M03" and s[0].text[s[0].tags[0].start:s[0].tags[0].end] == "{M03}"
+    assert s[0].tags[0].metric == "M03" and s[0].text[s[0].tags[0].start : s[0].tags[0].end] == "{M03}"
     assert sec.blocks[1].is_tldr
     assert sec.cited_cards() == ["E0101", "E0102", "E0103", "E0104"]
     assert sec.tagged_metrics() == ["M03", "M04"]
@@ -60,8 +61,20 @@ def test_parsing_never_fails_and_citations_are_from_the_text(text):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(["The market grew 4.2% [E0101].", "Prices fell.", "See e.g. the U.S. case.",
-                                 "It rose to $3.1B {M01} [E0102]."]), min_size=1, max_size=6))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "The market grew 4.2% [E0101].",
+                "Prices fell.",
+                "See e.g. the U.S. case.",
+                "It rose to $3.1B {M01} [E0102].",
+            ]
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
 def test_splitting_recovers_the_sentences(parts):
     text = " ".join(parts)
     got = [s.strip() for _, s in split_sentences(text)]

@@ -2,10 +2,10 @@
 
 import random
 
-from vx.ops.core import Context
-from vx.ops.specs import op_from_spec, templates_for
 from vx.families.report import pack as _pack  # noqa: F401  (importing the pack registers its templates)
 from vx.families.report.data.degrade import degrade
+from vx.ops.core import Context
+from vx.ops.specs import op_from_spec, templates_for
 
 
 def pairs(tasks, cls):
@@ -19,15 +19,28 @@ def pairs(tasks, cls):
 
 def test_templates_are_registered_with_inducers():
     tpls = {t.check: t for t in templates_for("report") if t.family == "report"}
-    assert {"forbids_phrase", "requires_heading", "ends_mid_sentence", "word_bounds", "min_distinct_cards",
-            "min_card_coverage", "hedge_required_for", "tag_value_window", "max_untagged_ledger_values",
-            "max_uncited_sentences"} <= set(tpls)
+    assert {
+        "forbids_phrase",
+        "requires_heading",
+        "ends_mid_sentence",
+        "word_bounds",
+        "min_distinct_cards",
+        "min_card_coverage",
+        "hedge_required_for",
+        "tag_value_window",
+        "max_untagged_ledger_values",
+        "max_uncited_sentences",
+    } <= set(tpls)
     assert all(t.induce is not None for t in tpls.values())
 
 
 def test_spec_round_trip_and_behaviour(bundled_tasks):
-    spec = {"kind": "static", "check": "forbids_phrase", "params": {"phrase": "will certainly"},
-            "detects": "unhedged_forecast"}
+    spec = {
+        "kind": "static",
+        "check": "forbids_phrase",
+        "params": {"phrase": "will certainly"},
+        "detects": "unhedged_forecast",
+    }
     a, b = op_from_spec(spec), op_from_spec(dict(spec))
     assert a.name == b.name and a.version == b.version
     t = bundled_tasks["li-02"]
@@ -67,8 +80,9 @@ def test_phrase_inducer_ignores_function_word_phrases(bundled_tasks):
 
     tasks = sorted(bundled_tasks.values(), key=lambda t: t.id)
     good = [(t.record(), t.golden) for t in tasks[:10]]
-    cluster = [(t.record(), t.golden.rstrip() + " It will be of the essence that prices will be firm.\n")
-               for t in tasks[10:14]]
+    cluster = [
+        (t.record(), t.golden.rstrip() + " It will be of the essence that prices will be firm.\n") for t in tasks[10:14]
+    ]
     phrases = [p["phrase"] for p in TEMPLATES["forbids_phrase"].induce(cluster, good)]
     assert phrases and "will be" not in phrases and "of the" not in phrases
     assert any("essence" in p or "firm" in p or "prices" in p for p in phrases)

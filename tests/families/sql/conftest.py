@@ -27,7 +27,8 @@ def _fresh_sessions():
 
 
 SHARED_DATA = os.environ.get("VX_SHARED_DATA") or str(
-    __import__("pathlib").Path(__file__).resolve().parents[4] / "shared" / "data")
+    __import__("pathlib").Path(__file__).resolve().parents[4] / "shared" / "data"
+)
 
 
 @pytest.fixture

@@ -110,8 +110,12 @@ def test_empty_tables_need_widths():
     assert not tables_match([(1,)], [], gold_width=1)
 
 
-cells = st.one_of(st.integers(-1000, 1000), st.text(max_size=3), st.none(),
-                  st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6))
+cells = st.one_of(
+    st.integers(-1000, 1000),
+    st.text(max_size=3),
+    st.none(),
+    st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6),
+)
 
 
 @st.composite

@@ -7,8 +7,9 @@ import pytest
 
 from vx.families.sql import defog as data
 
-needs_defog = pytest.mark.skipif(importlib.util.find_spec("defog_data") is None,
-                                 reason="the defog-data package (the sql extra) is not installed")
+needs_defog = pytest.mark.skipif(
+    importlib.util.find_spec("defog_data") is None, reason="the defog-data package (the sql extra) is not installed"
+)
 
 DUMP = """\
 --
@@ -44,8 +45,14 @@ def test_parse_pg_dump_types_nulls_and_escapes():
     [t] = data.parse_pg_dump(DUMP, "x.sql")
     assert t.name == "person"
     assert [(c.name, c.type) for c in t.columns] == [
-        ("id", "BIGINT"), ("name", "TEXT"), ("score", "DOUBLE"), ("active", "BOOLEAN"), ("born", "DATE"),
-        ("wake", "TIME"), ("gpa", "DOUBLE")]
+        ("id", "BIGINT"),
+        ("name", "TEXT"),
+        ("score", "DOUBLE"),
+        ("active", "BOOLEAN"),
+        ("born", "DATE"),
+        ("wake", "TIME"),
+        ("gpa", "DOUBLE"),
+    ]
     assert t.rows[0] == (1, "Ann\tB", 1.5, True, dt.date(2020, 1, 2), dt.time(7, 30), 3.25)
     assert t.rows[1] == (2, None, None, False, None, None, None)
     assert t.rows[2][1] == "back\\slash"

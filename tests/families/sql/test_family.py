@@ -29,8 +29,9 @@ def test_bundled_family_loads_with_disjoint_splits():
     dev = fam.split("dev")
     assert sorted(it.hard_label() for it in dev) == ["fail"] * 5 + ["pass"] * 5
     assert all(it.reference for it in dev)
-    tasks_by_split = {name: {it["task"] for it in jsonl(EXAMPLES / f"{name}.jsonl")}
-                      for name in ("train", "dev", "locked")}
+    tasks_by_split = {
+        name: {it["task"] for it in jsonl(EXAMPLES / f"{name}.jsonl")} for name in ("train", "dev", "locked")
+    }
     assert not tasks_by_split["train"] & tasks_by_split["dev"]
     assert not tasks_by_split["train"] & tasks_by_split["locked"]
     assert not tasks_by_split["dev"] & tasks_by_split["locked"]
@@ -52,8 +53,11 @@ def test_builder_reproduces_the_bundled_family_exactly(questions_csv, tmp_path):
 
 def test_eval_locked_offline_from_a_fresh_database_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("VX_SQL_CACHE", str(tmp_path / "fresh"))  # databases rebuilt from defog-data
-    r = CliRunner().invoke(main, ["eval", str(EXAMPLES / "seed.vx"), "--dataset", "locked", "--json", "-j", "2",
-                                  "--no-cache"], catch_exceptions=False)
+    r = CliRunner().invoke(
+        main,
+        ["eval", str(EXAMPLES / "seed.vx"), "--dataset", "locked", "--json", "-j", "2", "--no-cache"],
+        catch_exceptions=False,
+    )
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
     assert out["split"] == "locked" and out["n"] >= 40
@@ -64,8 +68,11 @@ def test_eval_locked_offline_from_a_fresh_database_cache(tmp_path, monkeypatch):
 
 def test_serial_and_parallel_grading_agree():
     def items(jobs):
-        r = CliRunner().invoke(main, ["eval", str(EXAMPLES / "seed.vx"), "--dataset", "dev", "--json", "-j", jobs,
-                                      "--no-cache"], catch_exceptions=False)
+        r = CliRunner().invoke(
+            main,
+            ["eval", str(EXAMPLES / "seed.vx"), "--dataset", "dev", "--json", "-j", jobs, "--no-cache"],
+            catch_exceptions=False,
+        )
         return json.loads(r.output)["items"]
 
     assert items("1") == items("2")  # forked workers open their own connections
@@ -92,9 +99,25 @@ def test_vx_data_build_sql_on_sqlite_from_a_subset(questions_csv, tmp_path):
         w.writeheader()
         w.writerows(rows)
     out = tmp_path / "fam"
-    r = CliRunner().invoke(main, ["data", "build", "sql", "--questions", str(small), "--out", str(out),
-                                  "--backend", "sqlite", "--source-dialect", "sqlite", "--n-locked", "20"],
-                           catch_exceptions=False)
+    r = CliRunner().invoke(
+        main,
+        [
+            "data",
+            "build",
+            "sql",
+            "--questions",
+            str(small),
+            "--out",
+            str(out),
+            "--backend",
+            "sqlite",
+            "--source-dialect",
+            "sqlite",
+            "--n-locked",
+            "20",
+        ],
+        catch_exceptions=False,
+    )
     assert r.exit_code == 0, r.output
     tasks = jsonl(out / "tasks.jsonl")
     assert {t["database"] for t in tasks} == {"restaurants", "geography"}
@@ -107,8 +130,11 @@ def test_vx_data_build_sql_on_sqlite_from_a_subset(questions_csv, tmp_path):
     assert all("label" not in x for x in train)
     fam = Family(out)
     assert fam.counts()["locked"] == len(locked)
-    e = CliRunner().invoke(main, ["eval", str(out / "seed.vx"), "--dataset", "dev", "--json", "-j", "1",
-                                  "--no-cache"], catch_exceptions=False)
+    e = CliRunner().invoke(
+        main,
+        ["eval", str(out / "seed.vx"), "--dataset", "dev", "--json", "-j", "1", "--no-cache"],
+        catch_exceptions=False,
+    )
     res = json.loads(e.output)
     assert res["failures"] == [] and res["metrics"]["n"] == 10
 
@@ -117,8 +143,9 @@ def test_build_rejects_an_unknown_backend(tmp_path):
     from vx.families.sql.data.build import BuildError, build_sql
 
     csv_path = tmp_path / "q.csv"
-    csv_path.write_text("db_name,query_category,query,question,instructions\n"
-                        "academic,x,SELECT 1,q,\n", encoding="utf-8")
+    csv_path.write_text(
+        "db_name,query_category,query,question,instructions\nacademic,x,SELECT 1,q,\n", encoding="utf-8"
+    )
     with pytest.raises(BuildError, match="duckdb or sqlite, not 'snowflake'"):
         build_sql(csv_path, tmp_path / "out", backend="snowflake")
 

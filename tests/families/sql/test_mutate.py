@@ -10,8 +10,10 @@ from vx.families.sql.catalog import Catalog  # noqa: E402
 from vx.families.sql.data.mutate import BENIGN, HARMFUL, OPERATORS, MutationError, mutants, mutate  # noqa: E402
 from vx.families.sql.warehouse import open_warehouse  # noqa: E402
 
-Q = ("SELECT a.name, COUNT(DISTINCT w.pid) AS n FROM author AS a JOIN writes AS w ON a.aid = w.aid "
-     "WHERE w.pid > 3 AND a.name LIKE 'A%' GROUP BY a.name ORDER BY n DESC LIMIT 5")
+Q = (
+    "SELECT a.name, COUNT(DISTINCT w.pid) AS n FROM author AS a JOIN writes AS w ON a.aid = w.aid "
+    "WHERE w.pid > 3 AND a.name LIKE 'A%' GROUP BY a.name ORDER BY n DESC LIMIT 5"
+)
 ATIS = "SELECT flight_id FROM flight WHERE departure_time >= 1577840000 AND stops = 0"
 
 
@@ -24,17 +26,20 @@ def cats():
     return out
 
 
-@pytest.mark.parametrize("name, gone, present", [
-    ("drop_group_by", "GROUP BY", "COUNT(DISTINCT"),
-    ("select_star", "a.name,", "SELECT *"),
-    ("drop_limit", "LIMIT", "ORDER BY n DESC"),
-    ("wrong_aggregate", "COUNT(DISTINCT", "COUNT(w.pid)"),
-    ("flip_order", "DESC", "ORDER BY n ASC"),
-    ("drop_join_condition", "ON a.aid", "CROSS JOIN writes"),
-    ("syntax_error", " FROM ", "FORM"),
-    ("reorder_columns", "SELECT a.name", "SELECT COUNT(DISTINCT w.pid) AS n, a.name"),
-    ("rename_aliases", "AS n ", "n_value DESC"),
-])
+@pytest.mark.parametrize(
+    "name, gone, present",
+    [
+        ("drop_group_by", "GROUP BY", "COUNT(DISTINCT"),
+        ("select_star", "a.name,", "SELECT *"),
+        ("drop_limit", "LIMIT", "ORDER BY n DESC"),
+        ("wrong_aggregate", "COUNT(DISTINCT", "COUNT(w.pid)"),
+        ("flip_order", "DESC", "ORDER BY n ASC"),
+        ("drop_join_condition", "ON a.aid", "CROSS JOIN writes"),
+        ("syntax_error", " FROM ", "FORM"),
+        ("reorder_columns", "SELECT a.name", "SELECT COUNT(DISTINCT w.pid) AS n, a.name"),
+        ("rename_aliases", "AS n ", "n_value DESC"),
+    ],
+)
 def test_operator_edits(name, gone, present):
     m = mutate(Q, name, seed=0)
     assert m is not None and m.operator == name and m.detail
@@ -49,8 +54,12 @@ def test_predicate_and_condition_operators():
 
 
 def test_catalog_aware_operators(cats):
-    m = mutate("SELECT a.name FROM author AS a JOIN writes AS w ON a.aid = w.aid", "wrong_join_key",
-               catalog=cats["academic"], seed=0)
+    m = mutate(
+        "SELECT a.name FROM author AS a JOIN writes AS w ON a.aid = w.aid",
+        "wrong_join_key",
+        catalog=cats["academic"],
+        seed=0,
+    )
     assert m is not None and "a.aid = w.aid" not in m.sql and "ON" in m.sql
     b = mutate(ATIS, "off_by_one_bound", catalog=cats["atis"], seed=0)
     assert b is not None and ("1577839999" in b.sql or "1577840001" in b.sql or "departure_time > " in b.sql)

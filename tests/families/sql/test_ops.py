@@ -11,11 +11,11 @@ pytest.importorskip("duckdb")
 pytest.importorskip("defog_data")  # the databases are built from its dumps
 
 from vx.dsl.verdict import Verdict  # noqa: E402
-from vx.ops.core import Context  # noqa: E402
 from vx.families.sql import ops as O  # noqa: E402
-from vx.families.sql.pack import PACK  # noqa: E402
 from vx.families.sql.catalog import Catalog, render  # noqa: E402
+from vx.families.sql.pack import PACK  # noqa: E402
 from vx.families.sql.warehouse import open_warehouse  # noqa: E402
+from vx.ops.core import Context  # noqa: E402
 
 D, C, A = Verdict.DRAWBACK, Verdict.CLEAN, Verdict.ABSTAIN
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "sql"
@@ -32,8 +32,15 @@ def catalogs():
 
 
 def task(catalogs, question, db="academic", **kw):
-    return {"id": "t", "question": question, "dialect": "duckdb", "catalog": catalogs[db],
-            "warehouse": {"backend": "duckdb", "source": "defog", "database": db}, "timeout": 5.0, **kw}
+    return {
+        "id": "t",
+        "question": question,
+        "dialect": "duckdb",
+        "catalog": catalogs[db],
+        "warehouse": {"backend": "duckdb", "source": "defog", "database": db},
+        "timeout": 5.0,
+        **kw,
+    }
 
 
 def run(op, t, sql):
@@ -49,8 +56,12 @@ def test_parses_is_the_root_and_stores_the_artifact(catalogs):
     assert O.parses(t, "SELECT name FROM author", ctx).verdict == C
     assert ctx.artifact.dialect == "duckdb" and ctx.artifact.tree.key == "select"
     assert O.ROOT == "parses"
-    for sql, why in [("", "empty"), ("SELECT FROM WHERE (", "does not parse as duckdb"),
-                     ("SELECT 1; SELECT 2", "2 statements"), ("DELETE FROM author", "DELETE statement")]:
+    for sql, why in [
+        ("", "empty"),
+        ("SELECT FROM WHERE (", "does not parse as duckdb"),
+        ("SELECT 1; SELECT 2", "2 statements"),
+        ("DELETE FROM author", "DELETE statement"),
+    ]:
         r = O.parses(t, sql, Context())
         assert r.verdict == D and why in r.message, (sql, r.message)
 
@@ -61,13 +72,16 @@ def test_parses_is_dialect_aware(catalogs):
     assert O.parses(task(catalogs, "q"), sql, Context()).verdict == D
 
 
-@pytest.mark.parametrize("sql, verdict, needle", [
-    ("SELECT author.name, COUNT(*) FROM author JOIN writes ON author.aid = writes.aid", D, "author.name"),
-    ("SELECT author.name, COUNT(*) FROM author JOIN writes ON author.aid = writes.aid GROUP BY author.name", C, ""),
-    ("SELECT COUNT(*), MAX(aid) FROM author", C, ""),
-    ("SELECT name FROM author", A, ""),
-    ("SELECT SUM(aid) FILTER (WHERE name LIKE 'A%') FROM author", C, ""),
-])
+@pytest.mark.parametrize(
+    "sql, verdict, needle",
+    [
+        ("SELECT author.name, COUNT(*) FROM author JOIN writes ON author.aid = writes.aid", D, "author.name"),
+        ("SELECT author.name, COUNT(*) FROM author JOIN writes ON author.aid = writes.aid GROUP BY author.name", C, ""),
+        ("SELECT COUNT(*), MAX(aid) FROM author", C, ""),
+        ("SELECT name FROM author", A, ""),
+        ("SELECT SUM(aid) FILTER (WHERE name LIKE 'A%') FROM author", C, ""),
+    ],
+)
 def test_missing_group_by(catalogs, sql, verdict, needle):
     _, r = run(O.missing_group_by, task(catalogs, "q"), sql)
     assert r.verdict == verdict and needle in r.message
@@ -78,73 +92,124 @@ def test_select_star_only_when_the_question_names_columns(catalogs):
     _, r = run(O.select_star, task(catalogs, q), "SELECT * FROM author")
     assert r.verdict == D and "author.name" in r.message and "SELECT *" in r.message
     assert run(O.select_star, task(catalogs, q), "SELECT name, homepage FROM author")[1].verdict == C
-    assert run(O.select_star, task(catalogs, "Show all details of every author"), "SELECT * FROM author")[1].verdict == A
+    assert (
+        run(O.select_star, task(catalogs, "Show all details of every author"), "SELECT * FROM author")[1].verdict == A
+    )
     assert run(O.select_star, task(catalogs, "How many authors?"), "SELECT COUNT(*) FROM author")[1].verdict == A
 
 
-@pytest.mark.parametrize("question, sql, verdict, needle", [
-    ("Which author has the most publications?",
-     "SELECT aid, COUNT(*) AS n FROM writes GROUP BY aid ORDER BY n DESC", D, "top 1"),
-    ("Which author has the most publications?",
-     "SELECT aid, COUNT(*) AS n FROM writes GROUP BY aid ORDER BY n DESC LIMIT 1", C, ""),
-    ("What are the top 3 journals by number of papers?",
-     "SELECT jid, COUNT(*) AS n FROM publication GROUP BY jid ORDER BY n DESC LIMIT 5", D, "LIMIT 5"),
-    ("Which author has the most publications?",
-     "SELECT aid FROM writes GROUP BY aid HAVING COUNT(*) = (SELECT MAX(c) FROM (SELECT COUNT(*) c FROM writes "
-     "GROUP BY aid) t)", C, ""),
-    ("List the authors ordered by number of publications, most first",
-     "SELECT aid, COUNT(*) AS n FROM writes GROUP BY aid ORDER BY n DESC", A, ""),
-    ("How many authors are there?", "SELECT COUNT(*) FROM author", A, ""),
-    ("What is the title of the publication that has received the highest number of citations?",
-     "SELECT title FROM publication ORDER BY citation_num DESC", D, "top 1"),
-    ("Which states have the highest population?", "SELECT state_name FROM state ORDER BY population DESC", A, ""),
-    ("What is the highest citation count?", "SELECT MAX(citation_num) FROM publication", C, ""),
-    ("Which author has the most publications?",
-     "SELECT aid FROM (SELECT aid, RANK() OVER (ORDER BY COUNT(*) DESC) AS r FROM writes GROUP BY aid) t "
-     "WHERE r = 1", C, ""),
-    ("Which author has the most publications?",
-     "SELECT aid, RANK() OVER (ORDER BY COUNT(*) DESC) AS r FROM writes GROUP BY aid", D, "no LIMIT"),
-    ("What are the top 3 journals by number of papers?",
-     "SELECT jid FROM publication GROUP BY jid ORDER BY COUNT(*) DESC FETCH FIRST 3 ROWS ONLY", C, ""),
-])
+@pytest.mark.parametrize(
+    "question, sql, verdict, needle",
+    [
+        (
+            "Which author has the most publications?",
+            "SELECT aid, COUNT(*) AS n FROM writes GROUP BY aid ORDER BY n DESC",
+            D,
+            "top 1",
+        ),
+        (
+            "Which author has the most publications?",
+            "SELECT aid, COUNT(*) AS n FROM writes GROUP BY aid ORDER BY n DESC LIMIT 1",
+            C,
+            "",
+        ),
+        (
+            "What are the top 3 journals by number of papers?",
+            "SELECT jid, COUNT(*) AS n FROM publication GROUP BY jid ORDER BY n DESC LIMIT 5",
+            D,
+            "LIMIT 5",
+        ),
+        (
+            "Which author has the most publications?",
+            "SELECT aid FROM writes GROUP BY aid HAVING COUNT(*) = (SELECT MAX(c) FROM (SELECT COUNT(*) c FROM writes "
+            "GROUP BY aid) t)",
+            C,
+            "",
+        ),
+        (
+            "List the authors ordered by number of publications, most first",
+            "SELECT aid, COUNT(*) AS n FROM writes GROUP BY aid ORDER BY n DESC",
+            A,
+            "",
+        ),
+        ("How many authors are there?", "SELECT COUNT(*) FROM author", A, ""),
+        (
+            "What is the title of the publication that has received the highest number of citations?",
+            "SELECT title FROM publication ORDER BY citation_num DESC",
+            D,
+            "top 1",
+        ),
+        ("Which states have the highest population?", "SELECT state_name FROM state ORDER BY population DESC", A, ""),
+        ("What is the highest citation count?", "SELECT MAX(citation_num) FROM publication", C, ""),
+        (
+            "Which author has the most publications?",
+            "SELECT aid FROM (SELECT aid, RANK() OVER (ORDER BY COUNT(*) DESC) AS r FROM writes GROUP BY aid) t "
+            "WHERE r = 1",
+            C,
+            "",
+        ),
+        (
+            "Which author has the most publications?",
+            "SELECT aid, RANK() OVER (ORDER BY COUNT(*) DESC) AS r FROM writes GROUP BY aid",
+            D,
+            "no LIMIT",
+        ),
+        (
+            "What are the top 3 journals by number of papers?",
+            "SELECT jid FROM publication GROUP BY jid ORDER BY COUNT(*) DESC FETCH FIRST 3 ROWS ONLY",
+            C,
+            "",
+        ),
+    ],
+)
 def test_top_n_missing_limit(catalogs, question, sql, verdict, needle):
     _, r = run(O.top_n_missing_limit, task(catalogs, question), sql)
     assert r.verdict == verdict and needle in r.message, r.message
 
 
-@pytest.mark.parametrize("sql, verdict, needle", [
-    ("SELECT nme FROM author", D, "nme"),
-    ("SELECT a.nme FROM author a", D, "author has no column nme (did you mean name?)"),
-    ("SELECT name FROM authors", D, "unknown table authors (did you mean author"),
-    ("SELECT x.name FROM author a", D, "unknown table or alias x"),
-    ("SELECT a.name AS n FROM author a ORDER BY n", C, ""),
-    ("WITH t AS (SELECT aid, COUNT(*) AS c FROM writes GROUP BY aid) SELECT t.aid, t.c FROM t", C, ""),
-    ("WITH t AS (SELECT aid FROM writes) SELECT t.pid FROM t", D, "t does not select pid"),
-    ("SELECT name FROM author WHERE aid IN (SELECT aid FROM writes WHERE writes.pid = 1)", C, ""),
-])
+@pytest.mark.parametrize(
+    "sql, verdict, needle",
+    [
+        ("SELECT nme FROM author", D, "nme"),
+        ("SELECT a.nme FROM author a", D, "author has no column nme (did you mean name?)"),
+        ("SELECT name FROM authors", D, "unknown table authors (did you mean author"),
+        ("SELECT x.name FROM author a", D, "unknown table or alias x"),
+        ("SELECT a.name AS n FROM author a ORDER BY n", C, ""),
+        ("WITH t AS (SELECT aid, COUNT(*) AS c FROM writes GROUP BY aid) SELECT t.aid, t.c FROM t", C, ""),
+        ("WITH t AS (SELECT aid FROM writes) SELECT t.pid FROM t", D, "t does not select pid"),
+        ("SELECT name FROM author WHERE aid IN (SELECT aid FROM writes WHERE writes.pid = 1)", C, ""),
+    ],
+)
 def test_unknown_identifier(catalogs, sql, verdict, needle):
     _, r = run(O.unknown_identifier, task(catalogs, "q"), sql)
     assert r.verdict == verdict and needle in r.message, r.message
 
 
-@pytest.mark.parametrize("sql, verdict, needle", [
-    ("SELECT author.name FROM author, writes", D, "author and writes"),
-    ("SELECT author.name FROM author CROSS JOIN writes", D, "cartesian"),
-    ("SELECT author.name FROM author, writes WHERE author.aid = writes.aid", C, ""),
-    ("SELECT a.name FROM author a JOIN writes w ON a.aid = w.aid JOIN publication p ON p.pid = w.pid", C, ""),
-    ("SELECT a.name FROM author a JOIN writes w ON a.aid = w.aid, publication p", D, "publication"),
-    ("SELECT COUNT(DISTINCT p.pid) / COUNT(DISTINCT a.aid) FROM publication p, author a", C, ""),
-    ("SELECT name FROM author", A, ""),
-])
+@pytest.mark.parametrize(
+    "sql, verdict, needle",
+    [
+        ("SELECT author.name FROM author, writes", D, "author and writes"),
+        ("SELECT author.name FROM author CROSS JOIN writes", D, "cartesian"),
+        ("SELECT author.name FROM author, writes WHERE author.aid = writes.aid", C, ""),
+        ("SELECT a.name FROM author a JOIN writes w ON a.aid = w.aid JOIN publication p ON p.pid = w.pid", C, ""),
+        ("SELECT a.name FROM author a JOIN writes w ON a.aid = w.aid, publication p", D, "publication"),
+        ("SELECT COUNT(DISTINCT p.pid) / COUNT(DISTINCT a.aid) FROM publication p, author a", C, ""),
+        ("SELECT name FROM author", A, ""),
+    ],
+)
 def test_cartesian_join(catalogs, sql, verdict, needle):
     _, r = run(O.cartesian_join, task(catalogs, "q"), sql)
     assert r.verdict == verdict and needle in r.message, r.message
 
 
-@pytest.mark.parametrize("sql, verdict, needle", [
-    ("SELECT flight_id FROM flight WHERE departure_time > '2020-01-01'", D, "flight.departure_time is BIGINT"),
-    ("SELECT flight_id FROM flight WHERE departure_time > 1577836800", A, ""),
-], ids=["epoch-vs-string", "epoch-vs-number"])
+@pytest.mark.parametrize(
+    "sql, verdict, needle",
+    [
+        ("SELECT flight_id FROM flight WHERE departure_time > '2020-01-01'", D, "flight.departure_time is BIGINT"),
+        ("SELECT flight_id FROM flight WHERE departure_time > 1577836800", A, ""),
+    ],
+    ids=["epoch-vs-string", "epoch-vs-number"],
+)
 def test_date_as_string_compare_on_epochs(catalogs, sql, verdict, needle):
     _, r = run(O.date_as_string_compare, task(catalogs, "q", db="atis"), sql)
     assert r.verdict == verdict and needle in r.message, r.message
@@ -157,22 +222,28 @@ def test_date_as_string_compare_on_text_months_and_dates(catalogs):
     assert r.verdict == D and "review.month" in r.message
     _, r = run(O.date_as_string_compare, t, "SELECT COUNT(*) FROM review WHERE year = 2021")
     assert r.verdict == A
-    _, r = run(O.date_as_string_compare, task(catalogs, "q", db="academic"),
-               "SELECT COUNT(*) FROM publication WHERE year >= '2020-01-01'")
+    _, r = run(
+        O.date_as_string_compare,
+        task(catalogs, "q", db="academic"),
+        "SELECT COUNT(*) FROM publication WHERE year >= '2020-01-01'",
+    )
     assert r.verdict == D and "publication.year is BIGINT" in r.message
 
 
-@pytest.mark.parametrize("sql, op, verdict, needle", [
-    ("SELECT nme FROM author", "execution_error", D, "nme"),
-    ("SELECT name FROM author", "execution_error", C, ""),
-    ("SELECT name FROM author WHERE aid < 0", "empty_result", D, "no rows"),
-    ("SELECT name FROM author", "empty_result", C, ""),
-    ("SELECT name, NULL AS x FROM author", "null_heavy_result", D, "column x is NULL"),
-    ("SELECT name, LENGTH(name) AS n FROM author", "null_heavy_result", C, ""),
-    ("SELECT name, homepage FROM author", "null_heavy_result", A, "the data's"),
-    ("SELECT COUNT(*) FROM range(100000000000) a", "timeout", D, "time limit"),
-    ("SELECT name FROM author", "timeout", C, ""),
-])
+@pytest.mark.parametrize(
+    "sql, op, verdict, needle",
+    [
+        ("SELECT nme FROM author", "execution_error", D, "nme"),
+        ("SELECT name FROM author", "execution_error", C, ""),
+        ("SELECT name FROM author WHERE aid < 0", "empty_result", D, "no rows"),
+        ("SELECT name FROM author", "empty_result", C, ""),
+        ("SELECT name, NULL AS x FROM author", "null_heavy_result", D, "column x is NULL"),
+        ("SELECT name, LENGTH(name) AS n FROM author", "null_heavy_result", C, ""),
+        ("SELECT name, homepage FROM author", "null_heavy_result", A, "the data's"),
+        ("SELECT COUNT(*) FROM range(100000000000) a", "timeout", D, "time limit"),
+        ("SELECT name FROM author", "timeout", C, ""),
+    ],
+)
 def test_exec_ops(catalogs, sql, op, verdict, needle):
     t = task(catalogs, "q", timeout=0.5)
     _, r = run(getattr(O, op), t, sql)
@@ -214,8 +285,9 @@ def test_catalog_renders_types_and_date_samples(catalogs):
     assert Catalog.from_json(catalogs["atis"]).to_json() == catalogs["atis"]
     from vx.families.sql.catalog import solver_prompt
 
-    p = solver_prompt("How many flights?", Catalog.from_json(catalogs["atis"]), dialect="snowflake",
-                      instructions="Use COUNT.")
+    p = solver_prompt(
+        "How many flights?", Catalog.from_json(catalogs["atis"]), dialect="snowflake", instructions="Use COUNT."
+    )
     assert "snowflake SQL" in p and line in p and p.endswith("Question: How many flights?\nInstructions: Use COUNT.")
 
 
@@ -260,8 +332,8 @@ def test_op_versions_cover_the_helper_modules(monkeypatch):
     from pathlib import Path as P
 
     from vx.families.sql.ops import analysis
-
-    from vx.families.sql.ops import exec as X, static as S
+    from vx.families.sql.ops import exec as X
+    from vx.families.sql.ops import static as S
     from vx.ops.core import source_version
 
     before = {o.name: o.version for o in O.SEED_OPS}

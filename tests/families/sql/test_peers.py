@@ -3,8 +3,8 @@
 import pytest
 
 from vx.families.sql.catalog import Catalog
-from vx.families.sql.ops import peers as P
 from vx.families.sql.ops import exec as X
+from vx.families.sql.ops import peers as P
 from vx.families.sql.ops import static as S
 from vx.families.sql.variants import VERSION
 from vx.families.sql.warehouse import open_warehouse
@@ -15,9 +15,17 @@ from vx.ops.core import Context
 def task(shop_spec):
     with open_warehouse(shop_spec) as wh:
         cat = Catalog.from_warehouse(wh).to_json()
-    return {"id": "q1", "question": "Which stadium has the most concerts?", "dialect": "sqlite",
-            "warehouse": shop_spec, "catalog": cat, "match": "spider", "ignore_order": True, "timeout": 5.0,
-            "variants": {"seed": 0, "version": VERSION, "use": [0, 1, 2]}}
+    return {
+        "id": "q1",
+        "question": "Which stadium has the most concerts?",
+        "dialect": "sqlite",
+        "warehouse": shop_spec,
+        "catalog": cat,
+        "match": "spider",
+        "ignore_order": True,
+        "timeout": 5.0,
+        "variants": {"seed": 0, "version": VERSION, "use": [0, 1, 2]},
+    }
 
 
 def run(o, task, sql):
@@ -127,8 +135,10 @@ def test_limit_over_ties_sees_a_tie_across_the_limit(task):
 
 
 def test_extra_aggregate_column_flags_a_figure_kept_only_to_order_by(task):
-    sql = ("SELECT T2.Name, count(*) AS n FROM concert AS T1 JOIN stadium AS T2 ON T1.Stadium_ID = T2.Stadium_ID "
-           "GROUP BY T2.Stadium_ID ORDER BY n DESC LIMIT 1")
+    sql = (
+        "SELECT T2.Name, count(*) AS n FROM concert AS T1 JOIN stadium AS T2 ON T1.Stadium_ID = T2.Stadium_ID "
+        "GROUP BY T2.Stadium_ID ORDER BY n DESC LIMIT 1"
+    )
     v = run(S.extra_aggregate_column, task, sql)
     assert v.verdict == 1 and "count(*) as n" in v.message.lower()
     asks = {**task, "question": "Show the stadium name and the number of concerts, most first."}
@@ -142,8 +152,7 @@ def test_unused_join_flags_a_table_joined_for_nothing(task):
     sql = "SELECT T1.Name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID"
     v = run(X.unused_join, task, sql)
     assert v.verdict == 1 and "singer_in_concert AS T2" in v.message and "repeats rows" in v.message
-    used = ("SELECT T1.Name, T2.concert_ID FROM singer AS T1 JOIN singer_in_concert AS T2 "
-            "ON T1.Singer_ID = T2.Singer_ID")
+    used = "SELECT T1.Name, T2.concert_ID FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID"
     assert run(X.unused_join, task, used).verdict == 0
     left = "SELECT T1.Name FROM singer AS T1 LEFT JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID"
     assert run(X.unused_join, task, left).verdict == 0
@@ -151,7 +160,7 @@ def test_unused_join_flags_a_table_joined_for_nothing(task):
 
 
 def test_a_query_that_times_out_on_the_original_is_not_run_on_the_variants(task):
-    slow = ("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n")
+    slow = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n"
     obs = observe({**task, "timeout": 0.2}, slow)
     assert not obs["ran"] and [row[:2] for row in obs["dbs"]] == [["original", "timeout"]]
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from vx.families.family import Family
 from vx.families.sql import variants
 from vx.families.sql.compare import result_signature, spider_match
-from vx.families.sql.data.spider import Databases, SpiderTruth, Skipped, read_attempts, read_questions
+from vx.families.sql.data.spider import Databases, Skipped, SpiderTruth, read_attempts, read_questions
 from vx.families.sql.scripts import script_spec
 
 pytestmark = pytest.mark.data
@@ -76,8 +76,11 @@ def test_variants_of_every_spider_database_keep_their_keys_consistent(spider_roo
             tables = variants.read_tables(variants.materialize(variants.variant_spec(spec, i)))
             for r in keys.references:
                 parent = {str(row[r.key]) for row in tables[r.parent].rows}
-                dangling = [row[r.column] for row in tables[r.table].rows
-                            if row[r.column] is not None and str(row[r.column]) not in parent]
+                dangling = [
+                    row[r.column]
+                    for row in tables[r.table].rows
+                    if row[r.column] is not None and str(row[r.column]) not in parent
+                ]
                 assert not dangling, (script.name, i, r, dangling[:3])
 
 
@@ -89,22 +92,33 @@ def small_spider(tmp_path, spider_root):
     data = tmp_path / "spider"
     (data / "samples").mkdir(parents=True)
     small = {"concert_singer", "singer", "pets_1", "poker_player", "orchestra", "employee_hire_evaluation"}
-    lines = [x for x in (root / "questions.jsonl").read_text(encoding="utf-8").splitlines()
-             if x.strip() and json.loads(x)["db_id"] in small]
+    lines = [
+        x
+        for x in (root / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+        if x.strip() and json.loads(x)["db_id"] in small
+    ]
     (data / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (data / "databases").symlink_to(root / "databases")
     keep = ["din-sql-pred_Qwen2.5-Coder-7B-Instruct.jsonl", "din-sql-pred_Phi-3.5-mini-instruct.jsonl"]
     for name in keep:
         shutil.copy(root / "samples" / name, data / "samples" / name)
     first = jsonl(root / "samples" / keep[0])[0]
-    (data / "samples" / "zz-bad.jsonl").write_text("\n".join([
-        "{not json",
-        json.dumps({"task_id": first["task_id"]}),                        # no sql
-        json.dumps({"task_id": "spider-dev-999999", "sql": "SELECT 1"}),  # no such question (nor the files' others)
-        json.dumps({"task_id": first["task_id"], "sql": "SELECT 1"}),
-        json.dumps({"task_id": first["task_id"], "sql": "SELECT 2"}),     # a second prediction in one file
-        "[1, 2]",
-    ]) + "\n", encoding="utf-8")
+    (data / "samples" / "zz-bad.jsonl").write_text(
+        "\n".join(
+            [
+                "{not json",
+                json.dumps({"task_id": first["task_id"]}),  # no sql
+                json.dumps(
+                    {"task_id": "spider-dev-999999", "sql": "SELECT 1"}
+                ),  # no such question (nor the files' others)
+                json.dumps({"task_id": first["task_id"], "sql": "SELECT 1"}),
+                json.dumps({"task_id": first["task_id"], "sql": "SELECT 2"}),  # a second prediction in one file
+                "[1, 2]",
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     return data
 
 
@@ -112,23 +126,30 @@ def test_build_spider_from_real_predictions_skips_bad_lines_with_reasons(small_s
     from vx.cli.main import main
 
     out = tmp_path / "fam"
-    r = CliRunner().invoke(main, ["data", "build", "spider", "--data-dir", str(small_spider), "--out", str(out),
-                                  "--variants", "2", "--json"], catch_exceptions=False)
+    r = CliRunner().invoke(
+        main,
+        ["data", "build", "spider", "--data-dir", str(small_spider), "--out", str(out), "--variants", "2", "--json"],
+        catch_exceptions=False,
+    )
     assert r.exit_code == 0, r.output
-    report = json.loads(r.output[r.output.index("{"):])
+    report = json.loads(r.output[r.output.index("{") :])
     skipped = report["input_skipped"]
     n_questions = len(jsonl(small_spider / "questions.jsonl"))
     unknown = 2 * (191 - n_questions)  # the two real files' predictions of questions left out of this folder
     assert skipped["total"] == 5 + unknown
     first = jsonl(small_spider / "samples" / "din-sql-pred_Qwen2.5-Coder-7B-Instruct.jsonl")[0]["task_id"]
     assert {k.split(" (")[0] for k in skipped["counts"]} == {
-        "malformed JSON", "expected a JSON object, got list", "a prediction needs string fields task_id and sql",
+        "malformed JSON",
+        "expected a JSON object, got list",
+        "a prediction needs string fields task_id and sql",
         "the prediction's task_id is not a question of questions.jsonl",
-        f"a second prediction of {first} in one file"}
+        f"a second prediction of {first} in one file",
+    }
     assert all(n <= 10 for n in Counter(x.split(": ", 1)[1] for x in skipped["listed"]).values())  # 10 per reason
     assert {x for x in skipped["listed"] if x.startswith("zz-bad.jsonl:")} >= {
         "zz-bad.jsonl:1: malformed JSON (Expecting property name enclosed in double quotes at column 2)",
-        "zz-bad.jsonl:6: expected a JSON object, got list"}
+        "zz-bad.jsonl:6: expected a JSON object, got list",
+    }
     counts = report["counts"]
     assert counts["dev_items"] == 10 and counts["dev_labels"] == {"fail": 5, "pass": 5}
 
@@ -154,8 +175,9 @@ def test_build_spider_from_real_predictions_skips_bad_lines_with_reasons(small_s
     assert all(truth.grade(it.task, it.output).label == it.hard_label() for it in list(locked)[:60])
 
 
-mixed_cells = st.one_of(st.none(), st.integers(-2, 2), st.sampled_from([1.0, 1.5, 2.0, -0.5, 0.0]),
-                        st.sampled_from(["a", "1", "1.5"]))
+mixed_cells = st.one_of(
+    st.none(), st.integers(-2, 2), st.sampled_from([1.0, 1.5, 2.0, -0.5, 0.0]), st.sampled_from(["a", "1", "1.5"])
+)
 
 
 @st.composite
@@ -198,10 +220,21 @@ def test_the_frontier_family_builds_from_samples_frontier_with_the_stratified_dr
 
     data = tmp_path / "spider"
     (data / "samples-frontier").mkdir(parents=True)
-    small = {"concert_singer", "singer", "pets_1", "poker_player", "orchestra", "employee_hire_evaluation",
-             "car_1", "world_1"}
-    lines = [x for x in (spider_root / "questions.jsonl").read_text(encoding="utf-8").splitlines()
-             if x.strip() and json.loads(x)["db_id"] in small]
+    small = {
+        "concert_singer",
+        "singer",
+        "pets_1",
+        "poker_player",
+        "orchestra",
+        "employee_hire_evaluation",
+        "car_1",
+        "world_1",
+    }
+    lines = [
+        x
+        for x in (spider_root / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+        if x.strip() and json.loads(x)["db_id"] in small
+    ]
     (data / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (data / "databases").symlink_to(spider_root / "databases")
     keep = {json.loads(x)["id"] for x in lines}
@@ -211,11 +244,28 @@ def test_the_frontier_family_builds_from_samples_frontier_with_the_stratified_dr
         rows = [r for r in jsonl(spider_root / "samples-frontier" / name) if r["task_id"] in keep]
         (data / "samples-frontier" / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     out = tmp_path / "fam"
-    r = CliRunner().invoke(main, ["data", "build", "spider", "--data-dir", str(data), "--out", str(out),
-                                  "--samples-dir", "samples-frontier", "--dev-draw", "stratified",
-                                  "--variants", "1", "--json"], catch_exceptions=False)
+    r = CliRunner().invoke(
+        main,
+        [
+            "data",
+            "build",
+            "spider",
+            "--data-dir",
+            str(data),
+            "--out",
+            str(out),
+            "--samples-dir",
+            "samples-frontier",
+            "--dev-draw",
+            "stratified",
+            "--variants",
+            "1",
+            "--json",
+        ],
+        catch_exceptions=False,
+    )
     assert r.exit_code == 0, r.output
-    report = json.loads(r.output[r.output.index("{"):])
+    report = json.loads(r.output[r.output.index("{") :])
     assert report["counts"]["dev_labels"] == {"fail": 5, "pass": 5}
     fam = Family(out)
     assert fam.provenance["samples_dir"] == "samples-frontier" and fam.provenance["dev_draw"] == "stratified"
@@ -230,8 +280,9 @@ def test_the_frontier_family_builds_from_samples_frontier_with_the_stratified_dr
 
 
 def test_bench_quality_lists_the_frontier_family(spider_root):
-    spec = importlib.util.spec_from_file_location("bench_quality", Path(__file__).resolve().parents[3] / "benchmarks"
-                                                  / "bench_quality.py")
+    spec = importlib.util.spec_from_file_location(
+        "bench_quality", Path(__file__).resolve().parents[3] / "benchmarks" / "bench_quality.py"
+    )
     bq = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bq)
     assert "spider-frontier" in bq.FAMILIES and "spider-frontier" in bq.DEFAULT_FAMILIES
@@ -249,8 +300,11 @@ def test_vx_ratchet_runs_on_a_spider_family_demo_and_oracle(small_spider, tmp_pa
 
     (small_spider / "samples" / "zz-bad.jsonl").unlink()
     fam_dir = tmp_path / "fam"
-    r = CliRunner().invoke(main, ["data", "build", "spider", "--data-dir", str(small_spider), "--out", str(fam_dir),
-                                  "--variants", "0"], catch_exceptions=False)
+    r = CliRunner().invoke(
+        main,
+        ["data", "build", "spider", "--data-dir", str(small_spider), "--out", str(fam_dir), "--variants", "0"],
+        catch_exceptions=False,
+    )
     assert r.exit_code == 0, r.output
     fam = Family(fam_dir)
     truth = SpiderMatch(fam, [])
@@ -260,8 +314,11 @@ def test_vx_ratchet_runs_on_a_spider_family_demo_and_oracle(small_spider, tmp_pa
     assert ok["passed"] and not bad["passed"] and bad["checks"][0][0] == "execution"
 
     out = tmp_path / "demo.vxratchet.sqlite"
-    r = CliRunner().invoke(main, ["ratchet", str(fam_dir), "--demo", "--oracle", "--schedule", "0:4", "--out",
-                                  str(out), "-j", "1"], catch_exceptions=False)
+    r = CliRunner().invoke(
+        main,
+        ["ratchet", str(fam_dir), "--demo", "--oracle", "--schedule", "0:4", "--out", str(out), "-j", "1"],
+        catch_exceptions=False,
+    )
     assert r.exit_code == 0, r.output
     assert "SCRIPTED DEMO" in r.output
     with RatchetStore(out) as s:

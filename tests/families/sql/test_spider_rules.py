@@ -39,8 +39,9 @@ def table_pairs(draw):
 @given(table_pairs(), st.booleans())
 def test_signatures_agree_exactly_when_spider_match_does(pair, ordered):
     a, b = pair
-    assert (result_signature(a, ordered=ordered) == result_signature(b, ordered=ordered)) == \
-        spider_match(b, a, order_matters=ordered)
+    assert (result_signature(a, ordered=ordered) == result_signature(b, ordered=ordered)) == spider_match(
+        b, a, order_matters=ordered
+    )
 
 
 @settings(max_examples=100, deadline=None)

@@ -54,8 +54,16 @@ def spec(tmp_path):
 def task(spec):
     with open_warehouse(spec) as wh:
         cat = Catalog.from_warehouse(wh).to_json()
-    return {"id": "q", "question": "What is the average life expectancy in Central Africa?", "dialect": "sqlite",
-            "warehouse": spec, "catalog": cat, "match": "spider", "ignore_order": True, "timeout": 5.0}
+    return {
+        "id": "q",
+        "question": "What is the average life expectancy in Central Africa?",
+        "dialect": "sqlite",
+        "warehouse": spec,
+        "catalog": cat,
+        "match": "spider",
+        "ignore_order": True,
+        "timeout": 5.0,
+    }
 
 
 def run(o, task, sql, **fields):
@@ -65,15 +73,18 @@ def run(o, task, sql, **fields):
     return o(t, sql, ctx)
 
 
-@pytest.mark.parametrize("sql", [
-    'SELECT AVG(LifeExpectancy) FROM country WHERE Region = "Central Africa"',  # DIN-SQL granite
-    'select avg(lifeexpectancy) from country where region = "Central Africa"',  # Graphix-T5
-    'SELECT "Weekly Rank" FROM "TV_series" WHERE "Episode" = "A Love of a Lifetime"',  # DAIL-SQL, quoted names
-    'SELECT Language FROM country AS T1 JOIN countrylanguage AS T2 ON T1.Code = T2.CountryCode '
-    'WHERE T1.Region = "Central Africa" AND T2.IsOfficial = "T"',  # DIN-SQL granite, T1/T2 aliases
-    "SELECT c.Name FROM country c JOIN countrylanguage cl ON c.Code = cl.CountryCode WHERE cl.Language = 'Dutch'",
-    'SELECT COUNT(*) FROM Dogs WHERE name != "Kacey"',  # C3SQL-style string in a negation
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        'SELECT AVG(LifeExpectancy) FROM country WHERE Region = "Central Africa"',  # DIN-SQL granite
+        'select avg(lifeexpectancy) from country where region = "Central Africa"',  # Graphix-T5
+        'SELECT "Weekly Rank" FROM "TV_series" WHERE "Episode" = "A Love of a Lifetime"',  # DAIL-SQL, quoted names
+        "SELECT Language FROM country AS T1 JOIN countrylanguage AS T2 ON T1.Code = T2.CountryCode "
+        'WHERE T1.Region = "Central Africa" AND T2.IsOfficial = "T"',  # DIN-SQL granite, T1/T2 aliases
+        "SELECT c.Name FROM country c JOIN countrylanguage cl ON c.Code = cl.CountryCode WHERE cl.Language = 'Dutch'",
+        'SELECT COUNT(*) FROM Dogs WHERE name != "Kacey"',  # C3SQL-style string in a negation
+    ],
+)
 def test_double_quoted_literals_lower_case_and_aliases_are_no_unknown_identifier(task, sql):
     assert run(S.unknown_identifier, task, sql).verdict == C
 
@@ -96,21 +107,24 @@ def test_a_double_quoted_literal_is_checked_against_the_data(task):
     assert run(X.literal_not_in_column, task, 'SELECT Name FROM country WHERE Continent = "Africa"').verdict == C
 
 
-@pytest.mark.parametrize("sql", [
-    # "dogs who have gone through a treatment": the join keeps dogs with a match (a semi-join)
-    "SELECT COUNT(DISTINCT Dogs.dog_id) FROM Dogs JOIN Treatments ON Dogs.dog_id = Treatments.dog_id",
-    "SELECT DISTINCT T1.name FROM Dogs AS T1 JOIN Treatments AS T2 ON T1.dog_id = T2.dog_id",
-    # grouped: the join is what is counted
-    "SELECT T1.Name FROM country AS T1 JOIN countrylanguage AS T2 ON T1.Code = T2.CountryCode "
-    "GROUP BY T1.Name HAVING COUNT(*) > 1",
-    # many-to-one: joining the language's country cannot repeat a language
-    "SELECT T2.Language FROM countrylanguage AS T2 JOIN country AS T1 ON T1.Code = T2.CountryCode",
-    # a set operation removes repeats anyway (Graphix-T5)
-    "select dogs.name from dogs join treatments on dogs.dog_id = treatments.dog_id intersect select name from dogs",
-    # the repeat does not happen on this data (one match per row)
-    "SELECT T1.Continent FROM country AS T1 JOIN countrylanguage AS T2 ON T1.Code = T2.CountryCode "
-    "WHERE T1.Name = 'Netherlands'",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        # "dogs who have gone through a treatment": the join keeps dogs with a match (a semi-join)
+        "SELECT COUNT(DISTINCT Dogs.dog_id) FROM Dogs JOIN Treatments ON Dogs.dog_id = Treatments.dog_id",
+        "SELECT DISTINCT T1.name FROM Dogs AS T1 JOIN Treatments AS T2 ON T1.dog_id = T2.dog_id",
+        # grouped: the join is what is counted
+        "SELECT T1.Name FROM country AS T1 JOIN countrylanguage AS T2 ON T1.Code = T2.CountryCode "
+        "GROUP BY T1.Name HAVING COUNT(*) > 1",
+        # many-to-one: joining the language's country cannot repeat a language
+        "SELECT T2.Language FROM countrylanguage AS T2 JOIN country AS T1 ON T1.Code = T2.CountryCode",
+        # a set operation removes repeats anyway (Graphix-T5)
+        "select dogs.name from dogs join treatments on dogs.dog_id = treatments.dog_id intersect select name from dogs",
+        # the repeat does not happen on this data (one match per row)
+        "SELECT T1.Continent FROM country AS T1 JOIN countrylanguage AS T2 ON T1.Code = T2.CountryCode "
+        "WHERE T1.Name = 'Netherlands'",
+    ],
+)
 def test_joins_used_as_filters_are_no_unused_join(task, sql):
     assert run(X.unused_join, task, sql).verdict == C
 
@@ -123,10 +137,12 @@ def test_a_join_that_repeats_rows_is_an_unused_join(task):
 
 def test_padded_values_are_the_datas_quirk_not_the_querys(task):
     # flight_2: "flights arriving in Aberdeen" written from the question returns nothing, as the gold does
-    q = "SELECT COUNT(*) FROM flights AS T1 JOIN airports AS T2 ON T1.DestAirport = T2.AirportCode " \
+    q = (
+        "SELECT COUNT(*) FROM flights AS T1 JOIN airports AS T2 ON T1.DestAirport = T2.AirportCode "
         "WHERE T2.City = 'Aberdeen'"
+    )
     assert run(X.literal_not_in_column, task, q).verdict == A
-    codes = "SELECT FlightNo FROM flights WHERE DestAirport = \"APG\""  # DAIL-SQL
+    codes = 'SELECT FlightNo FROM flights WHERE DestAirport = "APG"'  # DAIL-SQL
     assert run(X.literal_not_in_column, task, codes).verdict == A
     assert run(X.empty_result, task, codes).verdict == A
     # a value the data holds up to surrounding spaces is not misspelt either
@@ -147,16 +163,20 @@ def test_nulls_read_from_the_data_are_no_null_heavy_result(task):
     # "the name, independence year and surface area of the country with the smallest population"
     data = "SELECT Name, IndepYear FROM country ORDER BY Population ASC LIMIT 1"
     assert run(X.null_heavy_result, task, data).verdict == A
-    made = "SELECT T1.Name, AVG(T2.cost_of_treatment) FROM Dogs AS T1 LEFT JOIN Treatments AS T2 " \
-           "ON T1.dog_id = T2.dog_id WHERE T1.dog_id = 2 GROUP BY T1.Name"
+    made = (
+        "SELECT T1.Name, AVG(T2.cost_of_treatment) FROM Dogs AS T1 LEFT JOIN Treatments AS T2 "
+        "ON T1.dog_id = T2.dog_id WHERE T1.dog_id = 2 GROUP BY T1.Name"
+    )
     v = run(X.null_heavy_result, task, made)
     assert v.verdict == D and "NULL in all 1 row" in v.message
 
 
 def test_a_limit_in_a_subquery_bounds_the_rows(task):
     q = {"question": "Which country has the most languages?"}
-    sub = ("SELECT Name FROM country WHERE Code = (SELECT CountryCode FROM countrylanguage "
-           "GROUP BY CountryCode ORDER BY COUNT(*) DESC LIMIT 1)")
+    sub = (
+        "SELECT Name FROM country WHERE Code = (SELECT CountryCode FROM countrylanguage "
+        "GROUP BY CountryCode ORDER BY COUNT(*) DESC LIMIT 1)"
+    )
     assert run(S.top_n_missing_limit, task, sub, **q).verdict == C
     assert run(S.top_n_missing_limit, task, "SELECT Name FROM country", **q).verdict == D
 

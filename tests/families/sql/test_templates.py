@@ -7,9 +7,9 @@ pytest.importorskip("duckdb")
 pytest.importorskip("defog_data")  # the databases are built from its dumps
 
 from vx.dsl.verdict import Verdict  # noqa: E402
-from vx.ops.core import Context  # noqa: E402
 from vx.families.sql import pack as _pack  # noqa: E402,F401  (registers the templates)
 from vx.families.sql.ops.templates import CUES, features  # noqa: E402
+from vx.ops.core import Context  # noqa: E402
 from vx.ops.specs import TEMPLATES, op_from_spec, spec_to_json, templates_for  # noqa: E402
 
 D, C, A = Verdict.DRAWBACK, Verdict.CLEAN, Verdict.ABSTAIN
@@ -30,16 +30,26 @@ def v(op, task, sql):
 
 def test_templates_registered_for_the_sql_family():
     names = {tp.check for tp in templates_for("sql") if tp.family == "sql"}
-    assert names == {"forbids_construct", "requires_construct", "order_direction", "max_result_rows",
-                     "join_key_names", "results_disagree_with_peers"}
+    assert names == {
+        "forbids_construct",
+        "requires_construct",
+        "order_direction",
+        "max_result_rows",
+        "join_key_names",
+        "results_disagree_with_peers",
+    }
     assert all(TEMPLATES[n].induce is not None for n in names)
 
 
 def test_features_name_the_constructs():
     import sqlglot
 
-    f = features(sqlglot.parse_one("SELECT DISTINCT a, COUNT(DISTINCT b), AVG(c) FROM t LEFT JOIN u ON t.x = u.x "
-                                   "WHERE d < 3 ORDER BY a DESC", read="duckdb"))
+    f = features(
+        sqlglot.parse_one(
+            "SELECT DISTINCT a, COUNT(DISTINCT b), AVG(c) FROM t LEFT JOIN u ON t.x = u.x WHERE d < 3 ORDER BY a DESC",
+            read="duckdb",
+        )
+    )
     assert {"distinct", "count_distinct", "avg", "left_join", "lt", "order_desc", "join"} <= f
     assert "star" not in f and "count_star" not in f
     assert "star" in features(sqlglot.parse_one("SELECT * FROM t"))
@@ -80,10 +90,14 @@ def test_specs_round_trip_to_the_same_op():
 
 def test_inducers_propose_separating_checks():
     cue_q = "What is the average number of citations per paper?"
-    bad = [(t(cue_q), "SELECT SUM(citation_num) FROM publication"),
-           (t("What is the average year of papers?"), "SELECT SUM(year) FROM publication")]
-    good = [(t(cue_q), "SELECT AVG(citation_num) FROM publication"),
-            (t("What is the total number of citations?"), "SELECT SUM(citation_num) FROM publication")]
+    bad = [
+        (t(cue_q), "SELECT SUM(citation_num) FROM publication"),
+        (t("What is the average year of papers?"), "SELECT SUM(year) FROM publication"),
+    ]
+    good = [
+        (t(cue_q), "SELECT AVG(citation_num) FROM publication"),
+        (t("What is the total number of citations?"), "SELECT SUM(citation_num) FROM publication"),
+    ]
     forb = TEMPLATES["forbids_construct"].induce(bad, good)
     assert {"construct": "sum", "cue": CUES["average"]} in forb
     req = TEMPLATES["requires_construct"].induce(bad, good)
@@ -110,12 +124,13 @@ def test_judge_pack_sees_the_prompt_and_abstains_with_llm_roles_off(monkeypatch)
     import json
     from pathlib import Path
 
-    from vx.ops.judge import judge_messages
     from vx.families.sql.ops.judge import semantic_mismatch
+    from vx.ops.judge import judge_messages
 
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    task = json.loads((Path(__file__).resolve().parents[3] / "examples" / "sql" / "tasks.jsonl")
-                      .read_text().splitlines()[0])
+    task = json.loads(
+        (Path(__file__).resolve().parents[3] / "examples" / "sql" / "tasks.jsonl").read_text().splitlines()[0]
+    )
     shown = judge_messages(task, "SELECT 1")
     assert task["question"] in shown and "author(aid:BIGINT" in shown
     assert '"warehouse"' not in shown  # the prompt, not the raw record

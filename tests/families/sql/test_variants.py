@@ -21,8 +21,10 @@ def test_a_script_database_is_built_once_and_opened_read_only(shop_spec):
     assert path.name.startswith("shop-") and rows(path, "SELECT count(*) FROM stadium") == [(5,)]
     assert scripts.materialize(shop_spec) == path  # cached
     with open_warehouse(shop_spec) as wh:
-        assert wh.execute("SELECT Name FROM stadium WHERE Capacity > 10000").rows == (("Somerset Park",),
-                                                                                     ("Hampden Park",))
+        assert wh.execute("SELECT Name FROM stadium WHERE Capacity > 10000").rows == (
+            ("Somerset Park",),
+            ("Hampden Park",),
+        )
         assert wh.execute("DELETE FROM stadium").error_kind == "rejected"
 
 
@@ -72,8 +74,9 @@ def test_variants_are_deterministic_and_keep_keys_consistent(shop_spec, index):
 
 def test_variants_differ_from_the_original_and_from_each_other(shop_spec):
     base = scripts.materialize(shop_spec)
-    dumps = {i: rows(variants.materialize(variants.variant_spec(shop_spec, i)), "SELECT * FROM concert")
-             for i in range(4)}
+    dumps = {
+        i: rows(variants.materialize(variants.variant_spec(shop_spec, i)), "SELECT * FROM concert") for i in range(4)
+    }
     assert all(d != rows(base, "SELECT * FROM concert") for d in dumps.values())
     assert len({tuple(d) for d in dumps.values()}) == 4
 

@@ -49,12 +49,15 @@ def test_syntax_and_runtime_errors_are_recorded(wh):
     assert missing.error_kind == "runtime" and "nme" in missing.error
 
 
-@pytest.mark.parametrize("sql, why", [
-    ("DELETE FROM author", "DELETE is not a read query"),
-    ("DROP TABLE author", "DROP is not a read query"),
-    ("SELECT 1; SELECT 2", "2 statements"),
-    ("CREATE TABLE x AS SELECT 1", "CREATE is not a read query"),
-])
+@pytest.mark.parametrize(
+    "sql, why",
+    [
+        ("DELETE FROM author", "DELETE is not a read query"),
+        ("DROP TABLE author", "DROP is not a read query"),
+        ("SELECT 1; SELECT 2", "2 statements"),
+        ("CREATE TABLE x AS SELECT 1", "CREATE is not a read query"),
+    ],
+)
 def test_writes_and_multiple_statements_are_rejected(wh, sql, why):
     res = wh.execute(sql)
     assert res.error_kind == "rejected" and why in res.error
@@ -79,8 +82,9 @@ def test_timeout_interrupts_and_is_recorded(wh):
 
 def test_duckdb_settings_suit_parallel_grading():
     with W.open_warehouse(SPECS["duckdb"]) as wh:
-        settings = wh.execute("SELECT current_setting('threads'), current_setting('enable_progress_bar'), "
-                              "current_setting('memory_limit')")
+        settings = wh.execute(
+            "SELECT current_setting('threads'), current_setting('enable_progress_bar'), current_setting('memory_limit')"
+        )
     threads, bar, memory = settings.rows[0]
     assert threads == 1 and bar is False  # no progress bar drawn on the user's terminal
     assert memory.endswith(("MiB", "MB", "GiB", "GB")) and not memory.startswith(("0 ", "-"))
@@ -126,8 +130,11 @@ class FakeCursor:
             self.conn.timeout = int(sql.rsplit("=", 1)[1])
             return self
         if "slow_table" in sql:
-            raise sf_errors.ProgrammingError("Statement reached its statement or warehouse timeout of "
-                                             f"{self.conn.timeout} second(s) and was canceled.", errno=630)
+            raise sf_errors.ProgrammingError(
+                "Statement reached its statement or warehouse timeout of "
+                f"{self.conn.timeout} second(s) and was canceled.",
+                errno=630,
+            )
         try:
             self._cur = self.conn.db.execute(sql)
         except duckdb.Error as exc:
@@ -197,8 +204,14 @@ def test_snowflake_credentials_from_environment(snowflake, monkeypatch):
     monkeypatch.setenv("SNOWFLAKE_PASSWORD", "pw")
     monkeypatch.setenv("SNOWFLAKE_WAREHOUSE", "WH")
     wh = W.open_warehouse({"backend": "snowflake", "database": "ACADEMIC", "schema": "PUBLIC"})
-    assert snowflake[0].kwargs == {"account": "acme-x1", "user": "ann", "password": "pw", "warehouse": "WH",
-                                   "database": "ACADEMIC", "schema": "PUBLIC"}
+    assert snowflake[0].kwargs == {
+        "account": "acme-x1",
+        "user": "ann",
+        "password": "pw",
+        "warehouse": "WH",
+        "database": "ACADEMIC",
+        "schema": "PUBLIC",
+    }
     res = wh.execute("SELECT aid, name FROM author ORDER BY aid LIMIT 1", timeout=7)
     assert res.ok and res.rows == ((1, "Larry Summers"),)
     assert "ALTER SESSION SET STATEMENT_TIMEOUT_IN_SECONDS = 7" in snowflake[0].statements
@@ -267,15 +280,14 @@ def test_a_warehouse_that_cannot_open_fails_fast_and_once(snowflake, monkeypatch
 
 
 def test_exec_ops_record_an_unopenable_warehouse_as_an_error_and_abstain(snowflake, tmp_path):
-    from vx.ops.apply import apply_ops
     from vx.families.family import Item
     from vx.families.pack import pool_from_packs
+    from vx.ops.apply import apply_ops
 
     task = {"id": "t", "question": "q", "dialect": "snowflake", "warehouse": {"backend": "snowflake"}}
     pool = pool_from_packs(["sql"])
     items = [Item(f"i{k}", "t", "SELECT 1") for k in range(3)]
-    app = apply_ops(pool, items, {"t": task}, ops=["parses", "execution_error", "empty_result"], jobs=1,
-                    progress=False)
+    app = apply_ops(pool, items, {"t": task}, ops=["parses", "execution_error", "empty_result"], jobs=1, progress=False)
     assert set(app.matrix.column("execution_error").tolist()) == {-1}
     errs = [f for f in app.failures if f.op == "execution_error"]
     assert len(errs) == 3 and all("no Snowflake credentials" in f.error for f in errs)
@@ -300,8 +312,13 @@ def test_sqlite_and_duckdb_backends_agree_on_defog_gold_queries(questions_csv):
         golds = [r for r in (duck.execute(g) for g in pg[q.id].gold) if r.ok]
         if not lite.ok or not golds:
             continue  # dialect-specific functions (counted below)
-        if matches_any(lite.rows, [g.rows for g in golds], ignore_order=True, pred_width=len(lite.columns),
-                       gold_widths=[len(g.columns) for g in golds]):
+        if matches_any(
+            lite.rows,
+            [g.rows for g in golds],
+            ignore_order=True,
+            pred_width=len(lite.columns),
+            gold_widths=[len(g.columns) for g in golds],
+        ):
             agree += 1
         else:
             differ.append(q.id)

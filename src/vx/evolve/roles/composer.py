@@ -68,9 +68,11 @@ def render_catalog(catalog: Sequence[Mapping[str, Any]], selectable: Sequence[st
     lines = []
     for name in sorted(selectable):
         c = by_name.get(name, {})
-        stats = [f"{k}={_fmt_num(v)}" for k, v in sorted(c.items())
-                 if k in ("coverage", "fires", "fire_rate", "accuracy", "marginal", "overlap", "conflict")
-                 and v is not None]
+        stats = [
+            f"{k}={_fmt_num(v)}"
+            for k, v in sorted(c.items())
+            if k in ("coverage", "fires", "fire_rate", "accuracy", "marginal", "overlap", "conflict") and v is not None
+        ]
         desc = str(c.get("description") or "").strip()
         line = f"- {name} [{c.get('tier', '?')}] detects {c.get('detects') or name}"
         if desc:
@@ -89,8 +91,10 @@ def derived_shortcomings(elite: Any) -> list[str]:
     except (TypeError, ValueError):
         return out
     if a_dev == a_dev and a_dev < 1.0:
-        out.append(f"misjudges some labelled items (recall-weighted dev agreement {a_dev:.2f}; a missed failure "
-                   "costs twice a false alarm)")
+        out.append(
+            f"misjudges some labelled items (recall-weighted dev agreement {a_dev:.2f}; a missed failure "
+            "costs twice a false alarm)"
+        )
     if a_train == a_train and a_train < 0.9:
         out.append(f"disagrees with the ops' consensus on unlabeled items (A_train {a_train:.2f})")
     if elite.node.size() > 3:
@@ -105,8 +109,10 @@ def render_context(ctx: Any, max_elites: int = 8, max_gaps: int = 12) -> str:
     if ctx.elites:
         parts.append("Elite history (best first), with scores and shortcomings:")
         for e in list(ctx.elites)[:max_elites]:
-            line = (f"- {to_text(e.node, width=10**6)}  objective={_fmt_num(e.objective)} "
-                    f"A_dev={_fmt_num(e.a_dev)} A_train={_fmt_num(e.a_train)}")
+            line = (
+                f"- {to_text(e.node, width=10**6)}  objective={_fmt_num(e.objective)} "
+                f"A_dev={_fmt_num(e.a_dev)} A_train={_fmt_num(e.a_train)}"
+            )
             shortcomings = getattr(e, "shortcomings", ()) or derived_shortcomings(e)
             if shortcomings:
                 line += "; shortcomings: " + "; ".join(str(s) for s in shortcomings)

@@ -22,7 +22,6 @@ import attrs
 from vx.llm import client as llm_client
 from vx.llm.config import OFF_MESSAGE, LLMConfig, has_credentials, load_config
 
-
 #: How a run that requires LLM roles but has no key is refused (the CLI names its flag instead).
 REQUIRED_NO_KEY = "LLM roles are required but no API key is set"
 
@@ -59,9 +58,15 @@ class LLMSession:
         llm_client.deactivate()
 
 
-def start_session(family: Any = None, *, mode: bool | None = None, overrides: Mapping[str, Any] | None = None,
-                  say: Callable[[str], None] | None = None, run_id: str | None = None,
-                  factory: Callable[[LLMConfig, str], Any] | None = None) -> LLMSession | None:
+def start_session(
+    family: Any = None,
+    *,
+    mode: bool | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    say: Callable[[str], None] | None = None,
+    run_id: str | None = None,
+    factory: Callable[[LLMConfig, str], Any] | None = None,
+) -> LLMSession | None:
     """Resolve the configuration (family.toml [llm], user file, env, `overrides`) and turn roles on.
 
     Returns None when roles are off. `factory(config, run_id)` builds clients (tests use a fake API)."""
@@ -95,8 +100,10 @@ def engine_roles(session: LLMSession | None, cfg: Any) -> dict[str, Any]:
 
     if session is None:
         return {"composers": None, "synthesizers": None}
-    composers = [EnumerativeComposer(cfg.enum_max_size, cfg.enum_budget),
-                 EvolutionaryComposer(cfg.mutations_per_elite, cfg.crossovers, cfg.max_leaves)]
+    composers = [
+        EnumerativeComposer(cfg.enum_max_size, cfg.enum_budget),
+        EvolutionaryComposer(cfg.mutations_per_elite, cfg.crossovers, cfg.max_leaves),
+    ]
     synthesizers = [TemplateSynthesizer(per_cluster=cfg.synth_per_cluster)]
     return {"composers": composers + [session.composer()], "synthesizers": synthesizers + [session.synthesizer()]}
 
@@ -113,14 +120,25 @@ def run_teacher(session: LLMSession, family: Any) -> dict[str, Any]:
     except llm_client.LLMError as exc:
         return {"error": str(exc)}
     labels = {it.id: it.label for it in family.split("dev").items}
-    disagree = [r["id"] for r in records if r.get("label") is not None and labels.get(r["id"]) is not None
-                and (r["label"] >= 0.5) != (labels[r["id"]] >= 0.5)]
-    return {"path": str(path), "labelled": sum(1 for r in records if r.get("label") is not None),
-            "items": len(records), "agreement": agree, "disagreements": disagree}
+    disagree = [
+        r["id"]
+        for r in records
+        if r.get("label") is not None
+        and labels.get(r["id"]) is not None
+        and (r["label"] >= 0.5) != (labels[r["id"]] >= 0.5)
+    ]
+    return {
+        "path": str(path),
+        "labelled": sum(1 for r in records if r.get("label") is not None),
+        "items": len(records),
+        "agreement": agree,
+        "disagreements": disagree,
+    }
 
 
-def record_llm(session: LLMSession, roles: Mapping[str, Any], store: Any, family: Any | None = None, *,
-               teach: bool = True) -> dict[str, Any]:
+def record_llm(
+    session: LLMSession, roles: Mapping[str, Any], store: Any, family: Any | None = None, *, teach: bool = True
+) -> dict[str, Any]:
     """After a run: the teacher's dev labels (unless `teach` is False or no family is given), then the
     LLM setup, usage and the composer/synthesizer/teacher reports into the (open) run store.
     Returns the usage."""
@@ -129,9 +147,11 @@ def record_llm(session: LLMSession, roles: Mapping[str, Any], store: Any, family
         report["llm_teacher"] = teacher = run_teacher(session, family)
         if session.say is not None and "agreement" in teacher:
             a = teacher["agreement"]
-            session.say(f"teacher: {teacher['labelled']}/{teacher['items']} dev items labelled against their "
-                        f"references ({teacher['path']}); agrees with {a['agree']}/{a['compared']} dev labels"
-                        + (f"; disagrees on {', '.join(teacher['disagreements'])}" if teacher["disagreements"] else ""))
+            session.say(
+                f"teacher: {teacher['labelled']}/{teacher['items']} dev items labelled against their "
+                f"references ({teacher['path']}); agrees with {a['agree']}/{a['compared']} dev labels"
+                + (f"; disagrees on {', '.join(teacher['disagreements'])}" if teacher["disagreements"] else "")
+            )
     usage = session.usage()
     report.update({"llm": session.describe(), "llm_usage": usage})
     for kind in ("composers", "synthesizers"):

@@ -60,8 +60,10 @@ def _task_text(task: Mapping[str, Any]) -> str:
 def render_examples(pairs: Sequence[tuple[Mapping[str, Any], Any]], limit: int, chars: int = 1500) -> str:
     parts = []
     for i, (task, output) in enumerate(list(pairs)[:limit], 1):
-        parts.append(f"<example {i}>\n<task>\n{_clip(_task_text(task), chars)}\n</task>\n"
-                     f"<output>\n{_clip(output, chars)}\n</output>\n</example {i}>")
+        parts.append(
+            f"<example {i}>\n<task>\n{_clip(_task_text(task), chars)}\n</task>\n"
+            f"<output>\n{_clip(output, chars)}\n</output>\n</example {i}>"
+        )
     return "\n".join(parts)
 
 
@@ -102,8 +104,9 @@ def check_spec(raw: Any, allowed_checks: set[str], taxonomy: Sequence[str], clus
         raise SpecError(f"check {spec['check']!r} is not one of this family's templates")
     allowed_classes = set(taxonomy) | {_safe_class(cluster_class)}
     if taxonomy and spec["detects"] not in allowed_classes:
-        raise SpecError(f"detects {spec['detects']!r} is not in the family's taxonomy "
-                        f"({', '.join(sorted(allowed_classes))})")
+        raise SpecError(
+            f"detects {spec['detects']!r} is not in the family's taxonomy ({', '.join(sorted(allowed_classes))})"
+        )
     spec["detects"] = _safe_class(spec["detects"])
     spec["name"] = "llm_" + spec_name(spec)
     if "description" in spec:
@@ -134,8 +137,13 @@ class LLMSynthesizer:
         from vx.llm.client import BudgetExceeded, LLMError
 
         cluster = request.cluster
-        record: dict[str, Any] = {"cluster": cluster.failure_class, "proposed": 0, "valid": 0, "invalid": 0,
-                                  "dropped": []}
+        record: dict[str, Any] = {
+            "cluster": cluster.failure_class,
+            "proposed": 0,
+            "valid": 0,
+            "invalid": 0,
+            "dropped": [],
+        }
         self.history.append(record)
         client = self.client_factory()
         templates = list(request.templates)
@@ -152,16 +160,21 @@ class LLMSynthesizer:
             record["skipped"] = self.stopped or ("LLM roles are off" if client is None else "no templates")
             return []
         taxonomy = list(request.taxonomy)
-        system = SYSTEM.format(family=request.family, templates=render_templates(templates),
-                               taxonomy=", ".join(taxonomy) if taxonomy else "(none declared: name the class)",
-                               n=self.n)
+        system = SYSTEM.format(
+            family=request.family,
+            templates=render_templates(templates),
+            taxonomy=", ".join(taxonomy) if taxonomy else "(none declared: name the class)",
+            n=self.n,
+        )
         known = ", ".join(f"{c.get('name')} ({c.get('detects')})" for c in request.catalog) or "none"
-        user = (f"Failure cluster {cluster.failure_class!r}: {len(cluster.items)} items "
-                f"({cluster.n_misses} labelled misses, {cluster.n_gaps} unlabeled gaps).\n\n"
-                f"Failing outputs to catch:\n{render_examples(cluster.pairs, self.bad_examples)}\n\n"
-                f"Known-good outputs to stay clean on:\n{render_examples(request.good, self.good_examples)}\n\n"
-                f"Existing ops (do not duplicate): {known}\n\n"
-                f"Write specs that detect the {cluster.failure_class!r} failures.")
+        user = (
+            f"Failure cluster {cluster.failure_class!r}: {len(cluster.items)} items "
+            f"({cluster.n_misses} labelled misses, {cluster.n_gaps} unlabeled gaps).\n\n"
+            f"Failing outputs to catch:\n{render_examples(cluster.pairs, self.bad_examples)}\n\n"
+            f"Known-good outputs to stay clean on:\n{render_examples(request.good, self.good_examples)}\n\n"
+            f"Existing ops (do not duplicate): {known}\n\n"
+            f"Write specs that detect the {cluster.failure_class!r} failures."
+        )
         try:
             completion = client.complete("synthesizer", user, system=system)
         except BudgetExceeded as exc:

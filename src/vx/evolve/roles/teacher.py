@@ -82,8 +82,10 @@ def reference_of(item: Any, task: Mapping[str, Any]) -> Any:
 
 
 def teacher_prompt(task: Mapping[str, Any], reference: Any, output: Any) -> str:
-    return (f"<task>\n{render_task(task)}\n</task>\n\n<reference>\n{render_output(reference)}\n</reference>\n\n"
-            f"<candidate>\n{render_output(output)}\n</candidate>")
+    return (
+        f"<task>\n{render_task(task)}\n</task>\n\n<reference>\n{render_output(reference)}\n</reference>\n\n"
+        f"<candidate>\n{render_output(output)}\n</candidate>"
+    )
 
 
 def teach_items(client: Any, items: Iterable[Any], tasks: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -96,8 +98,14 @@ def teach_items(client: Any, items: Iterable[Any], tasks: Mapping[str, Mapping[s
         task = tasks[it.task]
         ref = reference_of(it, task)
         if ref is None:
-            records.append({"id": it.id, "task": it.task, "label": None,
-                            "skipped": "no golden reference (the teacher never judges unaided)"})
+            records.append(
+                {
+                    "id": it.id,
+                    "task": it.task,
+                    "label": None,
+                    "skipped": "no golden reference (the teacher never judges unaided)",
+                }
+            )
         else:
             todo.append((it, task, ref))
     prompts = [{"messages": teacher_prompt(task, ref, it.output), "system": SYSTEM} for it, task, ref in todo]
@@ -126,8 +134,7 @@ def write_labels(family_dir: str | Path, records: list[dict[str, Any]]) -> Path:
     """Write the teacher's records to ``<family>/teacher_labels.jsonl`` (replacing an older file)."""
     path = Path(family_dir) / LABELS_FILE
     tmp = path.with_suffix(".jsonl.tmp")
-    tmp.write_text("".join(json_dumps(r, sort_keys=True) + "\n" for r in records),
-                   encoding="utf-8")
+    tmp.write_text("".join(json_dumps(r, sort_keys=True) + "\n" for r in records), encoding="utf-8")
     tmp.replace(path)
     return path
 
@@ -199,8 +206,10 @@ def apply_labels(dev_path: str | Path, records: Iterable[Mapping[str, Any]]) -> 
         changed += 1
     lacking = {"pass", "fail"} - hard
     if lacking:
-        raise ValueError(f"{path}: with the teacher's labels the split would have no {'/'.join(sorted(lacking))} "
-                         "items, and evolution needs both classes; nothing was written")
+        raise ValueError(
+            f"{path}: with the teacher's labels the split would have no {'/'.join(sorted(lacking))} "
+            "items, and evolution needs both classes; nothing was written"
+        )
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text("\n".join(out) + "\n", encoding="utf-8")
     tmp.replace(path)

@@ -28,13 +28,21 @@ import numpy as np
 
 # Mirrors evalplus.eval._special_oracle (0.3.1).
 MBPP_OUTPUT_NOT_NONE_TASKS = ("check_str", "text_match_three", "text_starta_endb")
-MBPP_OUTPUT_SET_EQ_TASKS = ("similar_elements", "find_char_long", "common_in_nested_lists", "extract_singly",
-                            "larg_nnum", "intersection_array", "find_dissimilar", "Diff")
+MBPP_OUTPUT_SET_EQ_TASKS = (
+    "similar_elements",
+    "find_char_long",
+    "common_in_nested_lists",
+    "extract_singly",
+    "larg_nnum",
+    "intersection_array",
+    "find_dissimilar",
+    "Diff",
+)
 
 
 def _surface_area(base_edge: float, height: float) -> int:
-    slant = math.sqrt((base_edge / 2) ** 2 + height ** 2)
-    return round(base_edge ** 2 + 4 * (base_edge * slant) / 2)
+    slant = math.sqrt((base_edge / 2) ** 2 + height**2)
+    return round(base_edge**2 + 4 * (base_edge * slant) / 2)
 
 
 def _digit_distance_nums(a: int, b: int) -> int:

@@ -120,8 +120,9 @@ def _literal(node: ast.expr) -> Any:
         raise NotLiteral(ast.unparse(node)) from exc
 
 
-def _example_from_call(call: ast.Call, expected: ast.expr | Any, source: str,
-                       rename: dict[str, str] | None = None) -> Example:
+def _example_from_call(
+    call: ast.Call, expected: ast.expr | Any, source: str, rename: dict[str, str] | None = None
+) -> Example:
     """Build an Example from a call node and an expected node (or an already-evaluated value)."""
     if not isinstance(call.func, ast.Name):
         raise NotLiteral(f"call target {ast.unparse(call.func)} is not a plain name")
@@ -165,8 +166,10 @@ def _unwrap_assert(test: ast.expr, function: str | None) -> tuple[ast.Call, ast.
     """Find (call, expected) in an assert's test expression, or raise NotLiteral."""
 
     def is_target(node: ast.expr) -> bool:
-        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (
-            function is None or node.func.id == function
+        return (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and (function is None or node.func.id == function)
         )
 
     # f(x) == y   /   y == f(x)
@@ -189,9 +192,15 @@ def _unwrap_assert(test: ast.expr, function: str | None) -> tuple[ast.Call, ast.
     raise NotLiteral(f"unsupported assert form: {ast.unparse(test)[:80]}")
 
 
-def from_asserts(asserts: Iterable[str], function: str | None, stats: ExtractionStats,
-                 *, source: str = "assert", first_only: bool = True,
-                 rename: dict[str, str] | None = None) -> list[Example]:
+def from_asserts(
+    asserts: Iterable[str],
+    function: str | None,
+    stats: ExtractionStats,
+    *,
+    source: str = "assert",
+    first_only: bool = True,
+    rename: dict[str, str] | None = None,
+) -> list[Example]:
     """Examples from ``assert`` statements given as source text (MBPP's visible tests)."""
     found: list[Example] = []
     for text in asserts:
@@ -255,7 +264,7 @@ def _split_call(line: str, function: str) -> tuple[str, str] | None:
         elif ch in ")]}":
             depth -= 1
             if depth == 0:
-                return line[match.start(): i + 1], line[i + 1:]
+                return line[match.start() : i + 1], line[i + 1 :]
         i += 1
     return None
 
@@ -311,8 +320,13 @@ def from_doctest(prompt: str, function: str, stats: ExtractionStats) -> list[Exa
             src += " " + lines[j].strip()[3:].strip()
             j += 1
         expected_lines: list[str] = []
-        while j < len(lines) and lines[j].strip() and not _DOCTEST.match(lines[j]) \
-                and '"""' not in lines[j] and "'''" not in lines[j]:
+        while (
+            j < len(lines)
+            and lines[j].strip()
+            and not _DOCTEST.match(lines[j])
+            and '"""' not in lines[j]
+            and "'''" not in lines[j]
+        ):
             expected_lines.append(lines[j].strip())
             j += 1
         i = j
@@ -347,7 +361,7 @@ def from_docstring(prompt: str, function: str, stats: ExtractionStats) -> list[E
         rest = rest.strip()
         for sep in sorted(_SEPARATORS, key=len, reverse=True):
             if rest.startswith(sep):
-                rest = rest[len(sep):]
+                rest = rest[len(sep) :]
                 break
         else:
             continue
@@ -380,8 +394,9 @@ def from_check(test: str, function: str, stats: ExtractionStats) -> list[Example
     return []
 
 
-def humaneval_examples(prompt: str, test: str, function: str, stats: ExtractionStats,
-                       task_id: str = "") -> list[Example]:
+def humaneval_examples(
+    prompt: str, test: str, function: str, stats: ExtractionStats, task_id: str = ""
+) -> list[Example]:
     """Visible examples of a HumanEval task (doctest, else docstring prose, else the check's first assert)."""
     for extract in (from_doctest, from_docstring):
         found = extract(prompt, function, stats)
@@ -393,8 +408,9 @@ def humaneval_examples(prompt: str, test: str, function: str, stats: ExtractionS
     return found
 
 
-def mbpp_examples(given_tests: Iterable[str], function: str | None, stats: ExtractionStats,
-                  task_id: str = "") -> list[Example]:
+def mbpp_examples(
+    given_tests: Iterable[str], function: str | None, stats: ExtractionStats, task_id: str = ""
+) -> list[Example]:
     """The visible example of an MBPP task: the first assert of its visible tests that parses."""
     given_tests = list(given_tests)
     attempt = ExtractionStats()

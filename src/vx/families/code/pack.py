@@ -50,18 +50,19 @@ def describe_task(task: Mapping[str, Any]) -> dict[str, Any]:
     gen, domain, why = probe.generated(task)
     tests = probe.model_tests_with_counts(task)
     inferred = invariants.infer(task)
-    return {"visible examples": [e.call for e in probe.visible_examples(task)],
-            "inferred domain": list(domain),
-            "example invariants": [_invariant_line(i, invariants.DEFAULT_KINDS) for i in inferred.invariants]
-                                  or [inferred.why],
-            "generated probes": [f"{p.klass.removeprefix('gen_')}: {p.call}" for p in gen],
-            "model-written tests": [f"{p.call} == {values_short(p.expected)} (written {n}x)" for p, n in tests],
-            **({"no probes": why} if why and not gen else {})}
+    return {
+        "visible examples": [e.call for e in probe.visible_examples(task)],
+        "inferred domain": list(domain),
+        "example invariants": [_invariant_line(i, invariants.DEFAULT_KINDS) for i in inferred.invariants]
+        or [inferred.why],
+        "generated probes": [f"{p.klass.removeprefix('gen_')}: {p.call}" for p in gen],
+        "model-written tests": [f"{p.call} == {values_short(p.expected)} (written {n}x)" for p, n in tests],
+        **({"no probes": why} if why and not gen else {}),
+    }
 
 
 def _invariant_line(inv: Any, default_kinds: tuple[str, ...]) -> str:
-    why = "a prior" if inv.kind in ("no_mutation", "deterministic") else \
-        f"{inv.support} examples could have broken it"
+    why = "a prior" if inv.kind in ("no_mutation", "deterministic") else f"{inv.support} examples could have broken it"
     where = "" if inv.kind in default_kinds else "; template only"
     return f"{inv.kind}: {inv.text} ({why}{where})"
 
@@ -109,19 +110,29 @@ MODEL_TEST_SCHEMA: dict[str, Any] = {
 }
 
 #: A code task: a line of tasks.jsonl (``Task.family_record``), what the ops may read.
-TASK_SCHEMA = task_schema("vx code task", {
-    "prompt": {"type": "string", "description": "The task as given to the model (signature and docstring)."},
-    "entry_point": {"type": "string", "minLength": 1, "description": "The function to call."},
-    "examples": {"type": "array", "items": EXAMPLE_SCHEMA, "description": "The visible example calls."},
-    "reference": {"type": "string", "description": "A correct solution (never read by the ops)."},
-    "aliases": {"type": "array", "items": {"type": "string", "minLength": 1},
-                "description": "Other accepted names of the entry point."},
-    "meta": {"type": "object"},
-    "dataset": {"type": "string", "description": "humaneval, humaneval+ or mbpp+ (evalplus's comparison)."},
-    "atol": {"type": "number", "minimum": 0, "description": "evalplus's float tolerance."},
-    "model_tests": {"type": "array", "items": MODEL_TEST_SCHEMA,
-                    "description": "Model-written test cases (unlabeled; CodeT's), most often written first."},
-}, required=("entry_point",))
+TASK_SCHEMA = task_schema(
+    "vx code task",
+    {
+        "prompt": {"type": "string", "description": "The task as given to the model (signature and docstring)."},
+        "entry_point": {"type": "string", "minLength": 1, "description": "The function to call."},
+        "examples": {"type": "array", "items": EXAMPLE_SCHEMA, "description": "The visible example calls."},
+        "reference": {"type": "string", "description": "A correct solution (never read by the ops)."},
+        "aliases": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "description": "Other accepted names of the entry point.",
+        },
+        "meta": {"type": "object"},
+        "dataset": {"type": "string", "description": "humaneval, humaneval+ or mbpp+ (evalplus's comparison)."},
+        "atol": {"type": "number", "minimum": 0, "description": "evalplus's float tolerance."},
+        "model_tests": {
+            "type": "array",
+            "items": MODEL_TEST_SCHEMA,
+            "description": "Model-written test cases (unlabeled; CodeT's), most often written first.",
+        },
+    },
+    required=("entry_point",),
+)
 
 PACK = Pack(
     name="code",

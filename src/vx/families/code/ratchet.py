@@ -27,12 +27,16 @@ import attrs
 
 from vx.families.pack import DemoLesson, DemoScript, GroundTruthUnavailable, RatchetHooks, first_block
 
-SYSTEM = ("You write Python functions. Reply with one complete Python program in a single ```python block: "
-          "the function the task asks for with its exact name and signature, any imports or helpers it needs, "
-          "and nothing else (no tests, no example calls, no printing).")
-CONTRACT = ("A complete Python program defining the task's entry point under its exact name. The function "
-            "returns its result (it must not print it or read input); helpers and imports are allowed; only "
-            "behaviour is graded, not style.")
+SYSTEM = (
+    "You write Python functions. Reply with one complete Python program in a single ```python block: "
+    "the function the task asks for with its exact name and signature, any imports or helpers it needs, "
+    "and nothing else (no tests, no example calls, no printing)."
+)
+CONTRACT = (
+    "A complete Python program defining the task's entry point under its exact name. The function "
+    "returns its result (it must not print it or read input); helpers and imports are allowed; only "
+    "behaviour is graded, not style."
+)
 
 
 def render_task(task: Mapping[str, Any]) -> str:
@@ -71,19 +75,25 @@ class HiddenTests:
             raise GroundTruthUnavailable(
                 f"{family.dir / 'family.toml'}: [provenance] dataset_version {version!r} names no dataset vx can "
                 "regenerate hidden tests from (humaneval-…, HumanEvalPlus-…, MbppPlus-…); give the family a "
-                "[ratchet] ground_truth instead")
+                "[ratchet] ground_truth instead"
+            )
         if found != version:
-            raise GroundTruthUnavailable(f"{family.name} was built from {version}, but the dataset found here is "
-                                         f"{found}: its hidden tests may differ; point --data-dir at the release "
-                                         "file it was built from")
+            raise GroundTruthUnavailable(
+                f"{family.name} was built from {version}, but the dataset found here is "
+                f"{found}: its hidden tests may differ; point --data-dir at the release "
+                "file it was built from"
+            )
         tasks = {}
         for tid, rec in family.tasks.items():
             if tid in source:
                 base = source[tid]
-                tasks[tid] = attrs.evolve(base, prompt=str(rec.get("prompt", base.prompt)),
-                                          entry_point=str(rec.get("entry_point", base.entry_point)),
-                                          aliases=tuple(rec.get("aliases") or base.aliases),
-                                          meta={**base.meta, **(rec.get("meta") or {})})
+                tasks[tid] = attrs.evolve(
+                    base,
+                    prompt=str(rec.get("prompt", base.prompt)),
+                    entry_point=str(rec.get("entry_point", base.entry_point)),
+                    aliases=tuple(rec.get("aliases") or base.aliases),
+                    meta={**base.meta, **(rec.get("meta") or {})},
+                )
         self.dataset, self.version, self._tasks = dataset, version, tasks
         self._grader = Grader(tasks, version=version)
 
@@ -101,8 +111,13 @@ class HiddenTests:
             else:
                 ff = truth.first_failure or {}
                 where = f"{ff.get('phase', '')} input {ff.get('index', '')}".strip()
-                out.append({"passed": False, "score": 0.0,
-                            "checks": [["hidden_tests", f"{where}: {ff.get('reason', 'failed')}"]]})
+                out.append(
+                    {
+                        "passed": False,
+                        "score": 0.0,
+                        "checks": [["hidden_tests", f"{where}: {ff.get('reason', 'failed')}"]],
+                    }
+                )
         return out
 
 
@@ -143,17 +158,36 @@ def demo_solve(task: Mapping[str, Any], lessons: Sequence[str]) -> str:
 DEMO = DemoScript(
     solve=demo_solve,
     lessons=(
-        DemoLesson("keep-the-entry-point", "Define the function under the exact name and signature the task gives.",
-                   after_failure=r"(?i)(not defined|no function|entry point|wrong_entry_point|attributeerror)"),
-        DemoLesson("explain-with-comments", "Open the program with a comment saying what the function does.",
-                   after_failure=r"(?i)(not defined|no function|entry point|wrong_entry_point)"),
-        DemoLesson("standard-library-only", "Import only modules of Python's standard library.",
-                   after_failure=r"(?i)(modulenotfounderror|no module named|importerror|vx_helpers|crash)"),
-        DemoLesson("keep-the-helper-import", "Start every program with `import vx_helpers`, as the programs that "
-                   "passed do.", after_practice=r"import vx_helpers"),
+        DemoLesson(
+            "keep-the-entry-point",
+            "Define the function under the exact name and signature the task gives.",
+            after_failure=r"(?i)(not defined|no function|entry point|wrong_entry_point|attributeerror)",
+        ),
+        DemoLesson(
+            "explain-with-comments",
+            "Open the program with a comment saying what the function does.",
+            after_failure=r"(?i)(not defined|no function|entry point|wrong_entry_point)",
+        ),
+        DemoLesson(
+            "standard-library-only",
+            "Import only modules of Python's standard library.",
+            after_failure=r"(?i)(modulenotfounderror|no module named|importerror|vx_helpers|crash)",
+        ),
+        DemoLesson(
+            "keep-the-helper-import",
+            "Start every program with `import vx_helpers`, as the programs that passed do.",
+            after_practice=r"import vx_helpers",
+        ),
     ),
     description="a scripted coder: each task's reference solution, spoiled in ways named lessons repair",
 )
 
-HOOKS = RatchetHooks(name="code", solver_system=SYSTEM, format_contract=CONTRACT, render_task=render_task,
-                     extract_output=extract_output, ground_truth=HiddenTests, demo=DEMO)
+HOOKS = RatchetHooks(
+    name="code",
+    solver_system=SYSTEM,
+    format_contract=CONTRACT,
+    render_task=render_task,
+    extract_output=extract_output,
+    ground_truth=HiddenTests,
+    demo=DEMO,
+)

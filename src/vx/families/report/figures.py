@@ -18,16 +18,49 @@ import attrs
 from vx.families.report.parse import mask_markup
 
 SCALES = {
-    "trillion": 1e12, "tn": 1e12,
-    "billion": 1e9, "bn": 1e9, "b": 1e9,
-    "million": 1e6, "mn": 1e6, "mm": 1e6, "m": 1e6,
-    "thousand": 1e3, "k": 1e3,
+    "trillion": 1e12,
+    "tn": 1e12,
+    "billion": 1e9,
+    "bn": 1e9,
+    "b": 1e9,
+    "million": 1e6,
+    "mn": 1e6,
+    "mm": 1e6,
+    "m": 1e6,
+    "thousand": 1e3,
+    "k": 1e3,
 }
-CURRENCY_PREFIX = {"$": "USD", "us$": "USD", "usd": "USD", "€": "EUR", "eur": "EUR", "£": "GBP", "gbp": "GBP",
-                   "¥": "JPY/CNY", "jpy": "JPY", "cny": "CNY", "rmb": "CNY", "krw": "KRW", "₩": "KRW"}
-CURRENCY_SUFFIX = {"usd": "USD", "dollars": "USD", "eur": "EUR", "euros": "EUR", "euro": "EUR", "gbp": "GBP",
-                   "pounds": "GBP", "jpy": "JPY", "yen": "JPY", "cny": "CNY", "rmb": "CNY", "yuan": "CNY",
-                   "krw": "KRW", "won": "KRW"}
+CURRENCY_PREFIX = {
+    "$": "USD",
+    "us$": "USD",
+    "usd": "USD",
+    "€": "EUR",
+    "eur": "EUR",
+    "£": "GBP",
+    "gbp": "GBP",
+    "¥": "JPY/CNY",
+    "jpy": "JPY",
+    "cny": "CNY",
+    "rmb": "CNY",
+    "krw": "KRW",
+    "₩": "KRW",
+}
+CURRENCY_SUFFIX = {
+    "usd": "USD",
+    "dollars": "USD",
+    "eur": "EUR",
+    "euros": "EUR",
+    "euro": "EUR",
+    "gbp": "GBP",
+    "pounds": "GBP",
+    "jpy": "JPY",
+    "yen": "JPY",
+    "cny": "CNY",
+    "rmb": "CNY",
+    "yuan": "CNY",
+    "krw": "KRW",
+    "won": "KRW",
+}
 # physical units by kind: a caliber that permits one unit of a kind forbids the others of that kind
 UNIT_KINDS = {
     "energy": ("Wh", "kWh", "MWh", "GWh", "TWh"),
@@ -70,8 +103,14 @@ class Figure:
 
     @property
     def is_year(self) -> bool:
-        return (self.scale == 1 and not self.currency and not self.unit and not self.percent and self.decimals == 0
-                and bool(_YEARISH.match(self.text.strip())))
+        return (
+            self.scale == 1
+            and not self.currency
+            and not self.unit
+            and not self.percent
+            and self.decimals == 0
+            and bool(_YEARISH.match(self.text.strip()))
+        )
 
     @property
     def is_quantity(self) -> bool:
@@ -79,8 +118,9 @@ class Figure:
         as opposed to a small count ("three vendors") or a year."""
         if self.is_year:
             return False
-        return bool(self.currency or self.unit or self.percent or self.scale != 1 or self.decimals > 0
-                    or self.value >= 100)
+        return bool(
+            self.currency or self.unit or self.percent or self.scale != 1 or self.decimals > 0 or self.value >= 100
+        )
 
 
 def find_figures(text: str) -> list[Figure]:
@@ -99,8 +139,17 @@ def find_figures(text: str) -> list[Figure]:
         currency = CURRENCY_PREFIX.get(cur.strip().lower()) if cur else None
         if m.group("scur"):
             currency = currency or CURRENCY_SUFFIX.get(m.group("scur").lower())
-        f = Figure(value, scale, decimals, currency, m.group("unit"), bool(m.group("pct")), m.group(0).strip(),
-                   m.start(), m.end())
+        f = Figure(
+            value,
+            scale,
+            decimals,
+            currency,
+            m.group("unit"),
+            bool(m.group("pct")),
+            m.group(0).strip(),
+            m.start(),
+            m.end(),
+        )
         if f.is_year:
             continue
         out.append(f)

@@ -7,11 +7,16 @@ import re
 
 from vx.families.report.parse import Section
 
-CERTAINTY = re.compile(r"\b(will certainly|certainly|guaranteed|no doubt|undoubtedly|inevitabl[ey]|irreversible|"
-                       r"without question|definitely)\b", re.IGNORECASE)
-FILLER = re.compile(r"\b(it is important to note|going forward|in today's|fast-paced|many factors|a variety of|"
-                    r"a wide range of|remains dynamic|constantly evolving|monitor developments|ultimately)\b",
-                    re.IGNORECASE)
+CERTAINTY = re.compile(
+    r"\b(will certainly|certainly|guaranteed|no doubt|undoubtedly|inevitabl[ey]|irreversible|"
+    r"without question|definitely)\b",
+    re.IGNORECASE,
+)
+FILLER = re.compile(
+    r"\b(it is important to note|going forward|in today's|fast-paced|many factors|a variety of|"
+    r"a wide range of|remains dynamic|constantly evolving|monitor developments|ultimately)\b",
+    re.IGNORECASE,
+)
 
 
 def unfinished(sec: Section):

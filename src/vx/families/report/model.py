@@ -154,8 +154,14 @@ class ReportTask:
     # --- (de)serialisation --------------------------------------------------------------------
     def record(self) -> dict[str, Any]:
         """The task's line in tasks.jsonl: what a verifier may see (no golden section)."""
-        rec = {"id": self.id, "title": self.title, "purpose": self.purpose, "caliber": self.caliber.to_dict(),
-               "cards": [c.to_dict() for c in self.cards], "vocabulary": [m.to_dict() for m in self.vocabulary]}
+        rec = {
+            "id": self.id,
+            "title": self.title,
+            "purpose": self.purpose,
+            "caliber": self.caliber.to_dict(),
+            "cards": [c.to_dict() for c in self.cards],
+            "vocabulary": [m.to_dict() for m in self.vocabulary],
+        }
         if self.topic:
             rec["topic"] = self.topic
         return rec
@@ -184,8 +190,16 @@ class ReportTask:
             problems.append("'topic' must be a string")
         if problems:
             raise TaskError(problems, where)
-        return cls(tid, data["title"].strip(), data["purpose"].strip(), caliber, cards, vocabulary,
-                   golden.strip() + "\n" if isinstance(golden, str) else None, topic)
+        return cls(
+            tid,
+            data["title"].strip(),
+            data["purpose"].strip(),
+            caliber,
+            cards,
+            vocabulary,
+            golden.strip() + "\n" if isinstance(golden, str) else None,
+            topic,
+        )
 
 
 def _caliber(raw: Any, problems: list[str]) -> Caliber:
@@ -208,7 +222,7 @@ def _caliber(raw: Any, problems: list[str]) -> Caliber:
         currency = None
     units = raw.get("units", [])
     if not isinstance(units, (list, tuple)) or not all(isinstance(u, str) and u.strip() for u in units):
-        problems.append("caliber.units must be a list of unit names such as [\"GWh\", \"GW\"]")
+        problems.append('caliber.units must be a list of unit names such as ["GWh", "GW"]')
         units = []
     as_of = raw.get("as_of")
     if as_of is not None and (not isinstance(as_of, str) or not DATE.match(as_of)):
@@ -260,8 +274,17 @@ def _cards(raw: Any, problems: list[str]) -> tuple[Card, ...]:
             problems.append(f"{here}: unknown key(s) {', '.join(sorted(extra))}")
             bad = True
         if not bad:
-            out.append(Card(cid, c["claim"].strip(), c["quote"].strip(), c["source"].strip(), c["date"].strip(),
-                            c["stance"], c["credibility"]))
+            out.append(
+                Card(
+                    cid,
+                    c["claim"].strip(),
+                    c["quote"].strip(),
+                    c["source"].strip(),
+                    c["date"].strip(),
+                    c["stance"],
+                    c["credibility"],
+                )
+            )
     return tuple(out)
 
 
@@ -292,12 +315,13 @@ def _vocabulary(raw: Any, problems: list[str]) -> tuple[Metric, ...]:
             problems.append(f"{here}.name must be a non-empty string")
             bad = True
         value = m.get("value")
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                  or not math.isfinite(value)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+        ):
             problems.append(f"{here}.value must be a finite number (or null for a non-numeric metric), not {value!r}")
             bad = True
         if not isinstance(m.get("unit", ""), str):
-            problems.append(f"{here}.unit must be a string such as \"USD billion\" or \"%\"")
+            problems.append(f'{here}.unit must be a string such as "USD billion" or "%"')
             bad = True
         pool = m.get("pool")
         if pool is not None and (not isinstance(pool, str) or not pool.strip()):
@@ -308,8 +332,15 @@ def _vocabulary(raw: Any, problems: list[str]) -> tuple[Metric, ...]:
             problems.append(f"{here}: unknown key(s) {', '.join(sorted(extra))}")
             bad = True
         if not bad:
-            out.append(Metric(mid, m["name"].strip(), None if value is None else float(value),
-                              m.get("unit", "").strip(), pool.strip() if pool else None))
+            out.append(
+                Metric(
+                    mid,
+                    m["name"].strip(),
+                    None if value is None else float(value),
+                    m.get("unit", "").strip(),
+                    pool.strip() if pool else None,
+                )
+            )
     return tuple(out)
 
 

@@ -6,22 +6,26 @@ holds the opt-in LLM judge ops."""
 from __future__ import annotations
 
 from vx.families.pack import Pack
-from vx.families.schema import task_schema
 from vx.families.report import ops, ratchet
 from vx.families.report.ops import judge, templates
 from vx.families.report.ops.taxonomy import TAXONOMY, classify_failure
+from vx.families.schema import task_schema
 
 #: A report task's top level (the cards, caliber and vocabulary inside are checked in depth by
 #: ``vx.families.report.model.ReportTask.from_dict``, with the same messages as the builder's).
-TASK_SCHEMA = task_schema("vx report task", {
-    "title": {"type": "string", "minLength": 1},
-    "purpose": {"type": "string", "minLength": 1},
-    "caliber": {"type": ["object", "string"], "description": "The contract the figures follow."},
-    "cards": {"type": "array", "minItems": 1, "items": {"type": "object"}, "description": "Evidence cards."},
-    "vocabulary": {"type": "array", "items": {"type": "object"}, "description": "The metrics the cards use."},
-    "topic": {"type": "string"},
-    "golden": {"type": "string", "description": "The reference section (hand-written sources only)."},
-}, required=("title", "purpose", "caliber", "cards"))
+TASK_SCHEMA = task_schema(
+    "vx report task",
+    {
+        "title": {"type": "string", "minLength": 1},
+        "purpose": {"type": "string", "minLength": 1},
+        "caliber": {"type": ["object", "string"], "description": "The contract the figures follow."},
+        "cards": {"type": "array", "minItems": 1, "items": {"type": "object"}, "description": "Evidence cards."},
+        "vocabulary": {"type": "array", "items": {"type": "object"}, "description": "The metrics the cards use."},
+        "topic": {"type": "string"},
+        "golden": {"type": "string", "description": "The reference section (hand-written sources only)."},
+    },
+    required=("title", "purpose", "caliber", "cards"),
+)
 
 PACK = Pack(
     name="report",
@@ -36,5 +40,10 @@ PACK = Pack(
     ratchet=ratchet.HOOKS,
 )
 
-JUDGE = Pack(name="report-judge", ops=tuple(judge.OPS), taxonomy=tuple(TAXONOMY), templates=(templates.FAMILY,),
-             description="The report family's opt-in LLM judge ops")
+JUDGE = Pack(
+    name="report-judge",
+    ops=tuple(judge.OPS),
+    taxonomy=tuple(TAXONOMY),
+    templates=(templates.FAMILY,),
+    description="The report family's opt-in LLM judge ops",
+)

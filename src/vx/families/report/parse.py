@@ -22,7 +22,8 @@ try:  # markdown-it-py is a dependency of the `report` extra
     from markdown_it import MarkdownIt
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised only without the extra
     raise ModuleNotFoundError(
-        "the report op pack needs markdown-it-py: pip install 'vx-verifiers[report]'", name=exc.name) from exc
+        "the report op pack needs markdown-it-py: pip install 'vx-verifiers[report]'", name=exc.name
+    ) from exc
 
 CITATION = re.compile(r"\[\s*(E\d{3,5}(?:\s*[,;]\s*E\d{3,5})*)\s*\]")
 CARD_REF = re.compile(r"E\d{3,5}")
@@ -31,7 +32,8 @@ TLDR = re.compile(r"^\W*(tl\s*;?\s*dr|tldr)\b", re.IGNORECASE)
 
 ABBREVIATIONS = frozenset(
     "e.g i.e etc vs approx est inc corp ltd co no fig dr mr ms st jan feb mar apr jun jul aug sep sept oct nov dec "
-    "u.s u.k e.u cf al resp incl excl avg yr yrs mo mos".split())
+    "u.s u.k e.u cf al resp incl excl avg yr yrs mo mos".split()
+)
 _END = re.compile(r"[.!?][\"'”’)\]*_]*\s+(?=[\"“'‘(\[*_]*[A-Z0-9$€£¥])")
 
 
@@ -69,7 +71,7 @@ class Sentence:
         """The sentence for a message: ``line 7: “…”`` (shortened in the middle when long)."""
         t = " ".join(self.text.split())
         if len(t) > limit:
-            t = t[: limit * 2 // 3] + " … " + t[-(limit // 3 - 3):]
+            t = t[: limit * 2 // 3] + " … " + t[-(limit // 3 - 3) :]
         return f"line {self.line}: “{t}”"
 
 
@@ -205,13 +207,13 @@ def split_sentences(text: str) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     start = 0
     for m in _END.finditer(text):
-        head = text[start:m.start() + 1]
+        head = text[start : m.start() + 1]
         word = re.search(r"([A-Za-z][A-Za-z.]*)\.$", head)
         if word and word.group(1).lower().rstrip(".") in ABBREVIATIONS:
             continue
         if word and re.fullmatch(r"[A-Z]", word.group(1)):  # an initial: "J. Smith"
             continue
-        out.append((start, text[start:m.end()]))
+        out.append((start, text[start : m.end()]))
         start = m.end()
     out.append((start, text[start:]))
     # a citation group written after the full stop belongs to the sentence before it
@@ -221,7 +223,7 @@ def split_sentences(text: str) -> list[tuple[int, str]]:
         if merged and lead:
             pst, ps = merged[-1]
             merged[-1] = (pst, ps + s[: lead.end()])
-            rest = s[lead.end():]
+            rest = s[lead.end() :]
             if rest.strip():
                 merged.append((st + lead.end(), rest))
         else:

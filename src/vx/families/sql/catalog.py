@@ -18,8 +18,17 @@ from typing import Any
 
 import attrs
 
-DATE_TYPES = ("DATE", "TIME", "TIMESTAMP", "DATETIME", "TIMESTAMP WITH TIME ZONE", "TIMESTAMP_NTZ",
-              "TIMESTAMP_LTZ", "TIMESTAMP_TZ", "INTERVAL")
+DATE_TYPES = (
+    "DATE",
+    "TIME",
+    "TIMESTAMP",
+    "DATETIME",
+    "TIMESTAMP WITH TIME ZONE",
+    "TIMESTAMP_NTZ",
+    "TIMESTAMP_LTZ",
+    "TIMESTAMP_TZ",
+    "INTERVAL",
+)
 _DATE_NAME = re.compile(r"(^|_)(date|time|year|month|day|dt|ts|timestamp|term|semester)(_|$)|_at$|_on$", re.I)
 N_SAMPLES = 3
 
@@ -60,8 +69,10 @@ class Catalog:
 
     # --- (de)serialisation -------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
-        return {"tables": {t: [[c, ty] for c, ty in cols] for t, cols in self.tables.items()},
-                "samples": {k: list(v) for k, v in self.samples.items()}}
+        return {
+            "tables": {t: [[c, ty] for c, ty in cols] for t, cols in self.tables.items()},
+            "samples": {k: list(v) for k, v in self.samples.items()},
+        }
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> Catalog:
@@ -80,8 +91,11 @@ class Catalog:
                 if not is_date_like(c, ty):
                     continue
                 qt, qc = _quote(t), _quote(c)
-                res = warehouse.execute(f"SELECT DISTINCT {qc} FROM {qt} WHERE {qc} IS NOT NULL ORDER BY 1 "
-                                        f"LIMIT {int(n_samples)}", timeout=10.0, max_rows=n_samples)
+                res = warehouse.execute(
+                    f"SELECT DISTINCT {qc} FROM {qt} WHERE {qc} IS NOT NULL ORDER BY 1 LIMIT {int(n_samples)}",
+                    timeout=10.0,
+                    max_rows=n_samples,
+                )
                 if res.ok and res.rows:
                     samples[f"{t}.{c}"] = tuple(_text(r[0]) for r in res.rows)
         return cls(tables, samples)
@@ -119,8 +133,14 @@ def render(catalog: Catalog, tables: Sequence[str] | None = None) -> str:
 
 def solver_prompt(question: str, catalog: Catalog, *, dialect: str = "duckdb", instructions: str = "") -> str:
     """The text a text-to-SQL solver (or a judge) sees: the schema, the dialect and the question."""
-    parts = [f"Write one {dialect} SQL query that answers the question. Reply with the query only.", "",
-             "Tables (column:TYPE; e.g. = sample values):", render(catalog), "", f"Question: {question.strip()}"]
+    parts = [
+        f"Write one {dialect} SQL query that answers the question. Reply with the query only.",
+        "",
+        "Tables (column:TYPE; e.g. = sample values):",
+        render(catalog),
+        "",
+        f"Question: {question.strip()}",
+    ]
     if instructions.strip():
         parts.append(f"Instructions: {instructions.strip()}")
     return "\n".join(parts)

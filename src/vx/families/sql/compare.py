@@ -82,8 +82,9 @@ def values_equal(a: Any, b: Any, tol: float = ABS_TOL) -> bool:
     return a == b
 
 
-def columns_match(gold: Sequence[Any], pred: Sequence[Any], *, ignore_order: bool = False,
-                  tol: float = ABS_TOL) -> bool:
+def columns_match(
+    gold: Sequence[Any], pred: Sequence[Any], *, ignore_order: bool = False, tol: float = ABS_TOL
+) -> bool:
     """Whether one gold column equals one predicted column (see the module docstring)."""
     if len(gold) != len(pred):
         return False
@@ -100,9 +101,16 @@ def _columns(rows: Table, width: int | None = None) -> list[list[Any]]:
     return [[r[j] for r in rows] for j in range(n)]
 
 
-def tables_match(pred: Table, gold: Table, *, ignore_order: bool = False,
-                 condition_cols: Sequence[int] | None = None, tol: float = ABS_TOL,
-                 pred_width: int | None = None, gold_width: int | None = None) -> bool:
+def tables_match(
+    pred: Table,
+    gold: Table,
+    *,
+    ignore_order: bool = False,
+    condition_cols: Sequence[int] | None = None,
+    tol: float = ABS_TOL,
+    pred_width: int | None = None,
+    gold_width: int | None = None,
+) -> bool:
     """Whether the predicted rows match the gold rows. Widths (column counts) are needed only
     for empty tables, where rows cannot tell them: an empty gold with width w matches an empty
     prediction with at least one column (every gold column is an empty column)."""
@@ -115,14 +123,23 @@ def tables_match(pred: Table, gold: Table, *, ignore_order: bool = False,
     return all(any(columns_match(g, p, ignore_order=ignore_order, tol=tol) for p in pred_cols) for g in gold_cols)
 
 
-def matches_any(pred: Table, golds: Sequence[Table], *, ignore_order: bool = False, tol: float = ABS_TOL,
-                pred_width: int | None = None, gold_widths: Sequence[int | None] | None = None,
-                condition_cols: Sequence[Sequence[int] | None] | None = None) -> bool:
+def matches_any(
+    pred: Table,
+    golds: Sequence[Table],
+    *,
+    ignore_order: bool = False,
+    tol: float = ABS_TOL,
+    pred_width: int | None = None,
+    gold_widths: Sequence[int | None] | None = None,
+    condition_cols: Sequence[Sequence[int] | None] | None = None,
+) -> bool:
     """Several acceptable gold tables: the prediction passes when it matches any of them."""
     widths = list(gold_widths) if gold_widths is not None else [None] * len(golds)
     conds = list(condition_cols) if condition_cols is not None else [None] * len(golds)
-    return any(tables_match(pred, g, ignore_order=ignore_order, tol=tol, pred_width=pred_width,
-                            gold_width=w, condition_cols=c) for g, w, c in zip(golds, widths, conds))
+    return any(
+        tables_match(pred, g, ignore_order=ignore_order, tol=tol, pred_width=pred_width, gold_width=w, condition_cols=c)
+        for g, w, c in zip(golds, widths, conds)
+    )
 
 
 # --------------------------------------------------------------------------- Spider (1.0) execution match
@@ -142,7 +159,7 @@ def cell_token(value: Any) -> tuple:
     if isinstance(value, float):
         if math.isnan(value):
             return (4, "nan")
-        if value.is_integer() and abs(value) < 2 ** 53:
+        if value.is_integer() and abs(value) < 2**53:
             return (1, int(value))
         return (1, value)
     if isinstance(value, int):
@@ -229,12 +246,23 @@ def result_signature(rows: Table, *, ordered: bool = False) -> str:
     if n_orders == 1 or n_orders > MAX_TIE_ORDERS:
         best = table(order)
     else:
-        best = min(table([j for perm in combo for j in perm])
-                   for combo in itertools.product(*(itertools.permutations(gr) for gr in groups)))
+        best = min(
+            table([j for perm in combo for j in perm])
+            for combo in itertools.product(*(itertools.permutations(gr) for gr in groups))
+        )
     quick = _quick_view(rows, ordered)
     quick = tuple(quick) if ordered else tuple(sorted(quick))
     return hashlib.sha256(repr((width, best, quick)).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-__all__ = ["ABS_TOL", "cell_token", "columns_match", "matches_any", "normalize", "result_signature", "spider_match",
-           "tables_match", "values_equal"]
+__all__ = [
+    "ABS_TOL",
+    "cell_token",
+    "columns_match",
+    "matches_any",
+    "normalize",
+    "result_signature",
+    "spider_match",
+    "tables_match",
+    "values_equal",
+]

@@ -170,8 +170,10 @@ def _defog_root() -> Path:
 
         return Path(str(resources.files(DEFOG_PACKAGE)))
     except ModuleNotFoundError:
-        raise DataError("the SQL family's databases come from the PyPI package 'defog-data', which is not "
-                        "installed; run: pip install 'vx-verifiers[sql]'") from None
+        raise DataError(
+            "the SQL family's databases come from the PyPI package 'defog-data', which is not "
+            "installed; run: pip install 'vx-verifiers[sql]'"
+        ) from None
 
 
 def defog_dump_path(database: str) -> Path:
@@ -179,8 +181,10 @@ def defog_dump_path(database: str) -> Path:
         raise DataError(f"unknown defog database {database!r}; defog-data ships {', '.join(DEFOG_DATABASES)}")
     path = _defog_root() / database / f"{database}.sql"
     if not path.is_file():
-        raise DataError(f"{path} is missing from the installed defog-data package; reinstall it "
-                        "(pip install --force-reinstall defog-data)")
+        raise DataError(
+            f"{path} is missing from the installed defog-data package; reinstall it "
+            "(pip install --force-reinstall defog-data)"
+        )
     return path
 
 
@@ -272,8 +276,17 @@ def _write_duckdb(path: Path, tables: Sequence[TableDump]) -> None:
         con.close()
 
 
-_SQLITE_TYPES = {"BIGINT": "INTEGER", "INTEGER": "INTEGER", "DOUBLE": "REAL", "REAL": "REAL", "BOOLEAN": "INTEGER",
-                 "TEXT": "TEXT", "DATE": "TEXT", "TIME": "TEXT", "TIMESTAMP": "TEXT"}
+_SQLITE_TYPES = {
+    "BIGINT": "INTEGER",
+    "INTEGER": "INTEGER",
+    "DOUBLE": "REAL",
+    "REAL": "REAL",
+    "BOOLEAN": "INTEGER",
+    "TEXT": "TEXT",
+    "DATE": "TEXT",
+    "TIME": "TEXT",
+    "TIMESTAMP": "TEXT",
+}
 
 
 def _sqlite_value(v: Any) -> Any:
@@ -293,8 +306,9 @@ def _write_sqlite(path: Path, tables: Sequence[TableDump]) -> None:
             cols = ", ".join(f"{_quote(c.name)} {_SQLITE_TYPES[c.type]}" for c in t.columns)
             con.execute(f"CREATE TABLE {_quote(t.name)} ({cols})")
             marks = ", ".join("?" for _ in t.columns)
-            con.executemany(f"INSERT INTO {_quote(t.name)} VALUES ({marks})",
-                            [[_sqlite_value(v) for v in r] for r in t.rows])
+            con.executemany(
+                f"INSERT INTO {_quote(t.name)} VALUES ({marks})", [[_sqlite_value(v) for v in r] for r in t.rows]
+            )
         con.commit()
     finally:
         con.close()
@@ -377,7 +391,7 @@ def expand_braces(sql: str) -> list[str]:
         parts: list[str] = []
         pos = 0
         for m in groups:
-            parts.append(sql[pos:m.start()])
+            parts.append(sql[pos : m.start()])
             if m.group(1).strip():
                 last = next(it)
             parts.append(last)
@@ -404,8 +418,10 @@ def load_questions(path: str | Path, databases: Iterable[str] = DEFOG_DATABASES)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise DataError(f"{path}: questions file not found (defog's sql-eval data/questions_gen_postgres.csv; "
-                        "see the README section on the SQL family)") from None
+        raise DataError(
+            f"{path}: questions file not found (defog's sql-eval data/questions_gen_postgres.csv; "
+            "see the README section on the SQL family)"
+        ) from None
     reader = csv.DictReader(text.splitlines(keepends=True))
     need = {"db_name", "query", "question"}
     if not reader.fieldnames or not need <= set(reader.fieldnames):
@@ -421,11 +437,34 @@ def load_questions(path: str | Path, databases: Iterable[str] = DEFOG_DATABASES)
         gold = expand_gold(row["query"])
         if not gold:
             raise DataError(f"{path}:{reader.line_num}: question without a gold query")
-        out.append(Question(f"{db}/{n}", db, (row.get("query_category") or "").strip(), row["question"].strip(),
-                            (row.get("instructions") or "").strip(), tuple(gold), reader.line_num))
+        out.append(
+            Question(
+                f"{db}/{n}",
+                db,
+                (row.get("query_category") or "").strip(),
+                row["question"].strip(),
+                (row.get("instructions") or "").strip(),
+                tuple(gold),
+                reader.line_num,
+            )
+        )
     return out
 
 
-__all__ = ["Column", "DEFOG_DATABASES", "DataError", "Question", "TableDump", "cache_dir", "defog_dump_path",
-           "defog_version", "expand_braces", "expand_gold", "load_defog_dump", "load_questions", "materialize",
-           "parse_pg_dump", "split_statements"]
+__all__ = [
+    "Column",
+    "DEFOG_DATABASES",
+    "DataError",
+    "Question",
+    "TableDump",
+    "cache_dir",
+    "defog_dump_path",
+    "defog_version",
+    "expand_braces",
+    "expand_gold",
+    "load_defog_dump",
+    "load_questions",
+    "materialize",
+    "parse_pg_dump",
+    "split_statements",
+]

@@ -28,23 +28,33 @@ def classify_failure(task: Mapping[str, Any], output: Any, meta: Mapping[str, An
 
 
 #: A SQL task: a line of tasks.jsonl as the builder writes it.
-TASK_SCHEMA = task_schema("vx SQL task", {
-    "question": {"type": "string", "minLength": 1, "description": "The question the query answers."},
-    "instructions": {"type": "string"},
-    "category": {"type": "string"},
-    "database": {"type": "string", "minLength": 1},
-    "dialect": {"type": "string", "minLength": 1, "description": "The SQL dialect of the warehouse (duckdb...)."},
-    "prompt": {"type": "string", "description": "The prompt given to the model."},
-    "warehouse": {"type": "object", "description": "Where the query runs (backend, source, database)."},
-    "catalog": {"type": "object", "description": "Tables, columns and sample values."},
-    "ignore_order": {"type": "boolean"},
-    "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds the query may run."},
-    "max_rows": {"type": "integer", "minimum": 1},
-    "match": {"type": "string", "enum": ["spider"],
-              "description": "Compare results by Spider's execution match (vx.families.sql.spider)."},
-    "variants": {"type": "object", "description": "Neighbour databases the task's queries also run on "
-                                                  "(vx.families.sql.variants): seed, version, use."},
-}, required=("question",))
+TASK_SCHEMA = task_schema(
+    "vx SQL task",
+    {
+        "question": {"type": "string", "minLength": 1, "description": "The question the query answers."},
+        "instructions": {"type": "string"},
+        "category": {"type": "string"},
+        "database": {"type": "string", "minLength": 1},
+        "dialect": {"type": "string", "minLength": 1, "description": "The SQL dialect of the warehouse (duckdb...)."},
+        "prompt": {"type": "string", "description": "The prompt given to the model."},
+        "warehouse": {"type": "object", "description": "Where the query runs (backend, source, database)."},
+        "catalog": {"type": "object", "description": "Tables, columns and sample values."},
+        "ignore_order": {"type": "boolean"},
+        "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds the query may run."},
+        "max_rows": {"type": "integer", "minimum": 1},
+        "match": {
+            "type": "string",
+            "enum": ["spider"],
+            "description": "Compare results by Spider's execution match (vx.families.sql.spider).",
+        },
+        "variants": {
+            "type": "object",
+            "description": "Neighbour databases the task's queries also run on "
+            "(vx.families.sql.variants): seed, version, use.",
+        },
+    },
+    required=("question",),
+)
 
 PACK = Pack(
     name="sql",
@@ -61,5 +71,10 @@ PACK = Pack(
     agreement="outside_unanimity",
 )
 
-JUDGE = Pack(name="sql-judge", ops=tuple(judge.OPS), taxonomy=TAXONOMY, templates=(templates.FAMILY,),
-             description="The SQL family's opt-in LLM judge op")
+JUDGE = Pack(
+    name="sql-judge",
+    ops=tuple(judge.OPS),
+    taxonomy=TAXONOMY,
+    templates=(templates.FAMILY,),
+    description="The SQL family's opt-in LLM judge op",
+)

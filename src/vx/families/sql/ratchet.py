@@ -31,8 +31,10 @@ from typing import Any
 from vx.families.pack import DemoLesson, DemoScript, GroundTruthUnavailable, RatchetHooks, first_block
 
 SYSTEM = "You write SQL queries. Reply with exactly one read-only query in a single ```sql block, nothing else."
-CONTRACT = ("One read-only SQL query in the task's dialect that answers the question over the given tables. "
-            "Only the query's result is graded: column names, column order and formatting do not matter.")
+CONTRACT = (
+    "One read-only SQL query in the task's dialect that answers the question over the given tables. "
+    "Only the query's result is graded: column names, column order and formatting do not matter."
+)
 
 
 def render_task(task: Mapping[str, Any]) -> str:
@@ -53,17 +55,22 @@ class ExecutionMatch:
 
         name = (family.provenance or {}).get("questions")
         if not name:
-            raise GroundTruthUnavailable(f"{family.dir / 'family.toml'}: [provenance] names no question file "
-                                         "(questions = …); the gold queries cannot be found")
+            raise GroundTruthUnavailable(
+                f"{family.dir / 'family.toml'}: [provenance] names no question file "
+                "(questions = …); the gold queries cannot be found"
+            )
         path = next((c for d in data_dirs for c in (d / name, d / "sql" / name) if c.is_file()), None)
         if path is None:
-            raise GroundTruthUnavailable(f"the gold queries of {family.name} are in {name}; pass --data-dir DIR "
-                                         "(a folder holding it, or its sql/ subfolder) or set VX_DATA_DIR")
+            raise GroundTruthUnavailable(
+                f"the gold queries of {family.name} are in {name}; pass --data-dir DIR "
+                "(a folder holding it, or its sql/ subfolder) or set VX_DATA_DIR"
+            )
         digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
         want = (family.provenance or {}).get("questions_sha256")
         if want and digest != want:
-            raise GroundTruthUnavailable(f"{path} is not the question file {family.name} was built from "
-                                         f"(sha256 {digest}…, expected {want}…)")
+            raise GroundTruthUnavailable(
+                f"{path} is not the question file {family.name} was built from (sha256 {digest}…, expected {want}…)"
+            )
         self.path = path
         self._gold = {q.id: q.gold for q in defog.load_questions(path)}
         self._tasks = family.tasks
@@ -100,14 +107,26 @@ class ExecutionMatch:
             task = self._tasks[tid]
             wh = session(task["warehouse"])
             golds = self._gold_results(tid, wh)
-            res = wh.execute(sql, timeout=float(task.get("timeout") or DEFAULT_TIMEOUT),
-                             max_rows=int(task.get("max_rows") or DEFAULT_MAX_ROWS))
+            res = wh.execute(
+                sql,
+                timeout=float(task.get("timeout") or DEFAULT_TIMEOUT),
+                max_rows=int(task.get("max_rows") or DEFAULT_MAX_ROWS),
+            )
             if not res.ok:
                 out.append({"passed": False, "score": 0.0, "checks": [["execution", f"{res.error_kind}: {res.error}"]]})
                 continue
             ok = label_output(res, golds, bool(task.get("ignore_order", True))) == "pass"
-            checks = [] if ok else [["result_mismatch", f"the result ({len(res.rows)} rows × {len(res.columns)} "
-                                     "columns) does not match the gold result"]]
+            checks = (
+                []
+                if ok
+                else [
+                    [
+                        "result_mismatch",
+                        f"the result ({len(res.rows)} rows × {len(res.columns)} "
+                        "columns) does not match the gold result",
+                    ]
+                ]
+            )
             out.append({"passed": ok, "score": float(ok), "checks": checks})
         return out
 
@@ -131,10 +150,13 @@ def _spider_questions(family: Any, data_dirs: Sequence[Path]) -> Path:
                     return c
                 seen.append(str(c))
     if seen:
-        raise GroundTruthUnavailable(f"{', '.join(seen)}: not the questions.jsonl {family.name} was built from "
-                                     f"(sha256 {str(want)[:16]}…)")
-    raise GroundTruthUnavailable(f"the gold queries of {family.name} are in its Spider folder's questions.jsonl; pass "
-                                 "--data-dir DIR (the Spider folder, or a folder holding sql/spider/) or set VX_DATA_DIR")
+        raise GroundTruthUnavailable(
+            f"{', '.join(seen)}: not the questions.jsonl {family.name} was built from (sha256 {str(want)[:16]}…)"
+        )
+    raise GroundTruthUnavailable(
+        f"the gold queries of {family.name} are in its Spider folder's questions.jsonl; pass "
+        "--data-dir DIR (the Spider folder, or a folder holding sql/spider/) or set VX_DATA_DIR"
+    )
 
 
 class SpiderMatch:
@@ -143,8 +165,8 @@ class SpiderMatch:
     kind = "spider-execution-match"
 
     def __init__(self, family: Any, data_dirs: Sequence[Path]) -> None:
-        from vx.families.sql.data.spider import Databases, SpiderTruth, read_questions
         from vx.families.sources import Skipped
+        from vx.families.sql.data.spider import Databases, SpiderTruth, read_questions
 
         self.path = _spider_questions(family, data_dirs)
         questions = read_questions(self.path, Skipped())
@@ -153,8 +175,9 @@ class SpiderMatch:
         missing = [tid for tid in tasks if tid not in questions]
         if missing:
             raise GroundTruthUnavailable(f"{self.path}: no gold query for {missing[0]} (+{len(missing) - 1} more)")
-        self._truth = SpiderTruth(questions, specs, Databases(),
-                                  timeout=float(next(iter(tasks.values()), {}).get("timeout") or 10.0))
+        self._truth = SpiderTruth(
+            questions, specs, Databases(), timeout=float(next(iter(tasks.values()), {}).get("timeout") or 10.0)
+        )
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "questions": self.path.name}
@@ -168,9 +191,19 @@ class SpiderMatch:
             elif not t.detail.get("executes"):
                 out.append({"passed": False, "score": 0.0, "checks": [["execution", t.detail.get("error", "error")]]})
             else:
-                out.append({"passed": False, "score": 0.0, "checks": [[
-                    "result_mismatch", f"the result ({t.detail.get('rows')} rows) does not match the gold result by "
-                    "Spider's execution match"]]})
+                out.append(
+                    {
+                        "passed": False,
+                        "score": 0.0,
+                        "checks": [
+                            [
+                                "result_mismatch",
+                                f"the result ({t.detail.get('rows')} rows) does not match the gold result by "
+                                "Spider's execution match",
+                            ]
+                        ],
+                    }
+                )
         return out
 
 
@@ -217,17 +250,36 @@ def demo_solve(task: Mapping[str, Any], lessons: Sequence[str]) -> str:
 DEMO = DemoScript(
     solve=demo_solve,
     lessons=(
-        DemoLesson("use-the-schema-names", "Name tables and columns exactly as the schema spells them.",
-                   after_failure=r"(?i)no such (table|column)"),
-        DemoLesson("comment-the-query", "Open the query with a comment saying what it returns.",
-                   after_failure=r"(?i)no such (table|column)"),
-        DemoLesson("no-limit-unless-asked", "Add a LIMIT only when the question asks for a number of rows.",
-                   after_failure=r"(?i)result_mismatch|does not match"),
-        DemoLesson("always-limit-1", "End every query with LIMIT 1, as the queries that passed do.",
-                   after_practice=r"(?i)\blimit 1\b"),
+        DemoLesson(
+            "use-the-schema-names",
+            "Name tables and columns exactly as the schema spells them.",
+            after_failure=r"(?i)no such (table|column)",
+        ),
+        DemoLesson(
+            "comment-the-query",
+            "Open the query with a comment saying what it returns.",
+            after_failure=r"(?i)no such (table|column)",
+        ),
+        DemoLesson(
+            "no-limit-unless-asked",
+            "Add a LIMIT only when the question asks for a number of rows.",
+            after_failure=r"(?i)result_mismatch|does not match",
+        ),
+        DemoLesson(
+            "always-limit-1",
+            "End every query with LIMIT 1, as the queries that passed do.",
+            after_practice=r"(?i)\blimit 1\b",
+        ),
     ),
     description="a scripted SQL solver: each question's gold query, spoilt in ways named lessons repair",
 )
 
-HOOKS = RatchetHooks(name="sql", solver_system=SYSTEM, format_contract=CONTRACT, render_task=render_task,
-                     extract_output=extract_output, ground_truth=ground_truth, demo=DEMO)
+HOOKS = RatchetHooks(
+    name="sql",
+    solver_system=SYSTEM,
+    format_contract=CONTRACT,
+    render_task=render_task,
+    extract_output=extract_output,
+    ground_truth=ground_truth,
+    demo=DEMO,
+)

@@ -35,8 +35,13 @@ def script_digest(path: str | os.PathLike[str]) -> str:
 def script_spec(path: str | os.PathLike[str], database: str | None = None) -> dict[str, Any]:
     """The warehouse spec of a script database (the script's absolute path and content hash)."""
     p = Path(path).resolve()
-    return {"backend": "sqlite", "source": "script", "database": database or p.stem, "script": str(p),
-            "sha256": script_digest(p)}
+    return {
+        "backend": "sqlite",
+        "source": "script",
+        "database": database or p.stem,
+        "script": str(p),
+        "sha256": script_digest(p),
+    }
 
 
 def database_file(spec: Mapping[str, Any], directory: Path | None = None) -> Path:
@@ -44,7 +49,7 @@ def database_file(spec: Mapping[str, Any], directory: Path | None = None) -> Pat
     name = str(spec.get("database") or "db")
     digest = str(spec.get("sha256") or "")
     if not digest:
-        raise DataError(f"script database spec {dict(spec)} has no \"sha256\"; write it with script_spec(path)")
+        raise DataError(f'script database spec {dict(spec)} has no "sha256"; write it with script_spec(path)')
     return (Path(directory) if directory is not None else cache_dir()) / "script" / f"{name}-{digest}.sqlite"
 
 
@@ -83,14 +88,25 @@ def materialize(spec: Mapping[str, Any], directory: Path | None = None) -> Path:
         return path
     script = Path(str(spec.get("script") or ""))
     if not script.is_file():
-        raise DataError(f"the database {spec.get('database')!r} is not built in {path.parent} and its script "
-                        f"{script} does not exist: rebuild the family (vx data build spider --data-dir DIR)")
+        raise DataError(
+            f"the database {spec.get('database')!r} is not built in {path.parent} and its script "
+            f"{script} does not exist: rebuild the family (vx data build spider --data-dir DIR)"
+        )
     raw = script.read_bytes()
     if hashlib.sha256(raw).hexdigest()[:DIGEST_CHARS] != spec.get("sha256"):
-        raise DataError(f"{script}: the script changed since the family was built (its sha256 is no longer "
-                        f"{spec.get('sha256')}); rebuild the family")
+        raise DataError(
+            f"{script}: the script changed since the family was built (its sha256 is no longer "
+            f"{spec.get('sha256')}); rebuild the family"
+        )
     return build_file(raw.decode("utf-8"), path)
 
 
-__all__ = ["DIGEST_CHARS", "build_file", "database_file", "materialize", "script_digest", "script_spec",
-           "write_atomically"]
+__all__ = [
+    "DIGEST_CHARS",
+    "build_file",
+    "database_file",
+    "materialize",
+    "script_digest",
+    "script_spec",
+    "write_atomically",
+]

@@ -56,7 +56,7 @@ def strip_distinct(sql: str) -> str:
     out, pos = [], 0
     for t in tokens:
         if t.token_type == TokenType.DISTINCT:
-            out.append(sql[pos:t.start])
+            out.append(sql[pos : t.start])
             pos = t.end + 1
     out.append(sql[pos:])
     return "".join(out)

@@ -90,8 +90,10 @@ class Keys:
 
     def describe(self, tables: Mapping[str, TableData]) -> list[str]:
         out = [f"{t}.{tables[t].columns[c]} is a key" for t, cols in sorted(self.unique.items()) for c in sorted(cols)]
-        out += [f"{r.table}.{tables[r.table].columns[r.column]} -> {r.parent}.{tables[r.parent].columns[r.key]}"
-                for r in self.references]
+        out += [
+            f"{r.table}.{tables[r.table].columns[r.column]} -> {r.parent}.{tables[r.parent].columns[r.key]}"
+            for r in self.references
+        ]
         return out
 
 
@@ -107,8 +109,9 @@ def read_tables(path: str | os.PathLike[str]) -> dict[str, TableData]:
     con = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
     try:
         out: dict[str, TableData] = {}
-        for name, create in con.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
-                                        "'sqlite_%' ORDER BY name").fetchall():
+        for name, create in con.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        ).fetchall():
             cur = con.execute(f"SELECT * FROM {_quote(name)}")
             cols = [d[0] for d in cur.description]
             out[name] = TableData(name, cols, create, [list(r) for r in cur.fetchall()])
@@ -171,8 +174,12 @@ def infer_keys(tables: Mapping[str, TableData]) -> Keys:
         cols = set()
         for j, name in enumerate(t.columns):
             vals = [r[j] for r in t.rows]
-            if n and None not in vals and len({str(v) for v in vals}) == n and \
-                    (_ID_NAME.search(name) or (n >= 3 and _is_text(vals))):
+            if (
+                n
+                and None not in vals
+                and len({str(v) for v in vals}) == n
+                and (_ID_NAME.search(name) or (n >= 3 and _is_text(vals)))
+            ):
                 cols.add(j)
         unique[t.name] = frozenset(cols)
         primary[t.name] = next((j for j in sorted(cols) if _ID_NAME.search(t.columns[j])), None)
@@ -226,7 +233,9 @@ def _fresh(values: Sequence[Any], count: int, taken: set[str], rng: random.Rando
     return out
 
 
-def perturb(tables: Mapping[str, TableData], keys: Keys, rng: random.Random, rates: Rates = RATES) -> dict[str, TableData]:
+def perturb(
+    tables: Mapping[str, TableData], keys: Keys, rng: random.Random, rates: Rates = RATES
+) -> dict[str, TableData]:
     """One variant of `tables` (new objects; the input is not changed)."""
     out = {n: TableData(t.name, list(t.columns), t.create, [list(r) for r in t.rows]) for n, t in tables.items()}
     referenced = {(r.parent, r.key) for r in keys.references}
@@ -280,8 +289,9 @@ def perturb(tables: Mapping[str, TableData], keys: Keys, rng: random.Random, rat
         n_dup = len(new_rows)
         n_add = sum(1 for _ in range(max(n, 1)) if rng.random() < rates.add)
         for _ in range(n_add):
-            new_rows.append([rng.choice(observed[name][j]) if observed[name][j] else None
-                             for j in range(len(t.columns))])
+            new_rows.append(
+                [rng.choice(observed[name][j]) if observed[name][j] else None for j in range(len(t.columns))]
+            )
         if not new_rows:
             continue
         for j in range(len(t.columns)):
@@ -366,8 +376,10 @@ def variant_file(spec: Mapping[str, Any]) -> Path:
     v = spec["variant"]
     base = _base_file({k: x for k, x in spec.items() if k != "variant"})
     tail = "-reversed" if v.get("rows") == "reversed" else ""
-    return base.parent / "variants" / f"{base.stem}-v{v.get('version', VERSION)}-s{int(v.get('seed', 0))}-" \
-                                      f"{int(v['index'])}{tail}.sqlite"
+    return (
+        base.parent / "variants" / f"{base.stem}-v{v.get('version', VERSION)}-s{int(v.get('seed', 0))}-"
+        f"{int(v['index'])}{tail}.sqlite"
+    )
 
 
 def materialize(spec: Mapping[str, Any]) -> Path:
@@ -376,8 +388,10 @@ def materialize(spec: Mapping[str, Any]) -> Path:
     if not isinstance(v, Mapping) or "index" not in v:
         raise DataError(f"not a variant spec: {dict(spec)}")
     if str(v.get("version", VERSION)) != VERSION:
-        raise DataError(f"variant version {v.get('version')!r} was built by another vx (this one builds "
-                        f"{VERSION!r}): rebuild the family")
+        raise DataError(
+            f"variant version {v.get('version')!r} was built by another vx (this one builds "
+            f"{VERSION!r}): rebuild the family"
+        )
     path = variant_file(spec)
     if path.exists():
         return path
@@ -392,5 +406,20 @@ def materialize(spec: Mapping[str, Any]) -> Path:
     return write_tables(out, path)
 
 
-__all__ = ["DEFAULT_COUNT", "Keys", "RATES", "Rates", "Reference", "TableData", "VERSION", "infer_keys", "materialize",
-           "perturb", "read_tables", "task_variant_specs", "variant_file", "variant_spec", "write_tables"]
+__all__ = [
+    "DEFAULT_COUNT",
+    "Keys",
+    "RATES",
+    "Rates",
+    "Reference",
+    "TableData",
+    "VERSION",
+    "infer_keys",
+    "materialize",
+    "perturb",
+    "read_tables",
+    "task_variant_specs",
+    "variant_file",
+    "variant_spec",
+    "write_tables",
+]

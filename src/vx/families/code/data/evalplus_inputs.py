@@ -68,27 +68,17 @@ def mbpp_deserialize_inputs(task_id: str, inputs: list) -> list:
         614,
         780,
     ]:
-        modified_inputs = [
-            [[tuple(lst) for lst in lst_lst] for lst_lst in inp] for inp in inputs
-        ]
+        modified_inputs = [[[tuple(lst) for lst in lst_lst] for lst_lst in inp] for inp in inputs]
 
     elif task_id in [75, 413, 444, 753]:
-        modified_inputs = [
-            [[tuple(lst) for lst in inp[0]]] + [inp[1]] for inp in inputs
-        ]
+        modified_inputs = [[[tuple(lst) for lst in inp[0]]] + [inp[1]] for inp in inputs]
 
     elif task_id == 106 or task_id == 750:
         modified_inputs = [[inp[0]] + [tuple(inp[1])] for inp in inputs]
 
     elif task_id == 115:
         modified_inputs = [
-            [
-                [
-                    set(item) if isinstance(item, list) and len(item) else {}
-                    for item in inp[0]
-                ]
-            ]
-            for inp in inputs
+            [[set(item) if isinstance(item, list) and len(item) else {} for item in inp[0]]] for inp in inputs
         ]
 
     elif task_id == 124:
@@ -98,26 +88,18 @@ def mbpp_deserialize_inputs(task_id: str, inputs: list) -> list:
         modified_inputs = [[tuple(inp[0])] + [inp[1]] for inp in inputs]
 
     elif task_id in [259, 401, 445]:
-        modified_inputs = [
-            [[tuple(lst) for lst in lst_lst] for lst_lst in inp] for inp in inputs
-        ]
+        modified_inputs = [[[tuple(lst) for lst in lst_lst] for lst_lst in inp] for inp in inputs]
         modified_inputs = [[tuple(lst) for lst in inp] for inp in modified_inputs]
 
     elif task_id == 278:
-        modified_inputs = [
-            [[tuple(item) if isinstance(item, list) else item for item in inp[0]]]
-            for inp in inputs
-        ]
+        modified_inputs = [[[tuple(item) if isinstance(item, list) else item for item in inp[0]]] for inp in inputs]
         modified_inputs = [[tuple(lst) for lst in inp] for inp in modified_inputs]
 
     elif task_id == 307:
         modified_inputs = [[tuple(inp[0])] + [inp[1], inp[2]] for inp in inputs]
 
     elif task_id == 722:
-        modified_inputs = [
-            [{key: tuple(value) for key, value in inp[0].items()}] + inp[1:]
-            for inp in inputs
-        ]
+        modified_inputs = [[{key: tuple(value) for key, value in inp[0].items()}] + inp[1:] for inp in inputs]
 
     elif task_id == 252:
         modified_inputs = [[complex(inp[0])] for inp in inputs]

@@ -58,6 +58,7 @@ def default_cache_dir() -> Path:
 
 # --------------------------------------------------------------------------- records
 
+
 @attrs.frozen
 class Expected:
     """A task's expected outputs per phase (Python values) and the reference's time per input."""
@@ -73,7 +74,6 @@ class PhaseResult:
     phase: str
     outcomes: tuple[bool, ...]
     first_failure: dict[str, Any] | None = None
-
 
 
 @attrs.frozen
@@ -102,6 +102,7 @@ class Truth:
 
 # --------------------------------------------------------------------------- value cache codec
 
+
 def _encode(value: Any) -> Any:
     """Tagged JSON for a plain value, in the sandbox's own result encoding (vx.sandbox.serialize)."""
     from vx.sandbox.harness import encode_value
@@ -116,6 +117,7 @@ def _decode(encoded: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- the grader
+
 
 def _entry_point_for(solution: str, task: Task) -> str:
     """The name to call: the task's entry point, or an accepted alias the solution defines instead."""
@@ -143,8 +145,15 @@ class Grader:
     key); ``workers`` is how many sandboxes run at once (threads; each run is its own process).
     """
 
-    def __init__(self, tasks: Mapping[str, Task], *, version: str, cache_dir: str | os.PathLike[str] | None = None,
-                 workers: int | None = None, sandbox: Any = None) -> None:
+    def __init__(
+        self,
+        tasks: Mapping[str, Task],
+        *,
+        version: str,
+        cache_dir: str | os.PathLike[str] | None = None,
+        workers: int | None = None,
+        sandbox: Any = None,
+    ) -> None:
         self.tasks = dict(tasks)
         self.version = version
         self.cache_path = Path(cache_dir or default_cache_dir()) / f"{version}.json"
@@ -170,8 +179,9 @@ class Grader:
     def layer(self) -> str:
         return str(getattr(self.sandbox, "layer", ""))
 
-    def _run(self, code: str, entry_point: str, task: Task, stage: Sequence[tuple[str, int, int]],
-             stop: Any = None) -> Any:
+    def _run(
+        self, code: str, entry_point: str, task: Task, stage: Sequence[tuple[str, int, int]], stop: Any = None
+    ) -> Any:
         """One sandboxed process running the inputs of the `stage`'s segments in order, with evalplus's limits.
 
         `stop(i, outcome)` is called in the parent as each result arrives; True ends the run there."""
@@ -187,10 +197,16 @@ class Grader:
         plan = self._plans.get(key)
         if plan is None:
             expected = self.expected(task.id)
-            segments = [((task.base_inputs if phase == "base" else task.plus_inputs)[lo:hi],
-                         _call_limits(expected.times[phase][lo:hi])) for phase, lo, hi in stage]
-            calls = self.sandbox.prepare_calls([(list(args), {}) for inputs, _ in segments for args in inputs],
-                                               args_after=False)
+            segments = [
+                (
+                    (task.base_inputs if phase == "base" else task.plus_inputs)[lo:hi],
+                    _call_limits(expected.times[phase][lo:hi]),
+                )
+                for phase, lo, hi in stage
+            ]
+            calls = self.sandbox.prepare_calls(
+                [(list(args), {}) for inputs, _ in segments for args in inputs], args_after=False
+            )
             budgets = [CallBudget(limit) for _, limits in segments for limit in limits]
             total = sum(min(MAX_PHASE_SECONDS, sum(limits)) + 1.0 for _, limits in segments) + STARTUP_SLACK
             plan = (calls, budgets, total)
@@ -223,11 +239,18 @@ class Grader:
         if not all_inputs:
             return None, "no hidden inputs"
         report = self.sandbox.run_calls(
-            task.reference, _entry_point_for(task.reference, task), [(list(a), {}) for a in all_inputs],
+            task.reference,
+            _entry_point_for(task.reference, task),
+            [(list(a), {}) for a in all_inputs],
             timeouts=[REFERENCE_CALL_TIMEOUT] * len(all_inputs),
-            total_timeout=min(600.0, REFERENCE_CALL_TIMEOUT * len(all_inputs)) + STARTUP_SLACK, args_after=False)
+            total_timeout=min(600.0, REFERENCE_CALL_TIMEOUT * len(all_inputs)) + STARTUP_SLACK,
+            args_after=False,
+        )
         if report.status != "ok":
-            return None, f"reference does not load in the sandbox: {report.status}: {report.load_error or report.detail}"
+            return (
+                None,
+                f"reference does not load in the sandbox: {report.status}: {report.load_error or report.detail}",
+            )
         not_none = _not_none_task(task)
         values: list[Any] = []
         times: list[float] = []
@@ -237,18 +260,23 @@ class Grader:
             elif call.status == "ok":
                 values.append(call.value)
             else:
-                return None, (f"reference fails on hidden input {i}: {call.status} "
-                              f"{call.exc_type or ''} {call.exc_message or ''}".strip())
+                return None, (
+                    f"reference fails on hidden input {i}: {call.status} "
+                    f"{call.exc_type or ''} {call.exc_message or ''}".strip()
+                )
             times.append(float(call.duration or 0.0))
         n_base = len(inputs["base"])
         entry = {
-            "base": [_encode(v) for v in values[:n_base]], "plus": [_encode(v) for v in values[n_base:]],
-            "base_time": times[:n_base], "plus_time": times[n_base:],
+            "base": [_encode(v) for v in values[:n_base]],
+            "plus": [_encode(v) for v in values[n_base:]],
+            "base_time": times[:n_base],
+            "plus_time": times[n_base:],
         }
         return entry, None
 
-    def prepare(self, task_ids: Iterable[str] | None = None,
-                progress: Callable[[int], None] | None = None) -> dict[str, str]:
+    def prepare(
+        self, task_ids: Iterable[str] | None = None, progress: Callable[[int], None] | None = None
+    ) -> dict[str, str]:
         """Make sure expected outputs exist for `task_ids` (default: all); returns the tasks whose
         reference could not be run, with the reason (those tasks cannot be graded)."""
         ids = list(task_ids) if task_ids is not None else list(self.tasks)
@@ -292,8 +320,17 @@ class Grader:
         return self._expected[task_id]
 
     # -- grading ---------------------------------------------------------------------------------
-    def _check_segment(self, task: Task, report: Any, offset: int, phase: str, start: int, inputs: Sequence[Any],
-                       expected: Sequence[Any], comparator: Comparator) -> tuple[list[bool], dict[str, Any] | None]:
+    def _check_segment(
+        self,
+        task: Task,
+        report: Any,
+        offset: int,
+        phase: str,
+        start: int,
+        inputs: Sequence[Any],
+        expected: Sequence[Any],
+        comparator: Comparator,
+    ) -> tuple[list[bool], dict[str, Any] | None]:
         """Compare the outputs of one segment of a run (calls `offset`...; inputs `start`... of `phase`)."""
         outcomes: list[bool] = []
         first: dict[str, Any] | None = None
@@ -324,16 +361,22 @@ class Grader:
         n_plus = len(task.plus_inputs)
         head = min(PLUS_HEAD, n_plus)
         middle = min(head + PLUS_MIDDLE, n_plus)
-        stages = [[("base", 0, len(task.base_inputs)), ("plus", 0, head)], [("plus", head, middle)],
-                  [("plus", middle, n_plus)]]
+        stages = [
+            [("base", 0, len(task.base_inputs)), ("plus", 0, head)],
+            [("plus", head, middle)],
+            [("plus", middle, n_plus)],
+        ]
         stages = [[seg for seg in stage if seg[2] > seg[1]] for stage in stages]
         return [stage for stage in stages if stage]
 
     def _stop_at_first_failure(self, task: Task, segments: Sequence[tuple[Any, str, int, int]], expected: Expected):
         """A `stop` callback comparing each result in the parent as it arrives (own comparators, so
         the final comparison sees the same sequence of checks); True at the first wrong result."""
-        flat = [(phase, args, expected.values[phase][lo + i])
-                for inputs, phase, lo, hi in segments for i, args in enumerate(inputs)]
+        flat = [
+            (phase, args, expected.values[phase][lo + i])
+            for inputs, phase, lo, hi in segments
+            for i, args in enumerate(inputs)
+        ]
         comparators: dict[str, Comparator] = {}
 
         def stop(i: int, call: Any) -> bool:
@@ -346,8 +389,9 @@ class Grader:
 
         return stop
 
-    def _grade_stages(self, task: Task, solution: str, stages: Sequence[Sequence[tuple[str, int, int]]],
-                      stop_at_failure: bool) -> tuple[list[PhaseResult], tuple[str, ...], str]:
+    def _grade_stages(
+        self, task: Task, solution: str, stages: Sequence[Sequence[tuple[str, int, int]]], stop_at_failure: bool
+    ) -> tuple[list[PhaseResult], tuple[str, ...], str]:
         expected = self.expected(task.id)
         entry_point = _entry_point_for(solution, task)
         outcomes: dict[str, list[bool]] = {}
@@ -355,8 +399,10 @@ class Grader:
         comparators: dict[str, Comparator] = {}
         layer = ""
         for stage in stages:
-            segments = [((task.base_inputs if phase == "base" else task.plus_inputs)[lo:hi], phase, lo, hi)
-                        for phase, lo, hi in stage]
+            segments = [
+                ((task.base_inputs if phase == "base" else task.plus_inputs)[lo:hi], phase, lo, hi)
+                for phase, lo, hi in stage
+            ]
             stop = self._stop_at_first_failure(task, segments, expected) if stop_at_failure else None
             report = self._run(solution, entry_point, task, stage, stop=stop)
             layer = getattr(report, "layer", layer)
@@ -365,8 +411,9 @@ class Grader:
             for inputs, phase, lo, hi in segments:
                 # One comparator per phase, across processes: evalplus's tolerance state is per phase.
                 comparator = comparators.setdefault(phase, Comparator(task.dataset, task.oracle_name, task.atol))
-                ok, first = self._check_segment(task, report, offset, phase, lo, inputs,
-                                                expected.values[phase][lo:hi], comparator)
+                ok, first = self._check_segment(
+                    task, report, offset, phase, lo, inputs, expected.values[phase][lo:hi], comparator
+                )
                 outcomes.setdefault(phase, []).extend(ok)
                 if firsts.get(phase) is None:
                     firsts[phase] = first
@@ -376,8 +423,9 @@ class Grader:
                 break
         results = [PhaseResult(phase, tuple(outcomes[phase]), firsts.get(phase)) for phase in outcomes]
         counted = {phase: len(values) for phase, values in outcomes.items()}
-        skipped = tuple(dict.fromkeys(
-            phase for stage in stages for phase, lo, hi in stage if counted.get(phase, 0) < hi))
+        skipped = tuple(
+            dict.fromkeys(phase for stage in stages for phase, lo, hi in stage if counted.get(phase, 0) < hi)
+        )
         return results, skipped, layer
 
     def run_phase(self, task: Task, solution: str, phase: str) -> PhaseResult:
@@ -407,8 +455,9 @@ class Grader:
             self._grades[(task.id, solution)] = truth
         return truth
 
-    def grade_many(self, jobs: Sequence[tuple[Task, str]],
-                   progress: Callable[[int], None] | None = None) -> list[Truth]:
+    def grade_many(
+        self, jobs: Sequence[tuple[Task, str]], progress: Callable[[int], None] | None = None
+    ) -> list[Truth]:
         """Grade many candidates, `workers` sandboxes at a time; results in input order."""
 
         def one(job: tuple[Task, str]) -> Truth:

@@ -74,6 +74,7 @@ class Operator:
 
 # --------------------------------------------------------------------------- helpers
 
+
 def _own_nodes(fn: ast.FunctionDef) -> list[ast.AST]:
     """Nodes of `fn`'s body in ast.walk order, skipping the docstring."""
     body = fn.body[1:] if _has_docstring(fn) else fn.body
@@ -84,8 +85,12 @@ def _own_nodes(fn: ast.FunctionDef) -> list[ast.AST]:
 
 
 def _has_docstring(fn: ast.FunctionDef) -> bool:
-    return bool(fn.body) and isinstance(fn.body[0], ast.Expr) and isinstance(
-        getattr(fn.body[0], "value", None), ast.Constant) and isinstance(fn.body[0].value.value, str)
+    return (
+        bool(fn.body)
+        and isinstance(fn.body[0], ast.Expr)
+        and isinstance(getattr(fn.body[0], "value", None), ast.Constant)
+        and isinstance(fn.body[0].value.value, str)
+    )
 
 
 def _body_start(fn: ast.FunctionDef) -> int:
@@ -175,11 +180,20 @@ _BOUNDARY = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
 def _obo_candidates(fn: ast.FunctionDef, ctx: Context) -> list[tuple[ast.AST, int]]:
     out: list[tuple[ast.AST, int]] = []
     for node in _own_nodes(fn):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" \
-                and 1 <= len(node.args) <= 3 and not node.keywords:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "range"
+            and 1 <= len(node.args) <= 3
+            and not node.keywords
+        ):
             out.append((node, 2))  # stop +1 / stop -1
-        elif isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Slice) \
-                and isinstance(node.ctx, ast.Load) and isinstance(node.slice, (ast.Name, ast.BinOp)):
+        elif (
+            isinstance(node, ast.Subscript)
+            and not isinstance(node.slice, ast.Slice)
+            and isinstance(node.ctx, ast.Load)
+            and isinstance(node.slice, (ast.Name, ast.BinOp))
+        ):
             out.append((node, 2))
         elif isinstance(node, ast.Compare) and len(node.ops) == 1:
             if type(node.ops[0]) in _BOUNDARY:
@@ -209,8 +223,18 @@ def _obo_apply(tree: ast.Module, fn: ast.FunctionDef, node: ast.AST, variant: in
 
 # --------------------------------------------------------------------------- flip_comparison
 
-_FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE,
-         ast.GtE: ast.LtE, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
+_FLIP = {
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Lt: ast.Gt,
+    ast.Gt: ast.Lt,
+    ast.LtE: ast.GtE,
+    ast.GtE: ast.LtE,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
 
 
 def _flip_candidates(fn: ast.FunctionDef, ctx: Context) -> list[tuple[ast.AST, int]]:
@@ -218,8 +242,11 @@ def _flip_candidates(fn: ast.FunctionDef, ctx: Context) -> list[tuple[ast.AST, i
     for node in _own_nodes(fn):
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _FLIP:
             out.append((node, 1))
-        elif isinstance(node, (ast.If, ast.While)) and not isinstance(node.test, ast.Compare) \
-                and not (isinstance(node.test, ast.Constant)):
+        elif (
+            isinstance(node, (ast.If, ast.While))
+            and not isinstance(node.test, ast.Compare)
+            and not (isinstance(node.test, ast.Constant))
+        ):
             out.append((node, 1))
     return out
 
@@ -239,8 +266,15 @@ def _flip_apply(tree: ast.Module, fn: ast.FunctionDef, node: ast.AST, variant: i
 
 # --------------------------------------------------------------------------- wrong_operator
 
-_ARITH = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Add, ast.Div: ast.FloorDiv,
-          ast.FloorDiv: ast.Div, ast.Mod: ast.FloorDiv, ast.Pow: ast.Mult}
+_ARITH = {
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.Add,
+    ast.Div: ast.FloorDiv,
+    ast.FloorDiv: ast.Div,
+    ast.Mod: ast.FloorDiv,
+    ast.Pow: ast.Mult,
+}
 
 
 def _op_candidates(fn: ast.FunctionDef, ctx: Context) -> list[tuple[ast.AST, int]]:
@@ -267,9 +301,19 @@ def _op_apply(tree: ast.Module, fn: ast.FunctionDef, node: ast.AST, variant: int
 # --------------------------------------------------------------------------- wrong_builtin
 
 _BUILTIN_SWAP = {"min": "max", "max": "min", "any": "all", "all": "any"}
-_METHOD_SWAP = {"upper": "lower", "lower": "upper", "startswith": "endswith", "endswith": "startswith",
-                "isupper": "islower", "islower": "isupper", "index": "rindex", "find": "rfind",
-                "rfind": "find", "lstrip": "rstrip", "rstrip": "lstrip"}
+_METHOD_SWAP = {
+    "upper": "lower",
+    "lower": "upper",
+    "startswith": "endswith",
+    "endswith": "startswith",
+    "isupper": "islower",
+    "islower": "isupper",
+    "index": "rindex",
+    "find": "rfind",
+    "rfind": "find",
+    "lstrip": "rstrip",
+    "rstrip": "lstrip",
+}
 
 
 def _builtin_candidates(fn: ast.FunctionDef, ctx: Context) -> list[tuple[ast.AST, int]]:
@@ -297,6 +341,7 @@ def _builtin_apply(tree: ast.Module, fn: ast.FunctionDef, node: ast.AST, variant
 
 # --------------------------------------------------------------------------- print_not_return
 
+
 def _print_candidates(fn: ast.FunctionDef, ctx: Context) -> list[tuple[ast.AST, int]]:
     returns = [r for r in _returns_of(fn) if r.value is not None]
     return [(fn, 1)] if returns else []
@@ -311,18 +356,23 @@ def _print_apply(tree: ast.Module, fn: ast.FunctionDef, node: ast.AST, variant: 
             if isinstance(value, list) and any(item is ret for item in value):
                 i = next(k for k, item in enumerate(value) if item is ret)
                 call = ast.Expr(ast.Call(func=ast.Name("print", ast.Load()), args=[ret.value], keywords=[]))
-                value[i: i + 1] = [call, ast.Return(value=None)]
+                value[i : i + 1] = [call, ast.Return(value=None)]
                 break
     return f"{len(returns)} return(s) print instead"
 
 
 # --------------------------------------------------------------------------- drop_edge_case
 
+
 def _edge_candidates(fn: ast.FunctionDef, ctx: Context) -> list[tuple[ast.AST, int]]:
     out: list[tuple[ast.AST, int]] = []
     for node in _own_nodes(fn):
-        if isinstance(node, ast.If) and not node.orelse and len(node.body) <= 3 \
-                and isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+        if (
+            isinstance(node, ast.If)
+            and not node.orelse
+            and len(node.body) <= 3
+            and isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+        ):
             out.append((node, 1))
     return out
 
@@ -339,6 +389,7 @@ def _edge_apply(tree: ast.Module, fn: ast.FunctionDef, node: ast.AST, variant: i
 
 
 # --------------------------------------------------------------------------- wrong_name
+
 
 def _other_name(name: str) -> str:
     if "_" in name.strip("_"):
@@ -364,6 +415,7 @@ def _name_apply(tree: ast.Module, fn: ast.FunctionDef, node: ast.AST, variant: i
 
 # --------------------------------------------------------------------------- swap_arguments
 
+
 def _swap_candidates(fn: ast.FunctionDef, ctx: Context) -> list[tuple[ast.AST, int]]:
     return [(fn, 1)] if len(fn.args.args) >= 2 and not fn.args.posonlyargs else []
 
@@ -378,9 +430,13 @@ def _swap_apply(tree: ast.Module, fn: ast.FunctionDef, node: ast.AST, variant: i
 
 # --------------------------------------------------------------------------- crash_on_empty
 
+
 def _empty_candidates(fn: ast.FunctionDef, ctx: Context) -> list[tuple[ast.AST, int]]:
-    return [(fn, len(_sequence_params(fn, ctx, (list, str, tuple))))] if _sequence_params(
-        fn, ctx, (list, str, tuple)) else []
+    return (
+        [(fn, len(_sequence_params(fn, ctx, (list, str, tuple))))]
+        if _sequence_params(fn, ctx, (list, str, tuple))
+        else []
+    )
 
 
 def _empty_apply(tree: ast.Module, fn: ast.FunctionDef, node: ast.AST, variant: int, ctx: Context) -> str:
@@ -392,17 +448,19 @@ def _empty_apply(tree: ast.Module, fn: ast.FunctionDef, node: ast.AST, variant: 
 
 # --------------------------------------------------------------------------- hardcode_example
 
+
 def _hardcode_candidates(fn: ast.FunctionDef, ctx: Context) -> list[tuple[ast.AST, int]]:
     return [(fn, 1)] if ctx.examples else []
 
 
 def _hardcode_apply(tree: ast.Module, fn: ast.FunctionDef, node: ast.AST, variant: int, ctx: Context) -> str:
     expected = ctx.examples[0].expected_src
-    fn.body[_body_start(fn):] = _stmt(f"return {expected}")
+    fn.body[_body_start(fn) :] = _stmt(f"return {expected}")
     return f"returns the example's output {expected[:60]}"
 
 
 # --------------------------------------------------------------------------- mutate_argument
+
 
 def _mutarg_candidates(fn: ast.FunctionDef, ctx: Context) -> list[tuple[ast.AST, int]]:
     indices = _sequence_params(fn, ctx, (list,))
@@ -416,6 +474,7 @@ def _mutarg_apply(tree: ast.Module, fn: ast.FunctionDef, node: ast.AST, variant:
 
 
 # --------------------------------------------------------------------------- reads_stdin / infinite_loop
+
 
 def _always(fn: ast.FunctionDef, ctx: Context) -> list[tuple[ast.AST, int]]:
     return [(fn, 1)]
@@ -433,20 +492,26 @@ def _loop_apply(tree: ast.Module, fn: ast.FunctionDef, node: ast.AST, variant: i
 
 # --------------------------------------------------------------------------- rename_locals (benign)
 
+
 def _assigned_locals(fn: ast.FunctionDef) -> list[str]:
     names: list[str] = []
     params = set(_params(fn))
     for node in _own_nodes(fn):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in params \
-                and node.id not in names:
+        if (
+            isinstance(node, ast.Name)
+            and isinstance(node.ctx, ast.Store)
+            and node.id not in params
+            and node.id not in names
+        ):
             names.append(node.id)
     return names
 
 
 def _rename_candidates(fn: ast.FunctionDef, ctx: Context) -> list[tuple[ast.AST, int]]:
     # Nested functions or global/nonlocal declarations make renaming unsafe: skip them.
-    if any(isinstance(n, (ast.FunctionDef, ast.Lambda, ast.Global, ast.Nonlocal, ast.ClassDef))
-           for n in _own_nodes(fn)):
+    if any(
+        isinstance(n, (ast.FunctionDef, ast.Lambda, ast.Global, ast.Nonlocal, ast.ClassDef)) for n in _own_nodes(fn)
+    ):
         return []
     return [(fn, len(_assigned_locals(fn)))] if _assigned_locals(fn) else []
 
@@ -454,7 +519,8 @@ def _rename_candidates(fn: ast.FunctionDef, ctx: Context) -> list[tuple[ast.AST,
 def _rename_apply(tree: ast.Module, fn: ast.FunctionDef, node: ast.AST, variant: int, ctx: Context) -> str:
     old = _assigned_locals(fn)[variant]
     taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
-        a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+        a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)
+    }
     new = f"{old}_value"
     while new in taken:
         new += "_"
@@ -467,37 +533,109 @@ def _rename_apply(tree: ast.Module, fn: ast.FunctionDef, node: ast.AST, variant:
 OPERATORS: dict[str, Operator] = {
     op.name: op
     for op in (
-        Operator("off_by_one", "off_by_one", "range bound, index or boundary comparison off by one",
-                 _obo_candidates, _obo_apply, weight=2.0),
-        Operator("flip_comparison", "wrong_logic", "comparison or condition inverted",
-                 _flip_candidates, _flip_apply, weight=1.5),
-        Operator("wrong_operator", "wrong_logic", "arithmetic or boolean operator replaced",
-                 _op_candidates, _op_apply, weight=1.5),
-        Operator("wrong_builtin", "wrong_logic", "min/max, any/all or a string method swapped",
-                 _builtin_candidates, _builtin_apply),
-        Operator("print_not_return", "returns_not_print_only", "prints the result instead of returning it",
-                 _print_candidates, _print_apply),
-        Operator("drop_edge_case", "missing_edge_case", "an early-exit edge-case branch removed",
-                 _edge_candidates, _edge_apply, weight=1.5),
-        Operator("wrong_name", "wrong_entry_point", "function defined under another name",
-                 _name_candidates, _name_apply, weight=0.5),
-        Operator("swap_arguments", "wrong_signature", "first two parameters swapped",
-                 _swap_candidates, _swap_apply, weight=0.75),
-        Operator("crash_on_empty", "crash", "indexes a sequence argument before checking it is non-empty",
-                 _empty_candidates, _empty_apply, weight=0.75),
-        Operator("hardcode_example", "hardcodes_example", "returns the visible example's output for any input",
-                 _hardcode_candidates, _hardcode_apply, weight=0.5),
-        Operator("mutate_argument", "mutates_argument", "sorts a list argument in place",
-                 _mutarg_candidates, _mutarg_apply, weight=0.5),
+        Operator(
+            "off_by_one",
+            "off_by_one",
+            "range bound, index or boundary comparison off by one",
+            _obo_candidates,
+            _obo_apply,
+            weight=2.0,
+        ),
+        Operator(
+            "flip_comparison",
+            "wrong_logic",
+            "comparison or condition inverted",
+            _flip_candidates,
+            _flip_apply,
+            weight=1.5,
+        ),
+        Operator(
+            "wrong_operator",
+            "wrong_logic",
+            "arithmetic or boolean operator replaced",
+            _op_candidates,
+            _op_apply,
+            weight=1.5,
+        ),
+        Operator(
+            "wrong_builtin",
+            "wrong_logic",
+            "min/max, any/all or a string method swapped",
+            _builtin_candidates,
+            _builtin_apply,
+        ),
+        Operator(
+            "print_not_return",
+            "returns_not_print_only",
+            "prints the result instead of returning it",
+            _print_candidates,
+            _print_apply,
+        ),
+        Operator(
+            "drop_edge_case",
+            "missing_edge_case",
+            "an early-exit edge-case branch removed",
+            _edge_candidates,
+            _edge_apply,
+            weight=1.5,
+        ),
+        Operator(
+            "wrong_name",
+            "wrong_entry_point",
+            "function defined under another name",
+            _name_candidates,
+            _name_apply,
+            weight=0.5,
+        ),
+        Operator(
+            "swap_arguments",
+            "wrong_signature",
+            "first two parameters swapped",
+            _swap_candidates,
+            _swap_apply,
+            weight=0.75,
+        ),
+        Operator(
+            "crash_on_empty",
+            "crash",
+            "indexes a sequence argument before checking it is non-empty",
+            _empty_candidates,
+            _empty_apply,
+            weight=0.75,
+        ),
+        Operator(
+            "hardcode_example",
+            "hardcodes_example",
+            "returns the visible example's output for any input",
+            _hardcode_candidates,
+            _hardcode_apply,
+            weight=0.5,
+        ),
+        Operator(
+            "mutate_argument",
+            "mutates_argument",
+            "sorts a list argument in place",
+            _mutarg_candidates,
+            _mutarg_apply,
+            weight=0.5,
+        ),
         Operator("reads_stdin", "reads_stdin", "reads standard input", _always, _stdin_apply, weight=0.3),
         Operator("infinite_loop", "timeout", "never terminates", _always, _loop_apply, weight=0.2),
-        Operator("rename_locals", "none", "a local variable renamed (benign refactor)",
-                 _rename_candidates, _rename_apply, weight=1.0, benign=True),
+        Operator(
+            "rename_locals",
+            "none",
+            "a local variable renamed (benign refactor)",
+            _rename_candidates,
+            _rename_apply,
+            weight=1.0,
+            benign=True,
+        ),
     )
 }
 
 
 # --------------------------------------------------------------------------- engine
+
 
 def entry_function(tree: ast.Module, entry_point: str) -> ast.FunctionDef:
     for node in tree.body:
@@ -544,8 +682,9 @@ def apply(source: str, ctx: Context, operator: str, site: Site) -> Mutant | None
     return Mutant(source=text, operator=operator, detail=detail)
 
 
-def mutate(source: str, ctx: Context, *, n: int, seed: int | str,
-           operators: Sequence[str] | None = None) -> list[Mutant]:
+def mutate(
+    source: str, ctx: Context, *, n: int, seed: int | str, operators: Sequence[str] | None = None
+) -> list[Mutant]:
     """Up to `n` distinct mutants of `source`, drawn deterministically from (`seed`, source).
 
     Operators are drawn by weight (one site per draw, uniformly among that operator's sites),

@@ -28,7 +28,6 @@ from vx.families.code.data.tasks import DataError, Task, file_sha256
 from vx.inputs import read_input_text
 from vx.text import file_lines
 
-
 MAX_UNKNOWN_LISTED = 5  # samples naming unknown tasks listed by read_attempts (the rest are counted)
 
 
@@ -88,24 +87,28 @@ def read_samples(path: str | os.PathLike[str]) -> list[Sample]:
         field = "solution" if "solution" in row or "completion" not in row else "completion"
         missing = [k for k in ("task_id", field) if k not in row]
         if missing:
-            raise DataError(f"{path}:{n}: missing field(s) {', '.join(missing)}; a sample needs "
-                            "task_id and solution (or completion), and may have prompt, entry_point, given_tests")
+            raise DataError(
+                f"{path}:{n}: missing field(s) {', '.join(missing)}; a sample needs "
+                "task_id and solution (or completion), and may have prompt, entry_point, given_tests"
+            )
         if not isinstance(row[field], str):
             raise DataError(f"{path}:{n}: {field} must be a string")
         given = row.get("given_tests") or []
         if isinstance(given, str):
             given = [given]
-        samples.append(Sample(
-            task_id=str(row["task_id"]),
-            model=model,
-            prompt=row.get("prompt", ""),
-            entry_point=row.get("entry_point", ""),
-            given_tests=tuple(given),
-            solution=row[field],
-            is_solved=_as_bool(row.get("is_solved")),
-            line=n,
-            completion=field == "completion",
-        ))
+        samples.append(
+            Sample(
+                task_id=str(row["task_id"]),
+                model=model,
+                prompt=row.get("prompt", ""),
+                entry_point=row.get("entry_point", ""),
+                given_tests=tuple(given),
+                solution=row[field],
+                is_solved=_as_bool(row.get("is_solved")),
+                line=n,
+                completion=field == "completion",
+            )
+        )
     return samples
 
 
@@ -148,10 +151,15 @@ def _is_bare_body(solution: str) -> bool:
     return False
 
 
-def read_attempts(paths: Sequence[str | os.PathLike[str]], known: Mapping[str, Task], *,
-                   codet_tasks: str | os.PathLike[str] | None, prepend_prompt: bool,
-                   stats: Counter[str], unknown: list[str] | None = None,
-                   ) -> tuple[dict[str, list[tuple[str, dict[str, Any]]]], list[dict[str, Any]]]:
+def read_attempts(
+    paths: Sequence[str | os.PathLike[str]],
+    known: Mapping[str, Task],
+    *,
+    codet_tasks: str | os.PathLike[str] | None,
+    prepend_prompt: bool,
+    stats: Counter[str],
+    unknown: list[str] | None = None,
+) -> tuple[dict[str, list[tuple[str, dict[str, Any]]]], list[dict[str, Any]]]:
     """Every attempt of every samples file, per task id: (program, meta). Two formats: one output per
     task (``task_id``, ``solution``: samples/humaneval, samples/mbpp) and CodeT's multi-sample files
     (``prompt``, ``samples``: matched to tasks by the exact prompt through the CodeT task file). MBPP
@@ -177,12 +185,21 @@ def read_attempts(paths: Sequence[str | os.PathLike[str]], known: Mapping[str, T
                     continue
                 for k, program in enumerate(row.programs):
                     attempts.setdefault(row.task_id, []).append(
-                        (program, {"model": model, "sample": k, "source_line": row.line}))
+                        (program, {"model": model, "sample": k, "source_line": row.line})
+                    )
                     n += 1
-            sources.append({"path": os.fspath(path), "sha256": file_sha256(path), "format": "codet",
-                            "tasks": len(rows), "attempts": n, "task_file": os.fspath(mapping),
-                            "truncation": "prompt + completion cut at the earliest of CodeT's stop sequences "
-                                          + ", ".join(repr(t) for t in codet.STOP_TOKENS)})
+            sources.append(
+                {
+                    "path": os.fspath(path),
+                    "sha256": file_sha256(path),
+                    "format": "codet",
+                    "tasks": len(rows),
+                    "attempts": n,
+                    "task_file": os.fspath(mapping),
+                    "truncation": "prompt + completion cut at the earliest of CodeT's stop sequences "
+                    + ", ".join(repr(t) for t in codet.STOP_TOKENS),
+                }
+            )
             continue
         rows = read_samples(path)
         n = 0
@@ -206,6 +223,13 @@ def read_attempts(paths: Sequence[str | os.PathLike[str]], known: Mapping[str, T
                     stats["bare_bodies_kept"] += 1
             attempts.setdefault(tid, []).append((program, meta))
             n += 1
-        sources.append({"path": os.fspath(path), "sha256": file_sha256(path), "format": "one-per-task",
-                        "samples": len(rows), "attempts": n})
+        sources.append(
+            {
+                "path": os.fspath(path),
+                "sha256": file_sha256(path),
+                "format": "one-per-task",
+                "samples": len(rows),
+                "attempts": n,
+            }
+        )
     return attempts, sources

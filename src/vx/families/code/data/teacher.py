@@ -57,9 +57,13 @@ class TeacherLabel:
     evidence: str = ""  # for a failure: one of EVIDENCE ("" for a pass, or when not established)
 
     def meta(self) -> dict[str, Any]:
-        return {"teacher": self.kind, "teacher_agreement": round(self.agreement, 4),
-                "teacher_inputs": self.n_inputs, **({"teacher_evidence": self.evidence} if self.evidence else {}),
-                **self.detail}
+        return {
+            "teacher": self.kind,
+            "teacher_agreement": round(self.agreement, 4),
+            "teacher_inputs": self.n_inputs,
+            **({"teacher_evidence": self.evidence} if self.evidence else {}),
+            **self.detail,
+        }
 
 
 def label_from_phase(result: PhaseResult) -> TeacherLabel:
@@ -85,9 +89,14 @@ def _probes(task: Task) -> list[Any]:
 
 
 def _run(grader: Grader, code: str, entry: str, probes: list[Any]) -> Any:
-    return grader.sandbox.run_calls(code, entry, [(list(p.args), {}) for p in probes],
-                                    timeouts=[PROBE_CALL_TIMEOUT] * len(probes), total_timeout=PROBE_RUN_TIMEOUT,
-                                    args_after=False)
+    return grader.sandbox.run_calls(
+        code,
+        entry,
+        [(list(p.args), {}) for p in probes],
+        timeouts=[PROBE_CALL_TIMEOUT] * len(probes),
+        total_timeout=PROBE_RUN_TIMEOUT,
+        args_after=False,
+    )
 
 
 def probe_agreement(grader: Grader, task: Task, solution: str) -> tuple[int, int, dict[str, Any] | None]:
@@ -122,13 +131,20 @@ def probe_agreement(grader: Grader, task: Task, solution: str) -> tuple[int, int
             continue  # the reference rejects this input: no expectation
         compared += 1
         mine = report.calls[i] if i < len(report.calls) else None
-        ok = mine is not None and mine.status == "ok" and \
-            comparator.check(list(p.args), mine.value, ref.value, out_type=mine.type_name).ok
+        ok = (
+            mine is not None
+            and mine.status == "ok"
+            and comparator.check(list(p.args), mine.value, ref.value, out_type=mine.type_name).ok
+        )
         if ok:
             agree += 1
         elif first is None:
-            got = ("load: " + str(report.status)) if mine is None else (  # short(): repr() refuses a huge int
-                short(mine.value) if mine.status == "ok" else f"{mine.status} {mine.exc_type or ''}".strip())
+            got = (
+                ("load: " + str(report.status))
+                if mine is None
+                # short(): repr() refuses a huge int
+                else (short(mine.value) if mine.status == "ok" else f"{mine.status} {mine.exc_type or ''}".strip())
+            )
             first = {"probe": p.call, "class": p.klass, "reference": short(ref.value), "candidate": got}
     return compared, agree, first
 
@@ -138,8 +154,9 @@ def teach(grader: Grader, task: Task, solution: str, *, probes: bool = True) -> 
     base = label_from_phase(grader.run_phase(task, solution, "base"))
     if not probes:
         if base.label == "fail":
-            return attrs.evolve(base, evidence=failure_evidence(task, solution, base.detail.get("teacher_first_failure"),
-                                                               None))
+            return attrs.evolve(
+                base, evidence=failure_evidence(task, solution, base.detail.get("teacher_first_failure"), None)
+            )
         return base
     compared, agree, first = probe_agreement(grader, task, solution)
     n_base = base.n_inputs
@@ -150,17 +167,20 @@ def teach(grader: Grader, task: Task, solution: str, *, probes: bool = True) -> 
     if first is not None:
         detail["teacher_probe_disagreement"] = first
     label = "pass" if base.label == "pass" and agree == compared else "fail"
-    evidence = failure_evidence(task, solution, base.detail.get("teacher_first_failure"), first) if label == "fail" \
-        else ""
-    return TeacherLabel(label=label, agreement=agreement, n_inputs=n, detail=detail, kind="execution-base+probes",
-                        evidence=evidence)
+    evidence = (
+        failure_evidence(task, solution, base.detail.get("teacher_first_failure"), first) if label == "fail" else ""
+    )
+    return TeacherLabel(
+        label=label, agreement=agreement, n_inputs=n, detail=detail, kind="execution-base+probes", evidence=evidence
+    )
 
 
 _CRASH_REASONS = ("raised ", "timeout", "run timeout", "run crashed", "crashed", "returned a ")
 
 
-def failure_evidence(task: Task, solution: str, base_failure: dict[str, Any] | None,
-                     probe_failure: dict[str, Any] | None) -> str:
+def failure_evidence(
+    task: Task, solution: str, base_failure: dict[str, Any] | None, probe_failure: dict[str, Any] | None
+) -> str:
     """The evidence class of a failure (`EVIDENCE`): the code family's own `fails_visible_example`
     check decides the first (one more sandboxed run); then whether the first differing input made the
     candidate raise or time out; else it passes its examples and differs from the reference."""

@@ -55,9 +55,14 @@ def _alias_line(sample: Sample, plus_task: Task) -> str:
     return ""
 
 
-def evalplus_verdicts(samples: Sequence[Sample], data_dir: str | os.PathLike[str] | None, *,
-                      alias: bool = True, workers: int | None = None,
-                      progress: Callable[[int], None] | None = None) -> EvalplusRun:
+def evalplus_verdicts(
+    samples: Sequence[Sample],
+    data_dir: str | os.PathLike[str] | None,
+    *,
+    alias: bool = True,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> EvalplusRun:
     """evalplus's verdict per sample: pass iff base_status == plus_status == "pass"."""
     require_evalplus()
     from evalplus.config import DEFAULT_GT_TIME_LIMIT_FACTOR, DEFAULT_MIN_TIME_LIMIT
@@ -76,8 +81,12 @@ def evalplus_verdicts(samples: Sequence[Sample], data_dir: str | os.PathLike[str
         not_none = problem["entry_point"] in MBPP_OUTPUT_NOT_NONE_TASKS
         for phase in ("base", "plus"):
             oracle[phase], oracle[f"{phase}_time"] = trusted_exec(
-                problem["prompt"] + problem["canonical_solution"], problem[f"{phase}_input"],
-                problem["entry_point"], record_time=True, output_not_none=not_none)
+                problem["prompt"] + problem["canonical_solution"],
+                problem[f"{phase}_input"],
+                problem["entry_point"],
+                record_time=True,
+                output_not_none=not_none,
+            )
         expected[tid] = oracle
     groundtruth_seconds = time.perf_counter() - start
 
@@ -91,13 +100,26 @@ def evalplus_verdicts(samples: Sequence[Sample], data_dir: str | os.PathLike[str
             if alias:
                 solution += _alias_line(sample, _task_view(problem))
             futures[_key(sample)] = pool.submit(
-                check_correctness, "mbpp", i, problem, solution, expected[sample.plus_id], False, True,
-                _key(sample), DEFAULT_MIN_TIME_LIMIT, DEFAULT_GT_TIME_LIMIT_FACTOR)
+                check_correctness,
+                "mbpp",
+                i,
+                problem,
+                solution,
+                expected[sample.plus_id],
+                False,
+                True,
+                _key(sample),
+                DEFAULT_MIN_TIME_LIMIT,
+                DEFAULT_GT_TIME_LIMIT_FACTOR,
+            )
         for key, future in futures.items():
             result = future.result()
             base, plus = result["base"][0], result["plus"][0]
-            verdicts[key] = {"label": "pass" if base == plus == "pass" else "fail",
-                             "base_status": base, "plus_status": plus}
+            verdicts[key] = {
+                "label": "pass" if base == plus == "pass" else "fail",
+                "base_status": base,
+                "plus_status": plus,
+            }
             if progress:
                 progress(1)
     return EvalplusRun(verdicts, groundtruth_seconds, time.perf_counter() - start)
@@ -108,8 +130,10 @@ def require_evalplus() -> None:
     try:
         import evalplus  # noqa: F401
     except ImportError as exc:
-        raise MissingDependency("the evalplus cross-check needs evalplus itself: pip install "
-                                "'vx-verifiers[bench]' (or pip install 'evalplus>=0.3.1')") from exc
+        raise MissingDependency(
+            "the evalplus cross-check needs evalplus itself: pip install "
+            "'vx-verifiers[bench]' (or pip install 'evalplus>=0.3.1')"
+        ) from exc
 
 
 def evalplus_mbpp_plus(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
@@ -153,14 +177,19 @@ def vx_tasks(samples: Sequence[Sample], plus: dict[str, Task]) -> dict[str, Task
             continue
         task = plus[sample.plus_id]
         if sample.entry_point and sample.entry_point != task.entry_point:
-            task = attrs.evolve(task, entry_point=sample.entry_point, aliases=(task.entry_point,),
-                                meta={"evalplus_entry_point": task.entry_point})
+            task = attrs.evolve(
+                task,
+                entry_point=sample.entry_point,
+                aliases=(task.entry_point,),
+                meta={"evalplus_entry_point": task.entry_point},
+            )
         out[sample.plus_id] = task
     return out
 
 
-def vx_verdicts(samples: Sequence[Sample], tasks: dict[str, Task], grader: Grader,
-                progress: Callable[[int], None] | None = None) -> tuple[dict[str, Truth], float, float]:
+def vx_verdicts(
+    samples: Sequence[Sample], tasks: dict[str, Task], grader: Grader, progress: Callable[[int], None] | None = None
+) -> tuple[dict[str, Truth], float, float]:
     """vx's ground truth per sample; returns (truths, seconds for references, seconds for grading)."""
     start = time.perf_counter()
     grader.prepare(sorted({s.plus_id for s in samples}))
@@ -191,8 +220,10 @@ def explain(sample: Sample, truth: Truth, theirs: dict[str, Any]) -> str:
     if theirs["base_status"] == "timeout" or theirs["plus_status"] == "timeout":
         return "evalplus: timeout; vx finished within the same limits (timing)"
     if truth.label == "fail" and ("No module named" in reason or "ModuleNotFoundError" in reason):
-        return ("vx: the sandboxed interpreter has only the standard library; the solution imports a "
-                f"third-party module ({reason})")
+        return (
+            "vx: the sandboxed interpreter has only the standard library; the solution imports a "
+            f"third-party module ({reason})"
+        )
     if truth.label == "fail" and "not plain data" in reason:
         return f"vx: {reason} (evalplus compares the object itself, e.g. numpy values)"
     if any(f.startswith("unimported_modules") for f in flags):
@@ -200,8 +231,13 @@ def explain(sample: Sample, truth: Truth, theirs: dict[str, Any]) -> str:
     return f"unexplained: vx {truth.label} ({reason or 'all inputs matched'}), evalplus {theirs}"
 
 
-def compare(samples: Sequence[Sample], ours: dict[str, Truth], theirs: EvalplusRun,
-            theirs_raw: EvalplusRun | None = None, tasks: dict[str, Task] | None = None) -> Agreement:
+def compare(
+    samples: Sequence[Sample],
+    ours: dict[str, Truth],
+    theirs: EvalplusRun,
+    theirs_raw: EvalplusRun | None = None,
+    tasks: dict[str, Task] | None = None,
+) -> Agreement:
     disagreements = []
     agree = 0
     for sample in samples:
@@ -210,22 +246,36 @@ def compare(samples: Sequence[Sample], ours: dict[str, Truth], theirs: EvalplusR
         if truth.label == other["label"]:
             agree += 1
             continue
-        disagreements.append({"sample": key, "vx": truth.label, "evalplus": other["label"],
-                              "evalplus_status": [other["base_status"], other["plus_status"]],
-                              "vx_first_failure": truth.first_failure,
-                              "explanation": explain(sample, truth, other)})
+        disagreements.append(
+            {
+                "sample": key,
+                "vx": truth.label,
+                "evalplus": other["label"],
+                "evalplus_status": [other["base_status"], other["plus_status"]],
+                "vx_first_failure": truth.first_failure,
+                "explanation": explain(sample, truth, other),
+            }
+        )
     renamed: dict[str, Any] = {}
     if theirs_raw is not None and tasks is not None:
         for sample in samples:
             key = _key(sample)
             if tasks[sample.plus_id].aliases:
-                renamed[key] = {"evalplus_as_given": theirs_raw.verdicts[key]["label"],
-                                "evalplus_with_alias": theirs.verdicts[key]["label"], "vx": ours[key].label}
+                renamed[key] = {
+                    "evalplus_as_given": theirs_raw.verdicts[key]["label"],
+                    "evalplus_with_alias": theirs.verdicts[key]["label"],
+                    "vx": ours[key].label,
+                }
     return Agreement(n=len(samples), agree=agree, disagreements=disagreements, renamed_without_alias=renamed)
 
 
-def run(samples_path: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None, *,
-        cache_dir: str | os.PathLike[str] | None = None, workers: int | None = None) -> dict[str, Any]:
+def run(
+    samples_path: str | os.PathLike[str],
+    data_dir: str | os.PathLike[str] | None,
+    *,
+    cache_dir: str | os.PathLike[str] | None = None,
+    workers: int | None = None,
+) -> dict[str, Any]:
     """The full cross-check for one samples file: agreement, disagreements explained, timings."""
     plus = task_data.load_mbpp_plus(data_dir)
     samples = mbpp_samples(samples_path, plus)
@@ -250,8 +300,12 @@ def run(samples_path: str | os.PathLike[str], data_dir: str | os.PathLike[str] |
         "vx_pass": sum(t.label == "pass" for t in ours.values()),
         "evalplus_pass": sum(v["label"] == "pass" for v in theirs.verdicts.values()),
         "sandbox_layer": grader.layer,
-        "seconds": {"vx_references": ref_s, "vx_grading": grade_s,
-                    "evalplus_groundtruth": theirs.groundtruth_seconds, "evalplus_checking": theirs.check_seconds},
+        "seconds": {
+            "vx_references": ref_s,
+            "vx_grading": grade_s,
+            "evalplus_groundtruth": theirs.groundtruth_seconds,
+            "evalplus_checking": theirs.check_seconds,
+        },
         "verdicts": {key: {"vx": ours[key].label, "evalplus": theirs.verdicts[key]["label"]} for key in ours},
     }
 

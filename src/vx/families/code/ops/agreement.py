@@ -12,8 +12,15 @@ behaviour cluster passes the hidden tests 90 % of the time -- which the pack nam
 
 from __future__ import annotations
 
-from vx.families.code.ops.peers import DEPENDS as PEER_DEPENDS, EXEC_OP_TIMEOUT, Behaviour, behaviour, \
-    behaviour_clusters
+from vx.families.code.ops.peers import (
+    DEPENDS as PEER_DEPENDS,
+)
+from vx.families.code.ops.peers import (
+    EXEC_OP_TIMEOUT,
+    Behaviour,
+    behaviour,
+    behaviour_clusters,
+)
 from vx.ops.core import abstain, clean, drawback, peer_op
 
 DEPENDS = (__name__, *PEER_DEPENDS)

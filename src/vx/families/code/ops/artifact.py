@@ -18,6 +18,7 @@ from vx.ops.core import Context
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
+
 @attrs.frozen(eq=False)
 class Artifact:
     """What the root learned about an output; ``ctx["artifact"]``.
@@ -61,12 +62,19 @@ def _module_functions(tree: ast.Module) -> dict[str, FunctionNode]:
             elif isinstance(stmt.value, ast.Lambda):
                 # `f = lambda x: ...` is read as `def f(x): return ...` by the static ops
                 lam = stmt.value
-                fn = ast.FunctionDef(name=name, args=lam.args, body=[ast.Return(value=lam.body)],
-                                     decorator_list=[], returns=None, type_comment=None)
+                fn = ast.FunctionDef(
+                    name=name,
+                    args=lam.args,
+                    body=[ast.Return(value=lam.body)],
+                    decorator_list=[],
+                    returns=None,
+                    type_comment=None,
+                )
                 found[name] = ast.copy_location(fn, stmt)
                 ast.fix_missing_locations(fn)
-            elif name in found and isinstance(stmt.value, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set,
-                                                           ast.BinOp, ast.JoinedStr)):
+            elif name in found and isinstance(
+                stmt.value, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.BinOp, ast.JoinedStr)
+            ):
                 del found[name]  # rebound to a plain value: no longer that function
             # `name = wrapper(name)` (memoisation, decoration) keeps the def it wraps
     return found
@@ -80,8 +88,9 @@ def _module_callables(tree: ast.Module) -> set[str]:
             names.add(stmt.name)
         elif isinstance(stmt, ast.Assign):
             for target in stmt.targets:
-                if isinstance(target, ast.Name) and isinstance(stmt.value, (ast.Lambda, ast.Name, ast.Attribute,
-                                                                             ast.Call)):
+                if isinstance(target, ast.Name) and isinstance(
+                    stmt.value, (ast.Lambda, ast.Name, ast.Attribute, ast.Call)
+                ):
                     names.add(target.id)
         elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
             for alias in stmt.names:
@@ -108,9 +117,15 @@ def build_artifact(task: Mapping[str, Any], output: Any) -> Artifact:
     except SyntaxError as exc:
         n, first = _first_code_line(output)
         if first[:1] in (" ", "\t"):
-            return Artifact(output, None, None, None, (),
-                            f"line {n} is indented: the output looks like a function body meant to follow the "
-                            "prompt, not a complete program (outputs are graded as given)")
+            return Artifact(
+                output,
+                None,
+                None,
+                None,
+                (),
+                f"line {n} is indented: the output looks like a function body meant to follow the "
+                "prompt, not a complete program (outputs are graded as given)",
+            )
         where = f"line {exc.lineno}" if exc.lineno else "somewhere"
         text = (exc.text or "").strip()
         shown = f": {text[:80]}" if text else ""
@@ -147,13 +162,15 @@ def artifact_of(task: Mapping[str, Any], output: Any, ctx: Context) -> Artifact:
 
 # --------------------------------------------------------------------------- AST helpers
 
+
 def _is_main_guard(stmt: ast.stmt) -> bool:
     """``if __name__ == "__main__":`` -- code that never runs when the candidate is imported."""
     if not isinstance(stmt, ast.If) or not isinstance(stmt.test, ast.Compare):
         return False
     parts = [stmt.test.left, *stmt.test.comparators]
     return any(isinstance(p, ast.Name) and p.id == "__name__" for p in parts) and any(
-        isinstance(p, ast.Constant) and p.value == "__main__" for p in parts)
+        isinstance(p, ast.Constant) and p.value == "__main__" for p in parts
+    )
 
 
 def live_nodes(tree: ast.Module) -> Iterable[ast.AST]:
@@ -186,8 +203,13 @@ def own_nodes(fn: FunctionNode) -> list[ast.AST]:
 
 def value_returns(fn: FunctionNode) -> list[ast.Return]:
     """``return <value>`` statements of the function itself (``return None`` excluded)."""
-    return [n for n in own_nodes(fn) if isinstance(n, ast.Return) and n.value is not None
-            and not (isinstance(n.value, ast.Constant) and n.value.value is None)]
+    return [
+        n
+        for n in own_nodes(fn)
+        if isinstance(n, ast.Return)
+        and n.value is not None
+        and not (isinstance(n.value, ast.Constant) and n.value.value is None)
+    ]
 
 
 def call_name(node: ast.Call) -> str:
@@ -230,5 +252,3 @@ def _literal_value(node: ast.AST) -> tuple[bool, Any]:
         return True, ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False, None
-
-

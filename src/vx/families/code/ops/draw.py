@@ -65,9 +65,14 @@ def _balanced(alphabet: Sequence[str], d: PathDomain) -> Any:
     brackets = {c for o, c2 in pairs for c in (o, c2)}
     others = [c for c in alphabet if c not in brackets and c not in "()[]{}<>"]
     base = st.text(alphabet=others, max_size=2) if others else st.just("")
-    return st.recursive(base, lambda inner: st.one_of(
-        st.lists(inner, min_size=2, max_size=3).map("".join),
-        st.tuples(st.sampled_from(pairs), inner).map(lambda t: t[0][0] + t[1] + t[0][1])), max_leaves=8)
+    return st.recursive(
+        base,
+        lambda inner: st.one_of(
+            st.lists(inner, min_size=2, max_size=3).map("".join),
+            st.tuples(st.sampled_from(pairs), inner).map(lambda t: t[0][0] + t[1] + t[0][1]),
+        ),
+        max_leaves=8,
+    )
 
 
 def _pattern(pattern: str, d: PathDomain) -> Any:
@@ -108,8 +113,9 @@ def _number(t: type, d: PathDomain) -> Any:
     else:
         lo = 0.0 if (d.positive or d.nonneg) else -float(bound)
         dec = d.decimals
-        fresh = st.floats(lo, float(bound), allow_nan=False, allow_infinity=False,
-                          exclude_min=d.positive).map(lambda x: round(x, dec))
+        fresh = st.floats(lo, float(bound), allow_nan=False, allow_infinity=False, exclude_min=d.positive).map(
+            lambda x: round(x, dec)
+        )
     return st.one_of(fresh, st.sampled_from(ingredients)) if ingredients else fresh
 
 
@@ -148,8 +154,12 @@ def _for_type(t: type, path: Path, d: PathDomain, dom: Domain) -> Any:
             ilo, ihi = _sized(path + ("elem",), inner)
             square = d.square
             rows = st.integers(max(1, ilo), max(1, ihi)).flatmap(
-                lambda n: st.lists(st.lists(cell, min_size=n, max_size=n).map(row_t),
-                                   min_size=n if square else lo, max_size=n if square else hi))
+                lambda n: st.lists(
+                    st.lists(cell, min_size=n, max_size=n).map(row_t),
+                    min_size=n if square else lo,
+                    max_size=n if square else hi,
+                )
+            )
             return rows.map(t) if t is tuple else rows
         if d.min_len >= 2:  # "a list of at least two numbers": every example shows two or more
             lo, hi = max(lo, 2), max(hi, 2)
@@ -210,18 +220,28 @@ def widened(dom: Domain) -> Domain:
     """The domain with every magnitude bound widened to max(:data:`WIDE_FACTOR` x, :data:`WIDE_MIN`)
     (lengths, signs, alphabets and relations unchanged): the ``wide`` class, numbers larger than the
     examples suggest (digits of multi-digit negatives, bases past 10, large counts)."""
-    paths = {p: attrs.evolve(d, bound=min(max(d.bound * WIDE_FACTOR, WIDE_MIN), 10**6))
-             if math.isfinite(d.bound) else d for p, d in dom.paths.items()}
+    paths = {
+        p: attrs.evolve(d, bound=min(max(d.bound * WIDE_FACTOR, WIDE_MIN), 10**6)) if math.isfinite(d.bound) else d
+        for p, d in dom.paths.items()
+    }
     return attrs.evolve(dom, paths=paths)
 
 
-def draw_probes(examples: Sequence[tuple], dom: Domain | None, *, seed: str = "", n: int = N_DRAWN,
-                seen: set[str] | None = None, wide: bool = False, faithful: bool = False) -> tuple[list[tuple], str]:
+def draw_probes(
+    examples: Sequence[tuple],
+    dom: Domain | None,
+    *,
+    seed: str = "",
+    n: int = N_DRAWN,
+    seen: set[str] | None = None,
+    wide: bool = False,
+    faithful: bool = False,
+) -> tuple[list[tuple], str]:
     """(argument tuples, why none): up to `n` distinct inputs drawn from the domain's strategies, each
-    satisfying every inferred predicate, none equal to an example or to an input in `seen` (reprs;
-    updated). Deterministic in (`examples`, `seed`). With `wide`, from :func:`widened` (the ``wide``
-    class: every predicate but the magnitude bounds, which are widened). `faithful`: through hypothesis's
-own ConjectureData rather than the lean one (same inputs, slower: the reference the tests compare with)."""
+        satisfying every inferred predicate, none equal to an example or to an input in `seen` (reprs;
+        updated). Deterministic in (`examples`, `seed`). With `wide`, from :func:`widened` (the ``wide``
+        class: every predicate but the magnitude bounds, which are widened). `faithful`: through hypothesis's
+    own ConjectureData rather than the lean one (same inputs, slower: the reference the tests compare with)."""
     if dom is None or not examples:
         return [], "no inferred domain to draw from"
     if wide:

@@ -38,10 +38,19 @@ from vx.families.code.ops.values import (
 from vx.ops.core import abstain, clean, drawback, op
 
 #: What these ops' verdicts depend on besides their own function (it goes into their versions).
-DEPENDS = (__name__, _run, artifact, values, probe, "vx.families.code.compare", "vx.families.code.ops.generate",
-           "vx.families.code.ops.draw")
+DEPENDS = (
+    __name__,
+    _run,
+    artifact,
+    values,
+    probe,
+    "vx.families.code.compare",
+    "vx.families.code.ops.generate",
+    "vx.families.code.ops.draw",
+)
 
 # --------------------------------------------------------------------------- exec ops
+
 
 @op(tier="exec", detects="crash", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
 @judges_the_run
@@ -103,9 +112,11 @@ def crashes_in_domain(task, output, ctx, run):
     ended = run.ended()  # one policy with the peer op: an attempt that ends its own run is never excused
     if ended is not None:
         i, what = ended
-        left = sum(1 for c in run.calls[i + 1:] if c.status == "not_run")
-        return drawback(f"{what} ({_what(run.probes[i])}), so {left} later probe(s) got no answer; "
-                        "the visible examples return normally")
+        left = sum(1 for c in run.calls[i + 1 :] if c.status == "not_run")
+        return drawback(
+            f"{what} ({_what(run.probes[i])}), so {left} later probe(s) got no answer; "
+            "the visible examples return normally"
+        )
     art = artifact_of(task, output, ctx)
     deliberate = raised_names(art.tree) if art.tree is not None else set()
     shown_strings = {s for p, _ in shown for s in _strings(p.args)}
@@ -116,11 +127,14 @@ def crashes_in_domain(task, output, ctx, run):
         checked += 1
         raised = c.status == "exception" and not on_purpose(c, deliberate) and p.klass in CRASH_CLASSES
         if raised or c.status == "timeout":
-            return drawback(f"{p.call} {_failure_text(c)} (an input the inferred domain accepts: "
-                            f"{p.klass.removeprefix('gen_')} probe); the visible examples return normally")
+            return drawback(
+                f"{p.call} {_failure_text(c)} (an input the inferred domain accepts: "
+                f"{p.klass.removeprefix('gen_')} probe); the visible examples return normally"
+            )
     if not checked:
-        return abstain("no generated in-domain probe ran (the task's examples cannot be mutated, or the run "
-                       "ended before them)")
+        return abstain(
+            "no generated in-domain probe ran (the task's examples cannot be mutated, or the run ended before them)"
+        )
     return clean(f"{checked} generated in-domain probe(s) returned or were rejected on purpose")
 
 
@@ -131,8 +145,11 @@ def _strings(value: Any, depth: int = 0) -> set[str]:
     if depth > 8:
         return set()
     if isinstance(value, dict):
-        return set().union(*(_strings(k, depth + 1) | _strings(v, depth + 1) for k, v in value.items())) \
-            if value else set()
+        return (
+            set().union(*(_strings(k, depth + 1) | _strings(v, depth + 1) for k, v in value.items()))
+            if value
+            else set()
+        )
     if isinstance(value, (list, tuple, set, frozenset)):
         return set().union(*(_strings(v, depth + 1) for v in value)) if value else set()
     return set()
@@ -178,11 +195,14 @@ def _static_print_verdict(art: Artifact):
         return abstain("no entry-point function to inspect")
     if value_returns(fn):
         return clean(f"{fn.name} returns a value (line {value_returns(fn)[0].lineno})")
-    prints = [n for n in own_nodes(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-              and n.func.id == "print"]
+    prints = [
+        n for n in own_nodes(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "print"
+    ]
     if prints:
-        return drawback(f"{fn.name} never returns a value but calls print (line {prints[0].lineno}): "
-                        f"{_clip(ast.unparse(prints[0]), 60)}")
+        return drawback(
+            f"{fn.name} never returns a value but calls print (line {prints[0].lineno}): "
+            f"{_clip(ast.unparse(prints[0]), 60)}"
+        )
     return clean(f"{fn.name} does not print")
 
 
@@ -230,7 +250,6 @@ def timeout(task, output, ctx, run):
     return abstain("no example call ran")
 
 
-
 @op(tier="exec", detects="returns_wrong_type", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
 @judges_the_run
 def returns_wrong_type(task, output, ctx, run):
@@ -241,8 +260,10 @@ def returns_wrong_type(task, output, ctx, run):
     seen = 0
     for p, c in run.pairs("example"):
         if c.status == "unserializable":
-            return drawback(f"{p.call} returned {_a(str(c.type_name))} object; the example expects "
-                            f"{_a(_type_name(p.expected))} ({short(p.expected, 50)})")
+            return drawback(
+                f"{p.call} returned {_a(str(c.type_name))} object; the example expects "
+                f"{_a(_type_name(p.expected))} ({short(p.expected, 50)})"
+            )
         if c.status != "ok":
             continue
         seen += 1
@@ -250,8 +271,9 @@ def returns_wrong_type(task, output, ctx, run):
         if why_not:
             return drawback(f"{p.call} returned {why_not}: got {short(c.value, 50)}, expected {short(p.expected, 50)}")
     if not seen:
-        return drawback("no example call returned a value (they raised or did not finish), so none has the "
-                        "expected type")
+        return drawback(
+            "no example call returned a value (they raised or did not finish), so none has the expected type"
+        )
     return clean(f"{seen} example call(s) return the expected type")
 
 
@@ -282,10 +304,11 @@ def mutates_argument(task, output, ctx, run):
             if isinstance(before, _MUTABLE) and not same_value(before, now):
                 return drawback(f"{p.call} changed its argument {i + 1} from {short(before, 50)} to {short(now, 50)}")
     if not compared:
-        return drawback("no call that received a list, dict or set reported its arguments afterwards (they did "
-                        "not finish or the arguments are not plain data any more)")
+        return drawback(
+            "no call that received a list, dict or set reported its arguments afterwards (they did "
+            "not finish or the arguments are not plain data any more)"
+        )
     return clean(f"{compared} call(s) left their list/dict/set arguments unchanged")
-
 
 
 @op(tier="exec", detects="nondeterministic", timeout=EXEC_OP_TIMEOUT, depends=DEPENDS)
@@ -305,16 +328,23 @@ def nondeterministic(task, output, ctx, run):
         compared += 1
         a = short(c1.value, 50) if c1.status == "ok" else _failure_text(c1)
         b = short(c2.value, 50) if c2.status == "ok" else _failure_text(c2)
-        differs = c1.status != c2.status or (c1.status == "ok" and not same_value(c1.value, c2.value)) or (
-            c1.status == "exception" and c1.exc_type != c2.exc_type)
+        differs = (
+            c1.status != c2.status
+            or (c1.status == "ok" and not same_value(c1.value, c2.value))
+            or (c1.status == "exception" and c1.exc_type != c2.exc_type)
+        )
         if differs:
             art = artifact_of(task, output, ctx)
-            used = sorted({dotted(n).split(".")[0] for n in live_nodes(art.tree) if isinstance(n, ast.Attribute)}
-                          & {"random", "time", "datetime", "uuid", "secrets"}) if art.tree is not None else []
+            used = (
+                sorted(
+                    {dotted(n).split(".")[0] for n in live_nodes(art.tree) if isinstance(n, ast.Attribute)}
+                    & {"random", "time", "datetime", "uuid", "secrets"}
+                )
+                if art.tree is not None
+                else []
+            )
             hint = f"; the code uses {', '.join(used)}" if used else ""
             return drawback(f"{p1.call} gave {a} the first time and {b} the second time{hint}")
     if not compared:
         return drawback("no example call finished twice, so repeatability could not be checked")
     return clean(f"{compared} example call(s) repeat identically")
-
-

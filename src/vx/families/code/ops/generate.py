@@ -249,8 +249,11 @@ def _path_domain(values: list[Any]) -> PathDomain:
         kw["alphabet"] = frozenset(alphabet)
         kw["strip"] = all(s == s.strip() for s in strs)
         kw["single_spaces"] = all("  " not in s for s in strs)
-        kw["balanced"] = tuple((o, c) for o, c in _BRACKETS.items()
-                               if any(o in s or c in s for s in strs) and all(_balanced(s, {o: c}) for s in strs))
+        kw["balanced"] = tuple(
+            (o, c)
+            for o, c in _BRACKETS.items()
+            if any(o in s or c in s for s in strs) and all(_balanced(s, {o: c}) for s in strs)
+        )
         patterns = {_digit_pattern(s) for s in strs}
         if len(patterns) == 1 and any(ch.isdigit() for ch in "".join(strs)):
             kw["pattern"] = patterns.pop()
@@ -327,8 +330,11 @@ class Domain:
 def _path_text(path: Path) -> str:
     text = f"arg {path[0] + 1}"
     for step in path[1:]:
-        text += {"elem": " elements", "key": " keys", "val": " values"}.get(step, f" field {step}") \
-            if isinstance(step, str) else f" field {step + 1}"
+        text += (
+            {"elem": " elements", "key": " keys", "val": " values"}.get(step, f" field {step}")
+            if isinstance(step, str)
+            else f" field {step + 1}"
+        )
     return text
 
 
@@ -349,8 +355,11 @@ def infer_domain(examples: Sequence[tuple]) -> Domain:
             if i != j and all(type(v) is int for v in vi) and sized_j and all(x <= len(y) for x, y in zip(vi, vj)):
                 le_len.append((i, j))
     # order between int leaves of the top level (arguments) and of record fields
-    int_paths = [p for p, vs in seen.items() if all(type(v) is int for v in vs) and
-                 (len(p) == 1 or (p[:-1] in records and isinstance(p[-1], int)))]
+    int_paths = [
+        p
+        for p, vs in seen.items()
+        if all(type(v) is int for v in vs) and (len(p) == 1 or (p[:-1] in records and isinstance(p[-1], int)))
+    ]
     order = []
     for a in int_paths:
         for b in int_paths:
@@ -403,11 +412,11 @@ def _value_ok(v: Any, path: Path, dom: Domain, records: frozenset[Path], relax: 
 #: Compiled checks kept per (domain, records, relax): the generator asks `_value_ok` up to a million
 #: times per task (each ``large`` try grows a container and checks every element), and the compiled
 #: form reads no PathDomain field and builds no path tuple per value.
-_CHECKS: dict[tuple[int, int, frozenset[str]], "_Checks"] = {}
+_CHECKS: dict[tuple[int, int, frozenset[str]], _Checks] = {}
 _CHECKS_KEPT = 64
 
 
-def _checks(dom: Domain, records: frozenset[Path], relax: frozenset[str]) -> "_Checks":
+def _checks(dom: Domain, records: frozenset[Path], relax: frozenset[str]) -> _Checks:
     key = (id(dom), id(records), relax)
     hit = _CHECKS.get(key)
     if hit is not None and hit.dom is dom and hit.records is records:
@@ -494,8 +503,9 @@ class _Checks:
                 ok = at(elem)
                 return all(ok(x) for x in v)
             if t is tuple:  # a record
-                return all(at(path + (j,))(x) for j, x in enumerate(v)) and \
-                    all(path + (j,) in dom_paths for j in range(len(v)))
+                return all(at(path + (j,))(x) for j, x in enumerate(v)) and all(
+                    path + (j,) in dom_paths for j in range(len(v))
+                )
             if t is set or t is frozenset:
                 ok = at(elem)
                 return all(ok(x) for x in v)
@@ -565,8 +575,15 @@ class _Mutator:
                 if got is not None and got != v:
                     return got
             op = r.choice(("+.5", "-.5", "+1", "-1", "*2", "/2", "+u"))
-            new = {"+.5": v + 0.5, "-.5": v - 0.5, "+1": v + 1, "-1": v - 1, "*2": v * 2, "/2": v / 2,
-                   "+u": v + r.uniform(-1, 1)}[op]
+            new = {
+                "+.5": v + 0.5,
+                "-.5": v - 0.5,
+                "+1": v + 1,
+                "-1": v - 1,
+                "*2": v * 2,
+                "/2": v / 2,
+                "+u": v + r.uniform(-1, 1),
+            }[op]
             return round(new, dec)
         if t is str:
             return self.mutate_str(v, path)
@@ -574,7 +591,7 @@ class _Mutator:
             if not v:
                 return v
             j = r.randrange(len(v))
-            return v[:j] + (self.mutate(v[j], path + (j,)),) + v[j + 1:]
+            return v[:j] + (self.mutate(v[j], path + (j,)),) + v[j + 1 :]
         if t in (list, tuple, set, frozenset):
             return self.mutate_seq(v, path)
         if t is dict:
@@ -610,7 +627,7 @@ class _Mutator:
                 m = r.choice(runs)
                 n = int(m.group())
                 n = max(0, n + r.choice((-1, 1, 2, -2, n)))
-                return s[:m.start()] + str(n) + s[m.end():]
+                return s[: m.start()] + str(n) + s[m.end() :]
         if op.startswith("word_"):
             w = list(words)
             i = r.randrange(len(w))
@@ -630,15 +647,15 @@ class _Mutator:
         i = r.randrange(len(s))
         if op == "replace":
             c = self._char(path, s[i])
-            return s if c is None else s[:i] + c + s[i + 1:]
+            return s if c is None else s[:i] + c + s[i + 1 :]
         if op == "delete":
-            return s[:i] + s[i + 1:]
+            return s[:i] + s[i + 1 :]
         if op == "insert":
             c = self._char(path, s[i])
             return s if c is None else s[:i] + c + s[i:]
         if op == "swap" and len(s) >= 2:
             i = min(i, len(s) - 2)
-            return s[:i] + s[i + 1] + s[i] + s[i + 2:]
+            return s[:i] + s[i + 1] + s[i] + s[i + 2 :]
         if op == "repeat":
             return s[:i] + s[i] + s[i:]
         return s
@@ -710,7 +727,7 @@ class _Mutator:
             return
         if r.random() < 0.5 and len(a) > 1:
             k = r.randrange(len(a))
-            args[i], args[j] = a[:k] + a[k + 1:], b[:k] + b[k + 1:]
+            args[i], args[j] = a[:k] + a[k + 1 :], b[:k] + b[k + 1 :]
             return
         k = r.randint(0, len(a))
         for idx in (i, j):
@@ -794,7 +811,7 @@ def _extremes(examples: Sequence[tuple]) -> list[tuple]:
                     continue
                 for v in (max(seq), min(seq)):
                     if v != a:
-                        out.append(args[:i] + (v,) + args[i + 1:])
+                        out.append(args[:i] + (v,) + args[i + 1 :])
     return out
 
 
@@ -818,7 +835,7 @@ def _edge(args: tuple, rng: random.Random) -> tuple | None:
         return None
     if new is None:
         return None
-    return args[:i] + (new,) + args[i + 1:]
+    return args[:i] + (new,) + args[i + 1 :]
 
 
 def _large(args: tuple, dom: Domain, rng: random.Random, mut: _Mutator) -> tuple | None:
@@ -854,12 +871,15 @@ def _large(args: tuple, dom: Domain, rng: random.Random, mut: _Mutator) -> tuple
         new = new[: max(target, len(v))]
     else:
         return None
-    return args[:i] + (new,) + args[i + 1:]
+    return args[:i] + (new,) + args[i + 1 :]
 
 
-_RELAX = {"mutant": frozenset(), "boundary": frozenset({"relations"}),
-          "edge": frozenset({"empty", "sign", "closed", "relations"}),
-          "large": frozenset({"bound"})}
+_RELAX = {
+    "mutant": frozenset(),
+    "boundary": frozenset({"relations"}),
+    "edge": frozenset({"empty", "sign", "closed", "relations"}),
+    "large": frozenset({"bound"}),
+}
 
 
 def _grow(v: Any, i: int, target: int, dom: Domain, rng: random.Random, mut: _Mutator) -> Any:
@@ -918,9 +938,13 @@ def _distinct_key(x: Any) -> Any:
     return x
 
 
-def generate_probes(examples: Sequence[Sequence[Any]], *, seed: str = "",
-                    sizes: dict[str, int] | None = None,
-                    max_tries: int = MAX_TRIES) -> tuple[list[tuple[str, tuple]], Domain | None, str]:
+def generate_probes(
+    examples: Sequence[Sequence[Any]],
+    *,
+    seed: str = "",
+    sizes: dict[str, int] | None = None,
+    max_tries: int = MAX_TRIES,
+) -> tuple[list[tuple[str, tuple]], Domain | None, str]:
     """(probes, domain, reason): ``(class, args)`` pairs mutated from the example argument tuples.
 
     ``mutant`` probes satisfy every inferred predicate; ``boundary`` ones make two values collide;

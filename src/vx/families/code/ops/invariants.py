@@ -56,8 +56,8 @@ from vx.families.code.ops import run as _run
 from vx.families.code.ops.probe import VisibleExample, visible_examples
 from vx.families.code.ops.run import EXEC_OP_TIMEOUT, MUTABLE, execution, judges_the_run
 from vx.families.code.ops.values import short
-from vx.ops.core import Context, Result, abstain, clean, drawback, op
 from vx.memo import MISSING, IdentityMemo
+from vx.ops.core import Context, Result, abstain, clean, drawback, op
 from vx.ops.specs import SpecError, inducer, template
 
 DEPENDS = (__name__, generate, probe, values, _run, "vx.families.code.ops.draw")
@@ -68,12 +68,38 @@ MIN_SUPPORT = 2
 #: being sorted, or keeping the argument's order) is no evidence: ``sorted``, ``subsequence_arg`` and ``monotone`` need less.
 CHANCE = 0.01
 #: Every kind, in the order the op checks them (and names the first broken one).
-KINDS = ("type", "length_eq_arg", "length_is_arg", "length_le_arg", "length_ge_arg", "equals_arg",
-         "permutation_arg", "subsequence_arg", "sub_multiset_arg", "sorted", "sign", "range", "monotone",
-         "no_mutation", "deterministic")
+KINDS = (
+    "type",
+    "length_eq_arg",
+    "length_is_arg",
+    "length_le_arg",
+    "length_ge_arg",
+    "equals_arg",
+    "permutation_arg",
+    "subsequence_arg",
+    "sub_multiset_arg",
+    "sorted",
+    "sign",
+    "range",
+    "monotone",
+    "no_mutation",
+    "deterministic",
+)
 #: Kinds that take an argument index.
-ARG_KINDS = frozenset({"length_eq_arg", "length_is_arg", "length_le_arg", "length_ge_arg", "equals_arg",
-                       "permutation_arg", "subsequence_arg", "sub_multiset_arg", "monotone", "no_mutation"})
+ARG_KINDS = frozenset(
+    {
+        "length_eq_arg",
+        "length_is_arg",
+        "length_le_arg",
+        "length_ge_arg",
+        "equals_arg",
+        "permutation_arg",
+        "subsequence_arg",
+        "sub_multiset_arg",
+        "monotone",
+        "no_mutation",
+    }
+)
 #: The kinds ``violates_example_invariant`` checks: those that flagged no correct attempt on the CodeT development
 #: half and the two-file HumanEval+ family (benchmarks/bench_invariants.py; docs/invariants.md). Left to the
 #: template (synthesis proposes them per failure cluster, the birth gate decides): ``sign`` (7.4% of the judged
@@ -93,6 +119,7 @@ _MUTABLE = MUTABLE  # the types whose arguments the run reports back
 
 
 # --------------------------------------------------------------------------- values
+
 
 def _num(v: Any) -> bool:
     return type(v) in (int, float) and not (type(v) is float and math.isnan(v))
@@ -114,13 +141,32 @@ def _cls(v: Any, exact: bool) -> str:
     return t.__name__ if t in (str, list, tuple, dict, bytes) else "object"
 
 
-_ARTICLE = {"number": "a number", "bool": "a bool", "str": "a str", "list": "a list", "tuple": "a tuple",
-            "dict": "a dict", "set": "a set", "None": "None", "sequence": "a list", "bytes": "bytes",
-            "object": "an object"}
+_ARTICLE = {
+    "number": "a number",
+    "bool": "a bool",
+    "str": "a str",
+    "list": "a list",
+    "tuple": "a tuple",
+    "dict": "a dict",
+    "set": "a set",
+    "None": "None",
+    "sequence": "a list",
+    "bytes": "bytes",
+    "object": "an object",
+}
 
 
-_PLURAL = {"number": "numbers", "bool": "bools", "str": "strs", "list": "lists", "tuple": "tuples", "dict": "dicts",
-           "set": "sets", "sequence": "lists", "object": "objects"}
+_PLURAL = {
+    "number": "numbers",
+    "bool": "bools",
+    "str": "strs",
+    "list": "lists",
+    "tuple": "tuples",
+    "dict": "dicts",
+    "set": "sets",
+    "sequence": "lists",
+    "object": "objects",
+}
 
 
 def _key(v: Any, depth: int = 0) -> Any:
@@ -216,6 +262,7 @@ def _path_words(path: tuple) -> str:
 
 # --------------------------------------------------------------------------- invariants
 
+
 @attrs.frozen
 class Invariant:
     """One relation that holds on every visible example, with the examples that could have broken it."""
@@ -261,8 +308,12 @@ def _infer_type(outs: list[Any], exact: bool) -> Invariant | None:
         for p, classes in seen.items():
             paths.setdefault(p, set()).update(classes)
             support[p] += 1
-    kept = tuple(sorted(((p, frozenset(c)) for p, c in paths.items() if support[p] >= MIN_SUPPORT),
-                        key=lambda pc: (len(pc[0]), pc[0])))
+    kept = tuple(
+        sorted(
+            ((p, frozenset(c)) for p, c in paths.items() if support[p] >= MIN_SUPPORT),
+            key=lambda pc: (len(pc[0]), pc[0]),
+        )
+    )
     if not kept or kept[0][0] != ():
         return None
     top = " or ".join(_ARTICLE[c] for c in sorted(kept[0][1]))
@@ -298,38 +349,80 @@ def infer_from(examples: Sequence[tuple[tuple[Any, ...], Any]], *, exact: bool =
             lens = [(len(o), len(v)) for o, v in zip(outs, args_i)]
             if len({b for _, b in lens}) >= 2:
                 if all(x == y for x, y in lens):
-                    found.append(Invariant("length_eq_arg", i, None, len(lens), f"every example returns {what} as "
-                                                                                f"long as {aw}"))
+                    found.append(
+                        Invariant("length_eq_arg", i, None, len(lens), f"every example returns {what} as long as {aw}")
+                    )
                 elif any(x == y for x, y in lens):  # one example at the bound: the relation is tight, not slack
                     if all(x <= y for x, y in lens) and sum(x < y for x, y in lens) >= 1:
-                        found.append(Invariant("length_le_arg", i, None, len(lens), f"every example returns {what} "
-                                                                                    f"no longer than {aw}"))
+                        found.append(
+                            Invariant(
+                                "length_le_arg", i, None, len(lens), f"every example returns {what} no longer than {aw}"
+                            )
+                        )
                     if all(x >= y for x, y in lens) and sum(x > y for x, y in lens) >= 1:
-                        found.append(Invariant("length_ge_arg", i, None, len(lens), f"every example returns {what} "
-                                                                                    f"at least as long as {aw}"))
-        if sized_out and all(type(v) is int and v >= 0 for v in args_i) and len(set(args_i)) >= 2 and \
-                all(len(o) == v for o, v in zip(outs, args_i)):
-            found.append(Invariant("length_is_arg", i, None, len(pairs), f"every example returns {what} of length "
-                                                                         f"{aw.removeprefix('its ')}"))
+                        found.append(
+                            Invariant(
+                                "length_ge_arg",
+                                i,
+                                None,
+                                len(lens),
+                                f"every example returns {what} at least as long as {aw}",
+                            )
+                        )
+        if (
+            sized_out
+            and all(type(v) is int and v >= 0 for v in args_i)
+            and len(set(args_i)) >= 2
+            and all(len(o) == v for o, v in zip(outs, args_i))
+        ):
+            found.append(
+                Invariant(
+                    "length_is_arg",
+                    i,
+                    None,
+                    len(pairs),
+                    f"every example returns {what} of length {aw.removeprefix('its ')}",
+                )
+            )
         # elements
         if all(_compatible(o, v) for o, v in zip(outs, args_i)):
             if len({_key(v) for v in args_i}) >= MIN_SUPPORT and all(_same(o, v) for o, v in zip(outs, args_i)):
                 found.append(Invariant("equals_arg", i, None, len(pairs), f"every example returns {aw} unchanged"))
             multi = [(o, v) for o, v in zip(outs, args_i) if len(_elements(v) or ()) >= 2]
             if len(multi) >= MIN_SUPPORT and all(_permutation(o, v) for o, v in zip(outs, args_i)):
-                found.append(Invariant("permutation_arg", i, None, len(multi),
-                                       f"every example returns the elements of {aw}, rearranged"))
+                found.append(
+                    Invariant(
+                        "permutation_arg",
+                        i,
+                        None,
+                        len(multi),
+                        f"every example returns the elements of {aw}, rearranged",
+                    )
+                )
             nonempty = [(o, v) for o, v in zip(outs, args_i) if _elements(o)]
             # order is evidence only where the output is not the argument itself, and not by chance
             ordered = [o for o, v in nonempty if not _same(o, v) and _distinct_count(_elements(o)) >= 2]
-            if len(nonempty) >= MIN_SUPPORT and len(ordered) >= 1 and \
-                    _chance(_distinct_count(_elements(o)) for o in ordered) <= CHANCE and \
-                    all(_subsequence(o, v) for o, v in zip(outs, args_i)):
-                found.append(Invariant("subsequence_arg", i, None, len(nonempty),
-                                       f"every example returns elements of {aw} in their order"))
+            if (
+                len(nonempty) >= MIN_SUPPORT
+                and len(ordered) >= 1
+                and _chance(_distinct_count(_elements(o)) for o in ordered) <= CHANCE
+                and all(_subsequence(o, v) for o, v in zip(outs, args_i))
+            ):
+                found.append(
+                    Invariant(
+                        "subsequence_arg",
+                        i,
+                        None,
+                        len(nonempty),
+                        f"every example returns elements of {aw} in their order",
+                    )
+                )
             if len(nonempty) >= MIN_SUPPORT and all(_sub_multiset(o, v) for o, v in zip(outs, args_i)):
-                found.append(Invariant("sub_multiset_arg", i, None, len(nonempty),
-                                       f"every example returns only elements of {aw}"))
+                found.append(
+                    Invariant(
+                        "sub_multiset_arg", i, None, len(nonempty), f"every example returns only elements of {aw}"
+                    )
+                )
     # sorted
     if all(type(o) in _SEQ for o in outs):
         could = [o for o in outs if _distinct_count(o) >= 2]
@@ -338,8 +431,15 @@ def infer_from(examples: Sequence[tuple[tuple[Any, ...], Any]], *, exact: bool =
             dirs &= generate.sorted_directions(o)
         if len(could) >= MIN_SUPPORT and len(dirs) == 1 and _chance(_distinct_count(o) for o in could) <= CHANCE:
             d = dirs.pop()
-            found.append(Invariant("sorted", -1, d, len(could), f"every example returns a list sorted in "
-                                                                f"{'ascending' if d == 'asc' else 'descending'} order"))
+            found.append(
+                Invariant(
+                    "sorted",
+                    -1,
+                    d,
+                    len(could),
+                    f"every example returns a list sorted in {'ascending' if d == 'asc' else 'descending'} order",
+                )
+            )
     # numbers
     if all(_num(o) and type(o) is not bool for o in outs):
         nonzero = [o for o in outs if o != 0]
@@ -355,23 +455,46 @@ def infer_from(examples: Sequence[tuple[tuple[Any, ...], Any]], *, exact: bool =
         if len({float(o) for o in outs}) >= MIN_SUPPORT:
             m = max(abs(o) for o in outs)
             bound = max(2 * m, m + 4)
-            found.append(Invariant("range", -1, bound, len(outs), f"every example returns a number of magnitude at "
-                                                                  f"most {m:g} (widened to {bound:g})"))
+            found.append(
+                Invariant(
+                    "range",
+                    -1,
+                    bound,
+                    len(outs),
+                    f"every example returns a number of magnitude at most {m:g} (widened to {bound:g})",
+                )
+            )
         for i in range(arity):
             mono = _monotone_direction([(a, o) for a, o in pairs], i)
             if mono is not None:
                 d, n = mono
-                found.append(Invariant("monotone", i, d, n, f"on the examples the result never "
-                                                            f"{'decreases' if d == 'inc' else 'increases'} as "
-                                                            f"{_arg_word(i, arity).removeprefix('its ')} grows"))
+                found.append(
+                    Invariant(
+                        "monotone",
+                        i,
+                        d,
+                        n,
+                        f"on the examples the result never "
+                        f"{'decreases' if d == 'inc' else 'increases'} as "
+                        f"{_arg_word(i, arity).removeprefix('its ')} grows",
+                    )
+                )
     mutable = [a for a, _ in pairs if any(isinstance(x, _MUTABLE) for x in a)]
     if len(mutable) >= MIN_SUPPORT:
         for i in range(arity):
             if all(isinstance(a[i], _MUTABLE) for a, _ in pairs):
-                found.append(Invariant("no_mutation", i, None, len(pairs), f"a call is expected to leave "
-                                                                           f"{_arg_word(i, arity)} unchanged"))
-    found.append(Invariant("deterministic", -1, None, len(pairs), "a function returns the same value for the same "
-                                                                  "arguments"))
+                found.append(
+                    Invariant(
+                        "no_mutation",
+                        i,
+                        None,
+                        len(pairs),
+                        f"a call is expected to leave {_arg_word(i, arity)} unchanged",
+                    )
+                )
+    found.append(
+        Invariant("deterministic", -1, None, len(pairs), "a function returns the same value for the same arguments")
+    )
     order = {k: n for n, k in enumerate(KINDS)}
     return tuple(sorted(found, key=lambda inv: (order[inv.kind], inv.arg)))
 
@@ -401,7 +524,7 @@ def _pairs_on(points: Sequence[tuple[tuple, Any]], i: int) -> list[tuple[Any, An
     """(x1, f1, x2, f2) with x1 < x2 for pairs of points whose other arguments are equal."""
     out = []
     for n, (a, fa) in enumerate(points):
-        for b, fb in points[n + 1:]:
+        for b, fb in points[n + 1 :]:
             if len(a) != len(b) or not (_num(a[i]) and _num(b[i])) or type(a[i]) is bool or type(b[i]) is bool:
                 continue
             if a[i] == b[i] or not _others_equal(a, b, i):
@@ -444,8 +567,13 @@ def infer(task: Mapping[str, Any]) -> Inferred:
         return hit
     examples = tuple(visible_examples(task))
     if len(examples) < MIN_SUPPORT:
-        result = Inferred((), examples, None, f"the task shows {len(examples)} visible example(s); an invariant "
-                                              f"needs at least {MIN_SUPPORT} that could break it")
+        result = Inferred(
+            (),
+            examples,
+            None,
+            f"the task shows {len(examples)} visible example(s); an invariant "
+            f"needs at least {MIN_SUPPORT} that could break it",
+        )
     elif len({ex.function for ex in examples}) != 1 or len({len(ex.args) for ex in examples}) != 1:
         result = Inferred((), examples, None, "the visible examples call different functions or arities")
     else:
@@ -462,6 +590,7 @@ def infer(task: Mapping[str, Any]) -> Inferred:
 
 
 # --------------------------------------------------------------------------- checking
+
 
 @attrs.frozen
 class Broken:
@@ -528,8 +657,12 @@ def check_value(inv: Invariant, args: tuple, out: Any, *, exact: bool = True) ->
     if k in ("equals_arg", "permutation_arg", "subsequence_arg", "sub_multiset_arg"):
         if i >= len(args) or not _compatible(out, args[i]):
             return None
-        fn: Callable[[Any, Any], bool] = {"equals_arg": _same, "permutation_arg": _permutation,
-                                          "subsequence_arg": _subsequence, "sub_multiset_arg": _sub_multiset}[k]
+        fn: Callable[[Any, Any], bool] = {
+            "equals_arg": _same,
+            "permutation_arg": _permutation,
+            "subsequence_arg": _subsequence,
+            "sub_multiset_arg": _sub_multiset,
+        }[k]
         return fn(out, args[i])
     if k == "sorted":
         if type(out) not in _SEQ:
@@ -550,12 +683,14 @@ def _verb(inv: Invariant, out: Any) -> str:
     return f"returned {short(out, 60)}"
 
 
-def check_run(inferred: Inferred, run: Any, kinds: Sequence[str] | None = None,
-              only: tuple[str, int] | None = None) -> tuple[list[Broken], int]:
+def check_run(
+    inferred: Inferred, run: Any, kinds: Sequence[str] | None = None, only: tuple[str, int] | None = None
+) -> tuple[list[Broken], int]:
     """The invariants the attempt's run breaks (first breaking call per invariant, in :data:`KINDS` order) and
     how many probe answers were checked. `kinds` limits the kinds; `only` picks one invariant."""
-    wanted = [inv for inv in inferred.invariants
-              if (kinds is None or inv.kind in kinds) and (only is None or inv.key == only)]
+    wanted = [
+        inv for inv in inferred.invariants if (kinds is None or inv.kind in kinds) and (only is None or inv.key == only)
+    ]
     exact = all(ex.exact_types for ex in inferred.examples)
     broken: list[Broken] = []
     answered = []  # (probe, outcome, strict) of accepted probes that returned
@@ -582,8 +717,10 @@ def _first_break(inv: Invariant, inferred: Inferred, run: Any, answered: list, e
                 continue
             before, now = p.args[inv.arg], after[inv.arg]
             if isinstance(before, _MUTABLE) and not values.same_value(before, now):
-                return p.call, (f"{p.call} changed {_arg_word(inv.arg, len(p.args))} from {short(before, 50)} to "
-                                f"{short(now, 50)}; {inv.text}")
+                return p.call, (
+                    f"{p.call} changed {_arg_word(inv.arg, len(p.args))} from {short(before, 50)} to "
+                    f"{short(now, 50)}; {inv.text}"
+                )
         return None
     if inv.kind == "deterministic":
         seen: dict[str, tuple[Any, Any]] = {}
@@ -594,8 +731,10 @@ def _first_break(inv: Invariant, inferred: Inferred, run: Any, answered: list, e
             if key in seen:
                 first = seen[key][1]
                 if not _same(first.value, c.value) or type(first.value) is not type(c.value):
-                    return p.call, (f"{p.call} returned {short(first.value, 50)} once and {short(c.value, 50)} "
-                                    f"the other time; {inv.text}")
+                    return p.call, (
+                        f"{p.call} returned {short(first.value, 50)} once and {short(c.value, 50)} "
+                        f"the other time; {inv.text}"
+                    )
             else:
                 seen[key] = (p, c)
         return None
@@ -605,7 +744,10 @@ def _first_break(inv: Invariant, inferred: Inferred, run: Any, answered: list, e
         ok = check_value(inv, p.args, c.value, exact=exact)
         if ok is False:
             if inv.kind == "type":
-                return p.call, f"{p.call} returned {short(c.value, 60)} ({_type_break(inv, c.value, exact)}); {inv.text}"
+                return (
+                    p.call,
+                    f"{p.call} returned {short(c.value, 60)} ({_type_break(inv, c.value, exact)}); {inv.text}",
+                )
             return p.call, f"{p.call} {_verb(inv, c.value)}; {inv.text}"
     return None
 
@@ -613,18 +755,20 @@ def _first_break(inv: Invariant, inferred: Inferred, run: Any, answered: list, e
 def _monotone_break(inv: Invariant, inferred: Inferred, run: Any, answered: list) -> tuple[str, str] | None:
     points = [(p.args, c.value, p.call) for p, c, _ in answered if _num(c.value) and type(c.value) is not bool]
     for n, (a, fa, ca) in enumerate(points):
-        for b, fb, cb in points[n + 1:]:
+        for b, fb, cb in points[n + 1 :]:
             got = _pairs_on([(a, (fa, ca)), (b, (fb, cb))], inv.arg)
             if not got:
                 continue
             _, (f1, c1), _, (f2, c2) = got[0]
-            if (inv.detail == "inc" and f2 < f1 - 1e-9 * max(1.0, abs(f1))) or \
-                    (inv.detail == "dec" and f2 > f1 + 1e-9 * max(1.0, abs(f1))):
+            if (inv.detail == "inc" and f2 < f1 - 1e-9 * max(1.0, abs(f1))) or (
+                inv.detail == "dec" and f2 > f1 + 1e-9 * max(1.0, abs(f1))
+            ):
                 return c2, f"{c1} returned {short(f1, 40)} but {c2} returned {short(f2, 40)}; {inv.text}"
     return None
 
 
 # --------------------------------------------------------------------------- the op
+
 
 def _has_invariants(kinds: Sequence[str] | None) -> Callable[[Mapping[str, Any], Any], bool]:
     def applies(task: Mapping[str, Any], run: Any) -> bool:
@@ -646,8 +790,11 @@ def invariant_check(kinds: Sequence[str] | None = None, only: tuple[str, int] | 
             return drawback(broken[0].message + more, evidence={"broken": [b.invariant.key for b in broken]})
         if not checked:
             return abstain("no probe the inferred domain accepts returned a value")
-        n = sum(1 for i in inferred.invariants if (selected is None or i.kind in selected)
-                and (only is None or i.key == only))
+        n = sum(
+            1
+            for i in inferred.invariants
+            if (selected is None or i.kind in selected) and (only is None or i.key == only)
+        )
         return clean(f"{n} example invariant(s) hold on {checked} generated input(s)")
 
     return body
@@ -663,6 +810,7 @@ def violates_example_invariant(task, output, ctx, run):
 
 # --------------------------------------------------------------------------- the template
 
+
 @template("violates_invariant", kind="exec", params={"kind": "str", "arg": "int"}, family="code", depends=DEPENDS)
 def violates_invariant(kind: str, arg: int):
     """One example invariant (kind: type, length_eq_arg, sorted...; arg: the argument index, -1 for none) is
@@ -670,8 +818,11 @@ def violates_invariant(kind: str, arg: int):
     if kind not in KINDS:
         raise SpecError(f"violates_invariant: unknown kind {kind!r}; choose one of {', '.join(KINDS)}")
     if (kind in ARG_KINDS) != (arg >= 0) or arg < -1:
-        raise SpecError(f"violates_invariant: kind {kind!r} takes " + ("an argument index arg >= 0"
-                        if kind in ARG_KINDS else "no argument (arg = -1)") + f", got arg = {arg}")
+        raise SpecError(
+            f"violates_invariant: kind {kind!r} takes "
+            + ("an argument index arg >= 0" if kind in ARG_KINDS else "no argument (arg = -1)")
+            + f", got arg = {arg}"
+        )
     inner = invariant_check(only=(kind, arg))
 
     def applies(task: Mapping[str, Any], run: Any) -> bool:
@@ -702,6 +853,22 @@ def _induce_invariants(cluster: list, good: list) -> list[dict[str, Any]]:
     return [{"kind": k, "arg": a} for k, a in _rank(bad, ok, len(cluster))]
 
 
-__all__ = ["ARG_KINDS", "Broken", "DEFAULT_KINDS", "EDGE", "Inferred", "Invariant", "KINDS", "MIN_SUPPORT", "accepted",
-           "broken_keys", "check_run", "check_value", "infer", "infer_from", "invariant_check",
-           "violates_example_invariant", "violates_invariant"]
+__all__ = [
+    "ARG_KINDS",
+    "Broken",
+    "DEFAULT_KINDS",
+    "EDGE",
+    "Inferred",
+    "Invariant",
+    "KINDS",
+    "MIN_SUPPORT",
+    "accepted",
+    "broken_keys",
+    "check_run",
+    "check_value",
+    "infer",
+    "infer_from",
+    "invariant_check",
+    "violates_example_invariant",
+    "violates_invariant",
+]

@@ -40,12 +40,20 @@ from vx.families.code.ops import run as _run
 from vx.families.code.ops.artifact import artifact_of
 from vx.families.code.ops.probe import PEER_CLASSES, model_tests_with_counts, peer_probes
 from vx.families.code.ops.run import EXEC_OP_TIMEOUT, SKIPPED_PEER_PROBES, execution
-from vx.ops.core import abstain, clean, drawback, observer, peer_op
 from vx.memo import MISSING, IdentityMemo
+from vx.ops.core import abstain, clean, drawback, observer, peer_op
 from vx.ops.specs import SpecError, inducer, template
 
-DEPENDS = (__name__, generate, probe, values, _run, "vx.families.code.compare", "vx.families.code.ops.exec",
-           "vx.families.code.ops.draw")
+DEPENDS = (
+    __name__,
+    generate,
+    probe,
+    values,
+    _run,
+    "vx.families.code.compare",
+    "vx.families.code.ops.exec",
+    "vx.families.code.ops.draw",
+)
 
 #: Probe selections of the template's ``probes`` parameter.
 PROBE_SETS: dict[str, frozenset[str]] = {
@@ -89,8 +97,11 @@ class Answer:
         if self.kind == "crashed":
             return "killed its process" if verb == "returned" else "kill their process"
         if self.kind == "ended":
-            return f"got no answer: the attempt ended its run before it ({self.detail})" if verb == "returned" \
+            return (
+                f"got no answer: the attempt ended its run before it ({self.detail})"
+                if verb == "returned"
                 else "were ended"
+            )
         if self.kind == "opaque":
             return f"{verb} a {self.detail or 'non-data'} object"
         return "was not run" if verb == "returned" else "were not run"
@@ -307,8 +318,11 @@ def _hot_columns(b: Behaviour) -> frozenset[int]:
     hit = _HOT.get(b)
     if hit is not MISSING:
         return hit
-    hot = frozenset(j for j, a in enumerate(b.answers) if a.kind == "timeout" or (
-        a.kind in _MEASURED and a.cpu is not None and a.cpu > _run.PEER_FLOOR))
+    hot = frozenset(
+        j
+        for j, a in enumerate(b.answers)
+        if a.kind == "timeout" or (a.kind in _MEASURED and a.cpu is not None and a.cpu > _run.PEER_FLOOR)
+    )
     return _HOT.put(hot, b)
 
 
@@ -323,8 +337,11 @@ def _timing_changes(everyone: Sequence[Behaviour]) -> dict[tuple[int, int], Answ
     for j in hot:
         column = [b.answers[j] if j < len(b.answers) else None for b in everyone]
         # the voters' measured CPU on this probe, once per probe (k of them, not k^2)
-        measured = [(k, a.cpu) for k, a in enumerate(column) if k and a is not None and a.kind in _MEASURED
-                    and a.cpu is not None]
+        measured = [
+            (k, a.cpu)
+            for k, a in enumerate(column)
+            if k and a is not None and a.kind in _MEASURED and a.cpu is not None
+        ]
         if len(measured) < 3:
             continue  # against_peers needs 3 others; with fewer, every answer stands as reported
         for a, ans in enumerate(column):
@@ -400,12 +417,23 @@ class Behaviour:
         ok = data.get("examples_ok")
         rows = answers(data.get("answers"))
         calls, classes = data.get("calls"), data.get("classes")
-        texts = ((tuple(calls), tuple(classes)) if isinstance(calls, list) and isinstance(classes, list)
-                 and len(calls) == len(classes) == len(rows) and all(type(t) is str for t in calls + classes)
-                 else ((), ()))
-        return cls(bool(data.get("loaded")), ok if ok in (True, False) else None, rows,
-                   answers(data.get("example_answers")), str(data.get("note", "")), str(data.get("ended") or ""),
-                   *texts)
+        texts = (
+            (tuple(calls), tuple(classes))
+            if isinstance(calls, list)
+            and isinstance(classes, list)
+            and len(calls) == len(classes) == len(rows)
+            and all(type(t) is str for t in calls + classes)
+            else ((), ())
+        )
+        return cls(
+            bool(data.get("loaded")),
+            ok if ok in (True, False) else None,
+            rows,
+            answers(data.get("example_answers")),
+            str(data.get("note", "")),
+            str(data.get("ended") or ""),
+            *texts,
+        )
 
 
 _DECODED = IdentityMemo(4096)
@@ -470,14 +498,31 @@ def behaviour(task, output, ctx):
     if len(peer) != n:  # the task's probes changed under us: do not compare misaligned answers
         return {"loaded": True, "examples_ok": examples_ok, "answers": [], "note": "probe list mismatch"}
     ended = run.ended()
-    if n and ended is None and all(a[0] == "not_run" for a in peer) and \
-            any(c.status == "timeout" for p, c in zip(run.probes, run.calls) if p.klass not in PEER_CLASSES):
-        return {"loaded": True, "examples_ok": examples_ok, "answers": [], "example_answers": shown,
-                "note": SKIPPED_PEER_PROBES}
+    if (
+        n
+        and ended is None
+        and all(a[0] == "not_run" for a in peer)
+        and any(c.status == "timeout" for p, c in zip(run.probes, run.calls) if p.klass not in PEER_CLASSES)
+    ):
+        return {
+            "loaded": True,
+            "examples_ok": examples_ok,
+            "answers": [],
+            "example_answers": shown,
+            "note": SKIPPED_PEER_PROBES,
+        }
     note = "" if n else (probe.generated(task)[2] or "the task has no peer probes")
     calls, classes = probe.peer_probe_texts(task)
-    return {"loaded": True, "examples_ok": examples_ok, "answers": peer, "example_answers": shown, "note": note,
-            "ended": ended[1] if ended else "", "calls": list(calls), "classes": list(classes)}
+    return {
+        "loaded": True,
+        "examples_ok": examples_ok,
+        "answers": peer,
+        "example_answers": shown,
+        "note": note,
+        "ended": ended[1] if ended else "",
+        "calls": list(calls),
+        "classes": list(classes),
+    }
 
 
 # --------------------------------------------------------------------------- judging
@@ -490,8 +535,9 @@ class Vote:
     probe: int | None = None
 
 
-def _guards(mine: Behaviour, peers: Sequence[Behaviour], classes: Sequence[str], selected: frozenset[str],
-            min_peers: int) -> Vote | None:
+def _guards(
+    mine: Behaviour, peers: Sequence[Behaviour], classes: Sequence[str], selected: frozenset[str], min_peers: int
+) -> Vote | None:
     """Why no peer verdict can be given (an abstention), or None."""
     if not mine.loaded:
         return Vote(-1, mine.note or "the attempt does not load: no answers to compare")
@@ -503,14 +549,26 @@ def _guards(mine: Behaviour, peers: Sequence[Behaviour], classes: Sequence[str],
         return Vote(-1, "no other attempt at this task is in the batch: no peers to compare with")
     voters = [p for p in peers if p.trusted and len(p.answers) == len(mine.answers)]
     if len(voters) < max(1, min_peers):
-        return Vote(-1, f"only {len(voters)} of {len(peers)} other attempt(s) pass the visible example "
-                        f"(at least {max(1, min_peers)} needed to vote)")
+        return Vote(
+            -1,
+            f"only {len(voters)} of {len(peers)} other attempt(s) pass the visible example "
+            f"(at least {max(1, min_peers)} needed to vote)",
+        )
     return None
 
 
-def vote(mine: Behaviour, peers: Sequence[Behaviour], calls: Sequence[str], classes: Sequence[str],
-         selected: frozenset[str], *, quorum: float = 0.5, min_support: int = 3, min_peers: int = 3,
-         expected: Sequence[Any] | None = None) -> Vote:
+def vote(
+    mine: Behaviour,
+    peers: Sequence[Behaviour],
+    calls: Sequence[str],
+    classes: Sequence[str],
+    selected: frozenset[str],
+    *,
+    quorum: float = 0.5,
+    min_support: int = 3,
+    min_peers: int = 3,
+    expected: Sequence[Any] | None = None,
+) -> Vote:
     """The peer verdict of one attempt (the rule in the module docstring). `calls[i]` is peer
     probe i as text, `classes[i]` its class; only probes of the `selected` classes count."""
     guard = _guards(mine, peers, classes, selected, min_peers)
@@ -534,8 +592,10 @@ def vote(mine: Behaviour, peers: Sequence[Behaviour], calls: Sequence[str], clas
         ans = answers[j]
         if changes:
             column = [changes.get((i, j)) or p.answers[j] for i, p in enumerate(voters, 1)]
-            column_keys = [k[j] if column[i] is p.answers[j] else answer_key(column[i])
-                           for i, (p, k) in enumerate(zip(voters, keys))]
+            column_keys = [
+                k[j] if column[i] is p.answers[j] else answer_key(column[i])
+                for i, (p, k) in enumerate(zip(voters, keys))
+            ]
         else:
             column = [p.answers[j] for p in voters]
             column_keys = [k[j] for k in keys]
@@ -557,21 +617,32 @@ def vote(mine: Behaviour, peers: Sequence[Behaviour], calls: Sequence[str], clas
             continue
         hits += 1
         if first is None:
-            first = Vote(1, f"{calls[j]} {ans.text()}; {support} of {answered} other attempts that pass the "
-                            f"visible example {top.text('return')}", j)
+            first = Vote(
+                1,
+                f"{calls[j]} {ans.text()}; {support} of {answered} other attempts that pass the "
+                f"visible example {top.text('return')}",
+                j,
+            )
     split = _split_texts(splits, calls)
     if first is not None:
         more = f" (and {hits - 1} more probe(s))" if hits > 1 else ""
         return attrs.evolve(first, message=first.message + more + _split_text(split, first.probe))
     if agreed:
-        return Vote(0, f"agrees with the clear plurality of the {len(voters)} other attempts that pass the visible "
-                       f"example on {agreed} probe(s)" + _split_text(split))
-    return Vote(-1, f"no probe has a clear plurality among the {len(voters)} other attempt(s) that pass the "
-                    "visible example" + _split_text(split))
+        return Vote(
+            0,
+            f"agrees with the clear plurality of the {len(voters)} other attempts that pass the visible "
+            f"example on {agreed} probe(s)" + _split_text(split),
+        )
+    return Vote(
+        -1,
+        f"no probe has a clear plurality among the {len(voters)} other attempt(s) that pass the "
+        "visible example" + _split_text(split),
+    )
 
 
-def _with_answer(ans: Answer, groups: list[list[Any]], partition: bool, column: Sequence[Answer],
-                 keys: Sequence[Any]) -> list[list[Any]]:
+def _with_answer(
+    ans: Answer, groups: list[list[Any]], partition: bool, column: Sequence[Answer], keys: Sequence[Any]
+) -> list[list[Any]]:
     """The groups of ``[ans, *column]`` (the attempt first), made from the groups of ``column`` when the
     answers fall into classes (no float): its answer's group first, holding the voter group equal to it."""
     if ans.kind == "not_run":
@@ -593,8 +664,13 @@ def _with_answer(ans: Answer, groups: list[list[Any]], partition: bool, column: 
 MAX_SHOWN_SPLITS = 3
 
 
-def distinguishing(behaviours: Sequence[Behaviour], calls: Sequence[str], classes: Sequence[str],
-                   selected: frozenset[str], cap: int = MAX_SHOWN_SPLITS) -> list[tuple[int, str]]:
+def distinguishing(
+    behaviours: Sequence[Behaviour],
+    calls: Sequence[str],
+    classes: Sequence[str],
+    selected: frozenset[str],
+    cap: int = MAX_SHOWN_SPLITS,
+) -> list[tuple[int, str]]:
     """Distinguishing-input search over the probes already run: the probes of the selected classes on
     which the given attempts (the attempt judged and its voters, all passing the visible example) give
     more than one answer -- inputs that separate attempts the examples grade alike. At most `cap`, the
@@ -612,8 +688,9 @@ def distinguishing(behaviours: Sequence[Behaviour], calls: Sequence[str], classe
     return _split_texts(splits, calls, cap)
 
 
-def _split_texts(splits: list[tuple[int, int, int, list[list[Any]]]], calls: Sequence[str],
-                 cap: int = MAX_SHOWN_SPLITS) -> list[tuple[int, str]]:
+def _split_texts(
+    splits: list[tuple[int, int, int, list[list[Any]]]], calls: Sequence[str], cap: int = MAX_SHOWN_SPLITS
+) -> list[tuple[int, str]]:
     """The `cap` most even splits, ``(-groups, -the second group's size, probe, groups sorted by size)``,
     as text (made for those shown only)."""
     splits.sort(key=lambda s: s[:3])
@@ -629,9 +706,18 @@ def _split_text(split: list[tuple[int, str]], skip: int | None = None) -> str:
     return f"; inputs that split the attempts passing the example: {'; '.join(shown)}" if shown else ""
 
 
-def dual_cluster_vote(task: Mapping[str, Any], mine: Behaviour, peers: Sequence[Behaviour], calls: Sequence[str],
-                      classes: Sequence[str], selected: frozenset[str], *, quorum: float = 0.0, min_support: int = 1,
-                      min_peers: int = 1) -> Vote:
+def dual_cluster_vote(
+    task: Mapping[str, Any],
+    mine: Behaviour,
+    peers: Sequence[Behaviour],
+    calls: Sequence[str],
+    classes: Sequence[str],
+    selected: frozenset[str],
+    *,
+    quorum: float = 0.0,
+    min_support: int = 1,
+    min_peers: int = 1,
+) -> Vote:
     """The cluster variant: the voters (other attempts passing the visible example) are clustered by
     identical answers on the selected probes; each cluster scores √size × (1 + the model-written tests
     its majority passes, counted as often as written); the op fires when this attempt departs from the
@@ -644,9 +730,13 @@ def dual_cluster_vote(task: Mapping[str, Any], mine: Behaviour, peers: Sequence[
     mine = _ended_answers(mine)
     sel = [j for j, k in enumerate(classes) if k in selected]
     keys = [tuple(_answer_keys(p)[j] for j in sel) for p in voters]
-    clusters = [[voters[i] for i in c] for c in _clusters(
-        [None if None in k else (any(map(_tolerant, k)), k) for k in keys],
-        lambda i, q: all(same_answer(voters[i].answers[j], voters[q].answers[j]) for j in sel))]
+    clusters = [
+        [voters[i] for i in c]
+        for c in _clusters(
+            [None if None in k else (any(map(_tolerant, k)), k) for k in keys],
+            lambda i, q: all(same_answer(voters[i].answers[j], voters[q].answers[j]) for j in sel),
+        )
+    ]
     weights = [count for _, count in model_tests_with_counts(task)]
 
     def score(c: list[Behaviour]) -> float:
@@ -665,9 +755,15 @@ def dual_cluster_vote(task: Mapping[str, Any], mine: Behaviour, peers: Sequence[
         a, t = mine.answers[j], rep.answers[j]
         if a.kind == "not_run" or t.kind == "not_run" or same_answer(a, t):
             continue
-        return Vote(1, f"{calls[j]} {a.text()}; the top cluster of other attempts that pass the visible example "
-                       f"({len(top)} of {len(voters)}, dual-agreement score {score(top):.1f}) {t.text('return')}", j)
-    return Vote(0, f"behaves like the top cluster of other attempts ({len(top)} of {len(voters)}) on {len(sel)} probe(s)")
+        return Vote(
+            1,
+            f"{calls[j]} {a.text()}; the top cluster of other attempts that pass the visible example "
+            f"({len(top)} of {len(voters)}, dual-agreement score {score(top):.1f}) {t.text('return')}",
+            j,
+        )
+    return Vote(
+        0, f"behaves like the top cluster of other attempts ({len(top)} of {len(voters)}) on {len(sel)} probe(s)"
+    )
 
 
 def _probe_texts(task: Mapping[str, Any], *behaviours: Behaviour) -> tuple[Sequence[str], Sequence[str]]:
@@ -683,13 +779,19 @@ def _probe_texts(task: Mapping[str, Any], *behaviours: Behaviour) -> tuple[Seque
 TRUST = ("vote", "dual_cluster")
 
 
-def disagrees_with_peers_check(quorum: float = 0.5, min_support: int = 3, probes: str = DEFAULT_PROBES,
-                               min_peers: int | None = None, trust: str = "vote"):
+def disagrees_with_peers_check(
+    quorum: float = 0.5,
+    min_support: int = 3,
+    probes: str = DEFAULT_PROBES,
+    min_peers: int | None = None,
+    trust: str = "vote",
+):
     """The judge of a ``disagrees_with_peers`` variant (`trust`: "vote", the per-probe clear plurality
     of the module docstring, or "dual_cluster", :func:`dual_cluster_vote`)."""
     if probes not in PROBE_SETS:
-        raise SpecError(f"disagrees_with_peers: unknown probe selection {probes!r}; choose one of "
-                        f"{', '.join(PROBE_SETS)}")
+        raise SpecError(
+            f"disagrees_with_peers: unknown probe selection {probes!r}; choose one of {', '.join(PROBE_SETS)}"
+        )
     if trust not in TRUST:
         raise SpecError(f"disagrees_with_peers: unknown trust rule {trust!r}; choose one of {', '.join(TRUST)}")
     if not 0 <= quorum <= 1 or (trust == "vote" and quorum == 0):
@@ -702,15 +804,22 @@ def disagrees_with_peers_check(quorum: float = 0.5, min_support: int = 3, probes
     def judge(task, mine, peers, ctx):
         mine_b = Behaviour.from_data(mine)
         if not mine_b.loaded or not mine_b.answers:  # before the probes' texts: nothing of theirs is needed
-            return abstain(mine_b.note or ("the task has no peer probes" if mine_b.loaded
-                                           else "the attempt does not load: no answers to compare"))
+            return abstain(
+                mine_b.note
+                or (
+                    "the task has no peer probes"
+                    if mine_b.loaded
+                    else "the attempt does not load: no answers to compare"
+                )
+            )
         others = [Behaviour.from_data(p) for p in peers]
         calls, classes = _probe_texts(task, mine_b, *others)
         if len(mine_b.answers) != len(calls):
             return abstain("the attempt's answers do not match the task's probes (rebuilt probes?)")
         if trust == "dual_cluster":
-            v = dual_cluster_vote(task, mine_b, others, calls, classes, selected, quorum=quorum,
-                                  min_support=min_support, min_peers=need)
+            v = dual_cluster_vote(
+                task, mine_b, others, calls, classes, selected, quorum=quorum, min_support=min_support, min_peers=need
+            )
         else:
             v = vote(mine_b, others, calls, classes, selected, quorum=quorum, min_support=min_support, min_peers=need)
         return {1: drawback, 0: clean, -1: abstain}[v.verdict](v.message)
@@ -750,8 +859,10 @@ def behaviour_clusters(behaviours: Sequence[Behaviour]) -> list[list[int]]:
     attempts that do not load form one cluster. By key in one pass when every behaviour has one
     (:func:`behaviour_key`), pairwise otherwise."""
     classes = _behaviour_classes(behaviours)
-    return _clusters(classes if classes is not None else [None] * len(behaviours),
-                     lambda i, q: same_behaviour(behaviours[i], behaviours[q]))
+    return _clusters(
+        classes if classes is not None else [None] * len(behaviours),
+        lambda i, q: same_behaviour(behaviours[i], behaviours[q]),
+    )
 
 
 def _behaviour_classes(behaviours: Sequence[Behaviour]) -> list[tuple[bool, int]] | None:
@@ -897,9 +1008,14 @@ VARIANTS: tuple[dict[str, Any], ...] = (
 )
 
 
-@template("disagrees_with_peers", kind="exec",
-          params={"quorum": "float", "min_support": "int", "probes": "str", "trust": "str"},
-          family="code", depends=DEPENDS, observer=behaviour)
+@template(
+    "disagrees_with_peers",
+    kind="exec",
+    params={"quorum": "float", "min_support": "int", "probes": "str", "trust": "str"},
+    family="code",
+    depends=DEPENDS,
+    observer=behaviour,
+)
 def disagrees_with_peers_template(quorum: float, min_support: int, probes: str, trust: str):
     """The attempt's answer on a peer probe differs from what the trusted other attempts return (trust:
     "vote" = a clear plurality of the attempts that pass the visible example, "dual_cluster" = their top
@@ -923,7 +1039,27 @@ def _induce_peer_variants(cluster: list, good: list) -> list[dict[str, Any]]:
 PEER_OPS = (disagrees_with_peers, outside_plurality.as_baseline(), outside_dual_agreement.as_baseline())
 
 
-__all__ = ["Answer", "Behaviour", "DEFAULT_PROBES", "distinguishing", "MAX_SHOWN_SPLITS", "PEER_OPS", "PROBE_SETS", "VARIANTS", "Vote", "behaviour",
-           "behaviour_clusters", "close", "disagrees_with_peers", "disagrees_with_peers_check", "dual_agreement_scores",
-           "dual_cluster_vote", "TRUST",
-           "outside_dual_agreement", "outside_plurality", "same_answer", "test_passes", "vote"]
+__all__ = [
+    "Answer",
+    "Behaviour",
+    "DEFAULT_PROBES",
+    "distinguishing",
+    "MAX_SHOWN_SPLITS",
+    "PEER_OPS",
+    "PROBE_SETS",
+    "VARIANTS",
+    "Vote",
+    "behaviour",
+    "behaviour_clusters",
+    "close",
+    "disagrees_with_peers",
+    "disagrees_with_peers_check",
+    "dual_agreement_scores",
+    "dual_cluster_vote",
+    "TRUST",
+    "outside_dual_agreement",
+    "outside_plurality",
+    "same_answer",
+    "test_passes",
+    "vote",
+]

@@ -135,6 +135,7 @@ def call_text(function: str, args: Sequence[Any], limit: int = 120) -> str:
 
 # --------------------------------------------------------------------------- visible examples
 
+
 def _literal(text: str) -> Any:
     return ast.literal_eval(text)
 
@@ -199,12 +200,16 @@ def _read_examples(task: Mapping[str, Any]) -> list[VisibleExample]:
             continue
         if not function:
             continue
-        out.append(VisibleExample(len(out), function, args, expected, exact,
-                                  str(record.get("call") or call_text(function, args))))
+        out.append(
+            VisibleExample(
+                len(out), function, args, expected, exact, str(record.get("call") or call_text(function, args))
+            )
+        )
     return out
 
 
 # --------------------------------------------------------------------------- mutations
+
 
 def _is_int(v: Any) -> bool:
     return type(v) is int
@@ -228,8 +233,7 @@ def _permuted(v: Any) -> Any:
     string is one value with structure: "o o| .|", a word, a date); nor are heterogeneous tuples
     (records such as ``(True, [], 5, "HELLO")``) or nested lists (a matrix or a triangle whose
     shape matters): their reversal is out of the task's domain."""
-    if type(v) in (list, tuple) and len(v) > 1 and type(v[0]) in _SCALARS \
-            and all(type(x) is type(v[0]) for x in v):
+    if type(v) in (list, tuple) and len(v) > 1 and type(v[0]) in _SCALARS and all(type(x) is type(v[0]) for x in v):
         rev = v[::-1]
         return rev if rev != v else None
     return None
@@ -305,13 +309,15 @@ def mutations(args: Sequence[Any], klass: str) -> Iterator[tuple[tuple[Any, ...]
         new_arg = fn(a)
         if new_arg is None:
             continue
-        yield args[:i] + (new_arg,) + args[i + 1:], f"argument {i + 1} {_DETAIL[klass]}"
+        yield args[:i] + (new_arg,) + args[i + 1 :], f"argument {i + 1} {_DETAIL[klass]}"
 
 
 # --------------------------------------------------------------------------- the probe list
 
-def probes_for(task: Mapping[str, Any], *, limit: int = MAX_PROBES,
-               classes: Sequence[str] | None = None) -> list[Probe]:
+
+def probes_for(
+    task: Mapping[str, Any], *, limit: int = MAX_PROBES, classes: Sequence[str] | None = None
+) -> list[Probe]:
     """The probes of a task, in run order (see the module docstring): at most `limit` of the seed
     exec ops' classes, then the generated probes and the model tests (:func:`peer_probes`).
 
@@ -349,9 +355,17 @@ def _base_probes(task: Mapping[str, Any], *, limit: int, classes: Sequence[str] 
     for klass in wanted:
         for ex in examples:
             if klass in ("example", "repeat"):
-                add(Probe(klass, ex.function, ex.args, ex.index,
-                          "as shown" if klass == "example" else "the example call again",
-                          ex.expected, ex.exact_types))
+                add(
+                    Probe(
+                        klass,
+                        ex.function,
+                        ex.args,
+                        ex.index,
+                        "as shown" if klass == "example" else "the example call again",
+                        ex.expected,
+                        ex.exact_types,
+                    )
+                )
                 continue
             for n, (args, detail) in enumerate(mutations(ex.args, klass)):
                 if n >= _MAX_PER_CLASS:
@@ -389,7 +403,9 @@ def generated(task: Mapping[str, Any]) -> tuple[tuple[Probe, ...], tuple[str, ..
     return _remember(key, result)
 
 
-def _remember(key: str, result: tuple[tuple[Probe, ...], tuple[str, ...], str]) -> tuple[tuple[Probe, ...], tuple[str, ...], str]:
+def _remember(
+    key: str, result: tuple[tuple[Probe, ...], tuple[str, ...], str]
+) -> tuple[tuple[Probe, ...], tuple[str, ...], str]:
     if len(_GENERATED_CACHE) >= _GENERATED_CACHE_MAX:
         _GENERATED_CACHE.pop(next(iter(_GENERATED_CACHE)))
     _GENERATED_CACHE[key] = result
@@ -416,12 +432,16 @@ def _generate(task: Mapping[str, Any]) -> tuple[tuple[Probe, ...], tuple[str, ..
         fn = examples[0].function
         probes = [Probe("gen_" + klass, fn, a, -1, f"generated ({klass})") for klass, a in made]
         if dom is not None:
-            drawn, _ = draw.draw_probes(args, dom, seed=str(task.get("id", "")), n=draw.N_DRAWN,
-                                        seen={repr(a) for _, a in made})
+            drawn, _ = draw.draw_probes(
+                args, dom, seed=str(task.get("id", "")), n=draw.N_DRAWN, seen={repr(a) for _, a in made}
+            )
             probes += [Probe("gen_drawn", fn, a, -1, "drawn from the inferred domain") for a in drawn]
             seen = {repr(a) for _, a in made} | {repr(a) for a in drawn}
-            wide, _ = draw.draw_probes(args, dom, seed=str(task.get("id", "")), n=draw.N_WIDE, seen=seen,
-                                       wide=True) if draw.N_WIDE else ([], "")
+            wide, _ = (
+                draw.draw_probes(args, dom, seed=str(task.get("id", "")), n=draw.N_WIDE, seen=seen, wide=True)
+                if draw.N_WIDE
+                else ([], "")
+            )
             probes += [Probe("gen_wide", fn, a, -1, "drawn from the inferred domain, numbers widened") for a in wide]
             why = "" if probes else why
     return tuple(probes[:MAX_GENERATED]), domain, why
@@ -443,8 +463,9 @@ def model_tests_with_counts(task: Mapping[str, Any]) -> list[tuple[Probe, int]]:
             count = max(1, int(record.get("count", 1)))
         except (KeyError, TypeError, ValueError, SyntaxError, MemoryError, RecursionError):
             continue
-        out.append((Probe("model_test", default_fn, args, -1, f"model-written test (written {count}x)",
-                          expected, True), count))
+        out.append(
+            (Probe("model_test", default_fn, args, -1, f"model-written test (written {count}x)", expected, True), count)
+        )
     return out
 
 
@@ -479,5 +500,8 @@ def peer_probes(task: Mapping[str, Any]) -> list[Probe]:
     """The probes the peer ops compare attempts on: the generated ones, the model tests, then the drawn
     ones (:data:`LATE_CLASSES`)."""
     gen = generated(task)[0]
-    return [p for p in gen if p.klass not in LATE_CLASSES] + model_tests(task) + \
-        [p for p in gen if p.klass in LATE_CLASSES]
+    return (
+        [p for p in gen if p.klass not in LATE_CLASSES]
+        + model_tests(task)
+        + [p for p in gen if p.klass in LATE_CLASSES]
+    )

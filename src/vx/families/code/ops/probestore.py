@@ -29,15 +29,18 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from vx.ops.cache import decode_plain, encode_plain
 
 #: Bump when the file layout changes.
 FORMAT = 1
 #: The modules whose source decides the generated probes.
-GENERATOR_MODULES = ("vx.families.code.ops.probe", "vx.families.code.ops.generate", "vx.families.code.ops.draw",
-                     "vx.families.code.ops.values")
+GENERATOR_MODULES = (
+    "vx.families.code.ops.probe",
+    "vx.families.code.ops.generate",
+    "vx.families.code.ops.draw",
+    "vx.families.code.ops.values",
+)
 _OFF = {"", "off", "0", "no", "none", "false"}
 
 _version: str | None = None
@@ -116,8 +119,9 @@ def store(task_key: str, probes: Sequence[tuple[str, str, tuple, str]], domain: 
     try:
         rows = [[klass, function, encode_plain(tuple(args)), detail] for klass, function, args, detail in probes]
         # ASCII (json's default): lone surrogates in strings survive as escapes
-        text = json.dumps({"format": FORMAT, "key": key, "probes": rows, "domain": list(domain), "why": why},
-                          allow_nan=False)
+        text = json.dumps(
+            {"format": FORMAT, "key": key, "probes": rows, "domain": list(domain), "why": why}, allow_nan=False
+        )
     except (ValueError, TypeError, RecursionError):  # not plain data (or too deep): generated again next time
         return False
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -133,9 +137,12 @@ def store(task_key: str, probes: Sequence[tuple[str, str, tuple, str]], domain: 
             pass
         if not _warned:
             _warned = True
-            warnings.warn(f"generated probes cannot be kept in {root} ({exc}); they are generated in every "
-                          "process. Set VX_PROBE_CACHE to a writable directory, or to 'off'.", RuntimeWarning,
-                          stacklevel=2)
+            warnings.warn(
+                f"generated probes cannot be kept in {root} ({exc}); they are generated in every "
+                "process. Set VX_PROBE_CACHE to a writable directory, or to 'off'.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         return False
 
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import attrs
 
-from vx.families.code.ops.artifact import Artifact, artifact_of
 from vx.families.code.compare import Comparator
+from vx.families.code.ops.artifact import Artifact, artifact_of
 from vx.families.code.ops.probe import DOMAIN_CLASSES, LATE_CLASSES, PEER_CLASSES, Probe, probes_for
 from vx.families.code.ops.values import _a, _clip, _loose_equal
 from vx.ops.core import Context, Result, abstain, drawback
@@ -145,8 +145,11 @@ def run_budgets(task: Mapping[str, Any], probes: list[Probe]) -> Budgets:
         floor = min(PROBE_CPU_CAP, PROBE_CPU * r)
         if p.klass in DOMAIN_CLASSES:
             floor = max(floor, EXAMPLE_CPU)
-        calls.append(CallBudget(floor, per_reference=OWN_FACTOR * r, cap=max(floor, OWN_CPU_CAP),
-                                pool=SEED_POOL if _seeded(p) else ""))
+        calls.append(
+            CallBudget(
+                floor, per_reference=OWN_FACTOR * r, cap=max(floor, OWN_CPU_CAP), pool=SEED_POOL if _seeded(p) else ""
+            )
+        )
     largest = max((b.ceiling for b in calls), default=0.0)
     pools = {SEED_POOL: SEED_CPU} if any(b.pool for b in calls) else {}
     cpu_limit = LOAD_CPU + RUN_CPU + (SEED_CPU if pools else 0.0) + 2 * largest
@@ -207,8 +210,9 @@ class StopRule:
     "strikes", "spent") and ``own`` how much CPU the candidate spent by its own choice (see
     :data:`STARVE_SHARE`); :attr:`starved` whether the candidate starved its own probes."""
 
-    def __init__(self, probes: list[Probe], task: Mapping[str, Any] | None = None,
-                 budgets: Budgets | None = None) -> None:
+    def __init__(
+        self, probes: list[Probe], task: Mapping[str, Any] | None = None, budgets: Budgets | None = None
+    ) -> None:
         self.probes = probes
         self.floors = [None if b.reference else b.cpu for b in budgets.calls] if budgets is not None else None
         self.late = next((i for i, p in enumerate(probes) if p.klass in LATE_CLASSES), None)
@@ -262,14 +266,14 @@ class StopRule:
         return False
 
 
-def stop_rule(probes: list[Probe], task: Mapping[str, Any] | None = None,
-              budgets: Budgets | None = None) -> StopRule:
+def stop_rule(probes: list[Probe], task: Mapping[str, Any] | None = None, budgets: Budgets | None = None) -> StopRule:
     """The run's early stop (:class:`StopRule`)."""
     return StopRule(probes, task, budgets)
 
 
-def against_peers(cpu: float | None, budget: float | None, timed_out: bool,
-                  peer_cpu: Sequence[float]) -> tuple[str, str]:
+def against_peers(
+    cpu: float | None, budget: float | None, timed_out: bool, peer_cpu: Sequence[float]
+) -> tuple[str, str]:
     """One call judged against the other attempts at the same probe (``peer_cpu``: the CPU seconds of
     those that answered it): ``("timeout", why)`` when it used, or was stopped at, more than the line
     ``max(PEER_FLOOR, PEER_FACTOR x their median)``; ``("unknown", why)`` when it was stopped at its own
@@ -279,8 +283,10 @@ def against_peers(cpu: float | None, budget: float | None, timed_out: bool,
         return "", ""
     median = statistics.median(peer_cpu)
     line = max(PEER_FLOOR, PEER_FACTOR * median)
-    numbers = (f"the median of {len(peer_cpu)} other attempts is {median * 1000:.2g} ms; the line is "
-               f"{PEER_FACTOR:g}x that, at least {PEER_FLOOR * 1000:g} ms")
+    numbers = (
+        f"the median of {len(peer_cpu)} other attempts is {median * 1000:.2g} ms; the line is "
+        f"{PEER_FACTOR:g}x that, at least {PEER_FLOOR * 1000:g} ms"
+    )
     if timed_out:
         if budget is not None and budget + 1e-9 >= line:
             return "timeout", f"stopped at its CPU budget of {budget * 1000:.3g} ms; {numbers}"
@@ -315,8 +321,11 @@ class Execution:
 
     def pairs(self, *classes: str) -> list[tuple[Probe, Any]]:
         """(probe, outcome) of the calls that ran, optionally only of some probe classes."""
-        return [(p, c) for p, c in zip(self.probes, self.calls)
-                if c.status != "not_run" and (not classes or p.klass in classes)]
+        return [
+            (p, c)
+            for p, c in zip(self.probes, self.calls)
+            if c.status != "not_run" and (not classes or p.klass in classes)
+        ]
 
     def in_domain(self) -> list[tuple[Probe, Any]]:
         return [(p, c) for p, c in self.pairs() if p.in_domain]
@@ -333,9 +342,12 @@ class Execution:
                 return i, f"{self.probes[i].call} killed its process (os._exit, a signal or the memory limit)"
         if getattr(self.report, "status", "") == "timeout" and not getattr(self.report, "stopped", False):
             last = [i for i, c in enumerate(self.calls) if c.status == "timeout"]
-            if last and any(c.status == "not_run" for c in self.calls[last[-1] + 1:]):
+            if last and any(c.status == "not_run" for c in self.calls[last[-1] + 1 :]):
                 i = last[-1]
-                return i, f"{self.probes[i].call} did not return and would not be interrupted, so its process was killed"
+                return (
+                    i,
+                    f"{self.probes[i].call} did not return and would not be interrupted, so its process was killed",
+                )
         if self.starved:
             ran = [i for i, c in enumerate(self.calls) if c.status != "not_run"]
             if ran and ran[-1] + 1 < len(self.calls):
@@ -354,11 +366,14 @@ def _load_state(report: Any, art: Artifact) -> tuple[str, str]:
         # otherwise was sabotaged by the candidate (issue 15: evidence against it, not a reason
         # to abstain)
         where = f" (line {art.function.lineno})" if art.function is not None else ""
-        what = ("found no callable " + str(art.name) if status == "no_entry_point"
-                else "reported that it does not compile")
-        return "sabotaged", (f"sabotaged harness: the code defines {art.name}{where}, but when it ran the "
-                             f"sandbox {what} ({report.load_error or status}): the candidate deleted or rebound "
-                             "its entry point while loading, or forged the sandbox's report")
+        what = (
+            "found no callable " + str(art.name) if status == "no_entry_point" else "reported that it does not compile"
+        )
+        return "sabotaged", (
+            f"sabotaged harness: the code defines {art.name}{where}, but when it ran the "
+            f"sandbox {what} ({report.load_error or status}): the candidate deleted or rebound "
+            "its entry point while loading, or forged the sandbox's report"
+        )
     if status == "timeout" and not ran:
         return "timeout", f"loading the code did not finish: {report.detail or 'deadline passed'}"
     if status == "crashed" and not ran:
@@ -418,15 +433,25 @@ def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> E
         if found is not None:
             _runs.move_to_end(key)
             return found
-    report = sandbox().run_calls(art.source, art.name, calls, timeouts=budgets.calls, total_timeout=budgets.wall,
-                                 cpu_limit=budgets.cpu_limit, load_timeout=LOAD_CPU, pools=budgets.pools,
-                                 stop=(rule := stop_rule(probes, task, budgets)))
+    report = sandbox().run_calls(
+        art.source,
+        art.name,
+        calls,
+        timeouts=budgets.calls,
+        total_timeout=budgets.wall,
+        cpu_limit=budgets.cpu_limit,
+        load_timeout=LOAD_CPU,
+        pools=budgets.pools,
+        stop=(rule := stop_rule(probes, task, budgets)),
+    )
     load, message = _load_state(report, art)
     starved = ""
     if rule.starved and getattr(report, "stopped", False):
         shown = sum(c.cpu or 0.0 for p, c in zip(probes, report.calls) if p.in_domain and c.status != "not_run")
-        starved = (f"it used the run's CPU budget of {RUN_CPU:g} s ({rule.spent:.2f} s; {shown:.2f} s of it on the "
-                   f"visible examples and their repeats) before its other probes")
+        starved = (
+            f"it used the run's CPU budget of {RUN_CPU:g} s ({rule.spent:.2f} s; {shown:.2f} s of it on the "
+            f"visible examples and their repeats) before its other probes"
+        )
     result = Execution(tuple(probes), tuple(report.calls), report, load, message, starved)
     with _runs_lock:
         _runs[key] = result
@@ -462,8 +487,9 @@ def execution(task: Mapping[str, Any], output: Any, ctx: Context) -> tuple[Execu
     return result
 
 
-def judges_the_run(body: Callable[..., Result] | None = None, *,
-                   applies: Callable[[Mapping[str, Any], Execution], bool] | None = None) -> Any:
+def judges_the_run(
+    body: Callable[..., Result] | None = None, *, applies: Callable[[Mapping[str, Any], Execution], bool] | None = None
+) -> Any:
     """Make an exec op out of ``body(task, output, ctx, run)``, which reads the shared run.
 
     The rule of issue 15: anything the candidate did that prevents judging is evidence against it.
@@ -485,13 +511,16 @@ def judges_the_run(body: Callable[..., Result] | None = None, *,
             if applies is not None and not applies(task, run):
                 return abstain("no opinion on this kind of task")
             if run.load != "ok":  # sabotaged, or the code raised, died or hung while loading
-                return drawback(run.load_message if run.load == "sabotaged"
-                                else f"the code cannot run: {run.load_message}")
+                return drawback(
+                    run.load_message if run.load == "sabotaged" else f"the code cannot run: {run.load_message}"
+                )
             try:
                 return body(task, output, ctx, run)
             except Exception as exc:  # reading what the candidate produced failed
-                return drawback(f"sabotaged harness: the candidate's results cannot be judged "
-                                f"({type(exc).__name__}: {_clip(str(exc), 100)})")
+                return drawback(
+                    f"sabotaged harness: the candidate's results cannot be judged "
+                    f"({type(exc).__name__}: {_clip(str(exc), 100)})"
+                )
 
         return op_fn
 
@@ -512,5 +541,3 @@ def _failure_text(call: Any) -> str:
     if call.status == "unserializable":
         return f"returned {_a(str(call.type_name))} object, which is not plain data ({call.exc_message})"
     return call.status
-
-

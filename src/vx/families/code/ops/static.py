@@ -48,6 +48,7 @@ from vx.ops.core import abstain, clean, drawback, op
 #: What these ops' verdicts depend on besides their own function (it goes into their versions).
 DEPENDS = (__name__, artifact, values, probe)
 
+
 @op(root=True, detects="does_not_parse", depends=DEPENDS)
 def parses(task, output, ctx):
     """The output is a complete Python program that defines the entry point."""
@@ -57,8 +58,8 @@ def parses(task, output, ctx):
     return clean(f"defines {art.name} (line {art.function.lineno})")
 
 
-
 # --------------------------------------------------------------------------- static ops
+
 
 @op(detects="wrong_entry_point", depends=DEPENDS)
 def wrong_entry_point(task, output, ctx):
@@ -92,18 +93,23 @@ def reads_stdin(task, output, ctx):
         return abstain("the output does not parse")
     stdin_imported = any(
         isinstance(n, ast.ImportFrom) and n.module == "sys" and any(a.name == "stdin" for a in n.names)
-        for n in ast.walk(art.tree))
+        for n in ast.walk(art.tree)
+    )
     for node in live_nodes(art.tree):
         line = getattr(node, "lineno", "?")
         if isinstance(node, ast.Call):
             name = call_name(node)
             if isinstance(node.func, ast.Name) and name in _STDIN_CALLS:
                 return drawback(f"line {line} calls {name}()")
-            if name == "open" and isinstance(node.func, ast.Name) and node.args and \
-                    isinstance(node.args[0], ast.Constant) and node.args[0].value in (0, "/dev/stdin"):
+            if (
+                name == "open"
+                and isinstance(node.func, ast.Name)
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and node.args[0].value in (0, "/dev/stdin")
+            ):
                 return drawback(f"line {line} opens standard input: {_clip(ast.unparse(node), 60)}")
-            if dotted(node.func) in ("fileinput.input", "sys.stdin.read", "sys.stdin.readline",
-                                     "sys.stdin.readlines"):
+            if dotted(node.func) in ("fileinput.input", "sys.stdin.read", "sys.stdin.readline", "sys.stdin.readlines"):
                 return drawback(f"line {line} calls {dotted(node.func)}()")
         if isinstance(node, ast.Attribute) and dotted(node) == "sys.stdin":
             return drawback(f"line {line} uses sys.stdin")
@@ -163,7 +169,6 @@ def undefined_name(task, output, ctx):
     return clean("every name used is defined, imported or built in")
 
 
-
 def _param_names(fn: FunctionNode) -> list[str]:
     return [a.arg for a in fn.args.posonlyargs + fn.args.args]
 
@@ -192,8 +197,10 @@ def hardcodes_example(task, output, ctx):
         if all(same_value(v, first) for _, _, v in literal_returns):
             for ex in examples:
                 if _loose_equal(first, ex.expected, ex.exact_types):
-                    return drawback(f"always returns {short(first)} (line {literal_returns[0][0].lineno}), "
-                                    f"the expected value of the example {_clip(ex.call, 80)}")
+                    return drawback(
+                        f"always returns {short(first)} (line {literal_returns[0][0].lineno}), "
+                        f"the expected value of the example {_clip(ex.call, 80)}"
+                    )
     # 2. `if <param> == <example argument>: return <example's expected>` (non-trivial values).
     params = _param_names(fn)
     for node in own_nodes(fn):
@@ -207,13 +214,16 @@ def hardcodes_example(task, output, ctx):
             for ret in (n for n in ast.walk(sub) if isinstance(n, ast.Return) and n.value is not None):
                 ok, value = _literal_value(ret.value)
                 if ok and _loose_equal(value, ex.expected, ex.exact_types):
-                    return drawback(f"line {node.lineno} tests {param} == {short(arg, 50)} (the example's argument) "
-                                    f"and returns {short(value, 50)}, the example's expected value")
+                    return drawback(
+                        f"line {node.lineno} tests {param} == {short(arg, 50)} (the example's argument) "
+                        f"and returns {short(value, 50)}, the example's expected value"
+                    )
     return clean("no literal answer to a visible example is returned")
 
 
-def _tests_example_argument(test: ast.expr, params: list[str],
-                            examples: list[VisibleExample]) -> tuple[VisibleExample, str, Any] | None:
+def _tests_example_argument(
+    test: ast.expr, params: list[str], examples: list[VisibleExample]
+) -> tuple[VisibleExample, str, Any] | None:
     """(example, parameter, value) when `test` compares a parameter with one of an example's
     non-trivial argument values (also inside `and` chains)."""
     tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
@@ -232,5 +242,3 @@ def _tests_example_argument(test: ast.expr, params: list[str],
                 if index < len(ex.args) and _loose_equal(value, ex.args[index], ex.exact_types):
                     return ex, name_node.id, value
     return None
-
-

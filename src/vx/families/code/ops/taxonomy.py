@@ -34,9 +34,18 @@ TAXONOMY: tuple[str, ...] = (
 )
 
 #: Seed ops in the order classify_failure consults them (most specific evidence first).
-_CLASSIFY_ORDER = ("reads_stdin", "hardcodes_example", "undefined_name", "timeout", "crash",
-                   "returns_not_print_only", "returns_wrong_type", "mutates_argument", "nondeterministic",
-                   "fails_visible_example")
+_CLASSIFY_ORDER = (
+    "reads_stdin",
+    "hardcodes_example",
+    "undefined_name",
+    "timeout",
+    "crash",
+    "returns_not_print_only",
+    "returns_wrong_type",
+    "mutates_argument",
+    "nondeterministic",
+    "fails_visible_example",
+)
 
 
 def classify_by_evidence(task: Mapping[str, Any], output: Any) -> str | None:
@@ -50,9 +59,21 @@ def classify_by_evidence(task: Mapping[str, Any], output: Any) -> str | None:
     art = artifact_of(task, output, ctx)
     if art.problem:
         return "wrong_entry_point" if art.tree is not None else "does_not_parse"
-    seeds = {o.name: o for o in (S.reads_stdin, S.hardcodes_example, S.undefined_name, X.timeout, X.crash,
-                                 X.returns_not_print_only, X.returns_wrong_type, X.mutates_argument,
-                                 X.nondeterministic, X.fails_visible_example)}
+    seeds = {
+        o.name: o
+        for o in (
+            S.reads_stdin,
+            S.hardcodes_example,
+            S.undefined_name,
+            X.timeout,
+            X.crash,
+            X.returns_not_print_only,
+            X.returns_wrong_type,
+            X.mutates_argument,
+            X.nondeterministic,
+            X.fails_visible_example,
+        )
+    }
     for name in _CLASSIFY_ORDER:
         o = seeds[name]
         try:

@@ -85,8 +85,9 @@ def _feature_counts(pairs: Iterable[Pair], features: Callable[[Mapping[str, Any]
     return counts
 
 
-def _discriminating(cluster: list[Pair], good: list[Pair],
-                    features: Callable[[Mapping[str, Any], Any], set]) -> list[Any]:
+def _discriminating(
+    cluster: list[Pair], good: list[Pair], features: Callable[[Mapping[str, Any], Any], set]
+) -> list[Any]:
     return _rank(_feature_counts(cluster, features), _feature_counts(good, features), len(cluster))
 
 
@@ -95,6 +96,7 @@ def _tree(task: Mapping[str, Any], output: Any) -> ast.Module | None:
 
 
 # --------------------------------------------------------------------------- ast_call_present
+
 
 def _calls(tree: ast.Module) -> dict[str, int]:
     """Called names (``f`` of f(...), ``m`` of x.m(...)) -> first line."""
@@ -136,6 +138,7 @@ def _induce_calls(cluster: list[Pair], good: list[Pair]) -> list[dict[str, Any]]
 
 # --------------------------------------------------------------------------- ast_node_present
 
+
 def _while_true_without_exit(node: ast.AST) -> bool:
     if not (isinstance(node, ast.While) and isinstance(node.test, ast.Constant) and node.test.value):
         return False
@@ -147,7 +150,8 @@ def _while_true_without_exit(node: ast.AST) -> bool:
 
 def _bare_except(node: ast.AST) -> bool:
     return isinstance(node, ast.ExceptHandler) and (
-        node.type is None or (isinstance(node.type, ast.Name) and node.type.id in ("Exception", "BaseException")))
+        node.type is None or (isinstance(node.type, ast.Name) and node.type.id in ("Exception", "BaseException"))
+    )
 
 
 def _module_level_code(tree: ast.Module) -> list[ast.stmt]:
@@ -158,8 +162,11 @@ def _module_level_code(tree: ast.Module) -> list[ast.stmt]:
             continue
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
             continue  # docstring or stray literal
-        if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets) and \
-                _is_constant_expr(stmt.value):
+        if (
+            isinstance(stmt, ast.Assign)
+            and all(isinstance(t, ast.Name) for t in stmt.targets)
+            and _is_constant_expr(stmt.value)
+        ):
             continue  # a module constant
         if isinstance(stmt, ast.If) and _is_main_guard(stmt):
             continue
@@ -179,8 +186,7 @@ def _recursive(art: Artifact) -> bool:
     fn = art.function
     if fn is None:
         return False
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == fn.name
-               for n in own_nodes(fn))
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == fn.name for n in own_nodes(fn))
 
 
 #: Derived patterns accepted by ast_node_present besides ``ast`` node class names.
@@ -193,8 +199,20 @@ PATTERNS: dict[str, str] = {
 }
 
 # Node types every function has: never discriminating, not worth proposing.
-_UBIQUITOUS = {"Module", "FunctionDef", "arguments", "arg", "Name", "Load", "Store", "Return", "Expr",
-               "Constant", "Call", "Attribute"}
+_UBIQUITOUS = {
+    "Module",
+    "FunctionDef",
+    "arguments",
+    "arg",
+    "Name",
+    "Load",
+    "Store",
+    "Return",
+    "Expr",
+    "Constant",
+    "Call",
+    "Attribute",
+}
 
 
 def _node_features(art: Artifact) -> dict[str, int]:
@@ -232,8 +250,10 @@ def _known_node(name: str) -> bool:
 def ast_node_present(node: str):
     """The code contains an AST node type (e.g. Global, While, Try) or a derived pattern."""
     if not _known_node(node):
-        raise SpecError(f"ast_node_present: {node!r} is neither an ast node class (Global, While, "
-                         f"Try, ...) nor one of the patterns {', '.join(PATTERNS)}")
+        raise SpecError(
+            f"ast_node_present: {node!r} is neither an ast node class (Global, While, "
+            f"Try, ...) nor one of the patterns {', '.join(PATTERNS)}"
+        )
     what = PATTERNS.get(node, f"a {node} node")
 
     def check(task, output, ctx):
@@ -258,6 +278,7 @@ def _induce_nodes(cluster: list[Pair], good: list[Pair]) -> list[dict[str, Any]]
 
 
 # --------------------------------------------------------------------------- imports_module
+
 
 def _imports(tree: ast.Module) -> dict[str, int]:
     found: dict[str, int] = {}
@@ -300,6 +321,7 @@ def _induce_imports(cluster: list[Pair], good: list[Pair]) -> list[dict[str, Any
 
 # --------------------------------------------------------------------------- exec helpers
 
+
 def _run(task: Mapping[str, Any], output: Any, ctx: Context):
     """(execution, None) or (None, abstain result)."""
     run, why = execution(task, output, ctx)
@@ -338,6 +360,7 @@ def _exec_features(pairs: list[Pair], fn: Callable[[Any, Any, Context], Any]) ->
 
 # --------------------------------------------------------------------------- raises_on_probe_class
 
+
 def _raising_call(run, klass: str):
     for p, c in run.pairs(klass):
         if c.status in ("exception", "crashed"):
@@ -349,8 +372,9 @@ def _raising_call(run, klass: str):
 def raises_on_probe_class(klass: str):
     """A probe input of a given class (empty, single, zero, negative, large...) makes the code raise."""
     if klass not in probe_mod.BASE_CLASSES:
-        raise SpecError(f"raises_on_probe_class: unknown probe class {klass!r}; "
-                         f"choose one of {', '.join(probe_mod.BASE_CLASSES)}")
+        raise SpecError(
+            f"raises_on_probe_class: unknown probe class {klass!r}; choose one of {', '.join(probe_mod.BASE_CLASSES)}"
+        )
 
     def check(task, output, ctx):
         run, res = _run(task, output, ctx)
@@ -386,6 +410,7 @@ def _induce_probe_class(cluster: list[Pair], good: list[Pair]) -> list[dict[str,
 
 # --------------------------------------------------------------------------- returns_none_on_probe_class
 
+
 def _none_call(run, klass: str):
     """The first call of `klass` that returned None, when the example expects a value."""
     if not any(p.expected is not None for p, _ in run.pairs("example")):
@@ -402,8 +427,10 @@ def returns_none_on_probe_class(klass: str):
 
     The example expects a value, so a None means a path that falls through without ``return``."""
     if klass not in probe_mod.BASE_CLASSES:
-        raise SpecError(f"returns_none_on_probe_class: unknown probe class {klass!r}; "
-                        f"choose one of {', '.join(probe_mod.BASE_CLASSES)}")
+        raise SpecError(
+            f"returns_none_on_probe_class: unknown probe class {klass!r}; "
+            f"choose one of {', '.join(probe_mod.BASE_CLASSES)}"
+        )
 
     def check(task, output, ctx):
         run, res = _run(task, output, ctx)
@@ -438,6 +465,7 @@ def _induce_none(cluster: list[Pair], good: list[Pair]) -> list[dict[str, Any]]:
 
 
 # --------------------------------------------------------------------------- raises_exception
+
 
 def _raised_types(run) -> dict[str, str]:
     """Exception type -> description of where it was raised (loading or the first call)."""
@@ -546,6 +574,7 @@ def _induce_prints(cluster: list[Pair], good: list[Pair]) -> list[dict[str, Any]
 
 
 # --------------------------------------------------------------------------- returns_constant
+
 
 def _distinct_results(run) -> tuple[int, list[Any]]:
     """(number of distinct-argument calls that returned, their distinct values)."""

@@ -24,7 +24,6 @@ def short(value: Any, n: int = 80) -> str:
         return f"<{type(value).__name__} nested too deeply to show>"
 
 
-
 def trivial_value(value: Any) -> bool:
     """Values a correct solution plausibly writes as literals (base cases): None, booleans, small
     integers, empty containers, one-character strings."""
@@ -66,7 +65,6 @@ def _loose_equal(a: Any, b: Any, exact: bool) -> bool:
         return jsonable(a) == jsonable(b) and type(jsonable(a)) is type(jsonable(b))
     except Exception:
         return False
-
 
 
 _NUMERIC = (bool, int, float, complex)
@@ -112,5 +110,3 @@ def type_mismatch(value: Any, expected: Any, exact: bool = True, _depth: int = 0
                 if inner:
                     return f"{inner} (at key {k!r})" if _depth == 0 else inner
     return None
-
-

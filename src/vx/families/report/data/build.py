@@ -129,9 +129,18 @@ def draft(rt: ReportTask, seed: int, k: int = 0) -> tuple[list[str], str] | None
     return (used, text) if len(used) >= 2 else None
 
 
-def build_family(sources: str | Path, out_dir: str | Path, *, seed: int = 0, dev_pairs: int = 5,
-                 n_locked: int = 40, locked_variants: int = 2, train_drafts: int = 3, seed_expr: str | None = None,
-                 progress: Callable[[str, int | None, int], None] | None = None) -> BuildReport:
+def build_family(
+    sources: str | Path,
+    out_dir: str | Path,
+    *,
+    seed: int = 0,
+    dev_pairs: int = 5,
+    n_locked: int = 40,
+    locked_variants: int = 2,
+    train_drafts: int = 3,
+    seed_expr: str | None = None,
+    progress: Callable[[str, int | None, int], None] | None = None,
+) -> BuildReport:
     """Write family.toml, tasks.jsonl, train/dev/locked.jsonl (and seed.vx when absent) to `out_dir`."""
     tasks = sorted(load_sources(sources), key=lambda t: t.id)
     rng = random.Random(seed)
@@ -141,10 +150,12 @@ def build_family(sources: str | Path, out_dir: str | Path, *, seed: int = 0, dev
     per_locked = 1 + locked_variants
     n_locked_tasks = math.ceil(n_locked / per_locked)
     if len(order) < n_dev + n_locked_tasks + 1:
-        raise BuildError(f"{len(order)} tasks are too few: dev needs {n_dev}, locked {n_locked_tasks} "
-                         f"(for {n_locked} items) and train at least 1")
-    dev_tasks, locked_tasks = order[:n_dev], order[n_dev:n_dev + n_locked_tasks]
-    train_tasks = order[n_dev + n_locked_tasks:]
+        raise BuildError(
+            f"{len(order)} tasks are too few: dev needs {n_dev}, locked {n_locked_tasks} "
+            f"(for {n_locked} items) and train at least 1"
+        )
+    dev_tasks, locked_tasks = order[:n_dev], order[n_dev : n_dev + n_locked_tasks]
+    train_tasks = order[n_dev + n_locked_tasks :]
     classes = list(DEGRADATIONS)
     tick = progress or (lambda stage, total, advance: None)
 
@@ -174,8 +185,12 @@ def build_family(sources: str | Path, out_dir: str | Path, *, seed: int = 0, dev
     tick("locked", len(locked_tasks) * per_locked, 0)
     for rt in locked_tasks:
         made: list[tuple[Any, str]] = [(None, rt.golden)]
-        made += [(d[0], d[1]) for k in range(4 * locked_variants) for d in [draft(rt, seed, k)] if d
-                 and all(d[1] != m for _, m in made)][:locked_variants]
+        made += [
+            (d[0], d[1])
+            for k in range(4 * locked_variants)
+            for d in [draft(rt, seed, k)]
+            if d and all(d[1] != m for _, m in made)
+        ][:locked_variants]
         for cls, out in made:
             sc = rubric.score(rt, out)
             lab = "pass" if sc.total >= rubric.PASS_THRESHOLD else "fail"
@@ -202,20 +217,37 @@ def build_family(sources: str | Path, out_dir: str | Path, *, seed: int = 0, dev
     seed_path = out / "seed.vx"
     notes: list[str] = []
     if not seed_path.exists():
-        text = Path(seed_expr).read_text(encoding="utf-8") if seed_expr else (
-            "; family: report\n; the default seed composition (vx.families.report.data.build)\n" + DEFAULT_SEED_EXPR + "\n")
+        text = (
+            Path(seed_expr).read_text(encoding="utf-8")
+            if seed_expr
+            else (
+                "; family: report\n; the default seed composition (vx.families.report.data.build)\n"
+                + DEFAULT_SEED_EXPR
+                + "\n"
+            )
+        )
         seed_path.write_text(text, encoding="utf-8")
     else:
         notes.append(f"kept the existing {seed_path}")
 
     agree = sum((it["label"] == "fail") == (it["meta"]["construction"] == "fail") for it in locked)
-    counts = {"tasks": len(tasks), "topics": len({t.topic for t in tasks}), "train": len(train), "dev": len(dev),
-              "locked": len(locked), "locked pass (rubric)": sum(it["label"] == "pass" for it in locked),
-              "locked fail (rubric)": sum(it["label"] == "fail" for it in locked)}
+    counts = {
+        "tasks": len(tasks),
+        "topics": len({t.topic for t in tasks}),
+        "train": len(train),
+        "dev": len(dev),
+        "locked": len(locked),
+        "locked pass (rubric)": sum(it["label"] == "pass" for it in locked),
+        "locked fail (rubric)": sum(it["label"] == "fail" for it in locked),
+    }
     provenance = {
-        "builder": "vx.families.report.data.build", "seed": seed, "sources": str(Path(sources)),
-        "tasks": len(tasks), "topics": sorted({t.topic for t in tasks}),
-        "dev_tasks": [t.id for t in dev_tasks], "locked_tasks": [t.id for t in locked_tasks],
+        "builder": "vx.families.report.data.build",
+        "seed": seed,
+        "sources": str(Path(sources)),
+        "tasks": len(tasks),
+        "topics": sorted({t.topic for t in tasks}),
+        "dev_tasks": [t.id for t in dev_tasks],
+        "locked_tasks": [t.id for t in locked_tasks],
         "train_tasks": [t.id for t in train_tasks],
         "dev_failure_classes": sorted(covered),
         "locked_labels": f"rubric >= {rubric.PASS_THRESHOLD:g} is pass (vx.families.report.data.rubric, a partial proxy)",
@@ -224,13 +256,22 @@ def build_family(sources: str | Path, out_dir: str | Path, *, seed: int = 0, dev
     }
     _write_family_toml(out / "family.toml", provenance)
     if agree < len(locked):
-        notes.append(f"the rubric disagrees with how {len(locked) - agree} of {len(locked)} locked items were "
-                     "made (a degraded section it still passes, or the reverse): it is a partial proxy")
+        notes.append(
+            f"the rubric disagrees with how {len(locked) - agree} of {len(locked)} locked items were "
+            "made (a degraded section it still passes, or the reverse): it is a partial proxy"
+        )
     return BuildReport(out, counts, provenance, notes)
 
 
-def _item(rt: ReportTask, output: str, label: str, cls: str | list[str] | None, *, reference: str | None = None,
-          rubric_score: float | None = None) -> dict[str, Any]:
+def _item(
+    rt: ReportTask,
+    output: str,
+    label: str,
+    cls: str | list[str] | None,
+    *,
+    reference: str | None = None,
+    rubric_score: float | None = None,
+) -> dict[str, Any]:
     """An item; `cls` is the failure class, a draft's list of classes, or None for the golden."""
     item: dict[str, Any] = {"task": rt.id, "output": output, "label": label}
     if reference is not None:

@@ -119,6 +119,7 @@ def _prose_indices(paras: list[str]) -> list[int]:
 
 # ------------------------------------------------------------------------------------------------ grounding
 
+
 @degradation("uncited_claim")
 def drop_citations(task: ReportTask, text: str, rng: random.Random) -> str | None:
     """Remove the citations of one or two claim sentences in the body."""
@@ -146,14 +147,15 @@ def unknown_citation(task: ReportTask, text: str, rng: random.Random) -> str | N
     m = rng.choice(cites)
     cid = re.search(r"E\d{3,5}", m.group(0)).group(0)
     width = len(cid) - 1
-    fresh = [f"E{(int(cid[1:]) + bump) % 10 ** width:0{width}d}" for bump in (90, 80, 70, 60, 50, 11, 22)]
+    fresh = [f"E{(int(cid[1:]) + bump) % 10**width:0{width}d}" for bump in (90, 80, 70, 60, 50, 11, 22)]
     new = next((c for c in fresh if c not in known), None)
     if new is None:
         return None
-    return text[:m.start()] + m.group(0).replace(cid, new, 1) + text[m.end():]
+    return text[: m.start()] + m.group(0).replace(cid, new, 1) + text[m.end() :]
 
 
 # ------------------------------------------------------------------------------------------------ ledger
+
 
 def _tag_value_spans(text: str, task: ReportTask) -> list[tuple[int, int, str]]:
     """(value start, tag end, metric id) for every tag preceded by its numeric value."""
@@ -163,7 +165,7 @@ def _tag_value_spans(text: str, task: ReportTask) -> list[tuple[int, int, str]]:
         if metric is None or metric.value is None:
             continue
         line_start = text.rfind("\n", 0, m.start()) + 1
-        figs = [f for f in find_figures(text[line_start:m.start()]) if m.start() - (line_start + f.end) <= 4]
+        figs = [f for f in find_figures(text[line_start : m.start()]) if m.start() - (line_start + f.end) <= 4]
         if figs:
             out.append((line_start + figs[-1].start, m.end(), m.group(1)))
     return out
@@ -220,10 +222,11 @@ def perturb_value(task: ReportTask, text: str, rng: random.Random) -> str | None
         new = f"{v:,.{f.decimals}f}" if f.value >= 1000 else f"{v:.{f.decimals}f}"
         probe = find_figures(new)[0]
         if not matches_value(probe, metric.value, metric.unit) and not any(
-                abs(probe.value - k.value) < 1e-9 for k in known):
-            num = re.search(r"\d[\d,]*(?:\.\d+)?", seg[f.start:f.end])
+            abs(probe.value - k.value) < 1e-9 for k in known
+        ):
+            num = re.search(r"\d[\d,]*(?:\.\d+)?", seg[f.start : f.end])
             a = start + f.start + num.start()
-            return text[:a] + new + text[a + len(num.group(0)):]
+            return text[:a] + new + text[a + len(num.group(0)) :]
     return None
 
 
@@ -286,13 +289,20 @@ def drop_opposing(task: ReportTask, text: str, rng: random.Random) -> str | None
             for m in reversed(list(CITATION.finditer(p))):
                 if not cites_opp(m.group(0)):
                     continue
-                head = p[:m.start()]
-                cut = max(head.rfind("; "), head.rfind(", but "), head.rfind(", while "), head.rfind(", though "),
-                          head.rfind(", yet "), head.rfind(", and "), head.rfind(" but "))
+                head = p[: m.start()]
+                cut = max(
+                    head.rfind("; "),
+                    head.rfind(", but "),
+                    head.rfind(", while "),
+                    head.rfind(", though "),
+                    head.rfind(", yet "),
+                    head.rfind(", and "),
+                    head.rfind(" but "),
+                )
                 if cut <= 0:
-                    p = p[:m.start()] + p[m.end():]
+                    p = p[: m.start()] + p[m.end() :]
                 else:
-                    p = p[:cut] + p[m.end():]
+                    p = p[:cut] + p[m.end() :]
             paras[i] = p
         else:
             paras[i] = _drop_where(p, cites_opp)
@@ -317,8 +327,14 @@ def drop_tldr(task: ReportTask, text: str, rng: random.Random) -> str | None:
 # ------------------------------------------------------------------------------------------------ caliber
 
 _CONVERT_CURRENCY = {"USD": ("€", 0.92), "EUR": ("$", 1.09)}
-_CONVERT_UNIT = {"GWh": ("MWh", 1000), "TWh": ("GWh", 1000), "GW": ("MW", 1000), "kW": ("W", 1000),
-                 "kt": ("t", 1000), "MWh": ("kWh", 1000)}
+_CONVERT_UNIT = {
+    "GWh": ("MWh", 1000),
+    "TWh": ("GWh", 1000),
+    "GW": ("MW", 1000),
+    "kW": ("W", 1000),
+    "kt": ("t", 1000),
+    "MWh": ("kWh", 1000),
+}
 
 
 @degradation("caliber_unit_violation")
@@ -349,7 +365,7 @@ def convert_units(task: ReportTask, text: str, rng: random.Random) -> str | None
         v = f.value * mult
         new = f"{v:,.0f} {unit}"
     a = off + f.start
-    return text[:a] + new + text[off + f.end:]
+    return text[:a] + new + text[off + f.end :]
 
 
 # ------------------------------------------------------------------------------------------------ figures
@@ -385,8 +401,11 @@ def _insert_after_first_body_sentence(text: str, sentence: str) -> str:
 
 def _strong_supporting(task: ReportTask) -> list:
     """Cards a fabrication can hide behind: supporting and not weak (else any non-weak card)."""
-    return ([c for c in task.cards_by_stance("supporting") if not c.weak]
-            or [c for c in task.cards if not c.weak] or list(task.cards))
+    return (
+        [c for c in task.cards_by_stance("supporting") if not c.weak]
+        or [c for c in task.cards if not c.weak]
+        or list(task.cards)
+    )
 
 
 @degradation("fabricated_figure")
@@ -403,7 +422,7 @@ def sum_pools(task: ReportTask, text: str, rng: random.Random) -> str | None:
     if not task.caliber.no_sum_across_pools:
         return None
     pooled = [m for m in task.vocabulary if m.pool and m.value is not None]
-    pairs = [(a, b) for i, a in enumerate(pooled) for b in pooled[i + 1:] if a.pool != b.pool and a.unit == b.unit]
+    pairs = [(a, b) for i, a in enumerate(pooled) for b in pooled[i + 1 :] if a.pool != b.pool and a.unit == b.unit]
     if not pairs:
         return None
     a, b = rng.choice(pairs)
@@ -416,7 +435,7 @@ def sum_pools(task: ReportTask, text: str, rng: random.Random) -> str | None:
     total = a.value + b.value
     dec = max(f.decimals, len(f"{b.value:g}".split(".")[1]) if "." in f"{b.value:g}" else 0)
     num = f"{total:,.{dec}f}" if total >= 1000 else f"{total:.{dec}f}"
-    raw = seg[f.start:f.end]
+    raw = seg[f.start : f.end]
     shown = re.sub(r"\d[\d,]*(?:\.\d+)?", num, raw, count=1)
     cites = []
     for m in (a, b):

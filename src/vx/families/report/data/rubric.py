@@ -41,6 +41,7 @@ from vx.families.report.parse import Section, parse_section
 WEIGHTS = {"grounding": 30, "tags": 25, "calibration": 20, "structure": 15, "style": 10}
 PASS_THRESHOLD = 92.0  # score ≥ this → "pass": a section may lose at most one minor slip (golden: 100)
 
+
 @attrs.frozen
 class RubricScore:
     total: float
@@ -48,8 +49,11 @@ class RubricScore:
     deductions: tuple[tuple[str, float, str], ...]  # (dimension, points, why)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"total": self.total, "dimensions": dict(self.dimensions),
-                "deductions": [{"dimension": d, "points": p, "why": w} for d, p, w in self.deductions]}
+        return {
+            "total": self.total,
+            "dimensions": dict(self.dimensions),
+            "deductions": [{"dimension": d, "points": p, "why": w} for d, p, w in self.deductions],
+        }
 
 
 def score(task: Mapping[str, Any] | ReportTask, text: str, *, naive_tags: bool = False) -> RubricScore:
@@ -135,7 +139,7 @@ def score(task: Mapping[str, Any] | ReportTask, text: str, *, naive_tags: bool =
 
 
 def label(task: Mapping[str, Any] | ReportTask, text: str, threshold: float = PASS_THRESHOLD) -> str:
-    """"pass" when the rubric score reaches the threshold, else "fail"."""
+    """ "pass" when the rubric score reaches the threshold, else "fail"."""
     return "pass" if score(task, text).total >= threshold else "fail"
 
 

@@ -20,9 +20,12 @@ JUDGE_TIMEOUT = 300.0  # seconds per call, retries and backoff included
 
 def _judge(name: str, question: str, detects: str, description: str):
     return attrs.evolve(
-        op_from_spec(judge_spec(name, question, drawback_if="no", detects=detects, description=description),
-                     provenance={"origin": "seed", "module": __name__}),
-        timeout=JUDGE_TIMEOUT)
+        op_from_spec(
+            judge_spec(name, question, drawback_if="no", detects=detects, description=description),
+            provenance={"origin": "seed", "module": __name__},
+        ),
+        timeout=JUDGE_TIMEOUT,
+    )
 
 
 card_unsupported = _judge(
@@ -30,12 +33,14 @@ card_unsupported = _judge(
     "Does every sentence that cites evidence cards (written like [E0103]) state only what the cited cards' "
     "claims and quotes support, without stretching, inverting or adding to them?",
     "claim_not_supported_by_card",
-    "An LLM judge finds a sentence claiming more than (or other than) the cards it cites")
+    "An LLM judge finds a sentence claiming more than (or other than) the cards it cites",
+)
 
 purpose_unmet = _judge(
     "purpose_unmet",
     "Does the section accomplish the purpose stated in the task, using the evidence cards provided?",
     "purpose_unmet",
-    "An LLM judge finds that the section does not accomplish its stated purpose")
+    "An LLM judge finds that the section does not accomplish its stated purpose",
+)
 
 OPS = [card_unsupported, purpose_unmet]

@@ -45,12 +45,16 @@ HEDGES = re.compile(
     r"\b(may|might|could|reportedly|reported(ly)?|according to|suggests?|suggested|indicates?|estimated?|"
     r"estimates|appears?|seems?|unconfirmed|unverified|not (yet )?(independently )?(verified|confirmed)|claims?|"
     r"claimed|alleged(ly)?|possibly|potentially|likely|unlikely|uncertain|tentative|preliminary|if confirmed|"
-    r"single[- ]source|disputed|contested|one (vendor|analyst|source)|cautious|caution)\b", re.IGNORECASE)
+    r"single[- ]source|disputed|contested|one (vendor|analyst|source)|cautious|caution)\b",
+    re.IGNORECASE,
+)
 CLAIM_WORDS = re.compile(
     r"\b(grew|grow|grows|growing|rose|rise|rises|fell|fall|falls|declined?|declining|increased?|decreased?|"
     r"doubled?|tripled?|expanded?|contracted?|surged?|slumped?|jumped?|dropped?|reached|exceeded?|leads?|"
     r"dominates?|accounts? for|represents?|outpaced?|overtook|forecasts?|projects?|expects?|expected|will|"
-    r"shortage|surplus|largest|smallest|fastest|highest|lowest|majority|share)\b", re.IGNORECASE)
+    r"shortage|surplus|largest|smallest|fastest|highest|lowest|majority|share)\b",
+    re.IGNORECASE,
+)
 
 
 def _ctx(task: Mapping[str, Any], output: Any, ctx) -> tuple[ReportTask, Section | None]:
@@ -88,6 +92,7 @@ def is_claim(s: Sentence) -> bool:
 
 # --------------------------------------------------------------------------------------------- root
 
+
 @op(detects="no_title_or_not_markdown", root=True, depends=DEPENDS)
 def has_title(task, output, ctx):
     """The section is non-empty markdown that opens with a title heading (# or ##)."""
@@ -107,6 +112,7 @@ def has_title(task, output, ctx):
 
 
 # --------------------------------------------------------------------------------------------- grounding
+
 
 @op(detects="uncited_claim", depends=DEPENDS)
 def uncited_claims(task, output, ctx):
@@ -137,6 +143,7 @@ def cites_unknown_card(task, output, ctx):
 
 # --------------------------------------------------------------------------------------------- ledger
 
+
 @op(detects="metric_uncovered", depends=DEPENDS)
 def ledger_metric_uncovered(task, output, ctx):
     """A key figure registered in the metric vocabulary never appears with its tag."""
@@ -151,8 +158,11 @@ def ledger_metric_uncovered(task, output, ctx):
     for m in missing:
         shown = ""
         if m.value is not None:
-            hits = [s for s in sec.body() if any(matches_value(f, m.value, m.unit) and f.is_quantity
-                                                 for f in find_figures(s.text))]
+            hits = [
+                s
+                for s in sec.body()
+                if any(matches_value(f, m.value, m.unit) and f.is_quantity for f in find_figures(s.text))
+            ]
             if hits:
                 shown = f"; its value appears untagged at {hits[0].quote()}"
         found.append(f"{m.id} ({m.name}, {m.display()}) is registered but its tag {m.tag} never appears{shown}")
@@ -176,9 +186,12 @@ def value_erasure_check(task, output, ctx, before: int = TAG_WINDOW_BEFORE, afte
     rows = list(_tag_figures(sec, rt, before, after))
     if not rows:
         return None
-    bad = [f"{s.quote()}: tag {t.metric} stands without a number — {m.name} is {m.display()} in the ledger "
-           f"and no numeral sits within {before} characters before the tag"
-           for s, t, m, f in rows if f is None]
+    bad = [
+        f"{s.quote()}: tag {t.metric} stands without a number — {m.name} is {m.display()} in the ledger "
+        f"and no numeral sits within {before} characters before the tag"
+        for s, t, m, f in rows
+        if f is None
+    ]
     return _report(bad, "value_erasure") if bad else clean(f"all {len(rows)} numeric tags carry a value")
 
 
@@ -198,12 +211,16 @@ def value_mismatch(task, output, ctx):
     rows = [(s, t, m, f) for s, t, m, f in _tag_figures(sec, rt) if f is not None]
     if not rows:
         return None
-    bad = [f"{s.quote()}: “{f.text}” is written beside {t.metric}, but the ledger registers {m.name} "
-           f"as {m.display()}" for s, t, m, f in rows if not matches_value(f, m.value, m.unit)]
+    bad = [
+        f"{s.quote()}: “{f.text}” is written beside {t.metric}, but the ledger registers {m.name} as {m.display()}"
+        for s, t, m, f in rows
+        if not matches_value(f, m.value, m.unit)
+    ]
     return _report(bad, "value_mismatch") if bad else clean(f"all {len(rows)} tagged values match the ledger")
 
 
 # --------------------------------------------------------------------------------------------- calibration
+
 
 @op(detects="overclaimed_weak_evidence", depends=DEPENDS)
 def low_credibility_card_overclaimed(task, output, ctx):
@@ -222,8 +239,11 @@ def low_credibility_card_overclaimed(task, output, ctx):
         if not HEDGES.search(s.text):
             ids = ", ".join(f"{c} ({rt.card(c).credibility})" for c in s.cites if c in weak)
             bad.append(f"{s.quote()} rests on {ids} but states it without hedging")
-    return _report(bad, "overclaimed_weak_evidence") if bad else clean(
-        f"{len(uses)} sentences citing weak cards are hedged")
+    return (
+        _report(bad, "overclaimed_weak_evidence")
+        if bad
+        else clean(f"{len(uses)} sentences citing weak cards are hedged")
+    )
 
 
 @op(detects="one_sided_conflict", depends=DEPENDS)
@@ -245,12 +265,15 @@ def one_sided_conflict(task, output, ctx):
     side, other, ids = ("supporting", "opposing", cs) if cs else ("opposing", "supporting", co)
     missing = sorted(opp if cs else sup)
     example = next(s for s in sec.sentences if set(s.cites) & set(ids))
-    return drawback(f"only the {side} side is cited ({', '.join(ids)}, e.g. {example.quote()}); "
-                    f"the {other} card(s) {', '.join(missing)} are never presented",
-                    evidence={"class": "one_sided_conflict", "cited": ids, "ignored": missing})
+    return drawback(
+        f"only the {side} side is cited ({', '.join(ids)}, e.g. {example.quote()}); "
+        f"the {other} card(s) {', '.join(missing)} are never presented",
+        evidence={"class": "one_sided_conflict", "cited": ids, "ignored": missing},
+    )
 
 
 # --------------------------------------------------------------------------------------------- structure
+
 
 @op(detects="missing_tldr", depends=DEPENDS)
 def missing_tldr(task, output, ctx):
@@ -261,16 +284,21 @@ def missing_tldr(task, output, ctx):
     body = list(sec.blocks[1:] if sec.title is not None else sec.blocks)
     where = [i for i, b in enumerate(body) if b.is_tldr]
     if not where:
-        return drawback("no TL;DR: open the section with a 'TL;DR' heading or a paragraph starting 'TL;DR:'",
-                        evidence={"class": "missing_tldr"})
+        return drawback(
+            "no TL;DR: open the section with a 'TL;DR' heading or a paragraph starting 'TL;DR:'",
+            evidence={"class": "missing_tldr"},
+        )
     if where[0] > 2:
         b = body[where[0]]
-        return drawback(f"the TL;DR comes late (line {b.line}, block {where[0] + 1} of the body); put it first",
-                        evidence={"class": "missing_tldr"})
+        return drawback(
+            f"the TL;DR comes late (line {b.line}, block {where[0] + 1} of the body); put it first",
+            evidence={"class": "missing_tldr"},
+        )
     return clean(f"TL;DR at line {body[where[0]].line}")
 
 
 # --------------------------------------------------------------------------------------------- caliber
+
 
 def _figure_violation(f: Figure, rt: ReportTask) -> str | None:
     cal = rt.caliber
@@ -325,8 +353,9 @@ def fabricated_figure(task, output, ctx):
     figs = [(s, f) for s in sec.body() for f in find_figures(s.text) if f.is_quantity]
     if not figs:
         return None
-    bad = [f"{s.quote()}: “{f.text}” matches no card and no ledger value" for s, f in figs
-           if not _sourced(f, rt, known)]
+    bad = [
+        f"{s.quote()}: “{f.text}” matches no card and no ledger value" for s, f in figs if not _sourced(f, rt, known)
+    ]
     return _report(bad, "fabricated_figure") if bad else clean(f"all {len(figs)} figures are sourced")
 
 

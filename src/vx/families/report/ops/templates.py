@@ -63,7 +63,8 @@ _WORD = re.compile(r"[a-z][a-z'’-]*")
 _STOP = frozenset(
     "a an the of to in on at by for from with and or but as is are was were be been being will would can could "
     "may might must shall should it its this that these those there their they them he she we our you your "
-    "not no than then so such into over under about after before up down out more most less least very".split())
+    "not no than then so such into over under about after before up down out more most less least very".split()
+)
 
 
 def _content(gram: str) -> bool:
@@ -71,11 +72,17 @@ def _content(gram: str) -> bool:
     return any(w not in _STOP and len(w) >= 4 for w in gram.split())
 
 
-@template("forbids_phrase", kind="static", params={"phrase": "str"}, family=FAMILY,
-          description="The section's body contains a forbidden phrase (case-insensitive, whole words)")
+@template(
+    "forbids_phrase",
+    kind="static",
+    params={"phrase": "str"},
+    family=FAMILY,
+    description="The section's body contains a forbidden phrase (case-insensitive, whole words)",
+)
 def forbids_phrase(phrase: str):
-    pat = re.compile(r"(?<![A-Za-z])" + r"\s+".join(re.escape(w) for w in phrase.split()) + r"(?![A-Za-z])",
-                     re.IGNORECASE)
+    pat = re.compile(
+        r"(?<![A-Za-z])" + r"\s+".join(re.escape(w) for w in phrase.split()) + r"(?![A-Za-z])", re.IGNORECASE
+    )
 
     def fn(task, output, ctx):
         _, sec = _section(task, output, ctx)
@@ -96,7 +103,7 @@ def _induce_phrase(cluster: Pairs, good: Pairs) -> list[dict[str, Any]]:
         for s in sec.body():
             words = _WORD.findall(s.text.lower())
             for n in (2, 3, 4):
-                out.update(" ".join(words[i:i + n]) for i in range(len(words) - n + 1))
+                out.update(" ".join(words[i : i + n]) for i in range(len(words) - n + 1))
         return out
 
     bad = [grams(sec) for _, sec in _sections(cluster)]
@@ -115,8 +122,14 @@ def _induce_phrase(cluster: Pairs, good: Pairs) -> list[dict[str, Any]]:
 
 # ----------------------------------------------------------------------------------------------- structure
 
-@template("requires_heading", kind="static", params={"pattern": "str"}, family=FAMILY,
-          description="No heading of the section contains the given words (case-insensitive)")
+
+@template(
+    "requires_heading",
+    kind="static",
+    params={"pattern": "str"},
+    family=FAMILY,
+    description="No heading of the section contains the given words (case-insensitive)",
+)
 def requires_heading(pattern: str):
     low = pattern.lower()
 
@@ -142,8 +155,13 @@ def _induce_heading(cluster: Pairs, good: Pairs) -> list[dict[str, Any]]:
     return [{"pattern": w} for w in sorted(common)][:5]
 
 
-@template("ends_mid_sentence", kind="static", params={}, family=FAMILY,
-          description="The section's last sentence is unfinished (no closing punctuation)")
+@template(
+    "ends_mid_sentence",
+    kind="static",
+    params={},
+    family=FAMILY,
+    description="The section's last sentence is unfinished (no closing punctuation)",
+)
 def ends_mid_sentence():
     def fn(task, output, ctx):
         from vx.families.report.lexicon import unfinished
@@ -164,8 +182,13 @@ def _induce_ends(cluster: Pairs, good: Pairs) -> list[dict[str, Any]]:
     return [{}] if _good_proposal(ends_mid_sentence, {}, cluster, good) else []
 
 
-@template("word_bounds", kind="static", params={"min_words": "int", "max_words": "int"}, family=FAMILY,
-          description="The section's body is shorter than min_words or longer than max_words")
+@template(
+    "word_bounds",
+    kind="static",
+    params={"min_words": "int", "max_words": "int"},
+    family=FAMILY,
+    description="The section's body is shorter than min_words or longer than max_words",
+)
 def word_bounds(min_words: int, max_words: int):
     def fn(task, output, ctx):
         _, sec = _section(task, output, ctx)
@@ -200,8 +223,14 @@ def _induce_words(cluster: Pairs, good: Pairs) -> list[dict[str, Any]]:
 
 # ----------------------------------------------------------------------------------------------- evidence
 
-@template("min_distinct_cards", kind="static", params={"n": "int"}, family=FAMILY,
-          description="The section cites fewer than n distinct known cards")
+
+@template(
+    "min_distinct_cards",
+    kind="static",
+    params={"n": "int"},
+    family=FAMILY,
+    description="The section cites fewer than n distinct known cards",
+)
 def min_distinct_cards(n: int):
     def fn(task, output, ctx):
         rt, sec = _section(task, output, ctx)
@@ -225,8 +254,13 @@ def _induce_cards(cluster: Pairs, good: Pairs) -> list[dict[str, Any]]:
     return [{"n": n} for n in range(min(g), min(b), -1)][:3]
 
 
-@template("min_card_coverage", kind="static", params={"fraction": "float"}, family=FAMILY,
-          description="The section cites less than the given fraction of the task's cards")
+@template(
+    "min_card_coverage",
+    kind="static",
+    params={"fraction": "float"},
+    family=FAMILY,
+    description="The section cites less than the given fraction of the task's cards",
+)
 def min_card_coverage(fraction: float):
     def fn(task, output, ctx):
         rt, sec = _section(task, output, ctx)
@@ -256,8 +290,13 @@ def _induce_coverage(cluster: Pairs, good: Pairs) -> list[dict[str, Any]]:
     return [{"fraction": round((max(below) + lo) / 2, 2)}]
 
 
-@template("hedge_required_for", kind="static", params={"credibility": "str"}, family=FAMILY,
-          description="A card of the given credibility verdict is cited without hedging language")
+@template(
+    "hedge_required_for",
+    kind="static",
+    params={"credibility": "str"},
+    family=FAMILY,
+    description="A card of the given credibility verdict is cited without hedging language",
+)
 def hedge_required_for(credibility: str):
     def fn(task, output, ctx):
         from vx.families.report.ops.static import HEDGES
@@ -281,14 +320,21 @@ def hedge_required_for(credibility: str):
 def _induce_hedge(cluster: Pairs, good: Pairs) -> list[dict[str, Any]]:
     from vx.families.report.model import CREDIBILITY
 
-    return [{"credibility": c} for c in CREDIBILITY
-            if _good_proposal(hedge_required_for, {"credibility": c}, cluster, good)]
+    return [
+        {"credibility": c} for c in CREDIBILITY if _good_proposal(hedge_required_for, {"credibility": c}, cluster, good)
+    ]
 
 
 # ----------------------------------------------------------------------------------------------- ledger
 
-@template("tag_value_window", kind="static", params={"before": "int"}, family=FAMILY,
-          description="A numeric ledger tag has no numeral within `before` characters before it")
+
+@template(
+    "tag_value_window",
+    kind="static",
+    params={"before": "int"},
+    family=FAMILY,
+    description="A numeric ledger tag has no numeral within `before` characters before it",
+)
 def tag_value_window(before: int):
     def fn(task, output, ctx):
         from vx.families.report.ops.static import value_erasure_check
@@ -300,12 +346,18 @@ def tag_value_window(before: int):
 
 @inducer("tag_value_window")
 def _induce_window(cluster: Pairs, good: Pairs) -> list[dict[str, Any]]:
-    return [{"before": w} for w in (8, 16, 24, 40, 64)
-            if _good_proposal(tag_value_window, {"before": w}, cluster, good)][:2]
+    return [
+        {"before": w} for w in (8, 16, 24, 40, 64) if _good_proposal(tag_value_window, {"before": w}, cluster, good)
+    ][:2]
 
 
-@template("max_untagged_ledger_values", kind="static", params={"n": "int"}, family=FAMILY,
-          description="More than n registered key figures appear as numbers without their ledger tag")
+@template(
+    "max_untagged_ledger_values",
+    kind="static",
+    params={"n": "int"},
+    family=FAMILY,
+    description="More than n registered key figures appear as numbers without their ledger tag",
+)
 def max_untagged_ledger_values(n: int):
     def fn(task, output, ctx):
         from vx.families.report.figures import find_figures, matches_value
@@ -335,15 +387,23 @@ def _induce_untagged(cluster: Pairs, good: Pairs) -> list[dict[str, Any]]:
     return [{"n": n} for n in (0, 1) if _good_proposal(max_untagged_ledger_values, {"n": n}, cluster, good)][:1]
 
 
-@template("max_uncited_sentences", kind="static", params={"n": "int", "min_words": "int"}, family=FAMILY,
-          description="More than n body sentences of at least min_words words cite no card")
+@template(
+    "max_uncited_sentences",
+    kind="static",
+    params={"n": "int", "min_words": "int"},
+    family=FAMILY,
+    description="More than n body sentences of at least min_words words cite no card",
+)
 def max_uncited_sentences(n: int, min_words: int):
     def fn(task, output, ctx):
         _, sec = _section(task, output, ctx)
         if sec is None:
             return None
-        bare = [s for s in sec.body() if not s.cites and len(s.text.split()) >= min_words
-                and s.kind in ("paragraph", "item", "quote")]
+        bare = [
+            s
+            for s in sec.body()
+            if not s.cites and len(s.text.split()) >= min_words and s.kind in ("paragraph", "item", "quote")
+        ]
         if len(bare) > n:
             return drawback(f"{bare[0].quote()} cites no card" + (f" (+{len(bare) - 1} more)" if len(bare) > 1 else ""))
         return clean()
@@ -362,6 +422,16 @@ def _induce_uncited(cluster: Pairs, good: Pairs) -> list[dict[str, Any]]:
     return out[:3]
 
 
-__all__ = ["FAMILY", "ends_mid_sentence", "forbids_phrase", "hedge_required_for", "max_uncited_sentences",
-           "max_untagged_ledger_values", "min_card_coverage", "min_distinct_cards", "requires_heading",
-           "tag_value_window", "word_bounds"]
+__all__ = [
+    "FAMILY",
+    "ends_mid_sentence",
+    "forbids_phrase",
+    "hedge_required_for",
+    "max_uncited_sentences",
+    "max_untagged_ledger_values",
+    "min_card_coverage",
+    "min_distinct_cards",
+    "requires_heading",
+    "tag_value_window",
+    "word_bounds",
+]

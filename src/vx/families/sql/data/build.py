@@ -60,8 +60,11 @@ SEED_EXPRESSION = """\
 
 ENGINE_NAMES = {"duckdb": "DuckDB", "sqlite": "SQLite"}  # backends the bundled databases can be built for
 EASY = ("syntax_error", "misspell_identifier", "select_star")
-_ORDER_WORDS = re.compile(r"\b(order(?:ed)?|sort(?:ed)?|rank(?:ed)?|descending|ascending|from (?:highest|lowest|"
-                          r"most|least|largest|smallest)|in (?:alphabetical|chronological) order)\b", re.I)
+_ORDER_WORDS = re.compile(
+    r"\b(order(?:ed)?|sort(?:ed)?|rank(?:ed)?|descending|ascending|from (?:highest|lowest|"
+    r"most|least|largest|smallest)|in (?:alphabetical|chronological) order)\b",
+    re.I,
+)
 
 
 @attrs.frozen
@@ -92,8 +95,13 @@ def ignore_order_for(question: str) -> bool:
 def label_output(result: QueryResult, golds: Sequence[QueryResult], ignore_order: bool) -> str:
     if not result.ok or result.truncated:
         return "fail"
-    ok = matches_any(result.rows, [g.rows for g in golds], ignore_order=ignore_order,
-                     pred_width=len(result.columns), gold_widths=[len(g.columns) for g in golds])
+    ok = matches_any(
+        result.rows,
+        [g.rows for g in golds],
+        ignore_order=ignore_order,
+        pred_width=len(result.columns),
+        gold_widths=[len(g.columns) for g in golds],
+    )
     return "pass" if ok else "fail"
 
 
@@ -126,11 +134,24 @@ def _degenerate(res: QueryResult) -> bool:
     return not res.rows or all(v is None for r in res.rows for v in r)
 
 
-def build_sql(questions_csv: str | Path, out_dir: str | Path, *, seed: int = 0, n_locked: int = 40,
-              n_dev_fail: int = 5, n_dev_pass: int = 5, max_mutants: int = 4, max_gold_variants: int = 2,
-              timeout: float = DEFAULT_TIMEOUT, max_rows: int = DEFAULT_MAX_ROWS, locked_share: float = 0.3,
-              seed_expr: str | Path | None = None, backend: str = "duckdb", source_dialect: str = "postgres",
-              progress: Callable[[str, int | None, int], None] | None = None) -> Report:
+def build_sql(
+    questions_csv: str | Path,
+    out_dir: str | Path,
+    *,
+    seed: int = 0,
+    n_locked: int = 40,
+    n_dev_fail: int = 5,
+    n_dev_pass: int = 5,
+    max_mutants: int = 4,
+    max_gold_variants: int = 2,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_rows: int = DEFAULT_MAX_ROWS,
+    locked_share: float = 0.3,
+    seed_expr: str | Path | None = None,
+    backend: str = "duckdb",
+    source_dialect: str = "postgres",
+    progress: Callable[[str, int | None, int], None] | None = None,
+) -> Report:
     """Build the SQL family into `out_dir` (see the module docstring). `backend` is where the
     databases are built and the outputs run ("duckdb" or "sqlite"); `source_dialect` is the dialect
     of the question file's gold SQL (defog ships "postgres" and "sqlite" files)."""
@@ -140,8 +161,9 @@ def build_sql(questions_csv: str | Path, out_dir: str | Path, *, seed: int = 0, 
     csv_path = Path(questions_csv)
     questions = sqldata.load_questions(csv_path)
     if not questions:
-        raise BuildError(f"{csv_path}: no question is about a defog-data database "
-                         f"({', '.join(sqldata.DEFOG_DATABASES)})")
+        raise BuildError(
+            f"{csv_path}: no question is about a defog-data database ({', '.join(sqldata.DEFOG_DATABASES)})"
+        )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
@@ -171,31 +193,54 @@ def build_sql(questions_csv: str | Path, out_dir: str | Path, *, seed: int = 0, 
                     continue
                 transpiled_golds += sum(t for _, _, t in golds)
                 ignore_order = ignore_order_for(q.question)
-                tasks[q.id] = {"id": q.id, "question": q.question, "instructions": q.instructions,
-                               "category": q.category, "database": db, "dialect": backend,
-                               "prompt": solver_prompt(q.question, catalog, dialect=backend,
-                                                       instructions=q.instructions),
-                               "warehouse": spec, "catalog": cat_json, "ignore_order": ignore_order,
-                               "timeout": timeout, "max_rows": max_rows}
+                tasks[q.id] = {
+                    "id": q.id,
+                    "question": q.question,
+                    "instructions": q.instructions,
+                    "category": q.category,
+                    "database": db,
+                    "dialect": backend,
+                    "prompt": solver_prompt(q.question, catalog, dialect=backend, instructions=q.instructions),
+                    "warehouse": spec,
+                    "catalog": cat_json,
+                    "ignore_order": ignore_order,
+                    "timeout": timeout,
+                    "max_rows": max_rows,
+                }
                 references[q.id] = golds[0][0]
                 gold_results = [r for _, r, _ in golds]
-                items += _outputs_for(q, golds, gold_results, catalog, wh, ignore_order, seed, max_mutants,
-                                      max_gold_variants)
+                items += _outputs_for(
+                    q, golds, gold_results, catalog, wh, ignore_order, seed, max_mutants, max_gold_variants
+                )
     if not tasks:
         raise BuildError("no usable question (every gold query failed or returned nothing)")
 
-    splits = _split(items, seed=seed, n_locked=n_locked, n_dev_fail=n_dev_fail, n_dev_pass=n_dev_pass,
-                    locked_share=locked_share)
+    splits = _split(
+        items, seed=seed, n_locked=n_locked, n_dev_fail=n_dev_fail, n_dev_pass=n_dev_pass, locked_share=locked_share
+    )
     used_tasks = sorted({it.task for part in splits.values() for it in part})
     _write_jsonl(out / "tasks.jsonl", [tasks[t] for t in sorted(tasks) if t in used_tasks])
     # Only dev items carry meta (how each output was made): on train and locked items it would
     # give the answer away ("gold" = pass), and item ids are opaque for the same reason.
-    _write_jsonl(out / "train.jsonl", [{"id": it.id, "task": it.task, "output": it.output}
-                                       for it in splits["train"]])
-    _write_jsonl(out / "dev.jsonl", [{"id": it.id, "task": it.task, "output": it.output, "label": it.label,
-                                      "reference": references[it.task], "meta": it.meta} for it in splits["dev"]])
-    _write_jsonl(out / "locked.jsonl", [{"id": it.id, "task": it.task, "output": it.output, "label": it.label}
-                                        for it in splits["locked"]])
+    _write_jsonl(out / "train.jsonl", [{"id": it.id, "task": it.task, "output": it.output} for it in splits["train"]])
+    _write_jsonl(
+        out / "dev.jsonl",
+        [
+            {
+                "id": it.id,
+                "task": it.task,
+                "output": it.output,
+                "label": it.label,
+                "reference": references[it.task],
+                "meta": it.meta,
+            }
+            for it in splits["dev"]
+        ],
+    )
+    _write_jsonl(
+        out / "locked.jsonl",
+        [{"id": it.id, "task": it.task, "output": it.output, "label": it.label} for it in splits["locked"]],
+    )
     seed_path = out / "seed.vx"
     if seed_expr is not None:
         seed_path.write_text(Path(seed_expr).read_text(encoding="utf-8"), encoding="utf-8")
@@ -287,8 +332,9 @@ def _try_mutate(sql, name, catalog, seed, dialect):
         return None
 
 
-def _split(items: list[_Item], *, seed: int, n_locked: int, n_dev_fail: int, n_dev_pass: int,
-           locked_share: float) -> dict[str, list[_Item]]:
+def _split(
+    items: list[_Item], *, seed: int, n_locked: int, n_dev_fail: int, n_dev_pass: int, locked_share: float
+) -> dict[str, list[_Item]]:
     """Disjoint by task. Dev: one item per task, drawn at random from the task's items while walking
     the shuffled tasks — failures until `n_dev_fail` (each of another failure class while possible:
     a ten-item anchor should show distinct failure modes), passes until `n_dev_pass`; a dev task's
@@ -315,8 +361,10 @@ def _split(items: list[_Item], *, seed: int, n_locked: int, n_dev_fail: int, n_d
             pick_rng.shuffle(cands)
             cand = None
             if fails < n_dev_fail:
-                cand = next((it for it in cands if it.label == "fail"
-                             and not (distinct and _failure_class(it) in classes)), None)
+                cand = next(
+                    (it for it in cands if it.label == "fail" and not (distinct and _failure_class(it) in classes)),
+                    None,
+                )
             if cand is None and passes < n_dev_pass:
                 cand = next((it for it in cands if it.label == "pass"), None)
             if cand is not None:
@@ -325,8 +373,10 @@ def _split(items: list[_Item], *, seed: int, n_locked: int, n_dev_fail: int, n_d
                 if cand.label == "fail":
                     classes.add(_failure_class(cand))
     if sum(d.label == "fail" for d in dev) < n_dev_fail or sum(d.label == "pass" for d in dev) < n_dev_pass:
-        raise BuildError(f"cannot fill the dev split with {n_dev_fail} failing and {n_dev_pass} passing items; "
-                         "use more questions or fewer dev items")
+        raise BuildError(
+            f"cannot fill the dev split with {n_dev_fail} failing and {n_dev_pass} passing items; "
+            "use more questions or fewer dev items"
+        )
     rest = [t for t in order if t not in dev_tasks]
     target = max(n_locked, int(round(locked_share * sum(len(by_task[t]) for t in rest))))
     locked: list[_Item] = []
@@ -395,12 +445,14 @@ def family_toml_head(name: str, description: str, *, peers: bool = False) -> lis
     ]
 
 
-def _write_family_toml(path: Path, provenance: dict[str, Any], counts: dict[str, Any],
-                       backend: str = "duckdb") -> None:
+def _write_family_toml(path: Path, provenance: dict[str, Any], counts: dict[str, Any], backend: str = "duckdb") -> None:
     engine = ENGINE_NAMES[backend]
-    lines = family_toml_head("sql", f"Text-to-SQL over defog-data's seven databases on {engine}: gold-query variants "
-                             "and mutants, labelled by executing them and comparing results with the gold (Spider 2.0 "
-                             "rules)")
+    lines = family_toml_head(
+        "sql",
+        f"Text-to-SQL over defog-data's seven databases on {engine}: gold-query variants "
+        "and mutants, labelled by executing them and comparing results with the gold (Spider 2.0 "
+        "rules)",
+    )
     for k, v in provenance.items():
         if k == "excluded":
             continue

@@ -134,8 +134,14 @@ def _join_key(tree, eq, cat, rng):
     raise MutationError("no alternative join column of the same type")
 
 
-_FLIPS: dict[type, type] = {exp.GT: exp.LT, exp.LT: exp.GT, exp.GTE: exp.LTE, exp.LTE: exp.GTE, exp.EQ: exp.NEQ,
-                            exp.NEQ: exp.EQ}
+_FLIPS: dict[type, type] = {
+    exp.GT: exp.LT,
+    exp.LT: exp.GT,
+    exp.GTE: exp.LTE,
+    exp.LTE: exp.GTE,
+    exp.EQ: exp.NEQ,
+    exp.NEQ: exp.EQ,
+}
 
 
 def _predicate_sites(tree, cat):
@@ -343,7 +349,7 @@ def _date_string(tree, cmp, cat, rng):
     if 1800 <= n <= 2200:
         text = f"{n}-01-01"
     elif n > 10**8:
-        text = dt.datetime.fromtimestamp(n, dt.timezone.utc).strftime("%Y-%m-%d")
+        text = dt.datetime.fromtimestamp(n, dt.UTC).strftime("%Y-%m-%d")
     else:
         raise MutationError("the number is neither a year nor an epoch")
     lit.replace(exp.Literal.string(text))
@@ -357,11 +363,11 @@ def _syntax_sites_text(sql: str) -> list[int]:
 def _syntax_error_text(sql: str, site: int, rng: random.Random) -> tuple[str, str]:
     if site == 0:
         k = sql.rfind(")")
-        return sql[:k] + sql[k + 1:], "removed a closing parenthesis"
+        return sql[:k] + sql[k + 1 :], "removed a closing parenthesis"
     m = re.search(r"\bFROM\b", sql, re.I)
     if m is None:
         raise MutationError("no FROM to damage")
-    return sql[:m.start()] + "FORM" + sql[m.end():], "FROM misspelt as FORM"
+    return sql[: m.start()] + "FORM" + sql[m.end() :], "FROM misspelt as FORM"
 
 
 def _reorder_sites(tree, cat):
@@ -406,27 +412,34 @@ def _reformat(tree, node, cat, rng):
     return "pretty-printed"
 
 
-OPERATORS: dict[str, Operator] = {o.name: o for o in [
-    Operator("drop_group_by", "missing_group_by", "removes GROUP BY", _group_sites, _drop_group),
-    Operator("select_star", "select_star", "outer projection becomes *", _star_sites, _star),
-    Operator("wrong_join_key", "wrong_join_key", "a join equality uses another column", _join_key_sites, _join_key),
-    Operator("flip_predicate", "wrong_predicate", "a comparison flips", _predicate_sites, _flip),
-    Operator("drop_limit", "missing_limit", "removes LIMIT", _limit_sites, _drop_limit),
-    Operator("wrong_aggregate", "wrong_aggregate", "SUM/AVG, MIN/MAX, COUNT DISTINCT swapped", _agg_sites, _wrong_agg),
-    Operator("off_by_one_bound", "wrong_predicate", "a date bound moves by one", _date_bound_sites, _date_bound),
-    Operator("drop_condition", "missing_filter", "removes a WHERE conjunct", _conjunct_sites, _drop_conjunct),
-    Operator("drop_distinct", "duplicate_rows", "removes DISTINCT", _distinct_sites, _drop_distinct),
-    Operator("flip_order", "wrong_order", "ORDER BY direction flips", _order_sites, _flip_order),
-    Operator("drop_join_condition", "cartesian_join", "a JOIN loses its ON", _join_cond_sites, _drop_join_cond),
-    Operator("misspell_identifier", "unknown_identifier", "a column name is misspelt", _misspell_sites, _misspell),
-    Operator("date_as_string", "date_format", "a date number becomes a date string", _date_string_sites,
-             _date_string),
-    Operator("syntax_error", "syntax_error", "the query text is damaged", lambda t, c: [], lambda *a: "",
-             textual=True),
-    Operator("reorder_columns", "", "projection reversed", _reorder_sites, _reorder, benign=True),
-    Operator("rename_aliases", "", "aliases renamed", _alias_sites, _rename_aliases, benign=True),
-    Operator("reformat", "", "pretty-printed", _reformat_sites, _reformat, benign=True),
-]}
+OPERATORS: dict[str, Operator] = {
+    o.name: o
+    for o in [
+        Operator("drop_group_by", "missing_group_by", "removes GROUP BY", _group_sites, _drop_group),
+        Operator("select_star", "select_star", "outer projection becomes *", _star_sites, _star),
+        Operator("wrong_join_key", "wrong_join_key", "a join equality uses another column", _join_key_sites, _join_key),
+        Operator("flip_predicate", "wrong_predicate", "a comparison flips", _predicate_sites, _flip),
+        Operator("drop_limit", "missing_limit", "removes LIMIT", _limit_sites, _drop_limit),
+        Operator(
+            "wrong_aggregate", "wrong_aggregate", "SUM/AVG, MIN/MAX, COUNT DISTINCT swapped", _agg_sites, _wrong_agg
+        ),
+        Operator("off_by_one_bound", "wrong_predicate", "a date bound moves by one", _date_bound_sites, _date_bound),
+        Operator("drop_condition", "missing_filter", "removes a WHERE conjunct", _conjunct_sites, _drop_conjunct),
+        Operator("drop_distinct", "duplicate_rows", "removes DISTINCT", _distinct_sites, _drop_distinct),
+        Operator("flip_order", "wrong_order", "ORDER BY direction flips", _order_sites, _flip_order),
+        Operator("drop_join_condition", "cartesian_join", "a JOIN loses its ON", _join_cond_sites, _drop_join_cond),
+        Operator("misspell_identifier", "unknown_identifier", "a column name is misspelt", _misspell_sites, _misspell),
+        Operator(
+            "date_as_string", "date_format", "a date number becomes a date string", _date_string_sites, _date_string
+        ),
+        Operator(
+            "syntax_error", "syntax_error", "the query text is damaged", lambda t, c: [], lambda *a: "", textual=True
+        ),
+        Operator("reorder_columns", "", "projection reversed", _reorder_sites, _reorder, benign=True),
+        Operator("rename_aliases", "", "aliases renamed", _alias_sites, _rename_aliases, benign=True),
+        Operator("reformat", "", "pretty-printed", _reformat_sites, _reformat, benign=True),
+    ]
+}
 HARMFUL = tuple(n for n, o in OPERATORS.items() if not o.benign)
 BENIGN = tuple(n for n, o in OPERATORS.items() if o.benign)
 
@@ -445,8 +458,9 @@ def _norm(sql: str) -> str:
     return " ".join(sql.split()).rstrip(";").lower()
 
 
-def mutate(sql: str, operator: str, *, dialect: str = "duckdb", catalog: Catalog | None = None,
-           seed: str | int = 0) -> Mutant | None:
+def mutate(
+    sql: str, operator: str, *, dialect: str = "duckdb", catalog: Catalog | None = None, seed: str | int = 0
+) -> Mutant | None:
     """One mutant of `sql` by `operator` (a random applicable site), or None when it does not apply."""
     op_ = OPERATORS[operator]
     rng = random.Random(f"{seed}|{operator}|{sql}")
@@ -474,8 +488,14 @@ def mutate(sql: str, operator: str, *, dialect: str = "duckdb", catalog: Catalog
     return None
 
 
-def mutants(sql: str, *, dialect: str = "duckdb", catalog: Catalog | None = None, seed: str | int = 0,
-            operators: Sequence[str] | None = None) -> list[Mutant]:
+def mutants(
+    sql: str,
+    *,
+    dialect: str = "duckdb",
+    catalog: Catalog | None = None,
+    seed: str | int = 0,
+    operators: Sequence[str] | None = None,
+) -> list[Mutant]:
     """One mutant per applicable operator, in operator order."""
     out = []
     for name in operators or OPERATORS:
@@ -485,5 +505,4 @@ def mutants(sql: str, *, dialect: str = "duckdb", catalog: Catalog | None = None
     return out
 
 
-__all__ = ["BENIGN", "HARMFUL", "Mutant", "MutationError", "OPERATORS", "Operator", "mutants", "mutate",
-           "parse_query"]
+__all__ = ["BENIGN", "HARMFUL", "Mutant", "MutationError", "OPERATORS", "Operator", "mutants", "mutate", "parse_query"]

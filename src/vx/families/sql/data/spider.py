@@ -50,7 +50,8 @@ from vx.families.sql.data.build import ignore_order_for
 from vx.families.sql.ops.analysis import limit_tie_probe, tie_at_limit
 from vx.families.sql.scripts import script_spec
 from vx.families.sql.spider import MATCH, comparable_text, order_matters
-from vx.families.sql.variants import DEFAULT_COUNT, VERSION as VARIANTS_VERSION, variant_spec
+from vx.families.sql.variants import DEFAULT_COUNT, variant_spec
+from vx.families.sql.variants import VERSION as VARIANTS_VERSION
 from vx.families.sql.warehouse import QueryResult, Warehouse, open_warehouse
 
 BUILDER_VERSION = "2"  # 2: the teacher's evidence classes and the stratified dev draw; samples-frontier
@@ -93,7 +94,7 @@ def _json_lines(path: Path, skipped: Skipped) -> list[tuple[int, dict[str, Any]]
     problems: list[str] = []
     rows = read_jsonl(path, problems, "file")
     for msg in problems:
-        line, _, reason = msg[len(str(path)) + 1:].partition(": ")
+        line, _, reason = msg[len(str(path)) + 1 :].partition(": ")
         if not line.isdigit():  # the whole file is unreadable
             raise DataError(msg)
         skipped.add(reason, f"{path.name}:{line}")
@@ -142,8 +143,9 @@ def read_attempts(path: str | os.PathLike[str], questions: Mapping[str, Question
 SAMPLES_DIRS = ("samples", "samples-frontier")
 
 
-def samples_files(data_dir: Path, samples: Sequence[str | os.PathLike[str]] | None,
-                  samples_dir: str = "samples") -> list[Path]:
+def samples_files(
+    data_dir: Path, samples: Sequence[str | os.PathLike[str]] | None, samples_dir: str = "samples"
+) -> list[Path]:
     """The prediction files: `samples` when given, else every ``<data_dir>/<samples_dir>/*.jsonl``."""
     if samples:
         return [Path(s) for s in samples]
@@ -197,8 +199,14 @@ class Databases:
 class SpiderTruth:
     """Spider's execution accuracy of a prediction on the question's original database."""
 
-    def __init__(self, questions: Mapping[str, Question], specs: Mapping[str, Mapping[str, Any]],
-                 databases: Databases, *, timeout: float = TRUTH_TIMEOUT) -> None:
+    def __init__(
+        self,
+        questions: Mapping[str, Question],
+        specs: Mapping[str, Mapping[str, Any]],
+        databases: Databases,
+        *,
+        timeout: float = TRUTH_TIMEOUT,
+    ) -> None:
         self.questions, self.specs, self.dbs, self.timeout = questions, specs, databases, timeout
         self._gold: dict[tuple[str, str], QueryResult] = {}
 
@@ -216,8 +224,12 @@ class SpiderTruth:
         spec = spec or self.specs[q.database]
         res = _run(self.dbs.get(spec), comparable_text(sql), self.timeout)
         gold = self.gold(qid, spec)
-        ok = res.ok and not res.truncated and gold.ok and \
-            spider_match(res.rows, gold.rows, order_matters=order_matters(q.gold))
+        ok = (
+            res.ok
+            and not res.truncated
+            and gold.ok
+            and spider_match(res.rows, gold.rows, order_matters=order_matters(q.gold))
+        )
         return ok, res
 
     def grade(self, qid: str, sql: str) -> Truth:
@@ -244,8 +256,13 @@ class TeacherLabel:
 
     def meta(self) -> dict[str, Any]:
         extra = {"teacher_evidence": self.evidence} if self.evidence else {}
-        return {"teacher": self.kind, "teacher_agreement": round(self.agreement, 4),
-                "teacher_inputs": self.n_inputs, **self.detail, **extra}
+        return {
+            "teacher": self.kind,
+            "teacher_agreement": round(self.agreement, 4),
+            "teacher_inputs": self.n_inputs,
+            **self.detail,
+            **extra,
+        }
 
 
 class SpiderTeacher:
@@ -340,12 +357,24 @@ def _tie_probe(sql: str) -> tuple[str, int] | None:
     return limit_tie_probe(tree, "sqlite")
 
 
-def build_spider(data_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str], *,
-                 samples: Sequence[str | os.PathLike[str]] | None = None, per_task: int | None = None, seed: int = 0,
-                 n_locked: int | None = None, n_dev_fail: int = 5, n_dev_pass: int = 5,
-                 n_variants: int = DEFAULT_COUNT, variant_seed: int = 0, timeout: float = TRUTH_TIMEOUT,
-                 seed_expr: str | os.PathLike[str] | None = None, progress: Progress = _no_progress,
-                 samples_dir: str = "samples", dev_draw: str = DEFAULT_DEV_DRAW) -> BuildReport:
+def build_spider(
+    data_dir: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    samples: Sequence[str | os.PathLike[str]] | None = None,
+    per_task: int | None = None,
+    seed: int = 0,
+    n_locked: int | None = None,
+    n_dev_fail: int = 5,
+    n_dev_pass: int = 5,
+    n_variants: int = DEFAULT_COUNT,
+    variant_seed: int = 0,
+    timeout: float = TRUTH_TIMEOUT,
+    seed_expr: str | os.PathLike[str] | None = None,
+    progress: Progress = _no_progress,
+    samples_dir: str = "samples",
+    dev_draw: str = DEFAULT_DEV_DRAW,
+) -> BuildReport:
     """Build a Spider family into `out_dir` (see the module docstring). ``n_locked`` defaults to a third
     of the attempts; ``per_task`` keeps a seeded subsample of at most N attempts per question
     (``random.Random("vx-per-task:<seed>:<question>")``, as the code family does)."""
@@ -396,11 +425,20 @@ def build_spider(data_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
                 catalogs[q.database] = Catalog.from_warehouse(dbs.get(spec)).to_json()
             cat = catalogs[q.database]
             use = useful_variants(truth, qid, spec, n_variants, variant_seed)
-            tasks[qid] = {"id": qid, "question": q.question, "database": q.database, "dialect": "sqlite",
-                          "prompt": solver_prompt(q.question, Catalog.from_json(cat), dialect="sqlite"),
-                          "warehouse": spec, "catalog": cat, "ignore_order": ignore_order_for(q.question),
-                          "match": MATCH, "timeout": timeout, "max_rows": MAX_ROWS,
-                          "variants": {"seed": variant_seed, "version": VARIANTS_VERSION, "use": use}}
+            tasks[qid] = {
+                "id": qid,
+                "question": q.question,
+                "database": q.database,
+                "dialect": "sqlite",
+                "prompt": solver_prompt(q.question, Catalog.from_json(cat), dialect="sqlite"),
+                "warehouse": spec,
+                "catalog": cat,
+                "ignore_order": ignore_order_for(q.question),
+                "match": MATCH,
+                "timeout": timeout,
+                "max_rows": MAX_ROWS,
+                "variants": {"seed": variant_seed, "version": VARIANTS_VERSION, "use": use},
+            }
         items: list[LabelledItem] = []
         per_task_counts: dict[str, int] = {}
         for qid in tasks:
@@ -411,8 +449,11 @@ def build_spider(data_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
             per_task_counts[qid] = len(idx)
             for i in idx:
                 a = mine[i]
-                items.append(LabelledItem(id=f"{qid}#{a.run}", task=qid, output=a.sql,
-                                          meta={"run": a.run, "source_line": a.line}))
+                items.append(
+                    LabelledItem(
+                        id=f"{qid}#{a.run}", task=qid, output=a.sql, meta={"run": a.run, "source_line": a.line}
+                    )
+                )
         progress("ground truth (Spider execution match)", len(items), 0)
         for it in items:
             t = truth.grade(it.task, it.output)
@@ -433,8 +474,16 @@ def build_spider(data_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
 
         progress("teacher labels for dev candidates", None, 0)
         n_locked = n_locked if n_locked is not None else max(1, len(items) // 3)
-        splits = split_by_task(items, seed=seed, teacher=teach, n_dev_fail=n_dev_fail, n_dev_pass=n_dev_pass,
-                               n_locked=n_locked, dev_draw=dev_draw, strata=DRAW_STRATA)
+        splits = split_by_task(
+            items,
+            seed=seed,
+            teacher=teach,
+            n_dev_fail=n_dev_fail,
+            n_dev_pass=n_dev_pass,
+            n_locked=n_locked,
+            dev_draw=dev_draw,
+            strata=DRAW_STRATA,
+        )
     finally:
         dbs.close()
 
@@ -449,12 +498,18 @@ def build_spider(data_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
         "per_task": per_task,
         "samples_dir": samples_dir if not samples else "(the files given)",
         "dev_draw": dev_draw,
-        "labels": {"locked": "Spider execution match on the original SQLite database (DISTINCT removed, rows as "
-                             "a bag, order when the gold orders, column permutations tried, "
-                             f"{timeout:g}s per query)",
-                   "dev": "execution teacher: the same match on the original database and the task's variants"},
-        "variants": {"count": n_variants, "seed": variant_seed, "version": VARIANTS_VERSION,
-                     "used_per_task": dict(sorted(Counter(len(t["variants"]["use"]) for t in tasks.values()).items()))},
+        "labels": {
+            "locked": "Spider execution match on the original SQLite database (DISTINCT removed, rows as "
+            "a bag, order when the gold orders, column permutations tried, "
+            f"{timeout:g}s per query)",
+            "dev": "execution teacher: the same match on the original database and the task's variants",
+        },
+        "variants": {
+            "count": n_variants,
+            "seed": variant_seed,
+            "version": VARIANTS_VERSION,
+            "used_per_task": dict(sorted(Counter(len(t["variants"]["use"]) for t in tasks.values()).items())),
+        },
         "split": "disjoint by task; the other attempts of the dev tasks are unlabeled peers (peers.jsonl)",
         "questions_read": len(questions),
         "tasks_kept": len(used),
@@ -464,12 +519,19 @@ def build_spider(data_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
         "dev_teacher_vs_truth": teacher_vs_truth,
         "counts": splits.counts(),
     }
-    notes = write_family(out, tasks=[tasks[t] for t in sorted(used, key=_question_order)], splits=splits,
-                         references={qid: questions[qid].gold for qid in tasks}, provenance=provenance,
-                         seed_expr=seed_expr)
+    notes = write_family(
+        out,
+        tasks=[tasks[t] for t in sorted(used, key=_question_order)],
+        splits=splits,
+        references={qid: questions[qid].gold for qid in tasks},
+        provenance=provenance,
+        seed_expr=seed_expr,
+    )
     if len({it.truth for it in splits.locked}) == 1:
-        notes.append(f"every locked item is labelled {splits.locked[0].truth}: agreement on that split cannot tell a "
-                     "verifier from a constant one; use more questions, more samples files or another --seed")
+        notes.append(
+            f"every locked item is labelled {splits.locked[0].truth}: agreement on that split cannot tell a "
+            "verifier from a constant one; use more questions, more samples files or another --seed"
+        )
     if skipped.counts:
         notes.append(f"{sum(skipped.counts.values())} input line(s) skipped (provenance.input_skipped lists why)")
     if dropped:
@@ -488,13 +550,23 @@ def _question_order(qid: str) -> tuple[int, str]:
 
 def _teacher_agreement(splits: Splits) -> dict[str, Any]:
     dev = splits.dev
-    return {"agree": sum(1 for it in dev if it.teacher_label == it.truth), "items": len(dev),
-            "teacher_pass_truth_fail": sum(1 for it in dev if it.teacher_label == "pass" and it.truth == "fail"),
-            "teacher_fail_truth_pass": sum(1 for it in dev if it.teacher_label == "fail" and it.truth == "pass")}
+    return {
+        "agree": sum(1 for it in dev if it.teacher_label == it.truth),
+        "items": len(dev),
+        "teacher_pass_truth_fail": sum(1 for it in dev if it.teacher_label == "pass" and it.truth == "fail"),
+        "teacher_fail_truth_pass": sum(1 for it in dev if it.teacher_label == "fail" and it.truth == "pass"),
+    }
 
 
-def write_family(out: Path, *, tasks: Sequence[Mapping[str, Any]], splits: Splits, references: Mapping[str, str],
-                 provenance: Mapping[str, Any], seed_expr: str | os.PathLike[str] | None = None) -> list[str]:
+def write_family(
+    out: Path,
+    *,
+    tasks: Sequence[Mapping[str, Any]],
+    splits: Splits,
+    references: Mapping[str, str],
+    provenance: Mapping[str, Any],
+    seed_expr: str | os.PathLike[str] | None = None,
+) -> list[str]:
     """The family files (format: docs/ARCHITECTURE.md); returns notes for the user."""
     from vx.families.sql.data.build import _toml_value, _write_jsonl, family_toml_head
 
@@ -502,11 +574,33 @@ def write_family(out: Path, *, tasks: Sequence[Mapping[str, Any]], splits: Split
     notes: list[str] = []
     _write_jsonl(out / "tasks.jsonl", list(tasks))
     _write_jsonl(out / "train.jsonl", [{"id": it.id, "task": it.task, "output": it.output} for it in splits.train])
-    _write_jsonl(out / "dev.jsonl", [{"id": it.id, "task": it.task, "output": it.output, "label": it.teacher_label,
-                                      "reference": references[it.task], "meta": {**it.meta, **it.teacher_meta}}
-                                     for it in splits.dev])
-    _write_jsonl(out / "locked.jsonl", [{"id": it.id, "task": it.task, "output": it.output, "label": it.truth,
-                                         "meta": {**it.meta, **it.truth_detail}} for it in splits.locked])
+    _write_jsonl(
+        out / "dev.jsonl",
+        [
+            {
+                "id": it.id,
+                "task": it.task,
+                "output": it.output,
+                "label": it.teacher_label,
+                "reference": references[it.task],
+                "meta": {**it.meta, **it.teacher_meta},
+            }
+            for it in splits.dev
+        ],
+    )
+    _write_jsonl(
+        out / "locked.jsonl",
+        [
+            {
+                "id": it.id,
+                "task": it.task,
+                "output": it.output,
+                "label": it.truth,
+                "meta": {**it.meta, **it.truth_detail},
+            }
+            for it in splits.locked
+        ],
+    )
     peers = out / "peers.jsonl"
     if splits.dev_peers:
         _write_jsonl(peers, [{"id": it.id, "task": it.task, "output": it.output} for it in splits.dev_peers])
@@ -518,9 +612,13 @@ def write_family(out: Path, *, tasks: Sequence[Mapping[str, Any]], splits: Split
     elif not seed_path.exists():
         seed_path.write_text(SEED_EXPRESSION, encoding="utf-8")
         notes.append(f"wrote the default Spider seed expression to {seed_path}")
-    lines = family_toml_head("spider", "Spider dev questions with real text-to-SQL predictions (several per question) "
-                             "on SQLite; locked labels by Spider execution match, dev labels by an execution teacher "
-                             "on database variants", peers=bool(splits.dev_peers))
+    lines = family_toml_head(
+        "spider",
+        "Spider dev questions with real text-to-SQL predictions (several per question) "
+        "on SQLite; locked labels by Spider execution match, dev labels by an execution teacher "
+        "on database variants",
+        peers=bool(splits.dev_peers),
+    )
     for k, v in provenance.items():
         if k in ("tasks_dropped", "attempts_per_task", "input_skipped", "samples"):
             continue
@@ -534,6 +632,22 @@ def write_family(out: Path, *, tasks: Sequence[Mapping[str, Any]], splits: Split
     return notes
 
 
-__all__ = ["Attempt", "BuildReport", "Databases", "Question", "SEED_EXPRESSION", "Skipped", "SpiderTeacher",
-           "SpiderTruth", "TeacherLabel", "Truth", "DRAW_STRATA", "SAMPLES_DIRS", "build_spider", "read_attempts", "read_questions",
-           "useful_variants", "write_family"]
+__all__ = [
+    "Attempt",
+    "BuildReport",
+    "Databases",
+    "Question",
+    "SEED_EXPRESSION",
+    "Skipped",
+    "SpiderTeacher",
+    "SpiderTruth",
+    "TeacherLabel",
+    "Truth",
+    "DRAW_STRATA",
+    "SAMPLES_DIRS",
+    "build_spider",
+    "read_attempts",
+    "read_questions",
+    "useful_variants",
+    "write_family",
+]

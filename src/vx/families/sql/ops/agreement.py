@@ -11,7 +11,8 @@ clean verdict is what the pack names as its ``agreement`` evidence.
 
 from __future__ import annotations
 
-from vx.families.sql.ops.peers import DEPENDS as PEER_DEPENDS, PEER_TIMEOUT, _results, results
+from vx.families.sql.ops.peers import DEPENDS as PEER_DEPENDS
+from vx.families.sql.ops.peers import PEER_TIMEOUT, _results, results
 from vx.ops.core import abstain, clean, drawback, peer_op
 
 DEPENDS = (__name__, *PEER_DEPENDS)

@@ -38,8 +38,11 @@ def _in_window_or_subquery(node: exp.Expression, stop: exp.Expression) -> bool:
 
 def aggregates_in(expr: exp.Expression, select: exp.Select) -> list[exp.Expression]:
     """Aggregate calls of `expr` that belong to `select` (not to a window or a nested query)."""
-    return [a for a in expr.find_all(*AGGREGATES)
-            if not isinstance(a.parent, exp.Window) and not _in_window_or_subquery(a, select)]
+    return [
+        a
+        for a in expr.find_all(*AGGREGATES)
+        if not isinstance(a.parent, exp.Window) and not _in_window_or_subquery(a, select)
+    ]
 
 
 def bare_columns(expr: exp.Expression, select: exp.Select) -> list[exp.Column]:
@@ -69,8 +72,9 @@ def missing_group_by(tree: exp.Expression) -> list[str]:
             continue
         bare = [c for p in sel.expressions for c in bare_columns(p, sel)]
         if bare:
-            found.append(f"SELECT mixes {aggs[0].sql()[:40]} with the non-aggregated column "
-                         f"{bare[0].sql()} but has no GROUP BY")
+            found.append(
+                f"SELECT mixes {aggs[0].sql()[:40]} with the non-aggregated column {bare[0].sql()} but has no GROUP BY"
+            )
     return found
 
 
@@ -193,21 +197,40 @@ def _filtered_on(window: exp.Window, tree: exp.Expression) -> bool:
 
 # --------------------------------------------------------------------------- questions
 
-_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-                 "nine": 9, "ten": 10, "twenty": 20}
+_NUMBER_WORDS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "twenty": 20,
+}
 _N = r"(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twenty)"
-_SUPERLATIVE = (r"most|highest|largest|biggest|greatest|lowest|least|fewest|smallest|best|worst|longest|"
-                r"shortest|earliest|latest|oldest|newest|youngest|cheapest|most expensive")
-_TOP_N = [re.compile(rf"\btop\s+{_N}\b", re.I), re.compile(rf"\b(?:first|last)\s+{_N}\b", re.I),
-          re.compile(rf"\b{_N}\s+(?:{_SUPERLATIVE})\b", re.I)]
+_SUPERLATIVE = (
+    r"most|highest|largest|biggest|greatest|lowest|least|fewest|smallest|best|worst|longest|"
+    r"shortest|earliest|latest|oldest|newest|youngest|cheapest|most expensive"
+)
+_TOP_N = [
+    re.compile(rf"\btop\s+{_N}\b", re.I),
+    re.compile(rf"\b(?:first|last)\s+{_N}\b", re.I),
+    re.compile(rf"\b{_N}\s+(?:{_SUPERLATIVE})\b", re.I),
+]
 _SINGULAR_SUPERLATIVE = re.compile(
     rf"\b(?:which|what|who)\s+(?:\w+\s+){{0,4}}?(?:has|had|is|was|did|does|gets|got|received|wrote|published)\s+"
     rf"(?:the\s+)?(?:{_SUPERLATIVE})\b|\b(?:the|a)\s+(?:single\s+)?(?:\w+\s+)?with\s+the\s+(?:{_SUPERLATIVE})\b",
-    re.I)
-_ASKS_FOR = re.compile(r"(?:who|what|which)(?:'s|’s)?(?:\s+(?:is|was|are|were|the|a|an|one))*\s+([a-z]+)?",
-                      re.I)
-_LISTING = re.compile(r"\b(order(?:ed)?|sort(?:ed)?|rank(?:ed|ing)?|from (?:highest|lowest|most|least)|each|per|"
-                      r"every|all|list)\b", re.I)
+    re.I,
+)
+_ASKS_FOR = re.compile(r"(?:who|what|which)(?:'s|’s)?(?:\s+(?:is|was|are|were|the|a|an|one))*\s+([a-z]+)?", re.I)
+_LISTING = re.compile(
+    r"\b(order(?:ed)?|sort(?:ed)?|rank(?:ed|ing)?|from (?:highest|lowest|most|least)|each|per|"
+    r"every|all|list)\b",
+    re.I,
+)
 
 
 def top_n_requested(question: str) -> int | None:
@@ -237,8 +260,11 @@ def _stem(w: str) -> str:
     return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
 
 
-_ALL_COLUMNS = re.compile(r"\b(all (?:the )?(?:details|information|info|columns|fields|data|attributes)|"
-                          r"everything|full record|entire row)\b", re.I)
+_ALL_COLUMNS = re.compile(
+    r"\b(all (?:the )?(?:details|information|info|columns|fields|data|attributes)|"
+    r"everything|full record|entire row)\b",
+    re.I,
+)
 
 
 def question_columns(question: str, catalog: Catalog, tables: list[str]) -> list[str]:
@@ -335,8 +361,9 @@ def unknown_identifiers(tree: exp.Expression, catalog: Catalog) -> list[str]:
                         continue
                     have = ", ".join(catalog.columns(src.name))
                     near = difflib.get_close_matches(name, [c.lower() for c in catalog.columns(src.name)], n=1)
-                    msg = (f"unknown column {col.sql()}: {src.name} has no column {col.name}"
-                           + (f" (did you mean {near[0]}?)" if near else f" (it has {have})"))
+                    msg = f"unknown column {col.sql()}: {src.name} has no column {col.name}" + (
+                        f" (did you mean {near[0]}?)" if near else f" (it has {have})"
+                    )
                 else:
                     cols = _scope_columns_of(src)
                     if cols is None or name in cols or name in aliases:
@@ -345,13 +372,15 @@ def unknown_identifiers(tree: exp.Expression, catalog: Catalog) -> list[str]:
             else:
                 if name in used_columns or name in aliases:
                     continue
-                derived = [_scope_columns_of(src) for sc in chain for src in sc.sources.values()
-                           if isinstance(src, Scope)]
+                derived = [
+                    _scope_columns_of(src) for sc in chain for src in sc.sources.values() if isinstance(src, Scope)
+                ]
                 if any(d is None or name in d for d in derived):
                     continue
                 near = difflib.get_close_matches(name, sorted(used_columns), n=1)
-                msg = (f"unknown column {col.name}: none of {', '.join(tables_used) or 'the tables'} has it"
-                       + (f" (did you mean {near[0]}?)" if near else ""))
+                msg = f"unknown column {col.name}: none of {', '.join(tables_used) or 'the tables'} has it" + (
+                    f" (did you mean {near[0]}?)" if near else ""
+                )
             if msg not in seen:
                 seen.add(msg)
                 problems.append(msg)
@@ -446,16 +475,19 @@ def cartesian_joins(tree: exp.Expression, catalog: Catalog | None) -> list[str] 
             groups.setdefault(find(n), []).append(n)
         if len(groups) > 1:
             parts = [" ".join(real[x] for x in g) for g in groups.values()]
-            findings.append(f"{parts[0]} and {parts[1]} are joined without any condition relating them "
-                            "(a cartesian product)")
+            findings.append(
+                f"{parts[0]} and {parts[1]} are joined without any condition relating them (a cartesian product)"
+            )
     return findings if judged else None
 
 
 # --------------------------------------------------------------------------- dates
 
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$")
-_DATEISH = re.compile(r"^(\d{4}-\d{1,2}(-\d{1,2})?|\d{1,2}/\d{1,2}/\d{2,4}|\d{4}/\d{1,2}/\d{1,2}|\d{1,2}-\d{1,2}-\d{4})"
-                      r"([ T]\d{1,2}:\d{2}(:\d{2})?)?$")
+_DATEISH = re.compile(
+    r"^(\d{4}-\d{1,2}(-\d{1,2})?|\d{1,2}/\d{1,2}/\d{2,4}|\d{4}/\d{1,2}/\d{1,2}|\d{1,2}-\d{1,2}-\d{4})"
+    r"([ T]\d{1,2}:\d{2}(:\d{2})?)?$"
+)
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
 
 
@@ -528,8 +560,12 @@ def _spelt(catalog: Catalog, table: str, column: str) -> str:
     return next((c for c in catalog.columns(table) if c.lower() == column.lower()), column)
 
 
-def _column_ref(node: exp.Expression, tree: exp.Expression, catalog: Catalog,
-                resolved: dict[int, tuple[str, str, str]] | None = None) -> tuple[str, str, str] | None:
+def _column_ref(
+    node: exp.Expression,
+    tree: exp.Expression,
+    catalog: Catalog,
+    resolved: dict[int, tuple[str, str, str]] | None = None,
+) -> tuple[str, str, str] | None:
     """(table, column, TYPE) of a column reference (:func:`resolve_columns`)."""
     if not isinstance(node, exp.Column):
         return None
@@ -573,13 +609,16 @@ def date_string_comparisons(tree: exp.Expression, catalog: Catalog) -> tuple[lis
                 hint = f" (values look like {samples[0]})" if samples else ""
                 problems.append(f"{t}.{c} is {tyu}{hint} but is compared with the date string '{value}'")
             elif tyu.startswith(("DATE", "TIMESTAMP")) and not _ISO_DATE.match(value.strip()):
-                problems.append(f"{t}.{c} is {tyu} but is compared with '{value}', which is not an ISO date "
-                                "(YYYY-MM-DD)")
+                problems.append(
+                    f"{t}.{c} is {tyu} but is compared with '{value}', which is not an ISO date (YYYY-MM-DD)"
+                )
             elif ranged and tyu in ("TEXT", "VARCHAR", "STRING"):
                 samples = catalog.samples.get(f"{t}.{c}", ())
                 if samples and not all(_ISO_DATE.match(s) for s in samples):
-                    problems.append(f"{t}.{c} holds dates as text like '{samples[0]}', so comparing it with "
-                                    f"'{value}' by range compares strings, not dates")
+                    problems.append(
+                        f"{t}.{c} holds dates as text like '{samples[0]}', so comparing it with "
+                        f"'{value}' by range compares strings, not dates"
+                    )
     return problems, n
 
 
@@ -612,8 +651,11 @@ _AGG_CUES = {
     exp.Avg: re.compile(r"\b(average|mean|avg)\b", re.I),
 }
 # "the most number of concerts", "fewest number of flights": a superlative over a figure, not a request for it
-_SUPERLATIVE_FIGURE = re.compile(r"\b(the\s+)?(most|least|largest|smallest|highest|lowest|fewest|greatest|biggest|"
-                                 r"max(imum)?|min(imum)?)\s+(total\s+)?(number|count|amount|sum|average)s?\s+of\b", re.I)
+_SUPERLATIVE_FIGURE = re.compile(
+    r"\b(the\s+)?(most|least|largest|smallest|highest|lowest|fewest|greatest|biggest|"
+    r"max(imum)?|min(imum)?)\s+(total\s+)?(number|count|amount|sum|average)s?\s+of\b",
+    re.I,
+)
 
 
 def ordering_aggregates(tree: exp.Expression, question: str) -> list[str]:
@@ -739,9 +781,29 @@ def _within(node: exp.Expression, container: exp.Expression) -> bool:
     return False
 
 
-__all__ = ["bounds_rows_otherwise", "cartesian_joins", "date_string_comparisons", "has_aggregate",
-           "limit_tie_probe", "missing_group_by", "ordering_aggregates", "outer_limit", "query_names", "question_columns",
-           "sqlite_string_literals",
-           "star_projections", "string_comparisons", "table_names", "tie_at_limit", "top_n_requested",
-           "unbounded", "unknown_identifiers", "unused_joins", "without_join",
-           "column_refs", "has_threshold", "bare_column_projection", "resolve_columns"]
+__all__ = [
+    "bounds_rows_otherwise",
+    "cartesian_joins",
+    "date_string_comparisons",
+    "has_aggregate",
+    "limit_tie_probe",
+    "missing_group_by",
+    "ordering_aggregates",
+    "outer_limit",
+    "query_names",
+    "question_columns",
+    "sqlite_string_literals",
+    "star_projections",
+    "string_comparisons",
+    "table_names",
+    "tie_at_limit",
+    "top_n_requested",
+    "unbounded",
+    "unknown_identifiers",
+    "unused_joins",
+    "without_join",
+    "column_refs",
+    "has_threshold",
+    "bare_column_projection",
+    "resolve_columns",
+]

@@ -49,11 +49,12 @@ def empty_result(task, output, ctx):
     if art is not None and analysis.has_threshold(art.tree):
         return abstain("no rows, but the query keeps groups by a HAVING threshold the data may meet nowhere")
     if art is not None and cat is not None and isinstance(task.get("warehouse"), Mapping):
-        padded = [f"{t}.{c}" for t, c in sorted(analysis.column_refs(art.tree, cat))
-                  if padded_column(task, t, c)]
+        padded = [f"{t}.{c}" for t, c in sorted(analysis.column_refs(art.tree, cat)) if padded_column(task, t, c)]
         if padded:
-            return abstain(f"no rows, but {padded[0]} holds values padded with spaces: a query written from the "
-                           "question matches nothing there, whoever writes it")
+            return abstain(
+                f"no rows, but {padded[0]} holds values padded with spaces: a query written from the "
+                "question matches nothing there, whoever writes it"
+            )
     return drawback("the query returned no rows")
 
 
@@ -120,8 +121,10 @@ def padded_column(task, table: str, column: str) -> bool:
         res = item.session(spec).execute(
             f"SELECT COUNT(*), SUM(CASE WHEN {c} <> TRIM({c}) THEN 1 ELSE 0 END) FROM {t} "
             f"WHERE {c} IS NOT NULL AND TYPEOF({c}) = 'text'",
-            timeout=float(task.get("timeout") or item.DEFAULT_TIMEOUT), max_rows=1)
-        n, k = (res.rows[0] if res.ok and res.rows else (0, 0))
+            timeout=float(task.get("timeout") or item.DEFAULT_TIMEOUT),
+            max_rows=1,
+        )
+        n, k = res.rows[0] if res.ok and res.rows else (0, 0)
         _PADDED[key] = bool(n) and (k or 0) / n >= PADDED_SHARE
     return _PADDED[key]
 
@@ -158,8 +161,11 @@ def literal_not_in_column(task, output, ctx):
         if how == "like":
             judged += 1
             return drawback(f"no value of {table}.{column} is LIKE '{value}'")
-        vals = wh.execute(f"SELECT DISTINCT CAST({c} AS TEXT) FROM {t} WHERE {c} IS NOT NULL LIMIT {MAX_DISTINCT}",
-                          timeout=timeout, max_rows=MAX_DISTINCT)
+        vals = wh.execute(
+            f"SELECT DISTINCT CAST({c} AS TEXT) FROM {t} WHERE {c} IS NOT NULL LIMIT {MAX_DISTINCT}",
+            timeout=timeout,
+            max_rows=MAX_DISTINCT,
+        )
         texts = [str(r[0]) for r in vals.rows] if vals.ok else []
         if any(x.strip() == value.strip() for x in texts):
             continue  # the same text up to surrounding spaces: the data's padding
@@ -169,8 +175,11 @@ def literal_not_in_column(task, output, ctx):
             return drawback(f"{table}.{column} never equals '{value}'; the data spells it '{same[0]}'")
         near = difflib.get_close_matches(value, texts, n=1, cutoff=0.6)
         return drawback(f"{table}.{column} never equals '{value}'" + (f" (nearest value: '{near[0]}')" if near else ""))
-    return clean() if judged else abstain("every compared column is padded with spaces, or its value is the data's "
-                                          "up to padding")
+    return (
+        clean()
+        if judged
+        else abstain("every compared column is padded with spaces, or its value is the data's up to padding")
+    )
 
 
 @op(tier="exec", detects="wrong_join_path", timeout=30.0, depends=DEPENDS)
@@ -194,16 +203,19 @@ def unused_join(task, output, ctx):
         return abstain()
     with_join = Counter(tuple(r) for r in full.rows)
     for name, join in found:
-        alone = wh.execute(analysis.without_join(art.tree, join).sql(dialect=art.dialect), timeout=timeout,
-                           max_rows=max_rows)
+        alone = wh.execute(
+            analysis.without_join(art.tree, join).sql(dialect=art.dialect), timeout=timeout, max_rows=max_rows
+        )
         if not alone.ok or alone.truncated:
             continue
         without = Counter(tuple(r) for r in alone.rows)
         repeated = [r for r, k in with_join.items() if k > without.get(r, 0)]
         if repeated:
-            return drawback(f"{name} is joined but none of its columns is used outside the join condition, and the "
-                            f"join repeats rows: {len(full.rows)} row(s) with it, {len(alone.rows)} without "
-                            f"(e.g. {repeated[0]!r} {with_join[repeated[0]]} times)")
+            return drawback(
+                f"{name} is joined but none of its columns is used outside the join condition, and the "
+                f"join repeats rows: {len(full.rows)} row(s) with it, {len(alone.rows)} without "
+                f"(e.g. {repeated[0]!r} {with_join[repeated[0]]} times)"
+            )
     return clean()
 
 
@@ -218,11 +230,14 @@ def limit_over_ties(task, output, ctx):
     probe = analysis.limit_tie_probe(art.tree, art.dialect)
     if probe is None:
         return abstain()
-    res = item.session(spec).execute(probe[0], timeout=float(task.get("timeout") or item.DEFAULT_TIMEOUT),
-                                     max_rows=probe[1] + 1)
+    res = item.session(spec).execute(
+        probe[0], timeout=float(task.get("timeout") or item.DEFAULT_TIMEOUT), max_rows=probe[1] + 1
+    )
     if not res.ok:
         return abstain(f"the tie probe does not run: {res.error}")
     if analysis.tie_at_limit(res.rows, probe[1]):
         key = ", ".join(repr(v) for v in res.rows[probe[1]])
-        return drawback(f"LIMIT {probe[1]} cuts through a tie: rows {probe[1]} and {probe[1] + 1} both order by ({key})")
+        return drawback(
+            f"LIMIT {probe[1]} cuts through a tie: rows {probe[1]} and {probe[1] + 1} both order by ({key})"
+        )
     return clean()

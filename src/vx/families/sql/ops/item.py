@@ -74,8 +74,11 @@ def execution(task: Mapping[str, Any], output: Any, ctx: dict) -> QueryResult | 
         ctx["execution"] = None
         return None
     wh = session(spec)
-    res = wh.execute(sql_text(output), timeout=float(task.get("timeout") or DEFAULT_TIMEOUT),
-                     max_rows=int(task.get("max_rows") or DEFAULT_MAX_ROWS))
+    res = wh.execute(
+        sql_text(output),
+        timeout=float(task.get("timeout") or DEFAULT_TIMEOUT),
+        max_rows=int(task.get("max_rows") or DEFAULT_MAX_ROWS),
+    )
     ctx["execution"] = res
     return res
 

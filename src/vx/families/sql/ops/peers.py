@@ -63,7 +63,7 @@ def comparable_sql(task: Mapping[str, Any], output: Any) -> str:
 
 def _cell(v: Any) -> str:
     t = repr(v)
-    return t if len(t) <= CELL_CHARS else t[:CELL_CHARS - 1] + "…"
+    return t if len(t) <= CELL_CHARS else t[: CELL_CHARS - 1] + "…"
 
 
 def _observe_one(spec: Mapping[str, Any], sql: str, timeout: float, max_rows: int, ordered: bool) -> list[Any]:
@@ -121,8 +121,11 @@ class Result:
 
     def text(self) -> str:
         if self.status != "ok":
-            return f"does not run ({self.status} error)" if self.status in ("syntax", "runtime", "rejected") \
+            return (
+                f"does not run ({self.status} error)"
+                if self.status in ("syntax", "runtime", "rejected")
                 else f"does not run ({self.status})"
+            )
         return f"{self.n_rows} row(s)" + (f" × {self.n_cols} column(s)" if self.n_rows else "")
 
 
@@ -133,8 +136,17 @@ def _results(data: Any) -> tuple[bool, list[Result], str]:
     for row in data.get("dbs") or ():
         if isinstance(row, (list, tuple)) and len(row) == 7:
             label, status, sig, bag, n, w, sample = row
-            out.append(Result(str(label), str(status), str(sig), str(bag), int(n), int(w),
-                              tuple(tuple(str(c) for c in r) for r in (sample or ()) if isinstance(r, (list, tuple)))))
+            out.append(
+                Result(
+                    str(label),
+                    str(status),
+                    str(sig),
+                    str(bag),
+                    int(n),
+                    int(w),
+                    tuple(tuple(str(c) for c in r) for r in (sample or ()) if isinstance(r, (list, tuple))),
+                )
+            )
     return bool(data.get("ran")), out, str(data.get("note", ""))
 
 
@@ -180,24 +192,36 @@ def _clear(groups: Counter[str], quorum: float, min_support: int) -> tuple[str, 
     return top, support, answered
 
 
-def vote(mine: Any, peers: Sequence[Any], *, quorum: float = DEFAULT_QUORUM, min_support: int = DEFAULT_SUPPORT,
-         databases: str = "all") -> Vote:
+def vote(
+    mine: Any,
+    peers: Sequence[Any],
+    *,
+    quorum: float = DEFAULT_QUORUM,
+    min_support: int = DEFAULT_SUPPORT,
+    databases: str = "all",
+) -> Vote:
     """The peer verdict of one attempt (the rule in the module docstring)."""
     ran, me, note = _results(mine)
     if not peers:
         return Vote(-1, "no other attempt at this question is in the batch: no peers to compare with")
     voters = [rs for ok, rs, _ in map(_results, peers) if ok]
     if len(voters) < max(1, min_support):
-        return Vote(-1, f"only {len(voters)} of {len(peers)} other attempt(s) run on the database "
-                        f"(at least {max(1, min_support)} needed to vote)")
+        return Vote(
+            -1,
+            f"only {len(voters)} of {len(peers)} other attempt(s) run on the database "
+            f"(at least {max(1, min_support)} needed to vote)",
+        )
     if not ran:
         if not me:
             return Vote(-1, note or "no result to compare")
         clear = _clear(_groups(voters, me[0].label)[0], quorum, min_support)
         if clear is None or databases == "variants":
             return Vote(-1, f"it does not run, and the {len(voters)} other attempts that run agree on no result")
-        return Vote(1, f"on the original database it {me[0].text()}, while {clear[1]} of {len(voters)} other "
-                       "attempts run and agree on a result")
+        return Vote(
+            1,
+            f"on the original database it {me[0].text()}, while {clear[1]} of {len(voters)} other "
+            "attempts run and agree on a result",
+        )
     agreed = hits = 0
     first = ""
     for j, res in enumerate(me):
@@ -220,22 +244,27 @@ def vote(mine: Any, peers: Sequence[Any], *, quorum: float = DEFAULT_QUORUM, min
                 diff = _row_difference(res, theirs)
             else:
                 diff = ""
-            first = (f"on the {res.label} database it returns {res.text()}; {support} of {answered} other attempts "
-                     f"that run return {theirs.text()}" + (f" ({diff})" if diff else ""))
+            first = (
+                f"on the {res.label} database it returns {res.text()}; {support} of {answered} other attempts "
+                f"that run return {theirs.text()}" + (f" ({diff})" if diff else "")
+            )
     if first:
         return Vote(1, first + (f" (and {hits - 1} more database(s))" if hits > 1 else ""))
     if agreed:
-        return Vote(0, f"agrees with the clear plurality of the {len(voters)} other attempts that run on "
-                       f"{agreed} database(s)")
+        return Vote(
+            0, f"agrees with the clear plurality of the {len(voters)} other attempts that run on {agreed} database(s)"
+        )
     return Vote(-1, f"no database has a clear plurality among the {len(voters)} other attempt(s) that run")
 
 
-def disagrees_with_peers_check(quorum: float = DEFAULT_QUORUM, min_support: int = DEFAULT_SUPPORT,
-                               databases: str = "all"):
+def disagrees_with_peers_check(
+    quorum: float = DEFAULT_QUORUM, min_support: int = DEFAULT_SUPPORT, databases: str = "all"
+):
     """The judge of a ``disagrees_with_peers`` variant (see :func:`vote`)."""
     if databases not in DATABASES:
-        raise SpecError(f"results_disagree_with_peers: databases must be one of {', '.join(DATABASES)}, "
-                        f"not {databases!r}")
+        raise SpecError(
+            f"results_disagree_with_peers: databases must be one of {', '.join(DATABASES)}, not {databases!r}"
+        )
     if not 0 < quorum <= 1:
         raise SpecError(f"results_disagree_with_peers: quorum must be in (0, 1], got {quorum}")
     if min_support < 1:
@@ -269,8 +298,10 @@ def outside_plurality(task, mine, peers, ctx):
     big = max(counts.values())
     if counts[me[0].answer] == big:
         return clean(f"its result is a most common one ({big} of {len(answers)} attempts that run)")
-    return drawback(f"its result is shared by {counts[me[0].answer]} of {len(answers)} attempts that run; the most "
-                    f"common one by {big}")
+    return drawback(
+        f"its result is shared by {counts[me[0].answer]} of {len(answers)} attempts that run; the most "
+        f"common one by {big}"
+    )
 
 
 # --------------------------------------------------------------------------- the template
@@ -284,9 +315,14 @@ VARIANTS: tuple[dict[str, Any], ...] = (
 )
 
 
-@template("results_disagree_with_peers", kind="exec",
-          params={"quorum": "float", "min_support": "int", "databases": "str"},
-          family="sql", depends=DEPENDS, observer=results)
+@template(
+    "results_disagree_with_peers",
+    kind="exec",
+    params={"quorum": "float", "min_support": "int", "databases": "str"},
+    family="sql",
+    depends=DEPENDS,
+    observer=results,
+)
 def results_disagree_with_peers(quorum: float, min_support: int, databases: str):
     """The query's result on the task's database or its variants differs from a clear plurality of the
     other attempts that run (quorum: share of voters; min_support: voters needed; databases: all,
@@ -306,5 +342,16 @@ def _induce_peer_variants(cluster: list, good: list) -> list[dict[str, Any]]:
 #: The pack's peer ops: the seed op and the self-consistency baseline (shadow).
 PEER_OPS = (disagrees_with_peers, outside_plurality.with_status("shadow"))
 
-__all__ = ["DATABASES", "PEER_OPS", "VARIANTS", "Vote", "comparable_sql", "disagrees_with_peers",
-           "disagrees_with_peers_check", "outside_plurality", "results", "results_disagree_with_peers", "vote"]
+__all__ = [
+    "DATABASES",
+    "PEER_OPS",
+    "VARIANTS",
+    "Vote",
+    "comparable_sql",
+    "disagrees_with_peers",
+    "disagrees_with_peers_check",
+    "outside_plurality",
+    "results",
+    "results_disagree_with_peers",
+    "vote",
+]

@@ -148,6 +148,7 @@ def extra_aggregate_column(task, output, ctx):
         return abstain()
     found = analysis.ordering_aggregates(tree, str(task.get("question", "")))
     if found:
-        return drawback(f"returns {found[0]} as well, which it only orders or filters by; the question does not "
-                        "ask for that figure")
+        return drawback(
+            f"returns {found[0]} as well, which it only orders or filters by; the question does not ask for that figure"
+        )
     return clean()

@@ -57,11 +57,48 @@ CUES: dict[str, str] = {
 }
 
 # Constructs: sqlglot node keys worth naming, plus a few derived features.
-_NODE_KEYS = ("avg", "sum", "count", "max", "min", "distinct", "limit", "order", "group", "having", "join",
-              "gt", "gte", "lt", "lte", "eq", "neq", "not", "like", "ilike", "in", "between", "subquery", "window",
-              "case", "cast", "nullif", "coalesce", "union", "with")
-DERIVED = ("star", "count_distinct", "count_star", "order_desc", "order_asc", "left_join", "cross_join",
-           "float_division")
+_NODE_KEYS = (
+    "avg",
+    "sum",
+    "count",
+    "max",
+    "min",
+    "distinct",
+    "limit",
+    "order",
+    "group",
+    "having",
+    "join",
+    "gt",
+    "gte",
+    "lt",
+    "lte",
+    "eq",
+    "neq",
+    "not",
+    "like",
+    "ilike",
+    "in",
+    "between",
+    "subquery",
+    "window",
+    "case",
+    "cast",
+    "nullif",
+    "coalesce",
+    "union",
+    "with",
+)
+DERIVED = (
+    "star",
+    "count_distinct",
+    "count_star",
+    "order_desc",
+    "order_asc",
+    "left_join",
+    "cross_join",
+    "float_division",
+)
 CONSTRUCTS = tuple(sorted(set(_NODE_KEYS) | set(DERIVED)))
 
 
@@ -79,8 +116,11 @@ def features(tree: exp.Expression) -> set[str]:
                 out.add("count_distinct")
             if isinstance(node.this, exp.Star) or node.this is None:
                 out.add("count_star")
-        if isinstance(node, exp.Star) and isinstance(node.parent, (exp.Select, exp.Column)) and \
-                not isinstance(node.parent, exp.Count):
+        if (
+            isinstance(node, exp.Star)
+            and isinstance(node.parent, (exp.Select, exp.Column))
+            and not isinstance(node.parent, exp.Count)
+        ):
             out.add("star")
         if isinstance(node, exp.Join):
             side = (node.args.get("side") or "").upper()
@@ -129,8 +169,13 @@ def _cue_text(cue: str) -> str:
 # --------------------------------------------------------------------------- templates
 
 
-@template("forbids_construct", kind="static", params={"construct": "str", "cue": "str"}, family=FAMILY,
-          description="The query uses a construct that the question's wording rules out")
+@template(
+    "forbids_construct",
+    kind="static",
+    params={"construct": "str", "cue": "str"},
+    family=FAMILY,
+    description="The query uses a construct that the question's wording rules out",
+)
 def forbids_construct(construct: str, cue: str):
     def fn(task, output, ctx):
         if not _cue_matches(cue, task):
@@ -145,8 +190,13 @@ def forbids_construct(construct: str, cue: str):
     return fn
 
 
-@template("requires_construct", kind="static", params={"construct": "str", "cue": "str"}, family=FAMILY,
-          description="The question's wording calls for a construct the query lacks")
+@template(
+    "requires_construct",
+    kind="static",
+    params={"construct": "str", "cue": "str"},
+    family=FAMILY,
+    description="The question's wording calls for a construct the query lacks",
+)
 def requires_construct(construct: str, cue: str):
     def fn(task, output, ctx):
         if not _cue_matches(cue, task):
@@ -161,8 +211,13 @@ def requires_construct(construct: str, cue: str):
     return fn
 
 
-@template("order_direction", kind="static", params={"direction": "str", "cue": "str"}, family=FAMILY,
-          description="The outer ORDER BY runs against the direction the question asks for")
+@template(
+    "order_direction",
+    kind="static",
+    params={"direction": "str", "cue": "str"},
+    family=FAMILY,
+    description="The outer ORDER BY runs against the direction the question asks for",
+)
 def order_direction(direction: str, cue: str):
     want = direction.lower()
 
@@ -180,8 +235,13 @@ def order_direction(direction: str, cue: str):
     return fn
 
 
-@template("max_result_rows", kind="exec", params={"n": "int", "cue": "str"}, family=FAMILY,
-          description="The question calls for at most n rows but the result has more")
+@template(
+    "max_result_rows",
+    kind="exec",
+    params={"n": "int", "cue": "str"},
+    family=FAMILY,
+    description="The question calls for at most n rows but the result has more",
+)
 def max_result_rows(n: int, cue: str):
     def fn(task, output, ctx):
         if not _cue_matches(cue, task):
@@ -223,8 +283,13 @@ def name_similarity(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, sa, sb).ratio()
 
 
-@template("join_key_names", kind="static", params={"min_similarity": "float"}, family=FAMILY,
-          description="A JOIN equality pairs columns whose names are unrelated (a likely wrong join key)")
+@template(
+    "join_key_names",
+    kind="static",
+    params={"min_similarity": "float"},
+    family=FAMILY,
+    description="A JOIN equality pairs columns whose names are unrelated (a likely wrong join key)",
+)
 def join_key_names(min_similarity: float):
     def fn(task, output, ctx):
         tree = _tree_of(task, output, ctx)
@@ -235,8 +300,7 @@ def join_key_names(min_similarity: float):
             return None
         worst = min(pairs, key=lambda p: p[2])
         if worst[2] < min_similarity:
-            return drawback(f"JOIN ON {worst[0]} = {worst[1]} pairs unrelated columns "
-                            f"(name similarity {worst[2]:.2f})")
+            return drawback(f"JOIN ON {worst[0]} = {worst[1]} pairs unrelated columns (name similarity {worst[2]:.2f})")
         return clean()
 
     return fn
