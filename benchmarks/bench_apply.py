@@ -89,8 +89,9 @@ def all_tasks(fam) -> dict:
 def forget_per_task_work() -> None:
     """Clear this process's memos of per-task work (probes, examples, domains, run plans, sandbox runs), so
     that a measurement -- and the workers it forks, which inherit the memos -- starts cold."""
-    from vx.families.code.ops import invariants, peers, probe
+    from vx.families.code.ops import invariants, peers
     from vx.families.code.ops import run as code_ops
+    from vx.families.code.probes import probe
 
     for memo in (
         code_ops._runs,
@@ -111,7 +112,7 @@ def grade(fam, items, jobs: int, probes_dir: Path | None = None) -> tuple[float,
     """Seconds and the Application of grading `items` with the whole seed pool, `jobs` workers, cold: no
     verdict cache, no per-task work in memory, and the generated probes from an empty store (a fresh
     directory) -- unless `probes_dir` names a store an earlier grading filled (what a second process
-    grading the same tasks finds: ``vx.families.code.ops.probestore``)."""
+    grading the same tasks finds: ``vx.families.code.probes.store``)."""
     from vx.ops.apply import apply_ops
 
     forget_per_task_work()

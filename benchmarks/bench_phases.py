@@ -52,8 +52,8 @@ def main() -> int:
     import vx.ops.apply as A
     import vx.sandbox as S
     import vx.sandbox.forkserver as FS
-    from vx.families.code.ops import probe as P
     from vx.families.code.ops import run as R
+    from vx.families.code.probes import probe as P
     from vx.families.family import Family
     from vx.ops.item import Item
 

@@ -127,8 +127,8 @@ def main() -> int:
 
     from vx.families.code.data import tasks as task_data
     from vx.families.code.data.groundtruth import Grader
-    from vx.families.code.ops import draw, probe
     from vx.families.code.ops.peers import PROBE_SETS, Behaviour, same_answer, vote
+    from vx.families.code.probes import draw, probe
 
     if args.drawn is not None:
         probe.MAX_GENERATED += args.drawn - draw.N_DRAWN

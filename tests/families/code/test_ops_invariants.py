@@ -218,7 +218,7 @@ def test_a_correct_attempt_is_clean():
 def test_a_second_attempt_at_the_task_tests_no_probe_against_the_domain_again(monkeypatch):
     """Whether the domain accepts a probe is the task's, not the attempt's: remembered per (domain, probe)
     (issue 32), so grading a second attempt calls no domain check, and its verdict is unchanged."""
-    from vx.families.code.ops import generate
+    from vx.families.code.probes import generate
 
     I._ACCEPTED.clear()
     first = run_op(I.violates_example_invariant, SORT_EVEN, SHORT)
@@ -315,7 +315,7 @@ class _Run:
 def test_edge_probes_are_never_held_to_the_invariants():
     """A task may leave an edge input undefined (the two closest elements of a one-element list): an answer there
     breaks nothing, even where the inferred domain accepts the input."""
-    from vx.families.code.ops.probe import Probe
+    from vx.families.code.probes.probe import Probe
 
     inferred = I.infer(SORT_EVEN)
     edge = Probe("single", "sort_even", ([5],), 0, "argument 1 cut to one element")

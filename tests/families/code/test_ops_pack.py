@@ -161,28 +161,28 @@ def test_op_versions_follow_the_shared_machinery():
 
 def test_every_op_that_runs_the_probes_is_versioned_by_the_modules_that_make_them():
     """An op whose verdict comes from the sandboxed run over a task's probes (its module depends on
-    `run`) must go stale when the probes change: the modules that make them (every module of the pack
-    that `probe` imports, at the top or inside a function) are in its version."""
+    `run`) must go stale when the probes change: the modules that make them (every module of the
+    probes package that `probe` imports, at the top or inside a function) are in its version."""
     import ast
     import importlib
     import pkgutil
 
-    from vx.families.code.ops import probe
+    from vx.families.code.probes import probe
 
     tree = ast.parse(Path(probe.__file__).read_text())
     makers = {
-        f"vx.families.code.ops.{a.name}"
+        f"vx.families.code.probes.{a.name}"
         for n in ast.walk(tree)
-        if isinstance(n, ast.ImportFrom) and n.module == "vx.families.code.ops"
+        if isinstance(n, ast.ImportFrom) and n.module == "vx.families.code.probes"
         for a in n.names
     }
     makers |= {
         n.module
         for n in ast.walk(tree)
-        if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("vx.families.code.ops.")
+        if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("vx.families.code.probes.")
     }
-    makers -= {"vx.families.code.ops.probestore"}  # where probes are kept, not how they are made
-    assert {"vx.families.code.ops.generate", "vx.families.code.ops.draw"} <= makers
+    makers -= {"vx.families.code.probes.store"}  # where probes are kept, not how they are made
+    assert {"vx.families.code.probes.generate", "vx.families.code.probes.draw"} <= makers
 
     def name(dep):
         return dep if isinstance(dep, str) else getattr(dep, "__name__", "")

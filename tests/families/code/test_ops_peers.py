@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from vx.families.code.ops import peers as P
 from vx.families.code.ops.artifact import artifact_of
-from vx.families.code.ops.probe import PEER_CLASSES, peer_probes, probes_for
+from vx.families.code.probes.probe import PEER_CLASSES, peer_probes, probes_for
 from vx.ops.apply import apply_ops
 from vx.ops.item import Item
 from vx.ops.pool import OpPool
@@ -413,7 +413,7 @@ def test_the_driver_judges_peers_from_the_observations_without_rebuilding_the_pr
     """Issue 32: the workers build a task's probes; the driver, which judges the peer ops, used to build
     them all again (a third of a CodeT x 10 grading). The observation now carries the probes' texts and
     classes, so the judge needs no probe at all -- and its verdicts and messages are the same."""
-    from vx.families.code.ops import probe
+    from vx.families.code.probes import probe
 
     outputs = [RIGHT, RIGHT2, RIGHT, OFF_BY_ONE, "def below(l, t):\n    return undefined\n"]
     items = [Item(f"T/0#{k}", "T/0", o) for k, o in enumerate(outputs)]

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from vx.families.code.ops import peers as P
 from vx.families.code.ops import run
 from vx.families.code.ops.artifact import artifact_of
-from vx.families.code.ops.probe import DOMAIN_CLASSES, PEER_CLASSES, Probe, probes_for
+from vx.families.code.probes.probe import DOMAIN_CLASSES, PEER_CLASSES, Probe, probes_for
 from vx.ops.apply import apply_ops
 from vx.ops.core import Context
 from vx.ops.item import Item

@@ -45,7 +45,8 @@ def describe_environment() -> str:
 def describe_task(task: Mapping[str, Any]) -> dict[str, Any]:
     """What the code ops derive from a task: its visible examples, the domain they imply, the example
     invariants, and the probe inputs the peer ops compare attempts on (``vx explain`` shows it)."""
-    from vx.families.code.ops import invariants, probe
+    from vx.families.code.ops import invariants
+    from vx.families.code.probes import probe
 
     gen, domain, why = probe.generated(task)
     tests = probe.model_tests_with_counts(task)

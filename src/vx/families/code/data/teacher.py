@@ -5,7 +5,7 @@ by differential execution, in the sandbox, never with the hidden tests' extra in
 
 1. the task's **base** inputs (never the plus inputs): the candidate's output on each is compared
    with the canonical solution's, using evalplus's comparison (:mod:`vx.families.code.compare`);
-2. the task's **generated probes** (:mod:`vx.families.code.ops.generate`: classes mutant, boundary
+2. the task's **generated probes** (:mod:`vx.families.code.probes.generate`: classes mutant, boundary
    and large, made from the visible examples only): the reference runs on them once per task, the
    candidate in one more sandboxed process, and every probe on which the reference returns a value
    must get an equal value from the candidate (a probe the reference rejects says nothing).
@@ -83,7 +83,7 @@ _LOCK = threading.Lock()
 
 
 def _probes(task: Task) -> list[Any]:
-    from vx.families.code.ops.probe import generated
+    from vx.families.code.probes.probe import generated
 
     return [p for p in generated(task.family_record())[0] if p.klass in TEACHER_CLASSES]
 

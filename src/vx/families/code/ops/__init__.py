@@ -2,12 +2,11 @@
 
 ``artifact`` (the root's parse of an output and the AST helpers ops read it with) · ``values``
 (comparing and showing returned values) · ``static`` (the root ``parses`` and the static seed ops)
-· ``probe`` (visible examples and the probe inputs derived from them) · ``run`` (the one shared
-sandboxed run of a candidate over its probes) · ``exec`` (the exec seed ops) · ``generate`` (probe inputs generated from the visible examples) · ``draw`` (probe inputs drawn by hypothesis strategies built from the inferred domain) · ``peers`` (the peer ops: an
-attempt compared with the other attempts at its task) · ``invariants`` (relations that hold on every
-visible example, checked on the generated probes: ``violates_example_invariant``) · ``taxonomy`` (the
-closed failure classes and the evidence classifier) · ``templates`` (check templates and inducers
-for synthesis) · ``judge`` (the opt-in LLM judge op).
+· ``run`` (the one shared sandboxed run of a candidate over its probes, :mod:`vx.families.code.probes`)
+· ``exec`` (the exec seed ops) · ``peers`` (the peer ops: an attempt compared with the other attempts at
+its task) · ``invariants`` (relations that hold on every visible example, checked on the generated probes:
+``violates_example_invariant``) · ``taxonomy`` (the closed failure classes and the evidence classifier)
+· ``templates`` (check templates and inducers for synthesis) · ``judge`` (the opt-in LLM judge op).
 
 The seed ops are re-exported here (``from vx.families.code import ops; ops.crash``); the family's
 :class:`~vx.families.pack.Pack` is :data:`vx.families.code.pack.PACK`.

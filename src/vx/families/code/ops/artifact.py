@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from vx.families.code.ops.probe import visible_examples
+from vx.families.code.probes.probe import visible_examples
 from vx.ops.core import Context
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef

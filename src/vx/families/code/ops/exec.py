@@ -13,7 +13,7 @@ import ast
 from collections.abc import Mapping
 from typing import Any
 
-from vx.families.code.ops import artifact, probe, values
+from vx.families.code.ops import artifact, values
 from vx.families.code.ops import run as _run
 from vx.families.code.ops.artifact import (
     Artifact,
@@ -24,7 +24,6 @@ from vx.families.code.ops.artifact import (
     raised_names,
     value_returns,
 )
-from vx.families.code.ops.probe import DOMAIN_CLASSES, Probe
 from vx.families.code.ops.run import EXEC_OP_TIMEOUT, MUTABLE, _failure_text, _what, execution, judges_the_run
 from vx.families.code.ops.values import (
     _a,
@@ -35,6 +34,8 @@ from vx.families.code.ops.values import (
     short,
     type_mismatch,
 )
+from vx.families.code.probes import probe
+from vx.families.code.probes.probe import DOMAIN_CLASSES, Probe
 from vx.ops.core import abstain, clean, drawback, op
 
 #: What these ops' verdicts depend on besides their own function (it goes into their versions).
@@ -45,8 +46,8 @@ DEPENDS = (
     values,
     probe,
     "vx.families.code.compare",
-    "vx.families.code.ops.generate",
-    "vx.families.code.ops.draw",
+    "vx.families.code.probes.generate",
+    "vx.families.code.probes.draw",
 )
 
 # --------------------------------------------------------------------------- exec ops

@@ -51,16 +51,17 @@ from typing import Any
 
 import attrs
 
-from vx.families.code.ops import generate, probe, values
 from vx.families.code.ops import run as _run
-from vx.families.code.ops.probe import VisibleExample, visible_examples
+from vx.families.code.ops import values
 from vx.families.code.ops.run import EXEC_OP_TIMEOUT, MUTABLE, execution, judges_the_run
 from vx.families.code.ops.values import short
+from vx.families.code.probes import generate, probe
+from vx.families.code.probes.probe import VisibleExample, visible_examples
 from vx.memo import MISSING, IdentityMemo
 from vx.ops.core import Context, Result, abstain, clean, drawback, op
 from vx.ops.specs import SpecError, inducer, template
 
-DEPENDS = (__name__, generate, probe, values, _run, "vx.families.code.ops.draw")
+DEPENDS = (__name__, generate, probe, values, _run, "vx.families.code.probes.draw")
 
 #: Examples that could have broken a relation, at least: one example supports nothing.
 MIN_SUPPORT = 2

@@ -35,11 +35,12 @@ from typing import Any
 
 import attrs
 
-from vx.families.code.ops import generate, probe, values
 from vx.families.code.ops import run as _run
+from vx.families.code.ops import values
 from vx.families.code.ops.artifact import artifact_of
-from vx.families.code.ops.probe import PEER_CLASSES, model_tests_with_counts, peer_probes
 from vx.families.code.ops.run import EXEC_OP_TIMEOUT, SKIPPED_PEER_PROBES, execution
+from vx.families.code.probes import generate, probe
+from vx.families.code.probes.probe import PEER_CLASSES, model_tests_with_counts, peer_probes
 from vx.memo import MISSING, IdentityMemo
 from vx.ops.core import abstain, clean, drawback, observer, peer_op
 from vx.ops.specs import SpecError, inducer, template
@@ -52,7 +53,7 @@ DEPENDS = (
     _run,
     "vx.families.code.compare",
     "vx.families.code.ops.exec",
-    "vx.families.code.ops.draw",
+    "vx.families.code.probes.draw",
 )
 
 #: Probe selections of the template's ``probes`` parameter.

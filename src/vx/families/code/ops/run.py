@@ -3,7 +3,7 @@
 The code family's exec ops share one sandbox run per item: the first exec op that needs it runs
 every probe call of the candidate in one sandboxed process (:func:`execution`) and leaves the
 result in ``ctx["exec"]``. Probes are the visible example calls and type-preserving mutations of
-them (:mod:`vx.families.code.ops.probe`). Expected values stay in the parent; every comparison
+them (:mod:`vx.families.code.probes.probe`). Expected values stay in the parent; every comparison
 happens there.
 """
 
@@ -20,8 +20,8 @@ import attrs
 
 from vx.families.code.compare import Comparator
 from vx.families.code.ops.artifact import Artifact, artifact_of
-from vx.families.code.ops.probe import DOMAIN_CLASSES, LATE_CLASSES, PEER_CLASSES, Probe, probes_for
 from vx.families.code.ops.values import _a, _clip, _loose_equal
+from vx.families.code.probes.probe import DOMAIN_CLASSES, LATE_CLASSES, PEER_CLASSES, Probe, probes_for
 from vx.ops.core import Context, Result, abstain, drawback
 
 EXEC_OP_TIMEOUT = 60.0  # the op-level limit for exec ops (the first one pays for the run)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from vx.families.code.ops import artifact, probe, values
+from vx.families.code.ops import artifact, values
 from vx.families.code.ops.artifact import (
     Artifact,
     FunctionNode,
@@ -35,7 +35,6 @@ from vx.families.code.ops.artifact import (
     own_nodes,
     value_returns,
 )
-from vx.families.code.ops.probe import VisibleExample, visible_examples
 from vx.families.code.ops.values import (
     _clip,
     _loose_equal,
@@ -43,6 +42,8 @@ from vx.families.code.ops.values import (
     short,
     trivial_value,
 )
+from vx.families.code.probes import probe
+from vx.families.code.probes.probe import VisibleExample, visible_examples
 from vx.ops.core import abstain, clean, drawback, op
 
 #: What these ops' verdicts depend on besides their own function (it goes into their versions).

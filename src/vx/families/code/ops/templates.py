@@ -37,7 +37,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from vx.families.code.ops import artifact, values
-from vx.families.code.ops import probe as probe_mod
 from vx.families.code.ops import run as _run
 from vx.families.code.ops.artifact import (
     Artifact,
@@ -49,12 +48,21 @@ from vx.families.code.ops.artifact import (
 )
 from vx.families.code.ops.run import execution
 from vx.families.code.ops.values import same_value, short
+from vx.families.code.probes import probe as probe_mod
 from vx.ops.core import Context, abstain, clean, drawback
 from vx.ops.specs import SpecError, inducer, template
 
 FAMILY = "code"
 #: What every template's verdict depends on besides its factory (goes into the versions of its ops).
-DEPENDS = (__name__, artifact, values, _run, probe_mod, "vx.families.code.ops.generate", "vx.families.code.ops.draw")
+DEPENDS = (
+    __name__,
+    artifact,
+    values,
+    _run,
+    probe_mod,
+    "vx.families.code.probes.generate",
+    "vx.families.code.probes.draw",
+)
 MAX_PROPOSALS = 5
 
 Pair = tuple[Mapping[str, Any], Any]

@@ -1,4 +1,4 @@
-"""The generated probes kept on disk between processes (`vx.families.code.ops.probestore`, issue 32)."""
+"""The generated probes kept on disk between processes (`vx.families.code.probes.store`, issue 32)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vx.families.code.ops import probe as P
-from vx.families.code.ops import probestore as S
+from vx.families.code.probes import probe as P
+from vx.families.code.probes import store as S
 
 TASK = {
     "id": "store/1",

@@ -5,11 +5,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vx.families.code.ops import draw
-from vx.families.code.ops import generate as pg
-from vx.families.code.ops import probe as P
+from vx.families.code.probes import draw
+from vx.families.code.probes import generate as pg
+from vx.families.code.probes import probe as P
 
-from .test_ops_generate import example_sets
+from .test_probes_generate import example_sets
 
 
 @settings(max_examples=60, deadline=None)

@@ -36,9 +36,9 @@ from vx.ops.cache import decode_plain, encode_plain
 FORMAT = 1
 #: The modules whose source decides the generated probes.
 GENERATOR_MODULES = (
-    "vx.families.code.ops.probe",
-    "vx.families.code.ops.generate",
-    "vx.families.code.ops.draw",
+    "vx.families.code.probes.probe",
+    "vx.families.code.probes.generate",
+    "vx.families.code.probes.draw",
     "vx.families.code.ops.values",
 )
 _OFF = {"", "off", "0", "no", "none", "false"}

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vx.families.code.ops import generate as pg
+from vx.families.code.probes import generate as pg
 
 scalars = st.one_of(
     st.integers(-50, 50),
@@ -359,7 +359,7 @@ def test_the_growth_budget_changes_no_probe_of_the_bundled_tasks(monkeypatch):
     import json
     from pathlib import Path
 
-    from vx.families.code.ops import probe as P
+    from vx.families.code.probes import probe as P
 
     rows = [
         json.loads(line)

@@ -24,12 +24,12 @@ zero         no             one int/float argument made 0
 negative     no             one positive int/float argument negated
 large        no             one argument enlarged: ints ×10 (≤ 10 000), sequences repeated to
                             ≥ 50 elements (≤ 200), strings to ≥ 100 characters (≤ 1 000)
-gen_mutant   no             generated (:mod:`~vx.families.code.ops.generate`): type-aware
+gen_mutant   no             generated (:mod:`~vx.families.code.probes.generate`): type-aware
                             mutations within the domain the examples imply
 gen_boundary no             generated: two values of an example call made equal or adjacent
 gen_edge     no             generated: an argument emptied, zeroed, cut to one element, negated
 gen_large    no             generated: an argument enlarged (ints ×10..×40, 50-200 elements)
-gen_drawn    no             generated (:mod:`~vx.families.code.ops.draw`): fresh inputs drawn by
+gen_drawn    no             generated (:mod:`~vx.families.code.probes.draw`): fresh inputs drawn by
                             hypothesis strategies built from the inferred domain
 gen_wide     no             generated: drawn likewise, magnitude bounds widened (×10, ≥ 100)
 model_test   no             the inputs of model-written test cases (task field ``model_tests``,
@@ -51,7 +51,7 @@ from typing import Any
 
 import attrs
 
-from vx.families.code.ops import probestore
+from vx.families.code.probes import store
 
 #: Probe classes in run order, and whether a correct solution must handle them.
 CLASSES: dict[str, bool] = {
@@ -389,17 +389,17 @@ def generated(task: Mapping[str, Any]) -> tuple[tuple[Probe, ...], tuple[str, ..
     """(generated probes, the inferred domain as text lines, why there are none) of a task.
 
     Computed once per task and process (the generator is deterministic: seeded by the task id), and
-    kept on disk for the next process (:mod:`.probestore`; ``VX_PROBE_CACHE=off`` turns that off)."""
+    kept on disk for the next process (:mod:`.store`; ``VX_PROBE_CACHE=off`` turns that off)."""
     key = _task_key(task)
     hit = _GENERATED_CACHE.get(key)
     if hit is not None:
         return hit
-    stored = probestore.load(key)  # made by an earlier process (the generator's version is in the key)
+    stored = store.load(key)  # made by an earlier process (the generator's version is in the key)
     if stored is not None:
         rows, domain, why = stored
         return _remember(key, (tuple(Probe(k, fn, a, -1, d) for k, fn, a, d in rows), domain, why))
     result = _generate(task)
-    probestore.store(key, [(p.klass, p.function, p.args, p.detail) for p in result[0]], result[1], result[2])
+    store.store(key, [(p.klass, p.function, p.args, p.detail) for p in result[0]], result[1], result[2])
     return _remember(key, result)
 
 
@@ -413,7 +413,7 @@ def _remember(
 
 
 def _generate(task: Mapping[str, Any]) -> tuple[tuple[Probe, ...], tuple[str, ...], str]:
-    from vx.families.code.ops.generate import generate_probes
+    from vx.families.code.probes.generate import generate_probes
 
     examples = visible_examples(task)
     probes: list[Probe] = []
@@ -424,7 +424,7 @@ def _generate(task: Mapping[str, Any]) -> tuple[tuple[Probe, ...], tuple[str, ..
     elif len({ex.function for ex in examples}) != 1:
         why = "the visible examples call different functions"
     else:
-        from vx.families.code.ops import draw
+        from vx.families.code.probes import draw
 
         args = [ex.args for ex in examples]
         made, dom, why = generate_probes(args, seed=str(task.get("id", "")))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vx.families.code.ops import probe as P
+from vx.families.code.probes import probe as P
 
 
 def record(call, args_src=None, expected_src=None, **extra):

@@ -25,7 +25,7 @@ hypothesis's engine reads (spans, labels, choice nodes, timings): the same provi
 inputs at ~0.17 ms a draw instead of ~0.45 (``faithful=True`` draws through hypothesis's own class; a
 test holds the two equal). It uses hypothesis internals (``hypothesis.internal.conjecture``): if a future hypothesis
 changes them, :func:`draw_probes` returns no drawn probes and says why (the other classes are
-unaffected); ``tests/families/code/test_ops_draw.py`` pins the behaviour.
+unaffected); ``tests/families/code/test_probes_draw.py`` pins the behaviour.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from typing import Any
 import attrs
 from hypothesis import strategies as st
 
-from vx.families.code.ops.generate import Domain, Path, PathDomain, in_domain
+from vx.families.code.probes.generate import Domain, Path, PathDomain, in_domain
 
 #: How many drawn probes per task (at most).
 N_DRAWN = 40
@@ -275,7 +275,7 @@ def draw_probes(
         draw's CPU (0.45 -> 0.17 ms a draw on CodeT's 161 domains): the same
         checks (the choice and length limits, strategy validation, the depth limit, nan
         canonicalisation) and the same provider calls in the same order, so the same inputs
-        (tests/families/code/test_ops_draw.py pins them against hypothesis's own ConjectureData)."""
+        (tests/families/code/test_probes_draw.py pins them against hypothesis's own ConjectureData)."""
 
         choices = 0
 

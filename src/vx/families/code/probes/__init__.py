@@ -1,0 +1,7 @@
+"""The code family's probes: the inputs a candidate is run on, derived from its task's visible examples.
+
+``probe`` (the probe classes, visible examples, the probe list of a task) · ``generate`` (type-aware
+mutations of the examples within the domain inferred from them) · ``draw`` (inputs drawn by hypothesis
+strategies built from that domain) · ``store`` (generated probes kept on disk between processes).
+Nothing here runs candidate code: the exec ops (:mod:`vx.families.code.ops`) run the probes in the sandbox.
+"""
