@@ -110,7 +110,7 @@ def whose(task, output, ctx):
     return drawback(f"pid {os.getpid()}")
 '''
     )
-    from vx.ops import apply as A
+    from vx.ops import workers as A
 
     fam = Family(tiny_family)
     items = [Item(f"i{k}", "t1", f"apple {k}") for k in range(n_items)]
@@ -169,7 +169,7 @@ def test_a_workers_running_slot_names_the_op_of_its_current_job_only():
     the worker's previous job never starts the clock of the new one."""
     import multiprocessing as mp
 
-    from vx.ops import apply as A
+    from vx.ops import workers as A
 
     w = A._Worker.__new__(A._Worker)
     w.running, w.seen, w.queue, w.current, w.started = mp.get_context("fork").RawValue("q", 0), 0, [7, 8], None, 0.0

@@ -6,7 +6,7 @@ records the verdicts it returns (the driver alone writes the verdict cache and t
 executor only maps ``run_item`` over items:
 
 * :class:`LocalExecutor` -- forked worker processes on this machine (the default), which survive
-  crashing and hanging ops (``vx.ops.apply``);
+  crashing and hanging ops (``vx.ops.workers``);
 * :class:`DaskExecutor` -- a Dask distributed cluster: an existing one (``address``, or
   ``$VX_DASK_SCHEDULER``), or a local one it starts and stops itself.
 
@@ -31,6 +31,9 @@ import pickle
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from vx.ops.running import run_item
+from vx.ops.workers import run_parallel
 
 EXECUTORS = ("local", "dask")
 SCHEDULER_ENV = "VX_DASK_SCHEDULER"
@@ -75,14 +78,12 @@ class LocalExecutor(Executor):
         self.jobs = jobs
 
     def run(self, jobs, ops, tasks, timeout, on_done) -> None:
-        from vx.ops.apply import _parallel, run_item
-
         n = self.jobs if self.jobs is not None else (os.cpu_count() or 1)
         if n <= 1 or len(jobs) == 1:
             for j, (it, need) in enumerate(jobs):
                 on_done(j, run_item([ops[c] for c in need], tasks[it.task], it.output, timeout))
         elif jobs:
-            _parallel(list(jobs), list(ops), tasks, timeout, n, on_done)
+            run_parallel(list(jobs), list(ops), tasks, timeout, n, on_done)
 
     def describe(self) -> str:
         return f"local ({self.jobs or os.cpu_count() or 1} worker processes)"
@@ -110,8 +111,6 @@ def _run_chunk(
     token: str, blob: bytes, chunk: list[tuple[int, str, Any, list[int]]], timeout: float
 ) -> list[tuple[int, dict]]:
     """On a worker: run one chunk of items (the unit Dask schedules and re-runs)."""
-    from vx.ops.apply import run_item
-
     ops, tasks = _unpack(token, blob)
     return [
         (j, run_item([ops[c] for c in need], tasks[task_id], output, timeout)) for j, task_id, output, need in chunk
@@ -214,8 +213,6 @@ class DaskExecutor(Executor):
                     recorded.add(j)
                     on_done(j, outcome)
         if local_fallback:
-            from vx.ops.apply import run_item
-
             for index in local_fallback:
                 for j, task_id, output, need in chunks[index]:
                     if j not in recorded:
