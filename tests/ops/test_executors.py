@@ -41,6 +41,22 @@ def test_pack_and_spec_ops_travel_by_reference() -> None:
     assert pickle.loads(pickle.dumps(spec)).spec == spec.spec
 
 
+def test_an_op_made_from_a_spec_carries_its_own_rebuild_recipe() -> None:
+    """The op's shipping reference names the function that rebuilds it (vx.ops.core never reaches for specs)."""
+    from vx.ops.core import _rebuild_op
+    from vx.ops.specs import rebuild_spec_op
+
+    spec = {"kind": "exec", "check": "raises_on_probe_class", "params": {"klass": "empty"}, "detects": "crash"}
+    o = op_from_spec(spec, status="shadow", provenance={"origin": "synthesized", "round": 2})
+    ref = o.shipping_ref()
+    assert ref["kind"] == "recipe" and ref["build"] is rebuild_spec_op
+    assert ref["data"]["template_module"] == "vx.families.code.ops.templates"
+    back = pickle.loads(pickle.dumps(o))
+    assert (back.version, back.status, back.provenance) == (o.version, "shadow", o.provenance)
+    with pytest.raises(OpError, match="has version"):
+        _rebuild_op(dict(ref, version="0" * 12))
+
+
 def test_a_verifier_pickles_without_its_family() -> None:
     v = Verifier.from_family(FAMILY)
     back = pickle.loads(pickle.dumps(v))

@@ -194,6 +194,16 @@ def observer(fn: Callable | None = None, *, name: str | None = None, depends: It
 
 
 @attrs.frozen
+class Recipe:
+    """How another process rebuilds an op that is not a function of an importable module (an op made
+    from a typed spec): ``build(data, status=..., provenance=...) -> Op``, a module-level function (sent
+    by reference), and the plain data it reads. The op that carries it needs nothing else to travel."""
+
+    build: Callable[..., Op]
+    data: Mapping[str, Any]
+
+
+@attrs.frozen
 class Op:
     """A registered drawback detector.
 
@@ -219,6 +229,8 @@ class Op:
     #: always a shadow: never selectable, never promoted, never part of the train consensus, and it never
     #: enters an evolved expression (DESIGN §6, Curate).
     baseline: bool = False
+    #: How another process rebuilds this op, when it is not a function of an importable module.
+    recipe: Recipe | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def is_peer(self) -> bool:
@@ -268,9 +280,10 @@ class Op:
         return attrs.evolve(self, status=status)
 
     # -- shipping to other processes (distributed executors) ----------------------------------
-    # An op's function is not sent: a typed-spec op travels as its spec, a pack op as the name
-    # of its module (and file, for packs loaded from a .py file). The receiving process rebuilds
-    # it and checks that the version matches, so verdicts computed there are those of this op.
+    # An op's function is not sent: an op with a recipe (a typed-spec op) travels as its recipe, a
+    # pack op as the name of its module (and file, for packs loaded from a .py file). The receiving
+    # process rebuilds it and checks that the version matches, so verdicts computed there are those
+    # of this op.
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild_op, (self.shipping_ref(),))
@@ -292,17 +305,13 @@ class Op:
         peer = self.provenance.get("observer_of")
         if isinstance(peer, Op):  # a peer op's observer (phase 1 of application): rebuilt from the peer op
             return {**ref, "kind": "observer", "peer": peer.shipping_ref(), "timeout": self.timeout}
-        if self.spec is not None:
-            from vx.ops.specs import TEMPLATES
-
-            tpl = TEMPLATES.get(self.spec.get("check", ""))
-            module = getattr(getattr(tpl, "factory", None), "__module__", None)
+        if self.recipe is not None:
             return {
                 **ref,
-                "kind": "spec",
-                "spec": dict(self.spec),
+                "kind": "recipe",
+                "build": self.recipe.build,
+                "data": dict(self.recipe.data),
                 "provenance": dict(self.provenance),
-                "template_module": module,
             }
         module = getattr(self.fn, "__module__", None) or self.provenance.get("module")
         if not module or module == "__main__":
@@ -311,8 +320,6 @@ class Op:
                 f"{module or 'an unknown module'}; define it in an importable module (an op pack) "
                 "or as a typed spec"
             )
-        import sys
-
         mod = sys.modules.get(module)
         path = getattr(mod, "__file__", None) if module.startswith("vx_pack_") else None
         return {**ref, "kind": "pack", "module": module, "file": path}
@@ -320,9 +327,6 @@ class Op:
 
 def _rebuild_op(ref: Mapping[str, Any]) -> Op:
     """Rebuild an op shipped by ``Op.__reduce__`` (in a worker process)."""
-    import importlib
-    import sys
-
     name = ref["name"]
     if ref["kind"] == "observer":
         peer = _rebuild_op(ref["peer"])
@@ -333,12 +337,8 @@ def _rebuild_op(ref: Mapping[str, Any]) -> Op:
                 "from: run the same vx and op packs on every worker"
             )
         return o
-    if ref["kind"] == "spec":
-        if ref.get("template_module"):
-            importlib.import_module(ref["template_module"])  # registers the check templates
-        from vx.ops.specs import op_from_spec
-
-        o = op_from_spec(ref["spec"], status=ref["status"], provenance=ref.get("provenance"))
+    if ref["kind"] == "recipe":
+        o = ref["build"](ref["data"], status=ref["status"], provenance=ref.get("provenance"))
     else:
         module = sys.modules.get(ref["module"])
         if module is None and ref.get("file"):

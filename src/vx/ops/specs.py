@@ -13,6 +13,7 @@ run can be replayed. A spec round-trips through JSON to an identical op (same na
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -20,7 +21,7 @@ from typing import Any
 
 import attrs
 
-from vx.ops.core import TIERS, Dependency, Op, OpError, source_version
+from vx.ops.core import TIERS, Dependency, Op, OpError, Recipe, source_version
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "str": (str,),
@@ -208,6 +209,7 @@ def op_from_spec(spec: Mapping[str, Any], *, status: str = "active", provenance:
     if tpl.observer is not None:
         base += f":{tpl.observer.name}:{tpl.observer.version}"
     version = hashlib.sha256(base.encode()).hexdigest()[:12]
+    recipe = Recipe(rebuild_spec_op, {"spec": s, "template_module": getattr(tpl.factory, "__module__", None)})
     return Op(
         name=s["name"],
         fn=fn,
@@ -220,7 +222,16 @@ def op_from_spec(spec: Mapping[str, Any], *, status: str = "active", provenance:
         spec=s,
         uses_llm=s["kind"] == "judge",
         observer=tpl.observer,
+        recipe=recipe,
     )
+
+
+def rebuild_spec_op(data: Mapping[str, Any], *, status: str, provenance: Mapping[str, Any] | None) -> Op:
+    """An op made from a spec, rebuilt in another process (its `Recipe`): the module that registers its
+    check template is imported first, then the spec is instantiated as where it was sent from."""
+    if data.get("template_module"):
+        importlib.import_module(data["template_module"])
+    return op_from_spec(data["spec"], status=status, provenance=provenance)
 
 
 def spec_to_json(op: Op) -> str:
