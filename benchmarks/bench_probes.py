@@ -58,7 +58,7 @@ CLASS_SETS = {
 def load(k: int, seed: int) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
     """(tasks of the development half, [(item id, task id, program)]) as the builder draws them."""
     from vx.families.code.data import tasks as task_data
-    from vx.families.code.data.samples import read_attempts
+    from vx.families.code.data.attempts import read_attempts
 
     tasks = task_data.load_humaneval_plus(DATA / "evalplus")
     attempts, _ = read_attempts(

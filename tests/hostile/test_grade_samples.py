@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 import vx.grading
 from vx.cli.main import main
-from vx.families.code.data.samples import Sample, read_attempts
+from vx.families.code.data.attempts import read_attempts
+from vx.families.code.data.samples import Sample
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 

@@ -198,7 +198,7 @@ def test_vx_explain_shows_the_probes_and_the_peers(tmp_path):
 def test_bare_bodies_get_the_prompt_prepended_and_are_counted(tmp_path):
     from collections import Counter
 
-    from vx.families.code.data.samples import read_attempts
+    from vx.families.code.data.attempts import read_attempts
     from vx.families.code.data.tasks import Task
 
     task = Task("HumanEval/0", "humaneval+", 'def f(x):\n    """doc"""\n', "f", "def f(x):\n    return x\n")

@@ -29,6 +29,7 @@ from typing import Any
 import attrs
 
 from vx.families.code.data import tasks as task_data
+from vx.families.code.data.attempts import read_attempts
 from vx.families.code.data.groundtruth import Grader
 from vx.families.code.data.mutate import (
     OPERATORS,
@@ -37,7 +38,7 @@ from vx.families.code.data.mutate import (
     mutate,
     normalize,
 )
-from vx.families.code.data.samples import read_attempts, read_samples, solution_flags
+from vx.families.code.data.samples import read_samples, solution_flags
 from vx.families.code.data.tasks import DataError, Task, file_sha256
 from vx.families.code.data.teacher import DRAW_STRATA, TeacherLabel, teach
 from vx.families.code.examples import ExtractionStats, mbpp_examples

@@ -17,18 +17,15 @@ import builtins
 import json
 import os
 import sys
-from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from vx.families.code.data.tasks import DataError, Task, file_sha256
+from vx.families.code.data.tasks import DataError
 from vx.inputs import read_input_text
 from vx.text import file_lines
-
-MAX_UNKNOWN_LISTED = 5  # samples naming unknown tasks listed by read_attempts (the rest are counted)
 
 
 @attrs.frozen
@@ -141,95 +138,3 @@ def solution_flags(solution: str, entry_point: str, aliases: tuple[str, ...] = (
     if modules:
         flags.append("unimported_modules:" + ",".join(modules))
     return flags
-
-
-def _is_bare_body(solution: str) -> bool:
-    """A function body meant to follow the prompt: its first code line is indented."""
-    for line in solution.splitlines():
-        if line.strip() and not line.lstrip().startswith("#"):
-            return line[:1] in (" ", "\t")
-    return False
-
-
-def read_attempts(
-    paths: Sequence[str | os.PathLike[str]],
-    known: Mapping[str, Task],
-    *,
-    codet_tasks: str | os.PathLike[str] | None,
-    prepend_prompt: bool,
-    stats: Counter[str],
-    unknown: list[str] | None = None,
-) -> tuple[dict[str, list[tuple[str, dict[str, Any]]]], list[dict[str, Any]]]:
-    """Every attempt of every samples file, per task id: (program, meta). Two formats: one output per
-    task (``task_id``, ``solution``: samples/humaneval, samples/mbpp) and CodeT's multi-sample files
-    (``prompt``, ``samples``: matched to tasks by the exact prompt through the CodeT task file). MBPP
-    ids name MBPP+'s tasks (``MBPP/11`` is ``Mbpp/11``); a line with a ``completion`` instead of a
-    ``solution`` continues the task's prompt (evalplus's two sample forms). A sample naming no task of
-    `known` is counted in ``stats["attempts_of_unknown_tasks"]`` and, when `unknown` is given, the first
-    :data:`MAX_UNKNOWN_LISTED` are listed there as ``file:line 'id'``."""
-    from vx.families.code.data import codet
-
-    attempts: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-    sources: list[dict[str, Any]] = []
-    for path in paths:
-        model = Path(path).name.removesuffix(".jsonl")
-        if codet.is_codet_file(path):
-            model = model.removesuffix("_code_solution")
-            mapping = Path(codet_tasks) if codet_tasks else Path(path).parent / "HumanEval_for_code_generation.jsonl"
-            prompts, _ = codet.read_task_prompts(mapping)
-            rows = codet.read_solutions(path, prompts)
-            n = 0
-            for row in rows:
-                if row.task_id not in known:
-                    stats["attempts_of_unknown_tasks"] += len(row.programs)
-                    continue
-                for k, program in enumerate(row.programs):
-                    attempts.setdefault(row.task_id, []).append(
-                        (program, {"model": model, "sample": k, "source_line": row.line})
-                    )
-                    n += 1
-            sources.append(
-                {
-                    "path": os.fspath(path),
-                    "sha256": file_sha256(path),
-                    "format": "codet",
-                    "tasks": len(rows),
-                    "attempts": n,
-                    "task_file": os.fspath(mapping),
-                    "truncation": "prompt + completion cut at the earliest of CodeT's stop sequences "
-                    + ", ".join(repr(t) for t in codet.STOP_TOKENS),
-                }
-            )
-            continue
-        rows = read_samples(path)
-        n = 0
-        for sample in rows:
-            tid = sample.task_id if sample.task_id in known else sample.plus_id
-            if tid not in known:
-                stats["attempts_of_unknown_tasks"] += 1
-                if unknown is not None and len(unknown) < MAX_UNKNOWN_LISTED:
-                    unknown.append(f"{Path(path).name}:{sample.line} {sample.task_id!r}")
-                continue
-            program = sample.solution
-            meta: dict[str, Any] = {"model": model, "source_line": sample.line}
-            if sample.completion:
-                program = (sample.prompt or known[tid].prompt) + program
-            elif _is_bare_body(program):
-                if prepend_prompt:
-                    program = (sample.prompt or known[tid].prompt) + program
-                    meta["prompt_prepended"] = True
-                    stats["prompt_prepended"] += 1
-                else:
-                    stats["bare_bodies_kept"] += 1
-            attempts.setdefault(tid, []).append((program, meta))
-            n += 1
-        sources.append(
-            {
-                "path": os.fspath(path),
-                "sha256": file_sha256(path),
-                "format": "one-per-task",
-                "samples": len(rows),
-                "attempts": n,
-            }
-        )
-    return attempts, sources

@@ -25,7 +25,7 @@ from typing import Any
 
 from vx.errors import DataError
 from vx.families.code.data import tasks as task_data
-from vx.families.code.data.samples import read_attempts
+from vx.families.code.data.attempts import read_attempts
 from vx.families.sources import Attempt, Attempts, TaskSource
 from vx.text import json_dumps
 
