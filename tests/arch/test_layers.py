@@ -27,7 +27,7 @@ LAYERS = (
 #: Inside every family: the pack assembles ops and data; data (builders, ground truth) may use the
 #: ops; ops never reach the data side; modules at the family's top (its domain model) are below both.
 FAMILY_LAYERS = ("pack", "data", "ops", "probes")
-FAMILIES = ("vx.families.code", "vx.families.sql", "vx.families.report")
+FAMILIES = ("vx.families.code", "vx.families.sql", "vx.families.report", "vx.families.tools")
 
 
 @pytest.fixture(scope="module")

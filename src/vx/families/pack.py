@@ -63,6 +63,7 @@ BUILTIN: dict[str, str] = {
     "sql-judge": "vx.families.sql.pack:JUDGE",
     "report": "vx.families.report.pack:PACK",
     "report-judge": "vx.families.report.pack:JUDGE",
+    "tools": "vx.families.tools.pack:PACK",
 }
 
 #: Module names of the packs before families got their own home (family.toml files still name them).

@@ -1,0 +1,190 @@
+"""The tools family's root ``decodes`` and its checks of calls against the offered functions' docs.
+
+Every op here reads the task's question and function docs and the decoded answer
+(:mod:`vx.families.tools.ops.artifact`); none reads a possible answer, a ground-truth call or the task's
+category. An op abstains when its check does not apply: an answer that calls nothing, or (for the checks
+of arguments) calls only to functions that are not offered -- ``unknown_function`` speaks for those.
+Messages name the call (``call 2 of 3``), the function, the parameter and the value at fault.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+
+import attrs
+
+from vx.families.tools import decode as decode_module
+from vx.families.tools import dialect
+from vx.families.tools.decode import Call
+from vx.families.tools.dialect import Function, value_problem
+from vx.families.tools.ops import artifact
+from vx.families.tools.ops.artifact import Answer, answer_of
+from vx.ops import abstain, clean, drawback, op
+from vx.text import printable
+
+#: What these ops' verdicts depend on besides their own function (it goes into their versions).
+DEPENDS = (__name__, decode_module, dialect, artifact)
+
+
+def _name(text: str) -> str:
+    return printable(text)[:80]
+
+
+def _where(k: int, n: int, call: Call) -> str:
+    return (f"call {k} of {n} " if n > 1 else "the call ") + f"({_name(call.name)})"
+
+
+def _offered_calls(answer: Answer) -> Iterator[tuple[int, Call, Function]]:
+    """(position, call, its function) for every call to an offered function."""
+    for k, call in enumerate(answer.decoded.calls, 1):
+        fn = answer.offered.get(call.name) if call.offered else None
+        if fn is not None:
+            yield k, call, fn
+
+
+@op(tier="static", detects="unreadable", root=True, depends=DEPENDS)
+def decodes(task, output, ctx):
+    """The output can be read: calls in one of the forms the decoder knows, or a reply in words (no call)."""
+    answer = answer_of(task, output, ctx)
+    d = answer.decoded
+    if d.error:
+        return drawback(printable(d.error))
+    if not d.calls:
+        return clean("a reply in words: no call" if d.form == "text" else "no call")
+    return clean(f"{len(d.calls)} call(s), read as {d.form}" + (" (in a fenced block)" if d.fenced else ""))
+
+
+@op(tier="static", detects="unknown_function", depends=DEPENDS)
+def unknown_function(task, output, ctx):
+    """A call names a function the task does not offer."""
+    answer = answer_of(task, output, ctx)
+    calls = answer.decoded.calls
+    if not calls:
+        return abstain("no call")
+    if not answer.offered:
+        return abstain("the task offers no function docs")
+    for k, call in enumerate(calls, 1):
+        if not call.offered:
+            near = difflib.get_close_matches(call.written, list(answer.offered), n=1, cutoff=0.6)
+            hint = f" (the nearest offered one is {_name(near[0])})" if near else ""
+            return drawback(
+                f"{_where(k, len(calls), call)} is not one of the {len(answer.offered)} offered function(s){hint}"
+            )
+    return clean(f"every call names an offered function ({len(calls)} call(s))")
+
+
+@op(tier="static", detects="missing_argument", depends=DEPENDS)
+def missing_required(task, output, ctx):
+    """A call leaves out a parameter its function's docs require."""
+    answer = answer_of(task, output, ctx)
+    checked = 0
+    n = len(answer.decoded.calls)
+    for k, call, fn in _offered_calls(answer):
+        checked += 1
+        missing = [p for p in fn.required if p not in call.args]
+        if missing:
+            return drawback(
+                f"{_where(k, n, call)} leaves out the required parameter(s) {', '.join(map(_name, missing))}"
+            )
+    if not checked:
+        return abstain("no call to an offered function")
+    return clean(f"every call gives its required parameters ({checked} call(s))")
+
+
+@op(tier="static", detects="unknown_argument", depends=DEPENDS)
+def unknown_parameter(task, output, ctx):
+    """A call gives a parameter its function's docs do not have."""
+    answer = answer_of(task, output, ctx)
+    checked = 0
+    n = len(answer.decoded.calls)
+    for k, call, fn in _offered_calls(answer):
+        checked += 1
+        extra = [a for a in call.args if a not in fn.params]
+        if extra:
+            near = difflib.get_close_matches(extra[0], list(fn.params), n=1, cutoff=0.6)
+            hint = f" (did it mean {_name(near[0])}?)" if near else ""
+            return drawback(f"{_where(k, n, call)} gives {_name(extra[0])}, which {_name(fn.name)} does not have{hint}")
+    if not checked:
+        return abstain("no call to an offered function")
+    return clean(f"every argument is a documented parameter ({checked} call(s))")
+
+
+@op(tier="static", detects="wrong_type", depends=DEPENDS)
+def wrong_type(task, output, ctx):
+    """An argument's value is not of the type its parameter's docs give (BFCL's dialect: an integer is
+    a float too, a boolean is not an integer; an array's elements are checked one level deep)."""
+    answer = answer_of(task, output, ctx)
+    checked = 0
+    n = len(answer.decoded.calls)
+    for k, call, fn in _offered_calls(answer):
+        for name, value in call.args.items():
+            param = fn.params.get(name)
+            if param is None:
+                continue
+            checked += 1
+            typed = _types_only(param)
+            why = value_problem(value, typed)
+            if why:
+                return drawback(f"{_where(k, n, call)}: {printable(why)}")
+    if not checked:
+        return abstain("no documented argument to check")
+    return clean(f"every argument has its documented type ({checked} argument(s))")
+
+
+@op(tier="static", detects="wrong_value", depends=DEPENDS)
+def outside_enum(task, output, ctx):
+    """An argument's value is not one its parameter's docs allow (outside the enum, or a date not in
+    the documented format)."""
+    answer = answer_of(task, output, ctx)
+    checked = 0
+    n = len(answer.decoded.calls)
+    for k, call, fn in _offered_calls(answer):
+        for name, value in call.args.items():
+            param = fn.params.get(name)
+            if param is None or (param.enum is None and param.format is None and not _items_enum(param)):
+                continue
+            checked += 1
+            if value_problem(value, _types_only(param)) is not None:
+                continue  # a wrong type is wrong_type's to say
+            why = value_problem(value, param)
+            if why:
+                return drawback(f"{_where(k, n, call)}: {printable(why)}")
+    if not checked:
+        return abstain("no argument with an enum or a format")
+    return clean(f"every value is allowed ({checked} argument(s) with an enum or a format)")
+
+
+def _items_enum(param: dialect.Param) -> bool:
+    return param.items is not None and (param.items.enum is not None or param.items.format is not None)
+
+
+def _types_only(param: dialect.Param) -> dialect.Param:
+    """The parameter without its enum and format (so that only the type is checked)."""
+    items = _types_only(param.items) if param.items is not None else None
+    return attrs.evolve(param, enum=None, format=None, items=items)
+
+
+@op(tier="static", detects="format", depends=DEPENDS)
+def fenced_answer(task, output, ctx):
+    """The whole answer is one markdown code fence around the calls, where the answer format asks for the
+    bare calls (a fence followed by an explanation, or a structured answer, is not this)."""
+    answer = answer_of(task, output, ctx)
+    d = answer.decoded
+    if not d.calls:
+        return abstain("no call")
+    if d.fenced and not d.prose:
+        return drawback(f"the {len(d.calls)} call(s) are wrapped in a markdown code fence")
+    return clean(f"the call(s) are not wrapped in a fence (read as {d.form})")
+
+
+__all__ = [
+    "DEPENDS",
+    "decodes",
+    "fenced_answer",
+    "missing_required",
+    "outside_enum",
+    "unknown_function",
+    "unknown_parameter",
+    "wrong_type",
+]

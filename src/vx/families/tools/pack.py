@@ -1,0 +1,71 @@
+"""The tools family's packs.
+
+``PACK`` (``"tools"``): single-turn function calling -- a question, the functions offered (BFCL's
+function-doc dialect), and one answer to grade: the root ``decodes`` (the one model-independent decoder,
+:mod:`vx.families.tools.decode`), the checks of calls against the docs, the failure taxonomy and its
+classifier. The multi-turn pack (``"tools-multi"``: trajectories replayed on stateful backends) lives
+beside it in this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from vx.families.pack import Pack
+from vx.families.schema import task_schema
+from vx.families.tools import ops
+from vx.families.tools.ops.taxonomy import TAXONOMY, classify_by_evidence
+
+
+def classify_failure(task: Mapping[str, Any], output: Any, meta: Mapping[str, Any] | None = None) -> str | None:
+    """The failure class of a failing single-turn answer: the mutation's class when the builder made it
+    with one (``meta["failure_class"]``), else a class read off the answer itself."""
+    cls = (meta or {}).get("failure_class")
+    if isinstance(cls, str) and cls in TAXONOMY:
+        return cls
+    return classify_by_evidence(task, output)
+
+
+#: One offered function, in BFCL's dialect (``parameters`` is a ``dict`` schema: properties, required).
+FUNCTION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["name"],
+    "properties": {
+        "name": {"type": "string", "minLength": 1},
+        "description": {"type": "string"},
+        "parameters": {"type": "object", "description": "type dict, properties, required (BFCL's dialect)."},
+    },
+}
+
+#: A single-turn tools task: a line of tasks.jsonl as the builder writes it.
+TASK_SCHEMA = task_schema(
+    "vx tools task (single-turn)",
+    {
+        "question": {
+            "description": "The user's request: text, or BFCL's messages ([{role, content}], possibly per turn).",
+            "type": ["string", "array"],
+        },
+        "functions": {"type": "array", "items": FUNCTION_SCHEMA, "description": "The functions offered."},
+        "category": {
+            "type": "string",
+            "description": "BFCL's category (simple, multiple, parallel, parallel_multiple, relevance): provenance "
+            "for reports, read by no op.",
+        },
+        "meta": {"type": "object"},
+    },
+    required=("question", "functions"),
+)
+
+PACK = Pack(
+    name="tools",
+    ops=ops.SINGLE_OPS,
+    root=ops.ROOT,
+    taxonomy=TAXONOMY,
+    classify_failure=classify_failure,
+    description="Single-turn function calling: calls read by one decoder, checked against the offered docs",
+    task_schema=TASK_SCHEMA,
+    output_language="python",
+)
+
+# --------------------------------------------------------------------------- multi-turn ("tools-multi")
