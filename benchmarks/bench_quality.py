@@ -67,6 +67,9 @@ import attrs
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import selection  # noqa: E402  (best of n: every method's selection, benchmarks/selection.py)
+
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 REF = "vx evolved (anchored)"  # the row every other method is tested against
 ABLATIONS: tuple[tuple[str, str | None], ...] = (
@@ -440,8 +443,11 @@ def evaluate_family(
     )
 
     results: dict[str, dict[str, Any]] = {}
+    method_codes: dict[str, np.ndarray] = {}  # every method's final codes, for best of n (selection.py)
+    vx_nodes: dict[str, Any] = {}  # the vx verifiers' expressions (they rank by their own evidence)
 
     def record(name: str, codes: np.ndarray, detail: str, seconds: float = 0.0) -> None:
+        method_codes[name] = codes
         finals = to_finals(codes)
         a = agreement([finals[i] for i in np.flatnonzero(is_locked)], locked_labels)
         says_fail = codes[is_locked] == 1
@@ -485,6 +491,7 @@ def evaluate_family(
     # 1. the hand-written seed
     seed_node = family.seed(pool.names)
     record("hand-written seed", final_codes(seed_node, matrix, root), to_text(seed_node, width=10_000))
+    vx_nodes["hand-written seed"] = seed_node
 
     # 2–6. peers on the same matrix
     for peer in peers_for(seed, alpha, tau):
@@ -536,6 +543,7 @@ def evaluate_family(
             )
             matrix = matrix.with_ops(extra.matrix.select_ops(missing))
         record(name, final_codes(node, matrix, root), to_text(node, width=10_000), seconds)
+        vx_nodes[name] = node
         traces[name] = run_trace(run)
 
     singles = {}  # every active op alone, on locked and on the design split (what each detector is worth)
@@ -560,9 +568,25 @@ def evaluate_family(
         items=items,
         truth=truth,
     )
+    best_of_n = selection.evaluate_selection(
+        matrix=matrix,
+        items=items,
+        tasks=family.tasks,
+        is_train=is_train,
+        is_dev=is_dev,
+        is_locked=is_locked,
+        truth=truth,
+        codes=method_codes,
+        nodes=vx_nodes,
+        root=root,
+        observations=app.observations,
+        similarity=pool.similarity,
+        dev_labels=dev_labels,
+    )
     return {
         "seed": seed,
         "methods": results,
+        "selection": best_of_n,
         "traces": traces,
         "singles": singles,
         "false_alarms": false_alarms,
@@ -844,6 +868,11 @@ def summarize_file(name: str, runs: list[dict[str, Any]], n_permutations: int) -
         )
         lines.append("")
         summary["false_alarm_error"] = {e: float(np.mean(errs[e])) if errs[e] else None for e in ESTIMATORS}
+    for scope in ("locked", "design"):
+        sel_lines, sel_summary = selection.summarize(runs, n_permutations, paired_permutation_test, scope)
+        lines += sel_lines
+        if sel_summary:
+            summary.setdefault("selection", {})[scope] = sel_summary
     lines.append(
         "<details><summary>evolution per seed: dev strata, objective by round, what changed the "
         "incumbent, what was written</summary>\n"

@@ -100,6 +100,38 @@ def test_grade_a_family_tasks_file(tiny_family, tmp_path):
     assert "pass@1" in res.output and "0.500" in res.output and "verdicts: PASS 2 · FAIL 2" in res.output
 
 
+def test_grade_select_writes_the_chosen_sample_per_task(tiny_family, tmp_path):
+    """Best of n: every task's samples ranked, the chosen one written as a samples line with its rank, score
+    and reason, and pass@1 after selection printed beside the raw estimate."""
+    samples = _samples(
+        tmp_path / "model.jsonl",
+        [
+            {"task_id": "t1", "output": "a banana"},
+            {"task_id": "t1", "output": "an apple a day"},
+            {"task_id": "t2", "output": "A PEAR!!!"},
+            {"task_id": "t2", "output": "NO FRUIT AT ALL"},
+        ],
+    )
+    chosen = tmp_path / "chosen.jsonl"
+    args = ["grade", str(tiny_family / "seed.vx"), str(samples), "--tasks", str(tiny_family / "tasks.jsonl"), "-j", "1"]
+    res = CliRunner().invoke(main, [*args, "--select", str(chosen)])
+    assert res.exit_code == 0, res.output
+    assert "pass@1 after selection 0.500 (vx estimate; raw 0.250) over 2 tasks" in res.output
+    rows = [json.loads(line) for line in chosen.read_text().splitlines()]
+    assert [(r["task_id"], r["solution"], r["rank"], r["of"], r["verdict"]) for r in rows] == [
+        ("t1", "an apple a day", 1, 2, "pass"),
+        ("t2", rows[1]["solution"], 1, 2, "fail"),
+    ]
+    # both t2 samples fail: the one fewer of the verifier's checks fire on is kept
+    assert rows[1]["solution"] == "A PEAR!!!" and "more evidence (+0.500 against +0.000)" in rows[1]["reason"]
+    assert rows[0]["reason"].startswith("rank 1 of 2: PASS") and rows[0]["support"] == 0
+    res = CliRunner().invoke(main, [*args, "--select", str(chosen), "--json"])
+    doc = json.loads(res.stdout)
+    assert doc["selection"] == {"pass_at_1_after_selection": 0.5, "true": None, "chosen": 2}
+    res = CliRunner().invoke(main, [*args, "--select", str(tmp_path / "chosen.csv")])
+    assert res.exit_code == 2 and "written as JSON lines" in " ".join(res.output.split())
+
+
 def test_grade_errors_are_for_people(tiny_family, tmp_path):
     seed, tasks = str(tiny_family / "seed.vx"), str(tiny_family / "tasks.jsonl")
     runner = CliRunner()

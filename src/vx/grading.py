@@ -20,6 +20,13 @@ passes). **Corrected pass@1** (:attr:`SampleGrading.corrected`) undoes that bias
 error rates measured on labelled **anchor** items -- the family's dev split, and any ``labels`` given
 (:func:`read_labels`) -- as a Bayesian prevalence estimate with a 95% interval
 (:func:`vx.metrics.corrected_pass_rate`).
+
+**Best of n** (``select=True``): every task's attempts are also ranked by the verifier
+(:mod:`vx.selection`: verdict, the verifier's evidence, support among the attempts, a digest tie-break),
+and the top one is the task's *chosen* attempt. **pass@1 after selection** is the share of tasks whose
+chosen attempt the verifier passes; with `truth`, the true pass@1 of the chosen attempts stands beside that
+of a random attempt (the raw true pass@1: an expected value, not one draw) and of the oracle (a task
+counts when any of its attempts passes), with the **lift retention** (chosen − random) / (oracle − random).
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from vx.families.sources import Attempt, TaskSource, tasks_file
 from vx.metrics import Agreement, CorrectedRate, agreement, corrected_pass_rate
 from vx.ops.cache import VerdictCache
 from vx.ops.item import Item, parse_label
+from vx.selection import Placement
 from vx.verifier import Verifier
 
 SCHEMA = "vx-grade/1"
@@ -119,6 +127,8 @@ class SampleGrading:
     anchor: Agreement | None = None
     #: where the anchor labels came from, one line per source ("dev split of family humaneval: 10 labels")
     anchor_sources: tuple[str, ...] = ()
+    #: where each attempt ranks among its task's attempts (``select=True``), in the attempts' order
+    placements: list[Placement] | None = None
     _memo: dict[Any, Any] = attrs.field(factory=dict, init=False, repr=False, eq=False)
 
     @property
@@ -208,6 +218,90 @@ class SampleGrading:
         """How many attempts each task has (the same for all tasks when pass@k goes past k=1)."""
         return {t: n for t, (n, _) in self._counts(self.vx_passed).items()}
 
+    # ---------------------------------------------------------------- best of n
+    @property
+    def chosen(self) -> list[int]:
+        """The index of every task's chosen attempt (its rank 1), in the order the tasks first appear
+        (empty without ``select=True``)."""
+        if self.placements is None:
+            return []
+        return [i for i, p in enumerate(self.placements) if p.rank == 1]
+
+    @property
+    def selected_estimated(self) -> float | None:
+        """pass@1 after selection, as the verifier estimates it: the share of tasks whose chosen attempt it
+        does not fail (None without ``select=True``)."""
+        if self.placements is None:
+            return None
+        finals = self.evaluation.grading.finals
+        chosen = self.chosen
+        return sum(finals[i].value != "fail" for i in chosen) / len(chosen) if chosen else None
+
+    def selection_truth(self) -> dict[str, float] | None:
+        """Over the tasks the hidden tests grade: the true pass@1 of the chosen attempts (``selected``), of a
+        random attempt (``random``, the expected value: the raw true pass@1), of the oracle (``oracle``: the
+        share of tasks with a passing attempt), and the lift retention (selected − random) / (oracle −
+        random) (NaN when no task leaves room). None without truth or selection."""
+        if self.truth is None or self.placements is None:
+            return None
+        keep = self.truth_tasks
+        ok = [t["label"] == "pass" for t in self.truth]
+        by_task: dict[str, list[int]] = {}
+        for i, it in enumerate(self.items):
+            if it.task in keep:
+                by_task.setdefault(it.task, []).append(i)
+        if not by_task:
+            return None
+        chosen = {self.items[i].task: i for i in self.chosen}
+        sel = [float(ok[chosen[t]]) for t in by_task]
+        rand = [sum(ok[i] for i in rows) / len(rows) for rows in by_task.values()]
+        orc = [float(any(ok[i] for i in rows)) for rows in by_task.values()]
+        room = sum(orc) - sum(rand)
+        return {
+            "tasks": len(by_task),
+            "selected": sum(sel) / len(sel),
+            "random": sum(rand) / len(rand),
+            "oracle": sum(orc) / len(orc),
+            "retention": (sum(sel) - sum(rand)) / room if room > 1e-12 else float("nan"),
+        }
+
+    def selection_rows(self) -> list[dict[str, Any]]:
+        """One row per task: its chosen attempt as a samples line (``task_id``, ``solution``) with where it
+        came from, its rank among the task's attempts, verdict, evidence score, support and the reason
+        (and ``truth`` with the hidden tests)."""
+        if self.placements is None:
+            return []
+        out = []
+        for i in self.chosen:
+            it, att, p = self.items[i], self.attempts[i], self.placements[i]
+            row: dict[str, Any] = {
+                "task_id": it.task,
+                "solution": it.output,
+                "id": it.id,
+                "model": att.meta.get("model", ""),
+                "source_line": att.meta.get("source_line", ""),
+                "rank": p.rank,
+                "of": p.of,
+                "verdict": p.verdict.value,
+                "score": round(float(p.score), 6),
+                "support": p.support,
+                "compared": p.compared,
+                "reason": p.reason,
+            }
+            if self.truth is not None:
+                row["truth"] = self.truth[i]["label"]
+            out.append(row)
+        return out
+
+    def write_selection(self, path: str | Path) -> Path:
+        """The chosen attempts as a JSON-lines samples file (:meth:`selection_rows`): one line per task,
+        readable again by `vx grade` and evalplus (``task_id``, ``solution``)."""
+        from vx.text import json_dumps
+
+        path = Path(path)
+        path.write_text("".join(json_dumps(r) + "\n" for r in self.selection_rows()), encoding="utf-8")
+        return path
+
     # ---------------------------------------------------------------- rows and files
     def rows(self) -> list[dict[str, Any]]:
         """One row per attempt: the evaluation's row (id, task, verdict, every op's verdict and message),
@@ -264,6 +358,12 @@ class SampleGrading:
             "sources": list(self.anchor_sources),
             **(self.anchor.as_dict() if self.anchor is not None else {"n": 0}),
         }
+        if self.placements is not None:
+            out["selection"] = {
+                "pass_at_1_after_selection": self.selected_estimated,
+                "true": self.selection_truth(),
+                "chosen": len(self.chosen),
+            }
         return out
 
     def as_dict(self) -> dict[str, Any]:
@@ -450,6 +550,7 @@ def grade_samples(
     on_phase: Callable[[str], None] | None = None,
     anchor: bool = True,
     labels: Sequence[Mapping[str, Any]] = (),
+    select: bool = False,
 ) -> SampleGrading:
     """Grade every attempt in the `samples` files against `source`'s tasks (the attempts at one task
     together, so peer ops compare them), then -- with `truth` -- run the hidden tests on each.
@@ -459,7 +560,8 @@ def grade_samples(
 
     Resumable: verdicts go to the verdict `cache` as they are computed and hidden-test results to
     the source's own store, so a second call after an interruption redoes only what was missing.
-    `progress` as for :func:`vx.ops.apply.apply_ops`; `on_phase(text)` hears each phase start."""
+    `progress` as for :func:`vx.ops.apply.apply_ops`; `on_phase(text)` hears each phase start.
+    `select`: also rank every task's attempts and choose one (best of n; the module docstring)."""
     if isinstance(samples, (str, bytes, os.PathLike)):
         raise ArgumentError(
             f"samples must be a list of samples files, not one {type(samples).__name__}: [{os.fspath(samples)!r}]"
@@ -496,7 +598,8 @@ def grade_samples(
     if crowded:
         say(
             f"{', '.join(f'{n:,} attempts at {task}' for task, n in crowded)}: the attempts at one task are graded "
-            "together (peer ops compare them), so memory grows with the largest task (about 5 KB an attempt on HumanEval); "
+            "together (peer ops compare them), so memory grows with the largest task (about 5 KB an attempt on "
+            "HumanEval); "
             "split the samples file by task, or subsample it, to bound it"
         )
     ev = evaluate(
@@ -509,8 +612,10 @@ def grade_samples(
         progress=progress,
         peers={},
         executor=executor,
+        rank=select,
     )
     ev.family, ev.split = source.name, "samples"
+    placements = verifier.placements(ev.grading, items, tasks=source.tasks) if select else None
     if anchor or labels:
         say("grading the anchor's labelled items")
     agr, anchor_sources = anchor_agreement(
@@ -525,6 +630,7 @@ def grade_samples(
         tuple(getattr(attempts, "notes", ())),
         agr,
         anchor_sources,
+        placements,
     )
 
 

@@ -6,6 +6,8 @@
     >>> g.verdict, g.drawbacks                                     # Final.FAIL, [("crash", "raises …")]
     >>> batch = v.grade_items(family.split("dev").items)           # verdict matrix + verdicts
     >>> grades = v.grade_many(task, [attempt1, attempt2, attempt3])  # k attempts at one task, together
+    >>> best = v.best(task, [attempt1, attempt2, attempt3])           # the one to keep, and why
+    >>> best.index, best.placement.reason
 
 A verifier is fully reproducible from its expression text plus the op pool it names.
 """
@@ -31,6 +33,7 @@ from vx.families.family import Family, Item, find_family_dir
 from vx.ops.apply import Application, apply_ops, single
 from vx.ops.cache import VerdictCache
 from vx.ops.pool import OpPool
+from vx.selection import DEFAULT_SCORE, Placement, rank_matrix
 
 
 @attrs.frozen
@@ -83,6 +86,32 @@ class Grade:
         from vx.pages import grade_html, notebook
 
         return notebook(grade_html(self.as_dict()))
+
+
+@attrs.frozen
+class Ranked:
+    """One attempt of a ranked group: its position in the outputs given, the output, its grade, and where
+    it ranks among the group and why (:class:`vx.selection.Placement`)."""
+
+    index: int
+    output: Any
+    grade: Grade
+    placement: Placement
+
+    @property
+    def rank(self) -> int:
+        return self.placement.rank
+
+    @property
+    def verdict(self) -> Final:
+        return self.grade.verdict
+
+    @property
+    def reason(self) -> str:
+        return self.placement.reason
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"index": self.index, **self.placement.as_dict(), "grade": self.grade.as_dict()}
 
 
 @attrs.define
@@ -309,14 +338,16 @@ class Verifier:
         all_ops: bool = False,
         peers: Mapping[str, Sequence[Any]] | None = None,
         executor: Any = None,
+        rank: bool = False,
     ) -> Grading:
         """Grade many items: one verdict matrix (root + the expression's ops, or every runnable
         op with `all_ops`), the expression's verdicts and the final verdicts. The items of one task
         are each other's peers; `peers` adds attempts that are not graded (default: when the
         verifier has a family, the family's other attempts at the items' tasks). `executor`: where
-        the ops run (see `vx.ops.apply.apply_ops`: "local", "dask" or an Executor)."""
+        the ops run (see `vx.ops.apply.apply_ops`: "local", "dask" or an Executor). `rank`: also apply
+        what ranking the items needs (:meth:`ranking_ops`), for :meth:`placements`."""
         tasks = tasks or self.tasks
-        ops = None if all_ops else self.ops
+        ops = None if all_ops else (self.ranking_ops() if rank else self.ops)
         if peers is None and self.family is not None and any(self.pool[n].is_peer for n in (ops or self.pool.names)):
             peers = self.family.attempts_for(items)
         app = apply_ops(
@@ -336,6 +367,102 @@ class Verifier:
         root = app.matrix.column(self.pool.root_name) if self.pool.root_name else None
         finals = to_finals(final_codes(root, expr))
         return Grading([it.id for it in items], finals, expr, app)
+
+    def ranking_ops(self) -> list[str]:
+        """The ops a ranking of this verifier's grades reads: its own (:attr:`ops`), plus -- when none of them
+        observes what the pool's similarity clusters (``OpPool.similarity``) -- one peer op that does (a
+        baseline first), so that every attempt's support can be counted from its observation."""
+        ops = self.ops
+        sim = self.pool.similarity
+        if sim is None:
+            return ops
+
+        def observes(name: str) -> bool:
+            o = self.pool[name]
+            return o.observer is not None and o.observer.name == sim.observer
+
+        if any(observes(n) for n in ops):
+            return ops
+        found = sorted((o for o in self.pool.runnable() if observes(o.name)), key=lambda o: not o.baseline)
+        return ops + [found[0].name] if found else ops
+
+    def placements(
+        self,
+        grading: Grading,
+        items: Sequence[Item],
+        *,
+        tasks: Mapping[str, Mapping[str, Any]] | None = None,
+        score: str = DEFAULT_SCORE,
+    ) -> list[Placement]:
+        """Where each graded item ranks among the items of its task (`vx.selection`): its verdict, the
+        evidence of this verifier's checks, its support among the attempts observed at the task, a
+        digest tie-break. Reads the grading only (grade with ``rank=True`` for the support)."""
+        if [it.id for it in items] != list(grading.item_ids):
+            raise ArgumentError("placements needs the items the grading graded, in the same order")
+        return rank_matrix(
+            grading.matrix,
+            grading.finals,
+            tasks_of=[it.task for it in items],
+            outputs=[it.output for it in items],
+            ops=self.ops,
+            observations=grading.application.observations,
+            similarity=self.pool.similarity,
+            tasks=tasks or self.tasks,
+            score=score,
+        )
+
+    def rank(
+        self,
+        task: Mapping[str, Any] | str,
+        outputs: Sequence[Any],
+        *,
+        jobs: int | None = 1,
+        timeout: float = 10.0,
+        cache: VerdictCache | None = None,
+        peers: Sequence[Any] = (),
+        score: str = DEFAULT_SCORE,
+    ) -> list[Ranked]:
+        """Grade several attempts at one task together and rank them, best first: PASS before ABSTAIN
+        before FAIL, then the evidence of this verifier's checks, then the attempt's support among the
+        attempts (its behaviour cluster's size), then a digest of the output (never its position).
+        Each :class:`Ranked` keeps its index in `outputs`, its grade and the reason for its place."""
+        task = self._task(task)
+        if isinstance(outputs, (str, bytes)) or not isinstance(outputs, Sequence):
+            raise ArgumentError(
+                f"outputs must be a list of outputs, not {type(outputs).__name__} (a str would be "
+                "ranked character by character)"
+            )
+        if not outputs:
+            raise ArgumentError("outputs is empty: there is nothing to rank")
+        if isinstance(peers, (str, bytes)) or not isinstance(peers, Sequence):
+            raise ArgumentError(f"peers must be a list of outputs, not {type(peers).__name__}")
+        tid = str(task.get("id") or "task")
+        items = [Item(id=f"{tid}#{k}", task=tid, output=o) for k, o in enumerate(outputs)]
+        grading = self.grade_items(
+            items,
+            tasks={tid: task},
+            jobs=jobs,
+            timeout=timeout,
+            cache=cache,
+            progress=False,
+            peers={tid: list(peers)} if peers else None,
+            rank=True,
+        )
+        placed = self.placements(grading, items, tasks={tid: task}, score=score)
+        ranked = [
+            Ranked(k, out, self.explain(it, grading), place)
+            for k, (it, out, place) in enumerate(zip(items, outputs, placed))
+        ]
+        return sorted(ranked, key=lambda r: r.rank)
+
+    def best(
+        self,
+        task: Mapping[str, Any] | str,
+        outputs: Sequence[Any],
+        **options: Any,
+    ) -> Ranked:
+        """The attempt :meth:`rank` puts first (the one to keep), with its grade and the reason."""
+        return self.rank(task, outputs, **options)[0]
 
     def explain(self, item: Item, grading: Grading | None = None, **kw: Any) -> Grade:
         """The trace of one item; reuses a grading's verdicts when given (no op calls)."""

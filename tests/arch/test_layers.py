@@ -15,6 +15,7 @@ LAYERS = (
     ("vx.evolve", "vx.grading"),
     "vx.evaluation",
     ("vx.verifier", "vx.baselines", "vx.doctor"),
+    "vx.selection",
     "vx.metrics",
     "vx.families",
     "vx.ops",

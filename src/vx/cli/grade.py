@@ -94,6 +94,16 @@ from vx.cli.eval import check_export_path, print_failures, progress_for, verdict
     help="Leave the family's dev labels out of the anchor (only --labels): when the dev items are not "
     "like the samples (e.g. mutants of canonical solutions).",
 )
+@click.option(
+    "--select",
+    "select_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE.jsonl",
+    help="Best of n: rank every task's samples (verdict, the verifier's evidence, support among the samples, "
+    "a digest tie-break) and write the chosen one per task to FILE.jsonl (task_id, solution, rank, score, "
+    "reason...: itself a samples file); prints pass@1 after selection.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary and every row as JSON (schema vx-grade/1).")
 @show_option(10, "samples where vx and the hidden tests disagree (with --truth)")
 @run_options
@@ -111,6 +121,7 @@ def grade_cmd(
     html_path,
     labels_paths,
     no_anchor,
+    select_path,
     as_json,
     show,
     jobs,
@@ -134,6 +145,8 @@ def grade_cmd(
     """
     if export_path:
         check_export_path(export_path)
+    if select_path and not str(select_path).endswith(".jsonl"):
+        raise UserError(f"--select {select_path}: the chosen samples are written as JSON lines: name a .jsonl file")
     from vx.families.family import Family, FamilyError, find_family_dir
     from vx.grading import grade_samples, open_tasks, read_labels, verifier_for
 
@@ -164,6 +177,7 @@ def grade_cmd(
             on_phase=None if as_json else _say,
             anchor=not no_anchor,
             labels=labels,
+            select=bool(select_path),
         )
     except KeyboardInterrupt:
         err_console.print(
@@ -177,6 +191,9 @@ def grade_cmd(
         err_console.print(f"wrote {len(result.items)} rows to {write_export(result, export_path, csv_formulas)}")
     if html_path:
         err_console.print(f"wrote {result.write_html(html_path)}")
+    if select_path:
+        written = result.write_selection(select_path)
+        err_console.print(f"wrote the chosen sample of {len(result.chosen)} tasks to {written}")
     if as_json:
         dump_json(result.as_dict())
         return
@@ -202,8 +219,9 @@ def print_result(result, expr_path: str, show: int, cache) -> None:
     if result.no_truth:
         reasons = sorted(set(result.no_truth.values()))
         console.print(
-            f"[yellow]{len(result.no_truth)} task(s) have no ground truth[/] ({esc(', '.join(sorted(result.no_truth)))}; "
-            f"their reference cannot run: {esc(reasons[0])}{' …' if len(reasons) > 1 else ''}); the table compares the other "
+            f"[yellow]{len(result.no_truth)} task(s) have no ground truth[/] "
+            f"({esc(', '.join(sorted(result.no_truth)))}; their reference cannot run: {esc(reasons[0])}"
+            f"{' …' if len(reasons) > 1 else ''}); the table compares the other "
             f"{len(result.truth_tasks)} tasks (vx's estimate on all: "
             + ", ".join(f"pass@{k} {fmt_num(v)}" for k, v in est.items())
             + ")"
@@ -238,6 +256,7 @@ def print_result(result, expr_path: str, show: int, cache) -> None:
         console.print("[dim]no anchor labels (no family dev split, no --labels): no corrected pass@1[/]")
     if len(per) > 1 and 1 in est:
         console.print("[dim]pass@10 and pass@100 need at least that many samples of every task[/]")
+    print_selection(result, est)
     v = s["verdicts"]
     console.print(
         "verdicts: "
@@ -276,3 +295,22 @@ def print_result(result, expr_path: str, show: int, cache) -> None:
     app = result.evaluation.grading.application
     print_failures(app)
     console.print(verdicts_line(app, cache))
+
+
+def print_selection(result, est) -> None:
+    """Best of n: pass@1 after selection beside the raw estimate; with the hidden tests, the chosen
+    attempts' true pass@1 beside a random attempt's and the oracle's."""
+    after = result.selected_estimated
+    if after is None:
+        return
+    console.print(
+        f"best of n: [bold]pass@1 after selection {fmt_num(after)}[/] (vx estimate; raw {fmt_num(est.get(1))}) "
+        f"over {len(result.chosen)} tasks"
+    )
+    truth = result.selection_truth()
+    if truth is not None:
+        console.print(
+            f"  true pass@1 over {truth['tasks']} tasks: chosen [bold]{fmt_num(truth['selected'])}[/] · a random "
+            f"attempt {fmt_num(truth['random'])} (expected) · oracle {fmt_num(truth['oracle'])} · lift retention "
+            f"{fmt_num(truth['retention'])}"
+        )

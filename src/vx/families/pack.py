@@ -51,6 +51,7 @@ import attrs
 from vx.errors import VxError
 from vx.ops.core import Op, OpError
 from vx.ops.pool import OpPool
+from vx.ops.similarity import Similarity
 from vx.ops.specs import op_from_spec
 
 ENTRY_POINT_GROUP = "vx.ops"
@@ -207,6 +208,9 @@ class Pack:
     #: a baseline peer op whose CLEAN verdict says every other attempt at the task behaves as this one
     #: does (the other half of that evidence, where a task has three or more attempts); None: none
     agreement: str | None = None
+    #: which attempts at a task behave alike, from a peer op's observations (`vx.ops.similarity`): the
+    #: support of an attempt when a verifier ranks a task's attempts (`vx.selection`); None: unknown
+    similarity: Similarity | None = attrs.field(default=None, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         names = [o.name for o in self.ops]
@@ -303,6 +307,7 @@ class Pack:
             ratchet=next((p.ratchet for p in packs if p.ratchet is not None), None),
             gate=next((p.gate for p in packs if p.gate), None),
             agreement=next((p.agreement for p in packs if p.agreement), None),
+            similarity=next((p.similarity for p in packs if p.similarity is not None), None),
         )
 
     def pool(self, *, root: str | None = None, specs: Iterable[Mapping[str, Any]] = ()) -> OpPool:
@@ -313,6 +318,7 @@ class Pack:
         for s in specs:
             pool.add(op_from_spec(s, status=s.get("status", "active") if isinstance(s, Mapping) else "active"))
         pool.root_name = root or self.root
+        pool.similarity = self.similarity
         if pool.root_name is not None and pool.root_name not in pool:
             raise PackError(pool.unknown_message(pool.root_name) + " (the family's root)")
         return pool

@@ -68,6 +68,9 @@ class Application:
     # item id -> seconds of its op calls (an identical attempt's: the calls that gave it its verdicts)
     item_seconds: dict[str, float] = attrs.field(factory=dict)
     shared: int = 0  # verdicts copied from an identical attempt of the batch (same task and output)
+    #: what the peer ops' observers saw: observer name -> task id -> attempt id -> observation (the graded
+    #: items and the extra peers, ``peer:<task>:<k>``; an attempt whose observation failed is absent)
+    observations: dict[str, dict[str, dict[str, Any]]] = attrs.field(factory=dict)
 
     def message(self, item_id: str, op_name: str) -> str:
         return self.messages.get((item_id, op_name), "")
@@ -336,9 +339,22 @@ def apply_ops(
         hits += judged_hits
     failures.sort(key=lambda f: (f.op, f.item))
     matrix = VerdictMatrix.from_array(arr, [it.id for it in items], names)
+    seen = _by_task(observations, attempts)
     return Application(
-        matrix, messages, failures, calls, hits, time.perf_counter() - t_start, durations, item_seconds, shared
+        matrix, messages, failures, calls, hits, time.perf_counter() - t_start, durations, item_seconds, shared, seen
     )
+
+
+def _by_task(
+    observations: Mapping[tuple[tuple[str, str], int], Any], attempts: Sequence[Item]
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """The observations of :func:`apply_ops` (by observer key and attempt row) as observer name -> task id ->
+    attempt id -> observation."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for ((name, _version), r), observation in observations.items():
+        it = attempts[r]
+        out.setdefault(name, {}).setdefault(it.task, {})[it.id] = observation
+    return out
 
 
 class _PeerJudge:

@@ -25,6 +25,8 @@ class OpPool:
             self.add(o)
         self.root_name = root
         self.environment: list = []  # the packs' describe_environment callables
+        #: which attempts at a task behave alike (the pack's `vx.ops.similarity.Similarity`; None: unknown)
+        self.similarity: Any = None
         if root is not None and root not in self._ops:
             raise OpError(f"root op {root!r} is not in the pool ({', '.join(self._ops)})")
 
@@ -86,6 +88,7 @@ class OpPool:
     def copy(self) -> OpPool:
         pool = OpPool(self._ops.values(), self.root_name)
         pool.environment = list(self.environment)
+        pool.similarity = self.similarity
         return pool
 
     def describe_environment(self) -> list[str]:

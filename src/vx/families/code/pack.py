@@ -8,7 +8,7 @@ loop's hooks (:mod:`vx.families.code.ratchet`: hidden tests, the solver's prompt
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vx.families.code import ops, ratchet
@@ -16,6 +16,7 @@ from vx.families.code.ops import judge, templates
 from vx.families.code.ops.taxonomy import TAXONOMY, classify_by_evidence
 from vx.families.pack import Pack
 from vx.families.schema import task_schema
+from vx.ops.similarity import Similarity
 
 
 def classify_failure(task: Mapping[str, Any], output: Any, meta: Mapping[str, Any] | None = None) -> str | None:
@@ -66,6 +67,16 @@ def _invariant_line(inv: Any, default_kinds: tuple[str, ...]) -> str:
     why = "a prior" if inv.kind in ("no_mutation", "deterministic") else f"{inv.support} examples could have broken it"
     where = "" if inv.kind in default_kinds else "; template only"
     return f"{inv.kind}: {inv.text} ({why}{where})"
+
+
+def behaviour_clusters(task: Mapping[str, Any], observations: Sequence[Any]) -> list[list[int]]:
+    """The attempts that behave identically on the visible examples and every peer probe (the observations
+    of the ``behaviour`` observer; attempts that do not load form one cluster): what an attempt's support
+    is counted in when a verifier ranks a task's attempts."""
+    from vx.families.code.ops.peers import Behaviour
+    from vx.families.code.ops.peers import behaviour_clusters as clusters
+
+    return clusters([Behaviour.from_data(o) for o in observations])
 
 
 def open_source(spec: str, data_dir: Any = None) -> Any:
@@ -152,6 +163,11 @@ PACK = Pack(
     ratchet=ratchet.HOOKS,
     gate="fails_visible_example",
     agreement="outside_unanimity",
+    similarity=Similarity(
+        "behaviour",
+        behaviour_clusters,
+        "identical answers on the visible examples and every generated probe",
+    ),
 )
 
 JUDGE = Pack(

@@ -6,7 +6,7 @@ classifier, the check templates (tag ``"sql"``) and the skill loop's hooks
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vx.families.pack import Pack
@@ -14,6 +14,7 @@ from vx.families.schema import task_schema
 from vx.families.sql import ops, ratchet
 from vx.families.sql.ops import judge, templates
 from vx.families.sql.ops.taxonomy import TAXONOMY, classify_by_evidence
+from vx.ops.similarity import Similarity
 
 
 def classify_failure(task: Mapping[str, Any], output: Any, meta: Mapping[str, Any] | None = None) -> str | None:
@@ -25,6 +26,20 @@ def classify_failure(task: Mapping[str, Any], output: Any, meta: Mapping[str, An
     if name in OPERATORS and OPERATORS[name].failure_class in TAXONOMY:
         return OPERATORS[name].failure_class
     return classify_by_evidence(task, output)
+
+
+def result_clusters(task: Mapping[str, Any], observations: Sequence[Any]) -> list[list[int]]:
+    """The attempts that return the same result on the task's database and every neighbour database (the
+    observations of the ``results`` observer; attempts that do not run form one cluster): what an
+    attempt's support is counted in when a verifier ranks a question's attempts."""
+    from vx.families.sql.ops.peers import _results
+
+    groups: dict[Any, list[int]] = {}
+    for i, data in enumerate(observations):
+        ran, rows, _ = _results(data)
+        key: Any = tuple((r.label, r.answer) for r in rows) if ran and rows else ("does not run",)
+        groups.setdefault(key, []).append(i)
+    return list(groups.values())
 
 
 #: A SQL task: a line of tasks.jsonl as the builder writes it.
@@ -69,6 +84,9 @@ PACK = Pack(
     ratchet=ratchet.HOOKS,
     gate="execution_error",
     agreement="outside_unanimity",
+    similarity=Similarity(
+        "results", result_clusters, "the same result on the question's database and every neighbour database"
+    ),
 )
 
 JUDGE = Pack(
