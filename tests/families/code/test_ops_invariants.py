@@ -218,13 +218,13 @@ def test_a_correct_attempt_is_clean():
 def test_a_second_attempt_at_the_task_tests_no_probe_against_the_domain_again(monkeypatch):
     """Whether the domain accepts a probe is the task's, not the attempt's: remembered per (domain, probe)
     (issue 32), so grading a second attempt calls no domain check, and its verdict is unchanged."""
-    from vx.families.code.probes import generate
+    from vx.families.code.probes import domain
 
     I._ACCEPTED.clear()
     first = run_op(I.violates_example_invariant, SORT_EVEN, SHORT)
     checks = []
-    real = generate.in_domain
-    monkeypatch.setattr(generate, "in_domain", lambda *a, **k: checks.append(1) or real(*a, **k))
+    real = domain.in_domain
+    monkeypatch.setattr(domain, "in_domain", lambda *a, **k: checks.append(1) or real(*a, **k))
     again = run_op(I.violates_example_invariant, SORT_EVEN, SHORT)
     good = run_op(I.violates_example_invariant, SORT_EVEN, GOOD)
     assert (again.verdict, again.message) == (first.verdict, first.message) == (D, first.message)

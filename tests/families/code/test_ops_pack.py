@@ -162,27 +162,38 @@ def test_op_versions_follow_the_shared_machinery():
 def test_every_op_that_runs_the_probes_is_versioned_by_the_modules_that_make_them():
     """An op whose verdict comes from the sandboxed run over a task's probes (its module depends on
     `run`) must go stale when the probes change: the modules that make them (every module of the
-    probes package that `probe` imports, at the top or inside a function) are in its version."""
+    probes package that `probe` imports, at the top or inside a function, and every one those import)
+    are in its version; so are they in the probe store's."""
     import ast
     import importlib
     import pkgutil
 
-    from vx.families.code.probes import probe
+    from vx.families.code.probes import store
 
-    tree = ast.parse(Path(probe.__file__).read_text())
-    makers = {
-        f"vx.families.code.probes.{a.name}"
-        for n in ast.walk(tree)
-        if isinstance(n, ast.ImportFrom) and n.module == "vx.families.code.probes"
-        for a in n.names
-    }
-    makers |= {
-        n.module
-        for n in ast.walk(tree)
-        if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("vx.families.code.probes.")
-    }
-    makers -= {"vx.families.code.probes.store"}  # where probes are kept, not how they are made
+    def probe_imports(module_name: str) -> set[str]:
+        tree = ast.parse(Path(importlib.import_module(module_name).__file__).read_text())
+        found = {
+            f"vx.families.code.probes.{a.name}"
+            for n in ast.walk(tree)
+            if isinstance(n, ast.ImportFrom) and n.module == "vx.families.code.probes"
+            for a in n.names
+        }
+        found |= {
+            n.module
+            for n in ast.walk(tree)
+            if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("vx.families.code.probes.")
+        }
+        return found - {"vx.families.code.probes.store"}  # where probes are kept, not how they are made
+
+    makers = probe_imports("vx.families.code.probes.probe")
+    todo = list(makers)
+    while todo:
+        for found in probe_imports(todo.pop()) - makers:
+            makers.add(found)
+            todo.append(found)
     assert {"vx.families.code.probes.generate", "vx.families.code.probes.draw"} <= makers
+    assert "vx.families.code.probes.domain" in makers
+    assert makers | {"vx.families.code.probes.probe"} <= set(store.GENERATOR_MODULES)
 
     def name(dep):
         return dep if isinstance(dep, str) else getattr(dep, "__name__", "")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vx.families.code.probes import domain as pd
 from vx.families.code.probes import draw
-from vx.families.code.probes import generate as pg
 from vx.families.code.probes import probe as P
 
 from .test_probes_generate import example_sets
@@ -17,7 +17,7 @@ from .test_probes_generate import example_sets
 def test_drawing_is_deterministic_and_nests_inside_given(examples, seed):
     """Same examples and seed, same inputs -- also when called from inside another @given test (a user's
     test that grades code), which hypothesis's public @given API could not do."""
-    dom = pg.infer_domain(examples) if examples[0] else None
+    dom = pd.infer_domain(examples) if examples[0] else None
     a = draw.draw_probes(examples, dom, seed=seed, n=20)
     b = draw.draw_probes(examples, dom, seed=seed, n=20)
     assert repr(a) == repr(b)
@@ -28,22 +28,22 @@ def test_drawing_is_deterministic_and_nests_inside_given(examples, seed):
 def test_every_drawn_input_satisfies_every_inferred_predicate(examples):
     if not examples[0]:
         return
-    dom = pg.infer_domain(examples)
+    dom = pd.infer_domain(examples)
     got, _ = draw.draw_probes(examples, dom, seed="t", n=30)
     shown = {repr(tuple(e)) for e in examples}
     assert len({repr(g) for g in got}) == len(got), "drawn inputs are distinct"
     for args in got:
-        assert pg.in_domain(args, dom), args
+        assert pd.in_domain(args, dom), args
         assert repr(args) not in shown, "never a visible example again"
     wide, _ = draw.draw_probes(examples, dom, seed="t", n=30, wide=True)
     for args in wide:
-        assert pg.in_domain(args, draw.widened(dom)), args
+        assert pd.in_domain(args, draw.widened(dom)), args
 
 
 def test_relations_and_structure_hold_on_a_worked_example():
     # two equal-length binary strings; an int at most a list's length; a sorted list of distinct ints
     examples = [("0101", "1100", [1, 3, 7], 2), ("111", "000", [2, 5, 9, 12], 4)]
-    dom = pg.infer_domain(examples)
+    dom = pd.infer_domain(examples)
     got, why = draw.draw_probes(examples, dom, seed="x", n=60)
     assert len(got) >= 30, why
     for a, b, xs, k in got:
@@ -54,17 +54,17 @@ def test_relations_and_structure_hold_on_a_worked_example():
 
 
 def test_digit_patterns_and_balanced_brackets_are_drawn_not_filtered_away():
-    dom = pg.infer_domain([("5 apples and 6 oranges",), ("0 apples and 1 oranges",)])
+    dom = pd.infer_domain([("5 apples and 6 oranges",), ("0 apples and 1 oranges",)])
     got, _ = draw.draw_probes([("5 apples and 6 oranges",), ("0 apples and 1 oranges",)], dom, seed="f", n=20)
-    assert len(got) == 20 and all(pg._digit_pattern(s) == "# apples and # oranges" for (s,) in got)
+    assert len(got) == 20 and all(pd._digit_pattern(s) == "# apples and # oranges" for (s,) in got)
     ex = [("(()())",), ("((()))",), ("()",)]
-    got, _ = draw.draw_probes(ex, pg.infer_domain(ex), seed="b", n=60)
-    assert len(got) >= 5 and all(pg._balanced(s, {"(": ")"}) for (s,) in got)
+    got, _ = draw.draw_probes(ex, pd.infer_domain(ex), seed="b", n=60)
+    assert len(got) >= 5 and all(pd._balanced(s, {"(": ")"}) for (s,) in got)
 
 
 def test_wide_probes_go_past_the_examples_magnitude():
     ex = [([-1, 11, -11],), ([1, 1, 2],)]
-    dom = pg.infer_domain(ex)
+    dom = pd.infer_domain(ex)
     narrow, _ = draw.draw_probes(ex, dom, seed="w", n=40)
     wide, _ = draw.draw_probes(ex, dom, seed="w", n=40, wide=True)
     assert max(abs(x) for (xs,) in narrow for x in xs) <= dom.paths[(0, "elem")].bound
@@ -89,7 +89,7 @@ def test_the_task_probes_carry_the_drawn_classes_after_the_mutants():
 
 
 def _faithful_and_lean(examples, seed, wide):
-    dom = pg.infer_domain(examples) if examples and examples[0] else None
+    dom = pd.infer_domain(examples) if examples and examples[0] else None
     lean = draw.draw_probes(examples, dom, seed=seed, n=20, wide=wide)
     faithful = draw.draw_probes(examples, dom, seed=seed, n=20, wide=wide, faithful=True)
     return lean, faithful

@@ -7,6 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vx.families.code.probes import domain as pd
 from vx.families.code.probes import generate as pg
 
 scalars = st.one_of(
@@ -94,11 +95,11 @@ def test_types_preserved_and_bounded(examples):
         assert repr(args) not in {repr(e) for e in examples}
         for a in args:
             if isinstance(a, (str, list, tuple, dict)):
-                assert len(a) <= max(pg.MAX_STR, 200)
+                assert len(a) <= max(pd.MAX_STR, 200)
             if type(a) is int:
-                assert abs(a) <= pg.MAX_INT
+                assert abs(a) <= pd.MAX_INT
         if klass in ("mutant", "boundary"):
-            assert pg.in_domain(args, dom, frozenset({"relations"}) if klass == "boundary" else frozenset())
+            assert pd.in_domain(args, dom, frozenset({"relations"}) if klass == "boundary" else frozenset())
 
 
 def test_preconditions_kept():
@@ -164,9 +165,9 @@ def _value_ok_reference(v: Any, path, dom, records, relax=frozenset()) -> bool:
             return False
         if d.single_spaces and "  " in v:
             return False
-        if d.balanced and not all(pg._balanced(v, {o: c}) for o, c in d.balanced):
+        if d.balanced and not all(pd._balanced(v, {o: c}) for o, c in d.balanced):
             return False
-        if d.pattern is not None and pg._digit_pattern(v) != d.pattern and not (v == "" and "empty" in relax):
+        if d.pattern is not None and pd._digit_pattern(v) != d.pattern and not (v == "" and "empty" in relax):
             return False
     if t in (str, list, tuple, set, frozenset, dict):
         if len(v) > d.max_len and "bound" not in relax:
@@ -174,9 +175,9 @@ def _value_ok_reference(v: Any, path, dom, records, relax=frozenset()) -> bool:
         if d.nonempty and len(v) == 0 and "empty" not in relax:
             return False
     if t in (list, tuple) and path not in records:
-        if d.sorted and d.sorted not in pg.sorted_directions(v):
+        if d.sorted and d.sorted not in pd.sorted_directions(v):
             return False
-        if d.distinct and not pg._distinct(v):
+        if d.distinct and not pd.distinct(v):
             return False
         if d.rectangular and v and len({len(x) if type(x) in (list, tuple) else -1 for x in v}) != 1:
             return False
@@ -248,7 +249,7 @@ def _agree(examples, others, relax) -> None:
         for i, a in enumerate(args):
             for x in _variants(a):
                 for path in [(i,), (i, "elem"), (i, 0), (i, "key"), (i, "val")]:
-                    assert pg._value_ok(x, path, dom, dom.records, relax) == _value_ok_reference(
+                    assert pd._value_ok(x, path, dom, dom.records, relax) == _value_ok_reference(
                         x, path, dom, dom.records, relax
                     ), (x, path, relax)
 
@@ -276,7 +277,7 @@ def test_grown_lists_stay_distinct_as_the_domain_counts_distinct():
     large = [a for k, a in probes if k == "large"]
     assert len(large) == pg.CLASS_SIZES["large"]
     for (xs,) in large:
-        assert len(xs) >= 50 and pg._distinct(xs) and pg.in_domain((xs,), dom, frozenset({"bound"}))
+        assert len(xs) >= 50 and pd.distinct(xs) and pd.in_domain((xs,), dom, frozenset({"bound"}))
 
 
 def _counted(mut, calls):
@@ -300,14 +301,14 @@ def test_a_grid_grows_by_rows_of_its_width_and_stops_when_no_new_row_is_left():
         ([[0, 0, 1, 0], [0, 1, 0, 0], [1, 1, 1, 1]], 1),
         ([[0, 0, 1, 1], [0, 0, 0, 0], [1, 1, 1, 1], [0, 1, 1, 1]], 2),
     ]
-    dom = pg.infer_domain(examples)
+    dom = pd.infer_domain(examples)
     assert dom.paths[(0,)].rectangular and dom.paths[(0,)].distinct
     calls: list = []
     mut = _counted(pg._Mutator(dom, random.Random(7)), calls)
     grid = pg._grow(examples[0][0], 0, 1000, dom, mut.rng, mut)
     assert {len(row) for row in grid} == {4} and len({tuple(r) for r in grid}) == len(grid) <= 16
     assert len(calls) <= 16 * (pg.GROW_STALL + 1)  # not the 20,000 tries of a target of 1,000
-    assert pg.in_domain((grid, 1), dom, frozenset({"bound"}))
+    assert pd.in_domain((grid, 1), dom, frozenset({"bound"}))
 
 
 def test_a_square_grid_is_not_grown_but_as_many_records_as_fields_are():
@@ -315,12 +316,12 @@ def test_a_square_grid_is_not_grown_but_as_many_records_as_fields_are():
     class makes square grids of other sizes). Three records of three fields only look square."""
     import random
 
-    square = pg.infer_domain([([[1, 2, 3], [4, 5, 6], [7, 8, 9]], 3), ([[5, 9, 3], [4, 1, 6], [7, 8, 2]], 1)])
+    square = pd.infer_domain([([[1, 2, 3], [4, 5, 6], [7, 8, 9]], 3), ([[5, 9, 3], [4, 1, 6], [7, 8, 2]], 1)])
     assert square.paths[(0,)].square
     mut = pg._Mutator(square, random.Random(1))
     assert pg._grow([[1, 2, 3], [4, 5, 6], [7, 8, 9]], 0, 60, square, mut.rng, mut) is None
     records = [([(1, "Rash", 21), (2, "Varsha", 20), (3, "Kil", 19)],)]
-    dom = pg.infer_domain(records)
+    dom = pd.infer_domain(records)
     assert dom.paths[(0,)].square and (0, "elem") in dom.records
     mut = pg._Mutator(dom, random.Random(1))
     grown = pg._grow(records[0][0], 0, 60, dom, mut.rng, mut)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 import warnings
@@ -60,11 +61,13 @@ def test_a_later_process_reads_the_probes_instead_of_generating_them(store, monk
 def test_another_process_really_finds_them(store, tmp_path):
     """The store is for other processes: a second interpreter reads what the first one wrote."""
     code = (
-        "import json, sys; from vx.families.code.ops import probe as P; "
+        "import json, sys; from vx.families.code.probes import probe as P; "
         "t = json.loads(sys.argv[1]); g = P.generated(t); "
         "print(json.dumps([[p.klass, repr(p.args)] for p in g[0]]))"
     )
     env = {"VX_PROBE_CACHE": str(store), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    if os.environ.get("PYTHONPATH"):  # the same vx as this process (a work tree's, not the installed one)
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     first = subprocess.run(
         [sys.executable, "-c", code, json.dumps(TASK)], env=env, capture_output=True, text=True, check=True
     ).stdout

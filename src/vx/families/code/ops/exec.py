@@ -46,6 +46,7 @@ DEPENDS = (
     values,
     probe,
     "vx.families.code.compare",
+    "vx.families.code.probes.domain",
     "vx.families.code.probes.generate",
     "vx.families.code.probes.draw",
 )

@@ -6,7 +6,7 @@ below that holds on **every** example and has **real support**: at least :data:`
 have broken it (an output of three elements cannot break "sorted" if its elements are equal; "as long as its
 argument" needs arguments of at least two different lengths, so three lists of three never make "length is 3").
 The op then reads the attempt's one sandboxed run (:func:`.run.execution`: no extra process) and checks each
-relation on the answers to the probes the inferred input domain (:func:`.generate.infer_domain`) accepts, naming
+relation on the answers to the probes the inferred input domain (:func:`.domain.infer_domain`) accepts, naming
 the broken relation and the input::
 
     sort_even([5, 6, 3, 4]) returned [3, 6, 5]; every example returns a list as long as its argument
@@ -55,18 +55,28 @@ from vx.families.code.ops import run as _run
 from vx.families.code.ops import values
 from vx.families.code.ops.run import EXEC_OP_TIMEOUT, MUTABLE, execution, judges_the_run
 from vx.families.code.ops.values import short
-from vx.families.code.probes import generate, probe
+from vx.families.code.probes import domain as input_domain
+from vx.families.code.probes import probe
 from vx.families.code.probes.probe import VisibleExample, visible_examples
 from vx.memo import MISSING, IdentityMemo
 from vx.ops.core import Context, Result, abstain, clean, drawback, op
 from vx.ops.specs import SpecError, inducer, template
 
-DEPENDS = (__name__, generate, probe, values, _run, "vx.families.code.probes.draw")
+DEPENDS = (
+    __name__,
+    input_domain,
+    probe,
+    values,
+    _run,
+    "vx.families.code.probes.generate",
+    "vx.families.code.probes.draw",
+)
 
 #: Examples that could have broken a relation, at least: one example supports nothing.
 MIN_SUPPORT = 2
-#: A relation that one would see by chance with at least this probability (a random order of the outputs' elements
-#: being sorted, or keeping the argument's order) is no evidence: ``sorted``, ``subsequence_arg`` and ``monotone`` need less.
+#: A relation that one would see by chance with at least this probability (a random order of the outputs'
+#: elements being sorted, or keeping the argument's order) is no evidence: ``sorted``, ``subsequence_arg`` and
+#: ``monotone`` need less.
 CHANCE = 0.01
 #: Every kind, in the order the op checks them (and names the first broken one).
 KINDS = (
@@ -286,7 +296,7 @@ class Inferred:
 
     invariants: tuple[Invariant, ...]
     examples: tuple[VisibleExample, ...]
-    domain: Any = None  # generate.Domain, or None when the examples' inputs cannot be modelled
+    domain: Any = None  # probes.domain.Domain, or None when the examples' inputs cannot be modelled
     why: str = ""  # why there are none
 
     def get(self, kind: str, arg: int = -1) -> Invariant | None:
@@ -429,7 +439,7 @@ def infer_from(examples: Sequence[tuple[tuple[Any, ...], Any]], *, exact: bool =
         could = [o for o in outs if _distinct_count(o) >= 2]
         dirs = {"asc", "desc"}
         for o in outs:
-            dirs &= generate.sorted_directions(o)
+            dirs &= input_domain.sorted_directions(o)
         if len(could) >= MIN_SUPPORT and len(dirs) == 1 and _chance(_distinct_count(o) for o in could) <= CHANCE:
             d = dirs.pop()
             found.append(
@@ -581,7 +591,7 @@ def infer(task: Mapping[str, Any]) -> Inferred:
         exact = all(ex.exact_types for ex in examples)
         found = infer_from([(ex.args, ex.expected) for ex in examples], exact=exact)
         args = [ex.args for ex in examples]
-        domain = generate.infer_domain(args) if args[0] and all(generate._plain(a) for a in args) else None
+        domain = input_domain.infer_domain(args) if args[0] and all(input_domain.plain(a) for a in args) else None
         why = "" if found else "no relation holds on every visible example with support"
         result = Inferred(found, examples, domain, why)
     _INFERRED[key] = result
@@ -607,7 +617,7 @@ def accepted(inferred: Inferred, args: tuple, *, strict: bool = False) -> bool:
     `strict`: the enlarged probes stay in the domain of every relation but ``range``)."""
     if inferred.domain is None:
         return False
-    return generate.in_domain(tuple(args), inferred.domain, frozenset() if strict else frozenset({"bound"}))
+    return input_domain.in_domain(tuple(args), inferred.domain, frozenset() if strict else frozenset({"bound"}))
 
 
 def _accepted_probe(inferred: Inferred, p: Any) -> tuple[bool, bool]:
@@ -668,7 +678,7 @@ def check_value(inv: Invariant, args: tuple, out: Any, *, exact: bool = True) ->
     if k == "sorted":
         if type(out) not in _SEQ:
             return None
-        return inv.detail in generate.sorted_directions(out)
+        return inv.detail in input_domain.sorted_directions(out)
     if k == "sign":
         if not _num(out) or type(out) is bool:
             return None

@@ -39,7 +39,7 @@ from vx.families.code.ops import run as _run
 from vx.families.code.ops import values
 from vx.families.code.ops.artifact import artifact_of
 from vx.families.code.ops.run import EXEC_OP_TIMEOUT, SKIPPED_PEER_PROBES, execution
-from vx.families.code.probes import generate, probe
+from vx.families.code.probes import probe
 from vx.families.code.probes.probe import PEER_CLASSES, model_tests_with_counts, peer_probes
 from vx.memo import MISSING, IdentityMemo
 from vx.ops.core import abstain, clean, drawback, observer, peer_op
@@ -47,12 +47,13 @@ from vx.ops.specs import SpecError, inducer, template
 
 DEPENDS = (
     __name__,
-    generate,
     probe,
     values,
     _run,
     "vx.families.code.compare",
     "vx.families.code.ops.exec",
+    "vx.families.code.probes.domain",
+    "vx.families.code.probes.generate",
     "vx.families.code.probes.draw",
 )
 

@@ -60,6 +60,7 @@ DEPENDS = (
     values,
     _run,
     probe_mod,
+    "vx.families.code.probes.domain",
     "vx.families.code.probes.generate",
     "vx.families.code.probes.draw",
 )
@@ -165,7 +166,7 @@ def _bare_except(node: ast.AST) -> bool:
 def _module_level_code(tree: ast.Module) -> list[ast.stmt]:
     """Statements that run at import time besides definitions, imports and docstrings."""
     out = []
-    for i, stmt in enumerate(tree.body):
+    for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
             continue
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):

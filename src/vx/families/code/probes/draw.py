@@ -2,13 +2,13 @@
 
 The mutation classes of :mod:`.generate` stay close to the visible examples (one to three edits of
 one example). This module adds the class ``drawn``: fresh inputs drawn from **hypothesis** strategies
-built from the same inferred predicates (:class:`.generate.Domain`): per value path its types, sign,
+built from the same inferred predicates (:class:`.domain.Domain`): per value path its types, sign,
 magnitude bound, closed set of ints, float decimals, string alphabet, digit-run pattern, balanced
 brackets, words separated by single spaces, length bounds (lists and tuples of at least two elements
-when every example's are: "a list of at least two numbers" is a common unstated precondition), sorted and distinct lists, rectangular
-nested lists, record tuples and dicts; across arguments equal lengths, an int at most a length and
-the order of two ints are repaired after drawing. Every drawn input must still pass
-:func:`.generate.in_domain` (no predicate relaxed), so a drawn probe is as much "within what the
+when every example's are: "a list of at least two numbers" is a common unstated precondition), sorted
+and distinct lists, rectangular nested lists, record tuples and dicts; across arguments equal lengths,
+an int at most a length and the order of two ints are repaired after drawing. Every drawn input must still pass
+:func:`.domain.in_domain` (no predicate relaxed), so a drawn probe is as much "within what the
 examples imply" as a mutant, only further from the examples: hypothesis favours small and extreme
 values (0, the bounds, empty or one-element collections where the domain allows them, repeated
 elements), which is where off-by-one and ``<``/``<=`` mistakes show.
@@ -38,7 +38,7 @@ from typing import Any
 import attrs
 from hypothesis import strategies as st
 
-from vx.families.code.probes.generate import Domain, Path, PathDomain, in_domain
+from vx.families.code.probes.domain import Domain, Path, PathDomain, in_domain
 
 #: How many drawn probes per task (at most).
 N_DRAWN = 40

@@ -37,6 +37,7 @@ FORMAT = 1
 #: The modules whose source decides the generated probes.
 GENERATOR_MODULES = (
     "vx.families.code.probes.probe",
+    "vx.families.code.probes.domain",
     "vx.families.code.probes.generate",
     "vx.families.code.probes.draw",
     "vx.families.code.ops.values",
