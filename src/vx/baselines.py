@@ -21,7 +21,7 @@ Protocol: ``peer.fit(FitData) -> Fitted``; ``fitted.predict(votes) -> int8 codes
 0 clean, -1 abstain) for any rows of the same op columns. `FitData` holds train verdicts (no
 labels), dev verdicts and dev labels: the locked split cannot reach a peer. The family's root is
 not a peer's business: `run_peer` hands it the rows the root does not decide and conjoins the
-root afterwards, exactly as a vx verifier's final verdict does (DESIGN §2), so every method is
+root afterwards, exactly as a vx verifier's final verdict does (docs/design.md §2), so every method is
 compared on the same footing.
 
 Optional dependencies: `Spade` needs scipy; the Snorkel peers need ``snorkel`` (and torch); all

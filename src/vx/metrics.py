@@ -1,4 +1,4 @@
-"""Statistics that come with every comparison (DESIGN §9).
+"""Statistics that come with every comparison (docs/design.md §9).
 
 Conventions: the positive class is FAIL (a drawback was found). Labels are P(pass) in [0, 1]
 (soft labels are thresholded at 0.5 for the counting metrics). A final ABSTAIN counts as PASS in

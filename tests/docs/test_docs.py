@@ -464,6 +464,52 @@ def test_the_home_page_relinks() -> None:
     )
 
 
+# --- the design's sections, as the code cites them ------------------------------------------------------------
+
+
+def design_citations(root: Path) -> list[tuple[str, int, str]]:
+    """(file, line, citation) of every ``design.md §N`` and every bare ``DESIGN §`` in the code, tests and examples."""
+    out = []
+    for top in ("src", "tests", "examples", "benchmarks", "scripts"):
+        for path in sorted((root / top).rglob("*")):
+            if not path.is_file() or path.suffix not in {".py", ".lark", ".toml", ".md", ".sh"}:
+                continue
+            if path.resolve() == Path(__file__).resolve():
+                continue  # this file names the forms it looks for
+            for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+                for m in re.finditer(r"design\.md §\d+|DESIGN\b[^\n]{0,3}§?\s*\d*", line):
+                    out.append((rel(path), n, m.group(0)))
+    return out
+
+
+def dangling_design_citations(citations: list[tuple[str, int, str]], design: str) -> list[str]:
+    sections = {m.group(1) for m in re.finditer(r"^## (\d+)\. ", design, re.M)}
+    bad = []
+    for where, n, cite in citations:
+        m = re.fullmatch(r"design\.md §(\d+)", cite)
+        if m is None:
+            bad.append(f"{where}:{n}: {cite!r} cites no document: cite docs/design.md §N")
+        elif m.group(1) not in sections:
+            bad.append(f"{where}:{n}: docs/design.md has no section {m.group(1)}")
+    return bad
+
+
+def test_every_design_citation_has_a_target() -> None:
+    cites = design_citations(ROOT)
+    assert cites, "no code cites docs/design.md: is the search broken?"
+    bad = dangling_design_citations(cites, (DOCS / "design.md").read_text(encoding="utf-8"))
+    assert not bad, "\n".join(bad)
+
+
+def test_the_design_check_sees_a_dangling_citation() -> None:
+    design = "# D\n\n## 1. Verdicts\n\n## 2. The language\n"
+    cites = [("a.py", 1, "design.md §2"), ("a.py", 2, "design.md §7"), ("b.py", 3, "DESIGN §1")]
+    assert dangling_design_citations(cites, design) == [
+        "a.py:2: docs/design.md has no section 7",
+        "b.py:3: 'DESIGN §1' cites no document: cite docs/design.md §N",
+    ]
+
+
 # --- results pages, the nav, the README ------------------------------------------------------------------------
 
 RESULT_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-[a-z0-9-]+\.md$")

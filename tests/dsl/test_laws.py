@@ -1,4 +1,4 @@
-"""The laws of the vx language (DESIGN §2), each as its own property test.
+"""The laws of the vx language (docs/design.md §2), each as its own property test.
 
 "e1 ≡ e2" means: the same verdict on every item of a random verdict matrix (with some
 columns abstaining everywhere). Every evaluation goes through both evaluators and checks

@@ -1,4 +1,4 @@
-"""The DESIGN §2 table, item by item, for the reference interpreter."""
+"""The docs/design.md §2 table, item by item, for the reference interpreter."""
 
 import pytest
 

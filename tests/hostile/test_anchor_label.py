@@ -95,7 +95,7 @@ def test_a_probability_label_is_accepted_as_help_offers(fam):
         for x in (fam / "dev.jsonl").read_text(encoding="utf-8").split("\n")
         if x.strip() and json.loads(x)["id"] == "tr2"
     )
-    assert row["label"] == 0.7  # a number, as DESIGN.md's dev.jsonl holds a soft label
+    assert row["label"] == 0.7  # a number, a soft label, as docs/design.md §4 defines dev.jsonl's
     for bad in ("banana", "1.5", "nan", "inf", "-0.1"):
         clean_error(CliRunner().invoke(main, ["anchor", "label", str(fam), "tr8", "--", bad]), "is not a label")
 

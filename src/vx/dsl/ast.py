@@ -46,7 +46,7 @@ __all__ = [
 #: Combinator keywords. They are reserved: no op may be named like one of them.
 KEYWORDS: frozenset[str] = frozenset({"any", "all", "not", "vote", "wvote"})
 
-#: What an op name looks like (DESIGN §2).
+#: What an op name looks like (docs/design.md §2).
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*\Z")
 
 Path = tuple[int, ...]

@@ -1,4 +1,4 @@
-"""The meaning of a vx expression on one item: the executable specification (DESIGN §2).
+"""The meaning of a vx expression on one item: the executable specification (docs/design.md §2).
 
 This interpreter is deliberately small and direct; it is the reference the fast vectorised
 evaluator (`vx.dsl.compile`) is tested against, item by item. Use it to explain a verdict

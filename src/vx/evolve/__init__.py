@@ -1,4 +1,4 @@
-"""Evolution of verifiers: the anchored metric loop (DESIGN §5–6, §10).
+"""Evolution of verifiers: the anchored metric loop (docs/design.md §5, §6, §10).
 
 objective (S = A_dev·A_train^w − C) · guards (fail-closed, validity gate, best-so-far) · batch
 (many candidates over one verdict matrix) · lifecycle (birth gate, shadows, retirement) ·

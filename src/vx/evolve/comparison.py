@@ -1,4 +1,4 @@
-"""Comparing verifiers on a labeled split (DESIGN §9) — used by `vx compare`, never by evolution.
+"""Comparing verifiers on a labeled split (docs/design.md §9) — used by `vx compare`, never by evolution.
 
 * `compare_files(a, b, dataset)` — two .vx files on the same items: agreement of each, per-item
   changes (fixed: A wrong → B right; broken: A right → B wrong), a paired sign-flip permutation

@@ -1,4 +1,4 @@
-"""Curate (DESIGN §6, step 4): retire the active ops that hurt, promote the shadows that help.
+"""Curate (docs/design.md §6, step 4): retire the active ops that hurt, promote the shadows that help.
 
 An op retires only on evidence of harm for longer than the grace (`vx.evolve.lifecycle.update_streaks`):
 it fires on a dev item labelled pass, or removing it from the incumbent raises S *before its size cost*

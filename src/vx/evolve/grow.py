@@ -1,4 +1,4 @@
-"""Grow (DESIGN §6, step 2): clusters → typed specs from the synthesizers → ops through the birth gate.
+"""Grow (docs/design.md §6, step 2): clusters → typed specs from the synthesizers → ops through the birth gate.
 
 Every proposal is built, applied to every train and dev item, and admitted or rejected by
 `vx.evolve.lifecycle.admission_reason` (the birth gate, its known-good pseudo-positives, redundancy);

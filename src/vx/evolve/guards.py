@@ -1,4 +1,4 @@
-"""The anchor guards and the best-so-far rule (DESIGN §5).
+"""The anchor guards and the best-so-far rule (docs/design.md §5).
 
 **Fail-closed anchoring.** A candidate has a *usable dev opinion* when its expression opines on
 at least one dev item that the root has not already failed (on root-failed items the expression

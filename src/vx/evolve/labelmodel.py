@@ -100,7 +100,7 @@ def fit_label_model(
     ``classes`` (one failure class per op, e.g. `Op.detects`) makes the model *class-conditional*:
     each class ``c`` has a latent "defect c is present" with its own prior, its ops' verdicts depend
     on it alone, and an item fails when some defect is present, ``q = 1 − Π_c (1 − r_c)``. A clean
-    verdict then only speaks for its own class (DESIGN §1), and ops are compared with the ops of
+    verdict then only speaks for its own class (docs/design.md §1), and ops are compared with the ops of
     their class. Anchors: a dev pass has no defect; a dev failure has at least one (the posterior of
     each class is conditioned on that). Without ``classes`` there is one latent (the classic model)."""
     votes = np.asarray(votes)

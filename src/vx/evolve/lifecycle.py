@@ -1,4 +1,4 @@
-"""The op lifecycle: birth gate, shadow tier, promotion, retirement (DESIGN §6, steps 2 and 4).
+"""The op lifecycle: birth gate, shadow tier, promotion, retirement (docs/design.md §6, steps 2 and 4).
 
 * **Birth gate.** A synthesized op is admitted when it fires on at least half of its cluster and
   stays clean on known-good outputs. *Known* good means labelled: the dev items labelled pass (and,

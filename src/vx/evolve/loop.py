@@ -1,4 +1,4 @@
-"""The metric loop: Sense → Grow → Select → Curate → Audit, round after round (DESIGN §6).
+"""The metric loop: Sense → Grow → Select → Curate → Audit, round after round (docs/design.md §6).
 
 Entry point: `Evolution(view, seed, ...)` with ``view`` a `vx.families.family.EvolutionView` —
 unlabeled train, labeled dev, the op pool and the objective constants, never the locked labels.
@@ -340,7 +340,7 @@ class Evolution:
         return record.finish(self)
 
     def _round(self, r: int) -> Round:
-        """One round: Sense → Grow → Select → Curate, then Audit and record (DESIGN §6); one module each."""
+        """One round: Sense → Grow → Select → Curate, then Audit and record (docs/design.md §6); one module each."""
         t0 = time.perf_counter()
         rng = np.random.default_rng([self.config.seed, r])
         obj = self._objective()

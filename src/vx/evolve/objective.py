@@ -1,4 +1,4 @@
-"""The selection objective S(e) = A_dev(e) · A_train(e)^w − C(e) (DESIGN §5).
+"""The selection objective S(e) = A_dev(e) · A_train(e)^w − C(e) (docs/design.md §5).
 
 Everything is computed on **final verdicts** — the family root conjoined with the expression —
 because that is what a consumer of the verifier sees. A final ABSTAIN is scored as PASS by default
@@ -20,7 +20,7 @@ verdict opines on count — and remains available (``vx evolve --abstain exclude
   (`Op.detects`): a class says FAIL where its weighted drawback votes exceed its weighted clean
   votes, PASS where they fall short; the item's consensus is FAIL when some class says FAIL, PASS
   when some class says PASS and none FAIL, and undecided otherwise (such items do not count). An
-  op's CLEAN means "no drawback *of my class*" (DESIGN §1), so it can outvote another detector of
+  op's CLEAN means "no drawback *of my class*" (docs/design.md §1), so it can outvote another detector of
   the same class but not a detector of a different one. ``consensus="majority"`` is one weighted
   vote over all ops; with drawback detectors it calls almost every item PASS (one op finds the
   defect, the others see nothing of theirs), and A_train then rewards verifiers that rarely fire:
@@ -679,7 +679,7 @@ class Objective:
         o, f = evaluate_batch(self.compile([node]), self.data.matrix, rows=self._rows)
         from vx.dsl.matrix import Packed
 
-        # rows the root does not leave to the expression are FAIL: the root conjoined (DESIGN §2)
+        # rows the root does not leave to the expression are FAIL: the root conjoined (docs/design.md §2)
         return final_codes((~self.decide).astype(np.int8), Packed(o[0], f[0], self._n).to_int8())
 
     def describe(self, node: Node) -> str:

@@ -1,4 +1,4 @@
-"""Recomputing a run's reported numbers from its run file alone (DESIGN §10).
+"""Recomputing a run's reported numbers from its run file alone (docs/design.md §10).
 
 `round_score(store, r)` rebuilds the objective that round ``r`` selected under — the pool's
 verdict matrix (`matrix` table), the dev labels (`verdicts` table), the op statuses and

@@ -1,4 +1,4 @@
-"""Audit and record (DESIGN §6, step 5): each round audited (numbers only, never read back) and written in
+"""Audit and record (docs/design.md §6, step 5): each round audited (numbers only, never read back) and written in
 one transaction; the run's result chosen among the incumbents it held, and its final record.
 """
 

@@ -1,5 +1,5 @@
 """The rules a person would use instead of an evolved expression, written as vx expressions so that
-evolution scores them with its own objective and starts from the best (DESIGN §6, Select).
+evolution scores them with its own objective and starts from the best (docs/design.md §6, Select).
 
 * **seed ∨ peer op** -- the hand-written seed with one peer op (`Op.is_peer`, not a baseline) OR-ed in,
   for each such op: on multi-attempt data the fixed rule a careful user writes first;

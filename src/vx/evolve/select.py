@@ -1,4 +1,4 @@
-"""Select (DESIGN §6, step 3): the round's candidates, scored in one batch, and the replacement rule.
+"""Select (docs/design.md §6, step 3): the round's candidates, scored in one batch, and the replacement rule.
 
 Candidates: the incumbent, the seed, the elites, every composer's proposals, the **known rules** (seed ∨
 each peer op, the label model's wvote, SPADE: `vx.evolve.rules`) and the anchor cover; all normalised

@@ -1,4 +1,4 @@
-"""Sense (DESIGN §6, step 1): what the incumbent misses and where the pool cannot decide.
+"""Sense (docs/design.md §6, step 1): what the incumbent misses and where the pool cannot decide.
 
 * *misses* -- dev items labelled fail that the incumbent passes (or abstains on);
 * *gaps* -- train items the root leaves open on which the active pool is silent or split (`gap_mask`);
@@ -26,7 +26,7 @@ GAP_SPLIT_SHARE = 1 / 3
 
 
 def gap_mask(obj: Objective, train_mask: np.ndarray) -> np.ndarray:
-    """The gap rule (DESIGN §6, Sense): a train item the root leaves to the expression is a *gap*
+    """The gap rule (docs/design.md §6, Sense): a train item the root leaves to the expression is a *gap*
     when the active pool is silent on it (no op opines) or split (both sides hold weight and the
     smaller at least `GAP_SPLIT_SHARE` of it). Gaps are where the pool needs a new detector."""
     total = obj.fire_w + obj.clean_w

@@ -1,4 +1,4 @@
-"""The run record: one SQLite file per evolution run (DESIGN §10).
+"""The run record: one SQLite file per evolution run (docs/design.md §10).
 
 Tables (all text is UTF-8, JSON columns are canonical JSON):
 

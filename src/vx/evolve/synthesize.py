@@ -8,7 +8,7 @@ class, otherwise the item's *signature* — the sorted names of the selectable o
 (``sig:none`` when none does). A cluster is *anchored* when it holds at least one miss. Clusters
 smaller than ``min_cluster`` are not recurring and are skipped.
 
-**Synthesizer.** ``propose(request) -> list of typed op specs`` (DESIGN §3): JSON objects
+**Synthesizer.** ``propose(request) -> list of typed op specs`` (docs/design.md §3): JSON objects
 ``{"kind", "check", "params", "detects", "name"?}``. The engine builds, applies and gates them.
 `TemplateSynthesizer` is the offline one: for every check template of the family that has an
 inducer it asks ``induce(cluster, good)`` for parameter sets and turns each into a spec named

@@ -138,7 +138,7 @@ def _lines(path: Path) -> list[tuple[str, dict[str, Any]]]:
 
 def cli_label(text: str) -> str | float:
     """A label as typed on the command line: ``pass``, ``fail`` or a probability of pass (``0.7``), as
-    dev.jsonl holds it (DESIGN: ``"label": "fail" | "pass" | 0.8``). Raises AnchorError."""
+    dev.jsonl holds it (docs/design.md §4: ``"label": "fail" | "pass" | 0.8``). Raises AnchorError."""
     word = text.strip().lower()
     if word in ("pass", "fail"):
         return word

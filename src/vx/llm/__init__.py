@@ -1,4 +1,4 @@
-"""LLM roles (DESIGN §8): solver, teacher, composer, synthesizer, judge ops, final judge.
+"""LLM roles (docs/design.md §8): solver, teacher, composer, synthesizer, judge ops, final judge.
 
 Every role is bound per call from the role-to-model table (`vx.llm.config`); every call goes
 through one client (`vx.llm.client`: the official `anthropic` SDK, disk cache, retries with

@@ -227,7 +227,7 @@ class Op:
     #: A *baseline*: what a person could use instead of a vx verifier (a plurality vote, CodeT's dual
     #: agreement), kept in the pool so that its verdicts are recorded and compared with. A baseline is
     #: always a shadow: never selectable, never promoted, never part of the train consensus, and it never
-    #: enters an evolved expression (DESIGN §6, Curate).
+    #: enters an evolved expression (docs/design.md §6, Curate).
     baseline: bool = False
     #: How another process rebuilds this op, when it is not a function of an importable module.
     recipe: Recipe | None = attrs.field(default=None, eq=False, repr=False)

@@ -1,4 +1,4 @@
-"""The skill loop and co-evolution with the verifier: the Double Ratchet (DESIGN §7).
+"""The skill loop and co-evolution with the verifier: the Double Ratchet (docs/design.md §7).
 
 A frozen ``solver`` works on a family's training tasks with a bounded bank of skills routed into its
 prompts; a grader (the family's ground truth, any .vx verifier, the co-evolving verifier, or a collapsed

@@ -1,4 +1,4 @@
-"""The LLM composer: a model proposes candidate expressions as .vx text (DESIGN §6, Select).
+"""The LLM composer: a model proposes candidate expressions as .vx text (docs/design.md §6, Select).
 
 It implements `vx.evolve.compose.Composer` (``name`` and ``propose(ctx)``). The model sees the op
 catalog (names, tiers, failure classes, descriptions, coverage), the current gaps, and the elite

@@ -1,4 +1,4 @@
-"""The LLM synthesizer: a model authors typed op specs for a failure cluster (DESIGN §6, Grow).
+"""The LLM synthesizer: a model authors typed op specs for a failure cluster (docs/design.md §6, Grow).
 
 It implements `vx.evolve.synthesize.Synthesizer` (``name`` and ``propose(request)``). The model
 sees the cluster's failing outputs (with their tasks), known-good outputs it must stay clean on,

@@ -38,7 +38,7 @@ PROBE_CALL_TIMEOUT = 2.0
 PROBE_RUN_TIMEOUT = 30.0
 
 
-#: The teacher's evidence classes of a failure (a dev draw can be stratified by them, DESIGN §4):
+#: The teacher's evidence classes of a failure (a dev draw can be stratified by them, docs/design.md §4):
 #: it fails a visible example (or the root: it does not parse), it raises or times out on an input
 #: the reference answers, or it passes its visible examples but differs from the reference.
 EVIDENCE = ("fails_visible_example", "crashes", "passes_example_differs")

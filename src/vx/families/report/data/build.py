@@ -334,7 +334,7 @@ def _write_family_toml(path: Path, provenance: Mapping[str, Any]) -> None:
         'locked = "locked.jsonl"',
         "",
         "[objective]",
-        "w = 0.25  # op consensus is a weaker regularizer on reports (DESIGN §5)",
+        "w = 0.25  # op consensus is a weaker regularizer on reports (docs/design.md §5)",
         "fail_weight = 2.0",
         "",
         "[provenance]",

@@ -419,7 +419,7 @@ def _toml_value(v: Any) -> str:
 
 def family_toml_head(name: str, description: str, *, peers: bool = False) -> list[str]:
     """The lines of a SQL family's family.toml up to ``[provenance]`` (the sql pack, root ``parses``,
-    the usual files, DESIGN §5's objective constants); ``peers`` adds ``peers.jsonl`` to the splits."""
+    the usual files, docs/design.md §5's objective constants); ``peers`` adds ``peers.jsonl`` to the splits."""
     return [
         f"name = {json.dumps(name)}",
         f"description = {json_dumps(description)}",
