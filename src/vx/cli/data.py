@@ -1,5 +1,5 @@
 """`vx data build <family>` -- build a family directory (thin wrappers over each pack's builder:
-`vx.families.code.data.build` for humaneval|mbpp, and the report and sql packs' builders)."""
+`vx.families.code.data.build` for humaneval|mbpp, and the report, sql and tools packs' builders)."""
 
 from __future__ import annotations
 
@@ -561,3 +561,96 @@ def build_spider_cmd(
     except (BuildError, DataError, SplitError, WarehouseError) as exc:
         raise UserError(str(exc)) from None
     _report(report, as_json)
+
+
+@build_group.command("tools")
+@click.option(
+    "--data-dir",
+    required=True,
+    type=click.Path(exists=True, file_okay=False),
+    help="BFCL's data: single/<category>.jsonl.gz (single-turn answers) and multi/ (e.g. ../shared/data/tools).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Family directory to write (created if needed); with --kind both, it holds single/ and multi/.",
+)
+@click.option(
+    "--kind",
+    type=click.Choice(["single", "multi", "both"]),
+    default="single",
+    show_default=True,
+    help="Which family: single-turn function calling, multi-turn trajectories, or both (two directories).",
+)
+@click.option(
+    "--category",
+    "categories",
+    multiple=True,
+    help="A single-turn category to include (repeat; default: simple, multiple_function, parallel_function, "
+    "parallel_multiple_function, relevance).",
+)
+@click.option(
+    "--per-task", type=POSITIVE_INT, default=None, help="Keep a seeded subsample of at most N answers per question."
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for the subsample and the splits.")
+@click.option("--n-locked", type=POSITIVE_INT, default=None, help="Minimum number of locked items (default: a third).")
+@click.option(
+    "--dev-draw",
+    type=click.Choice(["stratified", "gross"]),
+    default="stratified",
+    show_default=True,
+    help="Dev failures stratified by BFCL's error class (wrong value, wrong call, call where none fits, "
+    "unreadable), or any failures (gross).",
+)
+@click.option(
+    "--no-bfcl",
+    is_flag=True,
+    help="Do not re-derive the labels with BFCL's checker (bfcl-eval) even when it is installed.",
+)
+@click.option(
+    "--seed-expr",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A .vx file to copy into the family as seed.vx (default: keep an existing one, else the built-in seed).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON (machine-readable).")
+def build_tools_cmd(
+    data_dir: str,
+    out_dir: str,
+    kind: str,
+    categories: tuple[str, ...],
+    per_task: int | None,
+    seed: int,
+    n_locked: int | None,
+    dev_draw: str,
+    no_bfcl: bool,
+    seed_expr: str | None,
+    as_json: bool,
+) -> None:
+    """Tool-using agents from BFCL's data: a single-turn family (questions, the functions offered, many
+    models' answers each), a multi-turn one, or both; labels by BFCL (re-derived with its own checker when
+    bfcl-eval is installed, with the agreement printed)."""
+    from vx.errors import BuildError, DataError
+    from vx.families.split import SplitError
+    from vx.families.tools.data import build
+
+    single: dict[str, Any] = {"dev_draw": dev_draw, "use_bfcl": not no_bfcl, "per_task": per_task}
+    if categories:
+        single["categories"] = categories
+    try:
+        with _progress_bars() as progress:
+            reports = build(
+                kind,
+                data_dir,
+                out_dir,
+                seed=seed,
+                n_locked=n_locked,
+                seed_expr=seed_expr,
+                progress=progress,
+                single=single,
+            )
+    except (BuildError, DataError, SplitError) as exc:
+        raise UserError(str(exc)) from None
+    for report in reports:
+        _report(report, as_json)

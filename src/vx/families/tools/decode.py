@@ -42,6 +42,7 @@ import json
 import math
 import operator
 import re
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -443,7 +444,7 @@ def _python_literal(text: str, where: str) -> Any:
     """A dict or a list of dicts written as a Python literal, walked as literals (never evaluated);
     `_NOT_JSON` when the text is not one."""
     try:
-        tree = ast.parse(text, mode="eval")
+        tree = _parse(text, "eval")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return _NOT_JSON
     node = tree.body
@@ -480,15 +481,22 @@ def _json_calls(data: Any, where: str) -> list[Call]:
 # --------------------------------------------------------------------------- Python call text
 
 
+def _parse(text: str, mode: str) -> Any:
+    """``ast.parse`` without its warnings (an invalid escape such as ``\\_`` in model text is data)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text, mode=mode)
+
+
 def _python_calls(text: str, where: str) -> list[Call] | None:
     """Calls written as Python: one call, a list or tuple of calls (or of call strings), or call
     statements separated by ``;`` or new lines. None when the text is not Python of that shape."""
     try:
-        tree = ast.parse(text, mode="eval")
+        tree = _parse(text, "eval")
         exprs: list[ast.expr] = [tree.body]
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         try:
-            module = ast.parse(text, mode="exec")
+            module = _parse(text, "exec")
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             return None
         if not module.body or not all(isinstance(s, ast.Expr) for s in module.body):
@@ -678,7 +686,7 @@ def _why_not(text: str) -> str:
     else:
         json_reason = ""
     try:
-        ast.parse(text, mode="eval")
+        _parse(text, "eval")
     except SyntaxError as exc:
         return f"{exc.msg} (line {exc.lineno})" + (f"; as JSON: {json_reason}" if json_reason else "")
     except (ValueError, MemoryError, RecursionError) as exc:
