@@ -1,60 +1,109 @@
-"""`vx serve`: a verifier behind HTTP, for agent loops that are not Python (``vx-verifiers[serve]``).
+"""`vx serve`: a verifier behind HTTP, for RL trainers and agent loops that are not Python (``vx-verifiers[serve]``).
 
     from vx.serve import make_app
     app = make_app(Verifier.load("examples/humaneval/seed.vx"))      # a Starlette (ASGI) app
-    # or: vx serve examples/humaneval/seed.vx --port 8000
+    # or: vx serve examples/humaneval/seed.vx --port 8000 --warm
 
-The verifier is loaded once. ``GET /health`` says it is up (the expression, the number of tasks, the
-requests being graded). ``POST /grade`` takes ``{"task_id": ..., "solution": "..."}`` or ``{"task_id":
-..., "solutions": ["...", ...]}`` -- a task's group, graded together so peer ops compare the attempts
--- and answers ``{"task_id", "results": [{"verdict", "drawbacks": [{"op", "message"}], "ops": {op:
-{"verdict", "message", "error"?}}}]}`` (one result per solution, in order; ``"verdict"`` at the top too
-for a single solution). A request larger than `max_body` bytes is refused (413), as is a group of more
-than `max_solutions`; bad JSON or fields are a 400, an unknown task a 404, each with an ``"error"``
-message. At most `max_concurrency` requests are graded at once (the others wait their turn, in
-worker threads: the event loop keeps answering ``/health``); the server itself caps open connections
-(``limit_concurrency``: 503 beyond) and, on SIGINT/SIGTERM, stops accepting, finishes the requests
-in flight and exits 0.
+The verifier is loaded once, and a :class:`vx.reward.grader.GroupGrader` grades what is posted: a task's
+group together (peer ops compare its completions), every request's groups on the same worker processes
+(``jobs``), identical completions once (a verdict cache in memory, bounded), each group by its deadline.
 
-Starlette and uvicorn are this module's optional extra: imported here at module level, and this
-module is imported only by `vx serve` (and tests), never by the rest of vx.
+Endpoints (every POST body is JSON, ``Content-Type: application/json``):
+
+* ``POST /grade`` -- vx's own: ``{"task_id", "solution"}`` or ``{"task_id", "solutions": [...]}`` (and an
+  optional ``"deadline"`` in seconds, at most the server's); answers ``{"task_id", "results": [{"verdict",
+  "reason", "drawbacks", "ops"}]}`` (``"verdict"`` at the top too for a single solution).
+* ``POST /openrlhf`` -- OpenRLHF's remote reward model (``--remote_rm_url http://HOST:PORT/openrlhf``).
+* ``POST /verl`` -- a verl ``compute_score`` call as JSON (:mod:`vx.integrations.verl` sends it).
+* ``GET /health`` -- up, the expression, the tasks, what is in flight; ``GET /metrics`` -- Prometheus text.
+
+Bodies and shapes are in :mod:`vx.reward.shapes`. **Backpressure**: at most ``max_queue`` completions are
+admitted at once (queued or being graded); a request beyond that is answered 429 with ``Retry-After``.
+**Deadlines**: a group not graded by its deadline comes back all the same, its completions not graded by
+then abstaining with the reason ``"deadline"`` (a reward of 0 in the trainers' shapes).
+
+**A web page cannot drive it.** Only JSON bodies are read (415 otherwise: no CSRF "simple request"); the
+``Host`` header must name the address the server is bound to (a loopback name for a loopback address),
+or one of ``allow_hosts`` (DNS rebinding), and an ``Origin``, when a browser sends one, must be one of
+those hosts at the server's port or one of ``allow_origins`` (403 otherwise); with ``token`` every request
+needs ``Authorization: Bearer TOKEN`` (401). Every malformed body is a 400 with a message -- nested
+100,000 deep or a 5,000-digit number too -- and a client that goes away is not an error. Slow clients:
+:func:`serve` closes a connection that has not sent its request's headers within ``header_timeout``
+seconds, and a body not received within ``body_timeout`` seconds is a 408.
+
+Starlette, uvicorn and prometheus_client are this module's optional extra: imported here at module level,
+and this module is imported only by `vx serve` (and tests), never by the rest of vx.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hmac
+import ipaddress
 import json
+import math
 import signal
 import socket
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 try:
     import anyio
     import uvicorn
+    from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
     from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import JSONResponse
+    from starlette.requests import ClientDisconnect, Request
+    from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
+    from uvicorn.protocols.http.h11_impl import H11Protocol
 except ImportError as exc:  # pragma: no cover - the extra brings them
     from vx.errors import MissingDependency
 
-    raise MissingDependency("vx serve needs Starlette and uvicorn: pip install 'vx-verifiers[serve]'") from exc
+    raise MissingDependency(
+        "vx serve needs Starlette, uvicorn and prometheus_client: pip install 'vx-verifiers[serve]'"
+    ) from exc
 
+from vx.reward.grader import DEFAULT_REWARDS, Graded, GroupGrader
+from vx.reward.shapes import (
+    Row,
+    ShapeError,
+    openrlhf_answer,
+    openrlhf_rows,
+    verl_rows,
+    verl_score,
+)
+from vx.reward.tasks import TaskIndex
 from vx.verifier import Grade, TraceNode, Verifier
 
 MAX_BODY = 1_000_000  # bytes of one request
 MAX_SOLUTIONS = 100  # solutions of one group
-MAX_CONCURRENCY = 2  # requests graded at once
-MAX_CONNECTIONS = 256  # open connections (uvicorn's limit_concurrency: 503 beyond)
+MAX_CONCURRENCY = 2  # worker processes shared by every request
+MAX_CONNECTIONS = 1024  # open connections (uvicorn's limit_concurrency: 503 beyond)
+MAX_QUEUE = 2048  # completions admitted at once (queued or being graded): 429 beyond
+DEADLINE = 60.0  # seconds a request's groups may take
+HEADER_TIMEOUT = 10.0  # seconds a connection may take to send a request's headers
+BODY_TIMEOUT = 30.0  # seconds a request may take to send its body
+#: threads waiting on groups being graded (they wait; the work is the shared workers')
+GROUP_THREADS = 256
+_LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0)
+_LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
 
-class _TooLarge(Exception):
-    pass
+class _Refused(Exception):
+    def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.headers = status, message, dict(headers or {})
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+class _Gone(Exception):
+    """The client went away before its request was read."""
+
+
+def _error(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=dict(headers or {}))
 
 
 def _op_nodes(node: TraceNode) -> list[TraceNode]:
@@ -64,9 +113,9 @@ def _op_nodes(node: TraceNode) -> list[TraceNode]:
     return out
 
 
-def grade_json(grade: Grade) -> dict[str, Any]:
-    """One grade as the server answers it: the verdict, the checks that failed on a path to FAIL, and
-    every op's verdict and message (the root first)."""
+def grade_json(grade: Grade, reason: str | None = None) -> dict[str, Any]:
+    """One grade as the server answers it: the verdict (and why, for an abstention), the checks that failed
+    on a path to FAIL, and every op's verdict and message (the root first)."""
     ops: dict[str, dict[str, Any]] = {}
     for node in ([grade.root] if grade.root is not None else []) + _op_nodes(grade.trace):
         entry: dict[str, Any] = {"verdict": str(node.verdict), "message": node.message}
@@ -75,90 +124,380 @@ def grade_json(grade: Grade) -> dict[str, Any]:
         ops.setdefault(node.text, entry)
     return {
         "verdict": grade.verdict.value,
+        "reason": reason,
         "drawbacks": [{"op": o, "message": m} for o, m in grade.drawbacks],
         "ops": ops,
     }
 
 
-async def _body(request: Request, limit: int) -> bytes:
+# ------------------------------------------------------------------------------------------ who may ask
+
+
+def is_loopback(host: str) -> bool:
+    if host.strip("[]").lower() in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return True
+    except ValueError:
+        return False
+
+
+def _split_host(value: str) -> tuple[str, int | None] | None:
+    """(host, port) of a Host header or an origin's netloc; None when it does not parse."""
+    try:
+        parts = urlsplit("//" + value)
+        return (parts.hostname or "").lower(), parts.port
+    except ValueError:
+        return None
+
+
+class Guard:
+    """Who may ask (see the module docstring): the Host and Origin checks, the token, JSON bodies only.
+
+    ``bound``: the address the server listens on; ``port``: its port (None: any, for an app served
+    elsewhere); ``allow_hosts`` / ``allow_origins``: more names (``example.org``) and origins
+    (``https://example.org``) to accept."""
+
+    def __init__(
+        self,
+        bound: str = "127.0.0.1",
+        port: int | None = None,
+        *,
+        allow_hosts: Sequence[str] = (),
+        allow_origins: Sequence[str] = (),
+        token: str | None = None,
+    ) -> None:
+        self.bound = bound.strip("[]").lower()
+        self.port = port
+        self.loopback = is_loopback(self.bound)
+        self.allow_hosts = {h.strip("[]").lower() for h in allow_hosts}
+        self.allow_origins = {o.rstrip("/").lower() for o in allow_origins}
+        self.token = token
+
+    def host_ok(self, host: str) -> bool:
+        if host in self.allow_hosts:
+            return True
+        if self.loopback:
+            return is_loopback(host)
+        if self.bound in ("0.0.0.0", "::"):
+            return _is_ip(host)  # a name could be anyone's (DNS rebinding): an address, or an allowed name
+        return host == self.bound
+
+    def check(self, method: str, headers: Mapping[str, str]) -> None:
+        """Raise _Refused when the request may not be served."""
+        found = _split_host(headers.get("host", ""))
+        if found is None or not found[0] or not self.host_ok(found[0]):
+            raise _Refused(
+                403,
+                f"the Host header {headers.get('host', '')[:100]!r} does not name this server; "
+                "vx serve answers only requests addressed to the address it is bound to "
+                "(--allow-host NAME adds a name)",
+            )
+        origin = headers.get("origin")
+        if origin is not None and origin.rstrip("/").lower() not in self.allow_origins:
+            parts = urlsplit(origin) if origin != "null" else None
+            ok = False
+            if parts is not None and parts.scheme in ("http", "https"):
+                try:
+                    oport = parts.port or (443 if parts.scheme == "https" else 80)
+                except ValueError:
+                    oport = -1
+                ok = self.host_ok((parts.hostname or "").lower()) and (self.port is None or oport == self.port)
+            if not ok:
+                raise _Refused(
+                    403,
+                    f"requests from the web page {origin[:100]!r} are refused (a page must not make this server "
+                    "run code); --allow-origin ORIGIN accepts one",
+                )
+        if self.token is not None:
+            given = headers.get("authorization", "")
+            if not hmac.compare_digest(given.encode("utf-8", "replace"), f"Bearer {self.token}".encode()):
+                raise _Refused(401, "this server needs the header 'Authorization: Bearer TOKEN' (its --token)")
+        if method == "POST":
+            ctype = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+            if ctype != "application/json":
+                raise _Refused(
+                    415,
+                    f"the body must be JSON with 'Content-Type: application/json', not {ctype[:60] or 'none'!r}",
+                )
+
+
+# ------------------------------------------------------------------------------------------ metrics
+
+
+class Metrics:
+    """The server's Prometheus metrics, in a registry of its own."""
+
+    def __init__(self, queue_depth: Callable[[], float], waiting: Callable[[], float]) -> None:
+        r = self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter("vx_requests", "HTTP requests answered", ["endpoint", "status"], registry=r)
+        self.groups = Counter("vx_groups", "groups graded", registry=r)
+        self.completions = Counter("vx_completions", "completions graded", ["verdict"], registry=r)
+        self.abstentions = Counter("vx_abstentions", "completions that abstained, by reason", ["reason"], registry=r)
+        self.latency = Histogram(
+            "vx_group_seconds", "seconds from a group's arrival to its answer", buckets=_LATENCY_BUCKETS, registry=r
+        )
+        self.cache_hits = Counter("vx_cache_hits", "verdicts served by the verdict cache", registry=r)
+        self.shared = Counter("vx_shared_verdicts", "verdicts copied from an identical completion", registry=r)
+        self.calls = Counter("vx_op_calls", "op calls made", registry=r)
+        self.rejected = Counter("vx_rejected", "requests refused for a full queue (429)", registry=r)
+        depth = Gauge("vx_queue_depth", "completions admitted and not answered yet", registry=r)
+        depth.set_function(queue_depth)
+        jobs = Gauge("vx_jobs_waiting", "completions waiting for a worker", registry=r)
+        jobs.set_function(waiting)
+        self.prepared = Gauge("vx_tasks_prepared", "tasks prepared at start (--warm)", registry=r)
+
+    def group(self, graded: Sequence[Graded], seconds: float, calls: int, hits: int, shared: int) -> None:
+        self.groups.inc()
+        self.latency.observe(seconds)
+        self.calls.inc(calls)
+        self.cache_hits.inc(hits)
+        self.shared.inc(shared)
+        for g in graded:
+            self.completions.labels(g.verdict).inc()
+            if g.reason is not None:
+                self.abstentions.labels(g.reason).inc()
+
+    def text(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+# ------------------------------------------------------------------------------------------ the app
+
+
+async def _body(request: Request, limit: int, seconds: float) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _TooLarge
+        raise _Refused(413, f"the request is larger than {limit} bytes")
     data = bytearray()
-    async for chunk in request.stream():
-        data += chunk
-        if len(data) > limit:
-            raise _TooLarge
+    try:
+        with anyio.fail_after(seconds):
+            async for chunk in request.stream():
+                data += chunk
+                if len(data) > limit:
+                    raise _Refused(413, f"the request is larger than {limit} bytes")
+    except TimeoutError:
+        raise _Refused(408, f"the body was not received within {seconds:g} s") from None
+    except ClientDisconnect:
+        raise _Gone from None
     return bytes(data)
 
 
+def _decode(raw: bytes) -> Any:
+    """The JSON document in a body, or _Refused(400) saying why not -- whatever the body is."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise _Refused(400, "the body is not JSON vx reads: nested too deeply") from None
+    except UnicodeDecodeError as exc:
+        raise _Refused(400, f"the body is not JSON: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise _Refused(400, f"the body is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except ValueError as exc:  # a number Python refuses to convert (more than sys.get_int_max_str_digits())
+        raise _Refused(400, f"the body is not JSON vx reads: {str(exc)[:200]}") from None
+
+
+class _Admission:
+    """The bounded queue: completions admitted (queued or being graded), at most ``limit``."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.admitted = 0
+        self._lock = threading.Lock()
+        self._done = 0
+        self._t0 = time.monotonic()
+
+    def take(self, n: int) -> None:
+        with self._lock:
+            if self.admitted + n > self.limit and self.admitted > 0:
+                rate = self._done / max(1e-3, time.monotonic() - self._t0)
+                wait = self.admitted / rate if rate > 0 else 5.0
+                retry = str(max(1, min(120, math.ceil(wait))))
+                raise _Refused(
+                    429,
+                    f"{self.admitted} completions are waiting to be graded (at most {self.limit}): try again later",
+                    {"Retry-After": retry},
+                )
+            self.admitted += n
+
+    def give(self, n: int) -> None:
+        with self._lock:
+            self.admitted -= n
+            self._done += n
+
+
 def make_app(
-    verifier: Verifier,
+    verifier: Verifier | GroupGrader,
     *,
     max_body: int = MAX_BODY,
     max_solutions: int = MAX_SOLUTIONS,
     max_concurrency: int = MAX_CONCURRENCY,
     timeout: float = 10.0,
+    deadline: float = DEADLINE,
+    max_queue: int = MAX_QUEUE,
+    guard: Guard | None = None,
+    body_timeout: float = BODY_TIMEOUT,
+    rewards: Mapping[str, float] = DEFAULT_REWARDS,
 ) -> Starlette:
-    """The ASGI app serving `verifier` (see the module docstring)."""
-    if max_body < 1 or max_solutions < 1 or max_concurrency < 1:
-        raise ValueError("max_body, max_solutions and max_concurrency must be at least 1")
-    state = {"in_flight": 0, "graded": 0}
+    """The ASGI app serving `verifier` (a Verifier, or a GroupGrader already made; see the module docstring).
+    ``max_concurrency``: the worker processes of the grader made here."""
+    if max_body < 1 or max_solutions < 1 or max_concurrency < 1 or max_queue < 1:
+        raise ValueError("max_body, max_solutions, max_concurrency and max_queue must be at least 1")
+    if not (deadline > 0 and math.isfinite(deadline)):
+        raise ValueError("deadline must be a finite number of seconds > 0")
+    grader = (
+        verifier
+        if isinstance(verifier, GroupGrader)
+        else GroupGrader(verifier, workers=max_concurrency, timeout=timeout, deadline=deadline, start=False)
+    )
+    v = grader.verifier
+    index = TaskIndex(v.tasks)
+    guard = guard or Guard()
+    admission = _Admission(max_queue)
+    metrics = Metrics(lambda: admission.admitted, lambda: grader.queued)
+    metrics.prepared.set(grader.stats.prepared)
     limiter: list[anyio.CapacityLimiter] = []  # made on the server's event loop, at the first request
+    state = {"in_flight": 0, "graded": 0}
 
-    async def health(request: Request) -> JSONResponse:
+    def endpoint(name: str, fn: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+        async def handle(request: Request) -> Response:
+            try:
+                guard.check(request.method, request.headers)
+                response = await fn(request)
+            except _Refused as refused:
+                response = _error(refused.status, refused.message, refused.headers)
+            except _Gone:
+                response = Response(status_code=400)  # nobody reads it: the client went away
+            metrics.requests.labels(name, str(response.status_code)).inc()
+            return response
+
+        return handle
+
+    async def grade_rows(rows: Sequence[Row], budget: float) -> list[Graded]:
+        """Every row graded, each task's rows as one group, the groups side by side; the answers in order."""
+        groups: dict[str, list[int]] = {}
+        for i, row in enumerate(rows):
+            groups.setdefault(row.task_id, []).append(i)
+        admission.take(len(rows))
+        out: list[Graded | None] = [None] * len(rows)
+        if not limiter:
+            limiter.append(anyio.CapacityLimiter(GROUP_THREADS))
+        state["in_flight"] += len(rows)
+
+        async def one(task_id: str, idx: list[int]) -> None:
+            t0 = time.perf_counter()
+            result = await anyio.to_thread.run_sync(
+                lambda: grader.grade_group(task_id, [rows[i].output for i in idx], deadline=budget),
+                limiter=limiter[0],
+            )
+            for i, g in zip(idx, result.graded):
+                out[i] = g
+            metrics.group(result.graded, time.perf_counter() - t0, result.calls, result.cache_hits, result.shared)
+
+        try:
+            async with anyio.create_task_group() as tg:
+                for task_id, idx in groups.items():
+                    tg.start_soon(one, task_id, idx)
+        finally:
+            admission.give(len(rows))
+            state["in_flight"] -= len(rows)
+        state["graded"] += len(rows)
+        return [g for g in out if g is not None]
+
+    def request_deadline(doc: Mapping[str, Any]) -> float:
+        asked = doc.get("deadline")
+        if asked is None:
+            return deadline
+        if isinstance(asked, bool) or not isinstance(asked, (int, float)) or not (0 < asked < math.inf):
+            raise _Refused(400, '"deadline" is a number of seconds > 0')
+        return float(min(asked, deadline))
+
+    async def health(request: Request) -> Response:
         return JSONResponse(
             {
                 "status": "ok",
-                "expression": verifier.text,
-                "tasks": len(verifier.tasks),
+                "expression": v.text,
+                "tasks": len(v.tasks),
                 "in_flight": state["in_flight"],
                 "graded": state["graded"],
+                "workers": grader.n_workers,
+                "tasks_prepared": grader.stats.prepared,
             }
         )
 
-    async def grade(request: Request) -> JSONResponse:
-        try:
-            raw = await _body(request, max_body)
-        except _TooLarge:
-            return _error(413, f"the request is larger than {max_body} bytes")
-        try:
-            doc = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            return _error(400, f"the body is not JSON: {exc}")
+    async def metrics_text(request: Request) -> Response:
+        return Response(metrics.text(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    async def grade(request: Request) -> Response:
+        doc = _decode(await _body(request, max_body, body_timeout))
         if not isinstance(doc, Mapping):
-            return _error(400, 'the body is a JSON object: {"task_id", "solution"} or {"task_id", "solutions": [...]}')
+            raise _Refused(400, 'the body is a JSON object: {"task_id", "solution"} or {"task_id", "solutions": [...]}')
         task_id = doc.get("task_id")
         if not isinstance(task_id, str):
-            return _error(400, '"task_id" (a string: a task of the verifier\'s family) is required')
+            raise _Refused(400, '"task_id" (a string: a task of the verifier\'s family) is required')
         if ("solution" in doc) == ("solutions" in doc):
-            return _error(400, 'give exactly one of "solution" (a string) and "solutions" (a list of strings)')
+            raise _Refused(400, 'give exactly one of "solution" (a string) and "solutions" (a list of strings)')
         single = "solution" in doc
         outputs = [doc["solution"]] if single else doc["solutions"]
         if not isinstance(outputs, list) or not outputs or not all(isinstance(o, str) for o in outputs):
-            return _error(400, '"solution" is a string, "solutions" a non-empty list of strings')
+            raise _Refused(400, '"solution" is a string, "solutions" a non-empty list of strings')
         if len(outputs) > max_solutions:
-            return _error(413, f"{len(outputs)} solutions: at most {max_solutions} in one request")
-        if task_id not in verifier.tasks:
-            some = ", ".join(list(verifier.tasks)[:3])
-            return _error(404, f"{task_id!r} is not a task of the verifier's family (ids like {some})")
-        if not limiter:
-            limiter.append(anyio.CapacityLimiter(max_concurrency))
-        state["in_flight"] += 1
-        try:
-            grades = await anyio.to_thread.run_sync(
-                lambda: verifier.grade_many(task_id, outputs, jobs=1, timeout=timeout), limiter=limiter[0]
-            )
-        finally:
-            state["in_flight"] -= 1
-        state["graded"] += len(grades)
-        results = [grade_json(g) for g in grades]
+            raise _Refused(413, f"{len(outputs)} solutions: at most {max_solutions} in one request")
+        if task_id not in v.tasks:
+            some = ", ".join(list(v.tasks)[:3])
+            raise _Refused(404, f"{task_id[:100]!r} is not a task of the verifier's family (ids like {some})")
+        graded = await grade_rows([Row(task_id, o) for o in outputs], request_deadline(doc))
+        results = [grade_json(g.grade, g.reason) for g in graded]
         body: dict[str, Any] = {"task_id": task_id, "results": results}
         if single:
             body["verdict"] = results[0]["verdict"]
         return JSONResponse(body)
 
-    return Starlette(routes=[Route("/health", health, methods=["GET"]), Route("/grade", grade, methods=["POST"])])
+    async def openrlhf(request: Request) -> Response:
+        doc = _decode(await _body(request, max_body, body_timeout))
+        try:
+            rows = openrlhf_rows(doc, index)
+        except ShapeError as exc:
+            raise _Refused(400, str(exc)) from None
+        graded = await grade_rows(rows, request_deadline(doc if isinstance(doc, Mapping) else {}))
+        return JSONResponse(openrlhf_answer(graded, rewards))
+
+    async def verl(request: Request) -> Response:
+        doc = _decode(await _body(request, max_body, body_timeout))
+        try:
+            rows, plural = verl_rows(doc, index)
+        except ShapeError as exc:
+            raise _Refused(400, str(exc)) from None
+        graded = await grade_rows(rows, request_deadline(doc if isinstance(doc, Mapping) else {}))
+        scores = [verl_score(g, rewards) for g in graded]
+        return JSONResponse({"scores": scores} if plural else scores[0])
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await anyio.to_thread.run_sync(grader.close)  # the workers stop with the server
+
+    routes = [
+        Route("/health", endpoint("health", health), methods=["GET"]),
+        Route("/metrics", endpoint("metrics", metrics_text), methods=["GET"]),
+        Route("/grade", endpoint("grade", grade), methods=["POST"]),
+        Route("/openrlhf", endpoint("openrlhf", openrlhf), methods=["POST"]),
+        Route("/verl", endpoint("verl", verl), methods=["POST"]),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.grader = grader
+    return app
+
+
+# ------------------------------------------------------------------------------------------ the server
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
@@ -176,13 +515,31 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _protocol(header_timeout: float) -> type[H11Protocol]:
+    class HeaderTimedProtocol(H11Protocol):
+        """uvicorn's HTTP/1.1 protocol, closing a connection whose request headers have not all arrived
+        within ``header_timeout`` seconds of its opening (slowloris). The timer is uvicorn's keep-alive
+        timer, which a complete request's headers cancel and the end of each response arms again."""
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self.timeout_keep_alive_task = self.loop.call_later(header_timeout, self.timeout_keep_alive_handler)
+
+        def timeout_keep_alive_handler(self) -> None:
+            if not self.transport.is_closing():
+                self.transport.close()  # half a request: no answer is owed
+
+    return HeaderTimedProtocol
+
+
 def serve(
-    verifier: Verifier,
+    verifier: Verifier | GroupGrader,
     sock: socket.socket,
     *,
     max_connections: int = MAX_CONNECTIONS,
     graceful: float = 30.0,
     log_level: str = "warning",
+    header_timeout: float = HEADER_TIMEOUT,
     **app_options: Any,
 ) -> None:
     """Serve `verifier` on the listening `sock` until SIGINT/SIGTERM (requests in flight finish, up
@@ -191,8 +548,10 @@ def serve(
         make_app(verifier, **app_options),
         limit_concurrency=max_connections,
         timeout_graceful_shutdown=graceful,
+        timeout_keep_alive=min(5, int(header_timeout)) or 1,
         log_level=log_level,
         access_log=False,
+        http=_protocol(header_timeout),
     )
     # uvicorn handles SIGINT/SIGTERM (stop accepting, finish what is in flight), then raises the signal
     # again for the handler that was there before it: here one that does nothing, so that a stop asked
@@ -207,11 +566,17 @@ def serve(
 
 
 __all__ = [
+    "BODY_TIMEOUT",
+    "DEADLINE",
+    "HEADER_TIMEOUT",
     "MAX_BODY",
     "MAX_CONCURRENCY",
     "MAX_CONNECTIONS",
+    "MAX_QUEUE",
     "MAX_SOLUTIONS",
+    "Guard",
     "grade_json",
+    "is_loopback",
     "listening_socket",
     "make_app",
     "serve",

@@ -11,6 +11,7 @@ grimp = pytest.importorskip("grimp")
 LAYERS = (
     ("vx.cli", "vx.integrations"),
     "vx.serve",
+    "vx.reward",
     "vx.ratchet",
     ("vx.evolve", "vx.grading"),
     "vx.evaluation",

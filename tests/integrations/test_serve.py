@@ -112,7 +112,7 @@ def test_errors_are_json_with_a_message(peers_server):
             assert r.status_code == status, r.text
             return r.json()["error"]
 
-        assert "not JSON" in error(400, content=b"{nope")
+        assert "not JSON" in error(400, content=b"{nope", headers={"Content-Type": "application/json"})
         assert '"task_id"' in error(400, json={"solution": "x"})
         assert "exactly one of" in error(400, json={"task_id": "HumanEval/0", "solution": "x", "solutions": ["y"]})
         assert "list of strings" in error(400, json={"task_id": "HumanEval/0", "solutions": [1]})

@@ -191,6 +191,10 @@ class Pack:
     describe_task: Callable[[Mapping[str, Any]], dict[str, Any]] | None = attrs.field(
         default=None, eq=False, repr=False
     )
+    #: ``(task) -> None``: build and keep what the pack's ops derive from a task before any output of it is
+    #: graded (the code family's generated probes: in this process and in the probe store), so that a
+    #: long-running grader (`vx serve --warm`) pays it once at start; None: nothing to prepare
+    prepare_task: Callable[[Mapping[str, Any]], None] | None = attrs.field(default=None, eq=False, repr=False)
     #: ``(spec, data_dir) -> TaskSource | None``: the tasks a dataset name (or a dataset's own file) names,
     #: for grading samples files without a family (`vx grade --tasks`; :mod:`vx.families.sources`)
     sources: Callable[[str, Any], Any] | None = attrs.field(default=None, eq=False, repr=False)
@@ -282,6 +286,12 @@ class Pack:
         envs = [p.describe_environment for p in packs if p.describe_environment is not None]
         classify = next((p.classify_failure for p in packs if p.classify_failure is not None), None)
         describe_task = next((p.describe_task for p in packs if p.describe_task is not None), None)
+        preparers = [p.prepare_task for p in packs if p.prepare_task is not None]
+
+        def prepare_task(task: Mapping[str, Any]) -> None:
+            for fn in preparers:
+                fn(task)
+
         openers = [p.sources for p in packs if p.sources is not None]
 
         def environment() -> str:
@@ -301,6 +311,7 @@ class Pack:
             "",
             next((p.task_schema for p in packs if p.task_schema is not None), None),
             describe_task=describe_task,
+            prepare_task=(prepare_task if len(preparers) > 1 else preparers[0]) if preparers else None,
             sources=sources if openers else None,
             output_language=next((p.output_language for p in packs if p.output_language), None),
             datasets=tuple(dict.fromkeys(d for p in packs for d in p.datasets)),

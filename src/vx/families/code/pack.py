@@ -63,6 +63,14 @@ def describe_task(task: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def prepare_task(task: Mapping[str, Any]) -> None:
+    """Generate the task's probes now (kept in this process and in the probe store), so that grading its
+    first output does not pay for them (`vx serve --warm`)."""
+    from vx.families.code.probes import probe
+
+    probe.generated(task)
+
+
 def _invariant_line(inv: Any, default_kinds: tuple[str, ...]) -> str:
     why = "a prior" if inv.kind in ("no_mutation", "deterministic") else f"{inv.support} examples could have broken it"
     where = "" if inv.kind in default_kinds else "; template only"
@@ -156,6 +164,7 @@ PACK = Pack(
     describe_environment=describe_environment,
     description="Python functions graded by hidden unit tests: parse, static and sandboxed exec checks",
     describe_task=describe_task,
+    prepare_task=prepare_task,
     task_schema=TASK_SCHEMA,
     sources=open_source,
     datasets=("humaneval+", "mbpp+", "humaneval"),
