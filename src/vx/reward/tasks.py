@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,6 +40,7 @@ class TaskIndex:
         prompts = [(str(t.get("prompt")), tid) for tid, t in tasks.items() if isinstance(t.get("prompt"), str)]
         self._prompts = sorted(((p, tid) for p, tid in prompts if p.strip()), key=lambda pt: -len(pt[0]))
         self._seen: collections.OrderedDict[str, str] = collections.OrderedDict()
+        self._lock = threading.Lock()
 
     def find(
         self,
@@ -76,10 +78,11 @@ class TaskIndex:
 
     def _by_prompt(self, text: str) -> str | None:
         key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-        hit = self._seen.get(key)
-        if hit is not None:
-            self._seen.move_to_end(key)
-            return hit
+        with self._lock:
+            hit = self._seen.get(key)
+            if hit is not None:
+                self._seen.move_to_end(key)
+                return hit
         best: str | None = None
         best_len = 0
         for p, tid in self._prompts:
@@ -93,9 +96,10 @@ class TaskIndex:
                     )
                 best, best_len = tid, len(p)
         if best is not None:
-            self._seen[key] = best
-            while len(self._seen) > REMEMBER:
-                self._seen.popitem(last=False)
+            with self._lock:
+                self._seen[key] = best
+                while len(self._seen) > REMEMBER:
+                    self._seen.popitem(last=False)
         return best
 
 
