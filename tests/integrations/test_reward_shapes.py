@@ -105,7 +105,7 @@ def test_openrlhf_reward_file_called_as_the_trainer_calls_it(verifier):
     try:
         # SingleTurnAgentExecutor._fetch_rewards_via_func: reward_func(queries[i:i+1], prompts[i:i+1], labels[i:i+1])
         one = reward_func([prompt + "```python\n" + _group()[3] + "```"], [prompt], ["HumanEval/0"])
-        whole = reward_func([g for g in _group()], [prompt] * 4, ["HumanEval/0"] * 4)
+        whole = reward_func([prompt + f"```python\n{g}```" for g in _group()], [prompt] * 4, ["HumanEval/0"] * 4)
     finally:
         reward_func.close()
     assert one["rewards"] == [1.0]  # alone, the wrong attempt passes the examples; the peer op abstains
