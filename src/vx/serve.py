@@ -517,17 +517,36 @@ def listening_socket(host: str, port: int) -> socket.socket:
 
 def _protocol(header_timeout: float) -> type[H11Protocol]:
     class HeaderTimedProtocol(H11Protocol):
-        """uvicorn's HTTP/1.1 protocol, closing a connection whose request headers have not all arrived
-        within ``header_timeout`` seconds of its opening (slowloris). The timer is uvicorn's keep-alive
-        timer, which a complete request's headers cancel and the end of each response arms again."""
+        """uvicorn's HTTP/1.1 protocol, closing a connection whose next request's headers have not all
+        arrived within ``header_timeout`` seconds of its opening or of the end of its last response
+        (slowloris: a client that sends a header line now and then keeps its connection only that long)."""
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
-            self.timeout_keep_alive_task = self.loop.call_later(header_timeout, self.timeout_keep_alive_handler)
+            self._arm()
 
-        def timeout_keep_alive_handler(self) -> None:
-            if not self.transport.is_closing():
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._arm()
+
+        def _arm(self) -> None:
+            old = getattr(self, "_header_timer", None)
+            if old is not None:
+                old.cancel()
+            self._header_timer = self.loop.call_later(header_timeout, self._headers_due)
+
+        def _headers_due(self) -> None:
+            import h11
+
+            # still waiting for a request's headers (h11: the client's side is IDLE until they are complete)
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
                 self.transport.close()  # half a request: no answer is owed
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            timer = getattr(self, "_header_timer", None)
+            if timer is not None:
+                timer.cancel()
+            super().connection_lost(exc)
 
     return HeaderTimedProtocol
 

@@ -38,7 +38,7 @@ def _group() -> list[str]:
 
 
 class Server:
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, wait_for: str = "127.0.0.1") -> None:
         cmd = [
             sys.executable,
             "-c",
@@ -52,7 +52,7 @@ class Server:
             cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}
         )
         line = self.proc.stdout.readline()  # printed once the socket listens
-        assert "on http://127.0.0.1:" in line, line + self.proc.stderr.read()
+        assert f"on http://{wait_for}:" in line, line + self.proc.stderr.read()
         self.url = line.split(" on ", 1)[1].split()[0]
 
     def stop(self) -> tuple[int, str]:
