@@ -12,6 +12,22 @@ for `--seconds`; requests still in flight at the deadline are awaited, not dropp
 sent, answered 200, errors (any other status or a transport error), lost (sent but never answered),
 verdicts that differ from `vx grade`'s for the same sample, latency percentiles, throughput, and the
 ratio of the two throughputs. Loopback only, every request bounded by a client timeout.
+
+    python benchmarks/bench_serve.py --groups [--prompts 161] [--group 8] [--epochs 2] [--clients 4] [--jobs 2]
+    python benchmarks/bench_serve.py --groups --memory 2000       # RSS of the server over 2,000 groups
+
+``--groups`` is an RL trainer's workload: P prompts (the tasks of ``examples/humaneval`` that CodeT's
+CodeGen-16B samples answer, ``../shared/data/samples/humaneval-codet``, read by bench_apply.py's loader), G
+completions each, E epochs (the prompts recur; each epoch's G completions are the task's next G samples),
+C clients each posting one prompt's group at a time (POST /grade) to ``vx serve -j JOBS --warm`` serving
+every runnable op of the family's pool (the expression bench_apply.py grades). Reported, per epoch (the
+first is cold for the verdict cache) and in all: completions/s, p50/p95/max group latency, verdict-cache
+hits and identical completions shared, the tasks whose probes the serving generated (files the probe
+store gained: 0 when warm); then, in the same run, the same samples through bench_apply.py's grading
+(``apply_ops``, JOBS workers, the probe store the server filled) and ``vx grade`` per epoch (the groups as
+the server got them): attempts/s, and the server's verdicts that differ from vx grade's (must be 0).
+``--memory N`` posts N distinct groups and samples the server's resident memory (its process and its
+workers) every 100 groups.
 """
 
 from __future__ import annotations
@@ -86,7 +102,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=60.0)
     p.add_argument("--jobs", type=int, default=2, help="vx grade's workers = the server's --max-concurrency")
     p.add_argument("--out", type=Path, default=None, help="write the figures as JSON here")
+    p.add_argument("--groups", action="store_true", help="the RL trainer's workload (see the module docstring)")
+    p.add_argument("--prompts", type=int, default=0, help="--groups: prompts (0: every task CodeT answers)")
+    p.add_argument("--group", type=int, default=8, help="--groups: completions per prompt (G)")
+    p.add_argument("--epochs", type=int, default=2, help="--groups: epochs (E)")
+    p.add_argument("--memory", type=int, default=0, help="--groups: post this many groups and sample the RSS")
     args = p.parse_args(argv)
+    if args.groups:
+        from bench_serve_groups import run_groups
+
+        return run_groups(args)
     if not args.samples.is_file():
         print(f"{args.samples}: no samples: nothing to benchmark (skipped)")
         return 0

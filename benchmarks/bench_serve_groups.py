@@ -1,0 +1,236 @@
+"""`bench_serve.py --groups`: an RL trainer's reward workload against `vx serve` (see bench_serve.py's docstring)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+HUMANEVAL = ROOT / "examples" / "humaneval"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * (len(values) - 1) + 0.5))]
+
+
+def _rss_kb(pid: int) -> int:
+    """Resident memory of a process and its descendants (the server and its workers), in kB."""
+    total = 0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            status = Path(f"/proc/{p}/status").read_text()
+            total += int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")))
+            for t in Path(f"/proc/{p}/task").iterdir():
+                kids = (t / "children").read_text().split()
+                todo += [int(k) for k in kids]
+        except (OSError, StopIteration, ValueError):
+            continue
+    return total
+
+
+def _start(expr: Path, jobs: int, env: dict[str, str]) -> tuple[subprocess.Popen, str, float]:
+    cmd = [sys.executable, "-c", "import sys; from vx.cli.main import main; sys.exit(main())", "serve", str(expr)]
+    cmd += ["--family", str(HUMANEVAL), "--port", "0", "-j", str(jobs), "--warm", "--max-solutions", "1000"]
+    t0 = time.perf_counter()
+    server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    line = server.stdout.readline()
+    if " on http://" not in line:
+        raise SystemExit(f"vx serve did not start: {line}{server.stderr.read()}")
+    return server, line.split(" on ", 1)[1].split()[0], time.perf_counter() - t0
+
+
+async def _post_groups(url: str, groups: list[tuple[str, list[str]]], clients: int, on_group: Any = None) -> dict:
+    """Each client posts the next group as soon as its last one is answered; latencies per group."""
+    todo = list(enumerate(groups))[::-1]
+    answers: dict[int, Any] = {}
+    latency: dict[int, float] = {}
+    errors: list[str] = []
+
+    async def client(http: httpx.AsyncClient) -> None:
+        while todo:
+            i, (task, outputs) = todo.pop()
+            t0 = time.perf_counter()
+            try:
+                r = await http.post("/grade", json={"task_id": task, "solutions": outputs})
+            except httpx.HTTPError as exc:
+                errors.append(f"{type(exc).__name__}")
+                continue
+            latency[i] = time.perf_counter() - t0
+            if r.status_code != 200:
+                errors.append(f"{r.status_code} {r.text[:100]}")
+                continue
+            answers[i] = [x["verdict"] for x in r.json()["results"]]
+            if on_group is not None:
+                on_group(len(answers))
+
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(base_url=url, timeout=600, limits=limits) as http:
+        t0 = time.perf_counter()
+        await asyncio.gather(*(client(http) for _ in range(clients)))
+        elapsed = time.perf_counter() - t0
+    return {"answers": answers, "latency": latency, "errors": errors, "elapsed": elapsed}
+
+
+def _metric(text: str, name: str) -> float:
+    return sum(
+        float(line.split()[-1])
+        for line in text.splitlines()
+        if line.startswith(name + " ") or line.startswith(name + "{")
+    )
+
+
+def run_groups(args: Any) -> int:
+    import bench_apply
+
+    from vx.families.family import Family
+    from vx.grading import grade_samples, open_tasks
+    from vx.ops.item import Item
+    from vx.verifier import Verifier
+
+    if not bench_apply.CODET.is_dir():
+        print(f"{bench_apply.CODET}: no CodeT samples: nothing to benchmark (skipped)")
+        return 0
+    work = Path(tempfile.mkdtemp(prefix="vx-bench-groups-"))
+    fam = Family(HUMANEVAL)
+    pool = fam.pool()
+    ops = [o.name for o in pool.runnable() if o.name != pool.root_name]
+    expr = work / "all.vx"
+    expr.write_text("(any " + " ".join(ops) + ")\n", encoding="utf-8")  # bench_apply.py's expression: every op
+    g, e = args.group, args.epochs
+    per_task = g * e if not args.memory else 100
+    rows = [r for r in bench_apply.load_codet(per_task) if r[1] in fam.tasks]
+    by_task: dict[str, list[str]] = {}
+    for _, task, program in rows:
+        by_task.setdefault(task, []).append(program)
+    tasks = [t for t in by_task if len(by_task[t]) >= per_task]
+    if args.prompts:
+        tasks = tasks[: args.prompts]
+    probes = work / "probes"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "VX_PROBE_CACHE": str(probes)}
+    server, url, started = _start(expr, args.jobs, env)
+    figures: dict[str, Any] = {
+        "prompts": len(tasks),
+        "group": g,
+        "epochs": e,
+        "clients": args.clients,
+        "jobs": args.jobs,
+        "ops": len(ops) + 1,
+        "server_start_with_warm_s": round(started, 1),
+    }
+    try:
+        if args.memory:
+            groups = [(t, by_task[t][k * g : (k + 1) * g]) for k in range(100 // g) for t in tasks][: args.memory]
+            samples: list[tuple[int, int]] = []
+
+            def sample(n: int) -> None:
+                if n % 100 == 0:
+                    samples.append((n, _rss_kb(server.pid)))
+
+            run = asyncio.run(_post_groups(url, groups, args.clients, sample))
+            base = samples[1][1] if len(samples) > 1 else samples[0][1]
+            figures["memory"] = {
+                "groups": len(run["answers"]),
+                "errors": len(run["errors"]),
+                "rss_mb_every_100_groups": [round(kb / 1024, 1) for _, kb in samples],
+                "rss_change_from_group_200": round(samples[-1][1] / base - 1, 3),
+                "completions_per_s": round(sum(len(a) for a in run["answers"].values()) / run["elapsed"], 2),
+            }
+        else:
+            store_before = len(list(probes.glob("**/*.json"))) if probes.is_dir() else 0
+            epochs = []
+            posted: list[list[tuple[str, list[str]]]] = []
+            for k in range(e):
+                groups = [(t, by_task[t][k * g : (k + 1) * g]) for t in tasks]
+                posted.append(groups)
+                m0 = httpx.get(f"{url}/metrics").text
+                run = asyncio.run(_post_groups(url, groups, args.clients))
+                m1 = httpx.get(f"{url}/metrics").text
+                lat = list(run["latency"].values())
+                n = sum(len(a) for a in run["answers"].values())
+                epochs.append(
+                    {
+                        "epoch": k + 1,
+                        "completions": n,
+                        "errors": run["errors"][:5],
+                        "elapsed_s": round(run["elapsed"], 1),
+                        "completions_per_s": round(n / run["elapsed"], 2),
+                        "group_latency_s": {
+                            "p50": round(statistics.median(lat), 2),
+                            "p95": round(_pct(lat, 0.95) or 0, 2),
+                            "max": round(max(lat), 2),
+                        },
+                        "cache_hits": _metric(m1, "vx_cache_hits_total") - _metric(m0, "vx_cache_hits_total"),
+                        "shared_identical": _metric(m1, "vx_shared_verdicts_total")
+                        - _metric(m0, "vx_shared_verdicts_total"),
+                        "op_calls": _metric(m1, "vx_op_calls_total") - _metric(m0, "vx_op_calls_total"),
+                        "answers": run["answers"],
+                    }
+                )
+            store_after = len(list(probes.glob("**/*.json")))
+            figures["probe_store"] = {
+                "tasks_prepared_at_start": store_before,
+                "tasks_generated_while_serving": store_after - store_before,
+            }
+            total_n = sum(x["completions"] for x in epochs)
+            total_s = sum(x["elapsed_s"] for x in epochs)
+            figures["serve_completions_per_s"] = round(total_n / total_s, 2)
+            warm = epochs[1:] or epochs
+            figures["warm_completions_per_s"] = round(
+                sum(x["completions"] for x in warm) / sum(x["elapsed_s"] for x in warm), 2
+            )
+            # the same samples through bench_apply.py's grading (the store the server filled) and vx grade
+            items = [
+                Item(id=f"{t}#e{k}s{j}", task=t, output=o)
+                for k, gs in enumerate(posted)
+                for t, os_ in gs
+                for j, o in enumerate(os_)
+            ]
+            seconds, _ = bench_apply.grade(fam, items, args.jobs, probes_dir=probes)
+            figures["bench_apply_attempts_per_s"] = round(len(items) / seconds, 2)
+            figures["ratio_warm_serve_to_bench_apply"] = round(
+                figures["warm_completions_per_s"] / figures["bench_apply_attempts_per_s"], 3
+            )
+            v = Verifier.load(expr, fam)
+            differing = 0
+            t0 = time.perf_counter()
+            for k, gs in enumerate(posted):
+                path = work / f"epoch{k}.jsonl"
+                path.write_text("".join(json.dumps({"task_id": t, "solution": o}) + "\n" for t, os_ in gs for o in os_))
+                graded = grade_samples(
+                    v, open_tasks(str(HUMANEVAL / "tasks.jsonl")), [path], jobs=args.jobs, cache=None, anchor=False
+                )
+                expected = [f.value for f in graded.evaluation.grading.finals]
+                got = [x for i in range(len(gs)) for x in epochs[k]["answers"][i]]
+                differing += sum(a != b for a, b in zip(got, expected)) + abs(len(got) - len(expected))
+            figures["vx_grade_attempts_per_s"] = round(total_n / (time.perf_counter() - t0), 2)
+            figures["verdicts_differing_from_vx_grade"] = differing
+            for x in epochs:
+                x.pop("answers")
+            figures["epochs"] = epochs
+    finally:
+        server.send_signal(signal.SIGTERM)
+        _, err = server.communicate(timeout=300)
+    figures["server_stopped_cleanly"] = server.returncode == 0 and "vx serve: stopped" in err
+    text = json.dumps(figures, indent=1)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+    bad = figures.get("verdicts_differing_from_vx_grade", 0) or (figures.get("memory", {}).get("errors", 0))
+    return 1 if bad else 0
