@@ -566,7 +566,7 @@ def serve(
     config = uvicorn.Config(
         make_app(verifier, **app_options),
         limit_concurrency=max_connections,
-        timeout_graceful_shutdown=graceful,
+        timeout_graceful_shutdown=math.ceil(graceful),
         timeout_keep_alive=min(5, int(header_timeout)) or 1,
         log_level=log_level,
         access_log=False,

@@ -87,15 +87,14 @@ def _worker_main(conn: Connection, parent: int, running: Any) -> None:
             continue
         _, jid, token, h, output, need, skip, timeout = msg
         running.value = 0
+
+        def started(k: int, jid: int = jid) -> None:
+            running.value = (jid + 1) << 20 | k
+
         try:
             ops = ops_by_token[token]
             res = run_item(
-                [ops[c] for c in need],
-                tasks_by_hash[h],
-                output,
-                timeout,
-                on_start=lambda k, jid=jid: setattr(running, "value", (jid + 1) << 20 | k),
-                skip=frozenset(skip),
+                [ops[c] for c in need], tasks_by_hash[h], output, timeout, on_start=started, skip=frozenset(skip)
             )
             conn.send(("done", jid, res))
         except BaseException as exc:  # noqa: BLE001 - a failure outside any op: reported, the worker goes on
@@ -149,7 +148,7 @@ class _Call:
 
 
 class _Proc:
-    def __init__(self, ctx: mp.context.BaseContext) -> None:
+    def __init__(self, ctx: Any) -> None:
         from vx.ops import workers
 
         self.conn, child = ctx.Pipe()
