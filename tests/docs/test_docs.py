@@ -468,9 +468,9 @@ def test_the_home_page_relinks() -> None:
 
 
 def design_citations(root: Path) -> list[tuple[str, int, str]]:
-    """(file, line, citation) of every ``design.md §N`` and every bare ``DESIGN §`` in the code, tests and examples."""
+    """(file, line, citation) of every ``design.md §N`` and every bare ``DESIGN §`` in code, tests, examples, docs."""
     out = []
-    for top in ("src", "tests", "examples", "benchmarks", "scripts"):
+    for top in ("src", "tests", "examples", "benchmarks", "scripts", "docs"):
         for path in sorted((root / top).rglob("*")):
             if not path.is_file() or path.suffix not in {".py", ".lark", ".toml", ".md", ".sh"}:
                 continue
