@@ -85,6 +85,20 @@ def test_explain_names_the_failed_check(tiny_family):
     assert j["trace"]["kind"] == "any" and len(j["trace"]["children"]) == 3
 
 
+def test_explain_says_where_the_item_ranks_among_its_task_s_attempts(tiny_family):
+    """Best of n: d2, r2 and a locked item answer t2, and each fails on one check: the digest decides."""
+    r = run("explain", str(tiny_family / "seed.vx"), "--item", "d2")
+    assert r.exit_code == 0, r.output
+    flat = " ".join(r.output.split())
+    assert "best of n: rank " in flat and " of 3: FAIL, evidence +0.500" in flat and "support unknown" in flat
+    j = json.loads(run("explain", str(tiny_family / "seed.vx"), "--item", "d2", "--json").output)
+    assert (
+        j["ranking"]["of"] == 3 and j["ranking"]["verdict"] == "fail" and "tie-break digest" in j["ranking"]["reason"]
+    )
+    j = json.loads(run("explain", str(tiny_family / "seed.vx"), "--item", "d2", "--json", "--no-rank").output)
+    assert j["ranking"] is None
+
+
 def test_explain_unknown_item_suggests(tiny_family):
     r = run("explain", str(tiny_family / "seed.vx"), "--item", "d22")
     assert r.exit_code == 2 and "did you mean" in r.output

@@ -101,23 +101,40 @@ def doubtful_drawbacks(expr_path: str, ops: list[str]) -> list[tuple[str, tuple[
     help="Family directory (default: the nearest family.toml above EXPR.vx).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the failure capsule as JSON (schema vx-explain/1).")
+@click.option(
+    "--rank/--no-rank",
+    default=True,
+    help="Also grade the other attempts at the item's task and say where the item ranks among them, and why "
+    "(best of n; default: on when the task has other attempts).",
+)
 @run_options
 @cache_options
 @friendly_errors
-def explain_cmd(expr_path, item_id, family_dir, as_json, jobs, timeout, cache_path, no_cache):
+def explain_cmd(expr_path, item_id, family_dir, as_json, rank, jobs, timeout, cache_path, no_cache):
     """Explain the verdict of EXPR.vx on one item: the tree with each node's verdict."""
+    from vx.ops.item import Item
+
     verifier, fam = load_verifier(expr_path, family_dir)
     split_name, item = find_item(fam, item_id)
+    others = fam.attempts_for([item]).get(item.task, [])
+    n_peers = len(others)
     cache = open_cache(cache_path, no_cache)
+    placement = None
     try:
-        grading = verifier.grade_items([item], jobs=1, timeout=timeout, cache=cache, progress=False)
+        if rank and others:  # the item and every other attempt at its task, graded and ranked together
+            group = [item] + [Item(f"{item.task}~{k}", item.task, o) for k, o in enumerate(others)]
+            grading = verifier.grade_items(
+                group, jobs=jobs, timeout=timeout, cache=cache, progress=False, peers={}, rank=True
+            )
+            placement = verifier.placements(grading, group)[0]
+        else:
+            grading = verifier.grade_items([item], jobs=1, timeout=timeout, cache=cache, progress=False)
     finally:
         if cache is not None:
             cache.close()
     g = verifier.explain(item, grading)
     pack = fam.pack()
     about = pack.describe_task(fam.tasks[item.task]) if pack.describe_task is not None else {}
-    n_peers = len(fam.attempts_for([item]).get(item.task, []))
     doubtful = doubtful_drawbacks(expr_path, [o for o, _m in g.drawbacks])
     if as_json:
         dump_document(
@@ -132,6 +149,7 @@ def explain_cmd(expr_path, item_id, family_dir, as_json, jobs, timeout, cache_pa
                 "task_inputs": about,
                 **g.as_dict(),
                 "doubtful_drawbacks": [{"op": o, "false_alarm_rate": r, "n": n} for o, (r, n) in doubtful],
+                "ranking": placement.as_dict() if placement is not None else None,
                 "output": item.output,
             },
         )
@@ -165,6 +183,8 @@ def explain_cmd(expr_path, item_id, family_dir, as_json, jobs, timeout, cache_pa
         )
     if n_peers:
         console.print(f"peers: {n_peers} other attempt(s) at {esc(item.task)} in the family")
+    if placement is not None:
+        console.print(f"[bold]best of n[/]: {esc(placement.reason)}")
     for title, lines in about.items():
         if isinstance(lines, str):
             console.print(f"{title}: {esc(lines)}")
