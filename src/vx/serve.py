@@ -12,7 +12,9 @@ Endpoints (every POST body is JSON, ``Content-Type: application/json``):
 
 * ``POST /grade`` -- vx's own: ``{"task_id", "solution"}`` or ``{"task_id", "solutions": [...]}`` (and an
   optional ``"deadline"`` in seconds, at most the server's); answers ``{"task_id", "results": [{"verdict",
-  "reason", "drawbacks", "ops"}]}`` (``"verdict"`` at the top too for a single solution).
+  "reason", "drawbacks", "ops"}]}`` (``"verdict"`` at the top too for a single solution). With ``"rank":
+  true`` the group is also ranked (best of n, :meth:`vx.Verifier.rank`): each result gets ``"rank"``,
+  ``"score"``, ``"support"`` and ``"rank_reason"``, and ``"best"`` is the index of the one ranked first.
 * ``POST /openrlhf`` -- OpenRLHF's remote reward model (``--remote_rm_url http://HOST:PORT/openrlhf``).
 * ``POST /verl`` -- a verl ``compute_score`` call as JSON (:mod:`vx.integrations.verl` sends it).
 * ``GET /health`` -- up, the expression, the tasks, what is in flight; ``GET /metrics`` -- Prometheus text.
@@ -381,7 +383,7 @@ def make_app(
 
         return handle
 
-    async def grade_rows(rows: Sequence[Row], budget: float) -> list[Graded]:
+    async def grade_rows(rows: Sequence[Row], budget: float, rank: bool = False) -> list[Graded]:
         """Every row graded, each task's rows as one group, the groups side by side; the answers in order."""
         groups: dict[str, list[int]] = {}
         for i, row in enumerate(rows):
@@ -395,7 +397,7 @@ def make_app(
         async def one(task_id: str, idx: list[int]) -> None:
             t0 = time.perf_counter()
             result = await anyio.to_thread.run_sync(
-                lambda: grader.grade_group(task_id, [rows[i].output for i in idx], deadline=budget),
+                lambda: grader.grade_group(task_id, [rows[i].output for i in idx], deadline=budget, rank=rank),
                 limiter=limiter[0],
             )
             for i, g in zip(idx, result.graded):
@@ -454,9 +456,17 @@ def make_app(
         if task_id not in v.tasks:
             some = ", ".join(list(v.tasks)[:3])
             raise _Refused(404, f"{task_id[:100]!r} is not a task of the verifier's family (ids like {some})")
-        graded = await grade_rows([Row(task_id, o) for o in outputs], request_deadline(doc))
+        rank = doc.get("rank", False)
+        if not isinstance(rank, bool):
+            raise _Refused(400, '"rank" is true (rank the group: best of n) or false')
+        graded = await grade_rows([Row(task_id, o) for o in outputs], request_deadline(doc), rank)
         results = [grade_json(g.grade, g.reason) for g in graded]
         body: dict[str, Any] = {"task_id": task_id, "results": results}
+        placed = [g.placement for g in graded]
+        if rank and all(p is not None for p in placed):
+            for res, p in zip(results, placed):
+                res.update({"rank": p.rank, "score": round(p.score, 6), "support": p.support, "rank_reason": p.reason})
+            body["best"] = next(i for i, p in enumerate(placed) if p.rank == 1)
         if single:
             body["verdict"] = results[0]["verdict"]
         return JSONResponse(body)

@@ -108,6 +108,32 @@ def test_a_multi_epoch_eval_grades_the_epochs_together_so_peer_ops_vote(tmp_path
     assert reduced.value == pytest.approx(0.75) and reduced.metadata["peers_opined"] is True
     assert reduced.metadata["epochs"][wrong[0]]["drawbacks"][0]["op"] == "disagrees_with_peers"
     assert log.results.scores[0].metrics["accuracy"].value == pytest.approx(0.75)
+    ranks = [r["rank"] for r in reduced.metadata["ranking"]]
+    assert sorted(ranks) == [1, 2, 3, 4] and ranks[wrong[0]] == 4  # the odd one out ranks last
+
+
+def test_keep_best_scores_the_epoch_the_verifier_ranks_first(tmp_path):
+    """Best of n over the epochs: the reduced score is the value of the epoch ranked first, and the
+    metadata names it; a bad `keep` is an error when the reducer is built."""
+    from inspect_ai.scorer import CORRECT, Score
+
+    from vx.integrations.common import OptionError
+    from vx.integrations.inspect import GRADED_KEY, vx_group_reducer
+    from vx.verifier import Verifier
+
+    expr = tmp_path / "peers.vx"
+    expr.write_text("(any disagrees_with_peers fails_visible_example)\n")
+    v = Verifier.load(expr, ROOT / "examples" / "humaneval")
+    attempts = _attempts()
+    wrong = attempts[3]
+    order = [wrong, *attempts[:3]]  # the wrong attempt first: position must not decide
+    scores = [Score(value=CORRECT, metadata={GRADED_KEY: {"task": "HumanEval/0", "output": a}}) for a in order]
+    best = vx_group_reducer(v, keep="best")(scores)
+    assert best.value == 1.0 and best.answer == "pass" and best.metadata["best_epoch"] in (2, 3, 4)
+    assert best.metadata["best_output"] != wrong and best.explanation.startswith("kept epoch ")
+    assert vx_group_reducer(v)(scores).value == pytest.approx(0.75)
+    with pytest.raises(OptionError, match="keep must be 'all', 'best'"):
+        vx_group_reducer(v, keep="first")
 
 
 def test_abstention_is_not_paid_as_a_pass(tmp_path):

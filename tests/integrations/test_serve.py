@@ -104,6 +104,20 @@ def test_grade_one_solution_and_a_group_over_http(peers_server):
         )
 
 
+def test_a_group_is_ranked_in_one_request(peers_server):
+    """Best of n over HTTP: "rank": true adds each solution's rank, score, support and reason, and the index of
+    the best; the wrong attempt, sent first, ranks last."""
+    group = [_group()[3], *_group()[:3]]
+    r = httpx.post(peers_server.url + "/grade", json={"task_id": "HumanEval/0", "solutions": group, "rank": True})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert [x["verdict"] for x in body["results"]] == ["fail", "pass", "pass", "pass"]
+    assert body["results"][0]["rank"] == 4 and sorted(x["rank"] for x in body["results"]) == [1, 2, 3, 4]
+    assert body["best"] in (1, 2, 3) and body["results"][body["best"]]["rank_reason"].startswith("rank 1 of 4: PASS")
+    r = httpx.post(peers_server.url + "/grade", json={"task_id": "HumanEval/0", "solutions": group, "rank": "yes"})
+    assert r.status_code == 400 and '"rank" is true' in r.json()["error"]
+
+
 def test_errors_are_json_with_a_message(peers_server):
     with httpx.Client(base_url=peers_server.url, timeout=120) as client:
 

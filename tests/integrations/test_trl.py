@@ -63,6 +63,29 @@ def test_groups_are_graded_together_as_trl_calls_it(tmp_path):
     assert reward.__name__ == "vx_peers"  # TRL names the reward's metrics after it
 
 
+def test_keep_best_pays_only_the_completion_ranked_first_in_each_group(tmp_path):
+    """Best of n as rejection sampling uses it: the group's best completion keeps its reward, the others
+    get the FAIL reward; every completion's rank is logged."""
+    expr = tmp_path / "peers.vx"
+    expr.write_text("(any disagrees_with_peers fails_visible_example)\n")
+    from vx.verifier import Verifier
+
+    reward = VxReward(Verifier.load(expr, HUMANEVAL), keep="best", rewards={"fail": -1.0})
+    logged = {}
+    group = [_group()[3], *_group()[:3]]  # the wrong one first: position must not decide
+    rewards = reward(
+        prompts=["p"] * 4,
+        completions=group,
+        task_id=["HumanEval/0"] * 4,
+        log_extra=lambda col, vals: logged.__setitem__(col, vals),
+    )
+    assert sorted(rewards) == [-1.0, -1.0, -1.0, 1.0] and rewards[0] == -1.0
+    assert sorted(logged["vx_rank"]) == [1, 2, 3, 4] and logged["vx_rank"][0] == 4
+    assert logged["vx_verdict"] == ["fail", "pass", "pass", "pass"]
+    with pytest.raises(IntegrationError, match="keep must be 'all', 'best'"):
+        VxReward(HUMANEVAL / "seed.vx", keep="worst")
+
+
 def test_conversational_completions_and_reward_mapping():
     reward = VxReward(HUMANEVAL / "seed.vx", rewards={"fail": -1.0})
     good, bad = _task()["reference"], _task()["reference"].replace("distance < threshold", "distance > threshold")

@@ -31,6 +31,12 @@ sample is scored, the reducer grades the epochs' outputs together with :meth:`vx
 with every epoch's verdict and failed checks in its explanation and metadata::
 
     Task(dataset=..., solver=generate(), scorer=vx_scorer(v), epochs=vx_epochs(v, 5))
+
+**Keeping the best epoch** (``keep="best"``): best of n. The reducer ranks the epochs' outputs
+(:meth:`vx.Verifier.rank`: verdict, the verifier's evidence, support among the epochs, a digest
+tie-break) and the sample's score is the value of the epoch it keeps -- what an agent loop that keeps
+the best of n attempts would get -- with the kept epoch, its output and every epoch's rank and reason in
+the metadata (``best_epoch``, ``best_output``, ``ranking``).
 """
 
 from __future__ import annotations
@@ -120,7 +126,12 @@ def vx_scorer(
 
 
 def vx_group_reducer(
-    verifier: Verifier | str | Path, *, abstain: str = NOANSWER, jobs: int | None = 1, timeout: float = 10.0
+    verifier: Verifier | str | Path,
+    *,
+    abstain: str = NOANSWER,
+    jobs: int | None = 1,
+    timeout: float = 10.0,
+    keep: str = "all",
 ) -> Any:
     """An Inspect score reducer that grades a sample's epochs together (peer ops compare them).
 
@@ -128,10 +139,13 @@ def vx_group_reducer(
     outputs as one group with `verifier` and returns one score: the share of epochs the verifier
     passes (an ABSTAIN is worth what `abstain` is: NOANSWER 0, CORRECT 1), ``answer`` the verdicts in
     epoch order ("pass,fail,..."), the explanation every epoch's failure capsule, and the metadata
-    each epoch's grade (``epochs``) and whether a peer op gave an opinion (``peers_opined``)."""
+    each epoch's grade (``epochs``) and whether a peer op gave an opinion (``peers_opined``).
+    ``keep="best"``: the value of the epoch the verifier ranks first instead (best of n; the module
+    docstring), with ``best_epoch`` (1-based), ``best_output`` and every epoch's ``ranking``."""
     v = as_verifier(verifier)
     if abstain not in _VALUE:
         raise IntegrationError(f"abstain={abstain!r}: use CORRECT, INCORRECT or NOANSWER")
+    keep = check_choice(keep, "keep", ("all", "best"))
     peer_ops = [n for n in v.ops if v.pool[n].is_peer]
 
     @score_reducer(name="vx_group")
@@ -147,7 +161,9 @@ def vx_group_reducer(
             if len(tasks) > 1:
                 raise IntegrationError(f"one sample's epochs name different tasks ({', '.join(sorted(tasks))})")
             task = resolve_task(v, graded[0]["task"], where="the epochs' task")
-            grades = v.grade_many(task, [g["output"] for g in graded], jobs=jobs, timeout=timeout)
+            outputs = [g["output"] for g in graded]
+            ranked = sorted(v.rank(task, outputs, jobs=jobs, timeout=timeout), key=lambda r: r.index)
+            grades = [r.grade for r in ranked]
             verdicts = [g.verdict.value for g in grades]
             values = [_VALUE[_value(x, abstain)] for x in verdicts]
             opined = any(
@@ -158,11 +174,22 @@ def vx_group_reducer(
             explanation = "\n\n".join(
                 f"epoch {i + 1}:\n{capsule_text(g, expression=v.text)}" for i, g in enumerate(grades)
             )
+            metadata: dict[str, Any] = {"epochs": [g.as_dict() for g in grades], "peers_opined": opined}
+            metadata["ranking"] = [r.placement.as_dict() for r in ranked]
+            if keep == "best":
+                best = next(r for r in ranked if r.rank == 1)
+                metadata.update({"best_epoch": best.index + 1, "best_output": best.output})
+                return Score(
+                    value=values[best.index],
+                    answer=verdicts[best.index],
+                    explanation=f"kept epoch {best.index + 1} of {len(grades)}: {best.reason}\n\n{explanation}",
+                    metadata=metadata,
+                )
             return Score(
                 value=sum(values) / len(values),
                 answer=",".join(verdicts),
                 explanation=explanation,
-                metadata={"epochs": [g.as_dict() for g in grades], "peers_opined": opined},
+                metadata=metadata,
             )
 
         return reduce

@@ -25,6 +25,11 @@ completion is right. A policy optimised against a reward that pays it (0.5, or 1
 to be right -- and with a verifier whose recall on failures that pass the visible example is 0.15--0.25,
 that is cheap. Pass ``rewards={"abstain": 0.5}`` (or 1.0) to choose otherwise.
 
+**Keeping a group's best** (``keep="best"``): best of n, as rejection sampling uses a grader. Each group is
+ranked (:meth:`vx.Verifier.rank`: verdict, the verifier's evidence, support among the group, a digest
+tie-break); the completion ranked first keeps its verdict's reward and every other completion of the group
+gets the FAIL reward. The rank of every completion goes to the completions table (``vx_rank``).
+
 **A distributed trainer.** GRPOTrainer computes rewards on each process for that process's slice of
 the batch, then gathers them: the reward sees only the completions on its own process. A group whose
 completions straddle two processes is graded as two smaller groups (peer ops compare fewer attempts;
@@ -45,6 +50,7 @@ from vx.integrations.common import (
     as_list,
     as_verifier,
     check_cache,
+    check_choice,
     check_jobs,
     check_rewards,
     check_timeout,
@@ -84,12 +90,14 @@ class VxReward:
         cache: Any = None,
         name: str | None = None,
         group_size: int | None = None,
+        keep: str = "all",
     ) -> None:
         # every option checked here, so a bad one fails when the reward is built, not at the first batch
         self.rewards = check_rewards(rewards, DEFAULT_REWARDS)
         self.jobs, self.timeout, self.cache = check_jobs(jobs), check_timeout(timeout), check_cache(cache)
         self.verifier = as_verifier(verifier)
         self.group_size = group_size
+        self.keep = check_choice(keep, "keep", ("all", "best"))
         self.task_column = task_column
         self.extract = extract
         # TRL names the reward's logged metrics after it (rewards/<name>/mean)
@@ -129,22 +137,28 @@ class VxReward:
             )
         verdicts: list[str] = [""] * len(outputs)
         failed: list[str] = [""] * len(outputs)
+        ranks: list[int] = [0] * len(outputs)
         for key, rows in groups.items():  # one group per task: its attempts are each other's peers
-            grades = self.verifier.grade_many(
+            ranked = self.verifier.rank(
                 records[key], [outputs[i] for i in rows], jobs=self.jobs, timeout=self.timeout, cache=self.cache
             )
-            for i, grade in zip(rows, grades):
-                verdicts[i] = grade.verdict.value
-                failed[i] = "; ".join(op for op, _ in grade.drawbacks)
-        self._log(kwargs, verdicts, failed)
+            for r in ranked:
+                i = rows[r.index]
+                verdicts[i] = r.grade.verdict.value
+                failed[i] = "; ".join(op for op, _ in r.grade.drawbacks)
+                ranks[i] = r.rank
+        self._log(kwargs, verdicts, failed, ranks)
+        if self.keep == "best":
+            return [float(self.rewards[v]) if k == 1 else float(self.rewards["fail"]) for v, k in zip(verdicts, ranks)]
         return [float(self.rewards[v]) for v in verdicts]
 
     @staticmethod
-    def _log(kwargs: Mapping[str, Any], verdicts: list[str], failed: list[str]) -> None:
+    def _log(kwargs: Mapping[str, Any], verdicts: list[str], failed: list[str], ranks: list[int]) -> None:
         log_extra, log_metric = kwargs.get("log_extra"), kwargs.get("log_metric")
         if callable(log_extra):
             log_extra("vx_verdict", verdicts)
             log_extra("vx_failed_checks", failed)
+            log_extra("vx_rank", ranks)
         if callable(log_metric) and verdicts:
             for name in DEFAULT_REWARDS:
                 log_metric(f"vx/{name}", sum(v == name for v in verdicts) / len(verdicts))

@@ -36,6 +36,7 @@ from vx.dsl.verdict import Final
 from vx.ops.item import Item
 from vx.ops.memcache import MemoryVerdictCache
 from vx.ops.shared import DEADLINE, SharedWorkers
+from vx.selection import Placement
 from vx.verifier import Grade, Verifier
 
 #: What a reward pays for each verdict unless told otherwise: an abstention is no evidence that the
@@ -51,6 +52,8 @@ class Graded:
 
     grade: Grade
     reason: str | None
+    #: where it ranks among its group and why (``grade_group(rank=True)``), else None
+    placement: Placement | None = None
 
     @property
     def verdict(self) -> str:
@@ -151,9 +154,15 @@ class GroupGrader:
         return len(tasks)
 
     def grade_group(
-        self, task: str | Mapping[str, Any], outputs: Sequence[Any], *, deadline: float | None = None
+        self,
+        task: str | Mapping[str, Any],
+        outputs: Sequence[Any],
+        *,
+        deadline: float | None = None,
+        rank: bool = False,
     ) -> GroupResult:
-        """Grade `outputs` (one task's group) together; ``deadline``: seconds, else the grader's."""
+        """Grade `outputs` (one task's group) together; ``deadline``: seconds, else the grader's. ``rank``:
+        also rank the group (best of n, `vx.selection`): each completion's ``placement``."""
         record = self.verifier._task(task)
         tid = str(record.get("id") or "task")
         items = [Item(id=f"{tid}#{k}", task=tid, output=o) for k, o in enumerate(outputs)]
@@ -168,15 +177,17 @@ class GroupGrader:
                 cache=self.cache,
                 progress=False,
                 peers={},
+                rank=rank,
             )
         app = grading.application
+        placed = self.verifier.placements(grading, items, tasks={tid: record}) if rank else [None] * len(items)
         kinds: dict[str, set[str]] = {}
         for f in app.failures:
             kinds.setdefault(f.item, set()).add(f.kind)
         graded = []
-        for it in items:
+        for it, place in zip(items, placed):
             grade = self.verifier.explain(it, grading)
-            graded.append(Graded(grade, _reason(grade, kinds.get(it.id, set()))))
+            graded.append(Graded(grade, _reason(grade, kinds.get(it.id, set())), place))
         result = GroupResult(tid, tuple(graded), time.perf_counter() - t0, app.calls, app.cache_hits, app.shared)
         with self._lock:
             s = self.stats
