@@ -126,6 +126,7 @@ def run_groups(args: Any) -> int:
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "VX_PROBE_CACHE": str(probes)}
     server, url, started = _start(expr, args.jobs, env)
     figures: dict[str, Any] = {
+        "load_average_at_start": os.getloadavg(),
         "prompts": len(tasks),
         "group": g,
         "epochs": e,
@@ -154,11 +155,22 @@ def run_groups(args: Any) -> int:
             }
         else:
             store_before = len(list(probes.glob("**/*.json"))) if probes.is_dir() else 0
+            posted = [[(t, by_task[t][k * g : (k + 1) * g]) for t in tasks] for k in range(e)]
+
+            def through_bench_apply() -> float:
+                """attempts/s of bench_apply.py's grading of the same groups, one epoch a batch (a task's G
+                attempts are each other's peers, as in the server), the probe store the server filled."""
+                n = seconds = 0.0
+                for k, gs in enumerate(posted):
+                    items = [Item(id=f"{t}#e{k}s{j}", task=t, output=o) for t, os_ in gs for j, o in enumerate(os_)]
+                    took, _ = bench_apply.grade(fam, items, args.jobs, probes_dir=probes)
+                    n, seconds = n + len(items), seconds + took
+                return n / seconds
+
+            before = through_bench_apply()
             epochs = []
-            posted: list[list[tuple[str, list[str]]]] = []
             for k in range(e):
-                groups = [(t, by_task[t][k * g : (k + 1) * g]) for t in tasks]
-                posted.append(groups)
+                groups = posted[k]
                 m0 = httpx.get(f"{url}/metrics").text
                 run = asyncio.run(_post_groups(url, groups, args.clients))
                 m1 = httpx.get(f"{url}/metrics").text
@@ -195,18 +207,15 @@ def run_groups(args: Any) -> int:
             figures["warm_completions_per_s"] = round(
                 sum(x["completions"] for x in warm) / sum(x["elapsed_s"] for x in warm), 2
             )
-            # the same samples through bench_apply.py's grading (the store the server filled) and vx grade
-            items = [
-                Item(id=f"{t}#e{k}s{j}", task=t, output=o)
-                for k, gs in enumerate(posted)
-                for t, os_ in gs
-                for j, o in enumerate(os_)
-            ]
-            seconds, _ = bench_apply.grade(fam, items, args.jobs, probes_dir=probes)
-            figures["bench_apply_attempts_per_s"] = round(len(items) / seconds, 2)
+            after = through_bench_apply()
+            figures["bench_apply_attempts_per_s"] = {
+                "before_serving": round(before, 2),
+                "after_serving": round(after, 2),
+            }
             figures["ratio_warm_serve_to_bench_apply"] = round(
-                figures["warm_completions_per_s"] / figures["bench_apply_attempts_per_s"], 3
+                figures["warm_completions_per_s"] / ((before + after) / 2), 3
             )
+            figures["load_average_at_end"] = os.getloadavg()
             v = Verifier.load(expr, fam)
             differing = 0
             t0 = time.perf_counter()
