@@ -39,6 +39,7 @@ and this module is imported only by `vx serve` (and tests), never by the rest of
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hmac
 import ipaddress
@@ -348,13 +349,19 @@ def make_app(
     guard: Guard | None = None,
     body_timeout: float = BODY_TIMEOUT,
     rewards: Mapping[str, float] = DEFAULT_REWARDS,
+    gather: int = 1,
+    gather_wait: float = 2.0,
 ) -> Starlette:
     """The ASGI app serving `verifier` (a Verifier, or a GroupGrader already made; see the module docstring).
-    ``max_concurrency``: the worker processes of the grader made here."""
+    ``max_concurrency``: the worker processes of the grader made here. ``gather``: the completions of one
+    task that ``POST /openrlhf`` gathers from separate requests into one group (OpenRLHF sends one
+    completion per request), waiting at most ``gather_wait`` seconds for a group to fill."""
     if max_body < 1 or max_solutions < 1 or max_concurrency < 1 or max_queue < 1:
         raise ValueError("max_body, max_solutions, max_concurrency and max_queue must be at least 1")
     if not (deadline > 0 and math.isfinite(deadline)):
         raise ValueError("deadline must be a finite number of seconds > 0")
+    if gather < 1 or not (gather_wait > 0 and math.isfinite(gather_wait)):
+        raise ValueError("gather must be at least 1 and gather_wait a finite number of seconds > 0")
     grader = (
         verifier
         if isinstance(verifier, GroupGrader)
@@ -471,13 +478,55 @@ def make_app(
             body["verdict"] = results[0]["verdict"]
         return JSONResponse(body)
 
+    pending: dict[str, list[tuple[Row, asyncio.Future[Graded]]]] = {}
+
+    def flush(task_id: str) -> None:
+        """Grade the completions gathered for `task_id` as one group; each request gets its own result."""
+        waiting = pending.pop(task_id, [])
+        if not waiting:
+            return
+
+        async def run() -> None:
+            try:
+                graded = await grade_rows([row for row, _ in waiting], deadline)
+            except Exception as exc:  # noqa: BLE001 - every request of the group hears it (a full queue: 429)
+                for _, fut in waiting:
+                    if not fut.done():
+                        fut.set_exception(exc)
+                return
+            for (_, fut), g in zip(waiting, graded):
+                if not fut.done():
+                    fut.set_result(g)
+
+        tasks_running.add(task := asyncio.get_running_loop().create_task(run()))
+        task.add_done_callback(tasks_running.discard)
+
+    tasks_running: set[asyncio.Task[None]] = set()
+
+    async def gathered(rows: Sequence[Row]) -> list[Graded]:
+        loop = asyncio.get_running_loop()
+        futures = []
+        for row in rows:
+            fut: asyncio.Future[Graded] = loop.create_future()
+            group = pending.setdefault(row.task_id, [])
+            group.append((row, fut))
+            futures.append(fut)
+            if len(group) >= gather:
+                flush(row.task_id)
+            elif len(group) == 1:  # the group's wait starts with its first completion (and ends with it)
+                loop.call_later(gather_wait, lambda t=row.task_id, g=group: pending.get(t) is g and flush(t))
+        return list(await asyncio.gather(*futures))
+
     async def openrlhf(request: Request) -> Response:
         doc = _decode(await _body(request, max_body, body_timeout))
         try:
             rows = openrlhf_rows(doc, index)
         except ShapeError as exc:
             raise _Refused(400, str(exc)) from None
-        graded = await grade_rows(rows, request_deadline(doc if isinstance(doc, Mapping) else {}))
+        if gather > 1:
+            graded = await gathered(rows)
+        else:
+            graded = await grade_rows(rows, request_deadline(doc if isinstance(doc, Mapping) else {}))
         return JSONResponse(openrlhf_answer(graded, rewards))
 
     async def verl(request: Request) -> Response:

@@ -119,6 +119,21 @@ TOKEN_ENV = "VX_SERVE_TOKEN"
     show_default=True,
     help="Seconds a request may take to send its body (408 beyond).",
 )
+@click.option(
+    "--gather",
+    type=POSITIVE_INT,
+    default=1,
+    show_default=True,
+    help="POST /openrlhf: gather this many completions of one task from separate requests into one group "
+    "(OpenRLHF sends one per request; set it to --n_samples_per_prompt so peer ops compare them).",
+)
+@click.option(
+    "--gather-wait",
+    type=POSITIVE,
+    default=2.0,
+    show_default=True,
+    help="Seconds a gathered group waits for its completions before it is graded as it is.",
+)
 @friendly_errors
 def serve_cmd(
     expr_path,
@@ -138,6 +153,8 @@ def serve_cmd(
     token,
     header_timeout,
     body_timeout,
+    gather,
+    gather_wait,
 ) -> None:
     """Serve VERIFIER.vx over HTTP for RL trainers and agent loops.
 
@@ -199,6 +216,8 @@ def serve_cmd(
         deadline=deadline,
         max_queue=max_queue,
         body_timeout=body_timeout,
+        gather=gather,
+        gather_wait=gather_wait,
         guard=Guard(host, bound, allow_hosts=allow_hosts, allow_origins=allow_origins, token=token),
     )
     err_console.print("vx serve: stopped")
