@@ -154,7 +154,7 @@ def ops_report(data: Path, work: Path, jobs: int, dump: Path | None = None) -> s
 
 def format_table(ops, status, everything, seconds=None) -> str:
     runs: dict[str, list] = defaultdict(list)
-    for name, rows in everything.items():
+    for rows in everything.values():
         for r in rows:
             runs[r[0]].append(r)
     n = sum(len(v) for v in everything.values())

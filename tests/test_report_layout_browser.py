@@ -27,7 +27,8 @@ MEASURE = """<script>
 window.addEventListener('load', function(){
   var doc = document.documentElement, scrolling = [], wide = [];
   document.querySelectorAll('.scroll').forEach(function(b){
-    if (b.scrollWidth > b.clientWidth + 1) { var th = b.querySelector('th'); scrolling.push(th ? th.textContent : '?'); }
+    if (b.scrollWidth > b.clientWidth + 1) {
+      var th = b.querySelector('th'); scrolling.push(th ? th.textContent : '?'); }
   });
   document.querySelectorAll('body *').forEach(function(el){
     if (el.getBoundingClientRect().right > window.innerWidth + 1 && !el.closest('.scroll')) {
@@ -35,7 +36,8 @@ window.addEventListener('load', function(){
   });
   parent.postMessage(JSON.stringify({inner: window.innerWidth, page: doc.scrollWidth, scrolling: scrolling,
       wide: wide.slice(0, 5),
-      toc: Array.prototype.map.call(document.querySelectorAll('nav.toc a'), function(a){ return a.getAttribute('href'); }),
+      toc: Array.prototype.map.call(document.querySelectorAll('nav.toc a'),
+                                    function(a){ return a.getAttribute('href'); }),
       outputs: document.querySelectorAll('#locked-misses details.output').length}), '*');
 });
 </script></body>"""
@@ -44,7 +46,9 @@ window.addEventListener('load', function(){
 #: phone's width is had with a frame); the host writes what the frame measured on its <body>
 HOST = """<!DOCTYPE html><html><body style="margin:0">
 <iframe src="{src}" style="border:0;width:{width}px;height:4000px;display:block"></iframe>
-<script>window.addEventListener('message', function(e){{ document.body.setAttribute('data-layout', e.data); }});</script>
+<script>
+window.addEventListener('message', function(e){{ document.body.setAttribute('data-layout', e.data); }});
+</script>
 </body></html>"""
 
 

@@ -41,7 +41,8 @@ details{margin:.4em 0}summary{cursor:pointer}
 .filters{display:flex;flex-wrap:wrap;gap:.6em 1.2em;align-items:center;background:var(--soft);padding:.6em .8em;
 border-radius:6px;position:sticky;top:0}
 .filters label{white-space:nowrap}.filters select,.filters input{font:inherit}
-table.items{width:100%}table.items tbody.item>tr.head{cursor:pointer}table.items tbody.item>tr.head:hover{background:#f0f6ff}
+table.items{width:100%}table.items tbody.item>tr.head{cursor:pointer}
+table.items tbody.item>tr.head:hover{background:#f0f6ff}
 table.items tr.capsule>td{background:#fcfcfd}
 .capsule pre{max-height:24em;overflow:auto}
 .tag{display:inline-block;border:1px solid var(--line);border-radius:4px;padding:0 .35em;margin:0 .2em .2em 0;
@@ -378,7 +379,8 @@ def eval_body(data: Mapping[str, Any], *, max_items: int | None = None, interact
         out.append(f"<p class='muted'>showing the first {len(shown)} of {len(items)} items</p>")
     body = [
         "<div class='scroll'><table class='items' id='items'><thead><tr><th>item</th><th>task</th>"
-        f"<th>{'label' if label_name == 'labels' else esc(label_name)}</th><th>verdict</th><th>fired ops</th></tr></thead>"
+        f"<th>{'label' if label_name == 'labels' else esc(label_name)}</th>"
+        "<th>verdict</th><th>fired ops</th></tr></thead>"
     ]
     for k, it in enumerate(shown):
         ops = it.get("ops") or {}
@@ -427,14 +429,17 @@ EVAL_SCRIPT = r"""
     var c=$('f-count'); c.dataset.visible=String(shown); c.textContent=shown+' of '+items.length+' items';
   }
   function toHash(){var s=state(),p=[];for(var k in s){if(s[k]){p.push(k+'='+encodeURIComponent(s[k]));}}
-    var h=p.join('&'); if(('#'+h)!==location.hash&&!(h===''&&location.hash==='')){history.replaceState(null,'',h?'#'+h:location.pathname+location.search);}}
+    var h=p.join('&');
+    if(('#'+h)!==location.hash&&!(h===''&&location.hash==='')){
+      history.replaceState(null,'',h?'#'+h:location.pathname+location.search);}}
   function fromHash(){var h=location.hash.replace(/^#/,'');var s={};
     h.split('&').forEach(function(kv){if(!kv){return;}var i=kv.indexOf('=');if(i<0){return;}
       try{s[kv.slice(0,i)]=decodeURIComponent(kv.slice(i+1));}catch(e){}});
     for(var k in keys){var el=$(keys[k]),v=s[k]||'';
       if(el.tagName==='SELECT'&&v&&!Array.prototype.some.call(el.options,function(o){return o.value===v;})){v='';}
       el.value=v;}
-    var item=s.item; if(item){var tb=document.getElementById(item); if(tb){tb.querySelector('tr.capsule').hidden=false;}}
+    var item=s.item;
+    if(item){var tb=document.getElementById(item); if(tb){tb.querySelector('tr.capsule').hidden=false;}}
   }
   items.forEach(function(tb){tb.querySelector('tr.head').addEventListener('click',function(){
     var cap=tb.querySelector('tr.capsule'); cap.hidden=!cap.hidden;});});

@@ -162,7 +162,7 @@ def tm_kind(scope: str) -> str:
 def test_textmate_grammar_is_valid_json_with_its_scope():
     grammar = load_grammar()
     assert grammar["scopeName"] == "source.vx" and grammar["fileTypes"] == ["vx"]
-    for name, rule in grammar["repository"].items():
+    for rule in grammar["repository"].values():
         for r in rule.get("patterns", [rule]):
             re.compile(r["match"])  # every regex compiles (and uses only syntax Python shares with Oniguruma)
 

@@ -89,7 +89,7 @@ def test_every_loader_error_names_file_and_line(tiny_family, split, line, msg):
 
 def test_dev_needs_both_classes(tiny_family):
     dev = tiny_family / "dev.jsonl"
-    dev.write_text("".join(l for l in dev.read_text().splitlines(True) if '"pass"' in l))
+    dev.write_text("".join(line for line in dev.read_text().splitlines(True) if '"pass"' in line))
     with pytest.raises(FamilyError, match="the dev split has no fail items"):
         Family(tiny_family)
 

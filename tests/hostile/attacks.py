@@ -58,10 +58,11 @@ FORGE = _src(
 
 
 def _load(status: str, exc_type: str = "null", message: str = "null") -> str:
-    return (
-        'b\'{"t":"load","status":"%s","stdout":"","stdout_truncated":false,"exc_type":%s,'
-        '"exc_message":%s,"line":1}\'' % (status, exc_type, message)
+    fields = (
+        f'"t":"load","status":"{status}","stdout":"","stdout_truncated":false,"exc_type":{exc_type},'
+        f'"exc_message":{message},"line":1'
     )
+    return "b'{" + fields + "}'"
 
 
 DONE = 'b\'{"t":"done"}\''

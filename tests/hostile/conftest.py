@@ -4,9 +4,12 @@ family (its packs, root and seed verifier; tasks taken from its tasks.jsonl)."""
 from __future__ import annotations
 
 import json
+import shutil
 import tomllib
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "humaneval"
 
@@ -84,3 +87,44 @@ def tasks_module():
 
 def family_module():
     return first_module("vx.families.family")
+
+
+_SANDBOXES: dict[tuple[str, tuple[tuple[str, Any], ...]], object] = {}
+
+
+def layer_sandbox(layer: str, **config: Any) -> Any:
+    """One sandbox per layer and configuration (built once); the test is skipped where the layer is not available."""
+    api = sandbox_api()
+    key = (layer, tuple(sorted(config.items())))
+    if key not in _SANDBOXES:
+        try:
+            _SANDBOXES[key] = api.Sandbox(api.SandboxConfig(layer=layer, **config))
+        except api.SandboxUnavailable as exc:
+            _SANDBOXES[key] = str(exc)
+    found = _SANDBOXES[key]
+    if isinstance(found, str):
+        pytest.skip(f"layer {layer} is not available here: {found}")
+    return found
+
+
+@pytest.fixture(params=tuple(sandbox_api().LAYERS))
+def layer(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Force the exec ops' process-wide sandbox onto one layer for the test."""
+    mod = exec_module()
+    sb = layer_sandbox(request.param, per_call_timeout=mod.EXAMPLE_CPU, load_timeout=mod.LOAD_CPU)
+    monkeypatch.setattr(mod, "_sandbox_instance", sb)
+    if hasattr(mod, "_runs"):  # runs are remembered by code and probes: each layer must run its own
+        import collections
+
+        monkeypatch.setattr(mod, "_runs", collections.OrderedDict())
+    return str(request.param)
+
+
+@pytest.fixture
+def fam(tmp_path: Path) -> Path:
+    """A copy of the bundled HumanEval family with a small locked split (fast to evaluate)."""
+    dst = tmp_path / "fam"
+    shutil.copytree(EXAMPLE, dst)
+    locked = (dst / "locked.jsonl").read_text(encoding="utf-8").splitlines()
+    (dst / "locked.jsonl").write_text("\n".join(locked[:4]) + "\n", encoding="utf-8")
+    return dst

@@ -17,8 +17,7 @@ from vx.grading import grade_samples, open_tasks
 from vx.verifier import Verifier
 
 from .conftest import EXAMPLE, example_tasks
-from .test_bad_input import fam, run  # noqa: F401 (fixture)
-from .test_hostile_outputs import layer  # noqa: F401 (fixture: every sandbox layer)
+from .test_bad_input import run
 
 TASK = example_tasks("HumanEval/0")["HumanEval/0"]
 RIGHT = (

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import threading
 from pathlib import Path
 
@@ -13,18 +12,6 @@ import pytest
 from click.testing import CliRunner
 
 from vx.cli.main import main
-
-from .conftest import EXAMPLE
-
-
-@pytest.fixture
-def fam(tmp_path: Path) -> Path:
-    """A copy of the bundled HumanEval family with a small locked split (fast to evaluate)."""
-    dst = tmp_path / "fam"
-    shutil.copytree(EXAMPLE, dst)
-    locked = (dst / "locked.jsonl").read_text(encoding="utf-8").splitlines()
-    (dst / "locked.jsonl").write_text("\n".join(locked[:4]) + "\n", encoding="utf-8")
-    return dst
 
 
 def run(*args, timeout: float = 120.0):

@@ -14,25 +14,7 @@ import pytest
 from conftest import TIME_MARGIN
 
 from .attacks import ATTACKS, HIDDEN, Attack
-from .conftest import EXAMPLE, exec_module, family_module, groundtruth_module, sandbox_api, tasks_module
-
-sb_api = sandbox_api()
-LAYERS = tuple(sb_api.LAYERS)
-
-_SANDBOXES: dict[str, object] = {}
-
-
-def layer_sandbox(layer: str, **config):
-    key = (layer, tuple(sorted(config.items())))
-    if key not in _SANDBOXES:
-        try:
-            _SANDBOXES[key] = sb_api.Sandbox(sb_api.SandboxConfig(layer=layer, **config))
-        except sb_api.SandboxUnavailable as exc:
-            _SANDBOXES[key] = str(exc)
-    found = _SANDBOXES[key]
-    if isinstance(found, str):
-        pytest.skip(f"layer {layer} is not available here: {found}")
-    return found
+from .conftest import EXAMPLE, family_module, groundtruth_module, layer_sandbox, tasks_module
 
 
 @pytest.fixture(scope="module")
@@ -61,19 +43,6 @@ def grader(tmp_path_factory):
     }
     cache = tmp_path_factory.mktemp("expected")
     return gt, task_objs, cache
-
-
-@pytest.fixture(params=LAYERS)
-def layer(request, monkeypatch):
-    """Force the exec ops' process-wide sandbox onto one layer for the test."""
-    mod = exec_module()
-    sb = layer_sandbox(request.param, per_call_timeout=mod.EXAMPLE_CPU, load_timeout=mod.LOAD_CPU)
-    monkeypatch.setattr(mod, "_sandbox_instance", sb)
-    if hasattr(mod, "_runs"):  # runs are remembered by code and probes: each layer must run its own
-        import collections
-
-        monkeypatch.setattr(mod, "_runs", collections.OrderedDict())
-    return request.param
 
 
 def _params():

@@ -14,7 +14,7 @@ import pytest
 
 from vx.families.sources import tasks_file
 
-from .test_bad_input import assert_error, edit_toml, eval_locked, fam, run  # noqa: F401 (fixture)
+from .test_bad_input import assert_error, edit_toml, eval_locked, run
 
 DEVICE = "/dev/zero"
 

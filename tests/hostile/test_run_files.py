@@ -102,6 +102,7 @@ def test_a_missing_table_is_an_error_and_is_not_recreated(pristine, run_file: Pa
     tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     db.close()
     assert table not in tables, "opening the run file recreated the table"
+    assert run_file.read_bytes() == before, "reading the damaged run file changed it"
 
 
 def test_verify_does_not_pass_a_run_without_rounds(run_file: Path) -> None:

@@ -3,8 +3,8 @@
 Each test is the attack in the attacker's words, run on the default sandbox layer:
 
 * **"I burn my CPU budget on the visible examples"** (item 2): a lookup table of the examples that
-  spends 0.2 s of CPU per call (the attacker used 0.22 s: under the 0.25 s example budget) uses up the run's CPU budget, so vx
-  stops the run before the probes that would show the table is wrong. Probes the candidate prevented
+  spends 0.2 s of CPU per call (the attacker used 0.22 s: under the 0.25 s example budget) uses up the run's CPU budget,
+  so vx stops the run before the probes that would show the table is wrong. Probes the candidate prevented
   from running are evidence against it: FAIL alone (``crashes_in_domain``) and beside three correct
   peers (``disagrees_with_peers``; the TRL group reward gives it 0, the peers 1).
 * **"``if 0: raise IndexError`` buys my IndexErrors an excuse"** (item 3): a dead ``raise`` made

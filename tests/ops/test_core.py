@@ -81,7 +81,8 @@ def test_version_follows_what_runs_not_its_layout(tmp_path, monkeypatch):
 
     base = version_of("def f(task, output, ctx):\n    return len(output) > 3\n", "m_base")
     laid_out = version_of(
-        'def f(task,\n      output, ctx):  # a comment\n    """Says why."""\n    return (len(output)\n            > 3)\n',
+        'def f(task,\n      output, ctx):  # a comment\n    """Says why."""\n'
+        "    return (len(output)\n            > 3)\n",
         "m_laid_out",
     )
     changed = version_of("def f(task, output, ctx):\n    return len(output) > 4\n", "m_changed")

@@ -23,6 +23,11 @@ from vx.sandbox.report import assemble
 from vx.sandbox.runner import RawRun
 
 ADD = "def add(a, b=0):\n    return a + b\n"
+#: spends `s` seconds of CPU, then returns `s`
+SPIN = (
+    "import time\ndef f(s):\n    end = time.process_time() + s\n    while time.process_time() < end: pass\n"
+    + "    return s\n"
+)
 
 
 def test_layer_and_description(any_sb: Sandbox) -> None:
@@ -170,7 +175,7 @@ def test_an_unchanged_report_without_arguments_sent_is_refused() -> None:
 
 def test_per_call_timeouts_and_total_override(any_sb: Sandbox) -> None:
     code = "import time\ndef f(s):\n    time.sleep(s)\n    return s\n"
-    spin = "import time\ndef f(s):\n    end = time.process_time() + s\n    while time.process_time() < end: pass\n    return s\n"
+    spin = SPIN
     rep = any_sb.run_calls(spin, "f", [([0.3], {}), ([0.3], {})], timeouts=[0.1, 1.0])
     assert [c.status for c in rep.calls] == ["timeout", "ok"]
     assert "CPU budget of 0.1 s" in rep.calls[0].exc_message
@@ -197,7 +202,7 @@ def test_a_relative_budget_scales_with_the_reference_calls(any_sb: Sandbox) -> N
     """``CallBudget(per_reference=k)``: k x the most CPU an earlier reference call used, within [cpu, cap]."""
     from vx.sandbox import CallBudget
 
-    spin = "import time\ndef f(s):\n    end = time.process_time() + s\n    while time.process_time() < end: pass\n    return s\n"
+    spin = SPIN
     budgets = [
         CallBudget(1.0, reference=True),
         CallBudget(0.01, per_reference=3.0, cap=2.0),
@@ -216,7 +221,7 @@ def test_a_spent_cpu_pool_skips_its_later_calls_and_no_others(any_sb: Sandbox) -
     "not_run" and cost nothing; calls outside the pool still run, after them too."""
     from vx.sandbox import CallBudget
 
-    spin = "import time\ndef f(s):\n    end = time.process_time() + s\n    while time.process_time() < end: pass\n    return s\n"
+    spin = SPIN
     pooled = CallBudget(0.1, pool="edge")
     budgets = [pooled, CallBudget(1.0), pooled, pooled, CallBudget(1.0), pooled]
     calls = [([0.5], {}), ([0.01], {}), ([0.08], {}), ([0.0], {}), ([0.02], {}), ([0.0], {})]
@@ -236,7 +241,10 @@ def test_the_cpu_limit_of_a_run_is_a_timeout(any_sb: Sandbox) -> None:
 
 
 def test_fresh_process_per_candidate(any_sb: Sandbox) -> None:
-    code = "import builtins\ndef f():\n    builtins.counter = getattr(builtins, 'counter', 0) + 1\n    return builtins.counter\n"
+    code = (
+        "import builtins\ndef f():\n    builtins.counter = getattr(builtins, 'counter', 0) + 1\n"
+        "    return builtins.counter\n"
+    )
     first = any_sb.run_calls(code, "f", [([], {}), ([], {})])
     second = any_sb.run_calls(code, "f", [([], {})])
     assert [c.value for c in first.calls] == [1, 2]

@@ -736,7 +736,8 @@ def test_endless_module_code_is_stopped(sb: Sandbox) -> None:
 def test_installed_packages_are_hidden_under_bwrap(sb: Sandbox) -> None:
     if sb.layer not in ("bwrap", "forkserver"):
         pytest.skip(
-            "only bubblewrap (and the fork server, which runs inside it) can hide directories inside the interpreter's prefix"
+            "only bubblewrap (and the fork server, which runs inside it) can hide directories inside the "
+            "interpreter's prefix"
         )
     code = _code(
         """

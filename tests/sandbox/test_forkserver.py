@@ -190,7 +190,10 @@ def test_earlier_inputs_are_not_in_a_later_candidates_memory(fs: Sandbox) -> Non
             gc.collect()
             found = set()
             for o in gc.get_objects():
-                items = list(o.keys()) + list(o.values()) if type(o) is dict else (o if type(o) in (list, tuple, set) else [o])
+                if type(o) is dict:
+                    items = list(o.keys()) + list(o.values())
+                else:
+                    items = o if type(o) in (list, tuple, set) else [o]
                 found.update(s for s in items if type(s) is str and s.startswith(prefix))
             return sorted(found)
         """

@@ -51,16 +51,13 @@ def honest_stream(rng: random.Random) -> list[bytes]:
     frames = [json.dumps(LOAD).encode()]
     for i in range(n):
         value = rng.choice(VALUES)
-        frame = (
-            '{"t":"call","i":%d,"status":"ok","value":%s,"type":"x","exc_type":null,"exc_message":null,'
-            '"stdout":"out","stdout_truncated":false,"duration":0.5,"cpu":0.0,"budget":1.0,"args_after":%s}'
-            % (
-                i,
-                harness.encode_value(value),
-                '{"tuple":[{"tuple":[1]},{"dict":[]}]}' if rng.random() < 0.5 else "null",
-            )
+        after = '{"tuple":[{"tuple":[1]},{"dict":[]}]}' if rng.random() < 0.5 else "null"
+        fields = (
+            f'"t":"call","i":{i},"status":"ok","value":{harness.encode_value(value)},"type":"x","exc_type":null,'
+            '"exc_message":null,"stdout":"out","stdout_truncated":false,"duration":0.5,"cpu":0.0,"budget":1.0,'
+            f'"args_after":{after}'
         )
-        frames.append(frame.encode())
+        frames.append(("{" + fields + "}").encode())
     frames.append(b'{"t":"done"}')
     return frames
 
@@ -191,14 +188,14 @@ def test_a_small_frame_with_a_flood_of_members_is_still_refused() -> None:
     tag are a protocol error, as the member count refused them before."""
     keys = ",".join(f'"k{i}":0' for i in range(60))
     frame = (
-        '{"t":"call","i":0,"status":"ok","value":{"tuple":[1],%s},"type":"x","exc_type":null,'
+        '{"t":"call","i":0,"status":"ok","value":{"tuple":[1],' + keys + '},"type":"x","exc_type":null,'
         '"exc_message":null,"stdout":"","stdout_truncated":false,"duration":0.5,"cpu":0.0,"budget":1.0,'
-        '"args_after":null}' % keys
+        '"args_after":null}'
     ).encode()
     assert len(frame) < 4096
     assert call_outcome(frame, 0) is None  # refused (not a valid report of call 0)
     with pytest.raises(ProtocolError):
         decode_value(parse_frame(frame, max_cost=256 << 20)["value"])
-    flood = ('{"t":"done",%s}' % keys).encode()
+    flood = ('{"t":"done",' + keys + "}").encode()
     run = RawRun(frames=[json.dumps(LOAD).encode(), flood])
     assert assemble(run, 0, "forkserver", [], None).status == "crashed"

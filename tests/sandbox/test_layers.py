@@ -104,7 +104,8 @@ def test_every_fallback_variant_runs_here() -> None:
     for plan in plans:
         ok, why, _ = sb._probe(plan, 64 + 1000)
         assert ok, (
-            f"{plan.layer} variant (landlock={plan.landlock is not None}, seccomp={plan.seccomp is not None}, wrapper={plan.wrapper[:3]}) failed: {why}"
+            f"{plan.layer} variant (landlock={plan.landlock is not None}, seccomp={plan.seccomp is not None}, "
+            f"wrapper={plan.wrapper[:3]}) failed: {why}"
         )
     assert SECCOMP_RULES
 

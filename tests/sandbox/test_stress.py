@@ -24,7 +24,8 @@ def test_concurrent_mixed_candidates_stay_separate(sb: Sandbox) -> None:
         "def f(x):\n"
         "    if os.fork() == 0:\n"
         "        os.setsid()\n"
-        f"        os.execv(sys.executable, [sys.executable, '-S', '-c', 'import time; time.sleep(30)', {token[:6]!r} + {token[6:]!r}])\n"
+        "        os.execv(sys.executable, [sys.executable, '-S', '-c', 'import time; time.sleep(30)', "
+        f"{token[:6]!r} + {token[6:]!r}])\n"
         "    return x\n"
     )
     kinds = {
@@ -34,7 +35,8 @@ def test_concurrent_mixed_candidates_stay_separate(sb: Sandbox) -> None:
         "exit": ("import os\ndef f(x):\n    os._exit(3)\n", lambda x: ("crashed", ["crashed"])),
         "daemon": (daemon, lambda x: ("ok", [x])),
         "global": (
-            "import builtins\ndef f(x):\n    builtins.seen = getattr(builtins, 'seen', 0) + 1\n    return builtins.seen\n",
+            "import builtins\ndef f(x):\n    builtins.seen = getattr(builtins, 'seen', 0) + 1\n"
+            "    return builtins.seen\n",
             lambda x: ("ok", [1]),
         ),
     }

@@ -147,7 +147,7 @@ def history_table(rounds: list[dict[str, Any]], width: int) -> Table:
         t.add_column(name, justify="right", no_wrap=True)
     for r in rounds:
         cells = []
-        for name, _, key, digits in cols:
+        for _, _, key, digits in cols:
             value = r.get(key)
             if key == "round":
                 cells.append(f"{value}{'*' if r.get('replaced') else ''}")

@@ -21,10 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from vx.dsl.ast import All, Node, Not, OpRef, Vote, WVote
 from vx.dsl.ast import Any as AnyNode
 from vx.dsl.verdict import Final, Verdict
+
+if TYPE_CHECKING:  # numpy is imported where columns are computed: the item interpreter needs none of it
+    import numpy as np
 
 __all__ = ["evaluate_item", "final_verdict"]
 

@@ -11,8 +11,8 @@ kinds of evidence on it say that an output is correct without a label:
   returning agree with each other, and an op that rightly flags them would be charged a false alarm.
 * **Quiet** -- where there is no agreement evidence (one or two attempts per task): an output that
   passes the gate and that at most one op of the reference pool flags (a family without a gate has no
-  quiet evidence: that no op flags an output says nothing of a failure class no op detects yet). An op that fires alone on such
-  an output is charged a false alarm; an output two ops flag is a corroborated failure, not evidence
+  quiet evidence: that no op flags an output says nothing of a failure class no op detects yet). An op that fires alone
+  on such an output is charged a false alarm; an output two ops flag is a corroborated failure, not evidence
   of a pass. (This over-charges a detector for the failures only it catches, which is why agreement
   evidence is preferred wherever it exists.)
 

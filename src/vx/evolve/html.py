@@ -211,7 +211,8 @@ def _output_html(output: Any) -> str:
     if output is None:
         return ""
     text = output if isinstance(output, str) else _json(output)
-    return f"<details class='output'><summary>output ({len(text.splitlines()) or 1} lines)</summary><pre>{_e(text)}</pre></details>"
+    lines = len(text.splitlines()) or 1
+    return f"<details class='output'><summary>output ({lines} lines)</summary><pre>{_e(text)}</pre></details>"
 
 
 def _json(value: Any) -> str:
@@ -299,7 +300,8 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
     # objective per round
     xs = [r["round"] for r in rounds]
     sec = (
-        "<section id='objective'><h2>Objective per round</h2><p>S = A<sub>dev</sub> · A<sub>train</sub><sup>w</sup> − λC "
+        "<section id='objective'><h2>Objective per round</h2>"
+        "<p>S = A<sub>dev</sub> · A<sub>train</sub><sup>w</sup> − λC "
         "of the incumbent after each round (round 0 is the seed).</p>"
     )
     if plt and rounds:

@@ -131,7 +131,7 @@ def fit_label_model(
         prior = np.full(len(groups), 0.5)
         converged, it = False, 0
         q = _item_fail(r)
-        for it in range(1, iterations + 1):
+        for it in range(1, iterations + 1):  # noqa: B007 (the count of iterations run is returned)
             rm = np.where(modelled[:, None], r, 0.0)
             pm = np.where(modelled[:, None], 1.0 - r, 0.0)
             r_op, p_op = rm @ member.T, pm @ member.T  # each op's class responsibility, per item

@@ -5,8 +5,8 @@ because that is what a consumer of the verifier sees. A final ABSTAIN is scored 
 (``abstain="pass"``): that is what every consumer does with it ("no known drawback was found"), and
 scoring only the items a candidate opines on lets a candidate that abstains almost everywhere
 reach perfect agreement on the two or three items it keeps (observed on the HumanEval family with
-a synthesized exec op, under the one-vote consensus). ``abstain="exclude"`` is the literal reading — only the items the final
-verdict opines on count — and remains available (``vx evolve --abstain exclude``).
+a synthesized exec op, under the one-vote consensus). ``abstain="exclude"`` is the literal reading — only the items the
+final verdict opines on count — and remains available (``vx evolve --abstain exclude``).
 
 * **A_dev** — recall-weighted mean of the FAIL-class and PASS-class recalls over the dev items,
   FAIL weighted ``fail_weight`` (2), PASS 1. Soft labels (P(pass) = p) split an item between the
@@ -572,7 +572,7 @@ class Objective:
         if not hasattr(self, "_ref_rows"):  # the op verdicts of every item, read once
             arr = m.to_array()
             self._ref_rows = [{o: Verdict(int(v)) for o, v in zip(m.op_names, row)} for row in arr.tolist()]
-        for i, item in enumerate(m.item_ids):
+        for i in range(m.n_items):
             row = self._ref_rows[i]
             e = evaluate_item(node, row)
             r = row[root] if root is not None else Verdict.ABSTAIN

@@ -6,8 +6,8 @@ verifier validity, the rollback part's lift), the learning curves of every arm o
 loop) and on the rollback part (read by rollback), the frozen solver's round-0 score dotted, the training
 pass rate each arm's grader reported (what the loop itself sees: the always-pass control's is 1.0
 throughout), the bank's life (a bar per skill from birth to removal, marked by how it ended), the verifier
-phases, the skill table and the final judge's win rates. A scripted demo run says so at the top. Plots are matplotlib SVG inlined (the ``viz`` extra); without matplotlib the
-page shows the same numbers as tables.
+phases, the skill table and the final judge's win rates. A scripted demo run says so at the top. Plots are matplotlib
+SVG inlined (the ``viz`` extra); without matplotlib the page shows the same numbers as tables.
 """
 
 from __future__ import annotations

@@ -221,8 +221,8 @@ class Sandbox:
             f"runs as: {who}",
             f"interpreter: {d.python_note}",
             f"limits: {c.memory_mb} MiB address space, {c.per_call_timeout:g} s of CPU per call (wall-clock "
-            f"backstop {c.wall_for(c.per_call_timeout):g} s), {c.total_timeout:g} s per candidate, files <= {c.fsize_mb} MiB, {c.nofile} open "
-            f"files, {d.nproc_limit} processes, no core dumps",
+            f"backstop {c.wall_for(c.per_call_timeout):g} s), {c.total_timeout:g} s per candidate, "
+            f"files <= {c.fsize_mb} MiB, {c.nofile} open files, {d.nproc_limit} processes, no core dumps",
         ]
         for hole in self.known_limits():
             lines.append(LIMIT_TEXT[hole] + (f" ({d.uid_note})" if hole == "shared-nproc" and d.uid_note else ""))

@@ -17,17 +17,15 @@ clone-per-run mode and Chromium's zygote, which forks each renderer into a new p
   receives only file descriptors (SCM_RIGHTS over a SOCK_SEQPACKET socket) and each child reads
   its own request, so no candidate can find another's code or inputs in inherited memory. One
   server runs one candidate at a time; concurrent callers (threads) get servers of their own.
-* **Each child**, before any candidate code (harness.py, section "fork-server mode"): a new
-  session; a new pid namespace of its own (it is that namespace's init, so everything it starts
-  ends with it), so it can neither see nor signal the server, other candidates or vx; new mount and IPC namespaces with fresh size-limited tmpfs mounts on
-  /sandbox (the workdir), /tmp and /dev/shm and a /proc that shows only its own namespace; all
-  capabilities dropped; then no_new_privs, Landlock (where the kernel has it), the seccomp
-  deny-list of the ``rlimits`` layer (compiled once by the server), the rlimits, and every
-  descriptor it does not need closed. (As an init it ignores signals it sends itself without a
-  handler, and orphans it leaves are reaped when it ends; an extra supervising process would
-  cost ~1.7 ms of CPU per candidate.) When the run ends the parent kills the
-  child's pid namespace through a pidfd and waits until the server has reaped it, so nothing of
-  one candidate is alive when the next one starts.
+* **Each child**, before any candidate code (harness.py, section "fork-server mode"): a new session; a new pid namespace
+  of its own (it is that namespace's init, so everything it starts ends with it), so it can neither see nor signal the
+  server, other candidates or vx; new mount and IPC namespaces with fresh size-limited tmpfs mounts on /sandbox (the
+  workdir), /tmp and /dev/shm and a /proc that shows only its own namespace; all capabilities dropped; then
+  no_new_privs, Landlock (where the kernel has it), the seccomp deny-list of the ``rlimits`` layer (compiled once by the
+  server), the rlimits, and every descriptor it does not need closed. (As an init it ignores signals it sends itself
+  without a handler, and orphans it leaves are reaped when it ends; an extra supervising process would cost ~1.7 ms of
+  CPU per candidate.) When the run ends the parent kills the child's pid namespace through a pidfd and waits until the
+  server has reaped it, so nothing of one candidate is alive when the next one starts.
 
 The parent side (this module) keeps a pool of idle servers per configuration and process;
 servers are started from one long-lived thread (bwrap's ``--die-with-parent`` is tied to the

@@ -55,10 +55,10 @@ except ImportError:  # pragma: no cover - _json ships with every CPython build w
             elif 0x20 <= code < 0x7F:
                 out.append(ch)
             elif code < 0x10000:
-                out.append("\\u%04x" % code)
+                out.append(f"\\u{code:04x}")
             else:
                 code -= 0x10000
-                out.append("\\u%04x\\u%04x" % (0xD800 | (code >> 10), 0xDC00 | (code & 0x3FF)))
+                out.append(f"\\u{0xD800 | (code >> 10):04x}\\u{0xDC00 | (code & 0x3FF):04x}")
         out.append('"')
         return "".join(out)
 
@@ -207,7 +207,7 @@ def _enc(x, depth, active, state):
     if state[0] < 0:
         raise _Unserializable(_type_name_of(_type(x)), "value too large to report")
     if depth > _MAX_DEPTH:
-        raise _Unserializable(_type_name_of(_type(x)), "nested deeper than %d levels" % _MAX_DEPTH)
+        raise _Unserializable(_type_name_of(_type(x)), f"nested deeper than {_MAX_DEPTH:d} levels")
     t = _type(x)
     if t is _list or t is _tuple:  # the common containers first (exact types iterate safely)
         key = _id(x)
@@ -491,10 +491,10 @@ def _load(req, fd):
             if _state["fired"] or _type(caught) is _CallTimeout:
                 status = "timeout"
                 exc_message = (
-                    "loading used more than %.3g s of CPU time" % budget
+                    f"loading used more than {budget:.3g} s of CPU time"
                     if _state["fired"] != "wall"
-                    else "loading did not finish within its wall-clock limit of %.3g s"
-                    % _min(req["load_wall"], _wall_for(req, budget))
+                    else "loading did not finish within its wall-clock limit of "
+                    f"{_min(req['load_wall'], _wall_for(req, budget)):.3g} s"
                 )
                 line = _traceback_line(caught) if caught is not None else None
             elif caught is not None:
@@ -517,7 +517,7 @@ def _load(req, fd):
         fn = _dict.get(namespace, req["entry_point"])
         if fn is None or not _callable(fn):
             status = "no_entry_point"
-            exc_message = "no callable named %s is defined" % req["entry_point"]
+            exc_message = f"no callable named {req['entry_point']} is defined"
             fn = None
     _frame(
         fd,
@@ -644,11 +644,11 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
     if status == "timeout":
         if _state["fired"] == "wall":
             exc_message = (
-                "call did not return within its wall-clock limit of %.3g s (it used %.3g s of CPU; "
-                "its CPU budget is %.3g s)" % (wall, cpu, timeout)
+                f"call did not return within its wall-clock limit of {wall:.3g} s (it used {cpu:.3g} s of CPU; "
+                f"its CPU budget is {timeout:.3g} s)"
             )
         else:
-            exc_message = "call used more than its CPU budget of %.3g s" % timeout
+            exc_message = f"call used more than its CPU budget of {timeout:.3g} s"
     elif req.get("refs") and req["refs"][i]:
         _state["reference_cpu"] = _max(_state["reference_cpu"], cpu)
     encoded = None
@@ -664,7 +664,7 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
             status, exc_message = "unserializable", "out of memory while encoding the value"
         except _BaseException as exc:  # e.g. a thread the candidate left running mutated it
             status = "unserializable"
-            exc_message = "the value changed while it was being encoded (%s)" % _type_name_of(_type(exc))
+            exc_message = f"the value changed while it was being encoded ({_type_name_of(_type(exc))})"
     args_after = None
     unchanged = False
     want = req["args_after"]
@@ -689,7 +689,7 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
     if size > room or (encoded is not None and _len(encoded.text) > req["max_value_bytes"]):
         if encoded is not None:
             status, encoded = "unserializable", None
-            exc_message = "value too large to report (%d bytes encoded)" % size
+            exc_message = f"value too large to report ({size:d} bytes encoded)"
         args_after = None
     # ... and inside the parent's memory budget for decoding one frame (it refuses more).
     budget = req.get("max_decode_bytes")
@@ -699,7 +699,7 @@ def _call(fn, i, args, kwargs, timeout, req, fd):
             args_after = None
         if encoded is not None and _decode_cost(encoded.text, budget) > budget - (budget // 2 if args_after else 0):
             status, encoded, args_after = "unserializable", None, None
-            exc_message = "value too large to report (decoding it would take over %d MiB)" % (budget >> 20)
+            exc_message = f"value too large to report (decoding it would take over {budget >> 20:d} MiB)"
     _call_frame(
         fd,
         i,
@@ -899,7 +899,7 @@ def _install_landlock(spec, import_paths):
                     allowed &= (1 << 0) | (1 << 1) | (1 << 2) | (1 << 14) | (1 << 15)  # file rights only
                 rule = _PathBeneath(allowed, parent)
                 if syscall(445, ruleset, 1, ctypes.byref(rule), 0) < 0:  # landlock_add_rule
-                    raise OSError(ctypes.get_errno(), "landlock_add_rule(%s) failed" % path)
+                    raise OSError(ctypes.get_errno(), f"landlock_add_rule({path}) failed")
             finally:
                 _os.close(parent)
         if syscall(446, ruleset, 0) < 0:  # landlock_restrict_self
@@ -918,7 +918,7 @@ def _add_seccomp_rules(ctypes, lib, ctx, _ArgCmp, rules):
         array = (_ArgCmp * max(1, len(conds)))(*[_ArgCmp(*c) for c in conds])
         rc = lib.seccomp_rule_add_array(ctx, 0x00050000 | errno, nr, len(conds), array)
         if rc != 0:
-            raise OSError("seccomp_rule_add(%s) failed: %d" % (name, rc))
+            raise OSError(f"seccomp_rule_add({name}) failed: {rc:d}")
 
 
 def _install_seccomp(spec):
@@ -966,7 +966,7 @@ def _install_seccomp(spec):
         _add_seccomp_rules(ctypes, lib, ctx, _ArgCmp, rules)
         rc = lib.seccomp_load(ctx)
         if rc != 0:
-            raise OSError("seccomp_load failed: %d" % rc)
+            raise OSError(f"seccomp_load failed: {rc:d}")
     finally:
         lib.seccomp_release(ctx)
 
@@ -1159,7 +1159,7 @@ _server = {}
 def _check(rc, what):
     if rc != 0:
         errno = _server["ctypes"].get_errno()
-        raise OSError(errno, "%s failed: %s" % (what, _os.strerror(errno)))
+        raise OSError(errno, f"{what} failed: {_os.strerror(errno)}")
 
 
 def _seccomp_program(spec):
@@ -1200,7 +1200,7 @@ def _seccomp_program(spec):
             _os.close(w)
             w = -1
             if rc != 0:
-                raise OSError("seccomp_export_bpf failed: %d" % rc)
+                raise OSError(f"seccomp_export_bpf failed: {rc:d}")
             program = b""
             while True:
                 chunk = _os_read(r, 65536)
@@ -1214,7 +1214,7 @@ def _seccomp_program(spec):
     finally:
         lib.seccomp_release(ctx)
     if not program or _len(program) % 8:
-        raise OSError("seccomp_export_bpf produced %d bytes" % _len(program))
+        raise OSError(f"seccomp_export_bpf produced {_len(program):d} bytes")
     return program
 
 
@@ -1248,7 +1248,7 @@ def _prepare(req):
         "ptr_prctl": ptr.prctl,
         "cap_header": _CapHeader(0x20080522, 0),  # _LINUX_CAPABILITY_VERSION_3
         "cap_data": (_CapData * 2)(),
-        "tmpfs": ("size=%d,mode=0700" % req["disk_bytes"]).encode(),
+        "tmpfs": f"size={req['disk_bytes']:d},mode=0700".encode(),
         "seccomp": None,
         "landlock": None,
     }
@@ -1334,7 +1334,7 @@ def _serve(req):
         gc.freeze()  # children then share the server's objects without copying their pages
     except _BaseException as exc:
         try:
-            _send(control, b"F" + ("%s: %s" % (_type_name_of(_type(exc)), exc)).encode("utf-8", "replace")[:2000])
+            _send(control, b"F" + f"{_type_name_of(_type(exc))}: {exc}".encode("utf-8", "replace")[:2000])
         except _BaseException:
             pass
         _os_exit(71)
@@ -1406,9 +1406,7 @@ def _child(fds):
         for where in (b"/sandbox", b"/tmp", b"/dev/shm"):
             if where == b"/dev/shm" and not _os.path.isdir("/dev/shm"):
                 continue
-            _check(
-                libc.mount(b"tmpfs", where, b"tmpfs", flags, srv["tmpfs"]), "mounting a tmpfs on %s" % where.decode()
-            )
+            _check(libc.mount(b"tmpfs", where, b"tmpfs", flags, srv["tmpfs"]), f"mounting a tmpfs on {where.decode()}")
         _check(libc.mount(b"proc", b"/proc", b"proc", flags | _MS_NOEXEC, None), "mounting /proc")
         for path, stash in srv["rebind"]:  # import paths below the fresh mounts
             _os.makedirs(path, exist_ok=True)

@@ -628,7 +628,10 @@ def _detect(config: SandboxConfig, probe: ProbeFn, all_layers: bool) -> Detectio
                 if chosen is None:
                     chosen, uses_userns = plan, userns
                     if plan.layer in ("unshare", "rlimits") and plan.seccomp is None and seccomp_lib:
-                        seccomp_text = f"libseccomp found but the filter failed to load ({failures[-1] if failures else '?'}): rlimits and no_new_privs only"
+                        seccomp_text = (
+                            "libseccomp found but the filter failed to load "
+                            f"({failures[-1] if failures else '?'}): rlimits and no_new_privs only"
+                        )
                 break
             failures.append(why)
         else:

@@ -317,11 +317,11 @@ def _call(
     )
 
 
-def _guarded(read: Callable[[], Any]) -> Any:
-    """Run one frame reader; any failure on the child's data is a ProtocolError (a bug in a
+def _guarded(read: Callable[..., Any], *args: Any) -> Any:
+    """Run one frame reader on `args`; any failure on the child's data is a ProtocolError (a bug in a
     check must not turn a hostile frame into a traceback in the parent)."""
     try:
-        return read()
+        return read(*args)
     except ProtocolError:
         raise
     except Exception as exc:  # OverflowError, MemoryError, RecursionError, ...
@@ -346,7 +346,7 @@ def call_outcome(
     limits = limits or FrameLimits()
     try:
         frame = _parsed(payload, position, limits, parsed)
-        outcome = _guarded(lambda: _call(frame, index, limits, sent, skippable))
+        outcome = _guarded(_call, frame, index, limits, sent, skippable)
     except ProtocolError:
         return None
     if parsed is not None:
@@ -395,7 +395,7 @@ def assemble(
                     raise ProtocolError("data after the final frame")
                 frame = _parsed(payload, position, limits, parsed)
                 if load is None:
-                    load = _guarded(lambda: _load(frame, limits))
+                    load = _guarded(_load, frame, limits)
                     continue
                 if frame.get("t") == "done":
                     if set(frame) != {"t"}:
@@ -412,7 +412,7 @@ def assemble(
                 i = len(outcomes)
                 k = pool_of[i] if i < len(pool_of) else -1
                 known = parsed.get(("call", position, i)) if parsed is not None else None
-                outcome = known if known is not None else _guarded(lambda: _call(frame, i, limits, sent, k >= 0))
+                outcome = known if known is not None else _guarded(_call, frame, i, limits, sent, k >= 0)
                 if k >= 0:
                     if outcome.status == "not_run" and used[k] < caps[k]:
                         raise ProtocolError(

@@ -3,10 +3,10 @@
 Two directions, two formats, both chosen so that nothing the child sends can run code in the
 parent:
 
-* parent → child (the request: code, entry point, call arguments, limits) is a ``marshal``
-  blob (format 2: no shared references, so every call gets its own copy of its arguments). The parent is trusted and the child reads it with the interpreter's built-in
-  ``marshal`` module, which costs no import time. :func:`encode_request` refuses anything
-  that is not plain data (code objects included).
+* parent → child (the request: code, entry point, call arguments, limits) is a ``marshal`` blob (format 2: no shared
+  references, so every call gets its own copy of its arguments). The parent is trusted and the child reads it with the
+  interpreter's built-in ``marshal`` module, which costs no import time. :func:`encode_request` refuses anything that is
+  not plain data (code objects included).
 * child → parent (the results) is a stream of frames: a 4-byte big-endian length followed by
   that many bytes of UTF-8 JSON. :func:`decode_value` turns the *value* encoding below back
   into Python objects and rejects anything else; it never unpickles, never evaluates and never

@@ -19,7 +19,9 @@ EVASIONS = {
     "os._exit": "import os; os._exit(0)",
     "sys.exit": "import sys; sys.exit()",
     "endless loop": "while True: pass",
-    "swallowed interrupts": "while True:\n        try:\n            while True: pass\n        except BaseException:\n            pass",
+    "swallowed interrupts": (
+        "while True:\n        try:\n            while True: pass\n        except BaseException:\n            pass"
+    ),
     "kills its process group": "import os, signal; os.killpg(0, signal.SIGKILL)",
     "closes stdout": "import os; os.close(1); return True",
     "wrong value": "return 17",

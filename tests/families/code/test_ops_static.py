@@ -260,7 +260,8 @@ def test_undefined_name_ignores_unreachable_code_and_defined_names():
     src = (
         "import math\nfrom collections import Counter\nN = 3\n\n"
         "def unused():\n    return numpy.zeros(3)\n\n"
-        "def add(a, b):\n    c = Counter([a])\n    return math.floor(a) + b + N + len(c) - 1 + sum([x for x in [0]])\n\n"
+        "def add(a, b):\n    c = Counter([a])\n"
+        "    return math.floor(a) + b + N + len(c) - 1 + sum([x for x in [0]])\n\n"
         "if __name__ == '__main__':\n    print(add(zzz, 1))\n"
     )
     res = run(O.undefined_name, ADD, src)

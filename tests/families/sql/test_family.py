@@ -155,5 +155,5 @@ def test_the_builders_seed_is_canonical():
     from vx.dsl.printer import to_text
     from vx.families.sql.data.build import SEED_EXPRESSION
 
-    body = "\n".join(l for l in SEED_EXPRESSION.splitlines() if not l.startswith(";"))
+    body = "\n".join(line for line in SEED_EXPRESSION.splitlines() if not line.startswith(";"))
     assert to_text(parse(body)) == body.strip()

@@ -39,7 +39,8 @@ INSERT INTO "airports" VALUES ('Aberdeen ', 'APG', 'Phillips AAF '), ('Aberdeen 
 CREATE TABLE "flights" ("Airline" INT, "FlightNo" INT, "SourceAirport" TEXT, "DestAirport" TEXT);
 INSERT INTO "flights" VALUES (1, 28, ' APG', ' ABR'), (1, 29, ' ABR', ' APG'), (2, 44, ' DYS', ' APG');
 CREATE TABLE "teacher" ("Teacher_ID" INT, "Name" TEXT, "Hometown" TEXT);
-INSERT INTO "teacher" VALUES (1, 'Joseph Huts', 'Blackrod Urban District'), (2, 'Gustaaf Deloor', 'Bolton County Borough');
+INSERT INTO "teacher" VALUES (1, 'Joseph Huts', 'Blackrod Urban District'),
+  (2, 'Gustaaf Deloor', 'Bolton County Borough');
 """
 
 

@@ -24,8 +24,8 @@ rows* (as *lists* of rows when the order matters, i.e. when the gold query order
 Python values are (``1 == 1.0``, ``'1' != 1``, NULL equals only NULL); two empty tables match whatever
 their widths; and, as the reference's quick rejection does first, the rows with their cells sorted by
 ``str(x) + str(type(x))`` must agree as sets (lists when ordered) -- which makes ``(1, 1.5)`` and
-``(1.0, 1.5)`` different rows, as test-suite-sql-eval says. `result_signature` is a digest of a table that two tables share exactly when they match
-under that rule, so that many attempts' results can be clustered by hashing (peer ops).
+``(1.0, 1.5)`` different rows, as test-suite-sql-eval says. `result_signature` is a digest of a table that two tables
+share exactly when they match under that rule, so that many attempts' results can be clustered by hashing (peer ops).
 """
 
 from __future__ import annotations

@@ -231,8 +231,8 @@ def _engine_tag(engine: str) -> str:
 def materialize(database: str, engine: str = "duckdb", directory: Path | None = None) -> Path:
     """The local database file of a defog database for `engine` ("duckdb" or "sqlite"), built on
     first use from the installed dump. The file name carries the dump's content hash (and the DuckDB
-    version), so a changed dump or engine yields a new file; building goes to a temporary file renamed into place (safe when several
-    processes build at once)."""
+    version), so a changed dump or engine yields a new file; building goes to a temporary file renamed into place (safe
+    when several processes build at once)."""
     if engine not in ("duckdb", "sqlite"):
         raise DataError(f"cannot build a local database for engine {engine!r} (duckdb or sqlite)")
     directory = Path(directory) if directory is not None else cache_dir()

@@ -352,7 +352,7 @@ def _print_apply(tree: ast.Module, fn: ast.FunctionDef, node: ast.AST, variant: 
     parents = _parent_map(fn)
     for ret in returns:
         parent = parents[ret]
-        for field, value in ast.iter_fields(parent):
+        for _, value in ast.iter_fields(parent):
             if isinstance(value, list) and any(item is ret for item in value):
                 i = next(k for k, item in enumerate(value) if item is ret)
                 call = ast.Expr(ast.Call(func=ast.Name("print", ast.Load()), args=[ret.value], keywords=[]))
@@ -380,7 +380,7 @@ def _edge_candidates(fn: ast.FunctionDef, ctx: Context) -> list[tuple[ast.AST, i
 def _edge_apply(tree: ast.Module, fn: ast.FunctionDef, node: ast.AST, variant: int, ctx: Context) -> str:
     parents = _parent_map(fn)
     parent = parents[node]
-    for field, value in ast.iter_fields(parent):
+    for _, value in ast.iter_fields(parent):
         if isinstance(value, list) and any(item is node for item in value):
             value[:] = [item for item in value if item is not node] or [ast.Pass()]
             break

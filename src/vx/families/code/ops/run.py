@@ -202,8 +202,8 @@ class StopRule:
     :data:`TIMEOUT_STRIKES` calls out of time, counting peer probes each and the other seed probes once
     (so a candidate that loops on the ``large`` seed probes still meets the peer probes); more than
     :data:`RUN_CPU` spent by the calls outside the seed pool (:data:`SEED_CPU`, which the sandbox
-    enforces itself by skipping the pool's later calls); or, given the `task`, a visible example missed its expected value
-    (compared in the parent: the child never sees it) by the time the drawn probes
+    enforces itself by skipping the pool's later calls); or, given the `task`, a visible example missed its expected
+    value (compared in the parent: the child never sees it) by the time the drawn probes
     (:data:`.probe.LATE_CLASSES`, run last) begin -- the verdict is settled, and they are most of the calls.
 
     After the run, ``reason`` says why it stopped ("" when it did not: "settled", "example_timeout",

@@ -250,7 +250,9 @@ def build_family(
         "locked_tasks": [t.id for t in locked_tasks],
         "train_tasks": [t.id for t in train_tasks],
         "dev_failure_classes": sorted(covered),
-        "locked_labels": f"rubric >= {rubric.PASS_THRESHOLD:g} is pass (vx.families.report.data.rubric, a partial proxy)",
+        "locked_labels": (
+            f"rubric >= {rubric.PASS_THRESHOLD:g} is pass (vx.families.report.data.rubric, a partial proxy)"
+        ),
         "locked_rubric_vs_construction": round(agree / len(locked), 3),
         "degradations": sorted(DEGRADATIONS),
     }

@@ -200,7 +200,7 @@ def erase_values(task: ReportTask, text: str, rng: random.Random) -> str | None:
         return None
     k = max(1, math.ceil(len(spans) / 2))
     chosen = sorted(rng.sample(spans, k=k), reverse=True)
-    for start, end, mid in chosen:
+    for start, _, _ in chosen:
         tag_at = text.index("{", start)
         text = text[:start] + text[tag_at:]
     return text
@@ -450,7 +450,8 @@ def sum_pools(task: ReportTask, text: str, rng: random.Random) -> str | None:
 # ------------------------------------------------------------------------------------------------ style
 
 _FORECASTS = (
-    "This momentum will certainly continue, and the market is guaranteed to keep expanding through the decade [{card}].",
+    "This momentum will certainly continue, and the market is guaranteed to keep expanding through the decade "
+    "[{card}].",
     "There is no doubt that demand will keep accelerating and every constraint will be resolved [{card}].",
     "The trend is irreversible and will inevitably define the next five years [{card}].",
 )

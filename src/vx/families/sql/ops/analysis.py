@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from sqlglot import exp
@@ -417,6 +417,25 @@ def sqlite_string_literals(tree: exp.Expression, catalog: Catalog) -> tuple[exp.
 # --------------------------------------------------------------------------- joins
 
 
+def _find(parent: dict[str, str], x: str) -> str:
+    """The representative of `x` in the union-find forest `parent` (paths halved on the way)."""
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]
+        x = parent[x]
+    return x
+
+
+def _owner(col: exp.Column, names: Sequence[str], real: Mapping[str, str], catalog: Catalog | None) -> str | None:
+    """The table (an alias or name of `names`; `real` maps each to its base table) a column belongs to: its qualifier,
+    else the one table of `names` whose catalog entry has it; None when that is not known."""
+    if col.table:
+        return col.table.lower() if col.table.lower() in real else None
+    if catalog is None:
+        return None
+    hits = [n for n in names if catalog.has_column(real[n], col.name)]
+    return hits[0] if len(hits) == 1 else None
+
+
 def cartesian_joins(tree: exp.Expression, catalog: Catalog | None) -> list[str] | None:
     """Pairs of base tables joined without any condition relating them, per SELECT. None when no
     SELECT reads two or more base tables (nothing to judge)."""
@@ -434,21 +453,6 @@ def cartesian_joins(tree: exp.Expression, catalog: Catalog | None) -> list[str] 
         names = [t.alias_or_name.lower() for t in tables]
         real = {t.alias_or_name.lower(): t.name for t in tables}
         parent = {n: n for n in names}
-
-        def find(x: str) -> str:
-            while parent[x] != x:
-                parent[x] = parent[parent[x]]
-                x = parent[x]
-            return x
-
-        def owner(col: exp.Column) -> str | None:
-            if col.table:
-                return col.table.lower() if col.table.lower() in parent else None
-            if catalog is None:
-                return None
-            hits = [n for n in names if catalog.has_column(real[n], col.name)]
-            return hits[0] if len(hits) == 1 else None
-
         conds: list[exp.Expression] = []
         for j in sel.args.get("joins") or []:
             if j.args.get("on") is not None:
@@ -457,22 +461,22 @@ def cartesian_joins(tree: exp.Expression, catalog: Catalog | None) -> list[str] 
                 right = j.this.alias_or_name.lower() if isinstance(j.this, exp.Table) else None
                 if right in parent:  # USING links the right table to the left side
                     for n in names[: names.index(right)]:
-                        parent[find(right)] = find(n)
+                        parent[_find(parent, right)] = _find(parent, n)
                         break
         if sel.args.get("where") is not None:
             conds.append(sel.args["where"].this)
         for cond in conds:
             for pred in cond.find_all(exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between, exp.In):
-                owners = {o for c in pred.find_all(exp.Column) if (o := owner(c)) is not None}
+                owners = {o for c in pred.find_all(exp.Column) if (o := _owner(c, names, real, catalog)) is not None}
                 owners = sorted(owners)
                 for a in owners[1:]:
-                    parent[find(a)] = find(owners[0])
+                    parent[_find(parent, a)] = _find(parent, owners[0])
         aggs = [a for p in sel.expressions for a in aggregates_in(p, sel)]
         if aggs and all(isinstance(a.this, exp.Distinct) for a in aggs) and not sel.args.get("group"):
             continue  # COUNT(DISTINCT …) over a product of independent tables: the product is harmless
         groups: dict[str, list[str]] = {}
         for n in names:
-            groups.setdefault(find(n), []).append(n)
+            groups.setdefault(_find(parent, n), []).append(n)
         if len(groups) > 1:
             parts = [" ".join(real[x] for x in g) for g in groups.values()]
             findings.append(
