@@ -1,4 +1,4 @@
-"""benchmarks/bench_apply.py's comparison with evalplus's evaluator (issue 32: ``--evalplus`` crashed with
+"""benchmarks/bench_apply.py's comparison with evalplus's evaluator (``--evalplus`` crashed with
 ``AttributeError: ... no attribute '_override'``). Skips without evalplus or the shared data."""
 
 from __future__ import annotations

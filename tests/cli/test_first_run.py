@@ -1,4 +1,4 @@
-"""What a first run of vx runs into (issue 24's rough edges), each as a person would hit it: `vx evolve
+"""What a first run of vx runs into, each as a person would hit it: `vx evolve
 --from`, plain progress lines in a pipe, `vx runs show` at 80 columns, `vx explain` showing the graded
 output, early option checks, the messages of missing files and extras."""
 

@@ -1,6 +1,6 @@
 """Two detectors that flag the same dev failures both stay: on ten dev items the second one's
 leave-one-out marginal is 0 whatever it adds on the train split, so a zero marginal is no evidence of
-harm (issue 26: retiring for it threw away `disagrees_with_peers`)."""
+harm (retiring for it threw away `disagrees_with_peers`)."""
 
 import shutil
 from pathlib import Path

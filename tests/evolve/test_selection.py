@@ -1,4 +1,4 @@
-"""Selection that keeps the detectors that work (issue 26): the best incumbent ever held is the result,
+"""Selection that keeps the detectors that work: the best incumbent ever held is the result,
 the .vx header states the written expression's scores, baselines never enter an expression or get
 promoted, the anchor guard, and the consensus reference does not shrink as ops retire."""
 

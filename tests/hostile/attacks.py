@@ -1,4 +1,4 @@
-"""The hostile outputs: wrong candidates that each try to look right (issue 15).
+"""The hostile outputs: wrong candidates that each try to look right.
 
 Every attack is *wrong* (on the visible example, so the seed verifier can know it, and on the
 hidden inputs) and uses one trick to hide that: make the harness or the parent unable to judge,

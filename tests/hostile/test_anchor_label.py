@@ -1,4 +1,4 @@
-"""`vx anchor label` against a hostile family folder (issue 33, item 7), in the attacker's words:
+"""`vx anchor label` against a hostile family folder, in the attacker's words:
 "make anchor.jsonl a FIFO and the command hangs; a garbage line, a record labelled 'banana', a `[1, 2]`
 line or a directory in its place give a traceback; `0.7` is refused although --help offers probability
 labels; and two of three labels run at once fail with 'invalid TOML: Cannot overwrite a value'"."""

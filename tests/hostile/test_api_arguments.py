@@ -1,4 +1,4 @@
-"""The Python API validates its arguments (issue 23, item 4): each call below used to end in an
+"""The Python API validates its arguments: each call below used to end in an
 internal error (`OpTimeout` escaping `grade_many(timeout=1e-9)`, a bare `KeyError` for an unknown
 task id, a string of outputs graded character by character, raw errors for `jobs="2"` or
 `cache="path"`); each is now an `ArgumentError` (a `VxError`) saying what the argument takes."""

@@ -1,4 +1,4 @@
-"""Bad input (issue 15, item 6): every case is a clear vx error (file, line or field, what to do)
+"""Bad input: every case is a clear vx error (file, line or field, what to do)
 with a non-zero exit, never a Python traceback, a hang or a silent success."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`vx doctor --brief` on a fresh machine (issue 33, item 11), in the attacker's words: "run the
+"""`vx doctor --brief` on a fresh machine, in the attacker's words: "run the
 README's test command as root where .ci/install-system.sh has not run: the long 'create the dedicated
 account' warning wraps over two lines, and the test that reads the brief report line by line fails"."""
 

@@ -1,4 +1,4 @@
-"""Fuzzing family loading (issue 15): random and mutated family.toml files, task and split lines
+"""Fuzzing family loading: random and mutated family.toml files, task and split lines
 only ever load or raise vx's own errors (VxError) -- never another exception, never a hang. The
 default run loads 2 000 mutated families (with the 12 000 mutated result streams of
 tests/sandbox/test_frame_fuzz.py, over 10 000 hostile inputs); ``-m slow`` loads 20 000 more."""

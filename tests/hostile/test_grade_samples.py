@@ -1,4 +1,4 @@
-"""`vx grade` on samples an attacker wrote (issue 33, item 6): "a task_id without '/' ("53", "add")
+"""`vx grade` on samples an attacker wrote: "a task_id without '/' ("53", "add")
 raises IndexError in plus_id and the whole grade is lost; 100,000 attempts at one task take half an hour
 and 510 MB, and nothing says so before it starts"."""
 

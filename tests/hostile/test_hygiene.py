@@ -1,4 +1,4 @@
-"""Process hygiene (issue 15, item 5): when `vx eval -j 2` is killed with SIGKILL, its op workers
+"""Process hygiene: when `vx eval -j 2` is killed with SIGKILL, its op workers
 die, every sandboxed process dies, and no vx-sb-* workdir stays behind in the temp directory."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every path vx reads from a user is a regular file of bounded size (issue 23, item 3): a FIFO
+"""Every path vx reads from a user is a regular file of bounded size: a FIFO
 (which used to hang), a device such as /dev/zero (read until MemoryError), a directory or an
 oversized file is refused before a byte is read, with a clear error naming the file. One reader
 does it (`vx.inputs`); each test below is the attack on one of the paths that reach it."""

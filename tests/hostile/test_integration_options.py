@@ -1,4 +1,4 @@
-"""The integrations' options (issue 33, item 9), in the attacker's words: "`rewards={'pass': nan}` gives NaN
+"""The integrations' options, in the attacker's words: "`rewards={'pass': nan}` gives NaN
 rewards silently; `rewards` of None or 'zero', `jobs=0` or `timeout=-1` fail only at the first call with a raw
 TypeError or ValueError; a generator of completions raises TypeError; the Inspect scorer raises on an int
 completion or on metadata that is not a dict". Every option is checked when the integration is built."""

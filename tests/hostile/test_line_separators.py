@@ -1,4 +1,4 @@
-"""JSON lines holding U+2028, U+2029 or U+0085 (issue 33, item 5), in the attacker's words: "vx writes
+"""JSON lines holding U+2028, U+2029 or U+0085, in the attacker's words: "vx writes
 those characters raw and `str.splitlines()` splits on them, so my output cuts its own line in two: the
 family `vx data build` wrote is refused as malformed JSON, and a valid samples file is refused by
 `vx grade`". Every JSON-lines reader splits with one function, `vx.text.file_lines`."""

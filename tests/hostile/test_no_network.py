@@ -1,4 +1,4 @@
-"""A key and no network (issue 33, item 10), in the attacker's words: "with ANTHROPIC_API_KEY set and the
+"""A key and no network, in the attacker's words: "with ANTHROPIC_API_KEY set and the
 network down, `vx ratchet` sends all 15 solver requests, retries each 6 times, and says nothing for 140 s
 before 'connection failed'". The first uncached request goes alone, a connection that cannot be made is
 retried twice, and each retry is said."""

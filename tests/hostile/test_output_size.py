@@ -1,4 +1,4 @@
-"""Parent-side work on an output is bounded (issue 23, item 3): an output of 3.2 MB of statements
+"""Parent-side work on an output is bounded: an output of 3.2 MB of statements
 used to cost 66 s in the parent (the root parsed it, then abstained) and 16 MB ran past 8 minutes at
 4 GB. Over `vx.ops.apply.MAX_OUTPUT_CHARS` no op runs: the root reports the named drawback
 ``output_too_large`` (a FAIL, never an abstention) and the failure class is ``output_too_large``."""

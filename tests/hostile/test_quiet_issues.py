@@ -1,4 +1,4 @@
-"""Quieter issues (issue 23, item 6): an empty locked split used to evaluate 0 items and exit 0; a
+"""Quieter issues: an empty locked split used to evaluate 0 items and exit 0; a
 CSV export wrote cells beginning with =, @, +, -, a tab or a carriage return as they were (a
 spreadsheet runs them as formulas: an output can be `=HYPERLINK("http://evil", "click")`). Both are
 now handled by default; `--csv-formulas` writes the cells as they are."""

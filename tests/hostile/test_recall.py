@@ -1,4 +1,4 @@
-"""Issue 15, item 1, measured: appending `del <entry_point>` to every failing output of the bundled
+"""Appending `del <entry_point>` to every failing output of the bundled
 locked split must not lower the seed verifier's fail recall (it dropped from 0.78 to 0.33 when the
 exec ops abstained on a run whose entry point was gone)."""
 

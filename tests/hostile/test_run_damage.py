@@ -1,4 +1,4 @@
-"""Silent success on a damaged run (issue 33, item 8), in the attacker's words: "`vx runs verify` exits 0
+"""Silent success on a damaged run, in the attacker's words: "`vx runs verify` exits 0
 on a run whose family directory is gone, whose best expression does not parse, whose trace holds a lone
 surrogate, whose event reason is 5 MB, or whose status is still 'running'; `vx evolve --resume` carries on
 with rc 0 on such files; a ratchet run whose `rounds.state` is '[1]' is accepted"."""

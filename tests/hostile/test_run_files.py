@@ -1,4 +1,4 @@
-"""Run files (issue 15, item 7): a damaged run file gives a clear error naming the file, table and
+"""Run files: a damaged run file gives a clear error naming the file, table and
 round, with a non-zero exit, in `vx runs show/verify/export` and `vx evolve --resume`; opening a
 run file never changes it (missing tables are an error, not silently recreated), and
 `vx runs verify` does not pass a file that records no rounds."""
@@ -119,7 +119,7 @@ def test_garbage_is_not_a_run_file(tmp_path: Path) -> None:
         assert res.exit_code != 0 and "not a vx run file" in res.output, res.output
 
 
-# Issue 23, item 5: every field `vx runs verify` and `vx report` read is checked where it is read. Each
+# Every field `vx runs verify` and `vx report` read is checked where it is read. Each
 # damage below is made with sqlite3 on a real run file; the commands that read the damaged field exit
 # non-zero naming the file and the table.column (or what is missing), and none tracebacks.
 TYPED_DAMAGE = {

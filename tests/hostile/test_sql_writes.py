@@ -1,4 +1,4 @@
-"""SQL predictions that write (issue 33, item 1), in the attacker's words.
+"""SQL predictions that write, in the attacker's words.
 
 "SQL that sqlglot cannot parse skips the read-only check, and one connection per database is reused
 across predictions": so I ATTACH a file of my own, create a table in it with a statement sqlglot

@@ -1,4 +1,4 @@
-"""Issue 33, items 2-4: a candidate that keeps the generated and drawn probes from judging it.
+"""A candidate that keeps the generated and drawn probes from judging it.
 
 Each test is the attack in the attacker's words, run on the default sandbox layer:
 

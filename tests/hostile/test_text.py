@@ -1,4 +1,4 @@
-"""Text from the candidate must not break the host (issue 15, item 3): unpaired surrogates are
+"""Text from the candidate must not break the host: unpaired surrogates are
 made valid where candidate text enters vx (the sandbox's reports, op messages, item outputs),
 and nothing a candidate wrote is ever read as Rich markup when vx prints it."""
 

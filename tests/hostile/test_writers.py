@@ -1,4 +1,4 @@
-"""No lost results (issue 23, item 1): every writer takes any ``str`` Python can hold. A lone
+"""No lost results: every writer takes any ``str`` Python can hold. A lone
 surrogate (what a JSON ``\\udXXX`` escape produces) in an item id or an output used to kill
 `vx evolve` at its final write (the run stayed "running", no .vx), make `vx eval --json` print
 nothing (or invalid UTF-8), and abort a whole `vx data build`."""

@@ -208,7 +208,7 @@ def test_grade_many_grades_attempts_together():
 
 def test_a_task_is_judged_as_soon_as_its_attempts_are_in_while_other_tasks_still_run():
     """Phase 2 overlaps phase 1: a task's peer verdicts are judged once its last attempt is recorded, not
-    after every task has run (issue 32), and the verdicts are the same as judging them all at the end."""
+    after every task has run, and the verdicts are the same as judging them all at the end."""
     from vx.ops.apply import run_item
     from vx.ops.executors import Executor
 

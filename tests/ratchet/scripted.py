@@ -20,7 +20,7 @@ or a second process, sees exactly the same answers):
   `vx evolve` does) — the composer proposes nothing and the op synthesizer writes no spec.
 
 `BlindModel` is the same solver and judge with a synthesizer that ignores the grader: round after round it
-writes the same lessons whatever failed (the audit scenario of issue 22).
+writes the same lessons whatever failed (the audit scenario: a synthesizer that ignores its grader).
 """
 
 from __future__ import annotations

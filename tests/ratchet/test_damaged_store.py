@@ -1,4 +1,4 @@
-"""A damaged ratchet run file (issue 23, item 5): `vx report` and `vx ratchet --resume` used to
+"""A damaged ratchet run file: `vx report` and `vx ratchet --resume` used to
 traceback on five kinds of damage. Each damage below is made with sqlite3 on a real (scripted demo)
 run; the commands exit non-zero naming the file and the table.column, and never traceback."""
 

@@ -124,7 +124,7 @@ def test_args_after_shows_mutation(any_sb: Sandbox) -> None:
 
 
 def test_unchanged_arguments_are_not_sent_back_and_a_change_still_is(any_sb: Sandbox, monkeypatch) -> None:
-    """Issue 32: arguments that come back as they were sent cost the child an encoding and the parent a
+    """Arguments that come back as they were sent cost the child an encoding and the parent a
     decoding per call; the child now compares its encoding with the parent's (``args_before``) and says
     "unchanged" (``true``), and the parent fills in what it sent. A change is reported as before, and
     ``args_after`` may ask for some calls only."""
@@ -387,7 +387,7 @@ def test_calls_never_share_argument_objects(any_sb: Sandbox) -> None:
 
 
 def test_prepared_calls_run_as_the_calls_themselves_and_are_a_private_copy(any_sb: Sandbox) -> None:
-    """Issue 32: a task's probes go to every attempt at it, so they are checked, copied and encoded once
+    """A task's probes go to every attempt at it, so they are checked, copied and encoded once
     (``prepare_calls``). A run of prepared calls reports what a run of the calls does; a candidate that
     mutates its arguments does not change what the next candidate receives, and neither does the caller
     changing the objects it prepared them from."""

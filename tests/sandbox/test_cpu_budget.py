@@ -1,4 +1,4 @@
-"""Attacks on the CPU budgets (issue 25), on every layer: a candidate that switches its CPU timer off,
+"""Attacks on the CPU budgets, on every layer: a candidate that switches its CPU timer off,
 or ignores the CPU-limit signal, is still stopped -- by the wall-clock backstop, then the parent's kill,
 or by RLIMIT_CPU's hard limit."""
 

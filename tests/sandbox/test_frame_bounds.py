@@ -1,6 +1,6 @@
 """Everything the child sends is untrusted: the parent bounds the memory, time, nesting and text
 of every frame, and a malformed frame is a ProtocolError (the run is "crashed"), never another
-exception in the parent (issue 15, item 2).
+exception in the parent.
 
 Each test is written as the attack: a forged frame, or a candidate that forges one.
 """

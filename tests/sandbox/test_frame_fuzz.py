@@ -1,6 +1,6 @@
 """Fuzzing the parent's reading of a child's result stream: random and mutated frames only ever
 give a RunReport (a malformed stream is "crashed") or a ProtocolError from the decoder, never
-another exception (issue 15). The default run feeds 12 000 mutated streams and 1 000 random
+another exception. The default run feeds 12 000 mutated streams and 1 000 random
 JSON values; ``-m slow`` runs 200 000 more."""
 
 from __future__ import annotations

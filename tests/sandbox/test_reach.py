@@ -1,4 +1,4 @@
-"""Sandbox reach (issue 15, item 4): host UNIX sockets and shared process limits.
+"""Sandbox reach: host UNIX sockets and shared process limits.
 
 * A candidate must not reach a UNIX socket of the host: a pathname socket (a file the sandbox
   account may open, e.g. a world-writable daemon socket), an abstract one, or a datagram

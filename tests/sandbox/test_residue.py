@@ -1,4 +1,4 @@
-"""Nothing of a candidate outlives it (issue 23, item 2), on every layer, written as the attacks:
+"""Nothing of a candidate outlives it, on every layer, written as the attacks:
 
 * **zombies** -- every process vx starts is reaped: none accumulates while vx runs candidates
   (bubblewrap's outer process exits before its init is reaped, which used to leave one zombie per

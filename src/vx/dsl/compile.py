@@ -273,7 +273,7 @@ def evaluate(node: Node, matrix: VerdictMatrix) -> np.ndarray:
 #     vote K  opines = OR o_i     fires = at least K of the f_i (bit-sliced running counts)
 #     wvote   opines = OR o_i     fires = opines AND Σ W_i·f_i ≥ T   (exact integer sums)
 #
-# `tests/evolve/test_batch.py` checks this, item by item, against the reference interpreter
+# `tests/dsl/test_batch.py` checks this, item by item, against the reference interpreter
 # `vx.dsl.semantics`. An extra all-abstain column (`ABSTAIN_SLOT`) is always available, so an op can
 # be "left out" of an expression without rebuilding it (leave-one-out marginals).
 

@@ -1,10 +1,10 @@
 """Evolution of verifiers: the anchored metric loop (docs/design.md §5, §6, §10).
 
-objective (S = A_dev·A_train^w − C) · guards (fail-closed, validity gate, best-so-far) · batch
-(many candidates over one verdict matrix) · lifecycle (birth gate, shadows, retirement) ·
-synthesize (clusters, `Synthesizer`) · compose (`Composer`, enumeration, mutation, crossover) ·
-loop (`Evolution`, the engine; takes an EvolutionView) · store (the SQLite run record) ·
-audit (`LockedAuditor`, built outside the engine) · run (`evolve_family`, the public entry point).
+The public entry point is `run.evolve_family`; `loop.Evolution` is the engine (it takes an `EvolutionView`, never
+the locked labels) and runs the round's phases, one module each (`sense`, `grow`, `select`, `curate`, `record`),
+over the objective (`objective`, `guards`, `estimates`, `labelmodel`, `rules`), the op lifecycle (`lifecycle`,
+`synthesize`, `compose`) and the run record (`store`, `audit`, `recompute`). docs/ARCHITECTURE.md lists every
+module.
 """
 
 from vx.evolve.compose import Composer, CompositionContext, Elite

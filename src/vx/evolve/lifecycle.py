@@ -29,8 +29,8 @@
   that the root leaves open (a false alarm on the anchor; such an op cannot be in a guarded
   expression anyway), or it is in the incumbent and removing it raises S. A zero marginal on the
   dev items is *not* such evidence: with ten items, whatever a first detector already flags gives every
-  second detector a marginal of 0 (measured: it retired `disagrees_with_peers` on 4 of 5 seeds of a
-  real HumanEval+ family, and the written verifier got worse). A retired op is pruned from the
+  second detector a marginal of 0, whatever it catches elsewhere (retiring on it removed the peer op
+  from real families and made the written verifier worse). A retired op is pruned from the
   incumbent and the elites, keeps its verdicts on record and stays in the train consensus's reference
   (`vx.evolve.objective.engine_objective`). The last op of the incumbent never retires, nor the root.
   The anchored leave-one-out marginal m_o = A_dev(e) − A_dev(e with o abstaining everywhere) is still

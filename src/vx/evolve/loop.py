@@ -5,7 +5,7 @@ unlabeled train, labeled dev, the op pool and the objective constants, never the
 The optional ``auditor`` is a callable ``auditor(expression, pool) -> {"agreement": …, …}`` built
 *outside* the engine (`vx.evolve.audit.LockedAuditor`); its numbers are written to the run record
 and never read by any step of the loop. Changing the locked labels therefore cannot change a
-single choice of a run (`tests/evolve/test_leakage.py`).
+single choice of a run (`tests/evolve/test_loop.py::test_locked_labels_cannot_change_a_single_choice`).
 
 Determinism: round ``r`` draws from ``numpy.random.default_rng([seed, r])``, sets are iterated in
 sorted order and ties are broken by canonical text, so the same inputs and seed give a

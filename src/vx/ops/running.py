@@ -109,8 +109,8 @@ def failure_text(exc: BaseException) -> str:
 
 #: The largest output (characters of a text, bytes of a bytes value) ops are run on. A larger one is
 #: judged without running an op: the root op reports the drawback ``output_too_large`` and the other
-#: ops abstain, so no parser, sandbox run or comparison ever works on megabytes of candidate text (a
-#: 3.2 MB output used to cost 66 s of parent-side work, and then the root abstained).
+#: ops abstain, so no parser, sandbox run or comparison ever works on megabytes of candidate text (whose
+#: parent-side cost grows with its size, a minute and more for a few megabytes of statements).
 MAX_OUTPUT_CHARS = 256 * 1024
 OUTPUT_TOO_LARGE = "output_too_large"
 

@@ -216,8 +216,8 @@ def test_a_correct_attempt_is_clean():
 
 
 def test_a_second_attempt_at_the_task_tests_no_probe_against_the_domain_again(monkeypatch):
-    """Whether the domain accepts a probe is the task's, not the attempt's: remembered per (domain, probe)
-    (issue 32), so grading a second attempt calls no domain check, and its verdict is unchanged."""
+    """Whether the domain accepts a probe is the task's, not the attempt's: remembered per (domain, probe),
+    so grading a second attempt calls no domain check, and its verdict is unchanged."""
     from vx.families.code.probes import domain
 
     I._ACCEPTED.clear()

@@ -55,7 +55,7 @@ def test_visible_examples_fallbacks():
 
 
 def test_visible_examples_are_parsed_once_per_task_and_again_when_they_change(monkeypatch):
-    """A dozen ops of every attempt read the task's examples: parsed once per task and process (issue 32);
+    """A dozen ops of every attempt read the task's examples: parsed once per task and process;
     the list is new on every call, and a task with other examples is read anew."""
     parsed = []
     real = P._literal

@@ -1,4 +1,4 @@
-"""The generated probes kept on disk between processes (`vx.families.code.probes.store`, issue 32)."""
+"""The generated probes kept on disk between processes (`vx.families.code.probes.store`)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
 """The code family's pack: Python function synthesis graded by hidden unit tests.
 
-``PACK`` (``packs = ["code"]`` in a family.toml) holds the root ``parses`` and the eleven seed ops,
-the failure taxonomy, the failure classifier, the check templates (tag ``"code"``) and the skill
-loop's hooks (:mod:`vx.families.code.ratchet`: hidden tests, the solver's prompt, a demo). ``JUDGE``
-(``"code-judge"``) is the opt-in LLM judge op ``spec_mismatch``.
+``PACK`` (``packs = ["code"]`` in a family.toml) holds the root ``parses`` and its ops (the static and exec
+seed detectors, the peer op ``disagrees_with_peers`` and its baselines, ``crashes_in_domain``,
+``violates_example_invariant``), the failure taxonomy, the failure classifier, the check templates (tag
+``"code"``) and the skill loop's hooks (:mod:`vx.families.code.ratchet`: hidden tests, the solver's prompt, a
+demo). ``JUDGE`` (``"code-judge"``) is the opt-in LLM judge op ``spec_mismatch``.
 """
 
 from __future__ import annotations

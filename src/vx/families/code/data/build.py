@@ -46,9 +46,7 @@ from vx.families.sources import Skipped
 from vx.families.split import LabelledItem, Splits, split_by_task
 from vx.text import json_dumps, storable
 
-BUILDER_VERSION = (
-    "2"  # 2: the mutants the dev teacher compares on keep ints at least 2 where every example does (issue 20)
-)
+BUILDER_VERSION = "2"  # 2: the mutants the dev teacher compares on keep ints at least 2 where every example does
 PACK = "code"
 ROOT_OP = "parses"
 _TEACHER_STAGE = "teacher labels for dev candidates"

@@ -2,7 +2,7 @@
 
 The MBPP+ release file stores every test input as JSON, which has no tuples, sets or complex
 numbers; evalplus restores them per task with the function below. vx reads the release file itself
-(the ``[code]`` extra no longer installs evalplus and its dependencies), so it carries this one
+(the ``[code]`` extra does not install evalplus and its dependencies), so it carries this one
 function, unchanged, to give every task exactly the inputs evalplus gives it (the ground-truth labels
 depend on it: a tuple never equals a list). ``tests/families/code/test_data_tasks.py`` checks that
 the inputs equal evalplus's own, types included, whenever evalplus is installed.

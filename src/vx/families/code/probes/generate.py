@@ -41,26 +41,19 @@ from vx.families.code.probes.domain import (
 N_PROBES = 30
 MAX_TRIES = 1500
 #: The last class (``large``) stops after this many tries in a row that made no new probe: on some
-#: tasks no enlarged input satisfies the domain (a square grid grown to 50 rows), and its 1,500 tries
-#: each cost a grown container -- seconds per task (HumanEval/115, /129, /81, before `_grow` kept the
-#: container's own predicates: now only /129's square grid still stalls, cheaply). The longest run of
-#: failed ``large`` tries before a success over the 164 HumanEval tasks is 298 (docs/scale.md), and
-#: the tries of the last class shape nothing after them (an earlier class's failed candidates do: they
-#: enter ``seen``), so this changes no probe there; of the 223 MBPP+ tasks of `vx data build mbpp
-#: --subset all` it changes one (Mbpp/120 loses its second ``large`` probe, found after 1,444 failed
-#: tries, at the cost of 33 s on a loaded machine).
+#: tasks no enlarged input satisfies the domain (a square grid grown to 50 rows), and every try costs
+#: a grown container. The bound sits well above the longest run of failed ``large`` tries before a
+#: success on the HumanEval tasks, and the tries of the last class shape nothing after them (an earlier
+#: class's failed candidates do: they enter ``seen``), so it ends only searches that find nothing.
 STALL_TRIES = 500
 #: `_grow` stops after this many tries in a row that added no element: a domain with few distinct
-#: elements (distinct grid rows of four 0/1 cells: 16 of them) never reaches 50, and its 2,400 tries
-#: a grown container were most of HumanEval/115's generation time.
+#: elements (distinct grid rows of four 0/1 cells: 16 of them) never reaches 50 elements.
 GROW_STALL = 200
 #: Element mutations `_grow` may spend on one task's ``large`` class, all its tries together; once they
-#: are spent the class ends. Tasks whose elements admit few distinct values within the domain grew for
-#: seconds: distinct records with ordered small fields (Mbpp/409, /473, /120: 89,000-142,000 mutations,
-#: 0.7-1.2 s of CPU each). The latest a ``large`` probe was found over the 164 HumanEval tasks is after
-#: 45,142 (HumanEval/115), so none changes there; of MBPP+'s 223 (`vx data build mbpp --subset all`)
-#: Mbpp/409 loses its second and third (found after 58,363 and 61,732) and no other task changes
-#: (docs/scale.md, eighth round).
+#: are spent the class ends. Tasks whose elements admit few distinct values within the domain (distinct
+#: records with ordered small fields) would otherwise grow for seconds of CPU; every ``large`` probe of
+#: the bundled HumanEval tasks is found well within the budget (a test holds them equal to an unbounded
+#: run).
 GROW_BUDGET = 50_000
 
 
@@ -410,9 +403,8 @@ def _grow(v: Any, i: int, target: int, dom: Domain, rng: random.Random, mut: _Mu
     :func:`in_domain`: distinct elements stay distinct as :func:`distinct` counts them (``4`` and
     ``4.0`` are one value), the rows of a rectangular grid keep its width, and a square grid is not
     grown (rows alone cannot keep it square; the drawn class makes square grids of other sizes).
-    Without that, a grown grid or a list of distinct numbers failed the domain on nearly every try,
-    and the ``large`` class spent its 500 stalled tries (about a second of CPU a task: HumanEval/115,
-    /129, /81) to make no probe."""
+    Without that, a grown grid or a list of distinct numbers would fail the domain on nearly every try,
+    and the ``large`` class would spend its stalled tries to make no probe."""
     t = type(v)
     if t not in (list, tuple) or not v:
         return None
