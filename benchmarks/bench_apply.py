@@ -192,7 +192,7 @@ def hidden_labels(dataset: str, items, tasks, cache: Path, jobs: int) -> dict[st
 
 
 #: Words of an op message that say a call ran out of time (the ``timeout`` op and the peer ops), or that
-#: the attempt ended its own run (died, or spent the run's CPU budget: issue 33) -- what a slow or
+#: the attempt ended its own run (died, or starved its own probes of the run's CPU budget) -- what a slow or
 #: memory-hungry correct attempt could be accused of.
 TIME_WORDS = (
     "did not return",

@@ -16,7 +16,7 @@ leaves / seconds, summed over the trees.
   into a preallocated output) — one OR per item-leaf. A k-leaf ``any`` tree needs 2·(k−1) such
   ORs (opines and fires), so the evaluator cannot exceed about half of this bound.
 
-Bars (issue 2): fast ≥ 1000× reference at 10^6 items; pure-``any`` trees ≥ 25% of the bound.
+Bars: fast ≥ 1000× reference at 10^6 items; pure-``any`` trees ≥ 25% of the bound.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ inflate the Python-heavy phases):
 
 * **probe generation** -- the task's generated and drawn probes (``probe.generated``: once per task and
   process, shown per run; from an empty probe store, or with ``--stored`` read from a filled one);
-* **run budgets** -- ``run.run_budgets`` (per task since issue 32);
+* **run budgets** -- ``run.run_budgets`` (once per task);
 * **waiting for the child** -- the fork server's ``_watch``: fork, isolation, load, every call, the
   child's encoding and the transfer of its frames (the parent decodes frames inside this wait);
 * **parent decoding** -- ``call_outcome`` (each frame as it arrives, for the stop rule) and ``assemble``;

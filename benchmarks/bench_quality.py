@@ -505,7 +505,7 @@ def evaluate_family(
         record(peer.name, res.codes, res.detail, time.perf_counter() - t0)
 
     # 7. what a user with many attempts per task picks instead: the code family's peer baselines, and the
-    #    fixed rule "the seed or the peer op" (chosen by no method: what the issue measures evolution against)
+    #    fixed rule "the seed or the peer op" (chosen by no method: the rule evolution must at least match)
     for peer in attempt_baselines(matrix.op_names):
         res = run_peer(
             peer,

@@ -12,7 +12,7 @@ estimates, for every op ``o`` of a fixed reference set,
 and the share of failures ``prior = P(fail)``, by expectation–maximisation over the train items the
 root leaves open, with the dev items' labels held fixed (the anchor). Abstentions are missing
 observations. The posterior ``q_i = P(item i fails | its verdicts)`` weighs each verdict by its
-likelihood ratio, which is what the issue asks of a consensus:
+likelihood ratio, which is what a consensus of drawback detectors needs:
 
 * a drawback of a precise op (small ``fpr``) is strong evidence of failure, and a clean verdict of an op
   that misses most failures (small ``sens``) is weak evidence of a pass;
