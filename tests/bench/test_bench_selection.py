@@ -1,0 +1,79 @@
+"""benchmarks/selection.py: the expected value of a ranking's choice, the pooled lift retention, the baseline
+ops' top sets, and that the quality benchmark reports every method's choice without reading locked labels."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load(name: str):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+sel = load("selection")
+
+
+def test_a_ranking_keeps_the_expected_value_of_its_tied_top():
+    truth = np.array([1.0, 0.0, 0.0, 1.0])
+    assert sel.top_value([(0,), (0,), (1,), (1,)], truth, [0, 1, 2, 3]) == 0.5  # a random one of the first two
+    assert sel.top_value([(1,), (1,), (1,), (0,)], truth, [0, 1, 2, 3]) == 1.0
+    assert sel.top_value([(0, "b"), (0, "a"), (1, "c"), (1, "d")], truth, [0, 1]) == 0.0  # the digest decides
+
+
+def test_lift_retention_is_pooled_over_tasks():
+    assert sel.retention([1.0, 0.5], [0.5, 0.5], [1.0, 1.0]) == pytest.approx(0.5)
+    assert sel.retention([0.0], [0.5], [1.0]) == pytest.approx(-1.0)  # worse than random
+    assert math.isnan(sel.retention([1.0, 0.0], [1.0, 0.0], [1.0, 0.0]))  # no task leaves room
+
+
+def test_baseline_op_top_sets():
+    # CodeT's op abstains at a task with no signal: every attempt is in its top set
+    assert sel.op_keys(np.array([0, 1, -1]), abstain_first=True) == [(0,), (1,), (0,)]
+    # the plurality op abstains on an attempt that does not run: it takes no part
+    assert sel.op_keys(np.array([0, 1, -1]), abstain_first=False) == [(0,), (1,), (2,)]
+    assert sel.vx_keys(np.array([1, 0]), np.array([0.0, 0.5]), np.array([3, 1]), ["x", "y"]) == [
+        (2, -0.0, -3, "x"),
+        (0, -0.5, -1, "y"),
+    ]
+
+
+def test_the_quality_benchmark_reports_every_method_s_choice(tmp_path):
+    from vx.ops.cache import VerdictCache
+
+    bench = load("bench_quality")
+    fixture = ROOT / "tests" / "fixtures" / "evo"
+    import shutil
+
+    fam = tmp_path / "evo"
+    shutil.copytree(fixture, fam, ignore=shutil.ignore_patterns("__pycache__", "make_family.py"))
+    out = bench.evaluate_family(
+        fam,
+        seed=0,
+        rounds=1,
+        runs_dir=tmp_path / "runs",
+        jobs=1,
+        cache=VerdictCache(tmp_path / "v.sqlite"),
+        ablations=(("vx evolved (anchored)", None),),
+        label="evo",
+    )
+    locked = out["selection"]["locked"]
+    methods = set(locked["selected"])
+    assert {"vx evolved (anchored)", "hand-written seed", "random", "oracle", "best single op"} <= methods
+    assert "vx evolved (anchored) (verdict only)" in methods
+    for task in locked["tasks"]:
+        assert locked["selected"]["random"][task] <= locked["selected"]["oracle"][task]
+        assert all(0.0 <= locked["selected"][m][task] <= 1.0 for m in methods)
+    lines, summary = sel.summarize([out], 100, __import__("vx.metrics").metrics.paired_permutation_test)
+    assert lines and "lift retention" in lines[0] and summary["methods"]["oracle"]["pooled_retention"] == 1.0
