@@ -347,8 +347,13 @@ class Verifier:
         the ops run (see `vx.ops.apply.apply_ops`: "local", "dask" or an Executor). `rank`: also apply
         what ranking the items needs (:meth:`ranking_ops`), for :meth:`placements`."""
         tasks = tasks or self.tasks
-        ops = None if all_ops else (self.ranking_ops() if rank else self.ops)
-        if peers is None and self.family is not None and any(self.pool[n].is_peer for n in (ops or self.pool.names)):
+        ops = None if all_ops else self.ops
+        watch = [n for n in self.ranking_ops() if n not in (ops or self.pool.names)] if rank else []
+        if (
+            peers is None
+            and self.family is not None
+            and any(self.pool[n].is_peer for n in [*(ops or self.pool.names), *watch])
+        ):
             peers = self.family.attempts_for(items)
         app = apply_ops(
             self.pool,
@@ -362,6 +367,7 @@ class Verifier:
             description=f"grading {len(items)} items",
             peers=peers,
             executor=executor,
+            observe=watch,
         )
         expr = BatchEvaluator(app.matrix).evaluate_int8(self.expr)
         root = app.matrix.column(self.pool.root_name) if self.pool.root_name else None
@@ -371,7 +377,8 @@ class Verifier:
     def ranking_ops(self) -> list[str]:
         """The ops a ranking of this verifier's grades reads: its own (:attr:`ops`), plus -- when none of them
         observes what the pool's similarity clusters (``OpPool.similarity``) -- one peer op that does (a
-        baseline first), so that every attempt's support can be counted from its observation."""
+        baseline first), whose observer grading with ``rank=True`` runs (without judging the op), so that
+        every attempt's support can be counted from its observation."""
         ops = self.ops
         sim = self.pool.similarity
         if sim is None:

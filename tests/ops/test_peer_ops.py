@@ -305,3 +305,29 @@ def test_identical_attempts_in_parallel_match_the_serial_grading_and_the_progres
     assert (serial.matrix.to_array() == parallel.matrix.to_array()).all() and serial.messages == parallel.messages
     assert steps[0] == len(items) and -sum(steps[1:]) == len(items)  # items counted, copies included
     assert serial.item_seconds.keys() == {it.id for it in items}
+
+
+def test_observe_runs_a_peer_op_s_observer_without_judging_it():
+    """What a ranking reads: the observations of every attempt, by task, without the op in the matrix."""
+    import pytest
+
+    from vx.errors import ArgumentError
+
+    CALLS.clear()
+    items = items_of({"t1": ["aa", "bb", "ccc"], "t2": ["x"]})
+    app = apply_ops(
+        OpPool([nonempty, has_x, odd_length], root="nonempty"),
+        items,
+        TASKS,
+        ops=["has_x"],
+        jobs=1,
+        progress=False,
+        observe=["odd_length"],
+        peers={"t1": ["dd"]},
+    )
+    assert list(app.matrix.op_names) == ["nonempty", "has_x"] and "odd_length" not in app.durations
+    seen = app.observations["length"]
+    assert {t: sorted(v) for t, v in seen.items()} == {"t1": ["peer:t1:0", "t1#0", "t1#1", "t1#2"], "t2": ["t2#0"]}
+    assert seen["t1"]["t1#2"]["n"] == 3 and CALLS["observe"] == 5
+    with pytest.raises(ArgumentError, match="'has_x' is not a peer op"):
+        apply_ops(pool(), items, TASKS, jobs=1, progress=False, observe=["has_x"])

@@ -130,6 +130,7 @@ def apply_ops(
     description: str = "applying ops",
     executor: Any = None,
     peers: Mapping[str, Sequence[Any]] | None = None,
+    observe: Sequence[str] = (),
 ) -> Application:
     """Build the verdict matrix of `items` × ops (default: the pool's runnable ops, root first).
 
@@ -143,6 +144,8 @@ def apply_ops(
     the items of the batch are each other's peers already). Peer ops run in two phases: their
     observers run on every attempt wherever the items run, then the peer verdicts are judged here, each
     task's as soon as all its attempts are in (while the workers go on with other tasks).
+    observe: peer ops whose observers also run on every attempt (their observations are in
+    ``Application.observations``) without the ops being judged or put in the matrix: what a ranking reads.
     """
     jobs, cache = check_jobs(jobs), check_cache(cache)
     timeout = check_timeout(timeout)
@@ -165,7 +168,11 @@ def apply_ops(
 
     # the attempts: the items, then the extra peers of the tasks that have peer ops to judge
     attempts: list[Item] = list(items)
-    if peer_cols and peers:
+    watched = [pool[n] for n in observe]
+    for o in watched:
+        if o.observer is None:
+            raise ArgumentError(f"observe: {o.name!r} is not a peer op (it has no observer to run)")
+    if (peer_cols or watched) and peers:
         batch_tasks = {it.task for it in items}
         for task_id in sorted(batch_tasks):
             for k, output in enumerate(peers.get(task_id, ())):
@@ -181,6 +188,10 @@ def apply_ops(
         limit = max([op_objs[k].timeout or timeout for k in peer_cols if op_objs[k].observer is obs] + [timeout])
         observers.setdefault(key, observer_op(obs, limit, op_objs[c]))
         op_observer[c] = key
+    for o in watched:  # observed only: no verdict to judge
+        obs = o.observer
+        assert obs is not None
+        observers.setdefault((obs.name, obs.version), observer_op(obs, o.timeout or timeout, o))
     obs_keys = list(observers)
     run_objs = op_objs + [observers[k] for k in obs_keys]  # phase-1 op list: ops, then observers
     obs_col = {k: n_ops + i for i, k in enumerate(obs_keys)}
