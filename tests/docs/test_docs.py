@@ -265,7 +265,7 @@ def inline_command_errors(text: str, root: click.Group) -> list[tuple[int, str]]
     """Commands named in running text (``vx evolve FAMILY --rounds N``): the command and its options exist.
 
     Placeholders stay placeholders: an upper-case or bracketed word where a command name would be is skipped,
-    and ``a|b`` or ``a/b`` offers alternatives (the first is checked).
+    and ``a|b`` or ``a/b`` offers alternatives (the first command is checked, and every option).
     """
     out = []
     for n, line in prose_lines(text):
@@ -287,9 +287,9 @@ def inline_command_errors(text: str, root: click.Group) -> list[tuple[int, str]]
             for w in words:
                 if not re.match(r"^--?[A-Za-z]", w):
                     continue
-                opt = re.split(r"[=\[]", w)[0].rstrip(",.:;)")
-                if opt not in known:
-                    out.append((n, f"`{m.group(1)}`: {ctx.command_path} has no option {opt}"))
+                for opt in re.split(r"[/|]", re.split(r"[=\[]", w)[0].rstrip(",.:;)")):
+                    if opt.startswith("-") and opt not in known:
+                        out.append((n, f"`{m.group(1)}`: {ctx.command_path} has no option {opt}"))
     return out
 
 
