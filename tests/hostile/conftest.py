@@ -111,7 +111,9 @@ def layer_sandbox(layer: str, **config: Any) -> Any:
 def layer(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Force the exec ops' process-wide sandbox onto one layer for the test."""
     mod = exec_module()
-    sb = layer_sandbox(request.param, per_call_timeout=mod.EXAMPLE_CPU, load_timeout=mod.LOAD_CPU)
+    from vx.families.code.probes import budgets
+
+    sb = layer_sandbox(request.param, per_call_timeout=budgets.EXAMPLE_CPU, load_timeout=budgets.LOAD_CPU)
     monkeypatch.setattr(mod, "_sandbox_instance", sb)
     if hasattr(mod, "_runs"):  # runs are remembered by code and probes: each layer must run its own
         import collections

@@ -61,7 +61,7 @@ def test_an_evading_attempt_is_flagged_alone(name):
 
 #: The endless loop again, after spending CPU on every visible example call (its repeats and re-orderings
 #: too): its own pace raises the budgets of the seed probes outside the domain (OWN_FACTOR x that CPU), on
-#: each of which it runs out of time. Before the seed pool (run.SEED_CPU) those timeouts spent the run's
+#: each of which it runs out of time. Before the seed pool (budgets.SEED_CPU) those timeouts spent the run's
 #: whole budget before any generated probe, and both ops abstained; 2 ms is what a loaded machine's CPU
 #: accounting gave the plain endless loop by chance (a CI failure), 60 ms stays below the share of its
 #: own CPU that makes a run starved (run.STARVE_SHARE: 6 calls x 60 ms < 0.5 s).

@@ -29,12 +29,12 @@ def _sandbox_available():
 
 @pytest.fixture
 def short_limits(monkeypatch):
-    from vx.families.code.ops import run
+    from vx.families.code.probes import budgets
 
-    monkeypatch.setattr(run, "EXAMPLE_CPU", 0.1)
-    monkeypatch.setattr(run, "PROBE_CPU_CAP", 0.2)
-    monkeypatch.setattr(run, "LOAD_CPU", 0.3)
-    monkeypatch.setattr(run, "RUN_CPU", 1.0)
+    monkeypatch.setattr(budgets, "EXAMPLE_CPU", 0.1)
+    monkeypatch.setattr(budgets, "PROBE_CPU_CAP", 0.2)
+    monkeypatch.setattr(budgets, "LOAD_CPU", 0.3)
+    monkeypatch.setattr(budgets, "RUN_CPU", 1.0)
 
 
 def example(call: str, expected_src: str) -> dict:

@@ -205,4 +205,5 @@ def test_every_op_that_runs_the_probes_is_versioned_by_the_modules_that_make_the
         if "vx.families.code.ops.run" in deps:
             checked += 1
             assert makers <= deps, f"{info.name}.DEPENDS lacks {sorted(makers - deps)}"
+            assert "vx.families.code.probes.budgets" in deps, f"{info.name}.DEPENDS lacks the run's budgets"
     assert checked >= 4  # exec, peers, invariants, templates (and agreement, through peers)

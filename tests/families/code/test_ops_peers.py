@@ -267,9 +267,9 @@ def test_attempts_are_compared_on_generated_probes_in_one_process_each():
 
 
 def test_an_attempt_that_loops_on_a_large_probe_is_its_own_cluster(monkeypatch):
-    from vx.families.code.ops import run
+    from vx.families.code.probes import budgets
 
-    monkeypatch.setattr(run, "PROBE_CPU_CAP", 0.3)
+    monkeypatch.setattr(budgets, "PROBE_CPU_CAP", 0.3)
     items = [Item(f"T/0#{k}", "T/0", o) for k, o in enumerate([RIGHT, RIGHT2, RIGHT, LOOPS])]
     app = apply_ops(pool(), items, {"T/0": TASK}, jobs=1, progress=False, ops=["parses", "disagrees_with_peers"])
     assert app.matrix.column("disagrees_with_peers").tolist()[3] == 1
@@ -281,9 +281,10 @@ def test_an_attempt_that_loops_on_a_seed_probe_gets_no_peer_probes(monkeypatch):
     only add up to the whole peer budget of timeouts (most of the quick start's run time), so the
     run ends with the seed probes and its peer ops abstain, saying why."""
     from vx.families.code.ops import run
+    from vx.families.code.probes import budgets
 
-    monkeypatch.setattr(run, "EXAMPLE_CPU", 0.3)
-    monkeypatch.setattr(run, "PROBE_CPU_CAP", 0.3)
+    monkeypatch.setattr(budgets, "EXAMPLE_CPU", 0.3)
+    monkeypatch.setattr(budgets, "PROBE_CPU_CAP", 0.3)
     loops_on_5 = "def below(l, t):\n    while t == 5:\n        pass\n    return all(x < t for x in l)\n"
     items = [Item(f"T/0#{k}", "T/0", o) for k, o in enumerate([RIGHT, RIGHT2, RIGHT, RIGHT2, loops_on_5])]
     app = apply_ops(
@@ -303,7 +304,7 @@ def test_an_attempt_that_loops_on_a_seed_probe_gets_no_peer_probes(monkeypatch):
     peer_calls = [c for p, c in zip(ex.probes, ex.calls) if p.klass in PEER_CLASSES]
     assert peer_calls and all(c.status == "not_run" for c in peer_calls)
     # stopped at the first visible example out of time: one budget of CPU, not the run's
-    assert ex.report.stopped and sum(c.cpu or 0.0 for c in ex.calls) < run.EXAMPLE_CPU + 0.2
+    assert ex.report.stopped and sum(c.cpu or 0.0 for c in ex.calls) < budgets.EXAMPLE_CPU + 0.2
 
 
 def test_answers_too_large_to_print_are_compared_by_digest_not_a_crash():

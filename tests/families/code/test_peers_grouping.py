@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vx.families.code.ops import peers as P
-from vx.families.code.ops import run as R
+from vx.families.code.probes import budgets as R
 
 # --------------------------------------------------------------------------- the pairwise reference
 

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from vx.families.code.ops import peers as P
 from vx.families.code.ops import run
 from vx.families.code.ops.artifact import artifact_of
+from vx.families.code.probes import budgets
 from vx.families.code.probes.probe import DOMAIN_CLASSES, PEER_CLASSES, Probe, probes_for
 from vx.ops.apply import apply_ops
 from vx.ops.core import Context
@@ -80,48 +81,48 @@ def probe(klass: str, *args, example: int = -1) -> Probe:
 
 def test_size_ratio_compares_a_probe_with_its_example_or_the_largest_example():
     exs = [probe("example", [1, 2, 3], 5, example=0), probe("example", [1] * 10, 50, example=1)]
-    assert run.size_ratio(probe("large", [0] * 60, 5, example=0), exs) == 20.0  # 60 elements against 3
-    assert run.size_ratio(probe("gen_large", [0] * 60, 5), exs) == 6.0  # against the largest example (10)
-    assert run.size_ratio(probe("gen_large", [1], 500), exs) == 10.0  # an int's magnitude against 50
-    assert run.size_ratio(probe("empty", [], 5, example=0), exs) == 1.0  # never below 1
-    assert run.size_ratio(probe("gen_mutant", [1], 2, 3), exs) == 1.0  # another arity: no comparison
+    assert budgets.size_ratio(probe("large", [0] * 60, 5, example=0), exs) == 20.0  # 60 elements against 3
+    assert budgets.size_ratio(probe("gen_large", [0] * 60, 5), exs) == 6.0  # against the largest example (10)
+    assert budgets.size_ratio(probe("gen_large", [1], 500), exs) == 10.0  # an int's magnitude against 50
+    assert budgets.size_ratio(probe("empty", [], 5, example=0), exs) == 1.0  # never below 1
+    assert budgets.size_ratio(probe("gen_mutant", [1], 2, 3), exs) == 1.0  # another arity: no comparison
 
 
 @given(st.lists(st.integers(-(10**6), 10**6), max_size=50), st.lists(st.integers(0, 10**4), min_size=1, max_size=5))
 def test_size_ratio_is_at_least_one_and_at_most_a_thousand(xs, ns):
     exs = [probe("example", [0] * n, example=0) for n in ns]
-    assert 1.0 <= run.size_ratio(probe("gen_large", xs), exs) <= 1000.0
+    assert 1.0 <= budgets.size_ratio(probe("gen_large", xs), exs) <= 1000.0
 
 
 def test_run_budgets_give_examples_a_fixed_reference_budget_and_larger_probes_more():
     probes = probes_for(TASK)
-    budgets = run.run_budgets(TASK, probes)
-    assert len(budgets.calls) == len(probes)
-    for p, b in zip(probes, budgets.calls):
+    planned = budgets.run_budgets(TASK, probes, run.sandbox().config.wall_for)
+    assert len(planned.calls) == len(probes)
+    for p, b in zip(probes, planned.calls):
         if p.in_domain:
-            assert b.reference and b.cpu == run.EXAMPLE_CPU and not b.per_reference
+            assert b.reference and b.cpu == budgets.EXAMPLE_CPU and not b.per_reference
             continue
-        r = run.size_ratio(p, [q for q in probes if q.klass == "example"])
-        floor = min(run.PROBE_CPU_CAP, run.PROBE_CPU * r)
+        r = budgets.size_ratio(p, [q for q in probes if q.klass == "example"])
+        floor = min(budgets.PROBE_CPU_CAP, budgets.PROBE_CPU * r)
         if p.klass in DOMAIN_CLASSES:  # crashes_in_domain judges timeouts there: never a tiny floor
-            floor = max(floor, run.EXAMPLE_CPU)
+            floor = max(floor, budgets.EXAMPLE_CPU)
         assert b.cpu == pytest.approx(floor)
-        assert b.per_reference == pytest.approx(run.OWN_FACTOR * r) and b.ceiling == run.OWN_CPU_CAP
+        assert b.per_reference == pytest.approx(budgets.OWN_FACTOR * r) and b.ceiling == budgets.OWN_CPU_CAP
         if p.klass in PEER_CLASSES:  # a timeout on a peer probe stands against peers that answer at once
-            assert b.cpu >= run.PEER_FLOOR
-    assert budgets.cpu_limit >= run.LOAD_CPU + run.RUN_CPU
+            assert b.cpu >= budgets.PEER_FLOOR
+    assert planned.cpu_limit >= budgets.LOAD_CPU + budgets.RUN_CPU
 
 
 def test_against_peers_turns_only_calls_over_k_times_the_median_into_timeouts():
     fast = [0.001, 0.002, 0.0, 0.001]
-    assert run.against_peers(0.01, 0.05, False, fast) == ("", "")  # slower than its peers, under the line
-    kind, why = run.against_peers(0.2, 0.25, False, fast)  # 200 ms where peers take ~1 ms
+    assert budgets.against_peers(0.01, 0.05, False, fast) == ("", "")  # slower than its peers, under the line
+    kind, why = budgets.against_peers(0.2, 0.25, False, fast)  # 200 ms where peers take ~1 ms
     assert kind == "timeout" and "median of 4 other attempts" in why and "200 ms" in why
-    assert run.against_peers(0.25, 0.25, True, fast)[0] == "timeout"  # stopped at a budget above the line
+    assert budgets.against_peers(0.25, 0.25, True, fast)[0] == "timeout"  # stopped at a budget above the line
     slow_peers = [0.03, 0.04, 0.05]  # the line is 10 x 40 ms = 0.4 s: a 0.25 s budget stops below it
-    assert run.against_peers(0.25, 0.25, True, slow_peers)[0] == "unknown"
-    assert run.against_peers(0.3, 0.5, False, slow_peers) == ("", "")
-    assert run.against_peers(1.0, 1.0, True, [0.001, 0.001]) == ("", "")  # too few peers: as the run said
+    assert budgets.against_peers(0.25, 0.25, True, slow_peers)[0] == "unknown"
+    assert budgets.against_peers(0.3, 0.5, False, slow_peers) == ("", "")
+    assert budgets.against_peers(1.0, 1.0, True, [0.001, 0.001]) == ("", "")  # too few peers: as the run said
 
 
 def test_a_slow_attempt_stopped_at_its_own_budget_is_not_outvoted():
@@ -152,7 +153,7 @@ def test_a_correct_program_slow_at_its_own_pace_gets_a_proportionally_larger_bud
     assert ex.loaded
     ran = [(p, c) for p, c in zip(ex.probes, ex.calls) if c.status != "not_run"]
     assert not [(p.klass, c.cpu, c.budget) for p, c in ran if c.status == "timeout"]
-    assert any(c.cpu > run.PROBE_CPU_CAP and p.klass in ("large", "gen_large") for p, c in ran)
+    assert any(c.cpu > budgets.PROBE_CPU_CAP and p.klass in ("large", "gen_large") for p, c in ran)
 
 
 #: Correct, quick on the visible examples (and their re-orderings) and a constant 60 ms on every other
@@ -173,7 +174,7 @@ def test_a_correct_search_slow_at_a_constant_pace_is_not_accused_on_in_domain_pr
     art = artifact_of(TASK, CONSTANT_SEARCH, Context())
     ex = run.run_probes(TASK, art, probes_for(TASK))
     domain = [(p, c) for p, c in zip(ex.probes, ex.calls) if p.klass in DOMAIN_CLASSES and c.status != "not_run"]
-    assert domain and all(c.budget >= run.EXAMPLE_CPU for _, c in domain)
+    assert domain and all(c.budget >= budgets.EXAMPLE_CPU for _, c in domain)
     assert any((c.cpu or 0) >= 0.06 for _, c in domain)  # the probes did cost it the 60 ms
     assert not [(p.klass, p.args, c.cpu) for p, c in domain if c.status == "timeout"]
     items = [Item("T/0#0", "T/0", CONSTANT_SEARCH)]
@@ -202,7 +203,7 @@ def test_a_run_stops_at_the_first_visible_example_out_of_time():
     statuses = [c.status for c in ex.calls]
     assert statuses[0] == "timeout" and set(statuses[1:]) == {"not_run"} and ex.report.stopped
     assert "CPU budget of 0.25 s" in ex.calls[0].exc_message
-    assert sum(c.cpu or 0.0 for c in ex.calls) < run.EXAMPLE_CPU + 0.05
+    assert sum(c.cpu or 0.0 for c in ex.calls) < budgets.EXAMPLE_CPU + 0.05
 
 
 def test_a_busy_machine_does_not_make_a_correct_program_time_out():

@@ -46,6 +46,7 @@ DEPENDS = (
     values,
     probe,
     "vx.families.code.compare",
+    "vx.families.code.probes.budgets",
     "vx.families.code.probes.domain",
     "vx.families.code.probes.generate",
     "vx.families.code.probes.draw",
@@ -102,7 +103,7 @@ def crashes_in_domain(task, output, ctx, run):
     or will not be interrupted), which no correct program does.
 
     A call's CPU budget grows with its input's size relative to the examples and with the code's own
-    pace on them (:func:`.run.run_budgets`), so a timeout here is not a slow machine.
+    pace on them (:func:`vx.families.code.probes.budgets.run_budgets`), so a timeout here is not a slow machine.
 
     Works with one attempt per task (no peers, no reference). An exception type the code raises on
     purpose (``raise ValueError``) does not count: the code rejects that input deliberately."""
@@ -239,7 +240,7 @@ def returns_not_print_only(task, output, ctx):
 @judges_the_run
 def timeout(task, output, ctx, run):
     """A call on the visible example (or a re-ordering of it) does not finish within its time limit (CPU
-    seconds of its own process, :data:`~vx.families.code.ops.run.EXAMPLE_CPU`: load on the machine does
+    seconds of its own process, :data:`~vx.families.code.probes.budgets.EXAMPLE_CPU`: load on the machine does
     not make a correct program time out; a sleeping call meets a generous wall-clock backstop)."""
     done = run.in_domain()
     for p, c in done:

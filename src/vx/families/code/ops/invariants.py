@@ -68,6 +68,7 @@ DEPENDS = (
     probe,
     values,
     _run,
+    "vx.families.code.probes.budgets",
     "vx.families.code.probes.generate",
     "vx.families.code.probes.draw",
 )

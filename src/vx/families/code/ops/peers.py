@@ -39,7 +39,7 @@ from vx.families.code.ops import run as _run
 from vx.families.code.ops import values
 from vx.families.code.ops.artifact import artifact_of
 from vx.families.code.ops.run import EXEC_OP_TIMEOUT, SKIPPED_PEER_PROBES, execution
-from vx.families.code.probes import probe
+from vx.families.code.probes import budgets, probe
 from vx.families.code.probes.probe import PEER_CLASSES, model_tests_with_counts, peer_probes
 from vx.memo import MISSING, IdentityMemo
 from vx.ops.core import abstain, clean, drawback, observer, peer_op
@@ -50,6 +50,7 @@ DEPENDS = (
     probe,
     values,
     _run,
+    budgets,
     "vx.families.code.compare",
     "vx.families.code.ops.exec",
     "vx.families.code.probes.domain",
@@ -84,7 +85,7 @@ class Answer:
     kind: str
     value: Any = None
     detail: str = ""
-    #: CPU seconds the call used, and the CPU budget it ran under (:func:`.run.against_peers`).
+    #: CPU seconds the call used, and the CPU budget it ran under (:func:`.budgets.against_peers`).
     cpu: float | None = attrs.field(default=None, eq=False)
     budget: float | None = attrs.field(default=None, eq=False)
 
@@ -299,7 +300,7 @@ _MEASURED = ("value", "raised", "opaque")
 
 
 def judged_against_peers(mine: Behaviour, voters: Sequence[Behaviour]) -> tuple[Behaviour, list[Behaviour]]:
-    """Every answer's time judged against the voters' on the same probe (:func:`.run.against_peers`, the
+    """Every answer's time judged against the voters' on the same probe (:func:`.budgets.against_peers`, the
     budget decision): one that used more than k x the others' median CPU becomes a timeout, and one
     stopped at its own budget below that line becomes unknown (not run), so a slow correct attempt is
     never outvoted for its own run's budget. Behaviours with no answer changed are returned as given."""
@@ -316,14 +317,14 @@ def judged_against_peers(mine: Behaviour, voters: Sequence[Behaviour]) -> tuple[
 
 def _hot_columns(b: Behaviour) -> frozenset[int]:
     """The probes on which this answer may be judged for its time (a timeout, or a measured answer above
-    :data:`.run.PEER_FLOOR`); every other answer stands as reported."""
+    :data:`vx.families.code.probes.budgets.PEER_FLOOR`); every other answer stands as reported."""
     hit = _HOT.get(b)
     if hit is not MISSING:
         return hit
     hot = frozenset(
         j
         for j, a in enumerate(b.answers)
-        if a.kind == "timeout" or (a.kind in _MEASURED and a.cpu is not None and a.cpu > _run.PEER_FLOOR)
+        if a.kind == "timeout" or (a.kind in _MEASURED and a.cpu is not None and a.cpu > budgets.PEER_FLOOR)
     )
     return _HOT.put(hot, b)
 
@@ -349,10 +350,10 @@ def _timing_changes(everyone: Sequence[Behaviour]) -> dict[tuple[int, int], Answ
         for a, ans in enumerate(column):
             if ans is None or ans.kind not in judged:
                 continue
-            if ans.kind != "timeout" and (ans.cpu is None or ans.cpu <= _run.PEER_FLOOR):
+            if ans.kind != "timeout" and (ans.cpu is None or ans.cpu <= budgets.PEER_FLOOR):
                 continue  # under the floor of every line: it stands
             others = [cpu for k, cpu in measured if k != a]
-            kind, why = _run.against_peers(ans.cpu, ans.budget, ans.kind == "timeout", others)
+            kind, why = budgets.against_peers(ans.cpu, ans.budget, ans.kind == "timeout", others)
             if kind == "timeout":
                 changes[(a, j)] = Answer("timeout", None, why, ans.cpu, ans.budget)
             elif kind == "unknown":

@@ -1,4 +1,5 @@
-"""The shared sandboxed run of a candidate over its probes (``ctx["exec"]``).
+"""The shared sandboxed run of a candidate over its probes (``ctx["exec"]``), under the budgets of
+:mod:`vx.families.code.probes.budgets`.
 
 The code family's exec ops share one sandbox run per item: the first exec op that needs it runs
 every probe call of the candidate in one sandboxed process (:func:`execution`) and leaves the
@@ -10,10 +11,9 @@ happens there.
 from __future__ import annotations
 
 import functools
-import statistics
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -21,48 +21,15 @@ import attrs
 from vx.families.code.compare import Comparator
 from vx.families.code.ops.artifact import Artifact, artifact_of
 from vx.families.code.ops.values import _a, _clip, _loose_equal
-from vx.families.code.probes.probe import DOMAIN_CLASSES, LATE_CLASSES, PEER_CLASSES, Probe, probes_for
+from vx.families.code.probes import budgets as limits
+from vx.families.code.probes.budgets import Budgets, run_budgets, seeded
+from vx.families.code.probes.probe import LATE_CLASSES, PEER_CLASSES, Probe, probes_for
 from vx.ops.core import Context, Result, abstain, drawback
 
 EXEC_OP_TIMEOUT = 60.0  # the op-level limit for exec ops (the first one pays for the run)
 
-# --------------------------------------------------------------------------- time budgets
-# Every limit below is CPU time of the candidate's own process (the sandbox's ITIMER_PROF and
-# RLIMIT_CPU), so a busy machine does not turn a correct program into a timeout; wall-clock time only
-# backstops code that sleeps or blocks (SandboxConfig.wall_for: 10 x the budget + 2 s). The numbers
-# were measured on the labelled CodeT (HumanEval+) and MBPP+ attempts (docs/timelimits.md).
-
-#: CPU seconds of a visible example call, its repeat and its re-orderings (the examples are small).
-EXAMPLE_CPU = 0.25
-#: Any other probe call: PROBE_CPU per unit of its input's size relative to its example
-#: (:func:`size_ratio`), at most PROBE_CPU_CAP ...
-PROBE_CPU = 0.05
-PROBE_CPU_CAP = 0.1
-#: ... or, when more, OWN_FACTOR x the size ratio x the CPU the candidate itself needed on its slowest
-#: visible example call (a correct but slow program judged by its own pace), at most OWN_CPU_CAP.
-OWN_FACTOR = 20.0
-OWN_CPU_CAP = 1.0
-#: CPU seconds of the candidate's module-level code.
-LOAD_CPU = 2.0
-#: CPU seconds of all probe calls of one run together, the seed probes outside the domain aside: past
-#: it, the run stops.
-RUN_CPU = 1.0
-#: CPU seconds the seed probes outside the domain (the empty, single, zero, negative and large classes)
-#: may use together, apart from :data:`RUN_CPU`: once they did, the rest of them are skipped. A candidate
-#: that runs out of time on every one of them (a timeout there counts once, :data:`TIMEOUT_STRIKES`) thus
-#: cannot spend the run's time before the generated probes, which the peer ops and ``crashes_in_domain``
-#: read -- however much CPU it takes on the examples to raise its own-pace budgets (the attack in
-#: tests/families/code/test_ops_evasion.py).
-SEED_CPU = 0.5
-#: The sandbox's name of that pool (``CallBudget.pool``).
-SEED_POOL = "seed"
 #: A run stops after this many calls out of time (on peer probes; one on a seed probe counts once).
 TIMEOUT_STRIKES = 2
-#: Judged against its peers (:func:`against_peers`), a call is out of time when it used more than
-#: PEER_FACTOR x the median CPU of the other attempts that answered the same probe, and more than
-#: PEER_FLOOR seconds (timer granularity and interpreter noise are below it).
-PEER_FACTOR = 10.0
-PEER_FLOOR = 0.05
 #: Why a run's peer probes were not run: it timed out on a visible example (which `timeout` reports),
 #: so its verdicts are settled; probing it further would only cost budgets for timeouts.
 SKIPPED_PEER_PROBES = "the run timed out on a seed probe, so the generated probes were not run"
@@ -78,88 +45,10 @@ def sandbox() -> Any:
         if _sandbox_instance is None:
             from vx.sandbox import Sandbox, SandboxConfig
 
-            _sandbox_instance = Sandbox(SandboxConfig(per_call_timeout=EXAMPLE_CPU, load_timeout=LOAD_CPU))
-        return _sandbox_instance
-
-
-def _size(value: Any, top: bool = True) -> int:
-    """How big an argument is, for budgets: an int's magnitude (as a top-level argument: loops run to
-    it), a string's length, a container's total size of its elements (scalars inside count 1)."""
-    t = type(value)
-    if t is int:
-        return max(1, min(abs(value), 10**9)) if top else 1
-    if t in (str, bytes):
-        return max(1, len(value))
-    if t in (list, tuple, set, frozenset):
-        return max(1, sum(_size(v, False) for v in value))
-    if t is dict:
-        return max(1, sum(_size(k, False) + _size(v, False) for k, v in value.items()))
-    return 1
-
-
-def size_ratio(probe: Probe, examples: Sequence[Probe]) -> float:
-    """How many times larger the probe's input is than the visible example it derives from (a generated
-    probe: than the largest visible example, argument by argument): the largest ratio over the
-    arguments, at least 1, at most 1000."""
-    own = [e for e in examples if e.example == probe.example] if probe.example >= 0 else []
-    same = [e for e in (own or examples) if len(e.args) == len(probe.args)]
-    if not same:
-        return 1.0
-    ratios = [_size(a) / max(_size(e.args[i]) for e in same) for i, a in enumerate(probe.args)]
-    return float(min(1000.0, max([1.0, *ratios])))
-
-
-@attrs.frozen
-class Budgets:
-    """The time limits of one candidate's sandboxed run, decided by :func:`run_budgets` (CPU seconds of
-    the candidate's process, except ``wall``)."""
-
-    calls: tuple[Any, ...]  # one vx.sandbox.CallBudget per probe
-    run_cpu: float  # all calls together (the seed pool's aside): the run stops once they used more
-    cpu_limit: float  # RLIMIT_CPU of the process: load + run_cpu + the seed pool + the largest call twice
-    wall: float  # the wall-clock backstop of the whole run
-    pools: Mapping[str, float] = attrs.field(factory=dict)  # the CPU pools of the calls (SEED_POOL)
-
-
-def run_budgets(task: Mapping[str, Any], probes: list[Probe]) -> Budgets:
-    """The budgets of one candidate's run over ``probes`` -- the one place where vx decides them.
-
-    A visible example call (and its repeat and re-orderings) gets :data:`EXAMPLE_CPU`; the CPU they use
-    is the run's reference R. Any other probe, whose input is r times the size of its example
-    (:func:`size_ratio`), gets ``min(OWN_CPU_CAP, max(min(PROBE_CPU_CAP, PROBE_CPU x r), OWN_FACTOR x r x R))``:
-    a program judged by its own pace on the examples, with more room for larger inputs; a probe of the
-    generated in-domain classes (:data:`.probe.DOMAIN_CLASSES`, where ``crashes_in_domain`` judges timeouts)
-    gets at least :data:`EXAMPLE_CPU` -- a correct program's constant cost per call (a search that needs
-    25-36 ms on any input, HumanEval/75) is not accused by a floor sized for tiny calls. The seed probes
-    outside the domain draw from :data:`SEED_CPU` (the pool :data:`SEED_POOL`), the others from
-    :data:`RUN_CPU`; each may overrun by one call, hence the process's limit."""
-    from vx.sandbox import CallBudget
-
-    examples = [p for p in probes if p.klass == "example"]
-    calls = []
-    for p in probes:
-        if p.in_domain:
-            calls.append(CallBudget(EXAMPLE_CPU, reference=True))
-            continue
-        r = size_ratio(p, examples)
-        floor = min(PROBE_CPU_CAP, PROBE_CPU * r)
-        if p.klass in DOMAIN_CLASSES:
-            floor = max(floor, EXAMPLE_CPU)
-        calls.append(
-            CallBudget(
-                floor, per_reference=OWN_FACTOR * r, cap=max(floor, OWN_CPU_CAP), pool=SEED_POOL if _seeded(p) else ""
+            _sandbox_instance = Sandbox(
+                SandboxConfig(per_call_timeout=limits.EXAMPLE_CPU, load_timeout=limits.LOAD_CPU)
             )
-        )
-    largest = max((b.ceiling for b in calls), default=0.0)
-    pools = {SEED_POOL: SEED_CPU} if any(b.pool for b in calls) else {}
-    cpu_limit = LOAD_CPU + RUN_CPU + (SEED_CPU if pools else 0.0) + 2 * largest
-    box = sandbox()
-    return Budgets(tuple(calls), RUN_CPU, cpu_limit, box.config.wall_for(cpu_limit), pools)
-
-
-def _seeded(p: Probe) -> bool:
-    """Whether a probe draws from the seed pool (:data:`SEED_CPU`): a seed class outside the domain."""
-    return not p.in_domain and p.klass not in PEER_CLASSES
+        return _sandbox_instance
 
 
 def example_comparator(task: Mapping[str, Any]) -> Comparator:
@@ -184,7 +73,7 @@ def fails_example(compare: Comparator, p: Probe, outcome: Any) -> bool:
     return p.exact_types or not _loose_equal(outcome.value, p.expected, False)
 
 
-#: A run stopped for its CPU budget (:data:`RUN_CPU`) with probes left unrun was *starved* by the
+#: A run stopped for its CPU budget (:data:`.budgets.RUN_CPU`) with probes left unrun was *starved* by the
 #: candidate -- evidence against it (issue 33: probes it prevented from running are no abstention) --
 #: when at least this share of the budget went on the candidate's own choices on the calls its visible
 #: examples show (the example, repeat and permuted classes): calls that returned within their budgets (a
@@ -201,9 +90,9 @@ class StopRule:
     later changes that, and an endless loop would only cost more budgets: :data:`SKIPPED_PEER_PROBES`);
     :data:`TIMEOUT_STRIKES` calls out of time, counting peer probes each and the other seed probes once
     (so a candidate that loops on the ``large`` seed probes still meets the peer probes); more than
-    :data:`RUN_CPU` spent by the calls outside the seed pool (:data:`SEED_CPU`, which the sandbox
-    enforces itself by skipping the pool's later calls); or, given the `task`, a visible example missed its expected
-    value (compared in the parent: the child never sees it) by the time the drawn probes
+    :data:`.budgets.RUN_CPU` spent by the calls outside the seed pool (:data:`.budgets.SEED_CPU`, which the
+    sandbox enforces itself by skipping the pool's later calls); or, given the `task`, a visible example
+    missed its expected value (compared in the parent: the child never sees it) by the time the drawn probes
     (:data:`.probe.LATE_CLASSES`, run last) begin -- the verdict is settled, and they are most of the calls.
 
     After the run, ``reason`` says why it stopped ("" when it did not: "settled", "example_timeout",
@@ -216,7 +105,7 @@ class StopRule:
         self.probes = probes
         self.floors = [None if b.reference else b.cpu for b in budgets.calls] if budgets is not None else None
         self.late = next((i for i, p in enumerate(probes) if p.klass in LATE_CLASSES), None)
-        self.seeded = [_seeded(p) for p in probes]
+        self.seeded = [seeded(p) for p in probes]
         self.compare = example_comparator(task) if task is not None and self.late is not None else None
         self.spent = self.own = self.seed_spent = 0.0
         self.peer_timeouts = self.seed_timeouts = 0
@@ -226,7 +115,7 @@ class StopRule:
 
     @property
     def starved(self) -> bool:
-        return self.reason == "spent" and self.own >= STARVE_SHARE * RUN_CPU and self.at + 1 < len(self.probes)
+        return self.reason == "spent" and self.own >= STARVE_SHARE * limits.RUN_CPU and self.at + 1 < len(self.probes)
 
     def _stop(self, i: int, reason: str) -> bool:
         self.reason, self.at = reason, i
@@ -261,7 +150,7 @@ class StopRule:
                 self.seed_timeouts += 1
             if self.peer_timeouts + min(1, self.seed_timeouts) >= TIMEOUT_STRIKES:
                 return self._stop(i, "strikes")
-        if self.spent > RUN_CPU:
+        if self.spent > limits.RUN_CPU:
             return self._stop(i, "spent")
         return False
 
@@ -269,31 +158,6 @@ class StopRule:
 def stop_rule(probes: list[Probe], task: Mapping[str, Any] | None = None, budgets: Budgets | None = None) -> StopRule:
     """The run's early stop (:class:`StopRule`)."""
     return StopRule(probes, task, budgets)
-
-
-def against_peers(
-    cpu: float | None, budget: float | None, timed_out: bool, peer_cpu: Sequence[float]
-) -> tuple[str, str]:
-    """One call judged against the other attempts at the same probe (``peer_cpu``: the CPU seconds of
-    those that answered it): ``("timeout", why)`` when it used, or was stopped at, more than the line
-    ``max(PEER_FLOOR, PEER_FACTOR x their median)``; ``("unknown", why)`` when it was stopped at its own
-    budget below that line (merely slower than its own pace: never an accusation); ``("", "")`` when the
-    call stands as the run reported it (too few peers: fewer than 3)."""
-    if len(peer_cpu) < 3:
-        return "", ""
-    median = statistics.median(peer_cpu)
-    line = max(PEER_FLOOR, PEER_FACTOR * median)
-    numbers = (
-        f"the median of {len(peer_cpu)} other attempts is {median * 1000:.2g} ms; the line is "
-        f"{PEER_FACTOR:g}x that, at least {PEER_FLOOR * 1000:g} ms"
-    )
-    if timed_out:
-        if budget is not None and budget + 1e-9 >= line:
-            return "timeout", f"stopped at its CPU budget of {budget * 1000:.3g} ms; {numbers}"
-        return "unknown", f"stopped at its own CPU budget of {(budget or 0) * 1000:.3g} ms, below the line: {numbers}"
-    if cpu is not None and cpu > line:
-        return "timeout", f"used {cpu * 1000:.3g} ms of CPU; {numbers}"
-    return "", ""
 
 
 @attrs.frozen(eq=False)
@@ -409,7 +273,7 @@ def _plan(task: Mapping[str, Any], probes: list[Probe]) -> tuple[Budgets, str, A
         hit = _plans.get(first)
     if hit is not None and len(hit[0]) == len(probes) and all(a is b for a, b in zip(hit[0], probes)):
         return hit[1], hit[2], hit[3]
-    budgets = run_budgets(task, probes)
+    budgets = run_budgets(task, probes, sandbox().config.wall_for)
     text = repr([(p.klass, p.args) for p in probes]) + repr(budgets)
     after = tuple(any(isinstance(a, MUTABLE) for a in p.args) for p in probes)
     # The probes' own argument objects, copied once: the request is marshalled without object references
@@ -440,7 +304,7 @@ def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> E
         timeouts=budgets.calls,
         total_timeout=budgets.wall,
         cpu_limit=budgets.cpu_limit,
-        load_timeout=LOAD_CPU,
+        load_timeout=limits.LOAD_CPU,
         pools=budgets.pools,
         stop=(rule := stop_rule(probes, task, budgets)),
     )
@@ -449,7 +313,7 @@ def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> E
     if rule.starved and getattr(report, "stopped", False):
         shown = sum(c.cpu or 0.0 for p, c in zip(probes, report.calls) if p.in_domain and c.status != "not_run")
         starved = (
-            f"it used the run's CPU budget of {RUN_CPU:g} s ({rule.spent:.2f} s; {shown:.2f} s of it on the "
+            f"it used the run's CPU budget of {limits.RUN_CPU:g} s ({rule.spent:.2f} s; {shown:.2f} s of it on the "
             f"visible examples and their repeats) before its other probes"
         )
     result = Execution(tuple(probes), tuple(report.calls), report, load, message, starved)

@@ -60,6 +60,7 @@ DEPENDS = (
     values,
     _run,
     probe_mod,
+    "vx.families.code.probes.budgets",
     "vx.families.code.probes.domain",
     "vx.families.code.probes.generate",
     "vx.families.code.probes.draw",

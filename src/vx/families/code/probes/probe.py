@@ -76,7 +76,7 @@ GENERATED = ("gen_mutant", "gen_boundary", "gen_edge", "gen_large", "gen_drawn",
 PEER_CLASSES = GENERATED + ("model_test",)
 #: The generated classes whose inputs the inferred domain accepts and on which no correct program runs out
 #: of time (``crashes_in_domain`` judges timeouts there), so their calls get at least a visible example's
-#: CPU budget (:func:`.run.run_budgets`): HumanEval/75's canonical solution takes 25-36 ms on every
+#: CPU budget (:func:`.budgets.run_budgets`): HumanEval/75's canonical solution takes 25-36 ms on every
 #: mutant, a constant-time search, whatever its input's size.
 DOMAIN_CLASSES = ("gen_mutant", "gen_boundary", "gen_drawn")
 #: The classes the seed exec ops and the exec check templates read.
