@@ -1,4 +1,4 @@
-"""The hostile-output suite (issue 15): wrong candidates that each try to look right must get FAIL
+"""The hostile-output suite: wrong candidates that each try to look right must get FAIL
 from the bundled seed verifier (examples/humaneval/seed.vx) *and* from ground-truth labelling, on
 every available sandbox layer, within a time bound, and without an exception escaping vx.
 

@@ -1,4 +1,4 @@
-"""No evasion (issue 20): an attempt that answers what the seed ops look at and then dies, exits, hangs,
+"""No evasion: an attempt that answers what the seed ops look at and then dies, exits, hangs,
 kills its process group or closes stdout on the other probes is flagged, never abstained on -- with
 peers (``disagrees_with_peers``) and alone (``crashes_in_domain``). Every test is the attack, run on
 the default sandbox layer."""

@@ -154,7 +154,7 @@ def test_crash_while_loading():
     assert res.verdict == D and "loading the code raised NameError" in res.message and "line 4" in res.message
     res = one(O.fails_visible_example, TOTAL, src)
     assert res.verdict == D and "cannot run" in res.message
-    # the candidate kept every op from judging it: evidence against it, never an abstention (issue 15)
+    # the candidate kept every op from judging it: evidence against it, never an abstention
     for op in (O.returns_wrong_type, O.mutates_argument, O.nondeterministic, O.timeout):
         res = one(op, TOTAL, src)
         assert res.verdict == D and "cannot run" in res.message
@@ -348,7 +348,7 @@ def test_exec_ops_call_the_function_the_example_calls():
     ids=["del", "globals-pop", "rebind", "exec-del"],
 )
 def test_a_vanished_entry_point_is_sabotage_not_an_abstention(tail):
-    # issue 15 item 1: the root saw `total`, the run did not: every exec op says so as a drawback
+    # the attack: the root saw `total`, the run did not: every exec op says so as a drawback
     src = "def total(xs):\n    return 0\n" + tail
     for res in verdicts(TOTAL, src, *EXEC_OPS):
         assert res.verdict == D and "sabotaged harness" in res.message, res

@@ -120,7 +120,7 @@ def test_close_with_its_fast_paths_is_close_by_its_definition(a, b):
 
 def test_clustering_every_attempt_of_a_task_compares_each_pair_of_behaviours_once(monkeypatch):
     """Every peer baseline clusters all k attempts for each of the k attempts it judges; the pairs are
-    remembered (issue 32), so a pair of behaviours is compared once, not once per attempt judged, and the
+    remembered, so a pair of behaviours is compared once, not once per attempt judged, and the
     clusters are the same. (Floats: answers with keys are clustered by key, comparing no pair at all.)"""
     answers = [V(1.5), V(2), V([1, 2.5])]
     behaviours = [b(*(answers if i % 3 else answers[::-1])) for i in range(9)]
@@ -376,7 +376,7 @@ def test_the_dual_cluster_variant_follows_the_cluster_the_model_tests_support():
 
 def test_distinguishing_inputs_are_searched_kept_and_shown():
     """Probes on which attempts that pass the visible example disagree: the most even split first,
-    and the peer op's message names them (issue 20's distinguishing-input search)."""
+    and the peer op's message names them (the distinguishing-input search)."""
     c, k = calls(4)
     rows = [b(V(1), V(2), V(3), V(0)), b(V(1), V(2), V(4), V(0)), b(V(1), V(5), V(4), V(0)), b(V(1), V(2), V(4), V(9))]
     split = P.distinguishing(rows, c, k, SEL)
@@ -411,7 +411,7 @@ def test_unanimity_is_clean_only_when_every_other_attempt_behaves_the_same():
 
 
 def test_the_driver_judges_peers_from_the_observations_without_rebuilding_the_probes(monkeypatch):
-    """Issue 32: the workers build a task's probes; the driver, which judges the peer ops, used to build
+    """The workers build a task's probes; the driver, which judges the peer ops, used to build
     them all again (a third of a CodeT x 10 grading). The observation now carries the probes' texts and
     classes, so the judge needs no probe at all -- and its verdicts and messages are the same."""
     from vx.families.code.probes import probe

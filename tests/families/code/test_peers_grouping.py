@@ -1,4 +1,4 @@
-"""Laws of the peer ops' grouping by key (issue 32): every verdict, message and cluster equals the
+"""Laws of the peer ops' grouping by key: every verdict, message and cluster equals the
 pairwise rule the ops were first written with (kept below as the reference), on answers of every kind --
 floats within the tolerance, True next to 1, lists next to tuples, dicts in any key order, timeouts and
 slow answers the time judge rewrites, attempts that ended their run."""

@@ -1,4 +1,4 @@
-"""Time limits that fit the task (issue 25): CPU budgets per call and per run, calibrated from the
+"""Time limits that fit the task: CPU budgets per call and per run, calibrated from the
 visible examples, the input's size and the other attempts; runs stopped once their verdicts are
 settled; and no slow correct program accused -- also on a busy machine.
 

@@ -156,7 +156,7 @@ def same_answer(a: Answer, b: Answer) -> bool:
     return True
 
 
-# --------------------------------------------------------------------------- answer keys (issue 32)
+# --------------------------------------------------------------------------- answer keys
 
 #: Scalar types whose values `close` compares with ``==`` and types respected (bool is not int).
 _KEYED_SCALARS = frozenset({str, int, type(None), bytes, bool})
@@ -384,10 +384,10 @@ class Behaviour:
     note: str = ""
     #: How the attempt ended its own run early (:meth:`.run.Execution.ended`), "" when it did not: the
     #: peer probes it left unanswered then count as answers of their own ("the run was ended"), never
-    #: as probes that were not run (issue 20: dying, exiting or hanging is no way out of a verdict).
+    #: as probes that were not run (dying, exiting or hanging is no way out of a verdict).
     ended: str = ""
     #: The peer probes the answers belong to, as text (``f(1, [2])``) and class, when the observation
-    #: carries them (issue 32: the judge, in the driver, then never rebuilds the task's probes).
+    #: carries them (so the judge, in the driver, never rebuilds the task's probes).
     calls: tuple[str, ...] = ()
     classes: tuple[str, ...] = ()
 

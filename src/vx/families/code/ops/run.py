@@ -74,7 +74,7 @@ def fails_example(compare: Comparator, p: Probe, outcome: Any) -> bool:
 
 
 #: A run stopped for its CPU budget (:data:`.budgets.RUN_CPU`) with probes left unrun was *starved* by the
-#: candidate -- evidence against it (issue 33: probes it prevented from running are no abstention) --
+#: candidate -- evidence against it (probes it prevented from running are no abstention) --
 #: when at least this share of the budget went on the candidate's own choices on the calls its visible
 #: examples show (the example, repeat and permuted classes): calls that returned within their budgets (a
 #: burn under the example budget), and the part of a timed-out call's budget its own pace on the examples
@@ -227,8 +227,7 @@ def _load_state(report: Any, art: Artifact) -> tuple[str, str]:
         return "error", f"loading the code raised {report.load_error}{line}"
     if status in ("syntax_error", "no_entry_point"):
         # vx only runs code that it compiled and in which it found the function: a run that says
-        # otherwise was sabotaged by the candidate (issue 15: evidence against it, not a reason
-        # to abstain)
+        # otherwise was sabotaged by the candidate (evidence against it, not a reason to abstain)
         where = f" (line {art.function.lineno})" if art.function is not None else ""
         what = (
             "found no callable " + str(art.name) if status == "no_entry_point" else "reported that it does not compile"
@@ -356,7 +355,7 @@ def judges_the_run(
 ) -> Any:
     """Make an exec op out of ``body(task, output, ctx, run)``, which reads the shared run.
 
-    The rule of issue 15: anything the candidate did that prevents judging is evidence against it.
+    The rule (docs/design.md §11): anything the candidate did that prevents judging is evidence against it.
     So the op abstains only when it has no opinion on this kind of task (nothing to run: the root
     failed or the task shows no example; or ``applies(task, run)`` is false, e.g. no call takes a
     list for ``mutates_argument``). A run the candidate kept from loading -- sabotaged (the entry
