@@ -26,11 +26,11 @@ import attrs
 
 from vx.errors import DataError, MissingDependency
 from vx.families.family import Family, Split
-from vx.inputs import read_input_text
+from vx.inputs import parse_json_lines, read_input_text
 from vx.metrics import Agreement, OpSummary, agreement, op_summary
 from vx.ops.cache import VerdictCache
 from vx.ops.item import Item
-from vx.text import file_lines, json_dumps
+from vx.text import json_dumps
 from vx.verifier import Grading, Verifier
 
 SCHEMA = "vx-eval/1"
@@ -364,13 +364,7 @@ def load_eval_document(path: str | Path) -> dict[str, Any]:
             raise DataError(f'{path}: "items" must be a list')
         return doc
     rows = []
-    for number, line in enumerate(file_lines(text), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            raise DataError(f"{path}:{number}: not a JSON line ({exc})") from None
+    for number, row, _ in parse_json_lines(text, path, "evaluation export", error=DataError):
         if not isinstance(row, dict) or "id" not in row or "verdict" not in row:
             raise DataError(
                 f'{path}:{number}: not an exported row (needs "id" and "verdict"; '

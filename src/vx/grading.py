@@ -31,7 +31,6 @@ counts when any of its attempts passes), with the **lift retention** (chosen −
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections import Counter
@@ -45,6 +44,7 @@ from vx.errors import ArgumentError, DataError
 from vx.evaluation import Evaluation, evaluate, write_rows
 from vx.families.pack import BUILTIN, Pack, PackError, load_pack
 from vx.families.sources import Attempt, TaskSource, tasks_file
+from vx.inputs import read_json_lines
 from vx.metrics import Agreement, CorrectedRate, agreement, corrected_pass_rate
 from vx.ops.cache import VerdictCache
 from vx.ops.item import Item, parse_label
@@ -432,13 +432,7 @@ def read_labels(path: str | Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise DataError(f"--labels {path}: no such file")
     rows: list[dict[str, Any]] = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{path}:{n}: not a JSON line ({exc.msg})") from None
+    for n, row, _ in read_json_lines(path, "labels file", error=DataError):
         if not isinstance(row, dict) or "label" not in row:
             raise DataError(
                 f'{path}:{n}: a labels line is an object with a "label" and an "id" (a graded '

@@ -1,23 +1,46 @@
 """Reading a file a user named: one bounded reader for every path vx reads from a person (``.vx``
 files and the ``; specs:`` file they name, a family's ``seed =``, family files, tasks and samples
-files, ``vx check`` / ``vx fmt`` targets, evaluations given to ``vx report``).
+files, ``vx check`` / ``vx fmt`` targets, evaluations given to ``vx report``), and one reader of
+JSON lines (:func:`read_json_lines`, :func:`parse_json_lines`) for every such file vx reads.
 
 The file is opened without blocking and checked on its descriptor before a byte is read: a FIFO
 (which would hang), a device such as ``/dev/zero`` (which never ends), a directory or a socket is
 refused, and so is a regular file larger than the limit (``MAX_INPUT_MB``, 512 MiB by default,
 ``$VX_MAX_INPUT_MB`` to change it). Each refusal is an :class:`InputFileError` naming the file, what
-it is, and what to do. Depends on nothing of vx but its errors.
+it is, and what to do. A ``.gz`` file given to :func:`read_json_lines` is decompressed within the
+same limit. Depends on nothing of vx but its errors and :func:`vx.text.file_lines`.
+
+A JSON-lines text is split at ``"\n"`` only (:func:`vx.text.file_lines`: U+2028 and the other
+characters ``str.splitlines()`` also splits at are valid inside a JSON string); blank lines are
+passed over; a line that is not JSON (or, where objects are asked for, not a JSON object) is an
+error naming the file, the line and what to do, or is handed to the caller's ``skip``.
 """
 
 from __future__ import annotations
 
+import gzip
+import io
+import json
 import os
 import stat
+import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from vx.errors import DataError
+from vx.text import file_lines
 
-__all__ = ["InputFileError", "MAX_INPUT_MB", "input_limit", "read_input_bytes", "read_input_text"]
+__all__ = [
+    "InputFileError",
+    "JsonLine",
+    "MAX_INPUT_MB",
+    "input_limit",
+    "parse_json_lines",
+    "read_input_bytes",
+    "read_input_text",
+    "read_json_lines",
+]
 
 #: the default size limit of a file vx reads from a user, in MiB (``$VX_MAX_INPUT_MB`` overrides it)
 MAX_INPUT_MB = 512
@@ -117,7 +140,11 @@ def read_input_text(
 ) -> str:
     """:func:`read_input_bytes` decoded as UTF-8 (a byte-order mark is dropped); text that is not
     UTF-8 names the line and byte (``hint``: what to do, default: re-save it as UTF-8)."""
-    data = read_input_bytes(path, what, limit=limit, error=error)
+    return _utf8(read_input_bytes(path, what, limit=limit, error=error), path, what, error, hint)
+
+
+def _utf8(data: bytes, path: str | os.PathLike[str], what: str, error: type[Exception], hint: str) -> str:
+    """``data`` decoded as UTF-8 (a byte-order mark dropped); otherwise ``error`` naming the line and byte."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -126,3 +153,94 @@ def read_input_text(
             f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
             f"{hint or f'save the {what} as UTF-8'}"
         ) from None
+
+
+class JsonLine(NamedTuple):
+    """One non-blank line of a JSON-lines file."""
+
+    number: int  #: 1-based, as an editor counts lines
+    value: Any  #: the decoded JSON value
+    text: str  #: the line as it stands in the file (without its line break)
+
+
+def _decode_line(line: str, objects: bool) -> tuple[Any, str | None]:
+    """The value of one line and None, or None and why the line cannot be read."""
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return None, f"malformed JSON ({exc.msg} at column {exc.colno})"
+    except RecursionError:
+        return None, "JSON nested too deeply to read"
+    except ValueError as exc:  # an integer of more than 4300 digits
+        return None, f"unreadable JSON ({str(exc)[:120]})"
+    if objects and not isinstance(value, dict):
+        return None, f"expected a JSON object, got {type(value).__name__}"
+    return value, None
+
+
+def parse_json_lines(
+    text: str,
+    source: str | os.PathLike[str],
+    what: str = "JSON-lines file",
+    *,
+    objects: bool = False,
+    error: type[Exception] = InputFileError,
+    skip: Callable[[int, str], None] | None = None,
+    hint: str = "",
+) -> Iterator[JsonLine]:
+    """The non-blank lines of a JSON-lines ``text`` read from ``source`` (a path or a description,
+    named in messages), decoded one at a time, in order (so the first problem a reader meets is the
+    first in the file). ``objects``: every line must be a JSON object. A line that cannot be read
+    raises ``error`` ("``source:line: reason; hint``", the hint by default: each line of a ``what``
+    is one JSON value, fix or delete that line), or, when ``skip`` is given, is passed to
+    ``skip(line number, reason)`` and left out."""
+    hint = hint or f"each line of a {what} is one JSON {'object' if objects else 'value'}: fix or delete that line"
+    for number, line in enumerate(file_lines(text), 1):
+        if not line.strip():
+            continue
+        value, problem = _decode_line(line, objects)
+        if problem is None:
+            yield JsonLine(number, value, line)
+        elif skip is not None:
+            skip(number, problem)
+        else:
+            raise error(f"{source}:{number}: {problem}; {hint}")
+
+
+def _gunzip(data: bytes, path: Path, what: str, limit: int, error: type[Exception]) -> bytes:
+    """``data`` decompressed, refused past ``limit`` bytes (a small file can inflate a thousandfold)."""
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as handle:
+            out = handle.read(limit + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise error(f"{path}: cannot read the {what}: not a complete gzip file ({exc})") from None
+    if len(out) > limit:
+        raise error(
+            f"{path}: cannot read the {what}: it decompresses to more than vx reads ({limit / 2**20:.0f} MiB); "
+            "split it, or raise the limit with VX_MAX_INPUT_MB"
+        )
+    return out
+
+
+def read_json_lines(
+    path: str | os.PathLike[str],
+    what: str = "JSON-lines file",
+    *,
+    objects: bool = False,
+    limit: int | None = None,
+    error: type[Exception] = InputFileError,
+    skip: Callable[[int, str], None] | None = None,
+    hint: str = "",
+) -> Iterator[JsonLine]:
+    """The lines of the JSON-lines file ``path`` (:func:`parse_json_lines`), read as
+    :func:`read_input_text` reads a file: a regular file of at most ``limit`` bytes, UTF-8; a name
+    ending in ``.gz`` is decompressed first (within the same limit). ``error`` is raised for a file
+    that cannot be read (by this call) and for a bad line (as the lines are taken, unless ``skip``
+    takes it)."""
+    path = Path(path)
+    limit = input_limit() if limit is None else limit
+    data = read_input_bytes(path, what, limit=limit, error=error)
+    if path.name.endswith(".gz"):
+        data = _gunzip(data, path, what, limit, error)
+    text = _utf8(data, path, what, error, "")
+    return parse_json_lines(text, path, what, objects=objects, error=error, skip=skip, hint=hint)

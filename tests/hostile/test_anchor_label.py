@@ -68,7 +68,10 @@ def test_a_directory_as_the_anchor_log_is_refused(fam):
 @pytest.mark.parametrize(
     "line, says",
     [
-        ("{garbage", "anchor.jsonl:2: not a JSON line"),
+        (
+            "{garbage",
+            "anchor.jsonl:2: malformed JSON (Expecting property name enclosed in double quotes at column 2); fix",
+        ),
         ("[1, 2]", "anchor.jsonl:2: expected a label record (a JSON object), got list"),
         ('{"item": "tr3", "label": "banana", "status": "pending"}', "anchor.jsonl:2: label 'banana' must be"),
         ('{"item": 7, "label": "pass", "status": "pending"}', "anchor.jsonl:2: a label record needs the item's id"),

@@ -32,7 +32,7 @@ from typing import Any
 import attrs
 
 from vx.families.family import Family, FamilyError
-from vx.inputs import read_input_text
+from vx.inputs import read_json_lines
 from vx.ops.item import parse_label
 from vx.text import file_lines
 
@@ -78,25 +78,11 @@ def anchor_log(directory: str | Path) -> list[dict[str, Any]]:
     (not JSON, not an object, no item, a label that is none of pass/fail/P(pass), an unknown status) is
     an AnchorError naming its line."""
     path = Path(directory) / ANCHOR_LOG
-    return [_log_record(path, n, row) for n, row in _json_rows(path, "anchor log")]
-
-
-def _json_rows(path: Path, what: str) -> list[tuple[int, Any]]:
-    """(line number, value) of a JSON-lines file's lines, none when it is absent. Read through the bounded
-    reader (a FIFO, a device or a directory is refused before a byte is read); a line that is not JSON is
-    an AnchorError naming it."""
     if not os.path.lexists(path):
         return []
-    text = read_input_text(path, what, error=AnchorError)
-    rows = []
-    for n, line in enumerate(file_lines(text), 1):
-        if not line.strip():
-            continue
-        try:
-            rows.append((n, json.loads(line)))
-        except (ValueError, RecursionError) as exc:
-            raise AnchorError(f"{path}:{n}: not a JSON line ({str(exc)[:200]})") from None
-    return rows
+    fix = "fix or delete that line (it is only the record; the labels themselves are in dev.jsonl)"
+    rows = read_json_lines(path, "anchor log", error=AnchorError, hint=fix)
+    return [_log_record(path, n, row) for n, row, _ in rows]
 
 
 def _log_record(path: Path, n: int, rec: Any) -> dict[str, Any]:
@@ -121,15 +107,8 @@ def _lines(path: Path) -> list[tuple[str, dict[str, Any]]]:
     """(line text, record) of a split file's items (none when it is absent)."""
     if not os.path.lexists(path):
         return []
-    text = read_input_text(path, "split file", error=AnchorError)
     rows = []
-    for n, line in enumerate(file_lines(text), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except (ValueError, RecursionError) as exc:
-            raise AnchorError(f"{path}:{n}: not a JSON line ({str(exc)[:200]})") from None
+    for n, obj, line in read_json_lines(path, "split file", error=AnchorError):
         if not isinstance(obj, dict) or not isinstance(obj.get("id"), str) or not isinstance(obj.get("task"), str):
             raise AnchorError(f'{path}:{n}: an item needs string "id" and "task"')
         rows.append((line, obj))

@@ -25,7 +25,7 @@ from vx.dsl.parse import VxSyntaxError, parse
 from vx.errors import VxError
 from vx.families import schema
 from vx.families.pack import Pack, load_packs
-from vx.inputs import read_input_text
+from vx.inputs import read_input_text, read_json_lines
 from vx.ops.item import Item, parse_label
 from vx.ops.pool import OpPool
 from vx.text import file_lines
@@ -90,32 +90,17 @@ def read_file_text(path: Path, what: str) -> str:
 
 
 def read_jsonl(path: Path, problems: list[str], what: str = "file") -> list[tuple[int, dict[str, Any]]]:
-    """Read JSON objects one per line; malformed lines are reported as `file:line: ...`."""
-    rows: list[tuple[int, dict[str, Any]]] = []
+    """(line, object) of a family file's JSON lines (`vx.inputs.read_json_lines`); a file that cannot
+    be read and every line that is not a JSON object are added to `problems` (`file:line: ...`), so a
+    family's problems are reported together."""
     try:
-        text = read_file_text(path, what)
+        rows = read_json_lines(
+            path, what, objects=True, error=FamilyError, skip=lambda n, why: problems.append(f"{path}:{n}: {why}")
+        )
     except FamilyError as exc:
         problems.append(str(exc))
-        return rows
-    for n, line in enumerate(file_lines(text), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{path}:{n}: malformed JSON ({exc.msg} at column {exc.colno})")
-            continue
-        except RecursionError:
-            problems.append(f"{path}:{n}: JSON nested too deeply to read")
-            continue
-        except ValueError as exc:  # e.g. an integer of more than 4300 digits
-            problems.append(f"{path}:{n}: unreadable JSON ({str(exc)[:120]})")
-            continue
-        if not isinstance(obj, dict):
-            problems.append(f"{path}:{n}: expected a JSON object, got {type(obj).__name__}")
-            continue
-        rows.append((n, obj))
-    return rows
+        return []
+    return [(row.number, row.value) for row in rows]
 
 
 def _toml_line(text: str, path: tuple[Any, ...]) -> int | None:

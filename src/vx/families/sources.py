@@ -11,7 +11,6 @@ as a family's ``tasks.jsonl`` (one task record per line, with an ``id``), whose 
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -21,8 +20,7 @@ from typing import Any
 import attrs
 
 from vx.errors import DataError
-from vx.inputs import read_input_text
-from vx.text import file_lines
+from vx.inputs import read_json_lines
 
 #: the fields a plain samples line may hold its output in, in order of preference (evalplus writes
 #: ``solution`` -- a whole program -- or ``completion``, which continues the task's prompt)
@@ -62,6 +60,12 @@ class Skipped:
         if self.counts[reason] <= MAX_LISTED:
             self.listed.append(f"{where}: {reason}")
 
+    def lines_of(self, path: str | os.PathLike[str]) -> Callable[[int, str], None]:
+        """A ``skip`` for :func:`vx.inputs.read_json_lines`: each bad line of `path` added under its reason,
+        where it is as ``<file name>:<line>``."""
+        name = Path(path).name
+        return lambda number, reason: self.add(reason, f"{name}:{number}")
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "counts": dict(sorted(self.counts.items())),
@@ -89,17 +93,6 @@ class TaskSource:
     pack: Any = attrs.field(default=None, eq=False, repr=False)
 
 
-def _lines(path: Path) -> Iterable[tuple[int, Any]]:
-    text = read_input_text(path, "JSON-lines file", error=DataError)  # a regular file of bounded size
-    for number, line in enumerate(file_lines(text), 1):
-        if not line.strip():
-            continue
-        try:
-            yield number, json.loads(line)
-        except (ValueError, RecursionError) as exc:
-            raise DataError(f"{path}:{number}: not a JSON line ({str(exc)[:200]})") from None
-
-
 def read_plain_samples(
     paths: Sequence[str | os.PathLike[str]], tasks: Mapping[str, Mapping[str, Any]]
 ) -> list[Attempt]:
@@ -107,7 +100,7 @@ def read_plain_samples(
     ``completion`` is appended to the task's ``prompt``, as evalplus does."""
     out: list[Attempt] = []
     for path in map(Path, paths):
-        for number, row in _lines(path):
+        for number, row, _ in read_json_lines(path, "samples file", error=DataError):
             if not isinstance(row, dict) or "task_id" not in row:
                 raise DataError(
                     f'{path}:{number}: a sample line needs "task_id" and one of '
@@ -134,7 +127,7 @@ def tasks_file(path: str | os.PathLike[str]) -> TaskSource:
     if not path.exists():
         raise DataError(f"{path}: no such tasks file (--tasks takes a dataset name or a tasks.jsonl file)")
     tasks: dict[str, Mapping[str, Any]] = {}
-    for number, row in _lines(path):
+    for number, row, _ in read_json_lines(path, "tasks file", error=DataError):
         if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not row["id"]:
             raise DataError(
                 f'{path}:{number}: a task line is a JSON object with a string "id" (a family\'s tasks.jsonl)'

@@ -84,8 +84,8 @@ def test_a_family_is_built_split_by_question_with_bfcl_s_labels(tmp_path):
         assert it.label == (0.0 if (q + MODELS.index(model)) % 3 == 0 else 1.0), it.id
     assert report.counts["input_skipped"] == 4
     reasons = report.provenance["input_skipped"]["counts"]
-    assert any("not JSON" in r for r in reasons) and any("second answer" in r for r in reasons)
-    assert any("missing field" in r for r in reasons) and any("not a JSON object" in r for r in reasons)
+    assert any("malformed JSON" in r for r in reasons) and any("second answer" in r for r in reasons)
+    assert any("missing field" in r for r in reasons) and any("expected a JSON object" in r for r in reasons)
     assert "labels are the file's own: turned off" in " ".join(report.notes)
     assert report.counts["decoder_read_share"] == 1.0
     assert (tmp_path / "fam" / "peers.jsonl").is_file()

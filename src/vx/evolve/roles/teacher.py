@@ -16,7 +16,6 @@ reason or raw reply), next to the labels they may be compared with.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -25,8 +24,10 @@ from typing import Any
 
 import attrs
 
+from vx.errors import DataError
+from vx.inputs import read_json_lines
 from vx.ops.judge import render_output, render_task
-from vx.text import file_lines, json_dumps
+from vx.text import json_dumps
 
 LABELS_FILE = "teacher_labels.jsonl"
 
@@ -144,10 +145,10 @@ def read_labels(family_dir: str | Path) -> dict[str, dict[str, Any]]:
     if not path.is_file():
         return {}
     out = {}
-    for line in file_lines(path.read_text(encoding="utf-8")):
-        if line.strip():
-            rec = json.loads(line)
-            out[rec["id"]] = rec
+    for n, rec, _ in read_json_lines(path, "teacher labels file", objects=True, error=DataError):
+        if not isinstance(rec.get("id"), str):
+            raise DataError(f'{path}:{n}: a teacher label needs the string "id" of the item it labels')
+        out[rec["id"]] = rec
     return out
 
 
@@ -176,17 +177,12 @@ def apply_labels(dev_path: str | Path, records: Iterable[Mapping[str, Any]]) -> 
 
     Only items the teacher labelled change; the label they had is kept in ``meta.label_before`` and the
     teacher's model and verdict in ``meta.teacher``. Other lines are written back unchanged. Returns the
-    number of items relabelled."""
+    number of items relabelled (blank lines are not written back)."""
     path = Path(dev_path)
     by_id = {r["id"]: r for r in records if r.get("label") is not None}
-    lines = file_lines(path.read_text(encoding="utf-8"))
     out, changed = [], 0
     hard: set[str] = set()
-    for line in lines:
-        if not line.strip():
-            out.append(line)
-            continue
-        obj = json.loads(line)
+    for _, obj, line in read_json_lines(path, "split file", error=DataError):
         rec = by_id.get(obj.get("id")) if isinstance(obj, dict) else None
         if rec is None:
             out.append(line)

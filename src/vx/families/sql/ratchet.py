@@ -21,14 +21,15 @@ passes everything teaches.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from vx.errors import DataError
 from vx.families.pack import DemoLesson, DemoScript, GroundTruthUnavailable, RatchetHooks, first_block
+from vx.inputs import read_json_lines
 
 SYSTEM = "You write SQL queries. Reply with exactly one read-only query in a single ```sql block, nothing else."
 CONTRACT = (
@@ -217,8 +218,10 @@ def ground_truth(family: Any, data_dirs: Sequence[Path]) -> Any:
 
 @lru_cache(maxsize=8)
 def _gold_queries(questions: str) -> dict[str, str]:
-    rows = [json.loads(x) for x in Path(questions).read_text(encoding="utf-8").splitlines() if x.strip()]
-    return {r["id"]: r["gold"] for r in rows if isinstance(r, dict) and "id" in r and "gold" in r}
+    """The gold query of each question id (lines that are no question are passed over, as the ground truth's
+    reader passes them over)."""
+    rows = read_json_lines(questions, "questions file", objects=True, error=DataError, skip=lambda n, why: None)
+    return {r["id"]: r["gold"] for _, r, _ in rows if "id" in r and "gold" in r}
 
 
 def _demo_gold(task: Mapping[str, Any]) -> str | None:

@@ -14,7 +14,6 @@ sample (CodeT's ``--test_case_limit``).
 from __future__ import annotations
 
 import ast
-import json
 import math
 import os
 from collections import Counter
@@ -25,8 +24,7 @@ from typing import Any
 import attrs
 
 from vx.errors import DataError
-from vx.families.code.data.samples import jsonl_rows
-from vx.inputs import read_input_text
+from vx.inputs import parse_json_lines, read_input_text, read_json_lines
 from vx.text import file_lines
 
 STOP_TOKENS = ("\nclass", "\ndef", "\n#", "\nif", "\nprint")
@@ -69,18 +67,14 @@ class MultiSample:
 
 def is_codet_file(path: str | os.PathLike[str]) -> bool:
     """Whether a JSONL file has CodeT's layout (``prompt`` + ``samples`` list on its first line)."""
-    for line in file_lines(read_input_text(path, "samples file", error=DataError)):  # bounded (vx.inputs)
-        if line.strip():
-            try:
-                row = json.loads(line)
-            except (ValueError, RecursionError):
-                return False
-            return isinstance(row, dict) and isinstance(row.get("samples"), list) and "prompt" in row
-    return False
+    text = read_input_text(path, "samples file", error=DataError)
+    first = next((line for line in file_lines(text) if line.strip()), "")
+    rows = list(parse_json_lines(first, path, objects=True, skip=lambda n, why: None))  # no JSON object: not CodeT's
+    return bool(rows) and isinstance(rows[0].value.get("samples"), list) and "prompt" in rows[0].value
 
 
 def _rows(path: Path):
-    for n, row in jsonl_rows(path, "CodeT file"):
+    for n, row, _ in read_json_lines(path, "CodeT file", error=DataError):
         if (
             not isinstance(row, dict)
             or not isinstance(row.get("prompt"), str)
@@ -140,15 +134,11 @@ def read_task_prompts(path: str | os.PathLike[str]) -> tuple[dict[str, str], dic
             f"{path}: CodeT task file not found (HumanEval_for_code_generation.jsonl maps CodeT "
             "prompts to task ids; pass it with --codet-tasks)"
         )
-    for n, line in enumerate(file_lines(read_input_text(path, "CodeT task file", error=DataError)), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            prompts[row["prompt"]] = row["task_id"]
-            entries[row["task_id"]] = row["entry_point"]
-        except (json.JSONDecodeError, KeyError, TypeError):
-            raise DataError(f"{path}:{n}: a CodeT task line needs task_id, prompt and entry_point") from None
+    for n, row, _ in read_json_lines(path, "CodeT task file", objects=True, error=DataError):
+        if not all(isinstance(row.get(k), str) for k in ("task_id", "prompt", "entry_point")):
+            raise DataError(f"{path}:{n}: a CodeT task line needs task_id, prompt and entry_point")
+        prompts[row["prompt"]] = row["task_id"]
+        entries[row["task_id"]] = row["entry_point"]
     return prompts, entries
 
 

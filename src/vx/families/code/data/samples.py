@@ -14,18 +14,15 @@ from __future__ import annotations
 
 import ast
 import builtins
-import json
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from vx.families.code.data.tasks import DataError
-from vx.inputs import read_input_text
-from vx.text import file_lines
+from vx.inputs import read_json_lines
 
 
 @attrs.frozen
@@ -57,20 +54,6 @@ def _as_bool(value: Any) -> bool | None:
     return None
 
 
-def jsonl_rows(path: Path, what: str) -> Iterator[tuple[int, Any]]:
-    """(line number, value) of every non-blank line of a JSON-lines file, read once through the bounded
-    reader (a FIFO or a device is refused: vx.inputs); a line that is not JSON is a DataError naming it."""
-    for n, line in enumerate(file_lines(read_input_text(path, what, error=DataError)), 1):
-        if not line.strip():
-            continue
-        try:
-            yield n, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
-        except (ValueError, RecursionError) as exc:  # a 5,000-digit integer, deep nesting
-            raise DataError(f"{path}:{n}: unreadable JSON ({str(exc)[:120]})") from None
-
-
 def read_samples(path: str | os.PathLike[str]) -> list[Sample]:
     """Read a samples JSONL file; errors name the file and line."""
     path = Path(path)
@@ -78,7 +61,7 @@ def read_samples(path: str | os.PathLike[str]) -> list[Sample]:
         raise DataError(f"{path}: samples file not found (pass a local JSONL file with --samples)")
     model = path.name.removesuffix(".jsonl")
     samples: list[Sample] = []
-    for n, row in jsonl_rows(path, "samples file"):
+    for n, row, _ in read_json_lines(path, "samples file", error=DataError):
         if not isinstance(row, dict):
             raise DataError(f"{path}:{n}: a sample line is a JSON object, not {type(row).__name__}")
         field = "solution" if "solution" in row or "completion" not in row else "completion"

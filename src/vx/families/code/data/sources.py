@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -27,6 +26,7 @@ from vx.errors import DataError
 from vx.families.code.data import tasks as task_data
 from vx.families.code.data.attempts import read_attempts
 from vx.families.sources import Attempt, Attempts, TaskSource
+from vx.inputs import read_json_lines
 from vx.text import json_dumps
 
 #: the dataset names `vx grade --tasks` takes for this family
@@ -124,18 +124,16 @@ class _Truth:
         return hashlib.sha256(f"{task}\0{output}".encode("utf-8", "surrogatepass")).hexdigest()
 
     def _known(self) -> dict[str, dict[str, Any]]:
-        known: dict[str, dict[str, Any]] = {}
-        try:
-            with open(self.path, encoding="utf-8") as handle:
-                for line in handle:
-                    try:
-                        row = json.loads(line)
-                        known[str(row["key"])] = {"label": str(row["label"]), "why": row.get("why")}
-                    except (ValueError, KeyError, TypeError):
-                        continue  # a line cut short by an interruption: graded again
-        except OSError:
-            pass
-        return known
+        if not self.path.is_file():
+            return {}
+        rows = read_json_lines(
+            self.path, "ground-truth store", objects=True, error=DataError, skip=lambda n, why: None
+        )  # a line cut short by an interruption is passed over: its attempt is graded again
+        return {
+            str(r["key"]): {"label": str(r["label"]), "why": r.get("why")}
+            for _, r, _ in rows
+            if {"key", "label"} <= r.keys()
+        }
 
     def grade(
         self, attempts: Sequence[tuple[str, str]], progress: Callable[[int], None] | None = None

@@ -31,8 +31,7 @@ import attrs
 
 from vx.errors import DataError
 from vx.families.code.examples import Example, ExtractionStats, humaneval_examples
-from vx.inputs import read_input_bytes
-from vx.text import file_lines
+from vx.inputs import JsonLine, parse_json_lines, read_json_lines
 
 DATASETS = ("humaneval", "humaneval+", "mbpp+")
 
@@ -233,7 +232,8 @@ def download_plus_file(dataset: str) -> Path:
         raise DataError(
             f"could not download {stem} {version} from {url} ({type(exc).__name__}: {exc}); " + advice
         ) from exc
-    problems = _parse_release(file_lines(text), f"{url} (downloaded)")
+    source = f"{url} (downloaded)"
+    problems = _parse_release(parse_json_lines(text, source, "release file", objects=True, error=DataError), source)
     if not problems:
         raise DataError(f"{url}: the download holds no tasks; " + advice)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
@@ -262,19 +262,9 @@ def plus_file(dataset: str, data_dir: str | os.PathLike[str] | None = None, *, d
     return download_plus_file(dataset)
 
 
-def _parse_release(lines: Iterable[str], source: str) -> dict[str, dict[str, Any]]:
-    import json
-
+def _parse_release(rows: Iterable[JsonLine], source: str) -> dict[str, dict[str, Any]]:
     problems: dict[str, dict[str, Any]] = {}
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            problem = json.loads(line)
-        except ValueError as exc:
-            raise DataError(f"{source}:{number}: not a JSON line ({exc})") from None
-        if not isinstance(problem, dict):
-            raise DataError(f"{source}:{number}: expected a JSON object, got {type(problem).__name__}")
+    for number, problem, _ in rows:
         missing = [key for key in _REQUIRED if key not in problem]
         if missing:
             raise DataError(f"{source}:{number}: not an evalplus task (missing {', '.join(missing)})")
@@ -285,19 +275,9 @@ def _parse_release(lines: Iterable[str], source: str) -> dict[str, dict[str, Any
 def read_plus_file(dataset: str, path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     """The tasks of an evalplus release file (``.jsonl`` or ``.jsonl.gz``), as evalplus's loaders
     return them: MBPP+ inputs deserialised (tuples, sets, complex numbers) by evalplus's own code."""
-    import gzip
-    import io
-
     path = Path(path)
-    data = read_input_bytes(path, "release file", error=DataError)  # a FIFO or a device is refused (vx.inputs)
-    try:
-        if path.name.endswith(".gz"):
-            with io.TextIOWrapper(gzip.GzipFile(fileobj=io.BytesIO(data)), encoding="utf-8") as handle:
-                problems = _parse_release(handle, str(path))
-        else:
-            problems = _parse_release(io.StringIO(data.decode("utf-8")), str(path))
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot read ({type(exc).__name__}: {exc})") from None
+    # a FIFO or a device is refused, a .gz decompressed within the size limit (vx.inputs)
+    problems = _parse_release(read_json_lines(path, "release file", objects=True, error=DataError), str(path))
     if dataset == "mbpp+":
         from vx.families.code.data.evalplus_inputs import mbpp_deserialize_inputs
 

@@ -39,7 +39,6 @@ from typing import Any
 import attrs
 
 from vx.errors import DataError
-from vx.families.family import read_jsonl
 from vx.families.sources import Skipped
 from vx.families.split import LabelledItem, Splits, split_by_task
 from vx.families.sql.catalog import Catalog, solver_prompt
@@ -53,6 +52,7 @@ from vx.families.sql.spider import MATCH, comparable_text, order_matters
 from vx.families.sql.variants import DEFAULT_COUNT, variant_spec
 from vx.families.sql.variants import VERSION as VARIANTS_VERSION
 from vx.families.sql.warehouse import QueryResult, Warehouse, open_warehouse
+from vx.inputs import read_json_lines
 
 BUILDER_VERSION = "2"  # 2: the teacher's evidence classes and the stratified dev draw; samples-frontier
 TRUTH_TIMEOUT = 10.0  # seconds per query, as Spider's evaluator
@@ -89,16 +89,10 @@ class Attempt:
 
 
 def _json_lines(path: Path, skipped: Skipped) -> list[tuple[int, dict[str, Any]]]:
-    """The JSON objects of a file, one a line (:func:`vx.families.family.read_jsonl`); the lines it
-    cannot read go to `skipped` under their reason."""
-    problems: list[str] = []
-    rows = read_jsonl(path, problems, "file")
-    for msg in problems:
-        line, _, reason = msg[len(str(path)) + 1 :].partition(": ")
-        if not line.isdigit():  # the whole file is unreadable
-            raise DataError(msg)
-        skipped.add(reason, f"{path.name}:{line}")
-    return rows
+    """The JSON objects of a file, one a line (:func:`vx.inputs.read_json_lines`); the lines it cannot
+    read go to `skipped` under their reason (a file it cannot read is a DataError)."""
+    rows = read_json_lines(path, objects=True, error=DataError, skip=skipped.lines_of(path))
+    return [(row.number, row.value) for row in rows]
 
 
 def read_questions(path: str | os.PathLike[str], skipped: Skipped) -> dict[str, Question]:

@@ -26,7 +26,6 @@ reads (calls, or a reply in words), and where its calls differ from each model's
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import os
@@ -43,6 +42,7 @@ from vx.families.sources import Skipped
 from vx.families.split import LabelledItem, Splits, split_by_task
 from vx.families.tools.data import bfcl
 from vx.families.tools.decode import decode
+from vx.inputs import read_json_lines
 from vx.text import json_dumps
 
 BUILDER_VERSION = "1"
@@ -113,15 +113,6 @@ def stratum(error_type: str) -> str:
 # --------------------------------------------------------------------------- reading
 
 
-def _open_lines(path: Path) -> Iterable[tuple[int, str]]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    try:
-        with opener(path, "rt", encoding="utf-8") as f:  # type: ignore[operator]
-            yield from enumerate(f, 1)
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot be read ({type(exc).__name__}: {exc})") from None
-
-
 def category_files(data_dir: Path, categories: Sequence[str] = CATEGORIES) -> list[Path]:
     """The single-turn files of `data_dir` (``single/<category>.jsonl.gz``, or ``.jsonl``), in order."""
     folder = data_dir / "single"
@@ -149,18 +140,10 @@ def read_answers(files: Sequence[Path], skipped: Skipped) -> tuple[dict[str, dic
     seen: set[tuple[str, str]] = set()
     for path in files:
         category = path.name.split(".", 1)[0]
-        for n, line in _open_lines(path):
+        # a .gz file is decompressed within the input limit (vx.inputs)
+        rows = read_json_lines(path, "answers file", objects=True, error=DataError, skip=skipped.lines_of(path))
+        for n, obj, _ in rows:
             where = f"{path.name}:{n}"
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except ValueError as exc:
-                skipped.add(f"not JSON ({str(exc)[:60]})", where)
-                continue
-            if not isinstance(obj, dict):
-                skipped.add("a line is not a JSON object", where)
-                continue
             missing = [k for k in _REQUIRED if k not in obj]
             if missing:
                 skipped.add(f"missing field(s) {', '.join(missing)}", where)
