@@ -62,8 +62,8 @@ def test_without_a_gate_there_is_no_quiet_evidence():
 
 
 def one_op_classes(n: int, k: int = 9, seed: int = 0):
-    """A simulation of one-op failure classes: 30 % failures, each of one of ``k`` classes that one precise op detects, and one
-    op firing on 25 % of the items at random. Returns (fail, the k precise columns, the random column, rng)."""
+    """A simulation of one-op failure classes: 30 % failures, each of one of ``k`` classes that one precise op detects,
+    and one op firing on 25 % of the items at random. Returns (fail, the k precise columns, the random column, rng)."""
     rng = np.random.default_rng(seed)
     fail = rng.random(n) < 0.3
     cls = rng.integers(0, k, n)
