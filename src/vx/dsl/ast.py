@@ -21,6 +21,7 @@ untouched; unchanged subtrees are shared, so evaluator memos keep hitting).
 from __future__ import annotations
 
 import re
+import typing
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from fractions import Fraction
@@ -89,7 +90,7 @@ def _to_fractions(values: Iterable[object]) -> tuple[Fraction, ...]:
     return tuple(to_fraction(v) for v in values)
 
 
-def _check_name(instance: object, attribute: object, value: object) -> None:
+def _check_name(instance: object, attribute: object, value: typing.Any) -> None:
     if not isinstance(value, str):
         raise TypeError(f"an op name must be a string, not {type(value).__name__}")
     if not IDENTIFIER.match(value):
@@ -100,9 +101,13 @@ def _check_name(instance: object, attribute: object, value: object) -> None:
         raise ValueError(f"{value!r} is a reserved combinator keyword and cannot name an op")
 
 
-def _check_children(instance: object, attribute: object, value: tuple[object, ...]) -> None:
+def _nodes(children: Iterable[Node]) -> tuple[Node, ...]:
+    return tuple(children)
+
+
+def _check_children(instance: Node, attribute: object, value: tuple[Node, ...]) -> None:
     if not value:
-        raise ValueError(f"({instance.__class__.HEAD}) needs at least one child")
+        raise ValueError(f"({instance.HEAD}) needs at least one child")
     for child in value:
         if not isinstance(child, Node):
             raise TypeError(f"a child must be a vx Node, not {type(child).__name__}")
@@ -206,7 +211,7 @@ class Any(Node):
     """DRAWBACK if any opining child is a drawback, else CLEAN."""
 
     HEAD: ClassVar[str] = "any"
-    children: tuple[Node, ...] = attrs.field(converter=tuple, validator=_check_children)
+    children: tuple[Node, ...] = attrs.field(converter=_nodes, validator=_check_children)
 
     def with_children(self, children: Iterable[Node]) -> Node:
         return Any(children)
@@ -217,13 +222,13 @@ class All(Node):
     """DRAWBACK if every opining child is a drawback, else CLEAN."""
 
     HEAD: ClassVar[str] = "all"
-    children: tuple[Node, ...] = attrs.field(converter=tuple, validator=_check_children)
+    children: tuple[Node, ...] = attrs.field(converter=_nodes, validator=_check_children)
 
     def with_children(self, children: Iterable[Node]) -> Node:
         return All(children)
 
 
-def _check_child(instance: object, attribute: object, value: object) -> None:
+def _check_child(instance: object, attribute: object, value: typing.Any) -> None:
     if not isinstance(value, Node):
         raise TypeError(f"a child must be a vx Node, not {type(value).__name__}")
 
@@ -246,7 +251,7 @@ class Not(Node):
         return Not(kids[0])
 
 
-def _check_k(instance: Vote, attribute: object, value: object) -> None:
+def _check_k(instance: Vote, attribute: object, value: typing.Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"vote K must be an int, not {type(value).__name__}")
 
@@ -257,7 +262,7 @@ class Vote(Node):
 
     HEAD: ClassVar[str] = "vote"
     k: int = attrs.field(validator=_check_k)
-    children: tuple[Node, ...] = attrs.field(converter=tuple, validator=_check_children)
+    children: tuple[Node, ...] = attrs.field(converter=_nodes, validator=_check_children)
 
     def __attrs_post_init__(self) -> None:
         if not 1 <= self.k <= len(self.children):
@@ -276,7 +281,7 @@ class WVote(Node):
 
     HEAD: ClassVar[str] = "wvote"
     threshold: Fraction = attrs.field(converter=to_fraction)
-    children: tuple[Node, ...] = attrs.field(converter=tuple, validator=_check_children)
+    children: tuple[Node, ...] = attrs.field(converter=_nodes, validator=_check_children)
     weights: tuple[Fraction, ...] = attrs.field(converter=_to_fractions)
 
     def __attrs_post_init__(self) -> None:

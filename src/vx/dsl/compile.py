@@ -29,6 +29,7 @@ import math
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
+from typing import cast
 
 import attrs
 import numpy as np
@@ -305,26 +306,27 @@ def shape_of(node: Node) -> tuple[tuple, tuple[str, ...]]:
     append = leaves.append
 
     def go(n: Node) -> tuple:
-        t = type(n)
+        t = type(n)  # exact types, compared once (the hot path of scoring many candidates)
         if t is OpRef:
-            append(n.name)
+            append(cast(OpRef, n).name)
             return _LEAF
         if t is Not:
-            return ("not", go(n.child))
+            return ("not", go(cast(Not, n).child))
         kids = n.children
         if t is not WVote and all(type(c) is OpRef for c in kids):  # flat: the common case
             for c in kids:
-                append(c.name)
-            return _flat_shape(t, n.k if t is Vote else 0, len(kids))
+                append(cast(OpRef, c).name)
+            return _flat_shape(t, cast(Vote, n).k if t is Vote else 0, len(kids))
         sub = tuple([go(c) for c in kids])
         if t is AnyNode:
             return ("any", sub)
         if t is All:
             return ("all", sub)
         if t is Vote:
-            return ("vote", n.k, sub)
+            return ("vote", cast(Vote, n).k, sub)
         if t is WVote:
-            return ("wvote", n.threshold, n.weights, sub)
+            w = cast(WVote, n)
+            return ("wvote", w.threshold, w.weights, sub)
         raise TypeError(f"not a vx node: {n!r}")  # pragma: no cover
 
     return go(node), tuple(leaves)

@@ -187,7 +187,7 @@ class _Source:
         )
 
     def at_token(self, kind: str, message: str, tok: Token, hint: str | None = None) -> VxSyntaxError:
-        return self.error(kind, message, tok.line, tok.column, _token_width(tok), hint)
+        return self.error(kind, message, tok.line or 1, tok.column or 1, _token_width(tok), hint)
 
     def at_end(self, kind: str, message: str, hint: str | None = None) -> VxSyntaxError:
         line = len(self.lines)
@@ -263,7 +263,8 @@ def _tokens(src: _Source) -> list[Token]:
     try:
         return list(_lark().lex(src.text))
     except UnexpectedCharacters as exc:
-        char = src.text[exc.pos_in_stream] if exc.pos_in_stream < len(src.text) else ""
+        pos = exc.pos_in_stream if exc.pos_in_stream is not None else len(src.text)
+        char = src.text[pos] if pos < len(src.text) else ""
         raise src.error(
             "character",
             f"unexpected character {char!r}",
@@ -317,7 +318,8 @@ class _Builder:
         kind = tree.data
         if kind == "op":
             (tok,) = tree.children
-            self.spans[path] = Span(tok.line, tok.column, _token_width(tok))
+            assert isinstance(tok, Token)
+            self.spans[path] = Span(tok.line or 1, tok.column or 1, _token_width(tok))
             self._check_known(tok)
             return OpRef(str(tok))
         self.spans[path] = Span(tree.meta.line, tree.meta.column, 1)
@@ -329,14 +331,19 @@ class _Builder:
         if kind == "not":
             return Not(self.build(kids[0], (*path, 0)))
         if kind == "vote":
-            k_tok, children = kids[0], kids[1:]
-            k = self._vote_k(k_tok, len(children))
-            return Vote(k, (self.build(c, (*path, i)) for i, c in enumerate(children)))
+            k_tok, rest = kids[0], kids[1:]
+            assert isinstance(k_tok, Token)
+            k = self._vote_k(k_tok, len(rest))
+            return Vote(k, (self.build(c, (*path, i)) for i, c in enumerate(rest)))
         if kind == "wvote":
+            assert isinstance(kids[0], Token)
             threshold = self._number(kids[0])
-            children, weights = [], []
+            children: list[Node] = []
+            weights: list[Fraction] = []
             for i, weighted in enumerate(kids[1:]):
+                assert isinstance(weighted, Tree)
                 child_tree, weight_tok = weighted.children
+                assert isinstance(weight_tok, Token)
                 children.append(self.build(child_tree, (*path, i)))
                 weights.append(self._number(weight_tok))
             return WVote(threshold, children, weights)

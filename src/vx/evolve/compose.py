@@ -21,7 +21,7 @@ import itertools
 import math
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 import attrs
 import numpy as np
@@ -125,7 +125,7 @@ def normalize(node: Node) -> Node:
     raise TypeError(f"not a vx node: {node!r}")  # pragma: no cover
 
 
-def _simpler_wvote(threshold: float, kids: list[Node], weights: list[float]) -> Node | None:
+def _simpler_wvote(threshold: Fraction, kids: list[Node], weights: list[Fraction]) -> Node | None:
     """An equal, simpler form of ``(wvote θ k1@w1 …)`` when there is one: every weight at least θ > 0
     → ``(any …)`` (one drawback suffices: ``(wvote 1 a@1 b@3)`` is ``(any a b)``); all weights equal
     w > 0 → ``(vote K …)`` with K = ⌈θ / w⌉ when 1 ≤ K ≤ the number of children. Both keep the
@@ -144,13 +144,14 @@ def _simpler_wvote(threshold: float, kids: list[Node], weights: list[float]) -> 
     return None
 
 
-def prune_ops(node: Node, names) -> Node | None:
+def prune_ops(node: Node, names: Iterable[str]) -> Node | None:
     """``node`` with every leaf of each op in ``names`` removed, then in normal form (`normalize`); None if
     nothing is left. What retiring ops does to an incumbent, an elite or a held expression."""
     for name in names:
-        node = prune_op(node, name)
-        if node is None:
+        pruned = prune_op(node, name)
+        if pruned is None:
             return None
+        node = pruned
     return normalize(node)
 
 
@@ -161,8 +162,7 @@ def prune_op(node: Node, name: str) -> Node | None:
     if isinstance(node, Not):
         inner = prune_op(node.child, name)
         return None if inner is None else Not(inner)
-    kept = [(prune_op(c, name), i) for i, c in enumerate(node.children)]
-    kept = [(c, i) for c, i in kept if c is not None]
+    kept = [(c, i) for c, i in ((prune_op(c, name), i) for i, c in enumerate(node.children)) if c is not None]
     if not kept:
         return None
     kids = [c for c, _ in kept]
@@ -283,7 +283,7 @@ def mutate(node: Node, ops: Sequence[str], rng: np.random.Generator) -> Node | N
         if not votes:
             return None
         p = _pick(rng, votes)
-        v = node.at(p)
+        v = cast(Vote, node.at(p))
         k = v.k + (1 if rng.random() < 0.5 else -1)
         if not 1 <= k <= len(v.children):
             return None
@@ -297,13 +297,13 @@ def mutate(node: Node, ops: Sequence[str], rng: np.random.Generator) -> Node | N
         if not wv:
             return None
         p = _pick(rng, wv)
-        v = node.at(p)
+        w = cast(WVote, node.at(p))
         if rng.random() < 0.3:
-            return node.replace_at(p, WVote(_pick(rng, _WEIGHTS), v.children, v.weights))
-        i = int(rng.integers(len(v.weights)))
-        weights = list(v.weights)
+            return node.replace_at(p, WVote(_pick(rng, _WEIGHTS), w.children, w.weights))
+        i = int(rng.integers(len(w.weights)))
+        weights = list(w.weights)
         weights[i] = _pick(rng, _WEIGHTS)
-        return node.replace_at(p, WVote(v.threshold, v.children, weights))
+        return node.replace_at(p, WVote(w.threshold, w.children, weights))
     return None
 
 

@@ -350,7 +350,7 @@ class Sandbox:
             frame_limits,
             parsed,
             call_list,
-            pools=None if pool_of is None else (pool_of, pool_caps),
+            pools=None if pool_of is None or pool_caps is None else (pool_of, pool_caps),
         )
 
     def prepare_calls(self, calls: Sequence[Call], *, args_after: bool | Sequence[bool] = True) -> PreparedCalls:
@@ -576,12 +576,11 @@ def _args_text(call: Sequence[Any], max_nodes: int) -> str | None:
     """The harness's encoding of ``(args, kwargs)`` as it writes ``args_after`` (None: not encodable here,
     so the child sends whatever it finds)."""
     try:
-        key = marshal.dumps(call)
+        key = marshal.dumps(call)  # type: ignore[arg-type]  # (args, kwargs) of plain data, as marshal takes it
     except ValueError:
         return None
-    hit = _ARGS_TEXTS.get(key, False)
-    if hit is not False:
-        return hit
+    if key in _ARGS_TEXTS:
+        return _ARGS_TEXTS[key]
     try:
         text: str | None = (
             '{"tuple":[' + encode_value(tuple(call[0]), max_nodes) + "," + encode_value(call[1], max_nodes) + "]}"

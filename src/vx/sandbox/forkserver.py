@@ -583,6 +583,8 @@ def _run_one(
             # The server reports once it has reaped the child: then its whole namespace is gone.
             if not _await_status(server, state, max(kill_grace, REAP_TIMEOUT)):
                 return "broken"
+        if state.status is None:  # (reported reaped, yet no status: the server is not to be trusted)
+            return "broken"
         run.returncode = os.waitstatus_to_exitcode(state.status)
         return "ok"
     finally:

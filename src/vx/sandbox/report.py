@@ -423,7 +423,7 @@ def assemble(
         except ProtocolError as exc:
             problem = str(exc)
 
-    common = {
+    common: dict[str, Any] = {
         "layer": layer,
         "wall_time": raw.wall_time,
         "stdout": _text(raw.stdout, raw.stdout_truncated),
@@ -495,7 +495,7 @@ def assemble(
 
 
 def assemble_script(raw: RawRun, layer: str, timeout: float) -> ScriptReport:
-    common = {
+    common: dict[str, Any] = {
         "stdout": _text(raw.stdout, raw.stdout_truncated),
         "stderr": _text(raw.stderr, raw.stderr_truncated),
         "wall_time": raw.wall_time,

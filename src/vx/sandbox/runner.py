@@ -440,7 +440,8 @@ def _end_janitor() -> None:
     except OSError:
         pass
     try:
-        proc.wait(timeout=5.0)
+        if proc is not None:
+            proc.wait(timeout=5.0)
     except subprocess.TimeoutExpired:
         pass
 
@@ -672,9 +673,10 @@ def _watch(
     sel.register(stdin_fd, selectors.EVENT_WRITE)
     for fd in readers:
         sel.register(fd, selectors.EVENT_READ)
+    pidfd: int | None
     try:
-        pidfd: int | None = os.pidfd_open(proc.pid)
-        sel.register(pidfd, selectors.EVENT_READ)
+        pidfd = opened = os.pidfd_open(proc.pid)
+        sel.register(opened, selectors.EVENT_READ)
     except (AttributeError, OSError):  # kernel < 5.3: poll instead
         pidfd = None
     view = memoryview(payload)
@@ -754,8 +756,8 @@ def _take_output(
     target.add(chunk)
     if target is frames and len(frames.frames) > before:
         frame_deadline = _next_frame_deadline(frames, frame_timeouts, kill_grace)
-        for index in range(before, len(frames.frames)) if on_frame else ():
-            if on_frame(index, frames.frames[index]):
+        for index in range(before, len(frames.frames)) if on_frame is not None else ():
+            if on_frame is not None and on_frame(index, frames.frames[index]):
                 run.stopped = True  # keep nothing after the frame it stopped at
                 del frames.frames[index + 1 :]
                 frames.buffer.clear()

@@ -313,7 +313,7 @@ def _decode_items(items: list[Any], depth: int, clock: _Clock) -> list[Any]:
     clock.tick(len(items))
     if set(map(type, items)) <= _JSON_SCALARS:
         return list(items)
-    out = []
+    out: list[Any] = []
     add = out.append
     for item in items:
         kind = type(item)

@@ -85,7 +85,7 @@ def render_catalog(catalog: Sequence[Mapping[str, Any]], selectable: Sequence[st
 
 def derived_shortcomings(elite: Any) -> list[str]:
     """What an elite's scores say it gets wrong (when the engine gives no itemised shortcomings)."""
-    out = []
+    out: list[str] = []
     try:
         a_dev, a_train = float(elite.a_dev), float(elite.a_train)
     except (TypeError, ValueError):
