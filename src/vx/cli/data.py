@@ -607,7 +607,8 @@ def build_spider_cmd(
 @click.option(
     "--no-bfcl",
     is_flag=True,
-    help="Do not re-derive the labels with BFCL's checker (bfcl-eval) even when it is installed.",
+    help="Do not re-derive the labels with BFCL's checker (bfcl-eval) even when it is installed (multi-turn: "
+    "nor by replaying every trajectory and its ground truth on BFCL's backends).",
 )
 @click.option(
     "--seed-expr",
@@ -649,6 +650,7 @@ def build_tools_cmd(
                 seed_expr=seed_expr,
                 progress=progress,
                 single=single,
+                multi={"relabel": False if no_bfcl else None},
             )
     except (BuildError, DataError, SplitError) as exc:
         raise UserError(str(exc)) from None

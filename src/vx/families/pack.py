@@ -65,6 +65,7 @@ BUILTIN: dict[str, str] = {
     "report": "vx.families.report.pack:PACK",
     "report-judge": "vx.families.report.pack:JUDGE",
     "tools": "vx.families.tools.pack:PACK",
+    "tools-multi": "vx.families.tools.pack:MULTI",
 }
 
 #: Module names of the packs before families got their own home (family.toml files still name them).
@@ -370,7 +371,7 @@ def missing_module_message(ref: str, module: str | None) -> str:
     """What to install when pack `ref` needs a module that is missing: the extra of vx's own family
     (``sql`` and ``sql-judge`` need ``[sql]``), else the package that provides the module."""
     family = ref.split("-", 1)[0]
-    if ref in BUILTIN and family in ("code", "sql", "report"):
+    if ref in BUILTIN and family in ("code", "sql", "report", "tools"):
         how = f"pip install 'vx-verifiers[{family}]'"
     else:
         how = f"install the package that provides {module}"

@@ -69,3 +69,54 @@ PACK = Pack(
 )
 
 # --------------------------------------------------------------------------- multi-turn ("tools-multi")
+
+#: A multi-turn tools task: a line of tasks.jsonl as the builder writes it (never the ground-truth calls).
+MULTI_TASK_SCHEMA = task_schema(
+    "vx tools task (multi-turn)",
+    {
+        "turns": {
+            "type": "array",
+            "description": "Per user turn, its messages ([{role, content}]); empty: a turn "
+            "where held-out functions are offered again.",
+        },
+        "involved_classes": {"type": "array", "items": {"type": "string"}, "description": "BFCL's backend classes."},
+        "initial_config": {"type": "object", "description": "The backends' initial state, per class."},
+        "functions": {"type": "array", "items": FUNCTION_SCHEMA, "description": "The functions offered."},
+        "held_out": {"type": "object", "description": "{turn: [names]}: functions not offered before that turn."},
+        "category": {"type": "string", "description": "BFCL's category: provenance for reports, read by no op."},
+    },
+    required=("turns", "involved_classes", "functions"),
+)
+
+
+def describe_multi_environment() -> str:
+    """Where the multi-turn exec ops run (shown by ``vx eval``)."""
+    from vx.families.tools import backends
+
+    why = backends.missing()
+    if why:
+        return f"tools-multi: trajectories cannot be replayed here ({why})"
+    return f"tools-multi: trajectories replayed on BFCL's backends ({backends.version()}) in the sandbox"
+
+
+def _multi_pack() -> Pack:
+    from vx.families.tools.ops import multi_taxonomy
+
+    return Pack(
+        name="tools-multi",
+        ops=ops.multi_ops(),
+        root=ops.MULTI_ROOT,
+        taxonomy=multi_taxonomy.TAXONOMY,
+        classify_failure=multi_taxonomy.classify_failure,
+        templates=("tools-multi",),
+        describe_environment=describe_multi_environment,
+        description="Multi-turn tool use: trajectories replayed on BFCL's stateful backends, judged by what they "
+        "did, by the other attempts' states and by evaluator-first state checks",
+        task_schema=MULTI_TASK_SCHEMA,
+        output_language="json",
+        gate="silent_turn",
+        agreement="outside_state_unanimity",
+    )
+
+
+MULTI = _multi_pack()

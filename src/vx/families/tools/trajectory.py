@@ -8,10 +8,11 @@ BFCL's multi-turn results (``output`` in the shared data).
 
 Nothing here runs anything. :func:`read_trajectory` checks the shape and bounds every part (turns,
 calls, name length, argument size, depth and values); what cannot be read at all raises
-:class:`TrajectoryError` (the family's root reports it). A call whose arguments are unreadable is
-kept with its ``problem``: as in BFCL's executor, a step holding such a call runs none of its
-calls (``drops_step``), and a call whose arguments cannot be passed as keywords (a key that is not
-a Python name, a value that is not finite) runs as an error.
+:class:`TrajectoryError` (the family's root reports it). Each step is read by the family's one
+decoder (:func:`vx.families.tools.decode.decode`). A call whose arguments are unreadable is kept with
+its ``problem``: as in BFCL's executor, a step holding such a call runs none of its calls
+(``drops_step``), and a call whose arguments cannot be passed as keywords (a key that is not a Python
+name, a value that is not finite) is refused where BFCL's would fail.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from __future__ import annotations
 import json
 import keyword
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from vx.errors import VxError
+from vx.families.tools.decode import decode
 
 #: Bounds of what is replayed (far above BFCL's trajectories: at most 32 calls, arguments < 4 KiB).
 MAX_TURNS = 50
@@ -109,24 +111,10 @@ def _check_value(value: Any, depth: int, budget: list[int]) -> str:
     return ""
 
 
-def read_call(name: Any, raw: Any) -> Call:
-    """One ``{name: arguments}`` entry as a :class:`Call` (never raises for bad arguments)."""
-    if not isinstance(name, str):
-        raise TrajectoryError(f"a call's function name is {type(name).__name__}, not text")
+def checked_call(name: str, args: Mapping[str, Any]) -> Call:
+    """A decoded call with the checks replay needs: a bounded name, bounded finite values, argument
+    names that can be passed as keywords."""
     shown = name if len(name) <= MAX_NAME else name[:MAX_NAME]
-    if isinstance(raw, str):
-        if len(raw) > MAX_ARG_CHARS:
-            return Call(shown, None, f"arguments longer than {MAX_ARG_CHARS} characters", True)
-        try:
-            args = json.loads(raw)
-        except (ValueError, RecursionError):
-            return Call(shown, None, f"arguments that are not JSON: {quote(raw, 80)}", True)
-    elif isinstance(raw, Mapping):
-        args = raw
-    else:
-        return Call(shown, None, f"arguments of type {type(raw).__name__}", True)
-    if not isinstance(args, Mapping):
-        return Call(shown, None, f"arguments that are not a JSON object: {quote(raw, 80)}", True)
     args = dict(args)
     if len(json.dumps(args, ensure_ascii=False, default=str)) > MAX_ARG_CHARS:
         return Call(shown, None, f"arguments longer than {MAX_ARG_CHARS} characters", True)
@@ -138,6 +126,31 @@ def read_call(name: Any, raw: Any) -> Call:
     if bad:
         return Call(name, args, f"an argument name that is not a Python name: {quote(bad[0], 40)}", False)
     return Call(name, args)
+
+
+def read_call(name: Any, raw: Any) -> Call:
+    """One ``{name: arguments}`` entry as a :class:`Call`, read by the family's decoder (never raises for
+    bad arguments: a call that cannot be read keeps the decoder's reason and drops its step)."""
+    if not isinstance(name, str):
+        raise TrajectoryError(f"a call's function name is {type(name).__name__}, not text")
+    return read_step([{name: raw}])[0]
+
+
+def read_step(entries: Sequence[Mapping[str, Any]]) -> tuple[Call, ...]:
+    """One step's calls, read by :func:`vx.families.tools.decode.decode` (the family's one decoder): a step
+    it cannot read runs none of its calls (BFCL's decoder drops it too), each kept with the reason."""
+    for entry in entries:
+        big = [k for k, v in entry.items() if isinstance(v, str) and len(v) > MAX_ARG_CHARS]
+        if big:
+            return tuple(
+                Call(quote(str(k), MAX_NAME), None, f"arguments longer than {MAX_ARG_CHARS} characters", True)
+                for e in entries
+                for k in e
+            )
+    decoded = decode(list(entries))
+    if decoded.error:
+        return tuple(Call(quote(str(k), MAX_NAME), None, decoded.error, True) for e in entries for k in e)
+    return tuple(checked_call(c.written or c.name, c.args) for c in decoded.calls)
 
 
 def read_trajectory(output: Any) -> Trajectory:
@@ -169,17 +182,16 @@ def read_trajectory(output: Any) -> Trajectory:
                 step = [step]
             if not isinstance(step, (list, tuple)):
                 raise TrajectoryError(f"turn {t + 1}, step {s + 1} is a {type(step).__name__}, not a list of calls")
-            calls = []
             for entry in step:
                 if not isinstance(entry, Mapping):
                     raise TrajectoryError(
                         f"turn {t + 1}, step {s + 1} holds a {type(entry).__name__}, not a {{name: arguments}} call"
                     )
-                for name, raw in entry.items():
-                    n_calls += 1
-                    if n_calls > MAX_CALLS:
-                        raise TrajectoryError(f"the output makes more than {MAX_CALLS} calls (not replayed)")
-                    calls.append(read_call(name, raw))
-            steps.append(tuple(calls))
+                if any(not isinstance(name, str) for name in entry):
+                    raise TrajectoryError(f"turn {t + 1}, step {s + 1} names a function with something other than text")
+                n_calls += len(entry)
+                if n_calls > MAX_CALLS:
+                    raise TrajectoryError(f"the output makes more than {MAX_CALLS} calls (not replayed)")
+            steps.append(read_step(step))
         turns.append(tuple(steps))
     return Trajectory(tuple(turns))

@@ -264,9 +264,9 @@ class BuildReport:
 
 
 SEED_EXPRESSION = """; family: bfcl-multi
-; The hand-written seed: a trajectory that never acts where the user asked it to, leaves a failed call
-; unanswered, or calls a function it was not offered.
-(any silent_turn unhandled_error unoffered_call)
+; The hand-written seed: a trajectory that goes silent where the user asked for something, leaves a call
+; that could not run unanswered, calls a function it was not offered, or acts on a value it guessed.
+(any silent_turn unhandled_error unoffered_call guessed_value)
 """
 
 
@@ -376,7 +376,13 @@ def build_multi(
         seed_expr=seed_expr,
     )
     if not relabel:
-        notes.append(f"labels not re-derived ({why}); the file's BFCL labels are used as they are")
+        reason = why or "not asked for"
+        notes.append(f"labels not re-derived ({reason}); the file's BFCL labels are used as they are")
+    else:
+        notes.append(
+            f"labels re-derived by replaying every trajectory and its ground truth on BFCL's backends (BFCL's "
+            f"rule): {agree['agree']} of {len(items)} agree with the files' BFCL labels"
+        )
     counts = splits.counts(with_hidden_labels=True)
     if relabel:
         counts["relabel"] = {"agree": agree["agree"], "items": len(items), "disagreements": disagreements[:20]}
