@@ -194,7 +194,7 @@ def guessed_value(task, traj, rep, ctx):
         if not c.changed:
             continue
         before = norm(" ".join(said[: c.turn + 1]))
-        for param, x in c.call.args.items():  # type: ignore[union-attr]
+        for param, x in c.call.args.items():
             if isinstance(x, bool) or not isinstance(x, (str, int, float)):
                 continue
             guess = norm(x)
