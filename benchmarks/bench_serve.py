@@ -107,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--group", type=int, default=8, help="--groups: completions per prompt (G)")
     p.add_argument("--epochs", type=int, default=2, help="--groups: epochs (E)")
     p.add_argument("--memory", type=int, default=0, help="--groups: post this many groups and sample the RSS")
+    p.add_argument("--cache-mb", type=int, default=256, help="--groups: the server's verdict cache bound (MB)")
     args = p.parse_args(argv)
     if args.groups:
         from bench_serve_groups import run_groups

@@ -45,9 +45,10 @@ def _rss_kb(pid: int) -> int:
     return total
 
 
-def _start(expr: Path, jobs: int, env: dict[str, str]) -> tuple[subprocess.Popen, str, float]:
+def _start(expr: Path, jobs: int, env: dict[str, str], cache_mb: int) -> tuple[subprocess.Popen, str, float]:
     cmd = [sys.executable, "-c", "import sys; from vx.cli.main import main; sys.exit(main())", "serve", str(expr)]
     cmd += ["--family", str(HUMANEVAL), "--port", "0", "-j", str(jobs), "--warm", "--max-solutions", "1000"]
+    cmd += ["--cache-mb", str(cache_mb)]
     t0 = time.perf_counter()
     server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     line = server.stdout.readline()
@@ -124,7 +125,7 @@ def run_groups(args: Any) -> int:
         tasks = tasks[: args.prompts]
     probes = work / "probes"
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "VX_PROBE_CACHE": str(probes)}
-    server, url, started = _start(expr, args.jobs, env)
+    server, url, started = _start(expr, args.jobs, env, args.cache_mb)
     figures: dict[str, Any] = {
         "load_average_at_start": os.getloadavg(),
         "prompts": len(tasks),
@@ -139,10 +140,12 @@ def run_groups(args: Any) -> int:
         if args.memory:
             groups = [(t, by_task[t][k * g : (k + 1) * g]) for k in range(100 // g) for t in tasks][: args.memory]
             samples: list[tuple[int, int]] = []
+            cache_mb: list[float] = []
 
             def sample(n: int) -> None:
                 if n % 100 == 0:
                     samples.append((n, _rss_kb(server.pid)))
+                    cache_mb.append(round(_metric(httpx.get(f"{url}/metrics").text, "vx_cache_bytes") / 2**20, 1))
 
             run = asyncio.run(_post_groups(url, groups, args.clients, sample))
             base = samples[1][1] if len(samples) > 1 else samples[0][1]
@@ -151,6 +154,8 @@ def run_groups(args: Any) -> int:
                 "errors": len(run["errors"]),
                 "rss_mb_every_100_groups": [round(kb / 1024, 1) for _, kb in samples],
                 "rss_change_from_group_200": round(samples[-1][1] / base - 1, 3),
+                "cache_mb_every_100_groups": cache_mb,
+                "cache_bound_mb": args.cache_mb,
                 "completions_per_s": round(sum(len(a) for a in run["answers"].values()) / run["elapsed"], 2),
             }
         else:

@@ -257,6 +257,8 @@ class Metrics:
         jobs = Gauge("vx_jobs_waiting", "completions waiting for a worker", registry=r)
         jobs.set_function(waiting)
         self.prepared = Gauge("vx_tasks_prepared", "tasks prepared at start (--warm)", registry=r)
+        self.cache_bytes = Gauge("vx_cache_bytes", "bytes the verdict cache holds", registry=r)
+        self.cache_entries = Gauge("vx_cache_entries", "entries the verdict cache holds", registry=r)
 
     def group(self, graded: Sequence[Graded], seconds: float, calls: int, hits: int, shared: int) -> None:
         self.groups.inc()
@@ -373,6 +375,10 @@ def make_app(
     admission = _Admission(max_queue)
     metrics = Metrics(lambda: admission.admitted, lambda: grader.queued)
     metrics.prepared.set(grader.stats.prepared)
+    if grader.cache is not None:
+        cache = grader.cache
+        metrics.cache_bytes.set_function(lambda: cache.bytes)
+        metrics.cache_entries.set_function(lambda: len(cache))
     limiter: list[anyio.CapacityLimiter] = []  # made on the server's event loop, at the first request
     state = {"in_flight": 0, "graded": 0}
 

@@ -134,6 +134,13 @@ TOKEN_ENV = "VX_SERVE_TOKEN"
     show_default=True,
     help="Seconds a gathered group waits for its completions before it is graded as it is.",
 )
+@click.option(
+    "--cache-mb",
+    type=click.IntRange(0, 1 << 20),
+    default=256,
+    show_default=True,
+    help="The verdict cache in memory, at most this many megabytes (0: no cache); least recently used goes first.",
+)
 @friendly_errors
 def serve_cmd(
     expr_path,
@@ -155,6 +162,7 @@ def serve_cmd(
     body_timeout,
     gather,
     gather_wait,
+    cache_mb,
 ) -> None:
     """Serve VERIFIER.vx over HTTP for RL trainers and agent loops.
 
@@ -190,7 +198,15 @@ def serve_cmd(
             + ("; every request needs the token" if token else "; pass --token (or $VX_SERVE_TOKEN) to require one"),
             markup=False,
         )
-    grader = GroupGrader(verifier, workers=jobs, timeout=timeout, deadline=deadline, start=False)
+    grader = GroupGrader(
+        verifier,
+        workers=jobs,
+        timeout=timeout,
+        deadline=deadline,
+        start=False,
+        cache_entries=200_000 if cache_mb else 0,
+        cache_bytes=max(1, cache_mb) * 1024 * 1024,
+    )
     if warm:
         step = max(1, len(verifier.tasks) // 10)
 
