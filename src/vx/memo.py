@@ -5,10 +5,13 @@ but they hold lists and dicts, so they cannot key a dict by value; keying by ``i
 wrong once an object is freed and its id reused. :class:`IdentityMemo` keys by the ids and holds the
 objects themselves, so an id cannot be reused while its entry lives, and checks identity on every hit.
 It is cleared whole when full (the work it saves is per task: a cleared memo only costs recomputing).
+:func:`forget_all` clears every memo of the process: a long-running grader calls it now and then, since
+the objects its memos hold (one request's decoded observations) are never asked for again.
 """
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 #: What :meth:`IdentityMemo.get` returns for objects it holds nothing for.
@@ -21,6 +24,7 @@ class IdentityMemo:
     def __init__(self, size: int) -> None:
         self.size = size
         self._entries: dict[tuple[int, ...], tuple[tuple[Any, ...], Any]] = {}
+        _ALL.add(self)
 
     def get(self, *objects: Any) -> Any:
         """The value remembered for exactly these objects, or :data:`MISSING`."""
@@ -43,4 +47,16 @@ class IdentityMemo:
         return len(self._entries)
 
 
-__all__ = ["MISSING", "IdentityMemo"]
+_ALL: weakref.WeakSet[IdentityMemo] = weakref.WeakSet()
+
+
+def forget_all() -> int:
+    """Clear every identity memo of this process (a later lookup recomputes); the entries dropped."""
+    dropped = 0
+    for memo in list(_ALL):
+        dropped += len(memo)
+        memo.clear()
+    return dropped
+
+
+__all__ = ["MISSING", "IdentityMemo", "forget_all"]

@@ -52,3 +52,12 @@ def test_one_entry_larger_than_a_sixteenth_of_the_bound_is_not_kept():
     cache.put_observations([("o", "v1", "huge", {"answers": ["y" * 2_000]})])
     assert cache.get_observations([("o", "v1", "huge")]) == {}
     assert cache.get_many([("crash", "v1", "small")])  # the huge one did not push the small one out
+
+
+def test_forget_all_clears_every_identity_memo_and_a_lookup_then_recomputes():
+    from vx.memo import MISSING, IdentityMemo, forget_all
+
+    memo, key = IdentityMemo(8), {"an": "observation"}
+    memo.put("decoded", key)
+    assert memo.get(key) == "decoded"
+    assert forget_all() >= 1 and len(memo) == 0 and memo.get(key) is MISSING

@@ -98,3 +98,14 @@ def test_an_op_that_will_not_stop_is_killed_and_the_item_s_other_ops_go_on():
     outcomes = got[0]
     assert outcomes[0].kind == "timeout" and "its worker was killed" in outcomes[0].error
     assert outcomes[1].verdict == 1  # the other op ran in the new worker
+
+
+def test_workers_are_replaced_after_so_many_jobs_and_nothing_is_lost(verifier):
+    t = _task()
+    items = [Item(id=f"a{k}", task=t["id"], output=t["reference"] + "\n" * k) for k in range(7)]
+    got: dict[int, dict] = {}
+    ops = [verifier.pool[n] for n in verifier.ops]
+    with SharedWorkers(2, recycle_after=2) as workers:
+        workers.run([(it, list(range(len(ops)))) for it in items], ops, {t["id"]: t}, 10.0, got.__setitem__)
+        assert workers.recycled >= 2 and workers.restarts == 0
+    assert sorted(got) == list(range(7)) and all(len(r) == len(ops) for r in got.values())

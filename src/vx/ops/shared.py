@@ -47,6 +47,10 @@ from vx.ops.running import run_item
 WORKER_KEEPS = 256
 #: Jobs a worker holds at once (the one running and the next), so it never waits for the parent between two.
 DEPTH = 2
+#: Jobs a worker answers before it is replaced by a fresh fork (between two jobs): whatever per-process memos
+#: grow in a worker (the code family's run plans and runs), a long-running server's workers stay the size of
+#: a fresh one, for one fork every so many jobs.
+RECYCLE_AFTER = 400
 #: The largest output sent ahead to a busy worker (characters); a larger one waits for an idle worker.
 SEND_AHEAD_CHARS = 8192
 DEADLINE = "deadline"
@@ -165,6 +169,7 @@ class _Proc:
         self.seen = 0
         self.started = time.monotonic()
         self.ids: dict[int, _Job] = {}
+        self.answered_n = 0
 
     def send(self, job: _Job, jid: int, blobs: Mapping[str, bytes]) -> None:
         if job.token not in self.tokens:
@@ -184,6 +189,7 @@ class _Proc:
         self.conn.send(("job", jid, job.token, job.task_hash, job.output, job.need, sorted(job.skip), job.timeout))
 
     def answered(self) -> None:
+        self.answered_n += 1
         self.jobs.pop(0)
         self.current, self.seen, self.started = None, 0, time.monotonic()
 
@@ -218,10 +224,12 @@ class SharedWorkers(Executor):
 
     name = "shared"
 
-    def __init__(self, n: int = 2) -> None:
+    def __init__(self, n: int = 2, *, recycle_after: int = RECYCLE_AFTER) -> None:
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ValueError(f"SharedWorkers needs at least one worker, not {n!r}")
         self.n = n
+        self.recycle_after = recycle_after
+        self.recycled = 0  # workers replaced after recycle_after jobs
         self._ctx = mp.get_context("fork")
         self._lock = threading.Lock()
         self._queue: collections.deque[_Job] = collections.deque()
@@ -424,10 +432,19 @@ class SharedWorkers(Executor):
 
     def _feed(self) -> None:
         with self._lock:
-            for p in self._procs:
+            for i, p in enumerate(list(self._procs)):
+                if not p.jobs and p.answered_n >= self.recycle_after and self._queue:
+                    with contextlib.suppress(OSError):
+                        p.conn.send(None)  # it ends between two jobs; a fresh fork takes its place
+                    p.proc.join(1)
+                    p.kill()
+                    p = self._procs[i] = _Proc(self._ctx)
+                    self.recycled += 1
                 while len(p.jobs) < DEPTH and self._queue:
                     if p.jobs and len(self._queue) <= sum(1 for q in self._procs if not q.jobs):
                         break  # a free worker will take it: none is sent ahead while another waits idle
+                    if p.jobs and p.answered_n + len(p.jobs) >= self.recycle_after:
+                        break  # due to be replaced: it finishes what it holds first
                     job = self._queue[0]
                     if job.call.closed:
                         self._queue.popleft()

@@ -33,6 +33,7 @@ from typing import Any
 import attrs
 
 from vx.dsl.verdict import Final
+from vx.memo import forget_all
 from vx.ops.item import Item
 from vx.ops.memcache import MemoryVerdictCache
 from vx.ops.shared import DEADLINE, SharedWorkers
@@ -42,6 +43,9 @@ from vx.verifier import Grade, Verifier
 #: What a reward pays for each verdict unless told otherwise: an abstention is no evidence that the
 #: completion is right, so it earns what a failure earns.
 DEFAULT_REWARDS: Mapping[str, float] = {"pass": 1.0, "fail": 0.0, "abstain": 0.0}
+#: Groups after which the grader's process forgets its identity memos (vx.memo.forget_all): they hold the
+#: decoded observations of groups graded before, which no later group asks for.
+FORGET_EVERY = 64
 #: Why a completion abstained, in the order they are told apart.
 REASONS = (DEADLINE, "timeout", "died", "error", "no_opinion")
 
@@ -191,6 +195,8 @@ class GroupGrader:
         result = GroupResult(tid, tuple(graded), time.perf_counter() - t0, app.calls, app.cache_hits, app.shared)
         with self._lock:
             s = self.stats
+            if (s.groups + 1) % FORGET_EVERY == 0:
+                forget_all()
             s.groups += 1
             s.completions += len(graded)
             s.calls += app.calls
