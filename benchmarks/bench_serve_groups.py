@@ -28,8 +28,9 @@ def _pct(values: list[float], q: float) -> float | None:
     return values[min(len(values) - 1, int(q * (len(values) - 1) + 0.5))]
 
 
-def _rss_kb(pid: int) -> int:
-    """Resident memory of a process and its descendants (the server and its workers), in kB."""
+def _rss_kb(pid: int, children: bool = True) -> int:
+    """Resident memory of a process and (``children``) its descendants (the server and its workers), in kB;
+    pages a fork shares with its parent count in both."""
     total = 0
     todo = [pid]
     while todo:
@@ -37,9 +38,9 @@ def _rss_kb(pid: int) -> int:
         try:
             status = Path(f"/proc/{p}/status").read_text()
             total += int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")))
-            for t in Path(f"/proc/{p}/task").iterdir():
-                kids = (t / "children").read_text().split()
-                todo += [int(k) for k in kids]
+            if children:
+                for t in Path(f"/proc/{p}/task").iterdir():
+                    todo += [int(k) for k in (t / "children").read_text().split()]
         except (OSError, StopIteration, ValueError):
             continue
     return total
@@ -140,11 +141,13 @@ def run_groups(args: Any) -> int:
         if args.memory:
             groups = [(t, by_task[t][k * g : (k + 1) * g]) for k in range(100 // g) for t in tasks][: args.memory]
             samples: list[tuple[int, int]] = []
+            parent: list[float] = []
             cache_mb: list[float] = []
 
             def sample(n: int) -> None:
                 if n % 100 == 0:
                     samples.append((n, _rss_kb(server.pid)))
+                    parent.append(round(_rss_kb(server.pid, children=False) / 1024, 1))
                     cache_mb.append(round(_metric(httpx.get(f"{url}/metrics").text, "vx_cache_bytes") / 2**20, 1))
 
             run = asyncio.run(_post_groups(url, groups, args.clients, sample))
@@ -154,6 +157,10 @@ def run_groups(args: Any) -> int:
                 "errors": len(run["errors"]),
                 "rss_mb_every_100_groups": [round(kb / 1024, 1) for _, kb in samples],
                 "rss_change_from_group_200": round(samples[-1][1] / base - 1, 3),
+                "server_process_rss_mb_every_100_groups": parent,
+                "server_process_change_from_group_200": round(parent[-1] / parent[1] - 1, 3)
+                if len(parent) > 1
+                else None,
                 "cache_mb_every_100_groups": cache_mb,
                 "cache_bound_mb": args.cache_mb,
                 "completions_per_s": round(sum(len(a) for a in run["answers"].values()) / run["elapsed"], 2),
