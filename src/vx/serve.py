@@ -478,8 +478,9 @@ def make_app(
         placed = [g.placement for g in graded]
         if rank and all(p is not None for p in placed):
             for res, p in zip(results, placed):
+                assert p is not None
                 res.update({"rank": p.rank, "score": round(p.score, 6), "support": p.support, "rank_reason": p.reason})
-            body["best"] = next(i for i, p in enumerate(placed) if p.rank == 1)
+            body["best"] = next(i for i, p in enumerate(placed) if p is not None and p.rank == 1)
         if single:
             body["verdict"] = results[0]["verdict"]
         return JSONResponse(body)
@@ -509,6 +510,11 @@ def make_app(
 
     tasks_running: set[asyncio.Task[None]] = set()
 
+    def flush_if_still(task_id: str, group: list[tuple[Row, asyncio.Future[Graded]]]) -> None:
+        """A group's wait is over: grade it, unless it was graded when it filled (a new group waits on its own)."""
+        if pending.get(task_id) is group:
+            flush(task_id)
+
     async def gathered(rows: Sequence[Row]) -> list[Graded]:
         loop = asyncio.get_running_loop()
         futures = []
@@ -520,7 +526,7 @@ def make_app(
             if len(group) >= gather:
                 flush(row.task_id)
             elif len(group) == 1:  # the group's wait starts with its first completion (and ends with it)
-                loop.call_later(gather_wait, lambda t=row.task_id, g=group: pending.get(t) is g and flush(t))
+                loop.call_later(gather_wait, flush_if_still, row.task_id, group)
         return list(await asyncio.gather(*futures))
 
     async def openrlhf(request: Request) -> Response:
