@@ -15,6 +15,9 @@ Families (``--families``; default: all but ``mbpp-per-file``):
 * ``spider-frontier`` -- the Spider family of the four published systems' predictions in
   ``<spider-dir>/samples-frontier`` (C3SQL, DAIL-SQL with and without self-consistency, Graphix-T5) on the
   same questions, all four attempts per question (k = 4);
+* ``tools`` -- the single-turn tools family (``vx data build tools``): BFCL's 620 questions in ``<tools-dir>``
+  (simple, multiple, parallel, parallel-multiple, relevance) with 36 models' answers each, labelled by BFCL;
+  locked balanced accuracy is also reported per category;
 * ``--family-dir DIR`` (repeatable) adds a prebuilt family directory, evaluated as built for every seed
   (``{seed}`` in DIR is replaced by each seed: one prebuilt family per seed); alone, it runs without the defaults.
 
@@ -141,6 +144,8 @@ class Builder:
 
         if spec.kind == "spider":
             return self.build_spider(spec, seed)
+        if spec.kind == "tools":
+            return self.build_tools(spec, seed)
         if spec.kind == "prebuilt":
             from vx.families.family import Family
 
@@ -248,6 +253,29 @@ class Builder:
                 seed=seed,
                 n_locked=spec.n_locked,
                 dev_draw=spec.dev_draw,
+            ),
+        )
+
+    def build_tools(self, spec: FamilySpec, seed: int) -> tuple[Path, dict[str, Any]]:
+        """The single-turn tools family of one seed (its own seed expression, not --seed-expr's code seed)."""
+        from vx.families.tools.data.single import BUILDER_VERSION, SEED_EXPRESSION, build_single
+
+        key = {
+            "format": BUILD_FORMAT,
+            "builder": f"tools-{BUILDER_VERSION}",
+            "seed": seed,
+            "samples_sha256": [sha256(p) for p in spec.samples],
+            "per_task": spec.per_task,
+            "seed_expr_sha256": hashlib.sha256(SEED_EXPRESSION.encode()).hexdigest(),
+            "n_locked": spec.n_locked,
+            "dev_draw": spec.dev_draw,
+        }
+        return self.cached(
+            spec,
+            seed,
+            key,
+            lambda out: build_single(
+                spec.directory, out, seed=seed, n_locked=spec.n_locked, per_task=spec.per_task, dev_draw=spec.dev_draw
             ),
         )
 
@@ -445,6 +473,18 @@ def evaluate_family(
     results: dict[str, dict[str, Any]] = {}
     method_codes: dict[str, np.ndarray] = {}  # every method's final codes, for best of n (selection.py)
     vx_nodes: dict[str, Any] = {}  # the vx verifiers' expressions (they rank by their own evidence)
+    # families whose tasks carry a category (tools: BFCL's simple, multiple, parallel, ...): locked figures per category
+    locked_cats = np.array([str(family.tasks.get(it.task, {}).get("category", "")) for it in locked.items])
+
+    def by_category(says_fail: np.ndarray) -> dict[str, float]:
+        out = {}
+        for cat in sorted(set(locked_cats) - {""}):
+            m = locked_cats == cat
+            f, p = locked_fail & m, ~locked_fail & m
+            fr = float(says_fail[f].mean()) if f.any() else float("nan")
+            pr = float((~says_fail[p]).mean()) if p.any() else float("nan")
+            out[cat] = (fr + pr) / 2 if f.any() and p.any() else (pr if p.any() else fr)
+        return out
 
     def record(name: str, codes: np.ndarray, detail: str, seconds: float = 0.0) -> None:
         method_codes[name] = codes
@@ -469,6 +509,7 @@ def evaluate_family(
             "detail": detail,
             "seconds": seconds,
             "design": design_figures(codes),
+            "by_category": by_category(says_fail),
         }
 
     def design_figures(codes: np.ndarray) -> dict[str, float]:
@@ -654,8 +695,9 @@ def false_alarm_design(
     return out
 
 
-#: The gate a user ORs a plurality vote with: the visible example (code), "executes" (SQL).
-GATES = ("fails_visible_example", "execution_error")
+#: The gate a user ORs a plurality vote with: the visible example (code), "executes" (SQL), the answer
+#: format and the docs (tools).
+GATES = ("fails_visible_example", "execution_error", "breaks_contract")
 
 
 def attempt_baselines(op_names: Sequence[str]) -> list[Any]:
@@ -668,6 +710,8 @@ def attempt_baselines(op_names: Sequence[str]) -> list[Any]:
     for op, title in (
         ("outside_plurality", "plurality vote (MBR-exec)"),
         ("outside_dual_agreement", "CodeT dual agreement"),
+        ("outside_exact_plurality", "exact plurality"),
+        ("outside_normal_plurality", "plurality over normalised answers"),
     ):
         if op in op_names:
             out.append(FixedOps((op,), name=title))
@@ -791,6 +835,21 @@ def summarize_file(name: str, runs: list[dict[str, Any]], n_permutations: int) -
         )
         summary.setdefault("methods", {})[m] = col
     lines.append("")
+    cats = sorted({c for r in runs for row in r["methods"].values() for c in (row.get("by_category") or {})})
+    if cats:
+        lines.append("Locked balanced accuracy per category (mean ± std over seeds):\n")
+        lines.append("| method | " + " | ".join(cats) + " |")
+        lines.append("|---|" + "---|" * len(cats))
+        for m in methods:
+            rows = [r["methods"].get(m, {}) for r in runs]
+            if any("missing" in row or not row.get("by_category") for row in rows):
+                continue
+            lines.append(
+                f"| {m} | "
+                + " | ".join(mean_std([row["by_category"].get(c, float("nan")) for row in rows]) for c in cats)
+                + " |"
+            )
+        lines.append("")
     design = [m for m in methods if all(r["methods"].get(m, {}).get("design") for r in runs)]
     if design:
         n_items = runs[0]["methods"][design[0]]["design"]["items"]
@@ -926,7 +985,7 @@ def git_revision() -> str:
     return f"commit {rev}" + (" with local changes in src/" if dirty else "")
 
 
-FAMILIES = ("mbpp-per-file", "mbpp-both", "humaneval-both", "codet", "spider", "spider-frontier")
+FAMILIES = ("mbpp-per-file", "mbpp-both", "humaneval-both", "codet", "spider", "spider-frontier", "tools")
 DEFAULT_FAMILIES = ("mbpp-both", "humaneval-both", "codet", "spider", "spider-frontier")
 
 
@@ -1007,6 +1066,20 @@ def family_specs(args: argparse.Namespace) -> list[FamilySpec]:
         and any((args.spider_dir / "samples-frontier").glob("*.jsonl"))
     ):
         specs.append(spider_frontier_spec(args.spider_dir))
+    tools_single = Path(getattr(args, "tools_dir", DEFAULT_DATA / "tools")) / "single"
+    tools = sorted(tools_single.glob("*.jsonl.gz")) if "tools" in families and tools_single.is_dir() else []
+    if tools:
+        specs.append(
+            FamilySpec(
+                "tools-single",
+                f"BFCL single-turn function calling ({len(tools)} categories, every model's answer)",
+                "tools",
+                tuple(tools),
+                n_locked=None,
+                directory=args.tools_dir,
+                dev_draw=tools_dev_draw(),
+            )
+        )
     for d in args.family_dir:
         name = Path(d.replace("{seed}", "S")).name if "{seed}" in d else Path(d).name
         specs.append(FamilySpec(f"prebuilt-{name}", f"{d} (prebuilt)", "prebuilt", directory=d))
@@ -1016,6 +1089,13 @@ def family_specs(args: argparse.Namespace) -> list[FamilySpec]:
 def spider_dev_draw() -> str:
     """The Spider builder's default dev draw (chosen on the benchmark's train labels: docs/sql.md)."""
     from vx.families.sql.data.spider import DEFAULT_DEV_DRAW
+
+    return DEFAULT_DEV_DRAW
+
+
+def tools_dev_draw() -> str:
+    """The tools builder's default dev draw (stratified by BFCL's error class)."""
+    from vx.families.tools.data.single import DEFAULT_DEV_DRAW
 
     return DEFAULT_DEV_DRAW
 
@@ -1090,6 +1170,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         default=DEFAULT_DATA / "sql" / "spider",
         help="the Spider folder: questions.jsonl, databases/, samples/ (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--tools-dir",
+        type=Path,
+        default=DEFAULT_DATA / "tools",
+        help="BFCL's data: single/<category>.jsonl.gz (default: %(default)s)",
     )
     ap.add_argument(
         "--spider-per-task",

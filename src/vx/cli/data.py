@@ -566,7 +566,7 @@ def build_spider_cmd(
 @build_group.command("tools")
 @click.option(
     "--data-dir",
-    required=True,
+    default=None,
     type=click.Path(exists=True, file_okay=False),
     help="BFCL's data: single/<category>.jsonl.gz (single-turn answers) and multi/ (e.g. ../shared/data/tools).",
 )
@@ -615,9 +615,15 @@ def build_spider_cmd(
     type=click.Path(exists=True, dir_okay=False),
     help="A .vx file to copy into the family as seed.vx (default: keep an existing one, else the built-in seed).",
 )
+@click.option(
+    "--example",
+    is_flag=True,
+    help="Build the bundled example instead (examples/tools): BFCL's questions, docs and ground truth from the "
+    "bfcl-eval package, with answers made from the ground truth; --data-dir is not read.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON (machine-readable).")
 def build_tools_cmd(
-    data_dir: str,
+    data_dir: str | None,
     out_dir: str,
     kind: str,
     categories: tuple[str, ...],
@@ -627,6 +633,7 @@ def build_tools_cmd(
     dev_draw: str,
     no_bfcl: bool,
     seed_expr: str | None,
+    example: bool,
     as_json: bool,
 ) -> None:
     """Tool-using agents from BFCL's data: a single-turn family (questions, the functions offered, many
@@ -636,6 +643,16 @@ def build_tools_cmd(
     from vx.families.split import SplitError
     from vx.families.tools.data import build
 
+    if example:
+        from vx.families.tools.data.example import build_example
+
+        try:
+            _report(build_example(out_dir, seed=seed, n_locked=n_locked), as_json)
+        except (BuildError, DataError, SplitError) as exc:
+            raise UserError(str(exc)) from None
+        return
+    if data_dir is None:
+        raise UserError("vx data build tools needs --data-dir (BFCL's data, e.g. ../shared/data/tools) or --example")
     single: dict[str, Any] = {"dev_draw": dev_draw, "use_bfcl": not no_bfcl, "per_task": per_task}
     if categories:
         single["categories"] = categories

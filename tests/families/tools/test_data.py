@@ -136,7 +136,7 @@ def test_bfcl_s_checker_imports_without_its_provider_sdks():
 
 
 def test_strata_from_bfcl_s_error_types():
-    assert stratum("ast_decoder:decoder_failed") == "unreadable"
+    assert stratum("ast_decoder:decoder_failed") == "format"
     assert stratum("relevance_error:decoder_success") == "irrelevant_call"
     assert stratum("parallel_function_checker_no_order:wrong_count") == "wrong_call"
     assert stratum("value_error:string") == "wrong_value"

@@ -7,14 +7,16 @@ import pytest
 
 from vx.dsl.verdict import Verdict
 from vx.families.tools.ops import (
+    breaks_contract,
     decodes,
-    fenced_answer,
     missing_required,
     outside_enum,
     unknown_function,
     unknown_parameter,
     wrong_type,
 )
+from vx.families.tools.ops.artifact import build_answer
+from vx.families.tools.ops.static import format_problem
 from vx.families.tools.pack import PACK
 from vx.ops.core import Context
 
@@ -52,7 +54,7 @@ def verdict(o, output):
 
 @pytest.mark.parametrize("output", GOOD)
 @pytest.mark.parametrize(
-    "o", [decodes, unknown_function, missing_required, unknown_parameter, wrong_type, outside_enum, fenced_answer]
+    "o", [decodes, unknown_function, missing_required, unknown_parameter, wrong_type, outside_enum, breaks_contract]
 )
 def test_correct_answers_in_every_form_are_clean(o, output):
     assert verdict(o, output) in (Verdict.CLEAN, Verdict.ABSTAIN)
@@ -68,7 +70,7 @@ def test_correct_answers_in_every_form_are_clean(o, output):
         (unknown_parameter, "[weather.get(cty='Paris')]", "did it mean city?"),
         (wrong_type, "[weather.get(city='Paris', days='1')]", "days should be an integer, got string '1'"),
         (outside_enum, "[weather.get(city='Paris', unit='kelvin')]", "is not one of its allowed values"),
-        (fenced_answer, "```python\n[weather.get(city='Paris')]\n```", "wrapped in a markdown code fence"),
+        (breaks_contract, "[weather.get(city=3)]", "city should be a string"),
     ],
 )
 def test_each_op_fires_on_its_failure_with_a_message(o, output, says):
@@ -79,7 +81,7 @@ def test_each_op_fires_on_its_failure_with_a_message(o, output, says):
 def test_a_reply_in_words_leaves_the_call_checks_abstaining():
     text = "I cannot check the weather."
     assert verdict(decodes, text) == Verdict.CLEAN
-    for o in (unknown_function, missing_required, unknown_parameter, wrong_type, outside_enum, fenced_answer):
+    for o in (unknown_function, missing_required, unknown_parameter, wrong_type, outside_enum):
         assert verdict(o, text) == Verdict.ABSTAIN, o.name
 
 
@@ -103,5 +105,26 @@ def test_attack_a_control_character_name_is_shown_escaped():
 def test_the_pack():
     assert PACK.name == "tools" and PACK.root == "decodes" and PACK.ops[0].name == "decodes"
     assert PACK.classify_failure(TASK, "[weather.fetch(city='x')]", None) == "unknown_function"
-    assert PACK.classify_failure(TASK, "[weather.get(city='Rome')]", None) == "wrong_call"
+    assert PACK.classify_failure(TASK, "[weather.get(city='Paris', unit='fahrenheit')]", None) == "wrong_call"
     assert PACK.classify_failure(TASK, "x", {"failure_class": "no_call"}) == "no_call"
+
+
+@pytest.mark.parametrize(
+    "output, problem",
+    [
+        ("[weather.get(city='Paris')]", ""),
+        ("weather.get(city='Paris')", ""),
+        ([{"weather_get": '{"city": "Paris"}'}], ""),
+        ('<tool_call>{"name": "weather_get", "arguments": {"city": "Paris"}}</tool_call>', ""),
+        ('{"tool_calls": [{"name": "weather.get", "arguments": {"city": "Paris"}}]}', ""),
+        ("```python\n[weather.get(city='Paris')]\n```\n\nThis asks for the weather in Paris.", ""),
+        ("```python\n[weather.get(city='Paris')]\n```", "wrapped in a markdown code fence"),
+        ('[{"name": "weather.get", "params": {"city": "Paris"}}]', "call objects in text"),
+        ("[{'name': 'weather.get', 'parameters': {'city': 'Paris'}}]", "call objects in text"),
+        ("```\nweather.get(city='Paris')\n```\n\nThis asks for the weather.", "not a call list"),
+        ("I cannot.", ""),
+    ],
+)
+def test_format_problems(output, problem):
+    found = format_problem(build_answer(TASK, output).decoded)
+    assert (problem in found) if problem else found == ""

@@ -123,6 +123,10 @@ class Decoded:
     fenced: bool = False
     #: text follows the calls (a fenced block or a call list, then words)
     prose: bool = False
+    #: how the calls are laid out: ``list`` (Python calls in brackets), ``bare`` (Python calls without them),
+    #: ``strings`` (a list of call strings), ``objects`` (call objects written as JSON or Python literals in
+    #: text), ``wrapped`` (a ``{"tool_calls": [...]}`` object), ``tagged``, ``structured``; "" with no call
+    layout: str = ""
 
     @property
     def ok(self) -> bool:
@@ -140,6 +144,7 @@ class Decoded:
             "form": self.form,
             "fenced": self.fenced,
             "prose": self.prose,
+            "layout": self.layout,
         }
 
     @classmethod
@@ -150,6 +155,7 @@ class Decoded:
             str(data.get("form", "")),
             bool(data.get("fenced", False)),
             bool(data.get("prose", False)),
+            str(data.get("layout", "")),
         )
 
 
@@ -171,7 +177,7 @@ def decode(output: Any, functions: Iterable[Any] | None = ()) -> Decoded:
     """What `output` asks to call (see the module docstring); never raises on any output."""
     names = offered_names(functions)
     try:
-        calls, form, fenced, prose = _decode(output)
+        calls, form, fenced, prose, layout = _decode(output)
     except Unreadable as exc:
         return Decoded((), str(exc), "unreadable")
     except (RecursionError, MemoryError):
@@ -179,7 +185,7 @@ def decode(output: Any, functions: Iterable[Any] | None = ()) -> Decoded:
     if len(calls) > MAX_CALLS:
         return Decoded((), f"the output makes {len(calls)} calls (at most {MAX_CALLS} are read)", "unreadable")
     calls = [c for c in calls if not _says_no_call(c)]
-    return Decoded(tuple(_resolved(c, names) for c in calls), "", form, fenced, prose)
+    return Decoded(tuple(_resolved(c, names) for c in calls), "", form, fenced, prose, layout)
 
 
 #: Names some function-calling models call to say that no function fits (``no_function()``).
@@ -199,13 +205,13 @@ def _resolved(call: Call, names: Sequence[str]) -> Call:
     return attrs.evolve(call, name=found, offered=True)
 
 
-def _decode(output: Any) -> tuple[list[Call], str, bool, bool]:
+def _decode(output: Any) -> tuple[list[Call], str, bool, bool, str]:
     if output is None:
-        return [], "empty", False, False
+        return [], "empty", False, False, ""
     if isinstance(output, (list, tuple)):
-        return _structured(list(output)), "structured", False, False
+        return _structured(list(output)), "structured", False, False, "structured"
     if isinstance(output, Mapping):
-        return _structured([output]), "structured", False, False
+        return _structured([output]), "structured", False, False, "structured"
     if not isinstance(output, str):
         raise Unreadable(f"the output is a {type(output).__name__}, neither text nor structured calls")
     if len(output) > MAX_CHARS:
@@ -327,10 +333,10 @@ _LEAD_FENCE = re.compile(r"\A```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)\n?[ \t]*``
 _CALL_START = re.compile(r"\A\[?\s*[A-Za-z_][\w.]*\s*\(")
 
 
-def _text(output: str) -> tuple[list[Call], str, bool, bool]:
+def _text(output: str) -> tuple[list[Call], str, bool, bool, str]:
     text = output.strip()
     if not text:
-        return [], "empty", False, False
+        return [], "empty", False, False, ""
     if "\\_" not in text:
         return _read_text(text)
     try:
@@ -347,7 +353,7 @@ def _text(output: str) -> tuple[list[Call], str, bool, bool]:
         raise
 
 
-def _read_text(text: str) -> tuple[list[Call], str, bool, bool]:
+def _read_text(text: str) -> tuple[list[Call], str, bool, bool, str]:
     tags = list(_TAG.finditer(text))
     if tags:
         calls: list[Call] = []
@@ -355,11 +361,11 @@ def _read_text(text: str) -> tuple[list[Call], str, bool, bool]:
             body = tag.group(2).strip()
             if not body:
                 continue
-            found = _body(body, where=f"<{tag.group(1)}> {k}")
-            if found is None:
+            read = _body(body, where=f"<{tag.group(1)}> {k}")
+            if read is None:
                 raise Unreadable(f"<{tag.group(1)}> {k} holds neither a JSON call nor a Python call: {_clip(body)}")
-            calls.extend(found)
-        return calls, "tagged", False, False
+            calls.extend(read[0])
+        return calls, "tagged", False, False, "tagged"
     fenced = prose = False
     m = _FENCE.match(text)
     if m is None:
@@ -369,7 +375,7 @@ def _read_text(text: str) -> tuple[list[Call], str, bool, bool]:
     if m is not None:
         text, fenced = m.group(2).strip(), True
         if not text:
-            return [], "empty", True, prose
+            return [], "empty", True, prose, ""
     found = _body(text, where="the output")
     if found is None and text[:1] == "[":
         end = _closing(text)
@@ -379,10 +385,11 @@ def _read_text(text: str) -> tuple[list[Call], str, bool, bool]:
             if found is not None:
                 text = text[: end + 1]
     if found is not None:
-        return found, ("json" if text[:1] in "[{" and _is_json_like(text) else "python"), fenced, prose
+        calls, layout = found
+        return calls, ("json" if text[:1] in "[{" and _is_json_like(text) else "python"), fenced, prose, layout
     if text[:1] in "[{" or _CALL_START.match(text):
         raise Unreadable(f"the output looks like a call but cannot be read: {_why_not(text)}")
-    return [], "text", fenced, False
+    return [], "text", fenced, False, ""
 
 
 def _closing(text: str) -> int | None:
@@ -425,19 +432,33 @@ def _clip(text: str, n: int = 80) -> str:
     return repr(text if len(text) <= n else text[: n - 1] + "…")
 
 
-def _body(text: str, where: str) -> list[Call] | None:
-    """The calls a piece of text holds as JSON or as Python call text; None when it is neither."""
+def _body(text: str, where: str) -> tuple[list[Call], str] | None:
+    """The calls a piece of text holds as JSON or as Python call text, with its layout (see `Decoded`);
+    None when it is neither."""
     if text[:1] in "[{":
         try:
             data = json.loads(text)
         except (ValueError, RecursionError):
             data = _NOT_JSON
+        if data is _NOT_JSON:
+            data = _python_literal(text, where)  # JSON written as Python ({'name': 'f', ...}, True)
         if data is not _NOT_JSON:
-            return _json_calls(data, where)
-        data = _python_literal(text, where)  # JSON written as Python ({'name': 'f', ...}, True)
-        if data is not _NOT_JSON:
-            return _json_calls(data, where)
-    return _python_calls(text, where)
+            wrapped = isinstance(data, Mapping) and any(isinstance(data.get(k), list) for k in _LIST_KEYS)
+            return _json_calls(data, where), ("wrapped" if wrapped else "objects")
+    found = _python_calls(text, where)
+    if found is None:
+        return None
+    return found, _python_layout(text)
+
+
+def _python_layout(text: str) -> str:
+    """``list`` for calls in brackets (``[f(a=1)]``), ``strings`` for a list of call strings, ``bare``
+    for calls without brackets."""
+    stripped = text.lstrip()
+    if stripped[:1] not in "[(":
+        return "bare"
+    inner = stripped[1:].lstrip()
+    return "strings" if inner[:1] in "'\"" else "list"
 
 
 def _python_literal(text: str, where: str) -> Any:

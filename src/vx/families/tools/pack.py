@@ -66,6 +66,8 @@ PACK = Pack(
     description="Single-turn function calling: calls read by one decoder, checked against the offered docs",
     task_schema=TASK_SCHEMA,
     output_language="python",
+    gate="breaks_contract",
+    agreement="outside_consensus",
 )
 
 # --------------------------------------------------------------------------- multi-turn ("tools-multi")

@@ -13,7 +13,8 @@ What it writes (the family format of docs/ARCHITECTURE.md): a task per question 
 ``functions`` and ``category`` (provenance; no op reads it), never the possible answers -- and an item
 per answer, ``<question>::<model>``, whose output is ``output_raw``. Labels: **locked** = BFCL's
 ``label``; **dev** = the same label (ten anchored items: five failures stratified by BFCL's error class
--- a wrong value, a wrong call or count, a call where none fits, an unreadable answer -- and five
+-- a wrong value, a wrong call or count, a call where none fits, an answer its model's decoder could not
+read -- and five
 passes). With ``bfcl-eval`` importable every label is first re-derived with BFCL's own AST checker
 (:mod:`.bfcl`) and the agreement is reported; without it the build says so and keeps the file's label.
 Splits are disjoint by question (:func:`vx.families.split.split_by_task`): the other answers of the dev
@@ -49,7 +50,7 @@ BUILDER_VERSION = "1"
 #: The shared data's single-turn categories (file stems), in the order they are read.
 CATEGORIES = ("simple", "multiple_function", "parallel_function", "parallel_multiple_function", "relevance")
 #: BFCL's error classes of a failure, in the order the stratified dev draw deals its five places.
-DRAW_STRATA = ("wrong_value", "wrong_call", "irrelevant_call", "unreadable")
+DRAW_STRATA = ("wrong_value", "wrong_call", "irrelevant_call", "format")
 DEFAULT_DEV_DRAW = "stratified"
 
 #: The seed written into a new single-turn family: every check of a call against the offered docs.
@@ -102,7 +103,7 @@ def stratum(error_type: str) -> str:
     kind = error_type.split(":", 1)[0]
     detail = error_type.rsplit(":", 1)[-1]
     if kind == "ast_decoder":
-        return "unreadable"
+        return "format"
     if kind.startswith("relevance") or kind.startswith("irrelevance"):
         return "irrelevant_call"
     if detail in ("wrong_count", "wrong_func_name", "missing_required", "unexpected_param"):
@@ -310,7 +311,9 @@ def build_single(
     if per_task is not None:
         answers = _subsample(answers, per_task, seed)
 
-    labels = rederive_labels(answers, tasks) if use_bfcl else {"available": False, "why": "turned off (--no-bfcl)"}
+    labels: dict[str, Any] = (
+        rederive_labels(answers, tasks) if use_bfcl else {"available": False, "why": "turned off (--no-bfcl)"}
+    )
     progress("measuring the decoder", None, 0)
     decoder = decoder_agreement(answers, tasks)
 
@@ -374,7 +377,7 @@ def build_single(
     if labels.get("available"):
         notes.append(
             f"BFCL's checker (bfcl-eval {labels['version']}) agrees with the file's label on "
-            f"{labels['agree']:,} of {labels['items']:,} answers ({labels['agree'] / labels['items']:.3%})"
+            f"{labels['agree']:,} of {labels['items']:,} answers ({int(labels['agree']) / int(labels['items']):.3%})"
         )
     else:
         notes.append(f"labels are the file's own: {labels.get('why')}")
@@ -442,6 +445,9 @@ def write_family(
     splits: Splits,
     provenance: Mapping[str, Any],
     seed_expr: str | os.PathLike[str] | None = None,
+    name: str = "tools",
+    description: str = DESCRIPTION,
+    seed_text: str = SEED_EXPRESSION,
 ) -> list[str]:
     """The family files (format: docs/ARCHITECTURE.md); returns notes for the user."""
     out.mkdir(parents=True, exist_ok=True)
@@ -483,11 +489,11 @@ def write_family(
     if seed_expr is not None:
         seed_path.write_text(Path(seed_expr).read_text(encoding="utf-8"), encoding="utf-8")
     elif not seed_path.exists():
-        seed_path.write_text(SEED_EXPRESSION, encoding="utf-8")
+        seed_path.write_text(seed_text, encoding="utf-8")
         notes.append(f"wrote the default tools seed expression to {seed_path}")
     lines = [
-        'name = "tools"',
-        f"description = {json_dumps(DESCRIPTION)}",
+        f"name = {json_dumps(name)}",
+        f"description = {json_dumps(description)}",
         'packs = ["tools"]',
         'root = "decodes"',
         'seed = "seed.vx"',

@@ -1,8 +1,10 @@
 """The tools family's single-turn ops, one concern per module.
 
 ``artifact`` (what ops read: the question, the offered functions, the decoded answer) · ``static`` (the
-root ``decodes`` and the checks of calls against the docs) · ``taxonomy`` (failure classes and the
-evidence classifier).
+root ``decodes``, the checks of calls against the docs, the answer's format problems) · ``text`` (words and numbers
+of questions and docs) · ``question`` (calls against the question: a function that fits nothing asked, a
+value grounded nowhere, an enumeration left short) · ``peers`` (an answer against the other answers to the
+question, in normal form, and the baselines) · ``taxonomy`` (failure classes and the evidence classifier).
 
 The multi-turn ops: ``turns`` (what they read: the user turns, the functions offered per turn, the
 trajectory and its replay; the root ``reads_trajectory``) · ``executed`` (ops over the replay) · ``states``
@@ -13,9 +15,18 @@ The family's packs are :data:`vx.families.tools.pack.PACK` (single-turn) and, be
 pack.
 """
 
+from vx.families.tools.ops.peers import (
+    PEER_OPS,
+    disagrees_with_peers,
+    misformatted,
+    outside_consensus,
+    outside_exact_plurality,
+    outside_normal_plurality,
+)
+from vx.families.tools.ops.question import missed_enumerated, no_function_fits, ungrounded_value
 from vx.families.tools.ops.static import (
+    breaks_contract,
     decodes,
-    fenced_answer,
     missing_required,
     outside_enum,
     unknown_function,
@@ -33,7 +44,11 @@ SINGLE_OPS = (
     unknown_parameter,
     wrong_type,
     outside_enum,
-    fenced_answer,
+    breaks_contract.with_status("shadow"),
+    no_function_fits,
+    ungrounded_value,
+    missed_enumerated,
+    *PEER_OPS,
 )
 
 #: The multi-turn pack's root and ops (its pack is :data:`vx.families.tools.pack.MULTI`).
@@ -54,15 +69,24 @@ def multi_ops() -> tuple:
 __all__ = [
     "MULTI_ROOT",
     "multi_ops",
+    "PEER_OPS",
     "ROOT",
     "SINGLE_OPS",
     "TAXONOMY",
     "classify_by_evidence",
     "decodes",
-    "fenced_answer",
+    "disagrees_with_peers",
+    "misformatted",
+    "missed_enumerated",
     "missing_required",
+    "no_function_fits",
+    "outside_consensus",
     "outside_enum",
+    "outside_exact_plurality",
+    "outside_normal_plurality",
+    "ungrounded_value",
     "unknown_function",
     "unknown_parameter",
+    "breaks_contract",
     "wrong_type",
 ]

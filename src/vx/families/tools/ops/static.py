@@ -16,7 +16,7 @@ import attrs
 
 from vx.families.tools import decode as decode_module
 from vx.families.tools import dialect
-from vx.families.tools.decode import Call
+from vx.families.tools.decode import Call, Decoded
 from vx.families.tools.dialect import Function, value_problem
 from vx.families.tools.ops import artifact
 from vx.families.tools.ops.artifact import Answer, answer_of
@@ -165,26 +165,50 @@ def _types_only(param: dialect.Param) -> dialect.Param:
     return attrs.evolve(param, enum=None, format=None, items=items)
 
 
-@op(tier="static", detects="format", depends=DEPENDS)
-def fenced_answer(task, output, ctx):
-    """The whole answer is one markdown code fence around the calls, where the answer format asks for the
-    bare calls (a fence followed by an explanation, or a structured answer, is not this)."""
+def format_problem(decoded: Decoded) -> str:
+    """Why an answer's calls are in a form the answer format does not take ("" when they are not): the
+    format asks for the calls themselves (``[f(a=1)]``) or the model's native tool-call form; call objects
+    (``{"name": .., "params": ..}``) written as text, the whole answer one markdown code fence, or a fenced
+    block followed by words whose calls are not a call list, are not."""
+    if not decoded.calls:
+        return ""
+    n = len(decoded.calls)
+    if decoded.layout == "objects" and decoded.form != "structured":
+        return f"the {n} call(s) are written as call objects in text, not as calls"
+    if decoded.fenced and not decoded.prose:
+        return f"the {n} call(s) are wrapped in a markdown code fence"
+    if decoded.fenced and decoded.layout != "list":
+        return f"the fenced block before the explanation holds {decoded.layout} calls, not a call list"
+    return ""
+
+
+@op(tier="static", detects="wrong_call", depends=DEPENDS)
+def breaks_contract(task, output, ctx):
+    """The answer breaks what the task visibly asks of every answer: its calls are in a form the answer
+    format does not take, or a call breaks the offered functions' docs (a function not offered, a required
+    parameter left out, a parameter the docs do not have, a value of the wrong type). Clean for an answer
+    that calls nothing. The family's gate for the label-free false-alarm estimates (kept in shadow)."""
     answer = answer_of(task, output, ctx)
-    d = answer.decoded
-    if not d.calls:
-        return abstain("no call")
-    if d.fenced and not d.prose:
-        return drawback(f"the {len(d.calls)} call(s) are wrapped in a markdown code fence")
-    return clean(f"the call(s) are not wrapped in a fence (read as {d.form})")
+    if not answer.decoded.ok:
+        return abstain("the answer cannot be read")
+    why = format_problem(answer.decoded)
+    if why:
+        return drawback(why)
+    for o in (unknown_function, missing_required, unknown_parameter, wrong_type):
+        res = o(task, output, ctx)
+        if int(res.verdict) == 1:
+            return drawback(res.message)
+    return clean("no call breaks the format or the docs" if answer.decoded.calls else "no call: nothing to break")
 
 
 __all__ = [
     "DEPENDS",
     "decodes",
-    "fenced_answer",
+    "format_problem",
     "missing_required",
     "outside_enum",
     "unknown_function",
     "unknown_parameter",
+    "breaks_contract",
     "wrong_type",
 ]

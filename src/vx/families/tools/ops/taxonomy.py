@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from vx.families.tools.ops import question as Q
 from vx.families.tools.ops import static as S
 
 #: Closed taxonomy of failure classes of single-turn answers (clusters for synthesis).
@@ -27,21 +28,27 @@ TAXONOMY = (
 #: The static ops in the order they classify a failure.
 _ORDER = (
     S.decodes,
-    S.fenced_answer,
     S.unknown_function,
     S.missing_required,
     S.unknown_parameter,
     S.wrong_type,
     S.outside_enum,
+    Q.no_function_fits,
+    Q.missed_enumerated,
+    Q.ungrounded_value,
 )
 
 
 def classify_by_evidence(task: Mapping[str, Any], output: Any) -> str:
-    """A failing answer's class: the class of the first static op that fires, else ``wrong_call``
-    (a call that is well formed but not the right one: a wrong value, function or count)."""
+    """A failing answer's class: ``format`` when its calls are in a form the answer format does not take,
+    else the class of the first static op that fires, else ``wrong_call`` (a call that is well formed but not
+    the right one: a wrong value, function or count)."""
+    from vx.families.tools.ops.artifact import answer_of
     from vx.ops.core import Context
 
     ctx = Context()
+    if S.format_problem(answer_of(task, output, ctx).decoded):
+        return "format"
     for o in _ORDER:
         res = o(task, output, ctx)
         if int(res.verdict) == 1:
