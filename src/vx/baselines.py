@@ -32,7 +32,7 @@ without scikit-learn.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -93,6 +93,10 @@ def _votes(a: Any, what: str) -> np.ndarray:
     return v
 
 
+def _strs(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(items)
+
+
 @attrs.frozen
 class FitData:
     """What a peer may learn from: verdicts of `op_names` on unlabeled train rows and on labeled dev rows.
@@ -102,7 +106,7 @@ class FitData:
     whatever the peer says); `train` holds only rows the root does not decide.
     """
 
-    op_names: tuple[str, ...] = attrs.field(converter=tuple)
+    op_names: tuple[str, ...] = attrs.field(converter=_strs)
     train: np.ndarray = attrs.field(converter=lambda a: _votes(a, "train votes"))
     dev: np.ndarray = attrs.field(converter=lambda a: _votes(a, "dev votes"))
     dev_labels: np.ndarray = attrs.field(converter=lambda a: np.asarray(a, dtype=float))
@@ -244,7 +248,7 @@ class FixedOps:
     user picks off the shelf, e.g. a plurality vote of the attempts (MBR-exec) or CodeT's dual
     agreement -- both peer ops of the code family -- alone or with the visible example."""
 
-    ops: tuple[str, ...] = attrs.field(converter=tuple)
+    ops: tuple[str, ...] = attrs.field(converter=_strs)
     name: str = "fixed ops"
 
     def fit(self, data: FitData) -> Fitted:

@@ -108,6 +108,18 @@ class FamilyTruth(Protocol):
     def describe(self) -> dict[str, Any]: ...
 
 
+def _strs(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(items)
+
+
+def _ops(items: Iterable[Op]) -> tuple[Op, ...]:
+    return tuple(items)
+
+
+def _lessons(items: Iterable[DemoLesson]) -> tuple[DemoLesson, ...]:
+    return tuple(items)
+
+
 @attrs.frozen
 class DemoLesson:
     """A lesson the scripted demo's skill synthesizer writes: after a failure capsule whose checks (as
@@ -128,7 +140,7 @@ class DemoScript:
     repertoire. Labelled as scripted wherever a demo run is shown."""
 
     solve: Callable[[Mapping[str, Any], Sequence[str]], str] = attrs.field(eq=False)
-    lessons: tuple[DemoLesson, ...] = attrs.field(converter=tuple)
+    lessons: tuple[DemoLesson, ...] = attrs.field(converter=_lessons)
     description: str = ""
 
 
@@ -179,11 +191,11 @@ class Pack:
     """A family's detectors and what synthesis needs to know about them (see the module docstring)."""
 
     name: str
-    ops: tuple[Op, ...] = attrs.field(converter=tuple)
+    ops: tuple[Op, ...] = attrs.field(converter=_ops)
     root: str | None = None
-    taxonomy: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    taxonomy: tuple[str, ...] = attrs.field(default=(), converter=_strs)
     classify_failure: Classifier | None = attrs.field(default=None, eq=False, repr=False)
-    templates: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    templates: tuple[str, ...] = attrs.field(default=(), converter=_strs)
     describe_environment: Callable[[], str] | None = attrs.field(default=None, eq=False, repr=False)
     description: str = ""
     task_schema: Mapping[str, Any] | None = attrs.field(default=None, eq=False, repr=False)
@@ -200,7 +212,7 @@ class Pack:
     #: for grading samples files without a family (`vx grade --tasks`; :mod:`vx.families.sources`)
     sources: Callable[[str, Any], Any] | None = attrs.field(default=None, eq=False, repr=False)
     #: the dataset names ``sources`` knows (shown in help and errors)
-    datasets: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    datasets: tuple[str, ...] = attrs.field(default=(), converter=_strs)
     #: the language of the outputs (a Pygments lexer name: "python", "sql", "markdown"), for showing
     #: them highlighted (`vx explain`); None: plain text
     output_language: str | None = None

@@ -213,7 +213,8 @@ class Op:
     """
 
     name: str
-    fn: Callable[[Mapping[str, Any], Any, Context], Any] = attrs.field(eq=False, repr=False)
+    #: ``fn(task, output, ctx)``; a peer op's ``fn(task, mine, peers, ctx)``
+    fn: Callable[..., Any] = attrs.field(eq=False, repr=False)
     tier: str = attrs.field(default="static")
     detects: str = ""
     description: str = ""
@@ -330,6 +331,8 @@ def _rebuild_op(ref: Mapping[str, Any]) -> Op:
     name = ref["name"]
     if ref["kind"] == "observer":
         peer = _rebuild_op(ref["peer"])
+        if peer.observer is None:
+            raise OpError(f"op {name!r}: its peer op {peer.name!r} rebuilt without an observer")
         o = observer_op(peer.observer, ref.get("timeout"), peer)
         if o.version != ref["version"]:
             raise OpError(

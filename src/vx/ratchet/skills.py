@@ -140,10 +140,10 @@ def contributions(
     pen[:, nt:] = np.sqrt(ridge) * np.eye(ns)
     coef, *_ = np.linalg.lstsq(np.vstack([x, pen]), np.concatenate([y, np.zeros(ns)]), rcond=None)
     for s in set(skills) | set(names):
-        inc, out_ = counts.get(s, [0, 0])
-        routed = inc + out_
+        n_in, n_out = counts.get(s, [0, 0])
+        routed = n_in + n_out
         effect = float(round(coef[nt + s_index[s]], 10)) if s in s_index and routed else None
-        out[s] = Contribution(effect, routed, inc, out_)
+        out[s] = Contribution(effect, routed, n_in, n_out)
     return out
 
 

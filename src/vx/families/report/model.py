@@ -188,7 +188,7 @@ class ReportTask:
         topic = data.get("topic", "")
         if not isinstance(topic, str):
             problems.append("'topic' must be a string")
-        if problems:
+        if problems or not isinstance(tid, str):
             raise TaskError(problems, where)
         return cls(
             tid,

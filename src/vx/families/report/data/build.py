@@ -113,13 +113,20 @@ def _variant(rt: ReportTask, cls: str, seed: int) -> str | None:
     return degrade(rt, cls, random.Random(f"{seed}:{rt.id}:{cls}"))
 
 
+def _golden(rt: ReportTask) -> str:
+    """A source task's golden section (every source task has one: `load_sources` checks)."""
+    assert rt.golden is not None
+    return rt.golden
+
+
 def draft(rt: ReportTask, seed: int, k: int = 0) -> tuple[list[str], str] | None:
     """A compounded degradation: two or three distinct classes applied in turn (no title loss)."""
     rng = random.Random(f"{seed}:{rt.id}:draft:{k}")
     classes = [c for c in DEGRADATIONS if c != "no_title_or_not_markdown"]
     rng.shuffle(classes)
     want = rng.choice((2, 3))
-    text, used = rt.golden, []
+    text: str = _golden(rt)
+    used: list[str] = []
     for c in classes:
         out = degrade(rt, c, random.Random(f"{seed}:{rt.id}:draft:{k}:{c}"), text=text)
         if out is not None:
@@ -165,7 +172,7 @@ def build_family(
     tick("dev", n_dev, 0)
     covered: set[str] = set()
     for rt in dev_tasks[:dev_pairs]:
-        dev.append(_item(rt, rt.golden, "pass", None, reference=rt.golden))
+        dev.append(_item(rt, _golden(rt), "pass", None, reference=_golden(rt)))
         tick("dev", None, 1)
     for j, rt in enumerate(dev_tasks[dev_pairs:]):
         options = [d for k in range(24) for d in [draft(rt, seed, 100 + k)] if d]
@@ -177,14 +184,14 @@ def build_family(
         if j == 0 and GAMING_CLASS in classes_:  # name the gaming class first: it is why the draft exists
             classes_ = [GAMING_CLASS] + [c for c in classes_ if c != GAMING_CLASS]
         covered |= set(classes_)
-        dev.append(_item(rt, out, "fail", list(classes_), reference=rt.golden))
+        dev.append(_item(rt, out, "fail", list(classes_), reference=_golden(rt)))
         tick("dev", None, 1)
 
     # locked: golden + drafts, the same kind of failure as dev's; labels from the rubric
     locked: list[dict[str, Any]] = []
     tick("locked", len(locked_tasks) * per_locked, 0)
     for rt in locked_tasks:
-        made: list[tuple[Any, str]] = [(None, rt.golden)]
+        made: list[tuple[Any, str]] = [(None, _golden(rt))]
         made += [
             (d[0], d[1])
             for k in range(4 * locked_variants)
@@ -201,20 +208,20 @@ def build_family(
     train: list[dict[str, Any]] = []
     tick("train", len(train_tasks), 0)
     for rt in train_tasks:
-        outs = [rt.golden] + [o for c in classes for o in [_variant(rt, c, seed)] if o is not None]
+        outs = [_golden(rt)] + [o for c in classes for o in [_variant(rt, c, seed)] if o is not None]
         outs += [d[1] for k in range(train_drafts) for d in [draft(rt, seed, k + 1)] if d]
         train.extend({"task": rt.id, "output": o} for o in outs)
         tick("train", None, 1)
 
     for name, items in (("dev", dev), ("locked", locked), ("train", train)):
         _number(items, random.Random(f"{seed}:ids:{name}"))
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    _write_jsonl(out / "tasks.jsonl", [rt.record() for rt in tasks])
-    _write_jsonl(out / "dev.jsonl", dev)
-    _write_jsonl(out / "locked.jsonl", locked)
-    _write_jsonl(out / "train.jsonl", train)
-    seed_path = out / "seed.vx"
+    out_path = Path(out_dir)
+    out_path.mkdir(parents=True, exist_ok=True)
+    _write_jsonl(out_path / "tasks.jsonl", [rt.record() for rt in tasks])
+    _write_jsonl(out_path / "dev.jsonl", dev)
+    _write_jsonl(out_path / "locked.jsonl", locked)
+    _write_jsonl(out_path / "train.jsonl", train)
+    seed_path = out_path / "seed.vx"
     notes: list[str] = []
     if not seed_path.exists():
         text = (
@@ -256,13 +263,13 @@ def build_family(
         "locked_rubric_vs_construction": round(agree / len(locked), 3),
         "degradations": sorted(DEGRADATIONS),
     }
-    _write_family_toml(out / "family.toml", provenance)
+    _write_family_toml(out_path / "family.toml", provenance)
     if agree < len(locked):
         notes.append(
             f"the rubric disagrees with how {len(locked) - agree} of {len(locked)} locked items were "
             "made (a degraded section it still passes, or the reverse): it is a partial proxy"
         )
-    return BuildReport(out, counts, provenance, notes)
+    return BuildReport(out_path, counts, provenance, notes)
 
 
 def _item(

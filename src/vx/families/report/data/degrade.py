@@ -145,7 +145,7 @@ def unknown_citation(task: ReportTask, text: str, rng: random.Random) -> str | N
     if not cites:
         return None
     m = rng.choice(cites)
-    cid = re.search(r"E\d{3,5}", m.group(0)).group(0)
+    cid = _search(r"E\d{3,5}", m.group(0)).group(0)
     width = len(cid) - 1
     fresh = [f"E{(int(cid[1:]) + bump) % 10**width:0{width}d}" for bump in (90, 80, 70, 60, 50, 11, 22)]
     new = next((c for c in fresh if c not in known), None)
@@ -206,6 +206,14 @@ def erase_values(task: ReportTask, text: str, rng: random.Random) -> str | None:
     return text
 
 
+def _search(pattern: str, text: str) -> re.Match[str]:
+    """The first match of `pattern` in `text`, which the caller knows is there (a figure, a citation id)."""
+    found = re.search(pattern, text)
+    if found is None:
+        raise ValueError(f"no {pattern!r} in {text[:80]!r}")
+    return found
+
+
 @degradation("value_mismatch")
 def perturb_value(task: ReportTask, text: str, rng: random.Random) -> str | None:
     """Change the number written beside one ledger tag."""
@@ -216,6 +224,8 @@ def perturb_value(task: ReportTask, text: str, rng: random.Random) -> str | None
     seg = text[start:end]
     f = find_figures(seg)[0]
     metric = task.metric(mid)
+    if metric is None or metric.value is None:
+        return None
     known = source_figures([c.claim for c in task.cards] + [c.quote for c in task.cards])
     for factor in rng.sample([1.18, 0.82, 1.27, 0.74, 1.35], 5):
         v = f.value * factor
@@ -224,7 +234,7 @@ def perturb_value(task: ReportTask, text: str, rng: random.Random) -> str | None
         if not matches_value(probe, metric.value, metric.unit) and not any(
             abs(probe.value - k.value) < 1e-9 for k in known
         ):
-            num = re.search(r"\d[\d,]*(?:\.\d+)?", seg[f.start : f.end])
+            num = _search(r"\d[\d,]*(?:\.\d+)?", seg[f.start : f.end])
             a = start + f.start + num.start()
             return text[:a] + new + text[a + len(num.group(0)) :]
     return None
@@ -352,7 +362,7 @@ def convert_units(task: ReportTask, text: str, rng: random.Random) -> str | None
     if not cands:
         return None
     off, f, kind = rng.choice(cands)
-    if kind == "currency":
+    if kind == "currency" and cal.currency is not None:
         sym, rate = _CONVERT_CURRENCY[cal.currency]
         v = f.value * rate
         scale = {1e12: "T", 1e9: "B", 1e6: "M", 1e3: "K"}.get(f.scale, "")
@@ -361,7 +371,7 @@ def convert_units(task: ReportTask, text: str, rng: random.Random) -> str | None
         dec = max(f.decimals, 1 if v < 100 else 0)
         new = f"{sym}{v:,.{dec}f}{suffix}"
     else:
-        unit, mult = _CONVERT_UNIT[f.unit]
+        unit, mult = _CONVERT_UNIT[str(f.unit)]
         v = f.value * mult
         new = f"{v:,.0f} {unit}"
     a = off + f.start
@@ -432,6 +442,7 @@ def sum_pools(task: ReportTask, text: str, rng: random.Random) -> str | None:
     s, e = spans[a.id]
     seg = text[s:e]
     f = find_figures(seg)[0]
+    assert a.value is not None and b.value is not None  # (pooled metrics have values)
     total = a.value + b.value
     dec = max(f.decimals, len(f"{b.value:g}".split(".")[1]) if "." in f"{b.value:g}" else 0)
     num = f"{total:,.{dec}f}" if total >= 1000 else f"{total:.{dec}f}"
@@ -440,8 +451,8 @@ def sum_pools(task: ReportTask, text: str, rng: random.Random) -> str | None:
     cites = []
     for m in (a, b):
         for sent in [x for p in _paragraphs(text) for x in _sentences_in(p)]:
-            if m.tag in sent and CITATION.search(sent):
-                cites.append(CITATION.search(sent).group(0))
+            if m.tag in sent and (cited := CITATION.search(sent)):
+                cites.append(cited.group(0))
                 break
     sentence = f"Taken together, the {a.pool} and {b.pool} pools amount to {shown} {' '.join(cites)}."
     return _insert_after_first_body_sentence(text, sentence)

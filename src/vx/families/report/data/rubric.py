@@ -110,8 +110,8 @@ def score(task: Mapping[str, Any] | ReportTask, text: str, *, naive_tags: bool =
     for why in hits(ops.summed_across_pools):
         ded.append(("calibration", 12, why))
     for s in sec.body():
-        for m in CERTAINTY.finditer(s.text):
-            ded.append(("calibration", 6, f"{s.quote()}: certainty wording “{m.group(0)}”"))
+        for hit in CERTAINTY.finditer(s.text):
+            ded.append(("calibration", 6, f"{s.quote()}: certainty wording “{hit.group(0)}”"))
 
     # structure
     if sec.title is None:
@@ -126,8 +126,8 @@ def score(task: Mapping[str, Any] | ReportTask, text: str, *, naive_tags: bool =
     for why in hits(ops.caliber_unit_violation):
         ded.append(("style", 10, why))
     for s in sec.body():
-        for m in FILLER.finditer(s.text):
-            ded.append(("style", 4, f"{s.quote()}: filler “{m.group(0)}”"))
+        for hit in FILLER.finditer(s.text):
+            ded.append(("style", 4, f"{s.quote()}: filler “{hit.group(0)}”"))
     if sec.word_count() < 60:
         ded.append(("style", 5, f"the body has only {sec.word_count()} words"))
 

@@ -237,7 +237,7 @@ def low_credibility_card_overclaimed(task, output, ctx):
     bad = []
     for s in uses:
         if not HEDGES.search(s.text):
-            ids = ", ".join(f"{c} ({rt.card(c).credibility})" for c in s.cites if c in weak)
+            ids = ", ".join(f"{c} ({card.credibility})" for c in s.cites if c in weak and (card := rt.card(c)))
             bad.append(f"{s.quote()} rests on {ids} but states it without hedging")
     return (
         _report(bad, "overclaimed_weak_evidence")

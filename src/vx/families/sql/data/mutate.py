@@ -60,18 +60,18 @@ class Operator:
     failure_class: str
     description: str
     # sites(tree, catalog) -> nodes (or other site descriptors) the operator can act on
-    sites: Callable[[exp.Expression, Catalog | None], list[Any]]
+    sites: Callable[[exp.Expr, Catalog | None], list[Any]]
     # apply(tree, site, catalog, rng) -> detail; mutates `tree` (a copy) in place
-    apply: Callable[[exp.Expression, Any, Catalog | None, random.Random], str]
+    apply: Callable[[exp.Expr, Any, Catalog | None, random.Random], str]
     benign: bool = False
     textual: bool = False  # works on the SQL text rather than the tree
 
 
-def _tables(tree: exp.Expression) -> dict[str, str]:
+def _tables(tree: exp.Expr) -> dict[str, str]:
     return {t.alias_or_name.lower(): t.name for t in tree.find_all(exp.Table)}
 
 
-def _owner_table(col: exp.Column, tree: exp.Expression, catalog: Catalog | None) -> str | None:
+def _owner_table(col: exp.Column, tree: exp.Expr, catalog: Catalog | None) -> str | None:
     tables = _tables(tree)
     if col.table:
         return tables.get(col.table.lower())
@@ -397,7 +397,7 @@ def _rename_aliases(tree, sel, cat, rng):
     return "aliases " + ", ".join(f"{a} -> {b}" for a, b in renamed.items())
 
 
-def _inside_projection(node: exp.Expression, sel: exp.Select) -> bool:
+def _inside_projection(node: exp.Expr, sel: exp.Select) -> bool:
     p = node
     while p is not None and p.parent is not sel:
         p = p.parent
@@ -444,7 +444,7 @@ HARMFUL = tuple(n for n, o in OPERATORS.items() if not o.benign)
 BENIGN = tuple(n for n, o in OPERATORS.items() if o.benign)
 
 
-def parse_query(sql: str, dialect: str) -> exp.Expression:
+def parse_query(sql: str, dialect: str) -> exp.Expr:
     try:
         tree = sqlglot.parse_one(sql, read=dialect)
     except sqlglot.errors.SqlglotError as exc:

@@ -19,7 +19,7 @@ from vx.families.sql.catalog import Catalog, is_date_like
 AGGREGATES = (exp.AggFunc,)
 
 
-def selects(tree: exp.Expression) -> Iterator[exp.Select]:
+def selects(tree: exp.Expr) -> Iterator[exp.Select]:
     yield from tree.find_all(exp.Select)
 
 
@@ -27,7 +27,7 @@ def from_clause(select: exp.Select) -> exp.From | None:
     return select.args.get("from_") or select.args.get("from")
 
 
-def _in_window_or_subquery(node: exp.Expression, stop: exp.Expression) -> bool:
+def _in_window_or_subquery(node: exp.Expr, stop: exp.Expr) -> bool:
     p = node.parent
     while p is not None and p is not stop:
         if isinstance(p, (exp.Window, exp.Subquery, exp.Select)):
@@ -36,7 +36,7 @@ def _in_window_or_subquery(node: exp.Expression, stop: exp.Expression) -> bool:
     return False
 
 
-def aggregates_in(expr: exp.Expression, select: exp.Select) -> list[exp.Expression]:
+def aggregates_in(expr: exp.Expr, select: exp.Select) -> list[exp.Expr]:
     """Aggregate calls of `expr` that belong to `select` (not to a window or a nested query)."""
     return [
         a
@@ -45,7 +45,7 @@ def aggregates_in(expr: exp.Expression, select: exp.Select) -> list[exp.Expressi
     ]
 
 
-def bare_columns(expr: exp.Expression, select: exp.Select) -> list[exp.Column]:
+def bare_columns(expr: exp.Expr, select: exp.Select) -> list[exp.Column]:
     """Columns of `expr` outside any aggregate, window or nested query of `select`."""
     out = []
     for c in expr.find_all(exp.Column):
@@ -61,7 +61,7 @@ def bare_columns(expr: exp.Expression, select: exp.Select) -> list[exp.Column]:
     return out
 
 
-def missing_group_by(tree: exp.Expression) -> list[str]:
+def missing_group_by(tree: exp.Expr) -> list[str]:
     """Selects that aggregate while also selecting bare columns, without GROUP BY."""
     found = []
     for sel in selects(tree):
@@ -78,11 +78,11 @@ def missing_group_by(tree: exp.Expression) -> list[str]:
     return found
 
 
-def has_aggregate(tree: exp.Expression) -> bool:
+def has_aggregate(tree: exp.Expr) -> bool:
     return any(aggregates_in(p, s) for s in selects(tree) for p in s.expressions)
 
 
-def star_projections(tree: exp.Expression) -> list[str]:
+def star_projections(tree: exp.Expr) -> list[str]:
     """``*`` / ``t.*`` in the outermost query's projection (COUNT(*) is not a star projection)."""
     out = []
     for sel in _outer_selects(tree):
@@ -92,7 +92,7 @@ def star_projections(tree: exp.Expression) -> list[str]:
     return out
 
 
-def _outer_selects(tree: exp.Expression) -> list[exp.Select]:
+def _outer_selects(tree: exp.Expr) -> list[exp.Select]:
     node = tree
     if isinstance(node, exp.Subquery):
         node = node.this
@@ -103,7 +103,7 @@ def _outer_selects(tree: exp.Expression) -> list[exp.Select]:
     return []
 
 
-def outer_limit(tree: exp.Expression) -> int | bool | None:
+def outer_limit(tree: exp.Expr) -> int | bool | None:
     """The outermost query's LIMIT / FETCH FIRST / TOP as an int, True when present but not a
     literal, None when absent."""
     lim = tree.args.get("limit")
@@ -118,7 +118,7 @@ def outer_limit(tree: exp.Expression) -> int | bool | None:
     return True
 
 
-def limit_tie_probe(tree: exp.Expression, dialect: str) -> tuple[str, int] | None:
+def limit_tie_probe(tree: exp.Expr, dialect: str) -> tuple[str, int] | None:
     """A query that shows whether the outer ``ORDER BY … LIMIT n`` of `tree` cuts through a tie: the
     same query projecting only its ORDER BY keys (select aliases and positions resolved), with
     ``LIMIT n + 1``. The tie is there when rows n and n + 1 of its result are equal. None when the
@@ -160,7 +160,7 @@ def tie_at_limit(rows: Sequence[Sequence[Any]], n: int) -> bool:
     return len(rows) > n and tuple(rows[n - 1]) == tuple(rows[n])
 
 
-def bounds_rows_otherwise(tree: exp.Expression) -> bool:
+def bounds_rows_otherwise(tree: exp.Expr) -> bool:
     """Whether the query restricts itself to extreme rows without LIMIT: a comparison with a
     MAX/MIN subquery, a ranking window function filtered on, QUALIFY, or an ungrouped aggregate
     (one row)."""
@@ -181,7 +181,7 @@ def bounds_rows_otherwise(tree: exp.Expression) -> bool:
     return False
 
 
-def _filtered_on(window: exp.Window, tree: exp.Expression) -> bool:
+def _filtered_on(window: exp.Window, tree: exp.Expr) -> bool:
     """Whether the output of a ranking window is compared somewhere (directly, or through its alias
     in an outer WHERE / QUALIFY)."""
     if window.find_ancestor(exp.Where, exp.Qualify) is not None:
@@ -285,7 +285,7 @@ def question_columns(question: str, catalog: Catalog, tables: list[str]) -> list
 # --------------------------------------------------------------------------- identifiers
 
 
-def table_names(tree: exp.Expression) -> list[str]:
+def table_names(tree: exp.Expr) -> list[str]:
     """Base tables the query reads (CTE names excluded), in order of appearance."""
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     out: list[str] = []
@@ -315,7 +315,7 @@ def _scope_columns_of(source: Any) -> set[str] | None:
     return None
 
 
-def unknown_identifiers(tree: exp.Expression, catalog: Catalog) -> list[str]:
+def unknown_identifiers(tree: exp.Expr, catalog: Catalog) -> list[str]:
     """Tables and columns the catalog does not have, each as a message naming the identifier."""
     problems: list[str] = []
     for t in table_names(tree):
@@ -387,7 +387,7 @@ def unknown_identifiers(tree: exp.Expression, catalog: Catalog) -> list[str]:
     return problems
 
 
-def query_names(tree: exp.Expression, catalog: Catalog) -> set[str]:
+def query_names(tree: exp.Expr, catalog: Catalog) -> set[str]:
     """Every name (lower case) a column reference of `tree` may resolve to: the columns of the base
     tables it reads, its select-list and table aliases' column names, and CTE / derived-table columns."""
     names = {c.lower() for t in table_names(tree) for c in catalog.columns(catalog.table(t) or t)}
@@ -397,7 +397,7 @@ def query_names(tree: exp.Expression, catalog: Catalog) -> set[str]:
     return names
 
 
-def sqlite_string_literals(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expression, int]:
+def sqlite_string_literals(tree: exp.Expr, catalog: Catalog) -> tuple[exp.Expr, int]:
     """`tree` read by SQLite's rule for double quotes: a double-quoted name that is no column the query
     can see (:func:`query_names`) is a string literal (``WHERE region = "Central Africa"``), as SQLite
     and Spider's evaluator run it. Returns the tree (changed in place) and how many names became strings."""
@@ -436,7 +436,7 @@ def _owner(col: exp.Column, names: Sequence[str], real: Mapping[str, str], catal
     return hits[0] if len(hits) == 1 else None
 
 
-def cartesian_joins(tree: exp.Expression, catalog: Catalog | None) -> list[str] | None:
+def cartesian_joins(tree: exp.Expr, catalog: Catalog | None) -> list[str] | None:
     """Pairs of base tables joined without any condition relating them, per SELECT. None when no
     SELECT reads two or more base tables (nothing to judge)."""
     findings: list[str] = []
@@ -453,7 +453,7 @@ def cartesian_joins(tree: exp.Expression, catalog: Catalog | None) -> list[str] 
         names = [t.alias_or_name.lower() for t in tables]
         real = {t.alias_or_name.lower(): t.name for t in tables}
         parent = {n: n for n in names}
-        conds: list[exp.Expression] = []
+        conds: list[exp.Expr] = []
         for j in sel.args.get("joins") or []:
             if j.args.get("on") is not None:
                 conds.append(j.args["on"])
@@ -467,8 +467,9 @@ def cartesian_joins(tree: exp.Expression, catalog: Catalog | None) -> list[str] 
             conds.append(sel.args["where"].this)
         for cond in conds:
             for pred in cond.find_all(exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between, exp.In):
-                owners = {o for c in pred.find_all(exp.Column) if (o := _owner(c, names, real, catalog)) is not None}
-                owners = sorted(owners)
+                owners = sorted(
+                    {o for c in pred.find_all(exp.Column) if (o := _owner(c, names, real, catalog)) is not None}
+                )
                 for a in owners[1:]:
                     parent[_find(parent, a)] = _find(parent, owners[0])
         aggs = [a for p in sel.expressions for a in aggregates_in(p, sel)]
@@ -495,7 +496,7 @@ _DATEISH = re.compile(
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
 
 
-def resolve_columns(tree: exp.Expression, catalog: Catalog) -> dict[int, tuple[str, str, str]]:
+def resolve_columns(tree: exp.Expr, catalog: Catalog) -> dict[int, tuple[str, str, str]]:
     """``id(column node) -> (table, column, TYPE)`` for every column reference of `tree` that names a base
     table's column, resolved by sqlglot's scopes (:func:`sqlglot.optimizer.scope.traverse_scope`): a
     qualified name through its scope's (or an enclosing scope's) aliases, an unqualified one by the one
@@ -538,10 +539,10 @@ def _resolve_one(col: exp.Column, chain: list[Scope], catalog: Catalog) -> tuple
             if hit is not None:
                 t = _base_table(hit, catalog)
                 ty = catalog.column_type(t, name) if t else None
-                return (t, _spelt(catalog, t, name), ty) if ty else None
+                return (t, _spelt(catalog, t, name), ty) if t and ty else None
         t = catalog.table(col.table)  # a table named, not aliased, in no FROM of the chain
         ty = catalog.column_type(t, name) if t else None
-        return (t, _spelt(catalog, t, name), ty) if ty else None
+        return (t, _spelt(catalog, t, name), ty) if t and ty else None
     for sc in chain:
         hits = []
         for _, (_, src) in sc.selected_sources.items():
@@ -565,8 +566,8 @@ def _spelt(catalog: Catalog, table: str, column: str) -> str:
 
 
 def _column_ref(
-    node: exp.Expression,
-    tree: exp.Expression,
+    node: exp.Expr,
+    tree: exp.Expr,
     catalog: Catalog,
     resolved: dict[int, tuple[str, str, str]] | None = None,
 ) -> tuple[str, str, str] | None:
@@ -579,7 +580,7 @@ def _column_ref(
     return ref if ref is not None and ref[2] else None
 
 
-def date_string_comparisons(tree: exp.Expression, catalog: Catalog) -> tuple[list[str], int]:
+def date_string_comparisons(tree: exp.Expr, catalog: Catalog) -> tuple[list[str], int]:
     """Comparisons between a date-like column and a string literal that go wrong, and how many
     such comparisons there are: a numeric column (epoch, year) compared with a date string; a DATE
     or TIMESTAMP column compared with a non-ISO date string; a text column of non-ISO dates
@@ -629,7 +630,7 @@ def date_string_comparisons(tree: exp.Expression, catalog: Catalog) -> tuple[lis
 # --------------------------------------------------------------------------- failure classes of real predictions
 
 
-def string_comparisons(tree: exp.Expression, catalog: Catalog) -> list[tuple[str, str, str, str]]:
+def string_comparisons(tree: exp.Expr, catalog: Catalog) -> list[tuple[str, str, str, str]]:
     """``(table, column, literal, how)`` for every column compared with a string literal: ``how`` is
     ``"="`` (also ``!=``, ``IN``) or ``"like"`` (the literal is a LIKE pattern). Columns whose table
     cannot be told are left out."""
@@ -662,7 +663,7 @@ _SUPERLATIVE_FIGURE = re.compile(
 )
 
 
-def ordering_aggregates(tree: exp.Expression, question: str) -> list[str]:
+def ordering_aggregates(tree: exp.Expr, question: str) -> list[str]:
     """Aggregates (COUNT, SUM, AVG) the outer SELECT returns although it only needs them to order or
     filter (they recur in ORDER BY or HAVING) and the question does not ask for such a figure:
     ``SELECT name, COUNT(*) AS n … ORDER BY n DESC LIMIT 1`` for "which … has the most …"."""
@@ -678,7 +679,7 @@ def ordering_aggregates(tree: exp.Expression, question: str) -> list[str]:
     asked = _SUPERLATIVE_FIGURE.sub(" ", question)
     for proj in tree.expressions:
         inner = proj.this if isinstance(proj, exp.Alias) else proj
-        if not isinstance(inner, tuple(_AGG_CUES)):
+        if not isinstance(inner, exp.AggFunc) or type(inner) not in _AGG_CUES:
             continue
         cue = _AGG_CUES[type(inner)]
         if cue.search(asked):
@@ -688,7 +689,7 @@ def ordering_aggregates(tree: exp.Expression, question: str) -> list[str]:
     return found
 
 
-def unused_joins(tree: exp.Expression, catalog: Catalog | None) -> list[tuple[str, exp.Join]]:
+def unused_joins(tree: exp.Expr, catalog: Catalog | None) -> list[tuple[str, exp.Join]]:
     """Inner joins of the outer SELECT of which nothing is used outside the join's own ON condition, in a
     query whose result would show repeated rows: ``(table, join)`` pairs. Such a join is a *semi-join*
     (it keeps the rows that have a match), which is often what the question asks; it is a defect only
@@ -753,18 +754,18 @@ def unbounded(tree: exp.Select) -> exp.Select:
     return out
 
 
-def column_refs(tree: exp.Expression, catalog: Catalog) -> set[tuple[str, str]]:
+def column_refs(tree: exp.Expr, catalog: Catalog) -> set[tuple[str, str]]:
     """``(table, column)`` of every column reference whose base table can be told (catalog spelling)."""
     return {(t, c) for t, c, _ in resolve_columns(tree, catalog).values()}
 
 
-def has_threshold(tree: exp.Expression) -> bool:
+def has_threshold(tree: exp.Expr) -> bool:
     """Whether some SELECT of the query keeps groups by a HAVING condition (``HAVING COUNT(*) >= 2``):
     a threshold the data may leave unmet, so that an empty answer is a possible right one."""
     return any(s.args.get("having") is not None for s in selects(tree))
 
 
-def bare_column_projection(tree: exp.Expression, index: int) -> bool:
+def bare_column_projection(tree: exp.Expr, index: int) -> bool:
     """Whether the outer SELECT's `index`-th projection is a plain column of a table read through FROM
     or an inner join (so its NULLs are the data's own, not made by an outer join or an expression)."""
     if not isinstance(tree, exp.Select) or index >= len(tree.expressions):
@@ -776,8 +777,8 @@ def bare_column_projection(tree: exp.Expression, index: int) -> bool:
     return isinstance(p, exp.Column) and not isinstance(p.this, exp.Star)
 
 
-def _within(node: exp.Expression, container: exp.Expression) -> bool:
-    p = node
+def _within(node: exp.Expr, container: exp.Expr) -> bool:
+    p: exp.Expr | None = node
     while p is not None:
         if p is container:
             return True

@@ -35,7 +35,7 @@ DEFAULT_DIALECT = "duckdb"
 class Parsed:
     """The root's artifact: the parsed statement and the dialect it was read in."""
 
-    tree: Any  # sqlglot.exp.Expression
+    tree: Any  # sqlglot.exp.Expr
     dialect: str
 
 

@@ -102,7 +102,7 @@ DERIVED = (
 CONSTRUCTS = tuple(sorted(set(_NODE_KEYS) | set(DERIVED)))
 
 
-def features(tree: exp.Expression) -> set[str]:
+def features(tree: exp.Expr) -> set[str]:
     """The constructs a query uses (see CONSTRUCTS)."""
     out: set[str] = set()
     for node in tree.walk():
@@ -137,14 +137,14 @@ def features(tree: exp.Expression) -> set[str]:
     return out
 
 
-def outer_order_direction(tree: exp.Expression) -> str | None:
+def outer_order_direction(tree: exp.Expr) -> str | None:
     order = tree.args.get("order")
     if order is None or not order.expressions:
         return None
     return "desc" if order.expressions[0].args.get("desc") else "asc"
 
 
-def _tree_of(task, output, ctx) -> exp.Expression | None:
+def _tree_of(task, output, ctx) -> exp.Expr | None:
     p = parsed(ctx) if ctx is not None else None
     if p is not None:
         return p.tree
@@ -256,7 +256,7 @@ def max_result_rows(n: int, cue: str):
     return fn
 
 
-def join_key_pairs(tree: exp.Expression) -> list[tuple[str, str, float]]:
+def join_key_pairs(tree: exp.Expr) -> list[tuple[str, str, float]]:
     """(left column, right column, name similarity) of every column = column equality in a JOIN ON."""
     out = []
     for j in tree.find_all(exp.Join):
@@ -309,7 +309,7 @@ def join_key_names(min_similarity: float):
 # --------------------------------------------------------------------------- inducers
 
 
-def _prepared(pairs: Pairs) -> list[tuple[Mapping[str, Any], exp.Expression]]:
+def _prepared(pairs: Pairs) -> list[tuple[Mapping[str, Any], exp.Expr]]:
     out = []
     for task, output in pairs:
         tree = _tree_of(task, output, None)
