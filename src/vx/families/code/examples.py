@@ -22,7 +22,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeGuard
 
 import attrs
 
@@ -131,7 +131,7 @@ def _example_from_call(
     if any(isinstance(a, ast.Starred) for a in call.args):
         raise NotLiteral("starred arguments")
     args = [_literal(a) for a in call.args]
-    if isinstance(expected, ast.AST):
+    if isinstance(expected, ast.expr):
         expected_value = _literal(expected)
     else:
         expected_value = expected
@@ -165,7 +165,7 @@ def _same(a: Any, b: Any) -> bool:
 def _unwrap_assert(test: ast.expr, function: str | None) -> tuple[ast.Call, ast.expr | Any]:
     """Find (call, expected) in an assert's test expression, or raise NotLiteral."""
 
-    def is_target(node: ast.expr) -> bool:
+    def is_target(node: ast.expr) -> TypeGuard[ast.Call]:
         return (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
@@ -186,9 +186,9 @@ def _unwrap_assert(test: ast.expr, function: str | None) -> tuple[ast.Call, ast.
             return test.args[0], test.args[1]
     # f(x)  -> True ; not f(x) -> False
     if is_target(test):
-        return test, True  # type: ignore[return-value]
+        return test, True
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and is_target(test.operand):
-        return test.operand, False  # type: ignore[return-value]
+        return test.operand, False
     raise NotLiteral(f"unsupported assert form: {ast.unparse(test)[:80]}")
 
 

@@ -19,7 +19,7 @@ import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import attrs
 
@@ -165,10 +165,11 @@ def parse_test(text: str, entry_point: str) -> tuple[tuple[Any, ...], Any] | Non
         return None
     test = module.body[0].test
 
-    def is_call(node: ast.AST) -> bool:
+    def is_call(node: ast.AST) -> TypeGuard[ast.Call]:
         return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == entry_point
 
-    call = expected = None
+    call: ast.Call | None = None
+    expected: ast.expr | None = None
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.Is)):
         left, right = test.left, test.comparators[0]
         if is_call(left):
@@ -179,7 +180,7 @@ def parse_test(text: str, entry_point: str) -> tuple[tuple[Any, ...], Any] | Non
         call, expected = test, ast.Constant(True)
     elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and is_call(test.operand):
         call, expected = test.operand, ast.Constant(False)
-    if call is None or call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+    if call is None or expected is None or call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
         return None
     try:
         args = tuple(ast.literal_eval(a) for a in call.args)

@@ -88,7 +88,7 @@ def _has_docstring(fn: ast.FunctionDef) -> bool:
     return (
         bool(fn.body)
         and isinstance(fn.body[0], ast.Expr)
-        and isinstance(getattr(fn.body[0], "value", None), ast.Constant)
+        and isinstance(fn.body[0].value, ast.Constant)
         and isinstance(fn.body[0].value.value, str)
     )
 
@@ -130,7 +130,7 @@ def _sequence_params(fn: ast.FunctionDef, ctx: Context, kinds: tuple[type, ...])
             if isinstance(value, kinds):
                 indices.append(i)
         return indices
-    names = {list: ("list", "List"), str: ("str",), tuple: ("tuple", "Tuple")}
+    names: dict[type, tuple[str, ...]] = {list: ("list", "List"), str: ("str",), tuple: ("tuple", "Tuple")}
     for i, param in enumerate(params):
         text = ast.unparse(param.annotation) if param.annotation is not None else ""
         if any(word in text for kind in kinds for word in names.get(kind, ())):
@@ -348,14 +348,14 @@ def _print_candidates(fn: ast.FunctionDef, ctx: Context) -> list[tuple[ast.AST, 
 
 
 def _print_apply(tree: ast.Module, fn: ast.FunctionDef, node: ast.AST, variant: int, ctx: Context) -> str:
-    returns = [r for r in _returns_of(fn) if r.value is not None]
+    returns = [(r, r.value) for r in _returns_of(fn) if r.value is not None]
     parents = _parent_map(fn)
-    for ret in returns:
+    for ret, returned in returns:
         parent = parents[ret]
         for _, value in ast.iter_fields(parent):
             if isinstance(value, list) and any(item is ret for item in value):
                 i = next(k for k, item in enumerate(value) if item is ret)
-                call = ast.Expr(ast.Call(func=ast.Name("print", ast.Load()), args=[ret.value], keywords=[]))
+                call = ast.Expr(ast.Call(func=ast.Name("print", ast.Load()), args=[returned], keywords=[]))
                 value[i : i + 1] = [call, ast.Return(value=None)]
                 break
     return f"{len(returns)} return(s) print instead"

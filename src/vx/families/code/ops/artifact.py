@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 import attrs
 
@@ -39,6 +39,20 @@ class Artifact:
     @property
     def ok(self) -> bool:
         return not self.problem
+
+    @property
+    def fn(self) -> FunctionNode:
+        """The examined function of an output the root accepted (``ok``: it parses and defines one)."""
+        if self.function is None:
+            raise ValueError(f"no function to examine: {self.problem or 'the output defines none'}")
+        return self.function
+
+    @property
+    def module(self) -> ast.Module:
+        """The syntax tree of an output that parses."""
+        if self.tree is None:
+            raise ValueError(f"no syntax tree: {self.problem or 'the output does not parse'}")
+        return self.tree
 
 
 def accepted_names(task: Mapping[str, Any]) -> list[str]:
@@ -163,7 +177,7 @@ def artifact_of(task: Mapping[str, Any], output: Any, ctx: Context) -> Artifact:
 # --------------------------------------------------------------------------- AST helpers
 
 
-def _is_main_guard(stmt: ast.stmt) -> bool:
+def _is_main_guard(stmt: ast.stmt) -> TypeGuard[ast.If]:
     """``if __name__ == "__main__":`` -- code that never runs when the candidate is imported."""
     if not isinstance(stmt, ast.If) or not isinstance(stmt.test, ast.Compare):
         return False

@@ -54,7 +54,8 @@ def sandbox() -> Any:
 def example_comparator(task: Mapping[str, Any]) -> Comparator:
     """evalplus's comparison for the task's visible examples (its special oracles are keyed by its own
     function names: MBPP+ renamed a few, ``meta.evalplus_entry_point``)."""
-    meta = task.get("meta") if isinstance(task.get("meta"), Mapping) else {}
+    found = task.get("meta")
+    meta: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     dataset = str(task.get("dataset") or "")
     if not dataset:
         tid = str(task.get("id", ""))
@@ -132,8 +133,8 @@ class StopRule:
             pass  # a probe the examples do not show: a correct slow program may spend its budget there
         elif outcome.status != "timeout":
             self.own += cpu
-        elif self.floors is not None and i < len(self.floors) and self.floors[i] is not None:
-            self.own += max(0.0, cpu - self.floors[i])  # the part of its budget its own pace bought
+        elif self.floors is not None and i < len(self.floors) and (floor := self.floors[i]) is not None:
+            self.own += max(0.0, cpu - floor)  # the part of its budget its own pace bought
         if self.compare is not None and p.klass == "example" and not self.failed:
             try:
                 self.failed = fails_example(self.compare, p, outcome)

@@ -56,7 +56,7 @@ def parses(task, output, ctx):
     art = artifact_of(task, output, ctx)
     if art.problem:
         return drawback(art.problem)
-    return clean(f"defines {art.name} (line {art.function.lineno})")
+    return clean(f"defines {art.name} (line {art.fn.lineno})")
 
 
 # --------------------------------------------------------------------------- static ops
@@ -123,7 +123,7 @@ def _reachable_ranges(art: Artifact) -> list[tuple[int, int]]:
     """Line ranges of the code that can run when the entry point is called: module-level
     statements (outside a main guard, defs excluded) and the module functions reachable from the
     entry point through calls by name."""
-    tree, fn = art.tree, art.function
+    tree, fn = art.module, art.fn
     functions = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     ranges: list[tuple[int, int]] = []
     for stmt in tree.body:

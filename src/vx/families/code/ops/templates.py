@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from vx.families.code.ops import artifact, values
-from vx.families.code.ops import run as _run
+from vx.families.code.ops import run as run_mod
 from vx.families.code.ops.artifact import (
     Artifact,
     _is_main_guard,
@@ -58,7 +58,7 @@ DEPENDS = (
     __name__,
     artifact,
     values,
-    _run,
+    run_mod,
     probe_mod,
     "vx.families.code.probes.budgets",
     "vx.families.code.probes.domain",
@@ -243,7 +243,7 @@ def _node_features(art: Artifact) -> dict[str, int]:
     if code:
         found["ModuleLevelCode"] = code[0].lineno
     if _recursive(art):
-        found["RecursiveCall"] = art.function.lineno
+        found["RecursiveCall"] = art.fn.lineno
     if art.function is not None:
         nested = [n for n in own_nodes(art.function) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         if nested:

@@ -465,17 +465,17 @@ def generate_probes(
     ``edge`` ones are empty / zero / single / negated versions the examples may not show; ``large``
     ones are bigger. `reason` says why there are none ("" when there are some)."""
     sizes = dict(CLASS_SIZES if sizes is None else sizes)
-    examples = [tuple(a) for a in examples]
-    if not examples:
+    calls: list[tuple[Any, ...]] = [tuple(a) for a in examples]
+    if not calls:
         return [], None, "the task shows no visible example call"
-    if len({len(a) for a in examples}) != 1:
+    if len({len(a) for a in calls}) != 1:
         return [], None, "the visible examples call the function with different numbers of arguments"
-    if not all(plain(a) for a in examples):
+    if not all(plain(a) for a in calls):
         return [], None, "the visible examples' arguments are not plain data (opaque types)"
-    if len(examples[0]) == 0:
+    if len(calls[0]) == 0:
         return [], None, "the visible examples call the function without arguments: nothing to mutate"
-    dom = infer_domain(examples)
-    seen = {_key(a) for a in examples}
+    dom = infer_domain(calls)
+    seen = {_key(a) for a in calls}
     probes: list[tuple[str, tuple]] = []
     final = list(sizes)[-1] if sizes else None
     for klass, want in sizes.items():
@@ -484,20 +484,21 @@ def generate_probes(
         mut = _Mutator(dom, rng)
         got = 0
         last = 0  # the try that made the last probe
-        queue = _extremes(examples) if klass == "boundary" else []
+        queue = _extremes(calls) if klass == "boundary" else []
         for tries in range(1, max_tries + 1):
             if got >= want or tries - last > stall or mut.grown >= GROW_BUDGET:
                 break
             if queue:
-                cand = queue.pop(0)
-                key = _key(cand)
-                if key not in seen and in_domain(cand, dom, _RELAX[klass]):
+                extreme = queue.pop(0)
+                key = _key(extreme)
+                if key not in seen and in_domain(extreme, dom, _RELAX[klass]):
                     seen.add(key)
-                    probes.append((klass, cand))
+                    probes.append((klass, extreme))
                     got += 1
                     last = tries
                 continue
-            base = examples[tries % len(examples)] if tries <= len(examples) * 4 else rng.choice(examples)
+            base = calls[tries % len(calls)] if tries <= len(calls) * 4 else rng.choice(calls)
+            cand: tuple[Any, ...] | None
             if klass == "mutant":
                 work = list(base)
                 for _ in range(rng.choice((1, 1, 1, 2, 2, 3))):
