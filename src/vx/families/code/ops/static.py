@@ -123,7 +123,7 @@ def _reachable_ranges(art: Artifact) -> list[tuple[int, int]]:
     """Line ranges of the code that can run when the entry point is called: module-level
     statements (outside a main guard, defs excluded) and the module functions reachable from the
     entry point through calls by name."""
-    tree, fn = art.module, art.fn
+    tree, fn = art.module, art.function
     functions = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     ranges: list[tuple[int, int]] = []
     for stmt in tree.body:
