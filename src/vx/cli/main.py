@@ -57,7 +57,7 @@ SHORT_HELP: dict[str, str] = {
     "ratchet": "Run the skill loop on FAMILY with one or more graders and compare their held-out lift.",
     "report": "Write an HTML page (viewable offline) for a run file or an evaluation.",
     "runs": "Inspect evolution runs (the .vxrun.sqlite files `vx evolve` writes).",
-    "serve": "Serve VERIFIER.vx over HTTP: GET /health, POST /grade.",
+    "serve": "Serve VERIFIER.vx over HTTP for RL trainers and agent loops.",
 }
 
 

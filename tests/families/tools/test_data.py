@@ -101,9 +101,11 @@ def test_bfcl_s_checker_imports_without_its_provider_sdks():
     pytest.importorskip("bfcl_eval")
     from vx.families.tools.data.bfcl import bfcl_label, load_checker
 
+    before = set(sys.modules)  # other tests of the same process may have imported a provider SDK themselves
     checker = load_checker()
     assert "bfcl_eval.constants.model_config" not in sys.modules  # the stand-in is gone at once
-    assert not any(m.split(".")[0] in ("openai", "anthropic", "mistralai", "cohere") for m in sys.modules)
+    added = set(sys.modules) - before
+    assert not any(m.split(".")[0] in ("openai", "anthropic", "mistralai", "cohere") for m in added)
     ok, _ = bfcl_label(
         checker,
         category="simple",
