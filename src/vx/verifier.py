@@ -306,13 +306,22 @@ class Verifier:
         peer ops compare each attempt with the others (and with `peers`, more attempts that are
         not graded). One attempt alone makes peer ops abstain, saying so."""
         task = self._task(task)
-        if isinstance(outputs, (str, bytes)) or not isinstance(outputs, Sequence):
-            raise ArgumentError(
-                f"outputs must be a list of outputs, not {type(outputs).__name__} (a str would be "
-                "graded character by character); to grade one output: grade(task, output)"
-            )
-        if isinstance(peers, (str, bytes)) or not isinstance(peers, Sequence):
-            raise ArgumentError(f"peers must be a list of outputs, not {type(peers).__name__}")
+        _check_outputs(outputs, peers, "graded character by character); to grade one output: grade(task, output)")
+        items, grading = self._grade_group(task, outputs, peers, jobs=jobs, timeout=timeout, cache=cache)
+        return [self.explain(it, grading) for it in items]
+
+    def _grade_group(
+        self,
+        task: Mapping[str, Any],
+        outputs: Sequence[Any],
+        peers: Sequence[Any],
+        *,
+        jobs: int | None,
+        timeout: float,
+        cache: VerdictCache | None,
+        rank: bool = False,
+    ) -> tuple[list[Item], Grading]:
+        """The attempts at one task as items (``<task>#<k>``), graded together with `peers`."""
         tid = str(task.get("id") or "task")
         items = [Item(id=f"{tid}#{k}", task=tid, output=o) for k, o in enumerate(outputs)]
         grading = self.grade_items(
@@ -323,8 +332,9 @@ class Verifier:
             cache=cache,
             progress=False,
             peers={tid: list(peers)} if peers else None,
+            rank=rank,
         )
-        return [self.explain(it, grading) for it in items]
+        return items, grading
 
     def grade_items(
         self,
@@ -434,28 +444,11 @@ class Verifier:
         attempts (its behaviour cluster's size), then a digest of the output (never its position).
         Each :class:`Ranked` keeps its index in `outputs`, its grade and the reason for its place."""
         task = self._task(task)
-        if isinstance(outputs, (str, bytes)) or not isinstance(outputs, Sequence):
-            raise ArgumentError(
-                f"outputs must be a list of outputs, not {type(outputs).__name__} (a str would be "
-                "ranked character by character)"
-            )
+        _check_outputs(outputs, peers, "ranked character by character)")
         if not outputs:
             raise ArgumentError("outputs is empty: there is nothing to rank")
-        if isinstance(peers, (str, bytes)) or not isinstance(peers, Sequence):
-            raise ArgumentError(f"peers must be a list of outputs, not {type(peers).__name__}")
-        tid = str(task.get("id") or "task")
-        items = [Item(id=f"{tid}#{k}", task=tid, output=o) for k, o in enumerate(outputs)]
-        grading = self.grade_items(
-            items,
-            tasks={tid: task},
-            jobs=jobs,
-            timeout=timeout,
-            cache=cache,
-            progress=False,
-            peers={tid: list(peers)} if peers else None,
-            rank=True,
-        )
-        placed = self.placements(grading, items, tasks={tid: task}, score=score)
+        items, grading = self._grade_group(task, outputs, peers, jobs=jobs, timeout=timeout, cache=cache, rank=True)
+        placed = self.placements(grading, items, tasks={items[0].task: task}, score=score)
         ranked = [
             Ranked(k, out, self.explain(it, grading), place)
             for k, (it, out, place) in enumerate(zip(items, outputs, placed))
@@ -480,3 +473,11 @@ class Verifier:
         messages = {op: app.message(item.id, op) for op in app.matrix.op_names}
         errors = {f.op: f.error for f in app.failures if f.item == item.id}
         return self._grade_from(row, messages, errors)
+
+
+def _check_outputs(outputs: Any, peers: Any, as_str: str) -> None:
+    """`outputs` and `peers` are lists of outputs (a str is refused: it would be `as_str`)."""
+    if isinstance(outputs, (str, bytes)) or not isinstance(outputs, Sequence):
+        raise ArgumentError(f"outputs must be a list of outputs, not {type(outputs).__name__} (a str would be {as_str}")
+    if isinstance(peers, (str, bytes)) or not isinstance(peers, Sequence):
+        raise ArgumentError(f"peers must be a list of outputs, not {type(peers).__name__}")

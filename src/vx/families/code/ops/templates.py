@@ -105,6 +105,34 @@ def _tree(task: Mapping[str, Any], output: Any) -> ast.Module | None:
     return artifact_of(task, output, Context()).tree
 
 
+def _presence_check(lines: Callable[[Artifact], Mapping[str, int]], key: str, found: str, absent: str) -> Callable:
+    """A static check: a drawback at the first line where the output has `key` (`lines`: what the output has,
+    each with its first line; the message is ``line N`` + `found`), else clean (`absent`)."""
+
+    def check(task: Mapping[str, Any], output: Any, ctx: Context) -> Any:
+        art = artifact_of(task, output, ctx)
+        if art.tree is None:
+            return abstain("the output does not parse")
+        line = lines(art).get(key)
+        if line is not None:
+            return drawback(f"line {line}{found}")
+        return clean(absent)
+
+    return check
+
+
+def _induce_from_tree(
+    cluster: list[Pair], good: list[Pair], param: str, lines: Callable[[ast.Module], Mapping[str, int]]
+) -> list[dict[str, Any]]:
+    """Specs ``{param: name}`` for the names (`lines` of a parsed output) that tell the cluster from the good."""
+
+    def features(task: Mapping[str, Any], output: Any) -> set:
+        tree = _tree(task, output)
+        return set(lines(tree)) if tree is not None else set()
+
+    return [{param: n} for n in _discriminating(cluster, good, features)]
+
+
 # --------------------------------------------------------------------------- ast_call_present
 
 
@@ -124,26 +152,12 @@ def ast_call_present(name: str):
     """The code calls a given function or method name."""
     if not name.isidentifier():
         raise SpecError(f"ast_call_present: {name!r} is not a Python identifier")
-
-    def check(task, output, ctx):
-        art = artifact_of(task, output, ctx)
-        if art.tree is None:
-            return abstain("the output does not parse")
-        line = _calls(art.tree).get(name)
-        if line is not None:
-            return drawback(f"line {line} calls {name}()")
-        return clean(f"no call of {name}()")
-
-    return check
+    return _presence_check(lambda art: _calls(art.module), name, f" calls {name}()", f"no call of {name}()")
 
 
 @inducer("ast_call_present")
 def _induce_calls(cluster: list[Pair], good: list[Pair]) -> list[dict[str, Any]]:
-    def features(task, output):
-        tree = _tree(task, output)
-        return set(_calls(tree)) if tree is not None else set()
-
-    return [{"name": n} for n in _discriminating(cluster, good, features)]
+    return _induce_from_tree(cluster, good, "name", _calls)
 
 
 # --------------------------------------------------------------------------- ast_node_present
@@ -265,17 +279,7 @@ def ast_node_present(node: str):
             f"Try, ...) nor one of the patterns {', '.join(PATTERNS)}"
         )
     what = PATTERNS.get(node, f"a {node} node")
-
-    def check(task, output, ctx):
-        art = artifact_of(task, output, ctx)
-        if art.tree is None:
-            return abstain("the output does not parse")
-        line = _node_features(art).get(node)
-        if line is not None:
-            return drawback(f"line {line}: {what}")
-        return clean(f"no {node}")
-
-    return check
+    return _presence_check(_node_features, node, f": {what}", f"no {node}")
 
 
 @inducer("ast_node_present")
@@ -307,26 +311,12 @@ def imports_module(name: str):
     top = name.split(".")[0]
     if not top.isidentifier():
         raise SpecError(f"imports_module: {name!r} is not a module name")
-
-    def check(task, output, ctx):
-        art = artifact_of(task, output, ctx)
-        if art.tree is None:
-            return abstain("the output does not parse")
-        line = _imports(art.tree).get(top)
-        if line is not None:
-            return drawback(f"line {line} imports {top}")
-        return clean(f"does not import {top}")
-
-    return check
+    return _presence_check(lambda art: _imports(art.module), top, f" imports {top}", f"does not import {top}")
 
 
 @inducer("imports_module")
 def _induce_imports(cluster: list[Pair], good: list[Pair]) -> list[dict[str, Any]]:
-    def features(task, output):
-        tree = _tree(task, output)
-        return set(_imports(tree)) if tree is not None else set()
-
-    return [{"name": n} for n in _discriminating(cluster, good, features)]
+    return _induce_from_tree(cluster, good, "name", _imports)
 
 
 # --------------------------------------------------------------------------- exec helpers
