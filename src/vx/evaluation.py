@@ -77,14 +77,16 @@ class Evaluation:
         return {(f.item, f.op): f.error for f in self.grading.application.failures}
 
     # ---------------------------------------------------------------- rows
+    def _op_table(self) -> tuple[Any, dict[tuple[str, str], str], list[str], Any]:
+        """(the op application, its errors, the op names, the items x ops verdict codes)."""
+        app = self.grading.application
+        return app, self._errors(), list(self.op_names), app.matrix.to_array()
+
     def rows(self) -> list[dict[str, Any]]:
         """One flat dict per item: id, task, split, label ("pass" / "fail" / None), verdict (the final
         verdict), then per op (root first) ``verdict:<op>`` (drawback / clean / abstain) and
         ``message:<op>`` (its message; "error: …" when the op failed and abstained)."""
-        app = self.grading.application
-        errors = self._errors()
-        names = self.op_names
-        arr = app.matrix.to_array()
+        app, errors, names, arr = self._op_table()
         out = []
         for r, (it, final) in enumerate(zip(self.items, self.grading.finals)):
             row: dict[str, Any] = {
@@ -126,10 +128,7 @@ class Evaluation:
     def items_detail(self) -> list[dict[str, Any]]:
         """Per item: its row's facts plus every op's verdict, message and error, the drawbacks on a
         path to FAIL, the explained expression and the output (the failure capsule)."""
-        app = self.grading.application
-        errors = self._errors()
-        names = self.op_names
-        arr = app.matrix.to_array()
+        app, errors, names, arr = self._op_table()
         out = []
         for r, (it, final) in enumerate(zip(self.items, self.grading.finals)):
             ops = {}

@@ -317,8 +317,8 @@ def eval_cmd(
         else:
             from collections import Counter
 
-            c = Counter(f.value for f in grading.finals)
-            console.print("verdicts (unlabeled split): " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
+            counts = Counter(f.value for f in grading.finals)
+            console.print("verdicts (unlabeled split): " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
         narrow = console.size.width < 100  # 80 columns: op names whole, the two overlap figures left out
         t = Table(
             title="ops" + (" (overlaps, conflicts: --json or a wider terminal)" if narrow else ""), title_justify="left"
@@ -353,8 +353,8 @@ def eval_cmd(
             t = Table(
                 title=f"disagreements ({len(disagree)}; showing {min(show, len(disagree))})", title_justify="left"
             )
-            for c in ("item", "label", "verdict", "fired ops"):
-                t.add_column(c, overflow="fold")
+            for col in ("item", "label", "verdict", "fired ops"):
+                t.add_column(col, overflow="fold")
             for r in disagree[:show]:
                 fired = "; ".join(f"{f['op']}: {f['message']}" if f["message"] else f["op"] for f in r["fired"])
                 t.add_row(esc(r["id"]), r["label"], r["verdict"], esc(fired) if fired else "—")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import click
 from rich.table import Table
 
@@ -40,6 +42,24 @@ def llm_options(fn):
         help="LLM roles on (needs ANTHROPIC_API_KEY) or off. Default: on when a key is set.",
     )(fn)
     return fn
+
+
+def teacher_options(fn: Callable) -> Callable:
+    """--llm-model ROLE=MODEL (repeatable) and --llm-budget USD of the commands that label with the teacher."""
+    fn = click.option(
+        "--llm-budget",
+        type=float,
+        default=None,
+        metavar="USD",
+        help="Stop spending after this many US dollars in this run (default: the configuration's budget).",
+    )(fn)
+    return click.option(
+        "--llm-model",
+        "llm_models",
+        multiple=True,
+        metavar="ROLE=MODEL",
+        help="Use MODEL for ROLE (repeatable), e.g. teacher=claude-sonnet-4-5.",
+    )(fn)
 
 
 def llm_overrides(llm_models, llm_budget) -> dict:
@@ -188,20 +208,7 @@ def check_cmd(family_dir, no_probe, as_json):
     show_default=True,
     help="Which split to label (the locked split is never shown to the teacher).",
 )
-@click.option(
-    "--llm-model",
-    "llm_models",
-    multiple=True,
-    metavar="ROLE=MODEL",
-    help="Use MODEL for ROLE (repeatable), e.g. teacher=claude-sonnet-4-5.",
-)
-@click.option(
-    "--llm-budget",
-    type=float,
-    default=None,
-    metavar="USD",
-    help="Stop spending after this many US dollars in this run (default: the configuration's budget).",
-)
+@teacher_options
 @click.option(
     "--apply",
     "apply_",
@@ -272,20 +279,7 @@ def teach_cmd(family_dir, split, llm_models, llm_budget, apply_, as_json):
     show_default=True,
     help="Stop waiting after this many seconds; a later prefetch collects what is still running.",
 )
-@click.option(
-    "--llm-model",
-    "llm_models",
-    multiple=True,
-    metavar="ROLE=MODEL",
-    help="Use MODEL for ROLE (repeatable), e.g. teacher=claude-sonnet-4-5.",
-)
-@click.option(
-    "--llm-budget",
-    type=float,
-    default=None,
-    metavar="USD",
-    help="Stop spending after this many US dollars in this run (default: the configuration's budget).",
-)
+@teacher_options
 @friendly_errors
 def prefetch_cmd(family_dir, splits, poll_seconds, max_wait, llm_models, llm_budget):
     """Answer every judge op of a family on every item through the Message Batches API (half price) and

@@ -63,8 +63,8 @@ def ops_cmd(family_dir, as_json, false_alarms, estimator, jobs, timeout, cache_p
     cols = ["op", "tier", "status", "detects", "description", "version"]
     if est is not None:
         cols.insert(4, "est. false alarms")
-    for c in cols:
-        t.add_column(c, overflow="fold")
+    for col in cols:
+        t.add_column(col, overflow="fold")
     for c in cat:
         row = [
             esc(c["name"]) + (" (root)" if c["root"] else ""),

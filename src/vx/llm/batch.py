@@ -104,23 +104,7 @@ def _collect(
         result = res.result
         if result.type == "succeeded":
             message = result.message.model_dump(mode="json", exclude_none=True)
-            u = message.get("usage") or {}
-            it, ot = int(u.get("input_tokens") or 0), int(u.get("output_tokens") or 0)
-            cw, cr = int(u.get("cache_creation_input_tokens") or 0), int(u.get("cache_read_input_tokens") or 0)
-            cost = client.config.price(model).cost(it, ot, cw, cr) * BATCH_DISCOUNT
-            client.cache.put(key, request, message)
-            client.cache.record(
-                run,
-                role,
-                model,
-                key,
-                cached=False,
-                input_tokens=it,
-                output_tokens=ot,
-                cache_write_tokens=cw,
-                cache_read_tokens=cr,
-                cost_usd=cost,
-            )
+            cost = client.keep(run, role, key, request, message, discount=BATCH_DISCOUNT)
             report.succeeded += 1
             report.cost_usd += cost
         else:

@@ -221,27 +221,45 @@ class LLMClient:
             finally:
                 with self._lock:
                     self._reserved = (self._reserved[0] - reserved[0], self._reserved[1] - reserved[1])
+        with self._lock:
+            self.api_calls += 1
+            cost = self.keep(self.run_id, role, key, request, response, retries=retries)
+        return self._completion(role, key, response, cached=False, cost=cost, retries=retries)
+
+    def keep(
+        self,
+        run: str,
+        role: str,
+        key: str,
+        request: Mapping[str, Any],
+        response: Mapping[str, Any],
+        *,
+        discount: float = 1.0,
+        retries: int = 0,
+    ) -> float:
+        """A response the API gave to `request` (cache `key`): stored in the cache and its cost, from its
+        token usage at the model's prices (times `discount`: a batch's), recorded in the ledger of `run`.
+        Returns the cost."""
+        model = str(request["model"])
         usage = response.get("usage") or {}
         cw, cr = int(usage.get("cache_creation_input_tokens") or 0), int(usage.get("cache_read_input_tokens") or 0)
         it, ot = int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
-        cost = self.config.price(model).cost(it, ot, cw, cr)
-        with self._lock:
-            self.api_calls += 1
-            self.cache.put(key, request, response)
-            self.cache.record(
-                self.run_id,
-                role,
-                model,
-                key,
-                cached=False,
-                input_tokens=it,
-                output_tokens=ot,
-                cache_write_tokens=cw,
-                cache_read_tokens=cr,
-                cost_usd=cost,
-                retries=retries,
-            )
-        return self._completion(role, key, response, cached=False, cost=cost, retries=retries)
+        cost = self.config.price(model).cost(it, ot, cw, cr) * discount
+        self.cache.put(key, request, response)
+        self.cache.record(
+            run,
+            role,
+            model,
+            key,
+            cached=False,
+            input_tokens=it,
+            output_tokens=ot,
+            cache_write_tokens=cw,
+            cache_read_tokens=cr,
+            cost_usd=cost,
+            retries=retries,
+        )
+        return cost
 
     # --- internals ----------------------------------------------------------------------------
     @staticmethod

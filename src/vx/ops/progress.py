@@ -148,8 +148,9 @@ class Bars:
         return update
 
     @staticmethod
-    def close_stages(state: dict[str, Any]) -> None:
-        state = getattr(state, "state", state)
+    def close_stages(stage: Any) -> None:
+        """End the open bar of a :meth:`stage` callback (or of its state dict)."""
+        state: dict[str, Any] = getattr(stage, "state", stage)
         if state.get("cm") is not None:
             state["cm"].__exit__(None, None, None)
             state["cm"] = None

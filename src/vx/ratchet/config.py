@@ -173,7 +173,7 @@ class RatchetConfig:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RatchetConfig:
         fields = {f.name for f in attrs.fields(cls)}
-        kw = {k: (tuple(v) if isinstance(v, list) else v) for k, v in d.items() if k in fields}
+        kw: dict[str, Any] = {k: (tuple(v) if isinstance(v, list) else v) for k, v in d.items() if k in fields}
         return cls(**kw)
 
     def evolve(self, **changes: Any) -> RatchetConfig:

@@ -36,8 +36,8 @@ VACUOUS = "vacuous"
 
 
 def _mean(xs: Sequence[float | None]) -> float | None:
-    xs = [x for x in xs if x is not None]
-    return float(np.mean(xs)) if xs else None
+    known = [x for x in xs if x is not None]
+    return float(np.mean(known)) if known else None
 
 
 def _r(x: float) -> float:
