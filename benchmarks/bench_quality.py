@@ -12,6 +12,8 @@ Families (``--families``; default: all but ``mbpp-per-file``):
 * ``spider`` -- the Spider family (``vx data build spider``): DIN-SQL's 20 prediction runs on 191 Spider dev
   questions in ``<spider-dir>``, ``--spider-per-task`` attempts per question (seeded; several values give
   one family each, default 5 and 20), labelled by Spider's execution match;
+* ``tools-multi`` -- BFCL's multi-turn family (``vx data build tools --kind multi``): 300 tasks on stateful
+  backends, seven real trajectories each, in ``<tools-dir>/multi``, labelled by BFCL's multi-turn checker;
 * ``spider-frontier`` -- the Spider family of the four published systems' predictions in
   ``<spider-dir>/samples-frontier`` (C3SQL, DAIL-SQL with and without self-consistency, Graphix-T5) on the
   same questions, all four attempts per question (k = 4);
@@ -146,6 +148,8 @@ class Builder:
             return self.build_spider(spec, seed)
         if spec.kind == "tools":
             return self.build_tools(spec, seed)
+        if spec.kind == "tools-multi":
+            return self.build_tools_multi(spec, seed)
         if spec.kind == "prebuilt":
             from vx.families.family import Family
 
@@ -277,6 +281,25 @@ class Builder:
             lambda out: build_single(
                 spec.directory, out, seed=seed, n_locked=spec.n_locked, per_task=spec.per_task, dev_draw=spec.dev_draw
             ),
+        )
+
+    def build_tools_multi(self, spec: FamilySpec, seed: int) -> tuple[Path, dict[str, Any]]:
+        """BFCL's multi-turn family of one seed (its own seed expression; the files' BFCL labels)."""
+        from vx.families.tools.data.multi import BUILDER_VERSION, SEED_EXPRESSION, build_multi
+
+        key = {
+            "format": BUILD_FORMAT,
+            "builder": f"tools-multi-{BUILDER_VERSION}",
+            "seed": seed,
+            "files_sha256": [sha256(p) for p in spec.samples],
+            "seed_expr_sha256": hashlib.sha256(SEED_EXPRESSION.encode()).hexdigest(),
+            "n_locked": spec.n_locked,
+        }
+        return self.cached(
+            spec,
+            seed,
+            key,
+            lambda out: build_multi(spec.directory, out, seed=seed, n_locked=spec.n_locked, relabel=False),
         )
 
 
@@ -696,8 +719,8 @@ def false_alarm_design(
 
 
 #: The gate a user ORs a plurality vote with: the visible example (code), "executes" (SQL), the answer
-#: format and the docs (tools).
-GATES = ("fails_visible_example", "execution_error", "breaks_contract")
+#: format and the docs (single-turn tools), "acts where asked" (multi-turn tools).
+GATES = ("fails_visible_example", "execution_error", "breaks_contract", "silent_turn")
 
 
 def attempt_baselines(op_names: Sequence[str]) -> list[Any]:
@@ -712,6 +735,7 @@ def attempt_baselines(op_names: Sequence[str]) -> list[Any]:
         ("outside_dual_agreement", "CodeT dual agreement"),
         ("outside_exact_plurality", "exact plurality"),
         ("outside_normal_plurality", "plurality over normalised answers"),
+        ("outside_state_plurality", "plurality over end states"),
     ):
         if op in op_names:
             out.append(FixedOps((op,), name=title))
@@ -985,7 +1009,16 @@ def git_revision() -> str:
     return f"commit {rev}" + (" with local changes in src/" if dirty else "")
 
 
-FAMILIES = ("mbpp-per-file", "mbpp-both", "humaneval-both", "codet", "spider", "spider-frontier", "tools")
+FAMILIES = (
+    "mbpp-per-file",
+    "mbpp-both",
+    "humaneval-both",
+    "codet",
+    "spider",
+    "spider-frontier",
+    "tools",
+    "tools-multi",
+)
 DEFAULT_FAMILIES = ("mbpp-both", "humaneval-both", "codet", "spider", "spider-frontier")
 
 
@@ -1078,6 +1111,19 @@ def family_specs(args: argparse.Namespace) -> list[FamilySpec]:
                 n_locked=None,
                 directory=args.tools_dir,
                 dev_draw=tools_dev_draw(),
+            )
+        )
+    multi = Path(getattr(args, "tools_dir", DEFAULT_DATA / "tools")) / "multi"
+    if "tools-multi" in families and (multi / "func_docs").is_dir():
+        files = tuple(sorted(multi.glob("multi_turn_*.jsonl.gz")))
+        specs.append(
+            FamilySpec(
+                "tools-multi",
+                "BFCL multi-turn (gpt-oss-120b/20b, 7 trajectories per task)",
+                "tools-multi",
+                files,
+                n_locked=None,
+                directory=args.tools_dir,
             )
         )
     for d in args.family_dir:
@@ -1175,7 +1221,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--tools-dir",
         type=Path,
         default=DEFAULT_DATA / "tools",
-        help="BFCL's data: single/<category>.jsonl.gz (default: %(default)s)",
+        help="BFCL's data: single/<category>.jsonl.gz, multi/ (the multi-turn files and func_docs/) "
+        "(default: %(default)s)",
     )
     ap.add_argument(
         "--spider-per-task",
