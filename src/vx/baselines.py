@@ -397,13 +397,17 @@ def spade_select(
         r = row()
         r[:k] = -fires[i]
         r[k + t] = 1
-        rows.append(r), lo.append(-np.inf), hi.append(0)
+        rows.append(r)
+        lo.append(-np.inf)
+        hi.append(0)
     for t, i in enumerate(P):  # f_t >= x_j for every op j firing on pass item i
         for j in np.flatnonzero(fires[i]):
             r = row()
             r[j] = 1
             r[k + nf + t] = -1
-            rows.append(r), lo.append(-np.inf), hi.append(0)
+            rows.append(r)
+            lo.append(-np.inf)
+            hi.append(0)
     budget_row = row()
     budget_row[k + nf :] = 1
     cover_row = row()

@@ -282,7 +282,7 @@ class Verifier:
             root_t = TraceNode((), root_name, "root", root_v, messages.get(root_name, ""), errors.get(root_name))
         final = final_verdict(root_v, trace.verdict)
         drawbacks: list[tuple[str, str]] = []
-        if root_v is Verdict.DRAWBACK:
+        if root_name and root_v is Verdict.DRAWBACK:
             drawbacks.append((root_name, messages.get(root_name, "")))
         if trace.verdict is Verdict.DRAWBACK:
             seen = set()

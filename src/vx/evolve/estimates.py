@@ -31,6 +31,7 @@ never a locked label.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import attrs
 import numpy as np
@@ -194,13 +195,13 @@ def op_estimates(matrix: VerdictMatrix, evidence: PassEvidence, ops: Sequence[st
     return out
 
 
-def estimates_table(estimates: Mapping[str, OpEstimate]) -> list[dict[str, object]]:
+def estimates_table(estimates: Mapping[str, OpEstimate]) -> list[dict[str, Any]]:
     """Plain rows (for the run record and reports), highest estimated rate first."""
     rows = [e.as_dict() for e in estimates.values()]
     return sorted(rows, key=lambda r: (-(r["rate"] if r["rate"] is not None else -1.0), str(r["op"])))
 
 
-def header_estimates(rows: Sequence[Mapping[str, object]]) -> str:
+def header_estimates(rows: Sequence[Mapping[str, Any]]) -> str:
     """The ``; false_alarms:`` header value of an evolved .vx file: ``op rate (n N), ...``."""
     parts = []
     for r in rows:

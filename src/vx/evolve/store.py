@@ -645,10 +645,10 @@ class RunStore:
                 first = str(exc).strip().split("\n")[0][:300]
                 raise RunStoreError(f"{damaged} {where} is not an expression over the run's ops ({first})") from None
         if family_dir:
-            where = meta.get("family_dir")
-            if not where or not Path(where, "family.toml").is_file():
+            made_on = meta.get("family_dir")
+            if not made_on or not Path(made_on, "family.toml").is_file():
                 raise RunStoreError(
-                    f"{self.path}: the family the run was made on is not at {where!r} any more "
+                    f"{self.path}: the family the run was made on is not at {made_on!r} any more "
                     "(moved or deleted): put it back there, or name it: vx evolve FAMILY --resume RUN"
                 )
         if finished and meta.get("status") != "finished":

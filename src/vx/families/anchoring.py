@@ -282,10 +282,11 @@ def _label(fam: Family, item_id: str, text_label: Any, p: float, note: str | Non
             ("peers", peers_path),
             ("toml", d / "family.toml"),
         ):
-            if originals[name] is None:
+            original = originals[name]
+            if original is None:
                 path.unlink(missing_ok=True)
             else:
-                path.write_bytes(originals[name])
+                path.write_bytes(original)
         raise
     _append_log(
         d,
@@ -307,7 +308,7 @@ def _pending(log: list[dict[str, Any]], rows: Mapping[str, list[tuple[str, dict[
         if rec.get("status") == "pending" and rec.get("item") in known:
             out[rec["item"]] = rec["label"]
         elif rec.get("status") == "moved":
-            out.pop(rec.get("item"), None)
+            out.pop(str(rec.get("item")), None)
             for p in rec.get("with_pending") or ():
                 out.pop(p, None)
     return out

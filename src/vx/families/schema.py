@@ -185,7 +185,7 @@ def _message(error: Any) -> list[tuple[tuple[Any, ...], str]]:
         return [((*path, k), f"unknown key {k!r}{_nearest(str(k), known)}") for k in extra]
     if error.validator == "type":
         wanted = error.validator_value
-        words = " or ".join(_TYPE_WORDS.get(w, w) for w in (wanted if isinstance(wanted, list) else [wanted]))
+        words = " or ".join(_TYPE_WORDS.get(str(w), str(w)) for w in (wanted if isinstance(wanted, list) else [wanted]))
         return [(path, f"{_field(path)} must be {words}, not {_brief(error.instance)}")]
     if error.validator == "required":
         return [

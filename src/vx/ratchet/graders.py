@@ -210,6 +210,8 @@ def _load_callable(spec: str, base: Path) -> Callable[..., Any]:
         module = sys.modules.get(mod_name)
         if module is None:
             spec_ = importlib.util.spec_from_file_location(mod_name, path)
+            if spec_ is None or spec_.loader is None:
+                raise RatchetError(f"[ratchet] ground_truth: {path} cannot be imported as a Python module")
             module = importlib.util.module_from_spec(spec_)
             sys.modules[mod_name] = module
             spec_.loader.exec_module(module)

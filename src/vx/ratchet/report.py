@@ -94,7 +94,9 @@ def _curves(store: RatchetStore, key: str, ylabel: str, frozen: bool, measured: 
         )
         rb = [r for r in rows if r["rolled_back"] and r[measured] is not None] if measured else []
         if rb:
-            ax.scatter([r["round"] for r in rb], [r[measured] for r in rb], marker="x", color=COLORS.get(arm), s=30)
+            ax.scatter(
+                [r["round"] for r in rb], [r[measured] for r in rb], marker="x", color=COLORS.get(arm or ""), s=30
+            )
         if frozen:
             base.append(rows[0][key])
     if frozen and base:

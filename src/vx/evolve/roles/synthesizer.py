@@ -149,7 +149,7 @@ class LLMSynthesizer:
         templates = list(request.templates)
         if not templates:  # the engine normally passes them; otherwise draw from the family's template tags
             tags = tuple(getattr(request, "template_families", ()) or ()) or (request.family,)
-            seen = {}
+            seen: dict[str, Any] = {}
             for tag in tags:
                 for t in templates_for(tag):
                     seen.setdefault(t.check, t.schema())

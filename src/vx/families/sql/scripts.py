@@ -53,7 +53,7 @@ def database_file(spec: Mapping[str, Any], directory: Path | None = None) -> Pat
     return (Path(directory) if directory is not None else cache_dir()) / "script" / f"{name}-{digest}.sqlite"
 
 
-def write_atomically(path: Path, fill: Callable[[sqlite3.Connection], None]) -> Path:
+def write_atomically(path: Path, fill: Callable[[sqlite3.Connection], object]) -> Path:
     """A new SQLite file at `path`, filled by ``fill(connection)`` in a temporary file that is then
     renamed into place (so that several processes may build the same file at once)."""
     path.parent.mkdir(parents=True, exist_ok=True)

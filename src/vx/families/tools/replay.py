@@ -130,7 +130,7 @@ def sandbox() -> Any:
                         total_timeout=TOTAL_WALL,
                         wall_factor=WALL_FACTOR,
                         wall_slack=WALL_SLACK,
-                        import_paths=(path,),  # type: ignore[arg-type]  # attrs types converter=tuple loosely
+                        import_paths=(path,),
                     )
                 )
             except SandboxUnavailable as exc:

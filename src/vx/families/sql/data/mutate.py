@@ -326,7 +326,7 @@ def _misspell(tree, col, cat, rng):
 
 
 def _date_string_sites(tree, cat):
-    out = []
+    out: list[exp.Expr] = []
     if cat is None:
         return out
     for cmp in tree.find_all(exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ):

@@ -84,7 +84,7 @@ def load_checker() -> Checker:
                 sys.modules.pop(_STAND_IN, None)
     table = {DOTS_REPLACED.replace("_", "/"): _ModelConfig(True), DOTS_KEPT.replace("_", "/"): _ModelConfig(False)}
     module.MODEL_CONFIG_MAPPING = table  # type: ignore[attr-defined]  # the one table the checker reads
-    from bfcl_eval.constants.enums import Language  # type: ignore[import-untyped]
+    from bfcl_eval.constants.enums import Language
 
     return Checker(module.ast_checker, Language.PYTHON, found)
 

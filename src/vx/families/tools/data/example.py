@@ -71,7 +71,7 @@ STRATUM = {
 
 def _data_dir() -> Path:
     try:
-        import bfcl_eval  # type: ignore[import-untyped]
+        import bfcl_eval
     except ImportError as exc:
         raise BuildError(
             "the tools example is built from the bfcl-eval package's data files: pip install --no-deps bfcl-eval"
