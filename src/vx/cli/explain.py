@@ -32,7 +32,7 @@ def _add(tree: Tree, t) -> None:
 def _sample(lines: list[str], per_kind: int = 3, total: int = 15) -> list[str]:
     """A few lines of each kind (the text before ": "), in order, for the console (--json has all)."""
     seen: dict[str, int] = {}
-    out = []
+    out: list[str] = []
     for line in lines:
         kind = line.split(": ", 1)[0] if ": " in line else ""
         if seen.get(kind, 0) < per_kind and len(out) < total:

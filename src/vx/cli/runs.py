@@ -131,7 +131,8 @@ HISTORY_COLUMNS = (
 def history_table(rounds: list[dict[str, Any]], width: int) -> Table:
     """The run's history as a table that fits `width` columns: whole figures, never `0.…`; the
     incumbent expressions are printed under it (:func:`incumbent_lines`), never squeezed into a cell."""
-    cols, used = [], 0
+    cols: list[tuple[str, int, str, int | None]] = []
+    used = 0
     for col in HISTORY_COLUMNS:
         need = max(col[1], len(col[0])) + 2
         if used + need > width and cols:

@@ -35,7 +35,7 @@ MAX_WEIGHT = 20.0  # a weight above this (an op that never falsely fires) is cap
 
 def seed_or_peers(seed: Node, peers: Sequence[str]) -> list[tuple[Node, str]]:
     base = list(seed.children) if isinstance(seed, AnyNode) else [seed]
-    out = []
+    out: list[tuple[Node, str]] = []
     for p in sorted(peers):
         if p in seed.op_names():
             continue

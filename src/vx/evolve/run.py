@@ -19,7 +19,7 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import numpy as np
@@ -140,10 +140,10 @@ def evolve_family(
     else:
         seed = fam.seed(pool.names)  # a syntax error or an unknown op is reported before any file is written
     owns_session = not isinstance(llm, LLMSession)
-    session = (
+    session: LLMSession | None = (
         start_session(fam, mode=llm, overrides=llm_overrides, say=say, run_id=llm_run_id, factory=llm_factory)
         if owns_session
-        else llm
+        else cast(LLMSession, llm)
     )
     try:
         if store is None:
