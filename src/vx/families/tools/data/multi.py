@@ -265,8 +265,17 @@ class BuildReport:
 
 SEED_EXPRESSION = """; family: bfcl-multi
 ; The hand-written seed: a trajectory that goes silent where the user asked for something, leaves a call
-; that could not run unanswered, calls a function it was not offered, or acts on a value it guessed.
-(any silent_turn unhandled_error unoffered_call guessed_value)
+; that could not run unanswered, calls a function it was not offered, acts on a value it guessed, reaches
+; states the other attempts' plurality does not, is never shown what nearly all of them were, or fails
+; the task's evaluator-first state checks. Every detector the pack has, chosen on the train split's labels.
+(any
+  silent_turn
+  unhandled_error
+  unoffered_call
+  guessed_value
+  state_disagrees_with_peers
+  missing_shown_result
+  fails_state_checks)
 """
 
 

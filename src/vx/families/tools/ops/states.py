@@ -8,7 +8,8 @@ end state that differ from the initial state (:func:`facts`: a leaf path of the 
 which the evaluator-first state checks read (:mod:`.checks`). Judging happens in the parent.
 
 * ``state_disagrees_with_peers`` -- after some turn, the backends' state differs from a clear plurality
-  of the other attempts' states after that turn (BFCL compares states turn by turn);
+  of the other attempts' states after that turn (BFCL compares states turn by turn; not after a turn
+  whose function is held out until the next, where BFCL compares none);
 * ``missing_shown_result`` -- by some turn, nearly every other attempt was shown a result (the content
   of a file, a ticket, a flight cost...) this one never was: the user asked to see something and it
   never fetched it (BFCL checks that the results the ground truth was shown are among the agent's);
@@ -31,7 +32,7 @@ from typing import Any
 
 from vx.families.tools.ops.executed import acted, backend_error
 from vx.families.tools.ops.turns import DEPENDS as TURN_DEPENDS
-from vx.families.tools.ops.turns import EXEC_OP_TIMEOUT, NotReplayed, replayed, trajectory_of
+from vx.families.tools.ops.turns import EXEC_OP_TIMEOUT, NotReplayed, held_out, replayed, trajectory_of
 from vx.families.tools.trajectory import TrajectoryError
 from vx.ops.core import abstain, clean, drawback, observer, peer_op
 from vx.ops.specs import SpecError, inducer, template
@@ -155,8 +156,10 @@ def clear_plurality(groups: Counter[str], quorum: float, min_support: int) -> tu
     return top, support, voters
 
 
-def state_vote(mine: Any, peers: Sequence[Any], quorum: float, min_support: int, turns: str) -> Any:
-    """The verdict of ``state_disagrees_with_peers`` and its variants."""
+def state_vote(
+    mine: Any, peers: Sequence[Any], quorum: float, min_support: int, turns: str, skip: frozenset[int] = frozenset()
+) -> Any:
+    """The verdict of ``state_disagrees_with_peers`` and its variants (``skip``: turns not compared)."""
     if not usable(mine):
         return not_judged(mine)
     voters = [p for p in peers if usable(p)]
@@ -166,6 +169,8 @@ def state_vote(mine: Any, peers: Sequence[Any], quorum: float, min_support: int,
     ks = range(len(me)) if turns == "all" else [len(me) - 1]
     agreed = 0
     for k in ks:
+        if k in skip:
+            continue
         groups = Counter(p["turns"][k]["state"] for p in voters if k < len(p["turns"]) and p["turns"][k]["state"])
         found = clear_plurality(groups, quorum, min_support)
         if found is None:
@@ -223,7 +228,10 @@ def state_check(quorum: float = STATE_QUORUM, min_support: int = STATE_SUPPORT, 
         raise SpecError(f"states_disagree_with_peers: turns must be one of {', '.join(TURNS)}, not {turns!r}")
 
     def judge(task, mine, peers, ctx):
-        return state_vote(mine, peers, quorum, min_support, turns)
+        # the turn before held-out functions come back asks for what no offered function does: BFCL checks
+        # no state there, and attempts that try a workaround differ from those that say so
+        skip = frozenset(at - 1 for at in held_out(task))
+        return state_vote(mine, peers, quorum, min_support, turns, skip)
 
     return judge
 
