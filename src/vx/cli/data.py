@@ -618,7 +618,8 @@ def build_spider_cmd(
 @click.option(
     "--example",
     is_flag=True,
-    help="Build the bundled example instead (examples/tools): BFCL's questions, docs and ground truth from the "
+    help="Build the bundled example instead (examples/tools; --kind multi: examples/tools-multi, BFCL's multi-turn "
+    "tasks with trajectories made from their ground truth): BFCL's questions, docs and ground truth from the "
     "bfcl-eval package, with answers made from the ground truth; --data-dir is not read.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON (machine-readable).")
@@ -644,10 +645,18 @@ def build_tools_cmd(
     from vx.families.tools.data import build
 
     if example:
-        from vx.families.tools.data.example import build_example
+        from vx.families.tools.data import out_dirs
 
         try:
-            _report(build_example(out_dir, seed=seed, n_locked=n_locked), as_json)
+            for half, target in out_dirs(kind, out_dir).items():
+                if half == "single":
+                    from vx.families.tools.data.example import build_example
+
+                    _report(build_example(target, seed=seed, n_locked=n_locked), as_json)
+                else:
+                    from vx.families.tools.data.example_multi import build_example as build_multi_example
+
+                    _report(build_multi_example(target, seed=seed), as_json)
         except (BuildError, DataError, SplitError) as exc:
             raise UserError(str(exc)) from None
         return

@@ -470,7 +470,7 @@ def write_family(
     if seed_expr is not None:
         seed_path.write_text(Path(seed_expr).read_text(encoding="utf-8"), encoding="utf-8")
     elif not seed_path.exists():
-        seed_path.write_text(SEED_EXPRESSION, encoding="utf-8")
+        seed_path.write_text(SEED_EXPRESSION.replace("; family: bfcl-multi", f"; family: {name}"), encoding="utf-8")
     lines = [
         f"name = {json.dumps(name)}",
         "description = "
