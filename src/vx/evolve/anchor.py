@@ -140,8 +140,10 @@ def suggest(
             config=attrs.evolve(obj.config, consensus="label-model-flat"),
         ).label_model
     )
-    q = np.nan_to_num(lm.q, nan=0.5)
     m = engine.matrix
+    if lm is None or m is None:  # (the engine was set up above: its matrix and label model exist)
+        raise RuntimeError("the evolution engine has no verdict matrix or label model to rank items by")
+    q = np.nan_to_num(lm.q, nan=0.5)
     sel = engine._selectable()
     firing = np.stack([m.column(o) == 1 for o in sel], axis=1) if sel else np.zeros((m.n_items, 0), bool)
     n_fire = firing.sum(axis=1)

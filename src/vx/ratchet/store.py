@@ -176,7 +176,7 @@ def _column_kinds(schema: str) -> dict[str, dict[str, tuple[type | tuple[type, .
             words = part.split()
             if len(words) < 2 or words[0] in ("PRIMARY", "KEY") or words[1] not in ("TEXT", "INTEGER", "REAL"):
                 continue
-            types = {"TEXT": str, "INTEGER": int, "REAL": (int, float)}[words[1]]
+            types: type | tuple[type, ...] = {"TEXT": str, "INTEGER": int}.get(words[1], (int, float))
             cols[words[0].strip('"')] = (types, "NOT NULL" not in " ".join(words[2:4]))
     return kinds
 
@@ -185,7 +185,7 @@ def _column_kinds(schema: str) -> dict[str, dict[str, tuple[type | tuple[type, .
 #: damaged: RatchetStoreError, never a traceback in the report)
 COLUMN_KINDS = _column_kinds(SCHEMA)
 #: meta keys holding JSON, and the kind of value each must decode to
-_META_JSON = {
+_META_JSON: dict[str, type | tuple[type, ...]] = {
     "config": dict,
     "arms": list,
     "llm": dict,
@@ -337,7 +337,7 @@ class RatchetStore:
         except sqlite3.DatabaseError as exc:  # a missing table or column, a damaged page
             raise RatchetStoreError(f"{self.path}: damaged ratchet run file ({exc})") from None
 
-    def _json(self, text: Any, where: str, kind: type | None = None) -> Any:
+    def _json(self, text: Any, where: str, kind: type | tuple[type, ...] | None = None) -> Any:
         try:
             if not isinstance(text, str):
                 raise ValueError(f"a {type(text).__name__}, not JSON text")
@@ -468,7 +468,7 @@ class RatchetStore:
 
     def parts(self) -> dict[str, Any]:
         """The held-out parts the run recorded: ``{"protocol", "rollback_tasks", "report_tasks"}`` (checked)."""
-        d = self.meta().get("heldout")
+        d: Any = self.meta().get("heldout")
         ok = (
             isinstance(d, Mapping)
             and d.get("protocol") in ("two-part", "papers")
@@ -498,10 +498,10 @@ class RatchetStore:
 
 
 class _Tx:
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: Any) -> None:  # a sqlite3.Connection or the run file's StorableConnection
         self.db = db
 
-    def __enter__(self) -> sqlite3.Connection:
+    def __enter__(self) -> Any:
         self.db.execute("BEGIN IMMEDIATE")
         return self.db
 
