@@ -32,7 +32,7 @@ def known_ops_from_options(ops: str | None) -> frozenset[str] | None:
 _FAMILY_OPS: dict[str, frozenset[str] | None] = {}
 
 
-def family_ops(family_dir: str | os.PathLike[str] | None, path: str | None) -> frozenset[str] | None:
+def family_ops(family_dir: str | os.PathLike[str] | None, path: str | Path | None) -> frozenset[str] | None:
     """The op names of the family given, or of the family found above `path` (None if there is none).
 
     A .vx file's ``; specs:`` header adds the synthesized ops it names.

@@ -356,8 +356,8 @@ def eval_cmd(
             for col in ("item", "label", "verdict", "fired ops"):
                 t.add_column(col, overflow="fold")
             for r in disagree[:show]:
-                fired = "; ".join(f"{f['op']}: {f['message']}" if f["message"] else f["op"] for f in r["fired"])
-                t.add_row(esc(r["id"]), r["label"], r["verdict"], esc(fired) if fired else "—")
+                said = "; ".join(f"{f['op']}: {f['message']}" if f["message"] else f["op"] for f in r["fired"])
+                t.add_row(esc(r["id"]), r["label"], r["verdict"], esc(said) if said else "—")
             console.print(t)
         elif agr:
             console.print("no disagreements")
