@@ -251,9 +251,10 @@ def _date_bound(tree, cmp, cat, rng):
             lit.replace(exp.Literal(this=new, is_string=lit.is_string))
             return f"{before} -> {cmp.sql()}"
     if isinstance(cmp, (exp.GTE, exp.LTE)):
-        new = (exp.GT if isinstance(cmp, exp.GTE) else exp.LT)(this=cmp.this.copy(), expression=cmp.expression.copy())
-        cmp.replace(new)
-        return f"{before} -> {new.sql()}"
+        op = exp.GT if isinstance(cmp, exp.GTE) else exp.LT
+        strict = op(this=cmp.this.copy(), expression=cmp.expression.copy())
+        cmp.replace(strict)
+        return f"{before} -> {strict.sql()}"
     raise MutationError("no bound to move")
 
 
@@ -267,12 +268,11 @@ def _conjunct_sites(tree, cat):
 
 
 def _drop_conjunct(tree, node, cat, rng):
-    and_node = node.parent
-    while not isinstance(and_node, exp.And):
-        and_node = and_node.parent
-    where = and_node
-    while not isinstance(where, exp.Where):
+    where: exp.Expr | None = node.parent
+    while where is not None and not isinstance(where, exp.Where):
         where = where.parent
+    if where is None:
+        raise MutationError("the condition is in no WHERE")
     rest = [c.copy() for c in where.this.flatten() if c is not node]
     where.set("this", exp.and_(*rest) if len(rest) > 1 else rest[0])
     return f"removed the condition {node.sql()}"
@@ -398,7 +398,7 @@ def _rename_aliases(tree, sel, cat, rng):
 
 
 def _inside_projection(node: exp.Expr, sel: exp.Select) -> bool:
-    p = node
+    p: exp.Expr | None = node
     while p is not None and p.parent is not sel:
         p = p.parent
     return p is not None and p.arg_key == "expressions"
