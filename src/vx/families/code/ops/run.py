@@ -254,7 +254,7 @@ MUTABLE = (list, dict, set, bytearray)
 #: computed once and reused by every op, inducer and the failure classifier that asks for it
 #: (evolution asks again every round). Forked workers inherit what the parent has.
 RUN_MEMO_SIZE = 4096
-_runs: OrderedDict[tuple[str, str, str], Execution] = OrderedDict()
+_runs: OrderedDict[tuple[str, str | None, str], Execution] = OrderedDict()
 _runs_lock = threading.Lock()
 
 

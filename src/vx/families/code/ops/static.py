@@ -190,7 +190,7 @@ def hardcodes_example(task, output, ctx):
     returns = value_returns(fn)
     literal_returns = []
     for ret in returns:
-        ok, value = _literal_value(ret.value)
+        ok, value = _literal_value(ret.value) if ret.value is not None else (False, None)
         literal_returns.append((ret, ok, value))
     # 1. Every value return gives the same literal, and it is an example's expected value.
     if literal_returns and all(ok for _, ok, _ in literal_returns):
@@ -212,7 +212,9 @@ def hardcodes_example(task, output, ctx):
             continue
         ex, param, arg = matched
         for sub in node.body:
-            for ret in (n for n in ast.walk(sub) if isinstance(n, ast.Return) and n.value is not None):
+            for ret in (n for n in ast.walk(sub) if isinstance(n, ast.Return)):
+                if ret.value is None:
+                    continue
                 ok, value = _literal_value(ret.value)
                 if ok and _loose_equal(value, ex.expected, ex.exact_types):
                     return drawback(
