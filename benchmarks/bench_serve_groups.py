@@ -29,15 +29,20 @@ def _pct(values: list[float], q: float) -> float | None:
 
 
 def _rss_kb(pid: int, children: bool = True) -> int:
-    """Resident memory of a process and (``children``) its descendants (the server and its workers), in kB;
-    pages a fork shares with its parent count in both."""
+    """Memory of a process and (``children``) its descendants (the server and its workers), in kB: each one's
+    proportional set size (Pss: a page shared by n processes counts 1/n in each, so a fresh fork's pages are
+    not counted twice), else its resident set size where the kernel does not say."""
     total = 0
     todo = [pid]
     while todo:
         p = todo.pop()
         try:
-            status = Path(f"/proc/{p}/status").read_text()
-            total += int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")))
+            try:
+                rollup = Path(f"/proc/{p}/smaps_rollup").read_text()
+                total += int(next(line.split()[1] for line in rollup.splitlines() if line.startswith("Pss:")))
+            except (OSError, StopIteration):
+                status = Path(f"/proc/{p}/status").read_text()
+                total += int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")))
             if children:
                 for t in Path(f"/proc/{p}/task").iterdir():
                     todo += [int(k) for k in (t / "children").read_text().split()]
@@ -155,9 +160,9 @@ def run_groups(args: Any) -> int:
             figures["memory"] = {
                 "groups": len(run["answers"]),
                 "errors": len(run["errors"]),
-                "rss_mb_every_100_groups": [round(kb / 1024, 1) for _, kb in samples],
-                "rss_change_from_group_200": round(samples[-1][1] / base - 1, 3),
-                "server_process_rss_mb_every_100_groups": parent,
+                "pss_mb_every_100_groups": [round(kb / 1024, 1) for _, kb in samples],
+                "pss_change_from_group_200": round(samples[-1][1] / base - 1, 3),
+                "server_process_pss_mb_every_100_groups": parent,
                 "server_process_change_from_group_200": round(parent[-1] / parent[1] - 1, 3)
                 if len(parent) > 1
                 else None,
