@@ -97,3 +97,69 @@ def test_no_import_cycle_between_subpackages(graph):
             ):
                 cycles.append(f"{a} <-> {b}")
     assert not cycles, "import cycles: " + ", ".join(cycles)
+
+
+#: The one import cycle between modules allowed: `Node.__str__` imports the printer when it is called (the
+#: printer imports the tree at its top). `str(node)` is the canonical text every message and f-string uses,
+#: and the printer (layout, widths, exact decimals) is its own concern; the import runs at the first
+#: ``str()``, never while either module loads.
+ALLOWED_CYCLE_IMPORTS = {("vx.dsl.ast", "vx.dsl.printer")}
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    groups: list[list[str]] = []
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    groups.append(sorted(group))
+    return groups
+
+
+def test_no_import_cycle_between_modules(graph):
+    """Every import grimp sees counts (at the top, inside a function, under TYPE_CHECKING): a module that
+    imports another which imports it back, however far round, is one job split in two or two jobs
+    tangled; pass what a function needs instead, or move the shared part down."""
+    edges = {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+    for importer, imported in ALLOWED_CYCLE_IMPORTS:
+        edges[importer].discard(imported)
+    found = _cycles(edges)
+    assert not found, "import cycles between modules: " + "; ".join(" <-> ".join(g) for g in found)
+
+
+def test_the_cycle_finder_finds_a_cycle_however_long():
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e2"}, "e2": {"e"}}
+    assert sorted(_cycles(edges)) == [["a", "b", "c"], ["e", "e2"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []

@@ -5,6 +5,7 @@ promoted, the anchor guard, and the consensus reference does not shrink as ops r
 import re
 from pathlib import Path
 
+import attrs
 import numpy as np
 import pytest
 
@@ -15,6 +16,7 @@ from vx.evolve.guards import GUARD_FALSE_ALARM, GUARD_MISSES, GUARD_OK, Guards
 from vx.evolve.loop import Evolution, EvolveConfig
 from vx.evolve.objective import EvalData, Objective, engine_objective
 from vx.evolve.run import evolve_family
+from vx.evolve.state import copy_records, objective
 from vx.evolve.store import RunStore
 from vx.families.family import Family
 
@@ -33,12 +35,12 @@ def _engine(evo: Path, tmp_path: Path, seed: str, **cfg) -> Evolution:
 def test_the_result_is_the_best_incumbent_ever_held_rescored(evo, tmp_path):
     eng = _engine(evo, tmp_path, "(any too_long shouting)", rounds=0)
     eng.run()
-    obj = eng._objective()
+    obj = eng.objective()
     better = parse("(any missing_keyword too_long)")
     assert obj.score_one(better).objective > obj.score_one(eng.incumbent).objective
     # an incumbent held in an earlier round that scores better under the final pool is what is written
-    eng.held.insert(0, {"expression": "(any missing_keyword too_long)", "round": 0})
-    res = record.finish(eng)
+    held = ({"expression": "(any missing_keyword too_long)", "round": 0}, *eng.state.held)
+    res = record.finish(attrs.evolve(eng.state, held=held), eng.setup, obj, store=eng.store)
     assert res.best == better
     assert res.best_score == obj.score_one(better)
     assert res.summary["selected"]["from_round"] == 0
@@ -49,10 +51,13 @@ def test_the_result_is_the_best_incumbent_ever_held_rescored(evo, tmp_path):
 def test_a_held_incumbent_loses_its_retired_ops_before_it_is_rescored(evo, tmp_path):
     eng = _engine(evo, tmp_path, "(any too_long shouting)", rounds=0)
     eng.run()
-    eng.held.insert(0, {"expression": "(any missing_keyword too_long very_short)", "round": 0})
-    eng.records["very_short"].status = "retired"
-    eng.pool.set_status("very_short", "retired")
-    res = record.finish(eng)
+    held = ({"expression": "(any missing_keyword too_long very_short)", "round": 0}, *eng.state.held)
+    records = copy_records(eng.state.records)
+    records["very_short"].status = "retired"
+    pool = eng.state.pool.copy()
+    pool.set_status("very_short", "retired")
+    state = attrs.evolve(eng.state, held=held, records=records, pool=pool)
+    res = record.finish(state, eng.setup, objective(eng.setup, state), store=eng.store)
     assert "very_short" not in res.best.op_names()
 
 

@@ -278,7 +278,7 @@ def evolve_cmd(
     composition, curates the pool, and records everything in one SQLite run file. The evolved
     expression is written as a .vx file and compared with the seed on dev and locked.
     """
-    from vx.evolve.loop import EvolutionError, EvolveConfig
+    from vx.evolve.config import EvolutionError, EvolveConfig
     from vx.evolve.run import evolve_family
     from vx.evolve.store import RunStoreError
 

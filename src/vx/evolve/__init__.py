@@ -8,14 +8,10 @@ module.
 """
 
 from vx.evolve.compose import Composer, CompositionContext, Elite
-from vx.evolve.loop import (
-    ABLATIONS,
-    Evolution,
-    EvolutionError,
-    EvolutionResult,
-    EvolveConfig,
-)
+from vx.evolve.config import ABLATIONS, EvolutionError, EvolveConfig
+from vx.evolve.loop import Evolution
 from vx.evolve.objective import Objective, ObjectiveConfig, Score
+from vx.evolve.record import EvolutionResult
 from vx.evolve.synthesize import Cluster, SynthesisRequest, Synthesizer
 
 __all__ = [

@@ -33,7 +33,8 @@ import attrs
 import numpy as np
 
 from vx.dsl.printer import to_text
-from vx.evolve.loop import Evolution, EvolveConfig
+from vx.evolve.config import EvolveConfig
+from vx.evolve.loop import Evolution
 from vx.evolve.objective import engine_objective
 from vx.evolve.store import RunStore
 from vx.families.family import Family
@@ -123,7 +124,7 @@ def suggest(
             engine.run()
         finally:
             store.close()
-    obj = engine._objective()
+    obj = engine.objective()
     elites = [e.node for e in engine.elites[:top]] or [engine.incumbent]
     codes = np.stack([obj.final_codes(e) for e in elites])  # elites × items: 1 FAIL, 0 PASS, -1 ABSTAIN
     fails = codes == 1
@@ -144,7 +145,7 @@ def suggest(
     if lm is None or m is None:  # (the engine was set up above: its matrix and label model exist)
         raise RuntimeError("the evolution engine has no verdict matrix or label model to rank items by")
     q = np.nan_to_num(lm.q, nan=0.5)
-    sel = engine._selectable()
+    sel = engine.selectable()
     firing = np.stack([m.column(o) == 1 for o in sel], axis=1) if sel else np.zeros((m.n_items, 0), bool)
     n_fire = firing.sum(axis=1)
     open_train = engine.train_mask & obj.decide

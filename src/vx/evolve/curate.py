@@ -7,37 +7,34 @@ it fires on a dev item labelled pass, or removing it from the incumbent raises S
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # the engine that holds the run's state (the phases are its steps)
-    from vx.evolve.loop import Evolution
-
 import attrs
 import numpy as np
 
+from vx.dsl.ast import Node
 from vx.dsl.printer import to_text
-from vx.evolve.compose import prune_ops
+from vx.evolve.compose import Elite, prune_ops
 from vx.evolve.lifecycle import Event, marginals, promotable, update_streaks
 from vx.evolve.objective import Objective
+from vx.evolve.state import RunSetup, RunState, canonical_columns, copy_records
 
 __all__ = ["curate", "evidence_of_harm"]
 
 
-def evidence_of_harm(ev: Evolution, obj: Objective) -> dict[str, str]:
+def evidence_of_harm(state: RunState, setup: RunSetup, obj: Objective) -> dict[str, str]:
     """Evidence that an active op hurts, by op (the only grounds for retiring it; a zero marginal on
     the ten dev items is not): it fires on a dev item labelled pass that the root leaves open, or it
     is in the incumbent and removing it raises S."""
     out: dict[str, str] = {}
-    dev_pass = obj.data.dev & (ev.dev_p >= 0.5) & obj.decide
-    for name in ev._selectable():
-        hits = np.flatnonzero((ev.matrix.column(name) == 1) & dev_pass).tolist()
+    dev_pass = obj.data.dev & (setup.dev_p >= 0.5) & obj.decide
+    for name in state.selectable(setup.root):
+        hits = np.flatnonzero((state.matrix.column(name) == 1) & dev_pass).tolist()
         if hits:
-            ids = ", ".join(ev.items[i].id for i in hits[:3]) + (" …" if len(hits) > 3 else "")
+            ids = ", ".join(setup.items[i].id for i in hits[:3]) + (" …" if len(hits) > 3 else "")
             out[name] = f"fires on {len(hits)} dev item(s) labelled pass ({ids})"
-    names = [n for n in ev.incumbent.op_names() if n != ev.root]
+    names = [n for n in state.incumbent.op_names() if n != setup.root]
     if len(names) > 1:
-        pruned = [(n, p) for n in names if (p := prune_ops(ev.incumbent, [n])) is not None]
-        scores = obj.score([ev.incumbent] + [p for _, p in pruned])
+        pruned = [(n, p) for n in names if (p := prune_ops(state.incumbent, [n])) is not None]
+        scores = obj.score([state.incumbent] + [p for _, p in pruned])
         merit = np.round(scores.objective + scores.cost, 12)  # leaf cost is not harm: S before its size cost
         base = float(merit[0])
         for k, (n, _p) in enumerate(pruned, 1):
@@ -49,14 +46,20 @@ def evidence_of_harm(ev: Evolution, obj: Objective) -> dict[str, str]:
     return out
 
 
-def curate(ev: Evolution, r: int, obj: Objective, events: list[Event]) -> None:
-    margins = marginals(obj, ev.incumbent)
-    harm = evidence_of_harm(ev, obj)
-    distinct = ev.incumbent.op_names()
-    protected = frozenset({ev.root} if ev.root else set()) | (
+def curate(state: RunState, setup: RunSetup, r: int, obj: Objective) -> tuple[list[Event], RunState]:
+    """Retire the active ops with evidence of harm past the grace, one at a time, then promote the shadows
+    that raise dev agreement. Returns the events and the curated state (records, pool, incumbent, elites)."""
+    policy = setup.policy
+    records, pool = copy_records(state.records), state.pool.copy()
+    state = attrs.evolve(state, records=records, pool=pool)
+    events: list[Event] = []
+    margins = marginals(obj, state.incumbent)
+    harm = evidence_of_harm(state, setup, obj)
+    distinct = state.incumbent.op_names()
+    protected = frozenset({setup.root} if setup.root else set()) | (
         frozenset(distinct) if len(distinct) == 1 else frozenset()
     )
-    due = update_streaks(ev.records, margins, harm, policy=ev.policy, protected=protected)
+    due = update_streaks(records, margins, harm, policy=policy, protected=protected)
     # Retire one op at a time -- the one whose retirement leaves the best incumbent (then by name) --
     # and measure the others' harm again on what is left: "removing it raises S" is a property of
     # the incumbent, and no longer holds of a second op once the first is gone.
@@ -64,11 +67,11 @@ def curate(ev: Evolution, r: int, obj: Objective, events: list[Event]) -> None:
     while due:
         options = []
         for name in due:
-            node = ev.incumbent
-            if name in node.op_names():
+            node: Node | None = state.incumbent
+            if node is not None and name in node.op_names():
                 node = prune_ops(node, [name]) if len(node.op_names()) > 1 else None
-                if node is None:
-                    continue
+            if node is None:
+                continue
             options.append((name, node))
         if not options:
             break
@@ -79,38 +82,39 @@ def curate(ev: Evolution, r: int, obj: Objective, events: list[Event]) -> None:
             range(len(options)),
             key=lambda i: (-round(float(after.objective[i]), 12), -round(float(prec[i]), 12), options[i][0]),
         )
-        name, ev.incumbent = options[k]
+        name, incumbent = options[k]
+        state = attrs.evolve(state, incumbent=incumbent)
         retired.append(name)
-        rec = ev.records[name]
+        rec = records[name]
         rec.status = "retired"
-        ev.pool.set_status(name, "retired")
+        pool.set_status(name, "retired")
         events.append(
             Event(
                 r,
                 name,
                 "retired",
                 "retired",
-                f"{harm[name]}, for {rec.streak} rounds (grace {ev.policy.grace})",
+                f"{harm[name]}, for {rec.streak} rounds (grace {policy.grace})",
                 {"marginal": rec.marginal, "harm": harm[name], "streak": rec.streak},
             )
         )
-        harm_now = evidence_of_harm(ev, obj)
+        harm_now = evidence_of_harm(state, setup, obj)
         for other in due:
             if other != name and other not in harm_now:  # no longer harmful once this one went
-                ev.records[other].streak = 0
+                records[other].streak = 0
         due = [n for n in due if n != name and n in harm_now]
     if retired:
-        elites = []
-        for e in ev.elites:
-            node = prune_ops(e.node, retired)
-            if node is not None and all(e2.node != node for e2 in elites):
-                elites.append(attrs.evolve(e, node=node))
-        ev.elites = elites
+        elites: list[Elite] = []
+        for e in state.elites:
+            pruned = prune_ops(e.node, retired)
+            if pruned is not None and all(e2.node != pruned for e2 in elites):
+                elites.append(attrs.evolve(e, node=pruned))
+        state = attrs.evolve(state, elites=tuple(elites))
     # promotion of shadows whose verdicts raise dev agreement (never a baseline: it is compared with, not used)
-    shadows = sorted(n for n, rec in ev.records.items() if rec.status == "shadow" and not ev.pool[n].baseline)
-    for s, before, after, trial in promotable(obj, ev.incumbent, shadows):
-        ev.records[s].status = "active"
-        ev.pool.set_status(s, "active")
+    shadows = sorted(n for n, rec in records.items() if rec.status == "shadow" and not pool[n].baseline)
+    for s, before, after_dev, trial in promotable(obj, state.incumbent, shadows):
+        records[s].status = "active"
+        pool.set_status(s, "active")
         events.append(
             Event(
                 r,
@@ -118,7 +122,7 @@ def curate(ev: Evolution, r: int, obj: Objective, events: list[Event]) -> None:
                 "promoted",
                 "active",
                 "adding it to the incumbent raises dev agreement",
-                {"a_dev_before": before, "a_dev_after": after, "trial": to_text(trial)},
+                {"a_dev_before": before, "a_dev_after": after_dev, "trial": to_text(trial)},
             )
         )
-    ev._reorder()
+    return events, attrs.evolve(state, matrix=state.matrix.select_ops(canonical_columns(pool, setup.root)))

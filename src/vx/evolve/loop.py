@@ -7,6 +7,10 @@ The optional ``auditor`` is a callable ``auditor(expression, pool) -> {"agreemen
 and never read by any step of the loop. Changing the locked labels therefore cannot change a
 single choice of a run (`tests/evolve/test_loop.py::test_locked_labels_cannot_change_a_single_choice`).
 
+The engine holds the run's fixed setup (`vx.evolve.state.RunSetup`) and its current state
+(`vx.evolve.state.RunState`) and runs each round's phases in order, each a function of the state and
+of what it needs: `sense` → `grow` → `select` → `curate` → `record.commit`.
+
 Determinism: round ``r`` draws from ``numpy.random.default_rng([seed, r])``, sets are iterated in
 sorted order and ties are broken by canonical text, so the same inputs and seed give a
 byte-identical history — and a run resumed from its last committed round continues exactly as
@@ -26,14 +30,13 @@ from vx.dsl.ast import Node
 from vx.dsl.matrix import VerdictMatrix
 from vx.dsl.parse import parse
 from vx.dsl.printer import to_text
-from vx.errors import VxError
 from vx.evolve import curate, grow, record, select, sense
 from vx.evolve.compose import Composer, Elite, EnumerativeComposer, EvolutionaryComposer
-from vx.evolve.estimates import DEFAULT_ESTIMATOR, ESTIMATORS
-from vx.evolve.guards import Guards
-from vx.evolve.lifecycle import Event, LifecyclePolicy, OpRecord, marginals
-from vx.evolve.objective import CONSENSUS_MODES, EvalData, Objective, ObjectiveConfig, engine_objective
-from vx.evolve.record import EvolutionResult, Round
+from vx.evolve.config import ABLATIONS, EvolutionError, EvolveConfig
+from vx.evolve.lifecycle import Event, OpRecord, marginals
+from vx.evolve.objective import Objective, ObjectiveConfig
+from vx.evolve.record import Auditor, EvolutionResult, Round
+from vx.evolve.state import Applied, RunSetup, RunState, canonical_columns, objective
 from vx.evolve.store import RunStore, now
 from vx.evolve.synthesize import Synthesizer, TemplateSynthesizer
 from vx.families.family import EvolutionView, Item
@@ -44,79 +47,54 @@ from vx.ops.specs import op_from_spec
 
 __all__ = ["EvolveConfig", "Evolution", "EvolutionResult", "EvolutionError", "ABLATIONS", "Auditor", "Round"]
 
-ABLATIONS = ("naive", "no-lifecycle")
-Auditor = Callable[[Node, OpPool], Mapping[str, Any]]
-
-
-class EvolutionError(VxError):
-    """A run that cannot start or continue (bad seed expression, incompatible resume...)."""
-
-
-@attrs.frozen
-class EvolveConfig:
-    """Run options. Everything here is stored with the run; a resumed run reuses it."""
-
-    rounds: int = 10  # rounds after round 0 (the seed)
-    seed: int = 0  # round r draws from numpy.random.default_rng([seed, r])
-    ablation: str | None = None  # None, "naive" or "no-lifecycle"
-    patience: int | None = None  # early stop after this many rounds without a gain >= min_delta (off: None)
-    min_delta: float = 0.0
-    elite_size: int = 12  # expressions kept in the elite archive
-    enum_max_size: int = 3  # subset seeding: any/all/vote over up to this many ops
-    enum_budget: int = 4000  # ... sampled when the full enumeration is larger
-    mutations_per_elite: int = 40
-    crossovers: int = 200
-    max_leaves: int = 8  # mutated / crossed candidates larger than this are dropped
-    min_cluster: int = 2  # a recurring cluster has at least this many misses and gaps
-    max_clusters: int = 4  # clusters synthesized for per round (most misses first)
-    max_cluster_items: int = 24  # items of a cluster shown to synthesizers and used by the birth gate
-    synth_per_cluster: int = 8  # specs the offline synthesizer proposes per cluster
-    record_candidates: int = 50  # candidates stored per round (the best ones)
-    jobs: int | None = None  # worker processes for applying ops (None: CPU count)
-    timeout: float = 10.0  # seconds per op call
-    abstain: str = "pass"  # how the objective scores a final ABSTAIN ("pass" or "exclude")
-    consensus: str = "corroborated"  # the train consensus (`vx.evolve.objective.CONSENSUS_MODES`)
-    pass_tolerance: float | None = None  # the pass-recall floor's tolerance (None: the family's, else 0.01)
-    estimator: str = DEFAULT_ESTIMATOR  # the pass evidence (`vx.evolve.estimates.ESTIMATORS`)
-    known_rules: bool = True  # also consider seed ∨ each peer op, the label model's wvote and SPADE
-
-    def __attrs_post_init__(self) -> None:
-        if self.ablation is not None and self.ablation not in ABLATIONS:
-            raise EvolutionError(f"unknown ablation {self.ablation!r}; choose one of {', '.join(ABLATIONS)}")
-        if self.rounds < 0:
-            raise EvolutionError(f"rounds must be 0 or more, not {self.rounds}")
-        if self.abstain not in ("pass", "exclude"):
-            raise EvolutionError(f"abstain must be pass or exclude, not {self.abstain!r}")
-        if self.consensus not in CONSENSUS_MODES:
-            raise EvolutionError(f"consensus must be one of {', '.join(CONSENSUS_MODES)}, not {self.consensus!r}")
-        if self.estimator not in ESTIMATORS:
-            raise EvolutionError(f"estimator must be one of {', '.join(ESTIMATORS)}, not {self.estimator!r}")
-        if self.pass_tolerance is not None and not 0.0 <= self.pass_tolerance <= 1.0:
-            raise EvolutionError(f"pass tolerance must be between 0 and 1, not {self.pass_tolerance!r}")
-
-    @property
-    def guards(self) -> Guards:
-        return Guards.naive() if self.ablation == "naive" else Guards()
-
-    @property
-    def lifecycle(self) -> LifecyclePolicy:
-        return LifecyclePolicy.off() if self.ablation == "no-lifecycle" else LifecyclePolicy()
-
-    def as_dict(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> EvolveConfig:
-        fields = {f.name for f in attrs.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in fields})
-
 
 def _text(node: Node | None) -> str:
     return "" if node is None else to_text(node)
 
 
+def run_setup(view: EvolutionView, seed: Node, pool: OpPool, config: EvolveConfig) -> RunSetup:
+    """What a run over `view` holds fixed: the train items then the dev items, their labels, the pack's
+    facts (taxonomy, classifier, evidence ops, template tags) and the rules it scores and curates under."""
+    items: tuple[Item, ...] = (*view.train.items, *view.dev.items)
+    train_mask = np.zeros(len(items), dtype=bool)
+    train_mask[: len(view.train)] = True
+    dev_p = np.full(len(items), np.nan)
+    for i, it in enumerate(view.dev.items, len(view.train)):
+        if it.label is None:
+            raise EvolutionError(
+                f"{view.dev.path}: dev item {it.id!r} has no label; every dev item is an anchor and needs one "
+                "(label it with `vx anchor label`, or move it to the train split)"
+            )
+        dev_p[i] = float(it.label)
+    pack = view.pack()  # the family's Pack contract: taxonomy, failure classifier, template tags
+    return RunSetup(
+        name=view.name,
+        items=items,
+        tasks=view.tasks,
+        train_mask=train_mask,
+        dev_p=dev_p,
+        root=pool.root_name,
+        seed=seed,
+        objective_config=ObjectiveConfig.from_mapping(
+            view.objective,
+            abstain=config.abstain,
+            consensus=config.consensus,
+            pass_tolerance=config.pass_tolerance,
+            estimator=config.estimator,
+        ),
+        guards=config.guards,
+        policy=config.lifecycle,
+        taxonomy=tuple(pack.taxonomy),
+        classify=pack.classify_failure,
+        gate=pack.gate,
+        agreement=pack.agreement,
+        template_families=tuple(dict.fromkeys((view.name, *pack.templates))),
+    )
+
+
 class Evolution:
-    """One evolution run over an `EvolutionView`, recorded in a `RunStore`."""
+    """One evolution run over an `EvolutionView`, recorded in a `RunStore`: it owns the run's state and
+    runs the phases of each round in order."""
 
     def __init__(
         self,
@@ -124,7 +102,7 @@ class Evolution:
         seed: Node | str,
         *,
         store: RunStore,
-        config: EvolveConfig = EvolveConfig(),
+        config: EvolveConfig | None = None,
         auditor: Auditor | None = None,
         composers: Sequence[Composer] | None = None,
         synthesizers: Sequence[Synthesizer] | None = None,
@@ -137,11 +115,12 @@ class Evolution:
             raise TypeError(
                 f"the evolution engine takes family.evolution_view() (an EvolutionView), not {type(view).__name__}"
             )
+        config = config if config is not None else EvolveConfig()
         self.view = view
         self.config = config
         self.store = store
         self.auditor = auditor
-        self.composers = (
+        self.composers: list[Composer] = (
             list(composers)
             if composers is not None
             else [
@@ -149,7 +128,7 @@ class Evolution:
                 EvolutionaryComposer(config.mutations_per_elite, config.crossovers, config.max_leaves),
             ]
         )
-        self.synthesizers = (
+        self.synthesizers: list[Synthesizer] = (
             list(synthesizers)
             if synthesizers is not None
             else [TemplateSynthesizer(per_cluster=config.synth_per_cluster)]
@@ -158,49 +137,78 @@ class Evolution:
         self.on_round = on_round or (lambda row: None)
         self.on_status = on_status or (lambda msg: None)
         self.progress = progress
-        self.guards = config.guards
-        self.policy = config.lifecycle
-        self.objective_config = ObjectiveConfig.from_mapping(
-            view.objective,
-            abstain=config.abstain,
-            consensus=config.consensus,
-            pass_tolerance=config.pass_tolerance,
-            estimator=config.estimator,
-        )
-        # items: train first, then dev
-        self.items: list[Item] = list(view.train.items) + list(view.dev.items)
-        n = len(self.items)
-        self.train_mask = np.zeros(n, dtype=bool)
-        self.train_mask[: len(view.train)] = True
-        self.dev_p = np.full(n, np.nan)
-        for i, it in enumerate(view.dev.items, len(view.train)):
-            self.dev_p[i] = float(it.label)
-        self.pool: OpPool = view.pool()
-        self.root = self.pool.root_name
-        self.seed_node = parse(seed, known_ops=self.pool.names) if isinstance(seed, str) else seed
-        self.messages: dict[tuple[str, str], str] = {}
-        self.records: dict[str, OpRecord] = {}
-        self.specs: dict[str, dict[str, Any]] = {}
-        self.tried: set[str] = set()
-        self.incumbent: Node = self.seed_node
-        self.elites: list[Elite] = []
-        self.held: list[dict[str, Any]] = []  # every incumbent the run has held: {"expression", "round"}
-        self.stale = 0
-        self.matrix: VerdictMatrix | None = None
-        pack = view.pack()  # the family's Pack contract: taxonomy, failure classifier, template tags
-        self.taxonomy, self.classify = pack.taxonomy, pack.classify_failure
-        self.gate, self.agreement = pack.gate, pack.agreement
-        self.template_families = tuple(dict.fromkeys((view.name, *pack.templates)))
+        self._family_pool: OpPool = view.pool()
+        seed_node = parse(seed, known_ops=self._family_pool.names) if isinstance(seed, str) else seed
+        self.setup = run_setup(view, seed_node, self._family_pool, config)
+        self._state: RunState | None = None
+
+    # ------------------------------------------------------------------------------------------
+    # the state, and what it holds
+
+    @property
+    def state(self) -> RunState:
+        if self._state is None:
+            raise EvolutionError("the run has not started: call run() first")
+        return self._state
+
+    @state.setter
+    def state(self, state: RunState) -> None:
+        self._state = state
+
+    @property
+    def pool(self) -> OpPool:
+        return self._state.pool if self._state is not None else self._family_pool
+
+    @property
+    def specs(self) -> Mapping[str, Mapping[str, Any]]:
+        return self._state.specs if self._state is not None else {}
+
+    @property
+    def incumbent(self) -> Node:
+        return self._state.incumbent if self._state is not None else self.setup.seed
+
+    @property
+    def elites(self) -> tuple[Elite, ...]:
+        return self.state.elites
+
+    @property
+    def records(self) -> Mapping[str, OpRecord]:
+        return self.state.records
+
+    @property
+    def matrix(self) -> VerdictMatrix:
+        return self.state.matrix
+
+    @property
+    def messages(self) -> Mapping[tuple[str, str], str]:
+        return self.state.messages
+
+    @property
+    def items(self) -> tuple[Item, ...]:
+        return self.setup.items
+
+    @property
+    def train_mask(self) -> np.ndarray:
+        return self.setup.train_mask
+
+    def objective(self) -> Objective:
+        """The objective under the current state (what the next round scores under)."""
+        return objective(self.setup, self.state)
+
+    def selectable(self) -> list[str]:
+        """The ops an expression may use now."""
+        return self.state.selectable(self.setup.root)
 
     # ------------------------------------------------------------------------------------------
     # verdicts
 
-    def _apply(self, names: Sequence[str], pool: OpPool | None = None) -> VerdictMatrix:
-        pool = pool or self.pool
+    def apply(self, names: Sequence[str], pool: OpPool) -> Applied:
+        """The verdict columns of the named ops of `pool` over every train and dev item (the `Apply` the
+        phases are given)."""
         app = apply_ops(
             pool,
-            self.items,
-            self.view.tasks,
+            list(self.setup.items),
+            self.setup.tasks,
             ops=list(names),
             jobs=self.config.jobs,
             timeout=self.config.timeout,
@@ -209,88 +217,64 @@ class Evolution:
             description=f"applying {len(names)} op(s)",
             peers=getattr(self.view, "peers", None),
         )
-        self.messages.update(app.messages)
-        return app.matrix
+        return Applied(app.matrix, app.messages)
 
-    def _canonical_columns(self) -> list[str]:
-        # every op of the pool, retired ones included (their verdicts stay on record; they are
-        # neither selectable nor part of the consensus), root first
-        names = [o.name for o in self.pool]
-        if self.root is not None:
-            names = [self.root] + [n for n in names if n != self.root]
-        return names
-
-    def _reorder(self) -> None:
-        assert self.matrix is not None
-        self.matrix = self.matrix.select_ops(self._canonical_columns())
-
-    def _data(self) -> EvalData:
-        assert self.matrix is not None
-        return EvalData(self.matrix, self.train_mask, self.dev_p, self.root)
-
-    def _selectable(self) -> list[str]:
-        return sorted(n for n, r in self.records.items() if r.status == "active" and n != self.root)
-
-    def _objective(self) -> Objective:
-        return engine_objective(
-            self._data(),
-            statuses={n: r.status for n, r in self.records.items()},
-            marginals={n: r.marginal for n, r in self.records.items()},
-            classes={o.name: o.detects for o in self.pool},
-            llm_ops=[o.name for o in self.pool if o.uses_llm],
-            config=self.objective_config,
-            guards=self.guards,
-            gate=self.gate,
-            agreement=self.agreement,
-            floor_node=self.seed_node,
-        )
+    def _initial_state(self, pool: OpPool, records: dict[str, OpRecord], **fields: Any) -> RunState:
+        """The state over `pool` with every op's verdicts applied, root first."""
+        applied = self.apply(pool.names, pool)
+        matrix = applied.matrix.select_ops(canonical_columns(pool, self.setup.root))
+        return RunState(pool, matrix, records, messages=dict(applied.messages), **fields)
 
     # ------------------------------------------------------------------------------------------
     # start / resume
 
     def _start(self) -> int:
         """Fresh run: apply the seed pool, score the seed, record round 0. Returns the next round."""
-        for o in self.pool:
-            self.records[o.name] = OpRecord(o.name, o.status, "seed", 0)
-        missing = [n for n in self.seed_node.op_names() if n not in self.pool]
+        setup, pool = self.setup, self._family_pool.copy()
+        records = {o.name: OpRecord(o.name, o.status, "seed", 0) for o in pool}
+        missing = [n for n in setup.seed.op_names() if n not in pool]
         if missing:
-            raise EvolutionError("; ".join(self.pool.unknown_message(n) for n in missing) + " (in the seed expression)")
-        not_sel = [n for n in self.seed_node.op_names() if n not in self._selectable()]
+            raise EvolutionError("; ".join(pool.unknown_message(n) for n in missing) + " (in the seed expression)")
+        selectable = {n for n, r in records.items() if r.status == "active" and n != setup.root}
+        not_sel = [n for n in setup.seed.op_names() if n not in selectable]
         if not_sel:
             raise EvolutionError(
                 f"the seed expression uses op(s) that are not selectable (root, shadow or retired): "
                 f"{', '.join(not_sel)}"
             )
-        self.on_status(f"applying {len(self.pool)} ops to {len(self.items)} train+dev items")
-        self.matrix = self._apply(self.pool.names)
-        self._reorder()
-        self.store.set_meta({"status": "running", "started": now(), "seed_expression": _text(self.seed_node)})
+        self.on_status(f"applying {len(pool)} ops to {len(setup.items)} train+dev items")
+        state = self._initial_state(pool, records, incumbent=setup.seed)
+        self.store.set_meta({"status": "running", "started": now(), "seed_expression": _text(setup.seed)})
         t0 = time.perf_counter()
-        obj = self._objective()
-        score = obj.score_one(self.incumbent)
-        self.elites = [Elite(self.incumbent, score.objective, score.a_dev, score.a_train)] if score.selectable else []
-        for n, m in marginals(obj, self.incumbent).items():
-            self.records[n].marginal = m
-        events = tuple(Event(0, n, "seed", r.status) for n, r in self.records.items())
-        record.commit(
-            self,
-            Round(
-                0,
-                score,
-                replaced=False,
-                candidates=1,
-                selectable=int(score.selectable),
-                events=events,
-                seconds=time.perf_counter() - t0,
-                label_model=obj.label_model.summary() if obj.label_model is not None else None,
-                false_alarms=record.false_alarms(self, obj),
-            ),
+        obj = objective(setup, state)
+        score = obj.score_one(state.incumbent)
+        if score.selectable:
+            state = attrs.evolve(state, elites=(Elite(state.incumbent, score.objective, score.a_dev, score.a_train),))
+        for n, m in marginals(obj, state.incumbent).items():
+            records[n].marginal = m
+        events = tuple(Event(0, n, "seed", r.status) for n, r in records.items())
+        done = Round(
+            0,
+            score,
+            replaced=False,
+            candidates=1,
+            selectable=int(score.selectable),
+            events=events,
+            seconds=time.perf_counter() - t0,
+            label_model=obj.label_model.summary() if obj.label_model is not None else None,
+            false_alarms=record.false_alarms(state, setup, obj),
         )
+        self.state = record.commit(state, done, store=self.store, auditor=self.auditor, on_round=self.on_round)
         return 1
 
-    def _resume(self, last: int, state: Mapping[str, Any]) -> int:
+    def _resume(self, last: int, saved: Mapping[str, Any]) -> int:
+        """Resumed run: the state of round `last` rebuilt from the run file (its ops' verdicts applied
+        again). Returns the next round."""
         self.store.truncate_after(last)
-        for rec in state["ops"]:
+        pool = self._family_pool.copy()
+        records: dict[str, OpRecord] = {}
+        specs: dict[str, Mapping[str, Any]] = {}
+        for rec in saved["ops"]:
             try:
                 r = OpRecord(**rec)
             except TypeError as exc:
@@ -298,29 +282,35 @@ class Evolution:
                     f"{self.store.path}: damaged run file: rounds.state of round {last} has an "
                     f"unusable op record ({exc})"
                 ) from None
-            self.records[r.name] = r
+            records[r.name] = r
             if r.origin == "synthesized":
-                spec = state["specs"][r.name]
-                self.specs[r.name] = spec
-                self.pool.add(
+                spec = saved["specs"][r.name]
+                specs[r.name] = spec
+                pool.add(
                     op_from_spec(spec, status=r.status, provenance={"origin": "synthesized", "round": r.born_round})
                 )
-            elif r.name in self.pool:
-                self.pool.set_status(r.name, r.status)
+            elif r.name in pool:
+                pool.set_status(r.name, r.status)
             else:
                 raise EvolutionError(f"the run uses op {r.name!r}, which the family's pool no longer has")
-        self.tried = set(state["tried"])
-        self.stale = int(state["stale"])
-        self.held = [dict(h) for h in state.get("held", [{"expression": state["incumbent"], "round": last}])]
-        known = list(self.records)
-        self.incumbent = parse(state["incumbent"], known_ops=known)
-        self.elites = [
+        known = list(records)
+        incumbent = parse(saved["incumbent"], known_ops=known)
+        elites = tuple(
             Elite(parse(e["expression"], known_ops=known), e["objective"], e["a_dev"], e["a_train"])
-            for e in state["elites"]
-        ]
-        self.on_status(f"resuming after round {last}: applying ops to {len(self.items)} train+dev items")
-        self.matrix = self._apply(self.pool.names)
-        self._reorder()
+            for e in saved["elites"]
+        )
+        held = tuple(dict(h) for h in saved.get("held", [{"expression": saved["incumbent"], "round": last}]))
+        self.on_status(f"resuming after round {last}: applying ops to {len(self.setup.items)} train+dev items")
+        self.state = self._initial_state(
+            pool,
+            records,
+            incumbent=incumbent,
+            elites=elites,
+            held=held,
+            specs=specs,
+            tried=frozenset(saved["tried"]),
+            stale=int(saved["stale"]),
+        )
         return last + 1
 
     # ------------------------------------------------------------------------------------------
@@ -330,35 +320,37 @@ class Evolution:
         last = self.store.last_state()
         start = self._start() if last is None else self._resume(*last)
         for r in range(start, self.config.rounds + 1):
-            self._round(r)
-            if self.config.patience is not None and self.stale >= self.config.patience:
+            self.round(r)
+            if self.config.patience is not None and self.state.stale >= self.config.patience:
                 self.on_status(
                     f"early stop after round {r}: no improvement of at least "
                     f"{self.config.min_delta:g} in {self.config.patience} round(s)"
                 )
                 break
-        return record.finish(self)
+        return self.finish()
 
-    def _round(self, r: int) -> Round:
-        """One round: Sense → Grow → Select → Curate, then Audit and record (docs/design.md §6); one module each."""
+    def round(self, r: int) -> Round:
+        """One round: Sense → Grow → Select → Curate, then Audit and record (DESIGN §6); one module each."""
         t0 = time.perf_counter()
         rng = np.random.default_rng([self.config.seed, r])
-        obj = self._objective()
-        sensed = sense.sense(self, obj)  # dev items the incumbent misses, train items the pool cannot decide
-        clusters = sense.cluster(self, sensed)
-        growth = grow.grow(self, r, obj, clusters, sensed)  # cluster → propose → admit
+        setup, state = self.setup, self.state
+        obj = objective(setup, state)
+        sensed = sense.sense(state, setup, obj)  # dev items the incumbent misses, train items the pool cannot decide
+        clusters = sense.cluster(state, setup, sensed, self.config) if self.synthesizers else []
+        growth, state = grow.grow(  # cluster → propose → admit
+            state, setup, r, obj, clusters, sensed, synthesizers=self.synthesizers, apply=self.apply, say=self.on_status
+        )
         if growth.born:
-            obj = self._objective()
-        chosen = select.select(self, r, rng, obj, sensed.gaps, clusters)
-        events = list(growth.events)
-        curate.curate(self, r, obj, events)
-        if chosen.replaced and chosen.gain >= self.config.min_delta and chosen.gain > 0:
-            self.stale = 0
-        else:
-            self.stale += 1
+            obj = objective(setup, state)
+        chosen, state = select.select(
+            state, setup, r, rng, obj, sensed.gaps, clusters, composers=self.composers, config=self.config
+        )
+        curated, state = curate.curate(state, setup, r, obj)
+        gained = chosen.replaced and chosen.gain >= self.config.min_delta and chosen.gain > 0
+        state = attrs.evolve(state, stale=0 if gained else state.stale + 1)
         done = Round(
             r,
-            obj.score_one(self.incumbent),
+            obj.score_one(state.incumbent),
             replaced=chosen.replaced,
             candidates=len(chosen.nodes),
             selectable=int(chosen.scores.selectable.sum()),
@@ -367,11 +359,15 @@ class Evolution:
             misses=int(sensed.misses.sum()),
             gaps=int(sensed.gaps.sum()),
             clusters=tuple(c.summary() for c in clusters),
-            events=tuple(events),
+            events=(*growth.events, *curated),
             top=chosen.top,
             seconds=time.perf_counter() - t0,
             label_model=obj.label_model.summary() if obj.label_model is not None else None,
-            false_alarms=record.false_alarms(self, obj),
+            false_alarms=record.false_alarms(state, setup, obj),
         )
-        record.commit(self, done)
+        self.state = record.commit(state, done, store=self.store, auditor=self.auditor, on_round=self.on_round)
         return done
+
+    def finish(self) -> EvolutionResult:
+        """The run's result, chosen among the incumbents it held, and its final record."""
+        return record.finish(self.state, self.setup, self.objective(), store=self.store, auditor=self.auditor)

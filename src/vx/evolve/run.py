@@ -26,8 +26,10 @@ import numpy as np
 
 from vx.evolve.audit import LockedAuditor
 from vx.evolve.compose import Composer
+from vx.evolve.config import EvolutionError, EvolveConfig
 from vx.evolve.estimates import header_estimates
-from vx.evolve.loop import Evolution, EvolutionError, EvolutionResult, EvolveConfig
+from vx.evolve.loop import Evolution
+from vx.evolve.record import EvolutionResult
 from vx.evolve.store import FORMAT, RunStore
 from vx.evolve.synthesize import Synthesizer
 from vx.families.family import Family
@@ -51,7 +53,7 @@ def default_run_path(family: Family, runs_dir: str | Path = "runs") -> Path:
 def evolve_family(
     family: str | Path | Family,
     *,
-    config: EvolveConfig = EvolveConfig(),
+    config: EvolveConfig | None = None,
     out: str | Path | None = None,
     resume: str | Path | None = None,
     rounds: int | None = None,
@@ -87,6 +89,7 @@ def evolve_family(
     """
     from vx.evolve.roles.session import LLMSession, engine_roles, record_llm, start_session
 
+    config = config if config is not None else EvolveConfig()
     if resume is not None:
         with RunStore(resume) as checked:  # refuse a damaged file before anything is written to it
             checked.check(finished=False, family_dir=family is None)
@@ -203,7 +206,7 @@ def evolve_family(
 
 
 def write_vx(
-    path: str | Path, result: EvolutionResult, *, family: str, pool: OpPool, specs: dict[str, dict[str, Any]]
+    path: str | Path, result: EvolutionResult, *, family: str, pool: OpPool, specs: Mapping[str, Mapping[str, Any]]
 ) -> Path:
     """The evolved expression as a canonical .vx file with header comments (and specs sidecar)."""
     from vx.dsl.vxfile import write_vx as write_file

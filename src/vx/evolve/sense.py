@@ -7,15 +7,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # the engine that holds the run's state (the phases are its steps)
-    from vx.evolve.loop import Evolution
-
 import attrs
 import numpy as np
 
+from vx.evolve.config import EvolveConfig
 from vx.evolve.objective import Objective
+from vx.evolve.state import RunSetup, RunState
 from vx.evolve.synthesize import Cluster, cluster_items
 
 __all__ = ["GAP_SPLIT_SHARE", "Sensed", "cluster", "gap_mask", "sense"]
@@ -44,30 +41,29 @@ class Sensed:
     gaps: np.ndarray
 
 
-def sense(ev: Evolution, obj: Objective) -> Sensed:
-    inc_codes = obj.final_codes(ev.incumbent)
-    misses = obj.data.dev & (ev.dev_p < 0.5) & (inc_codes != 1)
-    return Sensed(inc_codes, misses, gap_mask(obj, ev.train_mask))
+def sense(state: RunState, setup: RunSetup, obj: Objective) -> Sensed:
+    """The incumbent's final verdicts, the dev items labelled fail it does not flag, and the train gaps."""
+    inc_codes = obj.final_codes(state.incumbent)
+    misses = obj.data.dev & (setup.dev_p < 0.5) & (inc_codes != 1)
+    return Sensed(inc_codes, misses, gap_mask(obj, setup.train_mask))
 
 
-def cluster(ev: Evolution, sensed: Sensed) -> list[Cluster]:
+def cluster(state: RunState, setup: RunSetup, sensed: Sensed, config: EvolveConfig) -> list[Cluster]:
     """Misses and gaps grouped by failure class (the pack's classifier, else the signature of the
-    selectable ops that fire), recurring clusters only, largest first."""
-    if not ev.synthesizers:
-        return []
+    selectable ops that fire), recurring clusters only, largest first (at most ``config.max_clusters``)."""
     misses, gaps = sensed.misses, sensed.gaps
     idx = np.flatnonzero(misses | gaps)
     if len(idx) == 0:
         return []
-    arr = ev.matrix.to_array()
-    col = {n: j for j, n in enumerate(ev.matrix.op_names)}
-    sel = ev._selectable()
+    arr = state.matrix.to_array()
+    col = {n: j for j, n in enumerate(state.matrix.op_names)}
+    sel = state.selectable(setup.root)
     entries = []
     for i in idx.tolist():
-        it = ev.items[i]
+        it = setup.items[i]
         fired = [n for n in sel if arr[i, col[n]] == 1]
         sig = "sig:" + ("+".join(fired) if fired else "none")
-        entries.append((it.id, ev.view.tasks[it.task], it.output, it.meta, bool(misses[i]), sig))
-    return cluster_items(
-        entries, ev.classify, min_cluster=ev.config.min_cluster, max_items=ev.config.max_cluster_items
-    )[: ev.config.max_clusters]
+        entries.append((it.id, setup.tasks[it.task], it.output, it.meta, bool(misses[i]), sig))
+    return cluster_items(entries, setup.classify, min_cluster=config.min_cluster, max_items=config.max_cluster_items)[
+        : config.max_clusters
+    ]

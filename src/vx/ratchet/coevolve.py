@@ -54,7 +54,8 @@ def verifier_phase(ctx: Any, arm: str, phase: int) -> VerifierGrader:
         return VerifierGrader(v, cache=ctx.verdict_cache, jobs=cfg.jobs, timeout=cfg.timeout)
 
     from vx.evolve.audit import LockedAuditor
-    from vx.evolve.loop import Evolution, EvolveConfig
+    from vx.evolve.config import EvolveConfig
+    from vx.evolve.loop import Evolution
     from vx.evolve.store import FORMAT, RunStore
     from vx.families.family import Split
     from vx.ops.item import Item
