@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from vx.dsl.ast import Node, Not, OpRef, Vote, WVote
 from vx.dsl.parse import VxSyntaxError, parse
 from vx.dsl.printer import to_text
@@ -231,33 +233,92 @@ def render_html(run_path: str | Path, *, max_items: int = 40) -> str:
         store.close()
 
 
+@attrs.frozen
+class _Run:
+    """What the sections of the page read from the run file (read once)."""
+
+    store: RunStore
+    run_path: Path
+    meta: Mapping[str, Any]
+    rounds: list[dict[str, Any]]
+    summary: Mapping[str, Any]
+    best: str  # the final expression's text
+    seed_expr: str
+    plt: Any  # matplotlib's pyplot, or None without the viz extra
+
+    @property
+    def dev(self) -> Mapping[str, Any]:
+        return self.summary.get("dev", {})
+
+    @property
+    def locked(self) -> Mapping[str, Any]:
+        return self.summary.get("locked", {})
+
+
 def _render(store: RunStore, run_path: Path, max_items: int) -> str:
+    """The page: one section per part of the run (`SECTIONS`), each built by its own function."""
     meta = store.meta()
     rounds = store.rounds()
-    summary = store.summary()
-    best = meta.get("best_expression") or (rounds[-1]["incumbent"] if rounds else "")
-    seed_expr = meta.get("seed_expression", "")
-    plt = _plt()
-    parts: list[str] = []
+    run = _Run(
+        store,
+        run_path,
+        meta,
+        rounds,
+        store.summary(),
+        meta.get("best_expression") or (rounds[-1]["incumbent"] if rounds else ""),
+        meta.get("seed_expression", ""),
+        _plt(),
+    )
+    stats = leaf_stats(store)
+    locked_labels, outputs, why_not = _family_record(meta)
+    parts = [
+        _summary_section(run),
+        _objective_section(run),
+        _audit_section(run),
+        _funnel_section(run),
+        _expression_section(run, stats),
+        _confusion_section(run),
+        _ops_section(run, stats),
+        _disagreements_section(run, outputs, max_items),
+        _locked_misses_section(run, locked_labels, outputs, why_not, max_items),
+    ]
+    return _page(run, parts)
+
+
+def _page(run: _Run, parts: Sequence[str]) -> str:
+    """The sections as one self-contained page: title, the expressions, a note without matplotlib, contents."""
     note = (
         ""
-        if plt
+        if run.plt
         else (
             "<p class='muted'>matplotlib is not installed (pip install 'vx-verifiers[viz]'): "
             "plots are shown as tables.</p>"
         )
     )
+    title = f"vx run — {run.meta.get('family', '?')}"
+    return (
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        f"<meta name='viewport' content='width=device-width,initial-scale=1'><title>{_e(title)}</title>"
+        f"<style>{_CSS}</style></head><body><h1>{_e(title)}</h1><p class='muted'>{_e(run.run_path.name)} · "
+        f"seed <code>{_e(run.seed_expr)}</code> → evolved <code>{_e(run.best)}</code></p>{note}"
+        + toc_html(parts)
+        + "".join(parts)
+        + "</body></html>"
+    )
 
-    # summary
-    dev = summary.get("dev", {})
-    locked = summary.get("locked", {})
+
+def _summary_section(run: _Run) -> str:
+    """The seed and the evolved expression on dev and on the locked audit, and the run's facts."""
+    meta, rounds = run.meta, run.rounds
     rows = []
     for name in ("seed", "evolved"):
-        d, lk = dev.get(name, {}), locked.get(name, {})
+        d, lk = run.dev.get(name, {}), run.locked.get(name, {})
         rows.append(
             [
                 name,
-                f"<code>{_e(summary.get('expressions', {}).get(name, seed_expr if name == 'seed' else best))}</code>",
+                "<code>"
+                + _e(run.summary.get("expressions", {}).get(name, run.seed_expr if name == "seed" else run.best))
+                + "</code>",
                 _f(d.get("accuracy")),
                 _f(d.get("recall_weighted")),
                 _f(lk.get("agreement")),
@@ -265,7 +326,7 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
                 _f(lk.get("kappa")),
             ]
         )
-    parts.append(
+    return (
         "<section id='summary'><h2>Summary</h2>"
         + _table(
             [
@@ -285,7 +346,7 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
             f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>"
             for k, v in (
                 ("family", meta.get("family")),
-                ("run file", run_path.name),
+                ("run file", run.run_path.name),
                 ("status", meta.get("status")),
                 ("rounds", max((r["round"] for r in rounds), default=0)),
                 ("started", meta.get("started")),
@@ -297,7 +358,10 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
         + "</table></section>"
     )
 
-    # objective per round
+
+def _objective_section(run: _Run) -> str:
+    """The incumbent's objective and its parts after each round: a plot and a table."""
+    rounds, plt = run.rounds, run.plt
     xs = [r["round"] for r in rounds]
     sec = (
         "<section id='objective'><h2>Objective per round</h2>"
@@ -328,9 +392,12 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
         ],
         "nnnnnntp",
     )
-    parts.append(sec + "</section>")
+    return sec + "</section>"
 
-    # audit
+
+def _audit_section(run: _Run) -> str:
+    """The locked agreement after each round (a measurement evolution never reads)."""
+    rounds, plt = run.rounds, run.plt
     sec = (
         "<section id='audit'><h2>Locked agreement per round (audit)</h2><p class='audit'>Measured on the locked "
         "split after each round. Evolution never reads it: it is a measurement, not a signal.</p>"
@@ -339,17 +406,24 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
     if plt and any(a is not None for a in audit):
         fig, ax = plt.subplots(figsize=(8, 2.8))
         ax.plot(
-            xs, [a if a is not None else float("nan") for a in audit], "-o", color="#b08800", label="locked agreement"
+            [r["round"] for r in rounds],
+            [a if a is not None else float("nan") for a in audit],
+            "-o",
+            color="#b08800",
+            label="locked agreement",
         )
         _round_axis(ax, audit)
         ax.legend(loc="lower right")
         sec += svg(fig)
     elif not any(a is not None for a in audit):
         sec += "<p class='muted'>This run was made without an audit.</p>"
-    parts.append(sec + "</section>")
+    return sec + "</section>"
 
-    # funnel
-    fun = funnel(store, best)
+
+def _funnel_section(run: _Run) -> str:
+    """How many ops were seeded, born, rejected, promoted and retired, and the lifecycle events."""
+    fun = funnel(run.store, run.best)
+    plt = run.plt
     sec = "<section id='funnel'><h2>Lifecycle funnel</h2>"
     if plt:
         fig, ax = plt.subplots(figsize=(8, 2.6))
@@ -363,7 +437,7 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
         ax.set_xlabel("ops")
         sec += svg(fig)
     sec += _table(list(fun), [list(fun.values())], "n" * len(fun))
-    events = [e for e in store.events() if e["kind"] != "seed"]
+    events = [e for e in run.store.events() if e["kind"] != "seed"]
     if events:
         sec += (
             f"<details><summary>lifecycle events ({len(events)})</summary>"
@@ -383,31 +457,33 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
             )
             + "</details>"
         )
-    parts.append(sec + "</section>")
+    return sec + "</section>"
 
-    # expression tree
-    stats = leaf_stats(store)
-    sec = f"<section id='expression'><h2>Final expression</h2><pre>{_e(best)}</pre>"
+
+def _expression_section(run: _Run, stats: Mapping[str, Mapping[str, float]]) -> str:
+    """The final expression, as text and as a tree with each leaf's coverage and dev accuracy."""
+    sec = f"<section id='expression'><h2>Final expression</h2><pre>{_e(run.best)}</pre>"
     try:
-        sec += "<ul class='tree'>" + _tree_html(parse(best), stats) + "</ul>"
+        sec += "<ul class='tree'>" + _tree_html(parse(run.best), stats) + "</ul>"
     except Exception as exc:  # a run file written by another version
         sec += f"<p class='muted'>cannot draw the tree: {_e(exc)}</p>"
-    parts.append(sec + "</section>")
+    return sec + "</section>"
 
-    # confusion
-    ev_dev = dev.get("evolved", {}).get("confusion")
-    ev_locked = locked.get("evolved")
-    parts.append(
+
+def _confusion_section(run: _Run) -> str:
+    """The evolved verifier's confusion matrices on dev and on the locked audit."""
+    return (
         "<section id='confusion'><h2>Confusion matrices (evolved verifier)</h2><div class='flex'>"
-        + _confusion_html("dev", ev_dev)
-        + _confusion_html("locked (audit)", ev_locked)
+        + _confusion_html("dev", run.dev.get("evolved", {}).get("confusion"))
+        + _confusion_html("locked (audit)", run.locked.get("evolved"))
         + "</div></section>"
     )
 
-    # ops
-    ops = store.ops()
-    every = pool_stats(store)
-    peer_ops = set(filter(None, str(meta.get("peer_ops", "")).split(",")))
+
+def _ops_section(run: _Run, stats: Mapping[str, Mapping[str, float]]) -> str:
+    """Every op of the pool: origin, status, coverage, firing rate, dev accuracy, estimated false alarms."""
+    every = pool_stats(run.store)
+    peer_ops = set(filter(None, str(run.meta.get("peer_ops", "")).split(",")))
 
     def stat(name: str, key: str) -> Any:
         return stats.get(name, {}).get(key, every.get(name, {}).get(key))
@@ -422,7 +498,7 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
             f"<br><span class='muted'>{' · '.join(extra)}</span>" if extra else ""
         )
 
-    fa = (store.summary() or {}).get("false_alarms") or {}
+    fa = (run.summary or {}).get("false_alarms") or {}
     est = {r["op"]: r for r in fa.get("ops") or () if isinstance(r, Mapping) and "op" in r}
 
     def est_cell(name: str) -> str:
@@ -432,7 +508,7 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
         cell = f"{float(r['rate']):.1%} <span class='muted'>({float(r['fires']):.0f} of {float(r['n']):.0f})</span>"
         return f"<strong>{cell}</strong>" if float(r["rate"]) >= HIGH_FALSE_ALARM else cell
 
-    parts.append(
+    return (
         "<section id='ops'><h2>Op pool</h2>"
         + _table(
             ["op", "origin", "status", "tier", "coverage", "fires", "dev acc.", "est. false alarms", "description"],
@@ -448,7 +524,7 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
                     est_cell(o["name"]),
                     inline_markdown(o["description"]),
                 ]
-                for o in ops
+                for o in run.store.ops()
             ],
             "ttttnnnnp",
         )
@@ -461,45 +537,54 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
         f"{HIGH_FALSE_ALARM:.0%}.</p></section>"
     )
 
-    # disagreements
-    verdicts = store.verdicts("dev")
-    traces = defaultdict(list)
-    for t in store.traces("dev"):
+
+_VERDICT_HTML = {
+    1: "<span class='fail'>DRAWBACK</span>",
+    0: "<span class='pass'>CLEAN</span>",
+    -1: "<span class='abstain'>ABSTAIN</span>",
+}
+
+
+def _traces_by_item(store: RunStore, split: str) -> dict[str, list[dict[str, Any]]]:
+    traces: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for t in store.traces(split):
         traces[t["item"]].append(t)
-    locked_labels, outputs, why_not = _family_record(meta)
+    return traces
+
+
+def _trace_rows(traces: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """One row per op the final verifier ran on an item: the op, its verdict, its message."""
+    return [[f"<code>{_e(t['op'])}</code>", _VERDICT_HTML[t["verdict"]], _e(t["message"])] for t in traces]
+
+
+def _disagreements_section(run: _Run, outputs: Mapping[str, Any], max_items: int) -> str:
+    """The dev items whose label the evolved verifier contradicts, each with its trace and output."""
+    traces = _traces_by_item(run.store, "dev")
+    verdicts = run.store.verdicts("dev")
     bad = [v for v in verdicts if v["label"] is not None and (v["final"] == "fail") != (v["label"] < 0.5)]
     sec = f"<section id='disagreements'><h2>Disagreeing dev items ({len(bad)})</h2>"
     if not bad:
         sec += "<p>The evolved verifier agrees with every dev label.</p>"
     for v in bad[:max_items]:
         lab = "fail" if v["label"] < 0.5 else "pass"
-        rows = [
-            [
-                f"<code>{_e(t['op'])}</code>",
-                {
-                    1: "<span class='fail'>DRAWBACK</span>",
-                    0: "<span class='pass'>CLEAN</span>",
-                    -1: "<span class='abstain'>ABSTAIN</span>",
-                }[t["verdict"]],
-                _e(t["message"]),
-            ]
-            for t in traces[v["item"]]
-        ]
         sec += (
             f"<details open><summary><code>{_e(v['item'])}</code> (task {_e(v['task'])}): label <b>{lab}</b>, "
             f"verdict <span class='{_e(v['final'])}'>{_e(v['final']).upper()}</span></summary>"
-            + _table(["op", "verdict", "message"], rows, "ttp")
+            + _table(["op", "verdict", "message"], _trace_rows(traces[v["item"]]), "ttp")
             + _output_html(outputs.get(v["item"]))
             + "</details>"
         )
-    parts.append(sec + "</section>")
+    return sec + "</section>"
 
-    # locked misses (the audit: shown to people, never read by evolution; the run file holds the locked
-    # verdicts only, so the labels come from the family itself, as for `vx eval --dataset locked`)
-    locked_v = [{**v, "label": locked_labels.get(v["item"])} for v in store.verdicts("locked")]
-    ltraces = defaultdict(list)
-    for t in store.traces("locked"):
-        ltraces[t["item"]].append(t)
+
+def _locked_misses_section(
+    run: _Run, locked_labels: Mapping[str, float], outputs: Mapping[str, Any], why_not: str, max_items: int
+) -> str:
+    """The locked items the evolved verifier gets wrong (the audit: shown to people, never read by
+    evolution; the run file holds the locked verdicts only, so the labels come from the family itself, as
+    for `vx eval --dataset locked`)."""
+    locked_v = [{**v, "label": locked_labels.get(v["item"])} for v in run.store.verdicts("locked")]
+    ltraces = _traces_by_item(run.store, "locked")
     lbad = [v for v in locked_v if v["label"] is not None and (v["final"] == "fail") != (v["label"] < 0.5)]
     sec = (
         f"<section id='locked-misses'><h2>Locked misses ({len(lbad)} of {len(locked_v)}, audit)</h2>"
@@ -521,18 +606,7 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
     for v in lbad[:max_items]:
         lab = "fail" if v["label"] < 0.5 else "pass"
         kind = "missed drawback" if lab == "fail" else "false alarm"
-        rows = [
-            [
-                f"<code>{_e(t['op'])}</code>",
-                {
-                    1: "<span class='fail'>DRAWBACK</span>",
-                    0: "<span class='pass'>CLEAN</span>",
-                    -1: "<span class='abstain'>ABSTAIN</span>",
-                }[t["verdict"]],
-                _e(t["message"]),
-            ]
-            for t in ltraces[v["item"]]
-        ]
+        rows = _trace_rows(ltraces[v["item"]])
         sec += (
             f"<details><summary><code>{_e(v['item'])}</code> (task {_e(v['task'])}): {kind} — label <b>{lab}</b>, "
             f"verdict <span class='{_e(v['final'])}'>{_e(v['final']).upper()}</span></summary>"
@@ -546,18 +620,7 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
         )
     if len(lbad) > max_items:
         sec += f"<p class='muted'>… and {len(lbad) - max_items} more (vx runs export RUN --json has them all)</p>"
-    parts.append(sec + "</section>")
-
-    title = f"vx run — {meta.get('family', '?')}"
-    return (
-        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-        f"<meta name='viewport' content='width=device-width,initial-scale=1'><title>{_e(title)}</title>"
-        f"<style>{_CSS}</style></head><body><h1>{_e(title)}</h1><p class='muted'>{_e(run_path.name)} · "
-        f"seed <code>{_e(seed_expr)}</code> → evolved <code>{_e(best)}</code></p>{note}"
-        + toc_html(parts)
-        + "".join(parts)
-        + "</body></html>"
-    )
+    return sec + "</section>"
 
 
 def toc_html(sections: Sequence[str]) -> str:
