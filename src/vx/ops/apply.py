@@ -150,6 +150,85 @@ def apply_ops(
     jobs, cache = check_jobs(jobs), check_cache(cache)
     timeout = check_timeout(timeout)
     t_start = time.perf_counter()
+    plan = _plan(pool, items, tasks, ops, timeout, peers, observe)
+    results = _Results.empty(len(items), len(plan.op_objs))
+    todo = _from_cache(plan, results, cache)
+    recorder = _Recorder(plan, results, todo, cache)
+    # phase 2, peer verdicts in the parent: each task is judged once its last attempt is recorded
+    judge = _PeerJudge(plan, results, todo, cache) if plan.peer_cols else None
+    runner = make_executor(executor, jobs=jobs)
+    show = progress if progress is not None else _stderr_is_tty()
+    try:
+        with _progress(show, description, len(todo.work) + sum(map(len, todo.copies.values()))) as advance:
+
+            def done(j: int, res: dict[int, Outcome]) -> None:
+                recorder.record(j, res)
+                if judge is not None:
+                    judge.recorded(todo.work[j][0].task)
+                advance(1 + len(todo.copies.get(j, ())))
+
+            runner.run(todo.work, plan.run_objs, tasks, timeout, done)
+    finally:
+        recorder.flush()  # what was computed is kept even when the run is interrupted: the next one resumes from it
+        if runner is not executor:
+            runner.close()  # an executor made here from a name: stop what it started
+    if judge is not None:  # the tasks not judged yet (none of their attempts needed work)
+        judged, judged_hits = judge.finish()
+        results.calls += judged
+        results.hits += judged_hits
+    results.failures.sort(key=lambda f: (f.op, f.item))
+    return Application(
+        VerdictMatrix.from_array(results.arr, [it.id for it in items], plan.names),
+        results.messages,
+        results.failures,
+        results.calls,
+        results.hits,
+        time.perf_counter() - t_start,
+        results.durations,
+        results.item_seconds,
+        results.shared,
+        _by_task(results.observations, plan.attempts),
+    )
+
+
+ObsKey = tuple[str, str]  # an observer's (name, version)
+
+
+@attrs.define
+class _Plan:
+    """What one application runs, decided before anything runs: the ops (root first), the observers of
+    its peer ops (phase 1 pseudo-ops, one per distinct name and version, after the ops in ``run_objs``),
+    and the attempts -- the graded items, then the extra peers of the tasks with peer ops to judge --
+    with their content hashes (the verdict cache's key)."""
+
+    names: list[str]
+    op_objs: list[Op]
+    run_objs: list[Op]
+    peer_cols: list[int]
+    plain_cols: list[int]
+    op_observer: dict[int, ObsKey]  # peer op column -> its observer
+    obs_keys: list[ObsKey]
+    obs_col: dict[ObsKey, int]  # observer -> its column in run_objs
+    attempts: list[Item]
+    n_items: int  # the graded attempts (the first n_items)
+    hashes: list[str]
+    tasks: Mapping[str, Mapping[str, Any]]
+    root: str | None
+
+    @property
+    def n_ops(self) -> int:
+        return len(self.op_objs)
+
+
+def _plan(
+    pool: OpPool,
+    items: Sequence[Item],
+    tasks: Mapping[str, Mapping[str, Any]],
+    ops: Sequence[str] | None,
+    timeout: float,
+    peers: Mapping[str, Sequence[Any]] | None,
+    observe: Sequence[str],
+) -> _Plan:
     root = pool.root_name
     names = list(ops) if ops is not None else [o.name for o in pool.runnable()]
     if root is not None and root not in names:
@@ -158,15 +237,9 @@ def apply_ops(
         names.remove(root)
         names.insert(0, root)
     op_objs = [pool[n] for n in names]
-    n_items, n_ops = len(items), len(names)
-    arr = np.full((n_items, n_ops), int(Verdict.ABSTAIN), dtype=np.int8)
-    messages: dict[tuple[str, str], str] = {}
-    failures: list[OpFailure] = []
-    durations: dict[str, float] = {}
+    n_ops = len(names)
     peer_cols = [c for c, o in enumerate(op_objs) if o.is_peer]
     plain_cols = [c for c in range(n_ops) if c not in peer_cols]
-
-    # the attempts: the items, then the extra peers of the tasks that have peer ops to judge
     attempts: list[Item] = list(items)
     watched = [pool[n] for n in observe]
     for o in watched:
@@ -177,13 +250,11 @@ def apply_ops(
         for task_id in sorted(batch_tasks):
             for k, output in enumerate(peers.get(task_id, ())):
                 attempts.append(Item(id=f"peer:{task_id}:{k}", task=task_id, output=output))
-    hashes = [item_hash(tasks[it.task], it.output) for it in attempts]
-
-    # observers (phase 1 pseudo-ops): one per distinct (name, version) among the peer ops
-    observers: dict[tuple[str, str], Op] = {}
-    op_observer: dict[int, tuple[str, str]] = {}
+    observers: dict[ObsKey, Op] = {}
+    op_observer: dict[int, ObsKey] = {}
     for c in peer_cols:
         obs = op_objs[c].observer
+        assert obs is not None  # a peer op has an observer
         key = (obs.name, obs.version)
         limit = max([op_objs[k].timeout or timeout for k in peer_cols if op_objs[k].observer is obs] + [timeout])
         observers.setdefault(key, observer_op(obs, limit, op_objs[c]))
@@ -193,167 +264,174 @@ def apply_ops(
         assert obs is not None
         observers.setdefault((obs.name, obs.version), observer_op(obs, o.timeout or timeout, o))
     obs_keys = list(observers)
-    run_objs = op_objs + [observers[k] for k in obs_keys]  # phase-1 op list: ops, then observers
-    obs_col = {k: n_ops + i for i, k in enumerate(obs_keys)}
-    observations: dict[tuple[tuple[str, str], int], Any] = {}
-    obs_errors: dict[tuple[tuple[str, str], int], str] = {}
-    item_seconds: dict[str, float] = {}
+    return _Plan(
+        names=names,
+        op_objs=op_objs,
+        run_objs=op_objs + [observers[k] for k in obs_keys],
+        peer_cols=peer_cols,
+        plain_cols=plain_cols,
+        op_observer=op_observer,
+        obs_keys=obs_keys,
+        obs_col={k: n_ops + i for i, k in enumerate(obs_keys)},
+        attempts=attempts,
+        n_items=len(items),
+        hashes=[item_hash(tasks[it.task], it.output) for it in attempts],
+        tasks=tasks,
+        root=root,
+    )
 
+
+@attrs.define
+class _Results:
+    """What the application found, filled in place as outcomes arrive (from the cache, the workers and the
+    peer judge): the verdicts, messages, failures, time spent, the observations, and the counts."""
+
+    arr: np.ndarray  # int8[n_items, n_ops]
+    messages: dict[tuple[str, str], str]
+    failures: list[OpFailure]
+    durations: dict[str, float]  # op -> seconds of the calls made
+    item_seconds: dict[str, float]
+    observations: dict[tuple[ObsKey, int], Any]  # (observer, attempt row) -> observation
+    obs_errors: dict[tuple[ObsKey, int], str]
+    calls: int = 0
+    hits: int = 0
+    shared: int = 0
+
+    @classmethod
+    def empty(cls, n_items: int, n_ops: int) -> _Results:
+        return cls(np.full((n_items, n_ops), int(Verdict.ABSTAIN), dtype=np.int8), {}, [], {}, {}, {}, {})
+
+
+@attrs.define
+class _Jobs:
+    """The work left once the cache was read: one job per attempt that needs an op run (its item and the
+    columns it needs), the attempt row each job is for, and the rows of identical attempts that copy it."""
+
+    work: list[tuple[Item, list[int]]]
+    rows: list[int]
+    copies: dict[int, list[int]]
+
+
+def _from_cache(plan: _Plan, results: _Results, cache: VerdictCache | None) -> _Jobs:
+    """Put the cached verdicts and observations in place and return the jobs left. Identical attempts (the
+    same task record and output: the same item hash) with the same ops to run are one job."""
     # LLM-calling ops bypass the verdict cache: their answers are cached by vx.llm, keyed by model and
     # full request, so a changed model is never served a stale verdict and "LLM off" is never stored.
+    op_objs, hashes = plan.op_objs, plan.hashes
     cached = (
         cache.get_many(
             (op_objs[c].name, op_objs[c].version, h)
-            for c in plain_cols
+            for c in plan.plain_cols
             if not op_objs[c].uses_llm
-            for h in set(hashes[:n_items])
+            for h in set(hashes[: plan.n_items])
         )
         if cache
         else {}
     )
     cached_obs = (
-        cache.get_observations((name, version, h) for name, version in obs_keys for h in set(hashes))
-        if cache and obs_keys
+        cache.get_observations((name, version, h) for name, version in plan.obs_keys for h in set(hashes))
+        if cache and plan.obs_keys
         else {}
     )
-    hits = 0
-    work: list[tuple[Item, list[int]]] = []
-    work_rows: list[int] = []
-    # Identical attempts (the same task record and output: the same item hash, the key the verdict cache
-    # gives them too) with the same ops to run are run once: the others take copies of its outcomes.
+    todo = _Jobs([], [], {})
     first_job: dict[tuple[str, tuple[int, ...]], int] = {}
-    copies: dict[int, list[int]] = {}  # job -> the rows of the identical attempts that copy it
-    for r, it in enumerate(attempts):
+    for r, it in enumerate(plan.attempts):
         need = []
-        if r < n_items:
-            for c in plain_cols:
+        if r < plan.n_items:
+            for c in plan.plain_cols:
                 o = op_objs[c]
                 hit = cached.get((o.name, o.version, hashes[r]))
                 if hit is None:
                     need.append(c)
                     continue
-                hits += 1
-                arr[r, c] = hit.verdict
+                results.hits += 1
+                results.arr[r, c] = hit.verdict
                 if hit.message:
-                    messages[(it.id, o.name)] = hit.message
-        for key in obs_keys:
+                    results.messages[(it.id, o.name)] = hit.message
+        for key in plan.obs_keys:
             if (key[0], key[1], hashes[r]) in cached_obs:
-                observations[(key, r)] = cached_obs[(key[0], key[1], hashes[r])]
+                results.observations[(key, r)] = cached_obs[(key[0], key[1], hashes[r])]
             else:
-                need.append(obs_col[key])
+                need.append(plan.obs_col[key])
         if need:
-            if root is not None and 0 not in need:
+            if plan.root is not None and 0 not in need:
                 need.insert(0, 0)  # the root re-runs so that the others find its artifact in ctx
-            key = (hashes[r], tuple(need))
-            j = first_job.get(key)
+            key2 = (hashes[r], tuple(need))
+            j = first_job.get(key2)
             if j is not None:
-                copies.setdefault(j, []).append(r)
+                todo.copies.setdefault(j, []).append(r)
                 continue
-            first_job[key] = len(work)
-            work.append((it, need))
-            work_rows.append(r)
+            first_job[key2] = len(todo.work)
+            todo.work.append((it, need))
+            todo.rows.append(r)
+    return todo
 
-    to_cache: list[tuple] = []
-    obs_to_cache: list[tuple] = []
-    calls = shared = 0
 
-    def record(j: int, res: dict[int, Outcome]) -> None:
-        it, need = work[j]
-        record_row(work_rows[j], it, need, res, made=True)
-        for r in copies.get(j, ()):
-            record_row(r, attempts[r], need, res, made=False)
-        if cache is not None and len(to_cache) >= 500:
-            cache.put_many(to_cache)
-            to_cache.clear()
+#: Verdicts are written to the cache in batches of this many while the workers run.
+CACHE_BATCH = 500
 
-    def record_row(r: int, it: Item, need: list[int], res: dict[int, Outcome], made: bool) -> None:
+
+class _Recorder:
+    """Puts each job's outcomes in place -- for its attempt and for the identical attempts that copy it --
+    and keeps what is to be cached (verdicts only: a failure may be the environment's, a missing
+    dependency), written in batches and at :meth:`flush`."""
+
+    def __init__(self, plan: _Plan, results: _Results, todo: _Jobs, cache: VerdictCache | None) -> None:
+        self.plan, self.results, self.todo, self.cache = plan, results, todo, cache
+        self.to_cache: list[tuple[Any, ...]] = []
+        self.obs_to_cache: list[tuple[Any, ...]] = []
+
+    def record(self, j: int, res: dict[int, Outcome]) -> None:
+        it, need = self.todo.work[j]
+        self._row(self.todo.rows[j], it, need, res, made=True)
+        for r in self.todo.copies.get(j, ()):
+            self._row(r, self.plan.attempts[r], need, res, made=False)
+        if self.cache is not None and len(self.to_cache) >= CACHE_BATCH:
+            self.cache.put_many(self.to_cache)
+            self.to_cache.clear()
+
+    def flush(self) -> None:
+        if self.cache is not None and self.to_cache:
+            self.cache.put_many(self.to_cache)
+        if self.cache is not None and self.obs_to_cache:
+            self.cache.put_observations(self.obs_to_cache)
+        self.to_cache, self.obs_to_cache = [], []
+
+    def _row(self, r: int, it: Item, need: list[int], res: dict[int, Outcome], made: bool) -> None:
         """Row `r` gets the outcomes `res`: computed for it (`made`), or for an identical attempt (then
         nothing is counted as computed, timed or cached twice)."""
-        nonlocal calls, shared
-        item_seconds[it.id] = item_seconds.get(it.id, 0.0) + sum(out.duration for out in res.values())
+        plan, out_ = self.plan, self.results
+        out_.item_seconds[it.id] = out_.item_seconds.get(it.id, 0.0) + sum(out.duration for out in res.values())
         for k, out in res.items():
             c = need[k]
-            o = run_objs[c]
-            if c >= n_ops:  # an observer
-                key = obs_keys[c - n_ops]
+            o = plan.run_objs[c]
+            if c >= plan.n_ops:  # an observer
+                key = plan.obs_keys[c - plan.n_ops]
                 if made:
-                    durations[o.name] = durations.get(o.name, 0.0) + out.duration
+                    out_.durations[o.name] = out_.durations.get(o.name, 0.0) + out.duration
                 if out.error:
-                    obs_errors[(key, r)] = out.error
+                    out_.obs_errors[(key, r)] = out.error
                     continue
-                observations[(key, r)] = out.evidence
-                if cache is not None and made:
-                    obs_to_cache.append((key[0], key[1], hashes[r], out.evidence))
+                out_.observations[(key, r)] = out.evidence
+                if self.cache is not None and made:
+                    self.obs_to_cache.append((key[0], key[1], plan.hashes[r], out.evidence))
                 continue
-            if r >= n_items:  # the root of an extra peer: not part of the matrix
+            if r >= plan.n_items:  # the root of an extra peer: not part of the matrix
                 continue
-            arr[r, c] = out.verdict
+            out_.arr[r, c] = out.verdict
             if out.message:
-                messages[(it.id, o.name)] = out.message
+                out_.messages[(it.id, o.name)] = out.message
             if out.error:
-                failures.append(OpFailure(it.id, o.name, out.kind or "error", out.error))
+                out_.failures.append(OpFailure(it.id, o.name, out.kind or "error", out.error))
             if not made:
-                shared += 1
+                out_.shared += 1
                 continue
-            calls += 1
-            durations[o.name] = durations.get(o.name, 0.0) + out.duration
-            # only verdicts are cached: a failure may be the environment's (a missing dependency)
-            if cache is not None and not o.uses_llm and out.error is None and OUTPUT_TOO_LARGE not in out.message:
-                to_cache.append((o.name, o.version, hashes[r], out.verdict, out.message, out.duration, out.error))
-
-    runner = make_executor(executor, jobs=jobs)
-    show = progress if progress is not None else _stderr_is_tty()
-    # phase 2, peer verdicts in the parent: each task is judged once its last attempt is recorded
-    judge = (
-        _PeerJudge(
-            op_objs,
-            peer_cols,
-            op_observer,
-            attempts,
-            n_items,
-            hashes,
-            tasks,
-            observations,
-            obs_errors,
-            arr,
-            messages,
-            failures,
-            durations,
-            cache,
-            work,
-        )
-        if peer_cols
-        else None
-    )
-    try:
-        with _progress(show, description, len(work) + sum(map(len, copies.values()))) as advance:
-
-            def done(j, res):
-                record(j, res)
-                if judge is not None:
-                    judge.recorded(work[j][0].task)
-                advance(1 + len(copies.get(j, ())))
-
-            runner.run(work, run_objs, tasks, timeout, done)
-    finally:
-        # what was computed is kept even when the run is interrupted: the next one resumes from it
-        if cache is not None and to_cache:
-            cache.put_many(to_cache)
-        if cache is not None and obs_to_cache:
-            cache.put_observations(obs_to_cache)
-        if runner is not executor:
-            runner.close()  # an executor made here from a name: stop what it started
-
-    if judge is not None:  # the tasks not judged yet (none of their attempts needed work)
-        judged, judged_hits = judge.finish()
-        calls += judged
-        hits += judged_hits
-    failures.sort(key=lambda f: (f.op, f.item))
-    matrix = VerdictMatrix.from_array(arr, [it.id for it in items], names)
-    seen = _by_task(observations, attempts)
-    return Application(
-        matrix, messages, failures, calls, hits, time.perf_counter() - t_start, durations, item_seconds, shared, seen
-    )
+            out_.calls += 1
+            out_.durations[o.name] = out_.durations.get(o.name, 0.0) + out.duration
+            if self.cache is not None and not o.uses_llm and out.error is None and OUTPUT_TOO_LARGE not in out.message:
+                self.to_cache.append(
+                    (o.name, o.version, plan.hashes[r], out.verdict, out.message, out.duration, out.error)
+                )
 
 
 def _by_task(
@@ -377,42 +455,26 @@ class _PeerJudge:
     freeze a verdict computed without it). A task's verdicts depend on its attempts' observations only,
     so the order in which tasks are judged changes nothing."""
 
-    def __init__(
-        self,
-        op_objs: Sequence[Op],
-        peer_cols: Sequence[int],
-        op_observer: Mapping[int, tuple[str, str]],
-        attempts: Sequence[Item],
-        n_items: int,
-        hashes: Sequence[str],
-        tasks: Mapping[str, Mapping[str, Any]],
-        observations: Mapping[tuple[tuple[str, str], int], Any],
-        obs_errors: Mapping[tuple[tuple[str, str], int], str],
-        arr: np.ndarray,
-        messages: dict,
-        failures: list,
-        durations: dict,
-        cache: VerdictCache | None,
-        work: Sequence[tuple[Item, list[int]]],
-    ):
-        self.op_objs, self.peer_cols, self.op_observer = op_objs, peer_cols, op_observer
-        self.attempts, self.tasks, self.observations, self.obs_errors = attempts, tasks, observations, obs_errors
-        self.arr, self.messages, self.failures, self.durations, self.cache = arr, messages, failures, durations, cache
+    def __init__(self, plan: _Plan, results: _Results, todo: _Jobs, cache: VerdictCache | None) -> None:
+        self.plan, self.results, self.cache = plan, results, cache
+        attempts, hashes = plan.attempts, plan.hashes
         self.by_task: dict[str, list[int]] = {}
         for r, it in enumerate(attempts):
             self.by_task.setdefault(it.task, []).append(r)
         set_hash = {t: attempt_set_hash([hashes[r] for r in rows]) for t, rows in self.by_task.items()}
-        self.keys = {(c, r): peer_key(hashes[r], set_hash[attempts[r].task]) for c in peer_cols for r in range(n_items)}
+        self.keys = {
+            (c, r): peer_key(hashes[r], set_hash[attempts[r].task]) for c in plan.peer_cols for r in range(plan.n_items)
+        }
         self.cached = (
-            cache.get_many((op_objs[c].name, op_objs[c].version, self.keys[(c, r)]) for c, r in self.keys)
+            cache.get_many((plan.op_objs[c].name, plan.op_objs[c].version, self.keys[(c, r)]) for c, r in self.keys)
             if cache
             else {}
         )
         self.waiting: dict[str, int] = {}
-        for it, _ in work:
+        for it, _ in todo.work:
             self.waiting[it.task] = self.waiting.get(it.task, 0) + 1
         self.judged: set[str] = set()
-        self.to_cache: list[tuple] = []
+        self.to_cache: list[tuple[Any, ...]] = []
         self.calls = self.hits = 0
 
     def recorded(self, task_id: str) -> None:
@@ -435,47 +497,49 @@ class _PeerJudge:
     def _judge(self, task_id: str) -> None:
         self.judged.add(task_id)
         rows = self.by_task[task_id]
-        for c in self.peer_cols:
-            o = self.op_objs[c]
-            obs_key = self.op_observer[c]
-            complete = all((obs_key, q) in self.observations for q in rows)
+        for c in self.plan.peer_cols:
+            o = self.plan.op_objs[c]
+            obs_key = self.plan.op_observer[c]
+            complete = all((obs_key, q) in self.results.observations for q in rows)
             for r in rows:
                 if (c, r) in self.keys:  # a graded item (the extra peers only take part)
                     self._judge_one(c, r, o, obs_key, rows, complete)
 
-    def _judge_one(self, c: int, r: int, o: Op, obs_key: tuple[str, str], rows: Sequence[int], complete: bool) -> None:
-        it = self.attempts[r]
+    def _judge_one(self, c: int, r: int, o: Op, obs_key: ObsKey, rows: Sequence[int], complete: bool) -> None:
+        it = self.plan.attempts[r]
         key = self.keys[(c, r)]
+        found = self.results
         hit = self.cached.get((o.name, o.version, key))
         if hit is not None:
             self.hits += 1
-            self.arr[r, c] = hit.verdict
+            found.arr[r, c] = hit.verdict
             if hit.message:
-                self.messages[(it.id, o.name)] = hit.message
+                found.messages[(it.id, o.name)] = hit.message
             if hit.error:
-                self.failures.append(OpFailure(it.id, o.name, "error", hit.error))
+                found.failures.append(OpFailure(it.id, o.name, "error", hit.error))
             return
         t0 = time.perf_counter()
+        observations = found.observations
         if output_too_large(it.output) is not None:  # observed nothing (run_item): no opinion, no failure
             out = Outcome(int(Verdict.ABSTAIN), f"not run: {OUTPUT_TOO_LARGE}", 0.0)
-        elif (obs_key, r) not in self.observations:
-            why = self.obs_errors.get((obs_key, r), "not computed")
+        elif (obs_key, r) not in observations:
+            why = found.obs_errors.get((obs_key, r), "not computed")
             out = Outcome(int(Verdict.ABSTAIN), "", 0.0, f"observing this attempt failed: {why}", "error")
         else:
-            mine = self.observations[(obs_key, r)]
-            others = [self.observations[(obs_key, q)] for q in rows if q != r and (obs_key, q) in self.observations]
+            mine = observations[(obs_key, r)]
+            others = [observations[(obs_key, q)] for q in rows if q != r and (obs_key, q) in observations]
             try:
-                res = o.judge(self.tasks[it.task], mine, others, Context())
+                res = o.judge(self.plan.tasks[it.task], mine, others, Context())
                 out = Outcome(int(res.verdict), clip(res.message), time.perf_counter() - t0)
             except Exception as exc:  # a judging bug: abstain on this item, record it
                 out = Outcome(int(Verdict.ABSTAIN), "", time.perf_counter() - t0, failure_text(exc), "error")
         self.calls += 1
-        self.arr[r, c] = out.verdict
-        self.durations[o.name] = self.durations.get(o.name, 0.0) + out.duration
+        found.arr[r, c] = out.verdict
+        found.durations[o.name] = found.durations.get(o.name, 0.0) + out.duration
         if out.message:
-            self.messages[(it.id, o.name)] = out.message
+            found.messages[(it.id, o.name)] = out.message
         if out.error:
-            self.failures.append(OpFailure(it.id, o.name, out.kind or "error", out.error))
+            found.failures.append(OpFailure(it.id, o.name, out.kind or "error", out.error))
         if self.cache is not None and complete and out.kind is None:
             self.to_cache.append((o.name, o.version, key, out.verdict, out.message, out.duration, out.error))
 
