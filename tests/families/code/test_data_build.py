@@ -203,11 +203,14 @@ def test_single_class_locked_split_is_reported(tmp_path):
 def test_provenance_with_unset_options_is_valid_toml():
     import tomllib
 
-    from vx.families.code.data.build import _toml_table
+    from vx.families.family_toml import family_toml
 
-    text = _toml_table(
-        "provenance",
-        {
+    text = family_toml(
+        name="f",
+        description="d",
+        packs=["code"],
+        root="parses",
+        provenance={
             "per_task": None,
             "seed": 0,
             "samples": [{"path": "a", "tests": None}],

@@ -17,7 +17,6 @@ labels are computed here, at build time.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import shutil
@@ -42,6 +41,7 @@ from vx.families.code.data.samples import read_samples, solution_flags
 from vx.families.code.data.tasks import DataError, Task, file_sha256
 from vx.families.code.data.teacher import DRAW_STRATA, TeacherLabel, teach
 from vx.families.code.examples import ExtractionStats, mbpp_examples
+from vx.families.family_toml import write_family_toml
 from vx.families.sources import Skipped
 from vx.families.split import LabelledItem, Splits, split_by_task
 from vx.text import json_dumps, storable
@@ -71,40 +71,6 @@ class BuildReport:
 
 
 # --------------------------------------------------------------------------- writing a family
-
-
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return json_dumps(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    if isinstance(value, Mapping):
-        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items() if v is not None) + " }"
-    raise TypeError(f"cannot write {type(value).__name__} to TOML")
-
-
-def _toml_key(key: str) -> str:
-    return key if key.replace("_", "").replace("-", "").isalnum() else json.dumps(key)
-
-
-def _toml_table(name: str, table: Mapping[str, Any]) -> str:
-    lines = [f"[{name}]"]
-    nested = []
-    for key, value in table.items():
-        if value is None:  # TOML has no null: an unset option is left out
-            continue
-        if isinstance(value, Mapping) and value and all(not isinstance(v, Mapping) for v in value.values()):
-            nested.append((key, value))
-        else:
-            lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
-    text = "\n".join(lines) + "\n"
-    for key, value in nested:
-        text += "\n" + _toml_table(f"{name}.{_toml_key(key)}", value)
-    return text
 
 
 def _write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -191,31 +157,21 @@ def write_family(
         notes.append(
             f"wrote the default code seed expression to {seed_path} (edit it, or rebuild with --seed-expr FILE)"
         )
-    header = [
-        f"name = {_toml_value(name)}",
-        f"description = {_toml_value(description)}",
-        f"packs = {_toml_value([PACK])}",
-        f"root = {_toml_value(ROOT_OP)}",
-    ]
-    if seed_path.exists():
-        header.append('seed = "seed.vx"')
-    else:
+    if not seed_path.exists():
         notes.append(
             f"{seed_path} does not exist, so family.toml names no seed expression: write one there "
             "(or rebuild with --seed-expr FILE); the bundled examples/humaneval/seed.vx is a start"
         )
-    header.append('tasks = "tasks.jsonl"')
-    text = "\n".join(header) + "\n\n"
-    split_files = {"train": "train.jsonl", "dev": "dev.jsonl", "locked": "locked.jsonl"}
-    if splits.dev_peers:
-        split_files["peers"] = "peers.jsonl"
-    text += _toml_table("splits", split_files) + "\n"
-    text += (
-        _toml_table("objective", {"w": 1.0, "fail_weight": 2.0, "op_cost": 0.001, "op_floor": 3, "llm_cost": 0.002})
-        + "\n"
+    write_family_toml(
+        out_dir / "family.toml",
+        name=name,
+        description=description,
+        packs=[PACK],
+        root=ROOT_OP,
+        seed="seed.vx" if seed_path.exists() else None,
+        peers=bool(splits.dev_peers),
+        provenance=provenance,
     )
-    text += _toml_table("provenance", dict(provenance))
-    (out_dir / "family.toml").write_text(text, encoding="utf-8")
     return notes
 
 

@@ -16,7 +16,6 @@ empty or NULL output would then match it). Databases other than defog-data's sev
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 import re
 from collections import Counter, defaultdict
@@ -27,6 +26,7 @@ from typing import Any
 import attrs
 
 from vx.errors import BuildError
+from vx.families.family_toml import write_family_toml
 from vx.families.sql import defog as sqldata
 from vx.families.sql.catalog import Catalog, solver_prompt
 from vx.families.sql.compare import matches_any
@@ -405,65 +405,21 @@ def _write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> None:
             f.write(json_dumps(r, sort_keys=False) + "\n")
 
 
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, dict):
-        return "{ " + ", ".join(f"{json.dumps(str(k))} = {_toml_value(x)}" for k, x in v.items()) + " }"
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    return json_dumps(str(v))
-
-
-def family_toml_head(name: str, description: str, *, peers: bool = False) -> list[str]:
-    """The lines of a SQL family's family.toml up to ``[provenance]`` (the sql pack, root ``parses``,
-    the usual files, docs/design.md §5's objective constants); ``peers`` adds ``peers.jsonl`` to the splits."""
-    return [
-        f"name = {json.dumps(name)}",
-        f"description = {json_dumps(description)}",
-        'packs = ["sql"]',
-        'root = "parses"',
-        'seed = "seed.vx"',
-        'tasks = "tasks.jsonl"',
-        "",
-        "[splits]",
-        'train = "train.jsonl"',
-        'dev = "dev.jsonl"',
-        'locked = "locked.jsonl"',
-        *(['peers = "peers.jsonl"'] if peers else []),
-        "",
-        "[objective]",
-        "w = 1.0",
-        "fail_weight = 2.0",
-        "op_cost = 0.001",
-        "op_floor = 3",
-        "llm_cost = 0.002",
-        "",
-        "[provenance]",
-    ]
-
-
 def _write_family_toml(path: Path, provenance: dict[str, Any], counts: dict[str, Any], backend: str = "duckdb") -> None:
-    engine = ENGINE_NAMES[backend]
-    lines = family_toml_head(
-        "sql",
-        f"Text-to-SQL over defog-data's seven databases on {engine}: gold-query variants "
-        "and mutants, labelled by executing them and comparing results with the gold (Spider 2.0 "
-        "rules)",
-    )
-    for k, v in provenance.items():
-        if k == "excluded":
-            continue
-        lines.append(f"{k} = {_toml_value(v)}")
     public = {k: v for k, v in counts.items() if k not in ("locked_labels", "labels")}  # no locked class balance
-    lines.append(f"counts = {_toml_value(public)}")
-    lines.append("")
-    lines.append("[provenance.excluded]")
-    for k, v in provenance.get("excluded", {}).items():
-        lines.append(f"{json.dumps(k)} = {json.dumps(v)}")
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_family_toml(
+        path,
+        name="sql",
+        description=f"Text-to-SQL over defog-data's seven databases on {ENGINE_NAMES[backend]}: gold-query "
+        "variants and mutants, labelled by executing them and comparing results with the gold (Spider 2.0 rules)",
+        packs=["sql"],
+        root="parses",
+        provenance={
+            **{k: v for k, v in provenance.items() if k != "excluded"},
+            "counts": public,
+            "excluded": provenance.get("excluded", {}),
+        },
+    )
 
 
 __all__ = ["BuildError", "Report", "SEED_EXPRESSION", "build_sql", "ignore_order_for", "label_output"]

@@ -562,7 +562,8 @@ def write_family(
     seed_expr: str | os.PathLike[str] | None = None,
 ) -> list[str]:
     """The family files (format: docs/ARCHITECTURE.md); returns notes for the user."""
-    from vx.families.sql.data.build import _toml_value, _write_jsonl, family_toml_head
+    from vx.families.family_toml import write_family_toml
+    from vx.families.sql.data.build import _write_jsonl
 
     out.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
@@ -606,23 +607,23 @@ def write_family(
     elif not seed_path.exists():
         seed_path.write_text(SEED_EXPRESSION, encoding="utf-8")
         notes.append(f"wrote the default Spider seed expression to {seed_path}")
-    lines = family_toml_head(
-        "spider",
-        "Spider dev questions with real text-to-SQL predictions (several per question) "
+    skipped_keys = ("tasks_dropped", "attempts_per_task", "input_skipped", "samples")
+    write_family_toml(
+        out / "family.toml",
+        name="spider",
+        description="Spider dev questions with real text-to-SQL predictions (several per question) "
         "on SQLite; locked labels by Spider execution match, dev labels by an execution teacher "
         "on database variants",
+        packs=["sql"],
+        root="parses",
         peers=bool(splits.dev_peers),
+        provenance={
+            **{k: v for k, v in provenance.items() if k not in skipped_keys},
+            "samples": [s["path"].rsplit("/", 1)[-1] for s in provenance.get("samples", [])],
+            "input_skipped": provenance.get("input_skipped", {}).get("counts", {}),
+            "tasks_dropped": provenance.get("tasks_dropped", {}),
+        },
     )
-    for k, v in provenance.items():
-        if k in ("tasks_dropped", "attempts_per_task", "input_skipped", "samples"):
-            continue
-        lines.append(f"{k} = {_toml_value(v)}")
-    lines.append(f"samples = {_toml_value([s['path'].rsplit('/', 1)[-1] for s in provenance.get('samples', [])])}")
-    lines.append(f"input_skipped = {_toml_value(provenance.get('input_skipped', {}).get('counts', {}))}")
-    lines += ["", "[provenance.tasks_dropped]"]
-    for k, v in provenance.get("tasks_dropped", {}).items():
-        lines.append(f"{json.dumps(k)} = {json.dumps(v)}")
-    (out / "family.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return notes
 
 

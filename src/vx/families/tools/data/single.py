@@ -39,6 +39,7 @@ from typing import Any
 import attrs
 
 from vx.errors import DataError
+from vx.families.family_toml import write_family_toml
 from vx.families.sources import Skipped
 from vx.families.split import LabelledItem, Splits, split_by_task
 from vx.families.tools.data import bfcl
@@ -420,18 +421,6 @@ def _task_order(tid: str) -> tuple[str, int, str]:
     return (head, int(tail), tid) if tail.isdigit() else (tid, 0, tid)
 
 
-def _toml(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)) and v is not None:
-        return repr(v)
-    if isinstance(v, Mapping):
-        return "{ " + ", ".join(f"{json.dumps(str(k))} = {_toml(x)}" for k, x in v.items()) + " }"
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_toml(x) for x in v) + "]"
-    return json_dumps(str(v))
-
-
 def _write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
     with path.open("w", encoding="utf-8") as f:
         for r in rows:
@@ -491,38 +480,23 @@ def write_family(
     elif not seed_path.exists():
         seed_path.write_text(seed_text, encoding="utf-8")
         notes.append(f"wrote the default tools seed expression to {seed_path}")
-    lines = [
-        f"name = {json_dumps(name)}",
-        f"description = {json_dumps(description)}",
-        'packs = ["tools"]',
-        'root = "decodes"',
-        'seed = "seed.vx"',
-        'tasks = "tasks.jsonl"',
-        "",
-        "[splits]",
-        'train = "train.jsonl"',
-        'dev = "dev.jsonl"',
-        'locked = "locked.jsonl"',
-        *(['peers = "peers.jsonl"'] if splits.dev_peers else []),
-        "",
-        "[objective]",
-        "w = 1.0",
-        "fail_weight = 2.0",
-        "op_cost = 0.001",
-        "op_floor = 3",
-        "llm_cost = 0.002",
-        "",
-        "[provenance]",
-    ]
-    nested = {k: v for k, v in provenance.items() if isinstance(v, Mapping)}
-    for k, v in provenance.items():
-        if k not in nested and v is not None:
-            lines.append(f"{k} = {_toml(v)}")
-    for k, v in nested.items():
-        if k in ("input_skipped",):
-            v = {"total": v.get("total", 0), "counts": v.get("counts", {})}
-        lines.append(f"{k} = {_toml(v)}")
-    (out / "family.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    skipped = provenance.get("input_skipped")
+    write_family_toml(
+        out / "family.toml",
+        name=name,
+        description=description,
+        packs=["tools"],
+        root="decodes",
+        peers=bool(splits.dev_peers),
+        provenance={
+            **provenance,
+            **(
+                {"input_skipped": {"total": skipped.get("total", 0), "counts": skipped.get("counts", {})}}
+                if isinstance(skipped, Mapping)
+                else {}
+            ),
+        },
+    )
     return notes
 
 
