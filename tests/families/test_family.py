@@ -133,3 +133,18 @@ def test_train_reaches_evolution_without_meta(tiny_family):
     fam = Family(tiny_family)
     assert fam.split("train").items[0].meta == {"operator": "off_by_one"}  # a person still sees provenance
     assert all(it.meta == {} for it in fam.evolution_view().train)  # evolution does not
+
+
+def test_load_reads_the_files_and_the_family_holds_what_was_read(tiny_family):
+    """Family.load reads and checks the directory (read_family); the family is made from what it read."""
+    from vx.families.family import FamilyData, read_family
+
+    data = read_family(tiny_family)
+    assert isinstance(data, FamilyData) and set(data.splits) == {"train", "dev", "locked"}
+    loaded, made, shorthand = Family.load(tiny_family), Family(data), Family(tiny_family)
+    for fam in (loaded, made, shorthand):
+        assert fam.counts() == {"train": len(data.splits["train"]), "dev": len(data.splits["dev"]), "locked": 4}
+        assert fam.tasks == data.tasks and fam.seed_text == data.seed_text
+        assert fam.pool().names == loaded.pool().names
+    with pytest.raises(PermissionError):
+        made.split("locked")

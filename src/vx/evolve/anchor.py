@@ -103,7 +103,7 @@ def suggest(
     """The ``n`` train items whose labels would tell evolution most (module docstring)."""
     if n < 1:
         raise ValueError(f"n must be at least 1, not {n}")
-    fam = family if isinstance(family, Family) else Family(family)
+    fam = family if isinstance(family, Family) else Family.load(family)
     view = fam.evolution_view()
     config = EvolveConfig(rounds=rounds, seed=seed, jobs=jobs)
     with tempfile.TemporaryDirectory(prefix="vx-anchor-") as tmp:

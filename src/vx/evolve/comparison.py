@@ -112,7 +112,7 @@ def _family_of(path: Path) -> Family:
     from vx.families.family import FamilyError
 
     try:
-        return Family(find_family_dir(path))
+        return Family.load(find_family_dir(path))
     except FamilyError:
         run = read_header(read_text(path)).get("run")
         if not run:
@@ -122,7 +122,7 @@ def _family_of(path: Path) -> Family:
         run_path = Path(run) if Path(run).is_absolute() else path.parent / run  # relative to the .vx file
         try:
             with RunStore(run_path) as s:
-                return Family(s.meta()["family_dir"])
+                return Family.load(s.meta()["family_dir"])
         except (RunStoreError, KeyError):
             raise FamilyError(
                 f"{path}: no family.toml above it, and its run file {run} cannot tell; "
@@ -170,7 +170,7 @@ def run_verifiers(run: str | Path, family: Family | None = None) -> tuple[Node, 
 
     with RunStore(run) as s:
         meta, ops, rounds = s.meta(), s.ops(), s.rounds()
-    fam = family or Family(meta["family_dir"])
+    fam = family or Family.load(meta["family_dir"])
     pool = fam.pool()
     for o in ops:
         if o["origin"] == "synthesized" and o["spec"] and o["name"] not in pool:

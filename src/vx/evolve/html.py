@@ -197,7 +197,7 @@ def _family_record(meta: Mapping[str, Any]) -> tuple[dict[str, float], dict[str,
     if not where:
         return {}, {}, "the run file does not name its family directory"
     try:
-        fam = Family(where)
+        fam = Family.load(where)
     except Exception as exc:  # moved, deleted or changed since the run: the rest of the page still renders
         return {}, {}, f"the family at {where} cannot be loaded ({exc})"
     if fam.name != meta.get("family"):

@@ -102,7 +102,7 @@ def evolve_family(
         if rounds is not None:
             config = EvolveConfig.from_dict({**config.as_dict(), "rounds": rounds})
             store.set_meta({"config": config.as_dict()})
-        fam = family if isinstance(family, Family) else Family(family or meta["family_dir"])
+        fam = family if isinstance(family, Family) else Family.load(family or meta["family_dir"])
         if fam.name != meta.get("family"):
             store.close()
             raise EvolutionError(f"{resume} is a run of family {meta.get('family')!r}, not {fam.name!r}")
@@ -112,7 +112,7 @@ def evolve_family(
         except (TypeError, ValueError, AttributeError):
             llm_run_id = None
     else:
-        fam = family if isinstance(family, Family) else Family(family)
+        fam = family if isinstance(family, Family) else Family.load(family)
         path = Path(out) if out is not None else default_run_path(fam)
         if path.exists():
             raise EvolutionError(f"{path} already exists; choose another output file or resume it ({path})")

@@ -13,8 +13,9 @@ live solely inside the `Audit` object returned by `Family.audit()`.
 from __future__ import annotations
 
 import json
+import os
 import tomllib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -182,133 +183,279 @@ class EvolutionView:
         return self.pack_factory()
 
 
-class Family:
-    """A loaded, validated task family."""
+@attrs.frozen
+class FamilyData:
+    """A family as read from its directory and checked (`read_family`): what a `Family` holds."""
 
-    def __init__(self, directory: str | Path) -> None:
-        self.dir = Path(directory).resolve()
-        toml_path = self.dir / "family.toml"
+    dir: Path
+    config: Mapping[str, Any]  # family.toml as read
+    tasks: dict[str, dict[str, Any]]
+    splits: dict[str, Split]  # train, dev and locked
+    peers: dict[str, list[Any]]  # dev task id -> the unlabeled other attempts (peers.jsonl)
+    peers_path: Path | None
+    seed_path: Path
+    seed_text: str | None
+    specs_path: Path | None
+    specs: list[dict[str, Any]]
+    pack_factory: Callable[[], Pack] = attrs.field(eq=False, repr=False)
+
+
+def read_family(directory: str | os.PathLike[str]) -> FamilyData:
+    """Read and check a family directory: family.toml, its packs, tasks, splits, peers, seed and specs.
+    Every problem found is reported at once, each naming its file and line (`FamilyError`)."""
+    return _FamilyReader(Path(directory).resolve()).read()
+
+
+class _FamilyReader:
+    """The steps of reading a family; each adds what is wrong to ``problems`` (file:line: what) and goes on."""
+
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+        self.toml_path = directory / "family.toml"
+        self.problems: list[str] = []
+
+    def read(self) -> FamilyData:
+        cfg = self._config()
+        packs = _pack_names(cfg)
+        pack_factory = _pack_factory(packs, self.dir, str(cfg.get("name") or self.dir.name))
+        task_schema = pack_factory().task_schema if packs else None  # a bad pack is a FamilyError
+        tasks = self._tasks(self.dir / str(cfg.get("tasks", "tasks.jsonl")), task_schema)
+        splits, seen_ids = self._splits(cfg.get("splits") or {}, tasks)
+        peers_rel = (cfg.get("splits") or {}).get("peers")
+        peers_path = self.dir / str(peers_rel) if peers_rel is not None else None
+        peers = self._peers(peers_path, tasks, splits, seen_ids) if peers_path is not None else {}
+        self._check_dev(splits.get("dev"))
+        seed_path = self.dir / str(cfg.get("seed", "seed.vx"))
+        seed_text = self._seed(seed_path, named="seed" in cfg)
+        specs_path = self.dir / str(cfg["specs"]) if "specs" in cfg else None
+        specs = self._specs(specs_path) if specs_path is not None else []
+        if self.problems:
+            raise FamilyError(self.problems, str(self.dir))
+        return FamilyData(
+            self.dir, cfg, tasks, splits, peers, peers_path, seed_path, seed_text, specs_path, specs, pack_factory
+        )
+
+    def _config(self) -> dict[str, Any]:
+        toml_path = self.toml_path
         if not toml_path.is_file():
             raise FamilyError(f"{toml_path} does not exist (a family directory needs a family.toml)")
         toml_text = read_file_text(toml_path, "family.toml")
         try:
-            self.config: dict[str, Any] = tomllib.loads(toml_text)
+            config: dict[str, Any] = tomllib.loads(toml_text)
         except tomllib.TOMLDecodeError as exc:
             raise FamilyError(f"{toml_path}: invalid TOML: {exc}") from None
-        problems: list[str] = []
-        for where, message in schema.check(self.config, schema.FAMILY_SCHEMA):
+        problems = []
+        for where, message in schema.check(config, schema.FAMILY_SCHEMA):
             line = _toml_line(toml_text, where)
             problems.append(f"{toml_path}{f':{line}' if line else ''}: {message}")
         if problems:  # the rest of loading reads these fields
             raise FamilyError(problems, str(self.dir))
-        cfg = self.config
+        return config
+
+    def _tasks(self, tasks_path: Path, task_schema: Any) -> dict[str, dict[str, Any]]:
+        tasks: dict[str, dict[str, Any]] = {}
+        task_lines: dict[str, int] = {}
+        for n, obj in read_jsonl(tasks_path, self.problems, "tasks file"):
+            found = schema.check(obj, task_schema or schema.TASK_BASE)
+            if found:
+                self.problems.extend(f"{tasks_path}:{n}: {message}" for _, message in found)
+                continue
+            tid = obj.get("id")
+            if not isinstance(tid, str) or not tid:
+                self.problems.append(f'{tasks_path}:{n}: a task needs a non-empty string "id"')
+            elif tid in tasks:
+                self.problems.append(f"{tasks_path}:{n}: duplicate task id {tid!r} (first at line {task_lines[tid]})")
+            else:
+                tasks[tid] = obj
+                task_lines[tid] = n
+        return tasks
+
+    def _splits(
+        self, split_paths: Mapping[str, Any], tasks: Mapping[str, Any]
+    ) -> tuple[dict[str, Split], dict[str, str]]:
+        unknown = set(split_paths) - set(SPLITS) - {"peers"}
+        if unknown:
+            self.problems.append(
+                f"{self.toml_path}: unknown split(s) {', '.join(sorted(unknown))}; splits are {', '.join(SPLITS)}"
+            )
+        splits: dict[str, Split] = {}
+        seen_ids: dict[str, str] = {}
+        for name in SPLITS:
+            path = self.dir / split_paths.get(name, f"{name}.jsonl")
+            if not path.exists() and not path.is_symlink():
+                self.problems.append(f"{path}: the {name} split file is missing (set [splits] {name} in family.toml)")
+                continue
+            splits[name] = self._split(name, path, tasks, seen_ids)
+        return splits, seen_ids
+
+    def _check_dev(self, dev: Split | None) -> None:
+        if dev is not None and dev.items:
+            hard = {it.hard_label() for it in dev.items}
+            if hard != {"pass", "fail"}:
+                missing = {"pass", "fail"} - hard
+                self.problems.append(
+                    f"{dev.path}: the dev split has no {'/'.join(sorted(missing))} items; "
+                    "evolution needs both classes (5 fail + 5 pass by default)"
+                )
+        elif dev is not None:
+            self.problems.append(f"{dev.path}: the dev split is empty")
+
+    def _seed(self, seed_path: Path, *, named: bool) -> str | None:
+        if seed_path.exists():
+            from vx.dsl.vxfile import VxFileError, read_text
+
+            try:
+                return read_text(seed_path)
+            except VxFileError as exc:
+                self.problems.append(str(exc))
+        elif named:
+            self.problems.append(f"{seed_path}: seed expression file not found")
+        return None
+
+    def _specs(self, specs_path: Path) -> list[dict[str, Any]]:
+        try:
+            specs = json.loads(read_file_text(specs_path, "specs file"))
+            if not isinstance(specs, list):
+                raise ValueError("expected a JSON list of op specs")
+            return specs
+        except FamilyError as exc:
+            self.problems.append(str(exc))
+        except (ValueError, RecursionError) as exc:
+            self.problems.append(f"{specs_path}: {str(exc)[:200]}")
+        return []
+
+    def _split(self, name: str, path: Path, tasks: Mapping[str, Any], seen_ids: dict[str, str]) -> Split:
+        items: list[Item] = []
+        local: dict[str, int] = {}
+        for n, obj in read_jsonl(path, self.problems, f"{name} split file"):
+            where = f"{path}:{n}"
+            missing = [k for k in ("id", "task", "output") if k not in obj]
+            if missing:
+                self.problems.append(f"{where}: missing field(s) {', '.join(repr(m) for m in missing)}")
+                continue
+            found = schema.check(obj, schema.ITEM_SCHEMA)
+            if found:
+                self.problems.extend(f"{where}: {message}" for _, message in found)
+                continue
+            iid, tid = obj["id"], obj["task"]
+            if not isinstance(iid, str) or not iid:
+                self.problems.append(f'{where}: "id" must be a non-empty string')
+                continue
+            if iid in local:
+                self.problems.append(f"{where}: duplicate item id {iid!r} (first at line {local[iid]})")
+                continue
+            if iid in seen_ids:
+                self.problems.append(
+                    f"{where}: item id {iid!r} is also in the {seen_ids[iid]} split; splits must be disjoint"
+                )
+                continue
+            if tid not in tasks:
+                self.problems.append(f"{where}: task {tid!r} is not in the tasks file")
+                continue
+            label = None
+            if name == "train":
+                if obj.get("label") is not None:
+                    self.problems.append(
+                        f'{where}: train items are unlabeled; remove "label" (labels belong in dev or locked)'
+                    )
+                    continue
+            else:
+                if "label" not in obj:
+                    self.problems.append(f'{where}: {name} items need a "label" ("pass", "fail" or a probability)')
+                    continue
+                try:
+                    label = parse_label(obj["label"])
+                except ValueError as exc:
+                    self.problems.append(f"{where}: {exc}")
+                    continue
+            meta = obj.get("meta") or {}
+            if not isinstance(meta, dict):
+                self.problems.append(f'{where}: "meta" must be an object')
+                continue
+            local[iid] = n
+            seen_ids[iid] = name
+            items.append(Item(iid, tid, obj["output"], label, obj.get("reference"), meta, n))
+        return Split(name, tuple(items), path)
+
+    def _peers(
+        self, path: Path, tasks: Mapping[str, Any], splits: Mapping[str, Split], seen_ids: dict[str, str]
+    ) -> dict[str, list[Any]]:
+        peers: dict[str, list[Any]] = {}
+        if not path.exists():
+            self.problems.append(f"{path}: the peers file named in family.toml is missing")
+            return peers
+        split_of_task = {it.task: name for name, sp in splits.items() for it in sp.items}
+        for n, obj in read_jsonl(path, self.problems):
+            where = f"{path}:{n}"
+            missing = [k for k in ("id", "task", "output") if k not in obj]
+            if missing:
+                self.problems.append(f"{where}: missing field(s) {', '.join(repr(m) for m in missing)}")
+                continue
+            if obj.get("label") is not None:
+                self.problems.append(f'{where}: peers are unlabeled attempts; remove "label"')
+                continue
+            iid, tid = obj["id"], obj["task"]
+            if not isinstance(iid, str) or not iid or iid in seen_ids:
+                self.problems.append(f"{where}: item id {iid!r} is empty or already used by a split")
+                continue
+            if tid not in tasks:
+                self.problems.append(f"{where}: task {tid!r} is not in the tasks file")
+                continue
+            if split_of_task.get(tid, "dev") != "dev":
+                self.problems.append(
+                    f"{where}: task {tid!r} is a {split_of_task[tid]} task; peers.jsonl holds the other "
+                    "attempts of dev tasks only (splits stay disjoint by task)"
+                )
+                continue
+            seen_ids[iid] = "peers"
+            peers.setdefault(tid, []).append(obj["output"])
+        return peers
+
+
+def _pack_names(config: Mapping[str, Any]) -> list[str]:
+    packs = config.get("packs", [])
+    return [packs] if isinstance(packs, str) else list(packs)
+
+
+def _pack_factory(packs: list[str], directory: Path, name: str) -> Callable[[], Pack]:
+    """The family's packs, loaded at the first call and kept (the factory captures no reference to the
+    family, nor to its locked split)."""
+    loaded: list[Pack] = []
+
+    def pack_factory() -> Pack:
+        if not loaded:
+            loaded.append(load_packs(packs, base_dir=directory, name=name))
+        return loaded[0]
+
+    return pack_factory
+
+
+class Family:
+    """A loaded, validated task family: `Family.load(directory)` (or `Family(directory)`, the same)."""
+
+    def __init__(self, source: str | os.PathLike[str] | FamilyData) -> None:
+        data = source if isinstance(source, FamilyData) else read_family(source)
+        cfg = data.config
+        self.dir = data.dir
+        self.config: dict[str, Any] = dict(cfg)
         self.name: str = str(cfg.get("name") or self.dir.name)
         self.description: str = str(cfg.get("description", ""))
-        packs = cfg.get("packs", [])
-        if isinstance(packs, str):
-            packs = [packs]
-        self.packs: list[str] = packs
+        self.packs: list[str] = _pack_names(cfg)
         self.root_name: str | None = cfg.get("root")
         self.objective = dict(OBJECTIVE_DEFAULTS)
         for k, v in (cfg.get("objective") or {}).items():
             self.objective[k] = float(v)
         self.provenance: dict[str, Any] = dict(cfg.get("provenance") or {})
         self.llm_config: dict[str, Any] = dict(cfg.get("llm") or {})
-        packs_, dir_, name_ = list(self.packs), self.dir, self.name
-        loaded: list[Pack] = []
-
-        def pack_factory() -> Pack:  # captures no reference to the family (nor its locked split)
-            if not loaded:
-                loaded.append(load_packs(packs_, base_dir=dir_, name=name_))
-            return loaded[0]
-
-        task_schema = pack_factory().task_schema if packs_ else None  # a bad pack is a FamilyError
-
-        # tasks
-        tasks_path = self.dir / str(cfg.get("tasks", "tasks.jsonl"))
-        self.tasks: dict[str, dict[str, Any]] = {}
-        task_lines: dict[str, int] = {}
-        for n, obj in read_jsonl(tasks_path, problems, "tasks file"):
-            found = schema.check(obj, task_schema or schema.TASK_BASE)
-            if found:
-                problems.extend(f"{tasks_path}:{n}: {message}" for _, message in found)
-                continue
-            tid = obj.get("id")
-            if not isinstance(tid, str) or not tid:
-                problems.append(f'{tasks_path}:{n}: a task needs a non-empty string "id"')
-            elif tid in self.tasks:
-                problems.append(f"{tasks_path}:{n}: duplicate task id {tid!r} (first at line {task_lines[tid]})")
-            else:
-                self.tasks[tid] = obj
-                task_lines[tid] = n
-
-        # splits
-        split_paths = cfg.get("splits") or {}
-        unknown = set(split_paths) - set(SPLITS) - {"peers"}
-        if unknown:
-            problems.append(
-                f"{toml_path}: unknown split(s) {', '.join(sorted(unknown))}; splits are {', '.join(SPLITS)}"
-            )
-        self._splits: dict[str, Split] = {}
-        seen_ids: dict[str, str] = {}
-        for name in SPLITS:
-            rel = split_paths.get(name, f"{name}.jsonl")
-            path = self.dir / rel
-            if not path.exists() and not path.is_symlink():
-                problems.append(f"{path}: the {name} split file is missing (set [splits] {name} in family.toml)")
-                continue
-            self._splits[name] = self._load_split(name, path, problems, seen_ids)
-        self.peers_path: Path | None = None
-        self._peers: dict[str, list[Any]] = {}
-        peers_rel = split_paths.get("peers")
-        if peers_rel is not None:
-            self.peers_path = self.dir / str(peers_rel)
-            if not self.peers_path.exists():
-                problems.append(f"{self.peers_path}: the peers file named in family.toml is missing")
-            else:
-                self._load_peers(self.peers_path, problems, seen_ids)
-        dev = self._splits.get("dev")
-        if dev is not None and dev.items:
-            hard = {it.hard_label() for it in dev.items}
-            if hard != {"pass", "fail"}:
-                missing = {"pass", "fail"} - hard
-                problems.append(
-                    f"{dev.path}: the dev split has no {'/'.join(sorted(missing))} items; "
-                    "evolution needs both classes (5 fail + 5 pass by default)"
-                )
-        elif dev is not None:
-            problems.append(f"{dev.path}: the dev split is empty")
-
-        # seed expression
-        self.seed_path = self.dir / str(cfg.get("seed", "seed.vx"))
-        self.seed_text: str | None = None
-        if self.seed_path.exists():
-            from vx.dsl.vxfile import VxFileError, read_text
-
-            try:
-                self.seed_text = read_text(self.seed_path)
-            except VxFileError as exc:
-                problems.append(str(exc))
-        elif "seed" in cfg:
-            problems.append(f"{self.seed_path}: seed expression file not found")
-        self.specs_path = self.dir / str(cfg["specs"]) if "specs" in cfg else None
-        self.specs: list[dict[str, Any]] = []
-        if self.specs_path is not None:
-            try:
-                self.specs = json.loads(read_file_text(self.specs_path, "specs file"))
-                if not isinstance(self.specs, list):
-                    raise ValueError("expected a JSON list of op specs")
-            except FamilyError as exc:
-                problems.append(str(exc))
-                self.specs = []
-            except (ValueError, RecursionError) as exc:
-                problems.append(f"{self.specs_path}: {str(exc)[:200]}")
-                self.specs = []
-        if problems:
-            raise FamilyError(problems, str(self.dir))
+        self.tasks = data.tasks
+        self.peers_path, self._peers = data.peers_path, data.peers
+        self.seed_path, self.seed_text = data.seed_path, data.seed_text
+        self.specs_path, self.specs = data.specs_path, data.specs
+        self._splits = {name: split for name, split in data.splits.items() if name != "locked"}
         # The locked split (labels included) lives only inside the Audit object.
-        self._audit = Audit(self._splits.pop("locked"))
-        root_, specs_ = self.root_name, list(self.specs)
+        self._audit = Audit(data.splits["locked"])
+        self._pack_factory = data.pack_factory
+        pack_factory, root_, specs_ = data.pack_factory, self.root_name, list(self.specs)
         cached: list[OpPool] = []
 
         def pool_factory() -> OpPool:
@@ -316,88 +463,12 @@ class Family:
                 cached.append(pack_factory().pool(root=root_, specs=specs_))
             return cached[0].copy()
 
-        self._pack_factory = pack_factory
         self._pool_factory = pool_factory
 
-    def _load_split(self, name: str, path: Path, problems: list[str], seen_ids: dict[str, str]) -> Split:
-        items: list[Item] = []
-        local: dict[str, int] = {}
-        for n, obj in read_jsonl(path, problems, f"{name} split file"):
-            where = f"{path}:{n}"
-            missing = [k for k in ("id", "task", "output") if k not in obj]
-            if missing:
-                problems.append(f"{where}: missing field(s) {', '.join(repr(m) for m in missing)}")
-                continue
-            found = schema.check(obj, schema.ITEM_SCHEMA)
-            if found:
-                problems.extend(f"{where}: {message}" for _, message in found)
-                continue
-            iid, tid = obj["id"], obj["task"]
-            if not isinstance(iid, str) or not iid:
-                problems.append(f'{where}: "id" must be a non-empty string')
-                continue
-            if iid in local:
-                problems.append(f"{where}: duplicate item id {iid!r} (first at line {local[iid]})")
-                continue
-            if iid in seen_ids:
-                problems.append(
-                    f"{where}: item id {iid!r} is also in the {seen_ids[iid]} split; splits must be disjoint"
-                )
-                continue
-            if tid not in self.tasks:
-                problems.append(f"{where}: task {tid!r} is not in the tasks file")
-                continue
-            label = None
-            if name == "train":
-                if obj.get("label") is not None:
-                    problems.append(
-                        f'{where}: train items are unlabeled; remove "label" (labels belong in dev or locked)'
-                    )
-                    continue
-            else:
-                if "label" not in obj:
-                    problems.append(f'{where}: {name} items need a "label" ("pass", "fail" or a probability)')
-                    continue
-                try:
-                    label = parse_label(obj["label"])
-                except ValueError as exc:
-                    problems.append(f"{where}: {exc}")
-                    continue
-            meta = obj.get("meta") or {}
-            if not isinstance(meta, dict):
-                problems.append(f'{where}: "meta" must be an object')
-                continue
-            local[iid] = n
-            seen_ids[iid] = name
-            items.append(Item(iid, tid, obj["output"], label, obj.get("reference"), meta, n))
-        return Split(name, tuple(items), path)
-
-    def _load_peers(self, path: Path, problems: list[str], seen_ids: dict[str, str]) -> None:
-        split_of_task = {it.task: name for name, sp in self._splits.items() for it in sp.items}
-        for n, obj in read_jsonl(path, problems):
-            where = f"{path}:{n}"
-            missing = [k for k in ("id", "task", "output") if k not in obj]
-            if missing:
-                problems.append(f"{where}: missing field(s) {', '.join(repr(m) for m in missing)}")
-                continue
-            if obj.get("label") is not None:
-                problems.append(f'{where}: peers are unlabeled attempts; remove "label"')
-                continue
-            iid, tid = obj["id"], obj["task"]
-            if not isinstance(iid, str) or not iid or iid in seen_ids:
-                problems.append(f"{where}: item id {iid!r} is empty or already used by a split")
-                continue
-            if tid not in self.tasks:
-                problems.append(f"{where}: task {tid!r} is not in the tasks file")
-                continue
-            if split_of_task.get(tid, "dev") != "dev":
-                problems.append(
-                    f"{where}: task {tid!r} is a {split_of_task[tid]} task; peers.jsonl holds the other "
-                    "attempts of dev tasks only (splits stay disjoint by task)"
-                )
-                continue
-            seen_ids[iid] = "peers"
-            self._peers.setdefault(tid, []).append(obj["output"])
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str]) -> Family:
+        """Read, check and load the family at `directory` (`read_family`); every problem is a FamilyError."""
+        return cls(read_family(directory))
 
     # --- access -------------------------------------------------------------------------------
     @property
@@ -469,18 +540,20 @@ class Family:
 
 
 def load_family(directory: str | Path) -> Family:
-    return Family(directory)
+    return Family.load(directory)
 
 
 __all__ = [
     "Audit",
     "EvolutionView",
     "Family",
+    "FamilyData",
     "FamilyError",
     "Item",
     "Split",
     "find_family_dir",
     "load_family",
+    "read_family",
     "parse_label",
     "VxSyntaxError",
 ]

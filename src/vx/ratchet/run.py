@@ -74,7 +74,7 @@ def default_run_path(family: Any, runs_dir: str | Path = "runs", *, demo: bool =
 def _family(family: Any) -> Any:
     from vx.families.family import Family
 
-    return family if isinstance(family, Family) else Family(family)
+    return family if isinstance(family, Family) else Family.load(family)
 
 
 def split_tasks(fam: Any) -> tuple[list[str], list[str]]:
