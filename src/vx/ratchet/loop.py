@@ -125,6 +125,26 @@ def batch_tasks(tasks: Sequence[str], round_: int, batch_size: int, seed: int) -
     return out
 
 
+@attrs.define
+class _SkillRound:
+    """One skill round's working values, which its steps (attempt, synthesize, curate, roll back) read and
+    change: the bank (and the bank before the round), the skills removed so far, and what the round records."""
+
+    r: int
+    bank: Bank
+    before: Bank
+    removed: list[str]
+    attempts: list[dict[str, Any]] = attrs.field(factory=list)
+    capsules: list[dict[str, Any]] = attrs.field(factory=list)
+    practice: list[dict[str, Any]] = attrs.field(factory=list)
+    synth: dict[str, Any] = attrs.field(factory=dict)
+    grader_desc: dict[str, Any] = attrs.field(factory=dict)
+    new: list[Skill] = attrs.field(factory=list)
+    removals: list[Any] = attrs.field(factory=list)
+    events: list[dict[str, Any]] = attrs.field(factory=list)
+    touched: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+
+
 class Arm:
     def __init__(self, ctx: Context, name: str) -> None:
         self.ctx = ctx
@@ -259,219 +279,232 @@ class Arm:
 
     # ------------------------------------------------------------------------------------------
     def _skill_round(self, r: int, state: Mapping[str, Any]) -> None:
-        ctx, cfg = self.ctx, self.cfg
+        """One round: attempt a batch of train tasks with the routed skills, grade them, synthesize skills
+        from the failures, curate the bank, measure it on the held-out part (rolling the round back when
+        the score falls), and record the round."""
         t0 = time.perf_counter()
         bank = Bank.from_list(state["bank"])
-        removed: list[str] = list(state["removed"])
-        events: list[dict[str, Any]] = []
-        touched: dict[str, dict[str, Any]] = {}
-        attempts: list[dict[str, Any]] = []
-        capsules: list[dict[str, Any]] = []
-        synth: dict[str, Any] = {}
-        grader_desc: dict[str, Any] = {}
-        new: list[Skill] = []
-        removals = []
-        before = bank.copy()
-
+        rd = _SkillRound(r, bank, bank.copy(), list(state["removed"]))
         if self.name != "frozen":
             grader = self._grader_for(r)
-            grader_desc = grader.describe()
-            # 1. attempt
-            tasks = batch_tasks(ctx.train_tasks, r, cfg.batch_size, cfg.seed)
-            jobs, plan = [], []
-            for t in tasks:
-                routed = ctx.router.route(ctx.task_text[t], list(bank))
-                rng = np.random.default_rng([cfg.seed, r, _crc(t)])
-                draws = rng.random(len(routed))
-                included = [s for s, d in zip(routed, draws) if d >= cfg.holdout]
-                plan.append((t, routed, included))
-                jobs.append((ctx.family.tasks[t], [bank.get(s) for s in included]))
-            outs = self._solve(jobs)
-            # 2. grade
-            judged = grader.grade_many([(t, o) for (t, _r, _i), (o, _k) in zip(plan, outs)])
-            for (t, routed, included), (o, key), j in zip(plan, outs, judged):
-                attempts.append(self._attempt("train", t, routed, included, o, key, j, r))
-            # 3. synthesize
-            failed = [a for a in attempts if not a["passed"]]
-            chosen: list[dict[str, Any]] = []
-            seen_checks: set[str] = set()
-            for a in failed:  # distinct failed checks first, then the rest in batch order
-                first = a["checks"][0][0] if a["checks"] else ""
-                if first not in seen_checks:
-                    seen_checks.add(first)
-                    chosen.append(a)
-            chosen += [a for a in failed if a not in chosen]
-            chosen = chosen[: cfg.max_capsules]
-            capsules = [
-                {"arm": self.name, "round": r, "task": a["task"], "output": a["output"], "checks": a["checks"]}
-                for a in chosen
-            ]
-            practice = [a for a in attempts if a["passed"]][: cfg.practice]
-            contrib = contributions(self.history + attempts, bank.names, ridge=cfg.ridge)
-            if capsules or practice:
-                req = ctx.synthesizer.request(
-                    capsules=capsules,
-                    practice=practice,
-                    bank=list(bank),
-                    removed=removed,
-                    task_text=lambda tid: ctx.task_text[tid],
-                )
-                from vx.llm.client import LLMError
-
-                try:
-                    completion = send_many(ctx.client, "skill_synthesizer", [req])[0]
-                except LLMError as exc:
-                    raise stopped_by(exc) from None
-                origin = {
-                    "round": r,
-                    "capsules": [c["task"] for c in capsules],
-                    "checks": sorted({c[0] for cap in capsules for c in cap["checks"]}),
-                }
-                new, dropped = ctx.synthesizer.parse(
-                    completion.text, born=r, origin=origin, bank=list(bank), removed=removed
-                )
-                synth = {
-                    "called": True,
-                    "reply_key": completion.key,
-                    "capsules": len(capsules),
-                    "practice": len(practice),
-                    "new": [s.name for s in new],
-                    "dropped": dropped,
-                }
-            else:
-                synth = {"called": False, "reason": "no attempt to learn from"}
-            # 4. curate
-            for s in new:
-                bank.add(s)
-                events.append(
-                    {
-                        "arm": self.name,
-                        "round": r,
-                        "skill": s.name,
-                        "kind": "born",
-                        "reason": (
-                            f"from {len(capsules)} capsule(s)"
-                            if capsules
-                            else f"from {len(practice)} passed attempt(s): no attempt failed"
-                        ),
-                        "evidence": {"when": s.when, "lesson": s.lesson, **s.origin},
-                    }
-                )
-                touched[s.name] = {**s.as_dict(), "status": "active", "removed_round": None, "contribution": None}
-            removals = curate(
-                bank,
-                contrib,
-                round_=r,
-                capacity=cfg.capacity,
-                grace=cfg.grace,
-                min_evidence=cfg.min_evidence,
-                retire_below=cfg.retire_below,
-            )
-            for rm in removals:
-                events.append(
-                    {
-                        "arm": self.name,
-                        "round": r,
-                        "skill": rm.name,
-                        "kind": rm.kind,
-                        "reason": rm.reason,
-                        "evidence": rm.contribution.as_dict(),
-                    }
-                )
-        # 5. measure (the report part's score is recorded, never read)
-        held, measured, report_measured = self._heldout(bank)
+            rd.grader_desc = grader.describe()
+            self._attempt_batch(rd, grader)
+            contrib = contributions(self.history + rd.attempts, rd.bank.names, ridge=self.cfg.ridge)
+            self._synthesize(rd)
+            self._curate(rd, contrib)
+        held, measured, report_measured = self._heldout(rd.bank)  # the report part's score: recorded, never read
         for a in held:
             a["round"] = r
-        rolled_back = False
-        rollback_score, bank_round = measured, r
-        ref = state["rollback_ref"]
-        changed = bank.names != before.names
-        if (
+        rolled_back = self._roll_back_if_worse(rd, state, measured)
+        rollback_score, bank_round = (state["rollback_ref"], state["bank_round"]) if rolled_back else (measured, r)
+        rd.removed += [rm.name for rm in rd.removals]
+        self._touch_bank(rd)
+        train = [a["passed"] for a in rd.attempts], [a["score"] for a in rd.attempts]
+        row = {
+            "arm": self.name,
+            "round": r,
+            "phase": self.cfg.skill_phase_of(r),
+            "rollback_score": rollback_score,
+            "rollback_measured": measured,
+            "report_measured": report_measured,
+            "bank_round": bank_round,
+            "train_pass": float(np.mean(train[0])) if rd.attempts else None,
+            "train_score": float(np.mean(train[1])) if rd.attempts else None,
+            "train_n": len(rd.attempts),
+            "bank_size": len(rd.bank),
+            "born": len(rd.new),
+            "removed": len(rd.removals),
+            "rolled_back": rolled_back,
+            "synth": rd.synth,
+            "grader": rd.grader_desc,
+            "state": {
+                "bank": rd.bank.as_list(),
+                "removed": rd.removed,
+                "rollback_ref": rollback_score,
+                "bank_round": bank_round,
+            },
+            "seconds": time.perf_counter() - t0,
+        }
+        skill_rows = [{"arm": self.name, **d} for _, d in sorted(rd.touched.items())]
+        self.ctx.store.write_round(
+            row, attempts=rd.attempts + held, capsules=rd.capsules, skills=skill_rows, events=rd.events
+        )
+        self.history += rd.attempts
+        self.ctx.on_round(row)
+
+    def _attempt_batch(self, rd: _SkillRound, grader: Grader) -> None:
+        """The round's batch of train tasks, each solved with the skills routed to it (some held out at
+        random), and graded."""
+        ctx, cfg, bank = self.ctx, self.cfg, rd.bank
+        tasks = batch_tasks(ctx.train_tasks, rd.r, cfg.batch_size, cfg.seed)
+        jobs, plan = [], []
+        for t in tasks:
+            routed = ctx.router.route(ctx.task_text[t], list(bank))
+            rng = np.random.default_rng([cfg.seed, rd.r, _crc(t)])
+            draws = rng.random(len(routed))
+            included = [s for s, d in zip(routed, draws) if d >= cfg.holdout]
+            plan.append((t, routed, included))
+            jobs.append((ctx.family.tasks[t], [bank.get(s) for s in included]))
+        outs = self._solve(jobs)
+        judged = grader.grade_many([(t, o) for (t, _r, _i), (o, _k) in zip(plan, outs)])
+        for (t, routed, included), (o, key), j in zip(plan, outs, judged):
+            rd.attempts.append(self._attempt("train", t, routed, included, o, key, j, rd.r))
+
+    def _synthesize(self, rd: _SkillRound) -> None:
+        """New skills from the failed attempts' capsules (distinct failed checks first) and some passed
+        attempts as practice; with neither, no call."""
+        ctx, cfg, r = self.ctx, self.cfg, rd.r
+        failed = [a for a in rd.attempts if not a["passed"]]
+        chosen: list[dict[str, Any]] = []
+        seen_checks: set[str] = set()
+        for a in failed:  # distinct failed checks first, then the rest in batch order
+            first = a["checks"][0][0] if a["checks"] else ""
+            if first not in seen_checks:
+                seen_checks.add(first)
+                chosen.append(a)
+        chosen += [a for a in failed if a not in chosen]
+        rd.capsules = [
+            {"arm": self.name, "round": r, "task": a["task"], "output": a["output"], "checks": a["checks"]}
+            for a in chosen[: cfg.max_capsules]
+        ]
+        rd.practice = [a for a in rd.attempts if a["passed"]][: cfg.practice]
+        if not (rd.capsules or rd.practice):
+            rd.synth = {"called": False, "reason": "no attempt to learn from"}
+            return
+        req = ctx.synthesizer.request(
+            capsules=rd.capsules,
+            practice=rd.practice,
+            bank=list(rd.bank),
+            removed=rd.removed,
+            task_text=lambda tid: ctx.task_text[tid],
+        )
+        from vx.llm.client import LLMError
+
+        try:
+            completion = send_many(ctx.client, "skill_synthesizer", [req])[0]
+        except LLMError as exc:
+            raise stopped_by(exc) from None
+        origin = {
+            "round": r,
+            "capsules": [c["task"] for c in rd.capsules],
+            "checks": sorted({c[0] for cap in rd.capsules for c in cap["checks"]}),
+        }
+        rd.new, dropped = ctx.synthesizer.parse(
+            completion.text, born=r, origin=origin, bank=list(rd.bank), removed=rd.removed
+        )
+        rd.synth = {
+            "called": True,
+            "reply_key": completion.key,
+            "capsules": len(rd.capsules),
+            "practice": len(rd.practice),
+            "new": [s.name for s in rd.new],
+            "dropped": dropped,
+        }
+
+    def _curate(self, rd: _SkillRound, contrib: Mapping[str, Any]) -> None:
+        """The new skills join the bank; skills that do not contribute (past their grace) or overflow its
+        capacity leave it."""
+        cfg, r = self.cfg, rd.r
+        for s in rd.new:
+            rd.bank.add(s)
+            rd.events.append(
+                {
+                    "arm": self.name,
+                    "round": r,
+                    "skill": s.name,
+                    "kind": "born",
+                    "reason": (
+                        f"from {len(rd.capsules)} capsule(s)"
+                        if rd.capsules
+                        else f"from {len(rd.practice)} passed attempt(s): no attempt failed"
+                    ),
+                    "evidence": {"when": s.when, "lesson": s.lesson, **s.origin},
+                }
+            )
+            rd.touched[s.name] = {**s.as_dict(), "status": "active", "removed_round": None, "contribution": None}
+        rd.removals = curate(
+            rd.bank,
+            contrib,
+            round_=r,
+            capacity=cfg.capacity,
+            grace=cfg.grace,
+            min_evidence=cfg.min_evidence,
+            retire_below=cfg.retire_below,
+        )
+        for rm in rd.removals:
+            rd.events.append(
+                {
+                    "arm": self.name,
+                    "round": r,
+                    "skill": rm.name,
+                    "kind": rm.kind,
+                    "reason": rm.reason,
+                    "evidence": rm.contribution.as_dict(),
+                }
+            )
+
+    def _roll_back_if_worse(self, rd: _SkillRound, state: Mapping[str, Any], measured: float) -> bool:
+        """When the bank changed and its held-out score fell below the reference by more than the
+        tolerance, the bank before this round comes back (with the scores measured when it was built)."""
+        cfg, ref, r = self.cfg, state["rollback_ref"], rd.r
+        changed = rd.bank.names != rd.before.names
+        if not (
             cfg.rollback_for(self.name)
             and changed
             and ref is not None
             and measured < ref - cfg.rollback_tolerance - 1e-12
         ):
-            # 6. rollback: the bank before this round comes back, with the scores measured when it was built
-            rolled_back = True
-            rollback_score, bank_round = ref, state["bank_round"]
-            for s in new:
-                events.append(
+            return False
+        for s in rd.new:
+            rd.events.append(
+                {
+                    "arm": self.name,
+                    "round": r,
+                    "skill": s.name,
+                    "kind": "rolled_back",
+                    "reason": f"the rollback part's score fell from {ref:.3f} to {measured:.3f}",
+                    "evidence": {},
+                }
+            )
+        for rm in rd.removals:
+            if rm.name in rd.before:
+                rd.events.append(
                     {
                         "arm": self.name,
                         "round": r,
-                        "skill": s.name,
-                        "kind": "rolled_back",
-                        "reason": f"the rollback part's score fell from {ref:.3f} to {measured:.3f}",
+                        "skill": rm.name,
+                        "kind": "restored",
+                        "reason": "the round's bank changes were rolled back",
                         "evidence": {},
                     }
                 )
-            for rm in removals:
-                if rm.name in before:
-                    events.append(
-                        {
-                            "arm": self.name,
-                            "round": r,
-                            "skill": rm.name,
-                            "kind": "restored",
-                            "reason": "the round's bank changes were rolled back",
-                            "evidence": {},
-                        }
-                    )
-            for s in new:
-                removed.append(s.name)
-                touched[s.name] = {**s.as_dict(), "status": "rolled_back", "removed_round": r, "contribution": None}
-            bank = before
-            removals = []
-        for rm in removals:
-            removed.append(rm.name)
-        contrib_now = contributions(self.history + attempts, bank.names, ridge=cfg.ridge) if attempts else {}
-        for s in bank:
+        for s in rd.new:
+            rd.removed.append(s.name)
+            rd.touched[s.name] = {**s.as_dict(), "status": "rolled_back", "removed_round": r, "contribution": None}
+        rd.bank = rd.before
+        rd.removals = []
+        return True
+
+    def _touch_bank(self, rd: _SkillRound) -> None:
+        """The skill rows the round writes: every skill of the bank with its contribution now, and the ones
+        removed this round."""
+        contrib_now = (
+            contributions(self.history + rd.attempts, rd.bank.names, ridge=self.cfg.ridge) if rd.attempts else {}
+        )
+        for s in rd.bank:
             c = contrib_now.get(s.name)
-            touched[s.name] = {
+            rd.touched[s.name] = {
                 **s.as_dict(),
                 "status": "active",
                 "removed_round": None,
                 "contribution": c.as_dict() if c else None,
             }
-        lookup = {k.name: k for k in list(before) + new}
-        for rm in removals:
+        lookup = {k.name: k for k in list(rd.before) + rd.new}
+        for rm in rd.removals:
             s = lookup[rm.name]
-            touched[rm.name] = {
+            rd.touched[rm.name] = {
                 **s.as_dict(),
                 "status": rm.kind,
-                "removed_round": r,
+                "removed_round": rd.r,
                 "contribution": rm.contribution.as_dict(),
             }
-        skill_rows = [{"arm": self.name, **d} for _, d in sorted(touched.items())]
-        train_pass = float(np.mean([a["passed"] for a in attempts])) if attempts else None
-        train_score = float(np.mean([a["score"] for a in attempts])) if attempts else None
-        new_state = {
-            "bank": bank.as_list(),
-            "removed": removed,
-            "rollback_ref": rollback_score,
-            "bank_round": bank_round,
-        }
-        row = {
-            "arm": self.name,
-            "round": r,
-            "phase": cfg.skill_phase_of(r),
-            "rollback_score": rollback_score,
-            "rollback_measured": measured,
-            "report_measured": report_measured,
-            "bank_round": bank_round,
-            "train_pass": train_pass,
-            "train_score": train_score,
-            "train_n": len(attempts),
-            "bank_size": len(bank),
-            "born": len(new),
-            "removed": len(removals),
-            "rolled_back": rolled_back,
-            "synth": synth,
-            "grader": grader_desc,
-            "state": new_state,
-            "seconds": time.perf_counter() - t0,
-        }
-        self.ctx.store.write_round(row, attempts=attempts + held, capsules=capsules, skills=skill_rows, events=events)
-        self.history += attempts
-        self.ctx.on_round(row)
