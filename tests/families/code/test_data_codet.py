@@ -72,7 +72,7 @@ def test_the_codet_files_match_every_task_by_prompt():
 @pytest.mark.slow
 @pytest.mark.data
 def test_build_a_multi_attempt_family_from_codet_and_one_per_task_samples(tmp_path):
-    from vx.families.code.data.build import build_humaneval_samples
+    from vx.families.code.data.build import SamplesBuild, build_humaneval_samples
     from vx.families.family import Family
 
     d = shared_data("samples", "humaneval-codet")
@@ -81,12 +81,14 @@ def test_build_a_multi_attempt_family_from_codet_and_one_per_task_samples(tmp_pa
     rep = build_humaneval_samples(
         [d / "codegen16B_code_solution.jsonl", one],
         tmp_path / "fam",
-        seed=0,
-        data_dir=evalplus,
-        tests_path=d / "codegen16B_test_case.jsonl",
-        per_task=3,
-        n_locked=60,
-        workers=2,
+        SamplesBuild(
+            seed=0,
+            data_dir=evalplus,
+            tests_path=d / "codegen16B_test_case.jsonl",
+            per_task=3,
+            n_locked=60,
+            workers=2,
+        ),
     )
     prov = rep.provenance
     assert set(prov["tasks_dropped"]) == {"HumanEval/15", "HumanEval/130"}

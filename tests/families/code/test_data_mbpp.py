@@ -76,13 +76,13 @@ def test_vx_labels_agree_with_evalplus(graded):
 
 @pytest.mark.timeout(1800)
 def test_mbpp_family_locked_labels_match_evalplus(graded, tmp_path):
-    from vx.families.code.data.build import build_mbpp
+    from vx.families.code.data.build import SamplesBuild, build_mbpp
     from vx.families.family import Family
 
     samples, _, grader, _, _, theirs = graded
     needs_evalplus(theirs)
     out = tmp_path / "mbpp-gpt35"
-    report = build_mbpp([GPT35], out, seed=0, data_dir=EVALPLUS, subset="all", grader=grader)
+    report = build_mbpp([GPT35], out, SamplesBuild(seed=0, data_dir=EVALPLUS, subset="all", grader=grader))
     family = Family(out)
     assert family.name == "mbpp-plus"
     locked = read(out / "locked.jsonl")
@@ -108,11 +108,11 @@ def test_mbpp_family_locked_labels_match_evalplus(graded, tmp_path):
 @pytest.mark.timeout(3600)
 @pytest.mark.skipif(not CODELLAMA.is_file(), reason="codellama samples absent")
 def test_hard_subset_from_two_models(graded, tmp_path):
-    from vx.families.code.data.build import build_mbpp
+    from vx.families.code.data.build import SamplesBuild, build_mbpp
 
     _, _, grader, _, _, _ = graded
     out = tmp_path / "mbpp-hard"
-    report = build_mbpp([GPT35, CODELLAMA], out, seed=1, data_dir=EVALPLUS, subset="hard", grader=grader)
+    report = build_mbpp([GPT35, CODELLAMA], out, SamplesBuild(seed=1, data_dir=EVALPLUS, subset="hard", grader=grader))
     items = read(out / "train.jsonl") + read(out / "dev.jsonl") + read(out / "locked.jsonl")
     by_task: dict[str, list[dict]] = {}
     for row in items:

@@ -21,7 +21,7 @@ import os
 import random
 import shutil
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ from vx.families.code.data.mutate import (
     mutate,
     normalize,
 )
-from vx.families.code.data.samples import read_samples, solution_flags
+from vx.families.code.data.samples import Sample, read_samples, solution_flags
 from vx.families.code.data.tasks import DataError, Task, file_sha256
 from vx.families.code.data.teacher import DRAW_STRATA, TeacherLabel, teach
 from vx.families.code.examples import ExtractionStats, mbpp_examples
@@ -68,6 +68,32 @@ class BuildReport:
     #: Every written item's hidden-test label (train, dev and locked; "pass" | "fail"), for a benchmark
     #: that measures design choices on the train split. Kept in memory only: never written into the family.
     truth: dict[str, str] = attrs.field(factory=dict, repr=False)
+
+
+@attrs.frozen(kw_only=True)
+class SamplesBuild:
+    """The options of a code family built from model samples (`build_humaneval_samples`, `build_mbpp`):
+    the split, the samples to keep, where the work goes. ``n_locked`` None: the builder's own (60 HumanEval
+    tasks, 40 MBPP+); ``subset``: "hard" keeps the tasks some attempt fails, "all" every task."""
+
+    seed: int = 0
+    data_dir: str | os.PathLike[str] | None = None
+    subset: str = "all"
+    per_task: int | None = None  # a seeded subsample of at most N attempts per task
+    n_locked: int | None = None
+    n_dev_fail: int = 5
+    n_dev_pass: int = 5
+    dev_draw: str = "stratified"
+    workers: int | None = None
+    cache_dir: str | os.PathLike[str] | None = None
+    seed_expr: str | os.PathLike[str] | None = None
+    progress: Progress = attrs.field(default=_no_progress, eq=False)
+    grader: Grader | None = attrs.field(default=None, eq=False)
+    # HumanEval only
+    dataset: str = "humaneval+"
+    tests_path: str | os.PathLike[str] | None = None  # CodeT's model-written test cases
+    codet_tasks: str | os.PathLike[str] | None = None
+    prepend_prompt: bool = True
 
 
 # --------------------------------------------------------------------------- writing a family
@@ -353,24 +379,7 @@ def build_humaneval(
 def build_humaneval_samples(
     samples_paths: Sequence[str | os.PathLike[str]],
     out_dir: str | os.PathLike[str],
-    *,
-    seed: int = 0,
-    data_dir: str | os.PathLike[str] | None = None,
-    dataset: str = "humaneval+",
-    tests_path: str | os.PathLike[str] | None = None,
-    codet_tasks: str | os.PathLike[str] | None = None,
-    per_task: int | None = None,
-    prepend_prompt: bool = True,
-    subset: str = "all",
-    n_locked: int = 60,
-    n_dev_fail: int = 5,
-    n_dev_pass: int = 5,
-    workers: int | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
-    seed_expr: str | os.PathLike[str] | None = None,
-    progress: Progress = _no_progress,
-    grader: Grader | None = None,
-    dev_draw: str = "stratified",
+    options: SamplesBuild | None = None,
 ) -> BuildReport:
     """Build a HumanEval family from model samples: several files at once, one output per task each or
     CodeT's many per task; every attempt labelled with the hidden tests of `dataset` (HumanEval+ by
@@ -384,103 +393,54 @@ def build_humaneval_samples(
     * Tasks dropped (no attempts, a reference that cannot run in the sandbox...) are listed with the reason.
     * All attempts of a task live in one split; the dev split keeps 5 + 5 labelled attempts and the
       other attempts of the dev tasks as unlabeled peers (``peers.jsonl``)."""
-    if subset not in ("hard", "all"):
-        raise DataError(f"--subset must be 'hard' or 'all', got {subset!r}")
-    if dataset not in ("humaneval", "humaneval+"):
-        raise DataError(f"--dataset must be humaneval or humaneval+, got {dataset!r}")
+    opts = options or SamplesBuild()
+    if opts.subset not in ("hard", "all"):
+        raise DataError(f"--subset must be 'hard' or 'all', got {opts.subset!r}")
+    if opts.dataset not in ("humaneval", "humaneval+"):
+        raise DataError(f"--dataset must be humaneval or humaneval+, got {opts.dataset!r}")
     if not samples_paths:
         raise DataError("no samples file given (--samples PATH, repeatable)")
-    if per_task is not None and per_task < 1:
-        raise DataError(f"--per-task must be at least 1, got {per_task}")
-    from vx.families.code.data import codet
-
-    out = Path(out_dir)
+    if opts.per_task is not None and opts.per_task < 1:
+        raise DataError(f"--per-task must be at least 1, got {opts.per_task}")
+    progress = opts.progress
     ex_stats = ExtractionStats()
     all_tasks = (
-        task_data.load_humaneval_plus(data_dir, ex_stats)
-        if dataset == "humaneval+"
+        task_data.load_humaneval_plus(opts.data_dir, ex_stats)
+        if opts.dataset == "humaneval+"
         else task_data.load_humaneval(ex_stats)
     )
-    version = task_data.dataset_version(dataset, data_dir)
+    version = task_data.dataset_version(opts.dataset, opts.data_dir)
     stats: Counter[str] = Counter()
     attempts, sources = read_attempts(
-        samples_paths, all_tasks, codet_tasks=codet_tasks, prepend_prompt=prepend_prompt, stats=stats
+        samples_paths, all_tasks, codet_tasks=opts.codet_tasks, prepend_prompt=opts.prepend_prompt, stats=stats
     )
     dropped: dict[str, str] = {tid: "no attempt in the samples files" for tid in all_tasks if tid not in attempts}
     tasks = {tid: all_tasks[tid] for tid in attempts}
-    if tests_path is not None:
-        prompts, entries = codet.read_task_prompts(
-            Path(codet_tasks) if codet_tasks else Path(tests_path).parent / "HumanEval_for_code_generation.jsonl"
-        )
-        written = codet.read_tests(tests_path, prompts, entries)
-        for tid, cases in written.items():
-            if tid in tasks:
-                records, not_literal = codet.model_test_records(cases, tasks[tid].entry_point)
-                stats["model_tests_not_literal"] += not_literal
-                stats["model_tests_kept"] += len(records)
-                tasks[tid] = attrs.evolve(tasks[tid], model_tests=tuple(records))
-        sources.append({"path": os.fspath(tests_path), "sha256": file_sha256(tests_path), "format": "codet-tests"})
-    grader = grader or Grader(tasks, version=version, cache_dir=cache_dir, workers=workers)
+    if opts.tests_path is not None:
+        sources.append(_add_model_tests(tasks, opts.tests_path, opts.codet_tasks, stats))
+    grader = opts.grader or Grader(tasks, version=version, cache_dir=opts.cache_dir, workers=opts.workers)
     grader.tasks.update(tasks)
     progress("running reference solutions", len(tasks), 0)
     problems = grader.prepare(list(tasks), progress=lambda n: progress("running reference solutions", None, n))
     for tid, why in problems.items():
         tasks.pop(tid)
         dropped[tid] = f"the reference cannot be graded: {why}"
-
-    items: list[LabelledItem] = []
-    skipped = Skipped()
-    per_task_counts: dict[str, int] = {}
-    seen: Counter[str] = Counter()
-    for tid in sorted(tasks, key=lambda t: int(t.split("/")[1])):
-        mine = attempts[tid]
-        idx = list(range(len(mine)))
-        if per_task is not None and len(idx) > per_task:
-            idx = sorted(random.Random(f"vx-per-task:{seed}:{tid}").sample(idx, per_task))
-        per_task_counts[tid] = len(idx)
-        for i in idx:
-            program, meta = mine[i]
-            key = f"{tid}#{meta['model']}" + (f".{meta['sample']}" if "sample" in meta else "")
-            seen[key] += 1
-            item_id = key if seen[key] == 1 else f"{key}.{seen[key]}"
-            bad = unusable_sample(program)
-            if bad is not None:
-                skipped.add(bad, f"{meta['model']} line {meta.get('source_line')} ({storable(item_id)})")
-                continue
-            flags = solution_flags(program, tasks[tid].entry_point, tasks[tid].aliases)
-            for flag in flags:
-                stats["flag:" + flag.split(":")[0]] += 1
-            items.append(
-                LabelledItem(id=item_id, task=tid, output=program, meta={**meta, **({"flags": flags} if flags else {})})
-            )
-    _label_items(grader, tasks, items, progress)
-    failing = {it.task for it in items if it.truth == "fail"}
-    kept = items if subset == "all" else [it for it in items if it.task in failing]
-    teacher = _teacher_for(grader, tasks, progress)
-    progress(_TEACHER_STAGE, None, 0)
-    splits = split_by_task(
-        kept,
-        seed=seed,
-        n_dev_fail=n_dev_fail,
-        n_dev_pass=n_dev_pass,
-        n_locked=n_locked,
-        teacher=teacher,
-        dev_draw=dev_draw,
-        strata=DRAW_STRATA,
-    )
+    items, skipped, per_task_counts = _humaneval_items(tasks, attempts, opts, stats)
+    splits = _split_labelled(grader, tasks, items, opts, n_locked=60)
     used = set(splits.tasks["train"]) | set(splits.tasks["dev"]) | set(splits.tasks["locked"])
     for tid in sorted(set(tasks) - used):
         dropped.setdefault(tid, "every attempt passes (--subset hard keeps tasks some attempt fails)")
     teacher_vs_truth = _teacher_agreement(splits)
+    dataset = opts.dataset
     provenance = {
         "builder": f"vx.families.code.data.build.build_humaneval_samples v{BUILDER_VERSION}",
         "samples": sources,
         "dataset": dataset,
         "dataset_version": version,
-        "seed": seed,
-        "dev_draw": dev_draw,
-        "subset": subset,
-        "per_task": per_task,
+        "seed": opts.seed,
+        "dev_draw": opts.dev_draw,
+        "subset": opts.subset,
+        "per_task": opts.per_task,
         "labels": {
             "locked": f"{dataset} hidden tests (base + plus inputs), expected = canonical outputs, evalplus comparison",
             "dev": "execution teacher: canonical solution vs candidate on the base inputs and on probes "
@@ -498,10 +458,10 @@ def build_humaneval_samples(
         "dev_teacher_vs_truth": teacher_vs_truth,
         "counts": splits.counts(),
     }
-    name = "humaneval-samples"
+    out = Path(out_dir)
     notes = write_family(
         out,
-        name=name,
+        name="humaneval-samples",
         description=(
             f"HumanEval tasks with real model attempts ({', '.join(s['path'].rsplit('/', 1)[-1] for s in sources)}); "
             f"locked labels from {dataset}'s hidden tests, dev labels from a differential execution teacher."
@@ -510,13 +470,104 @@ def build_humaneval_samples(
         splits=splits,
         references={tid: t.reference for tid, t in tasks.items()},
         provenance=provenance,
-        seed_expr=seed_expr,
+        seed_expr=opts.seed_expr,
     )
-    counts = splits.counts(with_hidden_labels=True)
-    counts["dev_teacher_vs_truth"] = teacher_vs_truth
-    counts["tasks_dropped"] = len(dropped)
-    counts["input_skipped"] = sum(skipped.counts.values())
-    return BuildReport(out, counts, provenance, notes + _skip_notes(skipped), truth=splits.truth())
+    return _build_report(
+        out, splits, provenance, skipped, notes, dev_teacher_vs_truth=teacher_vs_truth, tasks_dropped=len(dropped)
+    )
+
+
+def _build_report(
+    out: Path, splits: Splits, provenance: dict[str, Any], skipped: Skipped, notes: list[str], **counts: Any
+) -> BuildReport:
+    """What a build reports: the split's counts (hidden labels included, for the person building), the
+    builder's own counts, the items skipped, and the notes."""
+    every = splits.counts(with_hidden_labels=True)
+    every.update(counts)
+    every["input_skipped"] = sum(skipped.counts.values())
+    return BuildReport(out, every, provenance, notes + _skip_notes(skipped), truth=splits.truth())
+
+
+def _add_model_tests(
+    tasks: dict[str, Task],
+    tests_path: str | os.PathLike[str],
+    codet_tasks: str | os.PathLike[str] | None,
+    stats: Counter[str],
+) -> dict[str, Any]:
+    """CodeT's model-written test cases as each task's ``model_tests`` (the literal ``f(args) == expected``
+    ones, distinct); the file's source record."""
+    from vx.families.code.data import codet
+
+    prompts, entries = codet.read_task_prompts(
+        Path(codet_tasks) if codet_tasks else Path(tests_path).parent / "HumanEval_for_code_generation.jsonl"
+    )
+    written = codet.read_tests(tests_path, prompts, entries)
+    for tid, cases in written.items():
+        if tid in tasks:
+            records, not_literal = codet.model_test_records(cases, tasks[tid].entry_point)
+            stats["model_tests_not_literal"] += not_literal
+            stats["model_tests_kept"] += len(records)
+            tasks[tid] = attrs.evolve(tasks[tid], model_tests=tuple(records))
+    return {"path": os.fspath(tests_path), "sha256": file_sha256(tests_path), "format": "codet-tests"}
+
+
+def _humaneval_items(
+    tasks: Mapping[str, Task],
+    attempts: Mapping[str, list[tuple[str, dict[str, Any]]]],
+    opts: SamplesBuild,
+    stats: Counter[str],
+) -> tuple[list[LabelledItem], Skipped, dict[str, int]]:
+    """Every usable attempt of every task (a seeded subsample of ``per_task``), as unlabelled items; what
+    was skipped; the attempts kept per task."""
+    items: list[LabelledItem] = []
+    skipped = Skipped()
+    per_task_counts: dict[str, int] = {}
+    seen: Counter[str] = Counter()
+    for tid in sorted(tasks, key=lambda t: int(t.split("/")[1])):
+        mine = attempts[tid]
+        idx = list(range(len(mine)))
+        if opts.per_task is not None and len(idx) > opts.per_task:
+            idx = sorted(random.Random(f"vx-per-task:{opts.seed}:{tid}").sample(idx, opts.per_task))
+        per_task_counts[tid] = len(idx)
+        for i in idx:
+            program, meta = mine[i]
+            key = f"{tid}#{meta['model']}" + (f".{meta['sample']}" if "sample" in meta else "")
+            seen[key] += 1
+            item_id = key if seen[key] == 1 else f"{key}.{seen[key]}"
+            bad = unusable_sample(program)
+            if bad is not None:
+                skipped.add(bad, f"{meta['model']} line {meta.get('source_line')} ({storable(item_id)})")
+                continue
+            flags = solution_flags(program, tasks[tid].entry_point, tasks[tid].aliases)
+            for flag in flags:
+                stats["flag:" + flag.split(":")[0]] += 1
+            items.append(
+                LabelledItem(id=item_id, task=tid, output=program, meta={**meta, **({"flags": flags} if flags else {})})
+            )
+    return items, skipped, per_task_counts
+
+
+def _split_labelled(
+    grader: Grader, tasks: Mapping[str, Task], items: list[LabelledItem], opts: SamplesBuild, *, n_locked: int
+) -> Splits:
+    """Label every item by the hidden tests, keep the ``subset``, and split by task with the dev teacher's
+    labels (``n_locked``: the builder's default when the options leave it unset)."""
+    progress = opts.progress
+    _label_items(grader, tasks, items, progress)
+    failing = {it.task for it in items if it.truth == "fail"}
+    kept = items if opts.subset == "all" else [it for it in items if it.task in failing]
+    teacher = _teacher_for(grader, tasks, progress)
+    progress(_TEACHER_STAGE, None, 0)
+    return split_by_task(
+        kept,
+        seed=opts.seed,
+        n_dev_fail=opts.n_dev_fail,
+        n_dev_pass=opts.n_dev_pass,
+        n_locked=opts.n_locked if opts.n_locked is not None else n_locked,
+        teacher=teacher,
+        dev_draw=opts.dev_draw,
+        strata=DRAW_STRATA,
+    )
 
 
 def _teacher_agreement(splits: Splits) -> dict[str, Any]:
@@ -539,20 +590,7 @@ def _teacher_agreement(splits: Splits) -> dict[str, Any]:
 def build_mbpp(
     samples_paths: Sequence[str | os.PathLike[str]],
     out_dir: str | os.PathLike[str],
-    *,
-    seed: int = 0,
-    data_dir: str | os.PathLike[str] | None = None,
-    subset: str = "hard",
-    n_locked: int = 40,
-    n_dev_fail: int = 5,
-    n_dev_pass: int = 5,
-    workers: int | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
-    seed_expr: str | os.PathLike[str] | None = None,
-    progress: Progress = _no_progress,
-    grader: Grader | None = None,
-    per_task: int | None = None,
-    dev_draw: str = "stratified",
+    options: SamplesBuild | None = None,
 ) -> BuildReport:
     """Build an MBPP+ family from real model outputs (local JSONL files, one or more models).
 
@@ -572,27 +610,97 @@ def build_mbpp(
       that is every task its model fails, so pass items come only from other files);
       ``subset="all"`` keeps every task.
     """
-    if subset not in ("hard", "all"):
-        raise DataError(f"--subset must be 'hard' or 'all', got {subset!r}")
+    opts = options or SamplesBuild(subset="hard")
+    if opts.subset not in ("hard", "all"):
+        raise DataError(f"--subset must be 'hard' or 'all', got {opts.subset!r}")
     if not samples_paths:
         raise DataError("no samples file given (--samples PATH, repeatable)")
-    out = Path(out_dir)
-    plus_stats = ExtractionStats()
-    plus_tasks = task_data.load_mbpp_plus(data_dir, plus_stats)
-    version = task_data.plus_version("mbpp+", data_dir)
-
-    samples = []
-    sources = []
-    for path in samples_paths:
-        rows = read_samples(path)
-        samples.extend(rows)
-        sources.append({"path": os.fspath(path), "sha256": file_sha256(path), "samples": len(rows)})
+    progress = opts.progress
+    samples, sources, plus_tasks, version = _read_mbpp_samples(samples_paths, opts.data_dir)
     in_plus = [s for s in samples if s.plus_id in plus_tasks]
     if not in_plus:
         raise DataError("none of the samples' task ids are in MBPP+ (expected ids like MBPP/11 or Mbpp/11)")
-
-    # Tasks as the solver saw them (first sample of each task provides prompt and visible example).
     stats = ExtractionStats()
+    tasks = _mbpp_tasks(in_plus, plus_tasks, stats)
+    grader = opts.grader or Grader(tasks, version=version, cache_dir=opts.cache_dir, workers=opts.workers)
+    grader.tasks.update(tasks)  # a grader passed in grades these tasks as built here
+    progress("running reference solutions", len(tasks), 0)
+    problems = grader.prepare(list(tasks), progress=lambda n: progress("running reference solutions", None, n))
+    drift = _spec_drift(grader, tasks, progress)
+    for tid in drift:
+        tasks[tid] = attrs.evolve(tasks[tid], meta={**tasks[tid].meta, "spec_drift": True})
+    items, skipped, flag_counts = _mbpp_items(in_plus, tasks, problems, drift)
+    if opts.per_task is not None:
+        items = _per_task(items, opts.per_task, opts.seed)
+    splits = _split_labelled(grader, tasks, items, opts, n_locked=40)
+    used = set(splits.tasks["train"]) | set(splits.tasks["dev"]) | set(splits.tasks["locked"])
+    provenance = {
+        "builder": f"vx.families.code.data.build.build_mbpp v{BUILDER_VERSION}",
+        "samples": sources,
+        "dataset": "MBPP+ (evalplus)",
+        "dataset_version": version,
+        "seed": opts.seed,
+        "dev_draw": opts.dev_draw,
+        "subset": opts.subset,
+        "labels": {
+            "locked": "MBPP+ base + plus inputs, expected = MBPP+ canonical outputs, evalplus comparison",
+            "dev": "execution teacher: canonical solution vs candidate on the base inputs and on probes "
+            "generated from the visible example (never the plus inputs)",
+        },
+        "split": "disjoint by task",
+        "sandbox_layer": grader.layer,
+        "tasks_in_samples": len({s.task_id for s in samples}),
+        "tasks_in_mbpp_plus": len(tasks),
+        "tasks_kept": len(used),
+        "visible_examples": _example_counts(stats),
+        "tasks_with_failing_reference": sorted(problems),
+        "renamed_tasks": sorted(tid for tid, t in tasks.items() if t.aliases),
+        "spec_drift_tasks": sorted(drift),
+        "spec_drift_tasks_kept": sorted(set(drift) & used),
+        "per_task": opts.per_task,
+        "attempts_per_task": dict(sorted(Counter(it.task for it in items if it.task in used).items())),
+        "solution_flags": dict(sorted(flag_counts.items())),
+        "input_skipped": skipped.as_dict(),
+        "dev_teacher_vs_truth": _teacher_agreement(splits),
+        "counts": splits.counts(),
+    }
+    out = Path(out_dir)
+    notes = write_family(
+        out,
+        name="mbpp-plus",
+        description=(
+            "MBPP+ tasks with real model outputs; locked labels from MBPP+'s hidden tests (base + plus), "
+            "dev labels from a differential execution teacher (base inputs + generated probes)."
+        ),
+        tasks=[tasks[t] for t in sorted(used)],
+        splits=splits,
+        references={tid: t.reference for tid, t in tasks.items()},
+        provenance=provenance,
+        seed_expr=opts.seed_expr,
+    )
+    teacher_vs_truth = provenance["dev_teacher_vs_truth"]
+    drift_items = {
+        k: sum(1 for it in getattr(splits, k) if it.meta.get("spec_drift")) for k in ("train", "dev", "locked")
+    }
+    return _build_report(
+        out, splits, provenance, skipped, notes, dev_teacher_vs_truth=teacher_vs_truth, spec_drift_items=drift_items
+    )
+
+
+def _read_mbpp_samples(
+    samples_paths: Sequence[str | os.PathLike[str]], data_dir: str | os.PathLike[str] | None
+) -> tuple[list[Sample], list[dict[str, Any]], dict[str, Task], str]:
+    """Every sample of every file, each file's source record, MBPP+'s tasks and their version."""
+    plus_tasks = task_data.load_mbpp_plus(data_dir, ExtractionStats())
+    version = task_data.plus_version("mbpp+", data_dir)
+    per_file = [(path, read_samples(path)) for path in samples_paths]
+    sources = [{"path": os.fspath(path), "sha256": file_sha256(path), "samples": len(rows)} for path, rows in per_file]
+    return [s for _, rows in per_file for s in rows], sources, plus_tasks, version
+
+
+def _mbpp_tasks(in_plus: Sequence[Sample], plus_tasks: Mapping[str, Task], stats: ExtractionStats) -> dict[str, Task]:
+    """MBPP+'s tasks as the solver saw them: the first sample of each task gives its prompt and visible
+    example; a sample's entry point MBPP+ renamed stays the task's, MBPP+'s is accepted as an alias."""
     tasks: dict[str, Task] = {}
     for sample in in_plus:
         if sample.plus_id in tasks:
@@ -613,16 +721,14 @@ def build_mbpp(
             examples=tuple(examples),
             meta={"evalplus_entry_point": plus.entry_point} if aliases else {},
         )
+    return tasks
 
-    grader = grader or Grader(tasks, version=version, cache_dir=cache_dir, workers=workers)
-    grader.tasks.update(tasks)  # a grader passed in grades these tasks as built here
-    progress("running reference solutions", len(tasks), 0)
-    problems = grader.prepare(list(tasks), progress=lambda n: progress("running reference solutions", None, n))
 
-    drift = _spec_drift(grader, tasks, progress)
-    for tid in drift:
-        tasks[tid] = attrs.evolve(tasks[tid], meta={**tasks[tid].meta, "spec_drift": True})
-
+def _mbpp_items(
+    in_plus: Sequence[Sample], tasks: Mapping[str, Task], problems: Mapping[str, str], drift: Collection[str]
+) -> tuple[list[LabelledItem], Skipped, Counter[str]]:
+    """Every usable sample of a task whose reference runs, as an unlabelled item (flagged, graded as
+    given); what was skipped; the flags counted."""
     items: list[LabelledItem] = []
     skipped = Skipped()
     flag_counts: Counter[str] = Counter()
@@ -649,87 +755,21 @@ def build_mbpp(
         if sample.plus_id in drift:
             meta["spec_drift"] = True
         items.append(LabelledItem(id=item_id, task=sample.plus_id, output=sample.solution, meta=meta))
-    if per_task is not None:
-        if per_task < 1:
-            raise DataError(f"--per-task must be at least 1, got {per_task}")
-        by_task: dict[str, list[LabelledItem]] = {}
-        for it in items:
-            by_task.setdefault(it.task, []).append(it)
-        keep: set[int] = set()
-        for tid, group in by_task.items():
-            chosen = (
-                group if len(group) <= per_task else random.Random(f"vx-per-task:{seed}:{tid}").sample(group, per_task)
-            )
-            keep.update(id(it) for it in chosen)
-        items = [it for it in items if id(it) in keep]
-    _label_items(grader, tasks, items, progress)
+    return items, skipped, flag_counts
 
-    failing_tasks = {it.task for it in items if it.truth == "fail"}
-    kept = items if subset == "all" else [it for it in items if it.task in failing_tasks]
-    teacher = _teacher_for(grader, tasks, progress)
-    progress(_TEACHER_STAGE, None, 0)
-    splits = split_by_task(
-        kept,
-        seed=seed,
-        n_dev_fail=n_dev_fail,
-        n_dev_pass=n_dev_pass,
-        n_locked=n_locked,
-        teacher=teacher,
-        dev_draw=dev_draw,
-        strata=DRAW_STRATA,
-    )
-    used = set(splits.tasks["train"]) | set(splits.tasks["dev"]) | set(splits.tasks["locked"])
-    provenance = {
-        "builder": f"vx.families.code.data.build.build_mbpp v{BUILDER_VERSION}",
-        "samples": sources,
-        "dataset": "MBPP+ (evalplus)",
-        "dataset_version": version,
-        "seed": seed,
-        "dev_draw": dev_draw,
-        "subset": subset,
-        "labels": {
-            "locked": "MBPP+ base + plus inputs, expected = MBPP+ canonical outputs, evalplus comparison",
-            "dev": "execution teacher: canonical solution vs candidate on the base inputs and on probes "
-            "generated from the visible example (never the plus inputs)",
-        },
-        "split": "disjoint by task",
-        "sandbox_layer": grader.layer,
-        "tasks_in_samples": len({s.task_id for s in samples}),
-        "tasks_in_mbpp_plus": len(tasks),
-        "tasks_kept": len(used),
-        "visible_examples": _example_counts(stats),
-        "tasks_with_failing_reference": sorted(problems),
-        "renamed_tasks": sorted(tid for tid, t in tasks.items() if t.aliases),
-        "spec_drift_tasks": sorted(drift),
-        "spec_drift_tasks_kept": sorted(set(drift) & used),
-        "per_task": per_task,
-        "attempts_per_task": dict(sorted(Counter(it.task for it in items if it.task in used).items())),
-        "solution_flags": dict(sorted(flag_counts.items())),
-        "input_skipped": skipped.as_dict(),
-        "dev_teacher_vs_truth": _teacher_agreement(splits),
-        "counts": splits.counts(),
-    }
-    notes = write_family(
-        out,
-        name="mbpp-plus",
-        description=(
-            "MBPP+ tasks with real model outputs; locked labels from MBPP+'s hidden tests (base + plus), "
-            "dev labels from a differential execution teacher (base inputs + generated probes)."
-        ),
-        tasks=[tasks[t] for t in sorted(used)],
-        splits=splits,
-        references={tid: t.reference for tid, t in tasks.items()},
-        provenance=provenance,
-        seed_expr=seed_expr,
-    )
-    counts = splits.counts(with_hidden_labels=True)
-    counts["dev_teacher_vs_truth"] = provenance["dev_teacher_vs_truth"]
-    counts["spec_drift_items"] = {
-        split: sum(1 for it in getattr(splits, split) if it.meta.get("spec_drift"))
-        for split in ("train", "dev", "locked")
-    }
-    counts["input_skipped"] = sum(skipped.counts.values())
-    return BuildReport(out, counts, provenance, notes + _skip_notes(skipped), truth=splits.truth())
+
+def _per_task(items: list[LabelledItem], per_task: int, seed: int) -> list[LabelledItem]:
+    """A seeded subsample of at most `per_task` items per task, in their order."""
+    if per_task < 1:
+        raise DataError(f"--per-task must be at least 1, got {per_task}")
+    by_task: dict[str, list[LabelledItem]] = {}
+    for it in items:
+        by_task.setdefault(it.task, []).append(it)
+    keep: set[int] = set()
+    for tid, group in by_task.items():
+        chosen = group if len(group) <= per_task else random.Random(f"vx-per-task:{seed}:{tid}").sample(group, per_task)
+        keep.update(id(it) for it in chosen)
+    return [it for it in items if id(it) in keep]
 
 
 def _example_counts(stats: ExtractionStats) -> dict[str, Any]:
