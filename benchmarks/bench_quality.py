@@ -237,7 +237,7 @@ class Builder:
 
     def build_spider(self, spec: FamilySpec, seed: int) -> tuple[Path, dict[str, Any]]:
         """The Spider family of one seed (its own gold-free seed expression, not --seed-expr's code seed)."""
-        from vx.families.sql.data.spider import BUILDER_VERSION, SEED_EXPRESSION, build_spider
+        from vx.families.sql.data.spider import BUILDER_VERSION, SEED_EXPRESSION, SpiderBuild, build_spider
 
         key = {
             "format": BUILD_FORMAT,
@@ -256,11 +256,13 @@ class Builder:
             lambda out: build_spider(
                 spec.directory,
                 out,
-                samples=list(spec.samples),
-                per_task=spec.per_task,
-                seed=seed,
-                n_locked=spec.n_locked,
-                dev_draw=spec.dev_draw,
+                SpiderBuild(
+                    samples=list(spec.samples),
+                    per_task=spec.per_task,
+                    seed=seed,
+                    n_locked=spec.n_locked,
+                    dev_draw=spec.dev_draw,
+                ),
             ),
         )
 

@@ -101,13 +101,13 @@ def _verdicts(data: Path, work: Path, jobs: int, name: str, samples_dir: str):
     """Every attempt of one set of prediction files with the SQL pool (all its siblings as peers):
     ``(op names, statuses, [(run, task, fail?, {op: verdict})])``."""
     from vx.families.family import Family
-    from vx.families.sql.data.spider import BUILDER_VERSION, build_spider
+    from vx.families.sql.data.spider import BUILDER_VERSION, SpiderBuild, build_spider
     from vx.ops.apply import apply_ops
     from vx.ops.item import Item
 
     out = work / f"spider-{name}-v{BUILDER_VERSION}"
     if not (out / "family.toml").is_file():
-        build_spider(data, out, seed=0, samples_dir=samples_dir)
+        build_spider(data, out, SpiderBuild(seed=0, samples_dir=samples_dir))
     fam = Family(out)
     questions, specs, truth, _ = _setup(data, 0)
     items = list(fam.split("train").items) + list(fam.split("dev").items) + list(fam.audit().labeled_split().items)

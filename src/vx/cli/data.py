@@ -535,14 +535,12 @@ def build_spider_cmd(
     match on SQLite; dev labels by a teacher that also compares with the gold on neighbour databases."""
     from vx.errors import BuildError, DataError
     from vx.families.split import SplitError
-    from vx.families.sql.data.spider import build_spider
+    from vx.families.sql.data.spider import SpiderBuild, build_spider
     from vx.families.sql.warehouse import WarehouseError
 
     try:
         with _progress_bars() as progress:
-            report = build_spider(
-                data_dir,
-                out_dir,
+            options = SpiderBuild(
                 samples=list(samples) or None,
                 per_task=per_task,
                 seed=seed,
@@ -554,6 +552,7 @@ def build_spider_cmd(
                 samples_dir=samples_dir,
                 dev_draw=dev_draw,
             )
+            report = build_spider(data_dir, out_dir, options)
     except (BuildError, DataError, SplitError, WarehouseError) as exc:
         raise UserError(str(exc)) from None
     _report(report, as_json)

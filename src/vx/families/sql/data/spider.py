@@ -351,136 +351,57 @@ def _tie_probe(sql: str) -> tuple[str, int] | None:
     return limit_tie_probe(tree, "sqlite")
 
 
+@attrs.frozen(kw_only=True)
+class SpiderBuild:
+    """The options of a Spider family's build: the predictions to read (``samples``: these files, else every
+    file under ``samples_dir``), the split (``n_locked`` None: a third of the attempts), the neighbour
+    databases, the queries' time limit, and the progress callback."""
+
+    samples: Sequence[str | os.PathLike[str]] | None = None
+    samples_dir: str = "samples"
+    per_task: int | None = None  # a seeded subsample of at most N attempts per question
+    seed: int = 0
+    n_locked: int | None = None
+    n_dev_fail: int = 5
+    n_dev_pass: int = 5
+    dev_draw: str = DEFAULT_DEV_DRAW
+    n_variants: int = DEFAULT_COUNT
+    variant_seed: int = 0
+    timeout: float = TRUTH_TIMEOUT
+    seed_expr: str | os.PathLike[str] | None = None
+    progress: Progress = attrs.field(default=_no_progress, eq=False)
+
+
 def build_spider(
-    data_dir: str | os.PathLike[str],
-    out_dir: str | os.PathLike[str],
-    *,
-    samples: Sequence[str | os.PathLike[str]] | None = None,
-    per_task: int | None = None,
-    seed: int = 0,
-    n_locked: int | None = None,
-    n_dev_fail: int = 5,
-    n_dev_pass: int = 5,
-    n_variants: int = DEFAULT_COUNT,
-    variant_seed: int = 0,
-    timeout: float = TRUTH_TIMEOUT,
-    seed_expr: str | os.PathLike[str] | None = None,
-    progress: Progress = _no_progress,
-    samples_dir: str = "samples",
-    dev_draw: str = DEFAULT_DEV_DRAW,
+    data_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str], options: SpiderBuild | None = None
 ) -> BuildReport:
-    """Build a Spider family into `out_dir` (see the module docstring). ``n_locked`` defaults to a third
-    of the attempts; ``per_task`` keeps a seeded subsample of at most N attempts per question
-    (``random.Random("vx-per-task:<seed>:<question>")``, as the code family does)."""
+    """Build a Spider family into `out_dir` (see the module docstring); ``per_task`` keeps a seeded
+    subsample (``random.Random("vx-per-task:<seed>:<question>")``, as the code family does)."""
+    opts = options or SpiderBuild()
     root = Path(data_dir)
     if not (root / "questions.jsonl").is_file():
         raise DataError(f"{root}: no questions.jsonl (expected a Spider folder such as ../shared/data/sql/spider)")
-    if per_task is not None and per_task < 1:
-        raise DataError(f"--per-task must be at least 1, got {per_task}")
-    out = Path(out_dir)
+    if opts.per_task is not None and opts.per_task < 1:
+        raise DataError(f"--per-task must be at least 1, got {opts.per_task}")
     skipped = Skipped()
     questions = read_questions(root / "questions.jsonl", skipped)
-    files = samples_files(root, samples, samples_dir)
-    attempts: dict[str, list[Attempt]] = defaultdict(list)
-    sources = []
-    for f in files:
-        rows = read_attempts(f, questions, skipped)
-        for a in rows:
-            attempts[a.task].append(a)
-        sources.append({"path": os.fspath(f), "sha256": _sha256(f), "predictions": len(rows)})
+    attempts, sources = _read_predictions(samples_files(root, opts.samples, opts.samples_dir), questions, skipped)
+    specs = _database_specs(root, questions)
     dropped: dict[str, str] = {}
-    specs: dict[str, dict[str, Any]] = {}
-    for db in sorted({q.database for q in questions.values()}):
-        script = root / "databases" / f"{db}.sql"
-        if script.is_file():
-            specs[db] = {**script_spec(script, db)}
     for qid, q in questions.items():
         if q.database not in specs:
             dropped[qid] = f"its database script databases/{q.database}.sql is missing"
         elif not attempts.get(qid):
             dropped[qid] = "no prediction in the samples files"
     live = sorted((qid for qid in questions if qid not in dropped), key=_question_order)
-
     dbs = Databases()
     try:
-        truth = SpiderTruth(questions, specs, dbs, timeout=timeout)
-        catalogs: dict[str, dict[str, Any]] = {}
-        tasks: dict[str, dict[str, Any]] = {}
-        progress("gold queries on the databases and their variants", len(live), 0)
-        for qid in live:
-            q = questions[qid]
-            spec = specs[q.database]
-            gold = truth.gold(qid)
-            progress("gold queries on the databases and their variants", None, 1)
-            if not gold.ok or gold.truncated:
-                dropped[qid] = f"the gold query does not run on SQLite ({gold.error_kind}: {gold.error})"
-                continue
-            if q.database not in catalogs:
-                catalogs[q.database] = Catalog.from_warehouse(dbs.get(spec)).to_json()
-            cat = catalogs[q.database]
-            use = useful_variants(truth, qid, spec, n_variants, variant_seed)
-            tasks[qid] = {
-                "id": qid,
-                "question": q.question,
-                "database": q.database,
-                "dialect": "sqlite",
-                "prompt": solver_prompt(q.question, Catalog.from_json(cat), dialect="sqlite"),
-                "warehouse": spec,
-                "catalog": cat,
-                "ignore_order": ignore_order_for(q.question),
-                "match": MATCH,
-                "timeout": timeout,
-                "max_rows": MAX_ROWS,
-                "variants": {"seed": variant_seed, "version": VARIANTS_VERSION, "use": use},
-            }
-        items: list[LabelledItem] = []
-        per_task_counts: dict[str, int] = {}
-        for qid in tasks:
-            mine = attempts[qid]
-            idx = list(range(len(mine)))
-            if per_task is not None and len(idx) > per_task:
-                idx = sorted(random.Random(f"vx-per-task:{seed}:{qid}").sample(idx, per_task))
-            per_task_counts[qid] = len(idx)
-            for i in idx:
-                a = mine[i]
-                items.append(
-                    LabelledItem(
-                        id=f"{qid}#{a.run}", task=qid, output=a.sql, meta={"run": a.run, "source_line": a.line}
-                    )
-                )
-        progress("ground truth (Spider execution match)", len(items), 0)
-        for it in items:
-            t = truth.grade(it.task, it.output)
-            it.truth, it.truth_detail = t.label, t.detail
-            progress("ground truth (Spider execution match)", None, 1)
-        teacher = SpiderTeacher(truth, tasks)
-        cache: dict[str, TeacherLabel] = {}
-
-        def teach(it: LabelledItem) -> TeacherLabel:
-            if it.id not in cache:
-                label = teacher.teach(it.task, it.output)
-                if label.evidence == "variant_only" and dev_draw != "gross":
-                    # not a dev failure under any draw (the gross draw's agreement bound already keeps it out)
-                    label = attrs.evolve(label, label="unsure")
-                cache[it.id] = label
-                progress("teacher labels for dev candidates", None, 1)
-            return cache[it.id]
-
-        progress("teacher labels for dev candidates", None, 0)
-        n_locked = n_locked if n_locked is not None else max(1, len(items) // 3)
-        splits = split_by_task(
-            items,
-            seed=seed,
-            teacher=teach,
-            n_dev_fail=n_dev_fail,
-            n_dev_pass=n_dev_pass,
-            n_locked=n_locked,
-            dev_draw=dev_draw,
-            strata=DRAW_STRATA,
-        )
+        truth = SpiderTruth(questions, specs, dbs, timeout=opts.timeout)
+        tasks = _spider_tasks(live, questions, specs, truth, dbs, opts, dropped)
+        items, per_task_counts = _spider_items(tasks, attempts, opts)
+        splits = _label_and_split(items, tasks, truth, opts)
     finally:
         dbs.close()
-
     used = set(splits.tasks["train"]) | set(splits.tasks["dev"]) | set(splits.tasks["locked"])
     teacher_vs_truth = _teacher_agreement(splits)
     provenance = {
@@ -488,19 +409,19 @@ def build_spider(
         "data_dir": os.fspath(root.resolve()),
         "questions_sha256": _sha256(root / "questions.jsonl"),
         "samples": sources,
-        "seed": seed,
-        "per_task": per_task,
-        "samples_dir": samples_dir if not samples else "(the files given)",
-        "dev_draw": dev_draw,
+        "seed": opts.seed,
+        "per_task": opts.per_task,
+        "samples_dir": opts.samples_dir if not opts.samples else "(the files given)",
+        "dev_draw": opts.dev_draw,
         "labels": {
             "locked": "Spider execution match on the original SQLite database (DISTINCT removed, rows as "
             "a bag, order when the gold orders, column permutations tried, "
-            f"{timeout:g}s per query)",
+            f"{opts.timeout:g}s per query)",
             "dev": "execution teacher: the same match on the original database and the task's variants",
         },
         "variants": {
-            "count": n_variants,
-            "seed": variant_seed,
+            "count": opts.n_variants,
+            "seed": opts.variant_seed,
             "version": VARIANTS_VERSION,
             "used_per_task": dict(sorted(Counter(len(t["variants"]["use"]) for t in tasks.values()).items())),
         },
@@ -513,14 +434,150 @@ def build_spider(
         "dev_teacher_vs_truth": teacher_vs_truth,
         "counts": splits.counts(),
     }
+    out = Path(out_dir)
     notes = write_family(
         out,
         tasks=[tasks[t] for t in sorted(used, key=_question_order)],
         splits=splits,
         references={qid: questions[qid].gold for qid in tasks},
         provenance=provenance,
-        seed_expr=seed_expr,
+        seed_expr=opts.seed_expr,
     )
+    notes += _build_notes(splits, skipped, dropped)
+    counts = splits.counts(with_hidden_labels=True)
+    counts["dev_teacher_vs_truth"] = teacher_vs_truth
+    counts["tasks_dropped"] = len(dropped)
+    counts["input_skipped"] = sum(skipped.counts.values())
+    return BuildReport(out, counts, provenance, notes, truth=splits.truth())
+
+
+def _read_predictions(
+    files: Sequence[Path], questions: Mapping[str, Question], skipped: Skipped
+) -> tuple[dict[str, list[Attempt]], list[dict[str, Any]]]:
+    """Every prediction of every file, per question; each file's source record."""
+    attempts: dict[str, list[Attempt]] = defaultdict(list)
+    sources = []
+    for f in files:
+        rows = read_attempts(f, questions, skipped)
+        for a in rows:
+            attempts[a.task].append(a)
+        sources.append({"path": os.fspath(f), "sha256": _sha256(f), "predictions": len(rows)})
+    return attempts, sources
+
+
+def _database_specs(root: Path, questions: Mapping[str, Question]) -> dict[str, dict[str, Any]]:
+    """The warehouse spec of every database a question names whose script is in ``databases/``."""
+    specs: dict[str, dict[str, Any]] = {}
+    for db in sorted({q.database for q in questions.values()}):
+        script = root / "databases" / f"{db}.sql"
+        if script.is_file():
+            specs[db] = {**script_spec(script, db)}
+    return specs
+
+
+def _spider_tasks(
+    live: Sequence[str],
+    questions: Mapping[str, Question],
+    specs: Mapping[str, dict[str, Any]],
+    truth: SpiderTruth,
+    dbs: Databases,
+    opts: SpiderBuild,
+    dropped: dict[str, str],
+) -> dict[str, dict[str, Any]]:
+    """The task record of every question whose gold query runs (the others go to `dropped`, with why):
+    the question, its database's catalog and prompt, and the neighbour databases that tell answers apart."""
+    progress = opts.progress
+    catalogs: dict[str, dict[str, Any]] = {}
+    tasks: dict[str, dict[str, Any]] = {}
+    progress("gold queries on the databases and their variants", len(live), 0)
+    for qid in live:
+        q = questions[qid]
+        spec = specs[q.database]
+        gold = truth.gold(qid)
+        progress("gold queries on the databases and their variants", None, 1)
+        if not gold.ok or gold.truncated:
+            dropped[qid] = f"the gold query does not run on SQLite ({gold.error_kind}: {gold.error})"
+            continue
+        if q.database not in catalogs:
+            catalogs[q.database] = Catalog.from_warehouse(dbs.get(spec)).to_json()
+        cat = catalogs[q.database]
+        use = useful_variants(truth, qid, spec, opts.n_variants, opts.variant_seed)
+        tasks[qid] = {
+            "id": qid,
+            "question": q.question,
+            "database": q.database,
+            "dialect": "sqlite",
+            "prompt": solver_prompt(q.question, Catalog.from_json(cat), dialect="sqlite"),
+            "warehouse": spec,
+            "catalog": cat,
+            "ignore_order": ignore_order_for(q.question),
+            "match": MATCH,
+            "timeout": opts.timeout,
+            "max_rows": MAX_ROWS,
+            "variants": {"seed": opts.variant_seed, "version": VARIANTS_VERSION, "use": use},
+        }
+    return tasks
+
+
+def _spider_items(
+    tasks: Mapping[str, Any], attempts: Mapping[str, list[Attempt]], opts: SpiderBuild
+) -> tuple[list[LabelledItem], dict[str, int]]:
+    """Every kept prediction (a seeded subsample of ``per_task``) as an unlabelled item; the count per task."""
+    items: list[LabelledItem] = []
+    per_task_counts: dict[str, int] = {}
+    for qid in tasks:
+        mine = attempts[qid]
+        idx = list(range(len(mine)))
+        if opts.per_task is not None and len(idx) > opts.per_task:
+            idx = sorted(random.Random(f"vx-per-task:{opts.seed}:{qid}").sample(idx, opts.per_task))
+        per_task_counts[qid] = len(idx)
+        for i in idx:
+            a = mine[i]
+            items.append(
+                LabelledItem(id=f"{qid}#{a.run}", task=qid, output=a.sql, meta={"run": a.run, "source_line": a.line})
+            )
+    return items, per_task_counts
+
+
+def _label_and_split(
+    items: list[LabelledItem], tasks: Mapping[str, Any], truth: SpiderTruth, opts: SpiderBuild
+) -> Splits:
+    """Every item labelled by Spider's execution match, then split by task with the execution teacher's
+    dev labels (a failure seen on a variant only is never a dev failure, unless the draw is gross)."""
+    progress = opts.progress
+    progress("ground truth (Spider execution match)", len(items), 0)
+    for it in items:
+        t = truth.grade(it.task, it.output)
+        it.truth, it.truth_detail = t.label, t.detail
+        progress("ground truth (Spider execution match)", None, 1)
+    teacher = SpiderTeacher(truth, tasks)
+    cache: dict[str, TeacherLabel] = {}
+
+    def teach(it: LabelledItem) -> TeacherLabel:
+        if it.id not in cache:
+            label = teacher.teach(it.task, it.output)
+            if label.evidence == "variant_only" and opts.dev_draw != "gross":
+                # not a dev failure under any draw (the gross draw's agreement bound already keeps it out)
+                label = attrs.evolve(label, label="unsure")
+            cache[it.id] = label
+            progress("teacher labels for dev candidates", None, 1)
+        return cache[it.id]
+
+    progress("teacher labels for dev candidates", None, 0)
+    return split_by_task(
+        items,
+        seed=opts.seed,
+        teacher=teach,
+        n_dev_fail=opts.n_dev_fail,
+        n_dev_pass=opts.n_dev_pass,
+        n_locked=opts.n_locked if opts.n_locked is not None else max(1, len(items) // 3),
+        dev_draw=opts.dev_draw,
+        strata=DRAW_STRATA,
+    )
+
+
+def _build_notes(splits: Splits, skipped: Skipped, dropped: Mapping[str, str]) -> list[str]:
+    notes = []
     if len({it.truth for it in splits.locked}) == 1:
         notes.append(
             f"every locked item is labelled {splits.locked[0].truth}: agreement on that split cannot tell a "
@@ -530,11 +587,7 @@ def build_spider(
         notes.append(f"{sum(skipped.counts.values())} input line(s) skipped (provenance.input_skipped lists why)")
     if dropped:
         notes.append(f"{len(dropped)} question(s) left out (provenance.tasks_dropped lists why)")
-    counts = splits.counts(with_hidden_labels=True)
-    counts["dev_teacher_vs_truth"] = teacher_vs_truth
-    counts["tasks_dropped"] = len(dropped)
-    counts["input_skipped"] = sum(skipped.counts.values())
-    return BuildReport(out, counts, provenance, notes, truth=splits.truth())
+    return notes
 
 
 def _question_order(qid: str) -> tuple[int, str]:
