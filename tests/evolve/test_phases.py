@@ -238,3 +238,10 @@ def test_an_unlabelled_dev_item_is_refused_with_its_file_and_id(tmp_path):
 
     with pytest.raises(EvolutionError, match=r"fam/dev.jsonl: dev item 'd1' has no label"):
         run_setup(View(), parse("(any a)"), OpPool([r, a], root="r"), EvolveConfig())  # type: ignore[arg-type]
+
+
+def test_a_new_run_needs_a_family():
+    from vx.evolve.run import evolve_family
+
+    with pytest.raises(EvolutionError, match="name the family to evolve"):
+        evolve_family(None)  # type: ignore[arg-type]

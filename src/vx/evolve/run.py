@@ -24,6 +24,7 @@ from typing import Any, cast
 import attrs
 import numpy as np
 
+from vx.dsl.ast import Node
 from vx.evolve.audit import LockedAuditor
 from vx.evolve.compose import Composer
 from vx.evolve.config import EvolutionError, EvolveConfig
@@ -90,58 +91,14 @@ def evolve_family(
     from vx.evolve.roles.session import LLMSession, engine_roles, record_llm, start_session
 
     config = config if config is not None else EvolveConfig()
+    store: RunStore | None = None
     if resume is not None:
-        with RunStore(resume) as checked:  # refuse a damaged file before anything is written to it
-            checked.check(finished=False, family_dir=family is None)
-        store = RunStore(resume, upgrade=True)
-        meta = store.meta()
-        if meta.get("format") != FORMAT:
-            store.close()
-            raise EvolutionError(f"{resume}: not a vx run file")
-        config = EvolveConfig.from_dict(meta["config"])
-        if rounds is not None:
-            config = EvolveConfig.from_dict({**config.as_dict(), "rounds": rounds})
-            store.set_meta({"config": config.as_dict()})
-        fam = family if isinstance(family, Family) else Family.load(family or meta["family_dir"])
-        if fam.name != meta.get("family"):
-            store.close()
-            raise EvolutionError(f"{resume} is a run of family {meta.get('family')!r}, not {fam.name!r}")
-        seed_text = meta["seed_text"]
-        try:
-            llm_run_id = json.loads(meta.get("llm", "{}")).get("run")
-        except (TypeError, ValueError, AttributeError):
-            llm_run_id = None
+        store, config, fam, seed_text, llm_run_id = _resumed(resume, family, rounds)
     else:
-        fam = family if isinstance(family, Family) else Family.load(family)
-        path = Path(out) if out is not None else default_run_path(fam)
-        if path.exists():
-            raise EvolutionError(f"{path} already exists; choose another output file or resume it ({path})")
-        if seed_from is not None:
-            from vx.dsl.vxfile import read_text
-
-            seed_text = read_text(seed_from)
-        elif fam.seed_text is None:
-            raise EvolutionError(
-                f"{fam.seed_path}: the family has no seed expression; write one there (a .vx "
-                "expression over the family's ops — `vx ops` lists them), e.g. "
-                "(any crash fails_visible_example) for a code family"
-            )
-        else:
-            seed_text = fam.seed_text
+        fam, path, seed_text = _new_run(family, out, seed_from)
         llm_run_id = None
-        store = None
     view = fam.evolution_view()
-    pool = view.pool()
-    if resume is not None:
-        from vx.dsl.parse import parse
-
-        seed = parse(seed_text, filename=f"{resume} (seed)", known_ops=pool.names)
-    elif seed_from is not None:  # an unknown op names the nearest ops of the pool, before any file is written
-        from vx.dsl.parse import parse
-
-        seed = parse(seed_text, filename=str(seed_from), known_ops=pool.names)
-    else:
-        seed = fam.seed(pool.names)  # a syntax error or an unknown op is reported before any file is written
+    seed = _seed(fam, view.pool(), seed_text, resume=resume, seed_from=seed_from)
     owns_session = not isinstance(llm, LLMSession)
     session: LLMSession | None = (
         start_session(fam, mode=llm, overrides=llm_overrides, say=say, run_id=llm_run_id, factory=llm_factory)
@@ -150,18 +107,7 @@ def evolve_family(
     )
     try:
         if store is None:
-            store = RunStore(path, create=True)
-            store.set_meta(
-                {
-                    "format": FORMAT,
-                    "family": fam.name,
-                    "family_dir": str(fam.dir),
-                    "config": config.as_dict(),
-                    "seed_text": seed_text,
-                    "objective_constants": dict(fam.objective),
-                    "vx_version": _version(),
-                }
-            )
+            store = _create_store(path, fam, config, seed_text)
         roles = engine_roles(session, config)
         if composers is not None:
             roles["composers"] = list(composers)
@@ -203,6 +149,89 @@ def evolve_family(
             store.close()
         if session is not None and owns_session:
             session.close()
+
+
+def _resumed(
+    resume: str | Path, family: str | Path | Family | None, rounds: int | None
+) -> tuple[RunStore, EvolveConfig, Family, str, str | None]:
+    """A run file to resume, checked (a damaged one is refused before anything is written to it): the
+    store, the run's own config (``rounds`` may raise its rounds), its family, its seed text and its LLM
+    run id."""
+    with RunStore(resume) as checked:
+        checked.check(finished=False, family_dir=family is None)
+    store = RunStore(resume, upgrade=True)
+    meta = store.meta()
+    if meta.get("format") != FORMAT:
+        store.close()
+        raise EvolutionError(f"{resume}: not a vx run file")
+    config = EvolveConfig.from_dict(meta["config"])
+    if rounds is not None:
+        config = EvolveConfig.from_dict({**config.as_dict(), "rounds": rounds})
+        store.set_meta({"config": config.as_dict()})
+    fam = family if isinstance(family, Family) else Family.load(family or meta["family_dir"])
+    if fam.name != meta.get("family"):
+        store.close()
+        raise EvolutionError(f"{resume} is a run of family {meta.get('family')!r}, not {fam.name!r}")
+    try:
+        llm_run_id = json.loads(meta.get("llm", "{}")).get("run")
+    except (TypeError, ValueError, AttributeError):
+        llm_run_id = None
+    return store, config, fam, meta["seed_text"], llm_run_id
+
+
+def _new_run(
+    family: str | Path | Family | None, out: str | Path | None, seed_from: str | Path | None
+) -> tuple[Family, Path, str]:
+    """A new run's family, the run file to write (refused when it exists) and the seed text (the family's
+    seed, or the hand-written ``seed_from``)."""
+    if family is None:
+        raise EvolutionError("name the family to evolve (or --resume a run file)")
+    fam = family if isinstance(family, Family) else Family.load(family)
+    path = Path(out) if out is not None else default_run_path(fam)
+    if path.exists():
+        raise EvolutionError(f"{path} already exists; choose another output file or resume it ({path})")
+    if seed_from is not None:
+        from vx.dsl.vxfile import read_text
+
+        return fam, path, read_text(seed_from)
+    if fam.seed_text is None:
+        raise EvolutionError(
+            f"{fam.seed_path}: the family has no seed expression; write one there (a .vx "
+            "expression over the family's ops — `vx ops` lists them), e.g. "
+            "(any crash fails_visible_example) for a code family"
+        )
+    return fam, path, fam.seed_text
+
+
+def _create_store(path: Path, fam: Family, config: EvolveConfig, seed_text: str) -> RunStore:
+    """A new run file, with what a resumed run reads back: the family, the config, the seed's text."""
+    store = RunStore(path, create=True)
+    store.set_meta(
+        {
+            "format": FORMAT,
+            "family": fam.name,
+            "family_dir": str(fam.dir),
+            "config": config.as_dict(),
+            "seed_text": seed_text,
+            "objective_constants": dict(fam.objective),
+            "vx_version": _version(),
+        }
+    )
+    return store
+
+
+def _seed(
+    fam: Family, pool: OpPool, seed_text: str, *, resume: str | Path | None, seed_from: str | Path | None
+) -> Node:
+    """The seed expression over the pool; a syntax error or an unknown op (named with the nearest ops of the
+    pool) is reported before any file is written."""
+    from vx.dsl.parse import parse
+
+    if resume is not None:
+        return parse(seed_text, filename=f"{resume} (seed)", known_ops=pool.names)
+    if seed_from is not None:
+        return parse(seed_text, filename=str(seed_from), known_ops=pool.names)
+    return fam.seed(pool.names)
 
 
 def write_vx(
