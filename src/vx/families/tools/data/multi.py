@@ -39,6 +39,7 @@ from typing import Any
 import attrs
 
 from vx.errors import BuildError, DataError
+from vx.families.family_toml import write_family_toml
 from vx.families.split import LabelledItem, Splits, split_by_task
 from vx.families.tools import backends
 from vx.families.tools.replay import Replay, replay
@@ -471,51 +472,25 @@ def write_family(
         seed_path.write_text(Path(seed_expr).read_text(encoding="utf-8"), encoding="utf-8")
     elif not seed_path.exists():
         seed_path.write_text(SEED_EXPRESSION.replace("; family: bfcl-multi", f"; family: {name}"), encoding="utf-8")
-    lines = [
-        f"name = {json.dumps(name)}",
-        "description = "
-        + json.dumps(
-            "BFCL multi-turn tasks on stateful backends with real agents' trajectories (seven attempts per "
-            "task); labels by BFCL's multi-turn checker"
-        ),
-        'packs = ["tools-multi"]',
-        'root = "reads_trajectory"',
-        'seed = "seed.vx"',
-        'tasks = "tasks.jsonl"',
-        "",
-        "[splits]",
-        'train = "train.jsonl"',
-        'dev = "dev.jsonl"',
-        'locked = "locked.jsonl"',
-        *(['peers = "peers.jsonl"'] if splits.dev_peers else []),
-        "",
-        "[objective]",
-        "w = 1.0",
-        "fail_weight = 2.0",
-        "op_cost = 0.001",
-        "op_floor = 3",
-        "llm_cost = 0.002",
-        "",
-        "[provenance]",
-    ]
-    for k, v in provenance.items():
-        if k == "counts":
-            v = {kk: vv for kk, vv in v.items() if not kk.endswith("_truth")}
-        lines.append(f"{k} = {_toml_value(v)}")
-    (out / "family.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    counts = provenance.get("counts")
+    write_family_toml(
+        out / "family.toml",
+        name=name,
+        description="BFCL multi-turn tasks on stateful backends with real agents' trajectories (seven attempts per "
+        "task); labels by BFCL's multi-turn checker",
+        packs=["tools-multi"],
+        root="reads_trajectory",
+        peers=bool(splits.dev_peers),
+        provenance={
+            **provenance,
+            **(
+                {"counts": {k: v for k, v in counts.items() if not k.endswith("_truth")}}
+                if isinstance(counts, Mapping)
+                else {}
+            ),
+        },
+    )
     return notes
-
-
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, dict):
-        return "{ " + ", ".join(f"{json.dumps(str(k))} = {_toml_value(x)}" for k, x in v.items()) + " }"
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    return json_dumps(str(v))
 
 
 __all__ = [
