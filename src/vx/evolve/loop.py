@@ -330,7 +330,7 @@ class Evolution:
         return self.finish()
 
     def round(self, r: int) -> Round:
-        """One round: Sense → Grow → Select → Curate, then Audit and record (DESIGN §6); one module each."""
+        """One round: Sense → Grow → Select → Curate, then Audit and record (docs/design.md §6); one module each."""
         t0 = time.perf_counter()
         rng = np.random.default_rng([self.config.seed, r])
         setup, state = self.setup, self.state
