@@ -86,6 +86,9 @@ BUILD_FORMAT = 3  # 3: the dev draw is part of the build, and every item's hidde
 
 
 TRUTH_FILE = "truth.json"  # beside a built family: item id -> hidden-test label, for the design figures
+#: --reuse-runs: a finished evolution run is reused even when vx's code changed since (to re-measure what the
+#: change cannot touch, e.g. how the written verifiers rank attempts)
+REUSE_RUNS = False
 
 
 def log(msg: str) -> None:
@@ -346,7 +349,7 @@ def evolve_one(
         if (
             meta.get("status") == "finished"
             and meta.get("family_dir") == str(family.dir)
-            and meta.get("bench_code") == code_stamp()
+            and (REUSE_RUNS or meta.get("bench_code") == code_stamp())
         ):
             return vx, float(meta.get("bench_seconds", 0.0)), run
     for stale in (run, vx, vx.with_suffix(".specs.json")):
@@ -596,6 +599,7 @@ def evaluate_family(
             list(seed_node.children if isinstance(seed_node, AnyNode) else (seed_node,)) + [OpRef(o) for o in peer_ops]
         )
         record("fixed rule: seed ∨ peer ops", final_codes(rule, matrix, root), to_text(rule, width=10_000))
+        vx_nodes["fixed rule: seed ∨ peer ops"] = rule  # an expression too: it ranks as a vx verifier would
 
     # 8. vx evolution and its ablations (they see family.evolution_view() only)
     variants = [(name, ablation, None) for name, ablation in ablations]
@@ -1288,7 +1292,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="markdown file to write (default: <work>/quality.md; a .json beside it has every number)",
     )
     ap.add_argument("--permutations", type=int, default=10000)
+    ap.add_argument(
+        "--reuse-runs",
+        action="store_true",
+        help="reuse finished evolution runs even when vx's code changed since they ran (re-measure what the "
+        "change cannot touch, e.g. how the written verifiers rank attempts)",
+    )
     args = ap.parse_args(argv)
+    global REUSE_RUNS
+    REUSE_RUNS = args.reuse_runs
 
     specs = family_specs(args)
     if not specs:

@@ -38,6 +38,8 @@ PLURALITY, CODET = "plurality pick (MBR-exec)", "CodeT dual agreement (ranking)"
 PLURALITY_OP, CODET_OP = "outside_plurality", "outside_dual_agreement"
 #: evidence scores compared on the design split (vx.selection's, plus the flat label model's P(pass))
 DESIGN_SCORES = ("none", "evidence", "label-model")
+#: supports compared on the design split: the family's soft agreement, and the size of the behaviour cluster
+SUPPORTS = ("soft", "clusters")
 
 Key = tuple[Any, ...]
 
@@ -136,8 +138,11 @@ def evaluate_selection(
     design_truth = np.array([1.0 if truth.get(it.id) == "pass" else 0.0 for it in items])
     design = is_train & np.array([it.id in truth for it in items])
     seen = observations.get(similarity.observer, {}) if similarity is not None else {}
-    sizes = support_sizes(seen, similarity, tasks)
-    support = np.array([sizes.get(it.id, (0, 0))[0] for it in items])
+    supports = {}
+    for kind in SUPPORTS:  # the family's soft agreement (vx.selection's default), and the cluster sizes
+        sizes = support_sizes(seen, similarity, tasks, soft=kind == "soft")
+        supports[kind] = np.array([sizes.get(it.id, (0, 0))[0] for it in items], dtype=float)
+    support = supports["soft"]
     ties = [tie_key(it.task, it.output) for it in items]
     dev_p = np.full(n, np.nan)
     dev_p[np.flatnonzero(is_dev)] = dev_labels
@@ -152,8 +157,11 @@ def evaluate_selection(
             keys[f"{name} (verdict only)"] = verdict_keys(c)
             for score in DESIGN_SCORES:
                 values = _score(score, matrix, ops, root, is_train | is_dev, dev_p)
-                for order in ("score", "support"):
-                    design_keys[f"{name} | {score}, {order} first"] = vx_keys(c, values, support, ties, order=order)
+                for kind, sup in supports.items():
+                    design_keys[f"{name} | {score}, {kind} support"] = vx_keys(c, values, sup, ties)
+                design_keys[f"{name} | {score}, soft support first"] = vx_keys(
+                    c, values, supports["soft"], ties, order="support"
+                )
         else:
             keys[name] = verdict_keys(c)
     if PLURALITY_OP in matrix.op_names:

@@ -88,7 +88,7 @@ def test_rank_puts_pass_first_then_evidence_then_support_then_a_digest():
     assert all(r.verdict is Final.FAIL for r in ranked[4:])
     # among the PASSes, the same evidence: support decides (3 attempts answer "an apple", 1 "ok apple")
     assert by_index[0].placement.support == 3 and by_index[5].placement.support == 1
-    assert by_index[5].rank == 4 and "more support (3 against 1" in by_index[5].reason
+    assert by_index[5].rank == 4 and "more support (3.00 against 1.00)" in by_index[5].reason
     # "ap" is too short for `shouting` to tell: less evidence than "a pear", which it misses too
     assert by_index[2].rank < by_index[6].rank and "more evidence" in by_index[6].reason
     best = v.best("t", outputs)
@@ -228,3 +228,52 @@ def test_rank_matrix_reads_observations_by_task_and_refuses_a_bad_score():
         rank_matrix(m, [Final.PASS] * 3, tasks_of=["t"] * 3, outputs=["x"] * 3, ops=["r"], score="nope")
     with pytest.raises(ValueError, match="one task, verdict, score and key per item"):
         rank(["a"], ["t", "t"], [Final.PASS], [0.0], {}, ["k"])
+
+
+# ------------------------------------------------------------------------------------------------ the packs' agreement
+
+answers_st = st.lists(
+    st.lists(
+        st.sampled_from([("value", 1), ("value", 2), ("value", 0.1), ("value", 0.1 + 1e-9), ("raised", None)]),
+        min_size=3,
+        max_size=3,
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(answers_st, st.lists(st.booleans(), min_size=8, max_size=8))
+def test_the_code_pack_s_soft_support_is_the_cluster_size_when_attempts_agree_all_or_nothing(rows, loaded):
+    """Support = 1 + the sum over the other attempts of the share of inputs answered alike (floats within
+    the family's tolerance): between 1 and k, the cluster size when every pair agrees on all inputs or on
+    none, and equal for attempts that behave identically."""
+    from vx.families.code.pack import behaviour_agreement, behaviour_clusters
+
+    obs = [
+        {"loaded": loaded[i], "examples_ok": True, "answers": [[k, v, ""] for k, v in r], "example_answers": []}
+        for i, r in enumerate(rows)
+    ]
+    soft = behaviour_agreement({}, obs)
+    sizes = {i: len(c) for c in behaviour_clusters({}, obs) for i in c}
+    assert all(1.0 <= x <= len(obs) + 1e-9 for x in soft)
+    for i in range(len(obs)):
+        assert soft[i] >= 1.0 + (sizes[i] - 1) - 1e-9  # an identical attempt counts 1 in full
+        for j in range(len(obs)):
+            if sizes[i] == sizes[j] and any(i in c and j in c for c in behaviour_clusters({}, obs)):
+                assert soft[i] == pytest.approx(soft[j])
+    distinct_per_input = all(len({(loaded[i], tuple(r[p])) for i, r in enumerate(rows)}) == 1 for p in range(3))
+    if distinct_per_input:
+        assert soft == pytest.approx([float(len(obs))] * len(obs))
+
+
+def test_the_sql_pack_s_soft_support_counts_databases_alike():
+    from vx.families.sql.pack import result_agreement
+
+    def obs(*sigs):
+        return {"ran": True, "dbs": [[f"db{k}", "ok", s, s, 1, 1, []] for k, s in enumerate(sigs)], "note": ""}
+
+    failed = {"ran": False, "dbs": [["db0", "runtime", "", "", 0, 0, []]], "note": ""}
+    soft = result_agreement({}, [obs("a", "b"), obs("a", "c"), obs("a", "b"), failed, failed])
+    assert soft == pytest.approx([1 + 0.5 + 1.0, 1 + 0.5 + 0.5, 1 + 0.5 + 1.0, 2.0, 2.0])

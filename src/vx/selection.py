@@ -71,19 +71,22 @@ def support_sizes(
     observations: Mapping[str, Mapping[str, Any]],
     similarity: Similarity | None,
     tasks: Mapping[str, Mapping[str, Any]],
-) -> dict[str, tuple[int, int]]:
-    """Per attempt id, (the size of its behaviour cluster, the attempts compared), from one observer's
-    observations by task (``Application.observations[similarity.observer]``). Empty without a similarity
-    or observations."""
+    *,
+    soft: bool = True,
+) -> dict[str, tuple[float, int]]:
+    """Per attempt id, (its support, the attempts compared), from one observer's observations by task
+    (``Application.observations[similarity.observer]``): the family's soft agreement where it has one and
+    `soft`, else the size of the attempt's behaviour cluster. Empty without a similarity or observations."""
     if similarity is None:
         return {}
-    out: dict[str, tuple[int, int]] = {}
+    out: dict[str, tuple[float, int]] = {}
     for task_id, by_attempt in observations.items():
         ids = list(by_attempt)
         if not ids or task_id not in tasks:
             continue
-        sizes = similarity.sizes(tasks[task_id], [by_attempt[i] for i in ids])
-        out.update({i: (s, len(ids)) for i, s in zip(ids, sizes)})
+        seen = [by_attempt[i] for i in ids]
+        values = similarity.support(tasks[task_id], seen) if soft else similarity.sizes(tasks[task_id], seen)
+        out.update({i: (float(v), len(ids)) for i, v in zip(ids, values)})
     return out
 
 
@@ -97,7 +100,7 @@ class Placement:
     of: int  # attempts ranked at the task
     verdict: Final
     score: float  # the verifier's evidence (higher first)
-    support: int  # attempts in its behaviour cluster, itself included (0: unknown)
+    support: float  # 1 (itself) + how much the other attempts behave alike (0: unknown)
     compared: int  # attempts whose behaviour was compared (0: no similarity)
     key: str  # the tie-break digest (lower first)
     reason: str = ""
@@ -106,7 +109,7 @@ class Placement:
     def best(self) -> bool:
         return self.rank == 1
 
-    def sort_key(self) -> tuple[int, float, int, str]:
+    def sort_key(self) -> tuple[int, float, float, str]:
         return (VERDICT_ORDER[self.verdict], -self.score, -self.support, self.key)
 
     def as_dict(self) -> dict[str, Any]:
@@ -117,7 +120,7 @@ class Placement:
             "of": self.of,
             "verdict": self.verdict.value,
             "score": round(float(self.score), 6),
-            "support": self.support,
+            "support": round(float(self.support), 6),
             "compared": self.compared,
             "key": self.key,
             "reason": self.reason,
@@ -127,7 +130,7 @@ class Placement:
 def _support_text(p: Placement) -> str:
     if not p.compared:
         return "support unknown"
-    return f"behaves like {p.support - 1} of the {p.compared - 1} other attempts"
+    return f"support {p.support:.2f} (itself and how alike the {p.compared - 1} other attempts behave)"
 
 
 def _decider(a: Placement, b: Placement) -> str:
@@ -137,7 +140,7 @@ def _decider(a: Placement, b: Placement) -> str:
     if a.score != b.score:
         return f"same verdict, more evidence ({a.score:+.3f} against {b.score:+.3f})"
     if a.support != b.support:
-        return f"same verdict and evidence, more support ({a.support} against {b.support} attempts behaving alike)"
+        return f"same verdict and evidence, more support ({a.support:.2f} against {b.support:.2f})"
     if a.key == b.key:
         return "an identical output (same verdict, evidence and support)"
     return f"same verdict, evidence and support; the tie-break digest {a.key[:8]} < {b.key[:8]}"
@@ -161,7 +164,7 @@ def rank(
     tasks_of: Sequence[str],
     finals: Sequence[Final],
     scores: Sequence[float],
-    supports: Mapping[str, tuple[int, int]],
+    supports: Mapping[str, tuple[float, int]],
     keys: Sequence[str],
     *,
     score_name: str = DEFAULT_SCORE,

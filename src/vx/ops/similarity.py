@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 Clusters = Callable[[Mapping[str, Any], Sequence[Any]], Sequence[Sequence[int]]]
+Support = Callable[[Mapping[str, Any], Sequence[Any]], Sequence[float]]
 
 
 @attrs.frozen
@@ -30,6 +31,10 @@ class Similarity:
     clusters: Clusters = attrs.field(eq=False, repr=False)
     #: one line naming what "behaves alike" means, for explanations ("identical answers on ...")
     description: str = ""
+    #: optional, ``(task, observations) -> support``: per observation, 1 (itself) plus, for every other
+    #: attempt, the share of the inputs on which it behaves alike (1 for an identical one): a softer support
+    #: than the cluster size, where attempts that differ on one input out of fifty still support each other
+    agreement: Support | None = attrs.field(default=None, eq=False, repr=False)
 
     def sizes(self, task: Mapping[str, Any], observations: Sequence[Any]) -> list[int]:
         """Per observation, the size of its cluster (itself included). A grouping that leaves an index
@@ -47,5 +52,15 @@ class Similarity:
             raise ValueError(f"the {self.observer!r} clusters leave attempt(s) out: every attempt is in one cluster")
         return out
 
+    def support(self, task: Mapping[str, Any], observations: Sequence[Any]) -> list[float]:
+        """Per observation, its support among the others: the soft ``agreement`` where the family gives one,
+        else the size of its cluster (:meth:`sizes`). Every value is at least 1 (the attempt itself)."""
+        if self.agreement is None:
+            return [float(x) for x in self.sizes(task, observations)]
+        out = [float(x) for x in self.agreement(task, list(observations))]
+        if len(out) != len(observations) or any(not (x >= 1.0) for x in out):
+            raise ValueError(f"the {self.observer!r} agreement must give every attempt a support of at least 1")
+        return out
 
-__all__ = ["Clusters", "Similarity"]
+
+__all__ = ["Clusters", "Similarity", "Support"]

@@ -88,6 +88,49 @@ def behaviour_clusters(task: Mapping[str, Any], observations: Sequence[Any]) -> 
     return clusters([Behaviour.from_data(o) for o in observations])
 
 
+def behaviour_agreement(task: Mapping[str, Any], observations: Sequence[Any]) -> list[float]:
+    """Per attempt, 1 plus, for every other attempt, the share of the inputs (visible examples and peer
+    probes) on which it answers alike (`same_answer`'s rule; attempts that do not load answer alike among
+    themselves): counted per input from the size of each answer's group, so it costs k x inputs, not k^2."""
+    from vx.families.code.ops.peers import Answer, Behaviour, answer_key, same_answer
+
+    behaviours = [Behaviour.from_data(o) for o in observations]
+    rows = [(b.example_answers + b.answers) if b.loaded else () for b in behaviours]
+    width = max((len(r) for r in rows), default=0)
+    if width == 0:
+        return [float(len(behaviours))] * len(behaviours)
+    agree = [0.0] * len(behaviours)
+    for p in range(width):
+        groups: list[tuple[Any, list[int]]] = []  # (representative answer, members)
+        by_key: dict[Any, int] = {}
+        loose_groups: list[int] = []
+        for i, (b, row) in enumerate(zip(behaviours, rows)):
+            if not b.loaded:
+                key: Any = ("does not load",)
+                answer: Any = None
+            elif p >= len(row) or row[p].kind == "not_run":
+                continue  # no answer here: agrees with no one
+            else:
+                answer = row[p]
+                key = answer_key(answer)
+            loose = key is None or key[0] == "value~"  # compared within a tolerance, or not keyed at all
+            g = by_key.get(key) if not loose else None
+            if g is None and loose and isinstance(answer, Answer):  # only such answers can equal another key
+                g = next((n for n in loose_groups if same_answer(groups[n][0], answer)), None)
+            if g is None:
+                g = len(groups)
+                groups.append((answer, []))
+                if loose:
+                    loose_groups.append(g)
+                else:
+                    by_key[key] = g
+            groups[g][1].append(i)
+        for _, members in groups:
+            for i in members:
+                agree[i] += (len(members) - 1) / width
+    return [1.0 + a for a in agree]
+
+
 def open_source(spec: str, data_dir: Any = None) -> Any:
     """HumanEval+ / MBPP+ / HumanEval (or an evalplus release file) as a task source for `vx grade`."""
     from vx.families.code.data.sources import open_source as open_code_source
@@ -177,6 +220,7 @@ PACK = Pack(
         "behaviour",
         behaviour_clusters,
         "identical answers on the visible examples and every generated probe",
+        behaviour_agreement,
     ),
 )
 

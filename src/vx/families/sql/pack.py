@@ -42,6 +42,31 @@ def result_clusters(task: Mapping[str, Any], observations: Sequence[Any]) -> lis
     return list(groups.values())
 
 
+def result_agreement(task: Mapping[str, Any], observations: Sequence[Any]) -> list[float]:
+    """Per attempt, 1 plus, for every other attempt, the share of the databases (the question's and its
+    neighbours) on which it returns the same result (attempts that do not run agree among themselves)."""
+    from vx.families.sql.ops.peers import _results
+
+    answers: list[dict[str, str] | None] = []
+    for data in observations:
+        ran, rows, _ = _results(data)
+        answers.append({r.label: r.answer for r in rows} if ran and rows else None)
+    labels = sorted({lab for a in answers if a for lab in a})
+    width = max(len(labels), 1)
+    agree = [0.0] * len(answers)
+    for lab in labels or ["-"]:
+        groups: dict[Any, list[int]] = {}
+        for i, a in enumerate(answers):
+            if a is None:
+                groups.setdefault(("does not run",), []).append(i)
+            elif lab in a:
+                groups.setdefault(a[lab], []).append(i)
+        for members in groups.values():
+            for i in members:
+                agree[i] += (len(members) - 1) / width
+    return [1.0 + x for x in agree]
+
+
 #: A SQL task: a line of tasks.jsonl as the builder writes it.
 TASK_SCHEMA = task_schema(
     "vx SQL task",
@@ -85,7 +110,10 @@ PACK = Pack(
     gate="execution_error",
     agreement="outside_unanimity",
     similarity=Similarity(
-        "results", result_clusters, "the same result on the question's database and every neighbour database"
+        "results",
+        result_clusters,
+        "the same result on the question's database and every neighbour database",
+        result_agreement,
     ),
 )
 
