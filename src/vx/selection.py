@@ -9,10 +9,11 @@ before it tie:
 2. **the verifier's own evidence** (:data:`SCORES`; the default, :data:`DEFAULT_SCORE`, was chosen on the
    quality benchmark's train-split labels, docs/selection.md): how strongly the verifier's checks -- its
    root and the ops its expression names -- speak for the attempt;
-3. **support among the peers**: the size of the attempt's behaviour cluster among the attempts at the task
-   (the family's :class:`~vx.ops.similarity.Similarity`: identical answers on the same probes for code, the
-   same results on the same databases for SQL), as MBR-exec's plurality pick and CodeT's consensus sets
-   use it; 0 where the family cannot say which attempts behave alike;
+3. **support among the peers**: 1 plus, for every other attempt at the task, the share of the inputs on
+   which it behaves alike (the family's :class:`~vx.ops.similarity.Similarity`: the same answers on the same
+   probes for code, the same results on the same databases for SQL; the size of the attempt's behaviour
+   cluster where a family gives no soft agreement), the support MBR-exec's plurality pick and CodeT's
+   consensus sets use; 0 where the family cannot say which attempts behave alike;
 4. **a deterministic tie-break** that does not depend on the attempt's position: a digest of the task and
    the output, so shuffling the attempts never changes which one is chosen, and identical outputs tie.
 
