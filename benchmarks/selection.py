@@ -37,7 +37,7 @@ PLURALITY, CODET = "plurality pick (MBR-exec)", "CodeT dual agreement (ranking)"
 #: the ops whose CLEAN verdicts are the plurality pick's and CodeT's top sets
 PLURALITY_OP, CODET_OP = "outside_plurality", "outside_dual_agreement"
 #: evidence scores compared on the design split (vx.selection's, plus the flat label model's P(pass))
-DESIGN_SCORES = ("none", "evidence", "label-model")
+DESIGN_SCORES = ("none", "evidence", "drawbacks", "label-model")
 #: supports compared on the design split: the family's soft agreement, and the size of the behaviour cluster
 SUPPORTS = ("soft", "clusters")
 

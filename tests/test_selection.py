@@ -18,6 +18,7 @@ from vx.ops.pool import OpPool
 from vx.ops.similarity import Similarity
 from vx.selection import (
     VERDICT_ORDER,
+    drawback_score,
     evidence_score,
     rank,
     rank_matrix,
@@ -131,7 +132,7 @@ def test_rank_errors_are_for_people():
         v.best("nope", ["an apple"])
     with pytest.raises(ArgumentError, match="peers must be a list of outputs"):
         v.rank("t", ["an apple"], peers="x")
-    with pytest.raises(ValueError, match="score must be one of evidence, none"):
+    with pytest.raises(ValueError, match="score must be one of evidence, drawbacks, none"):
         v.rank("t", ["an apple"], score="vibes")
 
 
@@ -185,6 +186,7 @@ def test_evidence_score_counts_clean_checks_against_fired_ones():
     assert evidence_score(m, ["r", "x", "y"]).tolist() == [1.0, 0.0, -1.0, 0.0]
     assert evidence_score(m, ["x", "nope"]).tolist() == [1.0, -1.0, -1.0, 0.0]  # ops the matrix lacks are left out
     assert evidence_score(m, []).tolist() == [0.0] * 4
+    assert drawback_score(m, ["r", "x", "y"]).tolist() == pytest.approx([0.0, -1 / 3, -1.0, 0.0])
 
 
 def test_tie_key_is_a_digest_of_task_and_output_not_of_position():

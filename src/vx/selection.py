@@ -52,13 +52,23 @@ def evidence_score(matrix: VerdictMatrix, ops: Sequence[str]) -> np.ndarray:
     return ((votes == 0).sum(axis=1) - (votes == 1).sum(axis=1)) / len(cols)
 
 
+def drawback_score(matrix: VerdictMatrix, ops: Sequence[str]) -> np.ndarray:
+    """Per item, −(checks that fire) / checks, over `ops` (the verifier's root and expression ops): in [−1, 0].
+    Clean verdicts count for nothing: a check that abstains because it does not apply (the attempt uses no
+    construct it inspects) is no evidence against the attempt, so only drawbacks separate attempts."""
+    cols = [matrix.column(o) for o in ops if o in matrix.op_names]
+    if not cols:
+        return np.zeros(matrix.n_items)
+    return -(np.stack(cols, axis=1) == 1).sum(axis=1) / len(cols)
+
+
 def no_score(matrix: VerdictMatrix, ops: Sequence[str]) -> np.ndarray:
     """No evidence key: the verdict, then the support decide."""
     return np.zeros(matrix.n_items)
 
 
 #: the evidence scores a ranking may use, by name
-SCORES: dict[str, Score] = {"evidence": evidence_score, "none": no_score}
+SCORES: dict[str, Score] = {"evidence": evidence_score, "drawbacks": drawback_score, "none": no_score}
 DEFAULT_SCORE = "evidence"
 
 
@@ -233,6 +243,7 @@ __all__ = [
     "VERDICT_ORDER",
     "Placement",
     "Score",
+    "drawback_score",
     "evidence_score",
     "no_score",
     "rank",
