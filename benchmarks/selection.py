@@ -142,7 +142,7 @@ def evaluate_selection(
     for kind in SUPPORTS:  # the family's soft agreement (vx.selection's default), and the cluster sizes
         sizes = support_sizes(seen, similarity, tasks, soft=kind == "soft")
         supports[kind] = np.array([sizes.get(it.id, (0, 0))[0] for it in items], dtype=float)
-    support = supports["soft"]
+    support = supports["clusters"]  # vx.selection's default (chosen on the design split)
     ties = [tie_key(it.task, it.output) for it in items]
     dev_p = np.full(n, np.nan)
     dev_p[np.flatnonzero(is_dev)] = dev_labels

@@ -123,7 +123,7 @@ def test_grade_select_writes_the_chosen_sample_per_task(tiny_family, tmp_path):
         ("t2", rows[1]["solution"], 1, 2, "fail"),
     ]
     # both t2 samples fail: the one fewer of the verifier's checks fire on is kept
-    assert rows[1]["solution"] == "A PEAR!!!" and "more evidence (+0.500 against +0.000)" in rows[1]["reason"]
+    assert rows[1]["solution"] == "A PEAR!!!" and "more evidence (-0.250 against -0.500)" in rows[1]["reason"]
     assert rows[0]["reason"].startswith("rank 1 of 2: PASS") and rows[0]["support"] == 0
     res = CliRunner().invoke(main, [*args, "--select", str(chosen), "--json"])
     doc = json.loads(res.stdout)

@@ -6,14 +6,17 @@ ABSTAIN per attempt; ranking orders the attempts at one task by four keys, each 
 before it tie:
 
 1. **the final verdict**: PASS, then ABSTAIN, then FAIL;
-2. **the verifier's own evidence** (:data:`SCORES`; the default, :data:`DEFAULT_SCORE`, was chosen on the
-   quality benchmark's train-split labels, docs/selection.md): how strongly the verifier's checks -- its
-   root and the ops its expression names -- speak for the attempt;
-3. **support among the peers**: 1 plus, for every other attempt at the task, the share of the inputs on
-   which it behaves alike (the family's :class:`~vx.ops.similarity.Similarity`: the same answers on the same
-   probes for code, the same results on the same databases for SQL; the size of the attempt's behaviour
-   cluster where a family gives no soft agreement), the support MBR-exec's plurality pick and CodeT's
-   consensus sets use; 0 where the family cannot say which attempts behave alike;
+2. **the verifier's own evidence** (:data:`SCORES`; the default, :data:`DEFAULT_SCORE` ``"drawbacks"``, was
+   chosen on the quality benchmark's train-split labels, docs/selection.md): fewer of the verifier's checks --
+   its root and the ops its expression names -- firing first. Clean verdicts count for nothing: a check that
+   abstains because it does not apply is no evidence against an attempt (counting cleans, ``"evidence"``,
+   ranked worse on the design split);
+3. **support among the peers**: the size of the attempt's behaviour cluster among the attempts at the task
+   (the family's :class:`~vx.ops.similarity.Similarity`: the same answers on the same probes for code, the
+   same results on the same databases for SQL), the support MBR-exec's plurality pick and CodeT's consensus
+   sets use; 0 where the family cannot say which attempts behave alike. A family's soft agreement (1 plus the
+   share of inputs each other attempt answers alike; ``support_sizes(soft=True)``) was compared on the design
+   split and is not the default;
 4. **a deterministic tie-break** that does not depend on the attempt's position: a digest of the task and
    the output, so shuffling the attempts never changes which one is chosen, and identical outputs tie.
 
@@ -69,7 +72,7 @@ def no_score(matrix: VerdictMatrix, ops: Sequence[str]) -> np.ndarray:
 
 #: the evidence scores a ranking may use, by name
 SCORES: dict[str, Score] = {"evidence": evidence_score, "drawbacks": drawback_score, "none": no_score}
-DEFAULT_SCORE = "evidence"
+DEFAULT_SCORE = "drawbacks"
 
 
 def tie_key(task: str, output: Any) -> str:
@@ -83,7 +86,7 @@ def support_sizes(
     similarity: Similarity | None,
     tasks: Mapping[str, Mapping[str, Any]],
     *,
-    soft: bool = True,
+    soft: bool = False,
 ) -> dict[str, tuple[float, int]]:
     """Per attempt id, (its support, the attempts compared), from one observer's observations by task
     (``Application.observations[similarity.observer]``): the family's soft agreement where it has one and

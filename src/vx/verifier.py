@@ -440,7 +440,7 @@ class Verifier:
         score: str = DEFAULT_SCORE,
     ) -> list[Ranked]:
         """Grade several attempts at one task together and rank them, best first: PASS before ABSTAIN
-        before FAIL, then the evidence of this verifier's checks, then the attempt's support among the
+        before FAIL, then fewer of this verifier's checks firing, then the attempt's support among the
         attempts (its behaviour cluster's size), then a digest of the output (never its position).
         Each :class:`Ranked` keeps its index in `outputs`, its grade and the reason for its place."""
         task = self._task(task)

@@ -90,7 +90,7 @@ def test_explain_says_where_the_item_ranks_among_its_task_s_attempts(tiny_family
     r = run("explain", str(tiny_family / "seed.vx"), "--item", "d2")
     assert r.exit_code == 0, r.output
     flat = " ".join(r.output.split())
-    assert "best of n: rank " in flat and " of 3: FAIL, evidence +0.500" in flat and "support unknown" in flat
+    assert "best of n: rank " in flat and " of 3: FAIL, evidence -0.250" in flat and "support unknown" in flat
     j = json.loads(run("explain", str(tiny_family / "seed.vx"), "--item", "d2", "--json").output)
     assert (
         j["ranking"]["of"] == 3 and j["ranking"]["verdict"] == "fail" and "tie-break digest" in j["ranking"]["reason"]
