@@ -4,8 +4,9 @@ These are the inputs the peer ops (:mod:`vx.families.code.ops.peers`) run every 
 dev teacher compares a candidate with its golden reference on (``data/teacher.py``). Four classes:
 ``mutant`` (every inferred predicate holds), ``boundary`` (two values of the call made equal or
 adjacent: a threshold meets an element, two elements tie), ``large`` (an argument enlarged: ints
-x10..x40 up to 10 000, sequences of 50-200 elements) and ``edge`` (an argument made empty, zero, one
-element or negated, which the examples may not show). See :data:`CLASS_SIZES`.
+x10..x40 up to 10 000, lists of 50-120 elements, strings of 50-200 characters) and ``edge`` (an
+argument made empty, zero, one element or negated, which the examples may not show). See
+:data:`CLASS_SIZES`.
 
 In the spirit of evalplus's type-aware mutation (``evalplus/gen/type_mut.py``: ints ±1, floats
 shifted/scaled, strings edited, lists with elements removed/added/repeated/changed, "ingredients"
