@@ -59,8 +59,8 @@ Semantics callers rely on:
   (``SandboxConfig.hash_seed``) so runs are reproducible. Every call gets its own copy of
   its arguments.
 
-Isolation layers, detection and the process model: see ``layers.py``, ``runner.py`` and
-the README section "Running untrusted code: the sandbox". ``$VX_SANDBOX_LAYER`` forces a layer.
+Isolation layers, detection and the process model: see ``layers.py``, ``forkserver.py``, ``runner.py``
+and docs/sandbox.md. ``$VX_SANDBOX_LAYER`` forces a layer.
 """
 
 from __future__ import annotations

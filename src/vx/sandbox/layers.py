@@ -1,6 +1,6 @@
 """Which isolation layer works on this machine, found by actually trying each one.
 
-Layers, strongest first (see the README section "Running untrusted code: the sandbox" for the threat model):
+Layers, strongest first (docs/sandbox.md has the threat model; the ``forkserver`` layer is forkserver.py):
 
 ``bwrap``
     bubblewrap, run as the unprivileged sandbox account: new user, pid, network, ipc, uts and

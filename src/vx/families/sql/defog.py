@@ -419,8 +419,7 @@ def load_questions(path: str | Path, databases: Iterable[str] = DEFOG_DATABASES)
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise DataError(
-            f"{path}: questions file not found (defog's sql-eval data/questions_gen_postgres.csv; "
-            "see the README section on the SQL family)"
+            f"{path}: questions file not found (defog's sql-eval data/questions_gen_postgres.csv; see docs/sql.md)"
         ) from None
     reader = csv.DictReader(text.splitlines(keepends=True))
     need = {"db_name", "query", "question"}
