@@ -157,8 +157,8 @@ def _with_flags(message: str) -> str:
     "--ablation",
     type=click.Choice(["naive", "no-lifecycle"]),
     default=None,
-    help="naive: fail-closed anchoring and the validity gate off; no-lifecycle: birth gate, shadow tier "
-    "and retirement off.",
+    help="naive: the four guards off (fail-closed anchoring, the validity gate, the anchor guard, the "
+    "pass-recall floor); no-lifecycle: birth gate, shadow tier and retirement off.",
 )
 @click.option(
     "--patience",
