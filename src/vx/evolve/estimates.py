@@ -21,8 +21,8 @@ estimates its false-alarm rate, and a candidate's estimated *pass recall* is the
 final verdict is not FAIL. A second estimator is the flat **label model** (one latent "fails", the
 classic Dawid–Skene model of `vx.evolve.labelmodel`, fitted on the same items with the gate and
 agreement ops among its voters): every item weighs ``P(pass | verdicts)``. Both give a weight per item;
-`docs/evolve.md` ("False alarms without labels") reports each op's estimate beside the truth on the
-train split's hidden labels for every benchmark family, which is how the default was chosen.
+Each op's estimate was compared with the truth on the train split's hidden labels of every benchmark family
+(the quality benchmark's design figures), which is how the default was chosen.
 
 Everything here reads the unlabeled train items (and, for the label model's anchor, the dev labels);
 never a locked label.

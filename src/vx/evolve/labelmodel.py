@@ -22,7 +22,7 @@ likelihood ratio, which is what a consensus of drawback detectors needs:
 Conditional independence of the ops given the label is assumed (the classic model); correlated
 detectors (two checks of the same symptom) are counted twice, which the Beta priors only soften.
 
-Priors (pseudo-counts, documented in docs/evolve.md): ``sens ~ Beta(1, 1)``; ``fpr ~ Beta(1, 19)``
+Priors (pseudo-counts): ``sens ~ Beta(1, 1)``; ``fpr ~ Beta(1, 19)``
 (a drawback detector is built to stay clean on correct outputs: prior mean 5 %, worth 20 items);
 ``prior ~ Beta(1, 1)``. The first E-step starts from the drawback reading of the verdicts: an item
 some op fires on is taken to fail with probability 0.9, one every opining op calls clean with 0.1,

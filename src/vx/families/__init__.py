@@ -3,5 +3,5 @@
 ``family`` (:class:`~vx.families.family.Family`, loaded from a directory; ``evolution_view()`` and
 ``audit()`` keep the locked labels away from evolution) · ``pack`` (:class:`~vx.families.pack.Pack`:
 ops, root, taxonomy, failure classifier, check templates; loading by name, entry point or file) ·
-one folder per family vx ships: ``code``, ``sql``, ``report``.
+one folder per family vx ships: ``code``, ``sql``, ``report``, ``tools``.
 """

@@ -11,9 +11,8 @@ by differential execution, in the sandbox, never with the hidden tests' extra in
    must get an equal value from the candidate (a probe the reference rejects says nothing).
 
 The label is *pass* when everything agrees and *fail* otherwise; the fraction of agreeing inputs is
-kept as ``agreement`` (in the dev item's meta) -- a soft signal, while the dev label stays hard.
-Measured on the CodeT HumanEval data (development half, docs/peers.md): among attempts the base
-inputs alone pass, 12.6% fail the hidden tests; with the probes, 7.9%.
+kept as ``agreement`` (in the dev item's meta) -- a soft signal, while the dev label stays hard. The probes
+make the teacher stricter than the base inputs alone (docs/results/2026-12-02-probes-and-peers.md has how much).
 
 For MBPP+ and HumanEval+ the teacher is still weaker than the locked ground truth (which adds the
 plus inputs); for plain HumanEval the base inputs are those of ``check``.

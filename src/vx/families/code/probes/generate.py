@@ -16,10 +16,9 @@ alone (:mod:`.domain`), as a list of predicates that hold on every example, and 
 kept only when it satisfies every one of them. Nothing reads the hidden tests or the reference solution.
 
 Everything is deterministic: ``random.Random`` seeded with the class name and a seed string (the
-task id). Measured on the development half of the CodeT HumanEval data (docs/peers.md): differential
-execution against the canonical solution on mutant + boundary + large probes catches 38% of the
-failures that pass their visible example and differs from 1% of the correct programs; edge probes
-catch a few more but differ from 10% of the correct programs (their behaviour is often undefined).
+task id). The edge class is kept apart from the others because a correct program's behaviour there is often
+undefined by the task (docs/results/2026-12-02-probes-and-peers.md has what each class catches and costs on
+real attempts).
 """
 
 from __future__ import annotations

@@ -28,7 +28,8 @@ gen_mutant   no             generated (:mod:`~vx.families.code.probes.generate`)
                             mutations within the domain the examples imply
 gen_boundary no             generated: two values of an example call made equal or adjacent
 gen_edge     no             generated: an argument emptied, zeroed, cut to one element, negated
-gen_large    no             generated: an argument enlarged (ints ×10..×40, 50-200 elements)
+gen_large    no             generated: an argument enlarged (ints ×10..×40, lists of 50-120 elements,
+                            strings of 50-200 characters)
 gen_drawn    no             generated (:mod:`~vx.families.code.probes.draw`): fresh inputs drawn by
                             hypothesis strategies built from the inferred domain
 gen_wide     no             generated: drawn likewise, magnitude bounds widened (×10, ≥ 100)
