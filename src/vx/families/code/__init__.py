@@ -4,8 +4,7 @@
 (detectors: artifact, static, run, exec, peers, invariants, taxonomy, templates, judge) · ``probes/``
 (the inputs the exec ops run: probe classes, the inferred domain, generation, drawing, budgets, the store)
 · ``data/`` (``tasks`` HumanEval / HumanEval+ / MBPP+ loaders, ``mutate`` the AST mutation engine, ``groundtruth``
-hidden
-tests run in the sandbox, ``teacher`` dev labels, ``samples`` model samples, ``split``, ``validate``,
+hidden tests run in the sandbox, ``teacher`` dev labels, ``samples`` model samples, ``split``, ``validate``,
 ``build`` the family builders behind ``vx data build``) · ``examples`` (visible example calls) and
 ``compare`` (evalplus's output comparison), shared by ops and data.
 """
