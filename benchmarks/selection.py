@@ -130,7 +130,7 @@ def evaluate_selection(
 ) -> dict[str, Any]:
     """Every method's selection on one (family, seed): per scope ("locked", "design"), per method, the
     selected value of every task, beside random and the oracle (plain data for the summary)."""
-    from vx.selection import evidence_score, support_sizes, tie_key
+    from vx.selection import DEFAULT_SCORE, SCORES, support_sizes, tie_key
 
     n = len(items)
     tasks_of = [it.task for it in items]
@@ -153,7 +153,7 @@ def evaluate_selection(
         if name in nodes:  # a vx verifier: its own ranking, and its verdict alone
             node = nodes[name]
             ops = ([root] if root else []) + list(node.op_names())
-            keys[name] = vx_keys(c, evidence_score(matrix, ops), support, ties)
+            keys[name] = vx_keys(c, SCORES[DEFAULT_SCORE](matrix, ops), support, ties)  # vx.selection's default
             keys[f"{name} (verdict only)"] = verdict_keys(c)
             for score in DESIGN_SCORES:
                 values = _score(score, matrix, ops, root, is_train | is_dev, dev_p)
