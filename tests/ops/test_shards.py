@@ -90,6 +90,12 @@ def test_malformed_files_say_where(tmp_path) -> None:
     path.write_text(json.dumps(good))
     with pytest.raises(ShardError, match="malformed verdict string"):
         load(path)
+    # a "shard" of one number loaded, then broke merging with an IndexError
+    good = _whole(2, 2, 3).as_dict()
+    good["shard"] = [1]
+    path.write_text(json.dumps(good))
+    with pytest.raises(ShardError, match=r'bad.json: "shard" must be two numbers \[i, n\], got \[1\]'):
+        load(path)
 
 
 def test_cli_shards_equal_the_whole_split(tmp_path) -> None:

@@ -117,7 +117,7 @@ def from_application(
         family,
         split,
         expression,
-        tuple(shard),
+        (shard[0], shard[1]),
         n_items,
         [{"name": op, "version": versions[op]} for op in m.op_names],
         list(indices),
@@ -146,13 +146,15 @@ def load(path: str | Path) -> MatrixFile:
             rows.append([_DECODE[c] for c in codes])
             indices.append(int(entry["index"]))
             ids.append(str(entry["id"]))
-        shard = tuple(int(x) for x in data["shard"])
+        shard = [int(x) for x in data["shard"]]
+        if len(shard) != 2:
+            raise ShardError(f'{where}: "shard" must be two numbers [i, n], got {data["shard"]!r:.80}')
         verdicts = np.array(rows, dtype=np.int8).reshape(len(rows), len(ops))
         return MatrixFile(
             str(data["family"]),
             str(data["split"]),
             str(data["expression"]),
-            shard,
+            (shard[0], shard[1]),
             int(data["n_items"]),
             ops,
             indices,
