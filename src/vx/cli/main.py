@@ -101,10 +101,10 @@ def main() -> None:
 
 
 def _shorten(text: str, limit: int) -> str:
-    """click's own one-line form of a help text: cut at a word, with "..." when longer than `limit`."""
-    from click.utils import make_default_short_help
+    """click's own one-line form of a help text: cut at a word, with "..." when longer than `limit`.
 
-    return make_default_short_help(text, max(limit, 20))
+    Through a throwaway command's public `get_short_help_str` (click's `make_default_short_help` is deprecated)."""
+    return click.Command(None, help=text).get_short_help_str(limit=max(limit, 20))
 
 
 if __name__ == "__main__":  # pragma: no cover
