@@ -110,7 +110,10 @@ class FitData:
     train: np.ndarray = attrs.field(converter=lambda a: _votes(a, "train votes"))
     dev: np.ndarray = attrs.field(converter=lambda a: _votes(a, "dev votes"))
     dev_labels: np.ndarray = attrs.field(converter=lambda a: np.asarray(a, dtype=float))
-    dev_forced: np.ndarray | None = attrs.field(default=None)
+    dev_forced: np.ndarray = attrs.field(
+        default=attrs.Factory(lambda self: np.zeros(self.dev.shape[0], dtype=bool), takes_self=True),
+        converter=lambda a: np.asarray(a, dtype=bool),
+    )
 
     def __attrs_post_init__(self) -> None:
         k = len(self.op_names)
@@ -121,14 +124,8 @@ class FitData:
             raise ValueError(f"{self.dev.shape[0]} dev rows but {self.dev_labels.shape} dev labels")
         if np.isnan(self.dev_labels).any() or ((self.dev_labels < 0) | (self.dev_labels > 1)).any():
             raise ValueError("dev labels must be probabilities of pass in [0, 1]")
-        forced = (
-            np.zeros(self.dev.shape[0], dtype=bool)
-            if self.dev_forced is None
-            else np.asarray(self.dev_forced, dtype=bool)
-        )
-        if forced.shape != (self.dev.shape[0],):
+        if self.dev_forced.shape != (self.dev.shape[0],):
             raise ValueError("dev_forced must have one entry per dev row")
-        object.__setattr__(self, "dev_forced", forced)
 
     @property
     def dev_fail(self) -> np.ndarray:

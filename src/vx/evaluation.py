@@ -382,7 +382,7 @@ def document_from_rows(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         for key in row:
             if key.startswith("verdict:") and key[8:] not in ops:
                 ops.append(key[8:])
-    items = []
+    items: list[dict[str, Any]] = []
     for row in rows:
         entry = {
             op: {"verdict": row.get(f"verdict:{op}"), "message": row.get(f"message:{op}") or ""}

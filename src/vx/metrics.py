@@ -219,8 +219,8 @@ class PermutationTest:
 
 
 def paired_permutation_test(
-    correct_a: Sequence[bool],
-    correct_b: Sequence[bool],
+    correct_a: Sequence[bool] | np.ndarray,
+    correct_b: Sequence[bool] | np.ndarray,
     clusters: Sequence[Any],
     *,
     n_permutations: int = 10000,

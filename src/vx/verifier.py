@@ -33,6 +33,7 @@ from vx.families.family import Family, Item, find_family_dir
 from vx.ops.apply import Application, apply_ops, single
 from vx.ops.cache import VerdictCache
 from vx.ops.pool import OpPool
+from vx.ops.progress import Reporter
 from vx.selection import DEFAULT_SCORE, Placement, rank_matrix
 
 
@@ -344,7 +345,7 @@ class Verifier:
         jobs: int | None = None,
         timeout: float = 10.0,
         cache: VerdictCache | None = None,
-        progress: bool | None = None,
+        progress: bool | Reporter | None = None,
         all_ops: bool = False,
         peers: Mapping[str, Sequence[Any]] | None = None,
         executor: Any = None,

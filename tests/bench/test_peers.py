@@ -31,7 +31,10 @@ def fit_data(dev, labels, train=None, forced=None, names=None):
     dev = np.array(dev, dtype=np.int8)
     k = dev.shape[1]
     train = np.zeros((0, k), dtype=np.int8) if train is None else np.array(train, dtype=np.int8)
-    return FitData(names or tuple("abcdefghij"[:k]), train, dev, np.array(labels, dtype=float), forced)
+    labels = np.array(labels, dtype=float)
+    if forced is None:  # no row forced: the default
+        return FitData(names or tuple("abcdefghij"[:k]), train, dev, labels)
+    return FitData(names or tuple("abcdefghij"[:k]), train, dev, labels, forced)
 
 
 # ---------------------------------------------------------------------------------------------- shared pieces

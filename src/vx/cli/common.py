@@ -82,7 +82,9 @@ def friendly_errors(fn: Callable) -> Callable:
 class _Number(click.ParamType):
     """A finite number within bounds (click's FloatRange lets nan and inf through)."""
 
-    def __init__(self, kind: type, low: float | None = None, high: float | None = None, low_open: bool = False) -> None:
+    def __init__(
+        self, kind: type[int] | type[float], low: float | None = None, high: float | None = None, low_open: bool = False
+    ) -> None:
         self.kind, self.low, self.high, self.low_open = kind, low, high, low_open
         lo = "" if low is None else (f"> {low:g}" if low_open else f">= {low:g}")
         hi = "" if high is None else f"<= {high:g}"

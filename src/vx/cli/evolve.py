@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import click
-from rich.console import Group
+from rich.console import Group, JustifyMethod
 from rich.live import Live
 from rich.table import Table
 from rich.text import Text
@@ -31,10 +31,10 @@ from vx.cli.llm import llm_options
 WIDE = 120
 
 
-def _history_table(rows: list[dict[str, Any]], limit: int = 12, width: int | None = None) -> Any:
+def _history_table(rows: Sequence[Mapping[str, Any]], limit: int = 12, width: int | None = None) -> Any:
     wide = (width or console.size.width) >= WIDE
     t = Table(title="evolution", title_justify="left", show_edge=False, pad_edge=False)
-    for col, just in (
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("round", "right"),
         ("objective", "right"),
         ("A_dev", "right"),
@@ -44,7 +44,8 @@ def _history_table(rows: list[dict[str, Any]], limit: int = 12, width: int | Non
         ("pool", "right"),
         ("born/rej", "right"),
         ("incumbent", "left"),
-    ):
+    )
+    for col, just in columns:
         if col == "incumbent" and not wide:
             continue
         t.add_column(
@@ -384,7 +385,6 @@ def evolve_cmd(
     history = list(result.history)  # the whole history, also of a resumed run
     console.print(_history_table(history, limit=len(history)))
     console.print(_summary_table(dict(result.summary)))
-    vx_file = Path(result.vx_path)
     s = result.best_score
     console.print(f"[bold]evolved[/]: {' '.join(result.best_text.split())}")
     first = history[0]["objective"] if history else None
@@ -392,6 +392,6 @@ def evolve_cmd(
         f"objective {s.objective:.4f} (the seed's, scored with the final pool: {result.seed_score.objective:.4f}"
         + (f"; in round 0, with the seed pool: {first:.4f})" if first is not None else ")")
     )
-    console.print(f"run file: {result.run_path}\nverifier: {vx_file}")
+    console.print(f"run file: {result.run_path}\nverifier: {result.vx_path}")
     if result.llm_usage is not None:
         console.print(usage_line(dict(result.llm_usage)), markup=False)

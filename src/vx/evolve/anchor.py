@@ -39,6 +39,7 @@ from vx.evolve.objective import engine_objective
 from vx.evolve.store import RunStore
 from vx.families.family import Family
 from vx.ops.cache import VerdictCache
+from vx.ops.progress import Reporter
 
 __all__ = ["Suggestion", "Suggestions", "suggest", "LONE_BONUS"]
 
@@ -98,7 +99,7 @@ def suggest(
     jobs: int | None = None,
     cache: VerdictCache | None = None,
     on_status: Callable[[str], None] | None = None,
-    progress: bool = False,
+    progress: bool | Reporter = False,
 ) -> Suggestions:
     """The ``n`` train items whose labels would tell evolution most (module docstring)."""
     if n < 1:

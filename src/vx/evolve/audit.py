@@ -21,6 +21,7 @@ from vx.metrics import agreement
 from vx.ops.apply import apply_ops
 from vx.ops.cache import VerdictCache
 from vx.ops.pool import OpPool
+from vx.ops.progress import Reporter
 
 __all__ = ["LockedAuditor"]
 
@@ -37,7 +38,7 @@ class LockedAuditor:
         jobs: int | None = None,
         timeout: float = 10.0,
         fail_weight: float = 2.0,
-        progress: bool = False,
+        progress: bool | Reporter = False,
     ) -> None:
         self._labels = audit.labels()
         self._items = list(audit.split.items)
@@ -47,12 +48,12 @@ class LockedAuditor:
         self._timeout = timeout
         self._fail_weight = fail_weight
         self._progress = progress
-        self._memo: dict[tuple[str, str], tuple[np.ndarray, dict]] = {}
+        self._memo: dict[tuple[str, str], tuple[np.ndarray, dict[str, str]]] = {}
 
     def __len__(self) -> int:
         return len(self._items)
 
-    def _columns(self, pool: OpPool, names: list[str]) -> dict[str, tuple[np.ndarray, list[str]]]:
+    def _columns(self, pool: OpPool, names: list[str]) -> dict[str, tuple[np.ndarray, dict[str, str]]]:
         need = [n for n in names if (n, pool[n].version) not in self._memo]
         if need:
             app = apply_ops(

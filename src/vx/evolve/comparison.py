@@ -23,6 +23,7 @@ from vx.dsl.parse import parse
 from vx.families.family import Family, find_family_dir
 from vx.metrics import agreement, bootstrap_ci, paired_permutation_test
 from vx.ops.cache import VerdictCache
+from vx.ops.item import Item
 from vx.ops.pool import OpPool
 from vx.ops.specs import op_from_spec
 from vx.verifier import Verifier
@@ -69,9 +70,15 @@ def grade(
         tuple(it.id for it in split.items),
         tuple(it.task for it in split.items),
         tuple(f.value for f in g.finals),
-        tuple(float(it.label) for it in split.items),
+        tuple(_label(it) for it in split.items),
         float(family.objective.get("fail_weight", 2.0)),
     )
+
+
+def _label(it: Item) -> float:
+    if it.label is None:  # the family's loader requires a label on every dev and locked item
+        raise ValueError(f"item {it.id} has no label")
+    return float(it.label)
 
 
 def _task_bootstrap(diff: np.ndarray, tasks: Sequence[str], seed: int = 0) -> tuple[float, float, float]:
@@ -192,7 +199,7 @@ def compare_runs(
     n_permutations: int = 10000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    per_run = []
+    per_run: list[dict[str, Any]] = []
     all_seed: list[bool] = []
     all_best: list[bool] = []
     clusters: list[str] = []

@@ -39,6 +39,7 @@ import numpy as np
 from vx.dsl.matrix import VerdictMatrix
 from vx.evolve.labelmodel import fit_label_model
 from vx.ops.apply import apply_ops
+from vx.ops.progress import Reporter
 
 __all__ = [
     "ESTIMATORS",
@@ -248,7 +249,7 @@ def family_false_alarms(
     jobs: int | None = None,
     timeout: float = 10.0,
     cache=None,
-    progress: bool = False,
+    progress: bool | Reporter = False,
 ) -> FamilyEstimates:
     """Apply a family's pool to its train and dev items and estimate each op's false-alarm rate there
     (what `vx ops FAMILY --false-alarms` shows; the engine computes the same every round)."""

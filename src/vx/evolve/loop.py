@@ -43,6 +43,7 @@ from vx.families.family import EvolutionView, Item
 from vx.ops.apply import apply_ops
 from vx.ops.cache import VerdictCache
 from vx.ops.pool import OpPool
+from vx.ops.progress import Reporter
 from vx.ops.specs import op_from_spec
 
 __all__ = ["EvolveConfig", "Evolution", "EvolutionResult", "EvolutionError", "ABLATIONS", "Auditor", "Round"]
@@ -109,7 +110,7 @@ class Evolution:
         cache: VerdictCache | None = None,
         on_round: Callable[[dict[str, Any]], None] | None = None,
         on_status: Callable[[str], None] | None = None,
-        progress: bool = False,
+        progress: bool | Reporter = False,
     ) -> None:
         if not isinstance(view, EvolutionView):
             raise TypeError(

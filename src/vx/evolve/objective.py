@@ -478,7 +478,7 @@ class Objective:
         hit_fail = np.zeros(len(opines))
         hit_pass = np.zeros(len(opines))
         for p, bits in self._dev_groups:
-            n_op = _popcount_rows(fin_o, bits) if not as_pass else np.full(len(opines), self._group_sizes[p])
+            n_op = np.full(len(opines), self._group_sizes[p]) if fin_o is None else _popcount_rows(fin_o, bits)
             n_fi = _popcount_rows(fin_f, bits)
             w_fail += (1.0 - p) * n_op
             hit_fail += (1.0 - p) * n_fi
@@ -565,7 +565,8 @@ class Objective:
         root = self.data.root
         w_fail = w_pass = hit_fail = hit_pass = 0.0
         dec_op = dec_fi = dev_usable = 0
-        agree = n_tr = 0
+        agree: float = 0  # an int while only hits are counted; expected agreement under a label model is not
+        n_tr = 0
         flagged = false_alarms = 0
         pp_false = 0.0
         n_fired_train = 0

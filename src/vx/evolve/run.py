@@ -36,6 +36,7 @@ from vx.evolve.synthesize import Synthesizer
 from vx.families.family import Family
 from vx.ops.cache import VerdictCache
 from vx.ops.pool import OpPool
+from vx.ops.progress import Reporter
 
 __all__ = ["evolve_family", "default_run_path", "write_vx", "load_pool_for_vx"]
 
@@ -52,7 +53,7 @@ def default_run_path(family: Family, runs_dir: str | Path = "runs") -> Path:
 
 
 def evolve_family(
-    family: str | Path | Family,
+    family: str | Path | Family | None,
     *,
     config: EvolveConfig | None = None,
     out: str | Path | None = None,
@@ -63,7 +64,7 @@ def evolve_family(
     synthesizers: Sequence[Synthesizer] | None = None,
     on_round: Callable[[dict[str, Any]], None] | None = None,
     on_status: Callable[[str], None] | None = None,
-    progress: bool = False,
+    progress: bool | Reporter = False,
     audit: bool = True,
     vx_out: str | Path | None = None,
     llm: bool | None | Any = None,

@@ -67,7 +67,7 @@ class LabelledItem:
 
     id: str
     task: str
-    output: str
+    output: Any  # as the family's ops read it (text; the multi-turn tools family's turns of steps)
     meta: dict[str, Any] = attrs.field(factory=dict)
     truth: str = ""  # "pass" | "fail"
     truth_detail: dict[str, Any] = attrs.field(factory=dict)

@@ -150,9 +150,11 @@ def prefetch(
     for start in range(0, len(items), MAX_BATCH):
         chunk = dict(items[start : start + MAX_BATCH])
         body = [{"custom_id": k, "params": dict(r)} for k, r in chunk.items()]
-        batch = _with_retries(
-            client, "submitting a message batch", lambda body=body: client.sdk.messages.batches.create(requests=body)
-        )
+
+        def submit(body: list[dict[str, Any]] = body) -> Any:
+            return client.sdk.messages.batches.create(requests=body)
+
+        batch = _with_retries(client, "submitting a message batch", submit)
         client.cache.add_batch(batch.id, client.run_id, role, chunk)
         report.submitted += len(chunk)
         if say:

@@ -100,7 +100,7 @@ def sdk_accepts(param: str) -> bool:
     return param in inspect.signature(Messages.create).parameters
 
 
-def _sdk_error_types() -> tuple[type, type, type]:
+def _sdk_error_types() -> tuple[type[Exception], type[Exception], type[Exception]]:
     import anthropic
 
     return anthropic.APIStatusError, anthropic.APIConnectionError, anthropic.APITimeoutError
@@ -324,7 +324,8 @@ class LLMClient:
                     self.cache.record(
                         self.run_id, role, model, key, cached=False, retries=attempt, error=f"{what}: {detail}"
                     )
-                    hint = _HINTS.get(status, " (is the network up? vx doctor checks the API)" if unreachable else "")
+                    network = " (is the network up? vx doctor checks the API)" if unreachable else ""
+                    hint = network if status is None else _HINTS.get(status, network)
                     tries = f" after {attempt + 1} attempts" if attempt else ""
                     raise LLMCallFailed(
                         f"{role} call to {model} failed{tries}: {what}: {detail}{hint}", status

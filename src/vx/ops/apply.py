@@ -41,6 +41,7 @@ from vx.ops.core import Context, Op, Result, observer_op
 from vx.ops.executors import make_executor
 from vx.ops.item import Item
 from vx.ops.pool import OpPool
+from vx.ops.progress import Reporter
 from vx.ops.running import MAX_OUTPUT_CHARS, OUTPUT_TOO_LARGE, Outcome, clip, failure_text, output_too_large, run_item
 
 DEFAULT_TIMEOUT = 10.0  # seconds per op call
@@ -126,7 +127,7 @@ def apply_ops(
     jobs: int | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     cache: VerdictCache | None = None,
-    progress: bool | None = None,
+    progress: bool | Reporter | None = None,
     description: str = "applying ops",
     executor: Any = None,
     peers: Mapping[str, Sequence[Any]] | None = None,

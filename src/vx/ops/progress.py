@@ -208,7 +208,7 @@ class Lines:
             self._say(f"{description}: {state['done']}{of} done in {self.clock() - start:.0f}s")
 
 
-def for_console(console: Any) -> Any:
+def for_console(console: Any) -> Reporter:
     """The progress reporter for a command printing on `console`: bars on a terminal, plain lines
     (on the console's file) in a pipe or a log file."""
     if console.is_terminal:

@@ -22,11 +22,14 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vx.ratchet.config import RatchetError
 from vx.ratchet.roles import SYNTH_SYSTEM
 from vx.ratchet.tasks import hooks_of
+
+if TYPE_CHECKING:
+    from vx.llm.client import LLMClient
 
 MODEL = "scripted-demo"
 ROLES = ("solver", "skill_synthesizer", "final_judge")
@@ -143,8 +146,9 @@ class ScriptedSDK:
         )
 
 
-def demo_client(family: Any, adapter: Any, truth: Any, run_path: str | Path) -> Any:
-    """A real `LLMClient` answering every role from the family's script (see the module docstring)."""
+def demo_client(family: Any, adapter: Any, truth: Any, run_path: str | Path) -> tuple[LLMClient, str]:
+    """A real `LLMClient` answering every role from the family's script (see the module docstring), and the
+    scripted solver's description (the run records it)."""
     from vx.llm.cache import ResponseCache
     from vx.llm.client import LLMClient
     from vx.llm.config import load_config
@@ -153,5 +157,4 @@ def demo_client(family: Any, adapter: Any, truth: Any, run_path: str | Path) -> 
     cache = demo_cache_path(run_path)
     config = load_config(overrides={"cache": str(cache), **{f"{r}.model": MODEL for r in ROLES}})
     client = LLMClient(config, run_id=f"demo-{Path(run_path).name}", sdk=ScriptedSDK(model), cache=ResponseCache(cache))
-    client.demo_description = model.description
-    return client
+    return client, model.description

@@ -160,14 +160,19 @@ class Arm:
         last = store.last_round(self.name)
         if last is None:
             self._round0()
-            last = store.last_round(self.name)
         else:
             store.truncate_after(self.name, last["round"])
             self.ctx.say(f"{self.name}: resuming after round {last['round']}")
         self.history = [a for a in store.attempts(self.name, kind="train")]
-        for r in range(last["round"] + 1, self.cfg.total_skill_rounds + 1):
-            state = store.last_round(self.name)["state"]
-            self._skill_round(r, state)
+        for r in range(self._last_round()["round"] + 1, self.cfg.total_skill_rounds + 1):
+            self._skill_round(r, self._last_round()["state"])
+
+    def _last_round(self) -> dict[str, Any]:
+        """The arm's last recorded round (round 0 is recorded before any other)."""
+        last = self.ctx.store.last_round(self.name)
+        if last is None:
+            raise RatchetError(f"{self.ctx.store.path}: arm {self.name} has no recorded round")
+        return last
 
     # ------------------------------------------------------------------------------------------
     def _grader_for(self, round_: int) -> Grader:

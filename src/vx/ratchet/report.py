@@ -93,7 +93,7 @@ def _curves(store: RatchetStore, key: str, ylabel: str, frozen: bool, measured: 
             ms=3,
         )
         rb = [r for r in rows if r["rolled_back"] and r[measured] is not None] if measured else []
-        if rb:
+        if measured and rb:
             ax.scatter(
                 [r["round"] for r in rb], [r[measured] for r in rb], marker="x", color=COLORS.get(arm or ""), s=30
             )

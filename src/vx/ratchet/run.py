@@ -234,7 +234,7 @@ def run_ratchet(
         if demo:
             from vx.ratchet.demo import demo_client
 
-            client = demo_client(fam, adapter, truth, path)
+            client, demo_solver = demo_client(fam, adapter, truth, path)
             verifier_roles = None
         elif client is None:
             session, owns = _session(fam, llm, llm_overrides, llm_factory, llm_run_id, say)
@@ -246,7 +246,7 @@ def run_ratchet(
 
                 verifier_roles = lambda econf: engine_roles(session, econf)  # noqa: E731
         fixed = None
-        if "verifier" in config.arms:
+        if "verifier" in config.arms and config.verifier:  # the config refuses the arm without its file
             from vx.verifier import Verifier
 
             fixed = Verifier.load(config.verifier, fam)
@@ -263,7 +263,7 @@ def run_ratchet(
                     "heldout": parts.as_dict(),
                     "adapter": adapter.source,
                     "contract": adapter.contract,
-                    "demo": ({"scripted": True, "solver": client.demo_description} if demo else False),
+                    "demo": ({"scripted": True, "solver": demo_solver} if demo else False),
                     "llm": {
                         "run": getattr(client, "run_id", ""),
                         **(

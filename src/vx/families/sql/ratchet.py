@@ -176,9 +176,8 @@ class SpiderMatch:
         missing = [tid for tid in tasks if tid not in questions]
         if missing:
             raise GroundTruthUnavailable(f"{self.path}: no gold query for {missing[0]} (+{len(missing) - 1} more)")
-        self._truth = SpiderTruth(
-            questions, specs, Databases(), timeout=float(next(iter(tasks.values()), {}).get("timeout") or 10.0)
-        )
+        first: Mapping[str, Any] = next(iter(tasks.values()), {})
+        self._truth = SpiderTruth(questions, specs, Databases(), timeout=float(first.get("timeout") or 10.0))
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "questions": self.path.name}

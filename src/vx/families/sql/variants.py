@@ -186,8 +186,8 @@ def infer_keys(tables: Mapping[str, TableData]) -> Keys:
     refs: list[Reference] = []
     for t in tables.values():
         for j, name in enumerate(t.columns):
-            vals = {str(r[j]) for r in t.rows if r[j] is not None}
-            if not vals:
+            held = {str(r[j]) for r in t.rows if r[j] is not None}
+            if not held:
                 continue
             own_primary = primary[t.name] == j == 0  # a table's identifying first column
             found: list[tuple[float, Reference]] = []
@@ -199,7 +199,7 @@ def infer_keys(tables: Mapping[str, TableData]) -> Keys:
                     if not fit or (k != primary[p.name] and fit < 3):
                         continue
                     keys = {str(r[k]) for r in p.rows}
-                    if not vals <= keys or (own_primary and (fit < 3 or vals == keys)):
+                    if not held <= keys or (own_primary and (fit < 3 or held == keys)):
                         continue
                     found.append((fit, Reference(t.name, j, p.name, k)))
             best = max((f for f, _ in found), default=0)

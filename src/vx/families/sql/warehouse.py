@@ -62,7 +62,7 @@ DUCKDB_MEMORY_LIMIT = "1GB"
 # one thread per connection: ops already run one item per worker process, and a query that explodes (a
 # cartesian product) hits the memory limit instead of the machine's memory; no file system, no extensions,
 # and no statement changes a setting (the progress bar stays off: it would draw on the user's terminal)
-DUCKDB_CONFIG = {
+DUCKDB_CONFIG: dict[str, str | int] = {
     "threads": 1,
     "memory_limit": DUCKDB_MEMORY_LIMIT,
     "enable_external_access": False,

@@ -413,11 +413,11 @@ def infer_from(examples: Sequence[tuple[tuple[Any, ...], Any]], *, exact: bool =
                 )
             nonempty = [(o, v) for o, v in zip(outs, args_i) if _elements(o)]
             # order is evidence only where the output is not the argument itself, and not by chance
-            ordered = [o for o, v in nonempty if not _same(o, v) and _distinct_count(_elements(o)) >= 2]
+            ordered = [o for o, v in nonempty if not _same(o, v) and _distinct_count(_elements(o) or ()) >= 2]
             if (
                 len(nonempty) >= MIN_SUPPORT
                 and len(ordered) >= 1
-                and _chance(_distinct_count(_elements(o)) for o in ordered) <= CHANCE
+                and _chance(_distinct_count(_elements(o) or ()) for o in ordered) <= CHANCE
                 and all(_subsequence(o, v) for o, v in zip(outs, args_i))
             ):
                 found.append(

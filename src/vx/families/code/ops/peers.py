@@ -626,20 +626,20 @@ def vote(
                 f"visible example {top.text('return')}",
                 j,
             )
-    split = _split_texts(splits, calls)
+    divided = _split_texts(splits, calls)
     if first is not None:
         more = f" (and {hits - 1} more probe(s))" if hits > 1 else ""
-        return attrs.evolve(first, message=first.message + more + _split_text(split, first.probe))
+        return attrs.evolve(first, message=first.message + more + _split_text(divided, first.probe))
     if agreed:
         return Vote(
             0,
             f"agrees with the clear plurality of the {len(voters)} other attempts that pass the visible "
-            f"example on {agreed} probe(s)" + _split_text(split),
+            f"example on {agreed} probe(s)" + _split_text(divided),
         )
     return Vote(
         -1,
         f"no probe has a clear plurality among the {len(voters)} other attempt(s) that pass the "
-        "visible example" + _split_text(split),
+        "visible example" + _split_text(divided),
     )
 
 
@@ -875,15 +875,16 @@ def _behaviour_classes(behaviours: Sequence[Behaviour]) -> list[tuple[bool, int]
     objects = tuple(sorted(behaviours, key=id))
     numbers = _CLASSES.get(*objects)
     if numbers is MISSING:
-        keys: dict[Any, tuple[bool, int]] | None = {}
-        by_id: dict[int, tuple[bool, int]] | None = {}
+        keys: dict[Any, tuple[bool, int]] = {}
+        by_id: dict[int, tuple[bool, int]] = {}
+        keyed = True
         for b in objects:
             k = behaviour_key(b)
             if k is None:
-                by_id = None
+                keyed = False
                 break
             by_id[id(b)] = keys.setdefault(k, (k[0], len(keys)))
-        numbers = _CLASSES.put(by_id, *objects)
+        numbers = _CLASSES.put(by_id if keyed else None, *objects)
     return None if numbers is None else [numbers[id(b)] for b in behaviours]
 
 

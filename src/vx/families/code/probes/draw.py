@@ -30,6 +30,7 @@ unaffected); ``tests/families/code/test_probes_draw.py`` pins the behaviour.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import Sequence
@@ -109,11 +110,11 @@ def _number(t: type, d: PathDomain) -> Any:
         if d.closed_ints is not None:
             return st.sampled_from(sorted(d.closed_ints))
         lo = 2 if d.at_least_two else 1 if d.positive else 0 if d.nonneg else -int(bound)
-        fresh = st.integers(lo, max(lo, int(bound)))
+        fresh: st.SearchStrategy[float] = st.integers(lo, max(lo, int(bound)))
     else:
-        lo = 0.0 if (d.positive or d.nonneg) else -float(bound)
+        low = 0.0 if (d.positive or d.nonneg) else -float(bound)
         dec = d.decimals
-        fresh = st.floats(lo, float(bound), allow_nan=False, allow_infinity=False, exclude_min=d.positive).map(
+        fresh = st.floats(low, float(bound), allow_nan=False, allow_infinity=False, exclude_min=d.positive).map(
             lambda x: round(x, dec)
         )
     return st.one_of(fresh, st.sampled_from(ingredients)) if ingredients else fresh
@@ -165,7 +166,7 @@ def _for_type(t: type, path: Path, d: PathDomain, dom: Domain) -> Any:
             lo, hi = max(lo, 2), max(hi, 2)
         made = st.lists(elem, min_size=lo, max_size=hi, unique_by=repr if d.distinct else None)
         if d.sorted:
-            made = made.map(lambda v, rev=d.sorted == "desc": _sorted(v, rev))
+            made = made.map(functools.partial(_sorted, reverse=d.sorted == "desc"))
         return made.map(tuple) if t is tuple else made
     if t is dict:
         key, val = strategy(path + ("key",), dom), strategy(path + ("val",), dom)
@@ -277,7 +278,7 @@ def draw_probes(
         canonicalisation) and the same provider calls in the same order, so the same inputs
         (tests/families/code/test_probes_draw.py pins them against hypothesis's own ConjectureData)."""
 
-        choices = 0
+        n_choices = 0  # choices drawn so far (a count: the base class's `choices` is the tuple of them)
 
         def draw(self, strategy: Any, label: Any = None, observe_as: Any = None) -> Any:
             strategy.validate()
@@ -304,7 +305,7 @@ def draw_probes(
             return constraints  # hypothesis shares equal constraint dicts to save memory; a draw lives briefly
 
         def _draw(self, choice_type: Any, constraints: Any, *, observe: bool, forced: Any) -> Any:
-            if self.length == self.max_length or self.choices == self.max_choices:
+            if self.length == self.max_length or self.n_choices == self.max_choices:
                 self.mark_overrun()
             value = getattr(self.provider, f"draw_{choice_type}")(**constraints) if forced is None else forced
             if choice_type == "float" and math.isnan(value):
@@ -313,7 +314,7 @@ def draw_probes(
                 self.length += choice_size(value)
                 if self.length > self.max_length:
                     self.mark_overrun()
-                self.choices += 1
+                self.n_choices += 1
             return value
 
     seen = set() if seen is None else seen
@@ -325,7 +326,7 @@ def draw_probes(
             break
         data = (ConjectureData if faithful else Lean)(random=rng, max_choices=MAX_CHOICES, provider=Provider)
         try:
-            with BuildContext(data, is_final=False, wrapped_test=None):
+            with BuildContext(data, is_final=False, wrapped_test=draw_probes):
                 cand = repair(data.draw(strat), dom)
         except StopTest:
             continue

@@ -19,7 +19,7 @@ import hashlib
 import random
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -399,7 +399,7 @@ def _failure_class(it: _Item) -> str:
     return str(it.meta.get("failure_class") or it.meta.get("operator") or "")
 
 
-def _write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+def _write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
     with path.open("w", encoding="utf-8") as f:
         for r in rows:
             f.write(json_dumps(r, sort_keys=False) + "\n")

@@ -100,8 +100,9 @@ def read_questions(path: str | os.PathLike[str], skipped: Skipped) -> dict[str, 
     p = Path(path)
     out: dict[str, Question] = {}
     for n, obj in _json_lines(p, skipped):
-        fields = {k: obj.get(k) for k in ("id", "db_id", "question", "gold")}
-        missing = [k for k, v in fields.items() if not isinstance(v, str) or not v.strip()]
+        names = ("id", "db_id", "question", "gold")
+        fields = {k: v for k in names if isinstance(v := obj.get(k), str) and v.strip()}
+        missing = [k for k in names if k not in fields]
         if missing:
             skipped.add(f"a question needs non-empty text fields {', '.join(missing)}", f"{p.name}:{n}")
         elif fields["id"] in out:
@@ -620,7 +621,7 @@ def write_family(
 
     out.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
-    _write_jsonl(out / "tasks.jsonl", list(tasks))
+    _write_jsonl(out / "tasks.jsonl", tasks)
     _write_jsonl(out / "train.jsonl", [{"id": it.id, "task": it.task, "output": it.output} for it in splits.train])
     _write_jsonl(
         out / "dev.jsonl",

@@ -95,7 +95,7 @@ def mutants(task: dict[str, Any], truth: list[list[str]]) -> dict[str, list[list
     writes = [
         (t, s)
         for (t, s), changed in changes.items()
-        if changed and any(isinstance(v, str) for v in ref[t][s].args.values())
+        if changed and any(isinstance(v, str) for v in (ref[t][s].args or {}).values())
     ]
     acting = [t for t, turn in enumerate(ref) if turn]
 
@@ -115,9 +115,10 @@ def mutants(task: dict[str, Any], truth: list[list[str]]) -> dict[str, list[list
     if writes:
         t, s = writes[-1]
         c = ref[t][s]
-        key = next(k for k, v in c.args.items() if isinstance(v, str))
+        args = c.args or {}  # `writes` holds calls with a string argument only
+        key = next(k for k, v in args.items() if isinstance(v, str))
         wrong = [list(turn) for turn in ref]
-        wrong[t][s] = attrs.evolve(c, args={**c.args, key: c.args[key] + "_old"})
+        wrong[t][s] = attrs.evolve(c, args={**args, key: args[key] + "_old"})
         out["wrong_value"] = shaped(wrong)
     if reads:
         t, s = reads[-1]
