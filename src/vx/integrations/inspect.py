@@ -151,8 +151,8 @@ def vx_group_reducer(
     @score_reducer(name="vx_group")
     def vx_group() -> Any:
         def reduce(scores: list[Score]) -> Score:
-            graded = [(s.metadata or {}).get(GRADED_KEY) for s in scores]
-            if not scores or any(g is None for g in graded):
+            graded = [g for s in scores if (g := (s.metadata or {}).get(GRADED_KEY)) is not None]
+            if not scores or len(graded) < len(scores):
                 raise IntegrationError(
                     "vx_group_reducer reduces the scores of vx_scorer (their metadata keeps "
                     "what was graded): use it with scorer=vx_scorer(...)"
