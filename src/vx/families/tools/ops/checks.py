@@ -329,7 +329,7 @@ SEED_SPEC: dict[str, Any] = {
     "kind": "exec",
     "check": "end_state_checks",
     "params": {**VARIANTS[0], "challenges": list(CHALLENGES)},
-    "detects": "state_mismatch",
+    "detects": "state_check",
     "name": "fails_state_checks",
     "description": "The end state fails a check of the task's evaluator (induced from the task's words and the "
     "other attempts' consensus, trusted once it passed its challenge states)",

@@ -1,5 +1,10 @@
 """The multi-turn pack's closed failure taxonomy and its classifier.
 
+``state_mismatch`` (a state the other attempts' plurality does not reach) and ``state_check`` (an end state
+that fails the task's evaluator-first checks) are two classes: the first is any difference, the second a
+difference in what the task's words name, so one's clean verdict says nothing of the other's drawback (the
+objective's consensus votes within a class).
+
 A failing trajectory's class is BFCL's failure class when the builder kept it (``meta["error_type"]``:
 the state differs, a result was never shown, a turn went silent), else what the output itself shows (it
 is no trajectory, or it stops before the last user turn), else None (evolution then clusters by which
@@ -22,6 +27,7 @@ TAXONOMY = (
     "unoffered_call",
     "guessed_value",
     "state_mismatch",
+    "state_check",
     "missing_result",
 )
 

@@ -44,8 +44,9 @@ MAX_FACTS = 400
 TEXT_CHARS = 2000
 #: Characters of a result kept to show in messages.
 SHOWN_CHARS = 160
-#: The seed ops' rules, chosen on the train split's labels.
-STATE_QUORUM, STATE_SUPPORT = 0.3, 2
+#: The seed ops' rules, chosen on the train split's labels (a quorum of 0.5 for states: with the pack's other
+#: ops, the same balanced accuracy as 0.3 within 0.002, and 3.4% false alarms on correct trajectories, not 4.7%).
+STATE_QUORUM, STATE_SUPPORT = 0.5, 2
 SHOWN_QUORUM, SHOWN_SUPPORT = 0.84, 2
 TURNS = ("all", "end")
 ABSENT = "<absent>"
@@ -294,7 +295,7 @@ def outside_state_unanimity(task, mine, peers, ctx):
 #: Variants the inducers propose (the birth gate decides); the seed op's parameters first.
 STATE_VARIANTS: tuple[dict[str, Any], ...] = (
     {"quorum": STATE_QUORUM, "min_support": STATE_SUPPORT, "turns": "all"},
-    {"quorum": 0.5, "min_support": 2, "turns": "all"},
+    {"quorum": 0.3, "min_support": 2, "turns": "all"},
     {"quorum": 0.5, "min_support": 2, "turns": "end"},
     {"quorum": STATE_QUORUM, "min_support": 3, "turns": "all"},
 )
