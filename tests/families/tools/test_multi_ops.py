@@ -171,3 +171,11 @@ def test_the_pack_loads_with_its_gate_and_agreement_ops():
     assert {"states_disagree_with_peers", "results_missing_vs_peers", "end_state_checks"} <= {
         t.check for t in __import__("vx.ops.specs", fromlist=["templates_for"]).templates_for("tools-multi")
     }
+
+
+def test_states_equal_by_bfcls_comparison_share_a_digest():
+    # two files made in either order: the directory's dict differs in key order only, which == ignores
+    ab = [[c("touch", file_name="a.txt"), c("touch", file_name="b.txt")], [c("ls")]]
+    ba = [[c("touch", file_name="b.txt"), c("touch", file_name="a.txt")], [c("ls")]]
+    assert observe(T2, ab)["turns"][0]["state"] == observe(T2, ba)["turns"][0]["state"]
+    assert states.canonical({"b": 2940.0, "a": [1.0, 2.5]}) == states.canonical({"a": [1, 2.5], "b": 2940})

@@ -21,7 +21,8 @@ Requests (``vx_replay(op, ...)``):
 * ``("call", name, kwargs)`` -- calls the method; returns ``[status, result, digest]``: status
   ``"ok"`` or ``"error"`` (it raised), the result as BFCL's executor renders it (a string: ``str``
   as is, a ``dict`` as JSON, anything else ``str()``; an exception as ``"Error during execution:
-  <message>"``), and a digest of the backends' state afterwards (whether the call changed it).
+  <message>"``), and a digest of the backends' state afterwards (whether the call changed it; equal
+  states by ``==`` share it: :func:`canonical`).
 * ``("state",)`` -- ``[digest, state]``: the backends' state as plain data: each instance's public attributes (what
   BFCL's state checker compares), with the file system's ``File``/``Directory`` objects as
   ``{"name", "content"}``/``{"name", "contents"}`` (their ``__eq__`` compares exactly these).
@@ -124,8 +125,24 @@ def state():
     }
 
 
-def digest():
-    return hashlib.sha256(repr(state()).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+def canonical(value):
+    """A plain value in the form equal values share: dicts by sorted keys, an integral float as an int (BFCL's
+    state checker compares with ``==``, for which key order does not count and 2940 == 2940.0)."""
+    t = type(value)
+    if t is dict:
+        return sorted(((repr(k), canonical(v)) for k, v in value.items()), key=lambda kv: kv[0])
+    if t is list:
+        return [canonical(v) for v in value]
+    if t is tuple:
+        return tuple(canonical(v) for v in value)
+    if t is float and value == value and value not in (float("inf"), float("-inf")) and value.is_integer():
+        return int(value)
+    return value
+
+
+def digest(snapshot=None):
+    snapshot = state() if snapshot is None else snapshot
+    return hashlib.sha256(repr(canonical(snapshot)).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _call(name, kwargs):
@@ -147,5 +164,5 @@ def vx_replay(op, *args):
         return _call(args[0], args[1])
     if op == "state":
         snapshot = state()
-        return [hashlib.sha256(repr(snapshot).encode("utf-8", "surrogatepass")).hexdigest()[:16], snapshot]
+        return [digest(snapshot), snapshot]
     raise ValueError("unknown request " + repr(op))

@@ -38,7 +38,7 @@ from typing import Any
 import attrs
 
 from vx.families.tools.ops.executed import norm
-from vx.families.tools.ops.states import ABSENT, not_judged, outcomes, usable
+from vx.families.tools.ops.states import ABSENT, canonical, not_judged, outcomes, usable
 from vx.families.tools.ops.states import DEPENDS as STATE_DEPENDS
 from vx.families.tools.ops.turns import user_turns
 from vx.ops.core import abstain, clean, drawback
@@ -152,7 +152,7 @@ def candidates(voters: Sequence[Mapping[str, Any]], quorum: float, quotes: Seque
     values: dict[tuple[str, str], Any] = {}
     for v in voters:
         for path, value in (v.get("facts") or {}).items():
-            key = json.dumps(value, sort_keys=True, default=str)
+            key = repr(canonical(value))
             by_path.setdefault(path, Counter())[key] += 1
             values[(path, key)] = value
     checks = []

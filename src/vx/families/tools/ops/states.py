@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -52,8 +53,22 @@ TURNS = ("all", "end")
 ABSENT = "<absent>"
 
 
+def canonical(value: Any) -> Any:
+    """A plain value in the form ``==``-equal values share: dicts by sorted keys, an integral float as an int
+    (BFCL's state checker compares with ``==``: key order does not count, and 2940 == 2940.0)."""
+    if isinstance(value, Mapping):
+        return sorted(((repr(k), canonical(v)) for k, v in value.items()), key=lambda kv: kv[0])
+    if isinstance(value, list):
+        return [canonical(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(canonical(v) for v in value)
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return value
+
+
 def _digest(value: Any) -> str:
-    return hashlib.sha256(repr(value).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return hashlib.sha256(repr(canonical(value)).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _flatten(value: Any, path: str, out: dict[str, Any]) -> None:
