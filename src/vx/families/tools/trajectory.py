@@ -140,13 +140,17 @@ def read_step(entries: Sequence[Mapping[str, Any]]) -> tuple[Call, ...]:
     """One step's calls, read by :func:`vx.families.tools.decode.decode` (the family's one decoder): a step
     it cannot read runs none of its calls (BFCL's decoder drops it too), each kept with the reason."""
     for entry in entries:
-        big = [k for k, v in entry.items() if isinstance(v, str) and len(v) > MAX_ARG_CHARS]
-        if big:
-            return tuple(
-                Call(quote(str(k), MAX_NAME), None, f"arguments longer than {MAX_ARG_CHARS} characters", True)
-                for e in entries
-                for k in e
-            )
+        for v in entry.values():
+            why = ""
+            if isinstance(v, str) and len(v) > MAX_ARG_CHARS:
+                why = f"arguments longer than {MAX_ARG_CHARS} characters"
+            elif isinstance(v, str):
+                try:  # BFCL's decoder reads the text with json.loads: "" (no arguments written) is not JSON
+                    json.loads(v)
+                except (ValueError, RecursionError):
+                    why = f"arguments that are not JSON: {quote(v, 80) or 'an empty text'}"
+            if why:
+                return tuple(Call(quote(str(k), MAX_NAME), None, why, True) for e in entries for k in e)
     decoded = decode(list(entries))
     if decoded.error:
         return tuple(Call(quote(str(k), MAX_NAME), None, decoded.error, True) for e in entries for k in e)
