@@ -114,7 +114,7 @@ def throughput(family_dir: Path, expr: str, split: str, jobs: int) -> dict[str, 
 
     fam = Family(family_dir)
     pool = fam.pool()
-    node = parse(expr, known_ops=list(pool.names()) if hasattr(pool, "names") else None)
+    node = parse(expr, known_ops=list(pool.names))
     items = list(fam.split(split).items)
     c0, w0 = children_cpu() + self_cpu(), time.perf_counter()
     apply_ops(
