@@ -117,9 +117,7 @@ def throughput(family_dir: Path, expr: str, split: str, jobs: int) -> dict[str, 
     node = parse(expr, known_ops=list(pool.names))
     items = list(fam.split(split).items)
     c0, w0 = children_cpu() + self_cpu(), time.perf_counter()
-    apply_ops(
-        pool, items, fam.tasks, ops=list(node.op_names()), jobs=jobs, cache=None, progress=False, peers=fam.peers()
-    )
+    apply_ops(pool, items, fam.tasks, ops=list(node.op_names()), jobs=jobs, cache=None, progress=False, peers=fam.peers)
     wall = time.perf_counter() - w0
     return {
         "items": len(items),
@@ -150,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {"family": str(fam_dir), "counts": report.counts}
     log(f"applying the tools-multi pack to {args.split}")
     result["ops"] = op_table(fam_dir, report.truth, args.split, args.jobs)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1), encoding="utf-8")
     if args.cost:
         log("replay cost")
         result["replay"] = replay_cost(fam_dir, args.cost_items)
