@@ -11,9 +11,9 @@ of failing ones it flags (recall), and how often it abstains. Train labels come 
 the family files (train is stored unlabeled). ``--split locked`` is for the audit only: never choose a
 constant on it.
 
-``--cost``: the replay's CPU per trajectory (the sandboxed child's CPU, measured by the sandbox, and
-the parent's) and grading throughput with ``-j`` workers (trajectories per second, the verdict cache off),
-beside the same for the bundled HumanEval family's seed (the code family's sandboxed runs).
+``--cost``: the replay's CPU per trajectory (the sandboxed child's CPU on its requests, as the sandbox
+measures it, and the parent's) and grading throughput with ``-j`` workers (trajectories per second, the
+verdict cache off), beside the same for the bundled HumanEval family's seed (the code family's sandboxed runs).
 """
 
 from __future__ import annotations
@@ -89,18 +89,19 @@ def replay_cost(family_dir: Path, n: int) -> dict[str, Any]:
     fam = Family(family_dir)
     items = list(fam.split("train").items)[:n]
     replay(fam.tasks[items[0].task], read_trajectory(items[0].output))  # sandbox and staging made once
-    c0, s0, w0 = children_cpu(), self_cpu(), time.perf_counter()
+    s0, w0 = self_cpu(), time.perf_counter()
     done = 0
+    child = 0.0
     for it in items:
         try:
             traj = read_trajectory(it.output)
         except TrajectoryError:
             continue
-        replay(fam.tasks[it.task], traj)
+        child += replay(fam.tasks[it.task], traj).cpu
         done += 1
     return {
         "trajectories": done,
-        "child_cpu_ms": round(1000 * (children_cpu() - c0) / done, 2),
+        "child_cpu_ms": round(1000 * child / done, 2),
         "parent_cpu_ms": round(1000 * (self_cpu() - s0) / done, 2),
         "wall_ms": round(1000 * (time.perf_counter() - w0) / done, 2),
     }

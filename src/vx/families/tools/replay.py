@@ -95,6 +95,8 @@ class Replay:
     #: "ok", or "incomplete" (the child died: later calls were not run)
     status: str = "ok"
     detail: str = ""
+    #: CPU seconds the child spent on the requests (loading the backends included), as the sandbox measured them
+    cpu: float = 0.0
 
     @property
     def end(self) -> Mapping[str, Any] | None:
@@ -226,7 +228,8 @@ def replay(task: Mapping[str, Any], trajectory: Trajectory) -> Replay:
             made.append(CallOutcome(t, s, c, "error", f"{out.exc_type}: {out.exc_message}"))
     it = iter(made)
     calls = tuple(o if o is not None else next(it) for o in outcomes)
-    return Replay(calls, initial, tuple(states), status, detail)
+    cpu = sum(float(c.cpu or 0.0) for c in rep.calls)
+    return Replay(calls, initial, tuple(states), status, detail, cpu)
 
 
 def _snapshot(out: Any) -> tuple[Mapping[str, Any] | None, str]:
