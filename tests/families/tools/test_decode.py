@@ -113,6 +113,8 @@ def test_a_bare_name_is_kept_as_its_text_and_marked_as_an_expression():
         ("", "empty"),
         (None, "empty"),
         ("None", "text"),
+        ("[None]", "python"),
+        ("```python\n[None]\n```", "python"),
         ([], "structured"),
         (["I am sorry, no function fits."], "structured"),
         ('<function_call> {"name": "no_function", "arguments": {}}', "tagged"),
@@ -140,6 +142,15 @@ def test_a_reply_in_words_calls_nothing(output, form):
 def test_what_it_cannot_read_is_an_error_with_the_reason(output, reason):
     d = decode(output, DOCS)
     assert not d.ok and reason in d.error and d.calls == ()
+    # calls that do not parse are within reach (a format problem); only what is not an answer is beyond
+    assert d.beyond == (not isinstance(output, (str, list, dict)))
+
+
+def test_text_parts_among_structured_calls_are_marked():
+    d = decode([{"math_factorial": '{"number": 5}'}, "\n", {"get_weather": '{"city": "Oslo"}'}], DOCS)
+    assert [c.name for c in d.calls] == ["math.factorial", "get_weather"] and d.prose
+    assert not decode([{"math_factorial": '{"number": 5}'}], DOCS).prose
+    assert not decode(["No function fits."], DOCS).prose  # a reply in words: no call, nothing to mark
 
 
 # --------------------------------------------------------------------------- attacks
@@ -155,7 +166,7 @@ def test_attack_a_dunder_import_is_never_called():
 def test_attack_huge_power_is_refused_without_computing_it():
     for text in ("[f(a=10**10**10)]", "[f(a=2**100000)]", "[f(a=9**9**9**9)]", "[f(a=(10**4000)*(10**4000))]"):
         d = decode(text, ())
-        assert not d.ok and "bits" in d.error, text
+        assert not d.ok and "bits" in d.error and d.beyond, text
 
 
 def test_attack_huge_integer_literals_and_json_numbers():
@@ -177,9 +188,9 @@ def test_attack_deep_nesting_is_refused():
 
 def test_attack_a_megabyte_output_is_refused_at_once():
     d = decode("[f(a='" + "x" * (MAX_CHARS + 10) + "')]", ())
-    assert not d.ok and "characters" in d.error
+    assert not d.ok and "characters" in d.error and d.beyond
     d = decode([{"f": '{"a": "' + "x" * (MAX_CHARS + 10) + '"}'}], ())
-    assert not d.ok and "characters" in d.error
+    assert not d.ok and "characters" in d.error and d.beyond
 
 
 def test_attack_string_repetition_is_not_evaluated():
@@ -190,7 +201,7 @@ def test_attack_string_repetition_is_not_evaluated():
 def test_attack_too_many_calls():
     text = "[" + ", ".join("f(a=1)" for _ in range(MAX_CALLS + 1)) + "]"
     d = decode(text, ())
-    assert not d.ok and str(MAX_CALLS) in d.error
+    assert not d.ok and str(MAX_CALLS) in d.error and d.beyond
 
 
 def test_attack_unicode_lookalike_names_do_not_resolve():

@@ -63,7 +63,8 @@ def test_correct_answers_in_every_form_are_clean(o, output):
 @pytest.mark.parametrize(
     "o, output, says",
     [
-        (decodes, "[weather.get(city='Paris'", "cannot be read"),
+        (decodes, 42, "neither text nor structured calls"),
+        (decodes, "[weather.get(city='" + "x" * 100_001 + "')]", "characters"),
         (unknown_function, "[weather.fetch(city='Paris')]", "not one of the 1 offered function(s) (the nearest"),
         (missing_required, "[weather.get(unit='celsius')]", "leaves out the required parameter(s) city"),
         (unknown_parameter, "[weather.get(city='Paris', country='FR')]", "gives country"),
@@ -71,11 +72,23 @@ def test_correct_answers_in_every_form_are_clean(o, output):
         (wrong_type, "[weather.get(city='Paris', days='1')]", "days should be an integer, got string '1'"),
         (outside_enum, "[weather.get(city='Paris', unit='kelvin')]", "is not one of its allowed values"),
         (breaks_contract, "[weather.get(city=3)]", "city should be a string"),
+        (breaks_contract, "[weather.get(city='Paris'", "writes calls that cannot be read"),
     ],
 )
 def test_each_op_fires_on_its_failure_with_a_message(o, output, says):
     res = o(TASK, output, Context())
     assert res.verdict == Verdict.DRAWBACK and says in res.message, res.message
+
+
+def test_calls_that_do_not_parse_are_a_format_problem_not_the_roots():
+    # BFCL's decoders read such an answer as calling nothing: wrong where a function fits, right where none
+    # does; misformatted judges it with the other answers, the root leaves it open
+    out = "[weather.get(city='Paris'"
+    res = decodes(TASK, out, Context())
+    assert res.verdict == Verdict.CLEAN and "cannot be read" in res.message and "format problem" in res.message
+    assert "cannot be read" in format_problem(build_answer(TASK, out).decoded)
+    for o in (unknown_function, missing_required, unknown_parameter, wrong_type, outside_enum):
+        assert verdict(o, out) == Verdict.ABSTAIN, o.name
 
 
 def test_a_reply_in_words_leaves_the_call_checks_abstaining():
@@ -107,6 +120,8 @@ def test_the_pack():
     assert PACK.classify_failure(TASK, "[weather.fetch(city='x')]", None) == "unknown_function"
     assert PACK.classify_failure(TASK, "[weather.get(city='Paris', unit='fahrenheit')]", None) == "wrong_call"
     assert PACK.classify_failure(TASK, "x", {"failure_class": "no_call"}) == "no_call"
+    assert PACK.classify_failure(TASK, "[weather.get(city=", None) == "unreadable"
+    assert PACK.classify_failure(TASK, "```python\n[weather.get(city='Paris')]\n```", None) == "format"
 
 
 @pytest.mark.parametrize(
@@ -123,6 +138,10 @@ def test_the_pack():
         ("[{'name': 'weather.get', 'parameters': {'city': 'Paris'}}]", "call objects in text"),
         ("```\nweather.get(city='Paris')\n```\n\nThis asks for the weather.", "not a call list"),
         ("I cannot.", ""),
+        ("[None]", ""),
+        ([{"weather_get": '{"city": "Paris"}'}, "\n"], "stand among text parts"),
+        (["No function can tell the weather."], ""),
+        ("[weather.get(city='Paris'", "cannot be read"),
     ],
 )
 def test_format_problems(output, problem):

@@ -22,10 +22,12 @@ What it reads, whole outputs only:
   read as ``_``.
 
 An output that is none of these is **text**: a reply in words, which calls nothing (``calls == ()``,
-``form == "text"``; the right answer when no offered function fits). An output that is one of these
-forms but cannot be read -- broken JSON inside a tool-call tag, a call list that does not parse, an
-argument that is not a value, anything over the bounds -- has ``error`` set to the reason (the family's
-root op fires with it).
+``form == "text"``; the right answer when no offered function fits); so is ``[None]`` written as the call
+list, and a call to ``no_function()``. An output that is one of these forms but cannot be
+read -- broken JSON inside a tool-call tag, a call list that does not parse, an argument that is not a
+value -- has ``error`` set to the reason; an output beyond what the decoder reads at all -- neither text
+nor structured data, or over a bound -- has ``beyond`` set too (the family's root fires on those only;
+calls that do not parse are a format problem, :func:`vx.families.tools.ops.static.format_problem`).
 
 Untrusted output stays data: Python text is parsed with :mod:`ast` and its argument nodes are walked
 as literals -- constants, lists, tuples, dicts, sets, signed numbers and bounded arithmetic on numbers
@@ -75,6 +77,11 @@ class Unreadable(ValueError):
     """An output (or part of one) in a call form that cannot be read; the message says why."""
 
 
+class Beyond(Unreadable):
+    """An output beyond what the decoder reads at all: neither text nor structured data, or over one of
+    the bounds (characters, calls, nesting, syntax nodes, integer size)."""
+
+
 @attrs.frozen
 class Call:
     """One call: the function's name (the offered name it resolves to, else as written), its arguments
@@ -121,12 +128,16 @@ class Decoded:
     error: str = ""
     form: str = ""
     fenced: bool = False
-    #: text follows the calls (a fenced block or a call list, then words)
+    #: text follows the calls (a fenced block or a call list, then words), or text parts stand among
+    #: structured calls
     prose: bool = False
     #: how the calls are laid out: ``list`` (Python calls in brackets), ``bare`` (Python calls without them),
     #: ``strings`` (a list of call strings), ``objects`` (call objects written as JSON or Python literals in
     #: text), ``wrapped`` (a ``{"tool_calls": [...]}`` object), ``tagged``, ``structured``; "" with no call
     layout: str = ""
+    #: the output is beyond what the decoder reads at all (neither text nor structured data, or over a
+    #: bound), not merely calls that do not parse
+    beyond: bool = False
 
     @property
     def ok(self) -> bool:
@@ -145,6 +156,7 @@ class Decoded:
             "fenced": self.fenced,
             "prose": self.prose,
             "layout": self.layout,
+            "beyond": self.beyond,
         }
 
     @classmethod
@@ -156,6 +168,7 @@ class Decoded:
             bool(data.get("fenced", False)),
             bool(data.get("prose", False)),
             str(data.get("layout", "")),
+            bool(data.get("beyond", False)),
         )
 
 
@@ -179,11 +192,12 @@ def decode(output: Any, functions: Iterable[Any] | None = ()) -> Decoded:
     try:
         calls, form, fenced, prose, layout = _decode(output)
     except Unreadable as exc:
-        return Decoded((), str(exc), "unreadable")
+        return Decoded((), str(exc), "unreadable", beyond=isinstance(exc, Beyond))
     except (RecursionError, MemoryError):
-        return Decoded((), "the output nests too deeply to read", "unreadable")
+        return Decoded((), "the output nests too deeply to read", "unreadable", beyond=True)
     if len(calls) > MAX_CALLS:
-        return Decoded((), f"the output makes {len(calls)} calls (at most {MAX_CALLS} are read)", "unreadable")
+        why = f"the output makes {len(calls)} calls (at most {MAX_CALLS} are read)"
+        return Decoded((), why, "unreadable", beyond=True)
     calls = [c for c in calls if not _says_no_call(c)]
     return Decoded(tuple(_resolved(c, names) for c in calls), "", form, fenced, prose, layout)
 
@@ -209,13 +223,15 @@ def _decode(output: Any) -> tuple[list[Call], str, bool, bool, str]:
     if output is None:
         return [], "empty", False, False, ""
     if isinstance(output, (list, tuple)):
-        return _structured(list(output)), "structured", False, False, "structured"
+        calls = _structured(list(output))
+        text_parts = bool(calls) and any(isinstance(e, str) for e in output)
+        return calls, "structured", False, text_parts, "structured"
     if isinstance(output, Mapping):
         return _structured([output]), "structured", False, False, "structured"
     if not isinstance(output, str):
-        raise Unreadable(f"the output is a {type(output).__name__}, neither text nor structured calls")
+        raise Beyond(f"the output is a {type(output).__name__}, neither text nor structured calls")
     if len(output) > MAX_CHARS:
-        raise Unreadable(f"the output has {len(output):,} characters (at most {MAX_CHARS:,} are read)")
+        raise Beyond(f"the output has {len(output):,} characters (at most {MAX_CHARS:,} are read)")
     return _text(output)
 
 
@@ -269,7 +285,7 @@ def _arguments(raw: Any, where: str) -> dict[str, Any]:
         if not text:
             return {}
         if len(text) > MAX_CHARS:
-            raise Unreadable(f"the arguments of {where} have {len(text):,} characters (at most {MAX_CHARS:,})")
+            raise Beyond(f"the arguments of {where} have {len(text):,} characters (at most {MAX_CHARS:,})")
         try:
             raw = json.loads(text)
         except (ValueError, RecursionError) as exc:
@@ -288,7 +304,7 @@ def _make_call(name: Any, args: Mapping[str, Any], where: str, expressions: tupl
         raise Unreadable(f"{where} names no function")
     name = name.strip()
     if len(name) > 200:
-        raise Unreadable(f"{where}: a function name of {len(name)} characters")
+        raise Beyond(f"{where}: a function name of {len(name)} characters")
     return Call(name, dict(args), name, expressions)
 
 
@@ -299,7 +315,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > MAX_INT_BITS:
-        raise Unreadable(f"an integer of {value.bit_length()} bits (at most {MAX_INT_BITS})")
+        raise Beyond(f"an integer of {value.bit_length()} bits (at most {MAX_INT_BITS})")
     return value
 
 
@@ -308,7 +324,7 @@ def _check_depth(value: Any, where: str) -> None:
     while stack:
         v, d = stack.pop()
         if d > MAX_DEPTH:
-            raise Unreadable(f"{where} nests deeper than {MAX_DEPTH} levels")
+            raise Beyond(f"{where} nests deeper than {MAX_DEPTH} levels")
         if isinstance(v, Mapping):
             stack.extend((x, d + 1) for x in v.values())
         elif isinstance(v, (list, tuple)):
@@ -353,6 +369,10 @@ def _text(output: str) -> tuple[list[Call], str, bool, bool, str]:
         raise
 
 
+#: An explicit "no call" written as a call list: ``[None]``
+_NONE = re.compile(r"\A\[\s*None\s*\]\Z")
+
+
 def _read_text(text: str) -> tuple[list[Call], str, bool, bool, str]:
     tags = list(_TAG.finditer(text))
     if tags:
@@ -376,6 +396,8 @@ def _read_text(text: str) -> tuple[list[Call], str, bool, bool, str]:
         text, fenced = m.group(2).strip(), True
         if not text:
             return [], "empty", True, prose, ""
+    if _NONE.match(text):
+        return [], "python", fenced, prose, ""
     found = _body(text, where="the output")
     if found is None and text[:1] == "[":
         end = _closing(text)
@@ -528,7 +550,7 @@ def _python_calls(text: str, where: str) -> list[Call] | None:
         for _ in ast.walk(e):
             n += 1
             if n > MAX_NODES:
-                raise Unreadable(f"{where} has more than {MAX_NODES:,} syntax nodes")
+                raise Beyond(f"{where} has more than {MAX_NODES:,} syntax nodes")
     items: list[ast.expr] = []
     for e in exprs:
         if isinstance(e, (ast.List, ast.Tuple)):
@@ -606,19 +628,19 @@ def _arith(op: ast.operator, a: Any, b: Any, where: str) -> Any:
         raise Unreadable(f"{where}: the operator {type(op).__name__} is not read in an argument")
     if isinstance(a, str) and isinstance(b, str) and isinstance(op, ast.Add):
         if len(a) + len(b) > MAX_STR:
-            raise Unreadable(f"{where}: a string of more than {MAX_STR:,} characters")
+            raise Beyond(f"{where}: a string of more than {MAX_STR:,} characters")
         return a + b
     if not (_number(a) and _number(b)):
         raise Unreadable(f"{where}: arithmetic on {type(a).__name__} and {type(b).__name__} is not read")
     if isinstance(op, ast.Pow):
         if isinstance(a, int) and isinstance(b, int) and b > 0:
             if abs(a) > 1 and b * max(abs(a), 2).bit_length() > MAX_INT_BITS:
-                raise Unreadable(f"{where}: {a} ** {b} is larger than {MAX_INT_BITS} bits")
+                raise Beyond(f"{where}: {a} ** {b} is larger than {MAX_INT_BITS} bits")
         elif abs(b) > 1024 and abs(a) > 1:
-            raise Unreadable(f"{where}: the exponent {b} is out of range")
+            raise Beyond(f"{where}: the exponent {b} is out of range")
     if isinstance(op, (ast.Mult,)) and isinstance(a, int) and isinstance(b, int):
         if a.bit_length() + b.bit_length() > MAX_INT_BITS:
-            raise Unreadable(f"{where}: a product larger than {MAX_INT_BITS} bits")
+            raise Beyond(f"{where}: a product larger than {MAX_INT_BITS} bits")
     try:
         out = fn(a, b)
     except (ZeroDivisionError, OverflowError, ValueError) as exc:
@@ -628,14 +650,14 @@ def _arith(op: ast.operator, a: Any, b: Any, where: str) -> Any:
     if isinstance(out, float) and not math.isfinite(out):
         raise Unreadable(f"{where}: the arithmetic overflows")
     if isinstance(out, int) and out.bit_length() > MAX_INT_BITS:
-        raise Unreadable(f"{where}: an integer larger than {MAX_INT_BITS} bits")
+        raise Beyond(f"{where}: an integer larger than {MAX_INT_BITS} bits")
     return out
 
 
 def _literal(node: ast.expr, depth: int, where: str) -> tuple[Any, bool]:
     """A value from an argument node, walking literals only; (value, whether it was a literal)."""
     if depth > MAX_DEPTH:
-        raise Unreadable(f"{where}: an argument nests deeper than {MAX_DEPTH} levels")
+        raise Beyond(f"{where}: an argument nests deeper than {MAX_DEPTH} levels")
     if isinstance(node, ast.Constant):
         v = node.value
         if v is Ellipsis:
@@ -645,7 +667,7 @@ def _literal(node: ast.expr, depth: int, where: str) -> tuple[Any, bool]:
         if isinstance(v, bytes):
             raise Unreadable(f"{where}: a bytes literal is not a value")
         if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > MAX_INT_BITS:
-            raise Unreadable(f"{where}: an integer of {v.bit_length()} bits (at most {MAX_INT_BITS})")
+            raise Beyond(f"{where}: an integer of {v.bit_length()} bits (at most {MAX_INT_BITS})")
         return v, True
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         v, lit = _literal(node.operand, depth + 1, where)

@@ -45,11 +45,17 @@ def _offered_calls(answer: Answer) -> Iterator[tuple[int, Call, Function]]:
 
 @op(tier="static", detects="unreadable", root=True, depends=DEPENDS)
 def decodes(task, output, ctx):
-    """The output can be read: calls in one of the forms the decoder knows, or a reply in words (no call)."""
+    """The output is an answer the decoder reads: text or structured calls within the reading bounds.
+
+    Calls written in a form that does not parse are read as calling nothing, as BFCL's own decoders read
+    them: wrong where a function fits, right where none does -- ``misformatted`` judges them with the
+    other answers, so the root does not fail them."""
     answer = answer_of(task, output, ctx)
     d = answer.decoded
-    if d.error:
+    if d.beyond:
         return drawback(printable(d.error))
+    if d.error:
+        return clean(f"its calls cannot be read ({printable(d.error)[:200]}): a format problem, not a call")
     if not d.calls:
         return clean("a reply in words: no call" if d.form == "text" else "no call")
     return clean(f"{len(d.calls)} call(s), read as {d.form}" + (" (in a fenced block)" if d.fenced else ""))
@@ -167,12 +173,17 @@ def _types_only(param: dialect.Param) -> dialect.Param:
 
 def format_problem(decoded: Decoded) -> str:
     """Why an answer's calls are in a form the answer format does not take ("" when they are not): the
-    format asks for the calls themselves (``[f(a=1)]``) or the model's native tool-call form; call objects
-    (``{"name": .., "params": ..}``) written as text, the whole answer one markdown code fence, or a fenced
-    block followed by words whose calls are not a call list, are not."""
+    format asks for the calls themselves (``[f(a=1)]``) or the model's native tool-call form; calls that
+    do not parse, call objects (``{"name": .., "params": ..}``) written as text, the whole answer one
+    markdown code fence, a fenced block followed by words whose calls are not a call list, or text parts
+    among structured calls, are not."""
+    if decoded.error and not decoded.beyond:
+        return f"it writes calls that cannot be read: {decoded.error}"
     if not decoded.calls:
         return ""
     n = len(decoded.calls)
+    if decoded.form == "structured" and decoded.prose:
+        return f"the {n} structured call(s) stand among text parts"
     if decoded.layout == "objects" and decoded.form != "structured":
         return f"the {n} call(s) are written as call objects in text, not as calls"
     if decoded.fenced and not decoded.prose:
@@ -189,11 +200,11 @@ def breaks_contract(task, output, ctx):
     parameter left out, a parameter the docs do not have, a value of the wrong type). Clean for an answer
     that calls nothing. The family's gate for the label-free false-alarm estimates (kept in shadow)."""
     answer = answer_of(task, output, ctx)
-    if not answer.decoded.ok:
-        return abstain("the answer cannot be read")
+    if answer.decoded.beyond:
+        return abstain("the answer is beyond what the decoder reads (the root fails it)")
     why = format_problem(answer.decoded)
     if why:
-        return drawback(why)
+        return drawback(printable(why))
     for o in (unknown_function, missing_required, unknown_parameter, wrong_type):
         res = o(task, output, ctx)
         if int(res.verdict) == 1:

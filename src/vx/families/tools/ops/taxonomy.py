@@ -40,14 +40,17 @@ _ORDER = (
 
 
 def classify_by_evidence(task: Mapping[str, Any], output: Any) -> str:
-    """A failing answer's class: ``format`` when its calls are in a form the answer format does not take,
-    else the class of the first static op that fires, else ``wrong_call`` (a call that is well formed but not
-    the right one: a wrong value, function or count)."""
+    """A failing answer's class: ``unreadable`` when it cannot be read, ``format`` when its calls are in a
+    form the answer format does not take, else the class of the first static op that fires, else
+    ``wrong_call`` (a call that is well formed but not the right one: a wrong value, function or count)."""
     from vx.families.tools.ops.artifact import answer_of
     from vx.ops.core import Context
 
     ctx = Context()
-    if S.format_problem(answer_of(task, output, ctx).decoded):
+    decoded = answer_of(task, output, ctx).decoded
+    if decoded.error:
+        return "unreadable"
+    if S.format_problem(decoded):
         return "format"
     for o in _ORDER:
         res = o(task, output, ctx)
