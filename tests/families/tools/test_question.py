@@ -34,6 +34,15 @@ WEATHER = {
         "required": ["city"],
     },
 }
+CONVERT = {
+    "name": "unit_conversion.convert",
+    "description": "Convert a value from one unit to another.",
+    "parameters": {
+        "type": "dict",
+        "properties": {"value": {"type": "float"}, "from_unit": {"type": "string"}, "to_unit": {"type": "string"}},
+        "required": ["value", "from_unit", "to_unit"],
+    },
+}
 AREA = {
     "name": "geometry.circle_area",
     "description": "Area of a circle.",
@@ -53,6 +62,21 @@ def test_words_numbers_and_stems():
         ("Find the area of a circle of radius 3.", (AREA,), "[geometry.circle_area(radius=3)]", Verdict.CLEAN),
         ("Who won the NBA final in 2023?", (WEATHER,), "[get_weather(city='Denver')]", Verdict.DRAWBACK),
         ("Who won the NBA final in 2023?", (WEATHER,), "I cannot tell.", Verdict.ABSTAIN),
+        # no word of the docs, but the call takes the question's words: it serves what is asked
+        (
+            "The vase is 24 inches tall. How tall is it in centimeters?",
+            (CONVERT,),
+            "[unit_conversion.convert(value=24, from_unit='inches', to_unit='centimeters')]",
+            Verdict.CLEAN,
+        ),
+        (
+            "I have 100 euro. How much is it in US dollars?",
+            ({**CONVERT, "name": "currency_conversion", "description": "Convert an amount."},),
+            "[currency_conversion(value=100, from_unit='EUR', to_unit='USD')]",
+            Verdict.CLEAN,
+        ),
+        # a call in a form the answer format does not take counts as none: misformatted judges it
+        ("Who won the NBA final in 2023?", (WEATHER,), "```python\n[get_weather(city='Denver')]\n```", Verdict.ABSTAIN),
     ],
 )
 def test_no_function_fits(question, docs, output, verdict):
@@ -86,6 +110,14 @@ def test_missed_enumerated(output, verdict):
         assert "Rome" in res.message
 
 
+def test_an_enumeration_the_question_narrows_down_is_left_alone():
+    q = "Of the cities Paris, London, Rome and Oslo, I care about Paris and London: what is the weather there?"
+    both = "[get_weather(city='Paris'), get_weather(city='London')]"
+    assert missed_enumerated(task(q, WEATHER), both, Context()).verdict == Verdict.CLEAN
+    res = missed_enumerated(task(q, WEATHER), "[get_weather(city='Paris')]", Context())
+    assert res.verdict == Verdict.DRAWBACK and "London" in res.message
+
+
 def judge_grounding(question, mine, others):
     t = task(question, WEATHER)
     obs = [grounding(t, o, Context()) for o in [mine, *others]]
@@ -112,6 +144,12 @@ def test_a_made_up_value_no_other_answer_gives_is_ungrounded():
 )
 def test_grounded_values_are_clean(question, mine):
     assert judge_grounding(question, mine, []).verdict == Verdict.CLEAN
+
+
+def test_a_value_in_a_call_of_the_wrong_form_is_left_to_misformatted():
+    q = "What will the weather be in Paris in 3 days?"
+    res = judge_grounding(q, "```python\n[get_weather(city='Lyon', days=3)]\n```", ["[get_weather(city='Paris')]"])
+    assert res.verdict == Verdict.ABSTAIN and "misformatted" in res.message
 
 
 def test_what_other_answers_give_too_is_grounded_by_them():

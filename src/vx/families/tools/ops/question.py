@@ -1,8 +1,9 @@
 """Ops that compare an answer's calls with what the question says (never with a possible answer).
 
 * ``no_function_fits`` -- the answer calls a function whose name, description and parameters share no
-  word with the question: the request is about something the function does not do (the right answer then calls
-  nothing). Words are compared by stem (:mod:`vx.families.tools.ops.text`).
+  word with the question, and takes none of the question's words as an argument: the request is about
+  something the function does not do (the right answer then calls nothing). Words are compared by stem
+  (:mod:`vx.families.tools.ops.text`).
 * ``ungrounded_value`` (a peer op) -- an argument grounded nowhere: a string none of whose words appears
   in the question or in the function's docs (its description, the parameter's description or enum), a
   number the question states nowhere (directly, or by a unit's factor), not the parameter's documented
@@ -12,7 +13,8 @@
   years") and the calls give one of them but leave out another: too few calls (or a list cut short).
 
 Each abstains where its check does not apply (no call, no offered function called, no enumeration the
-calls touch).
+calls touch), and the first two on calls in a form the answer format does not take: such a call counts as
+no call at all (``misformatted`` judges it).
 """
 
 from __future__ import annotations
@@ -20,19 +22,27 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from vx.families.tools.decode import Call
 from vx.families.tools.dialect import Function, Param, short, standard_string
 from vx.families.tools.ops import artifact, text
 from vx.families.tools.ops.artifact import Answer, answer_of
+from vx.families.tools.ops.static import format_problem
 from vx.families.tools.ops.text import numbers, stems
 from vx.ops import abstain, clean, drawback, op
 from vx.ops.core import observer, peer_op
 from vx.text import printable
 
-DEPENDS = (__name__, text, artifact, "vx.families.tools.decode", "vx.families.tools.dialect")
+DEPENDS = (
+    __name__,
+    text,
+    artifact,
+    "vx.families.tools.decode",
+    "vx.families.tools.dialect",
+    "vx.families.tools.ops.static",
+)
 
 
 def _calls(answer: Answer) -> Iterator[tuple[int, Call, Function]]:
@@ -57,20 +67,37 @@ def function_stems(fn: Function) -> set[str]:
     return stems(parts)
 
 
+def _takes_words(call: Call, question: str) -> bool:
+    """Whether a string argument of the call (three characters or more, in standard form) is written in the
+    question ("inches" for ``from_unit`` where the question asks about inches, "USD" where it says "US
+    dollars"): the call applies the function to what the question is about."""
+    q = standard_string(question)
+    for v in call.args.values():
+        for s in _strings(v):
+            std = standard_string(s)
+            if len(std) >= 3 and std in q:
+                return True
+    return False
+
+
 @op(tier="static", detects="irrelevant_call", depends=DEPENDS)
 def no_function_fits(task, output, ctx):
-    """The answer calls a function whose name, description and parameters share no word with the question
-    (a request the function does not serve: the right answer calls nothing)."""
+    """The answer calls a function whose name, description and parameters share no word with the question,
+    and none of whose string arguments is words of the question (a request the function does not serve: the
+    right answer calls nothing). Abstains on calls in a form the answer format does not take: such a call
+    counts as none (``misformatted`` judges it)."""
     answer = answer_of(task, output, ctx)
     called = list(_calls(answer))
     if not called:
         return abstain("no call to an offered function")
+    if format_problem(answer.decoded):
+        return abstain("the calls are in a form the answer format does not take (misformatted judges them)")
     q = stems(answer.question)
     if not q:
         return abstain("the question has no content word to compare")
     n = len(answer.decoded.calls)
     for k, call, fn in called:
-        if not (q & function_stems(fn)):
+        if not (q & function_stems(fn)) and not _takes_words(call, answer.question):
             return drawback(
                 f"{_label(k, n, call)}: its name, description and parameters share no word with the question, "
                 f"which asks about {', '.join(sorted(text.words(answer.question))[:6])}"
@@ -154,7 +181,7 @@ def grounding(task, output, ctx):
     """Every argument value of the answer's calls to offered functions (keys of function, parameter and
     value in standard form), and those of them grounded nowhere: a string none of whose words the question
     or the docs hold, a number the question states nowhere (directly or by a unit's factor) that is not the
-    parameter's default."""
+    parameter's default; and whether the calls are in a form the answer format does not take."""
     answer = answer_of(task, output, ctx)
     q_stems = stems(answer.question)
     stated = numbers(answer.question)
@@ -176,16 +203,19 @@ def grounding(task, output, ctx):
                 values.add(key)
                 if not _grounded_number(x, stated, param):
                     loose.append([key, f"{name} = {short(value)}"])
-    return {"values": sorted(values), "ungrounded": loose}
+    return {"values": sorted(values), "ungrounded": loose, "misformat": bool(format_problem(answer.decoded))}
 
 
 @peer_op(observe=grounding, tier="static", detects="ungrounded_value", depends=DEPENDS)
 def ungrounded_value(task, mine, peers, ctx):
     """An argument's value is grounded nowhere: not in the question (a string's words, a number directly or
     by a unit's factor), not in the function's docs, not the parameter's default -- and fewer than two other
-    answers give it (what many answers give, world knowledge such as a currency's code, grounds it)."""
+    answers give it (what many answers give, world knowledge such as a currency's code, grounds it).
+    Abstains on calls in a form the answer format does not take: such a call counts as none."""
     data = mine if isinstance(mine, Mapping) else {}
     loose = [x for x in data.get("ungrounded") or () if isinstance(x, list) and len(x) == 2]
+    if data.get("misformat"):
+        return abstain("the calls are in a form the answer format does not take (misformatted judges them)")
     if not data.get("values"):
         return abstain("no argument value to check")
     if not loose:
@@ -221,6 +251,14 @@ def enumerations(question: str) -> list[list[str]]:
     return out
 
 
+def _narrowed(items: Sequence[str], found: Sequence[Sequence[str]]) -> bool:
+    """Whether the question narrows the enumeration down to a smaller one of its items ("variables
+    including 'Age', 'Income', 'Education' and 'Gender' ... using 'Age' and 'Income'"): the larger one
+    describes what there is, the smaller one what is asked for."""
+    mine = {i.lower() for i in items}
+    return any(len(other) < len(items) and {i.lower() for i in other} <= mine for other in found)
+
+
 #: Capitalised words that start a clause, not an item ("..., and I would like", "... and Then").
 _NOT_ITEMS = frozenset(
     "i i'm i'd i'll i've we you he she it they then also please can could would will the a an my our this that "
@@ -238,7 +276,8 @@ def _mentions(item: str, value: str) -> bool:
 @op(tier="static", detects="wrong_count", depends=DEPENDS)
 def missed_enumerated(task, output, ctx):
     """The question enumerates names ("Paris, London and Rome") and the calls give one of them as an
-    argument but leave out another (too few calls, or a list cut short)."""
+    argument but leave out another (too few calls, or a list cut short). An enumeration the question
+    narrows down to a smaller one of its items is left alone."""
     answer = answer_of(task, output, ctx)
     values: set[str] = set()
     for _, call, _fn in _calls(answer):
@@ -247,7 +286,10 @@ def missed_enumerated(task, output, ctx):
     if not values:
         return abstain("no string argument to match with the question")
     touched = 0
-    for items in enumerations(answer.question):
+    found = enumerations(answer.question)
+    for items in found:
+        if _narrowed(items, found):
+            continue
         named = [any(_mentions(i, v) for v in values) for i in items]
         if not any(named):
             continue
