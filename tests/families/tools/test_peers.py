@@ -12,8 +12,11 @@ from vx.families.tools.decode import decode
 from vx.families.tools.dialect import functions
 from vx.families.tools.normalize import answer_key, normal_answer, normal_value
 from vx.families.tools.ops.peers import (
+    abbreviates,
     answer_form,
     compatible,
+    disagrees_on_arguments,
+    disagrees_on_calls,
     disagrees_with_peers,
     misformatted,
     outside_consensus,
@@ -80,7 +83,18 @@ def test_normal_values():
 def test_compatible_values_name_the_same_thing():
     assert compatible("paris", "parisfrance") and compatible("lakers", "losangeleslakers")
     assert compatible(["wifi", "fiction"], ["fiction", "wifi"])
+    assert compatible("cm", "centimeters") and compatible("unitedkingdom", "uk") and compatible("kg", "kilograms")
     assert not compatible("paris", "rome") and not compatible("pa", "paris") and not compatible(1, 2)
+    assert not compatible("cm", "meters") and not compatible("km", "miles")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text("abcdefghij", min_size=1, max_size=6), st.text("abcdefghij", min_size=1, max_size=12))
+def test_compatible_is_symmetric_and_an_abbreviation_keeps_its_letters_in_order(a, b):
+    assert compatible(a, b) == compatible(b, a)
+    if abbreviates(a, b):
+        rest = iter(b)
+        assert a[0] == b[0] and all(ch in rest for ch in a) and len(a) < len(b)
 
 
 def observations(outputs):
@@ -120,6 +134,37 @@ def test_another_function_against_a_clear_plurality():
     assert res.verdict == Verdict.DRAWBACK and "news.get" in res.message
 
 
+def test_an_optional_argument_against_more_than_half_of_the_others():
+    given_days = ["[weather.get(city='Paris', days=3)]"] * 4 + [RIGHT] * 3
+    res = judge(disagrees_with_peers, RIGHT, given_days)
+    assert res.verdict == Verdict.DRAWBACK and "days" in res.message and "<left out>" in res.message
+    half = ["[weather.get(city='Paris', days=3)]"] * 3 + [RIGHT] * 3
+    assert judge(disagrees_with_peers, RIGHT, half).verdict == Verdict.CLEAN  # half is not more than half
+
+
+def test_the_levels_of_disagreement_are_ops_of_their_own():
+    wrong_value = "[weather.get(city='Rome')]"
+    others = [RIGHT] * 5
+    assert judge(disagrees_on_arguments, wrong_value, others).verdict == Verdict.DRAWBACK
+    assert judge(disagrees_on_calls, wrong_value, others).verdict == Verdict.CLEAN
+    other_fn = "[news.get(city='Paris')]"
+    assert judge(disagrees_on_calls, other_fn, others).verdict == Verdict.DRAWBACK
+    res = judge(disagrees_on_arguments, other_fn, others)
+    assert res.verdict == Verdict.ABSTAIN and "disagrees_on_calls" in res.message
+    declines = ["No offered function can tell the weather."] * 4 + [RIGHT] * 2
+    assert judge(disagrees_on_calls, RIGHT, declines).verdict == Verdict.DRAWBACK
+    assert judge(disagrees_on_arguments, RIGHT, declines).verdict == Verdict.ABSTAIN
+    assert judge(disagrees_on_arguments, RIGHT, others).verdict == Verdict.CLEAN
+
+
+def test_a_call_in_the_wrong_form_where_others_decline_counts_as_none():
+    fenced = "```python\n" + RIGHT + "\n```"
+    declines = ["No offered function can tell the weather."] * 4 + [RIGHT] * 3
+    res = judge(disagrees_with_peers, fenced, declines)
+    assert res.verdict == Verdict.CLEAN and "counts as no call" in res.message
+    assert judge(disagrees_with_peers, RIGHT, declines).verdict == Verdict.DRAWBACK
+
+
 def test_too_few_or_split_peers_abstain():
     assert judge(disagrees_with_peers, RIGHT, [RIGHT]).verdict == Verdict.ABSTAIN
     split = ["[weather.get(city='Rome')]", "[weather.get(city='Oslo')]", "[news.get(city='x')]", "[news.get(city='y')]"]
@@ -148,6 +193,15 @@ def test_a_misformatted_call_fails_where_a_function_fits_and_counts_as_none_wher
     assert judge(misformatted, RIGHT, [RIGHT] * 3).verdict == Verdict.CLEAN
     assert judge(misformatted, "I cannot.", [RIGHT] * 3).verdict == Verdict.ABSTAIN
     assert judge(misformatted, fenced, []).verdict == Verdict.DRAWBACK  # no peers: the format alone
+
+
+def test_calls_that_do_not_parse_are_misformatted_where_a_function_fits():
+    broken = "[weather.get(city='Paris'"
+    res = judge(misformatted, broken, [RIGHT] * 6)
+    assert res.verdict == Verdict.DRAWBACK and "cannot be read" in res.message
+    assert judge(misformatted, broken, ["I cannot."] * 4 + [RIGHT] * 3).verdict == Verdict.CLEAN
+    assert judge(misformatted, broken, []).verdict == Verdict.DRAWBACK
+    assert judge(disagrees_with_peers, broken, [RIGHT] * 6).verdict == Verdict.ABSTAIN  # misformatted speaks
 
 
 _city = st.sampled_from(["Paris", "Rome", "Oslo", "Lima"])

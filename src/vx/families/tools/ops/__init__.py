@@ -17,6 +17,8 @@ pack.
 
 from vx.families.tools.ops.peers import (
     PEER_OPS,
+    disagrees_on_arguments,
+    disagrees_on_calls,
     disagrees_with_peers,
     misformatted,
     outside_consensus,
@@ -75,6 +77,8 @@ __all__ = [
     "TAXONOMY",
     "classify_by_evidence",
     "decodes",
+    "disagrees_on_arguments",
+    "disagrees_on_calls",
     "disagrees_with_peers",
     "misformatted",
     "missed_enumerated",

@@ -60,6 +60,9 @@ DEFAULT_SUPPORT = 2
 #: have more), and declining is one when at least ``CALL_QUORUM`` of them call
 DECLINE_QUORUM = 0.3
 CALL_QUORUM = 0.8
+#: An optional argument differs when it is left out where more than this share of the answers calling the
+#: same functions give it, or given where more than this share leave it out (chosen on the train split)
+OMIT_QUORUM = 0.5
 #: ``outside_consensus``: the share of the other answers that must share this answer's normal form
 CONSENSUS = 0.5
 LEVELS = ("call", "functions", "arguments")
@@ -96,6 +99,8 @@ class Form:
     exact: str
     names: tuple[str, ...]
     calls: tuple[NormalCall, ...]
+    #: why its calls are in a form the answer format does not take ("" when they are not)
+    misformat: str = ""
 
     @classmethod
     def from_data(cls, data: Any) -> Form:
@@ -107,6 +112,7 @@ class Form:
             str(data.get("exact", "")),
             tuple(data.get("names") or ()),
             tuple(NormalCall.from_data(c) for c in data.get("calls") or ()),
+            str(data.get("misformat") or ""),
         )
 
     @property
@@ -143,6 +149,8 @@ def _show(v: Any) -> str:
 class Vote:
     verdict: int  # 1 drawback, 0 clean, -1 abstain
     message: str
+    #: the level that decided the verdict (``call``, ``functions``, ``arguments``; "" before any level)
+    level: str = ""
 
 
 def vote(
@@ -161,7 +169,7 @@ def vote(
     if not peers:
         return Vote(-1, "no other answer to this question is in the batch: no peers to compare with")
     if not mine.read:
-        return Vote(-1, "the answer cannot be read: nothing to compare")
+        return Vote(-1, "the answer cannot be read: nothing to compare (misformatted judges it)")
     voters = [f for f in map(Form.from_data, peers) if f.read]
     if len(voters) < max(1, min_support):
         return Vote(
@@ -172,10 +180,18 @@ def vote(
     declined = sum(f.status == "no_call" for f in voters)
     share = declined / len(voters)
     if mine.status == "calls" and share >= decline_quorum:
+        if mine.misformat:
+            return Vote(
+                0,
+                f"its calls are in a form the answer format does not take, which counts as no call, as "
+                f"{declined} of {len(voters)} other answers call nothing",
+                "call",
+            )
         return Vote(
             1,
             f"it calls {_names(mine.names)}, while {declined} of {len(voters)} other answers call nothing "
             "(no offered function seems to fit)",
+            "call",
         )
     if mine.status == "no_call":
         named = [tuple(f.names) for f in voters if f.status == "calls"]
@@ -185,29 +201,35 @@ def vote(
                 1,
                 f"it calls nothing, while {len(named)} of {len(voters)} other answers call a function "
                 f"({_names(common)})",
+                "call",
             )
         if share >= decline_quorum:
-            return Vote(0, f"like {declined} of {len(voters)} other answers, it calls nothing")
-        return Vote(-1, f"it calls nothing; {len(voters) - declined} of {len(voters)} other answers call a function")
+            return Vote(0, f"like {declined} of {len(voters)} other answers, it calls nothing", "call")
+        return Vote(
+            -1, f"it calls nothing; {len(voters) - declined} of {len(voters)} other answers call a function", "call"
+        )
     if len(levels) == 1:
-        return Vote(0, f"it calls, as {len(voters) - declined} of {len(voters)} other answers do")
+        return Vote(0, f"it calls, as {len(voters) - declined} of {len(voters)} other answers do", "call")
     # 2. which functions
     callers = [f for f in voters if f.status == "calls"]
     if len(callers) < max(1, min_support):
-        return Vote(-1, f"only {len(callers)} other answer(s) call a function")
+        return Vote(-1, f"only {len(callers)} other answer(s) call a function", "functions")
     fns = Counter(f.names for f in callers)
     clear = _clear(fns, quorum, min_support)
     if clear is None:
-        return Vote(-1, f"the {len(callers)} other answers that call agree on no set of functions")
+        return Vote(-1, f"the {len(callers)} other answers that call agree on no set of functions", "functions")
     top_fns, support, answered = clear
     if top_fns != mine.names:
         return Vote(
             1,
             f"it calls {_names(mine.names)}, while {support} of {answered} other answers that call "
             f"call {_names(top_fns)}",
+            "functions",
         )
     if len(levels) == 2:
-        return Vote(0, f"it calls {_names(mine.names)}, as {support} of {answered} other answers that call do")
+        return Vote(
+            0, f"it calls {_names(mine.names)}, as {support} of {answered} other answers that call do", "functions"
+        )
     # 3. which arguments
     same = [f for f in callers if f.names == mine.names]
     found = _argument_disagreement(mine, same, quorum=quorum, min_support=min_support)
@@ -215,10 +237,15 @@ def vote(
         return Vote(
             -1,
             f"it calls {_names(mine.names)} as {support} of {answered} others do; too few of them to compare arguments",
+            "arguments",
         )
     if found:
-        return Vote(1, found)
-    return Vote(0, f"its calls and arguments agree with the {len(same)} other answers that call the same functions")
+        return Vote(1, found, "arguments")
+    return Vote(
+        0,
+        f"its calls and arguments agree with the {len(same)} other answers that call the same functions",
+        "arguments",
+    )
 
 
 ABSENT = "<left out>"
@@ -226,21 +253,36 @@ ABSENT = "<left out>"
 
 def compatible(a: Any, b: Any) -> bool:
     """Whether two normal values may name the same thing: equal; strings one of which begins or ends the
-    other ("paris" and "parisfrance", "lakers" and "losangeleslakers"); lists of the same length whose
-    elements are compatible in order or, for strings, as sorted."""
+    other ("paris" and "parisfrance", "lakers" and "losangeleslakers") or abbreviates it (:func:`abbreviates`:
+    "cm" and "centimeters", "uk" and "unitedkingdom"); lists of the same length whose elements are
+    compatible in order or, for strings, as sorted."""
     if isinstance(a, bool) != isinstance(b, bool):
         return False  # True == 1 in Python; a boolean is not a number here
     if a == b:
         return True
     if isinstance(a, str) and isinstance(b, str):
         short_, long_ = sorted((a, b), key=len)
-        return len(short_) >= 3 and (long_.startswith(short_) or long_.endswith(short_))
+        if len(short_) >= 3 and (long_.startswith(short_) or long_.endswith(short_)):
+            return True
+        return abbreviates(short_, long_)
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         if all(compatible(x, y) for x, y in zip(a, b)):
             return True
         if all(isinstance(x, str) for x in a + b):
             return all(compatible(x, y) for x, y in zip(sorted(a), sorted(b)))
     return False
+
+
+def abbreviates(short_: str, long_: str) -> bool:
+    """Whether ``short_`` (two to four letters) abbreviates ``long_``: the same first letter, its other
+    letters in order in the rest, and not merely the first letters ("cm" and "centimeters", "kg" and
+    "kilograms", "nyc" and "newyorkcity"; not "pa" and "paris")."""
+    if not (2 <= len(short_) <= 4 and short_.isalpha() and len(long_) > len(short_) + 1):
+        return False
+    if short_[0] != long_[0] or long_.startswith(short_):
+        return False
+    rest = iter(long_[1:])
+    return all(ch in rest for ch in short_[1:])
 
 
 def _match(mine: Sequence[NormalCall], theirs: Sequence[NormalCall]) -> list[NormalCall | None]:
@@ -260,12 +302,12 @@ def _match(mine: Sequence[NormalCall], theirs: Sequence[NormalCall]) -> list[Nor
 
 
 def _argument_disagreement(
-    mine: Form, same: Sequence[Form], *, quorum: float, min_support: int, omit_quorum: float = 0.8
+    mine: Form, same: Sequence[Form], *, quorum: float, min_support: int, omit_quorum: float = OMIT_QUORUM
 ) -> str | None:
     """The first argument of mine that differs from a clear plurality of the other answers calling the same
     functions ("" when none does; None when fewer than ``min_support`` answers call them). A value differs
     when it is not :func:`compatible` with the top value among those who give the parameter; leaving out an
-    optional parameter differs when at least ``omit_quorum`` of them give it, and giving one when at least
+    optional parameter differs when more than ``omit_quorum`` of them give it, and giving one when more than
     ``omit_quorum`` leave it out."""
     if len(same) < max(1, min_support):
         return None
@@ -280,11 +322,11 @@ def _argument_disagreement(
             given = [v for v in values if v != ABSENT]
             mine_v = call.args.get(name, ABSENT)
             if mine_v == ABSENT:
-                if len(given) >= omit_quorum * len(values) and len(given) >= min_support:
+                if len(given) > omit_quorum * len(values) and len(given) >= min_support:
                     return _said(call, name, mine_v, _top(given), len(given), len(values))
                 continue
             left_out = len(values) - len(given)
-            if left_out >= omit_quorum * len(values) and left_out >= min_support and name not in call.required:
+            if left_out > omit_quorum * len(values) and left_out >= min_support and name not in call.required:
                 return _said(call, name, mine_v, ABSENT, left_out, len(values))
             if not given:
                 continue
@@ -345,6 +387,27 @@ def disagrees_with_peers(task, mine, peers, ctx):
     return disagrees_with_peers_check()(task, mine, peers, ctx)
 
 
+@peer_op(observe=answer_form, tier="static", detects="wrong_call", depends=DEPENDS)
+def disagrees_on_calls(task, mine, peers, ctx):
+    """Whether to call, or which functions: the answer differs from a clear plurality of the other answers
+    at the coarser two levels of ``disagrees_with_peers`` (its arguments are not compared)."""
+    return disagrees_with_peers_check(depth="functions")(task, mine, peers, ctx)
+
+
+@peer_op(observe=answer_form, tier="static", detects="wrong_value", depends=DEPENDS)
+def disagrees_on_arguments(task, mine, peers, ctx):
+    """Which arguments: the answer calls the functions a clear plurality of the other answers calls, and
+    an argument differs from theirs (the finest level of ``disagrees_with_peers``; where the answer differs
+    at a coarser level, ``disagrees_on_calls`` speaks and this op abstains)."""
+    v = vote(mine, peers)
+    if v.level in ("call", "functions"):
+        if v.verdict == 1:
+            return abstain(f"it differs before its arguments ({v.message}): disagrees_on_calls says so")
+        if v.verdict == 0:
+            return abstain(f"{v.message}: no arguments to compare")
+    return {1: drawback, 0: clean, -1: abstain}[v.verdict](v.message)
+
+
 def _plurality(mine: Any, peers: Sequence[Any], field: str, what: str):
     me = Form.from_data(mine)
     if not me.read:
@@ -393,12 +456,14 @@ def outside_consensus(task, mine, peers, ctx):
 
 @peer_op(observe=answer_form, tier="static", detects="format", depends=DEPENDS)
 def misformatted(task, mine, peers, ctx):
-    """The calls are in a form the answer format does not take -- call objects written as text, the whole
-    answer one markdown code fence, a fenced block of calls that are not a call list -- on a question a
-    function fits. (A call in the wrong form is no call at all: where at least ``DECLINE_QUORUM`` of the other
-    answers call nothing, no offered function fits and calling nothing was right.)"""
-    why = mine.get("misformat", "") if isinstance(mine, Mapping) else ""
-    if not (isinstance(mine, Mapping) and mine.get("status") == "calls"):
+    """The calls are in a form the answer format does not take -- calls that cannot be read, call objects
+    written as text, the whole answer one markdown code fence, a fenced block of calls that are not a call
+    list, text parts among structured calls -- on a question a function fits. (A call in the wrong form is
+    no call at all: where at least ``DECLINE_QUORUM`` of the other answers call nothing, no offered function
+    fits and calling nothing was right.)"""
+    why = str(mine.get("misformat") or "") if isinstance(mine, Mapping) else ""
+    status = mine.get("status") if isinstance(mine, Mapping) else None
+    if not (status == "calls" or (status == "unreadable" and why)):
         return abstain("no call")
     if not why:
         return clean("the calls are in a form the answer format takes")
@@ -413,9 +478,11 @@ def misformatted(task, mine, peers, ctx):
     return drawback(printable(why))
 
 
-#: The pack's peer ops: the seed op and the baselines (shadow).
+#: The pack's peer ops: the seed op, its levels, and the baselines (shadow).
 PEER_OPS = (
     disagrees_with_peers,
+    disagrees_on_calls,
+    disagrees_on_arguments,
     misformatted,
     outside_normal_plurality.as_baseline(),
     outside_exact_plurality.as_baseline(),
@@ -428,7 +495,11 @@ __all__ = [
     "LEVELS",
     "PEER_OPS",
     "Vote",
+    "OMIT_QUORUM",
+    "abbreviates",
     "answer_form",
+    "disagrees_on_arguments",
+    "disagrees_on_calls",
     "disagrees_with_peers",
     "disagrees_with_peers_check",
     "outside_consensus",
