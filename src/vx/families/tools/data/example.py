@@ -58,8 +58,8 @@ DESCRIPTION = (
     "ground-truth calls: correct forms and variants, and mutants; labels by construction, checked by BFCL"
 )
 SEED_EXPRESSION = """; family: tools-example
-; the hand-written seed: any call that breaks the offered functions' docs
-(any unknown_function missing_required unknown_parameter wrong_type)
+; the hand-written seed: calls in a form the answer format does not take, or that break the offered docs
+(any misformatted unknown_function missing_required unknown_parameter wrong_type)
 """
 #: The dev draw's strata, by the failure class of a mutant.
 STRATUM = {

@@ -54,10 +54,10 @@ CATEGORIES = ("simple", "multiple_function", "parallel_function", "parallel_mult
 DRAW_STRATA = ("wrong_value", "wrong_call", "irrelevant_call", "format")
 DEFAULT_DEV_DRAW = "stratified"
 
-#: The seed written into a new single-turn family: every check of a call against the offered docs.
+#: The seed written into a new single-turn family: the answer format and every check of a call against the docs.
 SEED_EXPRESSION = """; family: tools
-; the hand-written seed: any call that breaks the offered functions' docs
-(any unknown_function missing_required unknown_parameter wrong_type)
+; the hand-written seed: calls in a form the answer format does not take, or that break the offered docs
+(any misformatted unknown_function missing_required unknown_parameter wrong_type)
 """
 
 DESCRIPTION = "BFCL single-turn questions with many models' answers each; locked and dev labels by BFCL"
