@@ -34,8 +34,11 @@ import numpy as np
 REF = "vx evolved (anchored)"
 RANDOM, ORACLE = "random", "oracle"
 PLURALITY, CODET = "plurality pick (MBR-exec)", "CodeT dual agreement (ranking)"
-#: the ops whose CLEAN verdicts are the plurality pick's and CodeT's top sets
-PLURALITY_OP, CODET_OP = "outside_plurality", "outside_dual_agreement"
+#: the ops whose CLEAN verdicts are the plurality pick's (the first of them in the pool: the code and SQL
+#: families' ``outside_plurality``, the single-turn tools family's plurality over normalised answers, the
+#: multi-turn one's over end states) and CodeT's top sets
+PLURALITY_OPS = ("outside_plurality", "outside_normal_plurality", "outside_state_plurality")
+CODET_OP = "outside_dual_agreement"
 #: evidence scores compared on the design split (vx.selection's, plus the flat label model's P(pass))
 DESIGN_SCORES = ("none", "evidence", "drawbacks", "label-model")
 #: supports compared on the design split: the family's soft agreement, and the size of the behaviour cluster
@@ -164,8 +167,9 @@ def evaluate_selection(
                 )
         else:
             keys[name] = verdict_keys(c)
-    if PLURALITY_OP in matrix.op_names:
-        keys[PLURALITY] = op_keys(matrix.column(PLURALITY_OP), abstain_first=False)
+    plurality_op = next((o for o in PLURALITY_OPS if o in matrix.op_names), None)
+    if plurality_op is not None:
+        keys[PLURALITY] = op_keys(matrix.column(plurality_op), abstain_first=False)
     if CODET_OP in matrix.op_names and any(t.get("model_tests") for t in tasks.values()):
         keys[CODET] = op_keys(matrix.column(CODET_OP), abstain_first=True)
     keys[RANDOM] = [(0,)] * n
@@ -179,6 +183,9 @@ def evaluate_selection(
         per: dict[str, dict[str, float]] = {m: selected(k, lab, groups) for m, k in table.items()}
         per[ORACLE] = {t: float(max(lab[i] for i in rows)) for t, rows in groups.items()}
         out[scope_name] = {"tasks": list(groups), "attempts": {t: len(r) for t, r in groups.items()}, "selected": per}
+        categories = {t: str(tasks.get(t, {}).get("category", "")) for t in groups}
+        if any(categories.values()):  # tools: BFCL's categories, for the per-category table
+            out[scope_name]["category"] = categories
     out["support_known"] = float(np.mean(support[is_locked] > 0)) if is_locked.any() else None
     return out
 

@@ -9,13 +9,14 @@ beside it in this module.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vx.families.pack import Pack
 from vx.families.schema import task_schema
 from vx.families.tools import ops
 from vx.families.tools.ops.taxonomy import TAXONOMY, classify_by_evidence
+from vx.ops.similarity import Similarity
 
 
 def classify_failure(task: Mapping[str, Any], output: Any, meta: Mapping[str, Any] | None = None) -> str | None:
@@ -25,6 +26,19 @@ def classify_failure(task: Mapping[str, Any], output: Any, meta: Mapping[str, An
     if isinstance(cls, str) and cls in TAXONOMY:
         return cls
     return classify_by_evidence(task, output)
+
+
+def answer_clusters(task: Mapping[str, Any], observations: Sequence[Any]) -> list[list[int]]:
+    """The answers equal in normal form (the observations of the ``answer_form`` observer; the equality
+    ``outside_normal_plurality`` votes with: defaults filled, values compared as values, calls as a multiset;
+    answers that cannot be read form one cluster): what an answer's support is counted in when a verifier
+    ranks a question's answers."""
+    from vx.families.tools.ops.peers import Form
+
+    groups: dict[str, list[int]] = {}
+    for i, data in enumerate(observations):
+        groups.setdefault(Form.from_data(data).key, []).append(i)
+    return list(groups.values())
 
 
 #: One offered function, in BFCL's dialect (``parameters`` is a ``dict`` schema: properties, required).
@@ -68,6 +82,9 @@ PACK = Pack(
     output_language="python",
     gate="breaks_contract",
     agreement="outside_consensus",
+    similarity=Similarity(
+        "answer_form", answer_clusters, "the same calls in normal form (the offered docs' defaults filled)"
+    ),
 )
 
 # --------------------------------------------------------------------------- multi-turn ("tools-multi")
@@ -101,6 +118,29 @@ def describe_multi_environment() -> str:
     return f"tools-multi: trajectories replayed on BFCL's backends ({backends.version()}) in the sandbox"
 
 
+def state_clusters(task: Mapping[str, Any], observations: Sequence[Any]) -> list[list[int]]:
+    """The trajectories that leave the backends in the same state after every turn BFCL compares (the state
+    digests of the ``outcomes`` observer, BFCL's equality: dicts whatever their key order, 2940 == 2940.0;
+    not the turn before held-out functions come back, where BFCL compares no state; trajectories that were
+    not replayed to the end form one cluster): what an attempt's support is counted in when a verifier
+    ranks a task's trajectories."""
+    from vx.families.tools.ops.states import usable
+    from vx.families.tools.ops.turns import held_out
+
+    skip = {at - 1 for at in held_out(task)}
+    groups: dict[Any, list[int]] = {}
+    for i, data in enumerate(observations):
+        key: Any = (
+            tuple(
+                str(t.get("state", "")) for k, t in enumerate(data["turns"]) if k not in skip and isinstance(t, Mapping)
+            )
+            if usable(data)
+            else ("not replayed",)
+        )
+        groups.setdefault(key, []).append(i)
+    return list(groups.values())
+
+
 def _multi_pack() -> Pack:
     from vx.families.tools.ops import multi_taxonomy
 
@@ -118,6 +158,9 @@ def _multi_pack() -> Pack:
         output_language="json",
         gate="silent_turn",
         agreement="outside_state_unanimity",
+        similarity=Similarity(
+            "outcomes", state_clusters, "the same backends' state after every turn (BFCL's state equality)"
+        ),
     )
 
 
