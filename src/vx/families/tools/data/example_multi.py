@@ -36,6 +36,7 @@ from vx.families.tools import backends
 from vx.families.tools.data import multi
 from vx.families.tools.replay import replay
 from vx.families.tools.trajectory import read_trajectory
+from vx.inputs import read_json_lines
 
 #: The example's tasks: ten of each category, from the shared half of BFCL's multi-turn tasks.
 TASKS = (
@@ -57,7 +58,7 @@ def _data_dir() -> Path:
 
 
 def _json_lines(path: Path) -> dict[str, dict[str, Any]]:
-    return {(r := json.loads(line))["id"]: r for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
+    return {r.value["id"]: r.value for r in read_json_lines(path, "BFCL data file", objects=True, error=BuildError)}
 
 
 def load_tasks(ids: Sequence[str] = TASKS) -> list[tuple[dict[str, Any], list[list[str]]]]:
@@ -65,7 +66,10 @@ def load_tasks(ids: Sequence[str] = TASKS) -> list[tuple[dict[str, Any], list[li
     data = _data_dir()
     docs = {
         cls: [
-            json.loads(line) for line in (data / "multi_turn_func_doc" / f"{mod}.json").read_text().splitlines() if line
+            r.value
+            for r in read_json_lines(
+                data / "multi_turn_func_doc" / f"{mod}.json", "BFCL function docs", objects=True, error=BuildError
+            )
         ]
         for cls, mod in backends.CLASSES.items()
     }

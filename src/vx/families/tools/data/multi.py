@@ -44,6 +44,7 @@ from vx.families.split import LabelledItem, Splits, split_by_task
 from vx.families.tools import backends
 from vx.families.tools.replay import Replay, replay
 from vx.families.tools.trajectory import Call, Trajectory, TrajectoryError, read_call, read_trajectory
+from vx.inputs import read_json_lines
 from vx.text import json_dumps
 
 BUILDER_VERSION = 1
@@ -76,14 +77,7 @@ def read_docs(folder: Path) -> dict[str, list[dict[str, Any]]]:
         path = folder / f"{module}.json"
         if not path.is_file():
             raise DataError(f"{path}: missing (the function docs of {cls_name}; expected BFCL's func_docs folder)")
-        rows = []
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except ValueError as exc:
-                    raise DataError(f"{path}:{n}: not JSON ({exc})") from exc
-        docs[cls_name] = rows
+        docs[cls_name] = [r.value for r in read_json_lines(path, "function docs", objects=True, error=DataError)]
     return docs
 
 
