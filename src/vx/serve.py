@@ -17,6 +17,9 @@ Endpoints (every POST body is JSON, ``Content-Type: application/json``):
   ``"score"``, ``"support"`` and ``"rank_reason"``, and ``"best"`` is the index of the one ranked first.
 * ``POST /openrlhf`` -- OpenRLHF's remote reward model (``--remote_rm_url http://HOST:PORT/openrlhf``).
 * ``POST /verl`` -- a verl ``compute_score`` call as JSON (:mod:`vx.integrations.verl` sends it).
+
+  Of a reply's text these two grade what the family's pack reads from it (``read_reply``: the tools family
+  grades the whole reply), else its first fenced block, else the whole text.
 * ``GET /health`` -- up, the expression, the tasks, what is in flight; ``GET /metrics`` -- Prometheus text.
 
 Bodies and shapes are in :mod:`vx.reward.shapes`. **Backpressure**: at most ``max_queue`` completions are
@@ -71,6 +74,7 @@ except ImportError as exc:  # pragma: no cover - the extra brings them
 
 from vx.reward.grader import DEFAULT_REWARDS, Graded, GroupGrader
 from vx.reward.shapes import (
+    Extract,
     Row,
     ShapeError,
     openrlhf_answer,
@@ -371,6 +375,9 @@ def make_app(
     )
     v = grader.verifier
     index = TaskIndex(v.tasks)
+    pack = v.family.pack() if v.family is not None else None
+    # what is graded of a trainer's reply text: the family's reader, else its first fenced block
+    reader: Extract = pack.read_reply if pack is not None and pack.read_reply is not None else True
     guard = guard or Guard()
     admission = _Admission(max_queue)
     metrics = Metrics(lambda: admission.admitted, lambda: grader.queued)
@@ -532,7 +539,7 @@ def make_app(
     async def openrlhf(request: Request) -> Response:
         doc = _decode(await _body(request, max_body, body_timeout))
         try:
-            rows = openrlhf_rows(doc, index)
+            rows = openrlhf_rows(doc, index, extract=reader)
         except ShapeError as exc:
             raise _Refused(400, str(exc)) from None
         if gather > 1:
@@ -544,7 +551,7 @@ def make_app(
     async def verl(request: Request) -> Response:
         doc = _decode(await _body(request, max_body, body_timeout))
         try:
-            rows, plural = verl_rows(doc, index)
+            rows, plural = verl_rows(doc, index, extract=reader)
         except ShapeError as exc:
             raise _Refused(400, str(exc)) from None
         graded = await grade_rows(rows, request_deadline(doc if isinstance(doc, Mapping) else {}))

@@ -228,6 +228,9 @@ class Pack:
     #: which attempts at a task behave alike, from a peer op's observations (`vx.ops.similarity`): the
     #: support of an attempt when a verifier ranks a task's attempts (`vx.selection`); None: unknown
     similarity: Similarity | None = attrs.field(default=None, eq=False, repr=False)
+    #: ``(reply) -> output``: the output graded when a trainer sends a model's whole reply as text (`vx serve`'s
+    #: /openrlhf and /verl); None: the reply's first fenced block, else the whole reply (most families)
+    read_reply: Callable[[str], Any] | None = attrs.field(default=None, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         names = [o.name for o in self.ops]
@@ -280,8 +283,8 @@ class Pack:
     @classmethod
     def combine(cls, packs: Iterable[Pack], name: str = "") -> Pack:
         """One pack made of several (a family's ``packs`` list): ops in order, the first declared
-        root, the union of taxonomies and template tags, the first classifier, task schema and ratchet
-        hooks, every environment."""
+        root, the union of taxonomies and template tags, the first classifier, task schema, ratchet
+        hooks and reply reader, every environment."""
         packs = list(packs)
         ops: list[Op] = []
         seen: dict[str, Op] = {}
@@ -332,6 +335,7 @@ class Pack:
             gate=next((p.gate for p in packs if p.gate), None),
             agreement=next((p.agreement for p in packs if p.agreement), None),
             similarity=next((p.similarity for p in packs if p.similarity is not None), None),
+            read_reply=next((p.read_reply for p in packs if p.read_reply is not None), None),
         )
 
     def pool(self, *, root: str | None = None, specs: Iterable[Mapping[str, Any]] = ()) -> OpPool:

@@ -16,12 +16,16 @@ graded rows back into the body the trainer's client reads. Nothing here grades o
   ``{"score": ...}`` with the verdict's indicators beside the score (verl logs every key of the dict). The
   task is the ground truth (a task id), else ``"{data_source}/{extra_info['index']}"``, else the prompt
   text in ``extra_info["prompt"]`` when the dataset keeps it.
+
+What is graded of a completion's text (``extract``): its first fenced block, else the whole text (True);
+the text as it is (False); or what a family's reader makes of it (a callable: the pack's ``read_reply``,
+e.g. the tools family grades a reply whole, fence and all).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -46,7 +50,18 @@ class Row:
     """One completion of a request: the task it answers, and the output to grade."""
 
     task_id: str
-    output: str
+    output: Any
+
+
+#: How a completion's text becomes the output graded (see the module docstring).
+Extract = bool | Callable[[str], Any]
+
+
+def read_output(text: str, extract: Extract) -> Any:
+    """What is graded of a completion's text under `extract` (see the module docstring)."""
+    if callable(extract):
+        return extract(text)
+    return extract_output(text) if extract else text
 
 
 def extract_output(text: str) -> str:
@@ -87,7 +102,7 @@ def _check_count(n: int) -> None:
         raise ShapeError(f"{n} completions: at most {MAX_ROWS} in one request")
 
 
-def openrlhf_rows(body: Any, index: TaskIndex, *, extract: bool = True) -> list[Row]:
+def openrlhf_rows(body: Any, index: TaskIndex, *, extract: Extract = True) -> list[Row]:
     """The rows of an OpenRLHF remote reward request (see the module docstring)."""
     body = _object(body, '{"query": [...], "prompts": [...], "labels": [...]}')
     queries = _strings(body, "query", None, required=True)
@@ -111,7 +126,7 @@ def openrlhf_rows(body: Any, index: TaskIndex, *, extract: bool = True) -> list[
             tid = index.find(task_id=label, prompt=prompt or query, where=f"query {i}")
         except UnknownTask as exc:
             raise ShapeError(str(exc)) from None
-        rows.append(Row(tid, extract_output(response) if extract else response))
+        rows.append(Row(tid, read_output(response, extract)))
     return rows
 
 
@@ -130,7 +145,7 @@ _VERL_PLURAL = ("data_sources", "solution_strs", "ground_truths", "extra_infos")
 _VERL_SINGULAR = ("data_source", "solution_str", "ground_truth", "extra_info")
 
 
-def verl_rows(body: Any, index: TaskIndex, *, extract: bool = True) -> tuple[list[Row], bool]:
+def verl_rows(body: Any, index: TaskIndex, *, extract: Extract = True) -> tuple[list[Row], bool]:
     """The rows of a verl ``compute_score`` call sent as JSON, and whether it was the batch (plural) form."""
     body = _object(body, "compute_score's keyword arguments")
     plural = "solution_strs" in body
@@ -162,7 +177,7 @@ def verl_rows(body: Any, index: TaskIndex, *, extract: bool = True) -> tuple[lis
             )
         except UnknownTask as exc:
             raise ShapeError(str(exc)) from None
-        rows.append(Row(tid, extract_output(solution) if extract else solution))
+        rows.append(Row(tid, read_output(solution, extract)))
     return rows, plural
 
 
@@ -178,11 +193,13 @@ def verl_score(graded: Graded, rewards: Mapping[str, float] = DEFAULT_REWARDS) -
 
 __all__ = [
     "MAX_ROWS",
+    "Extract",
     "Row",
     "ShapeError",
     "extract_output",
     "openrlhf_answer",
     "openrlhf_rows",
+    "read_output",
     "strip_end_tokens",
     "verl_rows",
     "verl_score",

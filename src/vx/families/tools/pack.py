@@ -41,6 +41,13 @@ def answer_clusters(task: Mapping[str, Any], observations: Sequence[Any]) -> lis
     return list(groups.values())
 
 
+def read_reply(reply: str) -> str:
+    """A model's reply graded whole: the decoder reads the calls inside a fenced block or tool-call tags
+    itself, and whether they came fenced (or with words around them) is part of what the format checks
+    judge, so no block is cut out of it first."""
+    return reply
+
+
 #: One offered function, in BFCL's dialect (``parameters`` is a ``dict`` schema: properties, required).
 FUNCTION_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -85,6 +92,7 @@ PACK = Pack(
     similarity=Similarity(
         "answer_form", answer_clusters, "the same calls in normal form (the offered docs' defaults filled)"
     ),
+    read_reply=read_reply,
 )
 
 # --------------------------------------------------------------------------- multi-turn ("tools-multi")
