@@ -28,6 +28,18 @@ store gained: 0 when warm); then, in the same run, the same samples through benc
 the server got them): attempts/s, and the server's verdicts that differ from vx grade's (must be 0).
 ``--memory N`` posts N distinct groups and samples the server's resident memory (its process and its
 workers) every 100 groups.
+
+    python benchmarks/bench_serve.py --groups --family /tmp/tools --clients 4 --jobs 2   # a built tools family
+
+``--family DIR`` draws the groups from that family's train split instead (the tools family: a question's
+models' answers, the text ones -- a trainer's completions are text -- each with the end-of-turn tokens a
+model left at its end removed, as a trainer's decode does), the expression every runnable op of its pool,
+and bench_apply.py's side as ``bench_tools_apply.py`` applies a pool (``apply_ops``, no verdict cache).
+``--shape`` says how a group is posted: vx's own ``/grade``, OpenRLHF's queries (``/openrlhf``: the
+task's prompt rendered by a chat template, the response, an end-of-turn token; the task id as the label),
+verl's batch (``/verl``: the task id as the ground truth), or ``trainers`` (the last two, group by group in
+turn: the default with ``--family``). The rewards and verdicts read back from each shape's answer are
+compared with ``vx grade``'s, per shape (0 differing).
 """
 
 from __future__ import annotations
@@ -108,6 +120,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--epochs", type=int, default=2, help="--groups: epochs (E)")
     p.add_argument("--memory", type=int, default=0, help="--groups: post this many groups and sample the RSS")
     p.add_argument("--cache-mb", type=int, default=256, help="--groups: the server's verdict cache bound (MB)")
+    p.add_argument(
+        "--family",
+        type=Path,
+        default=None,
+        help="--groups: draw the groups from this family's train answers (e.g. a tools family) instead of CodeT's",
+    )
+    p.add_argument(
+        "--shape",
+        choices=("grade", "openrlhf", "verl", "trainers"),
+        default=None,
+        help="--groups: the request shape (trainers: OpenRLHF's and verl's in turn; default: grade for CodeT, "
+        "trainers with --family)",
+    )
     args = p.parse_args(argv)
     if args.groups:
         from bench_serve_groups import run_groups

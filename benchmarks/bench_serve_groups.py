@@ -51,9 +51,11 @@ def _rss_kb(pid: int, children: bool = True) -> int:
     return total
 
 
-def _start(expr: Path, jobs: int, env: dict[str, str], cache_mb: int) -> tuple[subprocess.Popen, str, float]:
+def _start(
+    expr: Path, family: Path, jobs: int, env: dict[str, str], cache_mb: int
+) -> tuple[subprocess.Popen, str, float]:
     cmd = [sys.executable, "-c", "import sys; from vx.cli.main import main; sys.exit(main())", "serve", str(expr)]
-    cmd += ["--family", str(HUMANEVAL), "--port", "0", "-j", str(jobs), "--warm", "--max-solutions", "1000"]
+    cmd += ["--family", str(family), "--port", "0", "-j", str(jobs), "--warm", "--max-solutions", "1000"]
     cmd += ["--cache-mb", str(cache_mb)]
     t0 = time.perf_counter()
     server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -63,19 +65,84 @@ def _start(expr: Path, jobs: int, env: dict[str, str], cache_mb: int) -> tuple[s
     return server, line.split(" on ", 1)[1].split()[0], time.perf_counter() - t0
 
 
-async def _post_groups(url: str, groups: list[tuple[str, list[str]]], clients: int, on_group: Any = None) -> dict:
-    """Each client posts the next group as soon as its last one is answered; latencies per group."""
+#: The request shapes a group can be posted in (``trainers``: OpenRLHF's and verl's, group by group in turn).
+SHAPES = ("grade", "openrlhf", "verl", "trainers")
+_VERDICTS = ("pass", "fail", "abstain")
+
+
+def _shape_of(shape: str, i: int) -> str:
+    return ("openrlhf", "verl")[i % 2] if shape == "trainers" else shape
+
+
+def chat_prompt(task: dict[str, Any]) -> str:
+    """A task's prompt as a chat template renders it (what OpenRLHF sends before a response): its ``prompt``
+    text, else its ``question`` (text, or messages per turn)."""
+    if isinstance(task.get("prompt"), str):
+        turns = [[{"role": "user", "content": task["prompt"]}]]
+    elif isinstance(task.get("question"), list):
+        turns = [t if isinstance(t, list) else [t] for t in task["question"]]
+    else:
+        turns = [[{"role": "user", "content": str(task.get("question", ""))}]]
+    text = "".join(f"<|im_start|>{m.get('role')}\n{m.get('content')}<|im_end|>\n" for t in turns for m in t)
+    return text + "<|im_start|>assistant\n"
+
+
+def request(shape: str, task: str, outputs: list[str], prompt: str) -> tuple[str, dict[str, Any]]:
+    """The path and body of one group in `shape`: vx's own, OpenRLHF's queries (prompt + response + the
+    end-of-turn token its decode keeps; the label is the task id) or verl's batch (ground truth: the task
+    id; data source and index beside it, as verl's datasets carry them)."""
+    n = len(outputs)
+    if shape == "openrlhf":
+        return "/openrlhf", {
+            "query": [prompt + o + "<|im_end|>" for o in outputs],
+            "prompts": [prompt] * n,
+            "labels": [task] * n,
+        }
+    if shape == "verl":
+        return "/verl", {
+            "data_sources": ["bench"] * n,
+            "solution_strs": outputs,
+            "ground_truths": [task] * n,
+            "extra_infos": [{"index": k} for k in range(n)],
+        }
+    return "/grade", {"task_id": task, "solutions": outputs}
+
+
+def answer(shape: str, doc: dict[str, Any]) -> list[tuple[str, float | None]]:
+    """(verdict, reward) per completion, read back from `shape`'s answer as the trainer reads it (no reward
+    in vx's own: None)."""
+    if shape == "openrlhf":
+        logs = doc["extra_logs"]
+        return [(next(v for v in _VERDICTS if logs[f"vx_{v}"][k]), float(r)) for k, r in enumerate(doc["rewards"])]
+    if shape == "verl":
+        return [(next(v for v in _VERDICTS if s[f"vx_{v}"]), float(s["score"])) for s in doc["scores"]]
+    return [(x["verdict"], None) for x in doc["results"]]
+
+
+async def _post_groups(
+    url: str,
+    groups: list[tuple[str, list[str]]],
+    clients: int,
+    on_group: Any = None,
+    shape: str = "grade",
+    prompts: dict[str, str] | None = None,
+) -> dict:
+    """Each client posts the next group (in `shape`) as soon as its last one is answered; latencies per group."""
     todo = list(enumerate(groups))[::-1]
     answers: dict[int, Any] = {}
+    rewards: dict[int, Any] = {}
+    shapes: dict[int, str] = {}
     latency: dict[int, float] = {}
     errors: list[str] = []
 
     async def client(http: httpx.AsyncClient) -> None:
         while todo:
             i, (task, outputs) = todo.pop()
+            kind = _shape_of(shape, i)
+            path, body = request(kind, task, outputs, (prompts or {}).get(task, ""))
             t0 = time.perf_counter()
             try:
-                r = await http.post("/grade", json={"task_id": task, "solutions": outputs})
+                r = await http.post(path, json=body)
             except httpx.HTTPError as exc:
                 errors.append(f"{type(exc).__name__}")
                 continue
@@ -83,7 +150,10 @@ async def _post_groups(url: str, groups: list[tuple[str, list[str]]], clients: i
             if r.status_code != 200:
                 errors.append(f"{r.status_code} {r.text[:100]}")
                 continue
-            answers[i] = [x["verdict"] for x in r.json()["results"]]
+            read = answer(kind, r.json())
+            answers[i] = [v for v, _ in read]
+            rewards[i] = [x for _, x in read]
+            shapes[i] = kind
             if on_group is not None:
                 on_group(len(answers))
 
@@ -92,7 +162,14 @@ async def _post_groups(url: str, groups: list[tuple[str, list[str]]], clients: i
         t0 = time.perf_counter()
         await asyncio.gather(*(client(http) for _ in range(clients)))
         elapsed = time.perf_counter() - t0
-    return {"answers": answers, "latency": latency, "errors": errors, "elapsed": elapsed}
+    return {
+        "answers": answers,
+        "rewards": rewards,
+        "shapes": shapes,
+        "latency": latency,
+        "errors": errors,
+        "elapsed": elapsed,
+    }
 
 
 def _metric(text: str, name: str) -> float:
@@ -103,37 +180,74 @@ def _metric(text: str, name: str) -> float:
     )
 
 
-def run_groups(args: Any) -> int:
+def codet_groups(per_task: int) -> tuple[Path, dict[str, list[str]]] | None:
+    """CodeT's CodeGen-16B samples at the tasks of examples/humaneval: (family, task -> programs in order)."""
     import bench_apply
 
     from vx.families.family import Family
-    from vx.grading import grade_samples, open_tasks
-    from vx.ops.item import Item
-    from vx.verifier import Verifier
 
     if not bench_apply.CODET.is_dir():
         print(f"{bench_apply.CODET}: no CodeT samples: nothing to benchmark (skipped)")
-        return 0
+        return None
+    tasks = Family(HUMANEVAL).tasks
+    by_task: dict[str, list[str]] = {}
+    for _, task, program in bench_apply.load_codet(per_task):
+        if task in tasks:
+            by_task.setdefault(task, []).append(program)
+    return HUMANEVAL, by_task
+
+
+def family_groups(family_dir: Path) -> dict[str, list[str]]:
+    """A family's train answers that are text (a trainer's completions are text: the tools family's
+    function-calling-API answers, lists of calls, are left out), task -> answers in file order, each as a
+    trainer's decode hands it over (the end-of-turn tokens a model left at its end removed)."""
+    from vx.families.family import Family
+    from vx.reward.shapes import strip_end_tokens
+
+    by_task: dict[str, list[str]] = {}
+    for it in Family(family_dir).split("train").items:
+        if isinstance(it.output, str):
+            by_task.setdefault(it.task, []).append(strip_end_tokens(it.output))
+    return by_task
+
+
+def run_groups(args: Any) -> int:
+    from vx.families.family import Family
+    from vx.grading import grade_samples, open_tasks
+    from vx.ops.apply import apply_ops
+    from vx.ops.item import Item
+    from vx.reward.grader import DEFAULT_REWARDS
+    from vx.verifier import Verifier
+
+    g, e = args.group, args.epochs
+    per_task = g * e if not args.memory else 100
+    if args.family is None:
+        found = codet_groups(per_task)
+        if found is None:
+            return 0
+        family_dir, by_task = found
+        shape = args.shape or "grade"
+    else:
+        family_dir, by_task = args.family, family_groups(args.family)
+        shape = args.shape or "trainers"
     work = Path(tempfile.mkdtemp(prefix="vx-bench-groups-"))
-    fam = Family(HUMANEVAL)
+    fam = Family(family_dir)
     pool = fam.pool()
     ops = [o.name for o in pool.runnable() if o.name != pool.root_name]
     expr = work / "all.vx"
     expr.write_text("(any " + " ".join(ops) + ")\n", encoding="utf-8")  # bench_apply.py's expression: every op
-    g, e = args.group, args.epochs
-    per_task = g * e if not args.memory else 100
-    rows = [r for r in bench_apply.load_codet(per_task) if r[1] in fam.tasks]
-    by_task: dict[str, list[str]] = {}
-    for _, task, program in rows:
-        by_task.setdefault(task, []).append(program)
-    tasks = [t for t in by_task if len(by_task[t]) >= per_task]
+    tasks = [t for t in by_task if len(by_task[t]) >= (per_task if not args.memory else g)]
     if args.prompts:
         tasks = tasks[: args.prompts]
+    prompts = {t: chat_prompt(dict(fam.tasks[t])) for t in tasks}
     probes = work / "probes"
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "VX_PROBE_CACHE": str(probes)}
-    server, url, started = _start(expr, args.jobs, env, args.cache_mb)
+    server, url, started = _start(expr, family_dir, args.jobs, env, args.cache_mb)
     figures: dict[str, Any] = {
         "load_average_at_start": os.getloadavg(),
+        "family": str(family_dir),
+        "samples": "CodeT's CodeGen-16B HumanEval samples" if args.family is None else "the family's train answers",
+        "shape": shape,
         "prompts": len(tasks),
         "group": g,
         "epochs": e,
@@ -144,7 +258,13 @@ def run_groups(args: Any) -> int:
     }
     try:
         if args.memory:
-            groups = [(t, by_task[t][k * g : (k + 1) * g]) for k in range(100 // g) for t in tasks][: args.memory]
+            rounds = max(len(by_task[t]) for t in tasks) // g
+            groups = [
+                (t, by_task[t][k * g : (k + 1) * g])
+                for k in range(rounds)
+                for t in tasks
+                if len(by_task[t]) >= (k + 1) * g
+            ][: args.memory]
             samples: list[tuple[int, int]] = []
             parent: list[float] = []
             cache_mb: list[float] = []
@@ -155,7 +275,7 @@ def run_groups(args: Any) -> int:
                     parent.append(round(_rss_kb(server.pid, children=False) / 1024, 1))
                     cache_mb.append(round(_metric(httpx.get(f"{url}/metrics").text, "vx_cache_bytes") / 2**20, 1))
 
-            run = asyncio.run(_post_groups(url, groups, args.clients, sample))
+            run = asyncio.run(_post_groups(url, groups, args.clients, sample, shape, prompts))
             base = samples[1][1] if len(samples) > 1 else samples[0][1]
             figures["memory"] = {
                 "groups": len(run["answers"]),
@@ -176,11 +296,20 @@ def run_groups(args: Any) -> int:
 
             def through_bench_apply() -> float:
                 """attempts/s of bench_apply.py's grading of the same groups, one epoch a batch (a task's G
-                attempts are each other's peers, as in the server), the probe store the server filled."""
+                attempts are each other's peers, as in the server), the probe store the server filled:
+                CodeT's through bench_apply.grade, a family's through apply_ops as bench_tools_apply.py
+                applies its pool (no verdict cache)."""
+                import bench_apply
+
                 n = seconds = 0.0
                 for k, gs in enumerate(posted):
                     items = [Item(id=f"{t}#e{k}s{j}", task=t, output=o) for t, os_ in gs for j, o in enumerate(os_)]
-                    took, _ = bench_apply.grade(fam, items, args.jobs, probes_dir=probes)
+                    if args.family is None:
+                        took, _ = bench_apply.grade(fam, items, args.jobs, probes_dir=probes)
+                    else:
+                        t0 = time.perf_counter()
+                        apply_ops(pool, items, fam.tasks, jobs=args.jobs, cache=None, progress=False, peers={})
+                        took = time.perf_counter() - t0
                     n, seconds = n + len(items), seconds + took
                 return n / seconds
 
@@ -189,7 +318,7 @@ def run_groups(args: Any) -> int:
             for k in range(e):
                 groups = posted[k]
                 m0 = httpx.get(f"{url}/metrics").text
-                run = asyncio.run(_post_groups(url, groups, args.clients))
+                run = asyncio.run(_post_groups(url, groups, args.clients, None, shape, prompts))
                 m1 = httpx.get(f"{url}/metrics").text
                 lat = list(run["latency"].values())
                 n = sum(len(a) for a in run["answers"].values())
@@ -197,6 +326,10 @@ def run_groups(args: Any) -> int:
                     {
                         "epoch": k + 1,
                         "completions": n,
+                        "completions_by_shape": {
+                            s: sum(len(run["answers"][i]) for i in run["answers"] if run["shapes"][i] == s)
+                            for s in sorted(set(run["shapes"].values()))
+                        },
                         "errors": run["errors"][:5],
                         "elapsed_s": round(run["elapsed"], 1),
                         "completions_per_s": round(n / run["elapsed"], 2),
@@ -209,10 +342,10 @@ def run_groups(args: Any) -> int:
                         "shared_identical": _metric(m1, "vx_shared_verdicts_total")
                         - _metric(m0, "vx_shared_verdicts_total"),
                         "op_calls": _metric(m1, "vx_op_calls_total") - _metric(m0, "vx_op_calls_total"),
-                        "answers": run["answers"],
+                        "run": run,
                     }
                 )
-            store_after = len(list(probes.glob("**/*.json")))
+            store_after = len(list(probes.glob("**/*.json"))) if probes.is_dir() else 0
             figures["probe_store"] = {
                 "tasks_prepared_at_start": store_before,
                 "tasks_generated_while_serving": store_after - store_before,
@@ -234,21 +367,39 @@ def run_groups(args: Any) -> int:
             )
             figures["load_average_at_end"] = os.getloadavg()
             v = Verifier.load(expr, fam)
-            differing = 0
+            differing: dict[str, int] = {}
+            rewards_differing: dict[str, int] = {}
+            verdicts: dict[str, int] = dict.fromkeys(_VERDICTS, 0)
             t0 = time.perf_counter()
             for k, gs in enumerate(posted):
                 path = work / f"epoch{k}.jsonl"
                 path.write_text("".join(json.dumps({"task_id": t, "solution": o}) + "\n" for t, os_ in gs for o in os_))
                 graded = grade_samples(
-                    v, open_tasks(str(HUMANEVAL / "tasks.jsonl")), [path], jobs=args.jobs, cache=None, anchor=False
+                    v, open_tasks(str(family_dir / "tasks.jsonl")), [path], jobs=args.jobs, cache=None, anchor=False
                 )
                 expected = [f.value for f in graded.evaluation.grading.finals]
-                got = [x for i in range(len(gs)) for x in epochs[k]["answers"][i]]
-                differing += sum(a != b for a, b in zip(got, expected)) + abs(len(got) - len(expected))
+                run = epochs[k]["run"]
+                at = 0
+                for i, (_, os_) in enumerate(gs):
+                    want = expected[at : at + len(os_)]
+                    at += len(os_)
+                    for verdict in want:
+                        verdicts[verdict] += 1
+                    kind = run["shapes"].get(i, _shape_of(shape, i))
+                    got = run["answers"].get(i, [])
+                    differing[kind] = differing.get(kind, 0) + sum(a != b for a, b in zip(got, want))
+                    differing[kind] += abs(len(got) - len(want))
+                    paid = run["rewards"].get(i, [])
+                    if kind != "grade":
+                        rewards_differing[kind] = rewards_differing.get(kind, 0) + abs(len(paid) - len(want))
+                        rewards_differing[kind] += sum(r != DEFAULT_REWARDS[w] for r, w in zip(paid, want))
             figures["vx_grade_attempts_per_s"] = round(total_n / (time.perf_counter() - t0), 2)
-            figures["verdicts_differing_from_vx_grade"] = differing
+            figures["vx_grade_verdicts"] = verdicts
+            figures["verdicts_differing_from_vx_grade_by_shape"] = differing
+            figures["rewards_differing_from_vx_grade_by_shape"] = rewards_differing
+            figures["verdicts_differing_from_vx_grade"] = sum(differing.values())
             for x in epochs:
-                x.pop("answers")
+                x.pop("run")
             figures["epochs"] = epochs
     finally:
         server.send_signal(signal.SIGTERM)
@@ -258,5 +409,9 @@ def run_groups(args: Any) -> int:
     print(text)
     if args.out:
         args.out.write_text(text + "\n", encoding="utf-8")
-    bad = figures.get("verdicts_differing_from_vx_grade", 0) or (figures.get("memory", {}).get("errors", 0))
+    bad = (
+        figures.get("verdicts_differing_from_vx_grade", 0)
+        or sum(figures.get("rewards_differing_from_vx_grade_by_shape", {}).values())
+        or figures.get("memory", {}).get("errors", 0)
+    )
     return 1 if bad else 0
