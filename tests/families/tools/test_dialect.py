@@ -54,6 +54,14 @@ def test_a_function_reads_its_params_required_and_defaults():
         ("Defaults to the current season if not provided.", "string", NO_DEFAULT),
         ("Default is all if not specified.", "string", NO_DEFAULT),
         ("The number.", "integer", NO_DEFAULT),
+        # written after the value
+        ("Type of gas, with air as default.", "string", "air"),
+        ("Optional, 'Nominal' by default.", "string", "Nominal"),
+        ("If not given, assumes it's 0 as default.", "integer", 0),
+        ("True if years ago is to be calculated. False by default", "boolean", False),
+        ("If not specified, search for 'all' types by default.", "string", NO_DEFAULT),
+        ("If not provided, all venues will be considered by default.", "string", NO_DEFAULT),
+        ("Metrics to retrieve; all of them are returned by default.", "string", NO_DEFAULT),
     ],
 )
 def test_defaults_documented_in_words(text, type_, want):

@@ -109,6 +109,12 @@ _DEFAULT = re.compile(
     r"|(?P<word>[A-Za-z][\w-]*(?: [A-Za-z][\w-]*){0,2}))",
     re.IGNORECASE,
 )
+#: A default written after its value: "with air as default", "'metric' by default", "0 as default".
+_DEFAULT_AFTER = re.compile(
+    r"(?:'(?P<sq>[^']{1,80})'|\"(?P<dq>[^\"]{1,80})\"|(?P<num>[-+]?\d[\d_]*(?:\.\d+)?)|\b(?P<word>[A-Za-z][\w-]*))"
+    r"\s+(?P<link>as|by)\s+(?:the\s+)?default\b",
+    re.IGNORECASE,
+)
 _NOT_A_VALUE = re.compile(
     r"^(?:is|to|the|a|an|all|any|none|not|no|current|that|if|this|when|value|used|will|it|be|set|none of)\b", re.I
 )
@@ -116,25 +122,49 @@ _NOT_A_VALUE = re.compile(
 
 def documented_default(description: str, type_: str) -> Any:
     """The default a parameter's description documents ("Default is 'NASDAQ'", "defaults to 5", "Default:
-    true"), as a value of the parameter's type; `NO_DEFAULT` when it documents none it can read. Phrases
-    such as "Default is all venues" or "defaults to the current season" are not values: `NO_DEFAULT`."""
-    for m in _DEFAULT.finditer(description or ""):
-        if m.group("sq") is not None or m.group("dq") is not None:
-            text = m.group("sq") if m.group("sq") is not None else m.group("dq")
-            return _as_type(text, type_, quoted=True)
-        if m.group("num") is not None:
-            return _as_type(m.group("num"), type_, quoted=False)
-        word = m.group("word") or ""
-        low = word.lower()
-        if low in ("true", "false"):
-            return _as_type(low, type_, quoted=False)
-        if low in ("none", "null"):
-            return None
-        if _NOT_A_VALUE.match(word):
-            continue
-        if type_ in ("string", "any"):
-            return word.split(" if ")[0].strip()
+    true"; or after the value, "with air as default", "'metric' by default"), as a value of the parameter's
+    type; `NO_DEFAULT` when it documents none it can read. Phrases such as "Default is all venues" or
+    "defaults to the current season" are not values: `NO_DEFAULT`."""
+    for pattern, after in ((_DEFAULT, False), (_DEFAULT_AFTER, True)):
+        for m in pattern.finditer(description or ""):
+            value = _default_of(m, type_, after=after)
+            if value is not _SKIP:
+                return value
     return NO_DEFAULT
+
+
+_SKIP = object()
+
+
+def _default_of(m: re.Match[str], type_: str, *, after: bool) -> Any:
+    """The value one default phrase gives; `_SKIP` when its words are not a value (look further)."""
+    if m.group("sq") is not None or m.group("dq") is not None:
+        text = m.group("sq") if m.group("sq") is not None else m.group("dq")
+        return _as_type(text, type_, quoted=True)
+    if m.group("num") is not None:
+        return _as_type(m.group("num"), type_, quoted=False)
+    word = m.group("word") or ""
+    low = word.lower()
+    if low in ("true", "false"):
+        return _as_type(low, type_, quoted=False)
+    if low in ("none", "null") and not after:
+        return None
+    # a bare word before "by default" is mostly a verb or a noun of the sentence ("returned by default", "'all'
+    # types by default"); before "as default" it is the value ("with air as default")
+    bare_by = after and m.group("link").lower() == "by"
+    if _NOT_A_VALUE.match(word) or (after and low in _NOT_BEFORE_DEFAULT) or bare_by:
+        return _SKIP
+    if type_ in ("string", "any"):
+        return word.split(" if ")[0].strip()
+    return _SKIP
+
+
+#: Words that stand before "as default" / "by default" without being the value ("set by default",
+#: "enabled by default", "returned as default").
+_NOT_BEFORE_DEFAULT = frozenset(
+    "set used enabled disabled included excluded returned shown applied selected chosen assumed considered "
+    "taken given treated provided specified searched sorted ordered and or".split()
+)
 
 
 def _as_type(text: str, type_: str, *, quoted: bool) -> Any:
