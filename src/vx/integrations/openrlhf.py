@@ -18,35 +18,16 @@ queries of one call that answer the same task are graded together.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from vx.integrations.common import IntegrationError
-from vx.integrations.rewards import RewardSource
-from vx.reward.shapes import Row, extract_output, strip_end_tokens
+from vx.integrations.rewards import SourcedReward
+from vx.reward.shapes import Row, strip_end_tokens
 from vx.reward.tasks import UnknownTask
-from vx.verifier import Verifier
 
 
-class VxRewardFunc:
+class VxRewardFunc(SourcedReward):
     """OpenRLHF's ``reward_func(queries, prompts, labels)`` (see the module docstring)."""
-
-    def __init__(
-        self,
-        verifier: Verifier | str | Path,
-        *,
-        rewards: Mapping[str, float] | None = None,
-        extract: bool = True,
-        jobs: int | None = 2,
-        timeout: float = 10.0,
-        deadline: float = 60.0,
-        token: str | None = None,
-    ) -> None:
-        self.source = RewardSource(
-            verifier, rewards=rewards, jobs=jobs, timeout=timeout, deadline=deadline, token=token
-        )
-        self.extract = extract
 
     def __call__(self, queries: Any, prompts: Any = None, labels: Any = None, **kwargs: Any) -> dict[str, Any]:
         queries = list(queries)
@@ -64,7 +45,7 @@ class VxRewardFunc:
                 tid = self.source.find(task_id=label, prompt=prompt or str(query), where=f"query {i}")
             except UnknownTask as exc:
                 raise IntegrationError(str(exc)) from None
-            rows.append(Row(tid, extract_output(response) if self.extract else response))
+            rows.append(Row(tid, self.output(response)))
         verdicts = self.source.grade(rows)
         values = [self.source.reward(v) for v, _ in verdicts]
         return {
@@ -72,9 +53,6 @@ class VxRewardFunc:
             "scores": values,
             "extra_logs": {f"vx_{k}": [float(v == k) for v, _ in verdicts] for k in ("pass", "fail", "abstain")},
         }
-
-    def close(self) -> None:
-        self.source.close()
 
 
 __all__ = ["VxRewardFunc"]

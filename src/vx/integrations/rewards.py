@@ -19,7 +19,7 @@ from typing import Any
 
 from vx.integrations.common import IntegrationError, OptionError, check_jobs, check_rewards, check_timeout
 from vx.reward.grader import DEFAULT_REWARDS, GroupGrader
-from vx.reward.shapes import Row
+from vx.reward.shapes import Row, extract_output
 from vx.reward.tasks import TaskIndex
 from vx.verifier import Verifier
 
@@ -126,4 +126,33 @@ class RewardSource:
             self.grader.close()
 
 
-__all__ = ["RewardSource"]
+class SourcedReward:
+    """A trainer's reward callable grading through a :class:`RewardSource`, with the options every such
+    callable takes: ``rewards`` (a number per verdict), ``extract`` (grade the program read out of a markdown
+    answer rather than the whole text), ``jobs``, ``timeout``, ``deadline`` and ``token`` (for a URL)."""
+
+    def __init__(
+        self,
+        verifier: Verifier | str | Path,
+        *,
+        rewards: Mapping[str, float] | None = None,
+        extract: bool = True,
+        jobs: int | None = 2,
+        timeout: float = 10.0,
+        deadline: float = 60.0,
+        token: str | None = None,
+    ) -> None:
+        self.source = RewardSource(
+            verifier, rewards=rewards, jobs=jobs, timeout=timeout, deadline=deadline, token=token
+        )
+        self.extract = extract
+
+    def output(self, text: str) -> str:
+        """What is graded of a completion's text."""
+        return extract_output(text) if self.extract else text
+
+    def close(self) -> None:
+        self.source.close()
+
+
+__all__ = ["RewardSource", "SourcedReward"]

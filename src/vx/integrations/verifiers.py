@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from vx.integrations.common import IntegrationError
-from vx.integrations.rewards import RewardSource
-from vx.reward.shapes import Row, extract_output
+from vx.integrations.rewards import SourcedReward
+from vx.reward.shapes import Row
 from vx.reward.tasks import UnknownTask
 from vx.verifier import Verifier
 
@@ -69,7 +69,10 @@ def vx_group_reward(
     name: str = "vx_reward",
 ) -> Any:
     """A ``verifiers`` group reward function grading each group with `verifier` (see the module docstring)."""
-    source = RewardSource(verifier, rewards=rewards, jobs=jobs, timeout=timeout, deadline=deadline, token=token)
+    sourced = SourcedReward(
+        verifier, rewards=rewards, extract=extract, jobs=jobs, timeout=timeout, deadline=deadline, token=token
+    )
+    source = sourced.source
 
     def rows_of(prompts: Any, completions: Any, answers: Any, infos: Any) -> list[Row]:
         n = len(completions)
@@ -90,7 +93,7 @@ def vx_group_reward(
                 )
             except UnknownTask as exc:
                 raise IntegrationError(str(exc)) from None
-            rows.append(Row(tid, extract_output(text) if extract else text))
+            rows.append(Row(tid, sourced.output(text)))
         return rows
 
     async def reward(

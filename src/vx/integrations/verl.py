@@ -24,35 +24,19 @@ else ``"{data_source}/{extra_info['index']}"``, else the task whose prompt is ``
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from vx.integrations.common import IntegrationError, as_list
-from vx.integrations.rewards import RewardSource
-from vx.reward.shapes import Row, extract_output
+from vx.integrations.rewards import SourcedReward
+from vx.reward.shapes import Row
 from vx.reward.tasks import UnknownTask
-from vx.verifier import Verifier
 
 
-class VxComputeScore:
+class VxComputeScore(SourcedReward):
     """verl's ``compute_score``, both forms (see the module docstring)."""
 
-    def __init__(
-        self,
-        verifier: Verifier | str | Path,
-        *,
-        rewards: Mapping[str, float] | None = None,
-        extract: bool = True,
-        jobs: int | None = 2,
-        timeout: float = 10.0,
-        deadline: float = 60.0,
-        token: str | None = None,
-    ) -> None:
-        self.source = RewardSource(
-            verifier, rewards=rewards, jobs=jobs, timeout=timeout, deadline=deadline, token=token
-        )
-        self.extract = extract
-        self.__name__ = "compute_score"
+    #: the name verl's loader looks the function up by, as an instance's ``__name__``
+    __name__ = "compute_score"
 
     def __call__(self, **kwargs: Any) -> Any:
         if "solution_strs" in kwargs:
@@ -97,14 +81,11 @@ class VxComputeScore:
             )
         except UnknownTask as exc:
             raise IntegrationError(str(exc)) from None
-        return Row(tid, extract_output(solution) if self.extract else solution)
+        return Row(tid, self.output(solution))
 
     def _score(self, verdict: tuple[str, str | None]) -> dict[str, float]:
         v = verdict[0]
         return {"score": self.source.reward(v), **{f"vx_{k}": float(v == k) for k in ("pass", "fail", "abstain")}}
-
-    def close(self) -> None:
-        self.source.close()
 
 
 __all__ = ["VxComputeScore"]
