@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from vx.cli.common import family_option
 from vx.cli.fmt import vx_files
 from vx.dsl.check import check as check_node
 from vx.dsl.parse import VxSyntaxError, parse_located, render_diagnostic
@@ -103,12 +104,8 @@ def check_text(text: str, filename: str, known_ops: Iterable[str] | None) -> tup
     metavar="A,B,C",
     help="Comma-separated names of the ops that exist; any other op is an error.",
 )
-@click.option(
-    "--family",
-    "family_dir",
-    default=None,
-    type=click.Path(exists=True, file_okay=False),
-    help="Take the known ops from this family's op pool (default: the family.toml found above each file, if any).",
+@family_option(
+    "Take the known ops from this family's op pool (default: the family.toml found above each file, if any)."
 )
 def check(paths: tuple[str, ...], ops: str | None, family_dir: str | None) -> None:
     """Check .vx files: syntax, unknown ops (with the nearest names), duplicate children,

@@ -123,6 +123,46 @@ def show_option(default: int, what: str) -> Callable:
     )
 
 
+def family_option(help: str) -> Callable:
+    """``--family DIR``: the family directory a command reads (into ``family_dir``)."""
+    return click.option(
+        "--family", "family_dir", type=click.Path(exists=True, file_okay=False), default=None, help=help
+    )
+
+
+def json_option(help: str) -> Callable:
+    """``--json``: print the result as JSON (into ``as_json``)."""
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
+def file_option(*names: str, help: str, metavar: str = "FILE") -> Callable:
+    """An option naming a file a command writes (no default: not written unless named)."""
+    return click.option(*names, type=click.Path(dir_okay=False), default=None, metavar=metavar, help=help)
+
+
+def export_options(rows: str, noun: str) -> Callable:
+    """``-o/--export FILE``, ``--csv-formulas`` and ``--html FILE``: one row per `noun` (`rows` says what a
+    row holds) written as a table file, and a page browsing every `noun`."""
+    export = file_option(
+        "--export",
+        "-o",
+        "export_path",
+        help=f"Write one row per {noun} ({rows}) to FILE: .csv, .jsonl or .parquet (needs pyarrow).",
+    )
+    formulas = click.option(
+        "--csv-formulas",
+        is_flag=True,
+        help="In a .csv export, write cells that begin with = + - @ or a tab as they are (by default they "
+        "get a leading ' so that a spreadsheet shows them as text instead of running them as formulas).",
+    )
+    html = file_option(
+        "--html",
+        "html_path",
+        help=f"Write a self-contained page browsing every {noun} (filters, failure capsules) to FILE.",
+    )
+    return lambda fn: export(formulas(html(fn)))
+
+
 def cache_options(fn: Callable) -> Callable:
     fn = click.option("--no-cache", is_flag=True, help="Do not read or write the verdict cache.")(fn)
     fn = click.option(

@@ -13,6 +13,7 @@ from vx.cli.common import (
     console,
     dump_document,
     esc,
+    family_option,
     fmt_num,
     friendly_errors,
     open_cache,
@@ -32,13 +33,7 @@ from vx.cli.common import (
     help="The labeled split both verifiers are graded on.",
 )
 @click.option("--seeds", is_flag=True, help="PATHS are run files: compare each run's seed with its evolved verifier.")
-@click.option(
-    "--family",
-    "family_dir",
-    type=click.Path(exists=True, file_okay=False),
-    default=None,
-    help="The family (default: found above the .vx files, or recorded in the runs).",
-)
+@family_option("The family (default: found above the .vx files, or recorded in the runs).")
 @click.option(
     "--permutations",
     type=POSITIVE_INT,

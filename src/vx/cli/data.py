@@ -10,7 +10,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vx.cli.common import COUNT, POSITIVE, POSITIVE_INT, UserError, console, err_console, esc
+from vx.cli.common import COUNT, POSITIVE, POSITIVE_INT, UserError, console, err_console, esc, json_option
 
 
 @contextmanager
@@ -69,16 +69,25 @@ def _report(report: Any, as_json: bool = False) -> None:
         err_console.print(f"[yellow]note:[/] {esc(note)}")
 
 
-def _wrap_errors(fn: Any, *args: Any, **kwargs: Any) -> Any:
+@contextmanager
+def _building(*errors: type[Exception]) -> Iterator[Any]:
+    """A build's progress callback (`_progress_bars`); the builder's own `errors` become messages for people."""
+    try:
+        with _progress_bars() as progress:
+            yield progress
+    except errors as exc:
+        raise UserError(str(exc)) from None
+
+
+def _code_errors() -> tuple[type[Exception], ...]:
+    """The errors a code family's build reports to a person: bad data, an impossible split, a failing
+    reference, no sandbox."""
     from vx.families.code.data.groundtruth import GroundTruthError
     from vx.families.code.data.tasks import DataError
     from vx.families.split import SplitError
     from vx.sandbox import SandboxUnavailable
 
-    try:
-        return fn(*args, **kwargs)
-    except (DataError, SplitError, GroundTruthError, SandboxUnavailable) as exc:
-        raise UserError(str(exc)) from None
+    return (DataError, SplitError, GroundTruthError, SandboxUnavailable)
 
 
 @click.group("data")
@@ -91,16 +100,39 @@ def build_group() -> None:
     """Build a family directory (tasks, train/dev/locked splits, family.toml)."""
 
 
+def _out_option(help: str = "Family directory to write (created if needed).") -> Any:
+    return click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help=help)
+
+
+def _seed_option(help: str) -> Any:
+    return click.option("--seed", type=int, default=0, show_default=True, help=help)
+
+
+def _n_locked_option(default: int | None = None, help: str = "Minimum number of locked items.") -> Any:
+    return click.option("--n-locked", type=POSITIVE_INT, default=default, show_default=default is not None, help=help)
+
+
+def _seed_expr_option(default: str = "an existing seed.vx is kept") -> Any:
+    return click.option(
+        "--seed-expr",
+        type=click.Path(exists=True, dir_okay=False),
+        help=f"A .vx file to copy into the family as seed.vx ({default}).",
+    )
+
+
+def _per_task_option(what: str) -> Any:
+    return click.option(
+        "--per-task", type=POSITIVE_INT, default=None, help=f"Keep a seeded subsample of at most N {what}."
+    )
+
+
+_json_counts = json_option("Print the counts as JSON (machine-readable).")
+
+
 _common = [
-    click.option(
-        "--out",
-        "out_dir",
-        required=True,
-        type=click.Path(file_okay=False),
-        help="Family directory to write (created if needed).",
-    ),
-    click.option("--seed", type=int, default=0, show_default=True, help="Seed for mutants and splits."),
-    click.option("--n-locked", type=POSITIVE_INT, default=None, help="Minimum number of locked items."),
+    _out_option(),
+    _seed_option("Seed for mutants and splits."),
+    _n_locked_option(),
     click.option(
         "--jobs", "-j", "workers", type=POSITIVE_INT, default=None, help="Sandboxes run at once (default: CPU count)."
     ),
@@ -117,11 +149,7 @@ _common = [
         type=click.Path(file_okay=False),
         help="Where expected outputs are cached (default: ~/.cache/vx/code-expected).",
     ),
-    click.option(
-        "--seed-expr",
-        type=click.Path(exists=True, dir_okay=False),
-        help="A .vx file to copy into the family as seed.vx (an existing seed.vx is kept).",
-    ),
+    _seed_expr_option(),
     click.option(
         "--dev-draw",
         type=click.Choice(["stratified", "gross"]),
@@ -180,9 +208,7 @@ def _with_common(fn: Any) -> Any:
     help="CodeT's task file mapping its prompts to task ids (default: HumanEval_for_code_generation.jsonl "
     "beside the samples file).",
 )
-@click.option(
-    "--per-task", type=POSITIVE_INT, default=None, help="Keep a seeded subsample of at most N attempts per task."
-)
+@_per_task_option("attempts per task")
 @click.option(
     "--dataset",
     type=click.Choice(["humaneval+", "humaneval"]),
@@ -209,7 +235,7 @@ def _with_common(fn: Any) -> Any:
     show_default=True,
     help="hard: only tasks some attempt fails; all: every task with attempts.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON (machine-readable).")
+@_json_counts
 def build_humaneval_cmd(
     out_dir: str,
     seed: int,
@@ -233,7 +259,7 @@ def build_humaneval_cmd(
     model samples (--samples, several files, CodeT's many attempts per task) labelled by hidden tests."""
     from vx.families.code.data.build import SamplesBuild, build_humaneval, build_humaneval_samples
 
-    with _progress_bars() as progress:
+    with _building(*_code_errors()) as progress:
         if samples:
             options = SamplesBuild(
                 seed=seed,
@@ -251,15 +277,14 @@ def build_humaneval_cmd(
                 progress=progress,
                 dev_draw=dev_draw,
             )
-            report = _wrap_errors(build_humaneval_samples, list(samples), out_dir, options)
+            report = build_humaneval_samples(list(samples), out_dir, options)
         else:
             for flag, value in (("--tests", tests_path), ("--per-task", per_task), ("--codet-tasks", codet_tasks)):
                 if value is not None:
                     raise UserError(
                         f"{flag} needs --samples (the bundled build makes mutants of the canonical solutions)"
                     )
-            report = _wrap_errors(
-                build_humaneval,
+            report = build_humaneval(
                 out_dir,
                 seed=seed,
                 n_mutants=n_mutants,
@@ -295,10 +320,8 @@ def build_humaneval_cmd(
     show_default=True,
     help="hard: only tasks that some given sample fails; all: every MBPP+ task in the samples.",
 )
-@click.option(
-    "--per-task", type=POSITIVE_INT, default=None, help="Keep a seeded subsample of at most N attempts per task."
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON (machine-readable).")
+@_per_task_option("attempts per task")
+@_json_counts
 @_with_common
 def build_mbpp_cmd(
     samples: tuple[str, ...],
@@ -317,7 +340,7 @@ def build_mbpp_cmd(
     """An MBPP+ family from real model outputs read from local files (no download)."""
     from vx.families.code.data.build import SamplesBuild, build_mbpp
 
-    with _progress_bars() as progress:
+    with _building(*_code_errors()) as progress:
         options = SamplesBuild(
             seed=seed,
             data_dir=data_dir,
@@ -330,7 +353,7 @@ def build_mbpp_cmd(
             per_task=per_task,
             dev_draw=dev_draw,
         )
-        report = _wrap_errors(build_mbpp, list(samples), out_dir, options)
+        report = build_mbpp(list(samples), out_dir, options)
     _report(report, as_json)
 
 
@@ -341,31 +364,16 @@ def build_mbpp_cmd(
     type=click.Path(exists=True),
     help="Hand-written task sources: a folder of *.toml files (e.g. examples/report/sources) or one file.",
 )
-@click.option(
-    "--out",
-    "out_dir",
-    required=True,
-    type=click.Path(file_okay=False),
-    help="Family directory to write (created if needed).",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed for degradations and splits.")
-@click.option("--n-locked", type=POSITIVE_INT, default=40, show_default=True, help="Minimum number of locked items.")
-@click.option(
-    "--seed-expr",
-    type=click.Path(exists=True, dir_okay=False),
-    help="A .vx file to copy into the family as seed.vx (an existing seed.vx is kept).",
-)
+@_out_option()
+@_seed_option("Seed for degradations and splits.")
+@_n_locked_option(40)
+@_seed_expr_option()
 def build_report_cmd(sources: str, out_dir: str, seed: int, n_locked: int, seed_expr: str | None) -> None:
     """The report family: hand-written tasks, golden sections and systematic degradations (offline)."""
     from vx.families.report.data.build import BuildError, build_family
 
-    try:
-        with _progress_bars() as progress:
-            report = build_family(
-                sources, out_dir, seed=seed, n_locked=n_locked, seed_expr=seed_expr, progress=progress
-            )
-    except BuildError as exc:
-        raise UserError(str(exc)) from None
+    with _building(BuildError) as progress:
+        report = build_family(sources, out_dir, seed=seed, n_locked=n_locked, seed_expr=seed_expr, progress=progress)
     _report(report)
 
 
@@ -376,15 +384,9 @@ def build_report_cmd(sources: str, out_dir: str, seed: int, n_locked: int, seed_
     type=click.Path(exists=True, dir_okay=False),
     help="defog's question file with gold SQL (sql-eval data/questions_gen_postgres.csv).",
 )
-@click.option(
-    "--out",
-    "out_dir",
-    required=True,
-    type=click.Path(file_okay=False),
-    help="Family directory to write (created if needed).",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed for mutants and splits.")
-@click.option("--n-locked", type=POSITIVE_INT, default=40, show_default=True, help="Minimum number of locked items.")
+@_out_option()
+@_seed_option("Seed for mutants and splits.")
+@_n_locked_option(40)
 @click.option(
     "--mutants",
     "max_mutants",
@@ -413,11 +415,7 @@ def build_report_cmd(sources: str, out_dir: str, seed: int, n_locked: int, seed_
     show_default=True,
     help="Dialect of the question file's gold SQL (defog ships postgres and sqlite files).",
 )
-@click.option(
-    "--seed-expr",
-    type=click.Path(exists=True, dir_okay=False),
-    help="A .vx file to copy into the family as seed.vx (default: keep an existing one, else the built-in seed).",
-)
+@_seed_expr_option("default: keep an existing one, else the built-in seed")
 def build_sql_cmd(
     questions: str,
     out_dir: str,
@@ -435,22 +433,19 @@ def build_sql_cmd(
     from vx.families.sql.defog import DataError
     from vx.families.sql.warehouse import WarehouseError
 
-    try:
-        with _progress_bars() as progress:
-            report = build_sql(
-                questions,
-                out_dir,
-                seed=seed,
-                n_locked=n_locked,
-                max_mutants=max_mutants,
-                timeout=query_timeout,
-                seed_expr=seed_expr,
-                backend=backend,
-                source_dialect=source_dialect,
-                progress=progress,
-            )
-    except (BuildError, DataError, WarehouseError) as exc:
-        raise UserError(str(exc)) from None
+    with _building(BuildError, DataError, WarehouseError) as progress:
+        report = build_sql(
+            questions,
+            out_dir,
+            seed=seed,
+            n_locked=n_locked,
+            max_mutants=max_mutants,
+            timeout=query_timeout,
+            seed_expr=seed_expr,
+            backend=backend,
+            source_dialect=source_dialect,
+            progress=progress,
+        )
     _report(report)
 
 
@@ -461,13 +456,7 @@ def build_sql_cmd(
     type=click.Path(exists=True, file_okay=False),
     help="The Spider folder: questions.jsonl, databases/<db_id>.sql, samples/*.jsonl (e.g. ../shared/data/sql/spider).",
 )
-@click.option(
-    "--out",
-    "out_dir",
-    required=True,
-    type=click.Path(file_okay=False),
-    help="Family directory to write (created if needed).",
-)
+@_out_option()
 @click.option(
     "--samples",
     "samples",
@@ -490,11 +479,9 @@ def build_sql_cmd(
     help="Dev failures: clear ones (gross), or stratified by the teacher's evidence (wrong rows, empty vs "
     "rows, does not run).",
 )
-@click.option(
-    "--per-task", type=POSITIVE_INT, default=None, help="Keep a seeded subsample of at most N attempts per question."
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed for the subsample and the splits.")
-@click.option("--n-locked", type=POSITIVE_INT, default=None, help="Minimum number of locked items (default: a third).")
+@_per_task_option("attempts per question")
+@_seed_option("Seed for the subsample and the splits.")
+@_n_locked_option(help="Minimum number of locked items (default: a third).")
 @click.option(
     "--variants",
     "n_variants",
@@ -510,13 +497,8 @@ def build_sql_cmd(
     show_default=True,
     help="Time limit per query, in seconds (Spider's evaluator uses 10).",
 )
-@click.option(
-    "--seed-expr",
-    type=click.Path(exists=True, dir_okay=False),
-    help="A .vx file to copy into the family as seed.vx (default: keep an existing one, else the "
-    "built-in gold-free seed).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON (machine-readable).")
+@_seed_expr_option("default: keep an existing one, else the built-in gold-free seed")
+@_json_counts
 def build_spider_cmd(
     data_dir: str,
     out_dir: str,
@@ -538,23 +520,20 @@ def build_spider_cmd(
     from vx.families.sql.data.spider import SpiderBuild, build_spider
     from vx.families.sql.warehouse import WarehouseError
 
-    try:
-        with _progress_bars() as progress:
-            options = SpiderBuild(
-                samples=list(samples) or None,
-                per_task=per_task,
-                seed=seed,
-                n_locked=n_locked,
-                n_variants=n_variants,
-                timeout=query_timeout,
-                seed_expr=seed_expr,
-                progress=progress,
-                samples_dir=samples_dir,
-                dev_draw=dev_draw,
-            )
-            report = build_spider(data_dir, out_dir, options)
-    except (BuildError, DataError, SplitError, WarehouseError) as exc:
-        raise UserError(str(exc)) from None
+    with _building(BuildError, DataError, SplitError, WarehouseError) as progress:
+        options = SpiderBuild(
+            samples=list(samples) or None,
+            per_task=per_task,
+            seed=seed,
+            n_locked=n_locked,
+            n_variants=n_variants,
+            timeout=query_timeout,
+            seed_expr=seed_expr,
+            progress=progress,
+            samples_dir=samples_dir,
+            dev_draw=dev_draw,
+        )
+        report = build_spider(data_dir, out_dir, options)
     _report(report, as_json)
 
 
@@ -565,13 +544,7 @@ def build_spider_cmd(
     type=click.Path(exists=True, file_okay=False),
     help="BFCL's data: single/<category>.jsonl.gz (single-turn answers) and multi/ (e.g. ../shared/data/tools).",
 )
-@click.option(
-    "--out",
-    "out_dir",
-    required=True,
-    type=click.Path(file_okay=False),
-    help="Family directory to write (created if needed); with --kind both, it holds single/ and multi/.",
-)
+@_out_option("Family directory to write (created if needed); with --kind both, it holds single/ and multi/.")
 @click.option(
     "--kind",
     type=click.Choice(["single", "multi", "both"]),
@@ -586,11 +559,9 @@ def build_spider_cmd(
     help="A single-turn category to include (repeat; default: simple, multiple_function, parallel_function, "
     "parallel_multiple_function, relevance).",
 )
-@click.option(
-    "--per-task", type=POSITIVE_INT, default=None, help="Keep a seeded subsample of at most N answers per question."
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed for the subsample and the splits.")
-@click.option("--n-locked", type=POSITIVE_INT, default=None, help="Minimum number of locked items (default: a third).")
+@_per_task_option("answers per question")
+@_seed_option("Seed for the subsample and the splits.")
+@_n_locked_option(help="Minimum number of locked items (default: a third).")
 @click.option(
     "--dev-draw",
     type=click.Choice(["stratified", "gross"]),
@@ -605,11 +576,7 @@ def build_spider_cmd(
     help="Do not re-derive the labels with BFCL's checker (bfcl-eval) even when it is installed (multi-turn: "
     "nor by replaying every trajectory and its ground truth on BFCL's backends).",
 )
-@click.option(
-    "--seed-expr",
-    type=click.Path(exists=True, dir_okay=False),
-    help="A .vx file to copy into the family as seed.vx (default: keep an existing one, else the built-in seed).",
-)
+@_seed_expr_option("default: keep an existing one, else the built-in seed")
 @click.option(
     "--example",
     is_flag=True,
@@ -617,7 +584,7 @@ def build_spider_cmd(
     "tasks with trajectories made from their ground truth): BFCL's questions, docs and ground truth from the "
     "bfcl-eval package, with answers made from the ground truth; --data-dir is not read.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON (machine-readable).")
+@_json_counts
 def build_tools_cmd(
     data_dir: str | None,
     out_dir: str,
@@ -660,20 +627,17 @@ def build_tools_cmd(
     single: dict[str, Any] = {"dev_draw": dev_draw, "use_bfcl": not no_bfcl, "per_task": per_task}
     if categories:
         single["categories"] = categories
-    try:
-        with _progress_bars() as progress:
-            reports = build(
-                kind,
-                data_dir,
-                out_dir,
-                seed=seed,
-                n_locked=n_locked,
-                seed_expr=seed_expr,
-                progress=progress,
-                single=single,
-                multi={"relabel": False if no_bfcl else None},
-            )
-    except (BuildError, DataError, SplitError) as exc:
-        raise UserError(str(exc)) from None
+    with _building(BuildError, DataError, SplitError) as progress:
+        reports = build(
+            kind,
+            data_dir,
+            out_dir,
+            seed=seed,
+            n_locked=n_locked,
+            seed_expr=seed_expr,
+            progress=progress,
+            single=single,
+            multi={"relabel": False if no_bfcl else None},
+        )
     for report in reports:
         _report(report, as_json)

@@ -16,8 +16,11 @@ from vx.cli.common import (
     dump_json,
     err_console,
     esc,
+    export_options,
+    family_option,
     fmt_num,
     friendly_errors,
+    json_option,
     open_cache,
     run_options,
 )
@@ -77,42 +80,9 @@ def print_failures(app) -> None:
     show_default=True,
     help="Which split to evaluate on (locked: a person auditing; never used by evolution).",
 )
-@click.option(
-    "--family",
-    "family_dir",
-    type=click.Path(exists=True, file_okay=False),
-    help="Family directory (default: the nearest family.toml above EXPR.vx).",
-)
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print the whole evaluation as JSON (schema vx-eval/1; `vx report` renders it).",
-)
-@click.option(
-    "--export",
-    "-o",
-    "export_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    metavar="FILE",
-    help="Write one row per item (id, task, label, final verdict, every op's verdict and message) to "
-    "FILE: .csv, .jsonl or .parquet (needs pyarrow).",
-)
-@click.option(
-    "--csv-formulas",
-    is_flag=True,
-    help="In a .csv export, write cells that begin with = + - @ or a tab as they are (by default they get a "
-    "leading ' so that a spreadsheet shows them as text instead of running them as formulas).",
-)
-@click.option(
-    "--html",
-    "html_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    metavar="FILE",
-    help="Write a self-contained page browsing every item (filters, failure capsules) to FILE.",
-)
+@family_option("Family directory (default: the nearest family.toml above EXPR.vx).")
+@json_option("Print the whole evaluation as JSON (schema vx-eval/1; `vx report` renders it).")
+@export_options("id, task, label, final verdict, every op's verdict and message", "item")
 @click.option(
     "--fail-under",
     type=FINITE,

@@ -7,7 +7,16 @@ import json
 import click
 from rich.tree import Tree
 
-from vx.cli.common import cache_options, console, dump_document, esc, friendly_errors, open_cache, run_options
+from vx.cli.common import (
+    cache_options,
+    console,
+    dump_document,
+    esc,
+    family_option,
+    friendly_errors,
+    open_cache,
+    run_options,
+)
 from vx.cli.eval import load_verifier
 
 _STYLE = {"drawback": "bold red", "clean": "green", "abstain": "dim"}
@@ -94,12 +103,7 @@ def doubtful_drawbacks(expr_path: str, ops: list[str]) -> list[tuple[str, tuple[
 @click.command("explain")
 @click.argument("expr_path", metavar="EXPR.vx", type=click.Path(exists=True, dir_okay=False))
 @click.option("--item", "item_id", required=True, help="Item id (searched in dev, train, then locked).")
-@click.option(
-    "--family",
-    "family_dir",
-    type=click.Path(exists=True, file_okay=False),
-    help="Family directory (default: the nearest family.toml above EXPR.vx).",
-)
+@family_option("Family directory (default: the nearest family.toml above EXPR.vx).")
 @click.option("--json", "as_json", is_flag=True, help="Print the failure capsule as JSON (schema vx-explain/1).")
 @click.option(
     "--rank/--no-rank",

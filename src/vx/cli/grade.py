@@ -12,8 +12,11 @@ from vx.cli.common import (
     dump_json,
     err_console,
     esc,
+    export_options,
+    family_option,
     fmt_num,
     friendly_errors,
+    json_option,
     open_cache,
     run_options,
     show_option,
@@ -47,37 +50,11 @@ from vx.cli.eval import check_export_path, print_failures, progress_for, verdict
     help="Also run the dataset's hidden tests: the true pass@k beside vx's estimate, and how well the "
     "verifier agrees with the tests (precision and recall of its PASS verdicts).",
 )
-@click.option(
-    "--family",
-    "family_dir",
-    type=click.Path(exists=True, file_okay=False),
-    help="The family whose ops the verifier uses (default: the nearest family.toml above VERIFIER.vx, "
-    "else the op pack that knows the tasks).",
+@family_option(
+    "The family whose ops the verifier uses (default: the nearest family.toml above VERIFIER.vx, "
+    "else the op pack that knows the tasks)."
 )
-@click.option(
-    "--export",
-    "-o",
-    "export_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    metavar="FILE",
-    help="Write one row per sample (id, task, verdict, truth, every op's verdict and message) to FILE: "
-    ".csv, .jsonl or .parquet (needs pyarrow).",
-)
-@click.option(
-    "--csv-formulas",
-    is_flag=True,
-    help="In a .csv export, write cells that begin with = + - @ or a tab as they are (by default they get a "
-    "leading ' so that a spreadsheet shows them as text instead of running them as formulas).",
-)
-@click.option(
-    "--html",
-    "html_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    metavar="FILE",
-    help="Write a self-contained page browsing every sample (filters, failure capsules) to FILE.",
-)
+@export_options("id, task, verdict, truth, every op's verdict and message", "sample")
 @click.option(
     "--labels",
     "labels_paths",
@@ -104,7 +81,7 @@ from vx.cli.eval import check_export_path, print_failures, progress_for, verdict
     "a digest tie-break) and write the chosen one per task to FILE.jsonl (task_id, solution, rank, score, "
     "reason...: itself a samples file); prints pass@1 after selection.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the summary and every row as JSON (schema vx-grade/1).")
+@json_option("Print the summary and every row as JSON (schema vx-grade/1).")
 @show_option(10, "samples where vx and the hidden tests disagree (with --truth)")
 @run_options
 @cache_options

@@ -27,7 +27,10 @@ DEMO_LABEL = "SCRIPTED DEMO — no model is called: the solver, skill synthesize
 
 
 def _config(
+    *,
+    demo,
     arms,
+    verifier,
     schedule,
     seed,
     batch_size,
@@ -37,25 +40,33 @@ def _config(
     new_skills,
     no_rollback,
     rollback_tolerance,
-    papers_protocol,
     rollback_share,
+    papers_protocol,
+    final_rounds,
     no_judge,
     judge_against,
     batch,
-    verifier,
     jobs,
     timeout,
-    final_rounds,
 ):
+    """A new run's configuration from the flags (a demo's schedule, batch size and arms by default)."""
     from vx.ratchet.config import RatchetConfig, arms_from_flags, parse_schedule
 
-    ver, skill = parse_schedule(schedule)
+    arms = list(arms) + (["verifier"] if verifier else [])
+    if demo and not arms:
+        arms = list(DEMO_ARMS)
+    if not arms:
+        raise UserError(
+            "choose the arms to run: --oracle, --co, --naive, --always-pass, --frozen, "
+            "--verifier FILE (e.g. --oracle --co)"
+        )
+    ver, skill = parse_schedule(schedule or (DEMO_SCHEDULE if demo else DEFAULT_SCHEDULE))
     return RatchetConfig(
         arms=arms_from_flags(arms),
         verifier_rounds=ver,
         skill_rounds=skill,
         seed=seed,
-        batch_size=batch_size,
+        batch_size=batch_size or (DEMO_BATCH_SIZE if demo else 8),
         capacity=capacity,
         route_k=route_k,
         holdout=holdout,
@@ -237,36 +248,18 @@ def _plan_table(p: dict[str, Any]) -> Table:
 @friendly_errors
 def ratchet_cmd(
     family,
-    arms,
-    verifier,
-    schedule,
-    seed,
-    batch_size,
-    capacity,
-    route_k,
-    holdout,
-    new_skills,
-    no_rollback,
-    rollback_tolerance,
-    rollback_share,
-    papers_protocol,
-    final_rounds,
-    no_judge,
-    judge_against,
-    batch,
-    data_dir,
-    out,
     resume,
     dry_run,
     demo,
     as_json,
-    jobs,
-    timeout,
+    data_dir,
+    out,
     quiet,
     llm_models,
     llm_budget,
     cache_path,
     no_cache,
+    **config_flags,
 ):
     """Run the skill loop on FAMILY with one or more graders and compare their held-out lift.
 
@@ -278,78 +271,56 @@ def ratchet_cmd(
     Use --dry-run first (the calls and the worst-case cost), or --demo (a scripted solver, offline).
     """
     from vx.families.family import Family
-    from vx.llm.config import LLMConfigError, has_credentials, load_config
     from vx.ratchet.config import RatchetConfig, RatchetError
-    from vx.ratchet.store import RatchetStore, RatchetStoreError
 
-    arms = list(arms)
-    if verifier:
-        arms.append("verifier")
     if family is None and resume is None:
         raise UserError("name a family directory (e.g. vx ratchet examples/humaneval --oracle --co) or --resume RUN")
-    if resume is not None:
-        try:
-            with RatchetStore(resume) as s:
-                meta = s.meta()
-        except RatchetStoreError as exc:
-            raise UserError(str(exc)) from None
+    meta = _resumed_meta(resume, demo) if resume is not None else None
+    if meta is not None:
         family = family or meta["family_dir"]
-        if demo and not meta.get("demo"):
-            raise UserError(f"{resume} is a run with models, not a scripted demo: resume it without --demo")
         demo = bool(meta.get("demo"))
     fam = Family(family)
     try:
-        if resume is None:
-            if demo and not arms:
-                arms = list(DEMO_ARMS)
-            if not arms:
-                raise UserError(
-                    "choose the arms to run: --oracle, --co, --naive, --always-pass, --frozen, "
-                    "--verifier FILE (e.g. --oracle --co)"
-                )
-            cfg = _config(
-                arms,
-                schedule or (DEMO_SCHEDULE if demo else DEFAULT_SCHEDULE),
-                seed,
-                batch_size or (DEMO_BATCH_SIZE if demo else 8),
-                capacity,
-                route_k,
-                holdout,
-                new_skills,
-                no_rollback,
-                rollback_tolerance,
-                papers_protocol,
-                rollback_share,
-                no_judge,
-                judge_against,
-                batch,
-                verifier,
-                jobs,
-                timeout,
-                final_rounds,
-            )
-        else:
-            cfg = RatchetConfig.from_dict(meta["config"])
+        cfg = _config(demo=demo, **config_flags) if meta is None else RatchetConfig.from_dict(meta["config"])
         if dry_run:
-            from vx.ratchet.run import plan
-
-            try:
-                llm_cfg = load_config(
-                    fam.llm_config, family_path=fam.dir / "family.toml", overrides=llm_overrides(llm_models, llm_budget)
-                )
-            except LLMConfigError as exc:
-                raise UserError(str(exc)) from None
-            p = plan(fam, cfg, llm_cfg, verifier_llm=has_credentials())
-            if as_json:
-                dump_json(p)
-            else:
-                console.print(_plan_table(p))
-                console.print(f"budget: ${p['budget_usd']:g} per run (--llm-budget); {p['note']}", markup=False)
-                console.print("nothing was sent (dry run)", markup=False)
-            return
+            return _dry_run(fam, cfg, as_json, llm_models, llm_budget)
         return _run(fam, cfg, out, resume, demo, data_dir, quiet, as_json, llm_models, llm_budget, cache_path, no_cache)
     except RatchetError as exc:
         raise UserError(str(exc)) from None
+
+
+def _resumed_meta(resume: str, demo: bool) -> dict[str, Any]:
+    """The run file's meta of a resumed run; --demo only resumes a scripted demo."""
+    from vx.ratchet.store import RatchetStore, RatchetStoreError
+
+    try:
+        with RatchetStore(resume) as s:
+            meta = s.meta()
+    except RatchetStoreError as exc:
+        raise UserError(str(exc)) from None
+    if demo and not meta.get("demo"):
+        raise UserError(f"{resume} is a run with models, not a scripted demo: resume it without --demo")
+    return meta
+
+
+def _dry_run(fam, cfg, as_json, llm_models, llm_budget) -> None:
+    """The calls and the worst-case cost of a run, printed; nothing is sent."""
+    from vx.llm.config import LLMConfigError, has_credentials, load_config
+    from vx.ratchet.run import plan
+
+    try:
+        llm_cfg = load_config(
+            fam.llm_config, family_path=fam.dir / "family.toml", overrides=llm_overrides(llm_models, llm_budget)
+        )
+    except LLMConfigError as exc:
+        raise UserError(str(exc)) from None
+    p = plan(fam, cfg, llm_cfg, verifier_llm=has_credentials())
+    if as_json:
+        dump_json(p)
+    else:
+        console.print(_plan_table(p))
+        console.print(f"budget: ${p['budget_usd']:g} per run (--llm-budget); {p['note']}", markup=False)
+        console.print("nothing was sent (dry run)", markup=False)
 
 
 def _run(fam, cfg, out, resume, demo, data_dir, quiet, as_json, llm_models, llm_budget, cache_path, no_cache):

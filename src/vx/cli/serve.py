@@ -7,19 +7,14 @@ import sys
 
 import click
 
-from vx.cli.common import POSITIVE, POSITIVE_INT, UserError, err_console, friendly_errors
+from vx.cli.common import POSITIVE, POSITIVE_INT, UserError, err_console, family_option, friendly_errors
 
 TOKEN_ENV = "VX_SERVE_TOKEN"
 
 
 @click.command("serve")
 @click.argument("expr_path", metavar="VERIFIER.vx", type=click.Path(exists=True, dir_okay=False))
-@click.option(
-    "--family",
-    "family_dir",
-    type=click.Path(exists=True, file_okay=False),
-    help="The family whose ops and tasks the verifier uses (default: the nearest family.toml above VERIFIER.vx).",
-)
+@family_option("The family whose ops and tasks the verifier uses (default: the nearest family.toml above VERIFIER.vx).")
 @click.option(
     "--host",
     default="127.0.0.1",
