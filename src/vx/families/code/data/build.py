@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
@@ -41,10 +40,11 @@ from vx.families.code.data.samples import Sample, read_samples, solution_flags
 from vx.families.code.data.tasks import DataError, Task, file_sha256
 from vx.families.code.data.teacher import DRAW_STRATA, TeacherLabel, teach
 from vx.families.code.examples import ExtractionStats, mbpp_examples
+from vx.families.family_files import write_jsonl, write_seed, write_splits
 from vx.families.family_toml import write_family_toml
 from vx.families.sources import Skipped
 from vx.families.split import LabelledItem, Splits, split_by_task
-from vx.text import json_dumps, storable
+from vx.text import storable
 
 BUILDER_VERSION = "2"  # 2: the mutants the dev teacher compares on keep ints at least 2 where every example does
 PACK = "code"
@@ -99,12 +99,6 @@ class SamplesBuild:
 # --------------------------------------------------------------------------- writing a family
 
 
-def _write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json_dumps(row, sort_keys=False) + "\n")
-
-
 #: The seed composition written into a new code family (the same as examples/humaneval/seed.vx).
 DEFAULT_SEED = """; The hand-written seed verifier: a known drawback from any of five failure classes.
 ; The root `parses` (a complete program defining the entry point) is conjoined by the family.
@@ -138,48 +132,10 @@ def write_family(
             "verifier from a constant one; add outputs of another model (--samples again) or use --subset all"
         )
     used = set(splits.tasks["train"]) | set(splits.tasks["dev"]) | set(splits.tasks["locked"])
-    _write_jsonl(out_dir / "tasks.jsonl", [t.family_record() for t in tasks if t.id in used])
-    _write_jsonl(
-        out_dir / "train.jsonl",
-        [{"id": it.id, "task": it.task, "output": it.output, "meta": it.meta} for it in splits.train],
-    )
-    _write_jsonl(
-        out_dir / "dev.jsonl",
-        [
-            {
-                "id": it.id,
-                "task": it.task,
-                "output": it.output,
-                "label": it.teacher_label,
-                "reference": references[it.task],
-                "meta": {**it.meta, **it.teacher_meta},
-            }
-            for it in splits.dev
-        ],
-    )
-    _write_jsonl(
-        out_dir / "locked.jsonl",
-        [
-            {
-                "id": it.id,
-                "task": it.task,
-                "output": it.output,
-                "label": it.truth,
-                "meta": {**it.meta, **it.truth_detail},
-            }
-            for it in splits.locked
-        ],
-    )
-    peers_path = out_dir / "peers.jsonl"
-    if splits.dev_peers:
-        _write_jsonl(peers_path, [{"id": it.id, "task": it.task, "output": it.output} for it in splits.dev_peers])
-    elif peers_path.exists():
-        peers_path.unlink()  # a rebuild without peers must not keep a stale file
+    write_jsonl(out_dir / "tasks.jsonl", [t.family_record() for t in tasks if t.id in used])
+    write_splits(out_dir, splits, references=references, train_meta=True)
     seed_path = out_dir / "seed.vx"
-    if seed_expr is not None:
-        shutil.copyfile(seed_expr, seed_path)
-    elif not seed_path.exists():
-        seed_path.write_text(DEFAULT_SEED, encoding="utf-8")
+    if write_seed(out_dir, seed_expr, DEFAULT_SEED):
         notes.append(
             f"wrote the default code seed expression to {seed_path} (edit it, or rebuild with --seed-expr FILE)"
         )
@@ -285,34 +241,7 @@ def build_humaneval(
     for tid in problems:
         tasks.pop(tid)
 
-    items: list[LabelledItem] = []
-    operator_counts: Counter[str] = Counter()
-    for tid in sorted(tasks, key=lambda t: int(t.split("/")[1])):
-        task = tasks[tid]
-        outputs: list[tuple[str, dict[str, Any]]] = [(normalize(task.reference), {"operator": "reference"})]
-        try:
-            mutants = mutate(
-                task.reference, Context(task.entry_point, task.examples), n=n_mutants, seed=f"{seed}:{tid}"
-            )
-        except MutationError:
-            mutants = []
-        for m in mutants:
-            operator_counts[m.operator] += 1
-            outputs.append(
-                (
-                    m.source,
-                    {
-                        "operator": m.operator,
-                        "failure_class": OPERATORS[m.operator].failure_class,
-                        "mutation": m.detail,
-                    },
-                )
-            )
-        # Item numbers are a seeded permutation, so an id never tells the reference apart.
-        numbers = list(range(len(outputs)))
-        random.Random(f"vx-ids:{seed}:{tid}").shuffle(numbers)
-        for k, (output, meta) in zip(numbers, outputs):
-            items.append(LabelledItem(id=f"{tid}#{k}", task=tid, output=output, meta=meta))
+    items, operator_counts = _mutant_items(tasks, n_mutants, seed)
     _label_items(grader, tasks, items, progress)
     teacher = _teacher_for(grader, tasks, progress)
     progress(_TEACHER_STAGE, None, 0)
@@ -374,6 +303,40 @@ def build_humaneval(
 
 
 # --------------------------------------------------------------------------- HumanEval from model samples
+
+
+def _mutant_items(tasks: Mapping[str, Task], n_mutants: int, seed: int) -> tuple[list[LabelledItem], Counter[str]]:
+    """Each task's canonical solution and up to `n_mutants` AST mutants of it, as items (unlabelled), and
+    how many mutants each operator made. Item numbers are a seeded permutation, so an id never tells the
+    reference apart."""
+    items: list[LabelledItem] = []
+    operator_counts: Counter[str] = Counter()
+    for tid in sorted(tasks, key=lambda t: int(t.split("/")[1])):
+        task = tasks[tid]
+        outputs: list[tuple[str, dict[str, Any]]] = [(normalize(task.reference), {"operator": "reference"})]
+        try:
+            mutants = mutate(
+                task.reference, Context(task.entry_point, task.examples), n=n_mutants, seed=f"{seed}:{tid}"
+            )
+        except MutationError:
+            mutants = []
+        for m in mutants:
+            operator_counts[m.operator] += 1
+            outputs.append(
+                (
+                    m.source,
+                    {
+                        "operator": m.operator,
+                        "failure_class": OPERATORS[m.operator].failure_class,
+                        "mutation": m.detail,
+                    },
+                )
+            )
+        numbers = list(range(len(outputs)))
+        random.Random(f"vx-ids:{seed}:{tid}").shuffle(numbers)
+        for k, (output, meta) in zip(numbers, outputs):
+            items.append(LabelledItem(id=f"{tid}#{k}", task=tid, output=output, meta=meta))
+    return items, operator_counts
 
 
 def build_humaneval_samples(

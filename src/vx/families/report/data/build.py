@@ -32,11 +32,12 @@ from typing import Any
 import attrs
 
 from vx.errors import BuildError
+from vx.families.family_files import write_jsonl
 from vx.families.family_toml import write_family_toml
 from vx.families.report.data import rubric
 from vx.families.report.data.degrade import DEGRADATIONS, degrade
 from vx.families.report.model import ReportTask, TaskError
-from vx.text import file_lines, json_dumps
+from vx.text import file_lines
 
 GAMING_CLASS = "value_erasure"
 DEFAULT_SEED_EXPR = "(any uncited_claims ledger_metric_uncovered value_erasure missing_tldr)"
@@ -164,64 +165,18 @@ def build_family(
         )
     dev_tasks, locked_tasks = order[:n_dev], order[n_dev : n_dev + n_locked_tasks]
     train_tasks = order[n_dev + n_locked_tasks :]
-    classes = list(DEGRADATIONS)
     tick = progress or (lambda stage, total, advance: None)
-
-    # dev: five goldens and five drafts whose classes together cover as much of the taxonomy as
-    # they can (class-stratified); the first draft always contains the tag-without-value gaming class
-    dev: list[dict[str, Any]] = []
-    tick("dev", n_dev, 0)
-    covered: set[str] = set()
-    for rt in dev_tasks[:dev_pairs]:
-        dev.append(_item(rt, _golden(rt), "pass", None, reference=_golden(rt)))
-        tick("dev", None, 1)
-    for j, rt in enumerate(dev_tasks[dev_pairs:]):
-        options = [d for k in range(24) for d in [draft(rt, seed, 100 + k)] if d]
-        if j == 0:
-            options = [d for d in options if GAMING_CLASS in d[0]] or options
-        if not options:
-            raise BuildError(f"task {rt.id}: no two degradations apply; cannot make a dev failure")
-        classes_, out = max(options, key=lambda d: len(set(d[0]) - covered))
-        if j == 0 and GAMING_CLASS in classes_:  # name the gaming class first: it is why the draft exists
-            classes_ = [GAMING_CLASS] + [c for c in classes_ if c != GAMING_CLASS]
-        covered |= set(classes_)
-        dev.append(_item(rt, out, "fail", list(classes_), reference=_golden(rt)))
-        tick("dev", None, 1)
-
-    # locked: golden + drafts, the same kind of failure as dev's; labels from the rubric
-    locked: list[dict[str, Any]] = []
-    tick("locked", len(locked_tasks) * per_locked, 0)
-    for rt in locked_tasks:
-        made: list[tuple[Any, str]] = [(None, _golden(rt))]
-        made += [
-            (d[0], d[1])
-            for k in range(4 * locked_variants)
-            for d in [draft(rt, seed, k)]
-            if d and all(d[1] != m for _, m in made)
-        ][:locked_variants]
-        for cls, out in made:
-            sc = rubric.score(rt, out)
-            lab = "pass" if sc.total >= rubric.PASS_THRESHOLD else "fail"
-            locked.append(_item(rt, out, lab, cls, rubric_score=sc.total))
-            tick("locked", None, 1)
-
-    # train: golden + every applicable degradation, unlabeled, no meta
-    train: list[dict[str, Any]] = []
-    tick("train", len(train_tasks), 0)
-    for rt in train_tasks:
-        outs = [_golden(rt)] + [o for c in classes for o in [_variant(rt, c, seed)] if o is not None]
-        outs += [d[1] for k in range(train_drafts) for d in [draft(rt, seed, k + 1)] if d]
-        train.extend({"task": rt.id, "output": o} for o in outs)
-        tick("train", None, 1)
-
+    dev, covered = _dev_items(dev_tasks, dev_pairs, seed, tick)
+    locked = _locked_items(locked_tasks, locked_variants, seed, tick)
+    train = _train_items(train_tasks, train_drafts, seed, tick)
     for name, items in (("dev", dev), ("locked", locked), ("train", train)):
         _number(items, random.Random(f"{seed}:ids:{name}"))
     out_path = Path(out_dir)
     out_path.mkdir(parents=True, exist_ok=True)
-    _write_jsonl(out_path / "tasks.jsonl", [rt.record() for rt in tasks])
-    _write_jsonl(out_path / "dev.jsonl", dev)
-    _write_jsonl(out_path / "locked.jsonl", locked)
-    _write_jsonl(out_path / "train.jsonl", train)
+    write_jsonl(out_path / "tasks.jsonl", [rt.record() for rt in tasks])
+    write_jsonl(out_path / "dev.jsonl", dev)
+    write_jsonl(out_path / "locked.jsonl", locked)
+    write_jsonl(out_path / "train.jsonl", train)
     seed_path = out_path / "seed.vx"
     notes: list[str] = []
     if not seed_path.exists():
@@ -273,6 +228,69 @@ def build_family(
     return BuildReport(out_path, counts, provenance, notes)
 
 
+def _dev_items(
+    dev_tasks: Sequence[ReportTask], dev_pairs: int, seed: int, tick: Callable[[str, int | None, int], None]
+) -> tuple[list[dict[str, Any]], set[str]]:
+    """Dev: five goldens and five drafts whose classes together cover as much of the taxonomy as they can
+    (class-stratified); the first draft always contains the tag-without-value gaming class. Returns the
+    items and the failure classes they cover."""
+    dev: list[dict[str, Any]] = []
+    tick("dev", len(dev_tasks), 0)
+    covered: set[str] = set()
+    for rt in dev_tasks[:dev_pairs]:
+        dev.append(_item(rt, _golden(rt), "pass", None, reference=_golden(rt)))
+        tick("dev", None, 1)
+    for j, rt in enumerate(dev_tasks[dev_pairs:]):
+        options = [d for k in range(24) for d in [draft(rt, seed, 100 + k)] if d]
+        if j == 0:
+            options = [d for d in options if GAMING_CLASS in d[0]] or options
+        if not options:
+            raise BuildError(f"task {rt.id}: no two degradations apply; cannot make a dev failure")
+        classes_, out = max(options, key=lambda d: len(set(d[0]) - covered))
+        if j == 0 and GAMING_CLASS in classes_:  # name the gaming class first: it is why the draft exists
+            classes_ = [GAMING_CLASS] + [c for c in classes_ if c != GAMING_CLASS]
+        covered |= set(classes_)
+        dev.append(_item(rt, out, "fail", list(classes_), reference=_golden(rt)))
+        tick("dev", None, 1)
+    return dev, covered
+
+
+def _locked_items(
+    locked_tasks: Sequence[ReportTask], locked_variants: int, seed: int, tick: Callable[[str, int | None, int], None]
+) -> list[dict[str, Any]]:
+    """Locked: golden + drafts, the same kind of failure as dev's; labels from the rubric."""
+    locked: list[dict[str, Any]] = []
+    tick("locked", len(locked_tasks) * (1 + locked_variants), 0)
+    for rt in locked_tasks:
+        made: list[tuple[Any, str]] = [(None, _golden(rt))]
+        made += [
+            (d[0], d[1])
+            for k in range(4 * locked_variants)
+            for d in [draft(rt, seed, k)]
+            if d and all(d[1] != m for _, m in made)
+        ][:locked_variants]
+        for cls, out in made:
+            sc = rubric.score(rt, out)
+            lab = "pass" if sc.total >= rubric.PASS_THRESHOLD else "fail"
+            locked.append(_item(rt, out, lab, cls, rubric_score=sc.total))
+            tick("locked", None, 1)
+    return locked
+
+
+def _train_items(
+    train_tasks: Sequence[ReportTask], train_drafts: int, seed: int, tick: Callable[[str, int | None, int], None]
+) -> list[dict[str, Any]]:
+    """Train: golden + every applicable degradation, unlabeled, no meta."""
+    train: list[dict[str, Any]] = []
+    tick("train", len(train_tasks), 0)
+    for rt in train_tasks:
+        outs = [_golden(rt)] + [o for c in DEGRADATIONS for o in [_variant(rt, c, seed)] if o is not None]
+        outs += [d[1] for k in range(train_drafts) for d in [draft(rt, seed, k + 1)] if d]
+        train.extend({"task": rt.id, "output": o} for o in outs)
+        tick("train", None, 1)
+    return train
+
+
 def _item(
     rt: ReportTask,
     output: str,
@@ -309,12 +327,6 @@ def _number(items: list[dict[str, Any]], rng: random.Random) -> None:
     items.sort(key=lambda it: (it["task"], it["id"]))
     for i, it in enumerate(items):
         items[i] = {"id": it["id"], **{k: v for k, v in it.items() if k != "id"}}
-
-
-def _write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as fh:
-        for r in rows:
-            fh.write(json_dumps(r) + "\n")
 
 
 def _write_family_toml(path: Path, provenance: Mapping[str, Any]) -> None:

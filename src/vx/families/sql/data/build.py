@@ -19,13 +19,14 @@ import hashlib
 import random
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from vx.errors import BuildError
+from vx.families.family_files import write_jsonl, write_seed
 from vx.families.family_toml import write_family_toml
 from vx.families.sql import defog as sqldata
 from vx.families.sql.catalog import Catalog, solver_prompt
@@ -43,7 +44,6 @@ from vx.families.sql.warehouse import (
     QueryResult,
     open_warehouse,
 )
-from vx.text import json_dumps
 
 SEED_EXPRESSION = """\
 ; family: sql
@@ -166,13 +166,73 @@ def build_sql(
         )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    made = _make_items(
+        questions,
+        backend=backend,
+        source_dialect=source_dialect,
+        timeout=timeout,
+        max_rows=max_rows,
+        seed=seed,
+        max_mutants=max_mutants,
+        max_gold_variants=max_gold_variants,
+        progress=progress,
+    )
+    splits = _split(
+        made.items,
+        seed=seed,
+        n_locked=n_locked,
+        n_dev_fail=n_dev_fail,
+        n_dev_pass=n_dev_pass,
+        locked_share=locked_share,
+    )
+    used_tasks = sorted({it.task for part in splits.values() for it in part})
+    _write_items(out, made, splits, used_tasks)
+    write_seed(out, seed_expr, SEED_EXPRESSION)
+    provenance = _provenance(csv_path, backend, seed, questions, made)
+    counts = {
+        "tasks": len(used_tasks),
+        "train_items": len(splits["train"]),
+        "dev_items": len(splits["dev"]),
+        "dev_labels": dict(Counter(it.label for it in splits["dev"])),
+        "locked_items": len(splits["locked"]),
+        "locked_labels": dict(Counter(it.label for it in splits["locked"])),
+        "items_labelled": len(made.items),
+        "labels": dict(Counter(it.label for it in made.items)),
+    }
+    _write_family_toml(out / "family.toml", provenance, counts, backend)
     notes: list[str] = []
-    excluded: dict[str, str] = {}
-    tasks: dict[str, dict[str, Any]] = {}
-    items: list[_Item] = []
-    references: dict[str, str] = {}
-    transpiled_golds = 0
+    if made.excluded:
+        notes.append(f"{len(made.excluded)} question(s) left out (listed under provenance.excluded in family.toml)")
+    return Report(out, counts, provenance, notes)
 
+
+@attrs.define
+class _Made:
+    """What the questions gave: a task record per usable question, the labelled outputs, the golden query per
+    task, the questions left out (with why) and how many gold queries were transpiled."""
+
+    tasks: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    items: list[_Item] = attrs.field(factory=list)
+    references: dict[str, str] = attrs.field(factory=dict)
+    excluded: dict[str, str] = attrs.field(factory=dict)
+    transpiled_golds: int = 0
+
+
+def _make_items(
+    questions: Sequence[sqldata.Question],
+    *,
+    backend: str,
+    source_dialect: str,
+    timeout: float,
+    max_rows: int,
+    seed: int,
+    max_mutants: int,
+    max_gold_variants: int,
+    progress: Callable[[str, int | None, int], None],
+) -> _Made:
+    """Each database built once; each question's gold queries run on it, the task recorded and its outputs
+    (gold variants and mutants) labelled by execution against the gold result."""
+    made = _Made()
     by_db: dict[str, list[sqldata.Question]] = defaultdict(list)
     for q in questions:
         by_db[q.database].append(q)
@@ -186,14 +246,14 @@ def build_sql(
                 progress("questions", None, 1)
                 golds = _runnable_gold(wh, q.gold, source_dialect)
                 if not golds:
-                    excluded[q.id] = f"no gold query runs on {ENGINE_NAMES[backend]}"
+                    made.excluded[q.id] = f"no gold query runs on {ENGINE_NAMES[backend]}"
                     continue
                 if _degenerate(golds[0][1]):
-                    excluded[q.id] = "the gold result is empty or entirely NULL"
+                    made.excluded[q.id] = "the gold result is empty or entirely NULL"
                     continue
-                transpiled_golds += sum(t for _, _, t in golds)
+                made.transpiled_golds += sum(t for _, _, t in golds)
                 ignore_order = ignore_order_for(q.question)
-                tasks[q.id] = {
+                made.tasks[q.id] = {
                     "id": q.id,
                     "question": q.question,
                     "instructions": q.instructions,
@@ -207,23 +267,22 @@ def build_sql(
                     "timeout": timeout,
                     "max_rows": max_rows,
                 }
-                references[q.id] = golds[0][0]
+                made.references[q.id] = golds[0][0]
                 gold_results = [r for _, r, _ in golds]
-                items += _outputs_for(
+                made.items += _outputs_for(
                     q, golds, gold_results, catalog, wh, ignore_order, seed, max_mutants, max_gold_variants
                 )
-    if not tasks:
+    if not made.tasks:
         raise BuildError("no usable question (every gold query failed or returned nothing)")
+    return made
 
-    splits = _split(
-        items, seed=seed, n_locked=n_locked, n_dev_fail=n_dev_fail, n_dev_pass=n_dev_pass, locked_share=locked_share
-    )
-    used_tasks = sorted({it.task for part in splits.values() for it in part})
-    _write_jsonl(out / "tasks.jsonl", [tasks[t] for t in sorted(tasks) if t in used_tasks])
-    # Only dev items carry meta (how each output was made): on train and locked items it would
-    # give the answer away ("gold" = pass), and item ids are opaque for the same reason.
-    _write_jsonl(out / "train.jsonl", [{"id": it.id, "task": it.task, "output": it.output} for it in splits["train"]])
-    _write_jsonl(
+
+def _write_items(out: Path, made: _Made, splits: dict[str, list[_Item]], used_tasks: Sequence[str]) -> None:
+    """tasks.jsonl and the splits' files. Only dev items carry meta (how each output was made): on train and
+    locked items it would give the answer away ("gold" = pass), and item ids are opaque for the same reason."""
+    write_jsonl(out / "tasks.jsonl", [made.tasks[t] for t in sorted(made.tasks) if t in used_tasks])
+    write_jsonl(out / "train.jsonl", [{"id": it.id, "task": it.task, "output": it.output} for it in splits["train"]])
+    write_jsonl(
         out / "dev.jsonl",
         [
             {
@@ -231,50 +290,35 @@ def build_sql(
                 "task": it.task,
                 "output": it.output,
                 "label": it.label,
-                "reference": references[it.task],
+                "reference": made.references[it.task],
                 "meta": it.meta,
             }
             for it in splits["dev"]
         ],
     )
-    _write_jsonl(
+    write_jsonl(
         out / "locked.jsonl",
         [{"id": it.id, "task": it.task, "output": it.output, "label": it.label} for it in splits["locked"]],
     )
-    seed_path = out / "seed.vx"
-    if seed_expr is not None:
-        seed_path.write_text(Path(seed_expr).read_text(encoding="utf-8"), encoding="utf-8")
-    elif not seed_path.exists():
-        seed_path.write_text(SEED_EXPRESSION, encoding="utf-8")
 
-    ops_counter = Counter(it.meta.get("operator", "gold") for it in items)
-    provenance = {
+
+def _provenance(
+    csv_path: Path, backend: str, seed: int, questions: Sequence[sqldata.Question], made: _Made
+) -> dict[str, Any]:
+    ops_counter = Counter(it.meta.get("operator", "gold") for it in made.items)
+    return {
         "questions": csv_path.name,
         "questions_sha256": hashlib.sha256(csv_path.read_bytes()).hexdigest()[:16],
         "questions_origin": "github.com/defog-ai/sql-eval data/ (Apache-2.0)",
         "databases": f"PyPI defog-data {sqldata.defog_version()} (Apache-2.0), loaded into {ENGINE_NAMES[backend]}",
         "seed": seed,
         "questions_read": len(questions),
-        "questions_used": len(tasks),
-        "questions_excluded": len(excluded),
-        "excluded": dict(sorted(excluded.items())),
-        "gold_queries_transpiled": transpiled_golds,
+        "questions_used": len(made.tasks),
+        "questions_excluded": len(made.excluded),
+        "excluded": dict(sorted(made.excluded.items())),
+        "gold_queries_transpiled": made.transpiled_golds,
         "operators": dict(sorted(ops_counter.items())),
     }
-    counts = {
-        "tasks": len(used_tasks),
-        "train_items": len(splits["train"]),
-        "dev_items": len(splits["dev"]),
-        "dev_labels": dict(Counter(it.label for it in splits["dev"])),
-        "locked_items": len(splits["locked"]),
-        "locked_labels": dict(Counter(it.label for it in splits["locked"])),
-        "items_labelled": len(items),
-        "labels": dict(Counter(it.label for it in items)),
-    }
-    _write_family_toml(out / "family.toml", provenance, counts, backend)
-    if excluded:
-        notes.append(f"{len(excluded)} question(s) left out (listed under provenance.excluded in family.toml)")
-    return Report(out, counts, provenance, notes)
 
 
 def _outputs_for(q, golds, gold_results, catalog, wh, ignore_order, seed, max_mutants, max_gold_variants):
@@ -397,12 +441,6 @@ def _split(
 
 def _failure_class(it: _Item) -> str:
     return str(it.meta.get("failure_class") or it.meta.get("operator") or "")
-
-
-def _write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as f:
-        for r in rows:
-            f.write(json_dumps(r, sort_keys=False) + "\n")
 
 
 def _write_family_toml(path: Path, provenance: dict[str, Any], counts: dict[str, Any], backend: str = "duckdb") -> None:

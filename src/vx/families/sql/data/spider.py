@@ -616,51 +616,15 @@ def write_family(
     seed_expr: str | os.PathLike[str] | None = None,
 ) -> list[str]:
     """The family files (format: docs/ARCHITECTURE.md); returns notes for the user."""
+    from vx.families.family_files import write_jsonl, write_seed, write_splits
     from vx.families.family_toml import write_family_toml
-    from vx.families.sql.data.build import _write_jsonl
 
     out.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
-    _write_jsonl(out / "tasks.jsonl", tasks)
-    _write_jsonl(out / "train.jsonl", [{"id": it.id, "task": it.task, "output": it.output} for it in splits.train])
-    _write_jsonl(
-        out / "dev.jsonl",
-        [
-            {
-                "id": it.id,
-                "task": it.task,
-                "output": it.output,
-                "label": it.teacher_label,
-                "reference": references[it.task],
-                "meta": {**it.meta, **it.teacher_meta},
-            }
-            for it in splits.dev
-        ],
-    )
-    _write_jsonl(
-        out / "locked.jsonl",
-        [
-            {
-                "id": it.id,
-                "task": it.task,
-                "output": it.output,
-                "label": it.truth,
-                "meta": {**it.meta, **it.truth_detail},
-            }
-            for it in splits.locked
-        ],
-    )
-    peers = out / "peers.jsonl"
-    if splits.dev_peers:
-        _write_jsonl(peers, [{"id": it.id, "task": it.task, "output": it.output} for it in splits.dev_peers])
-    else:
-        peers.unlink(missing_ok=True)
-    seed_path = out / "seed.vx"
-    if seed_expr is not None:
-        seed_path.write_text(Path(seed_expr).read_text(encoding="utf-8"), encoding="utf-8")
-    elif not seed_path.exists():
-        seed_path.write_text(SEED_EXPRESSION, encoding="utf-8")
-        notes.append(f"wrote the default Spider seed expression to {seed_path}")
+    write_jsonl(out / "tasks.jsonl", list(tasks))
+    write_splits(out, splits, references=references)
+    if write_seed(out, seed_expr, SEED_EXPRESSION):
+        notes.append(f"wrote the default Spider seed expression to {out / 'seed.vx'}")
     skipped_keys = ("tasks_dropped", "attempts_per_task", "input_skipped", "samples")
     write_family_toml(
         out / "family.toml",

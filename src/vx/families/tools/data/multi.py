@@ -39,13 +39,13 @@ from typing import Any
 import attrs
 
 from vx.errors import BuildError, DataError
+from vx.families.family_files import write_jsonl, write_seed, write_splits
 from vx.families.family_toml import OBJECTIVE, write_family_toml
 from vx.families.split import LabelledItem, Splits, split_by_task
 from vx.families.tools import backends
 from vx.families.tools.replay import Replay, replay
 from vx.families.tools.trajectory import Call, Trajectory, TrajectoryError, read_call, read_trajectory
 from vx.inputs import read_json_lines
-from vx.text import json_dumps
 
 BUILDER_VERSION = 1
 CATEGORIES = ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param")
@@ -418,12 +418,6 @@ def _relabel(
     return compare_replays(traj, replay(task, traj), gt, acts)
 
 
-def _write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as f:
-        for r in rows:
-            f.write(json_dumps(r, sort_keys=False) + "\n")
-
-
 def write_family(
     out: Path,
     *,
@@ -437,39 +431,9 @@ def write_family(
     """The family files (format: docs/ARCHITECTURE.md); returns notes for the user."""
     out.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
-    _write_jsonl(out / "tasks.jsonl", list(tasks))
-    _write_jsonl(out / "train.jsonl", [{"id": it.id, "task": it.task, "output": it.output} for it in splits.train])
-    _write_jsonl(
-        out / "dev.jsonl",
-        [
-            {
-                "id": it.id,
-                "task": it.task,
-                "output": it.output,
-                "label": it.truth,
-                "reference": references[it.task],
-                "meta": {**it.meta, **it.teacher_meta},
-            }
-            for it in splits.dev
-        ],
-    )
-    _write_jsonl(
-        out / "locked.jsonl",
-        [
-            {"id": it.id, "task": it.task, "output": it.output, "label": it.truth, "meta": {**it.meta}}
-            for it in splits.locked
-        ],
-    )
-    peers = out / "peers.jsonl"
-    if splits.dev_peers:
-        _write_jsonl(peers, [{"id": it.id, "task": it.task, "output": it.output} for it in splits.dev_peers])
-    else:
-        peers.unlink(missing_ok=True)
-    seed_path = out / "seed.vx"
-    if seed_expr is not None:
-        seed_path.write_text(Path(seed_expr).read_text(encoding="utf-8"), encoding="utf-8")
-    elif not seed_path.exists():
-        seed_path.write_text(SEED_EXPRESSION.replace("; family: bfcl-multi", f"; family: {name}"), encoding="utf-8")
+    write_jsonl(out / "tasks.jsonl", list(tasks))
+    write_splits(out, splits, references=references, dev_truth=True, locked_detail=False)
+    write_seed(out, seed_expr, SEED_EXPRESSION.replace("; family: bfcl-multi", f"; family: {name}"))
     counts = provenance.get("counts")
     write_family_toml(
         out / "family.toml",

@@ -39,13 +39,13 @@ from typing import Any
 import attrs
 
 from vx.errors import DataError
+from vx.families.family_files import write_jsonl, write_seed, write_splits
 from vx.families.family_toml import write_family_toml
 from vx.families.sources import Skipped
 from vx.families.split import LabelledItem, Splits, split_by_task
 from vx.families.tools.data import bfcl
 from vx.families.tools.decode import decode
 from vx.inputs import read_json_lines
-from vx.text import json_dumps
 
 BUILDER_VERSION = "1"
 #: The shared data's single-turn categories (file stems), in the order they are read.
@@ -421,12 +421,6 @@ def _task_order(tid: str) -> tuple[str, int, str]:
     return (head, int(tail), tid) if tail.isdigit() else (tid, 0, tid)
 
 
-def _write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as f:
-        for r in rows:
-            f.write(json_dumps(r, sort_keys=False) + "\n")
-
-
 def write_family(
     out: Path,
     *,
@@ -441,45 +435,10 @@ def write_family(
     """The family files (format: docs/ARCHITECTURE.md); returns notes for the user."""
     out.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
-    _write_jsonl(out / "tasks.jsonl", tasks)
-    _write_jsonl(out / "train.jsonl", ({"id": it.id, "task": it.task, "output": it.output} for it in splits.train))
-    _write_jsonl(
-        out / "dev.jsonl",
-        (
-            {
-                "id": it.id,
-                "task": it.task,
-                "output": it.output,
-                "label": it.teacher_label,
-                "meta": {**it.meta, **it.teacher_meta},
-            }
-            for it in splits.dev
-        ),
-    )
-    _write_jsonl(
-        out / "locked.jsonl",
-        (
-            {
-                "id": it.id,
-                "task": it.task,
-                "output": it.output,
-                "label": it.truth,
-                "meta": {**it.meta, **it.truth_detail},
-            }
-            for it in splits.locked
-        ),
-    )
-    peers = out / "peers.jsonl"
-    if splits.dev_peers:
-        _write_jsonl(peers, ({"id": it.id, "task": it.task, "output": it.output} for it in splits.dev_peers))
-    else:
-        peers.unlink(missing_ok=True)
-    seed_path = out / "seed.vx"
-    if seed_expr is not None:
-        seed_path.write_text(Path(seed_expr).read_text(encoding="utf-8"), encoding="utf-8")
-    elif not seed_path.exists():
-        seed_path.write_text(seed_text, encoding="utf-8")
-        notes.append(f"wrote the default tools seed expression to {seed_path}")
+    write_jsonl(out / "tasks.jsonl", tasks)
+    write_splits(out, splits)
+    if write_seed(out, seed_expr, seed_text):
+        notes.append(f"wrote the default tools seed expression to {out / 'seed.vx'}")
     skipped = provenance.get("input_skipped")
     write_family_toml(
         out / "family.toml",
