@@ -97,27 +97,37 @@ def compare_cmd(
         dump_document("vx-compare/1", res)
         return
     if seeds:
-        t = Table(title=f"seed vs evolved on {dataset}", title_justify="left", show_edge=False)
-        for col in ("run", "seed", "seed agr.", "evolved agr.", "Δ", "fixed", "broken", "evolved"):
-            t.add_column(col, overflow="fold" if col == "evolved" else "ellipsis")
-        for r in res["runs"]:
-            t.add_row(
-                r["run"],
-                str(r["seed"]),
-                fmt_num(r["seed_agreement"]),
-                fmt_num(r["evolved_agreement"]),
-                f"{r['diff']:+.3f}",
-                str(r["fixed"]),
-                str(r["broken"]),
-                " ".join(str(r["evolved"]).split()),
-            )
-        console.print(t)
-        console.print(
-            f"mean Δ {res['mean_diff']:+.3f}  95% bootstrap CI over runs [{res['ci_low']:+.3f}, "
-            f"{res['ci_high']:+.3f}]  paired permutation p = {res['p_value']:.4f} "
-            f"({res['tasks']} task clusters, {res['n_permutations']} sign flips)"
+        _print_runs(res, dataset)
+    else:
+        _print_pair(res, dataset, show)
+
+
+def _print_runs(res: dict, dataset: str) -> None:
+    """Seed against evolved over several runs: a row per run, the mean difference and its tests."""
+    t = Table(title=f"seed vs evolved on {dataset}", title_justify="left", show_edge=False)
+    for col in ("run", "seed", "seed agr.", "evolved agr.", "Δ", "fixed", "broken", "evolved"):
+        t.add_column(col, overflow="fold" if col == "evolved" else "ellipsis")
+    for r in res["runs"]:
+        t.add_row(
+            r["run"],
+            str(r["seed"]),
+            fmt_num(r["seed_agreement"]),
+            fmt_num(r["evolved_agreement"]),
+            f"{r['diff']:+.3f}",
+            str(r["fixed"]),
+            str(r["broken"]),
+            " ".join(str(r["evolved"]).split()),
         )
-        return
+    console.print(t)
+    console.print(
+        f"mean Δ {res['mean_diff']:+.3f}  95% bootstrap CI over runs [{res['ci_low']:+.3f}, "
+        f"{res['ci_high']:+.3f}]  paired permutation p = {res['p_value']:.4f} "
+        f"({res['tasks']} task clusters, {res['n_permutations']} sign flips)"
+    )
+
+
+def _print_pair(res: dict, dataset: str, show: int) -> None:
+    """Two verifiers on one split: their agreement figures, the items B fixes and breaks, the paired tests."""
     t = Table(title=f"{dataset}: {res['n']} items, {res['tasks']} tasks", title_justify="left", show_edge=False)
     t.add_column("")
     t.add_column("A", justify="right")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
@@ -24,6 +25,14 @@ from vx.cli.common import (
     open_cache,
     run_options,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from vx.evaluation import Evaluation
+    from vx.families.family import Family
+    from vx.metrics import Agreement, OpSummary
+    from vx.verifier import Verifier
 
 
 def load_verifier(expr_path: str, family_dir: str | None):
@@ -169,28 +178,8 @@ def eval_cmd(
     where); 3 ops failed on more than --max-op-failures items (their verdicts are missing, so the
     figures are not to be trusted).
     """
-    if legacy_out is not None:
-        if out_path is not None:
-            raise click.UsageError("--out is the old name of --matrix: give one of them")
-        err_console.print(
-            "[yellow]note[/]: vx eval --out is now --matrix (the verdict matrix file; -o/--export "
-            "writes the per-item rows)"
-        )
-        out_path = legacy_out
-    if export_path:
-        check_export_path(export_path)
-    if fail_under is not None:  # checked before anything is graded
-        low = -1.0 if metric == "kappa" else 0.0
-        if not low <= fail_under <= 1.0:
-            raise click.BadParameter(
-                f"{fail_under:g} is outside the range of {metric}: give a number from {low:g} to 1",
-                param_hint="'--fail-under'",
-            )
-        if dataset == "train":
-            raise click.BadParameter(
-                "the train split is unlabeled: there is no agreement to gate on; use --dataset dev or locked",
-                param_hint="'--fail-under'",
-            )
+    out_path = _matrix_path(out_path, legacy_out)
+    _check_flags(export_path, fail_under, metric, dataset)
     verifier, fam = load_verifier(expr_path, family_dir)
     cache = open_cache(cache_path, no_cache)
     from vx.ops.executors import make_executor
@@ -235,9 +224,50 @@ def eval_cmd(
         err_console.print(f"wrote {len(ev.items)} rows to {write_export(ev, export_path, csv_formulas)}")
     if html_path:
         err_console.print(f"wrote {ev.write_html(html_path)}")
-    tiers = {o.name: o.tier for o in verifier.pool}
+    if as_json:
+        dump_json(ev.as_dict())  # every op's verdict, the trace, the output
+    else:
+        _print_evaluation(expr_path, verifier, fam, dataset, ev, agr, summ, show, cache)
+    _gate(ev, agr, dataset, fail_under, metric, max_op_failures, sorted({f.item for f in app.failures}))
+
+
+def _matrix_path(out_path: str | None, legacy_out: str | None) -> str | None:
+    """--matrix, or its old name --out (with a note); both at once is a usage error."""
+    if legacy_out is None:
+        return out_path
+    if out_path is not None:
+        raise click.UsageError("--out is the old name of --matrix: give one of them")
+    err_console.print(
+        "[yellow]note[/]: vx eval --out is now --matrix (the verdict matrix file; -o/--export writes the per-item rows)"
+    )
+    return legacy_out
+
+
+def _check_flags(export_path: str | None, fail_under: float | None, metric: str, dataset: str) -> None:
+    """The flags checked before anything is graded: an export file vx can write, a --fail-under within the
+    metric's range, on a labeled split."""
+    if export_path:
+        check_export_path(export_path)
+    if fail_under is None:
+        return
+    low = -1.0 if metric == "kappa" else 0.0
+    if not low <= fail_under <= 1.0:
+        raise click.BadParameter(
+            f"{fail_under:g} is outside the range of {metric}: give a number from {low:g} to 1",
+            param_hint="'--fail-under'",
+        )
+    if dataset == "train":
+        raise click.BadParameter(
+            "the train split is unlabeled: there is no agreement to gate on; use --dataset dev or locked",
+            param_hint="'--fail-under'",
+        )
+
+
+def _disagreements(ev: Evaluation) -> list[dict[str, Any]]:
+    """The labeled items whose final verdict disagrees with the label, with the ops that fired on each."""
+    app = ev.grading.application
     items = []
-    for it, final in zip(ev.items, grading.finals):
+    for it, final in zip(ev.items, ev.grading.finals):
         fired = [op for op in app.matrix.op_names if app.matrix.get(it.id, op) == 1]
         items.append(
             {
@@ -248,109 +278,139 @@ def eval_cmd(
                 "fired": [{"op": op, "message": app.message(it.id, op)} for op in fired],
             }
         )
-    disagree = [r for r in items if r["label"] is not None and (r["verdict"] == "fail") != (r["label"] == "fail")]
-    if as_json:
-        dump_json(ev.as_dict())  # a superset of the rows above: every op's verdict, the trace, the output
+    return [r for r in items if r["label"] is not None and (r["verdict"] == "fail") != (r["label"] == "fail")]
+
+
+def _print_evaluation(
+    expr_path: str,
+    verifier: Verifier,
+    fam: Family,
+    dataset: str,
+    ev: Evaluation,
+    agr: Agreement | None,
+    summ: Sequence[OpSummary],
+    show: int,
+    cache: Any,
+) -> None:
+    """The evaluation for a person: the expression, the agreement (or the verdict counts of an unlabeled
+    split), the ops, the disagreements, the op failures and how the verdicts were had."""
+    app = ev.grading.application
+    console.print(
+        f"[bold]vx eval[/] {esc(expr_path)} — family [cyan]{esc(fam.name)}[/], split [cyan]{dataset}[/] "
+        f"({len(ev.items)} items)"
+    )
+    from vx.dsl.printer import to_text
+
+    console.print(f"expression: [green]{esc(to_text(verifier.expr, width=10_000))}[/]")
+    for line in verifier.pool.describe_environment():
+        console.print(f"[dim]{esc(line)}[/]")
+    if agr:
+        _print_agreement(agr)
     else:
-        console.print(
-            f"[bold]vx eval[/] {esc(expr_path)} — family [cyan]{esc(fam.name)}[/], split [cyan]{dataset}[/] "
-            f"({len(split)} items)"
-        )
-        from vx.dsl.printer import to_text
+        from collections import Counter
 
-        console.print(f"expression: [green]{esc(to_text(verifier.expr, width=10_000))}[/]")
-        for line in verifier.pool.describe_environment():
-            console.print(f"[dim]{esc(line)}[/]")
-        if agr:
-            t = Table(title="agreement with labels (abstain counts as pass)", title_justify="left")
-            for c in ("accuracy", "recall-weighted", "balanced acc", "fail recall", "pass recall", "κ", "coverage"):
-                t.add_column(c, justify="right")
-            t.add_row(
-                *(
-                    fmt_num(x)
-                    for x in (
-                        agr.accuracy,
-                        agr.recall_weighted,
-                        agr.balanced_accuracy,
-                        agr.fail_recall,
-                        agr.pass_recall,
-                        agr.kappa,
-                        agr.coverage,
-                    )
-                )
-            )
-            console.print(t)
-            console.print(
-                f"confusion: [red]FAIL & fail {agr.tp}[/] · FAIL & pass {agr.fp} (false alarm) · "
-                f"[green]PASS & pass {agr.tn}[/] · PASS & fail {agr.fn} (missed) · abstained {agr.abstained}"
-            )
-        else:
-            from collections import Counter
-
-            counts = Counter(f.value for f in grading.finals)
-            console.print("verdicts (unlabeled split): " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-        narrow = console.size.width < 100  # 80 columns: op names whole, the two overlap figures left out
-        t = Table(
-            title="ops" + (" (overlaps, conflicts: --json or a wider terminal)" if narrow else ""), title_justify="left"
-        )
-        widest = max((len(s.op) + (7 if s.op == verifier.pool.root_name else 0) for s in summ), default=2)
-        cols = ("op", "tier", "coverage", "fires", "accuracy", "n labeled") + (
-            () if narrow else ("overlaps", "conflicts")
-        )
-        for c in cols:
-            # op names are never cut or wrapped; figures never wrap
-            t.add_column(
-                c,
-                justify="left" if c in ("op", "tier") else "right",
-                no_wrap=True,
-                min_width=widest if c == "op" else None,
-            )
-        for s in summ:
-            t.add_row(
-                *(
-                    esc(s.op) + (" (root)" if s.op == verifier.pool.root_name else ""),
-                    tiers.get(s.op, "?"),
-                    fmt_num(s.coverage),
-                    fmt_num(s.fire_rate),
-                    fmt_num(s.accuracy),
-                    str(s.n_labeled),
-                    fmt_num(s.overlaps),
-                    fmt_num(s.conflicts),
-                )[: len(cols)]
-            )
+        counts = Counter(f.value for f in ev.grading.finals)
+        console.print("verdicts (unlabeled split): " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    console.print(_ops_table(verifier, summ))
+    disagree = _disagreements(ev)
+    if disagree:
+        t = Table(title=f"disagreements ({len(disagree)}; showing {min(show, len(disagree))})", title_justify="left")
+        for col in ("item", "label", "verdict", "fired ops"):
+            t.add_column(col, overflow="fold")
+        for r in disagree[:show]:
+            said = "; ".join(f"{f['op']}: {f['message']}" if f["message"] else f["op"] for f in r["fired"])
+            t.add_row(esc(r["id"]), r["label"], r["verdict"], esc(said) if said else "—")
         console.print(t)
-        if disagree:
-            t = Table(
-                title=f"disagreements ({len(disagree)}; showing {min(show, len(disagree))})", title_justify="left"
-            )
-            for col in ("item", "label", "verdict", "fired ops"):
-                t.add_column(col, overflow="fold")
-            for r in disagree[:show]:
-                said = "; ".join(f"{f['op']}: {f['message']}" if f["message"] else f["op"] for f in r["fired"])
-                t.add_row(esc(r["id"]), r["label"], r["verdict"], esc(said) if said else "—")
-            console.print(t)
-        elif agr:
-            console.print("no disagreements")
-        print_failures(app)
-        console.print(verdicts_line(app, cache))
-    failed_items = sorted({f.item for f in app.failures})
+    elif agr:
+        console.print("no disagreements")
+    print_failures(app)
+    console.print(verdicts_line(app, cache))
+
+
+def _print_agreement(agr: Agreement) -> None:
+    """The agreement figures and the confusion counts."""
+    t = Table(title="agreement with labels (abstain counts as pass)", title_justify="left")
+    for c in ("accuracy", "recall-weighted", "balanced acc", "fail recall", "pass recall", "κ", "coverage"):
+        t.add_column(c, justify="right")
+    figures = (
+        agr.accuracy,
+        agr.recall_weighted,
+        agr.balanced_accuracy,
+        agr.fail_recall,
+        agr.pass_recall,
+        agr.kappa,
+        agr.coverage,
+    )
+    t.add_row(*(fmt_num(x) for x in figures))
+    console.print(t)
+    console.print(
+        f"confusion: [red]FAIL & fail {agr.tp}[/] · FAIL & pass {agr.fp} (false alarm) · "
+        f"[green]PASS & pass {agr.tn}[/] · PASS & fail {agr.fn} (missed) · abstained {agr.abstained}"
+    )
+
+
+def _ops_table(verifier: Verifier, summ: Sequence[OpSummary]) -> Table:
+    """A row per op: tier, coverage, fire rate, accuracy; on a wide terminal its overlaps and conflicts."""
+    tiers = {o.name: o.tier for o in verifier.pool}
+    narrow = console.size.width < 100  # 80 columns: op names whole, the two overlap figures left out
+    t = Table(
+        title="ops" + (" (overlaps, conflicts: --json or a wider terminal)" if narrow else ""), title_justify="left"
+    )
+    widest = max((len(s.op) + (7 if s.op == verifier.pool.root_name else 0) for s in summ), default=2)
+    cols = ("op", "tier", "coverage", "fires", "accuracy", "n labeled") + (() if narrow else ("overlaps", "conflicts"))
+    for c in cols:
+        # op names are never cut or wrapped; figures never wrap
+        t.add_column(
+            c,
+            justify="left" if c in ("op", "tier") else "right",
+            no_wrap=True,
+            min_width=widest if c == "op" else None,
+        )
+    for s in summ:
+        t.add_row(
+            *(
+                esc(s.op) + (" (root)" if s.op == verifier.pool.root_name else ""),
+                tiers.get(s.op, "?"),
+                fmt_num(s.coverage),
+                fmt_num(s.fire_rate),
+                fmt_num(s.accuracy),
+                str(s.n_labeled),
+                fmt_num(s.overlaps),
+                fmt_num(s.conflicts),
+            )[: len(cols)]
+        )
+    return t
+
+
+def _gate(
+    ev: Evaluation,
+    agr: Agreement | None,
+    dataset: str,
+    fail_under: float | None,
+    metric: str,
+    max_op_failures: int,
+    failed_items: list[str],
+) -> None:
+    """The exit status: 3 when ops failed on more than --max-op-failures items, 1 below --fail-under, 2 when
+    there is no agreement to gate on."""
     if len(failed_items) > max_op_failures:
         err_console.print(
             f"ops failed on {len(failed_items)} item(s) (more than --max-op-failures {max_op_failures}): "
             f"first {esc(failed_items[0])}; their verdicts are missing (see the op failures)"
         )
         sys.exit(3)
-    if fail_under is not None:
-        if agr is None:
-            err_console.print("--fail-under needs a labeled split (dev or locked)")
-            sys.exit(2)
-        if not len(split):
-            err_console.print(f"the {dataset} split is empty: there is no agreement to compare with --fail-under")
-            sys.exit(2)
-        value = ev.metric(metric)
-        if not value >= fail_under:  # NaN (e.g. κ when one class is absent) does not pass the gate
-            err_console.print(f"{metric} {value:.3f} is below --fail-under {fail_under}")
-            sys.exit(1)
+    if fail_under is None:
+        return
+    if agr is None:
+        err_console.print("--fail-under needs a labeled split (dev or locked)")
+        sys.exit(2)
+    if not len(ev.items):
+        err_console.print(f"the {dataset} split is empty: there is no agreement to compare with --fail-under")
+        sys.exit(2)
+    value = ev.metric(metric)
+    if not value >= fail_under:  # NaN (e.g. κ when one class is absent) does not pass the gate
+        err_console.print(f"{metric} {value:.3f} is below --fail-under {fail_under}")
+        sys.exit(1)
 
 
 def progress_for(as_json: bool):

@@ -304,51 +304,15 @@ def evolve_cmd(
         )
     except EvolutionError as exc:
         raise UserError(_with_flags(str(exc))) from None
-    from vx.cli.llm import _user_error, llm_overrides, usage_line
+    from vx.cli.llm import _user_error, llm_overrides
     from vx.llm.client import LLMUnavailable
     from vx.llm.config import LLMConfigError
 
     overrides = llm_overrides(llm_models, llm_budget)
     cache = open_cache(cache_path, no_cache)
-    rows: list[dict[str, Any]] = []
-    status = Text("starting", style="dim")
-    from vx.ops.progress import Bars, Lines
-
-    bars = Bars(err_console, embedded=True)  # counted bars with ETA for each phase applying ops
-
-    def render() -> Group:
-        parts: list[Any] = [_history_table(rows, limit=8, width=err_console.size.width)] if rows else []
-        if rows:
-            parts.append(Text("best: ", style="bold").append(" ".join(rows[-1]["incumbent"].split())))
-        parts.append(status)
-        parts.append(bars)
-        return Group(*parts)
-
-    live = (
-        None
-        if quiet or not err_console.is_terminal
-        else Live(render(), console=err_console, refresh_per_second=4, transient=True)
-    )
-    plain = not quiet and live is None  # a pipe or a log file: plain lines, no live display
-
-    def on_round(row: dict[str, Any]) -> None:
-        rows.append(row)
-        status.plain = f"round {row['round']} done in {row['seconds']:.1f}s"
-        if live is not None:
-            live.update(render())
-        elif plain:
-            err_console.print(round_line(row), markup=False, highlight=False)
-
-    def on_status(msg: str) -> None:
-        status.plain = msg
-        if live is not None:
-            live.update(render())
-        elif plain:
-            err_console.print(msg, markup=False, highlight=False)
-
+    display = _Display(quiet)
     try:
-        if live is not None:
-            live.start()
+        display.start()
         result = evolve_family(
             family,
             config=cfg,
@@ -356,11 +320,11 @@ def evolve_cmd(
             resume=resume,
             rounds=rounds,
             cache=cache,
-            on_round=on_round,
-            on_status=on_status,
+            on_round=display.on_round,
+            on_status=display.on_status,
             audit=not no_audit,
             vx_out=vx_out,
-            progress=bars if live is not None else (Lines(err_console.file) if plain else False),
+            progress=display.progress(),
             llm=llm,
             llm_overrides=overrides,
             say=lambda m: err_console.print(m, markup=False, highlight=False),
@@ -371,17 +335,76 @@ def evolve_cmd(
     except (EvolutionError, RunStoreError) as exc:
         raise UserError(_with_flags(str(exc))) from None
     except KeyboardInterrupt:
-        if live is not None:
-            live.stop()
+        display.stop()
         err_console.print(
             "[yellow]interrupted[/]: the last committed round is kept; continue with vx evolve --resume <run file>"
         )
         raise SystemExit(130) from None
     finally:
-        if live is not None:
-            live.stop()
+        display.stop()
         if cache is not None:
             cache.close()
+    _print_result(result)
+
+
+class _Display:
+    """What a person sees while a run goes: on a terminal a live table of the rounds, the best expression,
+    the status and counted bars; in a pipe or a log file plain lines; nothing with --quiet."""
+
+    def __init__(self, quiet: bool) -> None:
+        from vx.ops.progress import Bars
+
+        self.rows: list[dict[str, Any]] = []
+        self.status = Text("starting", style="dim")
+        self.bars = Bars(err_console, embedded=True)  # counted bars with ETA for each phase applying ops
+        self.live = (
+            None
+            if quiet or not err_console.is_terminal
+            else Live(self.render(), console=err_console, refresh_per_second=4, transient=True)
+        )
+        self.plain = not quiet and self.live is None  # a pipe or a log file: plain lines, no live display
+
+    def render(self) -> Group:
+        parts: list[Any] = [_history_table(self.rows, limit=8, width=err_console.size.width)] if self.rows else []
+        if self.rows:
+            parts.append(Text("best: ", style="bold").append(" ".join(self.rows[-1]["incumbent"].split())))
+        parts.append(self.status)
+        parts.append(self.bars)
+        return Group(*parts)
+
+    def progress(self) -> Any:
+        from vx.ops.progress import Lines
+
+        return self.bars if self.live is not None else (Lines(err_console.file) if self.plain else False)
+
+    def start(self) -> None:
+        if self.live is not None:
+            self.live.start()
+
+    def stop(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+
+    def on_round(self, row: dict[str, Any]) -> None:
+        self.rows.append(row)
+        self.status.plain = f"round {row['round']} done in {row['seconds']:.1f}s"
+        if self.live is not None:
+            self.live.update(self.render())
+        elif self.plain:
+            err_console.print(round_line(row), markup=False, highlight=False)
+
+    def on_status(self, msg: str) -> None:
+        self.status.plain = msg
+        if self.live is not None:
+            self.live.update(self.render())
+        elif self.plain:
+            err_console.print(msg, markup=False, highlight=False)
+
+
+def _print_result(result: Any) -> None:
+    """The run's history, summary, evolved expression and its objective against the seed's, and the files."""
+    from vx.cli.llm import usage_line
+
     history = list(result.history)  # the whole history, also of a resumed run
     console.print(_history_table(history, limit=len(history)))
     console.print(_summary_table(dict(result.summary)))
