@@ -186,26 +186,15 @@ def _label(fam: Family, item_id: str, text_label: Any, p: float, note: str | Non
         )
     cfg_splits = fam.config.get("splits") or {}
     paths = {name: d / str(cfg_splits.get(name, f"{name}.jsonl")) for name in ("train", "dev")}
-    peers_path = fam.peers_path or d / "peers.jsonl"
-    rows = {"train": _lines(paths["train"]), "dev": _lines(paths["dev"]), "peers": _lines(peers_path)}
-    where = next((name for name, rs in rows.items() for _, obj in rs if obj.get("id") == item_id), None)
-    if where is None:
-        import difflib
-
-        known = [obj["id"] for rs in rows.values() for _, obj in rs]
-        near = difflib.get_close_matches(item_id, known, n=3)
-        raise AnchorError(
-            f"no train, dev or peer item {item_id!r} in {d}" + (f" -- did you mean {', '.join(near)}?" if near else ""),
-            str(d),
-        )
-    obj = next(o for _, o in rows[where] if o.get("id") == item_id)
+    paths["peers"] = fam.peers_path or d / "peers.jsonl"
+    rows = {name: _lines(path) for name, path in paths.items()}
+    where, obj = _find(d, item_id, rows)
     task = obj["task"]
     previous = None
     if where == "dev":
         previous = obj.get("label")
         previous = previous if isinstance(previous, str) else str(previous)
-    log = anchor_log(d)
-    pending = _pending(log, rows)
+    pending = _pending(anchor_log(d), rows)
     dev_classes = {
         ("pass" if parse_label(o["label"]) >= 0.5 else "fail") for _, o in rows["dev"] if o.get("id") != item_id
     }
@@ -224,70 +213,8 @@ def _label(fam: Family, item_id: str, text_label: Any, p: float, note: str | Non
         return Labelled(item_id, task, hard, previous, False, 0)
     for pid, lab in pending.items():  # pending labels move in now that dev has both classes
         to_move.setdefault(pid, (lab, "pass" if parse_label(lab) >= 0.5 else "fail"))
-    references = {o["task"]: o.get("reference") for _, o in rows["dev"] if o.get("reference") is not None}
-    task_refs = {t: v.get("reference") for t, v in fam.tasks.items() if isinstance(v, dict) and "reference" in v}
-    originals = {
-        name: path.read_bytes() if path.is_file() else None
-        for name, path in (
-            ("train", paths["train"]),
-            ("dev", paths["dev"]),
-            ("peers", peers_path),
-            ("toml", d / "family.toml"),
-        )
-    }
-    locked_tasks = {it.task for it in fam.audit().split.items}
-    # a task of the locked split keeps its train attempts where they are: peers.jsonl holds dev tasks'
-    # attempts only (a family whose splits are not disjoint by task stays as it was in that respect)
-    moved_tasks = {
-        rows_obj["task"] for name in ("train", "peers") for _, rows_obj in rows[name] if rows_obj.get("id") in to_move
-    } - locked_tasks
-    new_dev = [
-        line if o.get("id") not in to_move else _dump({**o, "label": to_move[o["id"]][0]}) for line, o in rows["dev"]
-    ]
-    peers_moved = 0
-    new_train, new_peers = [], [line for line, o in rows["peers"] if o.get("id") not in to_move]
-    for line, o in rows["train"]:
-        if o.get("id") in to_move:
-            continue
-        if o.get("task") in moved_tasks:  # a task-mate: unlabeled, it becomes a dev peer
-            new_peers.append(_dump({"id": o["id"], "task": o["task"], "output": o["output"]}))
-            peers_moved += 1
-            continue
-        new_train.append(line)
-    for name in ("train", "peers"):
-        for _, o in rows[name]:
-            if o.get("id") in to_move:
-                ref = references.get(o["task"], task_refs.get(o["task"]))
-                row = {
-                    "id": o["id"],
-                    "task": o["task"],
-                    "output": o["output"],
-                    "label": to_move[o["id"]][0],
-                    **({"reference": ref} if ref is not None else {}),
-                    **({"meta": o["meta"]} if o.get("meta") else {}),
-                }
-                new_dev.append(_dump(row))
-    try:
-        _write(paths["train"], new_train)
-        if new_peers or peers_path.is_file():
-            _write(peers_path, new_peers)
-            if "peers" not in cfg_splits:
-                _add_peers_to_toml(d / "family.toml", peers_path.name)
-        _write(paths["dev"], new_dev)
-        Family(d)  # the family still loads, or everything is put back
-    except Exception:
-        for name, path in (
-            ("train", paths["train"]),
-            ("dev", paths["dev"]),
-            ("peers", peers_path),
-            ("toml", d / "family.toml"),
-        ):
-            original = originals[name]
-            if original is None:
-                path.unlink(missing_ok=True)
-            else:
-                path.write_bytes(original)
-        raise
+    new, peers_moved = _moved(fam, rows, {k: v[0] for k, v in to_move.items()})
+    _rewrite(d, paths, new, add_peers="peers" not in cfg_splits)
     _append_log(
         d,
         {
@@ -298,6 +225,87 @@ def _label(fam: Family, item_id: str, text_label: Any, p: float, note: str | Non
         },
     )
     return Labelled(item_id, task, hard, previous, True, peers_moved, tuple(sorted(p for p in to_move if p != item_id)))
+
+
+_Rows = Mapping[str, list[tuple[str, dict[str, Any]]]]
+
+
+def _find(d: Path, item_id: str, rows: _Rows) -> tuple[str, dict[str, Any]]:
+    """The split (train, dev or peers) holding `item_id`, and its row; an unknown id is an error naming the
+    nearest ids."""
+    for name, rs in rows.items():
+        for _, obj in rs:
+            if obj.get("id") == item_id:
+                return name, obj
+    import difflib
+
+    known = [obj["id"] for rs in rows.values() for _, obj in rs]
+    near = difflib.get_close_matches(item_id, known, n=3)
+    raise AnchorError(
+        f"no train, dev or peer item {item_id!r} in {d}" + (f" -- did you mean {', '.join(near)}?" if near else ""),
+        str(d),
+    )
+
+
+def _moved(fam: Family, rows: _Rows, labels: Mapping[str, Any]) -> tuple[dict[str, list[str]], int]:
+    """The new lines of train, peers and dev once the items `labels` names move into dev with their labels
+    (and the golden reference of their task); the number of task-mates moved from train to peers."""
+    references = {o["task"]: o.get("reference") for _, o in rows["dev"] if o.get("reference") is not None}
+    task_refs = {t: v.get("reference") for t, v in fam.tasks.items() if isinstance(v, dict) and "reference" in v}
+    locked_tasks = {it.task for it in fam.audit().split.items}
+    # a task of the locked split keeps its train attempts where they are: peers.jsonl holds dev tasks'
+    # attempts only (a family whose splits are not disjoint by task stays as it was in that respect)
+    moved_tasks = {
+        rows_obj["task"] for name in ("train", "peers") for _, rows_obj in rows[name] if rows_obj.get("id") in labels
+    } - locked_tasks
+    new_dev = [line if o.get("id") not in labels else _dump({**o, "label": labels[o["id"]]}) for line, o in rows["dev"]]
+    peers_moved = 0
+    new_train, new_peers = [], [line for line, o in rows["peers"] if o.get("id") not in labels]
+    for line, o in rows["train"]:
+        if o.get("id") in labels:
+            continue
+        if o.get("task") in moved_tasks:  # a task-mate: unlabeled, it becomes a dev peer
+            new_peers.append(_dump({"id": o["id"], "task": o["task"], "output": o["output"]}))
+            peers_moved += 1
+            continue
+        new_train.append(line)
+    for name in ("train", "peers"):
+        for _, o in rows[name]:
+            if o.get("id") in labels:
+                ref = references.get(o["task"], task_refs.get(o["task"]))
+                row = {
+                    "id": o["id"],
+                    "task": o["task"],
+                    "output": o["output"],
+                    "label": labels[o["id"]],
+                    **({"reference": ref} if ref is not None else {}),
+                    **({"meta": o["meta"]} if o.get("meta") else {}),
+                }
+                new_dev.append(_dump(row))
+    return {"train": new_train, "peers": new_peers, "dev": new_dev}, peers_moved
+
+
+def _rewrite(d: Path, paths: Mapping[str, Path], new: Mapping[str, list[str]], *, add_peers: bool) -> None:
+    """Write the new train, peers and dev files (family.toml names peers.jsonl when `add_peers` and it is
+    written); if anything fails, or the family no longer loads, every file is put back as it was."""
+    files = {**paths, "toml": d / "family.toml"}
+    originals = {name: path.read_bytes() if path.is_file() else None for name, path in files.items()}
+    try:
+        _write(paths["train"], new["train"])
+        if new["peers"] or paths["peers"].is_file():
+            _write(paths["peers"], new["peers"])
+            if add_peers:
+                _add_peers_to_toml(d / "family.toml", paths["peers"].name)
+        _write(paths["dev"], new["dev"])
+        Family(d)  # the family still loads, or everything is put back
+    except Exception:
+        for name, path in files.items():
+            original = originals[name]
+            if original is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.write_bytes(original)
+        raise
 
 
 def _pending(log: list[dict[str, Any]], rows: Mapping[str, list[tuple[str, dict[str, Any]]]]) -> dict[str, Any]:
