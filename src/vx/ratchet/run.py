@@ -252,28 +252,7 @@ def run_ratchet(
             fixed = Verifier.load(config.verifier, fam)
         if store is None:
             store = RatchetStore(path, create=True)
-            store.set_meta(
-                {
-                    "family": fam.name,
-                    "family_dir": str(fam.dir),
-                    "config": config.as_dict(),
-                    "vx_version": _version(),
-                    "status": "running",
-                    "ground_truth": truth.describe(),
-                    "heldout": parts.as_dict(),
-                    "adapter": adapter.source,
-                    "contract": adapter.contract,
-                    "demo": ({"scripted": True, "solver": demo_solver} if demo else False),
-                    "llm": {
-                        "run": getattr(client, "run_id", ""),
-                        **(
-                            {k: v for k, v in client.config.as_dict().items() if k != "cache"}
-                            if hasattr(client, "config")
-                            else {}
-                        ),
-                    },
-                }
-            )
+            store.set_meta(_new_run_meta(fam, config, truth, parts, adapter, client, demo_solver if demo else None))
         task_text = {t: adapter.render(fam.tasks[t]) for t in train + parts.tasks}
         router = Router(
             [task_text[t] for t in train],
@@ -302,20 +281,7 @@ def run_ratchet(
             verifier_roles=verifier_roles,
             fixed_verifier=fixed,
         )
-        stop: ArmStopped | None = None
-        where = ""
-        for arm in config.arms:
-            try:
-                Arm(ctx, arm).run()
-            except ArmStopped as exc:
-                last = store.last_round(arm)
-                stop, where = exc, f"{arm} round {(last['round'] + 1) if last else 0}"
-                break
-        if stop is None and config.judge:
-            try:
-                final_judge(ctx)
-            except ArmStopped as exc:
-                stop, where = exc, "the final judge"
+        stop, where = _run_arms(ctx)
         stopped = f"{where}: {stop}" if stop is not None else None
         fig = compute_figures(store, config.final_rounds)
         store.write_summary(fig)
@@ -329,6 +295,47 @@ def run_ratchet(
             store.close()
         if session is not None and owns:
             session.close()
+
+
+def _new_run_meta(
+    fam: Any, config: RatchetConfig, truth: Grader, parts: Any, adapter: Any, client: Any, demo_solver: str | None
+) -> dict[str, Any]:
+    """What a new run file records first: the family, the configuration, the ground truth, the held-out
+    parts, the solver's side of the family and the LLM setup (or the scripted demo's: `demo_solver` describes
+    its solver)."""
+    return {
+        "family": fam.name,
+        "family_dir": str(fam.dir),
+        "config": config.as_dict(),
+        "vx_version": _version(),
+        "status": "running",
+        "ground_truth": truth.describe(),
+        "heldout": parts.as_dict(),
+        "adapter": adapter.source,
+        "contract": adapter.contract,
+        "demo": ({"scripted": True, "solver": demo_solver} if demo_solver is not None else False),
+        "llm": {
+            "run": getattr(client, "run_id", ""),
+            **({k: v for k, v in client.config.as_dict().items() if k != "cache"} if hasattr(client, "config") else {}),
+        },
+    }
+
+
+def _run_arms(ctx: Context) -> tuple[ArmStopped | None, str]:
+    """Every arm in turn, then the final judge; the stop that ended the run early (a spent budget, a failed
+    call) and where it happened, or (None, "")."""
+    for arm in ctx.config.arms:
+        try:
+            Arm(ctx, arm).run()
+        except ArmStopped as exc:
+            last = ctx.store.last_round(arm)
+            return exc, f"{arm} round {(last['round'] + 1) if last else 0}"
+    if ctx.config.judge:
+        try:
+            final_judge(ctx)
+        except ArmStopped as exc:
+            return exc, "the final judge"
+    return None, ""
 
 
 # ------------------------------------------------------------------------------------------------
