@@ -56,6 +56,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from typing import Any
 from urllib.parse import urlsplit
 
+import attrs
+
 try:
     import anyio
     import uvicorn
@@ -373,113 +375,163 @@ def make_app(
         if isinstance(verifier, GroupGrader)
         else GroupGrader(verifier, workers=max_concurrency, timeout=timeout, deadline=deadline, start=False)
     )
-    v = grader.verifier
-    index = TaskIndex(v.tasks)
-    pack = v.family.pack() if v.family is not None else None
-    # what is graded of a trainer's reply text: the family's reader, else its first fenced block
-    reader: Extract = pack.read_reply if pack is not None and pack.read_reply is not None else True
-    guard = guard or Guard()
-    admission = _Admission(max_queue)
-    metrics = Metrics(lambda: admission.admitted, lambda: grader.queued)
-    metrics.prepared.set(grader.stats.prepared)
-    if grader.cache is not None:
-        cache = grader.cache
-        metrics.cache_bytes.set_function(lambda: cache.bytes)
-        metrics.cache_entries.set_function(lambda: len(cache))
-    limiter: list[anyio.CapacityLimiter] = []  # made on the server's event loop, at the first request
-    state = {"in_flight": 0, "graded": 0}
+    service = _Service(
+        grader,
+        _Limits(max_body, max_solutions, deadline, body_timeout),
+        guard or Guard(),
+        _Admission(max_queue),
+        rewards,
+    )
+    gatherer = _Gatherer(service, gather, gather_wait)
 
-    def endpoint(name: str, fn: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    async def openrlhf(request: Request) -> Response:
+        doc = await service.body(request)
+        try:
+            rows = openrlhf_rows(doc, service.index, extract=service.reader)
+        except ShapeError as exc:
+            raise _Refused(400, str(exc)) from None
+        if gather > 1:
+            graded = await gatherer.gathered(rows)
+        else:
+            graded = await service.grade_rows(rows, service.request_deadline(doc if isinstance(doc, Mapping) else {}))
+        return JSONResponse(openrlhf_answer(graded, rewards))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await anyio.to_thread.run_sync(grader.close)  # the workers stop with the server
+
+    routes = [
+        Route("/health", service.endpoint("health", service.health), methods=["GET"]),
+        Route("/metrics", service.endpoint("metrics", service.metrics_text), methods=["GET"]),
+        Route("/grade", service.endpoint("grade", service.grade), methods=["POST"]),
+        Route("/openrlhf", service.endpoint("openrlhf", openrlhf), methods=["POST"]),
+        Route("/verl", service.endpoint("verl", service.verl), methods=["POST"]),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.grader = grader
+    return app
+
+
+@attrs.frozen
+class _Limits:
+    """What one request may ask: its body's bytes, its solutions, its deadline; how long its body may take."""
+
+    max_body: int
+    max_solutions: int
+    deadline: float
+    body_timeout: float
+
+
+class _Service:
+    """The endpoints over one grader: the guard, the bounded queue, the metrics and the counts /health shows."""
+
+    def __init__(
+        self,
+        grader: GroupGrader,
+        limits: _Limits,
+        guard: Guard,
+        admission: _Admission,
+        rewards: Mapping[str, float],
+    ) -> None:
+        self.grader, self.limits, self.guard, self.admission, self.rewards = grader, limits, guard, admission, rewards
+        self.verifier = grader.verifier
+        self.index = TaskIndex(self.verifier.tasks)
+        pack = self.verifier.family.pack() if self.verifier.family is not None else None
+        # what is graded of a trainer's reply text: the family's reader, else its first fenced block
+        self.reader: Extract = pack.read_reply if pack is not None and pack.read_reply is not None else True
+        self.metrics = Metrics(lambda: admission.admitted, lambda: grader.queued)
+        self.metrics.prepared.set(grader.stats.prepared)
+        if grader.cache is not None:
+            cache = grader.cache
+            self.metrics.cache_bytes.set_function(lambda: cache.bytes)
+            self.metrics.cache_entries.set_function(lambda: len(cache))
+        self.limiter: anyio.CapacityLimiter | None = None  # made on the server's event loop, at the first request
+        self.in_flight = 0
+        self.graded = 0
+
+    def endpoint(
+        self, name: str, fn: Callable[[Request], Awaitable[Response]]
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """`fn` behind the guard, its refusals answered as JSON errors, every answer counted."""
+
         async def handle(request: Request) -> Response:
             try:
-                guard.check(request.method, request.headers)
+                self.guard.check(request.method, request.headers)
                 response = await fn(request)
             except _Refused as refused:
                 response = _error(refused.status, refused.message, refused.headers)
             except _Gone:
                 response = Response(status_code=400)  # nobody reads it: the client went away
-            metrics.requests.labels(name, str(response.status_code)).inc()
+            self.metrics.requests.labels(name, str(response.status_code)).inc()
             return response
 
         return handle
 
-    async def grade_rows(rows: Sequence[Row], budget: float, rank: bool = False) -> list[Graded]:
+    async def grade_rows(self, rows: Sequence[Row], budget: float, rank: bool = False) -> list[Graded]:
         """Every row graded, each task's rows as one group, the groups side by side; the answers in order."""
         groups: dict[str, list[int]] = {}
         for i, row in enumerate(rows):
             groups.setdefault(row.task_id, []).append(i)
-        admission.take(len(rows))
+        self.admission.take(len(rows))
         out: list[Graded | None] = [None] * len(rows)
-        if not limiter:
-            limiter.append(anyio.CapacityLimiter(GROUP_THREADS))
-        state["in_flight"] += len(rows)
+        if self.limiter is None:
+            self.limiter = anyio.CapacityLimiter(GROUP_THREADS)
+        limiter = self.limiter
+        self.in_flight += len(rows)
 
         async def one(task_id: str, idx: list[int]) -> None:
             t0 = time.perf_counter()
             result = await anyio.to_thread.run_sync(
-                lambda: grader.grade_group(task_id, [rows[i].output for i in idx], deadline=budget, rank=rank),
-                limiter=limiter[0],
+                lambda: self.grader.grade_group(task_id, [rows[i].output for i in idx], deadline=budget, rank=rank),
+                limiter=limiter,
             )
             for i, g in zip(idx, result.graded):
                 out[i] = g
-            metrics.group(result.graded, time.perf_counter() - t0, result.calls, result.cache_hits, result.shared)
+            self.metrics.group(result.graded, time.perf_counter() - t0, result.calls, result.cache_hits, result.shared)
 
         try:
             async with anyio.create_task_group() as tg:
                 for task_id, idx in groups.items():
                     tg.start_soon(one, task_id, idx)
         finally:
-            admission.give(len(rows))
-            state["in_flight"] -= len(rows)
-        state["graded"] += len(rows)
+            self.admission.give(len(rows))
+            self.in_flight -= len(rows)
+        self.graded += len(rows)
         return [g for g in out if g is not None]
 
-    def request_deadline(doc: Mapping[str, Any]) -> float:
+    def request_deadline(self, doc: Mapping[str, Any]) -> float:
         asked = doc.get("deadline")
         if asked is None:
-            return deadline
+            return self.limits.deadline
         if isinstance(asked, bool) or not isinstance(asked, (int, float)) or not (0 < asked < math.inf):
             raise _Refused(400, '"deadline" is a number of seconds > 0')
-        return float(min(asked, deadline))
+        return float(min(asked, self.limits.deadline))
 
-    async def health(request: Request) -> Response:
+    async def body(self, request: Request) -> Any:
+        """The request's JSON document, within the body's limits."""
+        return _decode(await _body(request, self.limits.max_body, self.limits.body_timeout))
+
+    async def health(self, request: Request) -> Response:
         return JSONResponse(
             {
                 "status": "ok",
-                "expression": v.text,
-                "tasks": len(v.tasks),
-                "in_flight": state["in_flight"],
-                "graded": state["graded"],
-                "workers": grader.n_workers,
-                "tasks_prepared": grader.stats.prepared,
+                "expression": self.verifier.text,
+                "tasks": len(self.verifier.tasks),
+                "in_flight": self.in_flight,
+                "graded": self.graded,
+                "workers": self.grader.n_workers,
+                "tasks_prepared": self.grader.stats.prepared,
             }
         )
 
-    async def metrics_text(request: Request) -> Response:
-        return Response(metrics.text(), media_type="text/plain; version=0.0.4; charset=utf-8")
+    async def metrics_text(self, request: Request) -> Response:
+        return Response(self.metrics.text(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
-    async def grade(request: Request) -> Response:
-        doc = _decode(await _body(request, max_body, body_timeout))
-        if not isinstance(doc, Mapping):
-            raise _Refused(400, 'the body is a JSON object: {"task_id", "solution"} or {"task_id", "solutions": [...]}')
-        task_id = doc.get("task_id")
-        if not isinstance(task_id, str):
-            raise _Refused(400, '"task_id" (a string: a task of the verifier\'s family) is required')
-        if ("solution" in doc) == ("solutions" in doc):
-            raise _Refused(400, 'give exactly one of "solution" (a string) and "solutions" (a list of strings)')
-        single = "solution" in doc
-        outputs = [doc["solution"]] if single else doc["solutions"]
-        if not isinstance(outputs, list) or not outputs or not all(isinstance(o, str) for o in outputs):
-            raise _Refused(400, '"solution" is a string, "solutions" a non-empty list of strings')
-        if len(outputs) > max_solutions:
-            raise _Refused(413, f"{len(outputs)} solutions: at most {max_solutions} in one request")
-        if task_id not in v.tasks:
-            some = ", ".join(list(v.tasks)[:3])
-            raise _Refused(404, f"{task_id[:100]!r} is not a task of the verifier's family (ids like {some})")
-        rank = doc.get("rank", False)
-        if not isinstance(rank, bool):
-            raise _Refused(400, '"rank" is true (rank the group: best of n) or false')
-        graded = await grade_rows([Row(task_id, o) for o in outputs], request_deadline(doc), rank)
+    async def grade(self, request: Request) -> Response:
+        doc = await self.body(request)
+        task_id, outputs, single, rank = self._grade_request(doc)
+        graded = await self.grade_rows([Row(task_id, o) for o in outputs], self.request_deadline(doc), rank)
         results = [grade_json(g.grade, g.reason) for g in graded]
         body: dict[str, Any] = {"task_id": task_id, "results": results}
         placed = [g.placement for g in graded]
@@ -492,17 +544,59 @@ def make_app(
             body["verdict"] = results[0]["verdict"]
         return JSONResponse(body)
 
-    pending: dict[str, list[tuple[Row, asyncio.Future[Graded]]]] = {}
+    def _grade_request(self, doc: Any) -> tuple[str, list[str], bool, bool]:
+        """A /grade body checked: the task id, the solutions, whether one was sent alone, whether to rank."""
+        if not isinstance(doc, Mapping):
+            raise _Refused(400, 'the body is a JSON object: {"task_id", "solution"} or {"task_id", "solutions": [...]}')
+        task_id = doc.get("task_id")
+        if not isinstance(task_id, str):
+            raise _Refused(400, '"task_id" (a string: a task of the verifier\'s family) is required')
+        if ("solution" in doc) == ("solutions" in doc):
+            raise _Refused(400, 'give exactly one of "solution" (a string) and "solutions" (a list of strings)')
+        single = "solution" in doc
+        outputs = [doc["solution"]] if single else doc["solutions"]
+        if not isinstance(outputs, list) or not outputs or not all(isinstance(o, str) for o in outputs):
+            raise _Refused(400, '"solution" is a string, "solutions" a non-empty list of strings')
+        if len(outputs) > self.limits.max_solutions:
+            raise _Refused(413, f"{len(outputs)} solutions: at most {self.limits.max_solutions} in one request")
+        if task_id not in self.verifier.tasks:
+            some = ", ".join(list(self.verifier.tasks)[:3])
+            raise _Refused(404, f"{task_id[:100]!r} is not a task of the verifier's family (ids like {some})")
+        rank = doc.get("rank", False)
+        if not isinstance(rank, bool):
+            raise _Refused(400, '"rank" is true (rank the group: best of n) or false')
+        return task_id, outputs, single, rank
 
-    def flush(task_id: str) -> None:
+    async def verl(self, request: Request) -> Response:
+        doc = await self.body(request)
+        try:
+            rows, plural = verl_rows(doc, self.index, extract=self.reader)
+        except ShapeError as exc:
+            raise _Refused(400, str(exc)) from None
+        graded = await self.grade_rows(rows, self.request_deadline(doc if isinstance(doc, Mapping) else {}))
+        scores = [verl_score(g, self.rewards) for g in graded]
+        return JSONResponse({"scores": scores} if plural else scores[0])
+
+
+class _Gatherer:
+    """``POST /openrlhf``'s groups: the completions of one task gathered from separate requests until `gather`
+    of them wait or the first has waited `wait` seconds, then graded as one group; each request gets its
+    own result."""
+
+    def __init__(self, service: _Service, gather: int, wait: float) -> None:
+        self.service, self.gather, self.wait = service, gather, wait
+        self.pending: dict[str, list[tuple[Row, asyncio.Future[Graded]]]] = {}
+        self.running: set[asyncio.Task[None]] = set()
+
+    def flush(self, task_id: str) -> None:
         """Grade the completions gathered for `task_id` as one group; each request gets its own result."""
-        waiting = pending.pop(task_id, [])
+        waiting = self.pending.pop(task_id, [])
         if not waiting:
             return
 
         async def run() -> None:
             try:
-                graded = await grade_rows([row for row, _ in waiting], deadline)
+                graded = await self.service.grade_rows([row for row, _ in waiting], self.service.limits.deadline)
             except Exception as exc:  # noqa: BLE001 - every request of the group hears it (a full queue: 429)
                 for _, fut in waiting:
                     if not fut.done():
@@ -512,67 +606,27 @@ def make_app(
                 if not fut.done():
                     fut.set_result(g)
 
-        tasks_running.add(task := asyncio.get_running_loop().create_task(run()))
-        task.add_done_callback(tasks_running.discard)
+        self.running.add(task := asyncio.get_running_loop().create_task(run()))
+        task.add_done_callback(self.running.discard)
 
-    tasks_running: set[asyncio.Task[None]] = set()
-
-    def flush_if_still(task_id: str, group: list[tuple[Row, asyncio.Future[Graded]]]) -> None:
+    def flush_if_still(self, task_id: str, group: list[tuple[Row, asyncio.Future[Graded]]]) -> None:
         """A group's wait is over: grade it, unless it was graded when it filled (a new group waits on its own)."""
-        if pending.get(task_id) is group:
-            flush(task_id)
+        if self.pending.get(task_id) is group:
+            self.flush(task_id)
 
-    async def gathered(rows: Sequence[Row]) -> list[Graded]:
+    async def gathered(self, rows: Sequence[Row]) -> list[Graded]:
         loop = asyncio.get_running_loop()
         futures = []
         for row in rows:
             fut: asyncio.Future[Graded] = loop.create_future()
-            group = pending.setdefault(row.task_id, [])
+            group = self.pending.setdefault(row.task_id, [])
             group.append((row, fut))
             futures.append(fut)
-            if len(group) >= gather:
-                flush(row.task_id)
+            if len(group) >= self.gather:
+                self.flush(row.task_id)
             elif len(group) == 1:  # the group's wait starts with its first completion (and ends with it)
-                loop.call_later(gather_wait, flush_if_still, row.task_id, group)
+                loop.call_later(self.wait, self.flush_if_still, row.task_id, group)
         return list(await asyncio.gather(*futures))
-
-    async def openrlhf(request: Request) -> Response:
-        doc = _decode(await _body(request, max_body, body_timeout))
-        try:
-            rows = openrlhf_rows(doc, index, extract=reader)
-        except ShapeError as exc:
-            raise _Refused(400, str(exc)) from None
-        if gather > 1:
-            graded = await gathered(rows)
-        else:
-            graded = await grade_rows(rows, request_deadline(doc if isinstance(doc, Mapping) else {}))
-        return JSONResponse(openrlhf_answer(graded, rewards))
-
-    async def verl(request: Request) -> Response:
-        doc = _decode(await _body(request, max_body, body_timeout))
-        try:
-            rows, plural = verl_rows(doc, index, extract=reader)
-        except ShapeError as exc:
-            raise _Refused(400, str(exc)) from None
-        graded = await grade_rows(rows, request_deadline(doc if isinstance(doc, Mapping) else {}))
-        scores = [verl_score(g, rewards) for g in graded]
-        return JSONResponse({"scores": scores} if plural else scores[0])
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        yield
-        await anyio.to_thread.run_sync(grader.close)  # the workers stop with the server
-
-    routes = [
-        Route("/health", endpoint("health", health), methods=["GET"]),
-        Route("/metrics", endpoint("metrics", metrics_text), methods=["GET"]),
-        Route("/grade", endpoint("grade", grade), methods=["POST"]),
-        Route("/openrlhf", endpoint("openrlhf", openrlhf), methods=["POST"]),
-        Route("/verl", endpoint("verl", verl), methods=["POST"]),
-    ]
-    app = Starlette(routes=routes, lifespan=lifespan)
-    app.state.grader = grader
-    return app
 
 
 # ------------------------------------------------------------------------------------------ the server
