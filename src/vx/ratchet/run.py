@@ -200,18 +200,7 @@ def run_ratchet(
     llm_run_id = None
     if resume is not None:
         store = RatchetStore(resume)
-        try:
-            meta = store.meta()
-            config = RatchetConfig.from_dict(meta["config"])
-            fam = _family(family or meta["family_dir"])
-            if fam.name != meta.get("family"):
-                raise RatchetError(f"{resume} is a run of family {meta.get('family')!r}, not {fam.name!r}")
-            demo = bool(meta.get("demo"))
-            llm_run_id = (meta.get("llm") or {}).get("run") or None
-            llm_overrides = resumed_roles(meta.get("llm") or {}, llm_overrides)
-        except BaseException:
-            store.close()
-            raise
+        config, fam, demo, llm_run_id, llm_overrides = _resumed(store, resume, family, llm_overrides)
         path = store.path
     else:
         config = config or RatchetConfig()
@@ -253,31 +242,18 @@ def run_ratchet(
         if store is None:
             store = RatchetStore(path, create=True)
             store.set_meta(_new_run_meta(fam, config, truth, parts, adapter, client, demo_solver if demo else None))
-        task_text = {t: adapter.render(fam.tasks[t]) for t in train + parts.tasks}
-        router = Router(
-            [task_text[t] for t in train],
-            k=config.route_k,
-            min_similarity=config.route_min_similarity,
-            general_score=config.general_score,
-        )
-        solver = Solver(
-            client, adapter, batch=config.batch, poll_seconds=config.poll_seconds, max_wait=config.max_wait, say=say
-        )
-        ctx = Context(
-            family=fam,
-            config=config,
-            store=store,
-            client=client,
-            solver=solver,
-            synthesizer=SkillSynthesizer(client, adapter, fam.name, n=config.new_skills),
-            truth=truth,
-            router=router,
-            train_tasks=train,
-            parts=parts,
-            task_text=task_text,
+        ctx = _context(
+            fam,
+            config,
+            store,
+            client,
+            adapter,
+            truth,
+            train,
+            parts,
             verdict_cache=verdict_cache,
             say=say,
-            on_round=on_round or (lambda row: None),
+            on_round=on_round,
             verifier_roles=verifier_roles,
             fixed_verifier=fixed,
         )
@@ -295,6 +271,73 @@ def run_ratchet(
             store.close()
         if session is not None and owns:
             session.close()
+
+
+def _resumed(
+    store: RatchetStore, resume: str | Path, family: Any, llm_overrides: Mapping[str, Any] | None
+) -> tuple[RatchetConfig, Any, bool, str | None, Mapping[str, Any] | None]:
+    """What a resumed run continues with, from its file: the configuration, the family (`family`, or the
+    directory the run names, which must be the same family), whether it is the scripted demo, the LLM run id
+    and the roles' models. On any error the run file is closed."""
+    try:
+        meta = store.meta()
+        config = RatchetConfig.from_dict(meta["config"])
+        fam = _family(family or meta["family_dir"])
+        if fam.name != meta.get("family"):
+            raise RatchetError(f"{resume} is a run of family {meta.get('family')!r}, not {fam.name!r}")
+        llm_run_id = (meta.get("llm") or {}).get("run") or None
+        return config, fam, bool(meta.get("demo")), llm_run_id, resumed_roles(meta.get("llm") or {}, llm_overrides)
+    except BaseException:
+        store.close()
+        raise
+
+
+def _context(
+    fam: Any,
+    config: RatchetConfig,
+    store: RatchetStore,
+    client: Any,
+    adapter: Any,
+    truth: Grader,
+    train: list[str],
+    parts: Any,
+    *,
+    verdict_cache: Any,
+    say: Callable[[str], None],
+    on_round: Callable[[dict[str, Any]], None] | None,
+    verifier_roles: Callable[[Any], Mapping[str, Any]] | None,
+    fixed_verifier: Any,
+) -> Context:
+    """What every arm works with: the family, the run file, the solver over `client`, the skill synthesizer,
+    the ground truth, and the router that finds each held-out task's nearest train tasks."""
+    task_text = {t: adapter.render(fam.tasks[t]) for t in train + parts.tasks}
+    router = Router(
+        [task_text[t] for t in train],
+        k=config.route_k,
+        min_similarity=config.route_min_similarity,
+        general_score=config.general_score,
+    )
+    solver = Solver(
+        client, adapter, batch=config.batch, poll_seconds=config.poll_seconds, max_wait=config.max_wait, say=say
+    )
+    return Context(
+        family=fam,
+        config=config,
+        store=store,
+        client=client,
+        solver=solver,
+        synthesizer=SkillSynthesizer(client, adapter, fam.name, n=config.new_skills),
+        truth=truth,
+        router=router,
+        train_tasks=train,
+        parts=parts,
+        task_text=task_text,
+        verdict_cache=verdict_cache,
+        say=say,
+        on_round=on_round or (lambda row: None),
+        verifier_roles=verifier_roles,
+        fixed_verifier=fixed_verifier,
+    )
 
 
 def _new_run_meta(
