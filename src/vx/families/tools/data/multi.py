@@ -313,35 +313,7 @@ def build_multi(
     if relabel and why:
         raise BuildError(f"relabelling needs BFCL's backends: {why}")
     relabel = why is None if relabel is None else relabel
-    tasks: dict[str, dict[str, Any]] = {}
-    references: dict[str, list[list[list[dict[str, str]]]]] = {}
-    items: list[LabelledItem] = []
-    agree: Counter[str] = Counter()
-    disagreements: list[dict[str, Any]] = []
-    progress("multi-turn trajectories", len(records), 0)
-    gt_replays: dict[str, tuple[Trajectory, Replay, list[bool]]] = {}
-    for rec in records:
-        tid = rec["task_id"]
-        if tid not in tasks:
-            tasks[tid] = task_record(rec, docs)
-            references[tid] = reference_output(rec.get("ground_truth") or [], rec["involved_classes"])
-        label = "pass" if rec.get("label") else "fail"
-        error_type = str(rec.get("error_type") or "").removeprefix("multi_turn:")
-        meta: dict[str, Any] = {"run": rec.get("run"), "model": rec.get("model"), "category": tasks[tid]["category"]}
-        if label == "fail":
-            meta["error_type"] = error_type
-        detail: dict[str, Any] = {"label_source": rec.get("label_source", "")}
-        if relabel:
-            mine = _relabel(tasks[tid], rec["output"], references[tid], gt_replays)
-            same = mine.label == label
-            agree["agree" if same else "differ"] += 1
-            if not same:
-                disagreements.append({"id": rec["id"], "bfcl": label, "vx": mine.label, "detail": mine.detail})
-        it = LabelledItem(id=rec["id"], task=tid, output=rec["output"], meta=meta)
-        it.truth, it.truth_detail = label, detail
-        it.teacher = TeacherLabel(label, 0.0, error_type if error_type in DRAW_STRATA else "")
-        items.append(it)
-        progress("multi-turn trajectories", None, 1)
+    tasks, references, items, agree, disagreements = _labelled_items(records, docs, relabel, progress)
     for it in items:  # failures the root decides are not drawn for dev
         if it.truth == "fail" and it.teacher.evidence == "":
             it.teacher = TeacherLabel("unsure", 1.0, "")
@@ -395,6 +367,50 @@ def build_multi(
     if relabel:
         counts["relabel"] = {"agree": agree["agree"], "items": len(items), "disagreements": disagreements[:20]}
     return BuildReport(Path(out_dir), counts, provenance, notes, truth=splits.truth())
+
+
+def _labelled_items(
+    records: Sequence[Mapping[str, Any]], docs: Mapping[str, Any], relabel: bool, progress: Progress
+) -> tuple[
+    dict[str, dict[str, Any]],
+    dict[str, list[list[list[dict[str, str]]]]],
+    list[LabelledItem],
+    Counter[str],
+    list[dict[str, Any]],
+]:
+    """Every trajectory as an item labelled by BFCL (its failure class the dev draw's stratum), with its task
+    and the task's reference; with `relabel` each is also labelled by replay, and the agreement counted
+    (the disagreements listed)."""
+    tasks: dict[str, dict[str, Any]] = {}
+    references: dict[str, list[list[list[dict[str, str]]]]] = {}
+    items: list[LabelledItem] = []
+    agree: Counter[str] = Counter()
+    disagreements: list[dict[str, Any]] = []
+    progress("multi-turn trajectories", len(records), 0)
+    gt_replays: dict[str, tuple[Trajectory, Replay, list[bool]]] = {}
+    for rec in records:
+        tid = rec["task_id"]
+        if tid not in tasks:
+            tasks[tid] = task_record(rec, docs)
+            references[tid] = reference_output(rec.get("ground_truth") or [], rec["involved_classes"])
+        label = "pass" if rec.get("label") else "fail"
+        error_type = str(rec.get("error_type") or "").removeprefix("multi_turn:")
+        meta: dict[str, Any] = {"run": rec.get("run"), "model": rec.get("model"), "category": tasks[tid]["category"]}
+        if label == "fail":
+            meta["error_type"] = error_type
+        detail: dict[str, Any] = {"label_source": rec.get("label_source", "")}
+        if relabel:
+            mine = _relabel(tasks[tid], rec["output"], references[tid], gt_replays)
+            same = mine.label == label
+            agree["agree" if same else "differ"] += 1
+            if not same:
+                disagreements.append({"id": rec["id"], "bfcl": label, "vx": mine.label, "detail": mine.detail})
+        it = LabelledItem(id=rec["id"], task=tid, output=rec["output"], meta=meta)
+        it.truth, it.truth_detail = label, detail
+        it.teacher = TeacherLabel(label, 0.0, error_type if error_type in DRAW_STRATA else "")
+        items.append(it)
+        progress("multi-turn trajectories", None, 1)
+    return tasks, references, items, agree, disagreements
 
 
 def _relabel(

@@ -278,22 +278,12 @@ class TeacherLabel:
         return {"teacher": self.kind, **({"teacher_evidence": self.evidence} if self.evidence else {})}
 
 
-def build_single(
-    data_dir: str | os.PathLike[str],
-    out_dir: str | os.PathLike[str],
-    *,
-    seed: int = 0,
-    n_locked: int | None = None,
-    per_task: int | None = None,
-    categories: Sequence[str] = CATEGORIES,
-    dev_draw: str = DEFAULT_DEV_DRAW,
-    seed_expr: str | os.PathLike[str] | None = None,
-    use_bfcl: bool = True,
-    progress: Progress = _no_progress,
-) -> Report:
-    """Build a single-turn tools family into `out_dir` (see the module docstring). ``n_locked`` defaults
-    to a third of the answers; ``per_task`` keeps a seeded subsample of at most N answers per question."""
-    root = Path(data_dir)
+def _read_single(
+    root: Path, categories: Sequence[str], per_task: int | None, seed: int, progress: Progress
+) -> tuple[list[Path], Skipped, dict[str, dict[str, Any]], list[Answer]]:
+    """The answer files of `categories` read: the files, what was skipped, the questions, the answers (a
+    seeded subsample of at most `per_task` a question). Unknown categories, a `per_task` below 1 and files
+    with no readable answer are errors."""
     unknown = [c for c in categories if c not in CATEGORIES]
     if unknown:
         raise DataError(
@@ -311,7 +301,46 @@ def build_single(
         raise DataError(f"{root}: no answer could be read ({skipped.as_dict()['total']} line(s) skipped)")
     if per_task is not None:
         answers = _subsample(answers, per_task, seed)
+    return files, skipped, tasks, answers
 
+
+def _single_notes(labels: Mapping[str, Any], decoder: Mapping[str, Any], skipped: Skipped) -> list[str]:
+    """What a build says of its labels (BFCL's checker against the file's), its decoder and skipped input."""
+    notes: list[str] = []
+    if labels.get("available"):
+        notes.append(
+            f"BFCL's checker (bfcl-eval {labels['version']}) agrees with the file's label on "
+            f"{labels['agree']:,} of {labels['items']:,} answers ({int(labels['agree']) / int(labels['items']):.3%})"
+        )
+    else:
+        notes.append(f"labels are the file's own: {labels.get('why')}")
+    notes.append(
+        f"the decoder reads {decoder['read']:,} of {decoder['answers']:,} answers ({decoder['read_share']:.1%}); "
+        f"where BFCL's own decoders read calls it reads the same calls in {decoder['same_calls_as_bfcl']:,} of "
+        f"{decoder['bfcl_decoded_calls']:,}"
+    )
+    if skipped.counts:
+        notes.append(f"{sum(skipped.counts.values())} input line(s) skipped (provenance.input_skipped lists why)")
+    return notes
+
+
+def build_single(
+    data_dir: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    seed: int = 0,
+    n_locked: int | None = None,
+    per_task: int | None = None,
+    categories: Sequence[str] = CATEGORIES,
+    dev_draw: str = DEFAULT_DEV_DRAW,
+    seed_expr: str | os.PathLike[str] | None = None,
+    use_bfcl: bool = True,
+    progress: Progress = _no_progress,
+) -> Report:
+    """Build a single-turn tools family into `out_dir` (see the module docstring). ``n_locked`` defaults
+    to a third of the answers; ``per_task`` keeps a seeded subsample of at most N answers per question."""
+    root = Path(data_dir)
+    files, skipped, tasks, answers = _read_single(root, categories, per_task, seed, progress)
     labels: dict[str, Any] = (
         rederive_labels(answers, tasks) if use_bfcl else {"available": False, "why": "turned off (--no-bfcl)"}
     )
@@ -375,20 +404,7 @@ def build_single(
         provenance=provenance,
         seed_expr=seed_expr,
     )
-    if labels.get("available"):
-        notes.append(
-            f"BFCL's checker (bfcl-eval {labels['version']}) agrees with the file's label on "
-            f"{labels['agree']:,} of {labels['items']:,} answers ({int(labels['agree']) / int(labels['items']):.3%})"
-        )
-    else:
-        notes.append(f"labels are the file's own: {labels.get('why')}")
-    notes.append(
-        f"the decoder reads {decoder['read']:,} of {decoder['answers']:,} answers ({decoder['read_share']:.1%}); "
-        f"where BFCL's own decoders read calls it reads the same calls in {decoder['same_calls_as_bfcl']:,} of "
-        f"{decoder['bfcl_decoded_calls']:,}"
-    )
-    if skipped.counts:
-        notes.append(f"{sum(skipped.counts.values())} input line(s) skipped (provenance.input_skipped lists why)")
+    notes.extend(_single_notes(labels, decoder, skipped))
     counts = splits.counts(with_hidden_labels=True)
     counts["bfcl_label_agreement"] = _label_summary(labels)
     counts["decoder_read_share"] = decoder["read_share"]
