@@ -141,18 +141,7 @@ def write_report(run_path: str | Path, out: str | Path | None = None) -> Path:
         held = store.parts()
         demo = meta.get("demo") or {}
         n_rb, n_rp = len(held["rollback_tasks"]), len(held["report_tasks"])
-        if held["protocol"] == "papers":
-            protocol = (
-                f"<b>The papers' protocol</b>: rollback reads the same {n_rp} held-out tasks the curves, lift "
-                "and retention are computed on, so a reported curve cannot fall below a bank rollback kept "
-                "(an optimistic measurement, kept for comparison)."
-            )
-        else:
-            protocol = (
-                f"<b>Two-part protocol</b>: the held-out (locked) tasks are split, seeded, into a rollback "
-                f"part ({n_rb} tasks: the only held-out tasks rollback reads) and a report part ({n_rp} "
-                "tasks, read by no loop). Lift and retention come from the report part."
-            )
+        protocol = _protocol_note(held)
         parts = [f"<h1>vx ratchet — {_e(meta.get('family', '?'))}{' (scripted demo)' if demo else ''}</h1>"]
         if demo:
             parts.append(
@@ -183,70 +172,95 @@ def write_report(run_path: str | Path, out: str | Path | None = None) -> Path:
             "<h2>The bank's life</h2>",
             _bank_life(store),
         ]
-        phases = store.phases()
-        if phases:
-            parts += [
-                "<h2>Verifier phases (co arms)</h2>",
-                _table(
-                    ["arm", "phase", "rounds (total)", "verifier", "locked agreement", "objective", "run file"],
-                    [
-                        [
-                            p["arm"],
-                            p["phase"] + 1,
-                            p["total_rounds"],
-                            " ".join(p["verifier"].split()),
-                            _f(p["validity"].get("agreement")),
-                            _f(p["validity"].get("objective")),
-                            p["run_file"],
-                        ]
-                        for p in phases
-                    ],
-                    left=4,
-                ),
-            ]
-        skills = store.skills()
-        if skills:
-            parts += [
-                "<h2>Skills</h2>",
-                _table(
-                    ["arm", "name", "when", "lesson", "born", "status", "removed", "contribution", "routed"],
-                    [
-                        [
-                            s["arm"],
-                            s["name"],
-                            s["when"],
-                            s["lesson"],
-                            s["born"],
-                            s["status"],
-                            "" if s["removed_round"] is None else s["removed_round"],
-                            _f((s["contribution"] or {}).get("effect")),
-                            (s["contribution"] or {}).get("routed", ""),
-                        ]
-                        for s in skills
-                    ],
-                    left=4,
-                ),
-            ]
-        if fig["judge"]:
-            parts += [
-                "<h2>Final pairwise judge</h2>",
-                "<p class='muted'>Each pair (round-0 output, final or peak output) is judged twice with the "
-                "positions swapped; a win or a loss counts only when both orders agree.</p>",
-                _table(
-                    ["arm", "against", "rubric", "wins", "losses", "ties", "win rate (decided)"],
-                    [
-                        [d["arm"], d["against"], d["rubric"], d["win"], d["loss"], d["tie"], _f(d["win_rate"])]
-                        for d in fig["judge"].values()
-                    ],
-                    left=3,
-                ),
-            ]
+        parts += _record_tables(store, fig)
     out.write_text(
         f"<!doctype html><html><head><meta charset='utf-8'><title>vx ratchet</title><style>{_CSS}"
         f"</style></head><body>{''.join(parts)}</body></html>",
         encoding="utf-8",
     )
     return out
+
+
+def _protocol_note(held: dict[str, Any]) -> str:
+    """How the held-out tasks were used: the papers' protocol (rollback reads the reported tasks) or the
+    two-part one (a rollback part and a report part no loop reads)."""
+    n_rb, n_rp = len(held["rollback_tasks"]), len(held["report_tasks"])
+    if held["protocol"] == "papers":
+        return (
+            f"<b>The papers' protocol</b>: rollback reads the same {n_rp} held-out tasks the curves, lift "
+            "and retention are computed on, so a reported curve cannot fall below a bank rollback kept "
+            "(an optimistic measurement, kept for comparison)."
+        )
+    return (
+        f"<b>Two-part protocol</b>: the held-out (locked) tasks are split, seeded, into a rollback "
+        f"part ({n_rb} tasks: the only held-out tasks rollback reads) and a report part ({n_rp} "
+        "tasks, read by no loop). Lift and retention come from the report part."
+    )
+
+
+def _record_tables(store: RatchetStore, fig: dict[str, Any]) -> list[str]:
+    """The run's records as tables, each section only when the run has some: the co arms' verifier phases,
+    the skills, the final pairwise judge."""
+    parts: list[str] = []
+    phases = store.phases()
+    if phases:
+        parts += [
+            "<h2>Verifier phases (co arms)</h2>",
+            _table(
+                ["arm", "phase", "rounds (total)", "verifier", "locked agreement", "objective", "run file"],
+                [
+                    [
+                        p["arm"],
+                        p["phase"] + 1,
+                        p["total_rounds"],
+                        " ".join(p["verifier"].split()),
+                        _f(p["validity"].get("agreement")),
+                        _f(p["validity"].get("objective")),
+                        p["run_file"],
+                    ]
+                    for p in phases
+                ],
+                left=4,
+            ),
+        ]
+    skills = store.skills()
+    if skills:
+        parts += [
+            "<h2>Skills</h2>",
+            _table(
+                ["arm", "name", "when", "lesson", "born", "status", "removed", "contribution", "routed"],
+                [
+                    [
+                        s["arm"],
+                        s["name"],
+                        s["when"],
+                        s["lesson"],
+                        s["born"],
+                        s["status"],
+                        "" if s["removed_round"] is None else s["removed_round"],
+                        _f((s["contribution"] or {}).get("effect")),
+                        (s["contribution"] or {}).get("routed", ""),
+                    ]
+                    for s in skills
+                ],
+                left=4,
+            ),
+        ]
+    if fig["judge"]:
+        parts += [
+            "<h2>Final pairwise judge</h2>",
+            "<p class='muted'>Each pair (round-0 output, final or peak output) is judged twice with the "
+            "positions swapped; a win or a loss counts only when both orders agree.</p>",
+            _table(
+                ["arm", "against", "rubric", "wins", "losses", "ties", "win rate (decided)"],
+                [
+                    [d["arm"], d["against"], d["rubric"], d["win"], d["loss"], d["tie"], _f(d["win_rate"])]
+                    for d in fig["judge"].values()
+                ],
+                left=3,
+            ),
+        ]
+    return parts
 
 
 def _f(x: Any) -> str:
