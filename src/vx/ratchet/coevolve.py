@@ -57,20 +57,11 @@ def verifier_phase(ctx: Any, arm: str, phase: int) -> VerifierGrader:
     from vx.evolve.config import EvolveConfig
     from vx.evolve.loop import Evolution
     from vx.evolve.store import FORMAT, RunStore
-    from vx.families.family import Split
-    from vx.ops.item import Item
 
     fam = ctx.family
     total = sum(cfg.verifier_rounds[: phase + 1])
     first = cfg.first_round_of_phase(phase)
-    view = fam.evolution_view()
-    if cfg.verifier_sees_attempts:
-        extra = tuple(
-            Item(f"{arm}:r{a['round']}:{a['task']}", a["task"], a["output"])
-            for a in ctx.store.attempts(arm, kind="train")
-            if a["round"] < first
-        )
-        view = attrs.evolve(view, train=Split("train", tuple(view.train.items) + extra, view.train.path))
+    view = _evolution_view(ctx, arm, first)
     path = verifier_run_path(ctx.store.path, arm)
     econf = EvolveConfig(
         rounds=total, seed=cfg.seed, ablation="naive" if arm == "naive" else None, jobs=cfg.jobs, timeout=cfg.timeout
@@ -130,18 +121,7 @@ def verifier_phase(ctx: Any, arm: str, phase: int) -> VerifierGrader:
             }
         )
         ctx.say(f"{arm}: verifier phase {phase + 1} done in {time.perf_counter() - t0:.1f}s: {result.best_text}")
-        try:
-            from vx.evolve.run import write_vx
-
-            write_vx(
-                path.with_name(path.name.removesuffix(".vxrun.sqlite") + ".vx"),
-                result,
-                family=fam.name,
-                pool=engine.pool,
-                specs=engine.specs,
-            )
-        except Exception:  # the .vx file is a convenience; the run file has everything
-            pass
+        _write_vx(path, result, fam.name, engine)
         text = result.best_text
     finally:
         store.close()
@@ -160,3 +140,37 @@ def verifier_phase(ctx: Any, arm: str, phase: int) -> VerifierGrader:
     )
     v = build_verifier(fam, text, specs)
     return VerifierGrader(v, cache=ctx.verdict_cache, jobs=cfg.jobs, timeout=cfg.timeout)
+
+
+def _evolution_view(ctx: Any, arm: str, first: int) -> Any:
+    """The family's evolution view; with ``verifier_sees_attempts`` its train split also holds the arm's
+    train attempts of the skill rounds before `first` (unlabeled, as every train item)."""
+    from vx.families.family import Split
+    from vx.ops.item import Item
+
+    view = ctx.family.evolution_view()
+    if ctx.config.verifier_sees_attempts:
+        extra = tuple(
+            Item(f"{arm}:r{a['round']}:{a['task']}", a["task"], a["output"])
+            for a in ctx.store.attempts(arm, kind="train")
+            if a["round"] < first
+        )
+        view = attrs.evolve(view, train=Split("train", tuple(view.train.items) + extra, view.train.path))
+    return view
+
+
+def _write_vx(path: Path, result: Any, family: str, engine: Any) -> None:
+    """The phase's evolved verifier as a .vx file beside its run file; a convenience (the run file has
+    everything), so a failure to write it is passed over."""
+    try:
+        from vx.evolve.run import write_vx
+
+        write_vx(
+            path.with_name(path.name.removesuffix(".vxrun.sqlite") + ".vx"),
+            result,
+            family=family,
+            pool=engine.pool,
+            specs=engine.specs,
+        )
+    except Exception:  # the .vx file is a convenience; the run file has everything
+        pass
