@@ -105,16 +105,7 @@ def fit_label_model(
     each class is conditioned on that). Without ``classes`` there is one latent (the classic model)."""
     votes = np.asarray(votes)
     n, m = votes.shape
-    if classes is not None:
-        # a class of one op cannot be estimated from its own op (its rate fits any prior, sensitivity and
-        # false-alarm rate: the fit leaves the op at its prior and calls its firings defects); such
-        # classes share one pooled latent, where their ops are compared with each other
-        size = {c: list(classes).count(c) for c in classes}
-        classes = [c if size[c] > 1 else POOLED for c in classes]
-    groups = list(dict.fromkeys(classes)) if classes is not None else ["*"]
-    member = np.zeros((m, len(groups)))  # op -> its class (one-hot)
-    for j, c in enumerate(classes if classes is not None else ["*"] * m):
-        member[j, groups.index(c)] = 1.0
+    groups, member = _latents(classes, m)
     fires = ((votes == 1) & modelled[:, None]).astype(float)
     cleans = ((votes == 0) & modelled[:, None]).astype(float)
     known = modelled & ~np.isnan(anchors)
@@ -173,18 +164,7 @@ def fit_label_model(
         total += float(((FPR_PRIOR[0] - 1) * np.log(fpr) + (FPR_PRIOR[1] - 1) * np.log1p(-fpr)).sum())
         return total
 
-    # starts: the drawback reading (an item some op fires on fails with 0.9), and the rare-evidence
-    # reading (only a drawback of an op that fires at most twice as often as the median op counts) -- an op that
-    # fires on a quarter of all items at random makes the first start settle on "that op fires", which the
-    # second avoids; the fit with the higher posterior density is kept
-    per_class_fires = fires @ member
-    starts = [np.where(per_class_fires > 0, 0.9, 0.1)]
-    opined = (fires + cleans).sum(0)
-    rate = np.divide(fires.sum(0), opined, out=np.zeros(m), where=opined > 0)
-    if m > 1 and (rate > 0).any():
-        rare = rate <= 2.0 * np.median(rate[rate > 0])
-        starts.append(np.where((fires * rare) @ member > 0, 0.9, 0.1))
-    fits = [em(r0) for r0 in starts]
+    fits = [em(r0) for r0 in _starts(fires, cleans, member)]  # the fit with the higher posterior density is kept
     sens, fpr, prior, r, q, it, converged, _ = max(fits, key=lambda f: f[-1])
     q = np.where(known, anchors, q)
     q = np.where(modelled, q, np.nan)
@@ -199,6 +179,38 @@ def fit_label_model(
         tuple(groups) if classes is not None else (),
         prior,
     )
+
+
+def _latents(classes: Sequence[str] | None, m: int) -> tuple[list[str], np.ndarray]:
+    """The latent classes and each of the `m` ops' class (one-hot ``float[m, n_classes]``): one latent "*"
+    without `classes`; with them, a class of one op joins the pooled latent."""
+    if classes is not None:
+        # a class of one op cannot be estimated from its own op (its rate fits any prior, sensitivity and
+        # false-alarm rate: the fit leaves the op at its prior and calls its firings defects); such
+        # classes share one pooled latent, where their ops are compared with each other
+        size = {c: list(classes).count(c) for c in classes}
+        classes = [c if size[c] > 1 else POOLED for c in classes]
+    groups = list(dict.fromkeys(classes)) if classes is not None else ["*"]
+    member = np.zeros((m, len(groups)))  # op -> its class (one-hot)
+    for j, c in enumerate(classes if classes is not None else ["*"] * m):
+        member[j, groups.index(c)] = 1.0
+    return groups, member
+
+
+def _starts(fires: np.ndarray, cleans: np.ndarray, member: np.ndarray) -> list[np.ndarray]:
+    """The EM's starting class posteriors: the drawback reading (an item some op fires on fails with 0.9),
+    and the rare-evidence reading (only a drawback of an op that fires at most twice as often as the median
+    op counts) -- an op that fires on a quarter of all items at random makes the first start settle on "that
+    op fires", which the second avoids."""
+    m = fires.shape[1]
+    per_class_fires = fires @ member
+    starts = [np.where(per_class_fires > 0, 0.9, 0.1)]
+    opined = (fires + cleans).sum(0)
+    rate = np.divide(fires.sum(0), opined, out=np.zeros(m), where=opined > 0)
+    if m > 1 and (rate > 0).any():
+        rare = rate <= 2.0 * np.median(rate[rate > 0])
+        starts.append(np.where((fires * rare) @ member > 0, 0.9, 0.1))
+    return starts
 
 
 def _item_fail(r: np.ndarray) -> np.ndarray:
