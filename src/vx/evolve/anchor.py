@@ -105,26 +105,7 @@ def suggest(
     if n < 1:
         raise ValueError(f"n must be at least 1, not {n}")
     fam = family if isinstance(family, Family) else Family.load(family)
-    view = fam.evolution_view()
-    config = EvolveConfig(rounds=rounds, seed=seed, jobs=jobs)
-    with tempfile.TemporaryDirectory(prefix="vx-anchor-") as tmp:
-        store = RunStore(Path(tmp) / "suggest.vxrun.sqlite", create=True)
-        try:
-            store.set_meta(
-                {"format": 1, "family": fam.name, "family_dir": str(fam.dir), "purpose": "vx anchor suggest"}
-            )
-            engine = Evolution(
-                view,
-                fam.seed_text or "",
-                store=store,
-                config=config,
-                cache=cache,
-                on_status=on_status,
-                progress=progress,
-            )
-            engine.run()
-        finally:
-            store.close()
+    engine = _short_run(fam, EvolveConfig(rounds=rounds, seed=seed, jobs=jobs), cache, on_status, progress)
     obj = engine.objective()
     elites = [e.node for e in engine.elites[:top]] or [engine.incumbent]
     codes = np.stack([obj.final_codes(e) for e in elites])  # elites × items: 1 FAIL, 0 PASS, -1 ABSTAIN
@@ -206,3 +187,33 @@ def suggest(
             break
     elite_rows = tuple((to_text(e.node), float(e.objective)) for e in engine.elites[:top])
     return Suggestions(fam.name, tuple(picked), elite_rows, rounds)
+
+
+def _short_run(
+    fam: Family,
+    config: EvolveConfig,
+    cache: VerdictCache | None,
+    on_status: Callable[[str], None] | None,
+    progress: bool | Reporter,
+) -> Evolution:
+    """A short evolution of the family from its seed, its run file thrown away: the engine, whose elites,
+    verdict matrix and label model rank the items."""
+    with tempfile.TemporaryDirectory(prefix="vx-anchor-") as tmp:
+        store = RunStore(Path(tmp) / "suggest.vxrun.sqlite", create=True)
+        try:
+            store.set_meta(
+                {"format": 1, "family": fam.name, "family_dir": str(fam.dir), "purpose": "vx anchor suggest"}
+            )
+            engine = Evolution(
+                fam.evolution_view(),
+                fam.seed_text or "",
+                store=store,
+                config=config,
+                cache=cache,
+                on_status=on_status,
+                progress=progress,
+            )
+            engine.run()
+        finally:
+            store.close()
+    return engine
