@@ -228,28 +228,9 @@ def widened(dom: Domain) -> Domain:
     return attrs.evolve(dom, paths=paths)
 
 
-def draw_probes(
-    examples: Sequence[tuple],
-    dom: Domain | None,
-    *,
-    seed: str = "",
-    n: int = N_DRAWN,
-    seen: set[str] | None = None,
-    wide: bool = False,
-    faithful: bool = False,
-) -> tuple[list[tuple], str]:
-    """(argument tuples, why none): up to `n` distinct inputs drawn from the domain's strategies, each
-        satisfying every inferred predicate, none equal to an example or to an input in `seen` (reprs;
-        updated). Deterministic in (`examples`, `seed`). With `wide`, from :func:`widened` (the ``wide``
-        class: every predicate but the magnitude bounds, which are widened). `faithful`: through hypothesis's
-    own ConjectureData rather than the lean one (same inputs, slower: the reference the tests compare with)."""
-    if dom is None or not examples:
-        return [], "no inferred domain to draw from"
-    if wide:
-        dom = widened(dom)
-    strat = arguments(dom)
-    if strat is None:
-        return [], "the inferred domain leaves some argument without values to draw"
+def _drawing() -> tuple[Any, Any, Any, Any, Any] | str:
+    """hypothesis's drawing internals: (its BuildContext, StopTest and ConjectureData, the lean
+    ConjectureData, the provider without constants), made anew each call; or why they are not available."""
     try:
         from hypothesis.control import BuildContext
         from hypothesis.errors import StopTest
@@ -259,7 +240,7 @@ def draw_probes(
         from hypothesis.internal.floats import float_to_int, int_to_float
         from hypothesis.strategies._internal.lazy import unwrap_strategies
     except ImportError as exc:  # pragma: no cover - a hypothesis without these internals
-        return [], f"hypothesis's drawing internals are not available ({exc})"
+        return f"hypothesis's drawing internals are not available ({exc})"
 
     class Provider(HypothesisProvider):
         """hypothesis's own provider without its pool of constants: that pool is harvested from the
@@ -317,6 +298,35 @@ def draw_probes(
                 self.n_choices += 1
             return value
 
+    return BuildContext, StopTest, ConjectureData, Lean, Provider
+
+
+def draw_probes(
+    examples: Sequence[tuple],
+    dom: Domain | None,
+    *,
+    seed: str = "",
+    n: int = N_DRAWN,
+    seen: set[str] | None = None,
+    wide: bool = False,
+    faithful: bool = False,
+) -> tuple[list[tuple], str]:
+    """(argument tuples, why none): up to `n` distinct inputs drawn from the domain's strategies, each
+        satisfying every inferred predicate, none equal to an example or to an input in `seen` (reprs;
+        updated). Deterministic in (`examples`, `seed`). With `wide`, from :func:`widened` (the ``wide``
+        class: every predicate but the magnitude bounds, which are widened). `faithful`: through hypothesis's
+    own ConjectureData rather than the lean one (same inputs, slower: the reference the tests compare with)."""
+    if dom is None or not examples:
+        return [], "no inferred domain to draw from"
+    if wide:
+        dom = widened(dom)
+    strat = arguments(dom)
+    if strat is None:
+        return [], "the inferred domain leaves some argument without values to draw"
+    drawing = _drawing()
+    if isinstance(drawing, str):
+        return [], drawing
+    build_context, stop_test, conjecture_data, lean, provider = drawing
     seen = set() if seen is None else seen
     seen.update(repr(tuple(a)) for a in examples)
     rng = random.Random(f"vx-{'wide' if wide else 'drawn'}:{seed}")
@@ -324,11 +334,11 @@ def draw_probes(
     for _ in range(DRAWS_PER_PROBE * n):
         if len(out) >= n:
             break
-        data = (ConjectureData if faithful else Lean)(random=rng, max_choices=MAX_CHOICES, provider=Provider)
+        data = (conjecture_data if faithful else lean)(random=rng, max_choices=MAX_CHOICES, provider=provider)
         try:
-            with BuildContext(data, is_final=False, wrapped_test=draw_probes):
+            with build_context(data, is_final=False, wrapped_test=draw_probes):
                 cand = repair(data.draw(strat), dom)
-        except StopTest:
+        except stop_test:
             continue
         except Exception as exc:  # an internals change, or a strategy vx built wrongly: no drawn class
             return out, f"drawing from the domain failed ({type(exc).__name__}: {exc})"
