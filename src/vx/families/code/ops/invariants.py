@@ -356,86 +356,112 @@ def infer_from(examples: Sequence[tuple[tuple[Any, ...], Any]], *, exact: bool =
         aw = _arg_word(i, arity)
         if _selects_another(pairs, i):
             continue  # some example returns another argument whole: relations to this one are coincidences
-        # lengths
-        if sized_out and all(_same_size_kind(o, v) for o, v in zip(outs, args_i)):
-            lens = [(len(o), len(v)) for o, v in zip(outs, args_i)]
-            if len({b for _, b in lens}) >= 2:
-                if all(x == y for x, y in lens):
+        found += _length_invariants(outs, args_i, i, aw, what, sized_out)
+        found += _element_invariants(outs, args_i, i, aw)
+    found += _sorted_invariant(outs)
+    found += _number_invariants(pairs, outs, arity)
+    found += _mutation_invariants(pairs, arity)
+    found.append(
+        Invariant("deterministic", -1, None, len(pairs), "a function returns the same value for the same arguments")
+    )
+    order = {k: n for n, k in enumerate(KINDS)}
+    return tuple(sorted(found, key=lambda inv: (order[inv.kind], inv.arg)))
+
+
+def _length_invariants(
+    outs: Sequence[Any], args_i: Sequence[Any], i: int, aw: str, what: str, sized_out: bool
+) -> list[Invariant]:
+    """The outputs' lengths against argument `i`'s: equal, never longer, never shorter, or the argument itself
+    (every output sized)."""
+    found: list[Invariant] = []
+    if sized_out and all(_same_size_kind(o, v) for o, v in zip(outs, args_i)):
+        lens = [(len(o), len(v)) for o, v in zip(outs, args_i)]
+        if len({b for _, b in lens}) >= 2:
+            if all(x == y for x, y in lens):
+                found.append(
+                    Invariant("length_eq_arg", i, None, len(lens), f"every example returns {what} as long as {aw}")
+                )
+            elif any(x == y for x, y in lens):  # one example at the bound: the relation is tight, not slack
+                if all(x <= y for x, y in lens) and sum(x < y for x, y in lens) >= 1:
                     found.append(
-                        Invariant("length_eq_arg", i, None, len(lens), f"every example returns {what} as long as {aw}")
+                        Invariant(
+                            "length_le_arg", i, None, len(lens), f"every example returns {what} no longer than {aw}"
+                        )
                     )
-                elif any(x == y for x, y in lens):  # one example at the bound: the relation is tight, not slack
-                    if all(x <= y for x, y in lens) and sum(x < y for x, y in lens) >= 1:
-                        found.append(
-                            Invariant(
-                                "length_le_arg", i, None, len(lens), f"every example returns {what} no longer than {aw}"
-                            )
+                if all(x >= y for x, y in lens) and sum(x > y for x, y in lens) >= 1:
+                    found.append(
+                        Invariant(
+                            "length_ge_arg",
+                            i,
+                            None,
+                            len(lens),
+                            f"every example returns {what} at least as long as {aw}",
                         )
-                    if all(x >= y for x, y in lens) and sum(x > y for x, y in lens) >= 1:
-                        found.append(
-                            Invariant(
-                                "length_ge_arg",
-                                i,
-                                None,
-                                len(lens),
-                                f"every example returns {what} at least as long as {aw}",
-                            )
-                        )
+                    )
+    if (
+        sized_out
+        and all(type(v) is int and v >= 0 for v in args_i)
+        and len(set(args_i)) >= 2
+        and all(len(o) == v for o, v in zip(outs, args_i))
+    ):
+        found.append(
+            Invariant(
+                "length_is_arg",
+                i,
+                None,
+                len(outs),
+                f"every example returns {what} of length {aw.removeprefix('its ')}",
+            )
+        )
+    return found
+
+
+def _element_invariants(outs: Sequence[Any], args_i: Sequence[Any], i: int, aw: str) -> list[Invariant]:
+    """The outputs' elements against argument `i`'s: the argument unchanged, rearranged, a subsequence of
+    it, or only its elements."""
+    found: list[Invariant] = []
+    if all(_compatible(o, v) for o, v in zip(outs, args_i)):
+        if len({_key(v) for v in args_i}) >= MIN_SUPPORT and all(_same(o, v) for o, v in zip(outs, args_i)):
+            found.append(Invariant("equals_arg", i, None, len(outs), f"every example returns {aw} unchanged"))
+        multi = [(o, v) for o, v in zip(outs, args_i) if len(_elements(v) or ()) >= 2]
+        if len(multi) >= MIN_SUPPORT and all(_permutation(o, v) for o, v in zip(outs, args_i)):
+            found.append(
+                Invariant(
+                    "permutation_arg",
+                    i,
+                    None,
+                    len(multi),
+                    f"every example returns the elements of {aw}, rearranged",
+                )
+            )
+        nonempty = [(o, v) for o, v in zip(outs, args_i) if _elements(o)]
+        # order is evidence only where the output is not the argument itself, and not by chance
+        ordered = [o for o, v in nonempty if not _same(o, v) and _distinct_count(_elements(o) or ()) >= 2]
         if (
-            sized_out
-            and all(type(v) is int and v >= 0 for v in args_i)
-            and len(set(args_i)) >= 2
-            and all(len(o) == v for o, v in zip(outs, args_i))
+            len(nonempty) >= MIN_SUPPORT
+            and len(ordered) >= 1
+            and _chance(_distinct_count(_elements(o) or ()) for o in ordered) <= CHANCE
+            and all(_subsequence(o, v) for o, v in zip(outs, args_i))
         ):
             found.append(
                 Invariant(
-                    "length_is_arg",
+                    "subsequence_arg",
                     i,
                     None,
-                    len(pairs),
-                    f"every example returns {what} of length {aw.removeprefix('its ')}",
+                    len(nonempty),
+                    f"every example returns elements of {aw} in their order",
                 )
             )
-        # elements
-        if all(_compatible(o, v) for o, v in zip(outs, args_i)):
-            if len({_key(v) for v in args_i}) >= MIN_SUPPORT and all(_same(o, v) for o, v in zip(outs, args_i)):
-                found.append(Invariant("equals_arg", i, None, len(pairs), f"every example returns {aw} unchanged"))
-            multi = [(o, v) for o, v in zip(outs, args_i) if len(_elements(v) or ()) >= 2]
-            if len(multi) >= MIN_SUPPORT and all(_permutation(o, v) for o, v in zip(outs, args_i)):
-                found.append(
-                    Invariant(
-                        "permutation_arg",
-                        i,
-                        None,
-                        len(multi),
-                        f"every example returns the elements of {aw}, rearranged",
-                    )
-                )
-            nonempty = [(o, v) for o, v in zip(outs, args_i) if _elements(o)]
-            # order is evidence only where the output is not the argument itself, and not by chance
-            ordered = [o for o, v in nonempty if not _same(o, v) and _distinct_count(_elements(o) or ()) >= 2]
-            if (
-                len(nonempty) >= MIN_SUPPORT
-                and len(ordered) >= 1
-                and _chance(_distinct_count(_elements(o) or ()) for o in ordered) <= CHANCE
-                and all(_subsequence(o, v) for o, v in zip(outs, args_i))
-            ):
-                found.append(
-                    Invariant(
-                        "subsequence_arg",
-                        i,
-                        None,
-                        len(nonempty),
-                        f"every example returns elements of {aw} in their order",
-                    )
-                )
-            if len(nonempty) >= MIN_SUPPORT and all(_sub_multiset(o, v) for o, v in zip(outs, args_i)):
-                found.append(
-                    Invariant(
-                        "sub_multiset_arg", i, None, len(nonempty), f"every example returns only elements of {aw}"
-                    )
-                )
-    # sorted
+        if len(nonempty) >= MIN_SUPPORT and all(_sub_multiset(o, v) for o, v in zip(outs, args_i)):
+            found.append(
+                Invariant("sub_multiset_arg", i, None, len(nonempty), f"every example returns only elements of {aw}")
+            )
+    return found
+
+
+def _sorted_invariant(outs: Sequence[Any]) -> list[Invariant]:
+    """Every output a sequence sorted one way, where chance would rarely sort them all."""
+    found: list[Invariant] = []
     if all(type(o) in _SEQ for o in outs):
         could = [o for o in outs if _distinct_count(o) >= 2]
         dirs = {"asc", "desc"}
@@ -452,7 +478,14 @@ def infer_from(examples: Sequence[tuple[tuple[Any, ...], Any]], *, exact: bool =
                     f"every example returns a list sorted in {'ascending' if d == 'asc' else 'descending'} order",
                 )
             )
-    # numbers
+    return found
+
+
+def _number_invariants(
+    pairs: Sequence[tuple[tuple[Any, ...], Any]], outs: Sequence[Any], arity: int
+) -> list[Invariant]:
+    """Numeric outputs: their sign, their magnitude (widened), and how they move as each argument grows."""
+    found: list[Invariant] = []
     if all(_num(o) and type(o) is not bool for o in outs):
         nonzero = [o for o in outs if o != 0]
         if len(nonzero) >= MIN_SUPPORT:
@@ -491,6 +524,12 @@ def infer_from(examples: Sequence[tuple[tuple[Any, ...], Any]], *, exact: bool =
                         f"{_arg_word(i, arity).removeprefix('its ')} grows",
                     )
                 )
+    return found
+
+
+def _mutation_invariants(pairs: Sequence[tuple[tuple[Any, ...], Any]], arity: int) -> list[Invariant]:
+    """Each argument that is mutable in every example is expected to be left unchanged by a call."""
+    found: list[Invariant] = []
     mutable = [a for a, _ in pairs if any(isinstance(x, _MUTABLE) for x in a)]
     if len(mutable) >= MIN_SUPPORT:
         for i in range(arity):
@@ -504,11 +543,7 @@ def infer_from(examples: Sequence[tuple[tuple[Any, ...], Any]], *, exact: bool =
                         f"a call is expected to leave {_arg_word(i, arity)} unchanged",
                     )
                 )
-    found.append(
-        Invariant("deterministic", -1, None, len(pairs), "a function returns the same value for the same arguments")
-    )
-    order = {k: n for n, k in enumerate(KINDS)}
-    return tuple(sorted(found, key=lambda inv: (order[inv.kind], inv.arg)))
+    return found
 
 
 def _same_size_kind(out: Any, arg: Any) -> bool:
