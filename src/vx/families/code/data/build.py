@@ -26,6 +26,7 @@ from typing import Any
 
 import attrs
 
+from vx.families.build_report import BuildReport
 from vx.families.code.data import tasks as task_data
 from vx.families.code.data.attempts import read_attempts
 from vx.families.code.data.groundtruth import Grader
@@ -57,17 +58,6 @@ Progress = Callable[[str, int | None, int], None]
 
 def _no_progress(stage: str, total: int | None, advance: int) -> None:
     return None
-
-
-@attrs.define
-class BuildReport:
-    out_dir: Path
-    counts: dict[str, Any]
-    provenance: dict[str, Any]
-    notes: list[str] = attrs.field(factory=list)
-    #: Every written item's hidden-test label (train, dev and locked; "pass" | "fail"), for a benchmark
-    #: that measures design choices on the train split. Kept in memory only: never written into the family.
-    truth: dict[str, str] = attrs.field(factory=dict, repr=False)
 
 
 @attrs.frozen(kw_only=True)

@@ -29,9 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from vx.errors import BuildError
+from vx.families.build_report import BuildReport
 from vx.families.family_files import write_jsonl
 from vx.families.family_toml import write_family_toml
 from vx.families.report.data import rubric
@@ -41,14 +40,6 @@ from vx.text import file_lines
 
 GAMING_CLASS = "value_erasure"
 DEFAULT_SEED_EXPR = "(any uncited_claims ledger_metric_uncovered value_erasure missing_tldr)"
-
-
-@attrs.define
-class BuildReport:
-    out_dir: Path
-    counts: dict[str, Any]
-    provenance: dict[str, Any]
-    notes: list[str] = attrs.field(factory=list)
 
 
 def load_sources(sources: str | Path) -> list[ReportTask]:

@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 
 from vx.errors import BuildError
+from vx.families.build_report import BuildReport
 from vx.families.family_files import write_jsonl, write_seed
 from vx.families.family_toml import write_family_toml
 from vx.families.sql import defog as sqldata
@@ -65,17 +66,6 @@ _ORDER_WORDS = re.compile(
     r"most|least|largest|smallest)|in (?:alphabetical|chronological) order)\b",
     re.I,
 )
-
-
-@attrs.frozen
-class Report:
-    out_dir: Path
-    counts: dict[str, Any]
-    provenance: dict[str, Any]
-    notes: list[str]
-    #: every written item's ground-truth label by id (train, dev and locked), for a benchmark that measures
-    #: design choices on the train split; kept in memory only, never written into the family
-    truth: dict[str, str] = attrs.field(factory=dict, repr=False)
 
 
 @attrs.define
@@ -151,7 +141,7 @@ def build_sql(
     backend: str = "duckdb",
     source_dialect: str = "postgres",
     progress: Callable[[str, int | None, int], None] | None = None,
-) -> Report:
+) -> BuildReport:
     """Build the SQL family into `out_dir` (see the module docstring). `backend` is where the
     databases are built and the outputs run ("duckdb" or "sqlite"); `source_dialect` is the dialect
     of the question file's gold SQL (defog ships "postgres" and "sqlite" files)."""
@@ -203,7 +193,7 @@ def build_sql(
     notes: list[str] = []
     if made.excluded:
         notes.append(f"{len(made.excluded)} question(s) left out (listed under provenance.excluded in family.toml)")
-    return Report(out, counts, provenance, notes)
+    return BuildReport(out, counts, provenance, notes)
 
 
 @attrs.define
@@ -460,4 +450,4 @@ def _write_family_toml(path: Path, provenance: dict[str, Any], counts: dict[str,
     )
 
 
-__all__ = ["BuildError", "Report", "SEED_EXPRESSION", "build_sql", "ignore_order_for", "label_output"]
+__all__ = ["BuildError", "BuildReport", "SEED_EXPRESSION", "build_sql", "ignore_order_for", "label_output"]

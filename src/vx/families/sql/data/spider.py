@@ -39,12 +39,12 @@ from typing import Any
 import attrs
 
 from vx.errors import DataError
+from vx.families.build_report import BuildReport
 from vx.families.sources import Skipped
 from vx.families.split import LabelledItem, Splits, split_by_task
 from vx.families.sql.catalog import Catalog, solver_prompt
 from vx.families.sql.compare import spider_match
 from vx.families.sql.data.build import SEED_EXPRESSION as SQL_SEED
-from vx.families.sql.data.build import Report as BuildReport
 from vx.families.sql.data.build import ignore_order_for
 from vx.families.sql.ops.analysis import limit_tie_probe, tie_at_limit
 from vx.families.sql.scripts import script_spec

@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from vx.errors import BuildError
+from vx.families.build_report import BuildReport
 from vx.families.split import LabelledItem, split_by_task
 from vx.families.tools.data import bfcl
-from vx.families.tools.data.single import Report, TeacherLabel, write_family
+from vx.families.tools.data.single import TeacherLabel, write_family
 from vx.families.tools.decode import decode
 from vx.families.tools.dialect import NO_DEFAULT, functions
 
@@ -195,7 +196,7 @@ def _irrelevant_answers(docs: Sequence[Mapping[str, Any]]) -> list[tuple[str, st
     ]
 
 
-def build_example(out_dir: str | os.PathLike[str], *, seed: int = 0, n_locked: int | None = None) -> Report:
+def build_example(out_dir: str | os.PathLike[str], *, seed: int = 0, n_locked: int | None = None) -> BuildReport:
     """Build the bundled example into `out_dir` (see the module docstring)."""
     data = _data_dir()
     rng = random.Random(f"vx-tools-example:{seed}")
@@ -278,7 +279,7 @@ def build_example(out_dir: str | os.PathLike[str], *, seed: int = 0, n_locked: i
         description=DESCRIPTION,
         seed_text=SEED_EXPRESSION,
     )
-    return Report(Path(out_dir), splits.counts(with_hidden_labels=True), provenance, notes, truth=splits.truth())
+    return BuildReport(Path(out_dir), splits.counts(with_hidden_labels=True), provenance, notes, truth=splits.truth())
 
 
 def _bfcl_agrees(checker: bfcl.Checker, category: str, docs: list[Any], output: Any, truth: Any, label: str) -> bool:

@@ -39,6 +39,7 @@ from typing import Any
 import attrs
 
 from vx.errors import BuildError, DataError
+from vx.families.build_report import BuildReport
 from vx.families.family_files import write_jsonl, write_seed, write_splits
 from vx.families.family_toml import OBJECTIVE, write_family_toml
 from vx.families.split import LabelledItem, Splits, split_by_task
@@ -251,15 +252,6 @@ class TeacherLabel:
 
     def meta(self) -> dict[str, Any]:
         return {"teacher": "bfcl-label", **({"teacher_evidence": self.evidence} if self.evidence else {})}
-
-
-@attrs.frozen
-class BuildReport:
-    out_dir: Path
-    counts: dict[str, Any]
-    provenance: dict[str, Any]
-    notes: list[str]
-    truth: dict[str, str] = attrs.field(factory=dict, repr=False)
 
 
 SEED_EXPRESSION = """; family: bfcl-multi

@@ -39,6 +39,7 @@ from typing import Any
 import attrs
 
 from vx.errors import DataError
+from vx.families.build_report import BuildReport
 from vx.families.family_files import write_jsonl, write_seed, write_splits
 from vx.families.family_toml import write_family_toml
 from vx.families.sources import Skipped
@@ -84,19 +85,6 @@ class Answer:
     possible_answer: Any
     dots_replaced: bool
     where: str
-
-
-@attrs.frozen
-class Report:
-    """What a build wrote and measured (``vx data build`` prints it)."""
-
-    out_dir: Path
-    counts: dict[str, Any]
-    provenance: dict[str, Any]
-    notes: list[str]
-    #: every written item's label by id (train, dev and locked), for a benchmark that measures design choices
-    #: on the train split; kept in memory only, never written into the family
-    truth: dict[str, str] = attrs.field(factory=dict, repr=False)
 
 
 def stratum(error_type: str) -> str:
@@ -336,7 +324,7 @@ def build_single(
     seed_expr: str | os.PathLike[str] | None = None,
     use_bfcl: bool = True,
     progress: Progress = _no_progress,
-) -> Report:
+) -> BuildReport:
     """Build a single-turn tools family into `out_dir` (see the module docstring). ``n_locked`` defaults
     to a third of the answers; ``per_task`` keeps a seeded subsample of at most N answers per question."""
     root = Path(data_dir)
@@ -411,7 +399,7 @@ def build_single(
     counts["decoder_same_calls_as_bfcl"] = f"{decoder['same_calls_as_bfcl']}/{decoder['bfcl_decoded_calls']}"
     counts["input_skipped"] = sum(skipped.counts.values())
     provenance["decoder_by_model"] = decoder["by_model"]
-    return Report(Path(out_dir), counts, provenance, notes, truth=splits.truth())
+    return BuildReport(Path(out_dir), counts, provenance, notes, truth=splits.truth())
 
 
 def _label_summary(labels: Mapping[str, Any]) -> str:
@@ -479,7 +467,7 @@ __all__ = [
     "CATEGORIES",
     "DRAW_STRATA",
     "Answer",
-    "Report",
+    "BuildReport",
     "SEED_EXPRESSION",
     "build_single",
     "category_files",
