@@ -40,8 +40,9 @@ from vx.families.sql.ops.item import sql_text
 from vx.families.sql.warehouse import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, WarehouseError, session
 from vx.ops.core import abstain, clean, drawback, observer, peer_op
 from vx.ops.specs import SpecError, inducer, template
+from vx.ops.vote import clear_plurality
 
-DEPENDS = (__name__, compare, spider, variants, item, "vx.families.sql.warehouse")
+DEPENDS = (__name__, compare, spider, variants, item, "vx.families.sql.warehouse", "vx.ops.vote")
 SAMPLE_ROWS = 20  # rows of each result kept for messages
 CELL_CHARS = 60
 DATABASES = ("all", "original", "variants")
@@ -180,18 +181,6 @@ def _groups(voters: Sequence[list[Result]], label: str) -> tuple[Counter[str], d
     return groups, rep
 
 
-def _clear(groups: Counter[str], quorum: float, min_support: int) -> tuple[str, int, int] | None:
-    """The top answer, its support and how many answered, when it is a clear plurality."""
-    if not groups:
-        return None
-    (top, support), *rest = groups.most_common()
-    runner = rest[0][1] if rest else 0
-    answered = sum(groups.values())
-    if support < min_support or support < quorum * answered or support <= runner:
-        return None
-    return top, support, answered
-
-
 def vote(
     mine: Any,
     peers: Sequence[Any],
@@ -214,7 +203,7 @@ def vote(
     if not ran:
         if not me:
             return Vote(-1, note or "no result to compare")
-        clear = _clear(_groups(voters, me[0].label)[0], quorum, min_support)
+        clear = clear_plurality(_groups(voters, me[0].label)[0], quorum, min_support)
         if clear is None or databases == "variants":
             return Vote(-1, f"it does not run, and the {len(voters)} other attempts that run agree on no result")
         return Vote(
@@ -228,7 +217,7 @@ def vote(
         if (databases == "original" and j > 0) or (databases == "variants" and j == 0):
             continue
         groups, rep = _groups(voters, res.label)
-        clear = _clear(groups, quorum, min_support)
+        clear = clear_plurality(groups, quorum, min_support)
         if clear is None:
             continue
         top, support, answered = clear

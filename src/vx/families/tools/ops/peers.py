@@ -42,6 +42,7 @@ from vx.families.tools.ops import artifact
 from vx.families.tools.ops.artifact import answer_of
 from vx.families.tools.ops.static import format_problem
 from vx.ops.core import abstain, clean, drawback, observer, peer_op
+from vx.ops.vote import clear_plurality
 from vx.text import printable
 
 DEPENDS = (
@@ -51,6 +52,7 @@ DEPENDS = (
     "vx.families.tools.ops.static",
     "vx.families.tools.decode",
     "vx.families.tools.dialect",
+    "vx.ops.vote",
 )
 #: The seed op's rule (chosen on the train split's labels: docs/tools.md)
 DEFAULT_QUORUM = 0.3
@@ -118,18 +120,6 @@ class Form:
     @property
     def read(self) -> bool:
         return self.status != "unreadable"
-
-
-def _clear(groups: Counter[Any], quorum: float, min_support: int) -> tuple[Any, int, int] | None:
-    """The top group, its support and how many answered, when it is a clear plurality."""
-    if not groups:
-        return None
-    (top, support), *rest = groups.most_common()
-    runner = rest[0][1] if rest else 0
-    answered = sum(groups.values())
-    if support < min_support or support < quorum * answered or support <= runner:
-        return None
-    return top, support, answered
 
 
 def _names(names: Sequence[str]) -> str:
@@ -215,7 +205,7 @@ def vote(
     if len(callers) < max(1, min_support):
         return Vote(-1, f"only {len(callers)} other answer(s) call a function", "functions")
     fns = Counter(f.names for f in callers)
-    clear = _clear(fns, quorum, min_support)
+    clear = clear_plurality(fns, quorum, min_support)
     if clear is None:
         return Vote(-1, f"the {len(callers)} other answers that call agree on no set of functions", "functions")
     top_fns, support, answered = clear

@@ -37,8 +37,9 @@ from vx.families.tools.ops.turns import EXEC_OP_TIMEOUT, NotReplayed, held_out, 
 from vx.families.tools.trajectory import TrajectoryError
 from vx.ops.core import abstain, clean, drawback, observer, peer_op
 from vx.ops.specs import SpecError, inducer, template
+from vx.ops.vote import clear_plurality
 
-DEPENDS = (__name__, "vx.families.tools.ops.executed", *TURN_DEPENDS)
+DEPENDS = (__name__, "vx.families.tools.ops.executed", "vx.ops.vote", *TURN_DEPENDS)
 #: Facts of an end state kept in an observation (the backends' changes are a few dozen leaves).
 MAX_FACTS = 400
 #: Characters of a string value kept for checks that read it (longer ones keep a digest beside them).
@@ -158,18 +159,6 @@ def not_judged(mine: Any) -> Any:
         return drawback(str(mine.get("note") or "not replayed: BFCL's backends are not installed"))
     note = mine.get("note") if isinstance(mine, Mapping) else ""
     return abstain(str(note or "the attempt was not replayed to the end"))
-
-
-def clear_plurality(groups: Counter[str], quorum: float, min_support: int) -> tuple[str, int, int] | None:
-    """The top key, its support and the number of voters, when it is a clear plurality."""
-    if not groups:
-        return None
-    (top, support), *rest = groups.most_common()
-    runner = rest[0][1] if rest else 0
-    voters = sum(groups.values())
-    if support < min_support or support < quorum * voters or support <= runner:
-        return None
-    return top, support, voters
 
 
 def state_vote(
@@ -375,7 +364,6 @@ __all__ = [
     "ABSENT",
     "AGREEMENT_OPS",
     "PEER_OPS",
-    "clear_plurality",
     "facts",
     "leaf_facts",
     "missing_shown_result",
