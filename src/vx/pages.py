@@ -145,6 +145,20 @@ def table(
     return f"<div class='scroll'><table{attr(cls)}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 
 
+def pyplot() -> Any:
+    """matplotlib's pyplot on the Agg backend (files only, no display), or None where matplotlib is not
+    installed: a page then goes without its figures."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        return plt
+    except ImportError:
+        return None
+
+
 def svg(fig: Any) -> str:
     """A matplotlib figure as inline SVG (closed afterwards), without the XML prolog and metadata."""
     import io
@@ -499,6 +513,7 @@ __all__ = [
     "eval_page",
     "grade_html",
     "inline_markdown",
+    "pyplot",
     "svg",
     "metrics_table",
     "num",

@@ -24,7 +24,7 @@ from vx.dsl.printer import to_text
 from vx.evolve.estimates import HIGH_FALSE_ALARM
 from vx.evolve.store import RunStore
 from vx.pages import CSS as _CSS
-from vx.pages import esc, inline_markdown, num, svg, table
+from vx.pages import esc, inline_markdown, num, pyplot, svg, table
 from vx.text import json_dumps
 
 SECTIONS = (
@@ -52,18 +52,6 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], kinds: str = "
     """`kinds`: one letter per column: n = a number (right-aligned), p = prose (left, roomy), t = text."""
     names = {"n": "num", "p": "prose", "t": ""}
     return table(headers, rows, kinds=[names[k] for k in kinds.ljust(len(headers), "t")])
-
-
-def _plt():
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        return plt
-    except ImportError:
-        return None
 
 
 def value_range(values: Sequence[float | None]) -> tuple[float, float]:
@@ -267,7 +255,7 @@ def _render(store: RunStore, run_path: Path, max_items: int) -> str:
         store.summary(),
         meta.get("best_expression") or (rounds[-1]["incumbent"] if rounds else ""),
         meta.get("seed_expression", ""),
-        _plt(),
+        pyplot(),
     )
     stats = leaf_stats(store)
     locked_labels, outputs, why_not = _family_record(meta)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from vx.pages import svg
+from vx.pages import pyplot, svg
 from vx.ratchet.figures import TABLE_HEADERS, figures, fmt_table_rows
 from vx.ratchet.store import RatchetStore
 
@@ -57,21 +57,9 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], left: int = 1)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _plt():
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        return plt
-    except ImportError:
-        return None
-
-
 def _curves(store: RatchetStore, key: str, ylabel: str, frozen: bool, measured: str | None = None) -> str:
     """One line per arm of the rounds' `key`; with `measured`, rolled-back rounds' measured scores as ×."""
-    plt = _plt()
+    plt = pyplot()
     arms = store.arms()
     if plt is None:
         return "<p class='muted'>matplotlib is not installed (pip install 'vx-verifiers[viz]'): no plot.</p>"
@@ -110,7 +98,7 @@ def _curves(store: RatchetStore, key: str, ylabel: str, frozen: bool, measured: 
 
 
 def _bank_life(store: RatchetStore) -> str:
-    plt = _plt()
+    plt = pyplot()
     skills = store.skills()
     if not skills:
         return "<p class='muted'>No skill was ever written.</p>"
