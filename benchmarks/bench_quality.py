@@ -966,6 +966,10 @@ def summarize_file(name: str, runs: list[dict[str, Any]], n_permutations: int) -
         lines += sel_lines
         if sel_summary:
             summary.setdefault("selection", {})[scope] = sel_summary
+        cat_lines, cat_summary = selection.summarize_categories(runs, scope)
+        lines += cat_lines
+        if cat_summary:
+            summary.setdefault("selection_by_category", {})[scope] = cat_summary
     lines.append(
         "<details><summary>evolution per seed: dev strata, objective by round, what changed the "
         "incumbent, what was written</summary>\n"

@@ -281,6 +281,55 @@ def summarize(
     return lines, {"methods": summary, "best_peer": best_peer}
 
 
+SEED = "hand-written seed"
+#: the methods of the per-category table, in its column order
+CATEGORY_METHODS = (REF, SEED, PLURALITY, RANDOM, ORACLE)
+
+
+def summarize_categories(runs: Sequence[Mapping[str, Any]], scope: str = "locked") -> tuple[list[str], dict[str, Any]]:
+    """The per-category table of a family whose tasks carry a category (tools: BFCL's): per category and
+    method, the selected pass@1 and the lift retention pooled over every (seed, task) of that category."""
+    sels = [r["selection"][scope] for r in runs if scope in r.get("selection", {})]
+    if not sels or not all("category" in s for s in sels):
+        return [], {}
+    methods = [m for m in CATEGORY_METHODS if all(m in s["selected"] for s in sels)]
+    cats = sorted({c for s in sels for c in s["category"].values() if c})
+    table: dict[str, Any] = {}
+    for cat in cats:
+        pooled: dict[str, list[float]] = {m: [] for m in (*methods, RANDOM, ORACLE)}
+        n = 0
+        for s in sels:
+            ts = [t for t in s["tasks"] if s["category"].get(t) == cat]
+            n += len(ts)
+            for m in pooled:
+                pooled[m] += [s["selected"][m][t] for t in ts]
+        table[cat] = {
+            "tasks": n,
+            **{
+                m: {
+                    "pass_at_1": float(np.mean(pooled[m])) if pooled[m] else float("nan"),
+                    "retention": retention(pooled[m], pooled[RANDOM], pooled[ORACLE]),
+                }
+                for m in methods
+            },
+        }
+    lines = [
+        f"Best of n per category ({scope} tasks): selected pass@1 / lift retention, pooled over every (seed, task) "
+        "of the category.\n",
+        "| category | (seed, task) pairs | " + " | ".join(methods) + " |",
+        "|---|---|" + "---|" * len(methods),
+    ]
+    for cat, row in table.items():
+        cells = [
+            f"{row[m]['pass_at_1']:.3f}"
+            + ("" if m in (RANDOM, ORACLE) or np.isnan(row[m]["retention"]) else f" / {row[m]['retention']:.3f}")
+            for m in methods
+        ]
+        lines.append(f"| {cat} | {row['tasks']} | " + " | ".join(cells) + " |")
+    lines.append("")
+    return lines, table
+
+
 def _ms(values: Sequence[float]) -> str:
     v = np.asarray([x for x in values if x is not None and not np.isnan(x)], dtype=float)
     if len(v) == 0:
@@ -299,6 +348,7 @@ __all__ = [
     "retention",
     "selected",
     "summarize",
+    "summarize_categories",
     "top_value",
     "vx_keys",
 ]

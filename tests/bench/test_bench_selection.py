@@ -77,3 +77,35 @@ def test_the_quality_benchmark_reports_every_method_s_choice(tmp_path):
         assert all(0.0 <= locked["selected"][m][task] <= 1.0 for m in methods)
     lines, summary = sel.summarize([out], 100, __import__("vx.metrics").metrics.paired_permutation_test)
     assert lines and "lift retention" in lines[0] and summary["methods"]["oracle"]["pooled_retention"] == 1.0
+
+
+def test_the_per_category_table_pools_each_category_over_seeds_and_tasks():
+    def run(values: dict[str, dict[str, float]]) -> dict:
+        tasks = ["a", "b", "c"]
+        return {
+            "selection": {
+                "locked": {
+                    "tasks": tasks,
+                    "category": {"a": "simple", "b": "simple", "c": "relevance"},
+                    "selected": values,
+                }
+            }
+        }
+
+    seed0 = {
+        sel.REF: {"a": 1.0, "b": 0.0, "c": 1.0},
+        sel.PLURALITY: {"a": 1.0, "b": 1.0, "c": 0.0},
+        sel.RANDOM: {"a": 0.5, "b": 0.5, "c": 0.5},
+        sel.ORACLE: {"a": 1.0, "b": 1.0, "c": 1.0},
+    }
+    seed1 = {**seed0, sel.REF: {"a": 1.0, "b": 1.0, "c": 1.0}}
+    lines, table = sel.summarize_categories([run(seed0), run(seed1)])
+    assert table["simple"]["tasks"] == 4 and table["relevance"]["tasks"] == 2
+    # simple: vx 3 of 4 against random 2 of 4 and the oracle 4 of 4: half the lift; the plurality pick all of it
+    assert table["simple"][sel.REF] == {"pass_at_1": 0.75, "retention": pytest.approx(0.5)}
+    assert table["simple"][sel.PLURALITY]["retention"] == pytest.approx(1.0)
+    assert table["relevance"][sel.PLURALITY]["retention"] == pytest.approx(-1.0)
+    assert sel.SEED not in table["simple"]  # a method missing from the runs has no column
+    assert any(line.startswith("| simple | 4 | 0.750 / 0.500 | 1.000 / 1.000 | 0.500 | 1.000 |") for line in lines)
+    # a family whose tasks carry no category has no such table
+    assert sel.summarize_categories([{"selection": {"locked": {"tasks": [], "selected": seed1}}}]) == ([], {})
