@@ -8,7 +8,8 @@ that task. Methods:
 * **vx verifiers** (the hand-written seed, vx evolved and its ablations) rank as ``vx.selection`` does:
   final verdict, the verifier's evidence score, support among the peers (behaviour-cluster size), a
   digest tie-break; "(verdict only)" rows keep a random attempt among the best verdict instead, to show
-  what the later keys add;
+  what the later keys add, and "(no support)" rows rank without the support key, to show what the family's
+  behaviour clusters add;
 * **every peer** (best single op, Snorkel, SPADE, the fixed rule...) gives verdicts only: a random attempt
   among those it passes (its top verdict), counted as the expected value over them, not one draw;
 * **CodeT's dual agreement**: a random attempt of the top-scoring consensus set (the attempts its baseline
@@ -158,6 +159,8 @@ def evaluate_selection(
             ops = ([root] if root else []) + list(node.op_names())
             keys[name] = vx_keys(c, SCORES[DEFAULT_SCORE](matrix, ops), support, ties)  # vx.selection's default
             keys[f"{name} (verdict only)"] = verdict_keys(c)
+            if support.any():  # what the family's behaviour clusters add: the same ranking without support
+                keys[f"{name} (no support)"] = vx_keys(c, SCORES[DEFAULT_SCORE](matrix, ops), np.zeros(n), ties)
             for score in DESIGN_SCORES:
                 values = _score(score, matrix, ops, root, is_train | is_dev, dev_p)
                 for kind, sup in supports.items():

@@ -72,6 +72,8 @@ def test_the_quality_benchmark_reports_every_method_s_choice(tmp_path):
     methods = set(locked["selected"])
     assert {"vx evolved (anchored)", "hand-written seed", "random", "oracle", "best single op"} <= methods
     assert "vx evolved (anchored) (verdict only)" in methods
+    # the same ranking without support, where the family's clusters give one
+    assert ("vx evolved (anchored) (no support)" in methods) == (out["selection"]["support_known"] > 0)
     for task in locked["tasks"]:
         assert locked["selected"]["random"][task] <= locked["selected"]["oracle"][task]
         assert all(0.0 <= locked["selected"][m][task] <= 1.0 for m in methods)
