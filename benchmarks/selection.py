@@ -291,11 +291,17 @@ CATEGORY_METHODS = (REF, SEED, PLURALITY, RANDOM, ORACLE)
 
 def summarize_categories(runs: Sequence[Mapping[str, Any]], scope: str = "locked") -> tuple[list[str], dict[str, Any]]:
     """The per-category table of a family whose tasks carry a category (tools: BFCL's): per category and
-    method, the selected pass@1 and the lift retention pooled over every (seed, task) of that category."""
+    method (vx evolved, the seed, the plurality pick, the family's best peer, random, the oracle), the selected
+    pass@1 and the lift retention pooled over every (seed, task) of that category."""
     sels = [r["selection"][scope] for r in runs if scope in r.get("selection", {})]
     if not sels or not all("category" in s for s in sels):
         return [], {}
     methods = [m for m in CATEGORY_METHODS if all(m in s["selected"] for s in sels)]
+    peers = [m for m in sels[0]["selected"] if _peer(m) and "|" not in m and all(m in s["selected"] for s in sels)]
+    if peers:  # the best peer of the whole family (as in `summarize`), beside the plurality pick
+        best_peer = max(peers, key=lambda m: sum(sum(s["selected"][m][t] for t in s["tasks"]) for s in sels))
+        if best_peer not in methods:
+            methods.insert(methods.index(RANDOM) if RANDOM in methods else len(methods), best_peer)
     cats = sorted({c for s in sels for c in s["category"].values() if c})
     table: dict[str, Any] = {}
     for cat in cats:

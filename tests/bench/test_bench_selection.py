@@ -109,5 +109,13 @@ def test_the_per_category_table_pools_each_category_over_seeds_and_tasks():
     assert table["relevance"][sel.PLURALITY]["retention"] == pytest.approx(-1.0)
     assert sel.SEED not in table["simple"]  # a method missing from the runs has no column
     assert any(line.startswith("| simple | 4 | 0.750 / 0.500 | 1.000 / 1.000 | 0.500 | 1.000 |") for line in lines)
+    # the family's best peer (the highest pooled pass@1 over every category) gets a column of its own
+    seed0["SPADE"] = seed1["SPADE"] = {"a": 0.0, "b": 1.0, "c": 1.0}
+    seed0[sel.PLURALITY] = seed1[sel.PLURALITY] = {"a": 1.0, "b": 0.0, "c": 0.0}
+    seed0["best single op"] = seed1["best single op"] = {"a": 0.0, "b": 0.0, "c": 1.0}
+    lines, table = sel.summarize_categories([run(seed0), run(seed1)])
+    assert "SPADE" in table["simple"] and "best single op" not in table["simple"]
+    assert table["relevance"]["SPADE"]["retention"] == pytest.approx(1.0)
+    assert "| plurality pick (MBR-exec) | SPADE | random |" in lines[1]
     # a family whose tasks carry no category has no such table
     assert sel.summarize_categories([{"selection": {"locked": {"tasks": [], "selected": seed1}}}]) == ([], {})
