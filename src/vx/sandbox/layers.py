@@ -534,13 +534,9 @@ def _same_bytecode(version: str) -> bool:
     return tuple(int(part) for part in version.split(".")[:2]) == sys.version_info[:2]
 
 
-def _detect(config: SandboxConfig, probe: ProbeFn, all_layers: bool) -> Detection:
-    if not sys.platform.startswith("linux"):
-        raise SandboxUnavailable(
-            f"the sandbox needs Linux (namespaces, prctl, seccomp, Landlock); this is {sys.platform}. "
-            "Run vx in a Linux container or virtual machine to execute untrusted code."
-        )
-    identity = sandbox_identity(config)
+def _interpreter(config: SandboxConfig, identity: Identity) -> tuple[str, dict[str, Any], str]:
+    """The first interpreter the sandbox account can run, what it reports of itself, and a note naming it
+    (and why the ones before it were passed over); none usable is SandboxUnavailable."""
     notes: list[str] = []
     python, info = None, None
     for candidate in _interpreter_candidates(config):
@@ -559,6 +555,47 @@ def _detect(config: SandboxConfig, probe: ProbeFn, all_layers: bool) -> Detectio
     python_note = (
         f"{notes[0]}; using {python} ({info['version']}) instead" if notes else f"{python} ({info['version']})"
     )
+    return python, info, python_note
+
+
+def _layer_plans(
+    layer: str,
+    python: str,
+    info: dict[str, Any],
+    identity: Identity,
+    landlock: dict[str, Any],
+    seccomp_lib: str | None,
+    uid_range: tuple[int, int] | None,
+) -> list[Plan] | str:
+    """The variants of `layer` to probe, strongest first; or why the layer cannot be tried here (the tool
+    it needs is not installed)."""
+    if layer == "forkserver":
+        if shutil.which("bwrap") is None:
+            return "needs bubblewrap, which is not installed (apt-get install bubblewrap)"
+        bwrap_plans = [
+            p for du, sized in ((True, True), (False, True)) if (p := _bwrap_plan(python, info, identity, du, sized))
+        ]
+        filt = {"library": seccomp_lib, "rules": SECCOMP_RULES} if seccomp_lib else None
+        return forkserver_plans(bwrap_plans, filt, landlock)
+    if layer == "bwrap":
+        if shutil.which("bwrap") is None:
+            return "bwrap is not installed (apt-get install bubblewrap, or run .ci/install-system.sh)"
+        variants = [(True, True), (False, True), (True, False), (False, False)]
+        return [p for du, sized in variants if (p := _bwrap_plan(python, info, identity, du, sized))]
+    if layer == "unshare":
+        plans = _unshare_plans(python, identity, landlock, seccomp_lib, uid_range)
+        return plans if plans else "unshare (util-linux) is not installed"
+    return _rlimits_plans(python, identity, seccomp_lib, landlock, uid_range)
+
+
+def _detect(config: SandboxConfig, probe: ProbeFn, all_layers: bool) -> Detection:
+    if not sys.platform.startswith("linux"):
+        raise SandboxUnavailable(
+            f"the sandbox needs Linux (namespaces, prctl, seccomp, Landlock); this is {sys.platform}. "
+            "Run vx in a Linux container or virtual machine to execute untrusted code."
+        )
+    identity = sandbox_identity(config)
+    python, info, python_note = _interpreter(config, identity)
     forced = config.requested_layer()
     wanted = [forced] if forced else list(LAYERS)
     statuses: list[LayerStatus] = []
@@ -581,39 +618,10 @@ def _detect(config: SandboxConfig, probe: ProbeFn, all_layers: bool) -> Detectio
         if chosen is not None and not all_layers:
             statuses.append(LayerStatus(layer, None, f"not tried: {chosen.layer} is stronger and works"))
             continue
-        plans: list[Plan]
-        if layer == "forkserver":
-            if shutil.which("bwrap") is None:
-                statuses.append(
-                    LayerStatus(layer, False, "needs bubblewrap, which is not installed (apt-get install bubblewrap)")
-                )
-                continue
-            bwrap_plans = [
-                p
-                for du, sized in ((True, True), (False, True))
-                if (p := _bwrap_plan(python, info, identity, du, sized))
-            ]
-            filt = {"library": seccomp_lib, "rules": SECCOMP_RULES} if seccomp_lib else None
-            plans = forkserver_plans(bwrap_plans, filt, landlock)
-        elif layer == "bwrap":
-            if shutil.which("bwrap") is None:
-                statuses.append(
-                    LayerStatus(
-                        layer,
-                        False,
-                        "bwrap is not installed (apt-get install bubblewrap, or run .ci/install-system.sh)",
-                    )
-                )
-                continue
-            variants = [(True, True), (False, True), (True, False), (False, False)]
-            plans = [p for du, sized in variants if (p := _bwrap_plan(python, info, identity, du, sized))]
-        elif layer == "unshare":
-            plans = _unshare_plans(python, identity, landlock, seccomp_lib, uid_range)
-            if not plans:
-                statuses.append(LayerStatus(layer, False, "unshare (util-linux) is not installed"))
-                continue
-        else:
-            plans = _rlimits_plans(python, identity, seccomp_lib, landlock, uid_range)
+        plans = _layer_plans(layer, python, info, identity, landlock, seccomp_lib, uid_range)
+        if isinstance(plans, str):  # the layer's tool is not installed
+            statuses.append(LayerStatus(layer, False, plans))
+            continue
         same = _same_bytecode(info["version"])
         plans = [attrs.evolve(plan, same_bytecode=same) for plan in plans]
         failures: list[str] = []
