@@ -642,6 +642,15 @@ def evaluate_family(
         items=items,
         truth=truth,
     )
+    # the train consensus as evolution's objective reads it (label-free: the active ops' per-class vote,
+    # corroborated), for a label-free measure of each vx verifier's choices on the design split
+    from vx.evolve.objective import consensus_labels
+
+    _, consensus_pass = consensus_labels(
+        matrix, active, {}, {o.name: o.detects or o.name for o in pool if o.name in active}, "corroborated"
+    )
+    if root_col is not None:
+        consensus_pass = consensus_pass & (root_col != 1)
     best_of_n = selection.evaluate_selection(
         matrix=matrix,
         items=items,
@@ -656,6 +665,7 @@ def evaluate_family(
         observations=app.observations,
         similarity=pool.similarity,
         dev_labels=dev_labels,
+        consensus_pass=consensus_pass,
     )
     return {
         "seed": seed,

@@ -131,9 +131,13 @@ def evaluate_selection(
     observations: Mapping[str, Mapping[str, Mapping[str, Any]]],
     similarity: Any,
     dev_labels: np.ndarray,
+    consensus_pass: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Every method's selection on one (family, seed): per scope ("locked", "design"), per method, the
-    selected value of every task, beside random and the oracle (plain data for the summary)."""
+    selected value of every task, beside random and the oracle (plain data for the summary). With
+    ``consensus_pass`` (per item, whether the label-free train consensus evolution's objective reads calls
+    it PASS), the design scope also has, per vx verifier, the share of tasks whose choice the consensus
+    passes (``consensus_choice``): a label-free measure of selection, compared with the true one."""
     from vx.selection import DEFAULT_SCORE, SCORES, support_sizes, tie_key
 
     n = len(items)
@@ -186,6 +190,11 @@ def evaluate_selection(
         per: dict[str, dict[str, float]] = {m: selected(k, lab, groups) for m, k in table.items()}
         per[ORACLE] = {t: float(max(lab[i] for i in rows)) for t, rows in groups.items()}
         out[scope_name] = {"tasks": list(groups), "attempts": {t: len(r) for t, r in groups.items()}, "selected": per}
+        if scope_name == "design" and consensus_pass is not None:
+            agreed = np.asarray(consensus_pass, dtype=float)
+            out[scope_name]["consensus_choice"] = {
+                name: float(np.mean(list(selected(keys[name], agreed, groups).values()))) for name in nodes
+            }
         categories = {t: str(tasks.get(t, {}).get("category", "")) for t in groups}
         if any(categories.values()):  # tools: BFCL's categories, for the per-category table
             out[scope_name]["category"] = categories
@@ -281,7 +290,24 @@ def summarize(
         m: {k2: v for k2, v in r.items() if k2 != "values"} | ({"test": tests[m]} if m in tests else {})
         for m, r in rows.items()
     }
-    return lines, {"methods": summary, "best_peer": best_peer}
+    out: dict[str, Any] = {"methods": summary, "best_peer": best_peer}
+    if scope == "design" and all("consensus_choice" in s for s in sels):
+        names = [m for m in sels[0]["consensus_choice"] if all(m in s["consensus_choice"] for s in sels)]
+        lines.append(
+            "Label-free: the share of the design tasks whose choice (the default ranking) the train consensus "
+            "evolution's objective reads calls PASS, beside the true pooled retention (mean over seeds).\n"
+        )
+        lines.append("| vx verifier | consensus passes the choice | true selected pass@1 | true retention |")
+        lines.append("|---|---|---|---|")
+        out["consensus_choice"] = {}
+        for m in names:
+            c = float(np.mean([s["consensus_choice"][m] for s in sels]))
+            out["consensus_choice"][m] = c
+            r = rows.get(f"{m} | drawbacks, clusters support")
+            true = f"{r['pooled_pass_at_1']:.3f} | {r['pooled_retention']:.3f}" if r else "— | —"
+            lines.append(f"| {m} | {c:.3f} | {true} |")
+        lines.append("")
+    return lines, out
 
 
 SEED = "hand-written seed"
