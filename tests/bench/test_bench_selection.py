@@ -119,3 +119,29 @@ def test_the_per_category_table_pools_each_category_over_seeds_and_tasks():
     assert "| plurality pick (MBR-exec) | SPADE | random |" in lines[1]
     # a family whose tasks carry no category has no such table
     assert sel.summarize_categories([{"selection": {"locked": {"tasks": [], "selected": seed1}}}]) == ([], {})
+
+
+def test_the_design_summary_sets_the_label_free_measure_beside_the_true_retention():
+    row = sel.REF + " | drawbacks, clusters support"
+
+    def run(consensus: float, vx: dict[str, float]) -> dict:
+        return {
+            "selection": {
+                "design": {
+                    "tasks": ["a", "b"],
+                    "attempts": {"a": 3, "b": 3},
+                    "selected": {row: vx, sel.RANDOM: {"a": 0.5, "b": 0.5}, sel.ORACLE: {"a": 1.0, "b": 1.0}},
+                    "consensus_choice": {sel.REF: consensus},
+                }
+            }
+        }
+
+    runs = [run(0.5, {"a": 1.0, "b": 0.0}), run(1.0, {"a": 1.0, "b": 1.0})]
+    test = __import__("vx.metrics").metrics.paired_permutation_test
+    lines, summary = sel.summarize(runs, 10, test, "design")
+    assert summary["consensus_choice"] == {sel.REF: pytest.approx(0.75)}
+    # the consensus passes 0.75 of the choices; the true choices are right on 3 of 4 (retention 0.5)
+    assert f"| {sel.REF} | 0.750 | 0.750 | 0.500 |" in lines
+    # a run without the measure (no consensus given) has no such table
+    del runs[0]["selection"]["design"]["consensus_choice"]
+    assert "consensus_choice" not in sel.summarize(runs, 10, test, "design")[1]
