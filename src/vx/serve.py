@@ -81,6 +81,7 @@ from vx.reward.shapes import (
     ShapeError,
     openrlhf_answer,
     openrlhf_rows,
+    reply_reader,
     verl_rows,
     verl_score,
 )
@@ -437,9 +438,7 @@ class _Service:
         self.grader, self.limits, self.guard, self.admission, self.rewards = grader, limits, guard, admission, rewards
         self.verifier = grader.verifier
         self.index = TaskIndex(self.verifier.tasks)
-        pack = self.verifier.family.pack() if self.verifier.family is not None else None
-        # what is graded of a trainer's reply text: the family's reader, else its first fenced block
-        self.reader: Extract = pack.read_reply if pack is not None and pack.read_reply is not None else True
+        self.reader: Extract = reply_reader(self.verifier)  # what is graded of a trainer's reply text
         self.metrics = Metrics(lambda: admission.admitted, lambda: grader.queued)
         self.metrics.prepared.set(grader.stats.prepared)
         if grader.cache is not None:

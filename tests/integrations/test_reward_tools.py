@@ -95,3 +95,56 @@ def test_tools_rewards_through_every_request_shape_equal_vx_grade_s_verdicts(tmp
     assert 0 < sum(expected) < len(expected)  # both verdicts occur: the check can fail
     fenced = [i for i, (_, o) in enumerate(flat) if o.lstrip().startswith("```")]
     assert fenced and any(verdicts[i] == "fail" for i in fenced)  # a fenced answer is graded whole
+
+
+def test_tools_rewards_through_the_in_process_adapters_equal_vx_grade_s_verdicts(tmp_path):
+    """OpenRLHF's reward function, verl's compute_score (batch form) and a `verifiers` group reward, each
+    grading in this process: the tools family's reader (the whole reply), so a fenced answer fails as under
+    `vx grade`. The `verifiers` reward runs each call in a fresh thread (asyncio.run): the grader's workers
+    must outlive it, or a later group's completions abstain (their worker died)."""
+    import asyncio
+
+    from vx.grading import grade_samples, open_tasks
+    from vx.integrations.openrlhf import VxRewardFunc
+    from vx.integrations.verifiers import vx_group_reward
+    from vx.integrations.verl import VxComputeScore
+    from vx.reward.grader import DEFAULT_REWARDS
+    from vx.verifier import Verifier
+
+    expr = tmp_path / "tools.vx"
+    expr.write_text(EXPR, encoding="utf-8")
+    verifier = Verifier.load(expr, TOOLS)
+    groups = _groups()
+    flat = [(t, o) for t, os_ in groups for o in os_]
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("".join(json.dumps({"task_id": t, "solution": o}) + "\n" for t, o in flat), encoding="utf-8")
+    graded = grade_samples(verifier, open_tasks(str(TOOLS / "tasks.jsonl")), [samples], jobs=1, cache=None)
+    expected = [DEFAULT_REWARDS[f.value] for f in graded.evaluation.grading.finals]
+
+    got: dict[str, list[float]] = {}
+    reward_func = VxRewardFunc(verifier, jobs=1)
+    got["openrlhf"] = [
+        x
+        for t, os_ in groups
+        for x in reward_func(queries=os_, prompts=[""] * len(os_), labels=[t] * len(os_))["rewards"]
+    ]
+    reward_func.close()
+    compute_score = VxComputeScore(verifier, jobs=1)
+    got["verl"] = [
+        s["score"]
+        for t, os_ in groups
+        for s in compute_score(data_sources=["bfcl"] * len(os_), solution_strs=os_, ground_truths=[t] * len(os_))
+    ]
+    compute_score.close()
+    group_reward = vx_group_reward(verifier, jobs=1)
+    got["verifiers"] = [
+        x
+        for t, os_ in groups
+        for x in asyncio.run(group_reward(prompts=[""] * len(os_), completions=os_, answers=[t] * len(os_)))
+    ]
+    group_reward.close()
+    differing = {shape: sum(a != b for a, b in zip(values, expected)) for shape, values in got.items()}
+    assert differing == dict.fromkeys(got, 0), differing
+    assert all(len(values) == len(expected) for values in got.values())
+    fenced = [i for i, (_, o) in enumerate(flat) if o.lstrip().startswith("```")]
+    assert fenced and any(expected[i] == 0.0 for i in fenced)

@@ -109,3 +109,23 @@ def test_workers_are_replaced_after_so_many_jobs_and_nothing_is_lost(verifier):
         workers.run([(it, list(range(len(ops)))) for it in items], ops, {t["id"]: t}, 10.0, got.__setitem__)
         assert workers.recycled >= 2 and workers.restarts == 0
     assert sorted(got) == list(range(7)) and all(len(r) == len(ops) for r in got.values())
+
+
+def test_workers_outlive_the_short_lived_thread_that_first_used_the_pool():
+    """The attack: a trainer's adapter grades each batch from a fresh thread (asyncio.run + to_thread, anyio's
+    pruned worker threads). PR_SET_PDEATHSIG follows the thread that forked a worker, so workers forked by that
+    thread were killed when it ended and the next group's completions abstained ("died"): reward 0."""
+    tools = Verifier.load(ROOT / "examples" / "tools" / "seed.vx")
+    task = next(iter(tools.tasks))
+    outputs = ["[]", "None of the functions fits."]
+    with GroupGrader(tools, workers=1, deadline=None, start=False, cache_entries=0) as grader:
+        first: list = []
+        thread = threading.Thread(target=lambda: first.append(grader.grade_group(task, outputs)))
+        thread.start()
+        thread.join()
+        time.sleep(0.2)  # the kernel's SIGKILL, were the workers tied to the ended thread, is delivered by now
+        again = grader.grade_group(task, outputs)
+        assert grader.pool.restarts == 0
+    assert [g.reason for g in again.graded] == [g.reason for g in first[0].graded]
+    assert "died" not in [g.reason for g in again.graded]
+    assert [g.verdict for g in again.graded] == [g.verdict for g in first[0].graded]

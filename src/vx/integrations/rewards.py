@@ -19,7 +19,7 @@ from typing import Any
 
 from vx.integrations.common import IntegrationError, OptionError, check_jobs, check_rewards, check_timeout
 from vx.reward.grader import DEFAULT_REWARDS, GroupGrader
-from vx.reward.shapes import Row, extract_output
+from vx.reward.shapes import Extract, Row, read_output, reply_reader
 from vx.reward.tasks import TaskIndex
 from vx.verifier import Verifier
 
@@ -58,6 +58,12 @@ class RewardSource:
             raise OptionError(
                 f"verifier must be a .vx path, a vx.Verifier or the URL of a vx serve, not {type(verifier).__name__}"
             )
+
+    def reader(self, extract: bool) -> Extract:
+        """How a reply's text becomes the output graded (:func:`vx.reward.shapes.reply_reader`): in this
+        process, what the verifier's family reads from a reply; through a URL (the family unknown here),
+        the first fenced block with `extract`."""
+        return reply_reader(self.grader.verifier if self.grader is not None else None, extract)
 
     def find(self, **where: Any) -> str:
         """The task id a completion answers (in this process; a URL's server finds it itself, so the id
@@ -146,10 +152,12 @@ class SourcedReward:
             verifier, rewards=rewards, jobs=jobs, timeout=timeout, deadline=deadline, token=token
         )
         self.extract = extract
+        self._read = self.source.reader(extract)
 
-    def output(self, text: str) -> str:
-        """What is graded of a completion's text."""
-        return extract_output(text) if self.extract else text
+    def output(self, text: str) -> Any:
+        """What is graded of a completion's text: with ``extract``, what the verifier's family reads from a
+        reply (the tools family: all of it), else its first fenced block."""
+        return read_output(text, self._read)
 
     def close(self) -> None:
         self.source.close()

@@ -13,8 +13,9 @@ the setting of vx's peer ops. A :class:`VxReward` follows TRL's reward-function 
 completions by their task (the dataset column `task_column`: a task id of the verifier's family, or a
 task record), grades each group together with
 :meth:`vx.Verifier.grade_many` (peer ops compare the attempts), and maps each verdict to a reward
-(``rewards``: PASS 1.0, FAIL 0.0, ABSTAIN 0.0 by default). The completion graded is the first
-fenced code block of the reply (``extract=True``) or the reply itself; conversational completions
+(``rewards``: PASS 1.0, FAIL 0.0, ABSTAIN 0.0 by default). The completion graded is what the
+verifier's family reads from the reply (``extract=True``: its pack's ``read_reply``, else the first fenced
+code block) or the reply itself; conversational completions
 (lists of messages) are read from their last message. When the trainer passes them, the verdicts and
 failed checks go to its completions table (``log_extra``) and the share of each verdict to its
 metrics (``log_metric``).
@@ -54,9 +55,9 @@ from vx.integrations.common import (
     check_jobs,
     check_rewards,
     check_timeout,
-    extract_output,
     resolve_task,
 )
+from vx.reward.shapes import read_output, reply_reader
 from vx.verifier import Verifier
 
 #: an abstention is paid as a failure, not as a pass (see the module docstring)
@@ -117,8 +118,9 @@ class VxReward:
         if len(tasks) != len(completions):
             raise IntegrationError(f"{len(completions)} completions but {len(tasks)} values of {self.task_column!r}")
         outputs = [_text(c) for c in completions]
-        if self.extract:
-            outputs = [extract_output(o) for o in outputs]
+        if self.extract:  # what the verifier's family reads from a reply, else its first fenced block
+            read = reply_reader(self.verifier)
+            outputs = [read_output(o, read) for o in outputs]
         groups: dict[str, list[int]] = {}
         records: dict[str, Mapping[str, Any]] = {}
         for i, task in enumerate(tasks):

@@ -18,7 +18,8 @@ As in ``vx.ops.workers``' pool, an op that will not stop is found through the wo
 (shared memory the worker writes as each op starts) and its worker killed after its time limit plus
 :data:`~vx.ops.workers.KILL_GRACE`: that op abstains and the item's other ops go on in a fresh worker; a
 worker that dies is replaced the same way. Workers are forked from this process (so what it prepared
-before -- a task's generated probes -- is theirs at no cost), die with it (``PR_SET_PDEATHSIG``), and
+before -- a task's generated probes -- is theirs at no cost) by its dispatcher thread, die with it
+(``PR_SET_PDEATHSIG``, which follows the forking thread: the dispatcher lives as long as the pool), and
 keep the ops and tasks they were sent, bounded in number, so a repeated task reaches the same
 per-process memos.
 """
@@ -241,9 +242,18 @@ class SharedWorkers(Executor):
         self._closed = False
         self._next_id = 0
         self.restarts = 0  # workers replaced (killed at a deadline or a stuck op, or died)
-        self._procs = [_Proc(self._ctx) for _ in range(n)]
+        # PR_SET_PDEATHSIG kills a worker when the *thread* that forked it ends, not the process: every worker
+        # is forked by the dispatcher thread, which lives as long as the pool, so a pool first used from a
+        # short-lived thread (anyio's worker threads, asyncio.run's executor) keeps its workers after it.
+        self._procs: list[_Proc] = []
+        self._started = threading.Event()
+        self._start_error: BaseException | None = None
         self._thread = threading.Thread(target=self._dispatch, name="vx-shared-workers", daemon=True)
         self._thread.start()
+        self._started.wait()
+        if self._start_error is not None:
+            self._closed = True
+            raise self._start_error
 
     # ---------------------------------------------------------------- the caller's side
 
@@ -343,6 +353,13 @@ class SharedWorkers(Executor):
             os.write(self._wake_w, b"x")
 
     def _dispatch(self) -> None:
+        try:
+            self._procs = [_Proc(self._ctx) for _ in range(self.n)]
+        except BaseException as exc:  # noqa: BLE001 - the constructor raises it
+            self._start_error = exc
+            return
+        finally:
+            self._started.set()
         while not self._closed:
             try:
                 self._step()

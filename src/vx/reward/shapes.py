@@ -33,6 +33,7 @@ import attrs
 from vx.errors import VxError
 from vx.reward.grader import DEFAULT_REWARDS, Graded
 from vx.reward.tasks import TaskIndex, UnknownTask
+from vx.verifier import Verifier
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.S)
 #: Special tokens a tokenizer's decode leaves at the end of a response (``<|im_end|>``, ``</s>``, ...).
@@ -62,6 +63,17 @@ def read_output(text: str, extract: Extract) -> Any:
     if callable(extract):
         return extract(text)
     return extract_output(text) if extract else text
+
+
+def reply_reader(verifier: Verifier | None, extract: bool = True) -> Extract:
+    """How a reply's text becomes the output `verifier` grades: with `extract`, what its family's pack reads
+    from a reply (``read_reply``) when the pack says, else the first fenced block (True); without, the text
+    as it is (False)."""
+    if not extract:
+        return False
+    family = verifier.family if verifier is not None else None
+    pack = family.pack() if family is not None else None
+    return pack.read_reply if pack is not None and pack.read_reply is not None else True
 
 
 def extract_output(text: str) -> str:
@@ -200,6 +212,7 @@ __all__ = [
     "openrlhf_answer",
     "openrlhf_rows",
     "read_output",
+    "reply_reader",
     "strip_end_tokens",
     "verl_rows",
     "verl_score",
