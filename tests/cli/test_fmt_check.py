@@ -137,3 +137,9 @@ def test_fmt_keeps_the_file_mode(runner, tmp_path):
     assert runner.invoke(main, ["fmt", str(f)]).exit_code == 0
     assert f.stat().st_mode & 0o777 == 0o640
     assert [p.name for p in tmp_path.iterdir()] == ["x.vx"]  # no temporary file left behind
+
+
+def test_the_bundled_examples_are_canonical(runner):
+    # CI gates on `vx fmt --check examples/`; this keeps the README's test command in step with it
+    result = runner.invoke(main, ["fmt", "--check", str(EXAMPLES)])
+    assert result.exit_code == 0, result.output + result.stderr

@@ -60,7 +60,12 @@ DESCRIPTION = (
 )
 SEED_EXPRESSION = """; family: tools-example
 ; the hand-written seed: calls in a form the answer format does not take, or that break the offered docs
-(any misformatted unknown_function missing_required unknown_parameter wrong_type)
+(any
+  misformatted
+  unknown_function
+  missing_required
+  unknown_parameter
+  wrong_type)
 """
 #: The dev draw's strata, by the failure class of a mutant.
 STRATUM = {

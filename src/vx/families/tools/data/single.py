@@ -58,7 +58,12 @@ DEFAULT_DEV_DRAW = "stratified"
 #: The seed written into a new single-turn family: the answer format and every check of a call against the docs.
 SEED_EXPRESSION = """; family: tools
 ; the hand-written seed: calls in a form the answer format does not take, or that break the offered docs
-(any misformatted unknown_function missing_required unknown_parameter wrong_type)
+(any
+  misformatted
+  unknown_function
+  missing_required
+  unknown_parameter
+  wrong_type)
 """
 
 DESCRIPTION = "BFCL single-turn questions with many models' answers each; locked and dev labels by BFCL"
