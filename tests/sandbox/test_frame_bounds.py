@@ -216,3 +216,62 @@ def test_an_honest_child_reports_a_value_over_the_budget_as_unserializable() -> 
     text = "def f(s):\n    return ['[{,' * 1000 for _ in range(200)]\n"  # brackets in strings only
     rep = sb.run_calls(text, "f", [([0], {})])
     assert rep.calls[0].status == "ok", rep.calls[0].exc_message
+
+
+# --------------------------------------------------------------------------------------------
+# memory of a whole run: the values of all its calls together are bounded too
+
+
+def test_many_calls_returning_large_values_cannot_make_the_parent_hold_more_than_the_run_budget() -> None:
+    # The attack: every call returns a list of 100,000 numbers (about 4 MB each in the parent); 20 calls
+    # would keep ~80 MB, each under the per-frame budget. With a run budget of 8 MiB the calls past it come
+    # back "unserializable", saying why, and what is kept stays under it.
+    sb = Sandbox(SandboxConfig(max_run_decode_mb=8, **GENEROUS))
+    code = "def f(i):\n    return list(range(100_000 + i))\n"
+    rep = sb.run_calls(code, "f", [([i], {}) for i in range(20)], stop=lambda i, outcome: False)
+    assert rep.status == "ok", rep.detail
+    kept = [c for c in rep.calls if c.status == "ok"]
+    refused = [c for c in rep.calls if c.status == "unserializable"]
+    assert kept and refused and len(kept) + len(refused) == 20
+    assert all("the run's results would take over 8 MiB" in c.exc_message for c in refused)
+    assert refused[0].type_name == "list"
+    decoded = sum(serialize.decode_cost(harness_encoded(c.value)) for c in kept)
+    assert decoded <= 8 << 20
+
+
+def harness_encoded(value: object) -> bytes:
+    from vx.sandbox import harness
+
+    return call_frame(harness.encode_value(value))
+
+
+def test_the_run_budget_is_counted_the_same_whether_frames_are_read_as_they_arrive_or_at_the_end() -> None:
+    frames = [LOAD] + [call_frame("[" + ",".join(["1234567"] * 50_000) + "]", i=str(i)) for i in range(6)] + [DONE]
+    limits = report.FrameLimits(run_decode_bytes=8 << 20)
+    at_end = assemble(raw_run(*frames), 6, "test", [1.0] * 6, limits)
+    memo: dict = {}
+    for position, payload in enumerate(frames[1:-1], 1):
+        call_outcome(payload, position - 1, limits, memo, position)
+    as_they_come = assemble(raw_run(*frames), 6, "test", [1.0] * 6, limits, memo)
+    assert [c.status for c in at_end.calls] == [c.status for c in as_they_come.calls]
+    assert "ok" in [c.status for c in at_end.calls] and "unserializable" in [c.status for c in at_end.calls]
+
+
+def test_a_frame_read_as_it_arrives_is_not_held_until_the_run_ends() -> None:
+    # The attack: calls returning 100,000 numbers each. The parent read each frame as it arrived and kept its
+    # parsed JSON (~4 MB each) until the run was assembled: 60 calls of 200,000 held ~500 MB at once. Now only
+    # the outcomes are kept, and their values within the run's budget.
+    frames = [LOAD] + [call_frame("[" + ",".join(["123456"] * 100_000) + "]", i=str(i)) for i in range(20)] + [DONE]
+    limits = report.FrameLimits(run_decode_bytes=8 << 20)
+    memo: dict = {}
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for position, payload in enumerate(frames[1:-1], 1):
+            call_outcome(payload, position - 1, limits, memo, position)
+        rep = assemble(raw_run(*frames), 20, "test", [1.0] * 20, limits, memo)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert rep.status == "ok"
+    assert peak < 40 << 20, f"{peak >> 20} MiB"

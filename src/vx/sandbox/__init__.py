@@ -180,7 +180,12 @@ class Sandbox:
     def frame_limits(self) -> FrameLimits:
         """What the parent accepts of the child's reports (from the config)."""
         c = self.config
-        return FrameLimits(stdout_chars=c.stdout_cap, message_chars=c.message_cap, decode_bytes=c.max_decode_mb << 20)
+        return FrameLimits(
+            stdout_chars=c.stdout_cap,
+            message_chars=c.message_cap,
+            decode_bytes=c.max_decode_mb << 20,
+            run_decode_bytes=None if c.max_run_decode_mb is None else c.max_run_decode_mb << 20,
+        )
 
     def describe(self) -> str:
         """Several lines of plain text: the layer, what it isolates, limits, why not stronger."""

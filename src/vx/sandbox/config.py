@@ -126,6 +126,10 @@ class SandboxConfig:
     #: ``serialize.decode_cost``); the child reports larger values as "unserializable", and a
     #: frame over it is a broken protocol (the run is "crashed").
     max_decode_mb: int = attrs.field(default=256, validator=_positive)
+    #: Parent memory the values of all of a run's calls together may take (the same estimate); a call whose
+    #: value would pass it comes back "unserializable" (its value not decoded), so one run cannot make the
+    #: parent hold more. None: only the bound per frame.
+    max_run_decode_mb: int | None = attrs.field(default=None, validator=attrs.validators.optional(_positive))
     kill_grace: float = attrs.field(default=1.0, validator=_positive)
     #: Where per-candidate working directories are created (None: the system temp dir).
     #: Under bwrap with a sized tmpfs the candidate's workdir lives in memory instead, and

@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 
 from vx.sandbox.runner import RawRun
-from vx.sandbox.serialize import ProtocolError, decode_value, parse_frame
+from vx.sandbox.serialize import ProtocolError, decode_cost, decode_value, parse_frame
 
 RUN_STATUSES = ("ok", "syntax_error", "load_error", "no_entry_point", "timeout", "crashed")
 CALL_STATUSES = ("ok", "exception", "timeout", "unserializable", "crashed", "not_run")
@@ -70,6 +70,11 @@ class FrameLimits:
     #: Exception type names and returned type names (a class name can be megabytes long).
     name_chars: int = 200
     decode_bytes: int = 256 << 20
+    #: Parent memory the values of all of a run's call frames together may take (None: no bound beyond
+    #: ``decode_bytes`` per frame). Once the values kept reach it, a later call's value is not decoded: the
+    #: call comes back "unserializable", saying so -- a run cannot make the parent hold more than this,
+    #: however many calls return large values.
+    run_decode_bytes: int | None = None
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -260,8 +265,16 @@ def _load(frame: dict[str, Any], limits: FrameLimits) -> dict[str, Any]:
 
 
 def _call(
-    frame: dict[str, Any], index: int, limits: FrameLimits, sent: Sequence[Any] | None = None, skippable: bool = False
+    frame: dict[str, Any],
+    index: int,
+    limits: FrameLimits,
+    sent: Sequence[Any] | None = None,
+    skippable: bool = False,
+    over: int = 0,
 ) -> CallOutcome:
+    """One call frame read strictly. ``over``: by how many bytes keeping this frame's values would pass the
+    run's budget (``FrameLimits.run_decode_bytes``); when positive, its value and arguments are not decoded
+    and a call that returned comes back "unserializable"."""
     what = f"call {index}"
     if frame.get("t") != "call":
         raise ProtocolError(f"expected the report of call {index}, got t={_brief(frame.get('t'))}")
@@ -281,11 +294,14 @@ def _call(
     for key, seconds in (("duration", duration), ("cpu", cpu), ("budget", budget)):
         if not 0 <= seconds <= _MAX_DURATION:  # also refuses ints too large for a float
             raise ProtocolError(f"{what}: {key} {_brief(seconds)} is not a time in seconds")
-    value = decode_value(frame["value"]) if status == "ok" else None
     if status != "ok" and frame["value"] is not None:
         raise ProtocolError(f"{what}: a {status} call cannot carry a value")
+    dropped = over > 0 and (status == "ok" or frame["args_after"] not in (None, True))
+    value = decode_value(frame["value"]) if status == "ok" and not dropped else None
     args_after = None
-    if frame["args_after"] is True:  # "unchanged": they equal the encoding the parent sent (``args_before``)
+    if dropped:
+        pass  # neither the value nor the arguments after the call are kept (see below)
+    elif frame["args_after"] is True:  # "unchanged": they equal the encoding the parent sent (``args_before``)
         if sent is None or index >= len(sent):
             raise ProtocolError(f"{what}: args_after says the arguments are unchanged, but none were sent to compare")
         args_after = (tuple(sent[index][0]), dict(sent[index][1]))
@@ -301,6 +317,12 @@ def _call(
     raised = frame.get("raised", False)
     if type(raised) is not bool or (raised and status != "exception"):
         raise ProtocolError(f"{what}: raised must be true only for an exception, got {_brief(raised)}")
+    if dropped and status == "ok":
+        budget_mb = (limits.run_decode_bytes or 0) / (1 << 20)
+        status, message = (
+            "unserializable",
+            (f"value not kept: the run's results would take over {budget_mb:g} MiB of the grader's memory"),
+        )
     return CallOutcome(
         status=status,
         value=value,
@@ -346,12 +368,20 @@ def call_outcome(
     limits = limits or FrameLimits()
     try:
         frame = _parsed(payload, position, limits, parsed)
-        outcome = _guarded(_call, frame, index, limits, sent, skippable)
+        over = _over(payload, position, limits, parsed)
+        outcome = _guarded(_call, frame, index, limits, sent, skippable, over)
     except ProtocolError:
         return None
     if parsed is not None:
         parsed[("call", position, index)] = outcome  # assemble takes it as it is (decoded once)
+        # ... and needs no more of the parsed frame than its type: the JSON of a large value is not held
+        # until the run ends (a run of 60 frames of 200,000 numbers each held ~500 MB that way)
+        parsed[position] = _CALL_FRAME
     return outcome
+
+
+#: What :func:`call_outcome` leaves of a call frame it has read (assemble takes its outcome as it is).
+_CALL_FRAME: dict[str, Any] = {"t": "call"}
 
 
 def _parsed(payload: bytes, position: int, limits: FrameLimits, memo: dict[Any, Any] | None) -> dict[str, Any]:
@@ -365,6 +395,22 @@ def _parsed(payload: bytes, position: int, limits: FrameLimits, memo: dict[Any, 
             memo[position] = found
     if isinstance(found, ProtocolError):
         raise found
+    return found
+
+
+def _over(payload: bytes, position: int, limits: FrameLimits, memo: dict[Any, Any] | None) -> int:
+    """By how many bytes keeping the values of the frame at ``position`` would pass the run's budget
+    (``limits.run_decode_bytes``; 0: they fit, and are counted as kept). Decided once per frame: ``memo``
+    carries the bytes kept so far."""
+    if limits.run_decode_bytes is None or memo is None:
+        return 0
+    found = memo.get(("over", position))
+    if found is None:
+        kept, cost = memo.get("kept", 0), decode_cost(payload)
+        found = max(0, kept + cost - limits.run_decode_bytes)
+        if not found:
+            memo["kept"] = kept + cost
+        memo[("over", position)] = found
     return found
 
 
@@ -382,6 +428,7 @@ def assemble(
     calls as sent (see :func:`call_outcome`). ``pools``: each call's CPU pool (-1: none) and the pools'
     seconds; a call the child skipped must be one whose pool the earlier calls' reported CPU used up."""
     limits = limits or FrameLimits()
+    parsed = {} if parsed is None else parsed
     pool_of, caps = pools if pools is not None else ((), ())
     used = [0.0] * len(caps)
     load: dict[str, Any] | None = None
@@ -412,7 +459,11 @@ def assemble(
                 i = len(outcomes)
                 k = pool_of[i] if i < len(pool_of) else -1
                 known = parsed.get(("call", position, i)) if parsed is not None else None
-                outcome = known if known is not None else _guarded(_call, frame, i, limits, sent, k >= 0)
+                if known is None:
+                    over = _over(payload, position, limits, parsed)
+                    outcome = _guarded(_call, frame, i, limits, sent, k >= 0, over)
+                else:
+                    outcome = known
                 if k >= 0:
                     if outcome.status == "not_run" and used[k] < caps[k]:
                         raise ProtocolError(

@@ -667,7 +667,7 @@ def _accepted_probe(inferred: Inferred, p: Any) -> tuple[bool, bool]:
     return _ACCEPTED.put((loose, loose and accepted(inferred, p.args, strict=True)), inferred, p)
 
 
-_ACCEPTED = IdentityMemo(1 << 16)
+_ACCEPTED = IdentityMemo(1 << 16, 32 << 20)  # the domain and probes it holds are measured once each
 
 
 def _type_break(inv: Invariant, out: Any, exact: bool) -> str | None:

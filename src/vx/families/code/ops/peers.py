@@ -41,7 +41,7 @@ from vx.families.code.ops.artifact import artifact_of
 from vx.families.code.ops.run import EXEC_OP_TIMEOUT, SKIPPED_PEER_PROBES, execution
 from vx.families.code.probes import budgets, probe
 from vx.families.code.probes.probe import PEER_CLASSES, model_tests_with_counts, peer_probes
-from vx.memo import MISSING, IdentityMemo
+from vx.memo import MISSING, IdentityMemo, size_of
 from vx.ops.core import abstain, clean, drawback, observer, peer_op
 from vx.ops.specs import SpecError, inducer, template
 
@@ -215,7 +215,7 @@ def _tolerant(key: Any) -> bool:
 def _answer_keys(b: Behaviour) -> tuple[Any, ...]:
     """The keys of an attempt's peer-probe answers, once per decoded observation object."""
     hit = _KEYS.get(b)
-    return hit if hit is not MISSING else _KEYS.put(tuple(map(answer_key, b.answers)), b)
+    return hit if hit is not MISSING else _KEYS.put(tuple(map(answer_key, b.answers)), b, size=b.size)
 
 
 def behaviour_key(b: Behaviour) -> Any:
@@ -227,7 +227,7 @@ def behaviour_key(b: Behaviour) -> Any:
         return hit
     keys = (*map(answer_key, b.example_answers), *_answer_keys(b))
     key = None if None in keys else (any(map(_tolerant, keys)), b.loaded, keys)
-    return _BEHAVIOUR_KEYS.put(key, b)
+    return _BEHAVIOUR_KEYS.put(key, b, size=b.size)
 
 
 def _groups(answers: Sequence[Answer], keys: Sequence[Any] | None = None) -> list[list[Any]]:
@@ -326,7 +326,7 @@ def _hot_columns(b: Behaviour) -> frozenset[int]:
         for j, a in enumerate(b.answers)
         if a.kind == "timeout" or (a.kind in _MEASURED and a.cpu is not None and a.cpu > budgets.PEER_FLOOR)
     )
-    return _HOT.put(hot, b)
+    return _HOT.put(hot, b, size=64 + 8 * len(hot))
 
 
 def _timing_changes(everyone: Sequence[Behaviour]) -> dict[tuple[int, int], Answer]:
@@ -390,6 +390,8 @@ class Behaviour:
     #: carries them (so the judge, in the driver, never rebuilds the task's probes).
     calls: tuple[str, ...] = ()
     classes: tuple[str, ...] = ()
+    #: The estimated bytes of the observation it was decoded from (what memos holding it keep alive).
+    size: int = attrs.field(default=0, eq=False)
 
     @property
     def trusted(self) -> bool:
@@ -401,7 +403,10 @@ class Behaviour:
         """Decoded once per observation object: a task's k observations are each judged against the
         others by every peer op, so without this a task would decode k^2 x (peer ops) of them."""
         hit = _DECODED.get(data)
-        return hit if hit is not MISSING else _DECODED.put(cls._from_data(data), data)
+        if hit is not MISSING:
+            return hit
+        b = cls._from_data(data)
+        return _DECODED.put(b, data, size=2 * b.size)  # the observation and what was decoded from it
 
     @classmethod
     def _from_data(cls, data: Any) -> Behaviour:
@@ -436,13 +441,23 @@ class Behaviour:
             str(data.get("note", "")),
             str(data.get("ended") or ""),
             *texts,
+            size=size_of(data, MEMO_BYTES),
         )
 
 
-_DECODED = IdentityMemo(4096)
-_KEYS = IdentityMemo(4096)  # per decoded observation: its answers' keys (answer_key)
-_BEHAVIOUR_KEYS = IdentityMemo(4096)
-_HOT = IdentityMemo(4096)  # per decoded observation: the probes its time may be judged on
+def _held_size(obj: Any) -> int:
+    """The bytes a memo holding `obj` keeps alive: a decoded behaviour's own estimate (its observation's
+    size), else the object's (:func:`vx.memo.size_of`)."""
+    return obj.size if isinstance(obj, Behaviour) else size_of(obj, MEMO_BYTES)
+
+
+#: Bytes each memo of decoded observations may keep (a task's k attempts must fit: about 60 KB an attempt
+#: on HumanEval, so k = 200 takes 12 MB); a behaviour that would take more than a quarter is not kept.
+MEMO_BYTES = 32 << 20
+_DECODED = IdentityMemo(4096, MEMO_BYTES, sizer=lambda data: 0)  # counted by put: twice the behaviour
+_KEYS = IdentityMemo(4096, MEMO_BYTES, _held_size)  # per decoded observation: its answers' keys (answer_key)
+_BEHAVIOUR_KEYS = IdentityMemo(4096, MEMO_BYTES, _held_size)
+_HOT = IdentityMemo(4096, MEMO_BYTES, _held_size)  # per decoded observation: the probes its time may be judged on
 
 
 def _seconds(value: Any) -> float | None:
@@ -854,7 +869,7 @@ def same_behaviour(a: Behaviour, b: Behaviour) -> bool:
     return _SAME.put(same, a, b)
 
 
-_SAME = IdentityMemo(1 << 16)
+_SAME = IdentityMemo(1 << 16, MEMO_BYTES, _held_size)
 
 
 def behaviour_clusters(behaviours: Sequence[Behaviour]) -> list[list[int]]:
@@ -884,11 +899,11 @@ def _behaviour_classes(behaviours: Sequence[Behaviour]) -> list[tuple[bool, int]
                 keyed = False
                 break
             by_id[id(b)] = keys.setdefault(k, (k[0], len(keys)))
-        numbers = _CLASSES.put(by_id if keyed else None, *objects)
+        numbers = _CLASSES.put(by_id if keyed else None, *objects, size=100 * len(objects) + 64)
     return None if numbers is None else [numbers[id(b)] for b in behaviours]
 
 
-_CLASSES = IdentityMemo(256)
+_CLASSES = IdentityMemo(256, MEMO_BYTES, _held_size)
 
 
 def _clusters(keys: Sequence[Any], same: Callable[[int, int], bool]) -> list[list[int]]:
@@ -946,7 +961,9 @@ def test_passes(task: Mapping[str, Any], b: Behaviour) -> list[bool]:
     return list(hit) if hit is not MISSING else list(_PASSES.put(tuple(_test_passes(task, b)), task, b))
 
 
-_PASSES = IdentityMemo(4096)  # every attempt of a task scores all k: once per (task, observation) object
+_PASSES = IdentityMemo(
+    4096, MEMO_BYTES, _held_size
+)  # every attempt of a task scores all k: once per (task, observation) object
 
 
 def _test_passes(task: Mapping[str, Any], b: Behaviour) -> list[bool]:

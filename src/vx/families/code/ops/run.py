@@ -11,8 +11,8 @@ happens there.
 from __future__ import annotations
 
 import functools
+import hashlib
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -24,6 +24,7 @@ from vx.families.code.ops.values import _a, _clip, _loose_equal
 from vx.families.code.probes import budgets as limits
 from vx.families.code.probes.budgets import Budgets, run_budgets, seeded
 from vx.families.code.probes.probe import LATE_CLASSES, PEER_CLASSES, Probe, probes_for
+from vx.memo import MISSING, IdentityMemo, Memo, size_of
 from vx.ops.core import Context, Result, abstain, drawback
 
 EXEC_OP_TIMEOUT = 60.0  # the op-level limit for exec ops (the first one pays for the run)
@@ -33,6 +34,13 @@ TIMEOUT_STRIKES = 2
 #: Why a run's peer probes were not run: it timed out on a visible example (which `timeout` reports),
 #: so its verdicts are settled; probing it further would only cost budgets for timeouts.
 SKIPPED_PEER_PROBES = "the run timed out on a seed probe, so the generated probes were not run"
+
+#: Parent memory (MiB, the sandbox's decode estimate) the values of one run's calls may take together: a
+#: call returning more comes back "unserializable" (``SandboxConfig.max_run_decode_mb``). Measured on real
+#: attempts (docs/hostile.md): half of the runs take under 0.15 MiB, the largest of a correct attempt 43 MiB
+#: (an MBPP+ ``combinations_colors`` whose large probe returns every combination), the largest of any 80 MiB
+#: (a wrong CodeT attempt that grows its argument on every call).
+RUN_DECODE_MB = 256
 
 _sandbox_lock = threading.Lock()
 _sandbox_instance: Any = None
@@ -46,7 +54,9 @@ def sandbox() -> Any:
             from vx.sandbox import Sandbox, SandboxConfig
 
             _sandbox_instance = Sandbox(
-                SandboxConfig(per_call_timeout=limits.EXAMPLE_CPU, load_timeout=limits.LOAD_CPU)
+                SandboxConfig(
+                    per_call_timeout=limits.EXAMPLE_CPU, load_timeout=limits.LOAD_CPU, max_run_decode_mb=RUN_DECODE_MB
+                )
             )
         return _sandbox_instance
 
@@ -250,53 +260,67 @@ def _load_state(report: Any, art: Artifact) -> tuple[str, str]:
 MUTABLE = (list, dict, set, bytearray)
 
 
-#: Sandbox runs already made in this process, by (code, entry point, probe set): an item's run is
-#: computed once and reused by every op, inducer and the failure classifier that asks for it
-#: (evolution asks again every round). Forked workers inherit what the parent has.
+#: Sandbox runs already made in this process: an item's run is computed once and reused by every op,
+#: inducer and the failure classifier that asks for it (evolution asks again every round; forked workers
+#: inherit what the parent has). Keyed by the candidate's code and entry point and by the digest of
+#: everything the run and the ops' reading of it depend on (:func:`_plan`: the probes with their expected
+#: values, the budgets, the example comparison), never by a task id: two task records that share an id but
+#: not their examples get runs of their own. Bounded in entries and in bytes (the run's decoded results,
+#: :func:`vx.memo.size_of`): a run whose results take more than :data:`RUN_MEMO_ENTRY_BYTES` is not kept
+#: (a candidate returning ``list(range(200000))`` from every call would otherwise keep ~400 MB here).
 RUN_MEMO_SIZE = 4096
-_runs: OrderedDict[tuple[str, str | None, str], Execution] = OrderedDict()
+RUN_MEMO_BYTES = 64 << 20
+RUN_MEMO_ENTRY_BYTES = 4 << 20
+_runs = Memo(RUN_MEMO_SIZE, RUN_MEMO_BYTES, RUN_MEMO_ENTRY_BYTES)
 _runs_lock = threading.Lock()
 
 
-#: Per task: (its probes, their budgets, their text for the runs memo's key, their calls prepared for the
-#: sandbox with the arguments asked back where a call passes a :data:`MUTABLE`) -- the same for every
-#: attempt at the task, so computed once per task and process (:func:`_plan`).
-_plans: OrderedDict[int, tuple[tuple[Probe, ...], Budgets, str, Any]] = OrderedDict()
+#: Per task's probe objects: (their budgets, the digest of what a run over them depends on, their calls
+#: prepared for the sandbox with the arguments asked back where a call passes a :data:`MUTABLE`) -- the
+#: same for every attempt at the task, so computed once per task and process (:func:`_plan`).
+_plans = IdentityMemo(RUN_MEMO_SIZE, RUN_MEMO_BYTES)
+
+
+def _comparison(task: Mapping[str, Any]) -> tuple[str, str, float]:
+    """What of the task record the stop rule's example comparison reads (:func:`example_comparator`)."""
+    c = example_comparator(task)
+    return c.dataset, c.entry_point, c.atol
 
 
 def _plan(task: Mapping[str, Any], probes: list[Probe]) -> tuple[Budgets, str, Any]:
-    """The budgets of ``probes``, their key text and their calls (``Sandbox.prepare_calls``; the arguments
-    come back only from calls passing a :data:`MUTABLE`: no op reads the others'), reused while the same
-    probe objects come back (``probes_for`` returns a task's cached probes to every attempt)."""
-    first = id(probes[0]) if probes else 0
+    """The budgets of ``probes``, the digest of what a run over them depends on (every probe's class,
+    function, arguments, expected value and whether its types are exact, and the budgets) and their calls
+    (``Sandbox.prepare_calls``; the arguments come back only from calls passing a :data:`MUTABLE`: no op
+    reads the others'), reused while the same probe objects come back (``probes_for`` returns a task's
+    cached probes to every attempt)."""
     with _runs_lock:
-        hit = _plans.get(first)
-    if hit is not None and len(hit[0]) == len(probes) and all(a is b for a, b in zip(hit[0], probes)):
-        return hit[1], hit[2], hit[3]
+        hit = _plans.get(*probes)
+    if hit is not MISSING:
+        return hit
     budgets = run_budgets(task, probes, sandbox().config.wall_for)
-    text = repr([(p.klass, p.args) for p in probes]) + repr(budgets)
+    text = repr([(p.klass, p.function, p.args, p.expected, p.exact_types) for p in probes]) + repr(budgets)
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     after = tuple(any(isinstance(a, MUTABLE) for a in p.args) for p in probes)
     # The probes' own argument objects, copied once: the request is marshalled without object references
     # (serialize.MARSHAL_VERSION), so every call gets fresh objects in the child and no call's mutation
     # reaches another.
     calls = sandbox().prepare_calls([(list(p.args), {}) for p in probes], args_after=after)
+    plan = (budgets, digest, calls)
     with _runs_lock:
-        _plans[first] = (tuple(probes), budgets, text, calls)
-        while len(_plans) > RUN_MEMO_SIZE:
-            _plans.popitem(last=False)
-    return budgets, text, calls
+        # the probes are held (and counted) by the memo; the prepared copies take about their marshal size
+        # twice over (the copies and the bytes)
+        _plans.put(plan, *probes, size=3 * len(calls.blob) + 1024)
+    return plan
 
 
 def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> Execution:
-    """Run every probe of one candidate in one sandboxed process (once per process and probe set), with
-    the budgets of :func:`run_budgets`, stopped early by :func:`stop_rule`."""
-    budgets, text, calls = _plan(task, probes)
-    key = (art.source, art.name, text)
-    with _runs_lock:
-        found = _runs.get(key)
-        if found is not None:
-            _runs.move_to_end(key)
-            return found
+    """Run every probe of one candidate in one sandboxed process (once per process, code and what the run
+    depends on: :func:`_plan`), with the budgets of :func:`run_budgets`, stopped early by :func:`stop_rule`."""
+    budgets, digest, calls = _plan(task, probes)
+    key = (art.source, art.name, digest, _comparison(task))
+    found = _runs.get(key)
+    if found is not MISSING:
+        return found
     report = sandbox().run_calls(
         art.source,
         art.name,
@@ -317,11 +341,9 @@ def run_probes(task: Mapping[str, Any], art: Artifact, probes: list[Probe]) -> E
             f"visible examples and their repeats) before its other probes"
         )
     result = Execution(tuple(probes), tuple(report.calls), report, load, message, starved)
-    with _runs_lock:
-        _runs[key] = result
-        while len(_runs) > RUN_MEMO_SIZE:
-            _runs.popitem(last=False)
-    return result
+    # what keeping it costs: the candidate's results (values, arguments after, printed text), its source
+    size = size_of(report.calls, RUN_MEMO_ENTRY_BYTES) + 2 * len(art.source) + 512
+    return _runs.put(key, result, size)
 
 
 def execution(task: Mapping[str, Any], output: Any, ctx: Context) -> tuple[Execution | None, str]:
