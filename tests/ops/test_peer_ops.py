@@ -331,3 +331,45 @@ def test_observe_runs_a_peer_op_s_observer_without_judging_it():
     assert seen["t1"]["t1#2"]["n"] == 3 and CALLS["observe"] == 5
     with pytest.raises(ArgumentError, match="'has_x' is not a peer op"):
         apply_ops(pool(), items, TASKS, jobs=1, progress=False, observe=["has_x"])
+
+
+# --------------------------------------------------------------------------------------------
+# verdicts that depend on more than the task and the output are never cached
+
+
+@op(root=True, detects="empty")
+def nonempty_or_dice(task, output, ctx):
+    """A root that marks outputs asking for dice as volatile (as the SQL family marks random())."""
+    ctx["artifact"] = output
+    if "dice" in output:
+        ctx.mark_volatile("the output rolls dice")
+    return not output
+
+
+def test_a_volatile_item_leaves_no_verdict_no_observation_and_no_peer_verdict_in_the_cache(tmp_path):
+    cache = VerdictCache(tmp_path / "c.sqlite")
+    p = OpPool([nonempty_or_dice, has_x, odd_length], root="nonempty_or_dice")
+    items = items_of({"t1": ["aa", "bb", "cc", "dice"], "t2": ["ee", "ff", "gg"]})
+    app = apply_ops(p, items, TASKS, jobs=1, progress=False, cache=cache)
+    assert verdicts(app)["t1#3"] == 1
+    again = apply_ops(p, items, TASKS, jobs=1, progress=False, cache=cache)
+    # t2 is served whole from the cache; the dice and every peer verdict of its task are computed again
+    assert again.cache_hits == 3 * 2 + 3 * 1 + 3 * 2  # t1's plain verdicts of the three others, t2's all
+    stored = {r[0] for r in cache._db.execute("SELECT item FROM verdicts")}
+    assert item_hash_of(TASKS["t1"], "dice") not in stored
+    observed = {r[0] for r in cache._db.execute("SELECT item FROM observations")}
+    assert item_hash_of(TASKS["t1"], "dice") not in observed and item_hash_of(TASKS["t1"], "aa") in observed
+
+
+def item_hash_of(task, output):
+    from vx.ops.cache import item_hash
+
+    return item_hash(task, output)
+
+
+def test_a_context_says_why_it_is_volatile_once():
+    ctx = Context()
+    assert ctx.volatile == ""
+    ctx.mark_volatile("the clock")
+    ctx.mark_volatile("randomness")
+    assert ctx.volatile == "the clock"

@@ -215,6 +215,8 @@ class _Plan:
     hashes: list[str]
     tasks: Mapping[str, Mapping[str, Any]]
     root: str | None
+    #: observers whose observations the caller asked for (``observe``): kept after their task is judged
+    returned: frozenset[ObsKey] = frozenset()
 
     @property
     def n_ops(self) -> int:
@@ -279,6 +281,7 @@ def _plan(
         hashes=[item_hash(tasks[it.task], it.output) for it in attempts],
         tasks=tasks,
         root=root,
+        returned=frozenset((o.observer.name, o.observer.version) for o in watched if o.observer is not None),
     )
 
 
@@ -294,6 +297,9 @@ class _Results:
     item_seconds: dict[str, float]
     observations: dict[tuple[ObsKey, int], Any]  # (observer, attempt row) -> observation
     obs_errors: dict[tuple[ObsKey, int], str]
+    #: attempts whose verdicts depend on more than their task and output (``Outcome.volatile``): none of their
+    #: observations is cached, nor any peer verdict of their task
+    volatile: set[int] = attrs.field(factory=set)
     calls: int = 0
     hits: int = 0
     shared: int = 0
@@ -370,6 +376,8 @@ def _from_cache(plan: _Plan, results: _Results, cache: VerdictCache | None) -> _
 
 #: Verdicts are written to the cache in batches of this many while the workers run.
 CACHE_BATCH = 500
+#: Observations written to the cache at a time (each may be tens of KB: not held until the batch ends).
+OBS_BATCH = 100
 
 
 class _Recorder:
@@ -390,6 +398,9 @@ class _Recorder:
         if self.cache is not None and len(self.to_cache) >= CACHE_BATCH:
             self.cache.put_many(self.to_cache)
             self.to_cache.clear()
+        if self.cache is not None and len(self.obs_to_cache) >= OBS_BATCH:  # not held until the batch ends
+            self.cache.put_observations(self.obs_to_cache)
+            self.obs_to_cache.clear()
 
     def flush(self) -> None:
         if self.cache is not None and self.to_cache:
@@ -414,7 +425,9 @@ class _Recorder:
                     out_.obs_errors[(key, r)] = out.error
                     continue
                 out_.observations[(key, r)] = out.evidence
-                if self.cache is not None and made:
+                if out.volatile:
+                    out_.volatile.add(r)
+                elif self.cache is not None and made:
                     self.obs_to_cache.append((key[0], key[1], plan.hashes[r], out.evidence))
                 continue
             if r >= plan.n_items:  # the root of an extra peer: not part of the matrix
@@ -429,7 +442,13 @@ class _Recorder:
                 continue
             out_.calls += 1
             out_.durations[o.name] = out_.durations.get(o.name, 0.0) + out.duration
-            if self.cache is not None and not o.uses_llm and out.error is None and OUTPUT_TOO_LARGE not in out.message:
+            if (
+                self.cache is not None
+                and not o.uses_llm
+                and out.error is None
+                and not out.volatile
+                and OUTPUT_TOO_LARGE not in out.message
+            ):
                 self.to_cache.append(
                     (o.name, o.version, plan.hashes[r], out.verdict, out.message, out.duration, out.error)
                 )
@@ -501,10 +520,18 @@ class _PeerJudge:
         for c in self.plan.peer_cols:
             o = self.plan.op_objs[c]
             obs_key = self.plan.op_observer[c]
-            complete = all((obs_key, q) in self.results.observations for q in rows)
+            # cached only when every attempt was observed, and none of them may vary from one grading to the next
+            complete = all((obs_key, q) in self.results.observations for q in rows) and not (
+                self.results.volatile.intersection(rows)
+            )
             for r in rows:
                 if (c, r) in self.keys:  # a graded item (the extra peers only take part)
                     self._judge_one(c, r, o, obs_key, rows, complete)
+        # the task's observations have been read by every peer op: they are not kept for the rest of the batch
+        # (unless the caller asked for them: ``observe``)
+        for key in {self.plan.op_observer[c] for c in self.plan.peer_cols} - self.plan.returned:
+            for r in rows:
+                self.results.observations.pop((key, r), None)
 
     def _judge_one(self, c: int, r: int, o: Op, obs_key: ObsKey, rows: Sequence[int], complete: bool) -> None:
         it = self.plan.attempts[r]

@@ -95,9 +95,23 @@ def to_result(value: Any, op_name: str = "?") -> Result:
 class Context(dict):
     """Per-item shared scratch space. The root op stores the parsed artifact under "artifact"."""
 
+    #: The key under which :meth:`mark_volatile` keeps its reason.
+    VOLATILE = "volatile"
+
     @property
     def artifact(self) -> Any:
         return self.get("artifact")
+
+    def mark_volatile(self, reason: str) -> None:
+        """Say that this item's verdicts depend on more than its task and its output -- the clock, a random
+        number, anything that differs from one grading to the next -- so that none of them is ever cached:
+        the verdict cache (keyed by task and output) would freeze whichever came first."""
+        self.setdefault(self.VOLATILE, reason or "volatile")
+
+    @property
+    def volatile(self) -> str:
+        """Why this item's verdicts are not cached ("" when they may be: :meth:`mark_volatile`)."""
+        return str(self.get(self.VOLATILE) or "")
 
 
 @functools.lru_cache(maxsize=512)

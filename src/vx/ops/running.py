@@ -50,6 +50,9 @@ class Outcome:
     error: str | None = None
     kind: str | None = None  # None, "error", "timeout", "died"
     evidence: Any = None  # an observer's observation (observer pseudo-ops only)
+    #: Why this verdict is never cached ("" when it may be): the item's verdicts depend on more than its task
+    #: and output (``Context.mark_volatile``: the clock, randomness).
+    volatile: str = ""
 
 
 def _alarm(signum: int, frame: object) -> None:  # pragma: no cover - exercised through timeouts
@@ -160,4 +163,6 @@ def run_item(
         if on_start is not None:
             on_start(k)
         out[k] = run_op(o, task, output, ctx, o.timeout or timeout)
+    if ctx.volatile:  # marked by any op of the item (the root, reading the output): none of it is kept
+        out = {k: attrs.evolve(v, volatile=ctx.volatile) for k, v in out.items()}
     return out

@@ -1,11 +1,11 @@
 """Warehouses: where SQL outputs run. DuckDB (default, embedded), SQLite and Snowflake behind one
 interface.
 
-A `Warehouse` runs one read-only query at a time with a time limit and a row cap, and never raises
-for a bad query: `execute` returns a `QueryResult` whose ``error`` / ``error_kind`` say what went
-wrong (``syntax``, ``runtime``, ``timeout``, or ``rejected`` for anything that is not a single
-read query). Configuration problems (a missing database file, absent Snowflake credentials) raise
-`WarehouseError` with what to do.
+A `Warehouse` runs one read-only query at a time with a time limit, a row cap and a cap on the memory
+its result takes (:data:`MAX_RESULT_BYTES`), and never raises for a bad query: `execute` returns a
+`QueryResult` whose ``error`` / ``error_kind`` say what went wrong (``syntax``, ``runtime``, ``timeout``,
+or ``rejected`` for anything that is not a single read query). Configuration problems (a missing
+database file, absent Snowflake credentials) raise `WarehouseError` with what to do.
 
 Read-only does not depend on a parser. A statement must first parse (sqlglot, in the warehouse's
 dialect) as one query (SELECT / WITH / set operation); statements sqlglot cannot parse are
@@ -45,6 +45,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import sys
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -58,6 +59,14 @@ from vx.errors import VxError
 
 DEFAULT_TIMEOUT = 5.0  # seconds per query
 DEFAULT_MAX_ROWS = 10_000
+#: The most memory (bytes, ``sys.getsizeof`` of the rows and their values) a query's result may take in this
+#: process: past it the query fails as ``runtime`` ("the result is too large"), so a prediction such as
+#: ``SELECT zeroblob(100000000) FROM t`` is its own drawback instead of the grader's MemoryError. The largest
+#: result of a real prediction on the shared Spider and defog data is far below it (docs/hostile.md).
+MAX_RESULT_BYTES = 64 << 20
+#: SQLite's longest string or BLOB (``SQLITE_LIMIT_LENGTH``): a longer value is an error inside the engine,
+#: before any memory is taken for it.
+SQLITE_MAX_LENGTH = 16 << 20
 DUCKDB_MEMORY_LIMIT = "1GB"
 # one thread per connection: ops already run one item per worker process, and a query that explodes (a
 # cartesian product) hits the memory limit instead of the machine's memory; no file system, no extensions,
@@ -71,7 +80,9 @@ DUCKDB_CONFIG: dict[str, str | int] = {
     "lock_configuration": True,
 }
 BACKENDS = ("duckdb", "sqlite", "snowflake")
-ERROR_KINDS = ("syntax", "runtime", "timeout", "rejected")
+#: What a failed query's ``error_kind`` may be; "nondeterministic" is said by the family's shared execution
+#: (:func:`vx.families.sql.ops.item.execution`: two runs gave different results), never by a warehouse.
+ERROR_KINDS = ("syntax", "runtime", "timeout", "rejected", "nondeterministic")
 
 
 class WarehouseError(VxError, RuntimeError):
@@ -115,9 +126,10 @@ def read_only_problem(sql: str, dialect: str, *, strict: bool = False) -> str | 
 
     try:
         trees = [t for t in sqlglot.parse(sql, read=dialect) if t is not None]
-    except (ParseError, TokenError) as exc:
+    except (ParseError, TokenError, RecursionError, MemoryError) as exc:  # nested past the parser: not parsed
         if strict:
-            return f"the statement does not parse as {dialect} SQL, so it cannot be checked to be read-only ({exc})"
+            why = str(exc) if isinstance(exc, (ParseError, TokenError)) else f"{type(exc).__name__} in the parser"
+            return f"the statement does not parse as {dialect} SQL, so it cannot be checked to be read-only ({why})"
         return None
     if not trees:
         return "empty statement"
@@ -149,6 +161,12 @@ class Warehouse(ABC):
             columns, rows, truncated = self._run(sql, timeout, max_rows)
         except _QueryFailed as exc:
             return QueryResult(error=exc.message, error_kind=exc.kind, seconds=time.perf_counter() - t0)
+        except MemoryError:  # what the query asked for does not fit: the query's failure, not the grader's
+            return QueryResult(
+                error="the query's result does not fit in memory",
+                error_kind="runtime",
+                seconds=time.perf_counter() - t0,
+            )
         return QueryResult(tuple(columns), tuple(tuple(r) for r in rows), truncated, seconds=time.perf_counter() - t0)
 
     @abstractmethod
@@ -180,10 +198,30 @@ def _first_lines(msg: str, n: int = 4) -> str:
     return "\n".join(lines[:n])
 
 
-def _fetch(cursor: Any, max_rows: int) -> tuple[list[Any], bool]:
-    rows = cursor.fetchmany(max_rows + 1)
+def _fetch(cursor: Any, max_rows: int, max_bytes: int = MAX_RESULT_BYTES) -> tuple[list[Any], bool]:
+    """At most `max_rows` rows (and whether there were more), fetched in batches sized to what is left of
+    `max_bytes`; a result taking more than `max_bytes` fails the query (:data:`MAX_RESULT_BYTES`)."""
+    rows: list[Any] = []
+    used, batch = 0, 1
+    while len(rows) <= max_rows:
+        got = cursor.fetchmany(min(batch, max_rows + 1 - len(rows)))
+        if not got:
+            break
+        size = sum(_row_bytes(r) for r in got)
+        used += size
+        if used > max_bytes:
+            raise _QueryFailed(
+                f"the result is too large: more than {max_bytes >> 20} MiB in its first {len(rows) + len(got)} row(s)",
+                "runtime",
+            )
+        rows.extend(got)
+        batch = max(1, min(1024, (max_bytes - used) // max(1, size // len(got)) // 2))
     truncated = len(rows) > max_rows
-    return list(rows[:max_rows]), truncated
+    return rows[:max_rows], truncated
+
+
+def _row_bytes(row: Any) -> int:
+    return sys.getsizeof(row) + sum(map(sys.getsizeof, row))
 
 
 # --------------------------------------------------------------------------- DuckDB
@@ -276,6 +314,7 @@ class SQLiteWarehouse(Warehouse):
         try:
             con.execute("PRAGMA query_only = ON")
             con.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+            con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, SQLITE_MAX_LENGTH)
         except sqlite3.Error as exc:
             con.close()
             raise WarehouseError(f"SQLite database {self.path} cannot be opened read-only ({exc})") from None

@@ -786,6 +786,71 @@ def _within(node: exp.Expr, container: exp.Expr) -> bool:
     return False
 
 
+#: Functions whose value differs from one run to the next (randomness) or with the moment of the run (the
+#: clock), as sqlglot parses them into classes of their own ...
+_VOLATILE_CLASSES = tuple(
+    c
+    for c in (
+        getattr(exp, name, None)
+        for name in (
+            "Rand",
+            "Randn",
+            "Uuid",
+            "CurrentDate",
+            "CurrentTime",
+            "CurrentTimestamp",
+            "CurrentDatetime",
+            "Localtime",
+            "Localtimestamp",
+            "UnixSeconds",
+        )
+    )
+    if isinstance(c, type)
+)
+#: ... or leaves as plain (anonymous) function calls, by their names in SQLite and DuckDB.
+_VOLATILE_NAMES = frozenset(
+    {
+        "random",
+        "randomblob",
+        "rand",
+        "uuid",
+        "gen_random_uuid",
+        "now",
+        "today",
+        "get_current_time",
+        "get_current_timestamp",
+        "current_localtimestamp",
+        "transaction_timestamp",
+        "setseed",
+    }
+)
+
+
+def volatile_calls(tree: exp.Expression) -> list[str]:
+    """The calls in the query whose value depends on when or how it runs -- randomness (``random()``) or
+    the clock (``CURRENT_DATE``, ``now()``, SQLite's ``date('now')``) -- as written, in order, each once.
+    Such a query may be right (a question about the last ten years reads the clock), but its result, and
+    every verdict read from it, is not a function of the query alone."""
+    found: list[str] = []
+    for node in tree.walk(bfs=False):  # depth first: in the order they are written
+        name = ""
+        if isinstance(node, _VOLATILE_CLASSES):
+            name = node.sql()
+        elif isinstance(node, exp.Anonymous) and str(node.name).lower() in _VOLATILE_NAMES:
+            name = f"{node.name}()"
+        elif (
+            isinstance(node, exp.Literal)
+            and node.is_string
+            and node.this.strip().lower() == "now"
+            and isinstance(node.parent, exp.Func)  # SQLite's time value 'now', not a compared string
+        ):
+            text = node.parent.sql()
+            name = text if len(text) <= 40 else text[:39] + "…"
+        if name and name not in found:
+            found.append(name)
+    return found
+
+
 __all__ = [
     "bounds_rows_otherwise",
     "cartesian_joins",
@@ -811,4 +876,5 @@ __all__ = [
     "has_threshold",
     "bare_column_projection",
     "resolve_columns",
+    "volatile_calls",
 ]

@@ -66,7 +66,12 @@ def sql_text(output: Any) -> str:
 def execution(task: Mapping[str, Any], output: Any, ctx: dict) -> QueryResult | None:
     """The item's execution result, run once and shared by all exec ops of the item. None when the
     task names no warehouse. A warehouse that cannot be opened raises WarehouseError (the op then
-    abstains with that error recorded)."""
+    abstains with that error recorded).
+
+    A query that runs is run a second time: when the two results differ (``random()``, a sample, anything
+    whose result is not a function of the query and the data) the execution is the error
+    ``nondeterministic``, so every grading of it gets the same verdict (``execution_error`` fires), and the
+    item's verdicts are not cached (:meth:`vx.ops.core.Context.mark_volatile`)."""
     if "execution" in ctx:
         return ctx["execution"]
     spec = task.get("warehouse")
@@ -74,13 +79,33 @@ def execution(task: Mapping[str, Any], output: Any, ctx: dict) -> QueryResult | 
         ctx["execution"] = None
         return None
     wh = session(spec)
-    res = wh.execute(
-        sql_text(output),
-        timeout=float(task.get("timeout") or DEFAULT_TIMEOUT),
-        max_rows=int(task.get("max_rows") or DEFAULT_MAX_ROWS),
-    )
+    sql = sql_text(output)
+    timeout, max_rows = float(task.get("timeout") or DEFAULT_TIMEOUT), int(task.get("max_rows") or DEFAULT_MAX_ROWS)
+    res = wh.execute(sql, timeout=timeout, max_rows=max_rows)
+    if res.ok:
+        again = wh.execute(sql, timeout=timeout, max_rows=max_rows)
+        differs = _difference(res, again) if again.ok else ""  # a second run out of time says nothing
+        if differs:
+            why = f"two runs of the query returned different results ({differs})"
+            if hasattr(ctx, "mark_volatile"):
+                ctx.mark_volatile(why)
+            res = QueryResult(error=why, error_kind="nondeterministic", seconds=res.seconds + again.seconds)
     ctx["execution"] = res
     return res
+
+
+def _difference(a: QueryResult, b: QueryResult) -> str:
+    """How two results of one query differ ("" when they are the same table, NaN equal to NaN)."""
+    if a.columns != b.columns:
+        return f"columns {', '.join(a.columns)[:60]}, then {', '.join(b.columns)[:60]}"
+    if len(a.rows) != len(b.rows) or a.truncated != b.truncated:
+        more = lambda r: "+" if r.truncated else ""  # noqa: E731
+        return f"{len(a.rows)}{more(a)} row(s), then {len(b.rows)}{more(b)}"
+    for n, (x, y) in enumerate(zip(a.rows, b.rows), 1):
+        if x != y and list(map(repr, x)) != list(map(repr, y)):
+            same = sorted(map(repr, a.rows)) == sorted(map(repr, b.rows))
+            return "the same rows in another order" if same else f"row {n} differs"
+    return ""
 
 
 __all__ = ["Parsed", "WarehouseError", "catalog", "dialect", "execution", "parsed", "sql_text"]

@@ -35,6 +35,8 @@ def parses(task, output, ctx):
     except (ParseError, TokenError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return drawback(f"does not parse as {d} SQL: {first[:200]}")
+    except (RecursionError, MemoryError) as exc:  # the output provoked it: its drawback, never an abstention
+        return drawback(f"cannot be parsed as {d} SQL: {_too_much(exc, sql)}")
     if not trees:
         return drawback("the output holds no SQL statement")
     if len(trees) > 1:
@@ -44,9 +46,22 @@ def parses(task, output, ctx):
         return drawback(f"a {tree.key.upper()} statement, not a query")
     cat = catalog(task, ctx)
     if d == "sqlite" and cat is not None:  # SQLite's rule: "x" is a string when no column x is in sight
-        tree, _ = analysis.sqlite_string_literals(tree, cat)
+        try:
+            tree, _ = analysis.sqlite_string_literals(tree, cat)
+        except (RecursionError, MemoryError) as exc:
+            return drawback(f"cannot be read as {d} SQL: {_too_much(exc, sql)}")
     ctx["artifact"] = Parsed(tree, d)
+    volatile = analysis.volatile_calls(tree)
+    if volatile and hasattr(ctx, "mark_volatile"):  # its result depends on the run: no verdict of it is cached
+        ctx.mark_volatile(f"the query calls {', '.join(volatile[:3])}")
     return clean()
+
+
+def _too_much(exc: BaseException, sql: str) -> str:
+    """What a parser's recursion or memory error on the output means, for a person."""
+    if isinstance(exc, RecursionError):
+        return f"nested too deeply for the parser ({sql.count('(')} opening parentheses in {len(sql)} characters)"
+    return f"the parser ran out of memory on {len(sql)} characters"
 
 
 def _tree(ctx) -> Any:
