@@ -40,6 +40,7 @@ __all__ = [
     "read_input_bytes",
     "read_input_text",
     "read_json_lines",
+    "untrusted_reason",
 ]
 
 #: the default size limit of a file vx reads from a user, in MiB (``$VX_MAX_INPUT_MB`` overrides it)
@@ -244,3 +245,41 @@ def read_json_lines(
         data = _gunzip(data, path, what, limit, error)
     text = _utf8(data, path, what, error, "")
     return parse_json_lines(text, path, what, objects=objects, error=error, skip=skip, hint=hint)
+
+
+def untrusted_reason(path: str | os.PathLike[str], what: str = "file") -> str | None:
+    """Why vx must not trust what another user could have written at `path` (a cache file or directory:
+    the verdict cache, the probe store), or None when only its owner could have.
+
+    Refused: a path owned by another user (not this process's user nor root); one others may write
+    (``o+w``); and one inside a directory others may write that is not sticky (``/tmp`` is sticky: nobody
+    else can replace a file of yours there). A path that does not exist yet is judged by its directory.
+    Group-writable paths are allowed (per-user groups make them common); a shared group is a known limit."""
+    p = Path(path)
+    me = os.geteuid()
+    try:
+        st = p.lstat()
+    except (FileNotFoundError, NotADirectoryError):  # not there (yet): whoever makes it is judged then
+        st = None
+    except OSError as exc:
+        return f"{p}: cannot be checked ({exc.strerror or exc})"
+    if st is not None:
+        if stat.S_ISLNK(st.st_mode):
+            return f"{p}: the {what} is a symbolic link; point vx at the real path"
+        if st.st_uid not in (me, 0):
+            return f"{p}: the {what} belongs to another user (uid {st.st_uid}), who could have written anything in it"
+        if st.st_mode & stat.S_IWOTH:
+            return f"{p}: the {what} is writable by every user (mode {stat.S_IMODE(st.st_mode):04o}); chmod o-w it"
+    parent = p.parent
+    try:
+        pst = parent.stat()
+    except OSError:
+        return None  # a directory that does not exist yet is made by vx, as its user
+    if pst.st_mode & stat.S_IWOTH and not pst.st_mode & stat.S_ISVTX:
+        return (
+            f"{p}: the {what} is in {parent}, which every user may write and which is not sticky: another user "
+            "could replace it"
+        )
+    if pst.st_uid not in (me, 0) and pst.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"{p}: the {what} is in {parent}, which another user owns and others may write"
+    return None

@@ -32,6 +32,7 @@ from typing import Any
 import attrs
 
 from vx.errors import VxError
+from vx.inputs import untrusted_reason
 from vx.text import clean, json_dumps
 
 _COLUMNS = ("op", "version", "item", "verdict", "message", "duration", "error", "created")
@@ -72,10 +73,55 @@ def default_cache_path() -> Path:
 
 
 def item_hash(task: Mapping[str, Any], output: Any) -> str:
-    """Content hash of what an op sees: the task and the output (not the item id or label)."""
-    blob = json.dumps([task, output], sort_keys=True, ensure_ascii=False, default=str)
+    """Content hash of what an op sees: the task and the output (not the item id or label).
+
+    Any value hashes: one JSON cannot write (an int of more than 4,300 digits, nesting deeper than the
+    stack, dict keys of mixed types that cannot be sorted) is hashed from :func:`canonical_text` instead,
+    so a hostile output is graded, never an error of the grader."""
+    try:
+        blob = json.dumps([task, output], sort_keys=True, ensure_ascii=False, default=str)
+    except (ValueError, TypeError, RecursionError):
+        blob = "canonical:" + canonical_text([task, output])
     # surrogatepass: an output may hold unpaired surrogates (valid text hashes as before)
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def canonical_text(value: Any) -> str:
+    """A text that equal values share and different values do not, for any value: containers are walked
+    without recursion (any depth), dict items and set members are in a sorted order of their own texts, ints
+    are written in hex (any size), and anything else is its type's name and ``str()``."""
+    out: list[Any] = []  # finished texts, and markers of containers waiting for theirs
+    stack: list[tuple[Any, bool]] = [(value, False)]
+    while stack:
+        obj, done = stack.pop()
+        t = type(obj)
+        if done:  # its children's texts are the last ones on `out`
+            kind, n = obj
+            parts = [out.pop() for _ in range(n)][::-1]
+            if kind == "dict":
+                pairs = sorted(zip(parts[0::2], parts[1::2]))
+                body = ",".join(f"{k}:{v}" for k, v in pairs)
+            else:
+                body = ",".join(sorted(parts) if kind in ("set", "frozenset") else parts)
+            out.append(f"{kind}[{body}]")
+        elif t in (list, tuple, set, frozenset, dict):
+            children = [x for kv in obj.items() for x in kv] if t is dict else list(obj)
+            stack.append(((t.__name__, len(children)), True))
+            stack.extend((c, False) for c in reversed(children))
+        elif t is int:
+            out.append(f"int:{obj:x}")
+        elif t is str:
+            out.append(json.dumps(obj, ensure_ascii=False))
+        else:
+            out.append(f"{t.__name__}:{_str(obj)}")  # quoted: no comma or bracket of it is read as structure
+    return out[0]
+
+
+def _str(obj: Any) -> str:
+    try:
+        return json.dumps(str(obj), ensure_ascii=False)
+    except Exception:  # a str() that raises: its type alone
+        return "?"
 
 
 def attempt_set_hash(hashes: Iterable[str]) -> str:
@@ -266,7 +312,11 @@ class VerdictCache:
 
 
 def _check_cache_file(path: Path) -> None:
-    """Refuse a path that is not (and cannot become) a vx verdict cache, before writing anything."""
+    """Refuse a path that is not (and cannot become) a vx verdict cache, or one another user could have
+    written (a verdict there would be served as if vx had computed it), before writing anything."""
+    untrusted = untrusted_reason(path, "verdict cache")
+    if untrusted is not None:
+        raise CacheError(f"{untrusted}; choose another file with --cache or $VX_CACHE, or --no-cache")
     if not path.exists():
         return
     if not path.is_file():

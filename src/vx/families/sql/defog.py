@@ -27,6 +27,7 @@ from typing import Any
 import attrs
 
 from vx.errors import DataError
+from vx.inputs import untrusted_reason
 
 DEFOG_PACKAGE = "defog_data"
 DEFOG_DATABASES = ("academic", "advising", "atis", "geography", "restaurants", "scholar", "yelp")
@@ -214,6 +215,18 @@ def cache_dir() -> Path:
     return base / "vx" / "sql"
 
 
+def built(path: Path) -> bool:
+    """Whether a database file of the SQL cache is already built -- and may be used: one that another user
+    owns or may write (a shared, world-writable ``VX_SQL_CACHE``) could have been replaced by a database
+    that makes wrong queries match, so it is a DataError saying so (:func:`vx.inputs.untrusted_reason`)."""
+    if not path.exists():
+        return False
+    untrusted = untrusted_reason(path, "built database")
+    if untrusted is not None:
+        raise DataError(f"{untrusted}; set VX_SQL_CACHE to a directory of your own")
+    return True
+
+
 def _dump_digest(database: str) -> str:
     return hashlib.sha256(defog_dump_path(database).read_bytes()).hexdigest()[:12]
 
@@ -237,7 +250,7 @@ def materialize(database: str, engine: str = "duckdb", directory: Path | None = 
         raise DataError(f"cannot build a local database for engine {engine!r} (duckdb or sqlite)")
     directory = Path(directory) if directory is not None else cache_dir()
     path = directory / f"defog-{database}-{_dump_digest(database)}{_engine_tag(engine)}.{engine}"
-    if path.exists():
+    if built(path):
         return path
     directory.mkdir(parents=True, exist_ok=True)
     tmp = directory / f".{path.name}.{os.getpid()}.tmp"

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from vx.errors import DataError
-from vx.families.sql.defog import cache_dir
+from vx.families.sql.defog import built, cache_dir
 
 DIGEST_CHARS = 16
 
@@ -84,7 +84,7 @@ def materialize(spec: Mapping[str, Any], directory: Path | None = None) -> Path:
     """The local SQLite file of a script spec, built from the script on first use. Raises DataError
     naming the script when it is missing or its content no longer has the spec's hash."""
     path = database_file(spec, directory)
-    if path.exists():
+    if built(path):
         return path
     script = Path(str(spec.get("script") or ""))
     if not script.is_file():

@@ -45,6 +45,7 @@ from typing import Any
 import attrs
 
 from vx.errors import DataError
+from vx.families.sql.defog import built
 
 VERSION = "1"
 DEFAULT_COUNT = 8  # variants per database
@@ -393,7 +394,7 @@ def materialize(spec: Mapping[str, Any]) -> Path:
             f"{VERSION!r}): rebuild the family"
         )
     path = variant_file(spec)
-    if path.exists():
+    if built(path):
         return path
     base = _base_file({k: x for k, x in spec.items() if k != "variant"})
     tables = read_tables(base)
