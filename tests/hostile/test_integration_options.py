@@ -108,3 +108,99 @@ def test_the_inspect_scorer_checks_its_options_and_takes_an_int_completion():
     result = asyncio.run(score(state, Target("")))
     assert result.value == "I" and result.answer == "fail"
     assert "not Python source text" in result.explanation
+
+
+# --------------------------------------------------------------------------------------------
+# typed errors at construction, records that share an id, bounded score metadata
+
+
+@pytest.mark.parametrize("group_size", ["8", 0, -1, 2.5, True, [8]])
+def test_a_bad_group_size_fails_when_the_reward_is_built(group_size):
+    # "group_size='8'" used to raise TypeError at the first call; -1 was accepted
+    with pytest.raises(ArgumentError, match="group_size must be None or an int >= 1"):
+        VxReward(SEED, group_size=group_size)
+    assert VxReward(SEED, group_size=8).group_size == 8 and VxReward(SEED).group_size is None
+
+
+def test_two_trl_rows_giving_one_task_id_two_records_are_refused():
+    # The attack: rows carry task records; two records share the id "HumanEval/0" but not their examples.
+    # They used to be merged silently and every completion graded against the last record.
+    from vx.integrations.common import IntegrationError
+
+    task = json.loads((HUMANEVAL / "tasks.jsonl").read_text(encoding="utf-8").split("\n")[0])
+    other = {**task, "examples": task["examples"][:1]}
+    reward = VxReward(SEED)
+    with pytest.raises(
+        IntegrationError, match=r"row 1 \(task_id\) and row 0 \(task_id\) give two different task records"
+    ):
+        reward(prompts=["p", "p"], completions=[task["reference"]] * 2, task_id=[task, other])
+    assert reward(prompts=["p", "p"], completions=[task["reference"]] * 2, task_id=[task, dict(task)]) == [1.0, 1.0]
+
+
+def test_an_output_of_a_5000_digit_int_is_graded_not_raised():
+    # "10**5000 as the output raises ValueError in item_hash" (JSON cannot write it): now it hashes, and FAILs
+    from vx.ops.cache import item_hash
+    from vx.verifier import Verifier
+
+    assert item_hash({"id": "t"}, 10**5000) != item_hash({"id": "t"}, 10**5000 + 1)
+    grades = Verifier.load(SEED).grade_many("HumanEval/0", [10**5000, 10**5000])
+    assert [g.verdict.value for g in grades] == ["fail", "fail"]
+
+
+def test_the_inspect_score_keeps_a_bounded_output_for_the_reducer():
+    pytest.importorskip("inspect_ai")
+    import asyncio
+
+    from inspect_ai.model import ModelOutput
+    from inspect_ai.scorer import Target
+    from inspect_ai.solver import TaskState
+
+    from vx.integrations.common import kept_output
+    from vx.integrations.inspect import GRADED_KEY, vx_scorer
+    from vx.ops.apply import MAX_OUTPUT_CHARS
+
+    huge = "x = 1\n" * 2_000_000  # 12 MB: it used to be kept whole in every sample's score metadata
+    state = TaskState(
+        model="mockllm/model",
+        sample_id="HumanEval/0",
+        epoch=1,
+        input="x",
+        messages=[],
+        output=ModelOutput.from_content("mockllm/model", huge),
+        metadata={},
+    )
+    score = asyncio.run(vx_scorer(SEED, extract=False)(state, Target("")))
+    kept = score.metadata[GRADED_KEY]["output"]
+    assert score.answer == "fail" and len(kept) == MAX_OUTPUT_CHARS + 1
+    assert kept_output(10**5000) == "<a int output vx cannot keep>" and kept_output([1, 2]) == [1, 2]
+
+
+@pytest.mark.parametrize(
+    "metadata, needle",
+    [
+        ({"other": 1}, "epoch 1: the score has no 'vx_graded'"),
+        (None, "epoch 1: the score has no 'vx_graded'"),
+        ({"vx_graded": "HumanEval/0"}, "epoch 1: the score's 'vx_graded' metadata is str"),
+        ({"vx_graded": {"task": "HumanEval/0"}}, "not what vx_scorer writes"),
+        ({"vx_graded": {"task": 5, "output": "x"}}, "the graded task is int"),
+    ],
+)
+def test_the_group_reducer_on_malformed_metadata_says_which_epoch_and_what(metadata, needle):
+    pytest.importorskip("inspect_ai")
+    from inspect_ai.scorer import Score
+
+    from vx.integrations.common import IntegrationError
+    from vx.integrations.inspect import vx_group_reducer
+
+    reduce = vx_group_reducer(SEED)
+    with pytest.raises(IntegrationError, match=needle):
+        reduce([Score(value="C", metadata=metadata)])
+
+
+@pytest.mark.parametrize("options", [{"jobs": 0}, {"jobs": "2"}, {"timeout": -1}, {"abstain": ["C"]}, {"abstain": "X"}])
+def test_the_group_reducer_checks_its_options_when_built(options):
+    pytest.importorskip("inspect_ai")
+    from vx.integrations.inspect import vx_group_reducer
+
+    with pytest.raises(ArgumentError):
+        vx_group_reducer(SEED, **options)

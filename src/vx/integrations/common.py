@@ -5,6 +5,7 @@ is built, never a TypeError at its first call)."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -12,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from vx.errors import ArgumentError, VxError
-from vx.ops.apply import check_cache, check_jobs, check_timeout
+from vx.ops.apply import MAX_OUTPUT_CHARS, check_cache, check_jobs, check_timeout
+from vx.ops.cache import item_hash
 from vx.verifier import Grade, TraceNode, Verifier
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.S)
@@ -52,6 +54,16 @@ def check_rewards(rewards: Any, defaults: Mapping[str, float], name: str = "rewa
     return {**defaults, **{k: float(v) for k, v in rewards.items()}}
 
 
+def check_group_size(value: Any, name: str = "group_size") -> int | None:
+    """`value` when it is None or an int >= 1 (the number of completions a trainer makes per prompt); anything
+    else (``"8"``, 0, -1, 2.5, True) is an OptionError when the integration is built."""
+    if value is None or (type(value) is int and value >= 1):
+        return value
+    raise OptionError(
+        f"{name} must be None or an int >= 1 (completions per prompt), not {type(value).__name__} {value!r}"[:300]
+    )
+
+
 def check_choice(value: Any, name: str, words: Sequence[str], *, numbers: bool = False) -> Any:
     """`value` when it is one of `words` (or, with `numbers`, a finite number); else an OptionError."""
     if (isinstance(value, str) and value in words) or (numbers and _number(value)):
@@ -85,6 +97,34 @@ def as_verifier(verifier: Verifier | str | Path) -> Verifier:
     return verifier if isinstance(verifier, Verifier) else Verifier.load(verifier)
 
 
+class TaskRecords:
+    """The task records of one batch, by id: a record seen again with the same id must be the same record.
+
+    Two records that share an id but differ (another prompt's examples, another database) would be graded
+    as one task -- their attempts each other's peers, every attempt judged against the last record -- so
+    they are an IntegrationError naming both rows."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, tuple[str, str, Mapping[str, Any]]] = {}
+
+    def add(self, record: Mapping[str, Any], *, key: str, where: str) -> Mapping[str, Any]:
+        """`record` under `key` (the task's id); refuses another record already given that id."""
+        digest = item_hash(record, None)
+        seen = self._seen.get(key)
+        if seen is None:
+            self._seen[key] = (digest, where, record)
+        elif seen[0] != digest:
+            raise IntegrationError(
+                f"{where} and {seen[1]} give two different task records the id {key!r}; a task id names one "
+                "task: give each task its own id (or the same record to every row of one task)"
+            )
+        return self._seen[key][2]
+
+    def get(self, key: str) -> Mapping[str, Any]:
+        """The record given for `key`."""
+        return self._seen[key][2]
+
+
 def resolve_task(verifier: Verifier, task: Any, *, where: str) -> Mapping[str, Any]:
     """A task record: `task` itself when it is one (a mapping with an ``id``), else the task of that id
     in the verifier's family."""
@@ -97,6 +137,21 @@ def resolve_task(verifier: Verifier, task: Any, *, where: str) -> Mapping[str, A
         f"{where}: {task!r} is not a task of the verifier's family (ids like {known}); give a "
         "task id of the family or the task record itself"
     )
+
+
+def kept_output(output: Any) -> Any:
+    """What of a graded output a log keeps to grade it again (the Inspect reducer reads it back): a text of
+    at most :data:`~vx.ops.apply.MAX_OUTPUT_CHARS` characters whole, a longer one cut just past that bound
+    (every verifier fails an output over it without reading it, so the cut keeps its verdict), and any other
+    value whole when its text is within the bound, else the start of its text -- never a 50 MB completion per
+    sample in the log."""
+    if isinstance(output, str):
+        return output if len(output) <= MAX_OUTPUT_CHARS else output[: MAX_OUTPUT_CHARS + 1]
+    try:
+        text = json.dumps(output, ensure_ascii=False)
+    except (ValueError, TypeError, RecursionError):  # an int of 5,000 digits, nesting past the stack
+        return f"<a {type(output).__name__} output vx cannot keep>"
+    return output if len(text) <= MAX_OUTPUT_CHARS else text[: MAX_OUTPUT_CHARS + 1]
 
 
 def extract_output(text: str) -> str:
@@ -141,13 +196,16 @@ __all__ = [
     "as_list",
     "as_verifier",
     "capsule_text",
+    "TaskRecords",
     "check_cache",
     "check_choice",
+    "check_group_size",
     "check_jobs",
     "check_rewards",
     "check_timeout",
     "extract_output",
     "graded_output",
+    "kept_output",
     "resolve_task",
     "sample_task",
 ]

@@ -41,7 +41,7 @@ the metadata (``best_epoch``, ``best_output``, ``ranking``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -70,11 +70,14 @@ except ImportError as exc:  # pragma: no cover - the extra brings it
 from vx.dsl.verdict import Verdict
 from vx.integrations.common import (
     IntegrationError,
+    OptionError,
     as_verifier,
     capsule_text,
     check_choice,
+    check_jobs,
     check_timeout,
     graded_output,
+    kept_output,
     resolve_task,
     sample_task,
 )
@@ -119,7 +122,8 @@ def vx_scorer(
             value=_value(grade.verdict.value, abstain),
             answer=grade.verdict.value,
             explanation=capsule_text(grade, expression=v.text),
-            metadata={**grade.as_dict(), GRADED_KEY: {"task": task_ref, "output": graded}},
+            # what the group reducer grades again, bounded (kept_output): never the whole of a 50 MB completion
+            metadata={**grade.as_dict(), GRADED_KEY: {"task": task_ref, "output": kept_output(graded)}},
         )
 
     return score
@@ -142,24 +146,22 @@ def vx_group_reducer(
     each epoch's grade (``epochs``) and whether a peer op gave an opinion (``peers_opined``).
     ``keep="best"``: the value of the epoch the verifier ranks first instead (best of n; the module
     docstring), with ``best_epoch`` (1-based), ``best_output`` and every epoch's ``ranking``."""
-    v = as_verifier(verifier)
-    if abstain not in _VALUE:
-        raise IntegrationError(f"abstain={abstain!r}: use CORRECT, INCORRECT or NOANSWER")
+    if not isinstance(abstain, str) or abstain not in _VALUE:
+        raise OptionError(f"abstain={abstain!r}: use CORRECT, INCORRECT or NOANSWER"[:300])
+    jobs, timeout = check_jobs(jobs), check_timeout(timeout)
     keep = check_choice(keep, "keep", ("all", "best"))
+    v = as_verifier(verifier)
     peer_ops = [n for n in v.ops if v.pool[n].is_peer]
 
     @score_reducer(name="vx_group")
     def vx_group() -> Any:
         def reduce(scores: list[Score]) -> Score:
-            graded = [g for s in scores if (g := (s.metadata or {}).get(GRADED_KEY)) is not None]
-            if not scores or len(graded) < len(scores):
-                raise IntegrationError(
-                    "vx_group_reducer reduces the scores of vx_scorer (their metadata keeps "
-                    "what was graded): use it with scorer=vx_scorer(...)"
-                )
+            graded = [_graded(s, i) for i, s in enumerate(scores)]
+            if not graded:
+                raise IntegrationError("vx_group_reducer got no scores to reduce")
             tasks = {str(g["task"]) for g in graded}
             if len(tasks) > 1:
-                raise IntegrationError(f"one sample's epochs name different tasks ({', '.join(sorted(tasks))})")
+                raise IntegrationError(f"one sample's epochs name different tasks ({', '.join(sorted(tasks))[:200]})")
             task = resolve_task(v, graded[0]["task"], where="the epochs' task")
             outputs = [g["output"] for g in graded]
             ranked = sorted(v.rank(task, outputs, jobs=jobs, timeout=timeout), key=lambda r: r.index)
@@ -178,7 +180,7 @@ def vx_group_reducer(
             metadata["ranking"] = [r.placement.as_dict() for r in ranked]
             if keep == "best":
                 best = next(r for r in ranked if r.rank == 1)
-                metadata.update({"best_epoch": best.index + 1, "best_output": best.output})
+                metadata.update({"best_epoch": best.index + 1, "best_output": kept_output(best.output)})
                 return Score(
                     value=values[best.index],
                     answer=verdicts[best.index],
@@ -195,6 +197,28 @@ def vx_group_reducer(
         return reduce
 
     return vx_group()
+
+
+def _graded(score: Any, index: int) -> Mapping[str, Any]:
+    """What vx_scorer graded for one epoch (its score's ``vx_graded`` metadata), checked: an IntegrationError
+    saying which epoch and what is wrong when it is not there or not what vx_scorer writes."""
+    metadata = getattr(score, "metadata", None)
+    graded = metadata.get(GRADED_KEY) if isinstance(metadata, Mapping) else None
+    if graded is None:
+        raise IntegrationError(
+            f"epoch {index + 1}: the score has no {GRADED_KEY!r} in its metadata; vx_group_reducer reduces the "
+            "scores of vx_scorer (their metadata keeps what was graded): use it with scorer=vx_scorer(...)"
+        )
+    if not isinstance(graded, Mapping) or "task" not in graded or "output" not in graded:
+        raise IntegrationError(
+            f"epoch {index + 1}: the score's {GRADED_KEY!r} metadata is {type(graded).__name__} "
+            f"{str(graded)[:80]!r}, not what vx_scorer writes ({{'task': ..., 'output': ...}})"
+        )
+    if not isinstance(graded["task"], (str, Mapping)):
+        raise IntegrationError(
+            f"epoch {index + 1}: the graded task is {type(graded['task']).__name__}, not a task id or a task record"
+        )
+    return graded
 
 
 def _nodes(node: Any) -> list[Any]:

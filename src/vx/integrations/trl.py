@@ -48,10 +48,12 @@ from typing import Any
 
 from vx.integrations.common import (
     IntegrationError,
+    TaskRecords,
     as_list,
     as_verifier,
     check_cache,
     check_choice,
+    check_group_size,
     check_jobs,
     check_rewards,
     check_timeout,
@@ -97,7 +99,7 @@ class VxReward:
         self.rewards = check_rewards(rewards, DEFAULT_REWARDS)
         self.jobs, self.timeout, self.cache = check_jobs(jobs), check_timeout(timeout), check_cache(cache)
         self.verifier = as_verifier(verifier)
-        self.group_size = group_size
+        self.group_size = check_group_size(group_size)
         self.keep = check_choice(keep, "keep", ("all", "best"))
         self.task_column = task_column
         self.extract = extract
@@ -122,12 +124,13 @@ class VxReward:
             read = reply_reader(self.verifier)
             outputs = [read_output(o, read) for o in outputs]
         groups: dict[str, list[int]] = {}
-        records: dict[str, Mapping[str, Any]] = {}
+        records = TaskRecords()  # rows that name one task id with two different records are refused
         for i, task in enumerate(tasks):
-            record = resolve_task(self.verifier, task, where=f"row {i} ({self.task_column})")
+            where = f"row {i} ({self.task_column})"
+            record = resolve_task(self.verifier, task, where=where)
             key = str(record.get("id", task))
             groups.setdefault(key, []).append(i)
-            records[key] = record
+            records.add(record, key=key, where=where)
         small = {k: len(r) for k, r in groups.items() if self.group_size is not None and len(r) < self.group_size}
         if small:
             warnings.warn(
@@ -142,7 +145,7 @@ class VxReward:
         ranks: list[int] = [0] * len(outputs)
         for key, rows in groups.items():  # one group per task: its attempts are each other's peers
             ranked = self.verifier.rank(
-                records[key], [outputs[i] for i in rows], jobs=self.jobs, timeout=self.timeout, cache=self.cache
+                records.get(key), [outputs[i] for i in rows], jobs=self.jobs, timeout=self.timeout, cache=self.cache
             )
             for r in ranked:
                 i = rows[r.index]
