@@ -46,7 +46,7 @@ from vx.families.pack import BUILTIN, Pack, PackError, load_pack
 from vx.families.sources import Attempt, TaskSource, tasks_file
 from vx.inputs import read_json_lines
 from vx.metrics import Agreement, CorrectedRate, agreement, corrected_pass_rate
-from vx.ops.cache import VerdictCache
+from vx.ops.cache import VerdictCache, item_hash
 from vx.ops.item import Item, parse_label
 from vx.selection import Placement
 from vx.verifier import Verifier
@@ -429,7 +429,7 @@ def read_labels(path: str | Path) -> list[dict[str, Any]]:
     "label"}`` any output at one of the tasks (graded by the verifier for the anchor only). A label is
     ``"pass"``, ``"fail"`` or a probability of pass (thresholded at 0.5)."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise DataError(f"--labels {path}: no such file")
     rows: list[dict[str, Any]] = []
     for n, row, _ in read_json_lines(path, "labels file", error=DataError):
@@ -461,6 +461,47 @@ def read_labels(path: str | Path) -> list[dict[str, Any]]:
     if not rows:
         raise DataError(f"--labels {path}: no labels in it")
     return rows
+
+
+def distinct_labels(
+    labels: Sequence[Mapping[str, Any]], dev: Sequence[Item] = ()
+) -> tuple[list[Mapping[str, Any]], str]:
+    """Every labelled sample counted once: `labels` (rows of :func:`read_labels`, from any number of files)
+    without the rows that label again a sample labelled before -- the same graded sample (``id``), or the same
+    output at the same task (``task``, ``output``), also one of the family's `dev` items -- and a line saying
+    how many were left out ("" when none). One sample labelled 1,000 times would otherwise weigh 1,000 times
+    in the corrected pass rate. Two rows giving one sample different labels are a DataError naming both."""
+    seen: dict[tuple[str, ...], tuple[float, str]] = {}
+    for it in dev:
+        if it.label is not None:
+            seen.setdefault(("output", str(it.task), item_hash({"id": str(it.task)}, it.output)), (it.label, "dev"))
+    kept: list[Mapping[str, Any]] = []
+    dropped: list[str] = []
+    for row in labels:
+        if "output" in row:
+            key: tuple[str, ...] = ("output", str(row["task"]), item_hash({"id": str(row["task"])}, row["output"]))
+        else:
+            key = ("id", str(row["id"]))
+        first = seen.get(key)
+        if first is None:
+            seen[key] = (float(row["label"]), str(row.get("where", "?")))
+            kept.append(row)
+            continue
+        if (first[0] >= 0.5) != (float(row["label"]) >= 0.5) or abs(first[0] - float(row["label"])) > 1e-9:
+            what = f"sample {row['id']!r}" if key[0] == "id" else f"one output at task {row['task']!r}"
+            where = "the family's dev split" if first[1] == "dev" else first[1]
+            raise DataError(
+                f"--labels {row.get('where', '?')}: {what} is labelled {_said(float(row['label']))} here and "
+                f"{_said(first[0])} in {where}; a sample has one label: remove the wrong one"
+            )
+        dropped.append(str(row.get("where", "?")))
+    if not dropped:
+        return kept, ""
+    return kept, (f"{len(dropped)} label(s) of samples already labelled counted once (the first at {dropped[0]})")
+
+
+def _said(label: float) -> str:
+    return {1.0: "pass", 0.0: "fail"}.get(label, f"{label:g}")
 
 
 def _sum_agreements(parts: Sequence[Agreement]) -> Agreement:
@@ -499,6 +540,9 @@ def anchor_agreement(
             if dev_eval.metrics is not None:
                 parts.append(dev_eval.metrics)
                 sources.append(f"dev split of family {fam.name}: {dev_eval.metrics.n} labels")
+    labels, repeated = distinct_labels(labels, fam.split("dev").items if family and fam is not None else ())
+    if repeated:
+        sources.append(repeated)
     by_id = [r for r in labels if "output" not in r]
     if by_id:
         index = {it.id: i for i, it in enumerate(evaluation.items)}
@@ -657,6 +701,7 @@ __all__ = [
     "SampleGrading",
     "anchor_agreement",
     "attempt_items",
+    "distinct_labels",
     "grade_samples",
     "open_tasks",
     "pass_at_k",
