@@ -26,6 +26,11 @@ class BuildError(VxError):
     """A family cannot be built as asked (too few items for a split, no usable sources...)."""
 
 
+class NotKeptError(VxError):
+    """What was computed could not be written (a full disk, a quota, a file that became read-only): the
+    message says where, and what was kept; the command line exits 4 after showing what it computed."""
+
+
 class MutationError(VxError, ValueError):
     """An output cannot be mutated (it does not parse, or lacks what the mutation needs)."""
 

@@ -116,9 +116,7 @@ def layer(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> st
     sb = layer_sandbox(request.param, per_call_timeout=budgets.EXAMPLE_CPU, load_timeout=budgets.LOAD_CPU)
     monkeypatch.setattr(mod, "_sandbox_instance", sb)
     if hasattr(mod, "_runs"):  # runs are remembered by code and probes: each layer must run its own
-        import collections
-
-        monkeypatch.setattr(mod, "_runs", collections.OrderedDict())
+        mod._runs.clear()
     return str(request.param)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import math
 import sys
@@ -52,17 +53,33 @@ class UserError(click.ClickException):
         err_console.print(f"[bold red]error:[/] {esc(self.message)}", markup=True, highlight=False)
 
 
+class NotKept(UserError):
+    """What was computed could not be written (a full disk): printed without a traceback, exit status 4."""
+
+    exit_code = 4
+
+
+#: The errors of a disk that cannot take more: full, over quota, over the file size limit, read-only.
+_DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
+
+
 def friendly_errors(fn: Callable) -> Callable:
     """Turn the project's own exceptions into clean messages and a non-zero exit."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from vx.errors import VxError
+        from vx.errors import NotKeptError, VxError
 
         try:
             return fn(*args, **kwargs)
+        except NotKeptError as exc:  # a full disk: exit 4, what was computed was shown
+            raise NotKept(str(exc)) from None
         except VxError as exc:  # every error vx raises on purpose: the message is for people
             raise UserError(str(exc)) from None
+        except OSError as exc:
+            if exc.errno not in _DISK_FULL:
+                raise
+            raise NotKept(f"{exc.filename or 'a file'}: cannot be written ({exc.strerror})") from None
         except FileNotFoundError as exc:
             raise UserError(f"{exc.filename}: no such file") from None
         except KeyError as exc:  # unknown op / item names carry a readable message
@@ -189,11 +206,44 @@ def open_cache(cache_path: str | None, no_cache: bool):
         return None
     from vx.ops.cache import VerdictCache
 
-    cache = VerdictCache(cache_path)
+    cache = VerdictCache(
+        cache_path, on_write_error=lambda message: err_console.print(f"[bold red]error:[/] {esc(message)}")
+    )
     ctx = click.get_current_context(silent=True)
     if ctx is not None:  # closed with the command (its database files are not left open)
         ctx.call_on_close(cache.close)
     return cache
+
+
+#: The exit status of a command whose results were computed and shown but could not all be kept (a full
+#: disk under the verdict cache, an export, a run file).
+EXIT_NOT_KEPT = NotKept.exit_code
+
+
+def written(write: Callable[[], Any], failures: list[str]) -> Any:
+    """``write()``, or None when the disk cannot take it (full, over quota, read-only): the reason is added to
+    `failures`, for :func:`exit_if_not_kept` to say after the command has shown what it computed."""
+    try:
+        return write()
+    except OSError as exc:
+        if exc.errno not in _DISK_FULL:
+            raise
+        failures.append(f"{exc.filename or 'a file'}: cannot be written ({exc.strerror})")
+        return None
+
+
+def exit_if_not_kept(cache: Any, failures: list[str] | tuple[str, ...] = ()) -> None:
+    """Exit with :data:`EXIT_NOT_KEPT` when what was computed could not all be written -- the verdict cache
+    (said when it happened) or a file the command writes (`failures`) -- after the results were shown."""
+    for failure in failures:
+        err_console.print(f"[bold red]error:[/] {esc(failure)}; the results above are complete")
+    if cache is not None and getattr(cache, "write_error", ""):
+        err_console.print(
+            f"[bold red]error:[/] {cache.unwritten} verdict(s) and observation(s) computed in this run were not "
+            f"kept in {esc(cache.path)}; the results above are complete"
+        )
+    if failures or (cache is not None and getattr(cache, "write_error", "")):
+        sys.exit(EXIT_NOT_KEPT)
 
 
 def fmt_num(x: Any, digits: int = 3) -> str:

@@ -17,6 +17,7 @@ from vx.cli.common import (
     dump_json,
     err_console,
     esc,
+    exit_if_not_kept,
     export_options,
     family_option,
     fmt_num,
@@ -24,6 +25,7 @@ from vx.cli.common import (
     json_option,
     open_cache,
     run_options,
+    written,
 )
 
 if TYPE_CHECKING:
@@ -215,20 +217,21 @@ def eval_cmd(
         runner.close()
         if cache is not None:
             cache.close()  # (its path is still printed below)
+    not_kept: list[str] = []  # files a full disk refused: said after the results, exit 4
     if out_path:
-        _matrix_file(verifier, fam, dataset, grading.application, (1, 1), len(split), list(range(len(split)))).save(
-            out_path
-        )
+        matrix = _matrix_file(verifier, fam, dataset, grading.application, (1, 1), len(split), list(range(len(split))))
+        written(lambda: matrix.save(out_path), not_kept)
     app = grading.application
-    if export_path:
-        err_console.print(f"wrote {len(ev.items)} rows to {write_export(ev, export_path, csv_formulas)}")
-    if html_path:
-        err_console.print(f"wrote {ev.write_html(html_path)}")
+    if export_path and (done := written(lambda: write_export(ev, export_path, csv_formulas), not_kept)):
+        err_console.print(f"wrote {len(ev.items)} rows to {done}")
+    if html_path and (page := written(lambda: ev.write_html(html_path), not_kept)):
+        err_console.print(f"wrote {page}")
     if as_json:
         dump_json(ev.as_dict())  # every op's verdict, the trace, the output
     else:
         _print_evaluation(expr_path, verifier, fam, dataset, ev, agr, summ, show, cache)
     _gate(ev, agr, dataset, fail_under, metric, max_op_failures, sorted({f.item for f in app.failures}))
+    exit_if_not_kept(cache, not_kept)
 
 
 def _matrix_path(out_path: str | None, legacy_out: str | None) -> str | None:

@@ -16,6 +16,7 @@ from vx.cli.common import (
     NON_NEGATIVE,
     POSITIVE,
     POSITIVE_INT,
+    NotKept,
     UserError,
     cache_options,
     console,
@@ -279,6 +280,7 @@ def evolve_cmd(
     composition, curates the pool, and records everything in one SQLite run file. The evolved
     expression is written as a .vx file and compared with the seed on dev and locked.
     """
+    from vx.errors import NotKeptError
     from vx.evolve.config import EvolutionError, EvolveConfig
     from vx.evolve.run import evolve_family
     from vx.evolve.store import RunStoreError
@@ -332,6 +334,8 @@ def evolve_cmd(
         )
     except (LLMUnavailable, LLMConfigError) as exc:
         raise _user_error(exc) from None
+    except NotKeptError as exc:  # a full disk: the rounds shown above are kept in the run file; exit 4
+        raise NotKept(_with_flags(str(exc))) from None
     except (EvolutionError, RunStoreError) as exc:
         raise UserError(_with_flags(str(exc))) from None
     except KeyboardInterrupt:

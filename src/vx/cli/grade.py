@@ -12,6 +12,7 @@ from vx.cli.common import (
     dump_json,
     err_console,
     esc,
+    exit_if_not_kept,
     export_options,
     family_option,
     fmt_num,
@@ -20,6 +21,7 @@ from vx.cli.common import (
     open_cache,
     run_options,
     show_option,
+    written,
 )
 from vx.cli.eval import check_export_path, print_failures, progress_for, verdicts_line
 
@@ -162,19 +164,21 @@ def grade_cmd(
             "run the same command again to continue"
         )
         raise SystemExit(130) from None
+    not_kept: list[str] = []  # files a full disk refused: said after the results, exit 4
     if export_path:
         from vx.cli.eval import write_export
 
-        err_console.print(f"wrote {len(result.items)} rows to {write_export(result, export_path, csv_formulas)}")
-    if html_path:
-        err_console.print(f"wrote {result.write_html(html_path)}")
-    if select_path:
-        written = result.write_selection(select_path)
-        err_console.print(f"wrote the chosen sample of {len(result.chosen)} tasks to {written}")
+        if rows := written(lambda: write_export(result, export_path, csv_formulas), not_kept):
+            err_console.print(f"wrote {len(result.items)} rows to {rows}")
+    if html_path and (page := written(lambda: result.write_html(html_path), not_kept)):
+        err_console.print(f"wrote {page}")
+    if select_path and (chosen := written(lambda: result.write_selection(select_path), not_kept)):
+        err_console.print(f"wrote the chosen sample of {len(result.chosen)} tasks to {chosen}")
     if as_json:
         dump_json(result.as_dict())
-        return
-    print_result(result, expr_path, show, cache)
+    else:
+        print_result(result, expr_path, show, cache)
+    exit_if_not_kept(cache, not_kept)
 
 
 def _say(text: str) -> None:

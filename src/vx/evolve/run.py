@@ -160,7 +160,7 @@ def _resumed(
     run id."""
     with RunStore(resume) as checked:
         checked.check(finished=False, family_dir=family is None)
-    store = RunStore(resume, upgrade=True)
+    store = RunStore(resume, upgrade=True, lock=True)  # one writer at a time
     meta = store.meta()
     if meta.get("format") != FORMAT:
         store.close()
@@ -205,10 +205,13 @@ def _new_run(
 
 
 def _create_store(path: Path, fam: Family, config: EvolveConfig, seed_text: str) -> RunStore:
-    """A new run file, with what a resumed run reads back: the family, the config, the seed's text."""
-    store = RunStore(path, create=True)
-    store.set_meta(
-        {
+    """A new run file, with what a resumed run reads back: the family, the config, the seed's text -- made
+    whole and linked into place only if its name is free, and locked for the run (one writer at a time)."""
+    return RunStore(
+        path,
+        create=True,
+        lock=True,
+        meta={
             "format": FORMAT,
             "family": fam.name,
             "family_dir": str(fam.dir),
@@ -216,9 +219,8 @@ def _create_store(path: Path, fam: Family, config: EvolveConfig, seed_text: str)
             "seed_text": seed_text,
             "objective_constants": dict(fam.objective),
             "vx_version": _version(),
-        }
+        },
     )
-    return store
 
 
 def _seed(

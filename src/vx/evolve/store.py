@@ -28,8 +28,11 @@ progress and resumes from the last committed one.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -37,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from vx.dsl.parse import VxSyntaxError, parse
-from vx.errors import VxError
+from vx.errors import NotKeptError, VxError
 from vx.text import storable
 
 __all__ = ["RunStore", "RunStoreError", "FORMAT", "op_rows", "round_row"]
@@ -106,6 +109,15 @@ ROUND_COLUMNS = (
 class RunStoreError(VxError):
     """A run file that cannot be opened, is not a vx run, or is damaged (the message names the
     file, the table and the record)."""
+
+
+class RunFileFull(RunStoreError, NotKeptError):
+    """A run file the disk cannot take more of (full, over quota, read-only): what was recorded before is
+    kept, and the run resumes from it once there is room."""
+
+
+#: What SQLite says when the disk (or the file's quota or size limit) is full, or the file cannot be written.
+_WRITE_FAILED = re.compile(r"disk is full|disk I/O error|readonly database|unable to open database file")
 
 
 #: What every column vx reads must hold (a damaged file -- text where a number belongs, a verdict code
@@ -255,25 +267,40 @@ def _num(x: Any) -> float | None:
 class RunStore:
     """Read and write one run file."""
 
-    def __init__(self, path: str | Path, *, create: bool = False, upgrade: bool = False) -> None:
-        """Open a run file (``create``: a new one). Opening never changes the file, except with
-        ``upgrade`` (resuming a run writes to it): then tables added to the format since the
-        file was written (``OPTIONAL_TABLES``) are created. A file that lacks a required table
-        is damaged: RunStoreError."""
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        create: bool = False,
+        upgrade: bool = False,
+        meta: Mapping[str, Any] | None = None,
+        lock: bool = False,
+    ) -> None:
+        """Open a run file (``create``: a new one, holding `meta` from its first byte). Opening never changes
+        the file, except with ``upgrade`` (resuming a run writes to it): then tables added to the format
+        since the file was written (``OPTIONAL_TABLES``) are created. A file that lacks a required table
+        is damaged: RunStoreError.
+
+        A new file is made whole beside its name and then linked there, only if the name is free: two runs
+        started on one file cannot both write it (``F already exists``), and no empty or half-made file is
+        ever left behind. ``lock``: hold an exclusive lock on the file until :meth:`close` (the writer of a
+        run; readers take none): a second writer is refused, naming the file."""
         self.path = Path(path)
-        if not create and not self.path.is_file():
+        self._lock_fd: int | None = None
+        if create:
+            self._create(meta or {})
+        elif not self.path.is_file():
             raise RunStoreError(
                 f"{self.path}: no such run file"
                 if not self.path.exists()
                 else f"{self.path}: not a run file (not a regular file)"
             )
-        if create:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+        if lock:
+            self._lock()
         try:
             self.db = StorableConnection(sqlite3.connect(self.path, isolation_level=None, timeout=30.0))
             if create:
                 self.db.execute("PRAGMA journal_mode=WAL")
-                self.db.executescript(SCHEMA)
             fmt = self.db.execute("SELECT value FROM meta WHERE key='format'").fetchone() if self._has_meta() else None
             tables = {name for (name,) in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         except sqlite3.DatabaseError as exc:
@@ -292,11 +319,80 @@ class RunStore:
             except sqlite3.DatabaseError as exc:
                 raise RunStoreError(f"{self.path}: cannot be written to ({exc})") from None
 
+    def _create(self, meta: Mapping[str, Any]) -> None:
+        """Make the new run file (schema and `meta`) under a temporary name, then link it to its name: the
+        link fails when the name is taken (FileExistsError), which no check before it could promise."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
+        try:
+            db = StorableConnection(sqlite3.connect(tmp, isolation_level=None))
+            try:
+                db.executescript(SCHEMA)
+                db.executemany(
+                    "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                    [(k, v if isinstance(v, str) else json_text(v)) for k, v in meta.items()],
+                )
+            finally:
+                db.close()
+            try:
+                os.link(tmp, self.path)
+            except FileExistsError:
+                raise RunStoreError(
+                    f"{self.path} already exists (another run may be writing it); choose another output file, "
+                    f"or resume it: vx evolve --resume {self.path}"
+                ) from None
+            except OSError as exc:  # a file system without hard links: created exclusively, then filled
+                if exc.errno not in (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EMLINK):
+                    raise
+                self._copy_exclusively(tmp)
+        except sqlite3.OperationalError as exc:
+            if not _WRITE_FAILED.search(str(exc)):
+                raise
+            raise RunFileFull(
+                f"{self.path}: the run file cannot be made ({exc}); free some space and start again"
+            ) from None
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS):
+                raise
+            raise RunFileFull(f"{self.path}: the run file cannot be made ({exc.strerror}); free some space") from None
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def _copy_exclusively(self, tmp: Path) -> None:
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            raise RunStoreError(f"{self.path} already exists; choose another output file") from None
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(tmp.read_bytes())
+        except BaseException:
+            self.path.unlink(missing_ok=True)
+            raise
+
+    def _lock(self) -> None:
+        import fcntl
+
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise RunStoreError(
+                f"{self.path} is being written by another vx evolve; wait for it to finish, or choose another file"
+            ) from None
+        self._lock_fd = fd
+
     def _has_meta(self) -> bool:
         return self.db.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone() is not None
 
     def close(self) -> None:
-        self.db.close()
+        try:
+            self.db.close()
+        finally:
+            if self._lock_fd is not None:  # after the connection: closing any descriptor of the file drops
+                os.close(self._lock_fd)  # SQLite's own locks on it
+                self._lock_fd = None
 
     def __enter__(self) -> RunStore:
         return self
@@ -306,7 +402,7 @@ class RunStore:
 
     # --- transactions ---------------------------------------------------------------------
     def transaction(self) -> _Tx:
-        return _Tx(self.db)
+        return _Tx(self.db, self.path)
 
     # --- writing ----------------------------------------------------------------------------
     def set_meta(self, values: Mapping[str, Any]) -> None:
@@ -686,20 +782,45 @@ class StorableConnection:
     def executescript(self, script: str) -> sqlite3.Cursor:
         return self._db.executescript(script)
 
+    @property
+    def in_transaction(self) -> bool:
+        return self._db.in_transaction
+
     def close(self) -> None:
         self._db.close()
 
 
 class _Tx:
-    def __init__(self, db: StorableConnection) -> None:
-        self.db = db
+    """One transaction of a run file: all of it is written, or none. A full disk is a :class:`RunFileFull`
+    naming the file (the rounds written before stay, and ``--resume`` goes on from them)."""
+
+    def __init__(self, db: StorableConnection, path: Path | None = None) -> None:
+        self.db, self.path = db, path
 
     def __enter__(self) -> StorableConnection:
         self.db.execute("BEGIN IMMEDIATE")
         return self.db
 
-    def __exit__(self, exc_type: object, *rest: object) -> None:
-        self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> bool:
+        try:
+            if exc_type is None:
+                self.db.execute("COMMIT")
+                return False
+        except sqlite3.OperationalError as failed:
+            exc = failed
+        if self.db.in_transaction:  # SQLite may have rolled back already (a full disk does)
+            try:
+                self.db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+        if isinstance(exc, sqlite3.OperationalError) and _WRITE_FAILED.search(str(exc)):
+            raise RunFileFull(
+                f"{self.path}: the run file cannot be written ({exc}): what was recorded before is kept; free "
+                f"some space and go on with vx evolve --resume {self.path}"
+            ) from None
+        if exc_type is None:
+            raise exc  # type: ignore[misc]  # the COMMIT's own failure
+        return False
 
 
 def round_row(

@@ -23,8 +23,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import time
+import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -63,6 +65,10 @@ CREATE TABLE IF NOT EXISTS observations (
     PRIMARY KEY (observer, version, item)
 ) WITHOUT ROWID;
 """
+
+
+#: What SQLite says when the disk (or the file's quota or size limit) is full, or the file cannot be written.
+_WRITE_FAILED = re.compile(r"disk is full|disk I/O error|readonly database|database or disk is full|unable to open")
 
 
 def default_cache_path() -> Path:
@@ -187,7 +193,10 @@ class CachedVerdict:
 class VerdictCache:
     """A SQLite verdict store (WAL mode, safe for several processes at once)."""
 
-    def __init__(self, path: str | os.PathLike | None = None) -> None:
+    def __init__(self, path: str | os.PathLike | None = None, *, on_write_error: Any = None) -> None:
+        """Open (or create) the cache at `path` (default :func:`default_cache_path`). `on_write_error(message)`
+        hears, once, that writing failed (a full disk); without it a RuntimeWarning says so."""
+        self.on_write_error = on_write_error
         self.path = Path(path) if path is not None else default_cache_path()
         _check_cache_file(self.path)
         try:
@@ -203,6 +212,10 @@ class VerdictCache:
             ) from None
         self.hits = 0
         self.misses = 0
+        #: Why writing failed ("" while it works): a full disk, a file that became read-only. Grading goes
+        #: on without keeping verdicts (they are all computed; nothing is lost but the cache's help next time).
+        self.write_error = ""
+        self.unwritten = 0  # verdicts and observations computed but not kept since then
 
     def close(self) -> None:
         self._db.close()
@@ -242,13 +255,40 @@ class VerdictCache:
             (op, version, item, verdict, clean(message or ""), duration, None if error is None else clean(error))
             for op, version, item, verdict, message, duration, error in rows
         ]
-        self._db.execute("BEGIN IMMEDIATE")
+        self._write("INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?)", [(*r, now) for r in rows])
+
+    def _write(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        """Write rows in one transaction. A disk that is full (or a file that cannot be written any more) is
+        said once (``write_error``, a RuntimeWarning) and ends writing: what was computed is all there, the
+        cache only keeps less of it. Any other failure is a CacheError; an interruption rolls back."""
+        if not rows:
+            return
+        if self.write_error:
+            self.unwritten += len(rows)
+            return
         try:
-            self._db.executemany("INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?)", [(*r, now) for r in rows])
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany(sql, rows)
             self._db.execute("COMMIT")
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
+        except BaseException as exc:
+            if self._db.in_transaction:  # SQLite may have rolled back already (a full disk does)
+                try:
+                    self._db.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+            if not isinstance(exc, sqlite3.Error):
+                raise
+            if not isinstance(exc, sqlite3.OperationalError) or not _WRITE_FAILED.search(str(exc)):
+                raise CacheError(f"{self.path}: the verdict cache cannot be written ({exc})") from None
+            self.write_error = (
+                f"{self.path}: the verdict cache cannot be written ({exc}): verdicts computed from now on are not "
+                "kept (every result is still computed and shown); free some space, or choose another --cache"
+            )
+            self.unwritten += len(rows)
+            if self.on_write_error is not None:
+                self.on_write_error(self.write_error)
+            else:
+                warnings.warn(self.write_error, RuntimeWarning, stacklevel=3)
 
     def get_observations(self, keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str, str], Any]:
         """Look up many (observer, version, item_hash) keys; undecodable rows count as missing."""
@@ -282,13 +322,7 @@ class VerdictCache:
                 encoded.append((name, version, h, json_dumps(encode_plain(value)), now))  # surrogates as escapes
             except (ValueError, TypeError):
                 continue
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            self._db.executemany("INSERT OR REPLACE INTO observations VALUES (?,?,?,?,?)", encoded)
-            self._db.execute("COMMIT")
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
+        self._write("INSERT OR REPLACE INTO observations VALUES (?,?,?,?,?)", encoded)
 
     def info(self) -> dict[str, Any]:
         total = self._db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
