@@ -71,6 +71,7 @@ import os
 import stat
 import statistics
 import tempfile
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -572,9 +573,13 @@ def _call_budget(value: Any) -> CallBudget:
 
 
 #: Encodings of call arguments already made, by their marshal bytes (exact types and values): a
-#: task's probes are sent to every attempt at it, so each is encoded once (bounded, oldest out).
+#: task's probes are sent to every attempt at it, so each is encoded once (bounded in entries and bytes,
+#: oldest out; the sandbox imports nothing of vx, so not with vx.memo).
 _ARGS_TEXTS: dict[bytes, str | None] = {}
 _ARGS_TEXTS_MAX = 8192
+_ARGS_TEXTS_BYTES = 32 << 20
+_args_texts_bytes = [0]
+_args_texts_lock = threading.Lock()
 
 
 def _args_text(call: Sequence[Any], max_nodes: int) -> str | None:
@@ -592,9 +597,18 @@ def _args_text(call: Sequence[Any], max_nodes: int) -> str | None:
         )
     except Exception:
         text = None
-    if len(_ARGS_TEXTS) >= _ARGS_TEXTS_MAX:
-        _ARGS_TEXTS.pop(next(iter(_ARGS_TEXTS)))
-    _ARGS_TEXTS[key] = text
+    size = len(key) + (len(text) if text is not None else 0)
+    if size > _ARGS_TEXTS_BYTES // 4:
+        return text  # one call's arguments larger than a quarter of the memo: not kept
+    with _args_texts_lock:
+        if key in _ARGS_TEXTS:
+            return text
+        while _ARGS_TEXTS and (len(_ARGS_TEXTS) >= _ARGS_TEXTS_MAX or _args_texts_bytes[0] + size > _ARGS_TEXTS_BYTES):
+            old_key = next(iter(_ARGS_TEXTS))
+            old_text = _ARGS_TEXTS.pop(old_key)
+            _args_texts_bytes[0] -= len(old_key) + (len(old_text) if old_text is not None else 0)
+        _ARGS_TEXTS[key] = text
+        _args_texts_bytes[0] += size
     return text
 
 

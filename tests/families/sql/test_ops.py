@@ -265,7 +265,8 @@ def test_exec_ops_share_one_execution_per_item(catalogs, monkeypatch):
     ctx = Context()
     for o in (O.execution_error, O.empty_result, O.null_heavy_result, O.timeout):
         o(t, "SELECT name FROM author", ctx)
-    assert calls == ["SELECT name FROM author"]
+    # one execution for all of them: the query run twice, so that a nondeterministic one is seen
+    assert calls == ["SELECT name FROM author"] * 2
 
 
 def test_exec_ops_abstain_without_a_warehouse_and_on_errors(catalogs):

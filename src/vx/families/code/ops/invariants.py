@@ -45,7 +45,7 @@ deterministic: the same task always yields the same invariants, in the same orde
 from __future__ import annotations
 
 import math
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -58,7 +58,7 @@ from vx.families.code.ops.values import short
 from vx.families.code.probes import domain as input_domain
 from vx.families.code.probes import probe
 from vx.families.code.probes.probe import VisibleExample, visible_examples
-from vx.memo import MISSING, IdentityMemo
+from vx.memo import MISSING, IdentityMemo, Memo, size_of
 from vx.ops.core import Context, Result, abstain, clean, drawback, op
 from vx.ops.specs import SpecError, inducer, template
 
@@ -602,15 +602,15 @@ def _monotone_direction(points: Sequence[tuple[tuple, Any]], i: int) -> tuple[st
     return ("inc" if up else "dec"), len(pairs)
 
 
-_INFERRED: OrderedDict[str, Inferred] = OrderedDict()
-_INFERRED_MAX = 4096
+#: A task's inferred invariants, once per task and process (bounded in tasks and bytes, as the probes are).
+_INFERRED = Memo(4096, 64 << 20)
 
 
 def infer(task: Mapping[str, Any]) -> Inferred:
     """The task's invariants from its visible examples (computed once per task and process)."""
     key = repr((task.get("id"), task.get("entry_point"), task.get("examples")))
     hit = _INFERRED.get(key)
-    if hit is not None:
+    if hit is not MISSING:
         return hit
     examples = tuple(visible_examples(task))
     if len(examples) < MIN_SUPPORT:
@@ -630,10 +630,7 @@ def infer(task: Mapping[str, Any]) -> Inferred:
         domain = input_domain.infer_domain(args) if args[0] and all(input_domain.plain(a) for a in args) else None
         why = "" if found else "no relation holds on every visible example with support"
         result = Inferred(found, examples, domain, why)
-    _INFERRED[key] = result
-    while len(_INFERRED) > _INFERRED_MAX:
-        _INFERRED.popitem(last=False)
-    return result
+    return _INFERRED.put(key, result, size_of(result, 64 << 20) + 2 * len(key))
 
 
 # --------------------------------------------------------------------------- checking

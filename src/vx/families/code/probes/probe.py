@@ -53,6 +53,7 @@ from typing import Any
 import attrs
 
 from vx.families.code.probes import store
+from vx.memo import MISSING, Memo, size_of
 
 #: Probe classes in run order, and whether a correct solution must handle them.
 CLASSES: dict[str, bool] = {
@@ -164,15 +165,9 @@ def visible_examples(task: Mapping[str, Any]) -> list[VisibleExample]:
     """
     key = _task_key(task)
     hit = _EXAMPLES_CACHE.get(key)
-    if hit is None:
-        hit = tuple(_read_examples(task))
-        if len(_EXAMPLES_CACHE) >= _GENERATED_CACHE_MAX:
-            _EXAMPLES_CACHE.pop(next(iter(_EXAMPLES_CACHE)))
-        _EXAMPLES_CACHE[key] = hit
+    if hit is MISSING:
+        hit = _remember(_EXAMPLES_CACHE, key, tuple(_read_examples(task)))
     return list(hit)
-
-
-_EXAMPLES_CACHE: dict[str, tuple[VisibleExample, ...]] = {}
 
 
 def _read_examples(task: Mapping[str, Any]) -> list[VisibleExample]:
@@ -327,17 +322,11 @@ def probes_for(
     """
     key = (_task_key(task), limit, None if classes is None else tuple(classes))
     hit = _PROBES_CACHE.get(key)
-    if hit is None:  # once per task and process: every attempt at the task runs the same probes
+    if hit is MISSING:  # once per task and process: every attempt at the task runs the same probes
         base = _base_probes(task, limit=limit, classes=classes)
         extra = [p for p in peer_probes(task) if classes is None or p.klass in classes]
-        hit = tuple(base + extra)
-        if len(_PROBES_CACHE) >= _GENERATED_CACHE_MAX:
-            _PROBES_CACHE.pop(next(iter(_PROBES_CACHE)))
-        _PROBES_CACHE[key] = hit
+        hit = _remember(_PROBES_CACHE, key, tuple(base + extra))
     return list(hit)
-
-
-_PROBES_CACHE: dict[tuple[str, int, tuple[str, ...] | None], tuple[Probe, ...]] = {}
 
 
 def _base_probes(task: Mapping[str, Any], *, limit: int, classes: Sequence[str] | None) -> list[Probe]:
@@ -378,8 +367,20 @@ def _base_probes(task: Mapping[str, Any], *, limit: int, classes: Sequence[str] 
 
 # --------------------------------------------------------------------------- generated probes
 
-_GENERATED_CACHE: dict[str, tuple[tuple[Probe, ...], tuple[str, ...], str]] = {}
+#: A task's visible examples, its probes, its generated probes and their texts, once per task and process:
+#: each memo keeps at most this many tasks and about :data:`TASK_MEMO_BYTES` (a task's probes take 27 KB at
+#: the median on HumanEval, 81 KB at most; a task record of a trainer's may be far larger).
 _GENERATED_CACHE_MAX = 4096
+TASK_MEMO_BYTES = 64 << 20
+_EXAMPLES_CACHE = Memo(_GENERATED_CACHE_MAX, TASK_MEMO_BYTES)
+_PROBES_CACHE = Memo(_GENERATED_CACHE_MAX, TASK_MEMO_BYTES)
+_GENERATED_CACHE = Memo(_GENERATED_CACHE_MAX, TASK_MEMO_BYTES)
+_TEXTS_CACHE = Memo(_GENERATED_CACHE_MAX, TASK_MEMO_BYTES)
+
+
+def _remember(memo: Memo, key: Any, value: Any) -> Any:
+    """Keep a task's `value` under `key` in `memo`, sized by both (an oversized one is computed again)."""
+    return memo.put(key, value, size_of(value, TASK_MEMO_BYTES) + 2 * len(repr(key)))
 
 
 def _task_key(task: Mapping[str, Any]) -> str:
@@ -393,24 +394,15 @@ def generated(task: Mapping[str, Any]) -> tuple[tuple[Probe, ...], tuple[str, ..
     kept on disk for the next process (:mod:`.store`; ``VX_PROBE_CACHE=off`` turns that off)."""
     key = _task_key(task)
     hit = _GENERATED_CACHE.get(key)
-    if hit is not None:
+    if hit is not MISSING:
         return hit
     stored = store.load(key)  # made by an earlier process (the generator's version is in the key)
     if stored is not None:
         rows, domain, why = stored
-        return _remember(key, (tuple(Probe(k, fn, a, -1, d) for k, fn, a, d in rows), domain, why))
+        return _remember(_GENERATED_CACHE, key, (tuple(Probe(k, fn, a, -1, d) for k, fn, a, d in rows), domain, why))
     result = _generate(task)
     store.store(key, [(p.klass, p.function, p.args, p.detail) for p in result[0]], result[1], result[2])
-    return _remember(key, result)
-
-
-def _remember(
-    key: str, result: tuple[tuple[Probe, ...], tuple[str, ...], str]
-) -> tuple[tuple[Probe, ...], tuple[str, ...], str]:
-    if len(_GENERATED_CACHE) >= _GENERATED_CACHE_MAX:
-        _GENERATED_CACHE.pop(next(iter(_GENERATED_CACHE)))
-    _GENERATED_CACHE[key] = result
-    return result
+    return _remember(_GENERATED_CACHE, key, result)
 
 
 def _generate(task: Mapping[str, Any]) -> tuple[tuple[Probe, ...], tuple[str, ...], str]:
@@ -485,16 +477,10 @@ def peer_probe_texts(task: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[st
     (once per task and process: the texts of large inputs cost a repr each)."""
     key = _task_key(task)
     hit = _TEXTS_CACHE.get(key)
-    if hit is None:
+    if hit is MISSING:
         probes = peer_probes(task)
-        hit = (tuple(p.call for p in probes), tuple(p.klass for p in probes))
-        if len(_TEXTS_CACHE) >= _GENERATED_CACHE_MAX:
-            _TEXTS_CACHE.pop(next(iter(_TEXTS_CACHE)))
-        _TEXTS_CACHE[key] = hit
+        hit = _remember(_TEXTS_CACHE, key, (tuple(p.call for p in probes), tuple(p.klass for p in probes)))
     return hit
-
-
-_TEXTS_CACHE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
 
 def peer_probes(task: Mapping[str, Any]) -> list[Probe]:

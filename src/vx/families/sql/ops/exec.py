@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from vx.families.sql.ops import analysis, item
 from vx.families.sql.ops.item import execution
+from vx.memo import MISSING, Memo
 from vx.ops import abstain, clean, drawback, op
 
 NULL_HEAVY_SHARE = 0.5  # a result whose cells are at least this share NULL is null-heavy
@@ -106,7 +107,7 @@ def _string(value: str) -> str:
 #: A column whose text values are at least this share padded with spaces (``' APG'``, ``'Aberdeen '``)
 #: is *padded*: a literal written from the question cannot match it, and the gold query shares that fate.
 PADDED_SHARE = 0.5
-_PADDED: dict[tuple[str, str, str], bool] = {}
+_PADDED = Memo(16384, 8 << 20)  # (warehouse spec, table, column) -> padded, bounded in entries and bytes
 
 
 def padded_column(task, table: str, column: str) -> bool:
@@ -116,7 +117,8 @@ def padded_column(task, table: str, column: str) -> bool:
     if not isinstance(spec, Mapping):
         return False
     key = (json.dumps(dict(spec), sort_keys=True, default=str), table.lower(), column.lower())
-    if key not in _PADDED:
+    padded = _PADDED.get(key)
+    if padded is MISSING:
         t, c = _quote(table), _quote(column)
         res = item.session(spec).execute(
             f"SELECT COUNT(*), SUM(CASE WHEN {c} <> TRIM({c}) THEN 1 ELSE 0 END) FROM {t} "
@@ -125,8 +127,8 @@ def padded_column(task, table: str, column: str) -> bool:
             max_rows=1,
         )
         n, k = res.rows[0] if res.ok and res.rows else (0, 0)
-        _PADDED[key] = bool(n) and (k or 0) / n >= PADDED_SHARE
-    return _PADDED[key]
+        padded = _PADDED.put(key, bool(n) and (k or 0) / n >= PADDED_SHARE, 2 * sum(map(len, key)) + 256)
+    return bool(padded)
 
 
 @op(tier="exec", detects="wrong_literal", timeout=30.0, depends=DEPENDS)
