@@ -237,12 +237,13 @@ def exit_if_not_kept(cache: Any, failures: list[str] | tuple[str, ...] = ()) -> 
     (said when it happened) or a file the command writes (`failures`) -- after the results were shown."""
     for failure in failures:
         err_console.print(f"[bold red]error:[/] {esc(failure)}; the results above are complete")
-    if cache is not None and getattr(cache, "write_error", ""):
+    cache_failed = cache is not None and bool(cache.write_error)
+    if cache_failed:
         err_console.print(
             f"[bold red]error:[/] {cache.unwritten} verdict(s) and observation(s) computed in this run were not "
             f"kept in {esc(cache.path)}; the results above are complete"
         )
-    if failures or (cache is not None and getattr(cache, "write_error", "")):
+    if failures or cache_failed:
         sys.exit(EXIT_NOT_KEPT)
 
 

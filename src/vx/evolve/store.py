@@ -801,11 +801,11 @@ class _Tx:
         self.db.execute("BEGIN IMMEDIATE")
         return self.db
 
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> bool:
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         try:
             if exc_type is None:
                 self.db.execute("COMMIT")
-                return False
+                return
         except sqlite3.OperationalError as failed:
             exc = failed
         if self.db.in_transaction:  # SQLite may have rolled back already (a full disk does)
@@ -818,9 +818,8 @@ class _Tx:
                 f"{self.path}: the run file cannot be written ({exc}): what was recorded before is kept; free "
                 f"some space and go on with vx evolve --resume {self.path}"
             ) from None
-        if exc_type is None:
-            raise exc  # type: ignore[misc]  # the COMMIT's own failure
-        return False
+        if exc_type is None and isinstance(exc, BaseException):
+            raise exc  # the COMMIT's own failure
 
 
 def round_row(
