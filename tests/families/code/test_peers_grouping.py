@@ -95,6 +95,8 @@ def ref_vote(mine, peers, calls, classes, selected, *, quorum=0.5, min_support=3
         answered = sum(g[1] for g in groups)
         if support < min_support or support < quorum * answered or support <= runner:
             continue
+        if top.kind == "timeout" and ans.kind != "timeout":
+            continue  # a plurality that did not return never outvotes an answer
         if P.same_answer(ans, top):
             agreed += 1
             continue

@@ -17,7 +17,11 @@ Whom to believe (measured on the development half of the CodeT HumanEval data; d
   ``quorum`` of those who answered, and more than the runner-up;
 * the op **fires** when this attempt's answer differs from a clear plurality on a probe of the
   selected classes, is clean when it agrees with every clear plurality, and **abstains** rather
-  than accuse when there are fewer than ``min_peers`` voters or no probe has a clear plurality.
+  than accuse when there are fewer than ``min_peers`` voters or no probe has a clear plurality;
+* time is evidence only where a hidden-test grader would reject it too: a call is out of time beside
+  its peers only over evalplus's line (:func:`.budgets.against_peers`), and a plurality of attempts that
+  did not return in time never outvotes an attempt that answered (HumanEval/63's memoised ``fibfib``
+  beside four exponential ones).
 
 Seed ops: ``disagrees_with_peers`` (active) and the two methods a user would pick instead, kept as
 *shadow* ops (applied and recorded, never selected; the quality benchmark reads them as baselines):
@@ -630,6 +634,8 @@ def vote(
         answered = sum(g[1] for g in groups)
         if support < min_support or support < quorum * answered or support <= runner:
             continue
+        if top.kind == "timeout" and ans.kind != "timeout":
+            continue  # a plurality that did not return in time is evidence against itself, not against an answer
         if same_answer(ans, top):
             agreed += 1
             continue
