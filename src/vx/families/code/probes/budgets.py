@@ -30,6 +30,8 @@ __all__ = [
     "RUN_CPU",
     "SEED_CPU",
     "SEED_POOL",
+    "STOPPED_FACTOR",
+    "STOPPED_FLOOR",
     "Budgets",
     "against_peers",
     "run_budgets",
@@ -61,16 +63,21 @@ RUN_CPU = 1.0
 SEED_CPU = 0.5
 #: The sandbox's name of that pool (``CallBudget.pool``).
 SEED_POOL = "seed"
-#: Judged against its peers (:func:`against_peers`), a call is out of time only where a hidden-test grader
-#: would reject it too: when it used (or was stopped at a budget of) more than PEER_FACTOR x the median CPU of
-#: the other attempts that answered the same probe, and more than PEER_FLOOR seconds -- evalplus's rule for a
-#: hidden input, ``max(1 s, 4 x the reference's time)`` (the family's ground truth uses it:
+#: Judged against its peers (:func:`against_peers`), a call that *answered* is out of time only where a
+#: hidden-test grader would reject it too: when it used more than PEER_FACTOR x the median CPU of the other
+#: attempts that answered the same probe, and more than PEER_FLOOR seconds -- evalplus's rule for a hidden
+#: input, ``max(1 s, 4 x the reference's time)`` (the family's ground truth uses it:
 #: ``data.groundtruth.MIN_TIME_LIMIT``, ``TIME_LIMIT_FACTOR``), with the peers' median standing for the
-#: reference. A correct program that spends 60 ms a call beside peers that take 0.1 ms was accused under the
-#: former line ``max(50 ms, 10 x median)``, which evalplus passes; on the CodeT and HumanEval samples the
-#: grader's line changes no other verdict (docs/timelimits.md).
+#: reference. A correct program that spends 60 ms a call beside peers that take 0.1 ms was accused under
+#: ``max(50 ms, 10 x median)``, which evalplus passes.
 PEER_FACTOR = 4.0
 PEER_FLOOR = 1.0
+#: A call vx *stopped* at its budget did not answer at all: it is out of time when that budget was at least
+#: STOPPED_FACTOR x the peers' median and STOPPED_FLOOR seconds (below, it is unknown: merely slower than its
+#: own pace). Waiting a grader's second for every endless loop would cost the loops' runs 4x the CPU; on the
+#: CodeT and HumanEval samples no correct attempt is stopped past this line (docs/timelimits.md).
+STOPPED_FACTOR = 10.0
+STOPPED_FLOOR = 0.05
 
 
 def _size(value: Any, top: bool = True) -> int:
@@ -157,12 +164,26 @@ def against_peers(
     cpu: float | None, budget: float | None, timed_out: bool, peer_cpu: Sequence[float]
 ) -> tuple[str, str]:
     """One call judged against the other attempts at the same probe (``peer_cpu``: the CPU seconds of
-    those that answered it): ``("timeout", why)`` when it used, or was stopped at, more than the line
-    ``max(PEER_FLOOR, PEER_FACTOR x their median)``; ``("unknown", why)`` when it was stopped at its own
-    budget below that line (merely slower than its own pace: never an accusation); ``("", "")`` when the
-    call stands as the run reported it (too few peers: fewer than 3)."""
+    those that answered it): ``("timeout", why)`` when it answered after more than the grader's line
+    ``max(PEER_FLOOR, PEER_FACTOR x their median)``, or was stopped at a budget of at least
+    ``max(STOPPED_FLOOR, STOPPED_FACTOR x their median)``; ``("unknown", why)`` when it was stopped at its own
+    budget below that (merely slower than its own pace: never an accusation); ``("", "")`` when the call
+    stands as the run reported it (too few peers: fewer than 3)."""
     if len(peer_cpu) < 3:
         return "", ""
+    median = statistics.median(peer_cpu)
+    of_peers = f"the median of {len(peer_cpu)} other attempts is {median * 1000:.2g} ms"
+    if timed_out:
+        line = max(STOPPED_FLOOR, STOPPED_FACTOR * median)
+        numbers = f"{of_peers}; the line is {STOPPED_FACTOR:g}x that, at least {STOPPED_FLOOR * 1000:g} ms"
+        if budget is not None and budget + 1e-9 >= line:
+            return "timeout", f"stopped at its CPU budget of {budget * 1000:.3g} ms; {numbers}"
+        return "unknown", f"stopped at its own CPU budget of {(budget or 0) * 1000:.3g} ms, below the line: {numbers}"
+    line = max(PEER_FLOOR, PEER_FACTOR * median)
+    if cpu is not None and cpu > line:
+        numbers = f"{of_peers}; a grader's line is {PEER_FACTOR:g}x that, at least {PEER_FLOOR:g} s"
+        return "timeout", f"used {cpu * 1000:.3g} ms of CPU; {numbers}"
+    return "", ""
     median = statistics.median(peer_cpu)
     line = max(PEER_FLOOR, PEER_FACTOR * median)
     numbers = (
