@@ -826,7 +826,7 @@ _VOLATILE_NAMES = frozenset(
 )
 
 
-def volatile_calls(tree: exp.Expression) -> list[str]:
+def volatile_calls(tree: Any) -> list[str]:  # an exp.Expression (sqlglot types parses as Expr)
     """The calls in the query whose value depends on when or how it runs -- randomness (``random()``) or
     the clock (``CURRENT_DATE``, ``now()``, SQLite's ``date('now')``) -- as written, in order, each once.
     Such a query may be right (a question about the last ten years reads the clock), but its result, and
