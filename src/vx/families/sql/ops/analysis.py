@@ -788,7 +788,7 @@ def _within(node: exp.Expr, container: exp.Expr) -> bool:
 
 #: Functions whose value differs from one run to the next (randomness) or with the moment of the run (the
 #: clock), as sqlglot parses them into classes of their own ...
-_VOLATILE_CLASSES = tuple(
+_VOLATILE_CLASSES: tuple[type[Any], ...] = tuple(
     c
     for c in (
         getattr(exp, name, None)
