@@ -76,12 +76,12 @@ def friendly_errors(fn: Callable) -> Callable:
             raise NotKept(str(exc)) from None
         except VxError as exc:  # every error vx raises on purpose: the message is for people
             raise UserError(str(exc)) from None
+        except FileNotFoundError as exc:
+            raise UserError(f"{exc.filename}: no such file") from None
         except OSError as exc:
             if exc.errno not in _DISK_FULL:
                 raise
             raise NotKept(f"{exc.filename or 'a file'}: cannot be written ({exc.strerror})") from None
-        except FileNotFoundError as exc:
-            raise UserError(f"{exc.filename}: no such file") from None
         except KeyError as exc:  # unknown op / item names carry a readable message
             what = exc.args[0] if exc.args else None
             if isinstance(what, str) and " " in what.strip():
