@@ -40,7 +40,9 @@ def stored(cache: VerdictCache, verifier: Verifier, sql: str) -> int:
 
 def test_my_random_query_fails_every_time_and_is_never_cached(verifier: Verifier, tmp_path: Path) -> None:
     cache = VerdictCache(tmp_path / "v.sqlite")
-    sql = "SELECT author.name FROM author ORDER BY random() LIMIT 3"
+    # random() in the result itself: two runs differ for certain (ORDER BY random() LIMIT 3 over the example's five
+    # authors returns the same rows twice once in 60 runs, and the test would fail that often)
+    sql = "SELECT author.name, random() AS luck FROM author"
     for _ in range(3):
         verdict, message = grade(verifier, sql, cache)
         assert verdict == "fail"
