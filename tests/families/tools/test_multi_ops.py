@@ -131,6 +131,46 @@ def test_missing_shown_result_names_what_the_others_were_shown():
     assert judge(states.missing_shown_result, T2, GOOD, [GOOD, GOOD, NOT_SHOWN]).verdict == 0
 
 
+def test_missing_shown_result_accepts_the_same_call_answered_from_another_state():
+    # the others' `ls` lists one file, this attempt's the same `ls` two: it was shown what it asked for, and
+    # BFCL judges the differing state by the state checks, not by a missing result
+    extra = [
+        [c("mv", source="log.txt", destination="archive")],
+        [c("cd", folder="archive"), c("touch", file_name="n.txt"), c("ls")],
+    ]
+    assert judge(states.missing_shown_result, T2, extra, [GOOD, GOOD, GOOD]).verdict == Verdict.CLEAN
+
+
+T_LOG = task("Move log.txt into archive.", "Show me the log in archive.")
+LOOKED_UP = [
+    [c("mv", source="log.txt", destination="archive")],
+    [c("cd", folder="archive"), c("ls"), c("cat", file_name="log.txt")],
+]
+STRAIGHT = [
+    [c("mv", source="log.txt", destination="archive")],
+    [c("cd", folder="archive"), c("cat", file_name="log.txt")],
+]
+
+
+def test_missing_shown_result_accepts_skipping_a_lookup_whose_value_the_attempt_already_used():
+    # the others list the folder to find the file they then read; this attempt reads it straight away
+    assert judge(states.missing_shown_result, T_LOG, STRAIGHT, [LOOKED_UP] * 3).verdict == Verdict.CLEAN
+    # a result the user asked to see is no lookup: never reading the file is still a drawback
+    r = judge(states.missing_shown_result, T_LOG, NOT_SHOWN, [LOOKED_UP] * 3)
+    assert r.verdict == Verdict.DRAWBACK and "cat" in r.message
+
+
+def test_missing_shown_result_lets_an_attempt_that_asked_show_it_after_the_answer():
+    asked = task("Move the log file into archive, then list archive.", "It is log.txt.")
+    guessed = [[c("mv", source="log.txt", destination="archive"), c("cd", folder="archive"), c("ls")], []]
+    waited = [[], [c("mv", source="log.txt", destination="archive"), c("cd", folder="archive"), c("ls")]]
+    assert judge(states.missing_shown_result, asked, waited, [guessed] * 3).verdict == Verdict.CLEAN
+    late = task(
+        "Move the log file into archive, then list archive.", "Thanks. Now tell me what else you can do in folders?"
+    )
+    assert judge(states.missing_shown_result, late, [[], []], [guessed] * 3).verdict == Verdict.DRAWBACK
+
+
 def test_a_peer_op_graded_alone_abstains():
     assert states.state_disagrees_with_peers(T2, GOOD, Context()).verdict == Verdict.ABSTAIN
 
@@ -147,6 +187,24 @@ def test_state_checks_are_induced_from_the_peers_and_show_their_challenges():
 def test_state_checks_abstain_without_a_consensus():
     op = load_pack("tools-multi").pool()["fails_state_checks"]
     assert judge(op, T2, GOOD, [NOT_MOVED]).verdict == Verdict.ABSTAIN
+
+
+def test_state_checks_make_no_check_of_a_tie():
+    # half the other attempts moved the file, half copied it: no consensus says it must be gone from alex/
+    op = load_pack("tools-multi").pool()["fails_state_checks"]
+    assert judge(op, T2, NOT_MOVED, [GOOD, GOOD, NOT_MOVED, NOT_MOVED]).verdict != Verdict.DRAWBACK
+    assert judge(op, T2, NOT_MOVED, [GOOD, GOOD, GOOD, NOT_MOVED]).verdict == Verdict.DRAWBACK
+
+
+def test_state_checks_make_no_check_of_a_leaf_only_a_weak_attempt_changed():
+    # two attempts also create a file named by a word of the task ("what"); the others leave it: a leaf only
+    # the weaker side changed makes no "left as it was" check (that side may be the one that did what was asked)
+    wrote = [
+        [c("mv", source="log.txt", destination="archive"), c("touch", file_name="what")],
+        [c("cd", folder="archive"), c("ls")],
+    ]
+    op = load_pack("tools-multi").pool()["fails_state_checks"]
+    assert judge(op, T2, wrote, [GOOD, GOOD, GOOD, wrote]).verdict != Verdict.DRAWBACK
 
 
 def test_a_check_that_survives_a_counterfactual_mutation_is_not_trusted():

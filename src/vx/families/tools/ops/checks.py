@@ -4,18 +4,19 @@ their challenge states; then an attempt is judged by them.
 
 For one task, from the other attempts' end-state facts (:func:`.states.facts`: leaves that changed):
 
-1. **Candidate checks** -- a changed leaf most other attempts agree on (at least ``quorum`` of them, and
-   two) becomes a check: the leaf *equals* that value, or is *absent* (it was removed), or, for a long
-   text, *contains* a phrase the user quoted. With ``grounding = "text"`` a check is kept only when what it
-   is about is in the user's words (a file or folder name, a field's value, a quoted phrase): the
-   instruction grounds it. ``"any"`` keeps every consensus fact.
+1. **Candidate checks** -- a changed leaf most other attempts agree on (at least ``quorum`` of them, more
+   than half, and two: a tie with the rest is no consensus) becomes a check: the leaf *equals* that value,
+   or is *absent* (it was removed), or, for a long text, *contains* a phrase the user quoted. With ``grounding
+   = "text"`` a check is kept only when what it is about is in the user's words (a file or folder name, a
+   field's value, a quoted phrase): the instruction grounds it. ``"any"`` keeps every consensus fact.
 2. **Challenge states** (the suite named in ``challenges``), before a check is trusted:
    ``accept`` -- it accepts every pseudo-positive state (the other attempts holding the consensus value);
    ``removed`` / ``emptied`` / ``changed`` / ``renamed`` -- it rejects each counterfactual mutation of a
    pseudo-positive state (the leaf taken away, emptied, given another value, moved under another name);
    ``weak`` -- strong-vs-weak pairs: for every other attempt whose end state the plurality disagrees with,
-   the grounded facts where it differs from the consensus become paired cases (the consensus side
-   accepted, the weak side rejected), and the checks must reject every weak state that differs in a
+   the grounded consensus facts it fails become paired cases (the consensus side accepted, the weak side
+   rejected; a leaf only the weak attempt changed makes no check: it may be the one attempt that did what
+   was asked), and the checks must reject every weak state that differs in a
    grounded fact. A check that fails a challenge is dropped; an evaluator that cannot reject such a
    weak state is not trusted (the op abstains on the task).
 3. **Verdict** -- the attempt's end state fails a trusted check: drawback, naming the check and the
@@ -158,8 +159,8 @@ def candidates(voters: Sequence[Mapping[str, Any]], quorum: float, quotes: Seque
     checks = []
     for path, counts in sorted(by_path.items()):
         key, support = counts.most_common(1)[0]
-        if support < 2 or support < quorum * n:
-            continue
+        if support < 2 or support < quorum * n or 2 * support <= n:
+            continue  # half the attempts or fewer: a tie with the rest is no consensus
         value = values[(path, key)]
         if value == ABSENT:
             checks.append(Check("absent", path))
@@ -216,7 +217,6 @@ def build_suite(
         top = states.most_common(1)[0][0] if states else ""
         weak = [v for v in voters if v.get("turns") and v["turns"][-1]["state"] != top]
         by_path = {c.path: c for c in consensus}
-        n = len(voters)
         rejected = 0
         for w in weak:
             wf = w.get("facts") or {}
@@ -229,14 +229,12 @@ def build_suite(
             for path in sorted(set(wf) | set(by_path)):
                 want = by_path.get(path)
                 if want is None:
-                    changed_by = sum(1 for v in voters if path in (v.get("facts") or {}))
-                    if n - changed_by < max(2, quorum * n):
-                        continue
-                    want = Check("unchanged", path)
+                    # a leaf the weak attempt changed and the others left: no check (it may be the one
+                    # attempt that did what the user asked; BFCL compares with the task's answer, not peers)
+                    continue
                 if want.holds(wf):
                     continue
-                about = want if want.kind != "unchanged" else Check("equals", path, wf.get(path))
-                if grounding == "text" and not grounded(about, said, quotes):
+                if grounding == "text" and not grounded(want, said, quotes):
                     continue
                 if _challenged(want, voters, kinds) is None:
                     continue

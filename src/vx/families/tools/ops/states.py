@@ -3,7 +3,8 @@ same task.
 
 The observer :data:`outcomes` replays the attempt (the item's shared replay) and keeps, per user turn,
 a digest of the backends' state after it, whether the agent called anything, and the results it was
-shown (keys of the results of calls that ran and did not answer with an error); and the *facts* of its
+shown (keys of the results of calls that ran and did not answer with an error), the calls it made and the
+argument values it used, and where each shown result came from; and the *facts* of its
 end state that differ from the initial state (:func:`facts`: a leaf path of the state and its value),
 which the evaluator-first state checks read (:mod:`.checks`). Judging happens in the parent.
 
@@ -12,7 +13,11 @@ which the evaluator-first state checks read (:mod:`.checks`). Judging happens in
   whose function is held out until the next, where BFCL compares none);
 * ``missing_shown_result`` -- by some turn, nearly every other attempt was shown a result (the content
   of a file, a ticket, a flight cost...) this one never was: the user asked to see something and it
-  never fetched it (BFCL checks that the results the ground truth was shown are among the agent's);
+  never fetched it (BFCL checks that the results the ground truth was shown are among the agent's). Not
+  missing: the result of a call this attempt made too (its answer differs only because the state does,
+  which the state ops judge); a lookup (a short result a later call of the other attempt used) whose every
+  value this attempt's own calls already use; a result this attempt is shown in the next turn when that
+  user turn is a short answer (it asked for the value the task withheld first);
 * ``outside_state_plurality`` (baseline, shadow) -- the end state is not the most common one among the
   attempts: what a user would do instead (exact plurality over end states);
 * ``outside_state_unanimity`` (baseline, shadow) -- clean when at least two other attempts are in the
@@ -31,9 +36,17 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from vx.families.tools.ops.executed import acted, backend_error
+from vx.families.tools.ops.executed import FOLLOW_UP_WORDS, acted, backend_error, leaves, norm
 from vx.families.tools.ops.turns import DEPENDS as TURN_DEPENDS
-from vx.families.tools.ops.turns import EXEC_OP_TIMEOUT, NotReplayed, held_out, replayed, trajectory_of
+from vx.families.tools.ops.turns import (
+    EXEC_OP_TIMEOUT,
+    NotReplayed,
+    held_out,
+    replayed,
+    trajectory_of,
+    user_turns,
+)
+from vx.families.tools.replay import CallOutcome
 from vx.families.tools.trajectory import TrajectoryError
 from vx.ops.core import abstain, clean, drawback, observer, peer_op
 from vx.ops.specs import SpecError, inducer, template
@@ -50,6 +63,11 @@ SHOWN_CHARS = 160
 #: ops, the same balanced accuracy as 0.3 within 0.002, and 3.4% false alarms on correct trajectories, not 4.7%).
 STATE_QUORUM, STATE_SUPPORT = 0.5, 2
 SHOWN_QUORUM, SHOWN_SUPPORT = 0.84, 2
+#: A shown result of at most this many scalar values is a lookup (an airport code, a symbol, a folder's
+#: listing): an attempt whose own calls already use every one of its values had what it says.
+LOOKUP_VALUES = 3
+#: Argument values kept per turn in an observation.
+MAX_USED = 200
 TURNS = ("all", "end")
 ABSENT = "<absent>"
 
@@ -127,22 +145,63 @@ def outcomes(task, output, ctx):
         return {"ok": False, "note": str(exc)[:300], "missing": True}
     turns = []
     texts: dict[str, str] = {}
+    sources: dict[str, dict[str, Any]] = {}
     for k in range(len(traj.turns)):
         shown = []
+        called = []
+        used: set[str] = set()
         for c in rep.turn(k):
+            if c.outcome == "ok":
+                used.update(n for n in (norm(v) for v in leaves(c.call.args or {})) if len(n) >= 2)
             if c.outcome == "ok" and not backend_error(c):
+                called.append(_call_key(c))
                 key = _digest(c.result)
                 shown.append(key)
                 texts.setdefault(key, f"{c.call.name}: {c.result[:SHOWN_CHARS]}")
+                sources.setdefault(key, _source(c, rep.calls))
         state = rep.states[k] if k < len(rep.states) else None
-        turns.append({"state": _digest(state) if state is not None else "", "acted": acted(traj, k), "shown": shown})
+        turns.append(
+            {
+                "state": _digest(state) if state is not None else "",
+                "acted": acted(traj, k),
+                "shown": shown,
+                "called": sorted(set(called)),
+                "used": sorted(used)[:MAX_USED],
+            }
+        )
     return {
         "ok": rep.status == "ok",
         "note": rep.detail,
         "turns": turns,
         "texts": texts,
+        "sources": sources,
         "facts": facts(rep.initial, rep.end),
     }
+
+
+def _call_key(c: CallOutcome) -> str:
+    """A call as ``name#digest of its arguments`` (equal calls share it)."""
+    return f"{c.call.name}#{_digest(c.call.args)}"
+
+
+def _source(c: CallOutcome, calls: Sequence[CallOutcome]) -> dict[str, Any]:
+    """Where a shown result came from: the call (name and arguments) and, for a lookup, its values: a short
+    result (at most :data:`LOOKUP_VALUES` scalars) whose every value a later call of the same attempt passes
+    as an argument (an airport code, a symbol, a folder found to act on; a result the user asked to see and
+    nothing used is no lookup)."""
+    try:
+        value = json.loads(c.result)
+    except ValueError:
+        value = None
+    found = [n for n in (norm(v) for v in leaves(value)) if len(n) >= 2] if value is not None else []
+    later = {
+        norm(v)
+        for d in calls
+        if d.turn > c.turn or (d.turn == c.turn and d.step > c.step)
+        for v in leaves(d.call.args or {})
+    }
+    lookup = 0 < len(found) <= LOOKUP_VALUES and all(v in later for v in found)
+    return {"call": _call_key(c), "values": found if lookup else []}
 
 
 # --------------------------------------------------------------------------- judging
@@ -191,17 +250,23 @@ def state_vote(
     return abstain(f"no turn has a clear plurality of states among the {len(voters)} other attempts")
 
 
-def shown_vote(mine: Any, peers: Sequence[Any], quorum: float, min_support: int) -> Any:
-    """The verdict of ``missing_shown_result`` and its variants."""
+def shown_vote(
+    mine: Any, peers: Sequence[Any], quorum: float, min_support: int, follow_ups: frozenset[int] = frozenset()
+) -> Any:
+    """The verdict of ``missing_shown_result`` and its variants. ``follow_ups``: turns whose user text is a
+    short answer to a question (the value the task withheld); what the others were shown by the turn before,
+    this attempt may be shown in that turn (it asked first, and BFCL compares nothing in the asking turn)."""
     if not usable(mine):
         return not_judged(mine)
     voters = [p for p in peers if usable(p)]
     if len(voters) < min_support:
         return abstain(f"{len(voters)} other attempt(s) replayed: at least {min_support} are needed")
     me = mine["turns"]
-    have: set[str] = set()
     for k in range(len(me)):
-        have |= set(me[k]["shown"])
+        upto = k + 2 if k + 1 in follow_ups else k + 1
+        have = {x for t in me[:upto] for x in t["shown"]}
+        called = {x for t in me[:upto] for x in t.get("called") or ()}
+        used = {x for t in me[:upto] for x in t.get("used") or ()}
         seen: Counter[str] = Counter()
         n = 0
         for p in voters:
@@ -212,11 +277,25 @@ def shown_vote(mine: Any, peers: Sequence[Any], quorum: float, min_support: int)
             seen.update(theirs)
         for key, count in sorted(seen.items()):
             if count >= min_support and count >= quorum * n and key not in have:
+                source = next((p["sources"][key] for p in voters if key in (p.get("sources") or {})), None)
+                if source is not None and _had_it(source, called, used):
+                    continue
                 text = next((str(p["texts"].get(key)) for p in voters if key in (p.get("texts") or {})), key)
                 return drawback(
                     f"by turn {k + 1}, {count} of {n} other attempts were shown {text!r}; this one never was"
                 )
     return clean("it was shown every result nearly all other attempts were shown")
+
+
+def _had_it(source: Mapping[str, Any], called: set[str], used: set[str]) -> bool:
+    """Whether an attempt that was never shown a result the others were still had what BFCL compares: it made
+    the same call itself (the result differs only because its state does, which the state ops judge), or the
+    result is a short lookup whose every value its own calls already use (it knew the airport code, the
+    symbol, the folder, and went straight to the call that needed it)."""
+    if source.get("call") in called:
+        return True
+    values = source.get("values") or []
+    return bool(values) and all(v in used for v in values)
 
 
 def _check_params(name: str, quorum: float, min_support: int) -> None:
@@ -246,7 +325,9 @@ def shown_check(quorum: float = SHOWN_QUORUM, min_support: int = SHOWN_SUPPORT) 
     _check_params("results_missing_vs_peers", quorum, min_support)
 
     def judge(task, mine, peers, ctx):
-        return shown_vote(mine, peers, quorum, min_support)
+        said = user_turns(task)
+        follow_ups = frozenset(k for k, t in enumerate(said) if k and 0 < len(t.split()) <= FOLLOW_UP_WORDS)
+        return shown_vote(mine, peers, quorum, min_support, follow_ups)
 
     return judge
 
