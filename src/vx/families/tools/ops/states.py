@@ -68,8 +68,8 @@ SHOWN_QUORUM, SHOWN_SUPPORT = 0.84, 2
 LOOKUP_VALUES = 3
 #: A user turn of at most this many words is an answer to a question (the value the task withheld): what the
 #: others were shown by the turn before, an attempt that asked first may be shown in that turn. Chosen on the
-#: train split's labels: 25 (``FOLLOW_UP_WORDS``, silent_turn's) also excuses a next request of 17 words
-#: ("Open up ticket 654321. If ..."), shown late where BFCL compares the turn before.
+#: train split's labels: 25 (``silent_turn``'s follow-up) also excuses results shown a turn late after a next
+#: request, which BFCL fails, for the same false alarms.
 ANSWER_WORDS = 10
 #: Argument values kept per turn in an observation.
 MAX_USED = 200
