@@ -14,37 +14,9 @@ from vx.families.tools import backends
 from vx.families.tools.ops import checks, executed, states, turns
 from vx.ops.core import Context
 
+from .multi_task import c, task
+
 pytestmark = pytest.mark.skipif(backends.missing() is not None, reason="bfcl-eval is not installed")
-
-FS = {
-    "GorillaFileSystem": {
-        "root": {
-            "alex": {
-                "type": "directory",
-                "contents": {
-                    "log.txt": {"type": "file", "content": "one Error two"},
-                    "archive": {"type": "directory", "contents": {}},
-                },
-            }
-        }
-    }
-}
-DOCS = [{"name": n, "parameters": {"type": "dict", "properties": {}}} for n in ("ls", "cd", "mv", "cat", "touch", "cp")]
-
-
-def task(*texts: str, held_out: dict | None = None) -> dict:
-    return {
-        "id": "t1",
-        "turns": [[{"role": "user", "content": t}] if t else [] for t in texts],
-        "involved_classes": ["GorillaFileSystem"],
-        "initial_config": FS,
-        "functions": DOCS,
-        "held_out": held_out or {},
-    }
-
-
-def c(name: str, **args: object) -> list[dict[str, str]]:
-    return [{name: json.dumps(args)}]
 
 
 def verdict(op, t, output) -> tuple[Verdict, str]:

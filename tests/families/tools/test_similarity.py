@@ -3,8 +3,6 @@ task behave alike, the support a ranking counts (`vx.selection`)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from vx.dsl.verdict import Final
@@ -15,6 +13,8 @@ from vx.families.tools.ops.peers import answer_form
 from vx.families.tools.pack import answer_clusters, state_clusters
 from vx.ops.core import Context
 from vx.verifier import Verifier
+
+from .multi_task import c, task
 
 TASK = {
     "id": "t",
@@ -73,37 +73,6 @@ def test_the_single_turn_pack_ranks_the_larger_cluster_first():
 
 
 # --------------------------------------------------------------------------------------------- multi-turn
-
-FS = {
-    "GorillaFileSystem": {
-        "root": {
-            "alex": {
-                "type": "directory",
-                "contents": {
-                    "log.txt": {"type": "file", "content": "one Error two"},
-                    "archive": {"type": "directory", "contents": {}},
-                },
-            }
-        }
-    }
-}
-DOCS = [{"name": n, "parameters": {"type": "dict", "properties": {}}} for n in ("ls", "cd", "mv", "cat", "touch", "cp")]
-
-
-def task(*texts: str, held_out: dict | None = None) -> dict:
-    return {
-        "id": "t1",
-        "turns": [[{"role": "user", "content": t}] if t else [] for t in texts],
-        "involved_classes": ["GorillaFileSystem"],
-        "initial_config": FS,
-        "functions": DOCS,
-        "held_out": held_out or {},
-    }
-
-
-def c(name: str, **args: object) -> list[dict[str, str]]:
-    return [{name: json.dumps(args)}]
-
 
 T2 = task("Make a.txt and b.txt.", "Show me what is here.")
 AB = [[c("touch", file_name="a.txt"), c("touch", file_name="b.txt")], [c("ls")]]

@@ -29,7 +29,7 @@ from typing import Any
 from vx.errors import BuildError
 from vx.families.build_report import BuildReport
 from vx.families.split import LabelledItem, split_by_task
-from vx.families.tools.data import bfcl
+from vx.families.tools.data import bfcl, single
 from vx.families.tools.data.single import TeacherLabel, write_family
 from vx.families.tools.decode import decode
 from vx.families.tools.dialect import NO_DEFAULT, functions
@@ -58,15 +58,7 @@ DESCRIPTION = (
     "BFCL questions and function docs (bfcl-eval's data files, Apache-2.0) with answers made from the "
     "ground-truth calls: correct forms and variants, and mutants; labels by construction, checked by BFCL"
 )
-SEED_EXPRESSION = """; family: tools-example
-; the hand-written seed: calls in a form the answer format does not take, or that break the offered docs
-(any
-  misformatted
-  unknown_function
-  missing_required
-  unknown_parameter
-  wrong_type)
-"""
+SEED_EXPRESSION = "; family: tools-example\n" + single.SEED_BODY  # the same seed as a built family's
 #: The dev draw's strata, by the failure class of a mutant.
 STRATUM = {
     "wrong_value": "wrong_value",

@@ -56,8 +56,7 @@ DRAW_STRATA = ("wrong_value", "wrong_call", "irrelevant_call", "format")
 DEFAULT_DEV_DRAW = "stratified"
 
 #: The seed written into a new single-turn family: the answer format and every check of a call against the docs.
-SEED_EXPRESSION = """; family: tools
-; the hand-written seed: calls in a form the answer format does not take, or that break the offered docs
+SEED_BODY = """; the hand-written seed: calls in a form the answer format does not take, or that break the offered docs
 (any
   misformatted
   unknown_function
@@ -65,6 +64,7 @@ SEED_EXPRESSION = """; family: tools
   unknown_parameter
   wrong_type)
 """
+SEED_EXPRESSION = "; family: tools\n" + SEED_BODY
 
 DESCRIPTION = "BFCL single-turn questions with many models' answers each; locked and dev labels by BFCL"
 
