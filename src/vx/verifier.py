@@ -304,8 +304,10 @@ class Verifier:
         peers: Sequence[Any] = (),
     ) -> list[Grade]:
         """Grade several attempts at one task together (an agent loop that samples k attempts):
-        peer ops compare each attempt with the others (and with `peers`, more attempts that are
-        not graded). One attempt alone makes peer ops abstain, saying so."""
+        peer ops compare each attempt with the others and with `peers`, more attempts that are not
+        graded; with no `peers`, the family's stored attempts at the task are those (as in
+        :meth:`grade_items`; `vx grade` and `vx serve` grade a group with none). An attempt with no
+        peers at all makes peer ops abstain, saying so."""
         task = self._task(task)
         _check_outputs(outputs, peers, "graded character by character); to grade one output: grade(task, output)")
         items, grading = self._grade_group(task, outputs, peers, jobs=jobs, timeout=timeout, cache=cache)
