@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,9 +42,12 @@ def _prompt(task: dict) -> str:
     return text + "<|im_start|>assistant\n"
 
 
-def test_tools_rewards_through_every_request_shape_equal_vx_grade_s_verdicts(tmp_path):
+def _graded_by_vx_grade(
+    tmp_path: Path,
+) -> tuple[Path, Any, list[tuple[str, list[str]]], list[tuple[str, str]], list[str]]:
+    """The verifier's file and the verifier, the groups and their answers in order, and `vx grade`'s final
+    verdict of each answer (the answers written as a samples file and graded as `vx grade` grades it)."""
     from vx.grading import grade_samples, open_tasks
-    from vx.reward.grader import DEFAULT_REWARDS
     from vx.verifier import Verifier
 
     expr = tmp_path / "tools.vx"
@@ -54,7 +58,13 @@ def test_tools_rewards_through_every_request_shape_equal_vx_grade_s_verdicts(tmp
     samples = tmp_path / "samples.jsonl"
     samples.write_text("".join(json.dumps({"task_id": t, "solution": o}) + "\n" for t, o in flat), encoding="utf-8")
     graded = grade_samples(verifier, open_tasks(str(TOOLS / "tasks.jsonl")), [samples], jobs=1, cache=None)
-    verdicts = [f.value for f in graded.evaluation.grading.finals]
+    return expr, verifier, groups, flat, [f.value for f in graded.evaluation.grading.finals]
+
+
+def test_tools_rewards_through_every_request_shape_equal_vx_grade_s_verdicts(tmp_path):
+    from vx.reward.grader import DEFAULT_REWARDS
+
+    expr, verifier, groups, flat, verdicts = _graded_by_vx_grade(tmp_path)
     expected = [DEFAULT_REWARDS[v] for v in verdicts]
 
     got: dict[str, list[float]] = {}
@@ -104,22 +114,13 @@ def test_tools_rewards_through_the_in_process_adapters_equal_vx_grade_s_verdicts
     must outlive it, or a later group's completions abstain (their worker died)."""
     import asyncio
 
-    from vx.grading import grade_samples, open_tasks
     from vx.integrations.openrlhf import VxRewardFunc
     from vx.integrations.verifiers import vx_group_reward
     from vx.integrations.verl import VxComputeScore
     from vx.reward.grader import DEFAULT_REWARDS
-    from vx.verifier import Verifier
 
-    expr = tmp_path / "tools.vx"
-    expr.write_text(EXPR, encoding="utf-8")
-    verifier = Verifier.load(expr, TOOLS)
-    groups = _groups()
-    flat = [(t, o) for t, os_ in groups for o in os_]
-    samples = tmp_path / "samples.jsonl"
-    samples.write_text("".join(json.dumps({"task_id": t, "solution": o}) + "\n" for t, o in flat), encoding="utf-8")
-    graded = grade_samples(verifier, open_tasks(str(TOOLS / "tasks.jsonl")), [samples], jobs=1, cache=None)
-    expected = [DEFAULT_REWARDS[f.value] for f in graded.evaluation.grading.finals]
+    _, verifier, groups, flat, verdicts = _graded_by_vx_grade(tmp_path)
+    expected = [DEFAULT_REWARDS[v] for v in verdicts]
 
     got: dict[str, list[float]] = {}
     reward_func = VxRewardFunc(verifier, jobs=1)
